@@ -1,0 +1,3 @@
+from repolens.cli import main
+
+raise SystemExit(main())
