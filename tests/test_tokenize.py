@@ -1,0 +1,85 @@
+"""The code-aware tokenizer: one splitter for documents and queries."""
+
+import pytest
+
+from repolens.query import looks_like_code, parse_query
+from repolens.tokenize import tokenize, tokenize_path
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("handleSubmit", ["handlesubmit", "handl", "submit"]),
+        ("handle_submit", ["handlesubmit", "handl", "submit"]),
+        ("HandleSubmit", ["handlesubmit", "handl", "submit"]),
+        ("handle-submit", ["handlesubmit", "handl", "submit"]),
+        ("parseURL", ["parseurl", "pars", "url"]),
+        ("URLParser", ["urlparser", "url", "parser"]),
+        ("utf8", ["utf8", "utf"]),
+        ("md5sum", ["md5sum", "md", "sum"]),
+        ("__init__", ["init"]),
+        ("x = y + 1", []),
+        ("naïveValue", ["naïvevalue", "naïv", "valu"]),
+    ],
+)
+def test_identifiers_split_stem_their_parts_and_keep_the_exact_whole(text, expected):
+    assert tokenize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "document"),
+    [
+        ("handleSubmit", "def handle_submit(form):"),
+        ("handleSubmit", "class HandleSubmit:"),
+        ("parse_url", "function parseURL(s) {"),
+        ("ParseUrl", "PARSE_URL = 1"),
+    ],
+)
+def test_query_identifier_meets_every_naming_style(query, document):
+    whole = tokenize(query)[0]
+    assert whole in tokenize(document)
+
+
+def test_word_forms_meet_on_one_stem():
+    assert tokenize("sessions expired expires") == tokenize("session expire expire")
+
+
+def test_path_components_are_tokens():
+    assert tokenize_path("src/auth/SessionStore.py") == [
+        "src",
+        "auth",
+        "sessionstore",
+        "session",
+        "store",
+        "py",
+    ]
+
+
+def test_long_noise_tokens_are_dropped():
+    assert tokenize("a" * 200) == []
+
+
+def test_stopwords_leave_the_query_but_not_when_nothing_else_is_left():
+    q = parse_query("how does the parser handle tokens when the input ends")
+    assert [t.token for t in q.terms] == ["parser", "handl", "token", "input", "end"]
+    only = parse_query("when and if")
+    assert {t.token for t in only.terms} == {"when", "and", "if"}
+
+
+def test_code_spans_weigh_more_than_prose():
+    q = parse_query("the `retry_count` option is ignored by fetchPage")
+    weights = {t.token: t.weight for t in q.terms}
+    assert weights["retrycount"] > weights["option"]
+    assert weights["fetchpage"] > weights["ignor"]
+
+
+@pytest.mark.parametrize(
+    "run", ["snake_case", "camelCase", "os.path.join", "src/x.py", "Type::method", "HTTPServer"]
+)
+def test_looks_like_code(run):
+    assert looks_like_code(run)
+
+
+@pytest.mark.parametrize("run", ["hello", "3.14", "Python", "--", "well-known"])
+def test_prose_does_not_look_like_code(run):
+    assert not looks_like_code(run)
