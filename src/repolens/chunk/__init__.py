@@ -1,0 +1,93 @@
+"""Chunks: the unit the index stores, retrieves and cites.
+
+A chunker turns one file's text into a :class:`ChunkedFile`: chunks that
+together cover every line of the file, plus the definitions (symbols) it
+found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A contiguous, 1-based inclusive line range of one file.
+
+    ``text`` is exactly those lines joined by ``\\n`` (a line longer than the
+    chunker's character cap is split over several chunks with the same range).
+    ``id`` is derived from content, not position, so it survives edits
+    elsewhere in the file; :func:`assign_ids` fills it in.
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    language: str
+    kind: str = "window"
+    name: str = ""
+    qualname: str = ""
+    signature: str = ""
+    parent: str = ""
+    doc: str = ""
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """One definition found in a file (function, class, method, ...)."""
+
+    name: str
+    qualname: str
+    kind: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str = ""
+    parent: str = ""
+    language: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedFile:
+    chunks: list[Chunk]
+    symbols: list[Symbol] = field(default_factory=list)
+    parse_error: bool = False
+
+
+class Chunker(Protocol):
+    """Anything that can cut a file into chunks.
+
+    ``name`` and ``version`` are recorded in the index: a different chunker
+    means the stored chunks are stale and must be rebuilt.
+    """
+
+    name: str
+    version: int
+
+    def chunk(self, path: str, text: str, language: str) -> ChunkedFile: ...
+
+
+def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
+    """Give each chunk a stable id: a hash of path, kind, name and text.
+
+    Line numbers are deliberately left out so that an edit above a function
+    does not change the function's id (its vectors can then be reused).
+    Identical chunks in one file get an occurrence suffix to stay unique.
+    """
+    seen: dict[str, int] = {}
+    out: list[Chunk] = []
+    for c in chunks:
+        h = hashlib.blake2b(digest_size=8)
+        for part in (c.path, c.kind, c.qualname, c.text):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        base = h.hexdigest()
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.append(replace(c, id=base if n == 0 else f"{base}-{n}"))
+    return out
+

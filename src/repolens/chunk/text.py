@@ -1,0 +1,85 @@
+"""Line-window chunks: the fallback for files without a grammar.
+
+Windows of about ``target_lines`` lines overlap by ``overlap`` lines so that a
+passage cut at a window edge is whole in the next window. A window also closes
+early at ``max_chars`` so that long lines (data, minified code) cannot blow a
+chunk up; a single line longer than ``max_chars`` is split into several chunks
+that share its line number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from repolens.chunk import Chunk, ChunkedFile
+
+TARGET_LINES = 80
+OVERLAP_LINES = 16
+MAX_LINES = 120
+MAX_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class WindowChunker:
+    target_lines: int = TARGET_LINES
+    overlap: int = OVERLAP_LINES
+    max_lines: int = MAX_LINES
+    max_chars: int = MAX_CHARS
+    name: str = "windows"
+    version: int = 1
+
+    def chunk(self, path: str, text: str, language: str) -> ChunkedFile:
+        return ChunkedFile(window_chunks(path, text, language, self))
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their terminators; a trailing newline adds no empty line."""
+    return text.splitlines() if text else []
+
+
+def window_chunks(
+    path: str,
+    text: str,
+    language: str,
+    params: WindowChunker | None = None,
+    first_line: int = 1,
+    lines: list[str] | None = None,
+) -> list[Chunk]:
+    """Cut ``lines`` (or ``text``) into overlapping windows.
+
+    ``first_line`` offsets the line numbers, so other chunkers can window a
+    region of a file (a huge markdown section, an unparsable span).
+    """
+    p = params or WindowChunker()
+    if lines is None:
+        lines = split_lines(text)
+    target = min(p.target_lines, p.max_lines)
+    chunks: list[Chunk] = []
+    i, n = 0, len(lines)
+    while i < n:
+        if len(lines[i]) > p.max_chars:
+            chunks.extend(_long_line_chunks(path, lines[i], first_line + i, language, p.max_chars))
+            i += 1
+            continue
+        j, size = i, 0
+        while j < n and j - i < target and size + len(lines[j]) + 1 <= p.max_chars:
+            size += len(lines[j]) + 1
+            j += 1
+        chunks.append(
+            Chunk(path, first_line + i, first_line + j - 1, "\n".join(lines[i:j]), language)
+        )
+        if j >= n:
+            break
+        # Overlap only when the window was cut by the line count; a window
+        # closed by the character cap restarts right after itself so long
+        # lines are not stored twice.
+        step_back = p.overlap if j - i >= target else 0
+        i = max(j - step_back, i + 1)
+    return chunks
+
+
+def _long_line_chunks(path: str, line: str, lineno: int, language: str, max_chars: int) -> list[Chunk]:
+    return [
+        Chunk(path, lineno, lineno, line[k : k + max_chars], language)
+        for k in range(0, len(line), max_chars)
+    ]

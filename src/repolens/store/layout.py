@@ -1,0 +1,198 @@
+"""Where an index lives on disk, and how a new one is published atomically.
+
+::
+
+    <index_dir>/                  default <root>/.repolens
+      .gitignore                  "*": the folder ignores itself
+      current -> gen-000007       symlink, swapped with one rename
+      write.lock                  flock held by the one writer
+      gen-000007/                 one complete index: index.db + lexical/
+      gen-000008.building/        a build in progress (resumable)
+
+A full build writes a fresh generation beside the published one and then
+swaps the ``current`` symlink with ``os.replace``, which is atomic on POSIX:
+a reader resolves ``current`` once and sees the old index or the new one,
+never a mix. A crash before the swap leaves the previous generation current.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from repolens.errors import IndexLockedError, IndexMissingError, RootError, UsageError
+
+INDEX_DIR_NAME = ".repolens"
+INDEX_DIR_ENV = "REPOLENS_INDEX_DIR"
+_GEN = re.compile(r"^gen-(\d{6,})$")
+# Old generations are kept this long after being replaced so that a reader
+# that resolved ``current`` just before the swap can still open them.
+_GRACE_SECONDS = 120.0
+
+
+def resolve_root(root: str | os.PathLike[str] | None) -> Path:
+    path = Path(root if root is not None else ".").expanduser()
+    if not path.exists():
+        raise RootError(f"repository root {path} does not exist: pass an existing directory with --root")
+    if not path.is_dir():
+        raise RootError(f"repository root {path} is not a directory: pass a directory with --root")
+    return path.resolve()
+
+
+def resolve_index_dir(root: Path, index_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``index_dir`` argument, else ``$REPOLENS_INDEX_DIR``, else ``<root>/.repolens``.
+
+    The environment variable names a *parent* folder shared by many roots, so
+    each root gets its own sub-folder keyed by its path.
+    """
+    if index_dir is not None:
+        return Path(index_dir).expanduser().resolve()
+    env = os.environ.get(INDEX_DIR_ENV)
+    if env:
+        key = re.sub(r"[^A-Za-z0-9._-]+", "_", str(root).strip("/")) or "root"
+        return (Path(env).expanduser() / key).resolve()
+    return root / INDEX_DIR_NAME
+
+
+@dataclass(frozen=True)
+class IndexLayout:
+    root: Path
+    index_dir: Path
+
+    @property
+    def current_link(self) -> Path:
+        return self.index_dir / "current"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.index_dir / "write.lock"
+
+    def current_generation(self) -> Path | None:
+        """The published generation directory, or None when there is none."""
+        try:
+            target = os.readlink(self.current_link)
+        except (FileNotFoundError, OSError):
+            return None
+        path = self.index_dir / target
+        return path if path.is_dir() else None
+
+    def require_current(self) -> Path:
+        gen = self.current_generation()
+        if gen is None:
+            raise IndexMissingError(f"no index for {self.root}: run `repolens index {self.root}`")
+        return gen
+
+    def ensure_dir(self) -> None:
+        try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create index folder {self.index_dir}: {exc.strerror}; pass a writable --index-dir"
+            ) from exc
+        ignore = self.index_dir / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")
+
+    def _generations(self) -> list[tuple[int, Path]]:
+        out = []
+        if self.index_dir.is_dir():
+            for entry in self.index_dir.iterdir():
+                name = entry.name.removesuffix(".building")
+                m = _GEN.match(name)
+                if m:
+                    out.append((int(m.group(1)), entry))
+        return sorted(out)
+
+    def new_building_dir(self) -> Path:
+        """A fresh ``gen-N.building`` folder numbered after every existing one."""
+        gens = self._generations()
+        n = (gens[-1][0] + 1) if gens else 1
+        path = self.index_dir / f"gen-{n:06d}.building"
+        path.mkdir()
+        return path
+
+    def building_dirs(self) -> list[Path]:
+        return [p for _, p in self._generations() if p.name.endswith(".building")]
+
+    def publish(self, building: Path) -> Path:
+        """Rename ``building`` to its final name and point ``current`` at it."""
+        final = building.with_name(building.name.removesuffix(".building"))
+        os.replace(building, final)
+        _fsync_dir(self.index_dir)
+        tmp_link = self.index_dir / f".current.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            tmp_link.unlink()
+        os.symlink(final.name, tmp_link)
+        os.replace(tmp_link, self.current_link)
+        _fsync_dir(self.index_dir)
+        return final
+
+    def collect_garbage(self, keep: Path | None = None) -> None:
+        """Delete generations that are neither current nor recently replaced.
+
+        Stale ``.building`` folders are removed only by a writer holding the
+        lock (the caller), so an in-progress build is never deleted.
+        """
+        current = self.current_generation()
+        now = time.time()
+        for _, path in self._generations():
+            if path in (current, keep):
+                continue
+            try:
+                age = now - path.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if path.name.endswith(".building") or age > _GRACE_SECONDS:
+                shutil.rmtree(path, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def write_lock(self, wait: float = 0.0) -> Iterator[None]:
+        """Hold the writer lock; raise ``IndexLockedError`` if another holds it.
+
+        ``flock`` is released by the kernel when the holder dies, so a crashed
+        indexer never leaves a stale lock behind.
+        """
+        self.ensure_dir()
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        holder = _read_holder(fd)
+                        raise IndexLockedError(
+                            f"another process{holder} is writing the index in {self.index_dir}: "
+                            "wait for it to finish and try again"
+                        ) from None
+                    time.sleep(0.05)
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+            yield
+        finally:
+            os.close(fd)
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        pid = os.pread(fd, 32, 0).decode().strip()
+    except OSError:
+        return ""
+    return f" (pid {pid})" if pid.isdigit() else ""
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,285 @@
+"""The relational half of an index: files, chunks, symbols, settings.
+
+One SQLite database per generation, in WAL mode so readers keep a consistent
+snapshot while a writer commits. Chunk text is stored zlib-compressed: code
+compresses about 4x, which keeps the whole index smaller than the source.
+
+Every chunk has two keys: ``cid``, a small integer shared with the lexical
+index (and the vector matrix), and ``id``, a content-derived string that is
+stable across edits elsewhere in the file and is what users see.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from repolens.chunk import Chunk, Symbol
+from repolens.errors import IndexCorruptError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    language TEXT NOT NULL,
+    lines INTEGER NOT NULL,
+    flags TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    cid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    language TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    qualname TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    text BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
+CREATE TABLE IF NOT EXISTS symbols (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    name TEXT NOT NULL,
+    norm TEXT NOT NULL,
+    qualname TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    signature TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    language TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS symbols_norm ON symbols(norm);
+CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
+-- Lexical-index outbox: chunks written here but not yet committed to (or
+-- removed from) the lexical index. Drained after each lexical commit, so a
+-- crash between the two stores is repaired by the next writer.
+CREATE TABLE IF NOT EXISTS lex_pending (cid INTEGER PRIMARY KEY, op TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    id: int
+    path: str
+    hash: str
+    size: int
+    mtime_ns: int
+    language: str
+    lines: int
+    flags: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk as read back from the index, with its integer key."""
+
+    cid: int
+    chunk: Chunk
+
+
+def normalize_symbol(name: str) -> str:
+    """Case- and separator-insensitive form: ``handle_submit`` == ``handleSubmit``."""
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
+    if not create and not path.exists():
+        raise IndexCorruptError(f"index database {path} is missing: re-run `repolens index`")
+    try:
+        db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        if create:
+            db.executescript(_SCHEMA)
+        db.execute("SELECT count(*) FROM meta").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise IndexCorruptError(
+            f"index database {path} cannot be read ({exc}): re-run `repolens index --rebuild`"
+        ) from exc
+    return db
+
+
+def read_meta(db: sqlite3.Connection) -> dict[str, str]:
+    return dict(db.execute("SELECT key, value FROM meta").fetchall())
+
+
+def write_meta(db: sqlite3.Connection, values: dict[str, object]) -> None:
+    db.executemany(
+        "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in values.items()],
+    )
+
+
+def compress(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+
+
+def decompress(blob: bytes) -> str:
+    return zlib.decompress(blob).decode("utf-8", "surrogatepass")
+
+
+def file_records(db: sqlite3.Connection) -> dict[str, FileRecord]:
+    rows = db.execute("SELECT id, path, hash, size, mtime_ns, language, lines, flags FROM files")
+    return {r[1]: FileRecord(*r) for r in rows}
+
+
+def insert_file(
+    db: sqlite3.Connection,
+    *,
+    path: str,
+    hash: str,
+    size: int,
+    mtime_ns: int,
+    language: str,
+    lines: int,
+    flags: str,
+    chunks: Sequence[Chunk],
+    symbols: Sequence[Symbol],
+) -> list[int]:
+    """Insert one file with its chunks and symbols; return the new chunk cids.
+
+    The caller owns the transaction, so a file is always all-or-nothing.
+    """
+    file_id = db.execute(
+        "INSERT INTO files(path, hash, size, mtime_ns, language, lines, flags) VALUES(?,?,?,?,?,?,?)",
+        (path, hash, size, mtime_ns, language, lines, flags),
+    ).lastrowid
+    cids = []
+    for c in chunks:
+        cur = db.execute(
+            "INSERT INTO chunks(id, file_id, path, start_line, end_line, language, kind, name, qualname,"
+            " signature, parent, doc, text) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                c.id,
+                file_id,
+                c.path,
+                c.start_line,
+                c.end_line,
+                c.language,
+                c.kind,
+                c.name,
+                c.qualname,
+                c.signature,
+                c.parent,
+                c.doc,
+                compress(c.text),
+            ),
+        )
+        cids.append(cur.lastrowid)
+    db.executemany(
+        "INSERT INTO symbols(file_id, path, name, norm, qualname, kind, start_line, end_line, signature,"
+        " parent, language) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                file_id,
+                s.path,
+                s.name,
+                normalize_symbol(s.name),
+                s.qualname,
+                s.kind,
+                s.start_line,
+                s.end_line,
+                s.signature,
+                s.parent,
+                s.language,
+            )
+            for s in symbols
+        ],
+    )
+    db.executemany("INSERT OR REPLACE INTO lex_pending(cid, op) VALUES(?, 'add')", [(c,) for c in cids])
+    return cids
+
+
+def delete_file(db: sqlite3.Connection, file_id: int) -> list[int]:
+    """Delete a file's rows; queue its chunks for removal from the lexical index."""
+    cids = [r[0] for r in db.execute("SELECT cid FROM chunks WHERE file_id=?", (file_id,))]
+    db.executemany("INSERT OR REPLACE INTO lex_pending(cid, op) VALUES(?, 'delete')", [(c,) for c in cids])
+    db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
+    db.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
+    db.execute("DELETE FROM files WHERE id=?", (file_id,))
+    return cids
+
+
+_CHUNK_COLS = (
+    "cid, id, path, start_line, end_line, language, kind, name, qualname, signature, parent, doc, text"
+)
+
+
+def _row_to_stored(row: Sequence[object]) -> StoredChunk:
+    cid, id_, path, start, end, lang, kind, name, qual, sig, parent, doc, blob = row
+    chunk = Chunk(
+        path=str(path),
+        start_line=int(start),
+        end_line=int(end),  # type: ignore[call-overload]
+        text=decompress(blob),
+        language=str(lang),
+        kind=str(kind),
+        name=str(name),  # type: ignore[arg-type]
+        qualname=str(qual),
+        signature=str(sig),
+        parent=str(parent),
+        doc=str(doc),
+        id=str(id_),
+    )
+    return StoredChunk(int(cid), chunk)  # type: ignore[call-overload]
+
+
+def chunks_by_cid(db: sqlite3.Connection, cids: Iterable[int]) -> dict[int, StoredChunk]:
+    ids = list(dict.fromkeys(cids))
+    out: dict[int, StoredChunk] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        marks = ",".join("?" * len(part))
+        for row in db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE cid IN ({marks})", part):
+            s = _row_to_stored(row)
+            out[s.cid] = s
+    return out
+
+
+def chunk_by_id(db: sqlite3.Connection, chunk_id: str) -> StoredChunk | None:
+    row = db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)).fetchone()
+    return _row_to_stored(row) if row else None
+
+
+def chunks_of_file(db: sqlite3.Connection, path: str) -> list[StoredChunk]:
+    rows = db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY start_line", (path,))
+    return [_row_to_stored(r) for r in rows]
+
+
+def iter_chunks(db: sqlite3.Connection, cids: Iterable[int]) -> Iterator[StoredChunk]:
+    yield from chunks_by_cid(db, cids).values()
+
+
+def pending_lexical(db: sqlite3.Connection) -> list[tuple[int, str]]:
+    return [(int(c), str(op)) for c, op in db.execute("SELECT cid, op FROM lex_pending ORDER BY cid")]
+
+
+def clear_pending(db: sqlite3.Connection, cids: Iterable[int]) -> None:
+    db.executemany("DELETE FROM lex_pending WHERE cid=?", [(c,) for c in cids])
+
+
+def counts(db: sqlite3.Connection) -> dict[str, int]:
+    files = db.execute("SELECT count(*), coalesce(sum(size),0), coalesce(sum(lines),0) FROM files").fetchone()
+    chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    symbols = db.execute("SELECT count(*) FROM symbols").fetchone()[0]
+    return {"files": files[0], "bytes": files[1], "lines": files[2], "chunks": chunks, "symbols": symbols}
