@@ -1,0 +1,369 @@
+"""Evidence packets: the reply an agent reads.
+
+A packet shows, for each of the top hits, the path, the line span and score,
+and only the lines that contain a query term plus a little context. Every
+stretch of the span that is not shown is named by an omission marker, and
+every marker that cuts text names the exact ``read_snippet`` call that
+expands it. The whole reply never exceeds ``max_chars``.
+
+Format contract (tests assert it)::
+
+    src/auth.py:10-42 function Store.save (score 12.30)
+    ... (lines 10-11 omitted)
+    12: def save(self, session):
+    ...
+    ... (truncated at 4000 chars; use read_snippet src/auth.py 30 42 to expand)
+
+    src/util.py:1-80 (path match only; use read_snippet src/util.py 1 80)
+
+    ... 2 more hits did not fit: src/a.py:1-40 (score 3.10), src/b.py:7-9 (score 2.00)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from repolens.chunk import Chunk
+from repolens.retrieve import Hit
+from repolens.tokenize import tokenize
+
+NO_MATCH = "No matching chunks found."
+_SEP = "\n\n"
+_TRAILER_RESERVE = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One rendered hit (possibly several merged chunks of one file)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    kind: str
+    qualname: str
+    chunk_ids: tuple[str, ...]
+    lines: tuple[tuple[int, str], ...]  # shown lines, ascending
+    path_only: bool = False
+
+    def header(self) -> str:
+        label = f" {self.kind} {self.qualname}" if self.qualname else ""
+        return f"{self.path}:{self.start_line}-{self.end_line}{label} (score {self.score:.2f})"
+
+    def pointer(self) -> str:
+        return (
+            f"{self.path}:{self.start_line}-{self.end_line} (path match only; use read_snippet "
+            f"{self.path} {self.start_line} {self.end_line})"
+        )
+
+    def ref(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line} (score {self.score:.2f})"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedBlock:
+    block: Block
+    text: str
+    truncated: bool  # cut by the per-hit cap or by the packet budget
+    budget_cut: bool = False  # cut by the packet budget: later blocks cannot follow
+
+
+@dataclass(frozen=True)
+class Packet:
+    query: str
+    rendered: list[RenderedBlock]
+    omitted: list[Block]
+    text: str
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "hits": [
+                {
+                    "path": r.block.path,
+                    "start_line": r.block.start_line,
+                    "end_line": r.block.end_line,
+                    "score": round(r.block.score, 4),
+                    "kind": r.block.kind,
+                    "qualname": r.block.qualname,
+                    "chunk_ids": list(r.block.chunk_ids),
+                    "path_only": r.block.path_only,
+                    "truncated": r.truncated,
+                    "text": r.text,
+                }
+                for r in self.rendered
+            ],
+            "omitted": [
+                {
+                    "path": b.path,
+                    "start_line": b.start_line,
+                    "end_line": b.end_line,
+                    "score": round(b.score, 4),
+                }
+                for b in self.omitted
+            ],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class PacketOptions:
+    top_k: int = 5
+    max_chars: int = 6000
+    hit_max_chars: int = 4000
+    context_lines: int = 2
+    notes: Sequence[str] = field(default_factory=tuple)
+
+
+# -- selecting and trimming -------------------------------------------------
+
+
+def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int, str]:
+    """Lines of the chunk that contain a query token, plus ``context`` around.
+
+    Empty when no line matches (the chunk matched through its path). A
+    definition's first line (its signature) is always shown with a match,
+    so a hit deep in a long function still says which function it is.
+    """
+    lines = chunk.text.split("\n")
+    matches = [i for i, line in enumerate(lines) if tokens.intersection(tokenize(line))]
+    if not matches:
+        return {}
+    keep: set[int] = set()
+    for i in matches:
+        keep.update(range(max(0, i - context), min(len(lines), i + context + 1)))
+    if chunk.qualname:
+        keep.add(0)
+    return {chunk.start_line + i: lines[i] for i in sorted(keep) if chunk.start_line + i <= chunk.end_line}
+
+
+def select_hits(
+    hits: Sequence[Hit], tokens: frozenset[str], top_k: int, context: int
+) -> list[tuple[Hit, dict[int, str]]]:
+    """The first ``top_k`` hits in rank order, each with its shown lines.
+
+    A hit with no matching line matched through its path; it is kept (as a
+    pointer, with no lines) only when no text hit of the same file was seen.
+    Lines are computed lazily, in rank order, so a long candidate list costs
+    nothing past the hits that are shown.
+    """
+    out: list[tuple[Hit, dict[int, str]]] = []
+    text_paths: set[str] = set()
+    for h in hits:
+        lines = shown_lines(h.chunk, tokens, context)
+        if lines:
+            text_paths.add(h.chunk.path)
+        elif h.chunk.path in text_paths:
+            continue
+        out.append((h, lines))
+        if len(out) >= top_k:
+            break
+    return [(h, lines) for h, lines in out if lines or h.chunk.path not in text_paths]
+
+
+def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]]) -> list[Block]:
+    """Merge hits of one file whose shown ranges overlap or touch (or whose
+    spans overlap), so no line is shown twice."""
+    groups: list[list[tuple[Hit, dict[int, str]]]] = []
+    for item in selected:
+        hit, lines = item
+        for group in groups:
+            lead_lines = group[0][1]
+            if not lines or not lead_lines or group[0][0].chunk.path != hit.chunk.path:
+                continue
+            if any(_touches(hit, lines, other, olines) for other, olines in group):
+                group.append(item)
+                break
+        else:
+            groups.append([item])
+    blocks = []
+    for group in groups:
+        best = group[0][0]  # hits arrive in rank order
+        merged: dict[int, str] = {}
+        for _, lines in group:
+            merged.update(lines)
+        chunks = [h.chunk for h, _ in group]
+        blocks.append(
+            Block(
+                path=best.chunk.path,
+                start_line=min(c.start_line for c in chunks),
+                end_line=max(c.end_line for c in chunks),
+                score=best.score,
+                kind=best.chunk.kind if len(group) == 1 else "merged",
+                qualname=best.chunk.qualname if len(group) == 1 else "",
+                chunk_ids=tuple(c.id for c in chunks),
+                lines=tuple(sorted(merged.items())),
+                path_only=not merged,
+            )
+        )
+    return blocks
+
+
+def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> bool:
+    ca, cb = a.chunk, b.chunk
+    if ca.start_line <= cb.end_line and cb.start_line <= ca.end_line:
+        return True
+    if not alines or not blines:
+        return False
+    return min(alines) <= max(blines) + 1 and min(blines) <= max(alines) + 1
+
+
+# -- rendering ---------------------------------------------------------------
+
+
+def _omitted(a: int, b: int) -> str:
+    return f"... (line {a} omitted)" if a == b else f"... (lines {a}-{b} omitted)"
+
+
+def _body(block: Block) -> list[tuple[str, int | None]]:
+    """Body lines, each with the source line it shows (None for markers)."""
+    out: list[tuple[str, int | None]] = []
+    expect = block.start_line
+    for n, text in block.lines:
+        if n > expect:
+            out.append((_omitted(expect, n - 1), None))
+        out.append((f"{n}: {text}", n))
+        expect = n + 1
+    if expect <= block.end_line:
+        out.append((_omitted(expect, block.end_line), None))
+    return out
+
+
+def _cut(block: Block, body: list[tuple[str, int | None]], limit: int, marker) -> tuple[str, bool]:
+    """Header plus as many body lines as fit in ``limit`` chars, then ``marker``.
+
+    ``marker(next_line, dropped_chars)`` names the follow-up read. Returns
+    (text, was_cut); the text is never longer than ``limit`` unless even the
+    header and marker alone do not fit (the caller checks).
+    """
+    header = block.header()
+    full = "\n".join([header, *(t for t, _ in body)])
+    if len(full) <= limit:
+        return full, False
+    kept = [header]
+    size = len(header)
+    next_line = block.start_line
+    for i, (text, _n) in enumerate(body):
+        remaining_lines = [m for _, m in body[i:] if m is not None]
+        next_line = remaining_lines[0] if remaining_lines else block.end_line
+        tail = marker(next_line, len(full) - size)
+        if size + 1 + len(text) + 1 + len(tail) > limit:
+            break
+        kept.append(text)
+        size += 1 + len(text)
+    else:  # pragma: no cover - full text fitted, handled above
+        return full, False
+    kept.append(marker(next_line, len(full) - size))
+    return "\n".join(kept), True
+
+
+def render_block(block: Block, limit: int, hit_max_chars: int) -> RenderedBlock | None:
+    """Render one block within ``limit`` chars (the packet budget left) and
+    the per-hit cap; None when not even its header and a marker fit."""
+    if block.path_only:
+        text = block.pointer()
+        return RenderedBlock(block, text, False) if len(text) <= limit else None
+    body = _body(block)
+    text, cut = _cut(
+        block,
+        body,
+        hit_max_chars,
+        lambda n, _dropped: (
+            f"... (truncated at {hit_max_chars} chars; "
+            f"use read_snippet {block.path} {n} {block.end_line} to expand)"
+        ),
+    )
+    if len(text) <= limit:
+        return RenderedBlock(block, text, cut)
+    lines = text.split("\n")
+    # Over the packet budget: cut again at a line boundary with a budget marker.
+    kept = [lines[0]]
+    size = len(lines[0])
+    shown_nums = [n for _, n in body if n is not None]
+    for line in lines[1:]:
+        n = _line_number(line)
+        nxt = n if n is not None else _next_after(shown_nums, kept)
+        tail = _budget_marker(block, nxt, len(text) - size)
+        if size + 1 + len(line) + 1 + len(tail) > limit:
+            break
+        kept.append(line)
+        size += 1 + len(line)
+    nxt = _next_after(shown_nums, kept)
+    tail = _budget_marker(block, nxt, len(text) - size)
+    if len(kept) == 1 and size + 1 + len(tail) > limit:
+        return None
+    kept.append(tail)
+    return RenderedBlock(block, "\n".join(kept), True, budget_cut=True)
+
+
+def _line_number(line: str) -> int | None:
+    head, sep, _ = line.partition(": ")
+    return int(head) if sep and head.isdigit() else None
+
+
+def _next_after(shown: list[int], kept: list[str]) -> int:
+    last = max((n for n in map(_line_number, kept) if n is not None), default=None)
+    later = [n for n in shown if last is None or n > last]
+    return later[0] if later else (last or 1)
+
+
+def _budget_marker(block: Block, start: int, dropped: int) -> str:
+    return (
+        f"... (budget: {dropped} chars omitted; "
+        f"use read_snippet {block.path} {start} {block.end_line} to expand)"
+    )
+
+
+def _trailer(blocks: Sequence[Block], limit: int) -> str:
+    if not blocks:
+        return ""
+    head = f"... {len(blocks)} more hit{'s' if len(blocks) > 1 else ''} did not fit: "
+    refs = [b.ref() for b in blocks]
+    text = head + ", ".join(refs)
+    while len(text) > limit and refs:
+        refs.pop()
+        rest = len(blocks) - len(refs)
+        text = head + ", ".join(refs) + (", " if refs else "") + f"and {rest} more"
+    return text if len(text) <= limit else ""
+
+
+def render_packet(query: str, hits: Sequence[Hit], tokens: frozenset[str], opts: PacketOptions) -> Packet:
+    notes = tuple(opts.notes)
+    note_text = "\n".join(f"note: {n}" for n in notes)
+    budget = opts.max_chars - (len(note_text) + len(_SEP) if note_text else 0)
+    blocks = _blocks(select_hits(hits, tokens, opts.top_k, opts.context_lines))
+    if not blocks:
+        text = NO_MATCH if not note_text else f"{note_text}{_SEP}{NO_MATCH}"
+        return Packet(query, [], [], text[: opts.max_chars], notes)
+
+    parts: list[str] = []
+    rendered: list[RenderedBlock] = []
+    used = 0
+    omitted: list[Block] = []
+    for i, block in enumerate(blocks):
+        sep = len(_SEP) if parts else 0
+        rest = blocks[i + 1 :]
+        # Room is kept for a trailer naming the blocks after this one; it is
+        # capped so that a long tail of hits cannot starve the first ones.
+        trailer = _trailer(rest, min(budget - used, _TRAILER_RESERVE))
+        reserve = (len(_SEP) + len(trailer)) if trailer else 0
+        r = render_block(block, budget - used - sep - reserve, opts.hit_max_chars)
+        if r is None:
+            omitted = list(blocks[i:])
+            break
+        parts.append(r.text)
+        rendered.append(r)
+        used += sep + len(r.text)
+        if r.budget_cut:
+            omitted = list(rest)
+            break
+    trailer = _trailer(omitted, budget - used - len(_SEP))
+    if trailer:
+        parts.append(trailer)
+    text = _SEP.join(parts)
+    if note_text:
+        text = f"{note_text}{_SEP}{text}"
+    return Packet(query, rendered, omitted, text, notes)

@@ -1,0 +1,162 @@
+"""Evidence packets: trimming, merging, markers and the character budget."""
+
+import json
+import random
+
+import pytest
+
+from repolens.chunk import Chunk
+from repolens.packets import NO_MATCH, PacketOptions, render_packet
+from repolens.query import parse_query
+from repolens.retrieve import Hit
+
+
+def _chunk(path, start, lines, **kw):
+    return Chunk(path, start, start + len(lines) - 1, "\n".join(lines), "python", id=f"{path}:{start}", **kw)
+
+
+def _hit(chunk, score):
+    return Hit(0, chunk, score)
+
+
+def _filler(n, special=None, start=1):
+    special = special or {}
+    return [special.get(i, f"pass  # filler {i}") for i in range(start, start + n)]
+
+
+def test_only_matching_lines_with_two_lines_of_context_and_markers():
+    lines = _filler(20, {10: "def parse_url(s):"})
+    packet = render_packet(
+        "parseURL", [_hit(_chunk("a.py", 1, lines), 3.5)], parse_query("parseURL").tokens, PacketOptions()
+    )
+    assert packet.text == "\n".join(
+        [
+            "a.py:1-20 (score 3.50)",
+            "... (lines 1-7 omitted)",
+            "8: pass  # filler 8",
+            "9: pass  # filler 9",
+            "10: def parse_url(s):",
+            "11: pass  # filler 11",
+            "12: pass  # filler 12",
+            "... (lines 13-20 omitted)",
+        ]
+    )
+
+
+def test_definition_keeps_its_signature_line():
+    lines = ["def outer():", *_filler(30, {20: "    token = parse_url(x)"}, start=2)]
+    chunk = _chunk("a.py", 5, lines, kind="function", qualname="outer")
+    text = render_packet(
+        "parse_url", [_hit(chunk, 1.0)], parse_query("parse_url").tokens, PacketOptions()
+    ).text
+    assert text.splitlines()[:3] == [
+        "a.py:5-35 function outer (score 1.00)",
+        "5: def outer():",
+        "... (lines 6-21 omitted)",
+    ]
+
+
+def test_hits_of_one_file_that_touch_are_merged_and_no_line_repeats():
+    a = _chunk("a.py", 1, _filler(10, {9: "parse_url()"}))
+    b = _chunk("a.py", 11, _filler(10, {12: "parse_url()"}, start=11))
+    packet = render_packet(
+        "parse_url", [_hit(a, 2.0), _hit(b, 1.0)], parse_query("parse_url").tokens, PacketOptions()
+    )
+    assert len(packet.rendered) == 1
+    shown = [line.split(":")[0] for line in packet.text.splitlines()[1:] if not line.startswith("...")]
+    assert shown == [str(n) for n in range(7, 15)]
+    assert packet.rendered[0].block.start_line == 1 and packet.rendered[0].block.end_line == 20
+
+
+def test_overlapping_windows_are_merged():
+    a = _chunk("a.py", 1, _filler(80, {5: "parse_url()"}))
+    b = _chunk("a.py", 65, _filler(80, {70: "parse_url()"}, start=65))
+    packet = render_packet(
+        "q", [_hit(a, 2.0), _hit(b, 1.0)], parse_query("parse_url").tokens, PacketOptions()
+    )
+    assert len(packet.rendered) == 1
+    numbers = [int(x.split(":")[0]) for x in packet.text.splitlines()[1:] if not x.startswith("...")]
+    assert len(numbers) == len(set(numbers))
+
+
+def test_per_hit_cap_names_the_follow_up_read():
+    lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
+    packet = render_packet(
+        "parse_url",
+        [_hit(_chunk("big.py", 1, lines), 1.0)],
+        parse_query("parse_url").tokens,
+        PacketOptions(hit_max_chars=1000, max_chars=6000),
+    )
+    last = packet.text.splitlines()[-1]
+    shown = [int(x.split(":")[0]) for x in packet.text.splitlines()[1:-1]]
+    assert last == f"... (truncated at 1000 chars; use read_snippet big.py {shown[-1] + 1} 100 to expand)"
+    assert len(packet.text) <= 1000
+
+
+def test_budget_cut_names_the_follow_up_read_and_lists_what_did_not_fit():
+    lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
+    hits = [
+        _hit(_chunk("one.py", 1, lines), 3.0),
+        _hit(_chunk("two.py", 1, lines), 2.0),
+        _hit(_chunk("three.py", 1, lines), 1.0),
+    ]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=1500, hit_max_chars=1200)
+    )
+    assert len(packet.text) <= 1500
+    text = packet.text
+    assert "... (truncated at 1200 chars; use read_snippet one.py" in text
+    assert "... (budget: " in text and "use read_snippet two.py " in text
+    assert text.splitlines()[-1] == "... 1 more hit did not fit: three.py:1-100 (score 1.00)"
+
+
+def test_path_only_hit_is_a_pointer_and_only_without_text_hit_in_that_file():
+    text_hit = _hit(_chunk("auth/session.py", 1, _filler(5, {2: "token()"})), 5.0)
+    same_file = _hit(_chunk("auth/session.py", 50, _filler(5)), 4.0)
+    other = _hit(_chunk("auth/README.md", 1, _filler(3)), 3.0)
+    packet = render_packet(
+        "session token", [text_hit, same_file, other], parse_query("session token").tokens, PacketOptions()
+    )
+    blocks = packet.text.split("\n\n")
+    assert len(blocks) == 2
+    assert blocks[1] == "auth/README.md:1-3 (path match only; use read_snippet auth/README.md 1 3)"
+
+
+def test_no_match():
+    assert render_packet("q", [], frozenset({"q"}), PacketOptions()).text == NO_MATCH
+
+
+def test_json_form_carries_hits_and_omitted():
+    lines = [f"parse_url({i}) {'y' * 80}" for i in range(1, 60)]
+    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(4)]
+    packet = render_packet("parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=3000))
+    data = json.loads(json.dumps(packet.to_json()))
+    assert [h["path"] for h in data["hits"]] == [r.block.path for r in packet.rendered]
+    assert {"path", "start_line", "end_line", "score", "text"} <= set(data["hits"][0])
+    assert [o["path"] for o in data["omitted"]] == [b.path for b in packet.omitted]
+    assert data["omitted"], "a 3000-char budget cannot hold four 5000-char hits"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_reply_never_exceeds_budget_and_never_repeats_a_line(seed):
+    rng = random.Random(seed)
+    hits = []
+    for i in range(rng.randint(1, 12)):
+        path = f"p{rng.randint(0, 3)}.py"
+        start = rng.randint(1, 300)
+        n = rng.randint(1, 120)
+        lines = [("parse_url " if rng.random() < 0.2 else "") + "z" * rng.randint(0, 200) for _ in range(n)]
+        hits.append(_hit(_chunk(path, start, lines), 100.0 - i))
+    opts = PacketOptions(
+        top_k=rng.randint(1, 50), max_chars=rng.randint(200, 8000), hit_max_chars=rng.randint(100, 4000)
+    )
+    packet = render_packet("parse_url", hits, parse_query("parse_url").tokens, opts)
+    assert len(packet.text) <= opts.max_chars
+    seen = set()
+    for r in packet.rendered:
+        for line in r.text.splitlines()[1:]:
+            head = line.split(": ", 1)[0]
+            if head.isdigit():
+                key = (r.block.path, int(head))
+                assert key not in seen
+                seen.add(key)
