@@ -1,0 +1,160 @@
+"""The ``repolens`` command: a thin adapter over :mod:`repolens.api`.
+
+Subcommands mirror the MCP tools and print the same text. Errors are one
+line on stderr (``error: <problem>: <fix>``) with a non-zero exit code; no
+traceback ever reaches the user for an error we can name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from repolens import __version__, api
+from repolens.errors import RepolensError
+
+ROOT_HELP = "Repository root (default: the current directory)."
+INDEX_DIR_HELP = "Index folder (default: <root>/.repolens, or $REPOLENS_INDEX_DIR/<root>)."
+
+
+def _progress(label: str):
+    """A one-line progress display on stderr, only when it is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        pct = done * 100 // max(total, 1)
+        if pct != last[0]:
+            last[0] = pct
+            end = "\n" if done >= total else ""
+            click.echo(f"\r{label} {done}/{total} files ({pct}%)", err=True, nl=False)
+            if end:
+                click.echo("", err=True)
+
+    return show
+
+
+root_option = click.option("--root", "root", default=None, type=click.Path(file_okay=False), help=ROOT_HELP)
+index_dir_option = click.option(
+    "--index-dir", default=None, type=click.Path(file_okay=False), help=INDEX_DIR_HELP
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="repolens")
+def cli() -> None:
+    """Local code search for coding agents: small, cited evidence packets instead of whole files."""
+
+
+@cli.command("index")
+@click.argument("root", required=False, type=click.Path(file_okay=False))
+@index_dir_option
+@click.option("--max-file-bytes", type=int, default=None, help="Skip files larger than this (default 1 MiB).")
+def index_cmd(root: str | None, index_dir: str | None, max_file_bytes: int | None) -> None:
+    """Index ROOT (default: the current directory)."""
+    report = api.index_repo(
+        root, index_dir=index_dir, max_file_bytes=max_file_bytes, progress=_progress("indexing")
+    )
+    click.echo(report.summary())
+
+
+@cli.command("search")
+@click.argument("query")
+@root_option
+@index_dir_option
+@click.option("--top-k", "-k", type=int, default=None, help="Hits to show (default 5, max 50).")
+@click.option("--max-chars", type=int, default=None, help="Reply budget in characters (default 6000).")
+@click.option("--path", "subpath", default=None, help="Only search under this folder or file.")
+@click.option("--lang", "language", default=None, help="Only search files of this language (e.g. python).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for programs instead of the packet.")
+def search_cmd(
+    query: str,
+    root: str | None,
+    index_dir: str | None,
+    top_k: int | None,
+    max_chars: int | None,
+    subpath: str | None,
+    language: str | None,
+    as_json: bool,
+) -> None:
+    """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
+    reply = api.search_code(
+        query,
+        root,
+        index_dir=index_dir,
+        top_k=top_k,
+        max_chars=max_chars,
+        path=subpath,
+        language=language,
+        progress=_progress("indexing"),
+    )
+    if reply.indexed is not None:
+        click.echo(reply.indexed.summary(), err=True)
+    if as_json:
+        click.echo(json.dumps(reply.packet.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(reply.text)
+
+
+@cli.command("read")
+@click.argument("path")
+@click.argument("start", type=int)
+@click.argument("end", type=int)
+@root_option
+def read_cmd(path: str, start: int, end: int, root: str | None) -> None:
+    """Print lines START..END of PATH (at most 300 per call)."""
+    click.echo(api.read_snippet(root, path, start, end).render())
+
+
+@cli.command("serve")
+@root_option
+@index_dir_option
+def serve_cmd(root: str | None, index_dir: str | None) -> None:
+    """Run the MCP server over stdio (for Claude Code, Codex, Cursor, ...)."""
+    from repolens.mcp_server import run_stdio
+    from repolens.store.layout import resolve_root
+
+    run_stdio(resolve_root(root), Path(index_dir) if index_dir else None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = cli.main(
+            args=list(argv) if argv is not None else None, prog_name="repolens", standalone_mode=False
+        )
+    except RepolensError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("error: interrupted", err=True)
+        return 130
+    except click.ClickException as exc:
+        hint = ""
+        ctx = getattr(exc, "ctx", None)
+        if isinstance(exc, click.UsageError) and ctx is not None:
+            hint = f" (see `{ctx.command_path} --help`)"
+        click.echo(f"error: {exc.format_message()}{hint}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        return 130
+    except Exception as exc:  # a bug: still one line, the traceback only on request
+        if os.environ.get("REPOLENS_DEBUG"):
+            raise
+        click.echo(
+            f"error: unexpected {type(exc).__name__}: {' '.join(str(exc).split())} "
+            "(a bug; re-run with REPOLENS_DEBUG=1 for the traceback and report it)",
+            err=True,
+        )
+        return 70
+    return code if isinstance(code, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

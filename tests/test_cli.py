@@ -1,0 +1,128 @@
+"""The ``repolens`` command, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree_files
+from repolens import __version__
+
+
+def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("REPOLENS_INDEX_DIR", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "repolens", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def repo(sample_repo: Path) -> Path:
+    return sample_repo
+
+
+def test_version():
+    out = run("--version")
+    assert out.returncode == 0
+    assert __version__ in out.stdout
+
+
+def test_index_reports_files_and_skips(repo: Path):
+    write_tree_files(repo, {"node_modules/x/index.js": "module.exports = 1\n", ".env": "SECRET=1\n"})
+    out = run("index", str(repo))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("indexed 5 files")
+    assert "skipped:" in out.stdout
+    assert (repo / ".repolens" / ".gitignore").read_text() == "*\n"
+
+
+def test_search_indexes_on_first_use_and_answers(repo: Path):
+    out = run("search", "where do sessions expire?", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    assert "indexed 5 files" in out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("src/auth/session.py:")
+    assert "expired" in out.stdout
+    again = run("search", "where do sessions expire?", "--root", str(repo))
+    assert again.stderr == ""
+    assert again.stdout == out.stdout
+
+
+def test_search_json(repo: Path):
+    out = run("search", "handleSubmit", "--root", str(repo), "--json", "--top-k", "3")
+    data = json.loads(out.stdout)
+    paths = [h["path"] for h in data["hits"]]
+    assert set(paths) >= {"src/web/forms.py", "web/app.js"}
+    hit = data["hits"][0]
+    assert {"path", "start_line", "end_line", "score", "text"} <= set(hit)
+
+
+def test_search_respects_budget(repo: Path):
+    out = run("search", "session store save load expire", "--root", str(repo), "--max-chars", "300")
+    assert out.returncode == 0
+    assert len(out.stdout.rstrip("\n")) <= 300
+
+
+def test_read_snippet(repo: Path):
+    out = run("read", "src/web/forms.py", "4", "5", "--root", str(repo))
+    assert out.returncode == 0
+    assert out.stdout.splitlines() == [
+        "src/web/forms.py:4-5 (of 15 lines)",
+        "4: def handle_submit(form, store: SessionStore):",
+        '5:     """Validate a submitted form and remember it in the session."""',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["search", "x", "--root", "/definitely/not/here"], "does not exist"),
+        (["search", "   ", "--root", "."], "query is empty"),
+        (["search", "x", "--top-k", "0", "--root", "."], "top_k must be between 1 and 50"),
+        (["read", "../etc/passwd", "1", "2"], "contains '..'"),
+        (["read", "/etc/passwd", "1", "2"], "outside the repository root"),
+        (["read", "src/web/forms.py", "5", "1"], "end (1) must be >= start (5)"),
+        (["search"], "Missing argument"),
+        (["frobnicate"], "No such command"),
+    ],
+)
+def test_errors_are_one_line_with_nonzero_exit(repo: Path, args, needle):
+    out = run(*args, cwd=repo)
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("error: ")
+    assert needle in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_zero_files_is_an_error_with_a_reason(make_repo):
+    root = make_repo({".repolensignore": "*\n", "a.py": "x = 1\n"})
+    out = run("index", str(root))
+    assert out.returncode != 0
+    assert "error: nothing to index" in out.stderr
+    assert ".repolensignore" in out.stderr
+
+
+def test_index_dir_option_and_env(repo: Path, tmp_path: Path):
+    elsewhere = tmp_path / "idx"
+    assert run("index", str(repo), "--index-dir", str(elsewhere)).returncode == 0
+    assert (elsewhere / "current").is_symlink()
+    assert not (repo / ".repolens").exists()
+    shared = tmp_path / "shared-indexes"
+    out = run("search", "parse_url", "--root", str(repo), env={"REPOLENS_INDEX_DIR": str(shared)})
+    assert out.returncode == 0, out.stderr
+    assert any(shared.iterdir())

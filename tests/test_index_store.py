@@ -1,0 +1,148 @@
+"""The index on disk: atomic publish, one writer, versions, crashes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree_files
+from repolens import api
+from repolens.errors import IndexCorruptError, IndexLockedError, IndexVersionError, NothingToIndexError
+from repolens.index import build_index
+from repolens.store import DB_NAME
+from repolens.store.layout import IndexLayout
+
+
+@pytest.fixture(autouse=True)
+def _fresh_handles():
+    yield
+    api.handles.clear()
+
+
+def _marker_repo(make_repo, word: str, n: int = 60) -> Path:
+    files = {f"pkg/mod{i:03d}.py": f"def f{i}():\n    return '{word}_marker {i}'\n" for i in range(n)}
+    return make_repo(files)
+
+
+def _layout(root: Path) -> IndexLayout:
+    return IndexLayout(root, root / ".repolens")
+
+
+def test_rebuild_publishes_a_new_generation_and_collects_old_ones(sample_repo: Path):
+    build_index(sample_repo)
+    layout = _layout(sample_repo)
+    first = layout.current_generation()
+    build_index(sample_repo)
+    second = layout.current_generation()
+    assert first != second and second is not None
+    assert os.readlink(layout.current_link) == second.name
+    assert not list(layout.index_dir.glob("*.building"))
+
+
+def test_search_during_rebuild_sees_old_or_new_never_a_mix(make_repo):
+    root = _marker_repo(make_repo, "alpha")
+    build_index(root)
+    seen: list[set[str]] = []
+    stop = threading.Event()
+
+    def searcher() -> None:
+        while not stop.is_set():
+            packet = api.search_code("alpha_marker beta_marker", root, top_k=50, max_chars=100_000).packet
+            words = {w for w in ("alpha_marker", "beta_marker") if w in packet.text}
+            seen.append(words)
+
+    t = threading.Thread(target=searcher)
+    t.start()
+    try:
+        for i in range(60):
+            (root / f"pkg/mod{i:03d}.py").write_text(f"def f{i}():\n    return 'beta_marker {i}'\n")
+        build_index(root)
+        time.sleep(0.2)
+    finally:
+        stop.set()
+        t.join()
+    assert seen
+    assert all(len(words) == 1 for words in seen), "a search saw both generations at once"
+    assert seen[-1] == {"beta_marker"}
+
+
+def test_second_writer_gets_a_clear_message(sample_repo: Path):
+    layout = _layout(sample_repo)
+    with layout.write_lock():
+        out = subprocess.run(
+            [sys.executable, "-m", "repolens", "index", str(sample_repo)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        with pytest.raises(IndexLockedError, match="another process"):
+            build_index(sample_repo)
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: another process (pid ")
+    assert "wait for it to finish" in out.stderr
+
+
+def test_crash_mid_index_leaves_the_previous_index_usable(make_repo):
+    files = {f"pkg/m{i:04d}.py": f"def g{i}():\n    return 'gamma_marker {i}'\n" * 40 for i in range(3000)}
+    root = make_repo(files)
+    build_index(root)
+    before = api.search_code("gamma_marker", root).text
+    for i in range(3000):
+        (root / f"pkg/m{i:04d}.py").write_text(f"def g{i}():\n    return 'delta_marker {i}'\n" * 40)
+    proc = subprocess.Popen([sys.executable, "-m", "repolens", "index", str(root)], stderr=subprocess.PIPE)
+    building = None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and building is None:
+        found = list((root / ".repolens").glob("*.building/index.db"))
+        if found and found[0].stat().st_size > 0:
+            building = found[0].parent
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert building is not None and building.exists(), "the indexer was killed before it started writing"
+    api.handles.clear()
+    assert api.search_code("gamma_marker", root).text == before
+    build_index(root)
+    assert not building.exists()
+    assert "delta_marker" in api.search_code("delta_marker", root).text
+
+
+def test_index_of_another_version_is_refused_with_the_fix(sample_repo: Path):
+    build_index(sample_repo)
+    db_path = _layout(sample_repo).current_generation() / DB_NAME
+    with sqlite3.connect(db_path) as db:
+        db.execute("UPDATE meta SET value='999' WHERE key='schema_version'")
+    with pytest.raises(IndexVersionError, match=r"schema version 999 .* re-run `repolens index`"):
+        api.search_code("session", sample_repo)
+    build_index(sample_repo)
+    assert "session" in api.search_code("session", sample_repo).text
+
+
+def test_corrupt_index_is_reported_not_a_traceback(sample_repo: Path):
+    build_index(sample_repo)
+    db_path = _layout(sample_repo).current_generation() / DB_NAME
+    for extra in ("-wal", "-shm"):
+        Path(str(db_path) + extra).unlink(missing_ok=True)
+    db_path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(IndexCorruptError, match="re-run `repolens index"):
+        api.search_code("session", sample_repo)
+    build_index(sample_repo)
+    assert "session" in api.search_code("session", sample_repo).text
+
+
+def test_zero_files_keeps_the_previous_index(make_repo):
+    root = make_repo({"a.py": "def alpha():\n    pass\n"})
+    build_index(root)
+    write_tree_files(root, {".repolensignore": "*\n"})
+    with pytest.raises(NothingToIndexError, match="nothing to index"):
+        build_index(root)
+    assert "alpha" in api.search_code("alpha", root).text
