@@ -1,0 +1,573 @@
+"""Filtered test runs: real runners on tiny projects built in tmp dirs, no mocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from repolens import testrun
+from repolens.errors import RootError, RunArgumentError, RunnerUnavailableError, UsageError
+
+PYTEST_INI = "[pytest]\naddopts = -v -p no:cacheprovider\n"
+CALC = "def add(a, b):\n    return a + b\n"
+FAILING_TESTS = textwrap.dedent(
+    """\
+    from calc import add
+
+
+    def test_add_ok():
+        assert add(2, 2) == 4
+
+
+    def test_add_wrong():
+        assert add(2, 2) == 5
+    """
+)
+# conftest.py runs whenever pytest starts in the project: its marker proves a run happened.
+CONFTEST_MARKER = "from pathlib import Path\n\nPath(__file__).with_name('ran.marker').write_text('ran')\n"
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def pytest_project(root: Path, tests: str, *, ini: str = PYTEST_INI) -> Path:
+    return write_files(
+        root,
+        {"pytest.ini": ini, "calc.py": CALC, "test_calc.py": tests, "conftest.py": CONFTEST_MARKER},
+    )
+
+
+def normalize(text: str) -> str:
+    """Make pytest's output independent of terminal width and timing."""
+    text = re.sub(r"([=_])\1{2,}", r"\1\1\1", text)
+    text = re.sub(r" {2,}\[", " [", text)
+    return re.sub(r"in \d+\.\d+s", "in T", text)
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs; a zombie waiting for a reaper counts as gone."""
+    stat = Path(f"/proc/{pid}/stat")
+    if Path("/proc/self/stat").exists():
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_gone(pid: int, seconds: float = 3.0) -> bool:
+    give_up = time.monotonic() + seconds
+    while time.monotonic() < give_up:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+# --------------------------------------------------------------------------- pytest runs
+
+
+def test_failing_pytest_run_keeps_assertion_lines_and_failing_test_path(tmp_path: Path) -> None:
+    root = pytest_project(tmp_path, FAILING_TESTS)
+
+    run = testrun.run_tests(root, "pytest")
+
+    assert run.exit_code == 1
+    assert run.argv == (sys.executable, "-m", "pytest")
+    assert run.filtered and not run.truncated and not run.timed_out
+    rendered = testrun.render(run)
+    assert rendered.startswith(f"$ {sys.executable} -m pytest  ->  exit 1 in ")
+    assert normalize(rendered.split("\n", 1)[1]) == textwrap.dedent(
+        """\
+        test_calc.py::test_add_wrong FAILED [100%]
+
+        === FAILURES ===
+        ___ test_add_wrong ___
+
+            def test_add_wrong():
+        >       assert add(2, 2) == 5
+        E       assert 4 == 5
+        E        +  where 4 = add(2, 2)
+
+        test_calc.py:9: AssertionError
+        === short test summary info ===
+        FAILED test_calc.py::test_add_wrong - assert 4 == 5
+         +  where 4 = add(2, 2)
+        === 1 failed, 1 passed in T ===
+        """
+    ) + f"[kept 12 of {run.lines_total} lines (failure-relevant lines and their context); " + (
+        f"{run.lines_total - 12} dropped]"
+    )
+    # the passing test and the session header are noise
+    assert "test_add_ok" not in run.text
+    assert "platform" not in run.text and "rootdir" not in run.text
+
+
+def test_passing_pytest_run_reports_exit_0_with_the_summary(tmp_path: Path) -> None:
+    root = pytest_project(tmp_path, "def test_ok():\n    assert True\n")
+
+    run = testrun.run_tests(root, "pytest")
+
+    assert run.exit_code == 0
+    assert normalize(run.text) == "=== 1 passed in T ==="
+    assert testrun.render(run).endswith(
+        f"[kept 1 of {run.lines_total} lines (failure-relevant lines and their context); "
+        f"{run.lines_total - 1} dropped]"
+    )
+
+
+def test_pytest_node_id_and_k_filter_reach_the_command(tmp_path: Path) -> None:
+    root = pytest_project(tmp_path, FAILING_TESTS)
+
+    by_id = testrun.run_tests(root, "pytest", ["test_calc.py::test_add_ok"])
+    by_k = testrun.run_tests(root, "pytest", ["test_calc.py", "-k", "add_ok or nothing"])
+
+    assert by_id.argv[-1] == "test_calc.py::test_add_ok"
+    assert by_k.argv[-3:] == ("test_calc.py", "-k", "add_ok or nothing")
+    assert (by_id.exit_code, by_k.exit_code) == (0, 0)
+    assert normalize(by_k.text) == "=== 1 passed, 1 deselected in T ==="
+
+
+def test_signal_death_reports_128_plus_signal(tmp_path: Path) -> None:
+    root = pytest_project(
+        tmp_path, "import os, signal\n\n\ndef test_dies():\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+
+    run = testrun.run_tests(root, "pytest")
+
+    assert run.exit_code == 137
+    assert run.notes == ("the runner was killed by signal SIGKILL",)
+    assert testrun.render(run).endswith("\n[the runner was killed by signal SIGKILL]")
+
+
+# --------------------------------------------------------------------------- process groups and bounds
+
+HANGING_TEST = textwrap.dedent(
+    """\
+    import subprocess, time
+    from pathlib import Path
+
+
+    def test_hangs():
+        child = subprocess.Popen(["sleep", "60"])
+        Path("grandchild.pid").write_text(str(child.pid))
+        print("waiting for the grandchild", flush=True)
+        time.sleep(60)
+    """
+)
+
+
+def test_timeout_kills_the_process_group_including_a_grandchild(tmp_path: Path) -> None:
+    # -s: the grandchild inherits the output pipe, the hard case for draining
+    root = pytest_project(tmp_path, HANGING_TEST, ini="[pytest]\naddopts = -s -p no:cacheprovider\n")
+
+    started = time.monotonic()
+    run = testrun.run_tests(root, "pytest", timeout_s=4)
+    elapsed = time.monotonic() - started
+
+    assert run.timed_out and run.exit_code == testrun.TIMEOUT_EXIT_CODE == 124
+    assert elapsed < 10
+    grandchild = int((root / "grandchild.pid").read_text())
+    assert wait_gone(grandchild), "the grandchild sleep survived the timeout"
+    rendered = testrun.render(run)
+    assert rendered.startswith(f"$ {sys.executable} -m pytest  ->  exit 124 in ")
+    assert rendered.endswith(
+        "\n[timed out after 4s: the process group was killed; pass a longer timeout to wait]"
+    )
+
+
+def test_children_left_running_are_killed_when_the_runner_exits(tmp_path: Path) -> None:
+    leaves_child = textwrap.dedent(
+        """\
+        import subprocess
+        from pathlib import Path
+
+
+        def test_leaves_a_child():
+            child = subprocess.Popen(["sleep", "60"])
+            Path("leftover.pid").write_text(str(child.pid))
+        """
+    )
+    root = pytest_project(tmp_path, leaves_child, ini="[pytest]\naddopts = -s -p no:cacheprovider\n")
+
+    run = testrun.run_tests(root, "pytest")
+
+    assert run.exit_code == 0 and not run.timed_out
+    assert run.duration_s < 8  # the leftover holds the pipe open: the drain grace ends the wait
+    assert wait_gone(int((root / "leftover.pid").read_text()))
+
+
+FLOOD_TEST = textwrap.dedent(
+    """\
+    import sys
+
+
+    def test_flood():
+        block = ("x" * 1023 + "\\n") * 1024  # 1 MiB of lines
+        for _ in range(64):
+            sys.stdout.write(block)
+        sys.stdout.write("y" * (8 << 20))  # one 8 MiB line
+        sys.stdout.write("\\n")
+        sys.stdout.flush()
+        assert False, "flooded"
+    """
+)
+
+
+def test_huge_output_stays_bounded_in_text_and_memory(tmp_path: Path) -> None:
+    root = pytest_project(tmp_path, FLOOD_TEST, ini="[pytest]\naddopts = -s -p no:cacheprovider\n")
+    # Measured in a fresh interpreter: its peak RSS is not hidden by this test session's.
+    probe = textwrap.dedent(
+        f"""\
+        import json, resource
+        from repolens.testrun import render, run_tests
+
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        run = run_tests({str(root)!r}, "pytest")
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(json.dumps({{"grew_kib": after - before, "run": run.__dict__, "rendered": render(run)}}))
+        """
+    )
+
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    report = json.loads(out.stdout)
+    run = report["run"]
+    assert run["exit_code"] == 1
+    assert run["lines_total"] > 64 * 1024
+    assert len(run["text"]) <= testrun.DEFAULT_MAX_CHARS
+    assert "AssertionError: flooded" in run["text"]
+    assert report["grew_kib"] < 24 * 1024, f"reading 72 MiB of output grew RSS by {report['grew_kib']} KiB"
+
+
+# --------------------------------------------------------------------------- argument safety
+
+UNSAFE_ARGUMENTS = [
+    ["; rm -rf /"],
+    ["$(touch pwned)"],
+    ["`touch pwned`"],
+    ["test_calc.py; rm -rf /"],
+    ["test_calc.py && id"],
+    ["test_calc.py | cat"],
+    ["> out.txt"],
+    ["../x"],
+    ["tests/../../x"],
+    ["/etc/passwd"],
+    ["~/x"],
+    ["*.py"],
+    ["--rootdir=/"],
+    ["-p", "no:cacheprovider"],
+    ["-kfoo"],
+    ["test_calc.py\nrm -rf /"],
+    ["test_calc.py\x00"],
+    ["tést.py"],
+    ["test_calc.py::test[1]"],
+    ["no_such_file.py"],
+    ["-k"],
+    ["-k", "x; rm -rf /"],
+    ["-k", "$(id)"],
+    ["-k", "--rootdir=/"],
+    ["-k", "a", "-k", "b"],
+    ["x" * 201],
+]
+
+
+@pytest.mark.parametrize("args", UNSAFE_ARGUMENTS, ids=repr)
+def test_unsafe_arguments_are_rejected_without_running_anything(tmp_path: Path, args: list[str]) -> None:
+    root = pytest_project(tmp_path, FAILING_TESTS)
+
+    with pytest.raises(RunArgumentError) as caught:
+        testrun.run_tests(root, "pytest", args)
+
+    assert isinstance(caught.value, UsageError)
+    assert "\n" not in str(caught.value)
+    assert not (root / "ran.marker").exists()
+    assert not (root / "pwned").exists()
+
+
+def test_symlink_out_of_the_root_is_rejected(tmp_path: Path) -> None:
+    root = pytest_project(tmp_path / "p", FAILING_TESTS)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "test_x.py").write_text("def test_x():\n    pass\n")
+    (root / "link").symlink_to(tmp_path / "outside")
+
+    with pytest.raises(RunArgumentError, match="resolves outside the root"):
+        testrun.run_tests(root, "pytest", ["link/test_x.py"])
+
+
+def test_rejection_message_says_what_is_allowed(tmp_path: Path) -> None:
+    root = pytest_project(tmp_path, FAILING_TESTS)
+
+    with pytest.raises(RunArgumentError) as caught:
+        testrun.run_tests(root, "pytest", ["--rootdir=/"])
+
+    assert str(caught.value) == (
+        "option '--rootdir=/' is not allowed: pytest accepts test paths inside the root "
+        "(letters, digits, _ . - /, optionally ::test_name) and one filter -k FILTER; "
+        "no other options, no shell syntax"
+    )
+
+
+def test_build_command_translates_paths_and_filters_per_runner(tmp_path: Path) -> None:
+    write_files(tmp_path, {"pkg/a/a_test.go": "", "src/app.test.js": ""})
+
+    def command(name: str, args: list[str]) -> tuple[str, ...]:
+        return testrun.build_command(tmp_path, testrun.Runner(name, (name, "test"), None), args)
+
+    assert command("go", []) == ("go", "test", "./...")
+    assert command("go", ["pkg/...", "-run", "TestAdd/neg$"]) == (
+        "go",
+        "test",
+        "-run",
+        "TestAdd/neg$",
+        "./pkg/...",
+    )
+    assert command("go", ["pkg/a", "-k", "^TestA"]) == ("go", "test", "-run", "^TestA", "./pkg/a")
+    assert command("cargo", ["tests::adds"]) == ("cargo", "test", "tests::adds")
+    assert command("cargo", ["-k", "adds"]) == ("cargo", "test", "adds")
+    assert command("mvn", ["-Dtest=CalcTest#adds"]) == ("mvn", "test", "-Dtest=CalcTest#adds")
+    assert command("mvn", ["-k", "Calc*Test"]) == ("mvn", "test", "-Dtest=Calc*Test")
+    assert command("gradle", ["--tests", "com.x.CalcTest"]) == ("gradle", "test", "--tests", "com.x.CalcTest")
+    assert command("npm", ["src/app.test.js"]) == ("npm", "test", "--", "src/app.test.js")
+    assert command("npm", ["src/app"]) == ("npm", "test", "--", "src/app")  # a pattern need not exist
+    assert command("pnpm", ["src/app"]) == ("pnpm", "test", "src/app")
+    assert command("yarn", []) == ("yarn", "test")
+    for name, args in [
+        ("go", ["../pkg"]),
+        ("go", ["pkg/.../a"]),
+        ("go", ["missing"]),
+        ("go", ["-run", "a b"]),
+        ("cargo", ["a", "b"]),
+        ("cargo", ["src/lib.rs"]),
+        ("mvn", ["src/Test.java"]),
+        ("mvn", ["-Dtest=A;B"]),
+        ("gradle", ["--tests", "a/b"]),
+        ("npm", ["-k", "x"]),
+        ("npm", ["--watch"]),
+        ("yarn", ["../x"]),
+    ]:
+        with pytest.raises(RunArgumentError):
+            command(name, args)
+
+
+# --------------------------------------------------------------------------- runners
+
+
+def test_unavailable_runner_error_names_the_available_ones(tmp_path: Path) -> None:
+    available = [r.name for r in testrun.available_runners(tmp_path)]
+    missing = [n for n in testrun.RUNNER_NAMES if n not in available]
+    if not missing:
+        pytest.skip("every supported runner is installed here")
+    name = missing[0]
+
+    with pytest.raises(RunnerUnavailableError) as caught:
+        testrun.run_tests(tmp_path, name)
+
+    wrapper = " and no ./gradlew at the root" if name == "gradle" else ""
+    assert str(caught.value) == (
+        f"test runner {name!r} is not installed here ({name} not found on PATH{wrapper}): "
+        f"available here: {', '.join(available)}"
+    )
+    assert isinstance(caught.value, UsageError)
+
+
+def test_unknown_runner_is_refused_with_the_supported_list(tmp_path: Path) -> None:
+    with pytest.raises(
+        RunnerUnavailableError, match=r"^unknown test runner 'make': use one of pytest, npm, "
+    ):
+        testrun.run_tests(tmp_path, "make")
+
+
+def test_pytest_runner_prefers_the_project_virtualenv(tmp_path: Path) -> None:
+    assert testrun.resolve_runner(tmp_path, "pytest").command == (sys.executable, "-m", "pytest")
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    write_files(tmp_path, {".venv/lib/python3.11/site-packages/pytest/__init__.py": ""})
+    write_files(tmp_path, {"pyproject.toml": ""})
+
+    runner = testrun.resolve_runner(tmp_path, "pytest")
+
+    assert runner == testrun.Runner("pytest", (str(python), "-m", "pytest"), "pyproject.toml")
+    assert runner.describe() == f"pytest: {python} -m pytest  (pyproject.toml)"
+
+
+def test_gradle_wrapper_runs_and_output_without_failures_falls_back_to_the_tail(tmp_path: Path) -> None:
+    wrapper = write_files(
+        tmp_path, {"gradlew": '#!/bin/sh\necho "args: $*"\nfor i in $(seq 1 100); do echo "step $i"; done\n'}
+    )
+    (wrapper / "gradlew").chmod(0o755)
+
+    run = testrun.run_tests(tmp_path, "gradle", ["-k", "com.x.CalcTest"])
+
+    assert run.argv == ("./gradlew", "test", "--console=plain", "--tests", "com.x.CalcTest")
+    assert run.exit_code == 0 and not run.filtered
+    assert run.text.splitlines() == [f"step {i}" for i in range(61, 101)]
+    assert testrun.render(run) == (
+        f"$ ./gradlew test --console=plain --tests com.x.CalcTest  ->  exit 0 in {run.duration_s:.1f}s\n"
+        + run.text
+        + "\n[no failure-relevant line matched; kept the last 40 of 101 lines; 61 dropped]"
+    )
+
+
+def test_bad_root_and_out_of_bounds_budgets_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(RootError, match="does not exist"):
+        testrun.run_tests(tmp_path / "missing", "pytest")
+    for bad in (
+        {"timeout_s": 0},
+        {"timeout_s": 7200},
+        {"max_chars": 10},
+        {"context": -1},
+        {"max_lines": True},
+    ):
+        with pytest.raises(UsageError, match=r"must be an? (number|integer) between"):
+            testrun.run_tests(tmp_path, "pytest", **bad)
+    with pytest.raises(UsageError) as caught:
+        testrun.run_tests(tmp_path, "pytest", max_chars=2.5)
+    assert str(caught.value) == "max_chars must be an integer between 200 and 1,000,000, got 2.5"
+
+
+# --------------------------------------------------------------------------- filter rules
+
+
+def test_filter_strips_ansi_applies_carriage_returns_and_drops_passing_lines() -> None:
+    out = testrun.filter_output(
+        [
+            "collecting ...",
+            "\x1b[32mtests/test_a.py::test_ok PASSED\x1b[0m",
+            "\x1b[31mtests/test_a.py::test_bad FAILED\x1b[0m",
+            "tests/test_a.py::test_next PASSED",
+            "progress 10%\rprogress 100%",
+            "noise",
+            "noise",
+            "\x1b[1mE   assert 1 == 2\x1b[0m",
+            "",
+            "",
+            "tests/test_a.py:7: AssertionError",
+        ]
+    )
+
+    assert out.text == (
+        "tests/test_a.py::test_bad FAILED\n"
+        "[... 3 lines ...]\n"
+        "noise\n"
+        "E   assert 1 == 2\n"
+        "\n"
+        "tests/test_a.py:7: AssertionError"
+    )
+    assert (out.lines_total, out.lines_kept, out.filtered, out.truncated) == (11, 4, True, False)
+
+
+def test_filter_keeps_the_tail_within_the_budget() -> None:
+    lines = [f"FAILED test_{i}" for i in range(1000)]
+
+    out = testrun.filter_output(lines, max_chars=200)
+
+    assert out.text.splitlines()[-1] == "FAILED test_999"
+    assert len(out.text) <= 200
+    assert out.truncated and out.lines_matched == 1000
+    assert (
+        testrun.filter_output(lines, max_lines=3).text == "FAILED test_997\nFAILED test_998\nFAILED test_999"
+    )
+
+
+def test_filter_caps_long_lines_and_falls_back_to_the_tail() -> None:
+    out = testrun.filter_output(["a" * 5000, "plain", "text"], tail_lines=2)
+
+    assert out.text == "plain\ntext"
+    assert not out.filtered
+    assert testrun.clean_line("b" * 5000) == "b" * testrun.LINE_MAX_CHARS + "…"
+
+
+# --------------------------------------------------------------------------- other ecosystems
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
+def test_cargo_failure_keeps_panic_and_assert_values(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": textwrap.dedent(
+                """\
+                pub fn add(a: i32, b: i32) -> i32 {
+                    a + b
+                }
+
+                #[cfg(test)]
+                mod tests {
+                    use super::*;
+
+                    #[test]
+                    fn adds_ok() {
+                        assert_eq!(add(2, 2), 4);
+                    }
+
+                    #[test]
+                    fn adds_wrong() {
+                        assert_eq!(add(2, 2), 5);
+                    }
+                }
+                """
+            ),
+        },
+    )
+
+    run = testrun.run_tests(tmp_path, "cargo", timeout_s=120)
+
+    assert run.exit_code == 101
+    assert "panicked at src/lib.rs:16:9:" in run.text
+    assert "  left: 4\n right: 5" in run.text
+    assert "test result: FAILED. 1 passed; 1 failed" in run.text
+    assert "adds_ok" not in run.text
+    assert "Compiling" not in run.text
+
+
+@pytest.mark.skipif(
+    shutil.which("npm") is None or shutil.which("node") is None, reason="npm is not installed"
+)
+def test_npm_failure_keeps_expected_and_actual(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "package.json": '{"name": "calc", "private": true, "scripts": {"test": "node --test"}}\n',
+            "calc.test.js": textwrap.dedent(
+                """\
+                const test = require("node:test");
+                const assert = require("node:assert");
+
+                test("adds ok", () => { assert.strictEqual(2 + 2, 4); });
+                test("adds wrong", () => { assert.strictEqual(2 + 2, 5); });
+                """
+            ),
+        },
+    )
+
+    run = testrun.run_tests(tmp_path, "npm", ["calc.test.js"])
+
+    assert run.argv[1:] == ("test", "--", "calc.test.js")
+    assert run.exit_code == 1
+    assert "not ok 2 - adds wrong" in run.text
+    assert "expected: 5" in run.text and "actual: 4" in run.text
+    assert "calc.test.js:5:" in run.text
+    assert "ok 1 - adds ok" not in run.text
