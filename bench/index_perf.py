@@ -40,7 +40,7 @@ def load_queries(limit: int) -> list[str]:
 
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
 def index_in_child(corpus: Path, index_dir: Path, chunker: str) -> dict:
@@ -104,7 +104,8 @@ def main() -> None:
     rg_lat = []
     if rg:
         for q in queries:
-            cmd = [rg, "--count-matches", "-i", "-F", *sum((["-e", t] for t in rg_terms(q)), []), str(corpus)]
+            patterns = [arg for t in rg_terms(q) for arg in ("-e", t)]
+            cmd = [rg, "--count-matches", "-i", "-F", *patterns, str(corpus)]
             t = time.perf_counter()
             subprocess.run(cmd, capture_output=True)
             rg_lat.append((time.perf_counter() - t) * 1000)

@@ -65,9 +65,7 @@ def window_chunks(
         while j < n and j - i < target and size + len(lines[j]) + 1 <= p.max_chars:
             size += len(lines[j]) + 1
             j += 1
-        chunks.append(
-            Chunk(path, first_line + i, first_line + j - 1, "\n".join(lines[i:j]), language)
-        )
+        chunks.append(Chunk(path, first_line + i, first_line + j - 1, "\n".join(lines[i:j]), language))
         if j >= n:
             break
         # Overlap only when the window was cut by the line count; a window
@@ -80,6 +78,5 @@ def window_chunks(
 
 def _long_line_chunks(path: str, line: str, lineno: int, language: str, max_chars: int) -> list[Chunk]:
     return [
-        Chunk(path, lineno, lineno, line[k : k + max_chars], language)
-        for k in range(0, len(line), max_chars)
+        Chunk(path, lineno, lineno, line[k : k + max_chars], language) for k in range(0, len(line), max_chars)
     ]
