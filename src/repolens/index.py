@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from repolens.chunk import ChunkedFile, assign_ids
+from repolens.chunk import ChunkedFile, chunk_file, chunking_config
 from repolens.chunk.languages import language_for
-from repolens.chunk.text import WindowChunker
 from repolens.config import Settings, load_settings
 from repolens.discover import Discovery, LoadedText, SourceFile, discover, load_text, nothing_to_index
 from repolens.store import IndexHandle, format_versions
@@ -70,13 +69,13 @@ def file_hash(data: bytes) -> str:
 
 
 def make_chunker(settings: Settings) -> ChunkFn:
-    chunker = WindowChunker()
-    return chunker.chunk
+    mode = settings.chunker
+    return lambda path, text, language: chunk_file(path, text, language, mode=mode)
 
 
 def chunker_identity(settings: Settings) -> str:
-    c = WindowChunker()
-    return f"{c.name}/{c.version}"
+    name, version = chunking_config(settings.chunker)
+    return f"{name}/v{version}"
 
 
 def build_index(
@@ -165,7 +164,7 @@ def _add_file(
 ) -> None:
     language = language_for(src.path)
     chunked = chunk(src.path, loaded.text, language)
-    chunks = assign_ids(chunked.chunks)
+    chunks = chunked.chunks
     flags = []
     if loaded.replaced:
         flags.append("decoded_with_replacement")

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repolens.chunk import Chunk
+from repolens.chunk.pack import repeated_header_lines
 from repolens.retrieve import Hit
 from repolens.tokenize import tokenize
 
@@ -126,16 +127,22 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int,
 
     Empty when no line matches (the chunk matched through its path). A
     definition's first line (its signature) is always shown with a match,
-    so a hit deep in a long function still says which function it is.
+    so a hit deep in a long function still says which function it is. Part
+    2..n of a split definition repeats the definition's header at the top of
+    its text; those lines are not the part's own and are left out (the block
+    header names the definition).
     """
     lines = chunk.text.split("\n")
+    header = repeated_header_lines(chunk)
+    if header:
+        lines = lines[header:]
     matches = [i for i, line in enumerate(lines) if tokens.intersection(tokenize(line))]
     if not matches:
         return {}
     keep: set[int] = set()
     for i in matches:
         keep.update(range(max(0, i - context), min(len(lines), i + context + 1)))
-    if chunk.qualname:
+    if chunk.qualname and not header:
         keep.add(0)
     return {chunk.start_line + i: lines[i] for i in sorted(keep) if chunk.start_line + i <= chunk.end_line}
 

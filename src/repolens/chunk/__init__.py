@@ -2,7 +2,8 @@
 
 A chunker turns one file's text into a :class:`ChunkedFile`: chunks that
 together cover every line of the file, plus the definitions (symbols) it
-found.
+found. The index only talks to :func:`chunk_file`; which chunker runs for a
+file (syntax-aware or line windows) is decided here.
 """
 
 from __future__ import annotations
@@ -77,12 +78,14 @@ def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
     Line numbers are deliberately left out so that an edit above a function
     does not change the function's id (its vectors can then be reused).
     Identical chunks in one file get an occurrence suffix to stay unique.
+    Surrounding blank lines are left out too: a chunk owns the blank lines
+    after it, and adding one should not change its id.
     """
     seen: dict[str, int] = {}
     out: list[Chunk] = []
     for c in chunks:
         h = hashlib.blake2b(digest_size=8)
-        for part in (c.path, c.kind, c.qualname, c.text):
+        for part in (c.path, c.kind, c.qualname, c.text.strip()):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\0")
         base = h.hexdigest()
@@ -91,3 +94,17 @@ def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
         out.append(replace(c, id=base if n == 0 else f"{base}-{n}"))
     return out
 
+
+# The dispatcher needs the classes above, so it is imported last.
+from repolens.chunk.dispatch import chunk_file, chunker_for, chunking_config  # noqa: E402
+
+__all__ = [
+    "Chunk",
+    "ChunkedFile",
+    "Chunker",
+    "Symbol",
+    "assign_ids",
+    "chunk_file",
+    "chunker_for",
+    "chunking_config",
+]

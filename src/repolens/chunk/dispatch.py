@@ -1,0 +1,66 @@
+"""Which chunker runs for a file, and the fingerprint of the whole setup.
+
+:func:`chunk_file` is the one entry point the index uses. It never raises
+for a file's content: a parser crash, a timeout or a bug in a language spec
+falls back to line windows with ``parse_error=True``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from repolens.chunk import ChunkedFile, Chunker, assign_ids
+from repolens.chunk.grammars import grammar_versions
+from repolens.chunk.markdown import MarkdownChunker
+from repolens.chunk.pack import source_lines
+from repolens.chunk.syntax import SyntaxChunker, supports
+from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
+
+# Bump when any chunker's output changes for the same input and grammars.
+CHUNKING_VERSION = 1
+
+SYNTAX = SyntaxChunker()
+MARKDOWN = MarkdownChunker()
+WINDOWS = WindowChunker()
+
+
+def chunker_for(language: str) -> Chunker:
+    """Markdown by headings, tree-sitter where a grammar loads, else line windows."""
+    if language == "markdown":
+        return MARKDOWN
+    if supports(language):
+        return SYNTAX
+    return WINDOWS
+
+
+def chunk_file(path: str, text: str, language: str, *, mode: str = "syntax") -> ChunkedFile:
+    """Chunks (with ids) and symbols of one file.
+
+    ``mode="windows"`` uses line windows for every file (the baseline the
+    syntax chunker is measured against). Line numbers count ``\\n`` only
+    (see :func:`~repolens.chunk.pack.source_lines`), for every chunker.
+    """
+    chunker = WINDOWS if mode == "windows" else chunker_for(language)
+    try:
+        if chunker is WINDOWS:
+            result = ChunkedFile(window_chunks(path, text, language, lines=source_lines(text)))
+        else:
+            result = chunker.chunk(path, text, language)
+    except Exception:  # a grammar or spec failing on one file must not stop indexing
+        result = ChunkedFile(window_chunks(path, text, language, lines=source_lines(text)), parse_error=True)
+    return ChunkedFile(assign_ids(result.chunks), result.symbols, result.parse_error)
+
+
+def chunking_config(mode: str = "syntax") -> tuple[str, int]:
+    """``(name, version)`` to record in an index; a different pair means re-chunk.
+
+    The name carries a hash of the bounds and of the installed tree-sitter
+    and grammar package versions, so upgrading a grammar (which can move
+    chunk boundaries) also invalidates stored chunks.
+    """
+    h = hashlib.blake2b(digest_size=6)
+    if mode == "windows":
+        h.update(repr((TARGET_LINES, MAX_LINES, MAX_CHARS, WINDOWS.overlap)).encode())
+        return f"windows/{h.hexdigest()}", CHUNKING_VERSION
+    h.update(repr((TARGET_LINES, MAX_LINES, MAX_CHARS, grammar_versions())).encode())
+    return f"syntax+markdown+windows/{h.hexdigest()}", CHUNKING_VERSION
