@@ -221,8 +221,22 @@ def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> 
 # -- rendering ---------------------------------------------------------------
 
 
-def _omitted(a: int, b: int) -> str:
+# -- markers: the wording is a contract shared by every reply that cuts text --
+
+
+def omitted_marker(a: int, b: int) -> str:
+    """A stretch of a shown span that is left out."""
     return f"... (line {a} omitted)" if a == b else f"... (lines {a}-{b} omitted)"
+
+
+def truncated_marker(path: str, start: int, end: int, cap: int) -> str:
+    """A hit cut by the per-hit cap; names the read that shows the rest."""
+    return f"... (truncated at {cap} chars; use read_snippet {path} {start} {end} to expand)"
+
+
+def budget_marker(path: str, start: int, end: int, dropped: int) -> str:
+    """A hit cut because the reply's budget ran out."""
+    return f"... (budget: {dropped} chars omitted; use read_snippet {path} {start} {end} to expand)"
 
 
 def _body(block: Block) -> list[tuple[str, int | None]]:
@@ -231,11 +245,11 @@ def _body(block: Block) -> list[tuple[str, int | None]]:
     expect = block.start_line
     for n, text in block.lines:
         if n > expect:
-            out.append((_omitted(expect, n - 1), None))
+            out.append((omitted_marker(expect, n - 1), None))
         out.append((f"{n}: {text}", n))
         expect = n + 1
     if expect <= block.end_line:
-        out.append((_omitted(expect, block.end_line), None))
+        out.append((omitted_marker(expect, block.end_line), None))
     return out
 
 
@@ -278,10 +292,7 @@ def render_block(block: Block, limit: int, hit_max_chars: int) -> RenderedBlock 
         block,
         body,
         hit_max_chars,
-        lambda n, _dropped: (
-            f"... (truncated at {hit_max_chars} chars; "
-            f"use read_snippet {block.path} {n} {block.end_line} to expand)"
-        ),
+        lambda n, _dropped: truncated_marker(block.path, n, block.end_line, hit_max_chars),
     )
     if len(text) <= limit:
         return RenderedBlock(block, text, cut)
@@ -293,13 +304,13 @@ def render_block(block: Block, limit: int, hit_max_chars: int) -> RenderedBlock 
     for line in lines[1:]:
         n = _line_number(line)
         nxt = n if n is not None else _next_after(shown_nums, kept)
-        tail = _budget_marker(block, nxt, len(text) - size)
+        tail = budget_marker(block.path, nxt, block.end_line, len(text) - size)
         if size + 1 + len(line) + 1 + len(tail) > limit:
             break
         kept.append(line)
         size += 1 + len(line)
     nxt = _next_after(shown_nums, kept)
-    tail = _budget_marker(block, nxt, len(text) - size)
+    tail = budget_marker(block.path, nxt, block.end_line, len(text) - size)
     if len(kept) == 1 and size + 1 + len(tail) > limit:
         return None
     kept.append(tail)
@@ -315,13 +326,6 @@ def _next_after(shown: list[int], kept: list[str]) -> int:
     last = max((n for n in map(_line_number, kept) if n is not None), default=None)
     later = [n for n in shown if last is None or n > last]
     return later[0] if later else (last or 1)
-
-
-def _budget_marker(block: Block, start: int, dropped: int) -> str:
-    return (
-        f"... (budget: {dropped} chars omitted; "
-        f"use read_snippet {block.path} {start} {block.end_line} to expand)"
-    )
 
 
 def _trailer(blocks: Sequence[Block], limit: int) -> str:

@@ -1,0 +1,141 @@
+"""What a repository path is for: source, tests, docs, generated or vendored code.
+
+Ranking uses this as a prior: a definition in ``src/`` is what an agent
+usually means, the same name in ``tests/`` or ``vendor/`` less often. The
+classification is by name only (folders, file names, extensions), so it is
+cheap enough to run on every candidate of a query and never reads a file.
+
+Roles, checked in this order (the first that applies wins):
+
+``vendored``   third-party code kept in the tree (``vendor/``, ``node_modules/``, ...)
+``generated``  code written by tools (``*_pb2.py``, ``*.pb.go``, ``*.min.js``, ``generated/``)
+``test``       tests and their fixtures (``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``)
+``example``    examples and demos (``examples/``, ``samples/``, ``demo/``)
+``doc``        documentation (``docs/``, ``*.md``, ``*.rst``, ``README``)
+``config``     configuration and build files (``*.toml``, ``*.yaml``, ``Dockerfile``)
+``source``     everything else
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import Literal
+
+PathRole = Literal["source", "test", "doc", "generated", "vendored", "config", "example"]
+
+ROLES: tuple[PathRole, ...] = ("source", "test", "doc", "generated", "vendored", "config", "example")
+
+_VENDORED_DIRS = frozenset(
+    {
+        "vendor",
+        "vendors",
+        "vendored",
+        "_vendor",
+        "third_party",
+        "third-party",
+        "thirdparty",
+        "3rdparty",
+        "node_modules",
+        "bower_components",
+        "jspm_packages",
+        "site-packages",
+        "pods",
+        "carthage",
+        "deps",
+    }
+)
+_GENERATED_DIRS = frozenset({"generated", "__generated__", "gen-src", "autogen"})
+_GENERATED_FILE = re.compile(
+    r"""(
+        _pb2(_grpc)?\.pyi?$ | \.pb\.(go|cc|h|c)$ | _pb\.(js|d\.ts)$ | \.pb\.gw\.go$
+      | ^zz_generated\. | [._]generated\.[^.]+$ | \.gen\.[^.]+$ | _gen\.go$
+      | \.min\.(js|css)$ | \.designer\.cs$ | \.g\.dart$ | \.freezed\.dart$
+    )""",
+    re.X,
+)
+_TEST_DIRS = frozenset(
+    {"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "e2e", "__mocks__"}
+)
+_TEST_FILE = re.compile(
+    r"""(
+        ^test_.+\.py$ | _tests?\.py$ | ^tests?\.py$ | ^conftest\.py$
+      | _test\.(go|rs|exs?|dart|cc|cpp|c)$ | \.(test|spec)\.[cm]?[jt]sx?$
+      | (Test|Tests|Spec|IT)\.(java|kt|scala|cs|php|swift)$ | _spec\.rb$ | _test\.rb$
+    )""",
+    re.X,
+)
+_EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos"})
+_DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
+_DOC_EXTENSIONS = frozenset(
+    {".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".txt", ".org", ".rdoc"}
+)
+_DOC_STEMS = frozenset(
+    {
+        "readme",
+        "changelog",
+        "changes",
+        "history",
+        "license",
+        "copying",
+        "contributing",
+        "authors",
+        "news",
+        "notice",
+    }
+)
+_CONFIG_EXTENSIONS = frozenset(
+    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".properties", ".lock", ".json", ".jsonc", ".plist"}
+)
+_CONFIG_NAMES = frozenset(
+    {
+        "dockerfile",
+        "makefile",
+        "cmakelists.txt",
+        "requirements.txt",
+        "gemfile",
+        "rakefile",
+        "procfile",
+        "justfile",
+        "pom.xml",
+        "build.gradle",
+        "settings.gradle",
+        ".editorconfig",
+        ".gitignore",
+        ".gitattributes",
+    }
+)
+_CONFIG_FILE = re.compile(r"(\.config\.[cm]?[jt]s$|^\.[\w-]+rc(\.\w+)?$|^tsconfig.*\.json$)")
+
+
+@lru_cache(maxsize=65_536)
+def path_role(path: str) -> PathRole:
+    """The role of a repository-relative POSIX path; see the module docstring.
+
+    Cached: a pure function of the string, so the cache is never stale.
+    """
+    parts = PurePosixPath(path).parts
+    if not parts:
+        return "source"
+    dirs = [p.lower() for p in parts[:-1]]
+    name = parts[-1]
+    lname = name.lower()
+    if any(d in _VENDORED_DIRS for d in dirs):
+        return "vendored"
+    if any(d in _GENERATED_DIRS for d in dirs) or _GENERATED_FILE.search(name):
+        return "generated"
+    if any(d in _TEST_DIRS for d in dirs) or _TEST_FILE.search(name):
+        return "test"
+    if any(d in _EXAMPLE_DIRS for d in dirs):
+        return "example"
+    if lname in _CONFIG_NAMES or _CONFIG_FILE.search(lname):
+        return "config"
+    suffix = PurePosixPath(lname).suffix
+    if any(d in _DOC_DIRS for d in dirs) or suffix in _DOC_EXTENSIONS:
+        return "doc"
+    if lname.split(".", 1)[0] in _DOC_STEMS and suffix in ("", ".txt"):
+        return "doc"
+    if suffix in _CONFIG_EXTENSIONS:
+        return "config"
+    return "source"
