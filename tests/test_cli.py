@@ -126,3 +126,36 @@ def test_index_dir_option_and_env(repo: Path, tmp_path: Path):
     out = run("search", "parse_url", "--root", str(repo), env={"REPOLENS_INDEX_DIR": str(shared)})
     assert out.returncode == 0, out.stderr
     assert any(shared.iterdir())
+
+
+def test_symbols_focus_and_chunk_commands(repo: Path):
+    out = run("symbols", "handle_submit", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "2 symbols match 'handle_submit':"
+    assert lines[1].startswith("src/web/forms.py:4-9 function handle_submit [python, exact]")
+
+    focus = run("focus", "email is required", "--root", str(repo))
+    assert focus.returncode == 0, focus.stderr
+    head = focus.stdout.splitlines()[0]
+    assert head.startswith("src/web/forms.py:4-9 function handle_submit (score ")
+    assert "def handle_submit(form, store: SessionStore):" in focus.stdout
+    assert "return True" in focus.stdout  # the whole function, not a window
+
+    data = json.loads(run("search", "handle_submit", "--root", str(repo), "--json").stdout)
+    chunk_id = data["hits"][0]["chunk_ids"][0]
+    chunk = run("chunk", chunk_id, "--root", str(repo))
+    assert chunk.returncode == 0, chunk.stderr
+    assert "def handle_submit" in chunk.stdout
+    missing = run("chunk", "0123456789abcdef", "--root", str(repo))
+    assert missing.returncode == 1 and "no chunk with id" in missing.stderr
+
+
+def test_search_files_mode_and_query_id(repo: Path):
+    out = run("search", "session expire", "--root", str(repo), "--files")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].startswith("1. src/auth/session.py (score ")
+    query_id = out.stdout.strip().splitlines()[-1].split()[-1]
+    again = run("search", "--query-id", query_id, "--root", str(repo))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("src/auth/session.py:")

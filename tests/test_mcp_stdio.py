@@ -40,13 +40,24 @@ def test_stdio_session_lists_indexes_searches_reads_and_reports_errors(sample_re
             )
             out["bad_query"] = await client.call_tool("search_code", {"query": ""})
             out["after_errors"] = await client.call_tool("search_code", {"query": "parseURL", "top_k": 2})
+            out["symbol"] = await client.call_tool("find_symbol", {"name": "SessionStore"})
+            out["focus"] = await client.call_tool("get_focused_context", {"query": "email is required"})
+            out["files"] = await client.call_tool("search_code", {"query": "session expire", "mode": "files"})
         return out
 
     out = asyncio.run(session())
     tools = out["tools"]
-    assert {"index_repo", "search_code", "read_snippet"} <= set(tools)
+    assert {
+        "index_repo",
+        "search_code",
+        "read_snippet",
+        "find_symbol",
+        "get_focused_context",
+        "get_chunk",
+    } <= set(tools)
     assert "grep" in tools["search_code"].description
-    assert tools["search_code"].input_schema["required"] == ["query"]
+    props = tools["search_code"].input_schema["properties"]
+    assert {"query", "mode", "top_k", "max_chars", "query_id", "include", "exclude"} <= set(props)
 
     assert not out["index"].is_error
     assert _text(out["index"]).startswith("indexed 5 files")
@@ -61,6 +72,9 @@ def test_stdio_session_lists_indexes_searches_reads_and_reports_errors(sample_re
         assert needle in text and "\n" not in text and "Traceback" not in text
 
     assert not out["after_errors"].is_error  # the server survived the bad calls
+    assert _text(out["symbol"]).splitlines()[1].startswith("src/auth/session.py:8-22 class SessionStore")
+    assert "def handle_submit" in _text(out["focus"])
+    assert _text(out["files"]).startswith("1. src/auth/session.py (score ")
     assert "parseURL" in _text(out["after_errors"]) or "parse_url" in _text(out["after_errors"])
 
 

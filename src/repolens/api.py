@@ -8,21 +8,30 @@ a value whose ``render()``/``text`` is what the user sees.
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from repolens.chunks import ChunkView
+from repolens.chunks import get_chunk as _get_chunk
 from repolens.config import Settings, load_settings
 from repolens.errors import IndexMissingError, UsageError
+from repolens.focus import FocusResult, focused_context
 from repolens.index import IndexReport, ProgressFn, build_index
+from repolens.overview import FileEntry, file_overview, render_files
 from repolens.packets import Packet, PacketOptions, render_packet
+from repolens.queries import recall, remember
 from repolens.query import parse_query
-from repolens.retrieve import CANDIDATES, search_index
+from repolens.retrieve import CANDIDATES, Filters, Hit, RankingOptions, search_index
 from repolens.snippets import Snippet
 from repolens.snippets import read_snippet as _read_snippet
 from repolens.store import IndexHandle
+from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
-from repolens.store.lexical import LexFilters
+from repolens.symbols import SymbolMatches, find_symbols
 
 MAX_QUERY_CHARS = 100_000
 
@@ -78,14 +87,28 @@ def index_repo(
     return build_index(root_path, index_dir=index_dir, settings=settings, progress=progress)
 
 
+MODES = ("packet", "files", "json")
+
+
 @dataclass
 class SearchReply:
-    packet: Packet
-    indexed: IndexReport | None  # set when this call had to build the index first
+    query: str
+    query_id: str
+    mode: str
+    text: str  # exactly what the user or agent reads, for every mode
+    packet: Packet | None = None
+    files: list[FileEntry] | None = None
+    indexed: IndexReport | None = None  # set when this call had to build the index first
+    notes: tuple[str, ...] = ()
 
-    @property
-    def text(self) -> str:
-        return self.packet.text
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"query": self.query, "query_id": self.query_id}
+        if self.packet is not None:
+            data.update(self.packet.to_json())
+        if self.files is not None:
+            data["files"] = [f.to_json() for f in self.files]
+        data["notes"] = list(self.notes)
+        return data
 
 
 def _check_int(name: str, value: int | None, lo: int, hi: int) -> None:
@@ -97,8 +120,39 @@ def _check_int(name: str, value: int | None, lo: int, hi: int) -> None:
         raise UsageError(f"{name} must be between {lo} and {hi}, got {value}")
 
 
+def _globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    if not all(isinstance(v, str) and v.strip() and len(v) <= 500 and "\x00" not in v for v in items):
+        raise UsageError(f"{name} must be glob patterns like 'src/**/*.py' (non-empty strings)")
+    return tuple(v.strip() for v in items)
+
+
+def make_filters(
+    path: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    include: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
+) -> Filters:
+    for name, value in (("path", path), ("language", language), ("kind", kind)):
+        if value is not None and (not isinstance(value, str) or "\x00" in value or len(value) > 1000):
+            raise UsageError(f"{name} must be a plain string")
+    subpath = path.strip().strip("/") if path else None
+    if subpath and (".." in subpath.split("/") or subpath.startswith("/")):
+        raise UsageError(f"path filter {path!r} must be a folder or file inside the repository")
+    return Filters(
+        subpath=subpath or None,
+        languages=(language.strip().lower(),) if language else (),
+        kinds=(kind.strip().lower(),) if kind else (),
+        include=_globs("include", include),
+        exclude=_globs("exclude", exclude),
+    )
+
+
 def search_code(
-    query: str,
+    query: str | None,
     root: str | Path | None = None,
     *,
     index_dir: str | Path | None = None,
@@ -106,39 +160,150 @@ def search_code(
     max_chars: int | None = None,
     path: str | None = None,
     language: str | None = None,
+    kind: str | None = None,
+    include: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
+    mode: str = "packet",
+    query_id: str | None = None,
     auto_index: bool = True,
     progress: ProgressFn | None = None,
 ) -> SearchReply:
-    """Answer ``query`` with an evidence packet, indexing first if needed."""
-    if not isinstance(query, str) or not query.strip():
-        raise UsageError("query is empty: pass a question or an identifier to search for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise UsageError(f"query is {len(query)} chars; the limit is {MAX_QUERY_CHARS}: shorten it")
+    """Answer ``query`` (or re-render the remembered ``query_id``) in ``mode``.
+
+    Modes: ``packet`` (evidence packet), ``files`` (ranked file overview),
+    ``json`` (hits, omitted hits and files for programs). Indexes first if
+    the repository has no index and ``auto_index`` is set.
+    """
+    if mode not in MODES:
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if query_id is None:
+        if not isinstance(query, str) or not query.strip():
+            raise UsageError("query is empty: pass a question or an identifier to search for")
+        if len(query) > MAX_QUERY_CHARS:
+            raise UsageError(f"query is {len(query)} chars; the limit is {MAX_QUERY_CHARS}: shorten it")
     _check_int("top_k", top_k, 1, 50)
     _check_int("max_chars", max_chars, 200, 1_000_000)
     layout = layout_for(root, index_dir)
     settings: Settings = load_settings(layout.root, {"top_k": top_k, "max_chars": max_chars})
     indexed = None
     if layout.current_generation() is None:
-        if not auto_index:
+        if not auto_index or query_id is not None:
             raise IndexMissingError(f"no index for {layout.root}: run `repolens index {layout.root}`")
         indexed = build_index(layout.root, index_dir=layout.index_dir, settings=settings, progress=progress)
     handle = handles.get(layout)
-    filters = LexFilters(
-        subpath=path.strip("/") if path else None,
-        languages=(language,) if language else (),
+    generation = handle.gen_dir.name
+    if query_id is not None:
+        remembered = recall(layout.index_dir, query_id, generation)
+        query, filters = remembered.query, remembered.filters
+        stored = sq.chunks_by_cid(handle.db, (cid for cid, _, _ in remembered.ranked))
+        hits = [Hit(c, stored[c].chunk, sc, legs) for c, sc, legs in remembered.ranked if c in stored]
+        parsed = parse_query(query)
+        notes: list[str] = []
+    else:
+        assert query is not None
+        filters = make_filters(path, language, kind, include, exclude)
+        parsed = parse_query(query)
+        outcome = search_index(
+            handle,
+            parsed,
+            limit=max(CANDIDATES, settings.top_k * 4),
+            filters=filters,
+            options=RankingOptions(symbol_boost=settings.symbol_boost),
+        )
+        hits, notes = outcome.hits, outcome.notes
+        query_id = remember(
+            layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs) for h in hits]
+        )
+    footer = f"query_id {query_id}"
+    reply = SearchReply(
+        query=query, query_id=query_id, mode=mode, text="", indexed=indexed, notes=tuple(notes)
     )
-    parsed = parse_query(query)
-    outcome = search_index(handle, parsed, limit=max(CANDIDATES, settings.top_k * 4), filters=filters)
+    if mode == "files":
+        reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
+        reply.text = render_files(reply.files, settings.max_chars, footer)
+        return reply
     opts = PacketOptions(
         top_k=settings.top_k,
-        max_chars=settings.max_chars,
+        max_chars=settings.max_chars - len(footer) - 2,
         hit_max_chars=min(settings.hit_max_chars, settings.max_chars),
         context_lines=settings.context_lines,
-        notes=outcome.notes,
+        notes=notes,
     )
-    packet = render_packet(query, outcome.hits, parsed.tokens, opts)
-    return SearchReply(packet, indexed)
+    reply.packet = render_packet(query, hits, parsed.tokens, opts)
+    if mode == "json":
+        reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
+        reply.text = json.dumps(reply.to_json(), ensure_ascii=False)
+    else:
+        reply.text = f"{reply.packet.text}\n\n{footer}"
+    return reply
+
+
+def open_index(
+    root: str | Path | None,
+    index_dir: str | Path | None = None,
+    *,
+    auto_index: bool = True,
+    progress: ProgressFn | None = None,
+) -> tuple[IndexHandle, IndexReport | None]:
+    """The current index of ``root`` (built first when missing and ``auto_index``)."""
+    layout = layout_for(root, index_dir)
+    indexed = None
+    if layout.current_generation() is None:
+        if not auto_index:
+            raise IndexMissingError(f"no index for {layout.root}: run `repolens index {layout.root}`")
+        indexed = build_index(layout.root, index_dir=layout.index_dir, progress=progress)
+    return handles.get(layout), indexed
+
+
+def find_symbol(
+    name: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    kind: str | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    limit: int = 20,
+    max_chars: int = 4000,
+) -> SymbolMatches:
+    handle, _ = open_index(root, index_dir)
+    return find_symbols(
+        handle, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
+    )
+
+
+def focus(
+    query: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    paths: Sequence[str] = (),
+    max_files: int = 3,
+    blocks_per_file: int = 3,
+    max_blocks: int = 6,
+    max_chars: int = 8000,
+) -> FocusResult:
+    handle, _ = open_index(root, index_dir)
+    return focused_context(
+        handle,
+        query,
+        paths=paths,
+        max_files=max_files,
+        blocks_per_file=blocks_per_file,
+        max_blocks=max_blocks,
+        max_chars=max_chars,
+    )
+
+
+def get_chunk(
+    chunk_id: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    max_chars: int = 8000,
+) -> ChunkView:
+    handle, _ = open_index(root, index_dir, auto_index=False)
+    return _get_chunk(handle, chunk_id, max_chars=max_chars)
 
 
 def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Snippet:

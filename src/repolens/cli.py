@@ -65,25 +65,39 @@ def index_cmd(root: str | None, index_dir: str | None, max_file_bytes: int | Non
 
 
 @cli.command("search")
-@click.argument("query")
+@click.argument("query", required=False)
 @root_option
 @index_dir_option
 @click.option("--top-k", "-k", type=int, default=None, help="Hits to show (default 5, max 50).")
 @click.option("--max-chars", type=int, default=None, help="Reply budget in characters (default 6000).")
 @click.option("--path", "subpath", default=None, help="Only search under this folder or file.")
-@click.option("--lang", "language", default=None, help="Only search files of this language (e.g. python).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for programs instead of the packet.")
+@click.option("--lang", "language", default=None, help="Only files of this language (e.g. python).")
+@click.option("--kind", default=None, help="Only chunks of this kind (function, class, method, ...).")
+@click.option("--include", multiple=True, help="Only paths matching this glob (repeatable).")
+@click.option("--exclude", multiple=True, help="Skip paths matching this glob (repeatable).")
+@click.option("--files", "files_mode", is_flag=True, help="Ranked file overview instead of the packet.")
+@click.option("--json", "as_json", is_flag=True, help="JSON for programs (hits, omitted hits, files).")
+@click.option(
+    "--query-id", default=None, help="Re-render a previous search (its query_id) without searching."
+)
 def search_cmd(
-    query: str,
+    query: str | None,
     root: str | None,
     index_dir: str | None,
     top_k: int | None,
     max_chars: int | None,
     subpath: str | None,
     language: str | None,
+    kind: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    files_mode: bool,
     as_json: bool,
+    query_id: str | None,
 ) -> None:
     """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
+    if query is None and query_id is None:
+        raise click.UsageError("Missing argument 'QUERY' (or pass --query-id).")
     reply = api.search_code(
         query,
         root,
@@ -92,14 +106,111 @@ def search_cmd(
         max_chars=max_chars,
         path=subpath,
         language=language,
+        kind=kind,
+        include=include or None,
+        exclude=exclude or None,
+        mode="json" if as_json else "files" if files_mode else "packet",
+        query_id=query_id,
         progress=_progress("indexing"),
     )
     if reply.indexed is not None:
         click.echo(reply.indexed.summary(), err=True)
     if as_json:
-        click.echo(json.dumps(reply.packet.to_json(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(reply.to_json(), indent=2, ensure_ascii=False))
     else:
         click.echo(reply.text)
+
+
+def _emit(result, as_json: bool) -> None:
+    """Print a core result: its text, or its JSON form."""
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(result.render())
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
+
+
+@cli.command("symbols")
+@click.argument("name")
+@root_option
+@index_dir_option
+@click.option("--kind", default=None, help="Only this kind (function, method, class, ...).")
+@click.option("--path", "subpath", default=None, help="Only under this folder or file.")
+@click.option("--lang", "language", default=None, help="Only this language.")
+@click.option("--limit", type=int, default=20, show_default=True, help="Most matches to list (1-200).")
+@click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
+@json_option
+def symbols_cmd(
+    name: str,
+    root: str | None,
+    index_dir: str | None,
+    kind: str | None,
+    subpath: str | None,
+    language: str | None,
+    limit: int,
+    max_chars: int,
+    as_json: bool,
+) -> None:
+    """Find definitions named NAME (exact, case- and separator-insensitive, qualified, fuzzy)."""
+    result = api.find_symbol(
+        name,
+        root,
+        index_dir=index_dir,
+        kind=kind,
+        path=subpath,
+        language=language,
+        limit=limit,
+        max_chars=max_chars,
+    )
+    _emit(result, as_json)
+
+
+@cli.command("focus")
+@click.argument("query")
+@root_option
+@index_dir_option
+@click.option("--path", "paths", multiple=True, help="Only matches in this file or folder (repeatable).")
+@click.option("--max-files", type=int, default=3, show_default=True)
+@click.option("--blocks-per-file", type=int, default=3, show_default=True)
+@click.option("--max-blocks", type=int, default=6, show_default=True)
+@click.option("--max-chars", type=int, default=8000, show_default=True)
+@json_option
+def focus_cmd(
+    query: str,
+    root: str | None,
+    index_dir: str | None,
+    paths: tuple[str, ...],
+    max_files: int,
+    blocks_per_file: int,
+    max_blocks: int,
+    max_chars: int,
+    as_json: bool,
+) -> None:
+    """Whole enclosing definitions (functions, classes) of QUERY's matches."""
+    result = api.focus(
+        query,
+        root,
+        index_dir=index_dir,
+        paths=paths,
+        max_files=max_files,
+        blocks_per_file=blocks_per_file,
+        max_blocks=max_blocks,
+        max_chars=max_chars,
+    )
+    _emit(result, as_json)
+
+
+@cli.command("chunk")
+@click.argument("chunk_id")
+@root_option
+@index_dir_option
+@click.option("--max-chars", type=int, default=8000, show_default=True)
+@json_option
+def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars: int, as_json: bool) -> None:
+    """Print one stored chunk by its id (ids come from search --json and focus --json)."""
+    _emit(api.get_chunk(chunk_id, root, index_dir=index_dir, max_chars=max_chars), as_json)
 
 
 @cli.command("read")

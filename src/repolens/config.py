@@ -32,6 +32,8 @@ class Settings:
     max_chars: int = 6000
     hit_max_chars: int = 4000
     context_lines: int = 2
+    # ranking: weight of the symbol leg (definitions the query names); 0 = off
+    symbol_boost: float = 1.0
 
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
@@ -42,6 +44,7 @@ _BOUNDS: dict[str, tuple[int, int]] = {
     "hit_max_chars": (100, 1_000_000),
     "context_lines": (0, 50),
 }
+_FLOAT_BOUNDS: dict[str, tuple[float, float]] = {"symbol_boost": (0.0, 100.0)}
 _CHOICES: dict[str, tuple[str, ...]] = {"chunker": ("syntax", "windows")}
 
 
@@ -56,6 +59,15 @@ def _coerce(key: str, value: Any, source: str) -> Any:
         elif isinstance(value, bool):
             return value
         raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
+    if isinstance(default, float):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{source}: {key} must be a number, got {value!r}") from None
+        flo, fhi = _FLOAT_BOUNDS.get(key, (float("-inf"), float("inf")))
+        if not flo <= number <= fhi:
+            raise ConfigError(f"{source}: {key} must be between {flo:g} and {fhi:g}, got {number:g}")
+        return number
     if isinstance(default, int):
         try:
             number = int(value)

@@ -6,7 +6,6 @@ Domain errors become tool results with ``isError`` and a one-line message.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable
@@ -67,23 +66,31 @@ def build_server(default_root: Path | None = None, index_dir: Path | None = None
 
     @server.tool(
         description=(
-            "Search the repository and get an evidence packet: the top hits with path, line range, "
-            "score and only the lines that matter, within a character budget. Best for broad or "
-            "natural-language questions ('where is the session expiry checked?'); for one exact "
-            "identifier, grep is cheaper. Omission markers name the read_snippet call to expand."
+            "Search the repository. mode=packet (default): an evidence packet with the top hits "
+            "(path, line range, score, only the lines that matter) within max_chars; mode=files: "
+            "a ranked list of files with the reason each matters; mode=json: hits for programs. "
+            "Best for broad or natural-language questions; for one exact identifier grep is "
+            "cheaper. Every reply carries a query_id: pass it back with another mode to re-render "
+            "without searching. Omission markers name the read_snippet call to expand."
         )
     )
     @_domain_errors
     def search_code(
-        query: Annotated[str, Field(description="A question, an identifier, or an error message.")],
+        query: Annotated[
+            str | None, Field(description="A question, an identifier, or an error message.")
+        ] = None,
         root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        mode: Annotated[str, Field(description="packet, files or json.")] = "packet",
         top_k: Annotated[int, Field(description="Number of hits (1-50).")] = 5,
         max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 6000,
-        path: Annotated[str | None, Field(description="Only search under this folder or file.")] = None,
+        path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
         language: Annotated[str | None, Field(description="Only this language, e.g. python.")] = None,
-        json_output: Annotated[bool, Field(description="Return JSON instead of the packet text.")] = False,
+        kind: Annotated[str | None, Field(description="Only this chunk kind, e.g. function.")] = None,
+        include: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
+        exclude: Annotated[list[str] | None, Field(description="Skip paths matching these globs.")] = None,
+        query_id: Annotated[str | None, Field(description="Re-render a previous reply's result.")] = None,
     ) -> str:
-        reply = api.search_code(
+        return api.search_code(
             query,
             root_of(root),
             index_dir=index_dir,
@@ -91,10 +98,12 @@ def build_server(default_root: Path | None = None, index_dir: Path | None = None
             max_chars=max_chars,
             path=path,
             language=language,
-        )
-        if json_output:
-            return json.dumps(reply.packet.to_json(), ensure_ascii=False)
-        return reply.text
+            kind=kind,
+            include=include,
+            exclude=exclude,
+            mode=mode,
+            query_id=query_id,
+        ).text
 
     @server.tool(
         description=(
@@ -110,6 +119,72 @@ def build_server(default_root: Path | None = None, index_dir: Path | None = None
         root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
     ) -> str:
         return api.read_snippet(root_of(root), path, start, end).render()
+
+    @server.tool(
+        description=(
+            "Find where a symbol is defined: exact, case-insensitive, separator-insensitive "
+            "(handle_submit finds handleSubmit), qualified (Store.save, Type::method) and fuzzy "
+            "lookup, definitions first, with signature and location. Cheaper than search_code "
+            "when you know the name."
+        )
+    )
+    @_domain_errors
+    def find_symbol(
+        name: Annotated[str, Field(description="Symbol name, optionally qualified (Class.method).")],
+        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        kind: Annotated[str | None, Field(description="Only this kind: function, method, class, ...")] = None,
+        path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
+        language: Annotated[str | None, Field(description="Only this language.")] = None,
+        limit: Annotated[int, Field(description="Most matches to list (1-200).")] = 20,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+    ) -> str:
+        return api.find_symbol(
+            name,
+            root_of(root),
+            index_dir=index_dir,
+            kind=kind,
+            path=path,
+            language=language,
+            limit=limit,
+            max_chars=max_chars,
+        ).render()
+
+    @server.tool(
+        description=(
+            "For a query's matches, return the whole enclosing functions/classes (not windows), "
+            "with matched lines listed, under budgets. Use after search_code when you need the "
+            "full definition to understand or edit it; pass paths to stay in known files."
+        )
+    )
+    @_domain_errors
+    def get_focused_context(
+        query: Annotated[str, Field(description="What to look for.")],
+        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        paths: Annotated[list[str] | None, Field(description="Only matches in these files/folders.")] = None,
+        max_files: Annotated[int, Field(description="Most files.")] = 3,
+        blocks_per_file: Annotated[int, Field(description="Most definitions per file.")] = 3,
+        max_blocks: Annotated[int, Field(description="Most definitions in all.")] = 6,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
+    ) -> str:
+        return api.focus(
+            query,
+            root_of(root),
+            index_dir=index_dir,
+            paths=paths or (),
+            max_files=max_files,
+            blocks_per_file=blocks_per_file,
+            max_blocks=max_blocks,
+            max_chars=max_chars,
+        ).render()
+
+    @server.tool(description="Return one indexed chunk by its id (ids appear in JSON replies).")
+    @_domain_errors
+    def get_chunk(
+        chunk_id: Annotated[str, Field(description="A chunk id from a JSON reply.")],
+        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
+    ) -> str:
+        return api.get_chunk(chunk_id, root_of(root), index_dir=index_dir, max_chars=max_chars).render()
 
     return server
 

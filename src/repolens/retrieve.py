@@ -1,12 +1,27 @@
 """Retrieve: ranked chunks for a parsed query.
 
-The spine has one leg, BM25 over four fields; later legs (dense vectors,
-symbol boost, reranker) fuse into the same ranked list of :class:`Hit`.
+Legs produce ranked candidates, fusion merges them into one list of
+:class:`Hit`:
+
+* **lexical**: BM25 over four fields (path, symbol name, signature/doc, body);
+* **symbol**: the definitions of identifiers the query names literally
+  (``parse_url``, ``Store.save``); a name defined in many places says little
+  and weighs less, a name defined in more than ``MAX_DEFS_PER_NAME`` places
+  is ignored.
+
+The symbol leg is fused as a boost on top of BM25: a definition gains
+``symbol_boost * top_bm25 * strength``, so a one-identifier query puts its
+definition first while chunks that only mention the name keep their order.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from pathspec import GitIgnoreSpec
 
 from repolens.chunk import Chunk
 from repolens.query import ParsedQuery
@@ -18,6 +33,7 @@ from repolens.store.lexical import LexFilters
 # more about the chunk than the same term somewhere in its body.
 FIELD_WEIGHTS = {"path": 1.0, "name": 2.0, "sig": 1.5, "body": 1.0}
 CANDIDATES = 100
+MAX_DEFS_PER_NAME = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +41,50 @@ class Hit:
     cid: int
     chunk: Chunk
     score: float
+    # Per leg: (rank starting at 1, the leg's own score); for --explain.
+    legs: dict[str, tuple[int, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Every search filter. ``subpath``, languages and kinds run inside the
+    lexical query; globs are matched on paths afterwards (gitignore syntax)."""
+
+    subpath: str | None = None
+    languages: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def lexical(self) -> LexFilters:
+        return LexFilters(self.subpath, self.languages, self.kinds)
+
+    def has_globs(self) -> bool:
+        return bool(self.include or self.exclude)
+
+    def accepts(self, chunk: Chunk) -> bool:
+        if self.subpath and not (chunk.path == self.subpath or chunk.path.startswith(self.subpath + "/")):
+            return False
+        if self.languages and chunk.language not in self.languages:
+            return False
+        if self.kinds and chunk.kind not in self.kinds:
+            return False
+        if self.include and not _spec(self.include).match_file(chunk.path):
+            return False
+        return not (self.exclude and _spec(self.exclude).match_file(chunk.path))
+
+
+_SPECS: dict[tuple[str, ...], GitIgnoreSpec] = {}
+
+
+def _spec(globs: tuple[str, ...]) -> GitIgnoreSpec:
+    """Compiled glob sets; a pure cache keyed by the patterns themselves."""
+    spec = _SPECS.get(globs)
+    if spec is None:
+        if len(_SPECS) > 256:
+            _SPECS.clear()
+        spec = _SPECS[globs] = GitIgnoreSpec.from_lines(globs)
+    return spec
 
 
 @dataclass
@@ -34,18 +94,112 @@ class SearchOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RankingOptions:
+    symbol_boost: float = 1.0
+
+
+def _split_name(identifier: str) -> list[str]:
+    return [p for p in re.split(r"\.|::|#", identifier) if p]
+
+
+def symbol_leg(handle: IndexHandle, query: ParsedQuery) -> dict[int, float]:
+    """Chunks holding definitions the query names, with a strength in (0, 3].
+
+    Strength is ``1/sqrt(definitions of that name)``, x1.5 when the name is
+    spelled exactly as in the query (``handle_submit`` over ``HandleSubmit``),
+    x2 when a dotted name (``Store.save``) also matches the qualified name.
+    Markdown headings are symbols for lookup, but not definitions here.
+    """
+    wanted: dict[str, list[tuple[str, str]]] = {}
+    for ident in query.identifiers:
+        parts = _split_name(ident)
+        if parts:
+            qual = sq.normalize_symbol("".join(parts[-2:])) if len(parts) > 1 else ""
+            wanted.setdefault(sq.normalize_symbol(parts[-1]), []).append((parts[-1], qual))
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    rows = handle.db.execute(
+        "SELECT norm, name, qualname, path, start_line FROM symbols"
+        f" WHERE norm IN ({marks}) AND kind != 'section'",
+        list(wanted),
+    ).fetchall()
+    per_name: dict[str, int] = {}
+    for norm, *_ in rows:
+        per_name[norm] = per_name.get(norm, 0) + 1
+    strengths: dict[int, float] = {}
+    for norm, name, qualname, path, start in rows:
+        n = per_name[norm]
+        if n > MAX_DEFS_PER_NAME:
+            continue
+        strength = 1.0 / math.sqrt(n)
+        if any(spelled == name for spelled, _ in wanted[norm]):
+            strength *= 1.5
+        qual_norm = sq.normalize_symbol(re.sub(r"\W", "", qualname))
+        if any(q and qual_norm.endswith(q) for _, q in wanted[norm]):
+            strength *= 2.0
+        row = handle.db.execute(
+            "SELECT cid FROM chunks WHERE path=? AND start_line<=? AND end_line>=?"
+            " ORDER BY start_line LIMIT 1",
+            (path, start, start),
+        ).fetchone()
+        if row:
+            strengths[row[0]] = max(strengths.get(row[0], 0.0), strength)
+    return strengths
+
+
+def _ranked(scores: dict[int, float]) -> dict[int, tuple[int, float]]:
+    order = sorted(scores.items(), key=lambda kv: -kv[1])
+    return {cid: (i + 1, s) for i, (cid, s) in enumerate(order)}
+
+
+def fuse_boost(
+    lexical: list[tuple[int, float]], symbols: dict[int, float], weight: float
+) -> dict[int, float]:
+    """BM25 score plus ``weight * top_bm25 * strength`` for symbol hits."""
+    fused = dict(lexical)
+    top = lexical[0][1] if lexical else 1.0
+    for cid, strength in symbols.items():
+        fused[cid] = fused.get(cid, 0.0) + weight * top * strength
+    return fused
+
+
 def search_index(
     handle: IndexHandle,
     query: ParsedQuery,
     *,
     limit: int = CANDIDATES,
-    filters: LexFilters | None = None,
+    filters: Filters | None = None,
+    options: RankingOptions | None = None,
 ) -> SearchOutcome:
-    scored = handle.lex.search(query.weighted(), FIELD_WEIGHTS, limit, filters)
-    stored = sq.chunks_by_cid(handle.db, (cid for cid, _ in scored))
-    hits = [
-        Hit(cid, stored[cid].chunk, score)
-        for cid, score in scored
-        if cid in stored  # a cid missing here was deleted and not yet dropped from the lexical index
-    ]
+    filters = filters or Filters()
+    options = options or RankingOptions()
+    # Globs filter after retrieval, so fetch deeper to keep ``limit`` hits.
+    depth = limit * 4 if filters.has_globs() else limit
+    lexical = handle.lex.search(query.weighted(), FIELD_WEIGHTS, depth, filters.lexical())
+    legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": _ranked(dict(lexical))}
+    scores = dict(lexical)
+    if options.symbol_boost > 0:
+        symbols = symbol_leg(handle, query)
+        if symbols:
+            legs["symbol"] = _ranked(symbols)
+            scores = fuse_boost(lexical, symbols, options.symbol_boost)
+    order = sorted(scores.items(), key=lambda kv: -kv[1])
+    stored = sq.chunks_by_cid(handle.db, (cid for cid, _ in order[: depth + len(legs.get("symbol", {}))]))
+    hits: list[Hit] = []
+    for cid, score in order:
+        s = stored.get(cid)
+        if s is None:  # deleted, not yet dropped from the lexical index
+            continue
+        if not filters.accepts(s.chunk):
+            continue
+        hits.append(Hit(cid, s.chunk, score, {name: leg[cid] for name, leg in legs.items() if cid in leg}))
+        if len(hits) >= limit:
+            break
     return SearchOutcome(query, hits)
+
+
+def chunk_paths(hits: Iterable[Hit]) -> list[str]:
+    """Distinct paths in rank order."""
+    return list(dict.fromkeys(h.chunk.path for h in hits))

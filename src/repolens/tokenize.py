@@ -136,6 +136,20 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def surface_forms(text: str) -> dict[str, str]:
+    """Each token of ``text`` mapped to the first word that produced it, for
+    showing people words rather than stems (``expir`` -> ``expired``)."""
+    forms: dict[str, str] = {}
+    for run in _RUN.findall(text):
+        parts = split_identifier(run)
+        whole = run.replace("_", "").replace("-", "").lower()
+        if len(parts) > 1:
+            forms.setdefault(whole, run)
+        for part in parts:
+            forms.setdefault(stem(part), part)
+    return forms
+
+
 def tokenize_path(path: str) -> list[str]:
     """Tokens of a repository-relative path: every component, split like code.
 

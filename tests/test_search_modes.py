@@ -1,0 +1,135 @@
+"""Search modes (packet, files, json), query_id re-rendering, filters, symbol boost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repolens import api
+from repolens.errors import NotFoundError, UsageError
+from repolens.index import build_index
+
+
+@pytest.fixture(autouse=True)
+def _fresh_handles():
+    yield
+    api.handles.clear()
+
+
+# A class defined once and mentioned in many places: the mentions outnumber
+# the definition, so only the symbol boost can put the definition first.
+_MENTIONS = {
+    f"app/use{i}.py": (
+        "from store import SessionStore\n\n"
+        f"def use{i}():\n"
+        "    store = SessionStore()\n"
+        "    # SessionStore keeps sessions; SessionStore is thread safe\n"
+        "    return SessionStore.default(store)\n"
+    )
+    for i in range(8)
+}
+_STORE = {
+    "store.py": (
+        "import time\n\n\n"
+        "class SessionStore:\n"
+        '    """Sessions in memory."""\n\n'
+        "    def __init__(self):\n"
+        "        self.items = {}\n\n"
+        "    def expire(self, now=None):\n"
+        "        now = now or time.time()\n"
+        "        self.items = {k: v for k, v in self.items.items() if v > now}\n"
+    ),
+    "tests/test_store.py": (
+        "from store import SessionStore\n\ndef test_expire():\n    SessionStore().expire()\n"
+    ),
+    "docs/store.md": "# SessionStore\n\nThe session store expires sessions.\n",
+}
+
+
+@pytest.fixture
+def store_repo(make_repo) -> Path:
+    return make_repo({**_MENTIONS, **_STORE})
+
+
+def test_one_identifier_query_returns_its_definition_first(store_repo: Path):
+    data = api.search_code("SessionStore", store_repo, mode="json").to_json()
+    first = data["hits"][0]
+    assert (first["path"], first["kind"], first["qualname"]) == ("store.py", "class", "SessionStore")
+
+
+def test_without_symbol_boost_mentions_can_outrank_the_definition(store_repo: Path, monkeypatch):
+    monkeypatch.setenv("REPOLENS_SYMBOL_BOOST", "0")
+    data = api.search_code("SessionStore", store_repo, mode="json").to_json()
+    assert data["hits"][0]["path"] != "store.py"
+
+
+def test_files_mode_ranks_files_with_reasons(store_repo: Path):
+    reply = api.search_code("where does SessionStore expire sessions?", store_repo, mode="files")
+    lines = reply.text.splitlines()
+    assert lines[0].startswith("1. store.py (score ")
+    assert "defines SessionStore" in lines[0] and "source file" in lines[0]
+    assert lines[-1] == f"query_id {reply.query_id}"
+    roles = {f.path: f.role for f in reply.files}
+    assert roles["tests/test_store.py"] == "test" and roles["docs/store.md"] == "doc"
+
+
+def test_source_preferred_over_docs_and_tests_when_close(store_repo: Path):
+    reply = api.search_code("session store expire", store_repo, mode="files")
+    order = [f.path for f in reply.files]
+    assert order.index("store.py") < order.index("tests/test_store.py")
+    assert order.index("store.py") < order.index("docs/store.md")
+
+
+def test_query_id_re_renders_in_another_mode_without_searching(store_repo: Path):
+    packet = api.search_code("SessionStore expire", store_repo)
+    assert packet.text.endswith(f"query_id {packet.query_id}")
+    files = api.search_code(None, store_repo, query_id=packet.query_id, mode="files")
+    assert files.query_id == packet.query_id
+    assert files.files[0].path == "store.py"
+    again = api.search_code(None, store_repo, query_id=packet.query_id)
+    assert again.text == packet.text
+    as_json = json.loads(api.search_code(None, store_repo, query_id=packet.query_id, mode="json").text)
+    assert as_json["query_id"] == packet.query_id
+    assert [h["path"] for h in as_json["hits"]] == [r.block.path for r in packet.packet.rendered]
+
+
+def test_query_id_of_an_older_index_is_refused(store_repo: Path):
+    reply = api.search_code("SessionStore", store_repo)
+    build_index(store_repo)
+    with pytest.raises(NotFoundError, match="older index"):
+        api.search_code(None, store_repo, query_id=reply.query_id)
+    with pytest.raises(UsageError, match="10 hex digits"):
+        api.search_code(None, store_repo, query_id="../../etc")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "allowed"),
+    [
+        ({"path": "app"}, lambda p: p.startswith("app/")),
+        ({"include": ["tests/**"]}, lambda p: p.startswith("tests/")),
+        ({"exclude": ["app/*", "tests/*"]}, lambda p: not p.startswith(("app/", "tests/"))),
+        ({"language": "markdown"}, lambda p: p.endswith(".md")),
+        ({"kind": "class"}, lambda p: p == "store.py"),
+    ],
+)
+def test_filters_apply_to_every_search(store_repo: Path, kwargs, allowed):
+    data = api.search_code(
+        "SessionStore session store", store_repo, mode="json", top_k=20, **kwargs
+    ).to_json()
+    paths = [h["path"] for h in data["hits"]] + [f["path"] for f in data["files"]]
+    assert paths and all(allowed(p) for p in paths)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"mode": "table"}, "mode must be one of"),
+        ({"path": "../x"}, "inside the repository"),
+        ({"include": [""]}, "glob patterns"),
+    ],
+)
+def test_bad_search_arguments(store_repo: Path, kwargs, needle):
+    with pytest.raises(UsageError, match=needle):
+        api.search_code("x", store_repo, **kwargs)
