@@ -56,15 +56,40 @@ DATA_FILES = ("swebench-dev.json", "commits-dev.json")
 
 # Named variants: settings overrides (keys of repolens.config.Settings). Add
 # entries here as settings appear; ad-hoc ones come from --variant.
+_PLAIN = {"symbol_boost": "0", "priors": "0", "file_weight": "0", "diversity": "1", "fair_share": "0"}
+_LADDER = [
+    ("syntax", {"chunker": "syntax"}),
+    ("syntax+symbols", {"symbol_boost": "1"}),
+    ("+priors", {"priors": "1"}),
+    ("+fairshare", {"fair_share": "1"}),
+    ("+diversity", {"diversity": "0.5"}),
+    ("+filew", {"file_weight": "0.3"}),
+]
+
+
+def _ladder() -> dict[str, dict[str, str]]:
+    """Each rung adds one lever to the one before it."""
+    out, acc = {}, dict(_PLAIN)
+    for name, change in _LADDER:
+        acc = {**acc, **change}
+        out[name] = dict(acc)
+    return out
+
+
 VARIANTS: dict[str, dict[str, str]] = {
-    "syntax": {"chunker": "syntax"},
+    # the spine: BM25 over line windows, no ranking levers
+    "spine": {"chunker": "windows", **_PLAIN},
+    # the ablation ladder of issues 3 and 4, one lever at a time
+    **_ladder(),
+    # whatever the current defaults are
+    "default": {},
     "windows": {"chunker": "windows"},
 }
 
 # Settings that change what an index contains; with format_versions() and the
 # chunking fingerprint they key the index cache. A setting missing here is
 # assumed to act at query time only: add it when it affects indexing.
-INDEX_KEYS = ("chunker", "max_file_bytes")
+INDEX_KEYS = ("chunker", "chunk_merge_lines", "max_file_bytes")
 
 WARMUP_QUERY = "function return value error"  # opens the index before timing
 RG_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -112,7 +137,7 @@ def settings_env(overrides: dict[str, str]) -> Iterator[None]:
 
 
 def index_identity(settings: Settings) -> dict:
-    name, version = chunking_config(settings.chunker)
+    name, version = chunking_config(settings.chunker, settings.chunk_merge_lines)
     ident = {key: getattr(settings, key) for key in INDEX_KEYS}
     return {**ident, **format_versions(), "chunking": f"{name}/v{version}"}
 

@@ -9,7 +9,7 @@ import pytest
 from repolens import api
 from repolens.index import build_index
 from repolens.query import ParsedQuery, QueryTerm
-from repolens.retrieve import search_index
+from repolens.retrieve import RankingOptions, search_index
 from repolens.store import IndexHandle
 from repolens.store.layout import IndexLayout
 from repolens.tokenize import tokenize
@@ -84,7 +84,7 @@ def test_english_words_rare_in_code_do_not_dominate_a_long_question(make_repo):
     handle = IndexHandle.open_current(layout)
     try:
         raw = tuple(QueryTerm(tok, 1.0, False) for tok in dict.fromkeys(tokenize(question)))
-        trapped = search_index(handle, ParsedQuery(question, raw))
+        trapped = search_index(handle, ParsedQuery(question, raw), options=RankingOptions(priors=False))
         assert trapped.hits[0].chunk.path == "notes/changelog.txt"
     finally:
         handle.close()

@@ -79,35 +79,46 @@ def test_overlapping_windows_are_merged():
     assert len(numbers) == len(set(numbers))
 
 
-def test_per_hit_cap_names_the_follow_up_read():
-    lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
+def test_per_hit_cap_keeps_the_best_lines_and_names_the_follow_up_read():
+    lines = [f"value_{i} = compute({i})  # {'x' * 60}" for i in range(1, 101)]
+    lines[69] = "result = parse_url(url)  # the one line that matters"
     packet = render_packet(
-        "parse_url",
+        "parse_url compute",
         [_hit(_chunk("big.py", 1, lines), 1.0)],
-        parse_query("parse_url").tokens,
+        {"parseurl": 2.0, "pars": 2.0, "url": 2.0, "comput": 1.0},
         PacketOptions(hit_max_chars=1000, max_chars=6000),
     )
-    last = packet.text.splitlines()[-1]
-    shown = [int(x.split(":")[0]) for x in packet.text.splitlines()[1:-1]]
-    assert last == f"... (truncated at 1000 chars; use read_snippet big.py {shown[-1] + 1} 100 to expand)"
+    text = packet.text.splitlines()
     assert len(packet.text) <= 1000
+    assert text[-1] == "... (truncated at 1000 chars; use read_snippet big.py 1 100 to expand)"
+    assert "70: result = parse_url(url)  # the one line that matters" in text
+    numbered = [int(x.split(":")[0]) for x in text[1:-1] if not x.startswith("...")]
+    assert numbered == sorted(numbered)
+    markers = [x for x in text[1:-1] if x.startswith("... (line")]
+    assert markers, "every stretch not shown is marked"
 
 
 def test_budget_cut_names_the_follow_up_read_and_lists_what_did_not_fit():
     lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
-    hits = [
-        _hit(_chunk("one.py", 1, lines), 3.0),
-        _hit(_chunk("two.py", 1, lines), 2.0),
-        _hit(_chunk("three.py", 1, lines), 1.0),
-    ]
+    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]
     packet = render_packet(
         "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=1500, hit_max_chars=1200)
     )
-    assert len(packet.text) <= 1500
     text = packet.text
-    assert "... (truncated at 1200 chars; use read_snippet one.py" in text
-    assert "... (budget: " in text and "use read_snippet two.py " in text
-    assert text.splitlines()[-1] == "... 1 more hit did not fit: three.py:1-100 (score 1.00)"
+    assert len(text) <= 1500
+    assert "... (truncated at " in text  # the first hits get their share
+    assert "... (budget: " in text and "to expand)" in text
+    last = text.splitlines()[-1]
+    assert last == "... 1 more hit did not fit: f4.py:1-100 (score 6.00)"
+
+
+def test_fair_shares_let_every_top_hit_fit():
+    lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
+    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]
+    packet = render_packet("parse_url", hits, parse_query("parse_url").tokens, PacketOptions())
+    assert [r.block.path for r in packet.rendered] == [f"f{i}.py" for i in range(5)]
+    assert not packet.omitted
+    assert len(packet.text) <= 6000
 
 
 def test_path_only_hit_is_a_pointer_and_only_without_text_hit_in_that_file():
@@ -128,13 +139,15 @@ def test_no_match():
 
 def test_json_form_carries_hits_and_omitted():
     lines = [f"parse_url({i}) {'y' * 80}" for i in range(1, 60)]
-    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(4)]
-    packet = render_packet("parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=3000))
+    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(8)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=3000, top_k=8)
+    )
     data = json.loads(json.dumps(packet.to_json()))
     assert [h["path"] for h in data["hits"]] == [r.block.path for r in packet.rendered]
     assert {"path", "start_line", "end_line", "score", "text"} <= set(data["hits"][0])
     assert [o["path"] for o in data["omitted"]] == [b.path for b in packet.omitted]
-    assert data["omitted"], "a 3000-char budget cannot hold four 5000-char hits"
+    assert data["omitted"], "a 3000-char budget cannot hold eight 5000-char hits"
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -61,6 +61,7 @@ def test_one_identifier_query_returns_its_definition_first(store_repo: Path):
 
 def test_without_symbol_boost_mentions_can_outrank_the_definition(store_repo: Path, monkeypatch):
     monkeypatch.setenv("REPOLENS_SYMBOL_BOOST", "0")
+    monkeypatch.setenv("REPOLENS_PRIORS", "0")
     data = api.search_code("SessionStore", store_repo, mode="json").to_json()
     assert data["hits"][0]["path"] != "store.py"
 

@@ -18,7 +18,7 @@ from typing import Any
 from repolens.chunks import ChunkView
 from repolens.chunks import get_chunk as _get_chunk
 from repolens.config import Settings, load_settings
-from repolens.errors import IndexMissingError, UsageError
+from repolens.errors import IndexMissingError, RepolensError, UsageError
 from repolens.focus import FocusResult, focused_context
 from repolens.index import IndexReport, ProgressFn, build_index
 from repolens.overview import FileEntry, file_overview, render_files
@@ -80,11 +80,15 @@ def index_repo(
     *,
     index_dir: str | Path | None = None,
     max_file_bytes: int | None = None,
+    vectors: bool | None = None,
     progress: ProgressFn | None = None,
+    vector_progress: ProgressFn | None = None,
 ) -> IndexReport:
     root_path = resolve_root(root)
-    settings = load_settings(root_path, {"max_file_bytes": max_file_bytes})
-    return build_index(root_path, index_dir=index_dir, settings=settings, progress=progress)
+    settings = load_settings(root_path, {"max_file_bytes": max_file_bytes, "vectors": vectors})
+    return build_index(
+        root_path, index_dir=index_dir, settings=settings, progress=progress, vector_progress=vector_progress
+    )
 
 
 MODES = ("packet", "files", "json")
@@ -151,6 +155,67 @@ def make_filters(
     )
 
 
+def ranking_options(settings: Settings) -> RankingOptions:
+    return RankingOptions(
+        symbol_boost=settings.symbol_boost,
+        priors=settings.priors,
+        file_weight=settings.file_weight,
+        diversity=settings.diversity,
+        fusion=settings.fusion,
+        dense_weight=settings.dense_weight,
+    )
+
+
+@dataclass
+class _BoundDense:
+    """The dense leg for one query on one generation (``retrieve.DenseLeg``)."""
+
+    index: Any
+    handle: IndexHandle
+    vector: Any
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        return self.index.search(self.handle, self.vector, k)
+
+    def similarities(self, cids: Any) -> dict[int, float]:
+        return self.index.similarities(self.handle, self.vector, cids)
+
+
+def dense_leg(
+    root: Path, handle: IndexHandle, settings: Settings, query: str
+) -> tuple[_BoundDense | None, list[str]]:
+    """The dense leg for ``query``, or None with a note saying why it is
+    missing. Silence only when dense search is switched off by config."""
+    if not settings.dense:
+        return None, []
+    meta = handle.meta()
+    if not meta.get("embed_identity"):
+        if settings.vectors:
+            return None, ["dense leg missing: this index has no vectors yet; run `repolens index` to embed"]
+        return None, []
+    from repolens import vectors  # numpy, onnxruntime: only for indexes with vectors
+    from repolens.config import load_embed_config
+    from repolens.embed import make_embedder
+
+    try:
+        embedder = make_embedder(load_embed_config(root))
+        if embedder is None:
+            return None, ["dense leg off: embed.provider is none but the index has vectors"]
+        vectors.check_query_embedder(meta, embedder)
+        query_vector = embedder.embed_query(query[:1200])
+    except RepolensError as exc:
+        return None, [f"dense leg missing: {exc}"]
+    index = vectors.dense_for(handle)
+    done, total = index.size(handle), int(meta.get("chunks", "0") or 0)
+    notes = []
+    if total and done < total:
+        notes.append(
+            f"dense leg covers {done} of {total} chunks ({100 * done // total}%); "
+            "`repolens index` finishes the embedding"
+        )
+    return _BoundDense(index, handle, query_vector), notes
+
+
 def search_code(
     query: str | None,
     root: str | Path | None = None,
@@ -165,6 +230,7 @@ def search_code(
     exclude: str | Sequence[str] | None = None,
     mode: str = "packet",
     query_id: str | None = None,
+    explain: bool = False,
     auto_index: bool = True,
     progress: ProgressFn | None = None,
 ) -> SearchReply:
@@ -203,14 +269,17 @@ def search_code(
         assert query is not None
         filters = make_filters(path, language, kind, include, exclude)
         parsed = parse_query(query)
+        dense, notes = dense_leg(layout.root, handle, settings, query)
         outcome = search_index(
             handle,
             parsed,
             limit=max(CANDIDATES, settings.top_k * 4),
             filters=filters,
-            options=RankingOptions(symbol_boost=settings.symbol_boost),
+            options=ranking_options(settings),
+            dense=dense,
         )
-        hits, notes = outcome.hits, outcome.notes
+        hits = outcome.hits
+        notes = [*notes, *outcome.notes]
         query_id = remember(
             layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs) for h in hits]
         )
@@ -227,9 +296,11 @@ def search_code(
         max_chars=settings.max_chars - len(footer) - 2,
         hit_max_chars=min(settings.hit_max_chars, settings.max_chars),
         context_lines=settings.context_lines,
+        fair_share=settings.fair_share,
+        explain=explain,
         notes=notes,
     )
-    reply.packet = render_packet(query, hits, parsed.tokens, opts)
+    reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts)
     if mode == "json":
         reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
         reply.text = json.dumps(reply.to_json(), ensure_ascii=False)

@@ -22,7 +22,7 @@ ROOT_HELP = "Repository root (default: the current directory)."
 INDEX_DIR_HELP = "Index folder (default: <root>/.repolens, or $REPOLENS_INDEX_DIR/<root>)."
 
 
-def _progress(label: str):
+def _progress(label: str, unit: str = "files"):
     """A one-line progress display on stderr, only when it is a terminal."""
     if not sys.stderr.isatty():
         return None
@@ -33,7 +33,7 @@ def _progress(label: str):
         if pct != last[0]:
             last[0] = pct
             end = "\n" if done >= total else ""
-            click.echo(f"\r{label} {done}/{total} files ({pct}%)", err=True, nl=False)
+            click.echo(f"\r{label} {done}/{total} {unit} ({pct}%)", err=True, nl=False)
             if end:
                 click.echo("", err=True)
 
@@ -56,12 +56,31 @@ def cli() -> None:
 @click.argument("root", required=False, type=click.Path(file_okay=False))
 @index_dir_option
 @click.option("--max-file-bytes", type=int, default=None, help="Skip files larger than this (default 1 MiB).")
-def index_cmd(root: str | None, index_dir: str | None, max_file_bytes: int | None) -> None:
+@click.option(
+    "--vectors/--no-vectors",
+    default=None,
+    help="Compute dense vectors after the lexical index (default: the `vectors` setting).",
+)
+@click.pass_context
+def index_cmd(
+    ctx: click.Context,
+    root: str | None,
+    index_dir: str | None,
+    max_file_bytes: int | None,
+    vectors: bool | None,
+) -> None:
     """Index ROOT (default: the current directory)."""
     report = api.index_repo(
-        root, index_dir=index_dir, max_file_bytes=max_file_bytes, progress=_progress("indexing")
+        root,
+        index_dir=index_dir,
+        max_file_bytes=max_file_bytes,
+        vectors=vectors,
+        progress=_progress("indexing"),
+        vector_progress=_progress("embedding", unit="chunks"),
     )
     click.echo(report.summary())
+    if report.vectors is not None and report.vectors.interrupted:
+        ctx.exit(130)
 
 
 @cli.command("search")
@@ -80,6 +99,9 @@ def index_cmd(root: str | None, index_dir: str | None, max_file_bytes: int | Non
 @click.option(
     "--query-id", default=None, help="Re-render a previous search (its query_id) without searching."
 )
+@click.option(
+    "--explain", is_flag=True, help="Show each hit's rank and score per leg and the priors applied."
+)
 def search_cmd(
     query: str | None,
     root: str | None,
@@ -94,6 +116,7 @@ def search_cmd(
     files_mode: bool,
     as_json: bool,
     query_id: str | None,
+    explain: bool,
 ) -> None:
     """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
     if query is None and query_id is None:
@@ -111,6 +134,7 @@ def search_cmd(
         exclude=exclude or None,
         mode="json" if as_json else "files" if files_mode else "packet",
         query_id=query_id,
+        explain=explain,
         progress=_progress("indexing"),
     )
     if reply.indexed is not None:

@@ -13,9 +13,12 @@ import os
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repolens.errors import ConfigError
+
+if TYPE_CHECKING:
+    from repolens.embed.factory import EmbedConfig
 
 CONFIG_FILE = ".repolens.toml"
 ENV_PREFIX = "REPOLENS_"
@@ -27,25 +30,55 @@ class Settings:
     max_file_bytes: int = 1_048_576
     # chunking: "syntax" (tree-sitter where a grammar exists) or "windows"
     chunker: str = "syntax"
+    # syntax chunks: definitions of at most this many lines are packed together
+    chunk_merge_lines: int = 2
     # evidence packets
     top_k: int = 5
     max_chars: int = 6000
     hit_max_chars: int = 4000
     context_lines: int = 2
+    # give each hit a fair share of the budget so the top hits all fit
+    fair_share: bool = True
     # ranking: weight of the symbol leg (definitions the query names); 0 = off
     symbol_boost: float = 1.0
+    # ranking: scale scores by file role (source over tests, docs, generated)
+    priors: bool = True
+    # ranking: share of a file's other chunk scores added to each chunk
+    file_weight: float = 0.0
+    # ranking: the n-th chunk of one file counts diversity**n (1 = no spreading)
+    diversity: float = 1.0
+    # dense leg: compute vectors when indexing, and use them when searching
+    vectors: bool = False
+    dense: bool = True
+    # dense leg: what is embedded for a chunk (see repolens.embed.document)
+    embed_style: str = "header+idents"
+    # dense leg: how it is fused: boost (added to BM25), rrf, or rerank
+    fusion: str = "boost"
+    dense_weight: float = 0.5
+    # dense leg: reuse vectors across indexes (branches, worktrees) from here
+    embed_cache: str = ""
 
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
 _BOUNDS: dict[str, tuple[int, int]] = {
     "max_file_bytes": (1, 1 << 30),
     "top_k": (1, 50),
+    "chunk_merge_lines": (0, 120),
     "max_chars": (200, 1_000_000),
     "hit_max_chars": (100, 1_000_000),
     "context_lines": (0, 50),
 }
-_FLOAT_BOUNDS: dict[str, tuple[float, float]] = {"symbol_boost": (0.0, 100.0)}
-_CHOICES: dict[str, tuple[str, ...]] = {"chunker": ("syntax", "windows")}
+_FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
+    "symbol_boost": (0.0, 100.0),
+    "file_weight": (0.0, 10.0),
+    "dense_weight": (0.0, 100.0),
+    "diversity": (0.0, 1.0),
+}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "chunker": ("syntax", "windows"),
+    "embed_style": ("code", "header", "header+idents", "header+code"),
+    "fusion": ("boost", "rrf", "rerank"),
+}
 
 
 def _coerce(key: str, value: Any, source: str) -> Any:
@@ -94,20 +127,45 @@ def _from_mapping(base: Settings, values: dict[str, Any], source: str) -> Settin
     return replace(base, **changes)
 
 
+def _config_file(root: Path | None) -> dict[str, Any]:
+    if root is None:
+        return {}
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}): fix or remove it") from exc
+    section = data.get("repolens", data)
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [repolens] must be a table")
+    return section
+
+
+def load_embed_config(root: Path | None = None) -> EmbedConfig:
+    """Embedding settings: the ``[embed]`` table of the config file (or
+    ``[repolens.embed]``), then ``REPOLENS_EMBED_<FIELD>`` variables."""
+    from repolens.embed.factory import EmbedConfig  # numpy: only when embeddings are wanted
+
+    values: dict[str, Any] = {}
+    table = _config_file(root).get("embed", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{CONFIG_FILE}: [embed] must be a table")
+    values.update(table)
+    for f in fields(EmbedConfig):
+        env = f"{ENV_PREFIX}EMBED_{f.name.upper()}"
+        if env in os.environ:
+            values[f.name] = os.environ[env]
+    return EmbedConfig.from_mapping(values)
+
+
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
-    if root is not None:
-        path = root / CONFIG_FILE
-        if path.is_file():
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"{path} is not valid TOML ({exc}): fix or remove it") from exc
-            section = data.get("repolens", data)
-            if not isinstance(section, dict):
-                raise ConfigError(f"{path}: [repolens] must be a table")
-            settings = _from_mapping(settings, section, str(path))
+    section = {k: v for k, v in _config_file(root).items() if k != "embed"}
+    if section:
+        settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
     env = {
         f.name: os.environ[ENV_PREFIX + f.name.upper()]
         for f in fields(Settings)

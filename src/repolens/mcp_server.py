@@ -89,6 +89,7 @@ def build_server(default_root: Path | None = None, index_dir: Path | None = None
         include: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
         exclude: Annotated[list[str] | None, Field(description="Skip paths matching these globs.")] = None,
         query_id: Annotated[str | None, Field(description="Re-render a previous reply's result.")] = None,
+        explain: Annotated[bool, Field(description="Add each hit's per-leg ranks and priors.")] = False,
     ) -> str:
         return api.search_code(
             query,
@@ -103,6 +104,7 @@ def build_server(default_root: Path | None = None, index_dir: Path | None = None
             exclude=exclude,
             mode=mode,
             query_id=query_id,
+            explain=explain,
         ).text
 
     @server.tool(

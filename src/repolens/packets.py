@@ -21,7 +21,7 @@ Format contract (tests assert it)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,9 @@ from repolens.tokenize import tokenize
 NO_MATCH = "No matching chunks found."
 _SEP = "\n\n"
 _TRAILER_RESERVE = 400
+# The smallest share of the budget a block is given: below this a hit shows
+# too little to be worth its header.
+_MIN_SHARE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +51,12 @@ class Block:
     chunk_ids: tuple[str, ...]
     lines: tuple[tuple[int, str], ...]  # shown lines, ascending
     path_only: bool = False
+    explain: str = ""  # set when the packet explains its ranking
 
     def header(self) -> str:
         label = f" {self.kind} {self.qualname}" if self.qualname else ""
-        return f"{self.path}:{self.start_line}-{self.end_line}{label} (score {self.score:.2f})"
+        head = f"{self.path}:{self.start_line}-{self.end_line}{label} (score {self.score:.2f})"
+        return f"{head}\n{self.explain}" if self.explain else head
 
     def pointer(self) -> str:
         return (
@@ -92,6 +97,7 @@ class Packet:
                     "qualname": r.block.qualname,
                     "chunk_ids": list(r.block.chunk_ids),
                     "path_only": r.block.path_only,
+                    **({"explain": r.block.explain} if r.block.explain else {}),
                     "truncated": r.truncated,
                     "text": r.text,
                 }
@@ -116,6 +122,8 @@ class PacketOptions:
     max_chars: int = 6000
     hit_max_chars: int = 4000
     context_lines: int = 2
+    fair_share: bool = True
+    explain: bool = False
     notes: Sequence[str] = field(default_factory=tuple)
 
 
@@ -171,7 +179,7 @@ def select_hits(
     return [(h, lines) for h, lines in out if lines or h.chunk.path not in text_paths]
 
 
-def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]]) -> list[Block]:
+def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = False) -> list[Block]:
     """Merge hits of one file whose shown ranges overlap or touch (or whose
     spans overlap), so no line is shown twice."""
     groups: list[list[tuple[Hit, dict[int, str]]]] = []
@@ -204,6 +212,7 @@ def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]]) -> list[Block]:
                 chunk_ids=tuple(c.id for c in chunks),
                 lines=tuple(sorted(merged.items())),
                 path_only=not merged,
+                explain=best.explain() if explain else "",
             )
         )
     return blocks
@@ -239,78 +248,91 @@ def budget_marker(path: str, start: int, end: int, dropped: int) -> str:
     return f"... (budget: {dropped} chars omitted; use read_snippet {path} {start} {end} to expand)"
 
 
-def _body(block: Block) -> list[tuple[str, int | None]]:
-    """Body lines, each with the source line it shows (None for markers)."""
-    out: list[tuple[str, int | None]] = []
+def _body(block: Block, keep: set[int] | None = None) -> list[str]:
+    """Body lines (``N: text``) for the shown lines in ``keep`` (all when
+    None), with an omission marker for every stretch of the span left out."""
+    out: list[str] = []
     expect = block.start_line
     for n, text in block.lines:
+        if keep is not None and n not in keep:
+            continue
         if n > expect:
-            out.append((omitted_marker(expect, n - 1), None))
-        out.append((f"{n}: {text}", n))
+            out.append(omitted_marker(expect, n - 1))
+        out.append(f"{n}: {text}")
         expect = n + 1
     if expect <= block.end_line:
-        out.append((omitted_marker(expect, block.end_line), None))
+        out.append(omitted_marker(expect, block.end_line))
     return out
 
 
-def _cut(block: Block, body: list[tuple[str, int | None]], limit: int, marker) -> tuple[str, bool]:
-    """Header plus as many body lines as fit in ``limit`` chars, then ``marker``.
+def _joined(header: str, body: list[str], tail: str = "") -> str:
+    return "\n".join([header, *body, tail] if tail else [header, *body])
 
-    ``marker(next_line, dropped_chars)`` names the follow-up read. Returns
-    (text, was_cut); the text is never longer than ``limit`` unless even the
-    header and marker alone do not fit (the caller checks).
+
+def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> tuple[str, bool]:
+    """The block within ``cap`` chars, keeping its most relevant lines.
+
+    When everything does not fit, matching lines are taken best first (by
+    the summed weight of the distinct query terms on them), each with its
+    context, plus the signature line of a definition; everything else of the
+    span is marked omitted, and a last marker names the read for the whole
+    span. Returns (text, was_cut); text is longer than ``cap`` only when not
+    even the header and the marker fit (the caller checks).
     """
     header = block.header()
-    full = "\n".join([header, *(t for t, _ in body)])
-    if len(full) <= limit:
+    full = _joined(header, _body(block))
+    if len(full) <= cap:
         return full, False
-    kept = [header]
-    size = len(header)
-    next_line = block.start_line
-    for i, (text, _n) in enumerate(body):
-        remaining_lines = [m for _, m in body[i:] if m is not None]
-        next_line = remaining_lines[0] if remaining_lines else block.end_line
-        tail = marker(next_line, len(full) - size)
-        if size + 1 + len(text) + 1 + len(tail) > limit:
-            break
-        kept.append(text)
-        size += 1 + len(text)
-    else:  # pragma: no cover - full text fitted, handled above
-        return full, False
-    kept.append(marker(next_line, len(full) - size))
-    return "\n".join(kept), True
+    tail = truncated_marker(block.path, block.start_line, block.end_line, cap)
+    numbers = [n for n, _ in block.lines]
+    position = {n: i for i, n in enumerate(numbers)}
+    scored = []
+    for n, text in block.lines:
+        score = sum(weights.get(t, 0.0) for t in set(tokenize(text)))
+        if score > 0:
+            scored.append((-score, n))
+    keep: set[int] = set()
+    if block.qualname and numbers and numbers[0] == block.start_line:
+        keep.add(block.start_line)  # the signature says what the block is
+    for _, n in sorted(scored):
+        i = position[n]
+        group = set(numbers[max(0, i - context) : i + context + 1])
+        trial = keep | group
+        if len(_joined(header, _body(block, trial), tail)) <= cap:
+            keep = trial
+        elif n not in keep and len(_joined(header, _body(block, keep | {n}), tail)) <= cap:
+            keep = keep | {n}
+    return _joined(header, _body(block, keep), tail), True
 
 
-def render_block(block: Block, limit: int, hit_max_chars: int) -> RenderedBlock | None:
-    """Render one block within ``limit`` chars (the packet budget left) and
-    the per-hit cap; None when not even its header and a marker fit."""
+def render_block(
+    block: Block, limit: int, cap: int, weights: Mapping[str, float], context: int
+) -> RenderedBlock | None:
+    """Render one block within its share ``cap`` and the ``limit`` left in
+    the packet; None when not even its header and a marker fit."""
     if block.path_only:
         text = block.pointer()
         return RenderedBlock(block, text, False) if len(text) <= limit else None
-    body = _body(block)
-    text, cut = _cut(
-        block,
-        body,
-        hit_max_chars,
-        lambda n, _dropped: truncated_marker(block.path, n, block.end_line, hit_max_chars),
-    )
-    if len(text) <= limit:
-        return RenderedBlock(block, text, cut)
-    lines = text.split("\n")
-    # Over the packet budget: cut again at a line boundary with a budget marker.
-    kept = [lines[0]]
-    size = len(lines[0])
-    shown_nums = [n for _, n in body if n is not None]
-    for line in lines[1:]:
+    if cap <= limit:
+        text, cut = _fit(block, cap, weights, context)
+        if len(text) <= limit:
+            return RenderedBlock(block, text, cut)
+    # The packet's budget runs out inside this block: cut at a line boundary.
+    full = _joined(block.header(), _body(block))
+    kept = [block.header()]
+    size = len(kept[0])
+    nxt = block.start_line
+    for line in _body(block):
         n = _line_number(line)
-        nxt = n if n is not None else _next_after(shown_nums, kept)
-        tail = budget_marker(block.path, nxt, block.end_line, len(text) - size)
+        if n is not None:
+            nxt = n
+        tail = budget_marker(block.path, nxt, block.end_line, len(full) - size)
         if size + 1 + len(line) + 1 + len(tail) > limit:
             break
         kept.append(line)
         size += 1 + len(line)
-    nxt = _next_after(shown_nums, kept)
-    tail = budget_marker(block.path, nxt, block.end_line, len(text) - size)
+        nxt = n + 1 if n is not None else nxt
+    tail = budget_marker(block.path, min(nxt, block.end_line), block.end_line, len(full) - size)
     if len(kept) == 1 and size + 1 + len(tail) > limit:
         return None
     kept.append(tail)
@@ -320,12 +342,6 @@ def render_block(block: Block, limit: int, hit_max_chars: int) -> RenderedBlock 
 def _line_number(line: str) -> int | None:
     head, sep, _ = line.partition(": ")
     return int(head) if sep and head.isdigit() else None
-
-
-def _next_after(shown: list[int], kept: list[str]) -> int:
-    last = max((n for n in map(_line_number, kept) if n is not None), default=None)
-    later = [n for n in shown if last is None or n > last]
-    return later[0] if later else (last or 1)
 
 
 def _trailer(blocks: Sequence[Block], limit: int) -> str:
@@ -341,11 +357,22 @@ def _trailer(blocks: Sequence[Block], limit: int) -> str:
     return text if len(text) <= limit else ""
 
 
-def render_packet(query: str, hits: Sequence[Hit], tokens: frozenset[str], opts: PacketOptions) -> Packet:
+def render_packet(
+    query: str, hits: Sequence[Hit], tokens: Mapping[str, float] | frozenset[str], opts: PacketOptions
+) -> Packet:
+    """The packet for ranked ``hits``; ``tokens`` are the query's tokens,
+    optionally with weights (a line's relevance is the sum of its terms').
+
+    Each block gets a fair share of what is left of the budget (what is left
+    divided by the blocks still to come, at most ``hit_max_chars``), so the
+    top hits all fit; a block that needs less leaves its share to the next.
+    """
+    weights: Mapping[str, float] = tokens if isinstance(tokens, Mapping) else dict.fromkeys(tokens, 1.0)
+    token_set = frozenset(weights)
     notes = tuple(opts.notes)
     note_text = "\n".join(f"note: {n}" for n in notes)
     budget = opts.max_chars - (len(note_text) + len(_SEP) if note_text else 0)
-    blocks = _blocks(select_hits(hits, tokens, opts.top_k, opts.context_lines))
+    blocks = _blocks(select_hits(hits, token_set, opts.top_k, opts.context_lines), opts.explain)
     if not blocks:
         text = NO_MATCH if not note_text else f"{note_text}{_SEP}{NO_MATCH}"
         return Packet(query, [], [], text[: opts.max_chars], notes)
@@ -361,7 +388,11 @@ def render_packet(query: str, hits: Sequence[Hit], tokens: frozenset[str], opts:
         # capped so that a long tail of hits cannot starve the first ones.
         trailer = _trailer(rest, min(budget - used, _TRAILER_RESERVE))
         reserve = (len(_SEP) + len(trailer)) if trailer else 0
-        r = render_block(block, budget - used - sep - reserve, opts.hit_max_chars)
+        left = budget - used - sep - reserve
+        share = max(_MIN_SHARE, (left - len(_SEP) * len(rest)) // (len(rest) + 1))
+        if not opts.fair_share:
+            share = opts.hit_max_chars
+        r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
         if r is None:
             omitted = list(blocks[i:])
             break

@@ -16,14 +16,18 @@ definition first while chunks that only mention the name keep their order.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from pathspec import GitIgnoreSpec
 
 from repolens.chunk import Chunk
+from repolens.paths import path_role
+from repolens.priors import role_weight, wanted_roles
 from repolens.query import ParsedQuery
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
@@ -43,6 +47,19 @@ class Hit:
     score: float
     # Per leg: (rank starting at 1, the leg's own score); for --explain.
     legs: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # How the final score came about: fused legs, role prior, file evidence.
+    factors: dict[str, float | str] = field(default_factory=dict)
+
+    def explain(self) -> str:
+        """One line: each leg's rank and score, then the priors applied."""
+        legs = ", ".join(f"{name} #{rank} {score:.3g}" for name, (rank, score) in self.legs.items())
+        f = self.factors
+        steps = [f"fused {f.get('fused', self.score):.3g}"]
+        if "prior" in f:
+            steps.append(f"x prior {f['prior']:.2f} ({f.get('role', '')})")
+        if f.get("file"):
+            steps.append(f"+ file {f['file']:.3g}")
+        return f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +114,20 @@ class SearchOutcome:
 @dataclass(frozen=True)
 class RankingOptions:
     symbol_boost: float = 1.0
+    priors: bool = True  # scale by the file's role (source over tests/docs)
+    file_weight: float = 0.0  # add this share of the file's other chunks' scores
+    diversity: float = 1.0  # multiply the n-th chunk of one file by diversity**n
+    fusion: str = "boost"  # how the dense leg joins: boost, rrf or rerank
+    dense_weight: float = 0.5
+
+
+class DenseLeg(Protocol):
+    """The dense leg as retrieval sees it (``vectors.DenseIndex`` bound to a
+    generation and a query vector)."""
+
+    def top(self, k: int) -> list[tuple[int, float]]: ...
+
+    def similarities(self, cids: Iterable[int]) -> dict[int, float]: ...
 
 
 def _split_name(identifier: str) -> list[str]:
@@ -172,6 +203,7 @@ def search_index(
     limit: int = CANDIDATES,
     filters: Filters | None = None,
     options: RankingOptions | None = None,
+    dense: DenseLeg | None = None,
 ) -> SearchOutcome:
     filters = filters or Filters()
     options = options or RankingOptions()
@@ -185,19 +217,114 @@ def search_index(
         if symbols:
             legs["symbol"] = _ranked(symbols)
             scores = fuse_boost(lexical, symbols, options.symbol_boost)
-    order = sorted(scores.items(), key=lambda kv: -kv[1])
-    stored = sq.chunks_by_cid(handle.db, (cid for cid, _ in order[: depth + len(legs.get("symbol", {}))]))
-    hits: list[Hit] = []
-    for cid, score in order:
-        s = stored.get(cid)
-        if s is None:  # deleted, not yet dropped from the lexical index
-            continue
-        if not filters.accepts(s.chunk):
-            continue
-        hits.append(Hit(cid, s.chunk, score, {name: leg[cid] for name, leg in legs.items() if cid in leg}))
-        if len(hits) >= limit:
-            break
+    if dense is not None and options.dense_weight > 0:
+        scores = _fuse_dense(scores, dense, depth, options, legs)
+    stored = sq.chunks_by_cid(handle.db, scores)
+    chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
+    scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
+    factors: dict[int, dict[str, float | str]] = {cid: {"fused": sc} for cid, sc in scores.items()}
+    if options.priors:
+        wanted = wanted_roles(query)
+        for cid in scores:
+            weight = role_weight(chunks[cid].path, wanted)
+            factors[cid].update(prior=weight, role=path_role(chunks[cid].path))
+            scores[cid] *= weight
+    if options.file_weight > 0:
+        boosted = _with_file_evidence(scores, chunks, options.file_weight)
+        for cid, sc in boosted.items():
+            factors[cid]["file"] = sc - scores[cid]
+        scores = boosted
+    order = sorted(scores, key=lambda cid: -scores[cid])
+    if options.diversity < 1.0:
+        order = _diversify(order, scores, chunks, options.diversity)
+    hits = [
+        Hit(
+            cid,
+            chunks[cid],
+            scores[cid],
+            {name: leg[cid] for name, leg in legs.items() if cid in leg},
+            factors[cid],
+        )
+        for cid in order[:limit]
+    ]
     return SearchOutcome(query, hits)
+
+
+RRF_K = 60
+
+
+def _fuse_dense(
+    scores: dict[int, float],
+    dense: DenseLeg,
+    depth: int,
+    options: RankingOptions,
+    legs: dict[str, dict[int, tuple[int, float]]],
+) -> dict[int, float]:
+    """Join the dense leg to the lexical(+symbol) scores.
+
+    ``boost``: each chunk gains ``weight * top * d``, where ``d`` is its
+    similarity rescaled to [0, 1] over the dense top list (so the best dense
+    match gains ``weight`` times the best lexical score); dense-only matches
+    join the candidates. ``rerank``: the same, but only lexical candidates
+    are scored (no new candidates). ``rrf``: weighted reciprocal rank fusion
+    of the two ranked lists.
+    """
+    sims = dense.similarities(scores) if options.fusion == "rerank" else dict(dense.top(depth))
+    if not sims:
+        return scores
+    legs["dense"] = _ranked(sims)
+    if options.fusion == "rrf":
+        lex_rank = _ranked(scores)
+        fused: dict[int, float] = {}
+        for cid, (rank, _) in lex_rank.items():
+            fused[cid] = 1.0 / (RRF_K + rank)
+        for cid, (rank, _) in legs["dense"].items():
+            fused[cid] = fused.get(cid, 0.0) + options.dense_weight / (RRF_K + rank)
+        return fused
+    lo, hi = min(sims.values()), max(sims.values())
+    span = (hi - lo) or 1.0
+    top = max(scores.values(), default=1.0)
+    fused = dict(scores)
+    for cid, sim in sims.items():
+        fused[cid] = fused.get(cid, 0.0) + options.dense_weight * top * (sim - lo) / span
+    return fused
+
+
+def _with_file_evidence(
+    scores: dict[int, float], chunks: dict[int, Chunk], weight: float
+) -> dict[int, float]:
+    """Each chunk gains ``weight`` x the decayed sum of its file's other
+    chunks: a file that matches in several places is likelier the answer."""
+    by_file: dict[str, list[float]] = {}
+    for cid, sc in scores.items():
+        by_file.setdefault(chunks[cid].path, []).append(sc)
+    totals = {
+        path: sum(v * 0.5**k for k, v in enumerate(sorted(vals, reverse=True)))
+        for path, vals in by_file.items()
+    }
+    return {cid: sc + weight * (totals[chunks[cid].path] - sc) for cid, sc in scores.items()}
+
+
+def _diversify(
+    order: list[int], scores: dict[int, float], chunks: dict[int, Chunk], factor: float
+) -> list[int]:
+    """Greedy re-ranking: each further chunk of a file already chosen counts
+    ``factor`` times less, so a reply spreads over files. A lazy heap: an
+    entry whose file gained a chunk since it was pushed is pushed again."""
+    seen: dict[str, int] = {}
+    heap = [(-scores[cid], i, cid, 0) for i, cid in enumerate(order)]
+    heapq.heapify(heap)
+    out: list[int] = []
+    while heap:
+        _neg, i, cid, count = heapq.heappop(heap)
+        path = chunks[cid].path
+        now = seen.get(path, 0)
+        if now != count:
+            heapq.heappush(heap, (-scores[cid] * factor**now, i, cid, now))
+            continue
+        out.append(cid)
+        seen[path] = now + 1
+    return out
 
 
 def chunk_paths(hits: Iterable[Hit]) -> list[str]:

@@ -8,6 +8,7 @@ falls back to line windows with ``parse_error=True``.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 from repolens.chunk import ChunkedFile, Chunker, assign_ids
 from repolens.chunk.grammars import grammar_versions
@@ -19,7 +20,8 @@ from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunke
 # Bump when any chunker's output changes for the same input and grammars.
 CHUNKING_VERSION = 1
 
-SYNTAX = SyntaxChunker()
+DEFAULT_MERGE_LINES = 2
+SYNTAX = SyntaxChunker(merge_max_lines=DEFAULT_MERGE_LINES)
 MARKDOWN = MarkdownChunker()
 WINDOWS = WindowChunker()
 
@@ -33,7 +35,14 @@ def chunker_for(language: str) -> Chunker:
     return WINDOWS
 
 
-def chunk_file(path: str, text: str, language: str, *, mode: str = "syntax") -> ChunkedFile:
+@lru_cache(maxsize=8)
+def _syntax(merge_lines: int) -> SyntaxChunker:
+    return SyntaxChunker(merge_max_lines=merge_lines)
+
+
+def chunk_file(
+    path: str, text: str, language: str, *, mode: str = "syntax", merge_lines: int = DEFAULT_MERGE_LINES
+) -> ChunkedFile:
     """Chunks (with ids) and symbols of one file.
 
     ``mode="windows"`` uses line windows for every file (the baseline the
@@ -41,6 +50,8 @@ def chunk_file(path: str, text: str, language: str, *, mode: str = "syntax") -> 
     (see :func:`~repolens.chunk.pack.source_lines`), for every chunker.
     """
     chunker = WINDOWS if mode == "windows" else chunker_for(language)
+    if chunker is SYNTAX and merge_lines != SYNTAX.merge_max_lines:
+        chunker = _syntax(merge_lines)
     try:
         if chunker is WINDOWS:
             result = ChunkedFile(window_chunks(path, text, language, lines=source_lines(text)))
@@ -51,7 +62,7 @@ def chunk_file(path: str, text: str, language: str, *, mode: str = "syntax") -> 
     return ChunkedFile(assign_ids(result.chunks), result.symbols, result.parse_error)
 
 
-def chunking_config(mode: str = "syntax") -> tuple[str, int]:
+def chunking_config(mode: str = "syntax", merge_lines: int = DEFAULT_MERGE_LINES) -> tuple[str, int]:
     """``(name, version)`` to record in an index; a different pair means re-chunk.
 
     The name carries a hash of the bounds and of the installed tree-sitter
@@ -62,5 +73,5 @@ def chunking_config(mode: str = "syntax") -> tuple[str, int]:
     if mode == "windows":
         h.update(repr((TARGET_LINES, MAX_LINES, MAX_CHARS, WINDOWS.overlap)).encode())
         return f"windows/{h.hexdigest()}", CHUNKING_VERSION
-    h.update(repr((TARGET_LINES, MAX_LINES, MAX_CHARS, grammar_versions())).encode())
+    h.update(repr((TARGET_LINES, MAX_LINES, MAX_CHARS, merge_lines, grammar_versions())).encode())
     return f"syntax+markdown+windows/{h.hexdigest()}", CHUNKING_VERSION

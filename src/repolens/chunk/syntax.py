@@ -59,6 +59,9 @@ class SyntaxChunker:
 
     max_bytes: int = MAX_PARSE_BYTES
     timeout: float = PARSE_TIMEOUT_S
+    # Definitions of at most this many lines are packed with their
+    # neighbours (up to the chunk target) instead of standing alone.
+    merge_max_lines: int = 2
     name: str = "syntax"
     version: int = 1
 
@@ -87,7 +90,14 @@ class SyntaxChunker:
         walker = _Walker(spec, src, len(lines))
         defs: list[Def] = []
         walker.collect(tree.root_node.named_children, Scope("", "", src, spec), 0, defs)
-        packer = Packer(path, language, lines, gap_breaks=walker.breaks, breaks_for=walker.breaks_for)
+        packer = Packer(
+            path,
+            language,
+            lines,
+            gap_breaks=walker.breaks,
+            breaks_for=walker.breaks_for,
+            merge_max_lines=self.merge_max_lines,
+        )
         chunks = packer.pack(defs)
         return ChunkedFile(chunks, symbols_of(defs, path, language))
 
