@@ -16,14 +16,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repolens.chunk import ChunkedFile, chunk_file, chunking_config
 from repolens.chunk.languages import language_for
-from repolens.config import Settings, load_settings
+from repolens.config import Settings, load_embed_config, load_settings
 from repolens.discover import Discovery, LoadedText, SourceFile, discover, load_text, nothing_to_index
-from repolens.store import IndexHandle, format_versions
+from repolens.store import DB_NAME, IndexHandle, format_versions
 from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+
+if TYPE_CHECKING:
+    from repolens.embed import Embedder
+    from repolens.vectors import VectorReport
 
 # A batch is committed to both stores when it holds this many files or this
 # many bytes of source: big enough that commits are not the bottleneck, small
@@ -48,6 +53,7 @@ class IndexReport:
     notes: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
     mode: str = "git"
+    vectors: VectorReport | None = None
 
     def summary(self) -> str:
         """The one-paragraph report ``repolens index`` prints."""
@@ -61,6 +67,8 @@ class IndexReport:
         if self.notes:
             parts = ", ".join(f"{n} {note.replace('_', ' ')}" for note, n in sorted(self.notes.items()))
             out.append(f"notes: {parts}")
+        if self.vectors is not None:
+            out.append(self.vectors.summary())
         return "\n".join(out)
 
 
@@ -69,12 +77,12 @@ def file_hash(data: bytes) -> str:
 
 
 def make_chunker(settings: Settings) -> ChunkFn:
-    mode = settings.chunker
-    return lambda path, text, language: chunk_file(path, text, language, mode=mode)
+    mode, merge = settings.chunker, settings.chunk_merge_lines
+    return lambda path, text, language: chunk_file(path, text, language, mode=mode, merge_lines=merge)
 
 
 def chunker_identity(settings: Settings) -> str:
-    name, version = chunking_config(settings.chunker)
+    name, version = chunking_config(settings.chunker, settings.chunk_merge_lines)
     return f"{name}/v{version}"
 
 
@@ -84,11 +92,18 @@ def build_index(
     index_dir: str | Path | None = None,
     settings: Settings | None = None,
     progress: ProgressFn | None = None,
+    vector_progress: ProgressFn | None = None,
 ) -> IndexReport:
-    """Index ``root`` from scratch and publish the result.
+    """Index ``root`` from scratch and publish the result, then (when the
+    ``vectors`` setting is on) fill its dense vectors.
 
-    Raises ``NothingToIndexError`` (and leaves any previous index as it was)
-    when no file qualifies, ``IndexLockedError`` when another writer runs.
+    The lexical index is searchable as soon as it is published; vectors
+    are committed in batches after that, reusing those of unchanged chunks
+    from the previous generation. Ctrl-C during embedding keeps what is done
+    (``report.vectors.interrupted``). Raises ``NothingToIndexError`` (and
+    leaves any previous index as it was) when no file qualifies,
+    ``IndexLockedError`` when another writer runs, ``EmbedderError`` when the
+    configured model cannot be used.
     """
     started = time.monotonic()
     root_path = resolve_root(root)
@@ -99,18 +114,57 @@ def build_index(
         layout.collect_garbage()
         found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
         report = IndexReport(root_path, layout.index_dir, skipped=Counter(found.skipped), mode=found.mode)
+        embedder = _embedder(root_path) if settings.vectors else None
+        previous = layout.current_generation()
         building = layout.new_building_dir()
         try:
             content_skips = _fill(building, found, settings, report, progress)
             if report.files == 0:
                 raise nothing_to_index(found, content_skips)
+            reused = _reuse_vectors(building, previous, embedder, settings) if embedder else 0
         except BaseException:
             shutil.rmtree(building, ignore_errors=True)
             raise
-        layout.publish(building)
+        final = layout.publish(building)
         layout.collect_garbage()
+        if embedder is not None:
+            report.vectors = _embed(final, embedder, settings, vector_progress)
+            report.vectors.reused += reused
     report.seconds = time.monotonic() - started
     return report
+
+
+def _embedder(root: Path) -> Embedder | None:
+    from repolens.embed import make_embedder  # numpy, onnxruntime: loaded only when vectors are wanted
+
+    return make_embedder(load_embed_config(root))
+
+
+def _reuse_vectors(building: Path, previous: Path | None, embedder: Embedder, settings: Settings) -> int:
+    from repolens import vectors
+
+    if previous is None:
+        return 0
+    handle = IndexHandle.open(building)
+    try:
+        vectors.bind_embedder(handle.db, embedder, settings.embed_style)
+        return vectors.copy_from(handle, previous / DB_NAME, embedder.identity, settings.embed_style)
+    finally:
+        handle.close()
+
+
+def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: ProgressFn | None) -> VectorReport:
+    from repolens import vectors
+
+    handle = IndexHandle.open(gen)
+    cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
+    try:
+        return vectors.fill(handle, embedder, style=settings.embed_style, cache_dir=cache, progress=progress)
+    except KeyboardInterrupt:  # batches done so far are committed: the next run resumes
+        done, total = vectors.coverage(handle.db)
+        return vectors.VectorReport(done=done, total=total, interrupted=True)
+    finally:
+        handle.close()
 
 
 def _fill(

@@ -21,7 +21,7 @@ from pathlib import Path
 from repolens.chunk import Chunk, Symbol
 from repolens.errors import IndexCorruptError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,6 +73,12 @@ CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
 -- removed from) the lexical index. Drained after each lexical commit, so a
 -- crash between the two stores is repaired by the next writer.
 CREATE TABLE IF NOT EXISTS lex_pending (cid INTEGER PRIMARY KEY, op TEXT NOT NULL);
+-- Dense vectors (float16, unit length), one per chunk, filled after the
+-- lexical index is published; they go when their chunk goes.
+CREATE TABLE IF NOT EXISTS vectors (
+    cid INTEGER PRIMARY KEY REFERENCES chunks(cid) ON DELETE CASCADE,
+    vec BLOB NOT NULL
+);
 """
 
 
