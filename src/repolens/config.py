@@ -41,6 +41,8 @@ class Settings:
     fair_share: bool = True
     # ranking: weight of the symbol leg (definitions the query names); 0 = off
     symbol_boost: float = 1.0
+    # ranking: weight of files the query mentions (traceback paths, file names, scopes)
+    path_boost: float = 0.0
     # ranking: scale scores by file role (source over tests, docs, generated)
     priors: bool = True
     # ranking: share of a file's other chunk scores added to each chunk
@@ -72,6 +74,7 @@ _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
     "symbol_boost": (0.0, 100.0),
     "file_weight": (0.0, 10.0),
     "dense_weight": (0.0, 100.0),
+    "path_boost": (0.0, 100.0),
     "diversity": (0.0, 1.0),
 }
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -163,7 +166,8 @@ def load_embed_config(root: Path | None = None) -> EmbedConfig:
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
-    section = {k: v for k, v in _config_file(root).items() if k != "embed"}
+    # [embed] is read by load_embed_config; [serve] and [roots] by repolens.serving.
+    section = {k: v for k, v in _config_file(root).items() if k not in ("embed", "serve", "roots")}
     if section:
         settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
     env = {

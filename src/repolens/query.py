@@ -33,7 +33,7 @@ _CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
 MAX_IDENTIFIERS = 32
 MAX_PATHS = 16
 # A file path or name with an extension: ``a/b/c.py``, ``walk.rs``, ``x.test.ts``.
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9})(?![\w/])")
+_PATH = re.compile(r"(?<![\w.-])(/?(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9})(?![\w/])")
 # A conventional-commit scope: ``fix(validator):``, ``feat(cli)!:``.
 _SCOPE = re.compile(r"^\s*\w+\(([\w./,\s-]{1,60})\)!?:", re.M)
 _NOT_FILE_EXT = frozenset({"com", "org", "net", "io", "html", "htm", "0", "1", "2", "3", "x", "e", "g", "i"})

@@ -26,6 +26,7 @@ from typing import Protocol
 from pathspec import GitIgnoreSpec
 
 from repolens.chunk import Chunk
+from repolens.mentions import path_index
 from repolens.paths import path_role
 from repolens.priors import role_weight, wanted_roles
 from repolens.query import ParsedQuery
@@ -49,6 +50,8 @@ class Hit:
     legs: dict[str, tuple[int, float]] = field(default_factory=dict)
     # How the final score came about: fused legs, role prior, file evidence.
     factors: dict[str, float | str] = field(default_factory=dict)
+    # Set when the cited file changed since indexing (see repolens.freshness).
+    stale: str = ""
 
     def explain(self) -> str:
         """One line: each leg's rank and score, then the priors applied."""
@@ -119,6 +122,7 @@ class RankingOptions:
     diversity: float = 1.0  # multiply the n-th chunk of one file by diversity**n
     fusion: str = "boost"  # how the dense leg joins: boost, rrf or rerank
     dense_weight: float = 0.5
+    path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
 
 
 class DenseLeg(Protocol):
@@ -219,9 +223,21 @@ def search_index(
             scores = fuse_boost(lexical, symbols, options.symbol_boost)
     if dense is not None and options.dense_weight > 0:
         scores = _fuse_dense(scores, dense, depth, options, legs)
+    mentioned = _mentioned_files(handle, query) if options.path_boost > 0 else {}
+    for path in sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]:
+        # a mentioned file joins the candidates with its best chunks
+        in_file = LexFilters(path, filters.languages, filters.kinds)
+        for cid, score in handle.lex.search(query.weighted(), FIELD_WEIGHTS, 3, in_file):
+            scores.setdefault(cid, score)
     stored = sq.chunks_by_cid(handle.db, scores)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
     scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
+    if mentioned:
+        top = max(scores.values(), default=1.0)
+        strengths = {cid: mentioned[c.path] for cid, c in chunks.items() if c.path in mentioned}
+        legs["path"] = _ranked(strengths)
+        for cid, strength in strengths.items():
+            scores[cid] += options.path_boost * top * strength
     factors: dict[int, dict[str, float | str]] = {cid: {"fused": sc} for cid, sc in scores.items()}
     if options.priors:
         wanted = wanted_roles(query)
@@ -251,6 +267,15 @@ def search_index(
 
 
 RRF_K = 60
+MAX_MENTIONED = 8
+
+
+def _mentioned_files(handle: IndexHandle, query: ParsedQuery) -> dict[str, float]:
+    if not query.paths and not query.scopes:
+        return {}
+    key = f"{handle.gen_dir}:{handle.meta().get('updated_at', '')}"
+    index = path_index(key, lambda: [r[0] for r in handle.db.execute("SELECT path FROM files")])
+    return index.match(query.paths, query.scopes)
 
 
 def _fuse_dense(
