@@ -44,13 +44,23 @@ def test_index_fills_vectors_after_the_lexical_index(sample_repo: Path):
     assert "vectors: " in report.summary() and "(100%, complete)" in report.summary()
 
 
+def test_refresh_embeds_only_the_changed_function(sample_repo: Path):
+    build_index(sample_repo)
+    forms = sample_repo / "src/web/forms.py"
+    forms.write_text(forms.read_text().replace("return True", 'return "saved"'))
+    refreshed = build_index(sample_repo)
+    assert refreshed.mode == "refresh" and refreshed.changed == 1
+    assert refreshed.vectors.embedded == 1  # handle_submit changed; parse_url kept its vector
+    assert refreshed.vectors.done == refreshed.vectors.total
+
+
 def test_rebuild_reuses_vectors_of_unchanged_chunks(sample_repo: Path):
-    first = build_index(sample_repo)
+    build_index(sample_repo)
     (sample_repo / "src/web/forms.py").write_text("def brand_new_function():\n    return 42\n")
-    second = build_index(sample_repo)
-    assert second.vectors.embedded == 1
-    assert second.vectors.reused == second.chunks - 1
-    assert first.chunks - second.chunks >= 0
+    rebuilt = build_index(sample_repo, rebuild=True)
+    assert rebuilt.mode == "build"
+    assert rebuilt.vectors.embedded == 1
+    assert rebuilt.vectors.reused == rebuilt.chunks - 1
 
 
 def test_interrupted_embedding_keeps_its_batches_and_search_says_so(make_repo):
@@ -70,8 +80,9 @@ def test_interrupted_embedding_keeps_its_batches_and_search_says_so(make_repo):
     assert reply.text.startswith("note: dense leg covers")
     api.handles.clear()
     resumed = build_index(root)
-    assert resumed.vectors.reused == report.vectors.done
+    assert resumed.vectors.embedded == report.vectors.total - report.vectors.done  # only the rest
     assert resumed.vectors.done == resumed.vectors.total
+
     assert api.search_code("handler request reply", root).notes == ()
 
 

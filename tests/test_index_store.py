@@ -40,7 +40,7 @@ def test_rebuild_publishes_a_new_generation_and_collects_old_ones(sample_repo: P
     build_index(sample_repo)
     layout = _layout(sample_repo)
     first = layout.current_generation()
-    build_index(sample_repo)
+    build_index(sample_repo, rebuild=True)
     second = layout.current_generation()
     assert first != second and second is not None
     assert os.readlink(layout.current_link) == second.name
@@ -54,24 +54,28 @@ def test_search_during_rebuild_sees_old_or_new_never_a_mix(make_repo):
     stop = threading.Event()
 
     def searcher() -> None:
+        # Files on disk change before the rebuild is published, so hits from
+        # the old generation are re-read and marked stale: a reply from one
+        # generation is all stale (old) or all fresh (new), never a mix.
         while not stop.is_set():
             packet = api.search_code("alpha_marker beta_marker", root, top_k=50, max_chars=100_000).packet
-            words = {w for w in ("alpha_marker", "beta_marker") if w in packet.text}
-            seen.append(words)
+            seen.append({bool(r.block.stale) for r in packet.rendered})
 
+    for i in range(60):
+        (root / f"pkg/mod{i:03d}.py").write_text(f"def f{i}():\n    return 'beta_marker {i}'\n")
     t = threading.Thread(target=searcher)
     t.start()
     try:
-        for i in range(60):
-            (root / f"pkg/mod{i:03d}.py").write_text(f"def f{i}():\n    return 'beta_marker {i}'\n")
-        build_index(root)
+        time.sleep(0.2)
+        build_index(root, rebuild=True)
+
         time.sleep(0.2)
     finally:
         stop.set()
         t.join()
     assert seen
-    assert all(len(words) == 1 for words in seen), "a search saw both generations at once"
-    assert seen[-1] == {"beta_marker"}
+    assert all(len(kinds) == 1 for kinds in seen), "a search saw both generations at once"
+    assert seen[-1] == {False}
 
 
 def test_second_writer_gets_a_clear_message(sample_repo: Path):
@@ -90,14 +94,16 @@ def test_second_writer_gets_a_clear_message(sample_repo: Path):
     assert "wait for it to finish" in out.stderr
 
 
-def test_crash_mid_index_leaves_the_previous_index_usable(make_repo):
+def test_crash_mid_rebuild_leaves_the_previous_index_usable(make_repo):
     files = {f"pkg/m{i:04d}.py": f"def g{i}():\n    return 'gamma_marker {i}'\n" * 40 for i in range(3000)}
     root = make_repo(files)
     build_index(root)
-    before = api.search_code("gamma_marker", root).text
+    api_paths_before = api.search_code("gamma_marker", root).packet.rendered
+
     for i in range(3000):
         (root / f"pkg/m{i:04d}.py").write_text(f"def g{i}():\n    return 'delta_marker {i}'\n" * 40)
-    proc = subprocess.Popen([sys.executable, "-m", "repolens", "index", str(root)], stderr=subprocess.PIPE)
+    cmd = [sys.executable, "-m", "repolens", "index", str(root), "--rebuild"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
     building = None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and building is None:
@@ -110,8 +116,12 @@ def test_crash_mid_index_leaves_the_previous_index_usable(make_repo):
     proc.wait()
     assert building is not None and building.exists(), "the indexer was killed before it started writing"
     api.handles.clear()
-    assert api.search_code("gamma_marker", root).text == before
-    build_index(root)
+    after = api.search_code("gamma_marker", root).packet  # the old index still answers
+    old_paths = [r.block.path for r in api_paths_before]
+    assert [r.block.path for r in after.rendered] == old_paths
+    assert all(r.block.stale for r in after.rendered)  # and says its lines may have moved
+    build_index(root, rebuild=True)
+
     assert not building.exists()
     assert "delta_marker" in api.search_code("delta_marker", root).text
 
@@ -123,7 +133,8 @@ def test_index_of_another_version_is_refused_with_the_fix(sample_repo: Path):
         db.execute("UPDATE meta SET value='999' WHERE key='schema_version'")
     with pytest.raises(IndexVersionError, match=r"schema version 999 .* re-run `repolens index`"):
         api.search_code("session", sample_repo)
-    build_index(sample_repo)
+    report = build_index(sample_repo)
+    assert report.mode == "build" and report.reason == "schema version changed (999 -> 2)"
     assert "session" in api.search_code("session", sample_repo).text
 
 
@@ -146,3 +157,16 @@ def test_zero_files_keeps_the_previous_index(make_repo):
     with pytest.raises(NothingToIndexError, match="nothing to index"):
         build_index(root)
     assert "alpha" in api.search_code("alpha", root).text
+
+
+def test_damaged_lexical_index_is_rebuilt_with_a_message(sample_repo: Path):
+    build_index(sample_repo)
+    lexical = _layout(sample_repo).current_generation() / "lexical"
+    for f in lexical.iterdir():
+        f.unlink()
+    with pytest.raises(IndexCorruptError, match="re-run `repolens index"):
+        api.search_code("session", sample_repo)
+    api.handles.clear()
+    report = build_index(sample_repo)
+    assert report.mode == "build" and report.reason.startswith("the index could not be read")
+    assert "session" in api.search_code("session", sample_repo).text

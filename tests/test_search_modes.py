@@ -98,6 +98,9 @@ def test_query_id_re_renders_in_another_mode_without_searching(store_repo: Path)
 
 def test_query_id_of_an_older_index_is_refused(store_repo: Path):
     reply = api.search_code("SessionStore", store_repo)
+    build_index(store_repo)  # nothing changed: the id still holds
+    assert api.search_code(None, store_repo, query_id=reply.query_id).text == reply.text
+    (store_repo / "store.py").write_text("class SessionStore:\n    pass\n")
     build_index(store_repo)
     with pytest.raises(NotFoundError, match="older index"):
         api.search_code(None, store_repo, query_id=reply.query_id)

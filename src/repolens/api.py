@@ -13,14 +13,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repolens.chunks import ChunkView
 from repolens.chunks import get_chunk as _get_chunk
 from repolens.config import Settings, load_settings
 from repolens.errors import IndexMissingError, RepolensError, UsageError
 from repolens.focus import FocusResult, focused_context
-from repolens.index import IndexReport, ProgressFn, build_index
+from repolens.freshness import freshen
+from repolens.index import IndexReport, ProgressFn, build_index, make_chunker
 from repolens.overview import FileEntry, file_overview, render_files
 from repolens.packets import Packet, PacketOptions, render_packet
 from repolens.queries import recall, remember
@@ -31,6 +32,10 @@ from repolens.snippets import read_snippet as _read_snippet
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+
+if TYPE_CHECKING:
+    from repolens.status import IndexStatus
+
 from repolens.symbols import SymbolMatches, find_symbols
 
 MAX_QUERY_CHARS = 100_000
@@ -81,13 +86,21 @@ def index_repo(
     index_dir: str | Path | None = None,
     max_file_bytes: int | None = None,
     vectors: bool | None = None,
+    rebuild: bool = False,
     progress: ProgressFn | None = None,
     vector_progress: ProgressFn | None = None,
 ) -> IndexReport:
+    """Build the index of ``root``, or bring it up to date (only what changed
+    is read); ``rebuild`` forces a fresh generation."""
     root_path = resolve_root(root)
     settings = load_settings(root_path, {"max_file_bytes": max_file_bytes, "vectors": vectors})
     return build_index(
-        root_path, index_dir=index_dir, settings=settings, progress=progress, vector_progress=vector_progress
+        root_path,
+        index_dir=index_dir,
+        settings=settings,
+        rebuild=rebuild,
+        progress=progress,
+        vector_progress=vector_progress,
     )
 
 
@@ -163,6 +176,7 @@ def ranking_options(settings: Settings) -> RankingOptions:
         diversity=settings.diversity,
         fusion=settings.fusion,
         dense_weight=settings.dense_weight,
+        path_boost=settings.path_boost,
     )
 
 
@@ -257,7 +271,9 @@ def search_code(
             raise IndexMissingError(f"no index for {layout.root}: run `repolens index {layout.root}`")
         indexed = build_index(layout.root, index_dir=layout.index_dir, settings=settings, progress=progress)
     handle = handles.get(layout)
-    generation = handle.gen_dir.name
+    # Remembered results are tied to the index content they were ranked on.
+    generation = f"{handle.gen_dir.name}.{handle.meta().get('content_version', '0')}"
+
     if query_id is not None:
         remembered = recall(layout.index_dir, query_id, generation)
         query, filters = remembered.query, remembered.filters
@@ -283,7 +299,15 @@ def search_code(
         query_id = remember(
             layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs) for h in hits]
         )
+    # Cited lines must hold: files changed since indexing are re-chunked now.
+    hits, stale_files = freshen(layout.root, handle, hits, make_chunker(settings), first=settings.top_k * 3)
+    if stale_files:
+        notes.append(
+            f"{stale_files} cited file{'s' if stale_files > 1 else ''} changed since indexing; "
+            "`repolens index` refreshes the index"
+        )
     footer = f"query_id {query_id}"
+
     reply = SearchReply(
         query=query, query_id=query_id, mode=mode, text="", indexed=indexed, notes=tuple(notes)
     )
@@ -324,6 +348,14 @@ def open_index(
             raise IndexMissingError(f"no index for {layout.root}: run `repolens index {layout.root}`")
         indexed = build_index(layout.root, index_dir=layout.index_dir, progress=progress)
     return handles.get(layout), indexed
+
+
+def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:
+    """What the index holds, and how many files changed on disk since."""
+    from repolens.status import index_status as _status
+
+    layout = layout_for(root, index_dir)
+    return _status(layout, handles.get(layout))
 
 
 def find_symbol(

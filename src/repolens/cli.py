@@ -61,6 +61,7 @@ def cli() -> None:
     default=None,
     help="Compute dense vectors after the lexical index (default: the `vectors` setting).",
 )
+@click.option("--rebuild", is_flag=True, help="Build a fresh index instead of updating the current one.")
 @click.pass_context
 def index_cmd(
     ctx: click.Context,
@@ -68,11 +69,13 @@ def index_cmd(
     index_dir: str | None,
     max_file_bytes: int | None,
     vectors: bool | None,
+    rebuild: bool,
 ) -> None:
-    """Index ROOT (default: the current directory)."""
+    """Index ROOT (default: the current directory), or bring its index up to date."""
     report = api.index_repo(
         root,
         index_dir=index_dir,
+        rebuild=rebuild,
         max_file_bytes=max_file_bytes,
         vectors=vectors,
         progress=_progress("indexing"),
@@ -81,6 +84,19 @@ def index_cmd(
     click.echo(report.summary())
     if report.vectors is not None and report.vectors.interrupted:
         ctx.exit(130)
+
+
+@cli.command("status")
+@root_option
+@index_dir_option
+@click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
+def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
+    """What the index holds, and how many files changed on disk since it was updated."""
+    status = api.index_status(root, index_dir=index_dir)
+    if as_json:
+        click.echo(json.dumps(status.to_json(), indent=2))
+    else:
+        click.echo(status.render())
 
 
 @cli.command("search")

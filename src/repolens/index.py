@@ -1,9 +1,22 @@
-"""Build an index: discover -> read -> chunk -> store, then publish atomically.
+"""Keep an index equal to the repository: discover -> diff -> chunk -> store.
 
-A build writes a fresh generation beside the published one (see
-``store.layout``), committing in batches, and swaps it in only when it is
-complete. Searches running meanwhile keep reading the previous generation;
-a crash leaves that generation current and untouched.
+One operation, :func:`build_index`, serves three cases:
+
+* **refresh** (an index exists and was built with the same settings): the
+  published generation is updated in place. Only what changed is read:
+  new, modified, deleted (and so renamed) files. An unchanged file costs a
+  stat, and a hash only when its size or mtime moved. Chunks whose text did
+  not change keep their id and their vectors.
+* **build** (no index, or ``rebuild``, or a change of chunking, tokenizer or
+  schema, said in one line): a fresh generation is filled beside the
+  published one and swapped in atomically when complete.
+* **resume**: a build that was interrupted left ``gen-N.building``; the
+  next run continues it instead of starting over.
+
+Work is committed in batches of whole files. A reader sees, for every file,
+either its old or its new chunks, never a mix within a file. SQLite commits
+first, then tantivy; the ``lex_pending`` outbox replays whatever a crash
+left between the two (:func:`reconcile_lexical`).
 """
 
 from __future__ import annotations
@@ -22,7 +35,8 @@ from repolens.chunk import ChunkedFile, chunk_file, chunking_config
 from repolens.chunk.languages import language_for
 from repolens.config import Settings, load_embed_config, load_settings
 from repolens.discover import Discovery, LoadedText, SourceFile, discover, load_text, nothing_to_index
-from repolens.store import DB_NAME, IndexHandle, format_versions
+from repolens.errors import IndexCorruptError, IndexVersionError
+from repolens.store import DB_NAME, IndexHandle, check_versions, format_versions
 from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
 
@@ -33,8 +47,8 @@ if TYPE_CHECKING:
 # A batch is committed to both stores when it holds this many files or this
 # many bytes of source: big enough that commits are not the bottleneck, small
 # enough that an interrupted run loses little.
-BATCH_FILES = 2000
-BATCH_BYTES = 16 << 20
+BATCH_FILES = 500
+BATCH_BYTES = 8 << 20
 
 ProgressFn = Callable[[int, int], None]
 ChunkFn = Callable[[str, str, str], ChunkedFile]
@@ -44,23 +58,41 @@ ChunkFn = Callable[[str, str, str], ChunkedFile]
 class IndexReport:
     root: Path
     index_dir: Path
-    files: int = 0
+    mode: str = "build"  # build, refresh or resume
+    reason: str = ""  # why a build instead of a refresh
+    files: int = 0  # files in the index afterwards
     chunks: int = 0
     symbols: int = 0
     bytes: int = 0
     lines: int = 0
+    added: int = 0
+    changed: int = 0
+    deleted: int = 0
+    unchanged: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
+    content_skipped: Counter[str] = field(default_factory=Counter)  # the part of skipped found by reading
     notes: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
-    mode: str = "git"
+    discovery: str = "git"
     vectors: VectorReport | None = None
 
     def summary(self) -> str:
-        """The one-paragraph report ``repolens index`` prints."""
-        out = [
-            f"indexed {self.files} files ({self.lines} lines, {self.chunks} chunks, "
-            f"{self.symbols} symbols) in {self.seconds:.1f}s -> {self.index_dir}"
-        ]
+        """The short report ``repolens index`` prints."""
+        if self.mode == "refresh":
+            head = (
+                f"refreshed {self.index_dir}: {self.added} new, {self.changed} changed, "
+                f"{self.deleted} deleted, {self.unchanged} unchanged files in {self.seconds:.2f}s; "
+                f"index holds {self.files} files, {self.chunks} chunks"
+            )
+        else:
+            verb = "resumed and indexed" if self.mode == "resume" else "indexed"
+            head = (
+                f"{verb} {self.files} files ({self.lines} lines, {self.chunks} chunks, "
+                f"{self.symbols} symbols) in {self.seconds:.1f}s -> {self.index_dir}"
+            )
+        out = [head]
+        if self.reason:
+            out.append(f"rebuilt: {self.reason}")
         if self.skipped:
             parts = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(self.skipped.items()))
             out.append(f"skipped: {parts}")
@@ -86,24 +118,48 @@ def chunker_identity(settings: Settings) -> str:
     return f"{name}/v{version}"
 
 
+def index_identity(settings: Settings) -> dict[str, str]:
+    """What an index's content depends on; any difference means rebuild."""
+    return {**{k: str(v) for k, v in format_versions().items()}, "chunker": chunker_identity(settings)}
+
+
+def rebuild_reason(gen: Path, settings: Settings) -> str:
+    """Why the generation cannot be refreshed in place ("" when it can)."""
+    try:
+        db = sq.connect(gen / DB_NAME)
+    except IndexCorruptError as exc:
+        return f"the index could not be read ({exc})"
+    try:
+        meta = sq.read_meta(db)
+    except Exception as exc:  # a damaged file: rebuild, never misread
+        return f"the index could not be read ({type(exc).__name__})"
+    finally:
+        db.close()
+    for key, want in index_identity(settings).items():
+        have = meta.get(key)
+        if have != want:
+            what = key.replace("_version", " version").replace("chunker", "chunking")
+            return f"{what} changed ({have or 'unknown'} -> {want})"
+    if meta.get("state") != "ready":
+        return "the index was never completed"
+    return ""
+
+
 def build_index(
     root: str | Path | None,
     *,
     index_dir: str | Path | None = None,
     settings: Settings | None = None,
+    rebuild: bool = False,
     progress: ProgressFn | None = None,
     vector_progress: ProgressFn | None = None,
 ) -> IndexReport:
-    """Index ``root`` from scratch and publish the result, then (when the
-    ``vectors`` setting is on) fill its dense vectors.
+    """Bring the index of ``root`` up to date (see the module docstring),
+    then (when the ``vectors`` setting is on) fill its missing vectors.
 
-    The lexical index is searchable as soon as it is published; vectors
-    are committed in batches after that, reusing those of unchanged chunks
-    from the previous generation. Ctrl-C during embedding keeps what is done
-    (``report.vectors.interrupted``). Raises ``NothingToIndexError`` (and
-    leaves any previous index as it was) when no file qualifies,
-    ``IndexLockedError`` when another writer runs, ``EmbedderError`` when the
-    configured model cannot be used.
+    Raises ``NothingToIndexError`` (and leaves any previous index as it was)
+    when no file qualifies, ``IndexLockedError`` when another writer runs,
+    ``EmbedderError`` when the configured model cannot be used.
     """
     started = time.monotonic()
     root_path = resolve_root(root)
@@ -111,110 +167,214 @@ def build_index(
     layout = IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
     layout.ensure_dir()
     with layout.write_lock():
-        layout.collect_garbage()
         found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
-        report = IndexReport(root_path, layout.index_dir, skipped=Counter(found.skipped), mode=found.mode)
+        report = IndexReport(
+            root_path, layout.index_dir, skipped=Counter(found.skipped), discovery=found.mode
+        )
         embedder = _embedder(root_path) if settings.vectors else None
-        previous = layout.current_generation()
-        building = layout.new_building_dir()
-        try:
-            content_skips = _fill(building, found, settings, report, progress)
-            if report.files == 0:
-                raise nothing_to_index(found, content_skips)
-            reused = _reuse_vectors(building, previous, embedder, settings) if embedder else 0
-        except BaseException:
-            shutil.rmtree(building, ignore_errors=True)
-            raise
-        final = layout.publish(building)
-        layout.collect_garbage()
+        current = layout.current_generation()
+        reused = 0
+        reason = "--rebuild" if rebuild else (rebuild_reason(current, settings) if current else "")
+        if not found.files:  # nothing would survive: refuse before touching any index
+            raise nothing_to_index(found, Counter())
+        target = current
+        if current is not None and not reason:
+            report.mode = "refresh"
+            layout.collect_garbage()
+            try:
+                _sync(current, found, settings, report, progress, create=False)
+            except IndexCorruptError as exc:  # a damaged store is rebuilt, not patched
+                reason = f"the index could not be read ({exc})"
+                report = IndexReport(root_path, layout.index_dir, skipped=Counter(found.skipped))
+        if target is None or reason:
+            report.reason = reason
+
+            building = _resumable(layout, settings) if not rebuild else None
+            layout.collect_garbage(keep=building)
+            if building is None:
+                building = layout.new_building_dir()
+            else:
+                report.mode = "resume"
+            try:
+                _sync(building, found, settings, report, progress, create=True)
+                if report.files == 0:
+                    raise nothing_to_index(found, report.content_skipped)
+                if embedder is not None and current is not None:
+                    reused = _reuse_vectors(building, current, embedder, settings)
+            except BaseException as exc:
+                # An interrupted build is kept for the next run to resume;
+                # one that cannot succeed is removed.
+                if not isinstance(exc, KeyboardInterrupt):
+                    shutil.rmtree(building, ignore_errors=True)
+                raise
+            target = layout.publish(building)
+            layout.collect_garbage()
         if embedder is not None:
-            report.vectors = _embed(final, embedder, settings, vector_progress)
+            report.vectors = _embed(target, embedder, settings, vector_progress)
             report.vectors.reused += reused
     report.seconds = time.monotonic() - started
     return report
 
 
-def _embedder(root: Path) -> Embedder | None:
-    from repolens.embed import make_embedder  # numpy, onnxruntime: loaded only when vectors are wanted
+def _resumable(layout: IndexLayout, settings: Settings) -> Path | None:
+    """The newest interrupted build made with the same settings, if any."""
+    for building in reversed(layout.building_dirs()):
+        try:
+            db = sq.connect(building / DB_NAME)
+            try:
+                meta = sq.read_meta(db)
+            finally:
+                db.close()
+        except Exception:
+            continue
+        if (
+            all(meta.get(k) == v for k, v in index_identity(settings).items())
+            and meta.get("state") == "building"
+        ):
+            return building
+    return None
 
-    return make_embedder(load_embed_config(root))
+
+# -- syncing one generation with the discovered files ---------------------------
 
 
-def _reuse_vectors(building: Path, previous: Path | None, embedder: Embedder, settings: Settings) -> int:
-    from repolens import vectors
-
-    if previous is None:
-        return 0
-    handle = IndexHandle.open(building)
+def _sync(
+    gen: Path,
+    found: Discovery,
+    settings: Settings,
+    report: IndexReport,
+    progress: ProgressFn | None,
+    *,
+    create: bool,
+) -> None:
+    """Make ``gen`` hold exactly the discovered files, batch by batch."""
+    handle = IndexHandle.create(gen) if create else IndexHandle.open(gen, report.root)
     try:
-        vectors.bind_embedder(handle.db, embedder, settings.embed_style)
-        return vectors.copy_from(handle, previous / DB_NAME, embedder.identity, settings.embed_style)
-    finally:
-        handle.close()
-
-
-def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: ProgressFn | None) -> VectorReport:
-    from repolens import vectors
-
-    handle = IndexHandle.open(gen)
-    cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
-    try:
-        return vectors.fill(handle, embedder, style=settings.embed_style, cache_dir=cache, progress=progress)
-    except KeyboardInterrupt:  # batches done so far are committed: the next run resumes
-        done, total = vectors.coverage(handle.db)
-        return vectors.VectorReport(done=done, total=total, interrupted=True)
-    finally:
-        handle.close()
-
-
-def _fill(
-    building: Path, found: Discovery, settings: Settings, report: IndexReport, progress: ProgressFn | None
-) -> Counter[str]:
-    """Read, chunk and store every discovered file; return the content skips
-    (binary, empty, ...) counted while reading."""
-    files = found.files
-    content_skips: Counter[str] = Counter()
-    handle = IndexHandle.create(building)
-    chunk = make_chunker(settings)
-    try:
-        sq.write_meta(
-            handle.db,
-            {
-                **format_versions(),
-                "root": str(report.root),
-                "chunker": chunker_identity(settings),
-                "created_at": _now(),
-                "state": "building",
-            },
-        )
-        batch_files = batch_bytes = 0
-        handle.db.execute("BEGIN")
-        for i, src in enumerate(files):
-            loaded = load_text(src.abs_path, max_file_bytes=found.max_file_bytes)
-            if not isinstance(loaded, LoadedText):
-                content_skips[str(loaded)] += 1
-                report.skipped[str(loaded)] += 1
-                continue
-            _add_file(handle, src, loaded, chunk, report)
-            batch_files += 1
-            batch_bytes += src.size
-            if batch_files >= BATCH_FILES or batch_bytes >= BATCH_BYTES:
-                _commit(handle)
-                handle.db.execute("BEGIN")
-                batch_files = batch_bytes = 0
-            if progress:
-                progress(i + 1, len(files))
-        _commit(handle)
+        if create and not sq.read_meta(handle.db):
+            sq.write_meta(
+                handle.db,
+                {
+                    **index_identity(settings),
+                    "root": str(report.root),
+                    "created_at": _now(),
+                    "state": "building",
+                },
+            )
+        else:
+            check_versions(sq.read_meta(handle.db), report.root)
+        reconcile_lexical(handle)
+        _apply_changes(handle, found, settings, report, progress)
         totals = sq.counts(handle.db)
-        report.symbols = totals["symbols"]
+        report.files, report.chunks, report.symbols = totals["files"], totals["chunks"], totals["symbols"]
+        report.bytes, report.lines = totals["bytes"], totals["lines"]
         sq.write_meta(handle.db, {"state": "ready", "updated_at": _now(), **totals})
     finally:
         handle.close()
-    return content_skips
+
+
+def _apply_changes(
+    handle: IndexHandle,
+    found: Discovery,
+    settings: Settings,
+    report: IndexReport,
+    progress: ProgressFn | None,
+) -> None:
+    db = handle.db
+    records = sq.file_records(db)
+    chunk = make_chunker(settings)
+    present = {src.path for src in found.files}
+    deleted = [rec for path, rec in records.items() if path not in present]
+    work: list[tuple[SourceFile, sq.FileRecord | None]] = []
+    for src in found.files:
+        rec = records.get(src.path)
+        if rec is not None and rec.size == src.size and rec.mtime_ns == src.mtime_ns:
+            report.unchanged += 1
+        else:
+            work.append((src, rec))
+    total = len(work) + len(deleted)
+    batch = _Batch(handle)
+    for rec in deleted:
+        batch.begin()
+        _delete_file(handle, rec.id)
+        report.deleted += 1
+        batch.done(rec.size)
+    for i, (src, rec) in enumerate(work):
+        loaded = load_text(src.abs_path, max_file_bytes=found.max_file_bytes)
+        batch.begin()
+        if not isinstance(loaded, LoadedText):
+            report.skipped[str(loaded)] += 1
+            report.content_skipped[str(loaded)] += 1
+            if rec is not None:  # it was indexed; now it is empty, binary, ...
+                _delete_file(handle, rec.id)
+                report.deleted += 1
+            batch.done(0)
+            continue
+        digest = file_hash(loaded.data)
+        if rec is not None and rec.hash == digest:
+            db.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (src.size, src.mtime_ns, rec.id))
+            report.unchanged += 1
+        else:
+            kept = _vectors_by_id(db, rec.id) if rec is not None else {}
+            if rec is not None:
+                _delete_file(handle, rec.id)
+            _add_file(handle, src, loaded, digest, chunk, report, kept)
+            if rec is None:
+                report.added += 1
+            else:
+                report.changed += 1
+        batch.done(src.size)
+        if progress:
+            progress(len(deleted) + i + 1, total)
+    batch.flush()
+
+
+class _Batch:
+    """Groups file updates into transactions of ``BATCH_FILES`` / ``BATCH_BYTES``."""
+
+    def __init__(self, handle: IndexHandle) -> None:
+        self.handle = handle
+        self.open = False
+        self.files = self.bytes = 0
+
+    def begin(self) -> None:
+        if not self.open:
+            self.handle.db.execute("BEGIN")
+            self.open = True
+
+    def done(self, size: int) -> None:
+        self.files += 1
+        self.bytes += size
+        if self.files >= BATCH_FILES or self.bytes >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.open:
+            _bump_versions(self.handle.db)
+            commit(self.handle)
+            self.open = False
+        self.files = self.bytes = 0
+
+
+def _delete_file(handle: IndexHandle, file_id: int) -> None:
+    """Remove a file from both stores (SQLite first; tantivy mirrors the order)."""
+    handle.lex.delete(sq.delete_file(handle.db, file_id))
+
+
+def _vectors_by_id(db, file_id: int) -> dict[str, bytes]:
+    rows = db.execute(
+        "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.cid = c.cid WHERE c.file_id = ?", (file_id,)
+    )
+    return dict(rows.fetchall())
 
 
 def _add_file(
-    handle: IndexHandle, src: SourceFile, loaded: LoadedText, chunk: ChunkFn, report: IndexReport
+    handle: IndexHandle,
+    src: SourceFile,
+    loaded: LoadedText,
+    digest: str,
+    chunk: ChunkFn,
+    report: IndexReport,
+    kept_vectors: dict[str, bytes],
 ) -> None:
     language = language_for(src.path)
     chunked = chunk(src.path, loaded.text, language)
@@ -229,7 +389,7 @@ def _add_file(
     cids = sq.insert_file(
         handle.db,
         path=src.path,
-        hash=file_hash(loaded.data),
+        hash=digest,
         size=src.size,
         mtime_ns=src.mtime_ns,
         language=language,
@@ -238,14 +398,28 @@ def _add_file(
         chunks=chunks,
         symbols=chunked.symbols,
     )
+    if kept_vectors:  # an edit elsewhere in the file keeps these chunks' vectors
+        rows = [
+            (cid, kept_vectors[c.id]) for cid, c in zip(cids, chunks, strict=True) if c.id in kept_vectors
+        ]
+        handle.db.executemany("INSERT INTO vectors(cid, vec) VALUES(?, ?)", rows)
     handle.lex.add(zip(cids, chunks, strict=True))
-    report.files += 1
-    report.chunks += len(chunks)
-    report.bytes += src.size
-    report.lines += loaded.lines
 
 
-def _commit(handle: IndexHandle) -> None:
+def _bump_versions(db) -> None:
+    """Tell cached readers (dense matrix, path index, remembered queries)
+    that content moved."""
+    for key in ("vectors_version", "content_version"):
+        db.execute(
+            "INSERT INTO meta(key, value) VALUES(?, '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (key,),
+        )
+
+    sq.write_meta(db, {"updated_at": _now()})
+
+
+def commit(handle: IndexHandle) -> None:
     """Commit SQLite, then tantivy, then drain the outbox: a crash between
     any two steps leaves ``lex_pending`` rows for the next writer to replay."""
     handle.db.execute("COMMIT")
@@ -255,6 +429,67 @@ def _commit(handle: IndexHandle) -> None:
         handle.db.execute("BEGIN")
         sq.clear_pending(handle.db, [cid for cid, _ in pending])
         handle.db.execute("COMMIT")
+
+
+def reconcile_lexical(handle: IndexHandle) -> int:
+    """Replay the outbox left by a crash between the SQLite and tantivy commits.
+
+    Every pending key is deleted from tantivy and re-added when its chunk
+    still exists, so a replay is idempotent. Returns how many were replayed.
+    """
+    pending = sq.pending_lexical(handle.db)
+    if not pending:
+        return 0
+    cids = [cid for cid, _ in pending]
+    handle.lex.delete(cids)
+    stored = sq.chunks_by_cid(handle.db, cids)
+    handle.lex.add((cid, s.chunk) for cid, s in stored.items())
+    handle.lex.commit()
+    handle.db.execute("BEGIN")
+    sq.clear_pending(handle.db, cids)
+    handle.db.execute("COMMIT")
+    return len(cids)
+
+
+# -- vectors ----------------------------------------------------------------------
+
+
+def _embedder(root: Path) -> Embedder | None:
+    from repolens.embed import make_embedder  # numpy, onnxruntime: loaded only when vectors are wanted
+
+    return make_embedder(load_embed_config(root))
+
+
+def _reuse_vectors(building: Path, previous: Path, embedder: Embedder, settings: Settings) -> int:
+    from repolens import vectors
+
+    handle = IndexHandle.open(building)
+    try:
+        vectors.bind_embedder(handle.db, embedder, settings.embed_style)
+        return vectors.copy_from(handle, previous / DB_NAME, embedder.identity, settings.embed_style)
+    except IndexVersionError:
+        return 0
+    finally:
+        handle.close()
+
+
+def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: ProgressFn | None) -> VectorReport:
+    from repolens import vectors
+
+    handle = IndexHandle.open(gen)
+    cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
+    try:
+        dropped = vectors.drop_if_other_model(handle.db, embedder, settings.embed_style)
+        report = vectors.fill(
+            handle, embedder, style=settings.embed_style, cache_dir=cache, progress=progress
+        )
+        report.reason = dropped
+        return report
+    except KeyboardInterrupt:  # batches done so far are committed: the next run resumes
+        done, total = vectors.coverage(handle.db)
+        return vectors.VectorReport(done=done, total=total, interrupted=True)
+    finally:
+        handle.close()
 
 
 def _now() -> str:

@@ -52,10 +52,14 @@ class Block:
     lines: tuple[tuple[int, str], ...]  # shown lines, ascending
     path_only: bool = False
     explain: str = ""  # set when the packet explains its ranking
+    stale: str = ""  # set when the file changed since indexing and lines may not hold
 
     def header(self) -> str:
         label = f" {self.kind} {self.qualname}" if self.qualname else ""
         head = f"{self.path}:{self.start_line}-{self.end_line}{label} (score {self.score:.2f})"
+        if self.stale:
+            head += f" ({self.stale})"
+
         return f"{head}\n{self.explain}" if self.explain else head
 
     def pointer(self) -> str:
@@ -98,6 +102,7 @@ class Packet:
                     "chunk_ids": list(r.block.chunk_ids),
                     "path_only": r.block.path_only,
                     **({"explain": r.block.explain} if r.block.explain else {}),
+                    **({"stale": r.block.stale} if r.block.stale else {}),
                     "truncated": r.truncated,
                     "text": r.text,
                 }
@@ -213,6 +218,7 @@ def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = Fals
                 lines=tuple(sorted(merged.items())),
                 path_only=not merged,
                 explain=best.explain() if explain else "",
+                stale=next((h.stale for h, _ in group if h.stale), ""),
             )
         )
     return blocks

@@ -88,7 +88,7 @@ def recall(index_dir: Path, query_id: str, generation: str) -> Remembered:
         raise NotFoundError(f"no remembered search {query_id} for this index: run the search again") from None
     if data.get("generation") != generation:
         raise NotFoundError(
-            f"search {query_id} was made on an older index (rebuilt since): run the search again"
+            f"search {query_id} was made on an older index (changed since): run the search again"
         )
     filters = data.get("filters") or {}
     return Remembered(

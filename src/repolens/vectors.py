@@ -47,14 +47,16 @@ class VectorReport:
     reused: int = 0  # copied from a previous generation or the cache
     seconds: float = 0.0
     interrupted: bool = False
+    reason: str = ""  # why every vector was dropped first, if it was
 
     def summary(self) -> str:
         state = "interrupted, resumes on the next run" if self.interrupted else "complete"
         pct = 100.0 * self.done / max(self.total, 1)
-        return (
+        line = (
             f"vectors: {self.done}/{self.total} chunks ({pct:.0f}%, {state}); "
             f"{self.embedded} embedded, {self.reused} reused in {self.seconds:.1f}s"
         )
+        return f"{line}\nvectors: {self.reason}" if self.reason else line
 
 
 def coverage(db: sqlite3.Connection) -> tuple[int, int]:
@@ -77,6 +79,23 @@ def bind_embedder(db: sqlite3.Connection, embedder: Embedder, style: str) -> Non
                 "the embed settings the index was built with"
             )
     sq.write_meta(db, {"embed_identity": embedder.identity, "embed_style": style, "embed_dim": embedder.dim})
+
+
+def drop_if_other_model(db: sqlite3.Connection, embedder: Embedder, style: str) -> str:
+    """Delete every vector when the index holds another model's or style's;
+    return the one-line reason ("" when nothing was dropped)."""
+    meta = sq.read_meta(db)
+    identity = meta.get("embed_identity")
+    if not identity or (identity == embedder.identity and meta.get("embed_style") == style):
+        return ""
+    db.execute("BEGIN")
+    db.execute("DELETE FROM vectors")
+    db.execute("DELETE FROM meta WHERE key IN ('embed_identity', 'embed_style', 'embed_dim')")
+    _bump(db)
+    db.execute("COMMIT")
+    return (
+        f"embedding settings changed ({identity} -> {embedder.identity}, {style}): re-embedding every chunk"
+    )
 
 
 def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:

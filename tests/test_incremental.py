@@ -1,0 +1,159 @@
+"""Incremental indexing: only what changed is read; crashes never break the index."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repolens import api
+from repolens.index import build_index
+from repolens.store import IndexHandle
+from repolens.store.layout import IndexLayout
+
+
+@pytest.fixture(autouse=True)
+def _fresh_handles():
+    yield
+    api.handles.clear()
+
+
+def _module(i: int, tag: str) -> str:
+    return (
+        f'"""Module {i}."""\n\n\n'
+        f"def first_{i}(value):\n    return value + {i}\n\n\n"
+        f"def second_{i}(value):\n    return '{tag}_{i}'\n"
+    )
+
+
+def _content(root: Path, index_dir: Path | None = None) -> dict:
+    """Everything an index should hold for a given tree, comparable across indexes."""
+    layout = IndexLayout(root, index_dir or root / ".repolens")
+    handle = IndexHandle.open_current(layout)
+    try:
+        db = handle.db
+        files = sorted(db.execute("SELECT path, hash, lines FROM files").fetchall())
+        chunks = sorted(db.execute("SELECT id, path, start_line, end_line FROM chunks").fetchall())
+        symbols = sorted(db.execute("SELECT path, qualname, start_line FROM symbols").fetchall())
+        pending = db.execute("SELECT count(*) FROM lex_pending").fetchone()[0]
+        handle.lex.reload()
+        return {
+            "files": files,
+            "chunks": chunks,
+            "symbols": symbols,
+            "lexical_docs": handle.lex.num_docs,
+            "pending": pending,
+        }
+    finally:
+        handle.close()
+
+
+def test_refresh_reads_only_what_changed(make_repo):
+    root = make_repo({f"pkg/m{i}.py": _module(i, "alpha") for i in range(20)})
+    first = build_index(root)
+    assert (first.mode, first.files) == ("build", 20)
+
+    (root / "pkg/m1.py").write_text(_module(1, "beta"))  # modified
+    (root / "pkg/m2.py").unlink()  # deleted
+    (root / "pkg/m3.py").rename(root / "pkg/renamed.py")  # renamed
+    (root / "pkg/new.py").write_text(_module(99, "gamma"))  # new
+    os.utime(root / "pkg/m4.py", ns=(1, 1))  # touched, same content
+    report = build_index(root)
+    assert report.mode == "refresh"
+    assert (report.added, report.changed, report.deleted) == (2, 1, 2)
+    assert report.unchanged == 17  # m4 was hashed, found equal
+    assert report.files == 20
+    assert "beta_1" in api.search_code("beta_1", root).text
+    assert "pkg/renamed.py" in api.search_code("second_3", root).text
+    assert "pkg/m2.py" not in api.search_code("second_2 first_2", root).text
+
+    again = build_index(root)
+    assert (again.added, again.changed, again.deleted, again.unchanged) == (0, 0, 0, 20)
+
+
+def test_editing_one_function_keeps_the_other_chunk_ids(make_repo):
+    body = "".join(f"    step_{k} = value * {k}\n" for k in range(6))
+    source = f"def first(value):\n{body}    return step_5\n\n\ndef second(value):\n{body}    return step_1\n"
+    root = make_repo({"a.py": source})
+    build_index(root)
+    before = {(r[2], r[3]): r[0] for r in _content(root)["chunks"]}
+    assert len(before) == 2
+    (root / "a.py").write_text("# a new first line\n" + source.replace("return step_5", "return step_4"))
+    build_index(root)
+    after = {(r[2], r[3]): r[0] for r in _content(root)["chunks"]}
+    ids_before, ids_after = set(before.values()), set(after.values())
+    assert len(ids_before & ids_after) == 1, "second() moved down a line but kept its id"
+
+
+def test_a_settings_change_rebuilds_and_says_why(sample_repo: Path, monkeypatch):
+    build_index(sample_repo)
+    monkeypatch.setenv("REPOLENS_CHUNKER", "windows")
+    report = build_index(sample_repo)
+    assert report.mode == "build"
+    assert report.reason.startswith("chunking changed (syntax+markdown+windows/")
+    assert "rebuilt: chunking changed" in report.summary()
+
+
+def test_refresh_matches_a_fresh_build(make_repo, tmp_path: Path):
+    root = make_repo({f"m{i}.py": _module(i, "alpha") for i in range(30)})
+    build_index(root)
+    for i in range(0, 30, 3):
+        (root / f"m{i}.py").write_text(_module(i, "beta"))
+    (root / "m1.py").unlink()
+    build_index(root)
+    build_index(root, index_dir=tmp_path / "fresh")
+    assert _content(root) == _content(root, tmp_path / "fresh")
+
+
+def _mutate(root: Path, rng: random.Random, step: int, count: int) -> None:
+    for i in range(count):
+        path = root / f"pkg/m{i:04d}.py"
+        roll = rng.random()
+        if roll < 0.15 and path.exists():
+            path.unlink()
+        elif roll < 0.45:
+            path.write_text(_module(i, f"step{step}") * 8)
+    for j in range(rng.randint(0, 20)):
+        (root / f"pkg/extra{step}_{j}.py").write_text(_module(10_000 + j, f"extra{step}") * 8)
+
+
+def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Path):
+    """Kill the indexer at random moments of builds and refreshes; each time
+    the index must open and answer, and the next run must produce exactly
+    the content of a fresh build."""
+    count = 1500
+    root = make_repo({f"pkg/m{i:04d}.py": _module(i, "step0") * 8 for i in range(count)})
+    rng = random.Random(20261130)
+    started = time.monotonic()
+    build_index(root)
+    full_time = time.monotonic() - started
+    interrupted = 0
+    for step in range(1, 7):
+        _mutate(root, rng, step, count)
+        cmd = [sys.executable, "-m", "repolens", "index", str(root)]
+        if step % 3 == 0:
+            cmd.append("--rebuild")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 0.6 + full_time))
+        interrupted += proc.poll() is None
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+        api.handles.clear()
+        # The index opens and answers whatever moment the kill hit.
+        assert api.search_code("first value", root, auto_index=False).packet is not None
+        api.handles.clear()
+        build_index(root)
+        fresh = tmp_path / f"fresh{step}"
+        build_index(root, index_dir=fresh)
+        got, want = _content(root), _content(root, fresh)
+        assert got["pending"] == 0
+        assert got == want, f"step {step}: refreshed index differs from a fresh build"
+        assert got["lexical_docs"] == len(got["chunks"])
+    assert interrupted >= 3, "too few kills landed while the indexer was running"
