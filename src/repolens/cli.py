@@ -253,6 +253,19 @@ def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars:
     _emit(api.get_chunk(chunk_id, root, index_dir=index_dir, max_chars=max_chars), as_json)
 
 
+@cli.command("watch")
+@click.argument("root", required=False, type=click.Path(file_okay=False))
+@index_dir_option
+def watch_cmd(root: str | None, index_dir: str | None) -> None:
+    """Keep the index of ROOT fresh as files change (Ctrl-C to stop)."""
+    from repolens.watch import watch
+
+    def show(event) -> None:
+        click.echo(event.line(), err=bool(event.error))
+
+    watch(root, index_dir=index_dir, on_event=show)
+
+
 @cli.command("read")
 @click.argument("path")
 @click.argument("start", type=int)

@@ -153,7 +153,9 @@ def build_index(
     rebuild: bool = False,
     progress: ProgressFn | None = None,
     vector_progress: ProgressFn | None = None,
+    lock_wait: float = 0.0,
 ) -> IndexReport:
+
     """Bring the index of ``root`` up to date (see the module docstring),
     then (when the ``vectors`` setting is on) fill its missing vectors.
 
@@ -166,8 +168,9 @@ def build_index(
     settings = settings or load_settings(root_path)
     layout = IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
     layout.ensure_dir()
-    with layout.write_lock():
-        found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
+    with layout.write_lock(wait=lock_wait):
+        found = discover(
+root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
         report = IndexReport(
             root_path, layout.index_dir, skipped=Counter(found.skipped), discovery=found.mode
         )

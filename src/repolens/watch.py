@@ -1,0 +1,148 @@
+"""Keep an index fresh while files change: file events -> debounced refresh.
+
+Events only say *that* something changed; what to index is decided by the
+same discovery and diff as ``repolens index`` (:func:`repolens.index.build_index`
+in refresh mode). That keeps every rule in one place: ignore files that
+change re-evaluate what is indexed, a directory created with files in it is
+rescanned whole (the event stream can miss a file created right after its
+directory), and a ``git checkout`` that touches thousands of files becomes
+one refresh (events are grouped until the stream is quiet for ``step_ms``,
+at most ``debounce_ms``).
+
+Our own writes (the index folder) and git's internals are filtered out so a
+refresh never triggers another one.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import watchfiles
+
+from repolens.config import Settings, load_settings
+from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
+from repolens.index import IndexReport, build_index
+from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+
+log = logging.getLogger("repolens.watch")
+
+DEBOUNCE_MS = 1000
+STEP_MS = 50
+LOCK_WAIT_S = 10.0
+_NOISE_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"})
+_NOISE_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", "~", ".tmp")
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Which file events can matter to the index."""
+
+    root: Path
+    index_dir: Path
+
+    def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        p = Path(path)
+        if p == self.index_dir or self.index_dir in p.parents:
+            return False
+        try:
+            rel = p.relative_to(self.root)
+        except ValueError:
+            return False
+        parts = rel.parts
+        if parts and parts[0] == ".git":
+            # Only the local exclude file changes what is indexed.
+            return parts[1:] == ("info", "exclude")
+        if _NOISE_PARTS.intersection(parts):
+            return False
+        return not p.name.endswith(_NOISE_SUFFIXES)
+
+
+@dataclass
+class WatchEvent:
+    """One refresh done by the watcher (or the error it met)."""
+
+    changes: int
+    report: IndexReport | None
+    error: str = ""
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        if self.error:
+            return f"watch: {self.changes} file events; refresh failed: {self.error}"
+        r = self.report
+        assert r is not None
+        return (
+            f"watch: {self.changes} file events -> {r.added} new, {r.changed} changed, {r.deleted} deleted "
+            f"in {self.seconds:.2f}s"
+        )
+
+
+def refresh_once(root: Path, index_dir: Path, settings: Settings, changes: int = 0) -> WatchEvent:
+    started = time.monotonic()
+    for attempt in range(3):
+        try:
+            report = build_index(root, index_dir=index_dir, settings=settings, lock_wait=LOCK_WAIT_S)
+            return WatchEvent(changes, report, seconds=time.monotonic() - started)
+        except IndexLockedError as exc:  # another writer held on: try again shortly
+            if attempt == 2:
+                return WatchEvent(changes, None, str(exc), time.monotonic() - started)
+            time.sleep(0.5)
+        except (NothingToIndexError, RepolensError) as exc:
+            return WatchEvent(changes, None, str(exc), time.monotonic() - started)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def watch(
+    root: str | Path | None,
+    *,
+    index_dir: str | Path | None = None,
+    stop: threading.Event | None = None,
+    on_event: Callable[[WatchEvent], None] | None = None,
+    debounce_ms: int = DEBOUNCE_MS,
+    step_ms: int = STEP_MS,
+) -> None:
+    """Refresh the index of ``root`` now and after every burst of changes,
+    until ``stop`` is set (or Ctrl-C). Blocks; run it in a thread to serve.
+
+    The lexical index only: vectors are filled by whoever owns embedding
+    (``repolens index``, or the server's background embedder), so a save is
+    searchable as soon as its text is indexed.
+    """
+    root_path = resolve_root(root)
+    layout = IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
+    settings = load_settings(root_path, {"vectors": False})
+    report = on_event or (lambda e: log.info(e.line()))
+    report(refresh_once(root_path, layout.index_dir, settings))
+    event_filter = EventFilter(root_path, layout.index_dir)
+    for changes in watchfiles.watch(
+        root_path,
+        watch_filter=event_filter,
+        debounce=debounce_ms,
+        step=step_ms,
+        stop_event=stop,
+        raise_interrupt=False,
+    ):
+        report(refresh_once(root_path, layout.index_dir, settings, len(changes)))
+        if stop is not None and stop.is_set():
+            break
+
+
+def start_watcher(
+    root: Path, index_dir: Path | None = None, on_event: Callable[[WatchEvent], None] | None = None
+) -> tuple[threading.Thread, threading.Event]:
+    """``watch`` in a daemon thread; set the returned event to stop it."""
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=watch,
+        args=(root,),
+        kwargs={"index_dir": index_dir, "stop": stop, "on_event": on_event},
+        name=f"repolens-watch-{root.name}",
+        daemon=True,
+    )
+    thread.start()
+    return thread, stop
