@@ -12,7 +12,7 @@ refused with the fix. A rebuild copies the vectors of unchanged chunks from
 the previous generation (matched by content-derived chunk id), and an
 optional cache folder shares them across indexes (branches, worktrees).
 
-Search is exact: one float16 matrix product over all rows, cached in memory
+Search is exact: one float32 matrix product over all rows, cached in memory
 per generation and refreshed when ``vectors_version`` moves.
 """
 
@@ -236,7 +236,7 @@ def fill(
 
 
 class DenseIndex:
-    """All vectors of one generation as a float16 matrix, for exact search.
+    """All vectors of one generation as a float32 matrix, for exact search.
 
     A cache: it is rebuilt when the generation's ``vectors_version`` differs
     from the one it was loaded at (a batch was committed since).
@@ -246,7 +246,7 @@ class DenseIndex:
         self._lock = threading.Lock()
         self._key: tuple[str, str] | None = None
         self._cids = np.zeros(0, dtype=np.int64)
-        self._matrix = np.zeros((0, 0), dtype=np.float16)
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
 
     def _load(self, handle: IndexHandle) -> None:
         version = handle.meta().get("vectors_version", "0")
@@ -256,12 +256,14 @@ class DenseIndex:
         rows = handle.db.execute("SELECT cid, vec FROM vectors ORDER BY cid").fetchall()
         if rows:
             self._cids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            self._matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(
-                len(rows), -1
-            )
+            # Stored as float16 (half the disk), searched as float32: numpy has
+            # no fast float16 product (166 ms vs 17 ms for 100k x 384 here).
+            half = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
+            self._matrix = half.astype(np.float32)
+
         else:
             self._cids = np.zeros(0, dtype=np.int64)
-            self._matrix = np.zeros((0, 0), dtype=np.float16)
+            self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._key = key
 
     def size(self, handle: IndexHandle) -> int:
@@ -280,7 +282,7 @@ class DenseIndex:
         pos = np.searchsorted(all_cids, wanted)
         pos = np.clip(pos, 0, len(all_cids) - 1)
         ok = all_cids[pos] == wanted
-        sims = matrix[pos[ok]] @ query.astype(np.float16)
+        sims = matrix[pos[ok]] @ query.astype(np.float32)
         return {int(c): float(v) for c, v in zip(wanted[ok], sims, strict=True)}
 
     def search(self, handle: IndexHandle, query: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -290,7 +292,7 @@ class DenseIndex:
             cids, matrix = self._cids, self._matrix
         if not len(cids):
             return []
-        sims = matrix @ query.astype(np.float16)
+        sims = matrix @ query.astype(np.float32)
         k = min(k, len(cids))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
