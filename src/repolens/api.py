@@ -195,6 +195,42 @@ class _BoundDense:
         return self.index.similarities(self.handle, self.vector, cids)
 
 
+@dataclass
+class _BoundRerank:
+    """The reranker leg for one query (``retrieve.RerankLeg``); a failure
+    while scoring is kept in ``error`` and reported, never swallowed."""
+
+    encoder: Any
+    query: str
+    top_n: int
+    weight: float
+    error: str = ""
+
+    def scores(self, chunks: list[Any]) -> list[float]:
+        try:
+            return [float(s) for s in self.encoder.score(self.query, [f"{c.path}\n{c.text}" for c in chunks])]
+        except RepolensError as exc:
+            self.error = str(exc)
+            return [0.0] * len(chunks)
+
+
+def rerank_leg(root: Path, query: str) -> tuple[_BoundRerank | None, list[str]]:
+    """The cross-encoder leg when one is configured, or None with a note
+    saying why it is missing (silence only when none is configured)."""
+    from repolens.rerank import load_rerank_config, make_reranker
+
+    try:
+        config = load_rerank_config(root)
+        if config.provider == "none":
+            return None, []
+        encoder = make_reranker(config)
+    except RepolensError as exc:
+        return None, [f"rerank leg missing: {exc}"]
+    if encoder is None:
+        return None, []
+    return _BoundRerank(encoder, query[:2000], config.top_n, config.weight), []
+
+
 def dense_leg(
     root: Path, handle: IndexHandle, settings: Settings, query: str
 ) -> tuple[_BoundDense | None, list[str]]:
@@ -286,6 +322,7 @@ def search_code(
         filters = make_filters(path, language, kind, include, exclude)
         parsed = parse_query(query)
         dense, notes = dense_leg(layout.root, handle, settings, query)
+        rerank, rerank_notes = rerank_leg(layout.root, query)
         outcome = search_index(
             handle,
             parsed,
@@ -293,9 +330,13 @@ def search_code(
             filters=filters,
             options=ranking_options(settings),
             dense=dense,
+            rerank=rerank,
         )
         hits = outcome.hits
-        notes = [*notes, *outcome.notes]
+        notes = [*notes, *rerank_notes, *outcome.notes]
+        if rerank is not None and rerank.error:
+            notes.append(f"rerank leg failed, order without it: {rerank.error}")
+
         query_id = remember(
             layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs) for h in hits]
         )

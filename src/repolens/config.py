@@ -167,7 +167,7 @@ def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = N
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
     # [embed] is read by load_embed_config; [serve] and [roots] by repolens.serving.
-    section = {k: v for k, v in _config_file(root).items() if k not in ("embed", "serve", "roots")}
+    section = {k: v for k, v in _config_file(root).items() if k not in ("embed", "rerank", "serve", "roots")}
     if section:
         settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
     env = {

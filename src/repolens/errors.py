@@ -60,6 +60,10 @@ class EmbedderError(RepolensError):
     """The embedding model cannot be loaded or does not answer."""
 
 
+class RerankerError(RepolensError):
+    """The cross-encoder reranker cannot be loaded or does not answer."""
+
+
 class ConfigError(RepolensError):
     """A configuration file or environment variable has a bad value."""
 

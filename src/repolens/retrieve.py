@@ -125,7 +125,18 @@ class RankingOptions:
     path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
 
 
+class RerankLeg(Protocol):
+    """A cross-encoder as retrieval sees it (``rerank.CrossEncoder`` bound
+    to a query), with the vote settings."""
+
+    top_n: int
+    weight: float
+
+    def scores(self, chunks: list[Chunk]) -> list[float]: ...
+
+
 class DenseLeg(Protocol):
+
     """The dense leg as retrieval sees it (``vectors.DenseIndex`` bound to a
     generation and a query vector)."""
 
@@ -208,7 +219,9 @@ def search_index(
     filters: Filters | None = None,
     options: RankingOptions | None = None,
     dense: DenseLeg | None = None,
+    rerank: RerankLeg | None = None,
 ) -> SearchOutcome:
+
     filters = filters or Filters()
     options = options or RankingOptions()
     # Globs filter after retrieval, so fetch deeper to keep ``limit`` hits.
@@ -251,7 +264,10 @@ def search_index(
             factors[cid]["file"] = sc - scores[cid]
         scores = boosted
     order = sorted(scores, key=lambda cid: -scores[cid])
+    if rerank is not None and order:
+        order, scores = _rerank(order, scores, chunks, rerank, legs)
     if options.diversity < 1.0:
+
         order = _diversify(order, scores, chunks, options.diversity)
     hits = [
         Hit(
@@ -315,7 +331,26 @@ def _fuse_dense(
     return fused
 
 
+def _rerank(
+    order: list[int],
+    scores: dict[int, float],
+    chunks: dict[int, Chunk],
+    rerank: RerankLeg,
+    legs: dict[str, dict[int, tuple[int, float]]],
+) -> tuple[list[int], dict[int, float]]:
+    """Re-order the head of the ranking by a cross-encoder, as a weighted
+    rank vote (``rerank.rerank_vote``); the tail keeps its order below."""
+    from repolens.rerank import rerank_vote
+
+    head = order[: rerank.top_n]
+    relevance = dict(zip(head, rerank.scores([chunks[c] for c in head]), strict=True))
+    legs["rerank"] = _ranked(relevance)
+    voted = rerank_vote([(c, scores[c]) for c in order], relevance, rerank.weight, rerank.top_n)
+    return [c for c, _ in voted], dict(voted)
+
+
 def _with_file_evidence(
+
     scores: dict[int, float], chunks: dict[int, Chunk], weight: float
 ) -> dict[int, float]:
     """Each chunk gains ``weight`` x the decayed sum of its file's other

@@ -67,7 +67,7 @@ class EmbedConfig:
             name = key.removeprefix("embed.")
             if name not in known:
                 raise EmbedderError(f"unknown setting embed.{name}; valid: {', '.join(sorted(known))}")
-            kwargs[name] = _coerce(name, value, hints[name])
+            kwargs[name] = coerce_setting(f"embed.{name}", value, hints[name])
         return cls(**kwargs)
 
 
@@ -170,21 +170,24 @@ def _openai(config: EmbedConfig) -> Embedder:
     )
 
 
-def _coerce(name: str, value: Any, hint: Any) -> Any:
+def coerce_setting(key: str, value: Any, hint: Any) -> Any:
+    """``value`` (from TOML or an environment string) as the type ``hint``
+    names (``str``, ``int``, ``float``, optionally ``| None``). ``key`` is the
+    full config key the messages name (``embed.max_tokens``)."""
     if value is None:
         return None
     args = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
     target = next(a for a in args if a is not type(None))
     if target is str:
         if not isinstance(value, str):
-            raise EmbedderError(f"embed.{name}={value!r} must be a string; quote it in the config")
+            raise EmbedderError(f"{key}={value!r} must be a string; quote it in the config")
         return value
     if isinstance(value, bool):
-        raise EmbedderError(f"embed.{name}={value!r} must be a number; fix the config")
+        raise EmbedderError(f"{key}={value!r} must be a number; fix the config")
     try:
         number = target(value)
     except (TypeError, ValueError) as exc:
-        raise EmbedderError(f"embed.{name}={value!r} is not a number; fix the config") from exc
+        raise EmbedderError(f"{key}={value!r} is not a number; fix the config") from exc
     if target is int and isinstance(value, float) and value != number:
-        raise EmbedderError(f"embed.{name}={value!r} must be a whole number; fix the config")
+        raise EmbedderError(f"{key}={value!r} must be a whole number; fix the config")
     return number

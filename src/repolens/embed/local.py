@@ -93,8 +93,8 @@ def local_embedder(
     preset = _preset(family)
     folder_settings = read_sentence_transformers_config(folder)
 
-    model = _find_model(folder, model_path)
-    tokenizer = _resolve(folder, tokenizer_path) if tokenizer_path else _find_tokenizer(folder, model)
+    model = find_model(folder, model_path)
+    tokenizer = find_tokenizer(folder, model, tokenizer_path)
 
     chosen_pooling = (
         pooling or (preset.pooling if preset else None) or folder_settings.get("pooling") or "auto"
@@ -144,11 +144,14 @@ def _resolve(folder: Path, path: str | Path) -> Path:
     return p if p.is_absolute() else folder / p
 
 
-def _find_model(folder: Path, model_path: str | Path | None) -> Path:
+def find_model(folder: Path, model_path: str | Path | None, key: str = "embed") -> Path:
+    """``model_path`` (relative to ``folder`` unless absolute), else the first
+    of :data:`MODEL_CANDIDATES` in ``folder``. ``key`` is the config section
+    that the messages name (``embed.model_path``, ``rerank.model_path``)."""
     if model_path:
         path = _resolve(folder, model_path)
         if not path.is_file():
-            raise EmbedderError(f"embed.model_path {path} does not exist; point it at the model's .onnx file")
+            raise EmbedderError(f"{key}.model_path {path} does not exist; point it at the model's .onnx file")
         return path
     for name in MODEL_CANDIDATES:
         if (folder / name).is_file():
@@ -157,18 +160,29 @@ def _find_model(folder: Path, model_path: str | Path | None) -> Path:
     if found:
         raise EmbedderError(
             f"no model.onnx in {folder}, but found {', '.join(found[:5])}; "
-            "set embed.model_path to one of them"
+            f"set {key}.model_path to one of them"
         )
     raise EmbedderError(f"no .onnx model in {folder}; download the model's ONNX export there (model.onnx)")
 
 
-def _find_tokenizer(folder: Path, model: Path) -> Path:
+def find_tokenizer(
+    folder: Path, model: Path, tokenizer_path: str | Path | None = None, key: str = "embed"
+) -> Path:
+    """``tokenizer_path`` (relative to ``folder`` unless absolute), else
+    ``tokenizer.json`` in ``folder`` or beside the model."""
+    if tokenizer_path:
+        path = _resolve(folder, tokenizer_path)
+        if not path.is_file():
+            raise EmbedderError(
+                f"{key}.tokenizer_path {path} does not exist; point it at the model's tokenizer.json"
+            )
+        return path
     for candidate in (folder / "tokenizer.json", model.parent / "tokenizer.json"):
         if candidate.is_file():
             return candidate
     raise EmbedderError(
         f"no tokenizer.json in {folder}; "
-        "download the model's tokenizer.json there or set embed.tokenizer_path"
+        f"download the model's tokenizer.json there or set {key}.tokenizer_path"
     )
 
 
@@ -177,7 +191,7 @@ def read_sentence_transformers_config(folder: Path) -> dict[str, Any]:
     layout; keys ``pooling``, ``max_tokens``, ``query_prefix``,
     ``document_prefix``, each only when the folder states it."""
     settings: dict[str, Any] = {}
-    pooling_cfg = _read_json(folder / "1_Pooling" / "config.json")
+    pooling_cfg = read_json(folder / "1_Pooling" / "config.json")
     modes = {
         "pooling_mode_cls_token": "cls",
         "pooling_mode_mean_tokens": "mean",
@@ -187,10 +201,10 @@ def read_sentence_transformers_config(folder: Path) -> dict[str, Any]:
         if pooling_cfg.get(key) is True:
             settings["pooling"] = mode
             break
-    max_len = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")
+    max_len = read_json(folder / "sentence_bert_config.json").get("max_seq_length")
     if isinstance(max_len, int) and max_len > 0:
         settings["max_tokens"] = max_len
-    prompts = _read_json(folder / "config_sentence_transformers.json").get("prompts") or {}
+    prompts = read_json(folder / "config_sentence_transformers.json").get("prompts") or {}
     if isinstance(prompts, dict):
         if isinstance(prompts.get("query"), str):
             settings["query_prefix"] = prompts["query"]
@@ -201,7 +215,8 @@ def read_sentence_transformers_config(folder: Path) -> dict[str, Any]:
     return settings
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``; ``{}`` when the file is absent or not an object."""
     if not path.is_file():
         return {}
     try:

@@ -179,26 +179,42 @@ class OnnxEmbedder:
         return out
 
 
-def _run(loaded: _Loaded, spec: OnnxSpec, batch: list[list[int]]) -> np.ndarray:
-    """Vectors for one batch of token id lists, padded to the longest."""
+def batch_feeds(
+    inputs: tuple[tuple[str, type], ...],
+    batch: list[list[int]],
+    type_ids: list[list[int]] | None = None,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Graph feeds for one batch of token id lists, padded to the longest,
+    and the attention mask. ``inputs`` comes from :func:`graph_inputs`; only
+    the inputs the graph has are fed, in its integer type. ``token_type_ids``
+    are ``type_ids`` (segment ids of a text pair) when given, else zeros."""
     n, width = len(batch), max(len(ids) for ids in batch)
     ids = np.zeros((n, width), dtype=np.int64)
     mask = np.zeros((n, width), dtype=np.int64)
+    types = np.zeros((n, width), dtype=np.int64)
     for r, row in enumerate(batch):
         ids[r, : len(row)] = row
         mask[r, : len(row)] = 1
+        if type_ids is not None:
+            types[r, : len(row)] = type_ids[r]
     arrays = {
         "input_ids": ids,
         "attention_mask": mask,
-        "token_type_ids": np.zeros_like(ids),
+        "token_type_ids": types,
         "position_ids": np.broadcast_to(np.arange(width, dtype=np.int64), (n, width)),
     }
-    feeds = {name: np.ascontiguousarray(arrays[name], dtype=dtype) for name, dtype in loaded.inputs}
+    feeds = {name: np.ascontiguousarray(arrays[name], dtype=dtype) for name, dtype in inputs}
+    return feeds, mask
+
+
+def _run(loaded: _Loaded, spec: OnnxSpec, batch: list[list[int]]) -> np.ndarray:
+    """Vectors for one batch of token id lists, padded to the longest."""
+    feeds, mask = batch_feeds(loaded.inputs, batch)
     try:
         hidden = loaded.session.run([loaded.output], feeds)[0]
     except Exception as exc:  # onnxruntime raises its own non-RuntimeError types
         raise EmbedderError(
-            f"model {spec.model_path} failed on a batch ({_first_line(exc)}); "
+            f"model {spec.model_path} failed on a batch ({first_line(exc)}); "
             f"check that {spec.tokenizer_path} belongs to this model"
         ) from exc
     return l2_normalise(_pool(hidden, mask, loaded.pooling))
@@ -215,7 +231,8 @@ def _pool(hidden: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
     return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
-def _stat_key(path: Path) -> tuple:
+def stat_key(path: Path) -> tuple:
+    """(resolved path, size, mtime): a file replaced on disk gets a new key."""
     try:
         st = path.stat()
     except OSError as exc:
@@ -228,9 +245,9 @@ def _load_cached(spec: OnnxSpec) -> _Loaded:
         if not path.is_file():
             raise EmbedderError(f"{what} file {path} does not exist; {spec.fix}")
     key = (
-        _stat_key(spec.model_path),
-        _stat_key(spec.tokenizer_path),
-        tuple(_stat_key(p) for p in external_data_files(spec.model_path)),
+        stat_key(spec.model_path),
+        stat_key(spec.tokenizer_path),
+        tuple(stat_key(p) for p in external_data_files(spec.model_path)),
         spec.max_tokens,
         spec.threads,
         spec.spin,
@@ -284,9 +301,9 @@ def _load(spec: OnnxSpec) -> _Loaded:
             f"expected {spec.tokenizer_sha256[:16]}… (damaged or replaced); {spec.tokenizer_fix or spec.fix}"
         )
 
-    tokenizer = _open_tokenizer(spec)
-    session = _open_session(spec)
-    inputs = _graph_inputs(session, spec)
+    tokenizer = open_tokenizer(spec)
+    session = open_session(spec)
+    inputs = graph_inputs(session, spec)
     output, pooling = _choose_output(session, spec)
     loaded = _Loaded(session, tokenizer, inputs, output, pooling, 0, model_sha, tok_sha)
     dim = _probe_dim(loaded, spec)
@@ -295,14 +312,15 @@ def _load(spec: OnnxSpec) -> _Loaded:
     return _Loaded(session, tokenizer, inputs, output, pooling, dim, model_sha, tok_sha)
 
 
-def _open_tokenizer(spec: OnnxSpec) -> Any:
+def open_tokenizer(spec: OnnxSpec) -> Any:
+    """``spec.tokenizer_path`` with no padding and truncation at ``spec.max_tokens``."""
     from tokenizers import Tokenizer
 
     try:
         tokenizer = Tokenizer.from_file(str(spec.tokenizer_path))
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
         raise EmbedderError(
-            f"cannot read tokenizer {spec.tokenizer_path} ({_first_line(exc)}); "
+            f"cannot read tokenizer {spec.tokenizer_path} ({first_line(exc)}); "
             "it must be a Hugging Face tokenizers `tokenizer.json`"
         ) from exc
     # The file may carry its own padding/truncation (all-MiniLM-L6-v2's pads
@@ -313,7 +331,8 @@ def _open_tokenizer(spec: OnnxSpec) -> Any:
     return tokenizer
 
 
-def _open_session(spec: OnnxSpec) -> Any:
+def open_session(spec: OnnxSpec) -> Any:
+    """A CPU session over ``spec.model_path`` with ``spec.threads``/``spec.spin``."""
     try:
         import onnxruntime as ort
     except ImportError as exc:
@@ -331,11 +350,12 @@ def _open_session(spec: OnnxSpec) -> Any:
         return ort.InferenceSession(str(spec.model_path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise EmbedderError(
-            f"onnxruntime cannot load {spec.model_path} ({_first_line(exc)}); {spec.fix}"
+            f"onnxruntime cannot load {spec.model_path} ({first_line(exc)}); {spec.fix}"
         ) from exc
 
 
-def _graph_inputs(session: Any, spec: OnnxSpec) -> tuple[tuple[str, type], ...]:
+def graph_inputs(session: Any, spec: OnnxSpec) -> tuple[tuple[str, type], ...]:
+    """(name, integer dtype) of each graph input; refuses inputs we cannot fill."""
     inputs = []
     for arg in session.get_inputs():
         if arg.name not in _KNOWN_INPUTS or arg.type not in _INT_TYPES:
@@ -388,7 +408,8 @@ def _probe_dim(loaded: _Loaded, spec: OnnxSpec) -> int:
     return int(vec.shape[-1])
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception's first line, bounded, for one-line messages."""
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]
 
