@@ -89,7 +89,8 @@ VARIANTS: dict[str, dict[str, str]] = {
 # Settings that change what an index contains; with format_versions() and the
 # chunking fingerprint they key the index cache. A setting missing here is
 # assumed to act at query time only: add it when it affects indexing.
-INDEX_KEYS = ("chunker", "chunk_merge_lines", "max_file_bytes")
+INDEX_KEYS = ("chunker", "chunk_merge_lines", "max_file_bytes", "vectors", "embed_style")
+
 
 WARMUP_QUERY = "function return value error"  # opens the index before timing
 RG_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -138,7 +139,14 @@ def settings_env(overrides: dict[str, str]) -> Iterator[None]:
 
 def index_identity(settings: Settings) -> dict:
     name, version = chunking_config(settings.chunker, settings.chunk_merge_lines)
-    ident = {key: getattr(settings, key) for key in INDEX_KEYS}
+    # Vector settings only count when vectors are on, so lexical-only
+    # variants keep sharing one cached index.
+    ident = {
+        key: getattr(settings, key)
+        for key in INDEX_KEYS
+        if settings.vectors or key not in ("vectors", "embed_style")
+    }
+
     return {**ident, **format_versions(), "chunking": f"{name}/v{version}"}
 
 

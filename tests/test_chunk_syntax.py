@@ -28,8 +28,13 @@ FIXTURES = Path(__file__).parent / "fixtures" / "chunk"
 EXPECTED: dict[str, dict[str, list[list]]] = json.loads((FIXTURES / "expected.json").read_text())
 
 
+# The fixtures pin one chunk per definition: packing of small neighbours
+# (the default merges definitions of up to 30 lines) is tested on its own.
+DEFINITION_GRAIN = 2
+
+
 def _chunk(name: str, text: str) -> ChunkedFile:
-    return chunk_file(name, text, language_for(name))
+    return chunk_file(name, text, language_for(name), merge_lines=DEFINITION_GRAIN)
 
 
 def _assert_tiles(result: ChunkedFile, text: str) -> None:
@@ -339,3 +344,13 @@ def test_every_line_belongs_to_a_chunk_on_real_files() -> None:
         assert all(c.id for c in result.chunks)
         assert {c.kind for c in result.chunks} <= KINDS
         assert {s.kind for s in result.symbols} <= KINDS
+
+
+def test_small_definitions_are_packed_up_to_the_target_by_default() -> None:
+    functions = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y * 2\n\n\n" for i in range(10))
+    fine = chunk_file("m.py", functions, "python", merge_lines=DEFINITION_GRAIN)
+    packed = chunk_file("m.py", functions, "python")
+    assert len(fine.chunks) == 10
+    assert len(packed.chunks) == 1
+    assert packed.chunks[0].qualname == "f0, f1, f2 (+7 more)"
+    assert len(packed.symbols) == len(fine.symbols) == 10  # every definition is still a symbol

@@ -25,8 +25,10 @@ def _shown_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def test_moved_chunk_is_cited_at_its_current_lines(sample_repo: Path):
+def test_moved_chunk_is_cited_at_its_current_lines(sample_repo: Path, monkeypatch):
+    monkeypatch.setenv("REPOLENS_CHUNK_MERGE_LINES", "2")  # SessionStore is a chunk of its own
     build_index(sample_repo)
+
     session = sample_repo / "src/auth/session.py"
     session.write_text("# one\n# two\n# three\n" + session.read_text())
     reply = api.search_code("session expired", sample_repo, top_k=1)

@@ -78,8 +78,10 @@ def test_refresh_reads_only_what_changed(make_repo):
 
 
 def test_editing_one_function_keeps_the_other_chunk_ids(make_repo):
-    body = "".join(f"    step_{k} = value * {k}\n" for k in range(6))
+    # Each function is longer than the packing threshold, so each is a chunk.
+    body = "".join(f"    step_{k} = value * {k}\n" for k in range(35))
     source = f"def first(value):\n{body}    return step_5\n\n\ndef second(value):\n{body}    return step_1\n"
+
     root = make_repo({"a.py": source})
     build_index(root)
     before = {(r[2], r[3]): r[0] for r in _content(root)["chunks"]}

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_git
 
+from conftest import run_git
 from repolens import api
 from repolens.index import build_index
 from repolens.store import IndexHandle

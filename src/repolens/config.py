@@ -31,7 +31,8 @@ class Settings:
     # chunking: "syntax" (tree-sitter where a grammar exists) or "windows"
     chunker: str = "syntax"
     # syntax chunks: definitions of at most this many lines are packed together
-    chunk_merge_lines: int = 2
+    chunk_merge_lines: int = 30
+
     # evidence packets
     top_k: int = 5
     max_chars: int = 6000
@@ -42,13 +43,13 @@ class Settings:
     # ranking: weight of the symbol leg (definitions the query names); 0 = off
     symbol_boost: float = 1.0
     # ranking: weight of files the query mentions (traceback paths, file names, scopes)
-    path_boost: float = 0.0
+    path_boost: float = 0.5
     # ranking: scale scores by file role (source over tests, docs, generated)
     priors: bool = True
     # ranking: share of a file's other chunk scores added to each chunk
-    file_weight: float = 0.0
+    file_weight: float = 0.5
     # ranking: the n-th chunk of one file counts diversity**n (1 = no spreading)
-    diversity: float = 1.0
+    diversity: float = 0.7
     # dense leg: compute vectors when indexing, and use them when searching
     vectors: bool = False
     dense: bool = True

@@ -269,7 +269,12 @@ def _symbols_of(handle: IndexHandle, path: str) -> list[_Sym]:
     return [_Sym(int(s), int(e), k, q, sig, lang) for s, e, k, q, sig, lang in rows]
 
 
+# Symbols that are part of top-level code rather than bounding it.
+_NOT_BOUNDARIES = frozenset({"constant", "block", "section"})
+
+
 def _innermost(syms: Sequence[_Sym], line: int) -> _Sym | None:
+
     best: _Sym | None = None
     for s in syms:
         if s.start <= line <= s.end and (best is None or s.end - s.start < best.end - best.start):
@@ -286,9 +291,20 @@ def _candidates(handle: IndexHandle, path: str, matches: dict[int, tuple[float, 
         if sym is not None:
             key = (sym.start, sym.end, sym.kind, sym.qualname)
             fields_ = (sym.kind, sym.qualname, sym.signature, sym.language)
-        else:
+        elif chunk.kind == "window":
             key = (chunk.start_line, chunk.end_line, chunk.kind, chunk.qualname)
             fields_ = (chunk.kind, chunk.qualname, chunk.signature, chunk.language)
+        else:
+            # Top-level code: the run of lines around the match between
+            # definitions (a packed chunk may also hold definitions).
+
+            defs = [s for s in syms if s.kind not in _NOT_BOUNDARIES]
+            start = max([chunk.start_line, *(s.end + 1 for s in defs if s.end < line)])
+            end = min([chunk.end_line, *(s.start - 1 for s in defs if s.start > line)])
+
+            key = (start, end, "block", "")
+            fields_ = ("block", "", "", chunk.language)
+
         cand = by_key.get(key)
         if cand is None:
             kind, qual, sig, lang = fields_

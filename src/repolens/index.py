@@ -155,7 +155,6 @@ def build_index(
     vector_progress: ProgressFn | None = None,
     lock_wait: float = 0.0,
 ) -> IndexReport:
-
     """Bring the index of ``root`` up to date (see the module docstring),
     then (when the ``vectors`` setting is on) fill its missing vectors.
 
@@ -169,8 +168,7 @@ def build_index(
     layout = IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
     layout.ensure_dir()
     with layout.write_lock(wait=lock_wait):
-        found = discover(
-root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
+        found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
         report = IndexReport(
             root_path, layout.index_dir, skipped=Counter(found.skipped), discovery=found.mode
         )

@@ -108,9 +108,11 @@ def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> l
         for h in ordered:
             c = h.chunk
             found.update(surface.keys() & set(tokenize(c.text)))
-            is_named = c.name.lower().replace("_", "") in named or "symbol" in h.legs
-            if c.kind in _DEFINITION_KINDS and c.qualname and is_named and c.qualname not in defines:
-                defines.append(c.qualname)
+            defined = str(h.factors.get("defines", ""))  # from the symbol leg
+            if not defined and c.kind in _DEFINITION_KINDS and c.name.lower().replace("_", "") in named:
+                defined = c.qualname
+            if defined and defined not in defines:
+                defines.append(defined)
         terms = tuple(surface[t] for t in surface if t in found)
         entries.append(
             FileEntry(

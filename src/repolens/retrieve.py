@@ -87,7 +87,7 @@ class Filters:
             return False
         if self.languages and chunk.language not in self.languages:
             return False
-        if self.kinds and chunk.kind not in self.kinds:
+        if self.kinds and chunk.kind not in self.kinds and not set(chunk.kinds) & set(self.kinds):
             return False
         if self.include and not _spec(self.include).match_file(chunk.path):
             return False
@@ -136,7 +136,6 @@ class RerankLeg(Protocol):
 
 
 class DenseLeg(Protocol):
-
     """The dense leg as retrieval sees it (``vectors.DenseIndex`` bound to a
     generation and a query vector)."""
 
@@ -149,8 +148,9 @@ def _split_name(identifier: str) -> list[str]:
     return [p for p in re.split(r"\.|::|#", identifier) if p]
 
 
-def symbol_leg(handle: IndexHandle, query: ParsedQuery) -> dict[int, float]:
-    """Chunks holding definitions the query names, with a strength in (0, 3].
+def symbol_leg(handle: IndexHandle, query: ParsedQuery) -> dict[int, tuple[float, str]]:
+    """Chunks holding definitions the query names: (strength in (0, 3],
+    qualified name of the strongest such definition).
 
     Strength is ``1/sqrt(definitions of that name)``, x1.5 when the name is
     spelled exactly as in the query (``handle_submit`` over ``HandleSubmit``),
@@ -174,7 +174,7 @@ def symbol_leg(handle: IndexHandle, query: ParsedQuery) -> dict[int, float]:
     per_name: dict[str, int] = {}
     for norm, *_ in rows:
         per_name[norm] = per_name.get(norm, 0) + 1
-    strengths: dict[int, float] = {}
+    strengths: dict[int, tuple[float, str]] = {}
     for norm, name, qualname, path, start in rows:
         n = per_name[norm]
         if n > MAX_DEFS_PER_NAME:
@@ -190,8 +190,8 @@ def symbol_leg(handle: IndexHandle, query: ParsedQuery) -> dict[int, float]:
             " ORDER BY start_line LIMIT 1",
             (path, start, start),
         ).fetchone()
-        if row:
-            strengths[row[0]] = max(strengths.get(row[0], 0.0), strength)
+        if row and strength > strengths.get(row[0], (0.0, ""))[0]:
+            strengths[row[0]] = (strength, qualname)
     return strengths
 
 
@@ -229,11 +229,13 @@ def search_index(
     lexical = handle.lex.search(query.weighted(), FIELD_WEIGHTS, depth, filters.lexical())
     legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": _ranked(dict(lexical))}
     scores = dict(lexical)
+    symbols: dict[int, tuple[float, str]] = {}
     if options.symbol_boost > 0:
         symbols = symbol_leg(handle, query)
         if symbols:
-            legs["symbol"] = _ranked(symbols)
-            scores = fuse_boost(lexical, symbols, options.symbol_boost)
+            strength = {cid: st for cid, (st, _) in symbols.items()}
+            legs["symbol"] = _ranked(strength)
+            scores = fuse_boost(lexical, strength, options.symbol_boost)
     if dense is not None and options.dense_weight > 0:
         scores = _fuse_dense(scores, dense, depth, options, legs)
     mentioned = _mentioned_files(handle, query) if options.path_boost > 0 else {}
@@ -252,6 +254,9 @@ def search_index(
         for cid, strength in strengths.items():
             scores[cid] += options.path_boost * top * strength
     factors: dict[int, dict[str, float | str]] = {cid: {"fused": sc} for cid, sc in scores.items()}
+    for cid, (_, qualname) in symbols.items():
+        if cid in factors:
+            factors[cid]["defines"] = qualname
     if options.priors:
         wanted = wanted_roles(query)
         for cid in scores:
@@ -267,7 +272,6 @@ def search_index(
     if rerank is not None and order:
         order, scores = _rerank(order, scores, chunks, rerank, legs)
     if options.diversity < 1.0:
-
         order = _diversify(order, scores, chunks, options.diversity)
     hits = [
         Hit(
@@ -350,7 +354,6 @@ def _rerank(
 
 
 def _with_file_evidence(
-
     scores: dict[int, float], chunks: dict[int, Chunk], weight: float
 ) -> dict[int, float]:
     """Each chunk gains ``weight`` x the decayed sum of its file's other

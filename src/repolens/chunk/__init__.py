@@ -35,6 +35,9 @@ class Chunk:
     parent: str = ""
     doc: str = ""
     id: str = ""
+    # Kinds of the definitions that start inside this chunk (a packed chunk
+    # can hold several); the kind filter matches any of them.
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,11 @@ falls back to line windows with ``parse_error=True``.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left, bisect_right
+from dataclasses import replace
 from functools import lru_cache
 
-from repolens.chunk import ChunkedFile, Chunker, assign_ids
+from repolens.chunk import Chunk, ChunkedFile, Chunker, Symbol, assign_ids
 from repolens.chunk.grammars import grammar_versions
 from repolens.chunk.markdown import MarkdownChunker
 from repolens.chunk.pack import source_lines
@@ -20,7 +22,7 @@ from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunke
 # Bump when any chunker's output changes for the same input and grammars.
 CHUNKING_VERSION = 1
 
-DEFAULT_MERGE_LINES = 2
+DEFAULT_MERGE_LINES = 30  # keep equal to config.Settings.chunk_merge_lines
 SYNTAX = SyntaxChunker(merge_max_lines=DEFAULT_MERGE_LINES)
 MARKDOWN = MarkdownChunker()
 WINDOWS = WindowChunker()
@@ -59,7 +61,22 @@ def chunk_file(
             result = chunker.chunk(path, text, language)
     except Exception:  # a grammar or spec failing on one file must not stop indexing
         result = ChunkedFile(window_chunks(path, text, language, lines=source_lines(text)), parse_error=True)
-    return ChunkedFile(assign_ids(result.chunks), result.symbols, result.parse_error)
+    chunks = _with_kinds(assign_ids(result.chunks), result.symbols)
+    return ChunkedFile(chunks, result.symbols, result.parse_error)
+
+
+def _with_kinds(chunks: list[Chunk], symbols: list[Symbol]) -> list[Chunk]:
+    """Record on each chunk the kinds of the definitions starting in it."""
+    if not symbols:
+        return chunks
+    ordered = sorted(symbols, key=lambda s: s.start_line)
+    starts = [s.start_line for s in ordered]
+    out = []
+    for c in chunks:
+        lo, hi = bisect_left(starts, c.start_line), bisect_right(starts, c.end_line)
+        kinds = sorted({s.kind for s in ordered[lo:hi]} - {c.kind})
+        out.append(replace(c, kinds=tuple(kinds)) if kinds else c)
+    return out
 
 
 def chunking_config(mode: str = "syntax", merge_lines: int = DEFAULT_MERGE_LINES) -> tuple[str, int]:

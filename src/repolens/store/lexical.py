@@ -27,7 +27,7 @@ from repolens.chunk import Chunk
 from repolens.errors import IndexCorruptError
 from repolens.tokenize import tokenize, tokenize_path
 
-LEXICAL_VERSION = 1
+LEXICAL_VERSION = 2
 TEXT_FIELDS = ("path", "name", "sig", "body")
 _ANALYZER = "ws"
 
@@ -68,7 +68,7 @@ def document_fields(chunk: Chunk) -> dict[str, str | list[str]]:
         "sig": " ".join(tokenize(f"{chunk.signature}\n{chunk.doc}")) if chunk.signature or chunk.doc else "",
         "body": " ".join(tokenize(chunk.text)),
         "lang": chunk.language,
-        "kind": chunk.kind,
+        "kind": [chunk.kind, *chunk.kinds],
         "dirs": _dir_prefixes(chunk.path),
     }
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from repolens.chunk import Chunk, Symbol
 from repolens.errors import IndexCorruptError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     signature TEXT NOT NULL,
     parent TEXT NOT NULL,
     doc TEXT NOT NULL,
+    kinds TEXT NOT NULL DEFAULT '',
     text BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
@@ -174,7 +175,7 @@ def insert_file(
     for c in chunks:
         cur = db.execute(
             "INSERT INTO chunks(id, file_id, path, start_line, end_line, language, kind, name, qualname,"
-            " signature, parent, doc, text) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " signature, parent, doc, kinds, text) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 c.id,
                 file_id,
@@ -188,6 +189,7 @@ def insert_file(
                 c.signature,
                 c.parent,
                 c.doc,
+                ",".join(c.kinds),
                 compress(c.text),
             ),
         )
@@ -227,12 +229,12 @@ def delete_file(db: sqlite3.Connection, file_id: int) -> list[int]:
 
 
 _CHUNK_COLS = (
-    "cid, id, path, start_line, end_line, language, kind, name, qualname, signature, parent, doc, text"
+    "cid, id, path, start_line, end_line, language, kind, name, qualname, signature, parent, doc, kinds, text"
 )
 
 
 def _row_to_stored(row: Sequence[object]) -> StoredChunk:
-    cid, id_, path, start, end, lang, kind, name, qual, sig, parent, doc, blob = row
+    cid, id_, path, start, end, lang, kind, name, qual, sig, parent, doc, kinds, blob = row
     chunk = Chunk(
         path=str(path),
         start_line=int(start),
@@ -246,6 +248,7 @@ def _row_to_stored(row: Sequence[object]) -> StoredChunk:
         parent=str(parent),
         doc=str(doc),
         id=str(id_),
+        kinds=tuple(str(kinds).split(",")) if kinds else (),
     )
     return StoredChunk(int(cid), chunk)  # type: ignore[call-overload]
 
