@@ -253,6 +253,21 @@ def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars:
     _emit(api.get_chunk(chunk_id, root, index_dir=index_dir, max_chars=max_chars), as_json)
 
 
+@cli.command("doctor")
+@root_option
+@index_dir_option
+@click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
+@click.pass_context
+def doctor_cmd(ctx: click.Context, root: str | None, index_dir: str | None, as_json: bool) -> None:
+    """Check each leg (index, lexical, dense, reranker) and say what to fix."""
+    from repolens.doctor import diagnose
+
+    result = diagnose(api.layout_for(root, index_dir))
+    click.echo(json.dumps(result.to_json(), indent=2) if as_json else result.render())
+    if not result.ok:
+        ctx.exit(1)
+
+
 @cli.command("watch")
 @click.argument("root", required=False, type=click.Path(file_okay=False))
 @index_dir_option
