@@ -159,3 +159,18 @@ def test_search_files_mode_and_query_id(repo: Path):
     again = run("search", "--query-id", query_id, "--root", str(repo))
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("src/auth/session.py:")
+
+
+def test_test_command_runs_an_allow_listed_runner_and_keeps_failures(tmp_path: Path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_calc.py").write_text(
+        "def test_ok():\n    assert 1 + 1 == 2\n\n\ndef test_bad():\n    assert 2 * 2 == 5, 'math broke'\n"
+    )
+    out = run("test", "--root", str(project), "pytest")
+    assert out.returncode == 1
+    assert out.stdout.startswith("$ ") and "->  exit 1 in " in out.stdout.splitlines()[0]
+    assert "AssertionError: math broke" in out.stdout
+    assert "test_ok" not in out.stdout
+    refused = run("test", "--root", str(project), "pytest", "$(touch /tmp/pwned)")
+    assert refused.returncode == 2 and refused.stderr.startswith("error: argument ")

@@ -253,6 +253,43 @@ def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars:
     _emit(api.get_chunk(chunk_id, root, index_dir=index_dir, max_chars=max_chars), as_json)
 
 
+@cli.command("test", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@root_option
+@click.option(
+    "--timeout", "timeout_s", type=float, default=300.0, show_default=True, help="Seconds before kill."
+)
+@click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
+@click.option("--list", "list_runners", is_flag=True, help="List the runners installed for this repository.")
+@click.argument("runner", required=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def test_cmd(
+    ctx: click.Context,
+    root: str | None,
+    timeout_s: float,
+    max_chars: int,
+    list_runners: bool,
+    runner: str | None,
+    args: tuple[str, ...],
+) -> None:
+    """Run RUNNER's tests (pytest, npm, go, cargo, ...) and print only the failure-relevant lines.
+
+    ARGS may be test paths and one filter (-k EXPR for pytest); options go
+    before RUNNER. Exits with the test run's exit code (124 on timeout).
+    """
+    from repolens import testrun
+
+    where = root or "."
+    if list_runners or runner is None:
+        click.echo(testrun.render_runners(testrun.available_runners(where)))
+        if runner is None and not list_runners:
+            raise click.UsageError("Missing argument 'RUNNER' (see the runners above).")
+        return
+    run = testrun.run_tests(where, runner, args, timeout_s=timeout_s, max_chars=max_chars)
+    click.echo(testrun.render(run))
+    ctx.exit(run.exit_code)
+
+
 @cli.command("doctor")
 @root_option
 @index_dir_option
