@@ -1,0 +1,247 @@
+"""Allow-listed, filtered test runs: run a project's tests, keep the lines that explain a failure.
+
+``run_tests(root, runner, args)`` runs one command from a fixed allow-list in
+``root`` and returns a :class:`TestRun`; ``render(run)`` is the exact text the
+CLI prints and the MCP tool returns::
+
+    $ /venv/bin/python -m pytest tests/test_x.py -k foo  ->  exit 1 in 2.3s
+    <failure-relevant lines>
+    [kept 14 of 212 lines (failure-relevant lines and their context); 198 dropped]
+
+Safety model. Nothing goes through a shell: the command is an argv list built
+here from a runner name and arguments that match a small grammar -- test paths
+relative to the root, or one test filter (``-k EXPR``, translated per runner).
+Anything else is refused with ``RunArgumentError`` before a process starts.
+Running tests still executes the project's own code (conftest.py,
+package.json scripts, build.rs); the allow-list bounds *which command* runs,
+not what a project's tests do.
+
+Runners and the command each resolves to (tools looked up on ``PATH``):
+
+=======  ==============================================  =============================
+runner   command                                         arguments
+=======  ==============================================  =============================
+pytest   PY -m pytest [PATH[::name]...] [-k EXPR]        PY: see below
+npm      npm test [-- PATH...]                            paths or patterns for the script
+pnpm     pnpm test [PATH...]                              pnpm passes a ``--`` literally
+yarn     yarn test [PATH...]                              to the script, so none is added
+go       go test [-run REGEX] (PKGDIR... | ./...)         ``-k`` or ``-run``
+cargo    cargo test [NAME]                                one name filter (or ``-k NAME``)
+mvn      ./mvnw or mvn: -B test [-Dtest=PATTERN]          ``-k`` or ``-Dtest=``
+gradle   ./gradlew or gradle: test --console=plain        ``-k`` or ``--tests PATTERN``
+         [--tests PATTERN]
+=======  ==============================================  =============================
+
+pytest interpreter, first that exists: ``<root>/.venv`` or ``<root>/venv``
+with pytest installed (the project's own dependencies live there); else the
+current interpreter when it can import pytest; else ``pytest`` on ``PATH``.
+
+Process handling (process group, streaming, timeout, kill) and the runner's
+environment are described in ``repolens.testrun.process``.
+
+One module per concern, each importing only from those listed before it:
+``limits`` (budget defaults and bounds, root and budget checks), ``runners``
+(the allow-list, finding each tool), ``arguments`` (the safe-argument grammar,
+``build_command``), ``output`` (ANSI stripping, failure-relevant lines, tail
+fallback, caps), ``process`` (process group, streaming, timeout, kill). This
+module ties them together: ``run_tests``, ``TestRun`` and ``render``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from repolens.errors import RunnerUnavailableError
+from repolens.testrun.arguments import MAX_ARG_CHARS, MAX_ARGS, build_command
+from repolens.testrun.limits import (
+    DEFAULT_CONTEXT,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_LINES,
+    DEFAULT_TAIL_LINES,
+    DEFAULT_TIMEOUT_S,
+    MAX_TIMEOUT_S,
+    MIN_TIMEOUT_S,
+    TIMEOUT_EXIT_CODE,
+    check_bounds,
+    resolve_root,
+)
+from repolens.testrun.output import (
+    LINE_MAX_CHARS,
+    FilteredOutput,
+    LineFilter,
+    LineSplitter,
+    clean_line,
+    filter_output,
+    is_noise,
+    is_relevant,
+)
+from repolens.testrun.process import run_process
+from repolens.testrun.runners import RUNNER_NAMES, Runner, available_runners, render_runners, resolve_runner
+
+__all__ = [
+    "DEFAULT_CONTEXT",
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_LINES",
+    "DEFAULT_TAIL_LINES",
+    "DEFAULT_TIMEOUT_S",
+    "LINE_MAX_CHARS",
+    "MAX_ARGS",
+    "MAX_ARG_CHARS",
+    "MAX_TIMEOUT_S",
+    "MIN_TIMEOUT_S",
+    "RUNNER_NAMES",
+    "TIMEOUT_EXIT_CODE",
+    "FilteredOutput",
+    "Runner",
+    "TestRun",
+    "available_runners",
+    "build_command",
+    "clean_line",
+    "filter_output",
+    "is_noise",
+    "is_relevant",
+    "render",
+    "render_runners",
+    "resolve_runner",
+    "run_tests",
+]
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """One finished run. ``render(run)`` is its text for people and agents.
+
+    ``exit_code`` is the runner's own, 124 after a timeout, and 128+N when a
+    signal N ended it. ``text`` holds the kept output lines (see
+    ``filter_output``); ``notes`` are one-line remarks (timeout, signal).
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    runner: str
+    argv: tuple[str, ...]
+    exit_code: int
+    duration_s: float
+    timed_out: bool
+    text: str
+    lines_total: int
+    lines_kept: int
+    lines_matched: int
+    filtered: bool
+    truncated: bool
+    notes: tuple[str, ...] = ()
+
+    @property
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+    @property
+    def lines_dropped(self) -> int:
+        return self.lines_total - self.lines_kept
+
+
+def run_tests(
+    root: str | os.PathLike[str],
+    runner: str,
+    args: Sequence[str] = (),
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    max_lines: int = DEFAULT_MAX_LINES,
+    tail_lines: int = DEFAULT_TAIL_LINES,
+    context: int = DEFAULT_CONTEXT,
+) -> TestRun:
+    """Run the allow-listed ``runner`` with ``args`` in ``root`` and keep the failure-relevant output.
+
+    Validates everything before starting a process: ``RootError`` for a bad
+    root, ``RunnerUnavailableError`` for an unknown or uninstalled runner,
+    ``RunArgumentError`` for arguments outside the grammar of
+    ``build_command``, ``UsageError`` for budgets outside their bounds
+    (timeout 1-3600 s, max_chars 200-1,000,000, max_lines 1-10,000,
+    tail_lines 1-1,000, context 0-10). A failing test run is a result, not an
+    error: look at ``exit_code``.
+    """
+    if os.name != "posix":
+        raise RunnerUnavailableError(
+            "test runs need a POSIX system (process groups): run repolens on Linux or macOS"
+        )
+    check_bounds(
+        timeout_s=timeout_s, max_chars=max_chars, max_lines=max_lines, tail_lines=tail_lines, context=context
+    )
+    root_path = resolve_root(root)
+    resolved = resolve_runner(root_path, runner)
+    argv = build_command(root_path, resolved, args)
+    sink = LineFilter(max_chars=max_chars, max_lines=max_lines, tail_lines=tail_lines, context=context)
+    splitter = LineSplitter(sink.add)
+    started = time.monotonic()
+    returncode, timed_out = run_process(argv, root_path, splitter, timeout_s)
+    duration = time.monotonic() - started
+    splitter.close()
+    notes: list[str] = []
+    if timed_out:
+        exit_code = TIMEOUT_EXIT_CODE
+        notes.append(
+            f"timed out after {timeout_s:g}s: the process group was killed; pass a longer timeout to wait"
+        )
+    elif returncode < 0:
+        exit_code = 128 - returncode
+        notes.append(f"the runner was killed by signal {_signal_name(-returncode)}")
+    else:
+        exit_code = returncode
+    out = sink.result()
+    return TestRun(
+        runner=resolved.name,
+        argv=argv,
+        exit_code=exit_code,
+        duration_s=duration,
+        timed_out=timed_out,
+        text=out.text,
+        lines_total=out.lines_total,
+        lines_kept=out.lines_kept,
+        lines_matched=out.lines_matched,
+        filtered=out.filtered,
+        truncated=out.truncated,
+        notes=tuple(notes),
+    )
+
+
+def render(run: TestRun) -> str:
+    """The reply: a ``$ command  ->  exit N in Ts`` line, the kept lines, a trailer, then any notes."""
+    lines = [f"$ {run.command}  ->  exit {run.exit_code} in {run.duration_s:.1f}s"]
+    if run.text:
+        lines.append(run.text)
+    lines.append(_trailer(run))
+    lines.extend(f"[{note}]" for note in run.notes)
+    return "\n".join(lines)
+
+
+def _trailer(run: TestRun) -> str:
+    if run.lines_total == 0:
+        return "[no output]"
+    if not run.filtered:
+        if run.lines_dropped == 0:
+            return f"[no failure-relevant line matched; kept all {run.lines_total} lines]"
+        return (
+            f"[no failure-relevant line matched; kept the last {run.lines_kept} of {run.lines_total} lines; "
+            f"{run.lines_dropped} dropped]"
+        )
+    text = (
+        f"[kept {run.lines_kept} of {run.lines_total} lines (failure-relevant lines and their context); "
+        f"{run.lines_dropped} dropped"
+    )
+    if run.truncated:
+        cut = run.lines_matched - run.lines_kept
+        text += f"; the output budget cut {cut} earlier relevant line{'s' if cut != 1 else ''}"
+    return text + "]"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)

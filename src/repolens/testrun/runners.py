@@ -1,0 +1,164 @@
+"""The allow-list of test runners: which exist, which are installed at a root, the command each resolves to.
+
+Nothing here looks at a run's arguments (``arguments``) or starts a process
+(``process``); the table of runners and the pytest interpreter order are in
+the package docstring.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from repolens.errors import RunnerUnavailableError
+from repolens.testrun.limits import resolve_root, show
+
+RUNNER_NAMES: tuple[str, ...] = ("pytest", "npm", "pnpm", "yarn", "go", "cargo", "mvn", "gradle")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How one allow-listed runner is found and which arguments it takes (see ``arguments``)."""
+
+    name: str
+    tool: str  # executable looked up on PATH
+    subcommand: tuple[str, ...]
+    markers: tuple[str, ...]  # project files at the root that suggest this runner
+    paths: str  # positional arguments: "pytest" | "go" | "pattern" | "name" | "none"
+    filter_flags: tuple[str, ...]  # accepted spellings of the filter flag ("-k" first)
+    wrapper: str | None = None  # ./gradlew-style wrapper preferred over the tool
+
+
+SPECS: dict[str, Spec] = {
+    s.name: s
+    for s in (
+        Spec(
+            "pytest",
+            "pytest",
+            (),
+            ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py", "setup.py"),
+            "pytest",
+            ("-k",),
+        ),
+        Spec("npm", "npm", ("test",), ("package.json",), "pattern", ()),
+        Spec("pnpm", "pnpm", ("test",), ("pnpm-lock.yaml", "package.json"), "pattern", ()),
+        Spec("yarn", "yarn", ("test",), ("yarn.lock", "package.json"), "pattern", ()),
+        Spec("go", "go", ("test",), ("go.mod",), "go", ("-k", "-run")),
+        Spec("cargo", "cargo", ("test",), ("Cargo.toml",), "name", ("-k",)),
+        Spec("mvn", "mvn", ("-B", "test"), ("pom.xml",), "none", ("-k", "-Dtest="), "mvnw"),
+        Spec(
+            "gradle",
+            "gradle",
+            ("test", "--console=plain"),
+            ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"),
+            "none",
+            ("-k", "--tests"),
+            "gradlew",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Runner:
+    """An installed test runner: its name, the command it resolves to, and the project file that suggests it.
+
+    ``marker`` is ``None`` when the tool is installed but nothing at the root
+    looks like its project (npm is installed, but there is no package.json).
+    """
+
+    name: str
+    command: tuple[str, ...]
+    marker: str | None
+
+    def describe(self) -> str:
+        where = f"  ({self.marker})" if self.marker else ""
+        return f"{self.name}: {shlex.join(self.command)}{where}"
+
+
+def available_runners(root: str | os.PathLike[str]) -> list[Runner]:
+    """The allow-listed runners whose tool is installed, in ``RUNNER_NAMES`` order.
+
+    Looked up afresh on every call (``PATH`` and the root's wrappers and
+    virtualenvs can change between calls). Raises ``RootError`` for a bad root.
+    """
+    root_path = resolve_root(root)
+    runners = []
+    for name in RUNNER_NAMES:
+        runner = _runner(SPECS[name], root_path)
+        if runner is not None:
+            runners.append(runner)
+    return runners
+
+
+def resolve_runner(root: str | os.PathLike[str], name: str) -> Runner:
+    """The runner ``name`` at ``root``, or ``RunnerUnavailableError`` naming the ones that are available."""
+    root_path = resolve_root(root)
+    spec = SPECS.get(name)
+    if spec is None:
+        raise RunnerUnavailableError(
+            f"unknown test runner {show(name)}: use one of {', '.join(RUNNER_NAMES)} "
+            f"({_available_text(root_path)})"
+        )
+    runner = _runner(spec, root_path)
+    if runner is None:
+        wrapper = f" and no ./{spec.wrapper} at the root" if spec.wrapper else ""
+        raise RunnerUnavailableError(
+            f"test runner {name!r} is not installed here ({spec.tool} not found on PATH{wrapper}): "
+            f"{_available_text(root_path)}"
+        )
+    return runner
+
+
+def render_runners(runners: Sequence[Runner]) -> str:
+    """One line per runner, for the CLI and the MCP tool description of what can run."""
+    if not runners:
+        return f"no test runner is installed (supported: {', '.join(RUNNER_NAMES)})"
+    return "\n".join(r.describe() for r in runners)
+
+
+def _runner(spec: Spec, root: Path) -> Runner | None:
+    command = _base_command(spec, root)
+    if command is None:
+        return None
+    marker = next((m for m in spec.markers if (root / m).exists()), None)
+    return Runner(spec.name, command, marker)
+
+
+def _base_command(spec: Spec, root: Path) -> tuple[str, ...] | None:
+    if spec.name == "pytest":
+        return _pytest_command(root)
+    if spec.wrapper:
+        wrapper = root / spec.wrapper
+        if wrapper.is_file() and os.access(wrapper, os.X_OK):
+            return (f"./{spec.wrapper}", *spec.subcommand)
+    tool = shutil.which(spec.tool)
+    return (tool, *spec.subcommand) if tool else None
+
+
+def _pytest_command(root: Path) -> tuple[str, ...] | None:
+    # The project's own virtualenv first: it has the project's dependencies,
+    # which repolens's interpreter usually lacks.
+    for venv in (".venv", "venv"):
+        python = root / venv / "bin" / "python"
+        if (
+            python.is_file()
+            and os.access(python, os.X_OK)
+            and any((root / venv / "lib").glob("python3*/site-packages/pytest/__init__.py"))
+        ):
+            return (str(python), "-m", "pytest")
+    if importlib.util.find_spec("pytest") is not None:
+        return (sys.executable, "-m", "pytest")
+    tool = shutil.which("pytest")
+    return (tool,) if tool else None
+
+
+def _available_text(root: Path) -> str:
+    names = [r.name for r in available_runners(root)]
+    return f"available here: {', '.join(names)}" if names else "no test runner is installed here"
