@@ -22,7 +22,8 @@ from pathlib import Path
 from repolens.chunk import Chunk
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, load_text
-from repolens.index import ChunkFn, file_hash
+from repolens.index import ChunkFn
+from repolens.prepare import file_hash
 from repolens.retrieve import Hit
 from repolens.store import IndexHandle
 

@@ -21,7 +21,6 @@ left between the two (:func:`reconcile_lexical`).
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import time
 from collections import Counter
@@ -32,10 +31,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repolens.chunk import ChunkedFile, chunk_file, chunking_config
-from repolens.chunk.languages import language_for
 from repolens.config import Settings, load_embed_config, load_settings
-from repolens.discover import Discovery, LoadedText, SourceFile, discover, load_text, nothing_to_index
+from repolens.discover import Discovery, SourceFile, discover, nothing_to_index
 from repolens.errors import IndexCorruptError, IndexVersionError
+from repolens.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.store import DB_NAME, IndexHandle, check_versions, format_versions
 from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
@@ -102,10 +101,6 @@ class IndexReport:
         if self.vectors is not None:
             out.append(self.vectors.summary())
         return "\n".join(out)
-
-
-def file_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def make_chunker(settings: Settings) -> ChunkFn:
@@ -282,7 +277,6 @@ def _apply_changes(
 ) -> None:
     db = handle.db
     records = sq.file_records(db)
-    chunk = make_chunker(settings)
     present = {src.path for src in found.files}
     deleted = [rec for path, rec in records.items() if path not in present]
     work: list[tuple[SourceFile, sq.FileRecord | None]] = []
@@ -299,26 +293,36 @@ def _apply_changes(
         _delete_file(handle, rec.id)
         report.deleted += 1
         batch.done(rec.size)
-    for i, (src, rec) in enumerate(work):
-        loaded = load_text(src.abs_path, max_file_bytes=found.max_file_bytes)
+    jobs = [
+        Job(
+            path=src.path,
+            abs_path=str(src.abs_path),
+            known_hash=rec.hash if rec is not None else "",
+            max_file_bytes=found.max_file_bytes,
+            mode=settings.chunker,
+            merge_lines=settings.chunk_merge_lines,
+        )
+        for src, rec in work
+    ]
+    for i, ((src, rec), result) in enumerate(zip(work, prepare_all(jobs), strict=True)):
         batch.begin()
-        if not isinstance(loaded, LoadedText):
-            report.skipped[str(loaded)] += 1
-            report.content_skipped[str(loaded)] += 1
+        if isinstance(result, Skipped):
+            report.skipped[result.reason] += 1
+            report.content_skipped[result.reason] += 1
             if rec is not None:  # it was indexed; now it is empty, binary, ...
                 _delete_file(handle, rec.id)
                 report.deleted += 1
             batch.done(0)
             continue
-        digest = file_hash(loaded.data)
-        if rec is not None and rec.hash == digest:
+        if isinstance(result, Unchanged):
+            assert rec is not None
             db.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (src.size, src.mtime_ns, rec.id))
             report.unchanged += 1
         else:
             kept = _vectors_by_id(db, rec.id) if rec is not None else {}
             if rec is not None:
                 _delete_file(handle, rec.id)
-            _add_file(handle, src, loaded, digest, chunk, report, kept)
+            _add_file(handle, src, result, report, kept)
             if rec is None:
                 report.added += 1
             else:
@@ -371,40 +375,37 @@ def _vectors_by_id(db, file_id: int) -> dict[str, bytes]:
 def _add_file(
     handle: IndexHandle,
     src: SourceFile,
-    loaded: LoadedText,
-    digest: str,
-    chunk: ChunkFn,
+    prepared: Prepared,
     report: IndexReport,
     kept_vectors: dict[str, bytes],
 ) -> None:
-    language = language_for(src.path)
-    chunked = chunk(src.path, loaded.text, language)
-    chunks = chunked.chunks
     flags = []
-    if loaded.replaced:
+    if prepared.replaced:
         flags.append("decoded_with_replacement")
         report.notes["decoded_with_replacement"] += 1
-    if chunked.parse_error:
+    if prepared.parse_error:
         flags.append("parse_error")
         report.notes["parse_errors"] += 1
     cids = sq.insert_file(
         handle.db,
         path=src.path,
-        hash=digest,
+        hash=prepared.digest,
         size=src.size,
         mtime_ns=src.mtime_ns,
-        language=language,
-        lines=loaded.lines,
+        language=prepared.language,
+        lines=prepared.lines,
         flags=",".join(flags),
-        chunks=chunks,
-        symbols=chunked.symbols,
+        chunks=prepared.chunks,
+        symbols=prepared.symbols,
     )
     if kept_vectors:  # an edit elsewhere in the file keeps these chunks' vectors
         rows = [
-            (cid, kept_vectors[c.id]) for cid, c in zip(cids, chunks, strict=True) if c.id in kept_vectors
+            (cid, kept_vectors[c.id])
+            for cid, c in zip(cids, prepared.chunks, strict=True)
+            if c.id in kept_vectors
         ]
         handle.db.executemany("INSERT INTO vectors(cid, vec) VALUES(?, ?)", rows)
-    handle.lex.add(zip(cids, chunks, strict=True))
+    handle.lex.add_fields(zip(cids, prepared.fields, strict=True))
 
 
 def _bump_versions(db) -> None:

@@ -14,7 +14,8 @@ from typing import Any
 
 from repolens.config import Settings, load_settings
 from repolens.discover import LoadedText, discover, load_text
-from repolens.index import chunker_identity, file_hash
+from repolens.index import chunker_identity
+from repolens.prepare import file_hash
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout

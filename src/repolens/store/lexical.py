@@ -104,10 +104,15 @@ class LexicalIndex:
         return self._writer
 
     def add(self, items: Iterable[tuple[int, Chunk]]) -> int:
+        return self.add_fields((cid, document_fields(chunk)) for cid, chunk in items)
+
+    def add_fields(self, items: Iterable[tuple[int, dict[str, str | list[str]]]]) -> int:
+        """Add documents whose fields were made by :func:`document_fields`
+        (possibly in another process)."""
         w = self._w()
         n = 0
-        for cid, chunk in items:
-            w.add_document(tantivy.Document(cid=cid, **document_fields(chunk)))
+        for cid, fields in items:
+            w.add_document(tantivy.Document(cid=cid, **fields))
             n += 1
         return n
 

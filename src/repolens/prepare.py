@@ -1,0 +1,105 @@
+"""Read, chunk and tokenize files, in parallel worker processes for big jobs.
+
+This is the CPU-bound half of indexing (tree-sitter parsing, tokenizing
+for BM25); the other half (SQLite, tantivy) stays in the indexing process,
+which owns the stores. A :class:`Job` carries everything a worker needs, so
+workers share nothing and results come back in job order. Small jobs (a
+refresh of a few files, the watcher) run in process: starting workers
+would cost more than it saves.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from repolens.chunk import Chunk, Symbol, chunk_file
+from repolens.chunk.languages import language_for
+from repolens.discover import LoadedText, load_text
+from repolens.store.lexical import document_fields
+
+# Below this many files a job runs in the indexing process.
+PARALLEL_MIN_FILES = 200
+_CHUNKSIZE = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    path: str
+    abs_path: str
+    known_hash: str  # the indexed file's hash ("" when new): equal content needs no chunking
+    max_file_bytes: int
+    mode: str
+    merge_lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    path: str
+    digest: str
+    lines: int
+    replaced: bool
+    language: str
+    parse_error: bool
+    chunks: list[Chunk]
+    symbols: list[Symbol]
+    fields: list[dict[str, str | list[str]]]  # lexical documents, one per chunk
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    reason: str  # binary, empty, too_large, unreadable, ...
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    digest: str
+
+
+def file_hash(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def prepare(job: Job) -> Prepared | Skipped | Unchanged:
+    loaded = load_text(job.abs_path, max_file_bytes=job.max_file_bytes)
+    if not isinstance(loaded, LoadedText):
+        return Skipped(str(loaded))
+    digest = file_hash(loaded.data)
+    if digest == job.known_hash:
+        return Unchanged(digest)
+    language = language_for(job.path)
+    chunked = chunk_file(job.path, loaded.text, language, mode=job.mode, merge_lines=job.merge_lines)
+    return Prepared(
+        path=job.path,
+        digest=digest,
+        lines=loaded.lines,
+        replaced=loaded.replaced,
+        language=language,
+        parse_error=chunked.parse_error,
+        chunks=chunked.chunks,
+        symbols=chunked.symbols,
+        fields=[document_fields(c) for c in chunked.chunks],
+    )
+
+
+def workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def prepare_all(jobs: Sequence[Job]) -> Iterator[Prepared | Skipped | Unchanged]:
+    """Results in job order; in worker processes when the job is big.
+
+    Workers are spawned, not forked: the indexing process holds tantivy's
+    writer threads and SQLite connections, which a fork must not copy.
+    """
+    if len(jobs) < PARALLEL_MIN_FILES or workers() < 2:
+        yield from map(prepare, jobs)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers(), mp_context=context) as pool:
+        yield from pool.map(prepare, jobs, chunksize=_CHUNKSIZE)
