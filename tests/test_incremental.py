@@ -159,3 +159,23 @@ def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Pa
         assert got == want, f"step {step}: refreshed index differs from a fresh build"
         assert got["lexical_docs"] == len(got["chunks"])
     assert interrupted >= 3, "too few kills landed while the indexer was running"
+
+
+def test_interrupting_a_refresh_mid_batch_leaves_both_stores_consistent(make_repo, tmp_path: Path):
+    root = make_repo({f"m{i}.py": _module(i, "alpha") for i in range(40)})
+    build_index(root)
+    for i in range(40):
+        (root / f"m{i}.py").write_text(_module(i, "beta"))
+
+    def stop_halfway(done: int, total: int) -> None:
+        if done == 20:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(root, progress=stop_halfway)
+    got = _content(root)
+    assert got["pending"] == 0
+    assert got["lexical_docs"] == len(got["chunks"]), "tantivy kept documents of a rolled-back batch"
+    build_index(root)
+    build_index(root, index_dir=tmp_path / "fresh")
+    assert _content(root) == _content(root, tmp_path / "fresh")

@@ -259,8 +259,18 @@ def _sync(
         else:
             check_versions(sq.read_meta(handle.db), report.root)
         reconcile_lexical(handle)
-        _apply_changes(handle, found, settings, report, progress)
+        try:
+            _apply_changes(handle, found, settings, report, progress)
+        except BaseException:
+            # Stopped mid-batch (Ctrl-C, cancellation, an error): the open
+            # batch is undone in both stores; committed batches stay, and the
+            # next run carries on from them.
+            if handle.db.in_transaction:
+                handle.db.execute("ROLLBACK")
+            handle.lex.abort()
+            raise
         totals = sq.counts(handle.db)
+
         report.files, report.chunks, report.symbols = totals["files"], totals["chunks"], totals["symbols"]
         report.bytes, report.lines = totals["bytes"], totals["lines"]
         sq.write_meta(handle.db, {"state": "ready", "updated_at": _now(), **totals})

@@ -125,8 +125,16 @@ class LexicalIndex:
         if self._writer is not None:
             self._writer.commit()
 
+    def abort(self) -> None:
+        """Drop everything added or deleted since the last commit (the SQLite
+        transaction they mirror was rolled back) and release the writer."""
+        if self._writer is not None:
+            self._writer.rollback()
+            self._writer = None
+
     def close(self) -> None:
         """Finish merges and release tantivy's own writer lock."""
+
         if self._writer is not None:
             self._writer.commit()
             self._writer.wait_merging_threads()
