@@ -29,11 +29,13 @@ _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 # Runs that look like code rather than prose.
 _WORDISH = re.compile(r"[\w./:-]+")
 _IDENT = re.compile(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_][\w]*)*")
-_CALL = re.compile(r"([A-Za-z_][\w.]*)\(")
+# Lookbehinds keep matches from starting inside a run: without them a long
+# unbroken run costs quadratic time (seconds for 20k characters).
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
 MAX_IDENTIFIERS = 32
 MAX_PATHS = 16
 # A file path or name with an extension: ``a/b/c.py``, ``walk.rs``, ``x.test.ts``.
-_PATH = re.compile(r"(?<![\w.-])(/?(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9})(?![\w/])")
+_PATH = re.compile(r"(?<![\w./-])(/?(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9})(?![\w/])")
 # A conventional-commit scope: ``fix(validator):``, ``feat(cli)!:``.
 _SCOPE = re.compile(r"^\s*\w+\(([\w./,\s-]{1,60})\)!?:", re.M)
 _NOT_FILE_EXT = frozenset({"com", "org", "net", "io", "html", "htm", "0", "1", "2", "3", "x", "e", "g", "i"})
