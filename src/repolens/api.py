@@ -128,6 +128,54 @@ class SearchReply:
         return data
 
 
+def check_query(query: object) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("query is empty: pass a question or an identifier to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"query is {len(query)} chars; the limit is {MAX_QUERY_CHARS}: keep the lines that matter"
+        )
+
+
+def fit_json(text: str, max_chars: int) -> str:
+    """A JSON search reply cut to ``max_chars`` by dropping whole entries, never mid-value.
+
+    Drops the file overview from the end, then moves hits from the end to
+    ``omitted`` (their location and score only), then drops omitted entries,
+    counting what was dropped in ``notes``.
+    """
+    if len(text) <= max_chars:
+        return text
+    data = json.loads(text)
+
+    def size() -> int:
+        return len(json.dumps(data, ensure_ascii=False))
+
+    dropped = {"files": 0, "hits": 0, "omitted": 0}
+    data.setdefault("notes", [])
+    note_room = 120  # the note added at the end
+    files, hits, omitted = data.get("files") or [], data.get("hits") or [], data.get("omitted") or []
+    while files and size() + note_room > max_chars:
+        files.pop()
+        dropped["files"] += 1
+    while hits and size() + note_room > max_chars:
+        hit = hits.pop()
+        omitted.insert(0, {k: hit.get(k) for k in ("path", "start_line", "end_line", "score")})
+        dropped["hits"] += 1
+    while omitted and size() + note_room > max_chars:
+        omitted.pop()
+        dropped["omitted"] += 1
+    data["omitted"] = omitted
+    summary = ", ".join(f"{n} {what}" for what, n in dropped.items() if n)
+    data["notes"] = [*data["notes"], f"budget: {summary} left out to fit max_chars={max_chars}"]
+    out = json.dumps(data, ensure_ascii=False)
+    if len(out) > max_chars:  # notes or the query alone are too long: the smallest honest reply
+        out = json.dumps(
+            {"query_id": data.get("query_id"), "notes": [f"reply does not fit max_chars={max_chars}"]}
+        )
+    return out[:max_chars]
+
+
 def _check_int(name: str, value: int | None, lo: int, hi: int) -> None:
     if value is None:
         return
@@ -293,10 +341,7 @@ def search_code(
     if mode not in MODES:
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if query_id is None:
-        if not isinstance(query, str) or not query.strip():
-            raise UsageError("query is empty: pass a question or an identifier to search for")
-        if len(query) > MAX_QUERY_CHARS:
-            raise UsageError(f"query is {len(query)} chars; the limit is {MAX_QUERY_CHARS}: shorten it")
+        check_query(query)
     _check_int("top_k", top_k, 1, 50)
     _check_int("max_chars", max_chars, 200, 1_000_000)
     layout = layout_for(root, index_dir)
@@ -368,7 +413,7 @@ def search_code(
     reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts)
     if mode == "json":
         reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
-        reply.text = json.dumps(reply.to_json(), ensure_ascii=False)
+        reply.text = fit_json(json.dumps(reply.to_json(), ensure_ascii=False), settings.max_chars)
     else:
         reply.text = f"{reply.packet.text}\n\n{footer}"
     return reply
@@ -427,6 +472,7 @@ def focus(
     max_blocks: int = 6,
     max_chars: int = 8000,
 ) -> FocusResult:
+    check_query(query)
     handle, _ = open_index(root, index_dir)
     return focused_context(
         handle,

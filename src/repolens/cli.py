@@ -156,7 +156,8 @@ def search_cmd(
     if reply.indexed is not None:
         click.echo(reply.indexed.summary(), err=True)
     if as_json:
-        click.echo(json.dumps(reply.to_json(), indent=2, ensure_ascii=False))
+        click.echo(reply.text)  # compact JSON, within --max-chars
+
     else:
         click.echo(reply.text)
 
@@ -329,14 +330,116 @@ def read_cmd(path: str, start: int, end: int, root: str | None) -> None:
 
 
 @cli.command("serve")
-@root_option
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    metavar="[NAME=]PATH",
+    help="Repository to serve, as PATH (named after its folder) or NAME=PATH; repeatable. "
+    "Default: $REPOLENS_ROOTS, the config file's [roots], else (stdio) the current directory.",
+)
 @index_dir_option
-def serve_cmd(root: str | None, index_dir: str | None) -> None:
-    """Run the MCP server over stdio (for Claude Code, Codex, Cursor, ...)."""
-    from repolens.mcp_server import run_stdio
+@click.option("--http", "use_http", is_flag=True, help="Serve MCP over streamable HTTP at /mcp, not stdio.")
+@click.option("--host", default=None, help="HTTP: address to bind (default 127.0.0.1).")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="HTTP: port (default 8765).")
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="HTTP: file holding the bearer token (else $REPOLENS_TOKEN, $REPOLENS_TOKEN_FILE).",
+)
+@click.option("--no-auth", is_flag=True, help="HTTP: serve without a token (loopback hosts only).")
+@click.option("--allow-rebuild", is_flag=True, help="HTTP: let callers run index_repo with rebuild=true.")
+@click.option(
+    "--query-log", type=click.Path(dir_okay=False), default=None, help="Append one JSON line per tool call."
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Server config file with [serve] and [roots] (default: ./.repolens.toml).",
+)
+def serve_cmd(
+    roots: tuple[str, ...],
+    index_dir: str | None,
+    use_http: bool,
+    host: str | None,
+    port: int | None,
+    token_file: str | None,
+    no_auth: bool,
+    allow_rebuild: bool,
+    query_log: str | None,
+    config_file: str | None,
+) -> None:
+    """Run the MCP server over stdio (for Claude Code, Codex, Cursor, ...) or, with --http,
+    over streamable HTTP with a bearer token and allow-listed repositories."""
+    from repolens.serving import load_serve_config, name_for
     from repolens.store.layout import resolve_root
 
-    run_stdio(resolve_root(root), Path(index_dir) if index_dir else None)
+    http_only = {"--host": host, "--port": port, "--token-file": token_file}
+    http_only.update({"--no-auth": no_auth or None, "--allow-rebuild": allow_rebuild or None})
+    if not use_http and (given := [k for k, v in http_only.items() if v is not None]):
+        raise click.UsageError(f"{given[0]} only applies with --http")
+    config = load_serve_config(
+        config_file=config_file,
+        root_specs=roots,
+        token_file=token_file,
+        query_log=query_log,
+        allow_rebuild=allow_rebuild or None,
+        read_token=use_http and not no_auth,
+    )
+    index_path = Path(index_dir) if index_dir else None
+    if use_http:
+        from repolens.http import DEFAULT_HOST, DEFAULT_PORT, serve
+
+        serve(
+            config,
+            host=host or DEFAULT_HOST,
+            port=port or DEFAULT_PORT,
+            no_auth=no_auth,
+            index_dir=index_path,
+        )
+        return
+    from repolens.mcp_server import run_stdio
+
+    served = config.roots
+    if not served:
+        cwd = resolve_root(None)
+        served = {name_for(cwd): cwd}
+    run_stdio(served, index_path, query_log=config.query_log)
+
+
+@cli.command("setup")
+@click.argument("target", type=click.Choice(["claude", "codex", "cursor", "vscode", "agents-md"]))
+@root_option
+@click.option(
+    "--scope",
+    type=click.Choice(["project", "user"]),
+    default=None,
+    help="project: a file in the repository; user: your own config (default: project; codex: user).",
+)
+@click.option("--print", "print_only", is_flag=True, help="Show the entry instead of writing it.")
+@click.option(
+    "--file",
+    "filename",
+    default="AGENTS.md",
+    show_default=True,
+    help="agents-md: the instruction file (AGENTS.md, CLAUDE.md, ...).",
+)
+def setup_cmd(target: str, root: str | None, scope: str | None, print_only: bool, filename: str) -> None:
+    """Configure an MCP client (claude, codex, cursor, vscode) to start repolens for this
+    repository, or append a short search-guidance block to AGENTS.md (agents-md)."""
+    from repolens.setup import setup_agents_md, setup_client
+    from repolens.store.layout import resolve_root
+
+    repo = resolve_root(root)
+    if target == "agents-md":
+        if scope or print_only:
+            raise click.UsageError("--scope and --print do not apply to agents-md")
+        click.echo(setup_agents_md(repo, filename).summary())
+        return
+    click.echo(setup_client(target, repo, scope=scope, print_only=print_only).summary())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,24 +1,49 @@
 """The MCP server: tools that call :mod:`repolens.api`, nothing more.
 
 stdout belongs to the protocol: logs go to stderr, and no tool prints.
-Domain errors become tool results with ``isError`` and a one-line message.
+Domain errors become tool results with ``isError`` and a one-line message;
+so do bad arguments, unknown tools and bugs (whose traceback stays in the
+server's log).
+
+One set of tool bodies serves both transports. What differs is where a tool
+looks, chosen once by :class:`Repos`: a local (stdio) caller passes an
+optional ``root`` (a path, or a served repository's name; default the
+server's root); a remote (HTTP) caller passes ``repo``, a name from the
+allow-list, and every path it sends is checked strictly
+(:func:`repolens.snippets.safe_path` with ``strict=True``, plus secrets and
+version-control folders by name).
+
+Every reply fits the ``max_chars`` the call asked for (or the tool's
+default); error messages are one line of at most ``ERROR_MAX_CHARS``.
 """
 
 from __future__ import annotations
 
+import contextvars
+import inspect
+import json
 import logging
 import sys
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from repolens import __version__, api
-from repolens.errors import RepolensError
+from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
+from repolens.ignore import IgnoreRules
+from repolens.serving import name_for
+from repolens.snippets import MAX_PATH_CHARS, safe_path
+from repolens.store.layout import resolve_root
 
 log = logging.getLogger("repolens")
 
@@ -29,57 +54,442 @@ INSTRUCTIONS = (
     "identifier or string. Follow omission markers with read_snippet."
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
+# Reply budgets (characters): the tool's default when the call names none.
+DEFAULT_BUDGETS = {
+    "index_repo": 4000,
+    "search_code": 6000,
+    "read_snippet": 12000,
+    "find_symbol": 4000,
+    "get_focused_context": 8000,
+    "get_chunk": 8000,
+}
+MIN_BUDGET, MAX_BUDGET = 200, 1_000_000
+# Longest query a tool accepts. Query parsing is superlinear on long
+# unbroken runs (about 1 s at 10,000 chars), so the cap bounds the work one
+# call can cause; a question, an identifier or a traceback's key lines fit.
+ERROR_MAX_CHARS = 1000
+# Query log: argument strings longer than this are shortened in the log.
+LOG_ARG_CHARS = 300
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
-def _domain_errors(fn: F) -> F:
-    """Turn our errors into ``ToolError`` (an ``isError`` result, one line)."""
+# -- where a tool looks -----------------------------------------------------------
+
+
+class Repos:
+    """The served repositories and how a caller names one.
+
+    ``roots`` maps names to resolved folders; the first is the default.
+    Local mode: ``resolve(root)`` takes a path or a name (None: the default
+    root, else the current directory). Remote mode: ``resolve(repo)`` takes a
+    name from ``roots`` only (None: the only one, when there is one).
+    """
+
+    def __init__(self, roots: Mapping[str, Path], *, remote: bool, index_dir: Path | None = None) -> None:
+        self.roots = {name: Path(path).resolve() for name, path in roots.items()}
+        self.remote = remote
+        self.index_dir = index_dir
+        if remote and not self.roots:
+            raise UsageError("a remote server needs at least one repository: pass --root NAME=PATH")
+        if remote and index_dir is not None and len(self.roots) > 1:
+            raise UsageError(
+                "--index-dir names one index folder, but several repositories are served: "
+                "set REPOLENS_INDEX_DIR (a parent folder, one index per repository) instead"
+            )
+        self._ignore = IgnoreRules() if remote else None
+
+    @property
+    def default(self) -> Path | None:
+        return next(iter(self.roots.values()), None)
+
+    @property
+    def names(self) -> str:
+        return ", ".join(self.roots) or "(none)"
+
+    def location_param(self) -> tuple[str, Any]:
+        """Name and annotation of the tools' location parameter in this mode."""
+        if self.remote:
+            default = f"default: {next(iter(self.roots))}" if len(self.roots) == 1 else "required"
+            desc = f"Repository name, one of: {self.names} ({default})."
+            return "repo", Annotated[str | None, Field(description=desc)]
+        desc = "Repository root (a path, or a served repository's name); default: the server's root."
+        return "root", Annotated[str | None, Field(description=desc)]
+
+    def resolve(self, where: str | None) -> tuple[Path, Path | None]:
+        """(root folder, index folder or None for the default) for a caller's argument."""
+        if self.remote:
+            return self._remote(where), self.index_dir
+        if where is None or not str(where).strip():
+            root = self.default if self.default is not None else resolve_root(None)
+        elif where in self.roots:
+            root = self.roots[where]
+        else:
+            root = _local_root(where)
+        # An explicit index folder belongs to the server's own root, not to any root a caller names.
+        return root, self.index_dir if root == self.default else None
+
+    def _remote(self, repo: str | None) -> Path:
+        if repo is None or not repo.strip():
+            if len(self.roots) == 1:
+                return self.default  # type: ignore[return-value]
+            raise UsageError(f"pass repo: one of {self.names}")
+        if repo not in self.roots:
+            shown = repr(repo) if len(repo) <= 80 else repr(repo[:80]) + "..."
+            raise NotFoundError(f"unknown repository {shown}: known repositories are {self.names}")
+        return self.roots[repo]
+
+    def check_file(self, root: Path, path: str) -> str:
+        """The root-relative form of a file path argument; strict checks for remote callers."""
+        if not self.remote:
+            return path
+        _, rel = safe_path(root, path, strict=True)
+        self._refuse_hidden(rel, path)
+        return rel
+
+    def check_filter(self, root: Path, path: str | None) -> str | None:
+        """A path filter (file or folder); remote callers get the same checks as for files."""
+        if not self.remote or path is None:
+            return path
+        if not isinstance(path, str) or not path.strip():
+            return None
+        _, rel = safe_path(root, path, strict=True, allow_dir=True)
+        if rel == ".":
+            return None
+        self._refuse_hidden(rel, path)
+        return rel
+
+    def _refuse_hidden(self, rel: str, raw: str) -> None:
+        assert self._ignore is not None
+        if self._ignore.hard_exclusion(rel) is not None:
+            shown = raw if len(raw) <= 200 else raw[:200] + "..."
+            raise PathError(
+                f"path {shown!r} is a secret or version-control file by name: not served to remote callers"
+            )
+
+    def redact(self, text: str) -> str:
+        """Remote replies name repositories, not server folders."""
+        if not self.remote:
+            return text
+        for name, root in sorted(self.roots.items(), key=lambda item: -len(str(item[1]))):
+            text = text.replace(str(root), f"<{name}>")
+        return text
+
+
+def _local_root(where: str) -> Path:
+    """A root path from a local caller; odd input is a ``RootError``, never a crash."""
+    if len(where) > MAX_PATH_CHARS or "\x00" in where:
+        raise RootError(f"repository root {where[:80]!r}... is not a usable path: pass a directory")
+    try:
+        return resolve_root(where)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        shown = repr(where[:200])
+        raise RootError(f"repository root {shown} cannot be used ({reason}): pass a directory") from None
+
+
+# -- query log --------------------------------------------------------------------
+
+
+class QueryLog:
+    """JSON lines, one per tool call: ``{time, tool, arguments, latency_ms, hits, chars, error}``.
+
+    Appends under a lock. A log that cannot be written never fails a call:
+    the first failure is reported once on stderr, later ones are silent.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with self._lock:
+            try:
+                with open(self.path, "a", encoding="utf-8", errors="backslashreplace") as fh:
+                    fh.write(line)
+            except OSError as exc:
+                if not self._warned:
+                    self._warned = True
+                    print(
+                        f"repolens: warning: cannot write the query log {self.path} "
+                        f"({exc.strerror or type(exc).__name__}); calls go on without it",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+
+
+def _log_value(value: Any) -> Any:
+    """An argument as logged: long strings and lists shortened, so one line stays small."""
+    if isinstance(value, str):
+        return value if len(value) <= LOG_ARG_CHARS else f"{value[:LOG_ARG_CHARS]}... ({len(value)} chars)"
+    if isinstance(value, list):
+        shown = [_log_value(v) for v in value[:20]]
+        return [*shown, f"... ({len(value)} items)"] if len(value) > 20 else shown
+    if isinstance(value, dict):
+        return {str(k)[:100]: _log_value(v) for k, v in list(value.items())[:20]}
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        return f"{str(value)[:30]}... ({len(str(value))} digits)"
+    return value
+
+
+# What the tool body reports about its reply (hits), read by the call wrapper.
+# The body runs on a worker thread with a copy of this context, so it sees the
+# same dict object.
+_current_call: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "repolens_current_call", default=None
+)
+
+
+def _note_hits(hits: int) -> None:
+    record = _current_call.get()
+    if record is not None:
+        record["hits"] = hits
+
+
+# -- replies and errors -----------------------------------------------------------
+
+
+def one_line(text: str, limit: int = ERROR_MAX_CHARS) -> str:
+    """Collapse whitespace (newlines included) and cut at ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _unencodable(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, list):
+        return any(_unencodable(v) for v in value)
+    if isinstance(value, dict):
+        return any(_unencodable(k) or _unencodable(v) for k, v in value.items())
+    return False
+
+
+def _unencodable_argument(arguments: Mapping[str, Any]) -> str | None:
+    """The first argument holding a lone surrogate (JSON can carry one; nothing downstream can)."""
+    return next((key for key, value in arguments.items() if _unencodable(value)), None)
+
+
+def _budget(value: Any, default: int) -> int:
+    """The reply budget a call asked for, or ``default`` when it asked for none (or nonsense)."""
+    if isinstance(value, int) and not isinstance(value, bool) and MIN_BUDGET <= value <= MAX_BUDGET:
+        return value
+    return default
+
+
+def _check_budget(max_chars: int) -> int:
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int):
+        raise UsageError(f"max_chars must be an integer between {MIN_BUDGET} and {MAX_BUDGET}")
+    if not MIN_BUDGET <= max_chars <= MAX_BUDGET:
+        raise UsageError(f"max_chars must be between {MIN_BUDGET} and {MAX_BUDGET}, got {max_chars}")
+    return max_chars
+
+
+def _validation_message(tool: str, exc: ValidationError) -> str:
+    """pydantic's multi-line report as one line: field and problem, never the rejected value."""
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        msg = "missing" if err.get("type") == "missing" else err.get("msg", "invalid")
+        parts.append(f"{loc}: {msg}")
+    more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
+    return f"invalid arguments for {tool}: {'; '.join(parts)}{more}"
+
+
+class RepolensServer(MCPServer):
+    """``MCPServer`` with one wrapper around every tool call: one-line errors,
+    unknown arguments refused, reply budgets enforced, and the query log."""
+
+    def __init__(self, *, repos: Repos, query_log: QueryLog | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.repos = repos
+        self.query_log = query_log
+        self._params: dict[str, set[str]] | None = None
+
+    async def _tool_params(self) -> dict[str, set[str]]:
+        if self._params is None:
+            self._params = {
+                t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()
+            }
+        return self._params
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        started = time.perf_counter()
+        record: dict[str, Any] = {"hits": None}
+        token = _current_call.set(record)
+        budget = _budget((arguments or {}).get("max_chars"), DEFAULT_BUDGETS.get(name, 4000))
+        error: str | None = None
+        try:
+            params = await self._tool_params()
+            if name not in params:
+                error = f"unknown tool {one_line(name, 100)!r}: known tools are {', '.join(params)}"
+            elif unknown := sorted(set(arguments or {}) - params[name]):
+                error = (
+                    f"unknown argument {one_line(unknown[0], 100)!r} for {name}: "
+                    f"known arguments are {', '.join(sorted(params[name]))}"
+                )
+            elif (bad := _unencodable_argument(arguments or {})) is not None:
+                error = f"argument {bad!r} of {name} is not valid unicode (a lone surrogate): send UTF-8 text"
+            else:
+                result = await super().call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except UnexpectedToolError as exc:
+            log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__ or exc)
+            kind = type(exc.__cause__).__name__
+            error = f"internal error in {name} ({kind}): a bug; the server log has the details"
+        except ToolError as exc:
+            error = self._error_text(name, exc)
+        finally:
+            _current_call.reset(token)
+        if error is not None:
+            error = one_line(self.repos.redact(error), min(ERROR_MAX_CHARS, budget))
+            result = CallToolResult(content=[TextContent(type="text", text=error)], is_error=True)
+        else:
+            result = self._within_budget(name, result, budget)
+        if self.query_log is not None:
+            self.query_log.write(
+                {
+                    "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                    "tool": name,
+                    "arguments": _log_value(dict(arguments or {})),
+                    "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+                    "hits": record["hits"],
+                    "chars": sum(len(getattr(c, "text", "")) for c in getattr(result, "content", [])),
+                    "error": error,
+                }
+            )
+        return result
+
+    @staticmethod
+    def _error_text(name: str, exc: ToolError) -> str:
+        cause = exc.__cause__
+        if isinstance(cause, ValidationError):
+            return _validation_message(name, cause)
+        if isinstance(cause, ToolError):  # raised by a tool body: the domain error's own message
+            return str(cause)
+        return str(exc).removeprefix(f"Error executing tool {name}: ")
+
+    @staticmethod
+    def _within_budget(name: str, result: Any, budget: int) -> Any:
+        """The last guard: a tool reply over its budget is a bug, logged and cut."""
+        for block in getattr(result, "content", None) or []:
+            text = getattr(block, "text", None)
+            if isinstance(text, str) and len(text) > budget:
+                log.warning("%s replied %d chars over a budget of %d: cut", name, len(text), budget)
+                block.text = text[:budget]
+        return result
+
+
+# -- the tools ----------------------------------------------------------------------
+
+
+def _tool_body(fn: Callable[..., str], repos: Repos) -> Callable[..., str]:
+    """``fn`` as the SDK sees it: domain errors as ``ToolError`` (one line, server
+    folders redacted for remote callers), and the location parameter named
+    and described for this mode (``root`` locally, ``repo`` remotely)."""
+    name, annotation = repos.location_param()
 
     @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        if name != "root" and name in kwargs:
+            kwargs["root"] = kwargs.pop(name)
         try:
             return fn(*args, **kwargs)
         except RepolensError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(repos.redact(str(exc))) from exc
 
-    return wrapper  # type: ignore[return-value]
+    sig = inspect.signature(fn, eval_str=True)
+    params = [
+        p.replace(name=name, annotation=annotation) if p.name == "root" else p
+        for p in sig.parameters.values()
+    ]
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return wrapper
 
 
-def build_server(default_root: Path | None = None, index_dir: Path | None = None) -> MCPServer:
-    """An MCP server whose tools default to ``default_root`` (else the cwd)."""
-    server = MCPServer(name="repolens", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+def build_server(
+    roots: Mapping[str, Path] | Path | None = None,
+    *,
+    remote: bool = False,
+    index_dir: Path | None = None,
+    allow_rebuild: bool = False,
+    query_log: Path | None = None,
+) -> RepolensServer:
+    """An MCP server over ``roots`` (name -> folder; the first is the default;
+    a single folder is served under its own name).
 
-    def root_of(root: str | None) -> str | Path | None:
-        return root if root else default_root
-
-    @server.tool(
-        description=(
-            "Build or rebuild the search index of a repository. search_code indexes automatically "
-            "when no index exists, so call this only after large changes."
-        )
+    ``remote=False`` (stdio): tools take an optional ``root`` path or name.
+    ``remote=True`` (HTTP): tools take ``repo``, a name from ``roots``; file
+    paths are checked strictly, and ``index_repo(rebuild=true)`` is refused
+    unless ``allow_rebuild``. ``query_log`` appends one JSON line per call.
+    """
+    if isinstance(roots, Path):
+        roots = {name_for(roots): roots}
+    repos = Repos(roots or {}, remote=remote, index_dir=index_dir)
+    instructions = INSTRUCTIONS
+    if remote:
+        instructions += f" Repositories served: {repos.names} (pass repo=<name>)."
+    server = RepolensServer(
+        repos=repos,
+        query_log=QueryLog(query_log) if query_log else None,
+        name="repolens",
+        version=__version__,
+        instructions=instructions,
+        log_level="WARNING",
     )
-    @_domain_errors
+
+    def tool(description: str, annotations: ToolAnnotations | None = _READ_ONLY):
+        def register(fn: Callable[..., str]) -> Callable[..., str]:
+            server.add_tool(
+                _tool_body(fn, repos),
+                name=fn.__name__,
+                description=description,
+                annotations=annotations,
+                structured_output=False,  # the text is the reply; a copy in structuredContent doubles it
+            )
+            return fn
+
+        return register
+
+    @tool(
+        "Bring the search index of a repository up to date (only changed files are read); "
+        "rebuild=true builds a fresh index. search_code indexes automatically when no index "
+        "exists, so call this only after large changes.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    )
     def index_repo(
-        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        root: str | None = None,
+        rebuild: Annotated[bool, Field(description="Build a fresh index instead of updating.")] = False,
     ) -> str:
-        return api.index_repo(root_of(root), index_dir=index_dir).summary()
+        if rebuild and remote and not allow_rebuild:
+            raise UsageError(
+                "a full rebuild is off for remote callers: call index_repo without rebuild to update "
+                "the index, or ask the operator to start the server with --allow-rebuild"
+            )
+        where, idx = repos.resolve(root)
+        report = api.index_repo(where, index_dir=idx, rebuild=rebuild)
+        return _cut(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
 
-    @server.tool(
-        description=(
-            "Search the repository. mode=packet (default): an evidence packet with the top hits "
-            "(path, line range, score, only the lines that matter) within max_chars; mode=files: "
-            "a ranked list of files with the reason each matters; mode=json: hits for programs. "
-            "Best for broad or natural-language questions; for one exact identifier grep is "
-            "cheaper. Every reply carries a query_id: pass it back with another mode to re-render "
-            "without searching. Omission markers name the read_snippet call to expand."
-        )
+    @tool(
+        "Search the repository. mode=packet (default): an evidence packet with the top hits "
+        "(path, line range, score, only the lines that matter) within max_chars; mode=files: "
+        "a ranked list of files with the reason each matters; mode=json: hits for programs. "
+        "Best for broad or natural-language questions; for one exact identifier grep is "
+        "cheaper. Every reply carries a query_id: pass it back with another mode to re-render "
+        "without searching. Omission markers name the read_snippet call to expand."
     )
-    @_domain_errors
     def search_code(
         query: Annotated[
             str | None, Field(description="A question, an identifier, or an error message.")
         ] = None,
-        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        root: str | None = None,
         mode: Annotated[str, Field(description="packet, files or json.")] = "packet",
         top_k: Annotated[int, Field(description="Number of hits (1-50).")] = 5,
         max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 6000,
@@ -91,13 +501,14 @@ def build_server(default_root: Path | None = None, index_dir: Path | None = None
         query_id: Annotated[str | None, Field(description="Re-render a previous reply's result.")] = None,
         explain: Annotated[bool, Field(description="Add each hit's per-leg ranks and priors.")] = False,
     ) -> str:
-        return api.search_code(
+        where, idx = repos.resolve(root)
+        reply = api.search_code(
             query,
-            root_of(root),
-            index_dir=index_dir,
+            where,
+            index_dir=idx,
             top_k=top_k,
             max_chars=max_chars,
-            path=path,
+            path=repos.check_filter(where, path),
             language=language,
             kind=kind,
             include=include,
@@ -105,92 +516,113 @@ def build_server(default_root: Path | None = None, index_dir: Path | None = None
             mode=mode,
             query_id=query_id,
             explain=explain,
-        ).text
-
-    @server.tool(
-        description=(
-            "Read lines start..end (1-based, inclusive; at most 300 per call) of a file in the "
-            "repository. Use it to expand what a packet's omission marker names."
         )
+        shown = reply.files if mode == "files" else reply.packet.rendered if reply.packet else []
+        _note_hits(len(shown or []))
+        return reply.text
+
+    @tool(
+        "Read lines start..end (1-based, inclusive; at most 300 per call) of a file in the "
+        "repository, within max_chars. Use it to expand what a packet's omission marker names."
     )
-    @_domain_errors
     def read_snippet(
         path: Annotated[str, Field(description="File path relative to the repository root.")],
         start: Annotated[int, Field(description="First line (1-based).")],
         end: Annotated[int, Field(description="Last line (inclusive).")],
-        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        root: str | None = None,
+        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 12000,
     ) -> str:
-        return api.read_snippet(root_of(root), path, start, end).render()
+        _check_budget(max_chars)
+        where, _ = repos.resolve(root)
+        snippet = api.read_snippet(where, repos.check_file(where, path), start, end)
+        _note_hits(len(snippet.lines))
+        return snippet.render(max_chars)
 
-    @server.tool(
-        description=(
-            "Find where a symbol is defined: exact, case-insensitive, separator-insensitive "
-            "(handle_submit finds handleSubmit), qualified (Store.save, Type::method) and fuzzy "
-            "lookup, definitions first, with signature and location. Cheaper than search_code "
-            "when you know the name."
-        )
+    @tool(
+        "Find where a symbol is defined: exact, case-insensitive, separator-insensitive "
+        "(handle_submit finds handleSubmit), qualified (Store.save, Type::method) and fuzzy "
+        "lookup, definitions first, with signature and location. Cheaper than search_code "
+        "when you know the name."
     )
-    @_domain_errors
     def find_symbol(
         name: Annotated[str, Field(description="Symbol name, optionally qualified (Class.method).")],
-        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        root: str | None = None,
         kind: Annotated[str | None, Field(description="Only this kind: function, method, class, ...")] = None,
         path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
         language: Annotated[str | None, Field(description="Only this language.")] = None,
         limit: Annotated[int, Field(description="Most matches to list (1-200).")] = 20,
         max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
     ) -> str:
-        return api.find_symbol(
+        where, idx = repos.resolve(root)
+        result = api.find_symbol(
             name,
-            root_of(root),
-            index_dir=index_dir,
+            where,
+            index_dir=idx,
             kind=kind,
-            path=path,
+            path=repos.check_filter(where, path),
             language=language,
             limit=limit,
             max_chars=max_chars,
-        ).render()
-
-    @server.tool(
-        description=(
-            "For a query's matches, return the whole enclosing functions/classes (not windows), "
-            "with matched lines listed, under budgets. Use after search_code when you need the "
-            "full definition to understand or edit it; pass paths to stay in known files."
         )
+        _note_hits(len(result.matches))
+        return result.render()
+
+    @tool(
+        "For a query's matches, return the whole enclosing functions/classes (not windows), "
+        "with matched lines listed, under budgets. Use after search_code when you need the "
+        "full definition to understand or edit it; pass paths to stay in known files."
     )
-    @_domain_errors
     def get_focused_context(
         query: Annotated[str, Field(description="What to look for.")],
-        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        root: str | None = None,
         paths: Annotated[list[str] | None, Field(description="Only matches in these files/folders.")] = None,
         max_files: Annotated[int, Field(description="Most files.")] = 3,
         blocks_per_file: Annotated[int, Field(description="Most definitions per file.")] = 3,
         max_blocks: Annotated[int, Field(description="Most definitions in all.")] = 6,
         max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
     ) -> str:
-        return api.focus(
+        where, idx = repos.resolve(root)
+        if repos.remote and paths:
+            paths = [repos.check_filter(where, p) or "." for p in paths]
+        result = api.focus(
             query,
-            root_of(root),
-            index_dir=index_dir,
+            where,
+            index_dir=idx,
             paths=paths or (),
             max_files=max_files,
             blocks_per_file=blocks_per_file,
             max_blocks=max_blocks,
             max_chars=max_chars,
-        ).render()
+        )
+        _note_hits(len(result.rendered))
+        return result.render()
 
-    @server.tool(description="Return one indexed chunk by its id (ids appear in JSON replies).")
-    @_domain_errors
+    @tool("Return one indexed chunk by its id (ids appear in JSON replies).")
     def get_chunk(
         chunk_id: Annotated[str, Field(description="A chunk id from a JSON reply.")],
-        root: Annotated[str | None, Field(description="Repository root; default: the server's root.")] = None,
+        root: str | None = None,
         max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
     ) -> str:
-        return api.get_chunk(chunk_id, root_of(root), index_dir=index_dir, max_chars=max_chars).render()
+        where, idx = repos.resolve(root)
+        view = api.get_chunk(chunk_id, where, index_dir=idx, max_chars=max_chars)
+        _note_hits(1)
+        return view.render()
 
     return server
 
 
-def run_stdio(default_root: Path | None = None, index_dir: Path | None = None) -> None:
+def _cut(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    marker = "... (cut to fit the reply budget)"
+    return text[: max_chars - len(marker) - 1] + "\n" + marker
+
+
+def run_stdio(
+    roots: Mapping[str, Path] | None = None,
+    index_dir: Path | None = None,
+    *,
+    query_log: Path | None = None,
+) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
-    build_server(default_root, index_dir).run("stdio")
+    build_server(roots, index_dir=index_dir, query_log=query_log).run("stdio")

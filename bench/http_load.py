@@ -1,0 +1,252 @@
+"""Load on the streamable HTTP server: many concurrent MCP clients, one server.
+
+    python bench/http_load.py [ROOT] [--clients 50] [--seconds 60] [--baseline-seconds 10]
+
+Starts ``repolens serve --http`` (a random bearer token, a free port, the
+index in a temporary folder) on ROOT (default: this checkout), then runs two
+phases with the SDK's client over real HTTP, each client holding one session
+and calling in a loop: search_code (50%), find_symbol (25%) and read_snippet
+(25%). The baseline phase is one client (latency without contention); the
+load phase is --clients clients at once. Prints the command line and one
+markdown table: requests, requests/s, p50/p99 latency and errors per phase,
+then per tool under load. Clients and server share the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import secrets
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+QUERIES = [
+    "where is the bearer token checked",
+    "how are search results trimmed to the character budget",
+    "which files are skipped when indexing",
+    "how does the index swap generations atomically",
+    "parse a query into weighted terms",
+    "symlink outside the repository root",
+    "tree-sitter chunk boundaries for functions",
+    "what happens when the index is missing",
+    "rank fusion of lexical and dense legs",
+    "omission markers in evidence packets",
+]
+SYMBOLS = [
+    "search_code",
+    "build_index",
+    "Settings",
+    "read_snippet",
+    "tokenize",
+    "parse",
+    "main",
+    "render",
+    "Hit",
+]
+WEIGHTS = (("search_code", 0.5), ("find_symbol", 0.25), ("read_snippet", 0.25))
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def text_files(root: Path, limit: int = 400) -> list[tuple[str, int]]:
+    """(path, line count) of tracked text files, for read_snippet calls."""
+    try:
+        names = subprocess.run(
+            ["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        names = [str(p.relative_to(root)) for p in root.rglob("*.py")]
+    out = []
+    for name in names:
+        if not name.endswith((".py", ".md", ".rs", ".go", ".js", ".ts", ".toml", ".txt")):
+            continue
+        try:
+            lines = (root / name).read_text(encoding="utf-8").count("\n")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if lines:
+            out.append((name, lines))
+        if len(out) >= limit:
+            break
+    return out
+
+
+@dataclass
+class Phase:
+    name: str
+    clients: int
+    seconds: float
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    @property
+    def all_latencies(self) -> list[float]:
+        return [x for values in self.latencies.values() for x in values]
+
+
+def next_call(rng: random.Random, files: list[tuple[str, int]]) -> tuple[str, dict]:
+    roll, tool = rng.random(), "search_code"
+    for name, weight in WEIGHTS:
+        if roll < weight:
+            tool = name
+            break
+        roll -= weight
+    if tool == "search_code":
+        return tool, {"query": rng.choice(QUERIES), "top_k": 5}
+    if tool == "find_symbol":
+        return tool, {"name": rng.choice(SYMBOLS)}
+    path, lines = rng.choice(files)
+    start = rng.randint(1, max(1, lines - 40))
+    return tool, {"path": path, "start": start, "end": start + rng.randint(5, 80)}
+
+
+async def client_loop(url: str, token: str, phase: Phase, deadline: float, seed: int, files) -> None:
+    rng = random.Random(seed)
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=300)) as http,
+            Client(streamable_http_client(url, http_client=http), read_timeout_seconds=300) as client,
+        ):
+            while time.monotonic() < deadline:
+                tool, args = next_call(rng, files)
+                started = time.perf_counter()
+                try:
+                    result = await client.call_tool(tool, args)
+                except Exception as exc:
+                    phase.errors.append(f"{tool}: {type(exc).__name__}: {exc}"[:200])
+                    continue
+                phase.latencies[tool].append((time.perf_counter() - started) * 1000)
+                if result.is_error:
+                    phase.errors.append(f"{tool} {args}: {result.content[0].text}"[:200])
+    except Exception as exc:  # a session that could not start or broke
+        phase.errors.append(f"session: {type(exc).__name__}: {exc}"[:200])
+
+
+async def run_phase(url: str, token: str, phase: Phase, files) -> None:
+    started = time.monotonic()
+    deadline = started + phase.seconds
+    await asyncio.gather(*(client_loop(url, token, phase, deadline, i, files) for i in range(phase.clients)))
+    phase.elapsed = time.monotonic() - started
+
+
+def start_server(root: Path, port: int, token: str, index_dir: Path, log: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    env["REPOLENS_TOKEN"] = token
+    cmd = [
+        sys.executable,
+        "-m",
+        "repolens",
+        "serve",
+        "--http",
+        "--port",
+        str(port),
+        "--root",
+        f"bench={root}",
+    ]
+    cmd += ["--index-dir", str(index_dir)]
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.monotonic() + 600  # the first start indexes ROOT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("server not ready after 600 s")
+
+
+def row(phase: Phase) -> str:
+    lat = phase.all_latencies
+    n = len(lat)
+    return (
+        f"| {phase.name} | {phase.clients} | {phase.elapsed:.1f} | {n} | {n / phase.elapsed:.1f} | "
+        f"{pct(lat, 0.5):.1f} | {pct(lat, 0.99):.1f} | {len(phase.errors)} |"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", nargs="?", default=str(Path(__file__).resolve().parents[1]))
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--baseline-seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    root = Path(args.root).resolve()
+    files = text_files(root)
+    if not files:
+        raise SystemExit(f"no text files in {root}")
+    token = secrets.token_urlsafe(32)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with tempfile.TemporaryDirectory(prefix="repolens-load-") as tmp:
+        log = Path(tmp) / "server.err"
+        t0 = time.monotonic()
+        proc = start_server(root, port, token, Path(tmp) / "index", log)
+        ready = time.monotonic() - t0
+        try:
+            phases = [Phase("baseline", 1, args.baseline_seconds), Phase("load", args.clients, args.seconds)]
+            for phase in phases:
+                asyncio.run(run_phase(url, token, phase, files))
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        server_log = log.read_text(errors="replace")
+
+    print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
+    print(f"repository: {root} ({len(files)} files sampled for read_snippet); server ready in {ready:.1f} s")
+    print(f"machine: {os.cpu_count()} CPUs; clients and server on the same machine, one client process\n")
+    print("| phase | clients | seconds | requests | req/s | p50 ms | p99 ms | errors |")
+    print("|---|---|---|---|---|---|---|---|")
+    for phase in phases:
+        print(row(phase))
+    load = phases[-1]
+    print("\n| tool (load) | requests | p50 ms | p99 ms |")
+    print("|---|---|---|---|")
+    for tool, _ in WEIGHTS:
+        lat = load.latencies.get(tool, [])
+        print(f"| {tool} | {len(lat)} | {pct(lat, 0.5):.1f} | {pct(lat, 0.99):.1f} |")
+    errors = [e for p in phases for e in p.errors]
+    for error in errors[:10]:
+        print(f"error: {error}")
+    if "Traceback" in server_log or "ERROR" in server_log:
+        print(f"server log:\n{server_log[-2000:]}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
