@@ -56,14 +56,24 @@ DATA_FILES = ("swebench-dev.json", "commits-dev.json")
 
 # Named variants: settings overrides (keys of repolens.config.Settings). Add
 # entries here as settings appear; ad-hoc ones come from --variant.
-_PLAIN = {"symbol_boost": "0", "priors": "0", "file_weight": "0", "diversity": "1", "fair_share": "0"}
+_PLAIN = {
+    "symbol_boost": "0",
+    "priors": "0",
+    "file_weight": "0",
+    "diversity": "1",
+    "fair_share": "0",
+    "path_boost": "0",
+    "chunk_merge_lines": "2",
+    "vectors": "0",
+}
 _LADDER = [
     ("syntax", {"chunker": "syntax"}),
-    ("syntax+symbols", {"symbol_boost": "1"}),
+    ("+symbols", {"symbol_boost": "1"}),
     ("+priors", {"priors": "1"}),
     ("+fairshare", {"fair_share": "1"}),
-    ("+diversity", {"diversity": "0.5"}),
-    ("+filew", {"file_weight": "0.3"}),
+    ("+packed", {"chunk_merge_lines": "30"}),
+    ("+spread", {"file_weight": "0.5", "diversity": "0.7"}),
+    ("+paths", {"path_boost": "0.5"}),
 ]
 
 

@@ -447,7 +447,6 @@ def test_search_votes_with_the_reranker_and_explains_it(ce: Path, make_repo, mon
             "net/url.py": (
                 "def parse_url(url):\n    scheme, _, rest = url.partition('://')\n    return scheme\n"
             ),
-
         }
     )
     monkeypatch.setenv("REPOLENS_RERANK_PROVIDER", "local")

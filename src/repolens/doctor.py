@@ -110,7 +110,6 @@ def _check_embedder(root: Path, vectors_on: bool, meta: dict[str, str]) -> Check
             "FAIL",
             f"{embedder.identity} scores paraphrases {same:.2f} <= unrelated {apart:.2f}: "
             "wrong model or tokenizer",
-
         )
     indexed = meta.get("embed_identity", "")
     if indexed and indexed != embedder.identity:
