@@ -12,7 +12,8 @@ from typing import Any
 
 from mcp import Client
 
-from repolens.mcp_server import DEFAULT_BUDGETS, ERROR_MAX_CHARS, MAX_BUDGET, MIN_BUDGET, build_server
+from repolens.mcp_base import DEFAULT_BUDGETS, ERROR_MAX_CHARS, MAX_BUDGET, MIN_BUDGET
+from repolens.mcp_server import build_server
 
 SEED = 20260601
 CALLS_PER_SESSION = 600  # two sessions (local and remote): 1,200 calls
