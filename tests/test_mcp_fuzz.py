@@ -133,20 +133,29 @@ def base_arguments(tool: str, chunk_id: str, rng: random.Random) -> dict[str, An
         "get_focused_context": {"query": "session"},
         "get_chunk": {"chunk_id": chunk_id},
         "index_repo": {},
+        "refresh_index": {},
+        "index_status": {},
+        "list_repositories": {},
+        "run_tests": {"runner": "pytest", "args": rng.choice([[], ["-k", "nothing"], ["src"]])},
     }[tool]
+
+
+# Tools that do heavy work (index, run a test suite) are called now and then,
+# not at the rate of the cheap ones.
+HEAVY = ("index_repo", "refresh_index", "run_tests")
 
 
 def generate(
     rng: random.Random, tools: dict[str, list[str]], chunk_id: str, n: int
 ) -> list[tuple[str, dict]]:
     calls: list[tuple[str, dict]] = []
-    names = [t for t in tools if t != "index_repo"]
+    names = [t for t in tools if t not in HEAVY]
     for i in range(n):
         roll = rng.random()
         if roll < 0.05:
             calls.append((rng.choice(GARBAGE_TOOLS), {"query": "x"}))
             continue
-        tool = "index_repo" if roll < 0.07 else rng.choice(names)
+        tool = rng.choice(HEAVY) if roll < 0.08 else rng.choice(names)
         args = base_arguments(tool, chunk_id, rng)
         params = tools[tool]
         for _ in range(rng.choice((0, 1, 1, 2, 3))):
@@ -238,7 +247,7 @@ def test_validation_errors_are_one_line_and_name_the_fields(sample_repo: Path):
     )
     assert missing == "invalid arguments for read_snippet: start: missing; end: missing"
     assert two.startswith("invalid arguments for search_code: top_k: ") and "max_chars: " in two
-    assert unknown.startswith("unknown tool 'nope': known tools are index_repo, search_code, read_snippet")
+    assert unknown.startswith("unknown tool 'nope': known tools are index_repo, refresh_index, index_status")
     assert typo.startswith("unknown argument 'max_char' for search_code: known arguments are ")
 
 

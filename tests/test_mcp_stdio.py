@@ -11,11 +11,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 
-def _params(root: Path) -> StdioServerParameters:
+def _params(root: Path, *, watch: bool = False) -> StdioServerParameters:
     env = {k: v for k, v in os.environ.items() if k != "REPOLENS_INDEX_DIR"}
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "repolens", "serve", "--root", str(root)], env=env
-    )
+    args = ["-m", "repolens", "serve", "--root", str(root), *([] if watch else ["--no-watch"])]
+    return StdioServerParameters(command=sys.executable, args=args, env=env)
 
 
 def _text(result) -> str:
@@ -124,3 +123,23 @@ def test_stdout_carries_protocol_json_only(sample_repo: Path):
     for line in proc.stdout.read().splitlines():
         json.loads(line)
     assert any(r.get("id") == 2 and not r["result"].get("isError") for r in replies)
+
+
+def test_the_server_keeps_the_index_fresh_by_itself(sample_repo: Path):
+    """With the watcher on (the default), a file saved while the server runs
+    is found without anyone calling refresh_index."""
+    import time
+
+    async def session() -> str:
+        async with Client(_params(sample_repo, watch=True), read_timeout_seconds=60) as client:
+            await client.call_tool("search_code", {"query": "session"})
+            (sample_repo / "src/web/late.py").write_text("def saved_while_serving():\n    return 1\n")
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                text = _text(await client.call_tool("search_code", {"query": "saved_while_serving"}))
+                if "src/web/late.py" in text:
+                    return text
+                await asyncio.sleep(0.2)
+            return text
+
+    assert "src/web/late.py" in asyncio.run(session())

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import run_git
 from repolens import api
+from repolens.config import load_settings
 from repolens.index import build_index
 from repolens.store import IndexHandle
 from repolens.store.layout import IndexLayout
@@ -113,4 +114,37 @@ def test_branch_switch_is_one_consistent_refresh(make_repo, tmp_path: Path):
         stop.set()
         thread.join(timeout=10)
     assert "beta_7" in api.search_code("beta_7", root).text
+    api.handles.clear()
+
+
+def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeypatch):
+    from repolens.watch import start_background
+
+    monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", "fake")
+    monkeypatch.setenv("REPOLENS_VECTORS", "1")
+    root = make_repo({f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(50)})
+    build_index(root, settings=load_settings(root, {"vectors": False}))  # lexical only, as after a crash
+
+    def coverage() -> tuple[int, int]:
+        handle = IndexHandle.open_current(IndexLayout(root, root / ".repolens"))
+        try:
+            done = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+            total = handle.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            return done, total
+        finally:
+            handle.close()
+
+    assert coverage()[0] == 0
+    stop = start_background({"app": root})
+    try:
+        _wait_for(lambda: coverage()[0] == coverage()[1], "every chunk to get a vector")
+        (root / "m_new.py").write_text("def brand_new_handler():\n    return 1\n")
+        _wait_for(
+            lambda: "m_new.py" in _indexed_paths(root) and coverage()[0] == coverage()[1],
+            "the new file embedded",
+        )
+
+    finally:
+        stop.set()
+        time.sleep(0.5)
     api.handles.clear()

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 from repolens.symbols import SymbolMatches, find_symbols
 
 MAX_QUERY_CHARS = 100_000
+# A search that finds no index builds one; if a watcher is already building
+# it, wait for that instead of failing.
+AUTO_INDEX_WAIT_S = 120.0
 
 
 class _HandleCache:
@@ -89,9 +92,11 @@ def index_repo(
     rebuild: bool = False,
     progress: ProgressFn | None = None,
     vector_progress: ProgressFn | None = None,
+    lock_wait: float = 0.0,
 ) -> IndexReport:
     """Build the index of ``root``, or bring it up to date (only what changed
-    is read); ``rebuild`` forces a fresh generation."""
+    is read); ``rebuild`` forces a fresh generation. ``lock_wait`` seconds
+    are spent waiting for another writer (a server's watcher) to finish."""
     root_path = resolve_root(root)
     settings = load_settings(root_path, {"max_file_bytes": max_file_bytes, "vectors": vectors})
     return build_index(
@@ -101,6 +106,7 @@ def index_repo(
         rebuild=rebuild,
         progress=progress,
         vector_progress=vector_progress,
+        lock_wait=lock_wait,
     )
 
 
@@ -350,7 +356,13 @@ def search_code(
     if layout.current_generation() is None:
         if not auto_index or query_id is not None:
             raise IndexMissingError(f"no index for {layout.root}: run `repolens index {layout.root}`")
-        indexed = build_index(layout.root, index_dir=layout.index_dir, settings=settings, progress=progress)
+        indexed = build_index(
+            layout.root,
+            index_dir=layout.index_dir,
+            settings=settings,
+            progress=progress,
+            lock_wait=AUTO_INDEX_WAIT_S,
+        )
     handle = handles.get(layout)
     # Remembered results are tied to the index content they were ranked on.
     generation = f"{handle.gen_dir.name}.{handle.meta().get('content_version', '0')}"
@@ -432,7 +444,9 @@ def open_index(
     if layout.current_generation() is None:
         if not auto_index:
             raise IndexMissingError(f"no index for {layout.root}: run `repolens index {layout.root}`")
-        indexed = build_index(layout.root, index_dir=layout.index_dir, progress=progress)
+        indexed = build_index(
+            layout.root, index_dir=layout.index_dir, progress=progress, lock_wait=AUTO_INDEX_WAIT_S
+        )
     return handles.get(layout), indexed
 
 

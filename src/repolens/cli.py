@@ -350,6 +350,8 @@ def read_cmd(path: str, start: int, end: int, root: str | None) -> None:
 )
 @click.option("--no-auth", is_flag=True, help="HTTP: serve without a token (loopback hosts only).")
 @click.option("--allow-rebuild", is_flag=True, help="HTTP: let callers run index_repo with rebuild=true.")
+@click.option("--allow-tests", is_flag=True, help="HTTP: let callers run the repository's tests (run_tests).")
+@click.option("--no-watch", is_flag=True, help="Do not keep the index fresh with a file watcher.")
 @click.option(
     "--query-log", type=click.Path(dir_okay=False), default=None, help="Append one JSON line per tool call."
 )
@@ -369,6 +371,8 @@ def serve_cmd(
     token_file: str | None,
     no_auth: bool,
     allow_rebuild: bool,
+    allow_tests: bool,
+    no_watch: bool,
     query_log: str | None,
     config_file: str | None,
 ) -> None:
@@ -379,6 +383,7 @@ def serve_cmd(
 
     http_only = {"--host": host, "--port": port, "--token-file": token_file}
     http_only.update({"--no-auth": no_auth or None, "--allow-rebuild": allow_rebuild or None})
+    http_only["--allow-tests"] = allow_tests or None
     if not use_http and (given := [k for k, v in http_only.items() if v is not None]):
         raise click.UsageError(f"{given[0]} only applies with --http")
     config = load_serve_config(
@@ -387,6 +392,8 @@ def serve_cmd(
         token_file=token_file,
         query_log=query_log,
         allow_rebuild=allow_rebuild or None,
+        allow_tests=allow_tests or None,
+        watch=False if no_watch else None,
         read_token=use_http and not no_auth,
     )
     index_path = Path(index_dir) if index_dir else None
@@ -407,7 +414,7 @@ def serve_cmd(
     if not served:
         cwd = resolve_root(None)
         served = {name_for(cwd): cwd}
-    run_stdio(served, index_path, query_log=config.query_log)
+    run_stdio(served, index_path, query_log=config.query_log, watch=config.watch)
 
 
 @cli.command("setup")

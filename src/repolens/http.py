@@ -140,6 +140,7 @@ def build_app(
         remote=True,
         index_dir=index_dir,
         allow_rebuild=config.allow_rebuild,
+        allow_tests=config.allow_tests,
         query_log=config.query_log,
     )
 
@@ -179,6 +180,9 @@ def serve(
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
     app = build_app(config, host=host, no_auth=no_auth, index_dir=index_dir)
     index_missing(config.roots, index_dir)
+    from repolens.watch import start_background
+
+    start_background(config.roots, index_dir, watch_files=config.watch)
     shown_host = f"[{host}]" if ":" in host else host
     auth = "no auth (loopback only)" if no_auth else f"bearer token from {config.token_source}"
     print(

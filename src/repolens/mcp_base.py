@@ -45,6 +45,10 @@ DEFAULT_BUDGETS = {
     "find_symbol": 4000,
     "get_focused_context": 8000,
     "get_chunk": 8000,
+    "refresh_index": 4000,
+    "index_status": 4000,
+    "list_repositories": 4000,
+    "run_tests": 4000,
 }
 MIN_BUDGET, MAX_BUDGET = 200, 1_000_000
 # Longest query a tool accepts. Query parsing is superlinear on long

@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated
 
+import anyio.from_thread
+from mcp.server.mcpserver import Context
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from repolens import __version__, api
-from repolens.errors import UsageError
+from repolens.errors import RepolensError, UsageError
 from repolens.mcp_base import (
     DEFAULT_BUDGETS,
     READ_ONLY,
@@ -43,6 +46,8 @@ from repolens.mcp_base import (
 from repolens.serving import name_for
 
 log = logging.getLogger("repolens")
+# The server's own watcher may be writing when a tool asks to index: wait for it.
+SERVER_LOCK_WAIT_S = 60.0
 
 INSTRUCTIONS = (
     "repolens answers questions about this repository with small, cited evidence packets "
@@ -58,6 +63,7 @@ def build_server(
     remote: bool = False,
     index_dir: Path | None = None,
     allow_rebuild: bool = False,
+    allow_tests: bool = False,
     query_log: Path | None = None,
 ) -> RepolensServer:
     """An MCP server over ``roots`` (name -> folder; the first is the default;
@@ -105,6 +111,7 @@ def build_server(
     def index_repo(
         root: str | None = None,
         rebuild: Annotated[bool, Field(description="Build a fresh index instead of updating.")] = False,
+        ctx: Context | None = None,
     ) -> str:
         if rebuild and remote and not allow_rebuild:
             raise UsageError(
@@ -112,8 +119,91 @@ def build_server(
                 "the index, or ask the operator to start the server with --allow-rebuild"
             )
         where, idx = repos.resolve(root)
-        report = api.index_repo(where, index_dir=idx, rebuild=rebuild)
+        report = api.index_repo(
+            where,
+            index_dir=idx,
+            rebuild=rebuild,
+            progress=progress_reporter(ctx, "indexing"),
+            lock_wait=SERVER_LOCK_WAIT_S,
+            vector_progress=progress_reporter(ctx, "embedding"),
+        )
         return _cut(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
+
+    @tool(
+        "Bring the index up to date with the files on disk (new, changed, deleted files only). "
+        "The server's watcher usually does this by itself; call it after bulk edits.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    )
+    def refresh_index(root: str | None = None, ctx: Context | None = None) -> str:
+        where, idx = repos.resolve(root)
+        report = api.index_repo(
+            where, index_dir=idx, progress=progress_reporter(ctx, "refreshing"), lock_wait=SERVER_LOCK_WAIT_S
+        )
+        return _cut(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
+
+    @tool(
+        "What the index holds (files, chunks, vectors), when it was updated, how many files "
+        "changed on disk since, and the settings in force."
+    )
+    def index_status(root: str | None = None) -> str:
+        where, idx = repos.resolve(root)
+        return _cut(
+            repos.redact(api.index_status(where, index_dir=idx).render()), DEFAULT_BUDGETS["index_repo"]
+        )
+
+    @tool(
+        "The repositories this server serves, with index stats. Pages with cursor (the "
+        "next_cursor a reply names) when there are more than limit."
+    )
+    def list_repositories(
+        cursor: Annotated[int, Field(description="Where to start (from a previous reply).")] = 0,
+        limit: Annotated[int, Field(description="Repositories per page (1-100).")] = 20,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+    ) -> str:
+        check_budget(max_chars)
+        if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
+            raise UsageError("cursor must be a whole number from a previous reply (0 for the first page)")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise UsageError("limit must be between 1 and 100")
+        names = list(repos.roots)
+        page = names[cursor : cursor + limit]
+        lines = [
+            f"{len(names)} repositories served"
+            + (f"; showing {cursor + 1}-{cursor + len(page)}" if page else "")
+        ]
+        for name in page:
+            root_path, idx = repos.resolve(name)
+            lines.append(repos.redact(_repo_line(name, root_path, idx)))
+        if cursor + limit < len(names):
+            lines.append(f"next_cursor {cursor + limit}")
+        note_hits(len(page))
+        return _cut("\n".join(lines), max_chars)
+
+    @tool(
+        "Run the repository's tests with an allow-listed runner (pytest, npm/pnpm/yarn test, go "
+        "test, cargo test, mvn, gradle) and get only the failure-relevant lines. args: test "
+        "paths and one filter (-k EXPR for pytest), never shell text.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    )
+    def run_tests(
+        runner: Annotated[str, Field(description="pytest, npm, pnpm, yarn, go, cargo, mvn or gradle.")],
+        args: Annotated[list[str] | None, Field(description="Test paths and one filter.")] = None,
+        root: str | None = None,
+        timeout_s: Annotated[float, Field(description="Seconds before the run is killed (1-3600).")] = 300,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+    ) -> str:
+        if remote and not allow_tests:
+            raise UsageError(
+                "running tests is off for remote callers: "
+                "ask the operator to start the server with --allow-tests"
+            )
+        check_budget(max_chars)
+        from repolens import testrun
+
+        where, _ = repos.resolve(root)
+        run = testrun.run_tests(where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars)
+        note_hits(run.lines_kept)
+        return _cut(repos.redact(testrun.render(run)), max_chars)
 
     @tool(
         "Search the repository. mode=packet (default): an evidence packet with the top hits "
@@ -246,7 +336,59 @@ def build_server(
         note_hits(1)
         return view.render()
 
+    @server.prompt(name="repolens_guide", description="How to use repolens's tools well (short).")
+    def repolens_guide() -> str:
+        return GUIDE
+
     return server
+
+
+GUIDE = """\
+repolens answers questions about this repository with evidence packets: the
+top hits with path, line range and score, and only the lines that matter,
+within a character budget.
+
+- Broad or natural-language question, unfamiliar code, an error message:
+  search_code (mode=files first if you only need where to look).
+- You know a name: find_symbol (handle_submit also finds handleSubmit).
+- You need a whole function or class around the matches: get_focused_context.
+- An omission marker says `use read_snippet <path> <start> <end>`: call
+  read_snippet with exactly that to see the rest.
+- An exact string you already know: grep is cheaper.
+- A hit marked (stale: ...) is from a file that changed since indexing;
+  refresh_index brings the index up to date (the server's watcher usually does).
+- Check your change with run_tests (only failure lines come back).
+"""
+
+
+def progress_reporter(ctx: Context | None, label: str) -> Callable[[int, int], None] | None:
+    """A progress callback for the index, run in the tool's worker thread:
+    it honours cancellation (raising there stops the index between files,
+    keeping what was committed) and sends MCP progress notifications, at
+    most four a second."""
+    if ctx is None:
+        return None
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        anyio.from_thread.check_cancelled()
+        now = time.monotonic()
+        if done < total and now - last[0] < 0.25:
+            return
+        last[0] = now
+        anyio.from_thread.run(ctx.report_progress, done, total, label)
+
+    return report
+
+
+def _repo_line(name: str, root: Path, index_dir: Path | None) -> str:
+    try:
+        st = api.index_status(root, index_dir=index_dir)
+    except RepolensError as exc:
+        return f"{name}: {root} - {exc}"
+    fresh = "up to date" if not st.changed else f"{st.changed} files changed since"
+    vectors = f", vectors {st.vectors_done}/{st.vectors_total}" if st.settings.get("embed_identity") else ""
+    return f"{name}: {root} - {st.files} files, {st.chunks} chunks{vectors}; updated {st.updated_at}, {fresh}"
 
 
 def _cut(text: str, max_chars: int) -> str:
@@ -261,6 +403,14 @@ def run_stdio(
     index_dir: Path | None = None,
     *,
     query_log: Path | None = None,
+    watch: bool = True,
 ) -> None:
+    """Serve over stdio; with ``watch``, the served repositories are kept
+    fresh (and embedded, where vectors are on) in background threads."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
-    build_server(roots, index_dir=index_dir, query_log=query_log).run("stdio")
+    server = build_server(roots, index_dir=index_dir, query_log=query_log)
+    if watch:
+        from repolens.watch import start_background
+
+        start_background(dict(server.repos.roots), index_dir)
+    server.run("stdio")

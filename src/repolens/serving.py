@@ -42,7 +42,7 @@ QUERY_LOG_ENV = "REPOLENS_QUERY_LOG"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MIN_TOKEN_CHARS = 16
 _TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: safe in a header
-SERVE_KEYS = ("token_file", "query_log", "allow_rebuild")
+SERVE_KEYS = ("token_file", "query_log", "allow_rebuild", "allow_tests", "watch")
 TOKEN_HINT = "generate one with `python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`"
 
 
@@ -59,6 +59,8 @@ class ServeConfig:
     token_source: str = ""
     query_log: Path | None = None
     allow_rebuild: bool = False
+    allow_tests: bool = False
+    watch: bool = True
     config_file: Path | None = None
 
 
@@ -149,10 +151,10 @@ def check_token(token: str, source: str) -> str:
     return token
 
 
-def _bool(value: Any, source: str) -> bool:
+def _bool(value: Any, source: str, key: str) -> bool:
     if isinstance(value, bool):
         return value
-    raise ConfigError(f"{source}: allow_rebuild must be true or false, got {value!r}")
+    raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
 
 
 def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path | None:
@@ -174,6 +176,8 @@ def load_serve_config(
     token_file: str | os.PathLike[str] | None = None,
     query_log: str | os.PathLike[str] | None = None,
     allow_rebuild: bool | None = None,
+    allow_tests: bool | None = None,
+    watch: bool | None = None,
     read_token: bool = True,
     env: Mapping[str, str] | None = None,
 ) -> ServeConfig:
@@ -220,13 +224,17 @@ def load_serve_config(
         raw = Path(str(serve["query_log"])).expanduser()
         log_path = raw if raw.is_absolute() or base is None else base / raw
 
-    rebuild = allow_rebuild if allow_rebuild is not None else _bool(serve.get("allow_rebuild", False), src)
+    def flag(given: bool | None, key: str, default: bool) -> bool:
+        return given if given is not None else _bool(serve.get(key, default), src, key)
+
     return ServeConfig(
         roots=roots,
         token=token,
         token_source=token_source,
         query_log=log_path.resolve() if log_path else None,
-        allow_rebuild=rebuild,
+        allow_rebuild=flag(allow_rebuild, "allow_rebuild", False),
+        allow_tests=flag(allow_tests, "allow_tests", False),
+        watch=flag(watch, "watch", True),
         config_file=path,
     )
 

@@ -178,6 +178,7 @@ def fill(
     batch: int = BATCH,
     progress: ProgressFn | None = None,
     should_stop: Callable[[], bool] | None = None,
+    max_batches: int | None = None,
 ) -> VectorReport:
     """Embed every chunk that has no vector yet, committing each batch.
 
@@ -190,8 +191,10 @@ def fill(
     report = VectorReport()
     report.done, report.total = coverage(db)
     cache = EmbedCache(cache_dir, embedder.identity, style) if cache_dir else None
+    batches = 0
     try:
-        while True:
+        while max_batches is None or batches < max_batches:
+            batches += 1
             if should_stop is not None and should_stop():
                 report.interrupted = True
                 break

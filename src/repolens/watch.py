@@ -146,3 +146,101 @@ def start_watcher(
     )
     thread.start()
     return thread, stop
+
+
+EMBED_BATCHES_PER_LOCK = 2  # a few seconds of model time; a refresh waits at most that long
+EMBED_IDLE_S = 5.0
+
+
+def embed_in_background(
+    root: Path, index_dir: Path | None, stop: threading.Event, on_line: Callable[[str], None] | None = None
+) -> None:
+    """Fill missing vectors a couple of batches at a time, releasing the
+    writer lock in between so the watcher's refreshes are never held up for
+    long; idle when everything is embedded. Only for roots whose settings
+    turn vectors on."""
+    from repolens import vectors
+    from repolens.config import load_embed_config
+    from repolens.embed import make_embedder
+    from repolens.store import IndexHandle
+
+    settings = load_settings(root)
+    if not settings.vectors:
+        return
+    layout = IndexLayout(root, resolve_index_dir(root, index_dir))
+    say = on_line or (lambda line: log.info(line))
+    try:
+        embedder = make_embedder(load_embed_config(root))
+    except RepolensError as exc:
+        say(f"embedding in the background is off: {exc}")
+        return
+    if embedder is None:
+        return
+    cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
+    while not stop.is_set():
+        gen = layout.current_generation()
+        if gen is None:
+            stop.wait(EMBED_IDLE_S)
+            continue
+        try:
+            with layout.write_lock(wait=LOCK_WAIT_S):
+                handle = IndexHandle.open(gen, root)
+                try:
+                    vectors.drop_if_other_model(handle.db, embedder, settings.embed_style)
+                    report = vectors.fill(
+                        handle,
+                        embedder,
+                        style=settings.embed_style,
+                        cache_dir=cache,
+                        max_batches=EMBED_BATCHES_PER_LOCK,
+                        should_stop=stop.is_set,
+                    )
+                finally:
+                    handle.close()
+        except IndexLockedError:
+            continue
+        except RepolensError as exc:
+            say(f"background embedding stopped: {exc}")
+            return
+        if report.done >= report.total:
+            stop.wait(EMBED_IDLE_S)
+
+
+def start_background(
+    roots: dict[str, Path], index_dir: Path | None = None, *, watch_files: bool = True
+) -> threading.Event:
+    """What ``serve`` runs beside the protocol: a watcher per repository (unless
+    ``watch_files`` is off) and, where vectors are on, a background embedder.
+    Daemon threads; set the returned event to stop them. Lines go to stderr."""
+    import sys
+
+    stop = threading.Event()
+
+    def say(line: str) -> None:
+        print(f"repolens: {line}", file=sys.stderr, flush=True)
+
+    def on_event(name: str) -> Callable[[WatchEvent], None]:
+        def show(event: WatchEvent) -> None:  # quiet unless something changed or failed
+            r = event.report
+            if event.error or (r is not None and r.added + r.changed + r.deleted):
+                say(f"{name}: {event.line()}")
+
+        return show
+
+    for name, root in roots.items():
+        idx = index_dir if len(roots) == 1 else None
+        if watch_files:
+            threading.Thread(
+                target=watch,
+                args=(root,),
+                kwargs={"index_dir": idx, "stop": stop, "on_event": on_event(name)},
+                name=f"repolens-watch-{name}",
+                daemon=True,
+            ).start()
+        threading.Thread(
+            target=embed_in_background,
+            args=(root, idx, stop, lambda line, n=name: say(f"{n}: {line}")),
+            name=f"repolens-embed-{name}",
+            daemon=True,
+        ).start()
+    return stop
