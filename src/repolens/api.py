@@ -32,6 +32,7 @@ from repolens.snippets import read_snippet as _read_snippet
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.validate import check_int
 
 if TYPE_CHECKING:
     from repolens.status import IndexStatus
@@ -180,15 +181,6 @@ def fit_json(text: str, max_chars: int) -> str:
             {"query_id": data.get("query_id"), "notes": [f"reply does not fit max_chars={max_chars}"]}
         )
     return out[:max_chars]
-
-
-def _check_int(name: str, value: int | None, lo: int, hi: int) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} must be an integer between {lo} and {hi}")
-    if not lo <= value <= hi:
-        raise UsageError(f"{name} must be between {lo} and {hi}, got {value}")
 
 
 def _globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -348,8 +340,10 @@ def search_code(
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if query_id is None:
         check_query(query)
-    _check_int("top_k", top_k, 1, 50)
-    _check_int("max_chars", max_chars, 200, 1_000_000)
+    if top_k is not None:
+        check_int("top_k", top_k, 1, 50)
+    if max_chars is not None:
+        check_int("max_chars", max_chars, 200, 1_000_000)
     layout = layout_for(root, index_dir)
     settings: Settings = load_settings(layout.root, {"top_k": top_k, "max_chars": max_chars})
     indexed = None

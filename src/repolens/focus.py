@@ -67,6 +67,7 @@ from repolens.retrieve import Filters, Hit, search_index
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
 from repolens.tokenize import tokenize
+from repolens.validate import check_int
 
 NO_MATCH = "No matching definitions found."
 _SEP = "\n\n"
@@ -156,13 +157,6 @@ class FocusResult:
 
 
 # -- arguments -------------------------------------------------------------------
-
-
-def _check_int(name: str, value: object, lo: int, hi: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} must be an integer between {lo} and {hi}")
-    if not lo <= value <= hi:
-        raise UsageError(f"{name} must be between {lo} and {hi}, got {value}")
 
 
 def resolve_paths(handle: IndexHandle, paths: Sequence[str]) -> tuple[str, ...]:
@@ -613,12 +607,12 @@ def focused_context(
     """
     if not isinstance(query, str) or not query.strip():
         raise UsageError("query is empty: pass a question or an identifier to focus on")
-    _check_int("max_files", max_files, 1, 50)
-    _check_int("blocks_per_file", blocks_per_file, 1, 50)
-    _check_int("max_blocks", max_blocks, 1, 100)
-    _check_int("max_chars", max_chars, 200, 1_000_000)
-    _check_int("hit_candidates", hit_candidates, 1, 1000)
-    _check_int("context_lines", context_lines, 0, 50)
+    check_int("max_files", max_files, 1, 50)
+    check_int("blocks_per_file", blocks_per_file, 1, 50)
+    check_int("max_blocks", max_blocks, 1, 100)
+    check_int("max_chars", max_chars, 200, 1_000_000)
+    check_int("hit_candidates", hit_candidates, 1, 1000)
+    check_int("context_lines", context_lines, 0, 50)
     subpaths = resolve_paths(handle, paths)
     parsed = parse_query(query)
     tokens = parsed.tokens

@@ -64,6 +64,7 @@ from repolens.errors import UsageError
 from repolens.paths import path_role
 from repolens.store import IndexHandle
 from repolens.store.sqlite import normalize_symbol
+from repolens.validate import check_int
 
 MAX_NAME_CHARS = 200
 MAX_LIMIT = 200
@@ -229,14 +230,6 @@ def _parse(name: object) -> _Query:
             f"symbol name {text!r} has no letters or digits: pass a name such as parse_url or Store.save"
         )
     return _Query(text, parts, normalize_symbol(parts[-1]))
-
-
-def _check_int(name: str, value: object, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} must be an integer between {lo} and {hi}")
-    if not lo <= value <= hi:
-        raise UsageError(f"{name} must be between {lo} and {hi}, got {value}")
-    return value
 
 
 def _clean_subpath(path: str) -> str:
@@ -534,8 +527,8 @@ def find_symbols(
     and for an unknown kind.
     """
     q = _parse(name)
-    _check_int("limit", limit, 1, MAX_LIMIT)
-    _check_int("max_chars", max_chars, 200, 1_000_000)
+    check_int("limit", limit, 1, MAX_LIMIT)
+    check_int("max_chars", max_chars, 200, 1_000_000)
     if kind is not None and kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}: use one of {', '.join(sorted(KINDS))}")
     f = _Filters(
