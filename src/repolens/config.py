@@ -60,6 +60,9 @@ class Settings:
     dense_weight: float = 0.5
     # dense leg: reuse vectors across indexes (branches, worktrees) from here
     embed_cache: str = ""
+    # dense leg: from this many vectors, search an HNSW graph (usearch) instead
+    # of every vector; 0 = always exact
+    ann_min_vectors: int = 200_000
 
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
@@ -70,6 +73,7 @@ _BOUNDS: dict[str, tuple[int, int]] = {
     "max_chars": (200, 1_000_000),
     "hit_max_chars": (100, 1_000_000),
     "context_lines": (0, 50),
+    "ann_min_vectors": (0, 1 << 40),
 }
 _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
     "symbol_boost": (0.0, 100.0),

@@ -486,7 +486,7 @@ def _reuse_vectors(building: Path, previous: Path, embedder: Embedder, settings:
 
 
 def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: ProgressFn | None) -> VectorReport:
-    from repolens import vectors
+    from repolens import ann, vectors
 
     handle = IndexHandle.open(gen)
     cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
@@ -496,6 +496,8 @@ def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: Progress
             handle, embedder, style=settings.embed_style, cache_dir=cache, progress=progress
         )
         report.reason = dropped
+        if not report.interrupted:
+            report.ann = ann.sync(handle, settings.ann_min_vectors)
         return report
     except KeyboardInterrupt:  # batches done so far are committed: the next run resumes
         done, total = vectors.coverage(handle.db)

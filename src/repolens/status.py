@@ -36,6 +36,7 @@ class IndexStatus:
     modified: int
     deleted: int
     settings: dict[str, Any] = field(default_factory=dict)
+    dense_search: str = ""  # exact, or the HNSW graph (repolens.ann), and why
 
     @property
     def changed(self) -> int:
@@ -56,6 +57,7 @@ class IndexStatus:
         lines = [
             f"index of {self.root} in {self.index_dir} ({self.generation})",
             f"files {self.files}, chunks {self.chunks}, symbols {self.symbols}, vectors {vectors}",
+            *([f"dense search: {self.dense_search}"] if self.dense_search else []),
             f"updated {self.updated_at}; {fresh}",
             "settings: " + ", ".join(f"{k}={v}" for k, v in self.settings.items()),
         ]
@@ -108,4 +110,13 @@ def index_status(layout: IndexLayout, handle: IndexHandle, settings: Settings | 
         modified=modified,
         deleted=deleted,
         settings={k: v for k, v in shown.items() if v != ""},
+        dense_search=_dense_search(handle, settings, int(done)),
     )
+
+
+def _dense_search(handle: IndexHandle, settings: Settings, vectors: int) -> str:
+    if not vectors:
+        return ""
+    from repolens import ann  # numpy: only for indexes with vectors
+
+    return ann.state(handle, settings.ann_min_vectors, vectors).line

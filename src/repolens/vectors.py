@@ -12,8 +12,9 @@ refused with the fix. A rebuild copies the vectors of unchanged chunks from
 the previous generation (matched by content-derived chunk id), and an
 optional cache folder shares them across indexes (branches, worktrees).
 
-Search is exact: one float32 matrix product over all rows, cached in memory
-per generation and refreshed when ``vectors_version`` moves.
+Search is exact (one float32 matrix product over all rows, cached in memory
+per generation and refreshed when ``vectors_version`` moves) or, for big
+indexes, goes through the HNSW graph of :mod:`repolens.ann`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from repolens import ann
 from repolens.embed.base import Embedder
 from repolens.embed.document import embedding_text
 from repolens.errors import EmbedderError
@@ -48,6 +50,7 @@ class VectorReport:
     seconds: float = 0.0
     interrupted: bool = False
     reason: str = ""  # why every vector was dropped first, if it was
+    ann: str = ""  # what was done to the HNSW graph (repolens.ann), if anything
 
     def summary(self) -> str:
         state = "interrupted, resumes on the next run" if self.interrupted else "complete"
@@ -56,7 +59,8 @@ class VectorReport:
             f"vectors: {self.done}/{self.total} chunks ({pct:.0f}%, {state}); "
             f"{self.embedded} embedded, {self.reused} reused in {self.seconds:.1f}s"
         )
-        return f"{line}\nvectors: {self.reason}" if self.reason else line
+        lines = [line] + [f"vectors: {extra}" for extra in (self.reason, self.ann) if extra]
+        return "\n".join(lines)
 
 
 def coverage(db: sqlite3.Connection) -> tuple[int, int]:
@@ -239,23 +243,39 @@ def fill(
 
 
 class DenseIndex:
-    """All vectors of one generation as a float32 matrix, for exact search.
+    """The vectors of one generation, searched exactly (a float32 matrix) or,
+    for big indexes, through the HNSW graph of :mod:`repolens.ann`.
 
-    A cache: it is rebuilt when the generation's ``vectors_version`` differs
-    from the one it was loaded at (a batch was committed since).
+    A cache: reloaded when the generation's ``vectors_version`` differs from
+    the one it was loaded at (a batch was committed since). The matrix is
+    read only when exact search or per-chunk similarities need it, so an
+    index answered by its graph never holds every vector in memory.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._key: tuple[str, str] | None = None
+        self._graph: object | None = None
+        self._matrix_loaded = False
         self._cids = np.zeros(0, dtype=np.int64)
         self._matrix = np.zeros((0, 0), dtype=np.float32)
 
-    def _load(self, handle: IndexHandle) -> None:
-        version = handle.meta().get("vectors_version", "0")
+    def _load(self, handle: IndexHandle, *, matrix: bool) -> None:
+        meta = handle.meta()
+        version = meta.get("vectors_version", "0")
         key = (str(handle.gen_dir), version)
-        if key == self._key:
-            return
+        if key != self._key:
+            self._key = key
+            self._matrix_loaded = False
+            self._cids = np.zeros(0, dtype=np.int64)
+            self._matrix = np.zeros((0, 0), dtype=np.float32)
+            self._graph = None
+            if meta.get("ann_version") == version and (handle.gen_dir / ann.ANN_FILE).is_file():
+                self._graph = ann.load(handle)
+        if matrix and not self._matrix_loaded:
+            self._read_matrix(handle)
+
+    def _read_matrix(self, handle: IndexHandle) -> None:
         rows = handle.db.execute("SELECT cid, vec FROM vectors ORDER BY cid").fetchall()
         if rows:
             self._cids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -263,21 +283,20 @@ class DenseIndex:
             # no fast float16 product (166 ms vs 17 ms for 100k x 384 here).
             half = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
             self._matrix = half.astype(np.float32)
-
-        else:
-            self._cids = np.zeros(0, dtype=np.int64)
-            self._matrix = np.zeros((0, 0), dtype=np.float32)
-        self._key = key
+        self._matrix_loaded = True
 
     def size(self, handle: IndexHandle) -> int:
+        return int(handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+
+    def uses_graph(self, handle: IndexHandle) -> bool:
         with self._lock:
-            self._load(handle)
-            return len(self._cids)
+            self._load(handle, matrix=False)
+            return self._graph is not None
 
     def similarities(self, handle: IndexHandle, query: np.ndarray, cids: Iterable[int]) -> dict[int, float]:
         """Cosine similarity of ``query`` to each of ``cids`` that has a vector."""
         with self._lock:
-            self._load(handle)
+            self._load(handle, matrix=True)
             all_cids, matrix = self._cids, self._matrix
         wanted = np.fromiter(cids, dtype=np.int64)
         if not len(all_cids) or not len(wanted):
@@ -289,10 +308,15 @@ class DenseIndex:
         return {int(c): float(v) for c, v in zip(wanted[ok], sims, strict=True)}
 
     def search(self, handle: IndexHandle, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top ``k`` (cid, cosine similarity)."""
+        """Top ``k`` (cid, cosine similarity): from the graph when it is current."""
         with self._lock:
-            self._load(handle)
+            self._load(handle, matrix=False)
+            graph = self._graph
+            if graph is None:
+                self._load(handle, matrix=True)
             cids, matrix = self._cids, self._matrix
+        if graph is not None:
+            return ann.search(graph, query, k)
         if not len(cids):
             return []
         sims = matrix @ query.astype(np.float32)

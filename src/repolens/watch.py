@@ -159,7 +159,7 @@ def embed_in_background(
     writer lock in between so the watcher's refreshes are never held up for
     long; idle when everything is embedded. Only for roots whose settings
     turn vectors on."""
-    from repolens import vectors
+    from repolens import ann, vectors
     from repolens.config import load_embed_config
     from repolens.embed import make_embedder
     from repolens.store import IndexHandle
@@ -195,6 +195,10 @@ def embed_in_background(
                         max_batches=EMBED_BATCHES_PER_LOCK,
                         should_stop=stop.is_set,
                     )
+                    if report.done >= report.total and not stop.is_set():
+                        line = ann.sync(handle, settings.ann_min_vectors)
+                        if line:
+                            say(f"vectors: {line}")
                 finally:
                     handle.close()
         except IndexLockedError:
