@@ -61,8 +61,9 @@ class Settings:
     # dense leg: reuse vectors across indexes (branches, worktrees) from here
     embed_cache: str = ""
     # dense leg: from this many vectors, search an HNSW graph (usearch) instead
-    # of every vector; 0 = always exact
-    ann_min_vectors: int = 200_000
+    # of every vector; 0 = always exact. Below 500k, exact search stays under
+    # ~40 ms and ~770 MB, and is exact (docs/benchmarks.md)
+    ann_min_vectors: int = 500_000
 
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
