@@ -179,3 +179,58 @@ def test_interrupting_a_refresh_mid_batch_leaves_both_stores_consistent(make_rep
     build_index(root)
     build_index(root, index_dir=tmp_path / "fresh")
     assert _content(root) == _content(root, tmp_path / "fresh")
+
+
+def test_scoped_refresh_reads_only_the_named_paths_and_matches_a_full_refresh(make_repo, tmp_path):
+    files = {f"pkg/m{i}.py": _module(i, "alpha") for i in range(8)}
+    files[".gitignore"] = "build/\n"
+    files["pkg/empty.py"] = ""
+    root = make_repo(files)
+    build_index(root)
+    (root / "pkg/m1.py").write_text(_module(1, "beta"))
+    (root / "pkg/m2.py").write_text(_module(2, "beta"))  # not named: left for a later scan
+    (root / "pkg/m3.py").unlink()
+    (root / "pkg/new.py").write_text(_module(99, "gamma"))
+    (root / "pkg/empty.py").write_text(_module(50, "delta"))  # skipped as empty before
+    (root / "build").mkdir()
+    (root / "build/out.py").write_text(_module(7, "ignored"))
+
+    named = {"pkg/m1.py", "pkg/m3.py", "pkg/new.py", "pkg/empty.py", "build/out.py"}
+    scoped = build_index(root, paths=named)
+    assert scoped.mode == "refresh"
+    assert (scoped.changed, scoped.deleted, scoped.added) == (1, 1, 2)
+    assert scoped.unchanged == 0  # nothing outside the named paths was even stat-ed
+    layout = IndexLayout(root, root / ".repolens")
+    handle = IndexHandle.open_current(layout)
+    try:
+        paths = {r[0] for r in handle.db.execute("SELECT path FROM files")}
+    finally:
+        handle.close()
+    assert "build/out.py" not in paths and "pkg/m3.py" not in paths and "pkg/new.py" in paths
+
+    full = build_index(root)
+    assert (full.changed, full.added, full.deleted) == (1, 0, 0)  # only m2 was left
+    other = tmp_path / "reference-index"
+    build_index(root, index_dir=other)
+    assert _content(root) == _content(root, other)
+
+
+def test_scoped_refresh_of_a_deleted_folder_drops_everything_under_it(make_repo):
+    root = make_repo({**{f"pkg/sub/m{i}.py": _module(i, "a") for i in range(3)}, "keep.py": _module(9, "k")})
+    build_index(root)
+    for i in range(3):
+        (root / f"pkg/sub/m{i}.py").unlink()
+    (root / "pkg/sub").rmdir()
+    report = build_index(root, paths={"pkg/sub"})
+    assert report.deleted == 3 and report.files == 1
+
+
+def test_a_named_folder_or_a_missing_index_means_a_whole_tree_scan(make_repo):
+    root = make_repo({"a.py": _module(1, "a")})
+    first = build_index(root, paths={"a.py"})  # no index yet: a full build
+    assert (first.mode, first.files) == ("build", 1)
+    (root / "newdir").mkdir()
+    (root / "newdir/x.py").write_text(_module(2, "x"))
+    (root / "newdir/y.py").write_text(_module(3, "y"))
+    report = build_index(root, paths={"newdir"})  # a folder: git lists it whole
+    assert report.added == 2 and report.unchanged == 1

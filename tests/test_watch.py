@@ -148,3 +148,23 @@ def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeyp
         stop.set()
         time.sleep(0.5)
     api.handles.clear()
+
+
+def test_a_burst_of_saves_is_refreshed_through_those_paths_alone(tmp_path: Path):
+    import watchfiles
+
+    from repolens.watch import SCOPED_MAX_PATHS, changed_paths
+
+    def ev(*rels: str) -> set:
+        return {(watchfiles.Change.modified, str(tmp_path / r)) for r in rels}
+
+    assert changed_paths(tmp_path, ev("src/a.py", "b.md")) == {"src/a.py", "b.md"}
+    for needs_full_scan in (
+        ".gitignore",
+        "sub/.gitignore",
+        ".repolensignore",
+        ".repolens.toml",
+        ".git/info/exclude",
+    ):
+        assert changed_paths(tmp_path, ev("src/a.py", needs_full_scan)) is None
+    assert changed_paths(tmp_path, ev(*(f"f{i}.py" for i in range(SCOPED_MAX_PATHS + 1)))) is None

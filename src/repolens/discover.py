@@ -33,7 +33,7 @@ import shutil
 import stat
 import subprocess
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -174,6 +174,35 @@ def discover(
         return collector.finish("git")
     collector.walk()
     return collector.finish("walk")
+
+
+def discover_paths(
+    root: str | os.PathLike[str],
+    paths: Iterable[str],
+    *,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    index_dir: str | os.PathLike[str] | None = None,
+) -> Discovery | None:
+    """:func:`discover` restricted to ``paths`` (root-relative), for the
+    watcher's refresh after a few saves: git lists just those paths, and the
+    same rules decide. ``None`` when only a full discovery can answer: not a
+    git work tree, or one of the paths is now a directory or a symlink
+    (whose target rules are checked against the whole file list)."""
+    root_path = resolve_root(root)
+    wanted = sorted(set(paths))
+    if not wanted:
+        return Discovery(root_path, [], Counter(), "git", max_file_bytes)
+    for rel in wanted:
+        p = root_path / rel
+        if p.is_symlink() or p.is_dir():
+            return None
+    listed = _git_ls_files(root_path, wanted)
+    if listed is None:
+        return None
+    rules = IgnoreRules(load_project_patterns(root_path), index_rel=_index_rel(root_path, index_dir))
+    collector = _Collector(root_path, rules, max_file_bytes)
+    collector.collect_git(listed)
+    return collector.finish("git")
 
 
 def load_text(path: str | os.PathLike[str], *, max_file_bytes: int | None = None) -> LoadedText | SkipReason:
@@ -342,15 +371,18 @@ def _index_rel(root: Path, index_dir: str | os.PathLike[str] | None) -> str | No
     return rel.as_posix() if rel.parts else None
 
 
-def _git_ls_files(root: Path) -> list[str] | None:
-    """git's file list for ``root`` (relative to it), or None outside a work tree or without git."""
+def _git_ls_files(root: Path, paths: Sequence[str] | None = None) -> list[str] | None:
+    """git's file list for ``root`` (relative to it), or None outside a work tree
+    or without git. ``paths`` restricts it to those paths, taken literally."""
     git = shutil.which("git")
     if git is None:
         return None
     env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_ENV}
+    spec = ["--", *paths] if paths is not None else []
+    command = [git, "--literal-pathspecs", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
     try:
         proc = subprocess.run(
-            [git, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            [*command, *spec],
             cwd=root,
             env=env,
             capture_output=True,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from repolens.chunk import ChunkedFile, chunk_file, chunking_config
 from repolens.config import Settings, load_embed_config, load_settings
-from repolens.discover import Discovery, SourceFile, discover, nothing_to_index
+from repolens.discover import Discovery, SourceFile, discover, discover_paths, nothing_to_index
 from repolens.errors import IndexCorruptError, IndexVersionError
 from repolens.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.store import DB_NAME, IndexHandle, check_versions, format_versions
@@ -149,9 +149,17 @@ def build_index(
     progress: ProgressFn | None = None,
     vector_progress: ProgressFn | None = None,
     lock_wait: float = 0.0,
+    paths: Collection[str] | None = None,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date (see the module docstring),
     then (when the ``vectors`` setting is on) fill its missing vectors.
+
+    ``paths`` (root-relative) says that only those paths can have changed
+    (the watcher knows which files were saved): a refresh then looks at just
+    them, and at the indexed files under those that are gone (a deleted
+    folder). Whenever that cannot be exact (no index yet, settings changed,
+    not a git work tree, a path that is a folder or a symlink) the whole
+    tree is discovered as usual.
 
     Raises ``NothingToIndexError`` (and leaves any previous index as it was)
     when no file qualifies, ``IndexLockedError`` when another writer runs,
@@ -163,22 +171,30 @@ def build_index(
     layout = IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
     layout.ensure_dir()
     with layout.write_lock(wait=lock_wait):
-        found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
+        current = layout.current_generation()
+        reason = "--rebuild" if rebuild else (rebuild_reason(current, settings) if current else "")
+        found = None
+        scope = None
+        if paths is not None and current is not None and not reason:
+            found = discover_paths(
+                root_path, paths, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir
+            )
+            scope = frozenset(paths) if found is not None else None
+        if found is None:
+            found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
         report = IndexReport(
             root_path, layout.index_dir, skipped=Counter(found.skipped), discovery=found.mode
         )
         embedder = _embedder(root_path) if settings.vectors else None
-        current = layout.current_generation()
         reused = 0
-        reason = "--rebuild" if rebuild else (rebuild_reason(current, settings) if current else "")
-        if not found.files:  # nothing would survive: refuse before touching any index
+        if not found.files and scope is None:  # nothing would survive: refuse before touching any index
             raise nothing_to_index(found, Counter())
         target = current
         if current is not None and not reason:
             report.mode = "refresh"
             layout.collect_garbage()
             try:
-                _sync(current, found, settings, report, progress, create=False)
+                _sync(current, found, settings, report, progress, create=False, scope=scope)
             except IndexCorruptError as exc:  # a damaged store is rebuilt, not patched
                 reason = f"the index could not be read ({exc})"
                 report = IndexReport(root_path, layout.index_dir, skipped=Counter(found.skipped))
@@ -242,8 +258,10 @@ def _sync(
     progress: ProgressFn | None,
     *,
     create: bool,
+    scope: frozenset[str] | None = None,
 ) -> None:
-    """Make ``gen`` hold exactly the discovered files, batch by batch."""
+    """Make ``gen`` hold exactly the discovered files (within ``scope``, when
+    given), batch by batch."""
     handle = IndexHandle.create(gen) if create else IndexHandle.open(gen, report.root)
     try:
         if create and not sq.read_meta(handle.db):
@@ -260,7 +278,7 @@ def _sync(
             check_versions(sq.read_meta(handle.db), report.root)
         reconcile_lexical(handle)
         try:
-            _apply_changes(handle, found, settings, report, progress)
+            _apply_changes(handle, found, settings, report, progress, scope)
         except BaseException:
             # Stopped mid-batch (Ctrl-C, cancellation, an error): the open
             # batch is undone in both stores; committed batches stay, and the
@@ -284,11 +302,21 @@ def _apply_changes(
     settings: Settings,
     report: IndexReport,
     progress: ProgressFn | None,
+    scope: frozenset[str] | None = None,
 ) -> None:
     db = handle.db
     records = sq.file_records(db)
     present = {src.path for src in found.files}
-    deleted = [rec for path, rec in records.items() if path not in present]
+    if scope is None:
+        deleted = [rec for path, rec in records.items() if path not in present]
+    else:  # only paths in scope, or under a scope path that is gone (a deleted folder)
+        gone = tuple(p for p in scope if p not in present)
+        under = tuple(p.rstrip("/") + "/" for p in gone)
+        deleted = [
+            rec
+            for path, rec in records.items()
+            if path not in present and (path in gone or path.startswith(under))
+        ]
     work: list[tuple[SourceFile, sq.FileRecord | None]] = []
     for src in found.files:
         rec = records.get(src.path)

@@ -11,6 +11,13 @@ at most ``debounce_ms``).
 
 Our own writes (the index folder) and git's internals are filtered out so a
 refresh never triggers another one.
+
+A burst of a few saved files is refreshed through those paths alone
+(``build_index(paths=...)``: git lists just them, the same rules decide), so
+a save is searchable in a fraction of what a whole-tree scan costs on a big
+repository. Anything that can change more than the named files -- an
+ignore or config file, a folder, a symlink, a burst of more than
+``SCOPED_MAX_PATHS`` paths -- gets the whole-tree refresh.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ log = logging.getLogger("repolens.watch")
 DEBOUNCE_MS = 1000
 STEP_MS = 50
 LOCK_WAIT_S = 10.0
+SCOPED_MAX_PATHS = 200
+# Files whose change can alter what else is indexed.
+_FULL_SCAN_NAMES = frozenset({".gitignore", ".repolensignore", ".repolens.toml", ".gitmodules"})
 _NOISE_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"})
 _NOISE_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", "~", ".tmp")
 
@@ -82,11 +92,36 @@ class WatchEvent:
         )
 
 
-def refresh_once(root: Path, index_dir: Path, settings: Settings, changes: int = 0) -> WatchEvent:
+def changed_paths(root: Path, changes: set[tuple[watchfiles.Change, str]]) -> frozenset[str] | None:
+    """The root-relative paths of a burst of events, or None when the burst
+    needs a whole-tree refresh (see the module docstring)."""
+    if len(changes) > SCOPED_MAX_PATHS:
+        return None
+    out = set()
+    for _, path in changes:
+        try:
+            rel = Path(path).relative_to(root)
+        except ValueError:
+            return None
+        if not rel.parts or rel.parts[0] == ".git" or rel.name in _FULL_SCAN_NAMES:
+            return None
+        out.add(rel.as_posix())
+    return frozenset(out)
+
+
+def refresh_once(
+    root: Path,
+    index_dir: Path,
+    settings: Settings,
+    changes: int = 0,
+    paths: frozenset[str] | None = None,
+) -> WatchEvent:
     started = time.monotonic()
     for attempt in range(3):
         try:
-            report = build_index(root, index_dir=index_dir, settings=settings, lock_wait=LOCK_WAIT_S)
+            report = build_index(
+                root, index_dir=index_dir, settings=settings, lock_wait=LOCK_WAIT_S, paths=paths
+            )
             return WatchEvent(changes, report, seconds=time.monotonic() - started)
         except IndexLockedError as exc:  # another writer held on: try again shortly
             if attempt == 2:
@@ -127,7 +162,8 @@ def watch(
         stop_event=stop,
         raise_interrupt=False,
     ):
-        report(refresh_once(root_path, layout.index_dir, settings, len(changes)))
+        paths = changed_paths(root_path, changes)
+        report(refresh_once(root_path, layout.index_dir, settings, len(changes), paths))
         if stop is not None and stop.is_set():
             break
 
