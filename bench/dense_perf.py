@@ -13,7 +13,11 @@ and warm hybrid query latency at scale.
    vectors there come from the deterministic fake embedder at the real
    model's dimension (384): the dense leg's search cost depends on the
    matrix size, not on the numbers in it. The real model's query embedding
-   time is measured separately and added to the hybrid figures.
+   time is measured separately and added to the hybrid figures. Hybrid
+   with rrf fusion is timed too (the same top-k search as boost).
+4. Exact search against the HNSW graph (repolens.ann's settings) at the
+   sizes of --ann-sizes: latency, memory, build time and recall@10, on real
+   vectors from an embedding cache (--real-vectors) or synthetic ones.
 
 Prints markdown tables and the command line.
 """
@@ -28,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
 
@@ -46,11 +52,81 @@ def questions(limit: int) -> list[str]:
     return out[:limit] or ["where is the session expired", "parse url scheme host"]
 
 
+def exact_vs_ann(sizes: str, real: Path | None, query_vectors) -> list[tuple[str, str]]:
+    """Exact search against repolens's HNSW graph settings (usearch, if
+    installed): the evidence for ``ann_min_vectors``. Vectors are real
+    embeddings from an embedding cache (``--real-vectors``) with real query
+    embeddings, or else synthetic clustered unit vectors."""
+
+    from repolens import ann
+
+    rng = np.random.default_rng(0)
+    rows = []
+    pool = None
+    if real is not None:
+        import sqlite3
+
+        db = sqlite3.connect(real)
+        blobs = [r[0] for r in db.execute("SELECT vec FROM cache")]
+        pool = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), -1).astype(np.float32)
+        pool /= np.linalg.norm(pool, axis=1, keepdims=True) + 1e-9
+    for n in (int(s) for s in sizes.split(",") if s):
+        if pool is not None:
+            if n > len(pool):
+                continue
+            x, qs, kind = pool[:n], query_vectors, "real MiniLM vectors, real queries"
+        else:
+            centers = rng.standard_normal((500, 384)).astype(np.float32)
+            x = centers[rng.integers(0, 500, n)] + 0.6 * rng.standard_normal((n, 384)).astype(np.float32)
+            x /= np.linalg.norm(x, axis=1, keepdims=True)
+            qs = x[rng.integers(0, n, 50)] + 0.3 * rng.standard_normal((50, 384)).astype(np.float32)
+            qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+            kind = "synthetic clustered vectors"
+        exact, truth = [], []
+        for q in qs:
+            t = time.perf_counter()
+            sims = x @ q
+            top = np.argpartition(-sims, 50)[:50]
+            exact.append((time.perf_counter() - t) * 1000)
+            truth.append(set(top[np.argsort(-sims[top])][:10].tolist()))
+        line = f"exact {pct(exact, 0.5):.1f} ms, {n * 384 * 4 / 1e6:.0f} MB float32 in memory"
+        if ann.available():
+            from usearch.index import Index
+
+            index = Index(
+                ndim=x.shape[1],
+                metric="cos",
+                dtype="f16",
+                connectivity=ann.CONNECTIVITY,
+                expansion_add=ann.EXPANSION_ADD,
+                expansion_search=ann.EXPANSION_SEARCH,
+            )
+            t = time.perf_counter()
+            index.add(np.arange(n), x)
+            build_s = time.perf_counter() - t
+            found_ms, recall = [], []
+            for q, want in zip(qs, truth, strict=True):
+                t = time.perf_counter()
+                found = index.search(q, 50)
+                found_ms.append((time.perf_counter() - t) * 1000)
+                recall.append(len(set(found.keys[:10].tolist()) & want) / 10)
+            line += (
+                f"; HNSW graph: build {build_s:.0f} s, query {pct(found_ms, 0.5):.2f} ms, "
+                f"recall@10 {statistics.mean(recall):.2f}"
+            )
+        rows.append((f"top-50 of {n:,} vectors ({kind}, p50 of {len(qs)})", line))
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", type=Path, required=True, help="a mid-sized repository (about 5k chunks)")
     ap.add_argument("--large", type=Path, required=True, help="a large corpus (about 100k chunks)")
     ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--ann-sizes", default="100000,400000", help="sizes for the exact-vs-graph probe")
+    ap.add_argument(
+        "--real-vectors", type=Path, help="an embedding cache (vectors.db) to probe the graph on real vectors"
+    )
     args = ap.parse_args()
     print("$ python " + " ".join(sys.argv))
 
@@ -107,8 +183,9 @@ def main() -> None:
         large_s = time.perf_counter() - t
         qs = questions(args.queries)
         results = {}
-        for mode in ("lexical", "hybrid"):
-            os.environ["REPOLENS_DENSE"] = "1" if mode == "hybrid" else "0"
+        for mode in ("lexical", "hybrid", "hybrid-rrf"):
+            os.environ["REPOLENS_DENSE"] = "0" if mode == "lexical" else "1"
+            os.environ["REPOLENS_FUSION"] = "rrf" if mode == "hybrid-rrf" else "boost"
             api.handles.clear()
             api.search_code(qs[0], args.large, index_dir=big)  # warm: index and matrix in memory
             lat = []
@@ -117,7 +194,7 @@ def main() -> None:
                 api.search_code(text, args.large, index_dir=big)
                 lat.append((time.perf_counter() - t) * 1000)
             results[mode] = lat
-        lex, hyb = results["lexical"], results["hybrid"]
+        lex, hyb, rrf = results["lexical"], results["hybrid"], results["hybrid-rrf"]
         rows += [
             (
                 "large corpus",
@@ -129,8 +206,14 @@ def main() -> None:
                 f"{pct(hyb, 0.5) + query_embed_ms:.1f} / {pct(hyb, 0.95) + query_embed_ms:.1f} ms",
             ),
             ("hybrid p50 / lexical p50", f"{(pct(hyb, 0.5) + query_embed_ms) / pct(lex, 0.5):.2f}x"),
+            (
+                "warm query p50 / p95, hybrid rrf (exact search of every vector)",
+                f"{pct(rrf, 0.5) + query_embed_ms:.1f} / {pct(rrf, 0.95) + query_embed_ms:.1f} ms",
+            ),
         ]
         api.handles.clear()
+        query_vectors = np.stack([embedder.embed_query(text) for text in questions(100)]).astype(np.float32)
+        rows += exact_vs_ann(args.ann_sizes, args.real_vectors, query_vectors)
 
     print()
     print("| measure | value |")
