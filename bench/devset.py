@@ -65,6 +65,7 @@ _PLAIN = {
     "path_boost": "0",
     "chunk_merge_lines": "2",
     "vectors": "0",
+    "field_weights": "0",
 }
 _LADDER = [
     ("syntax", {"chunker": "syntax"}),
@@ -74,6 +75,8 @@ _LADDER = [
     ("+packed", {"chunk_merge_lines": "30"}),
     ("+spread", {"file_weight": "0.5", "diversity": "0.7"}),
     ("+paths", {"path_boost": "0.5"}),
+    # measured and left off: name and signature fields weighted over bodies
+    ("+fields", {"field_weights": "1"}),
 ]
 
 
@@ -87,7 +90,9 @@ def _ladder() -> dict[str, dict[str, str]]:
 
 
 VARIANTS: dict[str, dict[str, str]] = {
-    # the spine: BM25 over line windows, no ranking levers
+    # plain BM25 over line windows: every query token at weight 1
+    "bm25": {"chunker": "windows", **_PLAIN, "query_weights": "0"},
+    # the spine: the issue 2 engine, BM25 over line windows with weighted query terms
     "spine": {"chunker": "windows", **_PLAIN},
     # the ablation ladder of issues 3 and 4, one lever at a time
     **_ladder(),

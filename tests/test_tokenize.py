@@ -1,5 +1,7 @@
 """The code-aware tokenizer: one splitter for documents and queries."""
 
+import json
+
 import pytest
 
 from repolens.query import looks_like_code, parse_query
@@ -64,6 +66,27 @@ def test_stopwords_leave_the_query_but_not_when_nothing_else_is_left():
     assert [t.token for t in q.terms] == ["parser", "handl", "token", "input", "end"]
     only = parse_query("when and if")
     assert {t.token for t in only.terms} == {"when", "and", "if"}
+
+
+def test_unweighted_queries_are_plain_bm25_terms():
+    """query_weights = false: the baseline query understanding is measured against."""
+    q = parse_query("the `retry_count` option is the retry_count", weighted=False)
+    assert {t.weight for t in q.terms} == {1.0}
+    assert "the" in [t.token for t in q.terms]
+
+
+def test_query_understanding_can_be_switched_off_for_a_search(sample_repo, monkeypatch):
+    from repolens import api
+
+    def scores() -> list[float]:
+        reply = api.search_code("how are the submitted forms handled", sample_repo, mode="json")
+        api.handles.clear()
+        return [h["score"] for h in json.loads(reply.text)["hits"]]
+
+    weighted = scores()
+    monkeypatch.setenv("REPOLENS_QUERY_WEIGHTS", "0")
+    plain = scores()
+    assert weighted and plain and weighted != plain  # stopwords and flat field weights change scores
 
 
 def test_code_spans_weigh_more_than_prose():

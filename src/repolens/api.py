@@ -223,6 +223,7 @@ def ranking_options(settings: Settings) -> RankingOptions:
         fusion=settings.fusion,
         dense_weight=settings.dense_weight,
         path_boost=settings.path_boost,
+        field_weights=settings.field_weights,
     )
 
 
@@ -366,12 +367,12 @@ def search_code(
         query, filters = remembered.query, remembered.filters
         stored = sq.chunks_by_cid(handle.db, (cid for cid, _, _ in remembered.ranked))
         hits = [Hit(c, stored[c].chunk, sc, legs) for c, sc, legs in remembered.ranked if c in stored]
-        parsed = parse_query(query)
+        parsed = parse_query(query, weighted=settings.query_weights)
         notes: list[str] = []
     else:
         assert query is not None
         filters = make_filters(path, language, kind, include, exclude)
-        parsed = parse_query(query)
+        parsed = parse_query(query, weighted=settings.query_weights)
         dense, notes = dense_leg(layout.root, handle, settings, query)
         rerank, rerank_notes = rerank_leg(layout.root, query)
         outcome = search_index(

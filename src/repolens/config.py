@@ -40,6 +40,12 @@ class Settings:
     context_lines: int = 2
     # give each hit a fair share of the budget so the top hits all fit
     fair_share: bool = True
+    # query understanding: identifiers and paths weigh more than prose, stopwords
+    # are dropped (off = every query token at weight 1, as plain BM25)
+    query_weights: bool = True
+    # BM25 fields: a match in a name (x2) or signature (x1.5) counts more than
+    # in a body. Off: it lost on every slice of the development set
+    field_weights: bool = False
     # ranking: weight of the symbol leg (definitions the query names); 0 = off
     symbol_boost: float = 1.0
     # ranking: weight of files the query mentions (traceback paths, file names, scopes)

@@ -130,7 +130,9 @@ def _scopes(text: str) -> list[str]:
     return list(dict.fromkeys(out))[:MAX_PATHS]
 
 
-def parse_query(text: str) -> ParsedQuery:
+def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
+    """``weighted=False`` is plain BM25's view of the question, for measuring
+    what query understanding earns: every token (stopwords too) at weight 1."""
     code_tokens: set[str] = set()
     for span in _CODE_SPAN.findall(text):
         code_tokens.update(tokenize(span))
@@ -143,7 +145,7 @@ def parse_query(text: str) -> ParsedQuery:
     counts: dict[str, int] = {}
     for tok in tokenize(text):
         counts[tok] = counts.get(tok, 0) + 1
-    content = {t: n for t, n in counts.items() if t not in STOPWORDS}
+    content = {t: n for t, n in counts.items() if t not in STOPWORDS} if weighted else counts
     if not content:
         content = counts  # a question made only of stopwords still searches
     forms = surface_forms(text)
@@ -151,7 +153,9 @@ def parse_query(text: str) -> ParsedQuery:
         QueryTerm(
             surface=forms.get(t, t),
             token=t,
-            weight=(IDENTIFIER_WEIGHT if t in code_tokens else WORD_WEIGHT) * (1.0 + 0.5 * math.log(n)),
+            weight=(IDENTIFIER_WEIGHT if t in code_tokens else WORD_WEIGHT) * (1.0 + 0.5 * math.log(n))
+            if weighted
+            else 1.0,
             code=t in code_tokens,
         )
         for t, n in content.items()

@@ -37,6 +37,7 @@ from repolens.store.lexical import LexFilters
 # Per-field weights for BM25. A term in a definition's name or signature says
 # more about the chunk than the same term somewhere in its body.
 FIELD_WEIGHTS = {"path": 1.0, "name": 2.0, "sig": 1.5, "body": 1.0}
+FLAT_FIELDS = {"path": 1.0, "name": 1.0, "sig": 1.0, "body": 1.0}
 CANDIDATES = 100
 MAX_DEFS_PER_NAME = 25
 
@@ -123,6 +124,7 @@ class RankingOptions:
     fusion: str = "boost"  # how the dense leg joins: boost, rrf or rerank
     dense_weight: float = 0.5
     path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
+    field_weights: bool = True  # a match in a name or signature counts more than in a body
 
 
 class RerankLeg(Protocol):
@@ -224,9 +226,10 @@ def search_index(
 
     filters = filters or Filters()
     options = options or RankingOptions()
+    fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
     # Globs filter after retrieval, so fetch deeper to keep ``limit`` hits.
     depth = limit * 4 if filters.has_globs() else limit
-    lexical = handle.lex.search(query.weighted(), FIELD_WEIGHTS, depth, filters.lexical())
+    lexical = handle.lex.search(query.weighted(), fields, depth, filters.lexical())
     legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": _ranked(dict(lexical))}
     scores = dict(lexical)
     symbols: dict[int, tuple[float, str]] = {}
@@ -242,7 +245,7 @@ def search_index(
     for path in sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]:
         # a mentioned file joins the candidates with its best chunks
         in_file = LexFilters(path, filters.languages, filters.kinds)
-        for cid, score in handle.lex.search(query.weighted(), FIELD_WEIGHTS, 3, in_file):
+        for cid, score in handle.lex.search(query.weighted(), fields, 3, in_file):
             scores.setdefault(cid, score)
     stored = sq.chunks_by_cid(handle.db, scores)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
