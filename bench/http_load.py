@@ -8,8 +8,9 @@ phases with the SDK's client over real HTTP, each client holding one session
 and calling in a loop: search_code (50%), find_symbol (25%) and read_snippet
 (25%). The baseline phase is one client (latency without contention); the
 load phase is --clients clients at once. Prints the command line and one
-markdown table: requests, requests/s, p50/p99 latency and errors per phase,
-then per tool under load. Clients and server share the machine.
+markdown table: requests, requests/s, p50/p99 latency, errors and the CPU
+seconds the server and the client process used per phase, then per tool
+under load. Clients and server share the machine.
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class Phase:
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: list[str] = field(default_factory=list)
     elapsed: float = 0.0
+    cpu: tuple[float, float] = (0.0, 0.0)  # CPU seconds: server process, this client process
 
     @property
     def all_latencies(self) -> list[float]:
@@ -187,6 +189,15 @@ def start_server(root: Path, port: int, token: str, index_dir: Path, log: Path) 
     raise SystemExit("server not ready after 600 s")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc), or nan."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
 def row(phase: Phase) -> str:
     lat = phase.all_latencies
     n = len(lat)
@@ -218,7 +229,9 @@ def main() -> int:
         try:
             phases = [Phase("baseline", 1, args.baseline_seconds), Phase("load", args.clients, args.seconds)]
             for phase in phases:
+                server0, client0 = cpu_seconds(proc.pid), time.process_time()
                 asyncio.run(run_phase(url, token, phase, files))
+                phase.cpu = (cpu_seconds(proc.pid) - server0, time.process_time() - client0)
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
@@ -230,10 +243,10 @@ def main() -> int:
     print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
     print(f"repository: {root} ({len(files)} files sampled for read_snippet); server ready in {ready:.1f} s")
     print(f"machine: {os.cpu_count()} CPUs; clients and server on the same machine, one client process\n")
-    print("| phase | clients | seconds | requests | req/s | p50 ms | p99 ms | errors |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| phase | clients | seconds | requests | req/s | p50 ms | p99 ms | errors | CPU s server/client |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for phase in phases:
-        print(row(phase))
+        print(f"{row(phase)} {phase.cpu[0]:.1f} / {phase.cpu[1]:.1f} |")
     load = phases[-1]
     print("\n| tool (load) | requests | p50 ms | p99 ms |")
     print("|---|---|---|---|")

@@ -46,28 +46,33 @@ AUTO_INDEX_WAIT_S = 120.0
 
 
 class _HandleCache:
-    """Open index handles per index folder, for long-running servers.
+    """Open index handles per index folder and thread, for long-running servers.
 
-    Invalidated when the folder's ``current`` generation changes (a rebuild
-    was published); the old handle is closed then.
+    One handle per thread: a server answers many calls at once from a pool
+    of worker threads, and one shared SQLite connection would serialize
+    them, while a handle closed by one thread (a rebuild was published) must
+    never be one another thread is still reading. Each thread reopens its
+    own handle when the folder's ``current`` generation changes.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: dict[Path, IndexHandle] = {}
+        self._open: dict[tuple[Path, int], IndexHandle] = {}
 
     def get(self, layout: IndexLayout) -> IndexHandle:
+        gen = layout.require_current()
+        key = (layout.index_dir, threading.get_ident())
         with self._lock:
-            gen = layout.require_current()
-            handle = self._open.get(layout.index_dir)
-            if handle is not None and handle.gen_dir == gen:
-                handle.lex.reload()
-                return handle
-            if handle is not None:
-                handle.close()
-            handle = IndexHandle.open_current(layout)
-            self._open[layout.index_dir] = handle
+            handle = self._open.get(key)
+        if handle is not None and handle.gen_dir == gen:
+            handle.lex.reload()
             return handle
+        if handle is not None:
+            handle.close()
+        handle = IndexHandle.open_current(layout)
+        with self._lock:
+            self._open[key] = handle
+        return handle
 
     def clear(self) -> None:
         with self._lock:
