@@ -61,8 +61,9 @@ class Settings:
     dense: bool = True
     # dense leg: what is embedded for a chunk (see repolens.embed.document)
     embed_style: str = "header+idents"
-    # dense leg: how it is fused: boost (added to BM25), rrf, or rerank
-    fusion: str = "boost"
+    # dense leg: how it is fused: rerank (re-scores the lexical candidates; won
+    # on the development set), boost (also adds dense-only matches), or rrf
+    fusion: str = "rerank"
     dense_weight: float = 0.5
     # dense leg: reuse vectors across indexes (branches, worktrees) from here
     embed_cache: str = ""
