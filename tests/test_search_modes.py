@@ -138,3 +138,24 @@ def test_filters_apply_to_every_search(store_repo: Path, kwargs, allowed):
 def test_bad_search_arguments(store_repo: Path, kwargs, needle):
     with pytest.raises(UsageError, match=needle):
         api.search_code("x", store_repo, **kwargs)
+
+
+def test_each_thread_gets_its_own_handle_and_ended_threads_release_theirs(sample_repo: Path):
+    import sqlite3
+    import threading
+
+    build_index(sample_repo)
+    layout = api.layout_for(sample_repo)
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(api.handles.get(layout)))
+    worker.start()
+    worker.join()
+    mine = api.handles.get(layout)  # opened after the worker ended: its handle is closed
+    try:
+        assert mine is not seen[0]
+        assert mine.db.execute("SELECT count(*) FROM files").fetchone()[0] > 0
+        with pytest.raises(sqlite3.ProgrammingError):
+            seen[0].db.execute("SELECT 1")
+        assert api.handles.get(layout) is mine  # the same thread reuses its handle
+    finally:
+        api.handles.clear()

@@ -52,7 +52,9 @@ class _HandleCache:
     of worker threads, and one shared SQLite connection would serialize
     them, while a handle closed by one thread (a rebuild was published) must
     never be one another thread is still reading. Each thread reopens its
-    own handle when the folder's ``current`` generation changes.
+    own handle when the folder's ``current`` generation changes, and the
+    handles of threads that have ended (worker pools retire idle threads)
+    are closed whenever a new one is opened.
     """
 
     def __init__(self) -> None:
@@ -72,6 +74,10 @@ class _HandleCache:
         handle = IndexHandle.open_current(layout)
         with self._lock:
             self._open[key] = handle
+            alive = {t.ident for t in threading.enumerate()}
+            ended = [k for k in self._open if k[1] not in alive]
+            for k in ended:
+                self._open.pop(k).close()
         return handle
 
     def clear(self) -> None:
