@@ -91,16 +91,7 @@ def exact_vs_ann(sizes: str, real: Path | None, query_vectors) -> list[tuple[str
             truth.append(set(top[np.argsort(-sims[top])][:10].tolist()))
         line = f"exact {pct(exact, 0.5):.1f} ms, {n * 384 * 4 / 1e6:.0f} MB float32 in memory"
         if ann.available():
-            from usearch.index import Index
-
-            index = Index(
-                ndim=x.shape[1],
-                metric="cos",
-                dtype="f16",
-                connectivity=ann.CONNECTIVITY,
-                expansion_add=ann.EXPANSION_ADD,
-                expansion_search=ann.EXPANSION_SEARCH,
-            )
+            index = ann.new_graph(x.shape[1])
             t = time.perf_counter()
             index.add(np.arange(n), x)
             build_s = time.perf_counter() - t

@@ -67,27 +67,49 @@ def _meta_key(meta: dict[str, str]) -> str:
     return f"{meta.get('embed_identity', '')}\0{meta.get('embed_style', '')}"
 
 
+def is_current(meta: dict[str, str], gen_dir: Path) -> bool:
+    """The generation's graph file matches its vectors as they are now."""
+    return (
+        meta.get("ann_version") == meta.get("vectors_version", "0")
+        and meta.get("ann_model") == _meta_key(meta)
+        and (gen_dir / ANN_FILE).is_file()
+    )
+
+
+def _why_exact(min_vectors: int, count: int) -> str:
+    """Why an index of ``count`` vectors gets no graph ("" when it should have one)."""
+    if min_vectors <= 0:
+        return "off (ann_min_vectors = 0): exact search"
+    if count < min_vectors:
+        return f"exact search ({count:,} vectors, graph from {min_vectors:,})"
+    if not available():
+        return f"exact search over {count:,} vectors: install 'repolens[ann]' (usearch) for a graph"
+    return ""
+
+
 def state(handle: IndexHandle, min_vectors: int, count: int | None = None) -> AnnState:
-    meta = handle.meta()
     if count is None:
         count = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    if min_vectors <= 0:
-        return AnnState(False, "off (ann_min_vectors = 0): exact search")
-    if count < min_vectors:
-        return AnnState(False, f"exact search ({count:,} vectors, graph from {min_vectors:,})")
-    if not available():
-        return AnnState(
-            False, f"exact search over {count:,} vectors: install 'repolens[ann]' (usearch) for a graph"
-        )
-    path = handle.gen_dir / ANN_FILE
-    current = (
-        path.is_file()
-        and meta.get("ann_version") == meta.get("vectors_version", "0")
-        and meta.get("ann_model") == _meta_key(meta)
-    )
-    if current:
+    why = _why_exact(min_vectors, count)
+    if why:
+        return AnnState(False, why)
+    if is_current(handle.meta(), handle.gen_dir):
         return AnnState(True, f"HNSW graph over {count:,} vectors (current)")
     return AnnState(False, "exact search: the graph is behind the vectors until they are complete")
+
+
+def new_graph(dim: int) -> Any:
+    """An empty graph with repolens's measured parameters."""
+    from usearch.index import Index
+
+    return Index(
+        ndim=dim,
+        metric="cos",
+        dtype="f16",
+        connectivity=CONNECTIVITY,
+        expansion_add=EXPANSION_ADD,
+        expansion_search=EXPANSION_SEARCH,
+    )
 
 
 def load(handle: IndexHandle) -> Any | None:
@@ -115,14 +137,12 @@ def sync(handle: IndexHandle, min_vectors: int) -> str:
     done ("" when nothing was needed). The caller holds the writer lock."""
     path = handle.gen_dir / ANN_FILE
     count = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    st = state(handle, min_vectors, count)
-    if st.usable and load(handle) is not None:
-        return ""
-    if min_vectors <= 0 or count < min_vectors or not available():
-        if path.exists():
-            path.unlink()
+    if _why_exact(min_vectors, count):
+        path.unlink(missing_ok=True)
         return ""
     meta = handle.meta()
+    if is_current(meta, handle.gen_dir) and load(handle) is not None:
+        return ""
     if count < handle.db.execute("SELECT count(*) FROM chunks").fetchone()[0]:
         return ""  # not complete yet: exact search meanwhile
     version = meta.get("vectors_version", "0")
@@ -158,15 +178,7 @@ def _patched(handle: IndexHandle, path: Path, meta: dict[str, str], count: int) 
                 old.remove(gone)
             _add(handle, old, new)
             return old, f"updated (+{len(new):,} -{len(gone):,})"
-    dim = int(meta.get("embed_dim") or 0) or _dim(handle)
-    index = Index(
-        ndim=dim,
-        metric="cos",
-        dtype="f16",
-        connectivity=CONNECTIVITY,
-        expansion_add=EXPANSION_ADD,
-        expansion_search=EXPANSION_SEARCH,
-    )
+    index = new_graph(int(meta.get("embed_dim") or 0) or _dim(handle))
     _add(handle, index, wanted)
     return index, "built"
 

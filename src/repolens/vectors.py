@@ -273,7 +273,7 @@ class DenseIndex:
             self._graph = None
             # Counted once per version: count(*) reads every row (~30 ms at 100k).
             self._count = int(handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0])
-            if meta.get("ann_version") == version and (handle.gen_dir / ann.ANN_FILE).is_file():
+            if ann.is_current(meta, handle.gen_dir):
                 self._graph = ann.load(handle)
         if matrix and not self._matrix_loaded:
             self._read_matrix(handle)
