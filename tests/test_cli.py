@@ -174,3 +174,27 @@ def test_test_command_runs_an_allow_listed_runner_and_keeps_failures(tmp_path: P
     assert "test_ok" not in out.stdout
     refused = run("test", "--root", str(project), "pytest", "$(touch /tmp/pwned)")
     assert refused.returncode == 2 and refused.stderr.startswith("error: argument ")
+
+
+def test_language_and_kind_filters_take_aliases_and_refuse_unknown_names(repo: Path):
+    by_alias = run("search", "handle submit", "--root", str(repo), "--lang", "py", "--json")
+    assert by_alias.returncode == 0, by_alias.stderr
+    paths = [h["path"] for h in json.loads(by_alias.stdout)["hits"]]
+    assert paths and all(p.endswith(".py") for p in paths)
+    functions = run("search", "handle submit", "--root", str(repo), "--kind", "func", "--json")
+    assert functions.returncode == 0, functions.stderr
+    assert json.loads(functions.stdout)["hits"], "func is function: the filter matches"
+    symbols = run("symbols", "handle_submit", "--root", str(repo), "--kind", "def", "--lang", "py")
+    head = symbols.stdout.splitlines()[0]
+    assert head == "1 symbol match 'handle_submit' (kind=function, language=python):"
+    for args, what in [
+        (["search", "x", "--lang", "klingon"], "language 'klingon'"),
+        (["search", "x", "--kind", "spell"], "kind 'spell'"),
+        (["symbols", "x", "--lang", "klingon"], "language 'klingon'"),
+    ]:
+        out = run(*args, "--root", str(repo))
+        assert out.returncode == 2
+        line = out.stderr.strip()
+        assert line.startswith(f"error: unknown {what}: use one of "), out.stderr
+        assert "\n" not in line
+    assert "python," in out.stderr and "(or py, " in out.stderr

@@ -111,3 +111,20 @@ def test_tool_list_stays_small(sample_repo: Path):
     size = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools.tools]))
     assert len(tools.tools) == 10
     assert size < 12_000, f"tools/list is {size} chars"
+
+
+def test_language_and_kind_arguments_take_aliases_and_refuse_unknown_names(sample_repo: Path):
+    async def session() -> list:
+        async with Client(build_server(sample_repo)) as client:
+            return [
+                await client.call_tool("search_code", {"query": "handle submit", "language": "py"}),
+                await client.call_tool("find_symbol", {"name": "handle_submit", "kind": "fn"}),
+                await client.call_tool("search_code", {"query": "x", "language": "klingon"}),
+                await client.call_tool("find_symbol", {"name": "x", "kind": "spell"}),
+            ]
+
+    by_alias, symbol, language, kind = asyncio.run(session())
+    assert not by_alias.is_error and _text(by_alias).startswith("src/web/forms.py:")
+    assert not symbol.is_error and "src/web/forms.py:4-9 function handle_submit" in _text(symbol)
+    assert language.is_error and _text(language).startswith("unknown language 'klingon': use one of ")
+    assert kind.is_error and _text(kind).startswith("unknown kind 'spell': use one of ")

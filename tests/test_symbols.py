@@ -363,8 +363,8 @@ def test_unusable_names_raise_a_usage_error_with_the_fix(shop, name, message):
 
 
 def test_bad_kind_and_bounds_are_usage_errors(shop):
-    with pytest.raises(UsageError, match="unknown kind 'func': use one of block, class"):
-        find_symbols(shop, "save", kind="func")
+    with pytest.raises(UsageError, match="unknown kind 'spell': use one of block, class"):
+        find_symbols(shop, "save", kind="spell")
     with pytest.raises(UsageError, match="limit must be between 1 and 200"):
         find_symbols(shop, "save", limit=0)
     with pytest.raises(UsageError, match="max_chars must be between 200 and 1000000"):

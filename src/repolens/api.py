@@ -32,7 +32,7 @@ from repolens.snippets import read_snippet as _read_snippet
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
-from repolens.validate import check_int
+from repolens.validate import check_int, check_kind, check_language
 
 if TYPE_CHECKING:
     from repolens.status import IndexStatus
@@ -210,16 +210,19 @@ def make_filters(
     include: str | Sequence[str] | None = None,
     exclude: str | Sequence[str] | None = None,
 ) -> Filters:
-    for name, value in (("path", path), ("language", language), ("kind", kind)):
-        if value is not None and (not isinstance(value, str) or "\x00" in value or len(value) > 1000):
-            raise UsageError(f"{name} must be a plain string")
+    """Search filters from call arguments; ``UsageError`` for a path outside the
+    repository and for a language or kind that names nothing (aliases such as
+    ``py`` and ``func`` are accepted)."""
+    if path is not None and (not isinstance(path, str) or "\x00" in path or len(path) > 1000):
+        raise UsageError("path must be a plain string")
     subpath = path.strip().strip("/") if path else None
     if subpath and (".." in subpath.split("/") or subpath.startswith("/")):
         raise UsageError(f"path filter {path!r} must be a folder or file inside the repository")
+    language, kind = check_language(language), check_kind(kind)
     return Filters(
         subpath=subpath or None,
-        languages=(language.strip().lower(),) if language else (),
-        kinds=(kind.strip().lower(),) if kind else (),
+        languages=(language,) if language else (),
+        kinds=(kind,) if kind else (),
         include=_globs("include", include),
         exclude=_globs("exclude", exclude),
     )

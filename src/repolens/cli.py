@@ -106,8 +106,8 @@ def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
 @click.option("--top-k", "-k", type=int, default=None, help="Hits to show (default 5, max 50).")
 @click.option("--max-chars", type=int, default=None, help="Reply budget in characters (default 6000).")
 @click.option("--path", "subpath", default=None, help="Only search under this folder or file.")
-@click.option("--lang", "language", default=None, help="Only files of this language (e.g. python).")
-@click.option("--kind", default=None, help="Only chunks of this kind (function, class, method, ...).")
+@click.option("--lang", "language", default=None, help="Only files of this language (e.g. python, or py).")
+@click.option("--kind", default=None, help="Only chunks of this kind (function or fn, class, method, ...).")
 @click.option("--include", multiple=True, help="Only paths matching this glob (repeatable).")
 @click.option("--exclude", multiple=True, help="Skip paths matching this glob (repeatable).")
 @click.option("--files", "files_mode", is_flag=True, help="Ranked file overview instead of the packet.")
@@ -177,9 +177,9 @@ json_option = click.option("--json", "as_json", is_flag=True, help="JSON for pro
 @click.argument("name")
 @root_option
 @index_dir_option
-@click.option("--kind", default=None, help="Only this kind (function, method, class, ...).")
+@click.option("--kind", default=None, help="Only this kind (function or fn, method, class, ...).")
 @click.option("--path", "subpath", default=None, help="Only under this folder or file.")
-@click.option("--lang", "language", default=None, help="Only this language.")
+@click.option("--lang", "language", default=None, help="Only this language (e.g. python, or py).")
 @click.option("--limit", type=int, default=20, show_default=True, help="Most matches to list (1-200).")
 @click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
 @json_option

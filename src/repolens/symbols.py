@@ -59,12 +59,11 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
-from repolens.chunk.grammars import KINDS
 from repolens.errors import UsageError
 from repolens.paths import path_role
 from repolens.store import IndexHandle
 from repolens.store.sqlite import normalize_symbol
-from repolens.validate import check_int
+from repolens.validate import check_int, check_kind, check_language
 
 MAX_NAME_CHARS = 200
 MAX_LIMIT = 200
@@ -520,21 +519,21 @@ def find_symbols(
     """Definitions named ``name``, ranked (see the module docstring).
 
     ``kind`` (one of :data:`repolens.chunk.grammars.KINDS`), ``path`` (a
-    file or folder, root-relative) and ``language`` narrow the lookup.
+    file or folder, root-relative) and ``language`` (one of
+    :data:`repolens.chunk.languages.LANGUAGES`; aliases such as ``fn`` and
+    ``py`` too) narrow the lookup.
     At most ``limit`` matches (1-200) are returned, and ``render()`` never
     exceeds ``max_chars`` (200-1,000,000). Raises ``UsageError`` for an
     empty name, one over 200 characters or one with no letters or digits,
-    and for an unknown kind.
+    and for an unknown kind or language.
     """
     q = _parse(name)
     check_int("limit", limit, 1, MAX_LIMIT)
     check_int("max_chars", max_chars, 200, 1_000_000)
-    if kind is not None and kind not in KINDS:
-        raise UsageError(f"unknown kind {kind!r}: use one of {', '.join(sorted(KINDS))}")
     f = _Filters(
-        kind=kind or None,
+        kind=check_kind(kind),
         path=_clean_subpath(path) or None if path else None,
-        language=language.strip().lower() or None if language else None,
+        language=check_language(language),
     )
     db = handle.db
     if q.qualified:

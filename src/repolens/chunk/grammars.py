@@ -53,6 +53,17 @@ KINDS = frozenset(
         "window",
     }
 )
+# Short names people type for a kind (keywords of the languages that define them).
+KIND_ALIASES: dict[str, str] = {
+    "func": "function",
+    "fn": "function",
+    "def": "function",
+    "fun": "function",
+    "cls": "class",
+    "const": "constant",
+    "mod": "module",
+    "namespace": "module",
+}
 # Kinds whose bodies are searched for member definitions.
 CONTAINER_KINDS = frozenset({"class", "struct", "enum", "interface", "trait", "impl", "module"})
 # A function directly inside one of these is a method.

@@ -160,6 +160,31 @@ SOURCE_LANGUAGES = frozenset(
 )
 
 
+# Every language a chunk can carry: what a language filter may name.
+LANGUAGES = frozenset({*_BY_EXTENSION.values(), *_BY_NAME.values(), "text"})
+# Short names people type for a language (a file extension, a nickname).
+LANGUAGE_ALIASES: dict[str, str] = {
+    "py": "python",
+    "python3": "python",
+    "js": "javascript",
+    "node": "javascript",
+    "ts": "typescript",
+    "rs": "rust",
+    "golang": "go",
+    "c++": "cpp",
+    "cs": "csharp",
+    "c#": "csharp",
+    "rb": "ruby",
+    "kt": "kotlin",
+    "sh": "bash",
+    "shell": "bash",
+    "md": "markdown",
+    "yml": "yaml",
+    "objective-c": "objc",
+    "terraform": "hcl",
+}
+
+
 def language_for(path: str) -> str:
     """The language name for a repository-relative path; ``"text"`` if unknown."""
     p = PurePosixPath(path)
