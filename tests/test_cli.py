@@ -198,3 +198,21 @@ def test_language_and_kind_filters_take_aliases_and_refuse_unknown_names(repo: P
         assert line.startswith(f"error: unknown {what}: use one of "), out.stderr
         assert "\n" not in line
     assert "python," in out.stderr and "(or py, " in out.stderr
+
+
+def test_arguments_and_environment_that_are_not_utf8_are_refused_in_one_line(repo: Path):
+    # Python hands the bytes `url_for \xff\xfe` to a program as lone surrogates; so do we here.
+    out = run("search", "url_for \udcff\udcfe", "--root", str(repo))
+    assert out.returncode == 2
+    assert (
+        out.stderr
+        == "error: command-line argument is not valid UTF-8 ('url_for \\xff\\xfe'): pass UTF-8 text\n"
+    )
+    assert not (repo / ".repolens").exists(), "refused before anything was indexed or remembered"
+    for name, value in [("REPOLENS_TOP_K", "\udcff"), ("REPOLENS_INDEX_DIR", "/tmp/idx\udce9")]:
+        out = run("search", "url_for", "--root", str(repo), env={name: value})
+        assert out.returncode == 1
+        shown = value.replace("\udcff", "\\xff").replace("\udce9", "\\xe9")
+        assert out.stderr == (
+            f"error: environment variable {name} is not valid UTF-8 ('{shown}'): set {name} to UTF-8 text\n"
+        )

@@ -88,3 +88,23 @@ def test_stdio_server_logs_to_the_file_named_by_the_environment(sample_repo: Pat
     asyncio.run(session())
     (record,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert record["tool"] == "search_code" and record["hits"] >= 1
+
+
+def test_arguments_that_are_not_utf8_are_refused_in_one_line_and_logged(sample_repo: Path, tmp_path: Path):
+    log = tmp_path / "q.jsonl"
+    results = call_all(
+        build_server({"s": sample_repo}, query_log=log),
+        [
+            ("search_code", {"query": "url_for \ud800"}),  # JSON can carry a lone surrogate
+            ("search_code", {"query": "url_for", "include": ["src/**", "\udcff"]}),
+        ],
+    )
+    texts = [r.content[0].text for r in results]
+    assert all(r.is_error for r in results)
+    assert texts == [
+        "argument 'query' of search_code is not valid UTF-8 ('url_for \\ud800'): send UTF-8 text",
+        "argument 'include' of search_code is not valid UTF-8 ('\\xff'): send UTF-8 text",
+    ]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["error"] for r in records] == texts
+    assert not (sample_repo / ".repolens" / "queries").exists(), "nothing was searched or remembered"

@@ -17,6 +17,7 @@ import click
 
 from repolens import __version__, api
 from repolens.errors import RepolensError
+from repolens.validate import check_utf8
 
 ROOT_HELP = "Repository root (default: the current directory)."
 INDEX_DIR_HELP = "Index folder (default: <root>/.repolens, or $REPOLENS_INDEX_DIR/<root>)."
@@ -450,10 +451,11 @@ def setup_cmd(target: str, root: str | None, scope: str | None, print_only: bool
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(argv) if argv is not None else sys.argv[1:]
     try:
-        code = cli.main(
-            args=list(argv) if argv is not None else None, prog_name="repolens", standalone_mode=False
-        )
+        for arg in args:  # every user string of a command enters here
+            check_utf8("command-line argument", arg)
+        code = cli.main(args=args, prog_name="repolens", standalone_mode=False)
     except RepolensError as exc:
         click.echo(f"error: {exc}", err=True)
         return exc.exit_code

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repolens.errors import ConfigError
+from repolens.validate import check_utf8
 
 if TYPE_CHECKING:
     from repolens.embed.factory import EmbedConfig
@@ -97,6 +99,15 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+def environ(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The environment variable ``name`` (from ``env``, default ``os.environ``),
+    None when unset. Every variable repolens reads comes through here, so a
+    value that is not UTF-8 is refused in one line naming it."""
+    value = (os.environ if env is None else env).get(name)
+    check_utf8(f"environment variable {name}", value, ConfigError, fix=f"set {name} to UTF-8 text")
+    return value
+
+
 def _coerce(key: str, value: Any, source: str) -> Any:
     default = getattr(Settings, key)
     if isinstance(default, bool):
@@ -170,9 +181,8 @@ def load_embed_config(root: Path | None = None) -> EmbedConfig:
         raise ConfigError(f"{CONFIG_FILE}: [embed] must be a table")
     values.update(table)
     for f in fields(EmbedConfig):
-        env = f"{ENV_PREFIX}EMBED_{f.name.upper()}"
-        if env in os.environ:
-            values[f.name] = os.environ[env]
+        if (value := environ(f"{ENV_PREFIX}EMBED_{f.name.upper()}")) is not None:
+            values[f.name] = value
     return EmbedConfig.from_mapping(values)
 
 
@@ -184,9 +194,7 @@ def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = N
     if section:
         settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
     env = {
-        f.name: os.environ[ENV_PREFIX + f.name.upper()]
-        for f in fields(Settings)
-        if ENV_PREFIX + f.name.upper() in os.environ
+        f.name: value for f in fields(Settings) if (value := environ(ENV_PREFIX + f.name.upper())) is not None
     }
     settings = _from_mapping(settings, env, "environment")
     if overrides:

@@ -34,6 +34,7 @@ from repolens.errors import NotFoundError, PathError, RepolensError, RootError, 
 from repolens.ignore import IgnoreRules
 from repolens.snippets import MAX_PATH_CHARS, safe_path
 from repolens.store.layout import resolve_root
+from repolens.validate import check_utf8
 
 log = logging.getLogger("repolens")
 
@@ -244,25 +245,6 @@ def one_line(text: str, limit: int = ERROR_MAX_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _unencodable(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, list):
-        return any(_unencodable(v) for v in value)
-    if isinstance(value, dict):
-        return any(_unencodable(k) or _unencodable(v) for k, v in value.items())
-    return False
-
-
-def _unencodable_argument(arguments: Mapping[str, Any]) -> str | None:
-    """The first argument holding a lone surrogate (JSON can carry one; nothing downstream can)."""
-    return next((key for key, value in arguments.items() if _unencodable(value)), None)
-
-
 def _budget(value: Any, default: int) -> int:
     """The reply budget a call asked for, or ``default`` when it asked for none (or nonsense)."""
     if isinstance(value, int) and not isinstance(value, bool) and MIN_BUDGET <= value <= MAX_BUDGET:
@@ -321,12 +303,14 @@ class RepolensServer(MCPServer):
                     f"unknown argument {one_line(unknown[0], 100)!r} for {name}: "
                     f"known arguments are {', '.join(sorted(params[name]))}"
                 )
-            elif (bad := _unencodable_argument(arguments or {})) is not None:
-                error = f"argument {bad!r} of {name} is not valid unicode (a lone surrogate): send UTF-8 text"
             else:
+                for key, value in (arguments or {}).items():  # every user string of a call enters here
+                    check_utf8(f"argument {key!r} of {name}", value, fix="send UTF-8 text")
                 result = await super().call_tool(name, arguments, context)
         except MCPError:
             raise
+        except RepolensError as exc:
+            error = str(exc)
         except UnexpectedToolError as exc:
             log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__ or exc)
             kind = type(exc.__cause__).__name__

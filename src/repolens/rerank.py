@@ -20,7 +20,6 @@ for life, so its ``identity`` always names the model behind its scores.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import typing
@@ -32,7 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from repolens.config import CONFIG_FILE, ENV_PREFIX, _config_file
+from repolens.config import CONFIG_FILE, ENV_PREFIX, _config_file, environ
 from repolens.embed.base import file_sha256
 from repolens.embed.factory import coerce_setting
 from repolens.embed.local import find_model, find_tokenizer, read_json
@@ -130,9 +129,8 @@ def load_rerank_config(root: Path | None = None) -> RerankConfig:
         raise ConfigError(f"{CONFIG_FILE}: [rerank] must be a table")
     values: dict[str, Any] = dict(table)
     for f in fields(RerankConfig):
-        env = f"{ENV_PREFIX}RERANK_{f.name.upper()}"
-        if env in os.environ:
-            values[f.name] = os.environ[env]
+        if (value := environ(f"{ENV_PREFIX}RERANK_{f.name.upper()}")) is not None:
+            values[f.name] = value
     return RerankConfig.from_mapping(values)
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repolens.config import environ
 from repolens.errors import ConfigError, RootError, UsageError
 
 CONFIG_FILE = ".repolens.toml"
@@ -159,7 +160,7 @@ def _bool(value: Any, source: str, key: str) -> bool:
 
 def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path | None:
     """``explicit`` (must exist), else ``$REPOLENS_CONFIG`` (must exist), else ``./.repolens.toml``."""
-    for raw, source in ((explicit, "--config"), (env.get(CONFIG_ENV) or None, CONFIG_ENV)):
+    for raw, source in ((explicit, "--config"), (environ(CONFIG_ENV, env) or None, CONFIG_ENV)):
         if raw:
             path = Path(raw).expanduser()
             if not path.is_file():
@@ -192,8 +193,8 @@ def load_serve_config(
     src = str(path) if path else CONFIG_FILE
 
     roots = parse_roots(root_specs, "--root")
-    if not roots and env.get(ROOTS_ENV, "").strip():
-        roots = parse_roots(env[ROOTS_ENV].split(","), ROOTS_ENV)
+    if not roots and (env_roots := environ(ROOTS_ENV, env) or "").strip():
+        roots = parse_roots(env_roots.split(","), ROOTS_ENV)
     if not roots and table:
         for name, raw in table.items():
             if not isinstance(raw, str):
@@ -205,11 +206,10 @@ def load_serve_config(
         pass
     elif token_file:
         token, token_source = read_token_file(Path(token_file), "--token-file"), "--token-file"
-    elif env.get(TOKEN_ENV):
-        token, token_source = check_token(env[TOKEN_ENV].strip(), TOKEN_ENV), TOKEN_ENV
-    elif env.get(TOKEN_FILE_ENV):
-        token = read_token_file(Path(env[TOKEN_FILE_ENV]), TOKEN_FILE_ENV)
-        token_source = TOKEN_FILE_ENV
+    elif env_token := environ(TOKEN_ENV, env):
+        token, token_source = check_token(env_token.strip(), TOKEN_ENV), TOKEN_ENV
+    elif env_token_file := environ(TOKEN_FILE_ENV, env):
+        token, token_source = read_token_file(Path(env_token_file), TOKEN_FILE_ENV), TOKEN_FILE_ENV
     elif serve.get("token_file"):
         raw = Path(str(serve["token_file"])).expanduser()
         token = read_token_file(raw if raw.is_absolute() or base is None else base / raw, src)
@@ -218,8 +218,8 @@ def load_serve_config(
     log_path: Path | None = None
     if query_log:
         log_path = Path(query_log).expanduser()
-    elif env.get(QUERY_LOG_ENV):
-        log_path = Path(env[QUERY_LOG_ENV]).expanduser()
+    elif env_log := environ(QUERY_LOG_ENV, env):
+        log_path = Path(env_log).expanduser()
     elif serve.get("query_log"):
         raw = Path(str(serve["query_log"])).expanduser()
         log_path = raw if raw.is_absolute() or base is None else base / raw

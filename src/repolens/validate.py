@@ -6,7 +6,54 @@ from collections.abc import Mapping, Set
 
 from repolens.chunk.grammars import KIND_ALIASES, KINDS
 from repolens.chunk.languages import LANGUAGE_ALIASES, LANGUAGES
-from repolens.errors import UsageError
+from repolens.errors import RepolensError, UsageError
+
+
+def check_utf8(
+    what: str, value: object, error: type[RepolensError] = UsageError, fix: str = "pass UTF-8 text"
+) -> None:
+    """Refuse text that cannot be written as UTF-8, in one line naming ``what``.
+
+    Python hands bytes that are not UTF-8 (in command-line arguments and
+    environment variables) over as lone surrogates, and JSON can carry lone
+    surrogates too; nothing downstream (SQLite, the query log, remembered
+    queries, JSON replies) can store them. The policy is to refuse, where a
+    user string enters, rather than to guess a replacement. ``value`` may be
+    a string or a list or dict of them (tool arguments); other values pass.
+    """
+    bad = _unencodable(value)
+    if bad is not None:
+        raise error(f"{what} is not valid UTF-8 ({_escaped(bad)}): {fix}")
+
+
+def _unencodable(value: object) -> str | None:
+    """The first string in ``value`` (searched through lists and dicts) that is not encodable."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value
+        return None
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+    if isinstance(items, list):
+        return next((bad for v in items if (bad := _unencodable(v)) is not None), None)
+    return None
+
+
+def _escaped(text: str) -> str:
+    """The text around its first lone surrogate, quoted: an escaped byte shows as
+    ``\\xff`` (how it was typed), any other surrogate as ``\\ud800``."""
+    first = next(i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff")
+    part = text[max(0, first - 30) : first + 30]
+    shown = "".join(
+        f"\\x{ord(c) - 0xDC00:02x}"
+        if "\udc80" <= c <= "\udcff"
+        else f"\\u{ord(c):04x}"
+        if "\ud800" <= c <= "\udfff"
+        else c
+        for c in part
+    )
+    return f"{'...' if first > 30 else ''}'{shown}'{'...' if first + 30 < len(text) else ''}"
 
 
 def check_int(name: str, value: object, lo: int, hi: int) -> int:

@@ -14,7 +14,6 @@ variants distinctly on the server (Ollama tags do).
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import urllib.error
@@ -23,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from repolens.config import environ
 from repolens.embed.base import l2_normalise, prefix_tag
 from repolens.errors import EmbedderError
 
@@ -175,8 +175,8 @@ class OpenAIEmbedder:
 
 def _api_key(env_name: str | None) -> str | None:
     if env_name is None:
-        return os.environ.get(DEFAULT_API_KEY_ENV) or None
-    value = os.environ.get(env_name)
+        return environ(DEFAULT_API_KEY_ENV) or None
+    value = environ(env_name)
     if not value:
         raise EmbedderError(
             f"environment variable {env_name} (embed.api_key_env) is not set; "

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from repolens.config import environ
 from repolens.errors import IndexLockedError, IndexMissingError, RootError, UsageError
 
 INDEX_DIR_NAME = ".repolens"
@@ -54,7 +55,7 @@ def resolve_index_dir(root: Path, index_dir: str | os.PathLike[str] | None = Non
     """
     if index_dir is not None:
         return Path(index_dir).expanduser().resolve()
-    env = os.environ.get(INDEX_DIR_ENV)
+    env = environ(INDEX_DIR_ENV)
     if env:
         key = re.sub(r"[^A-Za-z0-9._-]+", "_", str(root).strip("/")) or "root"
         return (Path(env).expanduser() / key).resolve()
