@@ -216,3 +216,28 @@ def test_arguments_and_environment_that_are_not_utf8_are_refused_in_one_line(rep
         assert out.stderr == (
             f"error: environment variable {name} is not valid UTF-8 ('{shown}'): set {name} to UTF-8 text\n"
         )
+
+
+def test_query_id_with_a_question_or_filters_is_refused(repo: Path):
+    first = run("search", "session expire", "--root", str(repo))
+    query_id = first.stdout.strip().splitlines()[-1].split()[-1]
+    out = run("search", "other question", "--query-id", query_id, "--lang", "go", "--root", str(repo))
+    assert out.returncode == 2
+    assert out.stderr == (
+        "error: a remembered search is shown with its own question and filters: pass --query-id alone "
+        "(without QUERY, --lang), or leave --query-id out to search anew\n"
+    )
+
+
+def test_a_missing_root_is_named_as_the_command_spells_it(tmp_path: Path):
+    missing = tmp_path / "nope"
+    for args, spelled in [
+        (["index", str(missing)], "ROOT"),
+        (["search", "x", "--root", str(missing)], "--root"),
+    ]:
+        out = run(*args)
+        assert out.returncode == 1
+        assert (
+            out.stderr
+            == f"error: repository root {missing} does not exist: pass an existing directory as {spelled}\n"
+        )

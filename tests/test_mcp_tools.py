@@ -128,3 +128,28 @@ def test_language_and_kind_arguments_take_aliases_and_refuse_unknown_names(sampl
     assert not symbol.is_error and "src/web/forms.py:4-9 function handle_submit" in _text(symbol)
     assert language.is_error and _text(language).startswith("unknown language 'klingon': use one of ")
     assert kind.is_error and _text(kind).startswith("unknown kind 'spell': use one of ")
+
+
+def test_errors_name_the_tool_arguments_not_command_line_flags(sample_repo: Path, tmp_path: Path):
+    missing = tmp_path / "nope"
+
+    async def session() -> list:
+        async with Client(build_server(sample_repo)) as client:
+            first = await client.call_tool("search_code", {"query": "session expire"})
+            query_id = _text(first).splitlines()[-1].split()[-1]
+            return [
+                await client.call_tool("search_code", {"query": "x", "root": str(missing)}),
+                await client.call_tool("run_tests", {"runner": "pytest", "root": str(missing)}),
+                await client.call_tool(
+                    "search_code", {"query": "other", "query_id": query_id, "language": "go"}
+                ),
+            ]
+
+    search, tests, rerender = asyncio.run(session())
+    assert search.is_error and tests.is_error and rerender.is_error
+    no_root = f"repository root {missing} does not exist: pass an existing directory as `root`"
+    assert _text(search) == _text(tests) == no_root
+    assert _text(rerender) == (
+        "a remembered search is shown with its own question and filters: pass `query_id` alone "
+        "(without `query`, `language`), or leave `query_id` out to search anew"
+    )

@@ -355,6 +355,9 @@ def search_code(
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if query_id is None:
         check_query(query)
+    else:
+        given = {"query": query, "path": path, "language": language, "kind": kind}
+        _check_rerender({**given, "include": include, "exclude": exclude})
     if top_k is not None:
         check_int("top_k", top_k, 1, 50)
     if max_chars is not None:
@@ -438,6 +441,18 @@ def search_code(
     else:
         reply.text = f"{reply.packet.text}\n\n{footer}"
     return reply
+
+
+def _check_rerender(given: dict[str, object]) -> None:
+    """A ``query_id`` re-renders a remembered search with its own question and
+    filters: refuse any of those passed with it, rather than ignore them."""
+    extra = [name for name, value in given.items() if value]
+    if extra:
+        named = ", ".join("{" + name + "}" for name in extra)
+        raise UsageError(
+            "a remembered search is shown with its own question and filters",
+            fix=f"pass {{query_id}} alone (without {named}), or leave {{query_id}} out to search anew",
+        )
 
 
 def open_index(

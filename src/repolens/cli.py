@@ -47,7 +47,29 @@ index_dir_option = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Command(click.Command):
+    """A subcommand whose errors name arguments as this command spells them
+    (``--root``, or ``ROOT`` where the root is positional; see
+    :meth:`repolens.errors.RepolensError.spelled`)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except RepolensError as exc:
+            names = {p.name: _spelling(p) for p in self.params if p.name}
+            exc.args = (exc.spelled(lambda name: names.get(name, name)),)
+            raise
+
+
+def _spelling(param: click.Parameter) -> str:
+    return param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+
+
+class _Group(click.Group):
+    command_class = _Command
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="repolens")
 def cli() -> None:
     """Local code search for coding agents: small, cited evidence packets instead of whole files."""
@@ -106,7 +128,7 @@ def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
 @index_dir_option
 @click.option("--top-k", "-k", type=int, default=None, help="Hits to show (default 5, max 50).")
 @click.option("--max-chars", type=int, default=None, help="Reply budget in characters (default 6000).")
-@click.option("--path", "subpath", default=None, help="Only search under this folder or file.")
+@click.option("--path", default=None, help="Only search under this folder or file.")
 @click.option("--lang", "language", default=None, help="Only files of this language (e.g. python, or py).")
 @click.option("--kind", default=None, help="Only chunks of this kind (function or fn, class, method, ...).")
 @click.option("--include", multiple=True, help="Only paths matching this glob (repeatable).")
@@ -125,7 +147,7 @@ def search_cmd(
     index_dir: str | None,
     top_k: int | None,
     max_chars: int | None,
-    subpath: str | None,
+    path: str | None,
     language: str | None,
     kind: str | None,
     include: tuple[str, ...],
@@ -144,7 +166,7 @@ def search_cmd(
         index_dir=index_dir,
         top_k=top_k,
         max_chars=max_chars,
-        path=subpath,
+        path=path,
         language=language,
         kind=kind,
         include=include or None,
@@ -179,7 +201,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="JSON for pro
 @root_option
 @index_dir_option
 @click.option("--kind", default=None, help="Only this kind (function or fn, method, class, ...).")
-@click.option("--path", "subpath", default=None, help="Only under this folder or file.")
+@click.option("--path", default=None, help="Only under this folder or file.")
 @click.option("--lang", "language", default=None, help="Only this language (e.g. python, or py).")
 @click.option("--limit", type=int, default=20, show_default=True, help="Most matches to list (1-200).")
 @click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
@@ -189,7 +211,7 @@ def symbols_cmd(
     root: str | None,
     index_dir: str | None,
     kind: str | None,
-    subpath: str | None,
+    path: str | None,
     language: str | None,
     limit: int,
     max_chars: int,
@@ -201,7 +223,7 @@ def symbols_cmd(
         root,
         index_dir=index_dir,
         kind=kind,
-        path=subpath,
+        path=path,
         language=language,
         limit=limit,
         max_chars=max_chars,

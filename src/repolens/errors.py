@@ -3,9 +3,17 @@
 Every error carries a one-line message that names the problem and the fix.
 Adapters (CLI, MCP, HTTP) turn these into an exit code, an ``isError`` tool
 result or an HTTP status; they never show a traceback for a ``RepolensError``.
+
+A fix that names an argument names it as each adapter spells it: the core
+writes ``fix="pass an existing directory as {root}"`` with the argument's
+API name in braces, and an adapter renders :meth:`RepolensError.spelled`
+with its own spelling (``--root`` or ``ROOT`` on the command line, ```root```
+or ```repo``` for an MCP tool). ``str(err)`` uses the API names.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 
 class RepolensError(Exception):
@@ -13,9 +21,36 @@ class RepolensError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        """``message`` is the problem, or the whole line when there is no ``fix``;
+        ``fix`` is a template whose only fields are argument names (never user
+        data, which belongs in ``message``)."""
         # One line, always: a message is read by people and by agents.
-        super().__init__(" ".join(message.split()))
+        self.problem = " ".join(message.split())
+        self.fix = " ".join(fix.split()) if fix else None
+        super().__init__(self.spelled(str))
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The message with each argument the fix names spelled by ``spell``
+        (given the argument's API name, it returns the adapter's spelling)."""
+        if self.fix is None:
+            return self.problem
+        return f"{self.problem}: {self.fix.format_map(_Spelling(spell))}"
+
+
+# The fix of every "repository root is not a directory" error.
+ROOT_FIX = "pass an existing directory as {root}"
+
+
+class _Spelling(dict[str, str]):
+    """``str.format_map``'s view of an adapter's spelling."""
+
+    def __init__(self, spell: Callable[[str], str]) -> None:
+        super().__init__()
+        self.spell = spell
+
+    def __missing__(self, key: str) -> str:
+        return self.spell(key)
 
 
 class UsageError(RepolensError):

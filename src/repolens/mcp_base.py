@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
+from repolens.errors import ROOT_FIX, NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.ignore import IgnoreRules
 from repolens.snippets import MAX_PATH_CHARS, safe_path
 from repolens.store.layout import resolve_root
@@ -167,13 +167,13 @@ class Repos:
 def _local_root(where: str) -> Path:
     """A root path from a local caller; odd input is a ``RootError``, never a crash."""
     if len(where) > MAX_PATH_CHARS or "\x00" in where:
-        raise RootError(f"repository root {where[:80]!r}... is not a usable path: pass a directory")
+        raise RootError(f"repository root {where[:80]!r}... is not a usable path", fix=ROOT_FIX)
     try:
         return resolve_root(where)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         shown = repr(where[:200])
-        raise RootError(f"repository root {shown} cannot be used ({reason}): pass a directory") from None
+        raise RootError(f"repository root {shown} cannot be used ({reason})", fix=ROOT_FIX) from None
 
 
 # -- query log --------------------------------------------------------------------
@@ -374,7 +374,8 @@ def tool_body(fn: Callable[..., str], repos: Repos) -> Callable[..., str]:
         try:
             return fn(*args, **kwargs)
         except RepolensError as exc:
-            raise ToolError(repos.redact(str(exc))) from exc
+            text = exc.spelled(lambda arg: f"`{name if arg == 'root' else arg}`")
+            raise ToolError(repos.redact(text)) from exc
 
     sig = inspect.signature(fn, eval_str=True)
     params = [

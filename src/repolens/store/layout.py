@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repolens.config import environ
-from repolens.errors import IndexLockedError, IndexMissingError, RootError, UsageError
+from repolens.errors import ROOT_FIX, IndexLockedError, IndexMissingError, RootError, UsageError
 
 INDEX_DIR_NAME = ".repolens"
 INDEX_DIR_ENV = "REPOLENS_INDEX_DIR"
@@ -40,10 +40,9 @@ _GRACE_SECONDS = 120.0
 
 def resolve_root(root: str | os.PathLike[str] | None) -> Path:
     path = Path(root if root is not None else ".").expanduser()
-    if not path.exists():
-        raise RootError(f"repository root {path} does not exist: pass an existing directory with --root")
     if not path.is_dir():
-        raise RootError(f"repository root {path} is not a directory: pass a directory with --root")
+        state = "is not a directory" if path.exists() else "does not exist"
+        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
     return path.resolve()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from repolens.errors import RootError, UsageError
+from repolens.errors import ROOT_FIX, RootError, UsageError
 
 DEFAULT_TIMEOUT_S = 300.0
 MIN_TIMEOUT_S = 1.0
@@ -36,7 +36,7 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
     path = Path(root).expanduser()
     if not path.is_dir():
         state = "is not a directory" if path.exists() else "does not exist"
-        raise RootError(f"repository root {path} {state}: pass an existing directory with --root")
+        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
     return path.resolve()
 
 
