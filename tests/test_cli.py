@@ -218,6 +218,28 @@ def test_arguments_and_environment_that_are_not_utf8_are_refused_in_one_line(rep
         )
 
 
+def test_bare_repolens_prints_the_help_plainly():
+    out = run()
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.startswith("Usage: repolens [OPTIONS] COMMAND [ARGS]...\n")
+    assert "  search " in out.stdout
+
+
+def test_test_command_says_repolens_options_go_before_the_runner(tmp_path: Path):
+    out = run("test", "pytest", "--root", str(tmp_path), cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr == (
+        "error: --root belongs to repolens, not to pytest: repolens options go before RUNNER, "
+        "as in `repolens test --root ... pytest [ARGS]` (see `repolens test --help`)\n"
+    )
+    bare = run("test", cwd=tmp_path)
+    assert bare.returncode == 2
+    assert bare.stderr == (
+        "error: Missing argument 'RUNNER': name one of the runners listed above "
+        "(see `repolens test --help`)\n"
+    )
+
+
 def test_query_id_with_a_question_or_filters_is_refused(repo: Path):
     first = run("search", "session expire", "--root", str(repo))
     query_id = first.stdout.strip().splitlines()[-1].split()[-1]

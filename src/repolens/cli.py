@@ -159,7 +159,7 @@ def search_cmd(
 ) -> None:
     """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
     if query is None and query_id is None:
-        raise click.UsageError("Missing argument 'QUERY' (or pass --query-id).")
+        raise click.UsageError("Missing argument 'QUERY': pass a question, or --query-id ID")
     reply = api.search_code(
         query,
         root,
@@ -307,8 +307,16 @@ def test_cmd(
     if list_runners or runner is None:
         click.echo(testrun.render_runners(testrun.available_runners(where)))
         if runner is None and not list_runners:
-            raise click.UsageError("Missing argument 'RUNNER' (see the runners above).")
+            raise click.UsageError("Missing argument 'RUNNER': name one of the runners listed above")
         return
+    # Everything after RUNNER goes to the runner: an option of ours there was misplaced.
+    ours = {opt: param for param in ctx.command.get_params(ctx) for opt in param.opts if opt[0] == "-"}
+    if misplaced := next((a.split("=", 1)[0] for a in args if a.split("=", 1)[0] in ours), None):
+        option = misplaced if getattr(ours[misplaced], "is_flag", False) else f"{misplaced} ..."
+        raise click.UsageError(
+            f"{misplaced} belongs to repolens, not to {runner}: repolens options go before RUNNER, "
+            f"as in `repolens test {option} {runner} [ARGS]`"
+        )
     run = testrun.run_tests(where, runner, args, timeout_s=timeout_s, max_chars=max_chars)
     click.echo(testrun.render(run))
     ctx.exit(run.exit_code)
@@ -481,6 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RepolensError as exc:
         click.echo(f"error: {exc}", err=True)
         return exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `repolens`: what it can do
+        click.echo(exc.ctx.get_help())
+        return 0
     except click.exceptions.Abort:
         click.echo("error: interrupted", err=True)
         return 130
