@@ -263,3 +263,11 @@ def test_a_missing_root_is_named_as_the_command_spells_it(tmp_path: Path):
             out.stderr
             == f"error: repository root {missing} does not exist: pass an existing directory as {spelled}\n"
         )
+
+
+def test_test_list_names_only_runners_the_repository_can_use(tmp_path: Path):
+    (tmp_path / "test_calc.py").write_text("def test_ok():\n    pass\n")
+    out = run("test", "--list", "--root", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert [line.split(":")[0] for line in out.stdout.splitlines()] == ["pytest"]
+    assert out.stdout.rstrip().endswith("(test_calc.py)")

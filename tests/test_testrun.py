@@ -374,6 +374,8 @@ def test_build_command_translates_paths_and_filters_per_runner(tmp_path: Path) -
 
 
 def test_unavailable_runner_error_names_the_available_ones(tmp_path: Path) -> None:
+    markers = ("pytest.ini", "package.json", "go.mod", "Cargo.toml", "pom.xml", "build.gradle")
+    write_files(tmp_path, dict.fromkeys(markers, ""))  # every runner applies: installed ones are available
     available = [r.name for r in testrun.available_runners(tmp_path)]
     missing = [n for n in testrun.RUNNER_NAMES if n not in available]
     if not missing:
@@ -571,3 +573,21 @@ def test_npm_failure_keeps_expected_and_actual(tmp_path: Path) -> None:
     assert "expected: 5" in run.text and "actual: 4" in run.text
     assert "calc.test.js:5:" in run.text
     assert "ok 1 - adds ok" not in run.text
+
+
+def test_only_runners_the_repository_can_use_are_listed(tmp_path: Path) -> None:
+    installed = [n for n in ("npm", "cargo", "mvn", "go") if shutil.which(n)]
+    assert testrun.available_runners(tmp_path) == []
+    assert testrun.render_runners([]).startswith("no test runner applies here (supported: pytest, npm, ")
+
+    write_files(tmp_path, {"tests/test_calc.py": "def test_ok():\n    pass\n"})
+    assert [(r.name, r.marker) for r in testrun.available_runners(tmp_path)] == [
+        ("pytest", "tests/test_calc.py")
+    ]
+    if installed:
+        marker = {"npm": "package.json", "cargo": "Cargo.toml", "mvn": "pom.xml", "go": "go.mod"}[
+            installed[0]
+        ]
+        write_files(tmp_path, {marker: ""})
+        names = [r.name for r in testrun.available_runners(tmp_path)]
+        assert names[0] == "pytest" and installed[0] in names

@@ -283,7 +283,7 @@ def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars:
     "--timeout", "timeout_s", type=float, default=300.0, show_default=True, help="Seconds before kill."
 )
 @click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
-@click.option("--list", "list_runners", is_flag=True, help="List the runners installed for this repository.")
+@click.option("--list", "list_runners", is_flag=True, help="List the runners this repository can use.")
 @click.argument("runner", required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context

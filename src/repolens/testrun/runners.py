@@ -83,18 +83,17 @@ class Runner:
 
 
 def available_runners(root: str | os.PathLike[str]) -> list[Runner]:
-    """The allow-listed runners whose tool is installed, in ``RUNNER_NAMES`` order.
+    """The allow-listed runners this repository can use, in ``RUNNER_NAMES`` order:
+    the tool is installed and the root has its project file (pytest: also test
+    files at the root or in ``tests/`` or ``test/``). An installed npm is no
+    use to a repository without a package.json.
 
     Looked up afresh on every call (``PATH`` and the root's wrappers and
     virtualenvs can change between calls). Raises ``RootError`` for a bad root.
     """
     root_path = resolve_root(root)
-    runners = []
-    for name in RUNNER_NAMES:
-        runner = _runner(SPECS[name], root_path)
-        if runner is not None:
-            runners.append(runner)
-    return runners
+    runners = [_runner(SPECS[name], root_path) for name in RUNNER_NAMES]
+    return [r for r in runners if r is not None and r.marker is not None]
 
 
 def resolve_runner(root: str | os.PathLike[str], name: str) -> Runner:
@@ -119,7 +118,10 @@ def resolve_runner(root: str | os.PathLike[str], name: str) -> Runner:
 def render_runners(runners: Sequence[Runner]) -> str:
     """One line per runner, for the CLI and the MCP tool description of what can run."""
     if not runners:
-        return f"no test runner is installed (supported: {', '.join(RUNNER_NAMES)})"
+        return (
+            f"no test runner applies here (supported: {', '.join(RUNNER_NAMES)}; each needs its tool "
+            "installed and its project file, such as package.json or go.mod, at the root)"
+        )
     return "\n".join(r.describe() for r in runners)
 
 
@@ -128,7 +130,20 @@ def _runner(spec: Spec, root: Path) -> Runner | None:
     if command is None:
         return None
     marker = next((m for m in spec.markers if (root / m).exists()), None)
+    if marker is None and spec.name == "pytest":
+        marker = _python_tests(root)
     return Runner(spec.name, command, marker)
+
+
+def _python_tests(root: Path) -> str | None:
+    """A pytest test file at the root or in ``tests/`` or ``test/`` (a project
+    may have tests and no configuration file at all)."""
+    for folder in (root, root / "tests", root / "test"):
+        for pattern in ("test_*.py", "*_test.py"):
+            found = next(folder.glob(pattern), None)
+            if found is not None and found.is_file():
+                return found.relative_to(root).as_posix()
+    return None
 
 
 def _base_command(spec: Spec, root: Path) -> tuple[str, ...] | None:
@@ -161,4 +176,4 @@ def _pytest_command(root: Path) -> tuple[str, ...] | None:
 
 def _available_text(root: Path) -> str:
     names = [r.name for r in available_runners(root)]
-    return f"available here: {', '.join(names)}" if names else "no test runner is installed here"
+    return f"available here: {', '.join(names)}" if names else "no test runner applies here"
