@@ -568,3 +568,17 @@ def test_loopback_policy():
     assert not is_loopback("0.0.0.0") and not is_loopback("::") and not is_loopback("example.com")
     check_auth_policy("127.0.0.1", None, no_auth=True)
     check_auth_policy("0.0.0.0", TOKEN, no_auth=False)
+
+
+def test_a_port_in_use_is_one_error_line_before_anything_starts(sample_repo: Path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = run_serve("--http", "--no-auth", "--root", str(sample_repo), "--port", str(port))
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"error: cannot serve at 127.0.0.1:{port}: Address already in use: "
+        "stop the program that uses it, or pass another --port\n"
+    )
+    assert not (sample_repo / ".repolens").exists(), "refused before indexing"

@@ -103,6 +103,10 @@ class ConfigError(RepolensError):
     """A configuration file or environment variable has a bad value."""
 
 
+class ServeError(RepolensError):
+    """The server cannot listen at its address (in use, not of this machine, not allowed)."""
+
+
 class RunArgumentError(UsageError):
     """A ``run_tests`` argument is outside the allowed shapes (test path or filter)."""
 

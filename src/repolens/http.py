@@ -17,10 +17,12 @@ rebound domain name.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import ipaddress
 import logging
+import socket
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,7 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from repolens import __version__, api
-from repolens.errors import UsageError
+from repolens.errors import ServeError, UsageError
 from repolens.mcp_server import build_server
 from repolens.serving import TOKEN_ENV, TOKEN_FILE_ENV, TOKEN_HINT, ServeConfig, require_roots
 
@@ -166,6 +168,36 @@ def index_missing(roots: dict[str, Path], index_dir: Path | None = None) -> None
             print(f"repolens: {name}: {report.summary().splitlines()[0]}", file=sys.stderr, flush=True)
 
 
+def bind(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to every address of ``host`` at ``port``, before anything
+    else starts: an address in use is one ``ServeError`` line (not uvicorn's
+    log after "serving ..."), and nothing can take the port between this
+    check and serving, since these very sockets are served."""
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ServeError(f"cannot serve at {shown} ({exc.strerror})", fix="pass another {host}") from None
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: TIME_WAIT is no conflict
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        fix = {
+            errno.EADDRINUSE: "stop the program that uses it, or pass another {port}",
+            errno.EACCES: "pass a {port} above 1023",
+        }.get(exc.errno or 0, "pass another {host}")
+        raise ServeError(f"cannot serve at {shown}: {exc.strerror or exc}", fix=fix) from None
+    return sockets
+
+
 def serve(
     config: ServeConfig,
     *,
@@ -179,21 +211,26 @@ def serve(
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
     app = build_app(config, host=host, no_auth=no_auth, index_dir=index_dir)
-    index_missing(config.roots, index_dir)
-    from repolens.watch import start_background
+    sockets = bind(host, port)
+    try:
+        index_missing(config.roots, index_dir)
+        from repolens.watch import start_background
 
-    start_background(config.roots, index_dir, watch_files=config.watch)
-    shown_host = f"[{host}]" if ":" in host else host
-    auth = "no auth (loopback only)" if no_auth else f"bearer token from {config.token_source}"
-    print(
-        f"repolens: serving {', '.join(config.roots)} at http://{shown_host}:{port}{MCP_PATH} ({auth}); "
-        f"health at {HEALTH_PATH}",
-        file=sys.stderr,
-        flush=True,
-    )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=5
+        start_background(config.roots, index_dir, watch_files=config.watch)
+        shown_host = f"[{host}]" if ":" in host else host
+        auth = "no auth (loopback only)" if no_auth else f"bearer token from {config.token_source}"
+        print(
+            f"repolens: serving {', '.join(config.roots)} at http://{shown_host}:{port}{MCP_PATH} ({auth}); "
+            f"health at {HEALTH_PATH}",
+            file=sys.stderr,
+            flush=True,
         )
-    )
-    server.run()
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=5
+            )
+        )
+        server.run(sockets=sockets)
+    finally:
+        for sock in sockets:
+            sock.close()
