@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -9,9 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from conftest import write_tree_files
 from repolens import __version__
+from repolens.mcp_server import build_server
 
 
 def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -271,3 +274,18 @@ def test_test_list_names_only_runners_the_repository_can_use(tmp_path: Path):
     assert out.returncode == 0, out.stderr
     assert [line.split(":")[0] for line in out.stdout.splitlines()] == ["pytest"]
     assert out.stdout.rstrip().endswith("(test_calc.py)")
+
+
+def test_read_takes_a_budget_and_prints_what_read_snippet_returns(repo: Path):
+    async def tool_reply() -> str:
+        async with Client(build_server(repo)) as client:
+            args = {"path": "src/auth/session.py", "start": 1, "end": 24, "max_chars": 300}
+            return (await client.call_tool("read_snippet", args)).content[0].text
+
+    out = run("read", "src/auth/session.py", "1", "24", "--max-chars", "300", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == asyncio.run(tool_reply()) + "\n"
+    assert len(out.stdout) <= 301 and "use read_snippet src/auth/session.py " in out.stdout
+    small = run("read", "src/auth/session.py", "1", "24", "--max-chars", "100", "--root", str(repo))
+    assert small.returncode == 2
+    assert small.stderr == "error: max_chars must be between 200 and 1000000, got 100\n"

@@ -17,6 +17,7 @@ import click
 
 from repolens import __version__, api
 from repolens.errors import RepolensError
+from repolens.snippets import READ_MAX_CHARS
 from repolens.validate import check_utf8
 
 ROOT_HELP = "Repository root (default: the current directory)."
@@ -355,9 +356,16 @@ def watch_cmd(root: str | None, index_dir: str | None) -> None:
 @click.argument("start", type=int)
 @click.argument("end", type=int)
 @root_option
-def read_cmd(path: str, start: int, end: int, root: str | None) -> None:
+@click.option(
+    "--max-chars",
+    type=int,
+    default=READ_MAX_CHARS,
+    show_default=True,
+    help="Reply budget in characters; lines past it are left out, with the read that continues.",
+)
+def read_cmd(path: str, start: int, end: int, root: str | None, max_chars: int) -> None:
     """Print lines START..END of PATH (at most 300 per call)."""
-    click.echo(api.read_snippet(root, path, start, end).render())
+    click.echo(api.read_snippet(root, path, start, end).render(max_chars))
 
 
 @cli.command("serve")

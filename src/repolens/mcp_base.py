@@ -32,7 +32,7 @@ from pydantic import Field, ValidationError
 
 from repolens.errors import ROOT_FIX, NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.ignore import IgnoreRules
-from repolens.snippets import MAX_PATH_CHARS, safe_path
+from repolens.snippets import MAX_PATH_CHARS, READ_MAX_CHARS, safe_path
 from repolens.store.layout import resolve_root
 from repolens.validate import check_utf8
 
@@ -42,7 +42,7 @@ log = logging.getLogger("repolens")
 DEFAULT_BUDGETS = {
     "index_repo": 4000,
     "search_code": 6000,
-    "read_snippet": 12000,
+    "read_snippet": READ_MAX_CHARS,
     "find_symbol": 4000,
     "get_focused_context": 8000,
     "get_chunk": 8000,

@@ -44,6 +44,7 @@ from repolens.mcp_base import (
     tool_body,
 )
 from repolens.serving import name_for
+from repolens.snippets import READ_MAX_CHARS
 
 log = logging.getLogger("repolens")
 # The server's own watcher may be writing when a tool asks to index: wait for it.
@@ -258,7 +259,7 @@ def build_server(
         start: Annotated[int, Field(description="First line (1-based).")],
         end: Annotated[int, Field(description="Last line (inclusive).")],
         root: str | None = None,
-        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 12000,
+        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = READ_MAX_CHARS,
     ) -> str:
         check_budget(max_chars)
         where, _ = repos.resolve(root)

@@ -16,8 +16,11 @@ from urllib.parse import unquote
 
 from repolens.errors import PathError, UsageError
 from repolens.packets import truncated_marker
+from repolens.validate import check_int
 
 MAX_LINES = 300
+# The reply budget of a read when the caller names none (CLI and MCP alike).
+READ_MAX_CHARS = 12_000
 MAX_PATH_CHARS = 4096
 _BINARY_SNIFF = 8192
 
@@ -34,10 +37,13 @@ class Snippet:
     def render(self, max_chars: int | None = None) -> str:
         """``path:start-end (of N lines)`` then ``N: text`` lines.
 
-        With ``max_chars`` the text never exceeds it: lines that do not fit
-        are replaced by a ``truncated_marker`` naming the read that continues
-        (a first line longer than the budget is shown cut).
+        With ``max_chars`` (200-1,000,000, else ``UsageError``) the text never
+        exceeds it: lines that do not fit are replaced by a
+        ``truncated_marker`` naming the read that continues (a first line
+        longer than the budget is shown cut).
         """
+        if max_chars is not None:
+            check_int("max_chars", max_chars, 200, 1_000_000)
         if not self.lines:
             return _clip(f"{self.path}: empty range (file has {self.total_lines} lines)", max_chars)
         head = f"{self.path}:{self.start_line}-{self.end_line} (of {self.total_lines} lines)"
