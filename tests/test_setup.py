@@ -200,6 +200,23 @@ def test_agents_md_block_is_appended_once(repo: Path):
     assert (repo / "CLAUDE.md").read_text() == AGENTS_BLOCK
 
 
+def test_agents_md_print_previews_the_block_and_writes_nothing(repo: Path, home: Path):
+    (repo / "AGENTS.md").write_text("# Rules\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "repolens", "setup", "agents-md", "--print", "--root", str(repo)],
+        env={**os.environ, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    path = repo.resolve() / "AGENTS.md"
+    assert out.stdout == f"<!-- to append to {path} -->\n{AGENTS_BLOCK}"
+    assert path.read_text() == "# Rules\n"
+    setup_agents_md(repo)
+    assert setup_agents_md(repo, print_only=True).action == "unchanged"
+
+
 def test_setup_command_line(repo: Path, home: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
     env["HOME"] = str(home)

@@ -481,9 +481,9 @@ def setup_cmd(target: str, root: str | None, scope: str | None, print_only: bool
 
     repo = resolve_root(root)
     if target == "agents-md":
-        if scope or print_only:
-            raise click.UsageError("--scope and --print do not apply to agents-md")
-        click.echo(setup_agents_md(repo, filename).summary())
+        if scope:
+            raise click.UsageError("--scope does not apply to agents-md")
+        click.echo(setup_agents_md(repo, filename, print_only=print_only).summary())
         return
     click.echo(setup_client(target, repo, scope=scope, print_only=print_only).summary())
 

@@ -272,14 +272,17 @@ def setup_client(
     return SetupResult(merge_json(path, key, SERVER_NAME, entry), path, text)
 
 
-def setup_agents_md(root: Path, filename: str = "AGENTS.md") -> SetupResult:
-    """Append the guidance block to ``root/filename`` once (a marker comment makes it idempotent)."""
+def setup_agents_md(root: Path, filename: str = "AGENTS.md", *, print_only: bool = False) -> SetupResult:
+    """Append the guidance block to ``root/filename`` once (a marker comment makes it
+    idempotent); with ``print_only``, show what would be appended and write nothing."""
     if "/" in filename or "\\" in filename or filename in ("", ".", ".."):
         raise UsageError(f"--file must be a file name in the repository root, got {filename!r}")
     path = root.resolve() / filename
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if AGENTS_BEGIN in text:
         return SetupResult("unchanged", path, f"guidance block already present ({len(AGENTS_BLOCK)} chars)")
+    if print_only:
+        return SetupResult("printed", path, f"<!-- to append to {path} -->\n{AGENTS_BLOCK.rstrip()}")
     body = text if not text or text.endswith("\n") else text + "\n"
     write_atomic(path, body + ("\n" if body.strip() else "") + AGENTS_BLOCK)
     action = "updated" if text else "created"
