@@ -180,6 +180,8 @@ def test_test_command_runs_an_allow_listed_runner_and_keeps_failures(tmp_path: P
 
 
 def test_language_and_kind_filters_take_aliases_and_refuse_unknown_names(repo: Path):
+    refused = run("search", "x", "--lang", "klingon", "--root", str(repo))
+    assert refused.returncode == 2 and not (repo / ".repolens").exists(), "refused before indexing"
     by_alias = run("search", "handle submit", "--root", str(repo), "--lang", "py", "--json")
     assert by_alias.returncode == 0, by_alias.stderr
     paths = [h["path"] for h in json.loads(by_alias.stdout)["hits"]]

@@ -355,6 +355,7 @@ def search_code(
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if query_id is None:
         check_query(query)
+        filters = make_filters(path, language, kind, include, exclude)  # before any indexing
     else:
         given = {"query": query, "path": path, "language": language, "kind": kind}
         _check_rerender({**given, "include": include, "exclude": exclude})
@@ -388,7 +389,6 @@ def search_code(
         notes: list[str] = []
     else:
         assert query is not None
-        filters = make_filters(path, language, kind, include, exclude)
         parsed = parse_query(query, weighted=settings.query_weights)
         dense, notes = dense_leg(layout.root, handle, settings, query)
         rerank, rerank_notes = rerank_leg(layout.root, query)
