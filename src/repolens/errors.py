@@ -7,8 +7,8 @@ result or an HTTP status; they never show a traceback for a ``RepolensError``.
 A fix that names an argument names it as each adapter spells it: the core
 writes ``fix="pass an existing directory as {root}"`` with the argument's
 API name in braces, and an adapter renders :meth:`RepolensError.spelled`
-with its own spelling (``--root`` or ``ROOT`` on the command line, ```root```
-or ```repo``` for an MCP tool). ``str(err)`` uses the API names.
+with its own spelling (``--root`` or ``ROOT`` on the command line, the tool
+argument in backquotes for an MCP tool). ``str(err)`` uses the API names.
 """
 
 from __future__ import annotations

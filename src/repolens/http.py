@@ -173,7 +173,7 @@ def bind(host: str, port: int) -> list[socket.socket]:
     else starts: an address in use is one ``ServeError`` line (not uvicorn's
     log after "serving ..."), and nothing can take the port between this
     check and serving, since these very sockets are served."""
-    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    shown = f"{_url_host(host)}:{port}"
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
@@ -198,6 +198,10 @@ def bind(host: str, port: int) -> list[socket.socket]:
     return sockets
 
 
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 def serve(
     config: ServeConfig,
     *,
@@ -217,11 +221,10 @@ def serve(
         from repolens.watch import start_background
 
         start_background(config.roots, index_dir, watch_files=config.watch)
-        shown_host = f"[{host}]" if ":" in host else host
         auth = "no auth (loopback only)" if no_auth else f"bearer token from {config.token_source}"
         print(
-            f"repolens: serving {', '.join(config.roots)} at http://{shown_host}:{port}{MCP_PATH} ({auth}); "
-            f"health at {HEALTH_PATH}",
+            f"repolens: serving {', '.join(config.roots)} at http://{_url_host(host)}:{port}{MCP_PATH} "
+            f"({auth}); health at {HEALTH_PATH}",
             file=sys.stderr,
             flush=True,
         )
