@@ -580,9 +580,9 @@ def test_only_runners_the_repository_can_use_are_listed(tmp_path: Path) -> None:
     assert testrun.available_runners(tmp_path) == []
     assert testrun.render_runners([]).startswith("no test runner applies here (supported: pytest, npm, ")
 
-    write_files(tmp_path, {"tests/test_calc.py": "def test_ok():\n    pass\n"})
+    write_files(tmp_path, {"tests/unit/test_calc.py": "def test_ok():\n    pass\n"})
     assert [(r.name, r.marker) for r in testrun.available_runners(tmp_path)] == [
-        ("pytest", "tests/test_calc.py")
+        ("pytest", "tests/unit/test_calc.py")
     ]
     if installed:
         marker = {"npm": "package.json", "cargo": "Cargo.toml", "mvn": "pom.xml", "go": "go.mod"}[

@@ -136,12 +136,12 @@ def _runner(spec: Spec, root: Path) -> Runner | None:
 
 
 def _python_tests(root: Path) -> str | None:
-    """A pytest test file at the root or in ``tests/`` or ``test/`` (a project
-    may have tests and no configuration file at all)."""
-    for folder in (root, root / "tests", root / "test"):
+    """A pytest test file at the root or under ``tests/`` or ``test/`` (a project
+    may have tests and no configuration file at all). The first match ends the walk."""
+    for files in (root.glob, (root / "tests").rglob, (root / "test").rglob):
         for pattern in ("test_*.py", "*_test.py"):
-            found = next(folder.glob(pattern), None)
-            if found is not None and found.is_file():
+            found = next((p for p in files(pattern) if p.is_file()), None)
+            if found is not None:
                 return found.relative_to(root).as_posix()
     return None
 
