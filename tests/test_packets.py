@@ -173,3 +173,28 @@ def test_reply_never_exceeds_budget_and_never_repeats_a_line(seed):
                 key = (r.block.path, int(head))
                 assert key not in seen
                 seen.add(key)
+
+
+@pytest.mark.parametrize("max_chars", [200, 250, 300])
+def test_a_small_budget_shows_the_best_hits_first_lines_before_the_trailer(max_chars):
+    lines = [f"parse_url({i})  # {'x' * 20}" for i in range(1, 40)]
+    hits = [_hit(_chunk(f"src/pkg/module{i}.py", 1, lines), 10.0 - i) for i in range(5)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=max_chars)
+    )
+    text = packet.text.splitlines()
+    assert len(packet.text) <= max_chars
+    assert text[0] == "src/pkg/module0.py:1-39 (score 10.00)"
+    assert text[1] == f"1: parse_url(1)  # {'x' * 20}"
+    assert text[-1] == "... 4 more hits did not fit"
+
+
+def test_the_trailer_names_what_fits_and_counts_the_rest():
+    hits = [_hit(_chunk(f"src/f{i}.py", 1, [f"parse_url({i})" * 30] * 3), 10.0 - i) for i in range(5)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=900, fair_share=False)
+    )
+    assert packet.text.splitlines()[-1] == (
+        "... 4 more hits did not fit: src/f1.py:1-3 (score 9.00), src/f2.py:1-3 (score 8.00), "
+        "src/f3.py:1-3 (score 7.00), src/f4.py:1-3 (score 6.00)"
+    )

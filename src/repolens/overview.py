@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from repolens.markers import counted, more_did_not_fit
 from repolens.paths import path_role
 from repolens.query import ParsedQuery
 from repolens.retrieve import Hit
@@ -71,9 +72,9 @@ class FileEntry:
         return ", ".join(parts)
 
     def line(self) -> str:
-        noun = "hit" if self.hits == 1 else "hits"
         return (
-            f"{self.path} (score {self.score:.2f}, {self.hits} {noun}, best {self.best[0]}-{self.best[1]}): "
+            f"{self.path} (score {self.score:.2f}, {counted(self.hits, 'hit')}, "
+            f"best {self.best[0]}-{self.best[1]}): "
             f"{self.reason()}"
         )
 
@@ -139,9 +140,9 @@ def render_files(entries: Sequence[FileEntry], max_chars: int, footer: str = "")
     for i, e in enumerate(entries):
         line = f"{i + 1}. {e.line()}"
         rest = len(entries) - i - 1
-        tail = f"... {rest} more files" if rest else ""
+        tail = more_did_not_fit("file", rest) if rest else ""
         if size + len(line) + 1 + (len(tail) + 1 if tail else 0) > max_chars:
-            lines.append(f"... {len(entries) - i} more files did not fit")
+            lines.append(more_did_not_fit("file", len(entries) - i))
             break
         lines.append(line)
         size += len(line) + 1

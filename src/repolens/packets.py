@@ -27,6 +27,13 @@ from typing import Any
 
 from repolens.chunk import Chunk
 from repolens.chunk.pack import repeated_header_lines
+from repolens.markers import (
+    budget_marker,
+    did_not_fit,
+    more_did_not_fit,
+    omitted_marker,
+    truncated_marker,
+)
 from repolens.retrieve import Hit
 from repolens.tokenize import tokenize
 
@@ -236,24 +243,6 @@ def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> 
 # -- rendering ---------------------------------------------------------------
 
 
-# -- markers: the wording is a contract shared by every reply that cuts text --
-
-
-def omitted_marker(a: int, b: int) -> str:
-    """A stretch of a shown span that is left out."""
-    return f"... (line {a} omitted)" if a == b else f"... (lines {a}-{b} omitted)"
-
-
-def truncated_marker(path: str, start: int, end: int, cap: int) -> str:
-    """A hit cut by the per-hit cap; names the read that shows the rest."""
-    return f"... (truncated at {cap} chars; use read_snippet {path} {start} {end} to expand)"
-
-
-def budget_marker(path: str, start: int, end: int, dropped: int) -> str:
-    """A hit cut because the reply's budget ran out."""
-    return f"... (budget: {dropped} chars omitted; use read_snippet {path} {start} {end} to expand)"
-
-
 def _body(block: Block, keep: set[int] | None = None) -> list[str]:
     """Body lines (``N: text``) for the shown lines in ``keep`` (all when
     None), with an omission marker for every stretch of the span left out."""
@@ -351,16 +340,51 @@ def _line_number(line: str) -> int | None:
 
 
 def _trailer(blocks: Sequence[Block], limit: int) -> str:
-    if not blocks:
-        return ""
-    head = f"... {len(blocks)} more hit{'s' if len(blocks) > 1 else ''} did not fit: "
-    refs = [b.ref() for b in blocks]
-    text = head + ", ".join(refs)
-    while len(text) > limit and refs:
-        refs.pop()
-        rest = len(blocks) - len(refs)
-        text = head + ", ".join(refs) + (", " if refs else "") + f"and {rest} more"
-    return text if len(text) <= limit else ""
+    return did_not_fit("hit", [b.ref() for b in blocks], limit)
+
+
+def _trailer_reserves(rest: Sequence[Block], room: int, *, first: bool) -> list[int]:
+    """Room to keep for the trailer that names the blocks after this one,
+    most first. It is capped so that a long tail of hits cannot starve the
+    first ones; and the best hit comes before the list of the others: for
+    it, the trailer may shrink to a count, or go, when that lets it show
+    lines."""
+    if not rest:
+        return [0]
+    trailer = _trailer(rest, min(room, _TRAILER_RESERVE))
+    reserves = [len(_SEP) + len(trailer) if trailer else 0]
+    if first:
+        reserves += [len(_SEP) + len(more_did_not_fit("hit", len(rest))), 0]
+    return sorted(set(reserves), reverse=True)
+
+
+def _place(
+    block: Block,
+    rest: Sequence[Block],
+    room: int,
+    first: bool,
+    weights: Mapping[str, float],
+    opts: PacketOptions,
+) -> RenderedBlock | None:
+    """``block`` rendered in ``room`` chars beside the trailer naming ``rest``
+    (see :func:`_trailer_reserves`); the first block takes the most trailer
+    that still lets it show lines, else the most trailer it fits beside."""
+    tries = []
+    for reserve in _trailer_reserves(rest, room, first=first):
+        left = room - reserve
+        share = max(_MIN_SHARE, (left - len(_SEP) * len(rest)) // (len(rest) + 1))
+        if not opts.fair_share:
+            share = opts.hit_max_chars
+        r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
+        if r is not None and (not first or _shows_lines(r)):
+            return r
+        tries.append(r)
+    return next(filter(None, tries), None)
+
+
+def _shows_lines(r: RenderedBlock) -> bool:
+    """A pointer, or a block that shows at least one of its lines."""
+    return r.block.path_only or any(_line_number(line) is not None for line in r.text.split("\n")[1:])
 
 
 def render_packet(
@@ -390,15 +414,7 @@ def render_packet(
     for i, block in enumerate(blocks):
         sep = len(_SEP) if parts else 0
         rest = blocks[i + 1 :]
-        # Room is kept for a trailer naming the blocks after this one; it is
-        # capped so that a long tail of hits cannot starve the first ones.
-        trailer = _trailer(rest, min(budget - used, _TRAILER_RESERVE))
-        reserve = (len(_SEP) + len(trailer)) if trailer else 0
-        left = budget - used - sep - reserve
-        share = max(_MIN_SHARE, (left - len(_SEP) * len(rest)) // (len(rest) + 1))
-        if not opts.fair_share:
-            share = opts.hit_max_chars
-        r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
+        r = _place(block, rest, budget - used - sep, not rendered, weights, opts)
         if r is None:
             omitted = list(blocks[i:])
             break
