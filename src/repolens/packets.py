@@ -96,8 +96,9 @@ class Packet:
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        """The rendered blocks as they are (``text`` is the block's text in
+        ``self.text``), the hits that did not fit, and the notes."""
         return {
-            "query": self.query,
             "hits": [
                 {
                     "path": r.block.path,
