@@ -217,3 +217,40 @@ def test_json_reply_carries_the_packets_hits_lines_and_markers(make_repo, questi
     assert sum(len(h["text"]) for h in data["hits"]) <= 6000
     assert data["query"] == question[: api.QUERY_ECHO_CHARS]
     assert data["query_chars"] == len(question)
+
+
+# -- the shown score is the one that decided the order ---------------------------------------
+
+
+def _long_function(name: str, mentions: int) -> str:
+    body = [f"    expire_session(token)  # session {i}" for i in range(mentions)]
+    body += [f"    step_{i} = {i}" for i in range(36 - mentions)]
+    return "\n".join([f"def {name}(token):", *body, "    return token", "", ""])
+
+
+def test_shown_scores_decide_the_order_and_explain_names_the_spread(make_repo):
+    files = {"auth/tokens.py": "".join(_long_function(f"drop_{i}", 12 - i) for i in range(4))}
+    files |= {f"web/view{i}.py": _long_function(f"view_{i}", 5) for i in range(4)}
+    repo = make_repo(files)
+    reply = api.search_code("expire session", repo, top_k=8, explain=True, max_chars=20_000)
+    blocks = [r.block for r in reply.packet.rendered]
+    paths = [b.path for b in blocks]
+    assert paths[0] == "auth/tokens.py"
+    web = paths.index("web/view0.py")
+    assert "auth/tokens.py" in paths[web:]  # the spread put other files before its later chunks
+    scores = [b.score for b in blocks]
+    assert scores == sorted(scores, reverse=True)
+    for b in blocks:
+        assert b.explain.endswith(f"= {b.score:.3g}")
+    in_file = [b for b in blocks if b.path == "auth/tokens.py"]
+    assert " spread " not in in_file[0].explain
+    assert " x spread 0.70 (2nd in its file) = " in in_file[1].explain
+    assert " x spread 0.49 (3rd in its file) = " in in_file[2].explain
+    # a re-render shows the same scores and factors; the file overview sums scores before the spread
+    again = api.search_code(None, repo, query_id=reply.query_id, top_k=8, explain=True, max_chars=20_000)
+    assert again.text == reply.text
+    files = api.search_code("expire session", repo, mode="files")
+    assert api.search_code(None, repo, query_id=files.query_id, mode="files").text == files.text
+    own = [b.score / 0.7**k for k, b in enumerate(in_file)]
+    assert files.files[0].path == "auth/tokens.py"
+    assert files.files[0].score == pytest.approx(sum(s * 0.5**k for k, s in enumerate(own)))

@@ -350,8 +350,8 @@ def search_code(
     if query_id is not None:
         remembered = recall(layout.index_dir, query_id, generation)
         query, filters = remembered.query, remembered.filters
-        stored = sq.chunks_by_cid(handle.db, (cid for cid, _, _ in remembered.ranked))
-        hits = [Hit(c, stored[c].chunk, sc, legs) for c, sc, legs in remembered.ranked if c in stored]
+        stored = sq.chunks_by_cid(handle.db, (r[0] for r in remembered.ranked))
+        hits = [Hit(c, stored[c].chunk, *ranked) for c, *ranked in remembered.ranked if c in stored]
         parsed = parse_query(query, weighted=settings.query_weights)
         notes: list[str] = []
     else:
@@ -375,7 +375,7 @@ def search_code(
             notes.append(f"rerank leg failed, order without it: {rerank.error}")
 
         query_id = remember(
-            layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs) for h in hits]
+            layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs, h.factors) for h in hits]
         )
     # Cited lines must hold: files changed since indexing are re-chunked now.
     hits, stale_files = freshen(layout.root, handle, hits, make_chunker(settings), first=settings.top_k * 3)

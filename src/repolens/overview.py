@@ -101,9 +101,9 @@ def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> l
     named = {i.lower().replace("_", "") for i in query.identifiers}
     entries = []
     for path, file_hits in by_file.items():
-        ordered = sorted(file_hits, key=lambda h: -h.score)
+        ordered = sorted(file_hits, key=lambda h: -h.relevance)
         role = path_role(path)
-        score = sum(h.score * _DECAY**k for k, h in enumerate(ordered)) * ROLE_PRIOR.get(role, 1.0)
+        score = sum(h.relevance * _DECAY**k for k, h in enumerate(ordered)) * ROLE_PRIOR.get(role, 1.0)
         found: set[str] = set()
         defines: list[str] = []
         for h in ordered:
