@@ -198,3 +198,28 @@ def test_the_trailer_names_what_fits_and_counts_the_rest():
         "... 4 more hits did not fit: src/f1.py:1-3 (score 9.00), src/f2.py:1-3 (score 8.00), "
         "src/f3.py:1-3 (score 7.00), src/f4.py:1-3 (score 6.00)"
     )
+
+
+def test_a_split_definition_merged_back_keeps_its_name():
+    head = "    def url_for(self, endpoint):"
+    one = _filler(60, {1: head, 58: "        url = build_url(endpoint)"})
+    two = [head, *_filler(60, {61: "        return build_url(url)"}, start=61)]  # part 2 repeats the header
+    hits = [
+        _hit(_chunk("app.py", 1, one, kind="method", qualname="Flask.url_for"), 5.0),
+        _hit(
+            Chunk("app.py", 61, 120, "\n".join(two), "python", kind="method", qualname="Flask.url_for"),
+            4.0,
+        ),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert [r.block.header() for r in packet.rendered] == ["app.py:1-120 method Flask.url_for (score 5.00)"]
+    assert packet.to_json()["hits"][0]["kind"] == "method"
+
+
+def test_a_block_merged_from_several_definitions_names_them_best_first():
+    hits = [
+        _hit(_chunk("app.py", 11, _filler(10, {12: "build_url()"}, 11), kind="method", qualname="A.b"), 5.0),
+        _hit(_chunk("app.py", 1, _filler(10, {9: "build_url()"}), kind="function", qualname="a"), 4.0),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert packet.rendered[0].block.header() == "app.py:1-20 merged A.b, a (score 5.00)"

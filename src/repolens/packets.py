@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repolens.chunk import Chunk
-from repolens.chunk.pack import repeated_header_lines
+from repolens.chunk.pack import join_names, repeated_header_lines
 from repolens.markers import (
     budget_marker,
     did_not_fit,
@@ -214,14 +214,15 @@ def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = Fals
         for _, lines in group:
             merged.update(lines)
         chunks = [h.chunk for h, _ in group]
+        kind, qualname = _label(chunks)
         blocks.append(
             Block(
                 path=best.chunk.path,
                 start_line=min(c.start_line for c in chunks),
                 end_line=max(c.end_line for c in chunks),
                 score=best.score,
-                kind=best.chunk.kind if len(group) == 1 else "merged",
-                qualname=best.chunk.qualname if len(group) == 1 else "",
+                kind=kind,
+                qualname=qualname,
                 chunk_ids=tuple(c.id for c in chunks),
                 lines=tuple(sorted(merged.items())),
                 path_only=not merged,
@@ -230,6 +231,15 @@ def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = Fals
             )
         )
     return blocks
+
+
+def _label(chunks: Sequence[Chunk]) -> tuple[str, str]:
+    """Kind and name of a block of ``chunks`` (best first). The parts of one
+    definition split for size and merged back are that definition again; a
+    block of several definitions is ``merged`` and names them, best first."""
+    if len({(c.kind, c.qualname) for c in chunks}) == 1:
+        return chunks[0].kind, chunks[0].qualname
+    return "merged", join_names(list(dict.fromkeys(c.qualname for c in chunks if c.qualname)))
 
 
 def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> bool:
