@@ -7,6 +7,7 @@ import pytest
 
 from repolens.chunk import Chunk
 from repolens.packets import NO_MATCH, PacketOptions, render_packet
+from repolens.prose import prose_lines
 from repolens.query import parse_query
 from repolens.retrieve import Hit
 
@@ -223,3 +224,48 @@ def test_a_block_merged_from_several_definitions_names_them_best_first():
     ]
     packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
     assert packet.rendered[0].block.header() == "app.py:1-20 merged A.b, a (score 5.00)"
+
+
+def test_a_cut_definition_shows_the_code_that_matches_before_its_docstring():
+    lines = [
+        "def register(self, app, options):",
+        '    """Called by register_blueprint to register all views and callbacks',
+        "    registered on the blueprint with the application, and each record",
+        "    callback registered on the blueprint. A blueprint registered twice",
+        "    under one name is an error: register it under another name.",
+        '    """',
+        *_filler(30, start=7),
+        "    app.blueprints[name] = self  # the registration itself",
+        *_filler(30, start=38),
+    ]
+    chunk = _chunk("bp.py", 1, lines, kind="method", qualname="Blueprint.register")
+    weights = {"regist": 1.0, "blueprint": 1.0}
+    packet = render_packet(
+        "blueprint register", [_hit(chunk, 1.0)], weights, PacketOptions(hit_max_chars=350)
+    )
+    text = packet.text.splitlines()
+    assert "37:     app.blueprints[name] = self  # the registration itself" in text
+    assert text[1] == "1: def register(self, app, options):"
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "prose"),
+    [
+        (
+            "python",
+            'def f():\n    """Doc\n    more."""\n    x = 1  # trailing\n    # note\n    return x',
+            {1, 2, 4},
+        ),
+        ("python", "def f():\n    '''One line.'''\n    s = '''not a docstring\n    '''", {1}),
+        (
+            "rust",
+            "/// Doc.\n#[derive(Debug)]\nstruct S; // trailing\n/* a\n * b\n */\nfn f() {}",
+            {0, 3, 4, 5},
+        ),
+        ("c", "#include <x.h>\n// c\nint *p = q; /* x */\n*p = 1;", {1}),
+        ("lua", "--[[ a\nb ]]\nlocal x = 1 -- one\n-- c", {0, 1, 3}),
+        ("markdown", "# Title\n\ntext", set()),
+    ],
+)
+def test_prose_lines_are_comments_and_docstrings_not_code(language, source, prose):
+    assert prose_lines(source.split("\n"), language) == prose

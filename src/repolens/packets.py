@@ -34,6 +34,7 @@ from repolens.markers import (
     omitted_marker,
     truncated_marker,
 )
+from repolens.prose import prose_lines
 from repolens.retrieve import Hit
 from repolens.tokenize import tokenize
 
@@ -58,6 +59,7 @@ class Block:
     chunk_ids: tuple[str, ...]
     lines: tuple[tuple[int, str], ...]  # shown lines, ascending
     path_only: bool = False
+    prose: frozenset[int] = frozenset()  # line numbers wholly comment or docstring
     explain: str = ""  # set when the packet explains its ranking
     stale: str = ""  # set when the file changed since indexing and lines may not hold
 
@@ -168,6 +170,13 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int,
     return {chunk.start_line + i: lines[i] for i in sorted(keep) if chunk.start_line + i <= chunk.end_line}
 
 
+def chunk_prose(chunk: Chunk) -> set[int]:
+    """Line numbers of ``chunk`` that are wholly comment or docstring (a
+    split part's repeated header is not among its lines)."""
+    lines = chunk.text.split("\n")[repeated_header_lines(chunk) :]
+    return {chunk.start_line + i for i in prose_lines(lines, chunk.language)}
+
+
 def select_hits(
     hits: Sequence[Hit], tokens: frozenset[str], top_k: int, context: int
 ) -> list[tuple[Hit, dict[int, str]]]:
@@ -226,6 +235,7 @@ def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = Fals
                 chunk_ids=tuple(c.id for c in chunks),
                 lines=tuple(sorted(merged.items())),
                 path_only=not merged,
+                prose=frozenset(n for c in chunks for n in chunk_prose(c)),
                 explain=best.explain() if explain else "",
                 stale=next((h.stale for h, _ in group if h.stale), ""),
             )
@@ -278,9 +288,12 @@ def _joined(header: str, body: list[str], tail: str = "") -> str:
 def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> tuple[str, bool]:
     """The block within ``cap`` chars, keeping its most relevant lines.
 
-    When everything does not fit, matching lines are taken best first (by
-    the summed weight of the distinct query terms on them), each with its
-    context, plus the signature line of a definition; everything else of the
+    When everything does not fit, matching lines are taken best first (code
+    before comments and docstrings, which say in words what the code does
+    and so hold a question's words more often; then by the summed weight of
+    the distinct query terms on them), each with its context (for a code
+    line, the code around it), plus the signature line of a definition;
+    everything else of the
     span is marked omitted, and a last marker names the read for the whole
     span. Returns (text, was_cut); text is longer than ``cap`` only when not
     even the header and the marker fit (the caller checks).
@@ -296,13 +309,14 @@ def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> 
     for n, text in block.lines:
         score = sum(weights.get(t, 0.0) for t in set(tokenize(text)))
         if score > 0:
-            scored.append((-score, n))
+            scored.append((n in block.prose, -score, n))
     keep: set[int] = set()
     if block.qualname and numbers and numbers[0] == block.start_line:
         keep.add(block.start_line)  # the signature says what the block is
-    for _, n in sorted(scored):
+    for prose, _, n in sorted(scored):
         i = position[n]
-        group = set(numbers[max(0, i - context) : i + context + 1])
+        # the context of a code line is code: a docstring next to it is not
+        group = {m for m in numbers[max(0, i - context) : i + context + 1] if prose or m not in block.prose}
         trial = keep | group
         if len(_joined(header, _body(block, trial), tail)) <= cap:
             keep = trial
