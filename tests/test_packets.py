@@ -226,6 +226,16 @@ def test_a_block_merged_from_several_definitions_names_them_best_first():
     assert packet.rendered[0].block.header() == "app.py:1-20 merged A.b, a (score 5.00)"
 
 
+def test_a_block_merged_from_packed_chunks_names_three_definitions_and_counts_the_rest():
+    packed = {"kind": "function", "qualname": "f1, f2, f3 (+2 more)"}
+    hits = [
+        _hit(_chunk("app.py", 11, _filler(10, {12: "build_url()"}, 11), kind="method", qualname="A.b"), 5.0),
+        _hit(_chunk("app.py", 1, _filler(10, {9: "build_url()"}), **packed), 4.0),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert packet.rendered[0].block.header() == "app.py:1-20 merged A.b, f1, f2 (+3 more) (score 5.00)"
+
+
 def test_a_cut_definition_shows_the_code_that_matches_before_its_docstring():
     lines = [
         "def register(self, app, options):",

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repolens.chunk import Chunk
-from repolens.chunk.pack import join_names, repeated_header_lines
+from repolens.chunk.pack import join_names, repeated_header_lines, split_names
 from repolens.markers import (
     budget_marker,
     did_not_fit,
@@ -249,7 +249,13 @@ def _label(chunks: Sequence[Chunk]) -> tuple[str, str]:
     block of several definitions is ``merged`` and names them, best first."""
     if len({(c.kind, c.qualname) for c in chunks}) == 1:
         return chunks[0].kind, chunks[0].qualname
-    return "merged", join_names(list(dict.fromkeys(c.qualname for c in chunks if c.qualname)))
+    names: list[str] = []
+    more = 0
+    for c in chunks:  # a packed chunk's name is already a list: a, b (+2 more)
+        shown, extra = split_names(c.qualname)
+        names += shown
+        more += extra
+    return "merged", join_names(list(dict.fromkeys(names)), more)
 
 
 def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> bool:
