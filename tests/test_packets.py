@@ -176,6 +176,14 @@ def test_reply_never_exceeds_budget_and_never_repeats_a_line(seed):
                 seen.add(key)
 
 
+def test_a_long_name_is_cut_in_the_header_and_kept_whole_in_json():
+    name = "Guide > " + " > ".join(f'<a name="TOC-{i}"></a>Section {i}' for i in range(4))
+    chunk = _chunk("docs/guide.md", 1, ["# Guide", "parse_url"], kind="section", qualname=name)
+    packet = render_packet("parse_url", [_hit(chunk, 1.0)], parse_query("parse_url").tokens, PacketOptions())
+    assert packet.text.splitlines()[0] == f"docs/guide.md:1-2 section {name[:77]}... (score 1.00)"
+    assert packet.to_json()["hits"][0]["qualname"] == name
+
+
 @pytest.mark.parametrize("max_chars", [200, 250, 300])
 def test_a_small_budget_shows_the_best_hits_first_lines_before_the_trailer(max_chars):
     lines = [f"parse_url({i})  # {'x' * 20}" for i in range(1, 40)]

@@ -44,6 +44,7 @@ _TRAILER_RESERVE = 400
 # The smallest share of the budget a block is given: below this a hit shows
 # too little to be worth its header.
 _MIN_SHARE = 500
+_NAME_MAX = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,13 @@ class Block:
     stale: str = ""  # set when the file changed since indexing and lines may not hold
 
     def header(self) -> str:
-        label = f" {self.kind} {self.qualname}" if self.qualname else ""
+        """``path:start-end kind name (score S)``; a name over ``_NAME_MAX``
+        characters (a deep markdown section path) is cut, so that the header
+        leaves room for lines at small budgets (the JSON form keeps it whole)."""
+        name = self.qualname
+        if len(name) > _NAME_MAX:
+            name = name[: _NAME_MAX - 3] + "..."
+        label = f" {self.kind} {name}" if name else ""
         head = f"{self.path}:{self.start_line}-{self.end_line}{label} (score {self.score:.2f})"
         if self.stale:
             head += f" ({self.stale})"
