@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import repolens
-from devset_metrics import Answer, Hit, score, summarize
+from devset_metrics import Answer, Hit, line_ranges, score, summarize
 from repolens import api
 from repolens.chunk import chunking_config
 from repolens.config import ENV_PREFIX, Settings, load_settings
@@ -195,9 +195,18 @@ def repolens_answer(text: str, root: Path, index_dir: Path, top_k: int | None) -
     reply = api.search_code(text, root, index_dir=index_dir, top_k=top_k, auto_index=False)
     latency = (time.perf_counter() - start) * 1000
     packet = reply.packet.to_json()
-    hits = [Hit(h["path"], ((h["start_line"], h["end_line"]),)) for h in packet["hits"]]
+    hits = [
+        Hit(h["path"], ((h["start_line"], h["end_line"]),), line_ranges(shown_numbers(h["text"])))
+        for h in packet["hits"]
+    ]
     extra = {"omitted": len(packet["omitted"]), "path_only": sum(h["path_only"] for h in packet["hits"])}
     return Answer(hits, len(reply.text), latency, extra=extra)
+
+
+def shown_numbers(block_text: str) -> list[int]:
+    """The line numbers a packet block shows (its ``N: text`` lines)."""
+    heads = (line.partition(": ")[0] for line in block_text.split("\n")[1:])
+    return [int(h) for h in heads if h.isdigit()]
 
 
 def rg_words(text: str) -> list[str]:
@@ -436,10 +445,11 @@ def fmt(x: float, digits: int = 2) -> str:
 
 
 HEADLINE = (
-    "scope|system|n|Acc@1|Acc@5|MRR@10|Line@5|Line@5(fn)|lines@5|chars p50|chars p90|chars mean|ms p50|ms p90"
+    "scope|system|n|Acc@1|Acc@5|MRR@10|Line@5|Line@5(fn)|Shown@5|lines@5"
+    "|chars p50|chars p90|chars mean|ms p50|ms p90"
 )
 # summary key -> decimals shown, in HEADLINE's column order
-HEADLINE_COLS = {"acc1": 2, "acc5": 2, "mrr": 3, "line5": 2, "line5_fn": 2, "span5_p50": 0}
+HEADLINE_COLS = {"acc1": 2, "acc5": 2, "mrr": 3, "line5": 2, "line5_fn": 2, "shown5": 2, "span5_p50": 0}
 HEADLINE_COLS |= {"chars_p50": 0, "chars_p90": 0, "chars_mean": 0, "lat_p50": 1, "lat_p90": 1}
 
 
@@ -529,7 +539,9 @@ def report(rows, status, variants, args, inputs, interrupted, timings) -> None:
     print(
         "\nrg = keyword grep of the query's words, ranked by distinct words then matches, "
         f"-C{RG_CONTEXT} text cut at the {load_settings(None).max_chars}-char budget; rg/full = uncut. "
-        "Line@5(fn) also counts gold_functions; lines@5 = median lines spanned by the first 5 hits; "
+        "Line@5(fn) also counts gold_functions; Shown@5 counts only the lines a hit shows "
+        "(a repolens block shows some lines of its span); "
+        "lines@5 = median lines spanned by the first 5 hits; "
         "ms = latency per query."
     )
     print("\n## Index\n")

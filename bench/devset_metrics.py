@@ -26,6 +26,9 @@ class Hit:
 
     path: str
     ranges: tuple[tuple[int, int], ...]
+    # The lines the agent reads, as ranges, when fewer than ``ranges`` (a
+    # repolens block shows only some lines of its span); None: all of them.
+    shown: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass
@@ -78,6 +81,22 @@ def line_hit(hits: Sequence[Hit], gold: Iterable[dict], k: int = LINE_HITS) -> b
     return False
 
 
+def shown_hit(hit: Hit) -> Hit:
+    """``hit`` reduced to the lines it shows."""
+    return hit if hit.shown is None else Hit(hit.path, hit.shown)
+
+
+def line_ranges(numbers: Iterable[int]) -> tuple[tuple[int, int], ...]:
+    """Sorted line numbers as maximal ranges: 1, 2, 3, 7 -> (1, 3), (7, 7)."""
+    out: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return tuple((a, b) for a, b in out)
+
+
 def score(answer: Answer, query: dict) -> dict:
     """Per-query metrics of ``answer`` against ``query``'s gold fields (never ``source``)."""
     files = distinct_files(answer.hits)
@@ -91,6 +110,8 @@ def score(answer: Answer, query: dict) -> dict:
         "line5": float(line_hit(answer.hits, query["gold_ranges"])),
         # lenient: the enclosing definitions count too (empty for module-level changes)
         "line5_fn": float(line_hit(answer.hits, [*query["gold_ranges"], *query["gold_functions"]])),
+        # strict: a gold line is among the lines shown, not just inside a hit's span
+        "shown5": float(line_hit([shown_hit(h) for h in answer.hits], query["gold_ranges"])),
         # lines the first 5 hits claim (Line@5 is easier for wide blocks)
         "span5": sum(b - a + 1 for h in answer.hits[:LINE_HITS] for a, b in h.ranges),
         "chars": answer.chars,
@@ -115,7 +136,7 @@ def summarize(rows: Sequence[dict]) -> dict:
     chars = [r["chars"] for r in rows]
     lat = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
     out = {"n": len(rows)}
-    for key in ("acc1", "acc5", "mrr", "line5", "line5_fn"):
+    for key in ("acc1", "acc5", "mrr", "line5", "line5_fn", "shown5"):
         out[key] = mean([r[key] for r in rows])
     out |= {
         "span5_p50": statistics.median([r["span5"] for r in rows]) if rows else math.nan,

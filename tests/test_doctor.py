@@ -28,11 +28,20 @@ def test_lexical_only_index_is_healthy_with_dense_and_rerank_off(sample_repo: Pa
     assert _states(sample_repo) == {"index": "ok", "lexical": "ok", "dense": "off", "rerank": "off"}
 
 
+def test_counts_read_in_the_singular_for_one(make_repo):
+    root = make_repo({"app.py": "def main():\n    return run_the_app()\n"})
+    build_index(root)
+    (root / "tool.py").write_text("def tool():\n    pass\n")
+    checks = {c.name: c.detail for c in diagnose(api.layout_for(root)).checks}
+    assert checks["lexical"] == "a probe search returned 1 hit"
+    assert checks["index"].endswith("; 1 file changed since: run `repolens index`")
+
+
 def test_stale_index_fails_with_the_fix(sample_repo: Path):
     build_index(sample_repo)
     (sample_repo / "src/new.py").write_text("def new():\n    pass\n")
     check = diagnose(api.layout_for(sample_repo)).checks[0]
-    assert (check.state, check.detail.endswith("1 files changed since: run `repolens index`")) == (
+    assert (check.state, check.detail.endswith("1 file changed since: run `repolens index`")) == (
         "FAIL",
         True,
     )

@@ -180,6 +180,16 @@ def budget_of(tool: str, args: dict[str, Any]) -> int:
     return DEFAULT_BUDGETS.get(tool, 4000)
 
 
+def fits_budget(tool: str, args: dict[str, Any], result: Any) -> bool:
+    """A reply within the budget its call asked for. A JSON search reply is
+    valid JSON whose budget is its evidence (the hits' text), not its keys."""
+    text = result.content[0].text
+    budget = budget_of(tool, args)
+    if tool == "search_code" and args.get("mode") == "json" and not result.is_error:
+        return sum(len(h["text"]) for h in json.loads(text)["hits"]) <= budget
+    return len(text) <= budget
+
+
 def describe(tool: str, args: dict[str, Any]) -> str:
     shown = {k: (v[:60] + "..." if isinstance(v, str) and len(v) > 60 else v) for k, v in args.items()}
     return f"{tool} {json.dumps(shown, default=repr)[:300]}"
@@ -202,8 +212,7 @@ async def fuzz_session(server, rng: random.Random) -> dict[str, int]:
             stats["calls"] += 1
             assert len(result.content) == 1, label
             text = result.content[0].text
-            budget = budget_of(tool, args)
-            assert len(text) <= budget, f"{len(text)} > {budget}: {label}"
+            assert fits_budget(tool, args, result), f"{len(text)} > {budget_of(tool, args)}: {label}"
             if result.is_error:
                 stats["errors"] += 1
                 assert "\n" not in text and "\r" not in text, f"{text!r}: {label}"
@@ -280,21 +289,27 @@ def test_read_snippet_reply_budget_names_the_follow_up_read(make_repo):
     assert invalid.content[0].text == "max_chars must be between 200 and 1000000, got 50"
 
 
-def test_json_search_reply_fits_its_budget_as_valid_json(sample_repo: Path):
+def test_json_search_reply_is_the_packet_as_valid_json_at_any_budget(sample_repo: Path):
+    budgets = (200, 400, 1000, 3000)
+    query = "session store expire form"
+
     async def session():
         async with Client(build_server({"s": sample_repo})) as client:
             return [
-                await client.call_tool(
-                    "search_code", {"query": "session store expire form", "mode": "json", "max_chars": n}
-                )
-                for n in (200, 400, 1000, 3000)
+                [
+                    await client.call_tool("search_code", {"query": query, "mode": mode, "max_chars": n})
+                    for mode in ("packet", "json")
+                ]
+                for n in budgets
             ]
 
-    for n, result in zip((200, 400, 1000, 3000), asyncio.run(session()), strict=True):
-        text = result.content[0].text
-        assert not result.is_error and len(text) <= n
-        data = json.loads(text)
+    for n, (packet, as_json) in zip(budgets, asyncio.run(session()), strict=True):
+        assert not packet.is_error and not as_json.is_error
+        data = json.loads(as_json.content[0].text)  # never cut: cut JSON is no JSON
         assert "query_id" in data
+        texts = [h["text"] for h in data["hits"]]
+        assert texts and sum(map(len, texts)) <= n
+        assert packet.content[0].text.startswith("\n\n".join(texts))
 
 
 def sendable(args: dict[str, Any]) -> bool:
@@ -331,7 +346,7 @@ def test_generated_calls_over_stdio_keep_one_session_alive(sample_repo: Path):
                 label = describe(tool, args)
                 result = await client.call_tool(tool, args)
                 text = result.content[0].text
-                assert len(text) <= budget_of(tool, args), label
+                assert fits_budget(tool, args, result), label
                 if result.is_error:
                     assert "\n" not in text and "Error executing tool" not in text, f"{text!r}: {label}"
                 calls += 1

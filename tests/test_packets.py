@@ -7,6 +7,7 @@ import pytest
 
 from repolens.chunk import Chunk
 from repolens.packets import NO_MATCH, PacketOptions, render_packet
+from repolens.prose import prose_lines
 from repolens.query import parse_query
 from repolens.retrieve import Hit
 
@@ -173,3 +174,116 @@ def test_reply_never_exceeds_budget_and_never_repeats_a_line(seed):
                 key = (r.block.path, int(head))
                 assert key not in seen
                 seen.add(key)
+
+
+def test_a_long_name_is_cut_in_the_header_and_kept_whole_in_json():
+    name = "Guide > " + " > ".join(f'<a name="TOC-{i}"></a>Section {i}' for i in range(4))
+    chunk = _chunk("docs/guide.md", 1, ["# Guide", "parse_url"], kind="section", qualname=name)
+    packet = render_packet("parse_url", [_hit(chunk, 1.0)], parse_query("parse_url").tokens, PacketOptions())
+    assert packet.text.splitlines()[0] == f"docs/guide.md:1-2 section {name[:77]}... (score 1.00)"
+    assert packet.to_json()["hits"][0]["qualname"] == name
+
+
+@pytest.mark.parametrize("max_chars", [200, 250, 300])
+def test_a_small_budget_shows_the_best_hits_first_lines_before_the_trailer(max_chars):
+    lines = [f"parse_url({i})  # {'x' * 20}" for i in range(1, 40)]
+    hits = [_hit(_chunk(f"src/pkg/module{i}.py", 1, lines), 10.0 - i) for i in range(5)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=max_chars)
+    )
+    text = packet.text.splitlines()
+    assert len(packet.text) <= max_chars
+    assert text[0] == "src/pkg/module0.py:1-39 (score 10.00)"
+    assert text[1] == f"1: parse_url(1)  # {'x' * 20}"
+    assert text[-1] == "... 4 more hits did not fit"
+
+
+def test_the_trailer_names_what_fits_and_counts_the_rest():
+    hits = [_hit(_chunk(f"src/f{i}.py", 1, [f"parse_url({i})" * 30] * 3), 10.0 - i) for i in range(5)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=900, fair_share=False)
+    )
+    assert packet.text.splitlines()[-1] == (
+        "... 4 more hits did not fit: src/f1.py:1-3 (score 9.00), src/f2.py:1-3 (score 8.00), "
+        "src/f3.py:1-3 (score 7.00), src/f4.py:1-3 (score 6.00)"
+    )
+
+
+def test_a_split_definition_merged_back_keeps_its_name():
+    head = "    def url_for(self, endpoint):"
+    one = _filler(60, {1: head, 58: "        url = build_url(endpoint)"})
+    two = [head, *_filler(60, {61: "        return build_url(url)"}, start=61)]  # part 2 repeats the header
+    hits = [
+        _hit(_chunk("app.py", 1, one, kind="method", qualname="Flask.url_for"), 5.0),
+        _hit(
+            Chunk("app.py", 61, 120, "\n".join(two), "python", kind="method", qualname="Flask.url_for"),
+            4.0,
+        ),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert [r.block.header() for r in packet.rendered] == ["app.py:1-120 method Flask.url_for (score 5.00)"]
+    assert packet.to_json()["hits"][0]["kind"] == "method"
+
+
+def test_a_block_merged_from_several_definitions_names_them_best_first():
+    hits = [
+        _hit(_chunk("app.py", 11, _filler(10, {12: "build_url()"}, 11), kind="method", qualname="A.b"), 5.0),
+        _hit(_chunk("app.py", 1, _filler(10, {9: "build_url()"}), kind="function", qualname="a"), 4.0),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert packet.rendered[0].block.header() == "app.py:1-20 merged A.b, a (score 5.00)"
+
+
+def test_a_block_merged_from_packed_chunks_names_three_definitions_and_counts_the_rest():
+    packed = {"kind": "function", "qualname": "f1, f2, f3 (+2 more)"}
+    hits = [
+        _hit(_chunk("app.py", 11, _filler(10, {12: "build_url()"}, 11), kind="method", qualname="A.b"), 5.0),
+        _hit(_chunk("app.py", 1, _filler(10, {9: "build_url()"}), **packed), 4.0),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert packet.rendered[0].block.header() == "app.py:1-20 merged A.b, f1, f2 (+3 more) (score 5.00)"
+
+
+def test_a_cut_definition_shows_the_code_that_matches_before_its_docstring():
+    lines = [
+        "def register(self, app, options):",
+        '    """Called by register_blueprint to register all views and callbacks',
+        "    registered on the blueprint with the application, and each record",
+        "    callback registered on the blueprint. A blueprint registered twice",
+        "    under one name is an error: register it under another name.",
+        '    """',
+        *_filler(30, start=7),
+        "    app.blueprints[name] = self  # the registration itself",
+        *_filler(30, start=38),
+    ]
+    chunk = _chunk("bp.py", 1, lines, kind="method", qualname="Blueprint.register")
+    weights = {"regist": 1.0, "blueprint": 1.0}
+    packet = render_packet(
+        "blueprint register", [_hit(chunk, 1.0)], weights, PacketOptions(hit_max_chars=350)
+    )
+    text = packet.text.splitlines()
+    assert "37:     app.blueprints[name] = self  # the registration itself" in text
+    assert text[1] == "1: def register(self, app, options):"
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "prose"),
+    [
+        (
+            "python",
+            'def f():\n    """Doc\n    more."""\n    x = 1  # trailing\n    # note\n    return x',
+            {1, 2, 4},
+        ),
+        ("python", "def f():\n    '''One line.'''\n    s = '''not a docstring\n    '''", {1}),
+        (
+            "rust",
+            "/// Doc.\n#[derive(Debug)]\nstruct S; // trailing\n/* a\n * b\n */\nfn f() {}",
+            {0, 3, 4, 5},
+        ),
+        ("c", "#include <x.h>\n// c\nint *p = q; /* x */\n*p = 1;", {1}),
+        ("lua", "--[[ a\nb ]]\nlocal x = 1 -- one\n-- c", {0, 1, 3}),
+        ("markdown", "# Title\n\ntext", set()),
+    ],
+)
+def test_prose_lines_are_comments_and_docstrings_not_code(language, source, prose):
+    assert prose_lines(source.split("\n"), language) == prose

@@ -159,3 +159,98 @@ def test_each_thread_gets_its_own_handle_and_ended_threads_release_theirs(sample
         assert api.handles.get(layout) is mine  # the same thread reuses its handle
     finally:
         api.handles.clear()
+
+
+# -- the JSON form carries what the packet shows -------------------------------------------
+
+_SERVICE = {
+    f"svc/handler{i}.py": (
+        f"from svc.session import SessionStore\n\n\n"
+        f"def handle_request{i}(request, store: SessionStore):\n"
+        f'    """Serve request {i}: load the session, render the page."""\n'
+        + "".join(f"    step{j} = store.load(request.session_id)  # {'x' * 50}\n" for j in range(40))
+        + "    return render(request, step0)\n"
+    )
+    for i in range(8)
+}
+
+_TRACEBACK = "\n".join(
+    [
+        "Traceback (most recent call last):",
+        *(
+            f'  File "/srv/app/svc/handler{i}.py", line {10 + i}, in handle_request{i}\n'
+            f"    step{i} = store.load(request.session_id)"
+            for i in range(8)
+        ),
+        '  File "/srv/app/store.py", line 12, in expire',
+        "    self.items = {k: v for k, v in self.items.items() if v > now}",
+        "KeyError: 'session expired'",
+    ]
+)
+_LONG_ISSUE = (
+    "SessionStore.load raises KeyError after the session expires\n\n"
+    + "When a session expires while a request is being served, every handler that loads the "
+    "session store fails instead of starting a new session. "
+    * 12
+    + "\n\n```\n"
+    + _TRACEBACK
+    + "\n```\n\n"
+    + "Expected: expire() drops old sessions and load() starts a new one. " * 10
+)
+
+
+@pytest.mark.parametrize("question", ["where does the session store expire sessions", _LONG_ISSUE])
+def test_json_reply_carries_the_packets_hits_lines_and_markers(make_repo, question):
+    assert 2000 <= len(_LONG_ISSUE) <= 8000
+    repo = make_repo({**_MENTIONS, **_STORE, **_SERVICE})
+    packet = api.search_code(question, repo)
+    reply = api.search_code(question, repo, mode="json")
+    data = json.loads(reply.text)
+    shown = [(r.block.path, r.block.start_line, r.block.end_line) for r in packet.packet.rendered]
+    assert len(shown) >= 3
+    assert [(h["path"], h["start_line"], h["end_line"]) for h in data["hits"]] == shown
+    assert [h["text"] for h in data["hits"]] == [r.text for r in packet.packet.rendered]
+    assert [(o["path"], o["start_line"]) for o in data["omitted"]] == [
+        (b.path, b.start_line) for b in packet.packet.omitted
+    ]
+    # max_chars budgets the evidence; the question is echoed capped, with its length
+    assert sum(len(h["text"]) for h in data["hits"]) <= 6000
+    assert data["query"] == question[: api.QUERY_ECHO_CHARS]
+    assert data["query_chars"] == len(question)
+
+
+# -- the shown score is the one that decided the order ---------------------------------------
+
+
+def _long_function(name: str, mentions: int) -> str:
+    body = [f"    expire_session(token)  # session {i}" for i in range(mentions)]
+    body += [f"    step_{i} = {i}" for i in range(36 - mentions)]
+    return "\n".join([f"def {name}(token):", *body, "    return token", "", ""])
+
+
+def test_shown_scores_decide_the_order_and_explain_names_the_spread(make_repo):
+    files = {"auth/tokens.py": "".join(_long_function(f"drop_{i}", 12 - i) for i in range(4))}
+    files |= {f"web/view{i}.py": _long_function(f"view_{i}", 5) for i in range(4)}
+    repo = make_repo(files)
+    reply = api.search_code("expire session", repo, top_k=8, explain=True, max_chars=20_000)
+    blocks = [r.block for r in reply.packet.rendered]
+    paths = [b.path for b in blocks]
+    assert paths[0] == "auth/tokens.py"
+    web = paths.index("web/view0.py")
+    assert "auth/tokens.py" in paths[web:]  # the spread put other files before its later chunks
+    scores = [b.score for b in blocks]
+    assert scores == sorted(scores, reverse=True)
+    for b in blocks:
+        assert b.explain.endswith(f"= {b.score:.3g}")
+    in_file = [b for b in blocks if b.path == "auth/tokens.py"]
+    assert " spread " not in in_file[0].explain
+    assert " x spread 0.70 (2nd in its file) = " in in_file[1].explain
+    assert " x spread 0.49 (3rd in its file) = " in in_file[2].explain
+    # a re-render shows the same scores and factors; the file overview sums scores before the spread
+    again = api.search_code(None, repo, query_id=reply.query_id, top_k=8, explain=True, max_chars=20_000)
+    assert again.text == reply.text
+    files = api.search_code("expire session", repo, mode="files")
+    assert api.search_code(None, repo, query_id=files.query_id, mode="files").text == files.text
+    own = [b.score / 0.7**k for k, b in enumerate(in_file)]
+    assert files.files[0].path == "auth/tokens.py"
+    assert files.files[0].score == pytest.approx(sum(s * 0.5**k for k, s in enumerate(own)))

@@ -409,3 +409,15 @@ def test_split_qualified_reads_separators_of_many_languages():
 )
 def test_path_role(path, role):
     assert path_role(path) == role
+
+
+def test_a_small_budget_shows_the_best_match_without_its_signature_when_that_fits(make_repo, open_index):
+    signature = "def handle_submit(form, store, request, response, *, validate=True, remember=True):"
+    files = {f"src/app/part{i}/handlers.py": f"{signature}\n    return {i}\n" for i in range(4)}
+    result = find_symbols(open_index(make_repo(files)), "handle_submit", max_chars=200)
+    assert result.render().splitlines() == [
+        "4 symbols match 'handle_submit':",
+        "src/app/part0/handlers.py:1-2 function handle_submit [python, exact]",
+        "... 3 more matches; narrow with kind= or path=",
+    ]
+    assert [m.path for m in result.matches] == ["src/app/part0/handlers.py"]

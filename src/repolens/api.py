@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 from repolens.symbols import SymbolMatches, find_symbols
 
 MAX_QUERY_CHARS = 100_000
+# A JSON reply echoes the start of the question, not a pasted issue in full.
+QUERY_ECHO_CHARS = 200
 # A search that finds no index builds one; if a watcher is already building
 # it, wait for that instead of failing.
 AUTO_INDEX_WAIT_S = 120.0
@@ -127,6 +129,13 @@ MODES = ("packet", "files", "json")
 
 @dataclass
 class SearchReply:
+    """One search's answer. ``to_json`` is the JSON form (mode=json) of the
+    same packet the text form shows: the same hits with the same text each,
+    the same omitted hits and notes. ``max_chars`` budgets that evidence; the
+    JSON around it (keys, locations, the file overview and the question,
+    echoed as its first ``QUERY_ECHO_CHARS`` characters plus its length in
+    ``query_chars``) is not counted."""
+
     query: str
     query_id: str
     mode: str
@@ -137,7 +146,11 @@ class SearchReply:
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"query": self.query, "query_id": self.query_id}
+        data: dict[str, Any] = {
+            "query": self.query[:QUERY_ECHO_CHARS],
+            "query_chars": len(self.query),
+            "query_id": self.query_id,
+        }
         if self.packet is not None:
             data.update(self.packet.to_json())
         if self.files is not None:
@@ -153,45 +166,6 @@ def check_query(query: object) -> None:
         raise UsageError(
             f"query is {len(query)} chars; the limit is {MAX_QUERY_CHARS}: keep the lines that matter"
         )
-
-
-def fit_json(text: str, max_chars: int) -> str:
-    """A JSON search reply cut to ``max_chars`` by dropping whole entries, never mid-value.
-
-    Drops the file overview from the end, then moves hits from the end to
-    ``omitted`` (their location and score only), then drops omitted entries,
-    counting what was dropped in ``notes``.
-    """
-    if len(text) <= max_chars:
-        return text
-    data = json.loads(text)
-
-    def size() -> int:
-        return len(json.dumps(data, ensure_ascii=False))
-
-    dropped = {"files": 0, "hits": 0, "omitted": 0}
-    data.setdefault("notes", [])
-    note_room = 120  # the note added at the end
-    files, hits, omitted = data.get("files") or [], data.get("hits") or [], data.get("omitted") or []
-    while files and size() + note_room > max_chars:
-        files.pop()
-        dropped["files"] += 1
-    while hits and size() + note_room > max_chars:
-        hit = hits.pop()
-        omitted.insert(0, {k: hit.get(k) for k in ("path", "start_line", "end_line", "score")})
-        dropped["hits"] += 1
-    while omitted and size() + note_room > max_chars:
-        omitted.pop()
-        dropped["omitted"] += 1
-    data["omitted"] = omitted
-    summary = ", ".join(f"{n} {what}" for what, n in dropped.items() if n)
-    data["notes"] = [*data["notes"], f"budget: {summary} left out to fit max_chars={max_chars}"]
-    out = json.dumps(data, ensure_ascii=False)
-    if len(out) > max_chars:  # notes or the query alone are too long: the smallest honest reply
-        out = json.dumps(
-            {"query_id": data.get("query_id"), "notes": [f"reply does not fit max_chars={max_chars}"]}
-        )
-    return out[:max_chars]
 
 
 def _globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -383,8 +357,8 @@ def search_code(
     if query_id is not None:
         remembered = recall(layout.index_dir, query_id, generation)
         query, filters = remembered.query, remembered.filters
-        stored = sq.chunks_by_cid(handle.db, (cid for cid, _, _ in remembered.ranked))
-        hits = [Hit(c, stored[c].chunk, sc, legs) for c, sc, legs in remembered.ranked if c in stored]
+        stored = sq.chunks_by_cid(handle.db, (r[0] for r in remembered.ranked))
+        hits = [Hit(c, stored[c].chunk, *ranked) for c, *ranked in remembered.ranked if c in stored]
         parsed = parse_query(query, weighted=settings.query_weights)
         notes: list[str] = []
     else:
@@ -407,7 +381,7 @@ def search_code(
             notes.append(f"rerank leg failed, order without it: {rerank.error}")
 
         query_id = remember(
-            layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs) for h in hits]
+            layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs, h.factors) for h in hits]
         )
     # Cited lines must hold: files changed since indexing are re-chunked now.
     hits, stale_files = freshen(layout.root, handle, hits, make_chunker(settings), first=settings.top_k * 3)
@@ -437,7 +411,7 @@ def search_code(
     reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts)
     if mode == "json":
         reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
-        reply.text = fit_json(json.dumps(reply.to_json(), ensure_ascii=False), settings.max_chars)
+        reply.text = json.dumps(reply.to_json(), ensure_ascii=False)
     else:
         reply.text = f"{reply.packet.text}\n\n{footer}"
     return reply

@@ -14,7 +14,7 @@ from typing import Any
 
 from repolens.chunk.pack import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
-from repolens.packets import truncated_marker
+from repolens.markers import omitted_marker, truncated_marker
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
 
@@ -127,7 +127,7 @@ def get_chunk(handle: IndexHandle, chunk_id: str, *, max_chars: int = 8000) -> C
             body.append((f"{header_start + i}: {text}" if header_start else f"(header) {text}", None))
         if header_start and header_start + header < c.start_line:
             a, b = header_start + header, c.start_line - 1
-            body.append((f"... (line {a} omitted)" if a == b else f"... (lines {a}-{b} omitted)", None))
+            body.append((omitted_marker(a, b), None))
     for i, text in enumerate(lines[header:]):
         body.append((f"{c.start_line + i}: {text}", c.start_line + i))
     label = f" {c.kind} {c.qualname}" if c.qualname else f" {c.kind}"

@@ -180,7 +180,7 @@ def search_cmd(
     if reply.indexed is not None:
         click.echo(reply.indexed.summary(), err=True)
     if as_json:
-        click.echo(reply.text)  # compact JSON, within --max-chars
+        click.echo(reply.text)  # compact JSON: --max-chars budgets the hits' text, not the keys
 
     else:
         click.echo(reply.text)

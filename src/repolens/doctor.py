@@ -16,6 +16,7 @@ import numpy as np
 
 from repolens.config import load_embed_config, load_settings
 from repolens.errors import RepolensError
+from repolens.markers import counted
 from repolens.store.layout import IndexLayout
 
 # Paraphrases should embed closer to each other than to an unrelated text.
@@ -64,7 +65,7 @@ def diagnose(layout: IndexLayout) -> Diagnosis:
         fresh = (
             "up to date"
             if not status.changed
-            else f"{status.changed} files changed since: run `repolens index`"
+            else f"{counted(status.changed, 'file')} changed since: run `repolens index`"
         )
         state = "ok" if not status.changed else "FAIL"
         d.checks.append(Check("index", state, f"{status.files} files, {status.chunks} chunks; {fresh}"))
@@ -74,7 +75,9 @@ def diagnose(layout: IndexLayout) -> Diagnosis:
     # 2. the lexical leg answers
     try:
         reply = api.search_code("main function", layout.root, index_dir=layout.index_dir, auto_index=False)
-        d.checks.append(Check("lexical", "ok", f"a probe search returned {len(reply.packet.rendered)} hits"))
+        d.checks.append(
+            Check("lexical", "ok", f"a probe search returned {counted(len(reply.packet.rendered), 'hit')}")
+        )
     except RepolensError as exc:
         d.checks.append(Check("lexical", "FAIL", str(exc)))
     # 3. the dense leg: the model loads and gives sane vectors

@@ -61,7 +61,7 @@ from repolens.chunk import Chunk
 from repolens.chunk.pack import repeated_header_lines
 from repolens.chunks import file_lines
 from repolens.errors import PathError, UsageError
-from repolens.packets import budget_marker, omitted_marker
+from repolens.markers import budget_marker, did_not_fit, omitted_marker
 from repolens.query import ParsedQuery, parse_query
 from repolens.retrieve import Filters, Hit, search_index
 from repolens.store import IndexHandle
@@ -569,17 +569,7 @@ def render_focus_block(
 
 
 def _trailer(blocks: Sequence[FocusBlock], limit: int) -> str:
-    if not blocks:
-        return ""
-    n = len(blocks)
-    head = f"... {n} more block{'s' if n > 1 else ''} did not fit: "
-    refs = [b.ref() for b in blocks]
-    text = head + ", ".join(refs)
-    while len(text) > limit and refs:
-        refs.pop()
-        rest = n - len(refs)
-        text = head + ", ".join(refs) + (", " if refs else "") + f"and {rest} more"
-    return text if len(text) <= limit else ""
+    return did_not_fit("block", [b.ref() for b in blocks], limit)
 
 
 # -- the operation ------------------------------------------------------------------------

@@ -236,6 +236,15 @@ def note_hits(hits: int) -> None:
         record["hits"] = hits
 
 
+def note_evidence_budget() -> None:
+    """The reply is JSON whose ``max_chars`` budgets only the evidence inside it
+    (``search_code`` mode=json): the last guard must not cut it, as cut JSON is
+    no JSON. The evidence budget is kept by the packet that the JSON carries."""
+    record = _current_call.get()
+    if record is not None:
+        record["evidence_budget"] = True
+
+
 # -- replies and errors -----------------------------------------------------------
 
 
@@ -322,7 +331,7 @@ class RepolensServer(MCPServer):
         if error is not None:
             error = one_line(self.repos.redact(error), min(ERROR_MAX_CHARS, budget))
             result = CallToolResult(content=[TextContent(type="text", text=error)], is_error=True)
-        else:
+        elif not record.get("evidence_budget"):
             result = self._within_budget(name, result, budget)
         if self.query_log is not None:
             self.query_log.write(

@@ -14,7 +14,9 @@ allow-list, and every path it sends is checked strictly
 version-control folders by name).
 
 Every reply fits the ``max_chars`` the call asked for (or the tool's
-default); error messages are one line of at most ``ERROR_MAX_CHARS``.
+default), but for ``search_code`` mode=json, where ``max_chars`` budgets the
+evidence (the hits' text) and not the JSON around it; error messages are one
+line of at most ``ERROR_MAX_CHARS``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from repolens.mcp_base import (
     RepolensServer,
     Repos,
     check_budget,
+    note_evidence_budget,
     note_hits,
     tool_body,
 )
@@ -209,7 +212,8 @@ def build_server(
     @tool(
         "Search the repository. mode=packet (default): an evidence packet with the top hits "
         "(path, line range, score, only the lines that matter) within max_chars; mode=files: "
-        "a ranked list of files with the reason each matters; mode=json: hits for programs. "
+        "a ranked list of files with the reason each matters; mode=json: the packet's hits as "
+        "JSON (max_chars budgets their text, not the keys). "
         "Best for broad or natural-language questions; for one exact identifier grep is "
         "cheaper. Every reply carries a query_id: pass it back with another mode to re-render "
         "without searching. Omission markers name the read_snippet call to expand."
@@ -248,6 +252,8 @@ def build_server(
         )
         shown = reply.files if mode == "files" else reply.packet.rendered if reply.packet else []
         note_hits(len(shown or []))
+        if mode == "json":
+            note_evidence_budget()
         return reply.text
 
     @tool(

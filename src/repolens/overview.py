@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from repolens.markers import counted, more_did_not_fit
 from repolens.paths import path_role
 from repolens.query import ParsedQuery
 from repolens.retrieve import Hit
@@ -71,9 +72,9 @@ class FileEntry:
         return ", ".join(parts)
 
     def line(self) -> str:
-        noun = "hit" if self.hits == 1 else "hits"
         return (
-            f"{self.path} (score {self.score:.2f}, {self.hits} {noun}, best {self.best[0]}-{self.best[1]}): "
+            f"{self.path} (score {self.score:.2f}, {counted(self.hits, 'hit')}, "
+            f"best {self.best[0]}-{self.best[1]}): "
             f"{self.reason()}"
         )
 
@@ -100,9 +101,9 @@ def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> l
     named = {i.lower().replace("_", "") for i in query.identifiers}
     entries = []
     for path, file_hits in by_file.items():
-        ordered = sorted(file_hits, key=lambda h: -h.score)
+        ordered = sorted(file_hits, key=lambda h: -h.relevance)
         role = path_role(path)
-        score = sum(h.score * _DECAY**k for k, h in enumerate(ordered)) * ROLE_PRIOR.get(role, 1.0)
+        score = sum(h.relevance * _DECAY**k for k, h in enumerate(ordered)) * ROLE_PRIOR.get(role, 1.0)
         found: set[str] = set()
         defines: list[str] = []
         for h in ordered:
@@ -139,9 +140,9 @@ def render_files(entries: Sequence[FileEntry], max_chars: int, footer: str = "")
     for i, e in enumerate(entries):
         line = f"{i + 1}. {e.line()}"
         rest = len(entries) - i - 1
-        tail = f"... {rest} more files" if rest else ""
+        tail = more_did_not_fit("file", rest) if rest else ""
         if size + len(line) + 1 + (len(tail) + 1 if tail else 0) > max_chars:
-            lines.append(f"... {len(entries) - i} more files did not fit")
+            lines.append(more_did_not_fit("file", len(entries) - i))
             break
         lines.append(line)
         size += len(line) + 1

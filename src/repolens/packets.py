@@ -26,7 +26,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repolens.chunk import Chunk
-from repolens.chunk.pack import repeated_header_lines
+from repolens.chunk.pack import join_names, repeated_header_lines, split_names
+from repolens.markers import (
+    budget_marker,
+    did_not_fit,
+    more_did_not_fit,
+    omitted_marker,
+    truncated_marker,
+)
+from repolens.prose import prose_lines
 from repolens.retrieve import Hit
 from repolens.tokenize import tokenize
 
@@ -36,6 +44,7 @@ _TRAILER_RESERVE = 400
 # The smallest share of the budget a block is given: below this a hit shows
 # too little to be worth its header.
 _MIN_SHARE = 500
+_NAME_MAX = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +60,18 @@ class Block:
     chunk_ids: tuple[str, ...]
     lines: tuple[tuple[int, str], ...]  # shown lines, ascending
     path_only: bool = False
+    prose: frozenset[int] = frozenset()  # line numbers wholly comment or docstring
     explain: str = ""  # set when the packet explains its ranking
     stale: str = ""  # set when the file changed since indexing and lines may not hold
 
     def header(self) -> str:
-        label = f" {self.kind} {self.qualname}" if self.qualname else ""
+        """``path:start-end kind name (score S)``; a name over ``_NAME_MAX``
+        characters (a deep markdown section path) is cut, so that the header
+        leaves room for lines at small budgets (the JSON form keeps it whole)."""
+        name = self.qualname
+        if len(name) > _NAME_MAX:
+            name = name[: _NAME_MAX - 3] + "..."
+        label = f" {self.kind} {name}" if name else ""
         head = f"{self.path}:{self.start_line}-{self.end_line}{label} (score {self.score:.2f})"
         if self.stale:
             head += f" ({self.stale})"
@@ -89,8 +105,9 @@ class Packet:
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        """The rendered blocks as they are (``text`` is the block's text in
+        ``self.text``), the hits that did not fit, and the notes."""
         return {
-            "query": self.query,
             "hits": [
                 {
                     "path": r.block.path,
@@ -160,6 +177,13 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int,
     return {chunk.start_line + i: lines[i] for i in sorted(keep) if chunk.start_line + i <= chunk.end_line}
 
 
+def chunk_prose(chunk: Chunk) -> set[int]:
+    """Line numbers of ``chunk`` that are wholly comment or docstring (a
+    split part's repeated header is not among its lines)."""
+    lines = chunk.text.split("\n")[repeated_header_lines(chunk) :]
+    return {chunk.start_line + i for i in prose_lines(lines, chunk.language)}
+
+
 def select_hits(
     hits: Sequence[Hit], tokens: frozenset[str], top_k: int, context: int
 ) -> list[tuple[Hit, dict[int, str]]]:
@@ -206,22 +230,39 @@ def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = Fals
         for _, lines in group:
             merged.update(lines)
         chunks = [h.chunk for h, _ in group]
+        kind, qualname = _label(chunks)
         blocks.append(
             Block(
                 path=best.chunk.path,
                 start_line=min(c.start_line for c in chunks),
                 end_line=max(c.end_line for c in chunks),
                 score=best.score,
-                kind=best.chunk.kind if len(group) == 1 else "merged",
-                qualname=best.chunk.qualname if len(group) == 1 else "",
+                kind=kind,
+                qualname=qualname,
                 chunk_ids=tuple(c.id for c in chunks),
                 lines=tuple(sorted(merged.items())),
                 path_only=not merged,
+                prose=frozenset(n for c in chunks for n in chunk_prose(c)),
                 explain=best.explain() if explain else "",
                 stale=next((h.stale for h, _ in group if h.stale), ""),
             )
         )
     return blocks
+
+
+def _label(chunks: Sequence[Chunk]) -> tuple[str, str]:
+    """Kind and name of a block of ``chunks`` (best first). The parts of one
+    definition split for size and merged back are that definition again; a
+    block of several definitions is ``merged`` and names them, best first."""
+    if len({(c.kind, c.qualname) for c in chunks}) == 1:
+        return chunks[0].kind, chunks[0].qualname
+    names: list[str] = []
+    more = 0
+    for c in chunks:  # a packed chunk's name is already a list: a, b (+2 more)
+        shown, extra = split_names(c.qualname)
+        names += shown
+        more += extra
+    return "merged", join_names(list(dict.fromkeys(names)), more)
 
 
 def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> bool:
@@ -234,24 +275,6 @@ def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> 
 
 
 # -- rendering ---------------------------------------------------------------
-
-
-# -- markers: the wording is a contract shared by every reply that cuts text --
-
-
-def omitted_marker(a: int, b: int) -> str:
-    """A stretch of a shown span that is left out."""
-    return f"... (line {a} omitted)" if a == b else f"... (lines {a}-{b} omitted)"
-
-
-def truncated_marker(path: str, start: int, end: int, cap: int) -> str:
-    """A hit cut by the per-hit cap; names the read that shows the rest."""
-    return f"... (truncated at {cap} chars; use read_snippet {path} {start} {end} to expand)"
-
-
-def budget_marker(path: str, start: int, end: int, dropped: int) -> str:
-    """A hit cut because the reply's budget ran out."""
-    return f"... (budget: {dropped} chars omitted; use read_snippet {path} {start} {end} to expand)"
 
 
 def _body(block: Block, keep: set[int] | None = None) -> list[str]:
@@ -278,9 +301,12 @@ def _joined(header: str, body: list[str], tail: str = "") -> str:
 def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> tuple[str, bool]:
     """The block within ``cap`` chars, keeping its most relevant lines.
 
-    When everything does not fit, matching lines are taken best first (by
-    the summed weight of the distinct query terms on them), each with its
-    context, plus the signature line of a definition; everything else of the
+    When everything does not fit, matching lines are taken best first (code
+    before comments and docstrings, which say in words what the code does
+    and so hold a question's words more often; then by the summed weight of
+    the distinct query terms on them), each with its context (for a code
+    line, the code around it), plus the signature line of a definition;
+    everything else of the
     span is marked omitted, and a last marker names the read for the whole
     span. Returns (text, was_cut); text is longer than ``cap`` only when not
     even the header and the marker fit (the caller checks).
@@ -296,13 +322,14 @@ def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> 
     for n, text in block.lines:
         score = sum(weights.get(t, 0.0) for t in set(tokenize(text)))
         if score > 0:
-            scored.append((-score, n))
+            scored.append((n in block.prose, -score, n))
     keep: set[int] = set()
     if block.qualname and numbers and numbers[0] == block.start_line:
         keep.add(block.start_line)  # the signature says what the block is
-    for _, n in sorted(scored):
+    for prose, _, n in sorted(scored):
         i = position[n]
-        group = set(numbers[max(0, i - context) : i + context + 1])
+        # the context of a code line is code: a docstring next to it is not
+        group = {m for m in numbers[max(0, i - context) : i + context + 1] if prose or m not in block.prose}
         trial = keep | group
         if len(_joined(header, _body(block, trial), tail)) <= cap:
             keep = trial
@@ -351,16 +378,51 @@ def _line_number(line: str) -> int | None:
 
 
 def _trailer(blocks: Sequence[Block], limit: int) -> str:
-    if not blocks:
-        return ""
-    head = f"... {len(blocks)} more hit{'s' if len(blocks) > 1 else ''} did not fit: "
-    refs = [b.ref() for b in blocks]
-    text = head + ", ".join(refs)
-    while len(text) > limit and refs:
-        refs.pop()
-        rest = len(blocks) - len(refs)
-        text = head + ", ".join(refs) + (", " if refs else "") + f"and {rest} more"
-    return text if len(text) <= limit else ""
+    return did_not_fit("hit", [b.ref() for b in blocks], limit)
+
+
+def _trailer_reserves(rest: Sequence[Block], room: int, *, first: bool) -> list[int]:
+    """Room to keep for the trailer that names the blocks after this one,
+    most first. It is capped so that a long tail of hits cannot starve the
+    first ones; and the best hit comes before the list of the others: for
+    it, the trailer may shrink to a count, or go, when that lets it show
+    lines."""
+    if not rest:
+        return [0]
+    trailer = _trailer(rest, min(room, _TRAILER_RESERVE))
+    reserves = [len(_SEP) + len(trailer) if trailer else 0]
+    if first:
+        reserves += [len(_SEP) + len(more_did_not_fit("hit", len(rest))), 0]
+    return sorted(set(reserves), reverse=True)
+
+
+def _place(
+    block: Block,
+    rest: Sequence[Block],
+    room: int,
+    first: bool,
+    weights: Mapping[str, float],
+    opts: PacketOptions,
+) -> RenderedBlock | None:
+    """``block`` rendered in ``room`` chars beside the trailer naming ``rest``
+    (see :func:`_trailer_reserves`); the first block takes the most trailer
+    that still lets it show lines, else the most trailer it fits beside."""
+    tries = []
+    for reserve in _trailer_reserves(rest, room, first=first):
+        left = room - reserve
+        share = max(_MIN_SHARE, (left - len(_SEP) * len(rest)) // (len(rest) + 1))
+        if not opts.fair_share:
+            share = opts.hit_max_chars
+        r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
+        if r is not None and (not first or _shows_lines(r)):
+            return r
+        tries.append(r)
+    return next(filter(None, tries), None)
+
+
+def _shows_lines(r: RenderedBlock) -> bool:
+    """A pointer, or a block that shows at least one of its lines."""
+    return r.block.path_only or any(_line_number(line) is not None for line in r.text.split("\n")[1:])
 
 
 def render_packet(
@@ -390,15 +452,7 @@ def render_packet(
     for i, block in enumerate(blocks):
         sep = len(_SEP) if parts else 0
         rest = blocks[i + 1 :]
-        # Room is kept for a trailer naming the blocks after this one; it is
-        # capped so that a long tail of hits cannot starve the first ones.
-        trailer = _trailer(rest, min(budget - used, _TRAILER_RESERVE))
-        reserve = (len(_SEP) + len(trailer)) if trailer else 0
-        left = budget - used - sep - reserve
-        share = max(_MIN_SHARE, (left - len(_SEP) * len(rest)) // (len(rest) + 1))
-        if not opts.fair_share:
-            share = opts.hit_max_chars
-        r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
+        r = _place(block, rest, budget - used - sep, not rendered, weights, opts)
         if r is None:
             omitted = list(blocks[i:])
             break

@@ -1,7 +1,7 @@
 """Remembered search results, so a reply can be re-rendered without searching.
 
 Every search stores its ranked candidates (chunk keys, scores, per-leg
-ranks) under a short ``query_id`` in ``<index_dir>/queries/``. A later call
+ranks, the factors of each score) under a short ``query_id`` in ``<index_dir>/queries/``. A later call
 with that id renders the same result in another mode (packet, files, JSON)
 from the same index generation. Files, not memory, so the CLI and the MCP
 server share them; the newest ``KEEP`` are kept.
@@ -24,6 +24,7 @@ from repolens.errors import NotFoundError, UsageError
 from repolens.retrieve import Filters
 
 KEEP = 200
+Ranked = tuple[int, float, dict[str, tuple[int, float]], dict[str, float | str]]
 _ID = re.compile(r"^[0-9a-f]{10}$")
 
 
@@ -33,8 +34,8 @@ class Remembered:
     query: str
     generation: str
     filters: Filters
-    # (cid, score, {leg: (rank, score)}) in rank order
-    ranked: list[tuple[int, float, dict[str, tuple[int, float]]]]
+    # (cid, score, {leg: (rank, score)}, {factor: value}) in rank order
+    ranked: list[Ranked]
 
 
 def _folder(index_dir: Path) -> Path:
@@ -46,7 +47,7 @@ def remember(
     generation: str,
     query: str,
     filters: Filters,
-    ranked: list[tuple[int, float, dict[str, tuple[int, float]]]],
+    ranked: list[Ranked],
 ) -> str:
     """Store a result; return its id. Best effort: a read-only index folder
     still answers the search, the id is then just not re-renderable."""
@@ -97,7 +98,7 @@ def recall(index_dir: Path, query_id: str, generation: str) -> Remembered:
         generation=generation,
         filters=Filters(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in filters.items()}),
         ranked=[
-            (int(c), float(s), {k: (int(r), float(v)) for k, (r, v) in legs.items()})
-            for c, s, legs in data["ranked"]
+            (int(c), float(s), {k: (int(r), float(v)) for k, (r, v) in legs.items()}, dict(*factors))
+            for c, s, legs, *factors in data["ranked"]
         ],
     )

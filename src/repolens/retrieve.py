@@ -55,7 +55,10 @@ class Hit:
     stale: str = ""
 
     def explain(self) -> str:
-        """One line: each leg's rank and score, then the priors applied."""
+        """One line: each leg's rank and score, then every step from the fused
+        score to ``score`` (the one that decided the order), in the order
+        applied: role prior, file evidence, the reranker's vote, the spread
+        over files."""
         legs = ", ".join(f"{name} #{rank} {score:.3g}" for name, (rank, score) in self.legs.items())
         f = self.factors
         steps = [f"fused {f.get('fused', self.score):.3g}"]
@@ -63,7 +66,22 @@ class Hit:
             steps.append(f"x prior {f['prior']:.2f} ({f.get('role', '')})")
         if f.get("file"):
             steps.append(f"+ file {f['file']:.3g}")
+        if "vote" in f:
+            steps.append(f"-> rerank vote {f['vote']:.3g}")
+        if "spread" in f:
+            steps.append(f"x spread {f['spread']:.2f} ({_ordinal(int(f.get('nth', 0)))} in its file)")
         return f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
+
+    @property
+    def relevance(self) -> float:
+        """The score before the spread over files lowered it: what the chunk
+        is worth on its own (a file overview sums these per file)."""
+        return self.score / float(self.factors.get("spread", 1.0))
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,8 +292,14 @@ def search_index(
     order = sorted(scores, key=lambda cid: -scores[cid])
     if rerank is not None and order:
         order, scores = _rerank(order, scores, chunks, rerank, legs)
+        for cid, vote in scores.items():
+            factors[cid]["vote"] = vote
     if options.diversity < 1.0:
-        order = _diversify(order, scores, chunks, options.diversity)
+        order, nth = _diversify(order, scores, chunks, options.diversity)
+        for cid, n in nth.items():
+            if n > 1:  # the score that decided the order is the one shown
+                factors[cid].update(spread=options.diversity ** (n - 1), nth=n)
+                scores[cid] *= options.diversity ** (n - 1)
     hits = [
         Hit(
             cid,
@@ -373,11 +397,15 @@ def _with_file_evidence(
 
 def _diversify(
     order: list[int], scores: dict[int, float], chunks: dict[int, Chunk], factor: float
-) -> list[int]:
+) -> tuple[list[int], dict[int, int]]:
     """Greedy re-ranking: each further chunk of a file already chosen counts
-    ``factor`` times less, so a reply spreads over files. A lazy heap: an
-    entry whose file gained a chunk since it was pushed is pushed again."""
+    ``factor`` times less, so a reply spreads over files. Returns the new
+    order and, per chunk, its place among its file's chunks (1 for the
+    first): the n-th counted ``scores * factor**(n-1)`` when it was chosen,
+    and those scores descend along the new order. A lazy heap: an entry
+    whose file gained a chunk since it was pushed is pushed again."""
     seen: dict[str, int] = {}
+    nth: dict[int, int] = {}
     heap = [(-scores[cid], i, cid, 0) for i, cid in enumerate(order)]
     heapq.heapify(heap)
     out: list[int] = []
@@ -389,8 +417,8 @@ def _diversify(
             heapq.heappush(heap, (-scores[cid] * factor**now, i, cid, now))
             continue
         out.append(cid)
-        seen[path] = now + 1
-    return out
+        seen[path] = nth[cid] = now + 1
+    return out, nth
 
 
 def chunk_paths(hits: Iterable[Hit]) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from repolens.errors import PathError, UsageError
-from repolens.packets import truncated_marker
+from repolens.markers import truncated_marker
 from repolens.validate import check_int
 
 MAX_LINES = 300

@@ -60,6 +60,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from repolens.errors import UsageError
+from repolens.markers import counted
 from repolens.paths import path_role
 from repolens.store import IndexHandle
 from repolens.store.sqlite import normalize_symbol
@@ -119,12 +120,13 @@ class SymbolMatch:
     def location(self) -> str:
         return f"{self.path}:{self.start_line}-{self.end_line}"
 
-    def render(self) -> str:
-        """``path:start-end kind qualname [language, tier]`` and, indented, the signature."""
+    def render(self, signature: bool = True) -> str:
+        """``path:start-end kind qualname [language, tier]`` and, indented, the
+        signature (left out when ``signature`` is false)."""
         label = self.qualname or self.name
         parent = f" in {self.parent}" if self.parent and self.parent not in label else ""
         head = f"{self.location()} {self.kind} {label}{parent} [{self.language}, {self.tier}]"
-        return f"{head}\n    {self.signature}" if self.signature else head
+        return f"{head}\n    {self.signature}" if self.signature and signature else head
 
     def suggestion(self) -> str:
         return f"{self.qualname or self.name} ({self.kind}, {self.path}:{self.start_line})"
@@ -567,15 +569,17 @@ def _render(
                 break
             shown_suggestions.pop()
         return SymbolMatches(query, (), 0, tuple(shown_suggestions), filters, text[:max_chars])
-    head = f"{total} symbol{'s' if total != 1 else ''} match {query!r}{where}:"
+    head = f"{counted(total, 'symbol')} match {query!r}{where}:"
     lines = [head]
     size = len(head)
     shown: list[SymbolMatch] = []
     for i, m in enumerate(ranked):
-        entry = m.render()
         rest = total - i - 1
         tail = _more(rest) if rest else ""
-        if size + 1 + len(entry) + (1 + len(tail) if tail else 0) > max_chars:
+        room = max_chars - size - 1 - (1 + len(tail) if tail else 0)
+        # a match too long with its signature is still worth its location
+        entry = next((e for e in (m.render(), m.render(signature=False)) if len(e) <= room), None)
+        if entry is None:
             break
         lines.append(entry)
         size += 1 + len(entry)
@@ -590,4 +594,4 @@ def _render(
 
 
 def _more(n: int) -> str:
-    return f"... {n} more match{'es' if n != 1 else ''}; narrow with kind= or path="
+    return f"... {counted(n, 'more match', 'more matches')}; narrow with kind= or path="

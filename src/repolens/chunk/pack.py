@@ -121,11 +121,21 @@ def repeated_header_lines(chunk: Chunk) -> int:
     return max(0, chunk.text.count("\n") + 1 - (chunk.end_line - chunk.start_line + 1))
 
 
-def join_names(names: list[str]) -> str:
-    """``a, b, c (+2 more)``: the label of a chunk holding several definitions."""
-    if len(names) <= _NAMES_SHOWN:
-        return ", ".join(names)
-    return ", ".join(names[:_NAMES_SHOWN]) + f" (+{len(names) - _NAMES_SHOWN} more)"
+def join_names(names: list[str], more: int = 0) -> str:
+    """``a, b, c (+2 more)``: the label of a chunk holding several definitions
+    (``more`` counts further ones not in ``names``)."""
+    more += max(0, len(names) - _NAMES_SHOWN)
+    return ", ".join(names[:_NAMES_SHOWN]) + (f" (+{more} more)" if more else "")
+
+
+_MORE = re.compile(r" \(\+(\d+) more\)$")
+
+
+def split_names(label: str) -> tuple[list[str], int]:
+    """The inverse of :func:`join_names`: (names shown, how many more)."""
+    m = _MORE.search(label)
+    shown = label[: m.start()] if m else label
+    return [n for n in shown.split(", ") if n], int(m.group(1)) if m else 0
 
 
 class Packer:
