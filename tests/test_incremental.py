@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import kill_survivors, running_processes, tagged_env
 from repolens import api
 from repolens.index import build_index
+from repolens.prepare import PARALLEL_MIN_FILES, workers
 from repolens.store import IndexHandle
 from repolens.store.layout import IndexLayout
 
@@ -141,11 +143,13 @@ def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Pa
         cmd = [sys.executable, "-m", "repolens", "index", str(root)]
         if step % 3 == 0:
             cmd.append("--rebuild")
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env, tag = tagged_env()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         time.sleep(rng.uniform(0.3, 0.6 + full_time))
         interrupted += proc.poll() is None
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        assert kill_survivors(tag) == [], f"step {step}: the killed indexer left processes behind"
 
         api.handles.clear()
         # The index opens and answers whatever moment the kill hit.
@@ -159,6 +163,32 @@ def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Pa
         assert got == want, f"step {step}: refreshed index differs from a fresh build"
         assert got["lexical_docs"] == len(got["chunks"])
     assert interrupted >= 3, "too few kills landed while the indexer was running"
+
+
+@pytest.mark.skipif(workers() < 2, reason="one core: files are prepared in process, no workers")
+def test_a_killed_indexer_takes_its_worker_processes_with_it(make_repo):
+    """kill -9 (the OOM killer, a closed terminal) while files are prepared in
+    worker processes: the workers and multiprocessing's resource tracker end too."""
+    root = make_repo({f"pkg/m{i:04d}.py": _module(i, "w") * 8 for i in range(PARALLEL_MIN_FILES * 6)})
+    env, tag = tagged_env()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens", "index", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        spawned: list[str] = []
+        while len(spawned) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            spawned = [p.args for p in running_processes("REPOLENS_TEST_TAG") if p.mark == tag]
+            spawned = [a for a in spawned if "multiprocessing.spawn" in a]
+            time.sleep(0.05)
+        assert len(spawned) >= 2, "the indexer ended before its workers were seen"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert kill_survivors(tag) == []
 
 
 def test_interrupting_a_refresh_mid_batch_leaves_both_stores_consistent(make_repo, tmp_path: Path):
