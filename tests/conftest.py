@@ -178,7 +178,7 @@ def sample_repo(make_repo: MakeRepo) -> Path:
 SESSION_ENV = "REPOLENS_TEST_SESSION"
 # How long processes get to exit on their own once their parent is gone:
 # a resource tracker needs a moment to see its pipe close.
-EXIT_GRACE_S = 15.0
+EXIT_GRACE_S = float(os.environ.get("REPOLENS_TEST_EXIT_GRACE", "15"))
 
 
 @dataclass(frozen=True)
