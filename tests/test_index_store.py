@@ -150,7 +150,11 @@ def test_corrupt_index_is_reported_not_a_traceback(sample_repo: Path):
     db_path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(IndexCorruptError, match="re-run `repolens index"):
         api.search_code("session", sample_repo)
-    build_index(sample_repo)
+    report = build_index(sample_repo)
+    assert report.summary().splitlines()[1] == (
+        f"rebuilt: the index could not be read (index database {db_path} cannot be read "
+        "(file is not a database))"
+    )  # why it rebuilt; not the fix the rebuild just applied
     assert "session" in api.search_code("session", sample_repo).text
 
 
@@ -172,5 +176,6 @@ def test_damaged_lexical_index_is_rebuilt_with_a_message(sample_repo: Path):
         api.search_code("session", sample_repo)
     api.handles.clear()
     report = build_index(sample_repo)
-    assert report.mode == "build" and report.reason.startswith("the index could not be read")
+    assert report.mode == "build" and report.reason.startswith("the index could not be read (lexical index ")
+    assert "re-run" not in report.summary()
     assert "session" in api.search_code("session", sample_repo).text

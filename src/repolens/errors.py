@@ -41,7 +41,12 @@ class IndexVersionError(RepolensError):
 
 
 class IndexCorruptError(RepolensError):
-    """The index files cannot be read."""
+    """The index files cannot be read. ``problem`` is the message without the
+    fix, for the indexer that rebuilds and says why."""
+
+    def __init__(self, problem: str, fix: str = "re-run `repolens index --rebuild`") -> None:
+        super().__init__(f"{problem}: {fix}")
+        self.problem = " ".join(problem.split())
 
 
 class IndexLockedError(RepolensError):

@@ -123,11 +123,11 @@ def rebuild_reason(gen: Path, settings: Settings) -> str:
     try:
         db = sq.connect(gen / DB_NAME)
     except IndexCorruptError as exc:
-        return f"the index could not be read ({exc})"
+        return _unreadable(exc.problem)
     try:
         meta = sq.read_meta(db)
     except Exception as exc:  # a damaged file: rebuild, never misread
-        return f"the index could not be read ({type(exc).__name__})"
+        return _unreadable(type(exc).__name__)
     finally:
         db.close()
     for key, want in index_identity(settings).items():
@@ -138,6 +138,10 @@ def rebuild_reason(gen: Path, settings: Settings) -> str:
     if meta.get("state") != "ready":
         return "the index was never completed"
     return ""
+
+
+def _unreadable(detail: str) -> str:
+    return f"the index could not be read ({detail})"
 
 
 def build_index(
@@ -196,7 +200,7 @@ def build_index(
             try:
                 _sync(current, found, settings, report, progress, create=False, scope=scope)
             except IndexCorruptError as exc:  # a damaged store is rebuilt, not patched
-                reason = f"the index could not be read ({exc})"
+                reason = _unreadable(exc.problem)
                 report = IndexReport(root_path, layout.index_dir, skipped=Counter(found.skipped))
         if target is None or reason:
             report.reason = reason

@@ -85,14 +85,10 @@ class LexicalIndex:
                 self.index = tantivy.Index(self.schema, path=str(directory), reuse=True)
             else:
                 if not tantivy.Index.exists(str(directory)):
-                    raise IndexCorruptError(
-                        f"lexical index {directory} is missing: re-run `repolens index --rebuild`"
-                    )
+                    raise IndexCorruptError(f"lexical index {directory} is missing")
                 self.index = tantivy.Index.open(str(directory))
         except ValueError as exc:
-            raise IndexCorruptError(
-                f"lexical index {directory} cannot be read ({exc}): re-run `repolens index --rebuild`"
-            ) from exc
+            raise IndexCorruptError(f"lexical index {directory} cannot be read ({exc})") from exc
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
 

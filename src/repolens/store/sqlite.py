@@ -110,7 +110,7 @@ def normalize_symbol(name: str) -> str:
 
 def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     if not create and not path.exists():
-        raise IndexCorruptError(f"index database {path} is missing: re-run `repolens index`")
+        raise IndexCorruptError(f"index database {path} is missing", "re-run `repolens index`")
     try:
         db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
@@ -120,9 +120,7 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
             db.executescript(_SCHEMA)
         db.execute("SELECT count(*) FROM meta").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise IndexCorruptError(
-            f"index database {path} cannot be read ({exc}): re-run `repolens index --rebuild`"
-        ) from exc
+        raise IndexCorruptError(f"index database {path} cannot be read ({exc})") from exc
     return db
 
 
