@@ -49,6 +49,10 @@ class IndexCorruptError(RepolensError):
         self.problem = " ".join(problem.split())
 
 
+class IndexReadOnlyError(RepolensError):
+    """The index folder cannot be written (a read-only disk, another user's folder)."""
+
+
 class IndexLockedError(RepolensError):
     """Another process is writing this index."""
 

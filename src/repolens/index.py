@@ -121,7 +121,7 @@ def index_identity(settings: Settings) -> dict[str, str]:
 def rebuild_reason(gen: Path, settings: Settings) -> str:
     """Why the generation cannot be refreshed in place ("" when it can)."""
     try:
-        db = sq.connect(gen / DB_NAME)
+        db = sq.open_reader(gen / DB_NAME)
     except IndexCorruptError as exc:
         return _unreadable(exc.problem)
     try:
@@ -236,7 +236,7 @@ def _resumable(layout: IndexLayout, settings: Settings) -> Path | None:
     """The newest interrupted build made with the same settings, if any."""
     for building in reversed(layout.building_dirs()):
         try:
-            db = sq.connect(building / DB_NAME)
+            db = sq.open_reader(building / DB_NAME)
             try:
                 meta = sq.read_meta(db)
             finally:
@@ -266,7 +266,7 @@ def _sync(
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
     given), batch by batch."""
-    handle = IndexHandle.create(gen) if create else IndexHandle.open(gen, report.root)
+    handle = IndexHandle.create(gen) if create else IndexHandle.open(gen, report.root, write=True)
     try:
         if create and not sq.read_meta(handle.db):
             sq.write_meta(
@@ -507,7 +507,7 @@ def _embedder(root: Path) -> Embedder | None:
 def _reuse_vectors(building: Path, previous: Path, embedder: Embedder, settings: Settings) -> int:
     from repolens import vectors
 
-    handle = IndexHandle.open(building)
+    handle = IndexHandle.open(building, write=True)
     try:
         vectors.bind_embedder(handle.db, embedder, settings.embed_style)
         return vectors.copy_from(handle, previous / DB_NAME, embedder.identity, settings.embed_style)
@@ -520,7 +520,7 @@ def _reuse_vectors(building: Path, previous: Path, embedder: Embedder, settings:
 def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: ProgressFn | None) -> VectorReport:
     from repolens import ann, vectors
 
-    handle = IndexHandle.open(gen)
+    handle = IndexHandle.open(gen, write=True)
     cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
     try:
         dropped = vectors.drop_if_other_model(handle.db, embedder, settings.embed_style)

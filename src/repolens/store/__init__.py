@@ -45,8 +45,11 @@ class IndexHandle:
         return cls(gen_dir, db, lex)
 
     @classmethod
-    def open(cls, gen_dir: Path, root: Path | None = None) -> IndexHandle:
-        db = sq.connect(gen_dir / DB_NAME)
+    def open(cls, gen_dir: Path, root: Path | None = None, *, write: bool = False) -> IndexHandle:
+        """Open a generation; read-only unless ``write`` (the caller then
+        holds the write lock). A reader writes nothing, so an index on a
+        read-only disk can be searched."""
+        db = sq.connect(gen_dir / DB_NAME) if write else sq.open_reader(gen_dir / DB_NAME)
         try:
             check_versions(sq.read_meta(db), root or gen_dir)
             lex = LexicalIndex(gen_dir / LEXICAL_DIR)

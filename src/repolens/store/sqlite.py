@@ -12,6 +12,7 @@ stable across edits elsewhere in the file and is what users see.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -109,6 +110,8 @@ def normalize_symbol(name: str) -> str:
 
 
 def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
+    """A connection for the writer (who holds the write lock): WAL mode, the
+    schema created when ``create``."""
     if not create and not path.exists():
         raise IndexCorruptError(f"index database {path} is missing", "re-run `repolens index`")
     try:
@@ -120,6 +123,42 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
             db.executescript(_SCHEMA)
         db.execute("SELECT count(*) FROM meta").fetchone()
     except sqlite3.DatabaseError as exc:
+        raise IndexCorruptError(f"index database {path} cannot be read ({exc})") from exc
+    return db
+
+
+def open_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection: it never writes the database, and needs no
+    write access to its folder.
+
+    A reader in a writable folder shares the writer's ``-shm`` file and sees
+    each commit. In a folder it cannot write (a read-only mount, a CI cache,
+    another user's checkout) SQLite cannot create that file: when no writer
+    has the database open (no ``-wal``/``-shm`` beside it, so the file holds
+    every commit) it is opened ``immutable``, with no locking at all.
+    """
+    if not path.exists():
+        raise IndexCorruptError(f"index database {path} is missing", "re-run `repolens index`")
+    folder_writable = os.access(path.parent, os.W_OK)
+    in_use = any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
+    flags = "mode=ro" if folder_writable or in_use else "mode=ro&immutable=1"
+    uri = f"{path.absolute().as_uri()}?{flags}"
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA query_only=ON")
+        db.execute("SELECT count(*) FROM meta").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if not os.access(path, os.R_OK):
+            raise IndexCorruptError(
+                f"index database {path} cannot be read (permission denied)",
+                "index the repository into a folder of your own with --index-dir",
+            ) from exc
+        if not folder_writable and in_use:
+            raise IndexCorruptError(
+                f"index database {path} cannot be read ({exc}): it is in a read-only folder "
+                "with the write-ahead log of an unfinished write beside it",
+                "run `repolens index` where the folder is writable, or index a copy with --index-dir",
+            ) from exc
         raise IndexCorruptError(f"index database {path} cannot be read ({exc})") from exc
     return db
 
