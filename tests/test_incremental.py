@@ -79,6 +79,22 @@ def test_refresh_reads_only_what_changed(make_repo):
     assert (again.added, again.changed, again.deleted, again.unchanged) == (0, 0, 0, 20)
 
 
+def test_a_refresh_does_not_read_again_what_its_content_kept_out(make_repo):
+    root = make_repo({"a.py": _module(1, "a"), "blob.dat": b"\x00\x01binary", "blank.txt": " \n"})
+    first = build_index(root)
+    assert (first.files, first.skipped["binary"], first.skipped["empty"]) == (1, 1, 1)
+    again = build_index(root)
+    assert again.content_skipped == {}, "a refresh read again files that did not change"
+    assert (again.unchanged, again.skipped["binary"], again.skipped["empty"]) == (1, 1, 1)
+
+
+def test_progress_counts_every_file_read_including_skipped_ones(make_repo):
+    root = make_repo({"a.py": _module(1, "a"), "blob.dat": b"\x00\x01binary"})
+    seen: list[tuple[int, int]] = []
+    build_index(root, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 2), (2, 2)]
+
+
 def test_editing_one_function_keeps_the_other_chunk_ids(make_repo):
     # Each function is longer than the packing threshold, so each is a chunk.
     body = "".join(f"    step_{k} = value * {k}\n" for k in range(35))

@@ -81,6 +81,17 @@ CREATE TABLE IF NOT EXISTS vectors (
     cid INTEGER PRIMARY KEY REFERENCES chunks(cid) ON DELETE CASCADE,
     vec BLOB NOT NULL
 );
+-- Files that discovery lists but whose content keeps them out (binary,
+-- blank), with the size and mtime they were read at: until those move, a
+-- refresh does not read them again and `status` does not count them as new.
+-- Added after schema 3 without a version bump: a writer creates it, a reader
+-- of an index without it reads it as empty.
+CREATE TABLE IF NOT EXISTS skipped (
+    path TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL
+);
 """
 
 
@@ -94,6 +105,14 @@ class FileRecord:
     language: str
     lines: int
     flags: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    path: str
+    reason: str
+    size: int
+    mtime_ns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +138,7 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
-        if create:
-            db.executescript(_SCHEMA)
+        db.executescript(_SCHEMA)  # IF NOT EXISTS: also adds tables newer than the index
         db.execute("SELECT count(*) FROM meta").fetchone()
     except sqlite3.DatabaseError as exc:
         raise IndexCorruptError(f"index database {path} cannot be read ({exc})") from exc
@@ -185,6 +203,26 @@ def decompress(blob: bytes) -> str:
 def file_records(db: sqlite3.Connection) -> dict[str, FileRecord]:
     rows = db.execute("SELECT id, path, hash, size, mtime_ns, language, lines, flags FROM files")
     return {r[1]: FileRecord(*r) for r in rows}
+
+
+def skipped_files(db: sqlite3.Connection) -> dict[str, SkippedFile]:
+    exists = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='skipped'").fetchone()
+    if not exists:  # written before the table existed
+        return {}
+    rows = db.execute("SELECT path, reason, size, mtime_ns FROM skipped")
+    return {r[0]: SkippedFile(*r) for r in rows}
+
+
+def set_skipped(db: sqlite3.Connection, skip: SkippedFile) -> None:
+    db.execute(
+        "INSERT INTO skipped(path, reason, size, mtime_ns) VALUES(?,?,?,?) ON CONFLICT(path) DO UPDATE "
+        "SET reason=excluded.reason, size=excluded.size, mtime_ns=excluded.mtime_ns",
+        (skip.path, skip.reason, skip.size, skip.mtime_ns),
+    )
+
+
+def forget_skipped(db: sqlite3.Connection, paths: Iterable[str]) -> None:
+    db.executemany("DELETE FROM skipped WHERE path=?", [(p,) for p in paths])
 
 
 def insert_file(
