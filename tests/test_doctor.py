@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,16 @@ def test_dense_leg_checked_with_the_configured_model(sample_repo: Path, monkeypa
     monkeypatch.setenv("REPOLENS_EMBED_DIM", "64")
     dense = next(c for c in diagnose(api.layout_for(sample_repo)).checks if c.name == "dense")
     assert dense.state == "FAIL" and "run `repolens index --rebuild`" in dense.detail
+
+
+def test_the_dense_line_names_the_model_not_its_internal_id(sample_repo: Path, monkeypatch):
+    monkeypatch.setenv("REPOLENS_VECTORS", "1")  # the default model
+    build_index(sample_repo)
+    dense = next(c for c in diagnose(api.layout_for(sample_repo)).checks if c.name == "dense")
+    assert dense.state == "ok"
+    assert re.fullmatch(r"all-MiniLM-L6-v2-int8: paraphrases 0\.\d\d > unrelated -?0\.\d\d", dense.detail), (
+        dense.detail
+    )
 
 
 def test_broken_reranker_fails_and_the_cli_exits_non_zero(sample_repo: Path):
