@@ -329,7 +329,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     kill(left)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    lines = [f"{len(left)} processes started by the test suite were still running (now killed):"]
+    many = len(left) > 1
+    head = f"{len(left)} process{'es' if many else ''} started by the test suite "
+    lines = [head + f"{'were' if many else 'was'} still running (now killed):"]
     lines += [f"  {p.line()}" for p in left]
     if reporter is not None:
         reporter.write_line("\n".join(lines), red=True, bold=True)
