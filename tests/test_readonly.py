@@ -177,3 +177,15 @@ def test_no_index_on_a_read_only_root_points_to_index_dir(
     assert read_only(sample_repo, "index", str(sample_repo), "--index-dir", str(elsewhere)).returncode == 0
     again = read_only(sample_repo, command, "--root", str(sample_repo), "--index-dir", str(elsewhere))
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_every_index_file_is_readable_by_whoever_may_read_its_folder(indexed: Path):
+    """Another user's checkout: tantivy writes meta.json owner-only, which
+    would lock every other reader out of an index they may read."""
+    index_dir = indexed / ".repolens"
+    for folder in [index_dir, *(p for p in index_dir.rglob("*") if p.is_dir())]:
+        readable = folder.stat().st_mode & 0o444
+        for path in folder.iterdir():
+            if path.is_file() and not path.is_symlink():
+                mode = path.stat().st_mode
+                assert mode & readable == readable, f"{path} is {mode & 0o777:o}"

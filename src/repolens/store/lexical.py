@@ -16,6 +16,7 @@ combined with per-field weights at query time.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -129,6 +130,7 @@ class LexicalIndex:
     def commit(self) -> None:
         if self._writer is not None:
             self._writer.commit()
+            self._share_meta()
 
     def abort(self) -> None:
         """Drop everything added or deleted since the last commit (the SQLite
@@ -144,6 +146,18 @@ class LexicalIndex:
             self._writer.commit()
             self._writer.wait_merging_threads()
             self._writer = None
+            self._share_meta()
+
+    def _share_meta(self) -> None:
+        """tantivy writes its two small state files owner-only (0600), unlike
+        the segments: give them the read bits of their folder, so whoever may
+        read the folder (another user, a CI job) can open the index."""
+        mode = self.directory.stat().st_mode & 0o666
+        for name in ("meta.json", ".managed.json"):
+            path = self.directory / name
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_mode & 0o777 != mode:
+                    path.chmod(mode)
 
     # -- reading ---------------------------------------------------------
     def reload(self) -> None:
