@@ -211,7 +211,10 @@ def _env_value(environ: bytes, key: str) -> str | None:
 
 
 def running_processes(key: str = SESSION_ENV) -> list[Proc]:
-    """Live processes (zombies excluded) read from /proc; ``mark`` holds the value of ``key``."""
+    """Live processes (zombies excluded) read from /proc; ``mark`` holds the
+    value of ``key``. Without /proc (not Linux) there is nothing to check: []."""
+    if not os.path.isdir("/proc/self"):
+        return []
     out = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
