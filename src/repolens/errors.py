@@ -44,7 +44,7 @@ class IndexCorruptError(RepolensError):
     """The index files cannot be read. ``problem`` is the message without the
     fix, for the indexer that rebuilds and says why."""
 
-    def __init__(self, problem: str, fix: str = "re-run `repolens index --rebuild`") -> None:
+    def __init__(self, problem: str, *, fix: str = "re-run `repolens index --rebuild`") -> None:
         super().__init__(f"{problem}: {fix}")
         self.problem = " ".join(problem.split())
 

@@ -81,7 +81,7 @@ class IndexHandle:
 
 def check_versions(meta: dict[str, str], where: Path) -> None:
     if not meta:
-        raise IndexCorruptError(f"index for {where} is incomplete", "re-run `repolens index`")
+        raise IndexCorruptError(f"index for {where} is incomplete", fix="re-run `repolens index`")
     for key, expected in format_versions().items():
         found = meta.get(key)
         if found != str(expected):

@@ -130,18 +130,18 @@ def normalize_symbol(name: str) -> str:
 
 def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     """A connection for the writer (who holds the write lock): WAL mode, the
-    schema created when ``create``."""
+    schema created (``create``) or completed with tables added since."""
     if not create and not path.exists():
-        raise IndexCorruptError(f"index database {path} is missing", "re-run `repolens index`")
+        raise _missing(path)
     try:
         db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
-        db.executescript(_SCHEMA)  # IF NOT EXISTS: also adds tables newer than the index
+        db.executescript(_SCHEMA)  # all IF NOT EXISTS
         db.execute("SELECT count(*) FROM meta").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise IndexCorruptError(f"index database {path} cannot be read ({exc})") from exc
+        raise _unreadable(path, exc) from exc
     return db
 
 
@@ -156,7 +156,7 @@ def open_reader(path: Path) -> sqlite3.Connection:
     every commit) it is opened ``immutable``, with no locking at all.
     """
     if not path.exists():
-        raise IndexCorruptError(f"index database {path} is missing", "re-run `repolens index`")
+        raise _missing(path)
     folder_writable = os.access(path.parent, os.W_OK)
     in_use = any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
     flags = "mode=ro" if folder_writable or in_use else "mode=ro&immutable=1"
@@ -169,16 +169,24 @@ def open_reader(path: Path) -> sqlite3.Connection:
         if not os.access(path, os.R_OK):
             raise IndexCorruptError(
                 f"index database {path} cannot be read (permission denied)",
-                "index the repository into a folder of your own with --index-dir",
+                fix="index the repository into a folder of your own with --index-dir",
             ) from exc
         if not folder_writable and in_use:
             raise IndexCorruptError(
                 f"index database {path} cannot be read ({exc}): it is in a read-only folder "
                 "with the write-ahead log of an unfinished write beside it",
-                "run `repolens index` where the folder is writable, or index a copy with --index-dir",
+                fix="run `repolens index` where the folder is writable, or index a copy with --index-dir",
             ) from exc
-        raise IndexCorruptError(f"index database {path} cannot be read ({exc})") from exc
+        raise _unreadable(path, exc) from exc
     return db
+
+
+def _missing(path: Path) -> IndexCorruptError:
+    return IndexCorruptError(f"index database {path} is missing", fix="re-run `repolens index`")
+
+
+def _unreadable(path: Path, exc: Exception) -> IndexCorruptError:
+    return IndexCorruptError(f"index database {path} cannot be read ({exc})")
 
 
 def read_meta(db: sqlite3.Connection) -> dict[str, str]:
