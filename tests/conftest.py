@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
+import time
+import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -158,3 +164,182 @@ def make_repo(tmp_path: Path, isolated_git_config: None) -> MakeRepo:
 def sample_repo(make_repo: MakeRepo) -> Path:
     """``SAMPLE_FILES`` committed in a fresh git repository."""
     return make_repo()
+
+
+# -- no process outlives the suite ------------------------------------------------
+#
+# Every process the suite starts carries SESSION_ENV in its environment (it
+# is inherited unless a test builds an environment from scratch). At the end
+# of the session, any process that is still running and is a descendant of
+# pytest, or carries this session's mark, or (started with a scrubbed
+# environment, as the MCP SDK does, and orphaned since) was started during
+# the session from this checkout or its temporary folders, fails the run.
+
+SESSION_ENV = "REPOLENS_TEST_SESSION"
+# How long processes get to exit on their own once their parent is gone:
+# a resource tracker needs a moment to see its pipe close.
+EXIT_GRACE_S = float(os.environ.get("REPOLENS_TEST_EXIT_GRACE", "15"))
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    started: int  # clock ticks after boot
+    args: str
+    cwd: str
+    mark: str | None  # the SESSION_ENV / tag value in its environment, if any
+
+    def line(self) -> str:
+        return f"pid {self.pid} (ppid {self.ppid}): {self.args[:200]}"
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _env_value(environ: bytes, key: str) -> str | None:
+    prefix = key.encode() + b"="
+    for item in environ.split(b"\0"):
+        if item.startswith(prefix):
+            return item[len(prefix) :].decode(errors="replace")
+    return None
+
+
+def running_processes(key: str = SESSION_ENV) -> list[Proc]:
+    """Live processes (zombies excluded) read from /proc; ``mark`` holds the
+    value of ``key``. Without /proc (not Linux) there is nothing to check: []."""
+    if not os.path.isdir("/proc/self"):
+        return []
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        stat = _read(f"/proc/{entry.name}/stat").decode(errors="replace")
+        if not stat:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] in ("Z", "X"):
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{entry.name}/cwd")
+        except OSError:
+            cwd = ""
+        args = _read(f"/proc/{entry.name}/cmdline").replace(b"\0", b" ").decode(errors="replace").strip()
+        mark = _env_value(_read(f"/proc/{entry.name}/environ"), key)
+        out.append(Proc(int(entry.name), int(fields[1]), int(fields[19]), args, cwd, mark))
+    return out
+
+
+def uptime_ticks() -> int:
+    seconds = float(_read("/proc/uptime").split()[0])
+    return int(seconds * os.sysconf("SC_CLK_TCK"))
+
+
+def descendants(procs: list[Proc], pid: int) -> list[Proc]:
+    children: dict[int, list[Proc]] = {}
+    for p in procs:
+        children.setdefault(p.ppid, []).append(p)
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child.pid)
+    return out
+
+
+def kill(procs: list[Proc]) -> None:
+    """SIGKILL each of ``procs`` by pid (all started by this suite)."""
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p.pid, signal.SIGKILL)
+
+
+def tagged_env(key: str = "REPOLENS_TEST_TAG") -> tuple[dict[str, str], str]:
+    """An environment for a subprocess whose whole process tree is marked by
+    a fresh tag (children inherit it), for :func:`kill_survivors`."""
+    tag = uuid.uuid4().hex
+    return {**os.environ, key: tag}, tag
+
+
+def kill_survivors(tag: str, key: str = "REPOLENS_TEST_TAG", grace: float = EXIT_GRACE_S) -> list[str]:
+    """Wait up to ``grace`` seconds for every process marked ``tag`` to exit;
+    kill (SIGKILL, by pid) those still running and describe them. ``[]``
+    means the tree ended by itself."""
+    deadline = time.monotonic() + grace
+    while True:
+        left = [p for p in running_processes(key) if p.mark == tag]
+        if not left or time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    kill(left)
+    return [p.line() for p in left]
+
+
+def _ours(procs: list[Proc], session: str, since: int, homes: tuple[str, ...]) -> list[Proc]:
+    me = os.getpid()
+    family = {p.pid for p in descendants(procs, me)}
+    return [
+        p
+        for p in procs
+        if p.pid != me
+        and (
+            p.pid in family
+            or p.mark == session
+            or (
+                p.mark is None
+                and p.started >= since
+                and p.cwd.startswith(homes)
+                and ("repolens" in p.args or "multiprocessing" in p.args)
+            )
+        )
+    ]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not os.path.isdir("/proc/self"):
+        return
+    session.config.stash[_SESSION_KEY] = (uuid.uuid4().hex, uptime_ticks())
+    os.environ[SESSION_ENV] = session.config.stash[_SESSION_KEY][0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remember_basetemp(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Processes started in the session's temporary folders are the suite's too."""
+    request.config.stash[_BASETEMP_KEY] = (str(tmp_path_factory.getbasetemp()),)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the run when a process the suite started is still running."""
+    if _SESSION_KEY not in session.config.stash:
+        return
+    import multiprocessing.resource_tracker as tracker
+
+    # This process's own resource tracker (started by an in-process index
+    # build) is meant to live as long as pytest, and ends when pytest's end of
+    # its pipe closes: stop it now, so that whatever is left is a leak.
+    getattr(tracker._resource_tracker, "_stop", lambda: None)()
+    mark, since = session.config.stash[_SESSION_KEY]
+    homes = (str(session.config.rootpath), *session.config.stash.get(_BASETEMP_KEY, ()))
+    deadline = time.monotonic() + EXIT_GRACE_S
+    while (left := _ours(running_processes(), mark, since, homes)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not left:
+        return
+    kill(left)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    many = len(left) > 1
+    head = f"{len(left)} process{'es' if many else ''} started by the test suite "
+    lines = [head + f"{'were' if many else 'was'} still running (now killed):"]
+    lines += [f"  {p.line()}" for p in left]
+    if reporter is not None:
+        reporter.write_line("\n".join(lines), red=True, bold=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_SESSION_KEY = pytest.StashKey[tuple[str, int]]()
+_BASETEMP_KEY = pytest.StashKey[tuple[str, ...]]()

@@ -39,7 +39,7 @@ def _vectors(monkeypatch):
 
 def _handle(root: Path) -> IndexHandle:
     layout = IndexLayout(root, root / ".repolens")
-    return IndexHandle.open(layout.current_generation(), root)
+    return IndexHandle.open(layout.current_generation(), root, write=True)  # the tests play the writer
 
 
 def _query(handle: IndexHandle) -> np.ndarray:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import SAMPLE_FILES
 from repolens import api
 from repolens.doctor import diagnose
 from repolens.index import build_index
@@ -58,6 +60,16 @@ def test_dense_leg_checked_with_the_configured_model(sample_repo: Path, monkeypa
     assert dense.state == "FAIL" and "run `repolens index --rebuild`" in dense.detail
 
 
+def test_the_dense_line_names_the_model_not_its_internal_id(sample_repo: Path, monkeypatch):
+    monkeypatch.setenv("REPOLENS_VECTORS", "1")  # the default model
+    build_index(sample_repo)
+    dense = next(c for c in diagnose(api.layout_for(sample_repo)).checks if c.name == "dense")
+    assert dense.state == "ok"
+    assert re.fullmatch(r"all-MiniLM-L6-v2-int8: paraphrases 0\.\d\d > unrelated -?0\.\d\d", dense.detail), (
+        dense.detail
+    )
+
+
 def test_broken_reranker_fails_and_the_cli_exits_non_zero(sample_repo: Path):
     build_index(sample_repo)
     env = {"REPOLENS_RERANK_PROVIDER": "local", "REPOLENS_RERANK_PATH": str(sample_repo / "nope"), "PATH": ""}
@@ -73,3 +85,37 @@ def test_broken_reranker_fails_and_the_cli_exits_non_zero(sample_repo: Path):
     assert lines[0].startswith("ok   index:")
     assert lines[3].startswith("FAIL rerank: ")
     assert lines[-1] == "some checks failed: fix them as said above"
+
+
+BINARY = b"SIMPLE  =                    T\x00\x00\x00\x01\x02"  # a FITS header with NULs
+
+
+def _changes(root: Path) -> tuple[int, int, int]:
+    status = api.index_status(root)
+    return status.new, status.modified, status.deleted
+
+
+def test_files_kept_out_by_their_content_are_not_changes(make_repo):
+    """status and doctor right after indexing a repository with binary and
+    blank files: up to date (they were skipped, not missed)."""
+    root = make_repo({**SAMPLE_FILES, "data/sample.fits": BINARY, "notes/blank.txt": "  \n\n"})
+    report = build_index(root)
+    assert (report.skipped["binary"], report.skipped["empty"]) == (1, 1)
+    assert _changes(root) == (0, 0, 0)
+    check = diagnose(api.layout_for(root)).checks[0]
+    assert (check.state, check.detail.endswith("; up to date")) == ("ok", True)
+
+
+def test_a_skipped_file_that_changes_is_a_change_until_indexed(make_repo):
+    root = make_repo({**SAMPLE_FILES, "data/sample.fits": BINARY, "data/table.csv": "a,b\n1,2\n"})
+    build_index(root)
+    (root / "data/sample.fits").write_text("now text\n")  # binary -> text
+    (root / "data/table.csv").write_bytes(BINARY)  # text -> binary
+    assert _changes(root) == (1, 1, 0)
+    report = build_index(root)
+    assert (report.added, report.deleted, report.skipped["binary"]) == (1, 1, 1)
+    assert _changes(root) == (0, 0, 0)
+    (root / "data/table.csv").unlink()  # a skipped file that goes is no change either
+    assert _changes(root) == (0, 0, 0)
+    report = build_index(root)
+    assert (report.added, report.changed, report.deleted, report.skipped["binary"]) == (0, 0, 0, 0)

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import kill_survivors, running_processes, tagged_env
 from repolens import api
 from repolens.index import build_index
+from repolens.prepare import PARALLEL_MIN_FILES, workers
 from repolens.store import IndexHandle
 from repolens.store.layout import IndexLayout
 
@@ -75,6 +77,22 @@ def test_refresh_reads_only_what_changed(make_repo):
 
     again = build_index(root)
     assert (again.added, again.changed, again.deleted, again.unchanged) == (0, 0, 0, 20)
+
+
+def test_a_refresh_does_not_read_again_what_its_content_kept_out(make_repo):
+    root = make_repo({"a.py": _module(1, "a"), "blob.dat": b"\x00\x01binary", "blank.txt": " \n"})
+    first = build_index(root)
+    assert (first.files, first.skipped["binary"], first.skipped["empty"]) == (1, 1, 1)
+    again = build_index(root)
+    assert again.content_skipped == {}, "a refresh read again files that did not change"
+    assert (again.unchanged, again.skipped["binary"], again.skipped["empty"]) == (1, 1, 1)
+
+
+def test_progress_counts_every_file_read_including_skipped_ones(make_repo):
+    root = make_repo({"a.py": _module(1, "a"), "blob.dat": b"\x00\x01binary"})
+    seen: list[tuple[int, int]] = []
+    build_index(root, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 2), (2, 2)]
 
 
 def test_editing_one_function_keeps_the_other_chunk_ids(make_repo):
@@ -141,11 +159,13 @@ def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Pa
         cmd = [sys.executable, "-m", "repolens", "index", str(root)]
         if step % 3 == 0:
             cmd.append("--rebuild")
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env, tag = tagged_env()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         time.sleep(rng.uniform(0.3, 0.6 + full_time))
         interrupted += proc.poll() is None
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        assert kill_survivors(tag) == [], f"step {step}: the killed indexer left processes behind"
 
         api.handles.clear()
         # The index opens and answers whatever moment the kill hit.
@@ -159,6 +179,32 @@ def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Pa
         assert got == want, f"step {step}: refreshed index differs from a fresh build"
         assert got["lexical_docs"] == len(got["chunks"])
     assert interrupted >= 3, "too few kills landed while the indexer was running"
+
+
+@pytest.mark.skipif(workers() < 2, reason="one core: files are prepared in process, no workers")
+def test_a_killed_indexer_takes_its_worker_processes_with_it(make_repo):
+    """kill -9 (the OOM killer, a closed terminal) while files are prepared in
+    worker processes: the workers and multiprocessing's resource tracker end too."""
+    root = make_repo({f"pkg/m{i:04d}.py": _module(i, "w") * 8 for i in range(PARALLEL_MIN_FILES * 6)})
+    env, tag = tagged_env()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens", "index", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        spawned: list[str] = []
+        while len(spawned) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            spawned = [p.args for p in running_processes("REPOLENS_TEST_TAG") if p.mark == tag]
+            spawned = [a for a in spawned if "multiprocessing.spawn" in a]
+            time.sleep(0.05)
+        assert len(spawned) >= 2, "the indexer ended before its workers were seen"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert kill_survivors(tag) == []
 
 
 def test_interrupting_a_refresh_mid_batch_leaves_both_stores_consistent(make_repo, tmp_path: Path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_tree_files
+from conftest import kill_survivors, tagged_env, write_tree_files
 from repolens import api
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexVersionError, NothingToIndexError
 from repolens.index import build_index
@@ -103,7 +103,8 @@ def test_crash_mid_rebuild_leaves_the_previous_index_usable(make_repo):
     for i in range(3000):
         (root / f"pkg/m{i:04d}.py").write_text(f"def g{i}():\n    return 'delta_marker {i}'\n" * 40)
     cmd = [sys.executable, "-m", "repolens", "index", str(root), "--rebuild"]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
+    env, tag = tagged_env()
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, env=env)
     building = None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and building is None:
@@ -114,6 +115,8 @@ def test_crash_mid_rebuild_leaves_the_previous_index_usable(make_repo):
     time.sleep(0.5)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    proc.stderr.close()
+    assert kill_survivors(tag) == [], "the killed indexer left processes behind"
     assert building is not None and building.exists(), "the indexer was killed before it started writing"
     api.handles.clear()
     after = api.search_code("gamma_marker", root).packet  # the old index still answers
@@ -147,7 +150,11 @@ def test_corrupt_index_is_reported_not_a_traceback(sample_repo: Path):
     db_path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(IndexCorruptError, match="re-run `repolens index"):
         api.search_code("session", sample_repo)
-    build_index(sample_repo)
+    report = build_index(sample_repo)
+    assert report.summary().splitlines()[1] == (
+        f"rebuilt: the index could not be read (index database {db_path} cannot be read "
+        "(file is not a database))"
+    )  # why it rebuilt; not the fix the rebuild just applied
     assert "session" in api.search_code("session", sample_repo).text
 
 
@@ -169,5 +176,6 @@ def test_damaged_lexical_index_is_rebuilt_with_a_message(sample_repo: Path):
         api.search_code("session", sample_repo)
     api.handles.clear()
     report = build_index(sample_repo)
-    assert report.mode == "build" and report.reason.startswith("the index could not be read")
+    assert report.mode == "build" and report.reason.startswith("the index could not be read (lexical index ")
+    assert "re-run" not in report.summary()
     assert "session" in api.search_code("session", sample_repo).text

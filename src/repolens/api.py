@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from repolens.chunks import ChunkView
 from repolens.chunks import get_chunk as _get_chunk
 from repolens.config import Settings, load_settings
-from repolens.errors import IndexMissingError, RepolensError, UsageError
+from repolens.errors import RepolensError, UsageError
 from repolens.focus import FocusResult, focused_context
 from repolens.freshness import freshen
 from repolens.index import IndexReport, ProgressFn, build_index, make_chunker
 from repolens.overview import FileEntry, file_overview, render_files
 from repolens.packets import Packet, PacketOptions, render_packet
-from repolens.queries import recall, remember
+from repolens.queries import NOT_REMEMBERED, recall, remember
 from repolens.query import parse_query
 from repolens.retrieve import CANDIDATES, Filters, Hit, RankingOptions, search_index
 from repolens.snippets import Snippet
@@ -342,7 +342,7 @@ def search_code(
     indexed = None
     if layout.current_generation() is None:
         if not auto_index or query_id is not None:
-            raise IndexMissingError(f"no index for {layout.root}: run `repolens index {layout.root}`")
+            raise layout.missing()
         indexed = build_index(
             layout.root,
             index_dir=layout.index_dir,
@@ -380,9 +380,11 @@ def search_code(
         if rerank is not None and rerank.error:
             notes.append(f"rerank leg failed, order without it: {rerank.error}")
 
-        query_id = remember(
+        query_id, stored = remember(
             layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs, h.factors) for h in hits]
         )
+        if not stored:
+            notes.append(NOT_REMEMBERED)
     # Cited lines must hold: files changed since indexing are re-chunked now.
     hits, stale_files = freshen(layout.root, handle, hits, make_chunker(settings), first=settings.top_k * 3)
     if stale_files:
@@ -441,7 +443,7 @@ def open_index(
     indexed = None
     if layout.current_generation() is None:
         if not auto_index:
-            raise IndexMissingError(f"no index for {layout.root}: run `repolens index {layout.root}`")
+            raise layout.missing()
         indexed = build_index(
             layout.root, index_dir=layout.index_dir, progress=progress, lock_wait=AUTO_INDEX_WAIT_S
         )

@@ -104,25 +104,30 @@ def _check_embedder(root: Path, vectors_on: bool, meta: dict[str, str]) -> Check
     norms = np.linalg.norm(np.stack([a, b, other]), axis=1)
     if not np.all(np.isfinite(norms)) or not np.allclose(norms, 1.0, atol=1e-3):
         return Check(
-            "dense", "FAIL", f"{embedder.identity} gives vectors that are not unit length: check the model"
+            "dense", "FAIL", f"{embedder.name} gives vectors that are not unit length: check the model"
         )
     same, apart = float(a @ b), float(a @ other)
     if same <= apart:
         return Check(
             "dense",
             "FAIL",
-            f"{embedder.identity} scores paraphrases {same:.2f} <= unrelated {apart:.2f}: "
+            f"{embedder.name} scores paraphrases {same:.2f} <= unrelated {apart:.2f}: "
             "wrong model or tokenizer",
         )
     indexed = meta.get("embed_identity", "")
     if indexed and indexed != embedder.identity:
-        return Check("dense", "FAIL", f"index holds {indexed} vectors: run `repolens index --rebuild`")
+        return Check(
+            "dense",
+            "FAIL",
+            f"the index holds vectors of another model or setting than {embedder.name} "
+            f"({indexed}, not {embedder.identity}): run `repolens index --rebuild`",
+        )
     if not indexed:
         return Check(
-            "dense", "FAIL", f"{embedder.identity} works but the index has no vectors: run `repolens index`"
+            "dense", "FAIL", f"{embedder.name} works but the index has no vectors: run `repolens index`"
         )
 
-    return Check("dense", "ok", f"{embedder.identity}: paraphrases {same:.2f} > unrelated {apart:.2f}")
+    return Check("dense", "ok", f"{embedder.name}: paraphrases {same:.2f} > unrelated {apart:.2f}")
 
 
 def _check_reranker(root: Path) -> Check:

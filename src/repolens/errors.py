@@ -76,7 +76,16 @@ class IndexVersionError(RepolensError):
 
 
 class IndexCorruptError(RepolensError):
-    """The index files cannot be read."""
+    """The index files cannot be read. ``problem`` is the message without the
+    fix, for the indexer that rebuilds and says why."""
+
+    def __init__(self, problem: str, *, fix: str = "re-run `repolens index --rebuild`") -> None:
+        super().__init__(f"{problem}: {fix}")
+        self.problem = " ".join(problem.split())
+
+
+class IndexReadOnlyError(RepolensError):
+    """The index folder cannot be written (a read-only disk, another user's folder)."""
 
 
 class IndexLockedError(RepolensError):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING
 
 from repolens.chunk import ChunkedFile, chunk_file, chunking_config
 from repolens.config import Settings, load_embed_config, load_settings
-from repolens.discover import Discovery, SourceFile, discover, discover_paths, nothing_to_index
+from repolens.discover import (
+    Discovery,
+    SkipReason,
+    SourceFile,
+    discover,
+    discover_paths,
+    nothing_to_index,
+)
 from repolens.errors import IndexCorruptError, IndexVersionError
 from repolens.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.store import DB_NAME, IndexHandle, check_versions, format_versions
@@ -121,13 +128,13 @@ def index_identity(settings: Settings) -> dict[str, str]:
 def rebuild_reason(gen: Path, settings: Settings) -> str:
     """Why the generation cannot be refreshed in place ("" when it can)."""
     try:
-        db = sq.connect(gen / DB_NAME)
+        db = sq.open_reader(gen / DB_NAME)
     except IndexCorruptError as exc:
-        return f"the index could not be read ({exc})"
+        return _unreadable(exc.problem)
     try:
         meta = sq.read_meta(db)
     except Exception as exc:  # a damaged file: rebuild, never misread
-        return f"the index could not be read ({type(exc).__name__})"
+        return _unreadable(type(exc).__name__)
     finally:
         db.close()
     for key, want in index_identity(settings).items():
@@ -138,6 +145,10 @@ def rebuild_reason(gen: Path, settings: Settings) -> str:
     if meta.get("state") != "ready":
         return "the index was never completed"
     return ""
+
+
+def _unreadable(detail: str) -> str:
+    return f"the index could not be read ({detail})"
 
 
 def build_index(
@@ -196,7 +207,7 @@ def build_index(
             try:
                 _sync(current, found, settings, report, progress, create=False, scope=scope)
             except IndexCorruptError as exc:  # a damaged store is rebuilt, not patched
-                reason = f"the index could not be read ({exc})"
+                reason = _unreadable(exc.problem)
                 report = IndexReport(root_path, layout.index_dir, skipped=Counter(found.skipped))
         if target is None or reason:
             report.reason = reason
@@ -232,7 +243,7 @@ def _resumable(layout: IndexLayout, settings: Settings) -> Path | None:
     """The newest interrupted build made with the same settings, if any."""
     for building in reversed(layout.building_dirs()):
         try:
-            db = sq.connect(building / DB_NAME)
+            db = sq.open_reader(building / DB_NAME)
             try:
                 meta = sq.read_meta(db)
             finally:
@@ -262,7 +273,7 @@ def _sync(
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
     given), batch by batch."""
-    handle = IndexHandle.create(gen) if create else IndexHandle.open(gen, report.root)
+    handle = IndexHandle.create(gen) if create else IndexHandle.open(gen, report.root, write=True)
     try:
         if create and not sq.read_meta(handle.db):
             sq.write_meta(
@@ -306,22 +317,17 @@ def _apply_changes(
 ) -> None:
     db = handle.db
     records = sq.file_records(db)
+    skips = sq.skipped_files(db)
     present = {src.path for src in found.files}
-    if scope is None:
-        deleted = [rec for path, rec in records.items() if path not in present]
-    else:  # only paths in scope, or under a scope path that is gone (a deleted folder)
-        gone = tuple(p for p in scope if p not in present)
-        under = tuple(p.rstrip("/") + "/" for p in gone)
-        deleted = [
-            rec
-            for path, rec in records.items()
-            if path not in present and (path in gone or path.startswith(under))
-        ]
+    deleted = [records[path] for path in _vanished(records, present, scope)]
     work: list[tuple[SourceFile, sq.FileRecord | None]] = []
     for src in found.files:
         rec = records.get(src.path)
+        skip = skips.get(src.path)
         if rec is not None and rec.size == src.size and rec.mtime_ns == src.mtime_ns:
             report.unchanged += 1
+        elif rec is None and skip is not None and (skip.size, skip.mtime_ns) == (src.size, src.mtime_ns):
+            report.skipped[skip.reason] += 1  # still what it was when it was read: not read again
         else:
             work.append((src, rec))
     total = len(work) + len(deleted)
@@ -331,6 +337,10 @@ def _apply_changes(
         _delete_file(handle, rec.id)
         report.deleted += 1
         batch.done(rec.size)
+    if gone := _vanished(skips, present, scope):
+        batch.begin()
+        sq.forget_skipped(db, gone)
+        batch.done(0)
     jobs = [
         Job(
             path=src.path,
@@ -344,15 +354,14 @@ def _apply_changes(
     ]
     for i, ((src, rec), result) in enumerate(zip(work, prepare_all(jobs), strict=True)):
         batch.begin()
+        _remember_skip(db, src, result, skips)
         if isinstance(result, Skipped):
             report.skipped[result.reason] += 1
             report.content_skipped[result.reason] += 1
             if rec is not None:  # it was indexed; now it is empty, binary, ...
                 _delete_file(handle, rec.id)
                 report.deleted += 1
-            batch.done(0)
-            continue
-        if isinstance(result, Unchanged):
+        elif isinstance(result, Unchanged):
             assert rec is not None
             db.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (src.size, src.mtime_ns, rec.id))
             report.unchanged += 1
@@ -365,10 +374,37 @@ def _apply_changes(
                 report.added += 1
             else:
                 report.changed += 1
-        batch.done(src.size)
+        batch.done(0 if isinstance(result, Skipped) else src.size)  # bytes written
         if progress:
             progress(len(deleted) + i + 1, total)
     batch.flush()
+
+
+def _vanished(indexed: Collection[str], present: set[str], scope: frozenset[str] | None) -> list[str]:
+    """The ``indexed`` paths no longer on disk: all of them, or with a
+    ``scope`` only those in it or under a scope path that is gone (a deleted
+    folder)."""
+    if scope is None:
+        return [path for path in indexed if path not in present]
+    gone = tuple(p for p in scope if p not in present)
+    under = tuple(p.rstrip("/") + "/" for p in gone)
+    return [p for p in indexed if p not in present and (p in gone or p.startswith(under))]
+
+
+# Skip reasons that only the content decides: while size and mtime stay, so
+# does the verdict. (An unreadable file may become readable with no change to
+# either; a file too large for one setting may fit another.)
+_CONTENT_SKIPS = frozenset({SkipReason.BINARY, SkipReason.EMPTY})
+
+
+def _remember_skip(
+    db, src: SourceFile, result: Prepared | Skipped | Unchanged, skips: Mapping[str, sq.SkippedFile]
+) -> None:
+    """Record (or forget) that ``src`` is kept out of the index by its content."""
+    if isinstance(result, Skipped) and result.reason in _CONTENT_SKIPS:
+        sq.set_skipped(db, sq.SkippedFile(src.path, result.reason, src.size, src.mtime_ns))
+    elif src.path in skips:
+        sq.forget_skipped(db, [src.path])
 
 
 class _Batch:
@@ -503,7 +539,7 @@ def _embedder(root: Path) -> Embedder | None:
 def _reuse_vectors(building: Path, previous: Path, embedder: Embedder, settings: Settings) -> int:
     from repolens import vectors
 
-    handle = IndexHandle.open(building)
+    handle = IndexHandle.open(building, write=True)
     try:
         vectors.bind_embedder(handle.db, embedder, settings.embed_style)
         return vectors.copy_from(handle, previous / DB_NAME, embedder.identity, settings.embed_style)
@@ -516,7 +552,7 @@ def _reuse_vectors(building: Path, previous: Path, embedder: Embedder, settings:
 def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: ProgressFn | None) -> VectorReport:
     from repolens import ann, vectors
 
-    handle = IndexHandle.open(gen)
+    handle = IndexHandle.open(gen, write=True)
     cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
     try:
         dropped = vectors.drop_if_other_model(handle.db, embedder, settings.embed_style)

@@ -25,6 +25,10 @@ from repolens.retrieve import Filters
 
 KEEP = 200
 Ranked = tuple[int, float, dict[str, tuple[int, float]], dict[str, float | str]]
+# The note of a search whose result could not be stored.
+NOT_REMEMBERED = (
+    "this search is not remembered (its index folder cannot be written): its query_id cannot re-render it"
+)
 _ID = re.compile(r"^[0-9a-f]{10}$")
 
 
@@ -48,9 +52,10 @@ def remember(
     query: str,
     filters: Filters,
     ranked: list[Ranked],
-) -> str:
-    """Store a result; return its id. Best effort: a read-only index folder
-    still answers the search, the id is then just not re-renderable."""
+) -> tuple[str, bool]:
+    """Store a result; return its id and whether it was stored. Best effort:
+    an index folder that cannot be written (a read-only disk) still answers
+    the search; the id then cannot re-render it (say so: ``NOT_REMEMBERED``)."""
     digest = hashlib.blake2b(digest_size=5)
     # Deterministic: the same search on the same index gets the same id.
     digest.update(f"{generation}\0{query}\0{filters}".encode())
@@ -63,13 +68,18 @@ def remember(
         "filters": asdict(filters),
         "ranked": ranked,
     }
-    with contextlib.suppress(OSError):
+    tmp = folder / f".{query_id}.{os.getpid()}.tmp"
+    try:
         folder.mkdir(exist_ok=True)
-        tmp = folder / f".{query_id}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(data), encoding="utf-8")
         os.replace(tmp, folder / f"{query_id}.json")
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        return query_id, False
+    with contextlib.suppress(OSError):
         _prune(folder)
-    return query_id
+    return query_id, True
 
 
 def _prune(folder: Path) -> None:

@@ -3,7 +3,9 @@
 Freshness is computed, not remembered: the repository is discovered again
 and compared with the index's file records (a stat per file; a hash only
 when size or mtime moved), so ``status`` never claims an index is current
-when it is not.
+when it is not. A file the index does not hold is a change only if the
+indexer would take it: files its content keeps out (binary, blank) are
+remembered by the index with their size and mtime, and any other is read.
 """
 
 from __future__ import annotations
@@ -71,13 +73,18 @@ def index_status(layout: IndexLayout, handle: IndexHandle, settings: Settings | 
     settings = settings or load_settings(layout.root)
     meta = handle.meta()
     records = sq.file_records(handle.db)
+    skips = sq.skipped_files(handle.db)
     found = discover(layout.root, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
     present = {src.path: src for src in found.files}
     new = modified = 0
     for path, src in present.items():
         rec = records.get(path)
         if rec is None:
-            new += 1
+            skip = skips.get(path)
+            if skip is not None and (skip.size, skip.mtime_ns) == (src.size, src.mtime_ns):
+                continue
+            if isinstance(load_text(src.abs_path, max_file_bytes=settings.max_file_bytes), LoadedText):
+                new += 1
         elif rec.size != src.size or rec.mtime_ns != src.mtime_ns:
             loaded = load_text(src.abs_path, max_file_bytes=settings.max_file_bytes)
             if not isinstance(loaded, LoadedText) or file_hash(loaded.data) != rec.hash:

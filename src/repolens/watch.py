@@ -220,7 +220,7 @@ def embed_in_background(
             continue
         try:
             with layout.write_lock(wait=LOCK_WAIT_S):
-                handle = IndexHandle.open(gen, root)
+                handle = IndexHandle.open(gen, root, write=True)
                 try:
                     vectors.drop_if_other_model(handle.db, embedder, settings.embed_style)
                     report = vectors.fill(

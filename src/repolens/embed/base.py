@@ -34,6 +34,12 @@ class Embedder(Protocol):
         ...
 
     @property
+    def name(self) -> str:
+        """The model as a person calls it (``all-MiniLM-L6-v2-int8``), for
+        messages; ``identity`` is what tells two vector spaces apart."""
+        ...
+
+    @property
     def dim(self) -> int:
         """Length of every vector this embedder returns."""
         ...

@@ -73,6 +73,7 @@ def bundled_embedder(
     return OnnxEmbedder(
         OnnxSpec(
             label=f"onnx:{MODEL_NAME}",
+            name=MODEL_NAME,
             model_path=path,
             tokenizer_path=TOKENIZER_PATH,
             pooling="mean",

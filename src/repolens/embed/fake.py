@@ -46,6 +46,10 @@ class FakeEmbedder:
         return f"fake:hash-v{FAKE_VERSION}:tok-v{TOKENIZER_VERSION}:dim={self._dim}"
 
     @property
+    def name(self) -> str:
+        return "fake"
+
+    @property
     def dim(self) -> int:
         return self._dim
 

@@ -114,6 +114,7 @@ def local_embedder(
     return OnnxEmbedder(
         OnnxSpec(
             label="local",
+            name=f"{model.name} in {folder}",
             model_path=model,
             tokenizer_path=tokenizer,
             pooling=chosen_pooling,

@@ -56,7 +56,8 @@ class OnnxSpec:
     ``model_sha256``/``tokenizer_sha256``/``dim``, when set, are pins: a file
     or graph that does not match is refused with ``fix`` (``tokenizer_fix``
     for the tokenizer, when set) as the remedy.
-    ``label`` starts the identity (``onnx:all-MiniLM-L6-v2-int8``, ``local``).
+    ``label`` starts the identity (``onnx:all-MiniLM-L6-v2-int8``, ``local``);
+    ``name`` is what messages call the model (default: the label).
     ``threads`` 0 lets onnxruntime choose (one per physical core). ``spin``
     lets idle pool threads busy-wait for work: no faster on an idle 2-core
     box, and a third slower when another process wants a core (bench/
@@ -78,6 +79,7 @@ class OnnxSpec:
     dim: int | None = None
     fix: str = "check the model files"
     tokenizer_fix: str = ""
+    name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,10 @@ class OnnxEmbedder:
     @property
     def spec(self) -> OnnxSpec:
         return self._spec
+
+    @property
+    def name(self) -> str:
+        return self._spec.name or self._spec.label
 
     @property
     def identity(self) -> str:

@@ -86,6 +86,10 @@ class OpenAIEmbedder:
         )
 
     @property
+    def name(self) -> str:
+        return f"{self.model} (at {self.base_url})"
+
+    @property
     def dim(self) -> int:
         if self._dim is None:
             with self._lock:

@@ -45,8 +45,11 @@ class IndexHandle:
         return cls(gen_dir, db, lex)
 
     @classmethod
-    def open(cls, gen_dir: Path, root: Path | None = None) -> IndexHandle:
-        db = sq.connect(gen_dir / DB_NAME)
+    def open(cls, gen_dir: Path, root: Path | None = None, *, write: bool = False) -> IndexHandle:
+        """Open a generation; read-only unless ``write`` (the caller then
+        holds the write lock). A reader writes nothing, so an index on a
+        read-only disk can be searched."""
+        db = sq.connect(gen_dir / DB_NAME) if write else sq.open_reader(gen_dir / DB_NAME)
         try:
             check_versions(sq.read_meta(db), root or gen_dir)
             lex = LexicalIndex(gen_dir / LEXICAL_DIR)
@@ -78,7 +81,7 @@ class IndexHandle:
 
 def check_versions(meta: dict[str, str], where: Path) -> None:
     if not meta:
-        raise IndexCorruptError(f"index for {where} is incomplete: re-run `repolens index`")
+        raise IndexCorruptError(f"index for {where} is incomplete", fix="re-run `repolens index`")
     for key, expected in format_versions().items():
         found = meta.get(key)
         if found != str(expected):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repolens.config import environ
-from repolens.errors import ROOT_FIX, IndexLockedError, IndexMissingError, RootError, UsageError
+from repolens.errors import ROOT_FIX, IndexLockedError, IndexMissingError, IndexReadOnlyError, RootError
 
 INDEX_DIR_NAME = ".repolens"
 INDEX_DIR_ENV = "REPOLENS_INDEX_DIR"
@@ -86,19 +86,40 @@ class IndexLayout:
     def require_current(self) -> Path:
         gen = self.current_generation()
         if gen is None:
-            raise IndexMissingError(f"no index for {self.root}: run `repolens index {self.root}`")
+            raise self.missing()
         return gen
+
+    def missing(self) -> IndexMissingError:
+        """The error for a root without an index; its fix is one that can work."""
+        if self._can_create():
+            return IndexMissingError(f"no index for {self.root}: run `repolens index {self.root}`")
+        return IndexMissingError(
+            f"no index for {self.root}, and its index folder {self.index_dir} cannot be written: "
+            f"run `repolens index {self.root} --index-dir DIR` with DIR on a writable disk, "
+            "then pass the same --index-dir"
+        )
+
+    def _can_create(self) -> bool:
+        """Whether the index folder is, or can be made, writable by this process."""
+        path = self.index_dir
+        while not path.exists() and path != path.parent:
+            path = path.parent
+        return os.access(path, os.W_OK)
+
+    def not_writable(self, exc: OSError) -> IndexReadOnlyError:
+        return IndexReadOnlyError(
+            f"cannot write index folder {self.index_dir} ({exc.strerror or exc}): "
+            "pass --index-dir with a folder on a writable disk"
+        )
 
     def ensure_dir(self) -> None:
         try:
             self.index_dir.mkdir(parents=True, exist_ok=True)
+            ignore = self.index_dir / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n", encoding="utf-8")
         except OSError as exc:
-            raise UsageError(
-                f"cannot create index folder {self.index_dir}: {exc.strerror}; pass a writable --index-dir"
-            ) from exc
-        ignore = self.index_dir / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
+            raise self.not_writable(exc) from exc
 
     def _generations(self) -> list[tuple[int, Path]]:
         out = []
@@ -160,7 +181,10 @@ class IndexLayout:
         indexer never leaves a stale lock behind.
         """
         self.ensure_dir()
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise self.not_writable(exc) from exc
         try:
             deadline = time.monotonic() + wait
             while True:

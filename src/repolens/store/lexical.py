@@ -16,7 +16,10 @@ combined with per-field weights at query time.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -74,25 +77,28 @@ def document_fields(chunk: Chunk) -> dict[str, str | list[str]]:
 
 
 class LexicalIndex:
-    """A tantivy index in ``directory``; create it with ``create=True``."""
+    """A tantivy index in ``directory``; create it with ``create=True``.
+
+    A folder this process cannot write is opened read-only (see
+    :func:`_open_read_only`); writing to it then fails.
+    """
 
     def __init__(self, directory: Path, *, create: bool = False) -> None:
         self.directory = directory
         self.schema = _schema()
+        self.read_only = not create and not os.access(directory, os.W_OK)
+        self._stamp = _meta_stamp(directory)
         try:
             if create:
                 directory.mkdir(parents=True, exist_ok=True)
                 self.index = tantivy.Index(self.schema, path=str(directory), reuse=True)
             else:
                 if not tantivy.Index.exists(str(directory)):
-                    raise IndexCorruptError(
-                        f"lexical index {directory} is missing: re-run `repolens index --rebuild`"
-                    )
-                self.index = tantivy.Index.open(str(directory))
-        except ValueError as exc:
-            raise IndexCorruptError(
-                f"lexical index {directory} cannot be read ({exc}): re-run `repolens index --rebuild`"
-            ) from exc
+                    raise IndexCorruptError(f"lexical index {directory} is missing")
+                opener = _open_read_only if self.read_only else _open
+                self.index = opener(directory)
+        except (ValueError, OSError) as exc:
+            raise IndexCorruptError(f"lexical index {directory} cannot be read ({exc})") from exc
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
 
@@ -124,6 +130,7 @@ class LexicalIndex:
     def commit(self) -> None:
         if self._writer is not None:
             self._writer.commit()
+            self._share_meta()
 
     def abort(self) -> None:
         """Drop everything added or deleted since the last commit (the SQLite
@@ -139,10 +146,28 @@ class LexicalIndex:
             self._writer.commit()
             self._writer.wait_merging_threads()
             self._writer = None
+            self._share_meta()
+
+    def _share_meta(self) -> None:
+        """tantivy writes its two small state files owner-only (0600), unlike
+        the segments: give them the read bits of their folder, so whoever may
+        read the folder (another user, a CI job) can open the index."""
+        mode = self.directory.stat().st_mode & 0o666
+        for name in ("meta.json", ".managed.json"):
+            path = self.directory / name
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_mode & 0o777 != mode:
+                    path.chmod(mode)
 
     # -- reading ---------------------------------------------------------
     def reload(self) -> None:
-        self.index.reload()
+        """See the last commit. A read-only index is opened anew when its
+        owner committed since (its searcher does not follow the files)."""
+        if not self.read_only:
+            self.index.reload()
+        elif (stamp := _meta_stamp(self.directory)) != self._stamp:
+            self.index, self._stamp = _open_read_only(self.directory), stamp
+            _register(self.index)
 
     @property
     def num_docs(self) -> int:
@@ -182,6 +207,40 @@ class LexicalIndex:
             return []
         cids = searcher.fast_field_values("cid", [addr for _, addr in hits])
         return [(int(c), float(s)) for (s, _), c in zip(hits, cids, strict=True) if c is not None]
+
+
+def _meta_stamp(directory: Path) -> tuple[int, int]:
+    try:
+        st = (directory / "meta.json").stat()
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size)
+
+
+_LOCK_FILES = (".tantivy-meta.lock", ".tantivy-writer.lock")
+
+
+def _open(directory: Path) -> tantivy.Index:
+    return tantivy.Index.open(str(directory))
+
+
+def _open_read_only(directory: Path) -> tantivy.Index:
+    """Open a tantivy index in a folder this process cannot write.
+
+    tantivy takes a lock file in the index folder to open any reader, and
+    creating (even opening) that file needs write access. So the index is
+    opened through a private folder of links to its files, where the lock
+    can be taken; once open, the searcher reads the files it mapped, and the
+    private folder is removed: nothing is written beside the index.
+    """
+    shadow = Path(tempfile.mkdtemp(prefix="repolens-ro-"))
+    try:
+        for entry in directory.iterdir():
+            if entry.name not in _LOCK_FILES:
+                (shadow / entry.name).symlink_to(entry)
+        return _open(shadow)
+    finally:
+        shutil.rmtree(shadow, ignore_errors=True)
 
 
 def _filter_clauses(

@@ -12,6 +12,7 @@ stable across edits elsewhere in the file and is what users see.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -80,6 +81,17 @@ CREATE TABLE IF NOT EXISTS vectors (
     cid INTEGER PRIMARY KEY REFERENCES chunks(cid) ON DELETE CASCADE,
     vec BLOB NOT NULL
 );
+-- Files that discovery lists but whose content keeps them out (binary,
+-- blank), with the size and mtime they were read at: until those move, a
+-- refresh does not read them again and `status` does not count them as new.
+-- Added after schema 3 without a version bump: a writer creates it, a reader
+-- of an index without it reads it as empty.
+CREATE TABLE IF NOT EXISTS skipped (
+    path TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL
+);
 """
 
 
@@ -96,6 +108,14 @@ class FileRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SkippedFile:
+    path: str
+    reason: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoredChunk:
     """A chunk as read back from the index, with its integer key."""
 
@@ -109,21 +129,64 @@ def normalize_symbol(name: str) -> str:
 
 
 def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
+    """A connection for the writer (who holds the write lock): WAL mode, the
+    schema created (``create``) or completed with tables added since."""
     if not create and not path.exists():
-        raise IndexCorruptError(f"index database {path} is missing: re-run `repolens index`")
+        raise _missing(path)
     try:
         db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
-        if create:
-            db.executescript(_SCHEMA)
+        db.executescript(_SCHEMA)  # all IF NOT EXISTS
         db.execute("SELECT count(*) FROM meta").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise IndexCorruptError(
-            f"index database {path} cannot be read ({exc}): re-run `repolens index --rebuild`"
-        ) from exc
+        raise _unreadable(path, exc) from exc
     return db
+
+
+def open_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection: it never writes the database, and needs no
+    write access to its folder.
+
+    A reader in a writable folder shares the writer's ``-shm`` file and sees
+    each commit. In a folder it cannot write (a read-only mount, a CI cache,
+    another user's checkout) SQLite cannot create that file: when no writer
+    has the database open (no ``-wal``/``-shm`` beside it, so the file holds
+    every commit) it is opened ``immutable``, with no locking at all.
+    """
+    if not path.exists():
+        raise _missing(path)
+    folder_writable = os.access(path.parent, os.W_OK)
+    in_use = any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
+    flags = "mode=ro" if folder_writable or in_use else "mode=ro&immutable=1"
+    uri = f"{path.absolute().as_uri()}?{flags}"
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA query_only=ON")
+        db.execute("SELECT count(*) FROM meta").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if not os.access(path, os.R_OK):
+            raise IndexCorruptError(
+                f"index database {path} cannot be read (permission denied)",
+                fix="index the repository into a folder of your own with --index-dir",
+            ) from exc
+        if not folder_writable and in_use:
+            raise IndexCorruptError(
+                f"index database {path} cannot be read ({exc}): it is in a read-only folder "
+                "with the write-ahead log of an unfinished write beside it",
+                fix="run `repolens index` where the folder is writable, or index a copy with --index-dir",
+            ) from exc
+        raise _unreadable(path, exc) from exc
+    return db
+
+
+def _missing(path: Path) -> IndexCorruptError:
+    return IndexCorruptError(f"index database {path} is missing", fix="re-run `repolens index`")
+
+
+def _unreadable(path: Path, exc: Exception) -> IndexCorruptError:
+    return IndexCorruptError(f"index database {path} cannot be read ({exc})")
 
 
 def read_meta(db: sqlite3.Connection) -> dict[str, str]:
@@ -148,6 +211,26 @@ def decompress(blob: bytes) -> str:
 def file_records(db: sqlite3.Connection) -> dict[str, FileRecord]:
     rows = db.execute("SELECT id, path, hash, size, mtime_ns, language, lines, flags FROM files")
     return {r[1]: FileRecord(*r) for r in rows}
+
+
+def skipped_files(db: sqlite3.Connection) -> dict[str, SkippedFile]:
+    exists = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='skipped'").fetchone()
+    if not exists:  # written before the table existed
+        return {}
+    rows = db.execute("SELECT path, reason, size, mtime_ns FROM skipped")
+    return {r[0]: SkippedFile(*r) for r in rows}
+
+
+def set_skipped(db: sqlite3.Connection, skip: SkippedFile) -> None:
+    db.execute(
+        "INSERT INTO skipped(path, reason, size, mtime_ns) VALUES(?,?,?,?) ON CONFLICT(path) DO UPDATE "
+        "SET reason=excluded.reason, size=excluded.size, mtime_ns=excluded.mtime_ns",
+        (skip.path, skip.reason, skip.size, skip.mtime_ns),
+    )
+
+
+def forget_skipped(db: sqlite3.Connection, paths: Iterable[str]) -> None:
+    db.executemany("DELETE FROM skipped WHERE path=?", [(p,) for p in paths])
 
 
 def insert_file(
