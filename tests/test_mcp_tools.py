@@ -42,7 +42,7 @@ def test_refresh_reports_progress_and_status_reports_freshness(make_repo):
     out = asyncio.run(session())
     assert _text(out["index"]).startswith("indexed 300 files")
     assert progress and progress[-1] == (300, 300), "the last notification says the work is done"
-    assert "1 files changed on disk since (1 new, 0 modified, 0 deleted)" in _text(out["status_before"])
+    assert "1 file changed on disk since (1 new, 0 modified, 0 deleted)" in _text(out["status_before"])
     assert _text(out["refresh"]).startswith("refreshed ") and "1 new, 0 changed, 0 deleted" in _text(
         out["refresh"]
     )

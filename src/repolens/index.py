@@ -41,6 +41,7 @@ from repolens.discover import (
     nothing_to_index,
 )
 from repolens.errors import IndexCorruptError, IndexVersionError
+from repolens.markers import counted
 from repolens.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.store import DB_NAME, IndexHandle, check_versions, format_versions
 from repolens.store import sqlite as sq
@@ -88,13 +89,14 @@ class IndexReport:
             head = (
                 f"refreshed {self.index_dir}: {self.added} new, {self.changed} changed, "
                 f"{self.deleted} deleted, {self.unchanged} unchanged files in {self.seconds:.2f}s; "
-                f"index holds {self.files} files, {self.chunks} chunks"
+                f"index holds {counted(self.files, 'file')}, {counted(self.chunks, 'chunk')}"
             )
         else:
             verb = "resumed and indexed" if self.mode == "resume" else "indexed"
             head = (
-                f"{verb} {self.files} files ({self.lines} lines, {self.chunks} chunks, "
-                f"{self.symbols} symbols) in {self.seconds:.1f}s -> {self.index_dir}"
+                f"{verb} {counted(self.files, 'file')} ({counted(self.lines, 'line')}, "
+                f"{counted(self.chunks, 'chunk')}, {counted(self.symbols, 'symbol')}) "
+                f"in {self.seconds:.1f}s -> {self.index_dir}"
             )
         out = [head]
         if self.reason:

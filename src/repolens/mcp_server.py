@@ -35,6 +35,7 @@ from pydantic import Field
 
 from repolens import __version__, api
 from repolens.errors import RepolensError, UsageError
+from repolens.markers import counted
 from repolens.mcp_base import (
     DEFAULT_BUDGETS,
     READ_ONLY,
@@ -393,9 +394,10 @@ def _repo_line(name: str, root: Path, index_dir: Path | None) -> str:
         st = api.index_status(root, index_dir=index_dir)
     except RepolensError as exc:
         return f"{name}: {root} - {exc}"
-    fresh = "up to date" if not st.changed else f"{st.changed} files changed since"
+    fresh = "up to date" if not st.changed else f"{counted(st.changed, 'file')} changed since"
     vectors = f", vectors {st.vectors_done}/{st.vectors_total}" if st.settings.get("embed_identity") else ""
-    return f"{name}: {root} - {st.files} files, {st.chunks} chunks{vectors}; updated {st.updated_at}, {fresh}"
+    size = f"{counted(st.files, 'file')}, {counted(st.chunks, 'chunk')}{vectors}"
+    return f"{name}: {root} - {size}; updated {st.updated_at}, {fresh}"
 
 
 def _cut(text: str, max_chars: int) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from repolens.config import Settings, load_settings
 from repolens.discover import LoadedText, discover, load_text
 from repolens.index import chunker_identity
+from repolens.markers import counted
 from repolens.prepare import file_hash
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
@@ -48,8 +49,9 @@ class IndexStatus:
         fresh = (
             "up to date"
             if not self.changed
-            else f"{self.changed} files changed on disk since ({self.new} new, {self.modified} modified, "
-            f"{self.deleted} deleted): run `repolens index` to refresh"
+            else f"{counted(self.changed, 'file')} changed on disk since "
+            f"({self.new} new, {self.modified} modified, {self.deleted} deleted): "
+            "run `repolens index` to refresh"
         )
         vectors = (
             f"{self.vectors_done}/{self.vectors_total} chunks"
