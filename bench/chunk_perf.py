@@ -28,7 +28,7 @@ from pathlib import Path
 
 CHILD = """
 import json, resource, sys, time
-from repolens.api import index_repo
+from repolens.service import index_repo
 t = time.perf_counter()
 r = index_repo(sys.argv[1], index_dir=sys.argv[2])
 wall = time.perf_counter() - t

@@ -44,17 +44,17 @@ from pathlib import Path
 
 import repolens
 from devset_metrics import Answer, Hit, line_ranges, score, summarize
-from repolens import api
+from repolens import service
 from repolens.chunk import chunking_config
-from repolens.config import ENV_PREFIX, Settings, load_settings
 from repolens.errors import RepolensError
+from repolens.settings import ENV_PREFIX, Settings, load_settings
 from repolens.store import format_versions
-from repolens.tokenize import STOPWORDS
+from repolens.tokens import STOPWORDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_FILES = ("swebench-dev.json", "commits-dev.json")
 
-# Named variants: settings overrides (keys of repolens.config.Settings). Add
+# Named variants: settings overrides (keys of repolens.settings.Settings). Add
 # entries here as settings appear; ad-hoc ones come from --variant.
 _PLAIN = {
     "symbol_boost": "0",
@@ -172,13 +172,13 @@ def identity_key(identity: dict) -> str:
 def ensure_index(root: Path, index_dir: Path, identity: dict, reindex: bool) -> IndexStatus:
     """Reuse the cached index in ``index_dir`` or build it (settings come from the environment)."""
     meta_path = index_dir / "devset-meta.json"
-    if not reindex and meta_path.is_file() and api.layout_for(root, index_dir).current_generation():
+    if not reindex and meta_path.is_file() and service.layout_for(root, index_dir).current_generation():
         meta = json.loads(meta_path.read_text())
         return IndexStatus("cached", meta["seconds"], meta["files"], meta["chunks"])
     if index_dir.exists():
         shutil.rmtree(index_dir)
     try:
-        report = api.index_repo(root, index_dir=index_dir)
+        report = service.index_repo(root, index_dir=index_dir)
     except Exception as exc:  # reported and scored 0; the run goes on
         return IndexStatus("failed", error=f"{type(exc).__name__}: {exc}")
     meta = {"identity": identity, "seconds": report.seconds, "files": report.files, "chunks": report.chunks}
@@ -192,7 +192,7 @@ def ensure_index(root: Path, index_dir: Path, identity: dict, reindex: bool) -> 
 def repolens_answer(text: str, root: Path, index_dir: Path, top_k: int | None) -> Answer:
     """One search with the current settings; the hits are the packet's rendered blocks."""
     start = time.perf_counter()
-    reply = api.search_code(text, root, index_dir=index_dir, top_k=top_k, auto_index=False)
+    reply = service.search_code(text, root, index_dir=index_dir, top_k=top_k, auto_index=False)
     latency = (time.perf_counter() - start) * 1000
     packet = reply.packet.to_json()
     hits = [
@@ -364,7 +364,7 @@ def build_indexes(queries, variants, args) -> tuple[dict, dict]:
             st = status[ck, v.name] = by_key[key]
             detail = st.error or f"{st.seconds:.1f}s, {st.files} files, {st.chunks} chunks"
             print(f"[{step}/{todo}] {ck} {v.name}: {st.state} ({detail})", file=sys.stderr, flush=True)
-        api.handles.clear()
+        service.handles.clear()
     return dirs, status
 
 
@@ -402,7 +402,7 @@ def run_queries(queries, variants, dirs, status, args, inputs) -> tuple[list[dic
                 st = status[ck, v.name]
                 with settings_env(v.overrides):
                     if st.ok:
-                        api.search_code(WARMUP_QUERY, root, index_dir=dirs[ck, v.name], auto_index=False)
+                        service.search_code(WARMUP_QUERY, root, index_dir=dirs[ck, v.name], auto_index=False)
                     for q in qs:
                         for inp in inputs:
                             if not st.ok:
@@ -413,7 +413,7 @@ def run_queries(queries, variants, dirs, status, args, inputs) -> tuple[list[dic
                             except Exception as exc:  # scored 0 with the reason; the run goes on
                                 answer = Answer(note=f"{type(exc).__name__}: {exc}")
                             add(q, inp, v.name, answer)
-                api.handles.clear()
+                service.handles.clear()
             if args.baseline == "rg":
                 for q in qs:
                     for inp in inputs:

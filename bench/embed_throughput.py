@@ -30,7 +30,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from repolens.embed.bundled import TOKENIZER_PATH, bundled_embedder
+from repolens.models.bundled import TOKENIZER_PATH, bundled_embedder
 
 BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end: pass"
 

@@ -47,9 +47,9 @@ def main() -> None:
     args = ap.parse_args()
     print("$ python " + " ".join(sys.argv))
 
-    from repolens import api
-    from repolens.index import build_index
-    from repolens.watch import start_watcher
+    from repolens import service
+    from repolens.index.build import build_index
+    from repolens.index.watch import start_watcher
 
     with tempfile.TemporaryDirectory(prefix="repolens-fresh-") as tmp:
         root = Path(tmp) / "repo"
@@ -74,7 +74,7 @@ def main() -> None:
         thread, stop = start_watcher(root, on_event=events.append)
         while not events:
             time.sleep(0.05)
-        api.search_code("warm up the handle", root)
+        service.search_code("warm up the handle", root)
         latencies = []
         for i in range(args.saves):
             target = py_files[(i * 7919) % len(py_files)]
@@ -82,7 +82,7 @@ def main() -> None:
             t = time.perf_counter()
             with open(target, "a", encoding="utf-8") as fh:
                 fh.write(f"\n\ndef {token}():\n    return {i}\n")
-            while token not in api.search_code(token, root, top_k=1).text:
+            while token not in service.search_code(token, root, top_k=1).text:
                 if time.perf_counter() - t > 30:
                     raise SystemExit(f"save {i} never became searchable")
                 time.sleep(0.01)
@@ -121,7 +121,7 @@ def main() -> None:
         git(root, "checkout", "-q", "main")
         back = build_index(root)
         back_s = time.perf_counter() - t
-        api.handles.clear()
+        service.handles.clear()
 
     print()
     print(f"corpus: {args.corpus} ({first.files} files, {first.lines:,} lines, {first.chunks:,} chunks)")

@@ -46,7 +46,7 @@ def pct(values: list[float], q: float) -> float:
 def index_in_child(corpus: Path, index_dir: Path, chunker: str) -> dict:
     code = (
         "import json, resource, sys, time\n"
-        "from repolens.api import index_repo\n"
+        "from repolens.service import index_repo\n"
         "t = time.perf_counter()\n"
         f"r = index_repo({str(corpus)!r}, index_dir={str(index_dir)!r})\n"
         "dt = time.perf_counter() - t\n"
@@ -64,8 +64,8 @@ def dir_size(path: Path) -> int:
 
 
 def rg_terms(query: str) -> list[str]:
-    from repolens.query import parse_query
-    from repolens.tokenize import STOPWORDS
+    from repolens.search.query import parse_query
+    from repolens.tokens import STOPWORDS
 
     words = [w for w in query.replace("`", " ").split() if w.isidentifier() and w.lower() not in STOPWORDS]
     seen = list(dict.fromkeys(w for w in words if len(w) > 2))
@@ -88,14 +88,14 @@ def main() -> None:
         size = dir_size(index_dir / os.readlink(index_dir / "current"))
 
         os.environ["REPOLENS_CHUNKER"] = args.chunker
-        from repolens import api
+        from repolens import service
 
-        api.search_code(queries[0], corpus, index_dir=index_dir)  # warm: open the index once
+        service.search_code(queries[0], corpus, index_dir=index_dir)  # warm: open the index once
         lat = []
         chars = []
         for q in queries:
             t = time.perf_counter()
-            reply = api.search_code(q, corpus, index_dir=index_dir)
+            reply = service.search_code(q, corpus, index_dir=index_dir)
             lat.append((time.perf_counter() - t) * 1000)
             chars.append(len(reply.text))
         rss_search = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -39,11 +39,13 @@ from devset import (
     load_queries,
     table,
 )
-from repolens import api
-from repolens.config import load_settings
+from repolens import service
+from repolens.settings import load_settings
 
 
-def disagreements(packet: api.SearchReply, reply: api.SearchReply, question: str, budget: int) -> list[str]:
+def disagreements(
+    packet: service.SearchReply, reply: service.SearchReply, question: str, budget: int
+) -> list[str]:
     """What the JSON reply gets wrong against the packet reply of the same search."""
     assert packet.packet is not None
     try:
@@ -63,7 +65,7 @@ def disagreements(packet: api.SearchReply, reply: api.SearchReply, question: str
     evidence = sum(len(h["text"]) for h in data["hits"])
     if evidence > budget:
         out.append(f"hits' text is {evidence} chars over a budget of {budget}")
-    if data["query"] != question[: api.QUERY_ECHO_CHARS] or data["query_chars"] != len(question):
+    if data["query"] != question[: service.QUERY_ECHO_CHARS] or data["query_chars"] != len(question):
         out.append("the echoed question is not its first chars with its length")
     return out
 
@@ -107,8 +109,8 @@ def main() -> None:
         for inp in inputs:
             for budget in budgets:
                 kw = {"index_dir": index_dir, "max_chars": budget, "auto_index": False}
-                packet = api.search_code(q[inp], root, **kw)
-                reply = api.search_code(q[inp], root, mode="json", **kw)
+                packet = service.search_code(q[inp], root, **kw)
+                reply = service.search_code(q[inp], root, mode="json", **kw)
                 s = stats[inp, budget]
                 s["n"].append(1)
                 s["hits"].append(len(packet.packet.rendered) if packet.packet else 0)
@@ -118,7 +120,7 @@ def main() -> None:
                     f"{q['id']} {inp} max_chars={budget}: {p}"
                     for p in disagreements(packet, reply, q[inp], budget)
                 ]
-        api.handles.clear()
+        service.handles.clear()
 
     print(f"$ {shlex.join(['python', *sys.argv])}\n")
     print(f"{engine_state()}; queries {len(queries)}\n")

@@ -26,8 +26,8 @@ from pathlib import Path
 import tantivy
 
 from repolens.chunk.text import WindowChunker
-from repolens.query import parse_query
-from repolens.tokenize import tokenize, tokenize_path
+from repolens.search.query import parse_query
+from repolens.tokens import tokenize, tokenize_path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
 EXTS = {".py", ".js", ".ts", ".go", ".rs", ".java", ".html", ".txt", ".css", ".md", ".rst"}

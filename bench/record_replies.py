@@ -32,7 +32,7 @@ from pathlib import Path
 import devset
 from repolens.errors import RepolensError
 
-try:  # the use cases moved from repolens.api to repolens.service
+try:  # the use cases moved from repolens.service to repolens.service
     from repolens import service as use_cases
 except ImportError:  # pragma: no cover - before the move
     from repolens import api as use_cases

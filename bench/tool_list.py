@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mcp import Client
 
-from repolens.mcp_server import build_server
+from repolens.server.tools import build_server
 
 
 async def measure(root: Path) -> None:

@@ -14,7 +14,7 @@ from mcp import Client
 
 from conftest import write_tree_files
 from repolens import __version__
-from repolens.mcp_server import build_server
+from repolens.server.tools import build_server
 
 
 def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -1,4 +1,4 @@
-"""The ``repolens`` command: a thin adapter over :mod:`repolens.api`.
+"""The ``repolens`` command: a thin adapter over :mod:`repolens.service`.
 
 Subcommands mirror the MCP tools and print the same text. Errors are one
 line on stderr (``error: <problem>: <fix>``) with a non-zero exit code; no
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import click
 
-from repolens import __version__, api
+from repolens import __version__, service
 from repolens.errors import RepolensError
-from repolens.snippets import READ_MAX_CHARS
+from repolens.reply.snippet import READ_MAX_CHARS
 from repolens.validate import check_utf8
 
 ROOT_HELP = "Repository root (default: the current directory)."
@@ -96,7 +96,7 @@ def index_cmd(
     rebuild: bool,
 ) -> None:
     """Index ROOT (default: the current directory), or bring its index up to date."""
-    report = api.index_repo(
+    report = service.index_repo(
         root,
         index_dir=index_dir,
         rebuild=rebuild,
@@ -116,7 +116,7 @@ def index_cmd(
 @click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
 def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
     """What the index holds, and how many files changed on disk since it was updated."""
-    status = api.index_status(root, index_dir=index_dir)
+    status = service.index_status(root, index_dir=index_dir)
     if as_json:
         click.echo(json.dumps(status.to_json(), indent=2))
     else:
@@ -161,7 +161,7 @@ def search_cmd(
     """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
     if query is None and query_id is None:
         raise click.UsageError("Missing argument 'QUERY': pass a question, or --query-id ID")
-    reply = api.search_code(
+    reply = service.search_code(
         query,
         root,
         index_dir=index_dir,
@@ -219,7 +219,7 @@ def symbols_cmd(
     as_json: bool,
 ) -> None:
     """Find definitions named NAME (exact, case- and separator-insensitive, qualified, fuzzy)."""
-    result = api.find_symbol(
+    result = service.find_symbol(
         name,
         root,
         index_dir=index_dir,
@@ -254,7 +254,7 @@ def focus_cmd(
     as_json: bool,
 ) -> None:
     """Whole enclosing definitions (functions, classes) of QUERY's matches."""
-    result = api.focus(
+    result = service.focus(
         query,
         root,
         index_dir=index_dir,
@@ -275,7 +275,7 @@ def focus_cmd(
 @json_option
 def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars: int, as_json: bool) -> None:
     """Print one stored chunk by its id (ids come from search --json and focus --json)."""
-    _emit(api.get_chunk(chunk_id, root, index_dir=index_dir, max_chars=max_chars), as_json)
+    _emit(service.get_chunk(chunk_id, root, index_dir=index_dir, max_chars=max_chars), as_json)
 
 
 @cli.command("test", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -330,9 +330,9 @@ def test_cmd(
 @click.pass_context
 def doctor_cmd(ctx: click.Context, root: str | None, index_dir: str | None, as_json: bool) -> None:
     """Check each leg (index, lexical, dense, reranker) and say what to fix."""
-    from repolens.doctor import diagnose
+    from repolens.ops.doctor import diagnose
 
-    result = diagnose(api.layout_for(root, index_dir))
+    result = diagnose(service.layout_for(root, index_dir))
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else result.render())
     if not result.ok:
         ctx.exit(1)
@@ -343,7 +343,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, index_dir: str | None, as_j
 @index_dir_option
 def watch_cmd(root: str | None, index_dir: str | None) -> None:
     """Keep the index of ROOT fresh as files change (Ctrl-C to stop)."""
-    from repolens.watch import watch
+    from repolens.index.watch import watch
 
     def show(event) -> None:
         click.echo(event.line(), err=bool(event.error))
@@ -365,7 +365,7 @@ def watch_cmd(root: str | None, index_dir: str | None) -> None:
 )
 def read_cmd(path: str, start: int, end: int, root: str | None, max_chars: int) -> None:
     """Print lines START..END of PATH (at most 300 per call)."""
-    click.echo(api.read_snippet(root, path, start, end).render(max_chars))
+    click.echo(service.read_snippet(root, path, start, end).render(max_chars))
 
 
 @cli.command("serve")
@@ -417,7 +417,7 @@ def serve_cmd(
 ) -> None:
     """Run the MCP server over stdio (for Claude Code, Codex, Cursor, ...) or, with --http,
     over streamable HTTP with a bearer token and allow-listed repositories."""
-    from repolens.serving import load_serve_config, name_for
+    from repolens.server.config import load_serve_config, name_for
     from repolens.store.layout import resolve_root
 
     http_only = {"--host": host, "--port": port, "--token-file": token_file}
@@ -437,7 +437,7 @@ def serve_cmd(
     )
     index_path = Path(index_dir) if index_dir else None
     if use_http:
-        from repolens.http import DEFAULT_HOST, DEFAULT_PORT, serve
+        from repolens.server.web import DEFAULT_HOST, DEFAULT_PORT, serve
 
         serve(
             config,
@@ -447,7 +447,7 @@ def serve_cmd(
             index_dir=index_path,
         )
         return
-    from repolens.mcp_server import run_stdio
+    from repolens.server.tools import run_stdio
 
     served = config.roots
     if not served:
@@ -476,7 +476,7 @@ def serve_cmd(
 def setup_cmd(target: str, root: str | None, scope: str | None, print_only: bool, filename: str) -> None:
     """Configure an MCP client (claude, codex, cursor, vscode) to start repolens for this
     repository, or append a short search-guidance block to AGENTS.md (agents-md)."""
-    from repolens.setup import setup_agents_md, setup_client
+    from repolens.ops.clients import setup_agents_md, setup_client
     from repolens.store.layout import resolve_root
 
     repo = resolve_root(root)

@@ -99,15 +99,25 @@ def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
 
 
 # The dispatcher needs the classes above, so it is imported last.
-from repolens.chunk.dispatch import chunk_file, chunker_for, chunking_config  # noqa: E402
+from repolens.chunk.dispatch import (  # noqa: E402
+    ChunkFn,
+    chunk_file,
+    chunker_for,
+    chunker_identity,
+    chunking_config,
+    make_chunker,
+)
 
 __all__ = [
     "Chunk",
+    "ChunkFn",
     "ChunkedFile",
     "Chunker",
     "Symbol",
     "assign_ids",
     "chunk_file",
     "chunker_for",
+    "chunker_identity",
     "chunking_config",
+    "make_chunker",
 ]

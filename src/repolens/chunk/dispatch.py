@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
@@ -18,6 +19,7 @@ from repolens.chunk.markdown import MarkdownChunker
 from repolens.chunk.pack import source_lines
 from repolens.chunk.syntax import SyntaxChunker, supports
 from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
+from repolens.settings import Settings
 
 # Bump when any chunker's output changes for the same input and grammars.
 CHUNKING_VERSION = 1
@@ -92,3 +94,18 @@ def chunking_config(mode: str = "syntax", merge_lines: int = DEFAULT_MERGE_LINES
         return f"windows/{h.hexdigest()}", CHUNKING_VERSION
     h.update(repr((TARGET_LINES, MAX_LINES, MAX_CHARS, merge_lines, grammar_versions())).encode())
     return f"syntax+markdown+windows/{h.hexdigest()}", CHUNKING_VERSION
+
+
+ChunkFn = Callable[[str, str, str], ChunkedFile]
+
+
+def make_chunker(settings: Settings) -> ChunkFn:
+    """``chunk_file`` bound to the chunking settings: (path, text, language) -> ChunkedFile."""
+    mode, merge = settings.chunker, settings.chunk_merge_lines
+    return lambda path, text, language: chunk_file(path, text, language, mode=mode, merge_lines=merge)
+
+
+def chunker_identity(settings: Settings) -> str:
+    """The chunking an index was built with, as recorded in its meta (``syntax+.../v3``)."""
+    name, version = chunking_config(settings.chunker, settings.chunk_merge_lines)
+    return f"{name}/v{version}"

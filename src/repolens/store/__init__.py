@@ -15,7 +15,7 @@ from repolens.errors import IndexCorruptError, IndexVersionError
 from repolens.store import sqlite as sq
 from repolens.store.layout import IndexLayout
 from repolens.store.lexical import LEXICAL_VERSION, LexicalIndex
-from repolens.tokenize import TOKENIZER_VERSION
+from repolens.tokens import TOKENIZER_VERSION
 
 DB_NAME = "index.db"
 LEXICAL_DIR = "lexical"

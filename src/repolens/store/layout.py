@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from repolens.config import environ
 from repolens.errors import ROOT_FIX, IndexLockedError, IndexMissingError, IndexReadOnlyError, RootError
+from repolens.settings import environ
 
 INDEX_DIR_NAME = ".repolens"
 INDEX_DIR_ENV = "REPOLENS_INDEX_DIR"

@@ -8,7 +8,7 @@ not), which query understanding needs. The price is a second store beside
 SQLite; ``store.sqlite`` keeps an outbox (``lex_pending``) so the two are
 reconciled after a crash.
 
-Documents are pre-tokenized by :mod:`repolens.tokenize` and indexed with a
+Documents are pre-tokenized by :mod:`repolens.tokens` and indexed with a
 whitespace analyzer, so indexing and querying split text the same way.
 Fields are scored separately (path, symbol name, signature/doc, body) and
 combined with per-field weights at query time.
@@ -28,7 +28,7 @@ import tantivy
 
 from repolens.chunk import Chunk
 from repolens.errors import IndexCorruptError
-from repolens.tokenize import tokenize, tokenize_path
+from repolens.tokens import tokenize, tokenize_path
 
 LEXICAL_VERSION = 2
 TEXT_FIELDS = ("path", "name", "sig", "body")

@@ -1,0 +1,1 @@
+"""Keep an index equal to the repository: discover -> diff -> chunk -> store, then embed."""

@@ -1,0 +1,395 @@
+"""Optional cross-encoder reranker: one more vote on the top candidates.
+
+A cross-encoder reads the query and one candidate together and scores their
+relevance: better at ordering than cosine between two vectors, far too slow
+for a whole index. So it sees only the first ``rerank.top_n`` candidates, and
+its order joins theirs as a weighted rank vote (:func:`rerank_vote`).
+
+No reranker ships with repolens (no pip wheel carries one): it is off
+(``rerank.provider = "none"``) until the user downloads the ONNX export of a
+cross-encoder into a folder and sets ``rerank.provider = "local"`` and
+``rerank.path``. Nothing here touches the network.
+
+Cache: loaded models are kept per process in ``_LOADED``, keyed by the graph,
+external-data and tokenizer files' resolved paths, sizes and mtimes and by
+``max_tokens`` and ``threads``. A file replaced on disk gets a new entry the
+next time a :class:`CrossEncoder` loads; one that has loaded keeps its model
+for life, so its ``identity`` always names the model behind its scores.
+``clear_cache()`` drops every entry.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import typing
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from repolens.errors import ConfigError, EmbedderError, RerankerError
+from repolens.models.base import file_sha256
+from repolens.models.factory import coerce_setting
+from repolens.models.local import find_model, find_tokenizer, read_json
+from repolens.models.onnx import (
+    OnnxSpec,
+    batch_feeds,
+    default_threads,
+    external_data_files,
+    first_line,
+    graph_inputs,
+    model_digest,
+    open_session,
+    open_tokenizer,
+    stat_key,
+)
+from repolens.settings import CONFIG_FILE, ENV_PREFIX, _config_file, environ
+
+PROVIDERS = ("none", "local")
+# Rank-vote constant, as in retrieve's rrf fusion (Cormack et al. 2009): it
+# flattens the gap between neighbouring ranks, so no single vote decides alone.
+RRF_K = 60
+
+PROBE_QUERY = "parse a URL into scheme, host and path"
+PROBE_ON_TOPIC = (
+    "def parse_url(url):\n"
+    '    scheme, _, rest = url.partition("://")\n'
+    '    host, _, path = rest.partition("/")\n'
+    '    return scheme, host, "/" + path\n'
+)
+PROBE_OFF_TOPIC = ".button {\n  color: #ffffff;\n  background: #0366d6;\n  border-radius: 4px;\n}\n"
+
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class RerankConfig:
+    """Reranker settings; each field is config key ``rerank.<field>``.
+
+    ``provider``: ``none`` (default, no reranker) or ``local``. ``path``: the
+    folder holding ``model.onnx`` (or ``onnx/model.onnx``) and
+    ``tokenizer.json``; ``model_path``/``tokenizer_path`` may name other files,
+    relative to it. ``max_tokens`` (8.., default 512) bounds query + text and
+    is lowered to the folder's ``config.json`` ``max_position_embeddings`` or
+    ``tokenizer_config.json`` ``model_max_length``. ``top_n`` (1..1000):
+    candidates reranked. ``weight`` (0..100): the reranker's vote against the
+    current order's 1. ``threads``: onnxruntime threads (default: every core).
+    ``batch_size`` (1..): pairs per model run.
+    """
+
+    provider: str = "none"
+    path: str | None = None
+    model_path: str | None = None
+    tokenizer_path: str | None = None
+    max_tokens: int = 512
+    top_n: int = 30
+    weight: float = 1.0
+    threads: int | None = None
+    batch_size: int = 16
+
+    def __post_init__(self) -> None:
+        if self.provider.strip().lower() not in PROVIDERS:
+            raise RerankerError(f"rerank.provider={self.provider!r} is unknown; use one of none, local")
+        for key, value, low, high in (
+            ("max_tokens", self.max_tokens, 8, 1 << 20),
+            ("top_n", self.top_n, 1, 1000),
+            ("weight", self.weight, 0, 100),
+            ("threads", 0 if self.threads is None else self.threads, 0, 1024),
+            ("batch_size", self.batch_size, 1, 4096),
+        ):
+            if not low <= value <= high:
+                raise RerankerError(f"rerank.{key}={value!r} is out of range; use {low}..{high}")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> RerankConfig:
+        """Build from a dict (config file, environment). Strings are converted
+        to the field's type, ``None`` keeps the default, unknown keys are refused."""
+        known = {f.name for f in fields(cls)}
+        hints = typing.get_type_hints(cls)
+        kwargs: dict[str, Any] = {}
+        for key, value in values.items():
+            name = key.removeprefix("rerank.")
+            if name not in known:
+                raise RerankerError(f"unknown setting rerank.{name}; valid: {', '.join(sorted(known))}")
+            if value is not None:
+                with _as_reranker_error():
+                    kwargs[name] = coerce_setting(f"rerank.{name}", value, hints[name])
+        return cls(**kwargs)
+
+
+def load_rerank_config(root: Path | None = None) -> RerankConfig:
+    """Reranker settings: the ``[rerank]`` table of the config file (or
+    ``[repolens.rerank]``), then ``REPOLENS_RERANK_<FIELD>`` variables."""
+    table = _config_file(root).get("rerank", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{CONFIG_FILE}: [rerank] must be a table")
+    values: dict[str, Any] = dict(table)
+    for f in fields(RerankConfig):
+        if (value := environ(f"{ENV_PREFIX}RERANK_{f.name.upper()}")) is not None:
+            values[f.name] = value
+    return RerankConfig.from_mapping(values)
+
+
+class Reranker(Protocol):
+    """What retrieval needs from a reranker (a test may pass its own)."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def make_reranker(config: RerankConfig | Mapping[str, Any] | None = None) -> CrossEncoder | None:
+    """The reranker the config names, or ``None`` for provider ``none``.
+
+    Checks the folder and files exist and reads the model's length limit;
+    loads no model. Raises RerankerError (one line, with the fix).
+    """
+    if config is None:
+        config = RerankConfig()
+    elif isinstance(config, Mapping):
+        config = RerankConfig.from_mapping(config)
+    if config.provider.strip().lower() == "none":
+        return None
+    if not config.path:
+        raise RerankerError(
+            "rerank.provider=local needs rerank.path, the folder holding model.onnx and tokenizer.json"
+        )
+    folder = _folder(config.path)
+    with _as_reranker_error():
+        model = find_model(folder, config.model_path, key="rerank")
+        tokenizer = find_tokenizer(folder, model, config.tokenizer_path, key="rerank")
+        limits = (
+            read_json(folder / "config.json").get("max_position_embeddings"),
+            read_json(folder / "tokenizer_config.json").get("model_max_length"),
+        )
+    # tokenizer_config says 1e30 for "no limit": only plausible lengths count.
+    stated = [n for n in limits if type(n) is int and 0 < n < 1_000_000]
+    return CrossEncoder(
+        OnnxSpec(
+            label="local",
+            model_path=model,
+            tokenizer_path=tokenizer,
+            max_tokens=min([config.max_tokens, *stated]),
+            threads=default_threads() if config.threads is None else config.threads,
+            batch_size=config.batch_size,
+            fix=f"check the reranker files in {folder} (rerank.path)",
+        )
+    )
+
+
+def _folder(path: str) -> Path:
+    folder = Path(path).expanduser()
+    if folder.is_dir():
+        return folder
+    if not folder.exists() and _HUB_NAME.fullmatch(path):
+        raise RerankerError(
+            f"rerank.path={path!r} must be a local folder holding model.onnx and tokenizer.json "
+            "(repolens does not download models); download it yourself, e.g. "
+            f"`huggingface-cli download {path} onnx/model.onnx tokenizer.json config.json "
+            f"--local-dir ~/models/{path.rsplit('/', 1)[1]}`, and point rerank.path at that folder"
+        )
+    raise RerankerError(
+        f"rerank.path {folder} is not a folder; put the cross-encoder's model.onnx and tokenizer.json "
+        "there or fix rerank.path"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    session: Any  # onnxruntime.InferenceSession
+    tokenizer: Any  # tokenizers.Tokenizer
+    inputs: tuple[tuple[str, type], ...]
+    output: str
+    model_sha256: str
+    tokenizer_sha256: str
+
+
+_LOADED: dict[tuple, _Loaded] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every loaded reranker (tests; a long-lived process after an upgrade)."""
+    with _LOADED_LOCK:
+        _LOADED.clear()
+
+
+class CrossEncoder:
+    """Scores (query, text) pairs with one ONNX cross-encoder.
+
+    Construction does no I/O; the model is loaded (hashed, opened, probed) on
+    the first call that needs it. Thread-safe.
+    """
+
+    def __init__(self, spec: OnnxSpec) -> None:
+        if spec.max_tokens < 8:
+            raise RerankerError(f"rerank.max_tokens={spec.max_tokens} is too small; use at least 8")
+        self._spec = spec
+        self._loaded: _Loaded | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def spec(self) -> OnnxSpec:
+        return self._spec
+
+    @property
+    def max_tokens(self) -> int:
+        """Tokens read per pair (query, text and special tokens); longest-first
+        truncation trims the longer side, as Hugging Face's tokenizers do."""
+        return self._spec.max_tokens
+
+    @property
+    def identity(self) -> str:
+        loaded = self._load()
+        return (
+            f"rerank:{self._spec.label}:sha256={loaded.model_sha256[:16]}"
+            f":tok={loaded.tokenizer_sha256[:12]}:max={self._spec.max_tokens}"
+        )
+
+    def load(self) -> None:
+        """Load now rather than on first use (to fail early, or to time it)."""
+        self._load()
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts),)`` float32 relevance of each text to ``query``, in
+        input order, higher is better. Scores are the model's logits (for a
+        two-logit model, positive minus negative: the log-odds of "relevant"),
+        comparable within one model only. No texts: ``(0,)``, nothing loaded.
+        """
+        texts = list(texts)
+        out = np.empty(len(texts), dtype=np.float32)
+        if not texts:
+            return out
+        loaded = self._load()
+        encodings = loaded.tokenizer.encode_batch([(query, text) for text in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for b in range(0, len(order), self._spec.batch_size):
+            rows = order[b : b + self._spec.batch_size]
+            out[rows] = _run(loaded, self._spec, [encodings[i] for i in rows])
+        return out
+
+    def _load(self) -> _Loaded:
+        if self._loaded is None:
+            with self._lock:
+                if self._loaded is None:
+                    self._loaded = _load_cached(self._spec)
+        return self._loaded
+
+
+@contextmanager
+def _as_reranker_error() -> Iterator[None]:
+    """The shared embed helpers raise EmbedderError; here it is the reranker's."""
+    try:
+        yield
+    except EmbedderError as exc:
+        raise RerankerError(str(exc)) from exc
+
+
+def _load_cached(spec: OnnxSpec) -> _Loaded:
+    for path, what in ((spec.model_path, "model"), (spec.tokenizer_path, "tokenizer")):
+        if not path.is_file():
+            raise RerankerError(f"reranker {what} file {path} does not exist; {spec.fix}")
+    with _as_reranker_error():
+        key = (
+            stat_key(spec.model_path),
+            stat_key(spec.tokenizer_path),
+            tuple(stat_key(p) for p in external_data_files(spec.model_path)),
+            spec.max_tokens,
+            spec.threads,
+        )
+    with _LOADED_LOCK:
+        hit = _LOADED.get(key)
+    if hit is not None:
+        return hit
+    loaded = _load(spec)
+    with _LOADED_LOCK:
+        return _LOADED.setdefault(key, loaded)
+
+
+def _load(spec: OnnxSpec) -> _Loaded:
+    with _as_reranker_error():
+        model_sha, tok_sha = model_digest(spec.model_path), file_sha256(spec.tokenizer_path)
+        tokenizer = open_tokenizer(spec)
+        session = open_session(spec)
+        inputs = graph_inputs(session, spec)
+    # Without a pair template the two texts would run together unseparated.
+    single, pair = tokenizer.num_special_tokens_to_add(False), tokenizer.num_special_tokens_to_add(True)
+    if single and pair <= single:
+        raise RerankerError(
+            f"tokenizer {spec.tokenizer_path} has no template for text pairs; "
+            "use the tokenizer.json that came with the cross-encoder"
+        )
+    tokenizer.enable_truncation(max_length=spec.max_tokens, strategy="longest_first")
+    outputs = [o.name for o in session.get_outputs()]
+    if "logits" not in outputs and len(outputs) != 1:
+        raise RerankerError(
+            f"reranker {spec.model_path} has outputs {outputs} and none is logits; "
+            "export the cross-encoder with its classification head"
+        )
+    output = "logits" if "logits" in outputs else outputs[0]
+    loaded = _Loaded(session, tokenizer, inputs, output, model_sha, tok_sha)
+    _run(loaded, spec, tokenizer.encode_batch([("probe", "def probe(): return 1")]))  # shape, id range
+    return loaded
+
+
+def _run(loaded: _Loaded, spec: OnnxSpec, encodings: list[Any]) -> np.ndarray:
+    """Relevance scores for one batch of pair encodings."""
+    feeds, _ = batch_feeds(loaded.inputs, [e.ids for e in encodings], [e.type_ids for e in encodings])
+    try:
+        logits = np.asarray(loaded.session.run([loaded.output], feeds)[0], dtype=np.float32)
+    except Exception as exc:  # onnxruntime raises its own non-RuntimeError types
+        raise RerankerError(
+            f"reranker {spec.model_path} failed on a batch ({first_line(exc)}); "
+            f"check that {spec.tokenizer_path} belongs to this model"
+        ) from exc
+    n = len(encodings)
+    if logits.shape in ((n,), (n, 1)):
+        scores = logits.reshape(n)
+    elif logits.shape == (n, 2):  # (not relevant, relevant): rank by their log-odds
+        scores = logits[:, 1] - logits[:, 0]
+    else:
+        raise RerankerError(
+            f"reranker {spec.model_path} gave outputs of shape {logits.shape} for {n} pairs; "
+            "a cross-encoder gives logits of shape (pairs, 1) or (pairs, 2): is it an embedding model?"
+        )
+    if not np.all(np.isfinite(scores)):
+        raise RerankerError(f"reranker {spec.model_path} gave non-finite scores; {spec.fix}")
+    return scores
+
+
+def probe(encoder: Reranker) -> tuple[float, float]:
+    """(on-topic score, off-topic score) of :data:`PROBE_QUERY` against a URL
+    parser and a CSS rule; a sane reranker gives on > off. Raises RerankerError."""
+    on, off = encoder.score(PROBE_QUERY, [PROBE_ON_TOPIC, PROBE_OFF_TOPIC])
+    return float(on), float(off)
+
+
+def rerank_vote(
+    hits_scores: list[tuple[int, float]], rerank_scores: dict[int, float], weight: float, top_n: int
+) -> list[tuple[int, float]]:
+    """Fuse the reranker's order into the current one: ``(cid, fused)`` for
+    every candidate of ``hits_scores`` (best first), best first.
+
+    Only positions count; the incoming scores are ignored, since BM25 sums
+    and logits are on unrelated scales. A candidate at 1-based position
+    ``rank`` scores ``1/(K + rank)`` with ``K = RRF_K = 60``; each of the first
+    ``top_n`` that has a reranker score adds ``weight/(K + rerank_rank)``,
+    where ``rerank_rank`` is its position among them by ``rerank_scores``
+    (higher first). Every such head score is at least ``1/(K + top_n)``, so
+    the candidates after the head stay below it, in their order. Ties keep
+    the current order. Raises ValueError for a negative weight or top_n.
+    """
+    if weight < 0 or top_n < 0:
+        raise ValueError(f"weight and top_n must not be negative, got {weight}, {top_n}")
+    head = [cid for cid, _ in hits_scores[:top_n] if cid in rerank_scores]
+    rerank_rank = {cid: r for r, cid in enumerate(sorted(head, key=lambda c: -rerank_scores[c]), 1)}
+    fused = []
+    for rank, (cid, _) in enumerate(hits_scores, 1):
+        vote = weight / (RRF_K + rerank_rank[cid]) if cid in rerank_rank and rank <= top_n else 0.0
+        fused.append((cid, 1.0 / (RRF_K + rank) + vote))
+    return sorted(fused, key=lambda pair: -pair[1])

@@ -1,0 +1,1 @@
+"""Operating an index: status, doctor, client set-up."""

@@ -1,0 +1,130 @@
+"""What an index holds and how far it is behind the files on disk.
+
+Freshness is computed, not remembered: the repository is discovered again
+and compared with the index's file records (a stat per file; a hash only
+when size or mtime moved), so ``status`` never claims an index is current
+when it is not. A file the index does not hold is a change only if the
+indexer would take it: files its content keeps out (binary, blank) are
+remembered by the index with their size and mtime, and any other is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repolens.chunk import chunker_identity
+from repolens.discover import LoadedText, discover, file_hash, load_text
+from repolens.reply.budget import counted
+from repolens.settings import Settings, load_settings
+from repolens.store import IndexHandle
+from repolens.store import sqlite as sq
+from repolens.store.layout import IndexLayout
+
+
+@dataclass
+class IndexStatus:
+    root: str
+    index_dir: str
+    generation: str
+    files: int
+    chunks: int
+    symbols: int
+    vectors_done: int
+    vectors_total: int
+    updated_at: str
+    new: int
+    modified: int
+    deleted: int
+    settings: dict[str, Any] = field(default_factory=dict)
+    dense_search: str = ""  # exact, or the HNSW graph (repolens.store.ann), and why
+
+    @property
+    def changed(self) -> int:
+        return self.new + self.modified + self.deleted
+
+    def render(self) -> str:
+        fresh = (
+            "up to date"
+            if not self.changed
+            else f"{counted(self.changed, 'file')} changed on disk since "
+            f"({self.new} new, {self.modified} modified, {self.deleted} deleted): "
+            "run `repolens index` to refresh"
+        )
+        vectors = (
+            f"{self.vectors_done}/{self.vectors_total} chunks"
+            if self.settings.get("embed_identity")
+            else "none (lexical only)"
+        )
+        lines = [
+            f"index of {self.root} in {self.index_dir} ({self.generation})",
+            f"files {self.files}, chunks {self.chunks}, symbols {self.symbols}, vectors {vectors}",
+            *([f"dense search: {self.dense_search}"] if self.dense_search else []),
+            f"updated {self.updated_at}; {fresh}",
+            "settings: " + ", ".join(f"{k}={v}" for k, v in self.settings.items()),
+        ]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "changed": self.changed}
+
+
+def index_status(layout: IndexLayout, handle: IndexHandle, settings: Settings | None = None) -> IndexStatus:
+    settings = settings or load_settings(layout.root)
+    meta = handle.meta()
+    records = sq.file_records(handle.db)
+    skips = sq.skipped_files(handle.db)
+    found = discover(layout.root, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
+    present = {src.path: src for src in found.files}
+    new = modified = 0
+    for path, src in present.items():
+        rec = records.get(path)
+        if rec is None:
+            skip = skips.get(path)
+            if skip is not None and (skip.size, skip.mtime_ns) == (src.size, src.mtime_ns):
+                continue
+            if isinstance(load_text(src.abs_path, max_file_bytes=settings.max_file_bytes), LoadedText):
+                new += 1
+        elif rec.size != src.size or rec.mtime_ns != src.mtime_ns:
+            loaded = load_text(src.abs_path, max_file_bytes=settings.max_file_bytes)
+            if not isinstance(loaded, LoadedText) or file_hash(loaded.data) != rec.hash:
+                modified += 1
+    deleted = sum(1 for path in records if path not in present)
+    totals = sq.counts(handle.db)
+    done = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    shown = {
+        "chunker": meta.get("chunker", chunker_identity(settings)),
+        "vectors": settings.vectors,
+        "dense": settings.dense,
+        "embed_identity": meta.get("embed_identity", ""),
+        "embed_style": meta.get("embed_style", ""),
+        "symbol_boost": settings.symbol_boost,
+        "priors": settings.priors,
+        "top_k": settings.top_k,
+        "max_chars": settings.max_chars,
+    }
+    return IndexStatus(
+        root=str(layout.root),
+        index_dir=str(layout.index_dir),
+        generation=Path(handle.gen_dir).name,
+        files=totals["files"],
+        chunks=totals["chunks"],
+        symbols=totals["symbols"],
+        vectors_done=int(done),
+        vectors_total=totals["chunks"],
+        updated_at=meta.get("updated_at", "unknown"),
+        new=new,
+        modified=modified,
+        deleted=deleted,
+        settings={k: v for k, v in shown.items() if v != ""},
+        dense_search=_dense_search(handle, settings, int(done)),
+    )
+
+
+def _dense_search(handle: IndexHandle, settings: Settings, vectors: int) -> str:
+    if not vectors:
+        return ""
+    from repolens.store import ann  # numpy: only for indexes with vectors
+
+    return ann.state(handle, settings.ann_min_vectors, vectors).line

@@ -1,0 +1,1 @@
+"""Render what search found under a character budget: packets, file lists, JSON, focus, chunks, snippets."""

@@ -1,0 +1,209 @@
+"""Stored chunks read back: one chunk by id, and a file's lines from its chunks.
+
+``get_chunk`` backs the MCP tool of the same name: the ids it takes come from
+``search_code --json`` and ``get_focused_context``. ``file_lines`` rebuilds
+a file's text, line by line, from the chunks stored in the index (no read of
+the working tree, so it shows exactly what was indexed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from repolens.chunk.pack import repeated_header_lines
+from repolens.errors import NotFoundError, UsageError
+from repolens.reply.budget import omitted_marker, truncated_marker
+from repolens.store import IndexHandle
+from repolens.store import sqlite as sq
+
+MAX_ID_CHARS = 100
+
+
+def file_lines(chunks: Iterable[sq.StoredChunk]) -> dict[int, str]:
+    """Line number -> text of one file, reassembled from its stored chunks.
+
+    Handles the three ways chunk texts differ from a plain tiling: parts 2..n
+    of a split definition start with the definition's header repeated (those
+    lines are dropped, see :func:`~repolens.chunk.pack.repeated_header_lines`);
+    line windows overlap (the first chunk to supply a line wins, the texts
+    are identical); and a line longer than the chunk cap is stored as several
+    one-line chunks of the same line, concatenated here in storage order.
+    """
+    out: dict[int, str] = {}
+    pieces: dict[int, list[str]] = {}
+    for s in sorted(chunks, key=lambda s: (s.chunk.start_line, s.cid)):
+        c = s.chunk
+        if c.start_line == c.end_line and "\n" not in c.text:
+            pieces.setdefault(c.start_line, []).append(c.text)
+            continue
+        own = c.text.split("\n")[repeated_header_lines(c) :]
+        for i, text in enumerate(own[: c.end_line - c.start_line + 1]):
+            out.setdefault(c.start_line + i, text)
+    for n, parts in pieces.items():
+        if n not in out or len(parts) > 1:
+            out[n] = "".join(parts)
+    return out
+
+
+@dataclass(frozen=True)
+class ChunkView:
+    """One stored chunk, exactly as indexed, and its bounded rendering.
+
+    ``text`` is the stored text (for parts 2..n of a split definition it
+    starts with ``header_lines`` lines repeating the definition's header).
+    ``rendered`` numbers every line ``N: text``; repeated header lines carry
+    their own line numbers (``header_start``) followed by an omission marker
+    up to the part's first line.
+    """
+
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    qualname: str
+    signature: str
+    parent: str
+    language: str
+    text: str
+    header_lines: int
+    header_start: int | None
+    rendered: str
+    truncated: bool
+
+    def render(self) -> str:
+        return self.rendered
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "kind": self.kind,
+            "name": self.name,
+            "qualname": self.qualname,
+            "signature": self.signature,
+            "parent": self.parent,
+            "language": self.language,
+            "header_lines": self.header_lines,
+            "truncated": self.truncated,
+            "text": self.text,
+            "rendered": self.rendered,
+        }
+
+
+def get_chunk(handle: IndexHandle, chunk_id: str, *, max_chars: int = 8000) -> ChunkView:
+    """The stored chunk ``chunk_id``, rendered within ``max_chars`` (200-1,000,000).
+
+    Raises ``UsageError`` for a malformed id and ``NotFoundError`` for an id
+    this index does not hold.
+    """
+    if not isinstance(chunk_id, str) or not chunk_id.strip():
+        raise UsageError("chunk id is empty: pass an id from search_code --json or get_focused_context")
+    if len(chunk_id) > MAX_ID_CHARS:
+        raise UsageError(
+            f"chunk id is {len(chunk_id)} chars; ids are short hex strings such as 51818877acd60f45"
+        )
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 200 <= max_chars <= 1_000_000:
+        raise UsageError(f"max_chars must be an integer between 200 and 1000000, got {max_chars!r}")
+    chunk_id = chunk_id.strip()
+    stored = sq.chunk_by_id(handle.db, chunk_id)
+    if stored is None:
+        raise NotFoundError(
+            f"no chunk with id {chunk_id} in this index: ids come from search_code --json or "
+            "get_focused_context; the index may have been rebuilt"
+        )
+    c = stored.chunk
+    header = repeated_header_lines(c)
+    header_start = _header_start(handle, stored, header) if header else None
+    lines = c.text.split("\n")
+    body: list[tuple[str, int | None]] = []
+    if header:
+        for i, text in enumerate(lines[:header]):
+            body.append((f"{header_start + i}: {text}" if header_start else f"(header) {text}", None))
+        if header_start and header_start + header < c.start_line:
+            a, b = header_start + header, c.start_line - 1
+            body.append((omitted_marker(a, b), None))
+    for i, text in enumerate(lines[header:]):
+        body.append((f"{c.start_line + i}: {text}", c.start_line + i))
+    label = f" {c.kind} {c.qualname}" if c.qualname else f" {c.kind}"
+    head = f"{c.path}:{c.start_line}-{c.end_line}{label} [{c.language}] chunk {c.id}"
+    rendered, truncated = fit_lines(
+        head, body, max_chars, lambda n: truncated_marker(c.path, n, c.end_line, max_chars), c.end_line
+    )
+    return ChunkView(
+        id=c.id,
+        path=c.path,
+        start_line=c.start_line,
+        end_line=c.end_line,
+        kind=c.kind,
+        name=c.name,
+        qualname=c.qualname,
+        signature=c.signature,
+        parent=c.parent,
+        language=c.language,
+        text=c.text,
+        header_lines=header,
+        header_start=header_start,
+        rendered=rendered,
+        truncated=truncated,
+    )
+
+
+def fit_lines(
+    head: str, body: list[tuple[str, int | None]], limit: int, marker, last_line: int
+) -> tuple[str, bool]:
+    """``head`` and as many ``body`` entries as fit in ``limit`` chars, then ``marker(n)``.
+
+    ``body`` is (text, source line or None for markers); ``n`` is the first
+    source line not shown (``last_line`` if only markers were left). Returns
+    (text, was_cut). The text exceeds ``limit`` only when ``head`` plus the
+    marker alone do not fit; then it is ``head`` cut to ``limit``.
+    """
+    full = "\n".join([head, *(t for t, _ in body)])
+    if len(full) <= limit:
+        return full, False
+    kept = [head]
+    size = len(head)
+    for i, (text, _n) in enumerate(body):
+        nxt = next((m for _, m in body[i:] if m is not None), last_line)
+        tail = marker(nxt)
+        if size + 1 + len(text) + 1 + len(tail) > limit:
+            kept.append(tail)
+            out = "\n".join(kept)
+            return (out if len(out) <= limit else head[:limit]), True
+        kept.append(text)
+        size += 1 + len(text)
+    return full, False  # pragma: no cover - the whole body fitted, handled above
+
+
+def _header_start(handle: IndexHandle, stored: sq.StoredChunk, header: int) -> int | None:
+    """Line number of the first repeated header line of a split part, or None.
+
+    The header is the definition's signature line(s): found in the file's
+    stored lines between the definition's start and this part.
+    """
+    c = stored.chunk
+    row = handle.db.execute(
+        "SELECT start_line FROM symbols WHERE file_id = (SELECT id FROM files WHERE path = ?)"
+        " AND qualname = ? AND start_line <= ? AND end_line >= ? ORDER BY end_line - start_line LIMIT 1",
+        (c.path, c.qualname, c.start_line, c.end_line),
+    ).fetchone()
+    if row is None:
+        return None
+    first = int(row[0])
+    wanted = c.text.split("\n")[:header]
+    before = [
+        s
+        for s in sq.chunks_of_file(handle.db, c.path)
+        if s.chunk.end_line >= first and s.chunk.start_line < c.start_line
+    ]
+    lines = file_lines(before)
+    for n in range(first, c.start_line):
+        if all(lines.get(n + i) == w for i, w in enumerate(wanted)):
+            return n
+    return None

@@ -1,0 +1,151 @@
+"""Ranked file overview: which files to open, and why.
+
+For broad exploration an agent first wants the handful of files that matter,
+not their lines. Chunk hits are aggregated per file: a decayed sum of chunk
+scores (the best chunk counts fully, the next ones less, so a file with one
+strong hit is not buried by a file with many weak ones), scaled by a prior
+on the file's role (source over tests, docs and generated code) so source
+wins when scores are close. Each file comes with its evidence: how many
+hits, which query terms it contains, which definitions it holds that the
+query names, and its role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from repolens.reply.budget import counted, more_did_not_fit
+from repolens.roles import path_role
+from repolens.search.query import ParsedQuery
+from repolens.search.retrieve import Hit
+from repolens.tokens import tokenize
+
+# How much each role's files count against source files with equal evidence.
+ROLE_PRIOR = {
+    "source": 1.0,
+    "config": 0.9,
+    "example": 0.85,
+    "test": 0.8,
+    "doc": 0.75,
+    "generated": 0.6,
+    "vendored": 0.6,
+}
+_DECAY = 0.5  # weight of the k-th best chunk of a file: _DECAY ** k
+_DEFINITION_KINDS = frozenset(
+    {
+        "function",
+        "method",
+        "class",
+        "struct",
+        "enum",
+        "interface",
+        "trait",
+        "impl",
+        "type",
+        "module",
+        "constant",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    path: str
+    score: float
+    hits: int
+    terms: tuple[str, ...]  # query words found in the file's hits
+    terms_total: int
+    defines: tuple[str, ...]  # definitions among the hits that the query names
+    role: str
+    best: tuple[int, int]  # line range of the best hit
+
+    def reason(self) -> str:
+        parts = [f"{len(self.terms)} of {self.terms_total} terms"]
+        if self.defines:
+            shown = ", ".join(self.defines[:3]) + (
+                f" +{len(self.defines) - 3}" if len(self.defines) > 3 else ""
+            )
+            parts.append(f"defines {shown}")
+        parts.append(f"{self.role} file")
+        return ", ".join(parts)
+
+    def line(self) -> str:
+        return (
+            f"{self.path} (score {self.score:.2f}, {counted(self.hits, 'hit')}, "
+            f"best {self.best[0]}-{self.best[1]}): "
+            f"{self.reason()}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "score": round(self.score, 4),
+            "hits": self.hits,
+            "terms_matched": list(self.terms),
+            "terms_total": self.terms_total,
+            "defines": list(self.defines),
+            "role": self.role,
+            "best_lines": list(self.best),
+            "reason": self.reason(),
+        }
+
+
+def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> list[FileEntry]:
+    """The top ``limit`` files of a ranked chunk list, with their evidence."""
+    by_file: dict[str, list[Hit]] = {}
+    for h in hits:
+        by_file.setdefault(h.chunk.path, []).append(h)
+    surface = {t.token: t.surface or t.token for t in query.terms}
+    named = {i.lower().replace("_", "") for i in query.identifiers}
+    entries = []
+    for path, file_hits in by_file.items():
+        ordered = sorted(file_hits, key=lambda h: -h.relevance)
+        role = path_role(path)
+        score = sum(h.relevance * _DECAY**k for k, h in enumerate(ordered)) * ROLE_PRIOR.get(role, 1.0)
+        found: set[str] = set()
+        defines: list[str] = []
+        for h in ordered:
+            c = h.chunk
+            found.update(surface.keys() & set(tokenize(c.text)))
+            defined = str(h.factors.get("defines", ""))  # from the symbol leg
+            if not defined and c.kind in _DEFINITION_KINDS and c.name.lower().replace("_", "") in named:
+                defined = c.qualname
+            if defined and defined not in defines:
+                defines.append(defined)
+        terms = tuple(surface[t] for t in surface if t in found)
+        entries.append(
+            FileEntry(
+                path=path,
+                score=score,
+                hits=len(file_hits),
+                terms=terms,
+                terms_total=len(surface),
+                defines=tuple(defines),
+                role=role,
+                best=(ordered[0].chunk.start_line, ordered[0].chunk.end_line),
+            )
+        )
+    entries.sort(key=lambda e: -e.score)
+    return entries[:limit]
+
+
+def render_files(entries: Sequence[FileEntry], max_chars: int, footer: str = "") -> str:
+    """One line per file, best first, never over ``max_chars``."""
+    if not entries:
+        return "No matching files found." + (f"\n{footer}" if footer else "")
+    lines: list[str] = []
+    size = len(footer) + 1 if footer else 0
+    for i, e in enumerate(entries):
+        line = f"{i + 1}. {e.line()}"
+        rest = len(entries) - i - 1
+        tail = more_did_not_fit("file", rest) if rest else ""
+        if size + len(line) + 1 + (len(tail) + 1 if tail else 0) > max_chars:
+            lines.append(more_did_not_fit("file", len(entries) - i))
+            break
+        lines.append(line)
+        size += len(line) + 1
+    if footer:
+        lines.append(footer)
+    return "\n".join(lines)[:max_chars]

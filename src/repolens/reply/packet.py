@@ -1,0 +1,471 @@
+"""Evidence packets: the reply an agent reads.
+
+A packet shows, for each of the top hits, the path, the line span and score,
+and only the lines that contain a query term plus a little context. Every
+stretch of the span that is not shown is named by an omission marker, and
+every marker that cuts text names the exact ``read_snippet`` call that
+expands it. The whole reply never exceeds ``max_chars``.
+
+Format contract (tests assert it)::
+
+    src/auth.py:10-42 function Store.save (score 12.30)
+    ... (lines 10-11 omitted)
+    12: def save(self, session):
+    ...
+    ... (truncated at 4000 chars; use read_snippet src/auth.py 30 42 to expand)
+
+    src/util.py:1-80 (path match only; use read_snippet src/util.py 1 80)
+
+    ... 2 more hits did not fit: src/a.py:1-40 (score 3.10), src/b.py:7-9 (score 2.00)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from repolens.chunk import Chunk
+from repolens.chunk.pack import join_names, repeated_header_lines, split_names
+from repolens.reply.budget import (
+    budget_marker,
+    did_not_fit,
+    more_did_not_fit,
+    omitted_marker,
+    truncated_marker,
+)
+from repolens.reply.prose import prose_lines
+from repolens.search.retrieve import Hit
+from repolens.tokens import tokenize
+
+NO_MATCH = "No matching chunks found."
+_SEP = "\n\n"
+_TRAILER_RESERVE = 400
+# The smallest share of the budget a block is given: below this a hit shows
+# too little to be worth its header.
+_MIN_SHARE = 500
+_NAME_MAX = 80
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One rendered hit (possibly several merged chunks of one file)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    kind: str
+    qualname: str
+    chunk_ids: tuple[str, ...]
+    lines: tuple[tuple[int, str], ...]  # shown lines, ascending
+    path_only: bool = False
+    prose: frozenset[int] = frozenset()  # line numbers wholly comment or docstring
+    explain: str = ""  # set when the packet explains its ranking
+    stale: str = ""  # set when the file changed since indexing and lines may not hold
+
+    def header(self) -> str:
+        """``path:start-end kind name (score S)``; a name over ``_NAME_MAX``
+        characters (a deep markdown section path) is cut, so that the header
+        leaves room for lines at small budgets (the JSON form keeps it whole)."""
+        name = self.qualname
+        if len(name) > _NAME_MAX:
+            name = name[: _NAME_MAX - 3] + "..."
+        label = f" {self.kind} {name}" if name else ""
+        head = f"{self.path}:{self.start_line}-{self.end_line}{label} (score {self.score:.2f})"
+        if self.stale:
+            head += f" ({self.stale})"
+
+        return f"{head}\n{self.explain}" if self.explain else head
+
+    def pointer(self) -> str:
+        return (
+            f"{self.path}:{self.start_line}-{self.end_line} (path match only; use read_snippet "
+            f"{self.path} {self.start_line} {self.end_line})"
+        )
+
+    def ref(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line} (score {self.score:.2f})"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedBlock:
+    block: Block
+    text: str
+    truncated: bool  # cut by the per-hit cap or by the packet budget
+    budget_cut: bool = False  # cut by the packet budget: later blocks cannot follow
+
+
+@dataclass(frozen=True)
+class Packet:
+    query: str
+    rendered: list[RenderedBlock]
+    omitted: list[Block]
+    text: str
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The rendered blocks as they are (``text`` is the block's text in
+        ``self.text``), the hits that did not fit, and the notes."""
+        return {
+            "hits": [
+                {
+                    "path": r.block.path,
+                    "start_line": r.block.start_line,
+                    "end_line": r.block.end_line,
+                    "score": round(r.block.score, 4),
+                    "kind": r.block.kind,
+                    "qualname": r.block.qualname,
+                    "chunk_ids": list(r.block.chunk_ids),
+                    "path_only": r.block.path_only,
+                    **({"explain": r.block.explain} if r.block.explain else {}),
+                    **({"stale": r.block.stale} if r.block.stale else {}),
+                    "truncated": r.truncated,
+                    "text": r.text,
+                }
+                for r in self.rendered
+            ],
+            "omitted": [
+                {
+                    "path": b.path,
+                    "start_line": b.start_line,
+                    "end_line": b.end_line,
+                    "score": round(b.score, 4),
+                }
+                for b in self.omitted
+            ],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class PacketOptions:
+    top_k: int = 5
+    max_chars: int = 6000
+    hit_max_chars: int = 4000
+    context_lines: int = 2
+    fair_share: bool = True
+    explain: bool = False
+    notes: Sequence[str] = field(default_factory=tuple)
+
+
+# -- selecting and trimming -------------------------------------------------
+
+
+def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int, str]:
+    """Lines of the chunk that contain a query token, plus ``context`` around.
+
+    Empty when no line matches (the chunk matched through its path). A
+    definition's first line (its signature) is always shown with a match,
+    so a hit deep in a long function still says which function it is. Part
+    2..n of a split definition repeats the definition's header at the top of
+    its text; those lines are not the part's own and are left out (the block
+    header names the definition).
+    """
+    lines = chunk.text.split("\n")
+    header = repeated_header_lines(chunk)
+    if header:
+        lines = lines[header:]
+    matches = [i for i, line in enumerate(lines) if tokens.intersection(tokenize(line))]
+    if not matches:
+        return {}
+    keep: set[int] = set()
+    for i in matches:
+        keep.update(range(max(0, i - context), min(len(lines), i + context + 1)))
+    if chunk.qualname and not header:
+        keep.add(0)
+    return {chunk.start_line + i: lines[i] for i in sorted(keep) if chunk.start_line + i <= chunk.end_line}
+
+
+def chunk_prose(chunk: Chunk) -> set[int]:
+    """Line numbers of ``chunk`` that are wholly comment or docstring (a
+    split part's repeated header is not among its lines)."""
+    lines = chunk.text.split("\n")[repeated_header_lines(chunk) :]
+    return {chunk.start_line + i for i in prose_lines(lines, chunk.language)}
+
+
+def select_hits(
+    hits: Sequence[Hit], tokens: frozenset[str], top_k: int, context: int
+) -> list[tuple[Hit, dict[int, str]]]:
+    """The first ``top_k`` hits in rank order, each with its shown lines.
+
+    A hit with no matching line matched through its path; it is kept (as a
+    pointer, with no lines) only when no text hit of the same file was seen.
+    Lines are computed lazily, in rank order, so a long candidate list costs
+    nothing past the hits that are shown.
+    """
+    out: list[tuple[Hit, dict[int, str]]] = []
+    text_paths: set[str] = set()
+    for h in hits:
+        lines = shown_lines(h.chunk, tokens, context)
+        if lines:
+            text_paths.add(h.chunk.path)
+        elif h.chunk.path in text_paths:
+            continue
+        out.append((h, lines))
+        if len(out) >= top_k:
+            break
+    return [(h, lines) for h, lines in out if lines or h.chunk.path not in text_paths]
+
+
+def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = False) -> list[Block]:
+    """Merge hits of one file whose shown ranges overlap or touch (or whose
+    spans overlap), so no line is shown twice."""
+    groups: list[list[tuple[Hit, dict[int, str]]]] = []
+    for item in selected:
+        hit, lines = item
+        for group in groups:
+            lead_lines = group[0][1]
+            if not lines or not lead_lines or group[0][0].chunk.path != hit.chunk.path:
+                continue
+            if any(_touches(hit, lines, other, olines) for other, olines in group):
+                group.append(item)
+                break
+        else:
+            groups.append([item])
+    blocks = []
+    for group in groups:
+        best = group[0][0]  # hits arrive in rank order
+        merged: dict[int, str] = {}
+        for _, lines in group:
+            merged.update(lines)
+        chunks = [h.chunk for h, _ in group]
+        kind, qualname = _label(chunks)
+        blocks.append(
+            Block(
+                path=best.chunk.path,
+                start_line=min(c.start_line for c in chunks),
+                end_line=max(c.end_line for c in chunks),
+                score=best.score,
+                kind=kind,
+                qualname=qualname,
+                chunk_ids=tuple(c.id for c in chunks),
+                lines=tuple(sorted(merged.items())),
+                path_only=not merged,
+                prose=frozenset(n for c in chunks for n in chunk_prose(c)),
+                explain=best.explain() if explain else "",
+                stale=next((h.stale for h, _ in group if h.stale), ""),
+            )
+        )
+    return blocks
+
+
+def _label(chunks: Sequence[Chunk]) -> tuple[str, str]:
+    """Kind and name of a block of ``chunks`` (best first). The parts of one
+    definition split for size and merged back are that definition again; a
+    block of several definitions is ``merged`` and names them, best first."""
+    if len({(c.kind, c.qualname) for c in chunks}) == 1:
+        return chunks[0].kind, chunks[0].qualname
+    names: list[str] = []
+    more = 0
+    for c in chunks:  # a packed chunk's name is already a list: a, b (+2 more)
+        shown, extra = split_names(c.qualname)
+        names += shown
+        more += extra
+    return "merged", join_names(list(dict.fromkeys(names)), more)
+
+
+def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> bool:
+    ca, cb = a.chunk, b.chunk
+    if ca.start_line <= cb.end_line and cb.start_line <= ca.end_line:
+        return True
+    if not alines or not blines:
+        return False
+    return min(alines) <= max(blines) + 1 and min(blines) <= max(alines) + 1
+
+
+# -- rendering ---------------------------------------------------------------
+
+
+def _body(block: Block, keep: set[int] | None = None) -> list[str]:
+    """Body lines (``N: text``) for the shown lines in ``keep`` (all when
+    None), with an omission marker for every stretch of the span left out."""
+    out: list[str] = []
+    expect = block.start_line
+    for n, text in block.lines:
+        if keep is not None and n not in keep:
+            continue
+        if n > expect:
+            out.append(omitted_marker(expect, n - 1))
+        out.append(f"{n}: {text}")
+        expect = n + 1
+    if expect <= block.end_line:
+        out.append(omitted_marker(expect, block.end_line))
+    return out
+
+
+def _joined(header: str, body: list[str], tail: str = "") -> str:
+    return "\n".join([header, *body, tail] if tail else [header, *body])
+
+
+def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> tuple[str, bool]:
+    """The block within ``cap`` chars, keeping its most relevant lines.
+
+    When everything does not fit, matching lines are taken best first (code
+    before comments and docstrings, which say in words what the code does
+    and so hold a question's words more often; then by the summed weight of
+    the distinct query terms on them), each with its context (for a code
+    line, the code around it), plus the signature line of a definition;
+    everything else of the
+    span is marked omitted, and a last marker names the read for the whole
+    span. Returns (text, was_cut); text is longer than ``cap`` only when not
+    even the header and the marker fit (the caller checks).
+    """
+    header = block.header()
+    full = _joined(header, _body(block))
+    if len(full) <= cap:
+        return full, False
+    tail = truncated_marker(block.path, block.start_line, block.end_line, cap)
+    numbers = [n for n, _ in block.lines]
+    position = {n: i for i, n in enumerate(numbers)}
+    scored = []
+    for n, text in block.lines:
+        score = sum(weights.get(t, 0.0) for t in set(tokenize(text)))
+        if score > 0:
+            scored.append((n in block.prose, -score, n))
+    keep: set[int] = set()
+    if block.qualname and numbers and numbers[0] == block.start_line:
+        keep.add(block.start_line)  # the signature says what the block is
+    for prose, _, n in sorted(scored):
+        i = position[n]
+        # the context of a code line is code: a docstring next to it is not
+        group = {m for m in numbers[max(0, i - context) : i + context + 1] if prose or m not in block.prose}
+        trial = keep | group
+        if len(_joined(header, _body(block, trial), tail)) <= cap:
+            keep = trial
+        elif n not in keep and len(_joined(header, _body(block, keep | {n}), tail)) <= cap:
+            keep = keep | {n}
+    return _joined(header, _body(block, keep), tail), True
+
+
+def render_block(
+    block: Block, limit: int, cap: int, weights: Mapping[str, float], context: int
+) -> RenderedBlock | None:
+    """Render one block within its share ``cap`` and the ``limit`` left in
+    the packet; None when not even its header and a marker fit."""
+    if block.path_only:
+        text = block.pointer()
+        return RenderedBlock(block, text, False) if len(text) <= limit else None
+    if cap <= limit:
+        text, cut = _fit(block, cap, weights, context)
+        if len(text) <= limit:
+            return RenderedBlock(block, text, cut)
+    # The packet's budget runs out inside this block: cut at a line boundary.
+    full = _joined(block.header(), _body(block))
+    kept = [block.header()]
+    size = len(kept[0])
+    nxt = block.start_line
+    for line in _body(block):
+        n = _line_number(line)
+        if n is not None:
+            nxt = n
+        tail = budget_marker(block.path, nxt, block.end_line, len(full) - size)
+        if size + 1 + len(line) + 1 + len(tail) > limit:
+            break
+        kept.append(line)
+        size += 1 + len(line)
+        nxt = n + 1 if n is not None else nxt
+    tail = budget_marker(block.path, min(nxt, block.end_line), block.end_line, len(full) - size)
+    if len(kept) == 1 and size + 1 + len(tail) > limit:
+        return None
+    kept.append(tail)
+    return RenderedBlock(block, "\n".join(kept), True, budget_cut=True)
+
+
+def _line_number(line: str) -> int | None:
+    head, sep, _ = line.partition(": ")
+    return int(head) if sep and head.isdigit() else None
+
+
+def _trailer(blocks: Sequence[Block], limit: int) -> str:
+    return did_not_fit("hit", [b.ref() for b in blocks], limit)
+
+
+def _trailer_reserves(rest: Sequence[Block], room: int, *, first: bool) -> list[int]:
+    """Room to keep for the trailer that names the blocks after this one,
+    most first. It is capped so that a long tail of hits cannot starve the
+    first ones; and the best hit comes before the list of the others: for
+    it, the trailer may shrink to a count, or go, when that lets it show
+    lines."""
+    if not rest:
+        return [0]
+    trailer = _trailer(rest, min(room, _TRAILER_RESERVE))
+    reserves = [len(_SEP) + len(trailer) if trailer else 0]
+    if first:
+        reserves += [len(_SEP) + len(more_did_not_fit("hit", len(rest))), 0]
+    return sorted(set(reserves), reverse=True)
+
+
+def _place(
+    block: Block,
+    rest: Sequence[Block],
+    room: int,
+    first: bool,
+    weights: Mapping[str, float],
+    opts: PacketOptions,
+) -> RenderedBlock | None:
+    """``block`` rendered in ``room`` chars beside the trailer naming ``rest``
+    (see :func:`_trailer_reserves`); the first block takes the most trailer
+    that still lets it show lines, else the most trailer it fits beside."""
+    tries = []
+    for reserve in _trailer_reserves(rest, room, first=first):
+        left = room - reserve
+        share = max(_MIN_SHARE, (left - len(_SEP) * len(rest)) // (len(rest) + 1))
+        if not opts.fair_share:
+            share = opts.hit_max_chars
+        r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
+        if r is not None and (not first or _shows_lines(r)):
+            return r
+        tries.append(r)
+    return next(filter(None, tries), None)
+
+
+def _shows_lines(r: RenderedBlock) -> bool:
+    """A pointer, or a block that shows at least one of its lines."""
+    return r.block.path_only or any(_line_number(line) is not None for line in r.text.split("\n")[1:])
+
+
+def render_packet(
+    query: str, hits: Sequence[Hit], tokens: Mapping[str, float] | frozenset[str], opts: PacketOptions
+) -> Packet:
+    """The packet for ranked ``hits``; ``tokens`` are the query's tokens,
+    optionally with weights (a line's relevance is the sum of its terms').
+
+    Each block gets a fair share of what is left of the budget (what is left
+    divided by the blocks still to come, at most ``hit_max_chars``), so the
+    top hits all fit; a block that needs less leaves its share to the next.
+    """
+    weights: Mapping[str, float] = tokens if isinstance(tokens, Mapping) else dict.fromkeys(tokens, 1.0)
+    token_set = frozenset(weights)
+    notes = tuple(opts.notes)
+    note_text = "\n".join(f"note: {n}" for n in notes)
+    budget = opts.max_chars - (len(note_text) + len(_SEP) if note_text else 0)
+    blocks = _blocks(select_hits(hits, token_set, opts.top_k, opts.context_lines), opts.explain)
+    if not blocks:
+        text = NO_MATCH if not note_text else f"{note_text}{_SEP}{NO_MATCH}"
+        return Packet(query, [], [], text[: opts.max_chars], notes)
+
+    parts: list[str] = []
+    rendered: list[RenderedBlock] = []
+    used = 0
+    omitted: list[Block] = []
+    for i, block in enumerate(blocks):
+        sep = len(_SEP) if parts else 0
+        rest = blocks[i + 1 :]
+        r = _place(block, rest, budget - used - sep, not rendered, weights, opts)
+        if r is None:
+            omitted = list(blocks[i:])
+            break
+        parts.append(r.text)
+        rendered.append(r)
+        used += sep + len(r.text)
+        if r.budget_cut:
+            omitted = list(rest)
+            break
+    trailer = _trailer(omitted, budget - used - len(_SEP))
+    if trailer:
+        parts.append(trailer)
+    text = _SEP.join(parts)
+    if note_text:
+        text = f"{note_text}{_SEP}{text}"
+    return Packet(query, rendered, omitted, text, notes)

@@ -1,0 +1,1 @@
+"""Answer a question with ranked chunks: parse the query, run the legs, fuse them."""

@@ -1,0 +1,89 @@
+"""Never cite line numbers that no longer hold without saying so.
+
+Before a reply is rendered, the files its top hits come from are checked
+against the index (a stat; a hash when size or mtime moved). For a file
+that changed since indexing, the file is re-chunked on the fly:
+
+* a chunk whose text is unchanged (same content id) is cited at its
+  current lines, silently: its lines are true again;
+* a chunk whose definition still exists (same kind and qualified name) is
+  cited with its current text and lines, marked
+  ``(stale: file changed since indexing)``;
+* otherwise the indexed chunk is shown, marked stale: its lines may not
+  hold, and the mark says so. A deleted file is marked likewise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from repolens.chunk import Chunk, ChunkFn
+from repolens.chunk.languages import language_for
+from repolens.discover import LoadedText, file_hash, load_text
+from repolens.search.retrieve import Hit
+from repolens.store import IndexHandle
+
+STALE = "stale: file changed since indexing"
+GONE = "stale: file deleted since indexing"
+
+
+def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | None:
+    loaded = load_text(root / path)
+    if not isinstance(loaded, LoadedText):
+        return None
+    return chunk(path, loaded.text, language_for(path)).chunks
+
+
+def freshen(
+    root: Path, handle: IndexHandle, hits: Sequence[Hit], chunk: ChunkFn, *, first: int
+) -> tuple[list[Hit], int]:
+    """The hits with the first ``first`` checked against the files on disk;
+    returns (hits, how many files had changed)."""
+    head = list(hits[:first])
+    paths = sorted({h.chunk.path for h in head})
+    if not paths:
+        return list(hits), 0
+    marks = ",".join("?" * len(paths))
+    rows = handle.db.execute(f"SELECT path, size, mtime_ns, hash FROM files WHERE path IN ({marks})", paths)
+    records = {row[0]: row[1:] for row in rows}
+
+    current: dict[str, list[Chunk] | None] = {}
+    for path in paths:
+        rec = records.get(path)
+        try:
+            st = (root / path).stat()
+        except OSError:
+            current[path] = None
+            continue
+        if rec is not None and (st.st_size, st.st_mtime_ns) == (rec[0], rec[1]):
+            continue
+        loaded = load_text(root / path)
+        if isinstance(loaded, LoadedText) and rec is not None and file_hash(loaded.data) == rec[2]:
+            continue  # touched, not changed
+        current[path] = _current_chunks(root, path, chunk)
+    if not current:
+        return list(hits), 0
+    out = []
+    for h in head:
+        if h.chunk.path not in current:
+            out.append(h)
+            continue
+        out.append(_relocated(h, current[h.chunk.path]))
+    return out + list(hits[first:]), len(current)
+
+
+def _relocated(hit: Hit, now: list[Chunk] | None) -> Hit:
+    if now is None:
+        return replace(hit, stale=GONE)
+    by_id = {c.id: c for c in now}
+    same = by_id.get(hit.chunk.id)
+    if same is not None:
+        return replace(hit, chunk=replace(same))
+    old = hit.chunk
+    if old.qualname:
+        for c in now:
+            if c.qualname == old.qualname and c.kind == old.kind:
+                return replace(hit, chunk=c, stale=STALE)
+    return replace(hit, stale=STALE)

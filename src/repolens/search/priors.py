@@ -1,0 +1,48 @@
+"""Priors: what kind of file an answer usually lives in.
+
+A question about behaviour is answered by source code far more often than by
+the changelog, the test or the generated file that mentions the same words,
+and BM25 cannot know that. The prior scales a chunk's score by its file's
+role (``repolens.roles.path_role``), unless the query asks about that role
+("the test for ...", "docs say ..."): then that role is not discounted.
+"""
+
+from __future__ import annotations
+
+from repolens.roles import PathRole, path_role
+from repolens.search.query import ParsedQuery
+from repolens.tokens import tokenize
+
+# Weight of a role's chunks relative to source code with the same evidence.
+ROLE_PRIOR: dict[str, float] = {
+    "source": 1.0,
+    "config": 0.8,
+    "example": 0.8,
+    "test": 0.7,
+    "doc": 0.6,
+    "generated": 0.5,
+    "vendored": 0.5,
+}
+
+# Query words that make a role the subject of the question (tokenized, so
+# "tests" and "testing" count as "test").
+_ROLE_WORDS: dict[PathRole, frozenset[str]] = {
+    role: frozenset(tokenize(words))
+    for role, words in {
+        "test": "test spec fixture pytest unittest",
+        "doc": "doc documentation readme changelog guide tutorial",
+        "example": "example demo",
+        "config": "config configuration workflow dockerfile",
+    }.items()
+}
+
+
+def wanted_roles(query: ParsedQuery) -> frozenset[str]:
+    """Roles the query itself is about (never discounted for this query)."""
+    tokens = query.tokens
+    return frozenset(role for role, words in _ROLE_WORDS.items() if tokens & words)
+
+
+def role_weight(path: str, wanted: frozenset[str]) -> float:
+    role = path_role(path)
+    return 1.0 if role in wanted else ROLE_PRIOR.get(role, 1.0)

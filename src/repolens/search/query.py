@@ -1,0 +1,173 @@
+"""Query understanding: turn a question into weighted lexical terms.
+
+Agents ask two kinds of questions: a known identifier (``parse_url``) and a
+paragraph of prose, often an issue text with code, paths and tracebacks in
+it. The second kind is where plain BM25 goes wrong: English function words
+are rare in code, so their IDF is high and they outscore the few terms that
+matter. So:
+
+* English stopwords are dropped (unless nothing else is left);
+* tokens that come from code-looking spans (``snake_case``, ``camelCase``,
+  ``dotted.names``, ``calls()``, backticks, paths) weigh more than prose;
+* repeated terms weigh a little more, with diminishing returns;
+* very long questions keep only their strongest terms.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from repolens.tokens import STOPWORDS, split_identifier, surface_forms, tokenize
+
+MAX_TERMS = 64
+IDENTIFIER_WEIGHT = 2.0
+WORD_WEIGHT = 1.0
+
+_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
+# Runs that look like code rather than prose.
+_WORDISH = re.compile(r"[\w./:-]+")
+_IDENT = re.compile(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_][\w]*)*")
+# Lookbehinds keep matches from starting inside a run: without them a long
+# unbroken run costs quadratic time (seconds for 20k characters).
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
+MAX_IDENTIFIERS = 32
+MAX_PATHS = 16
+# A file path or name with an extension: ``a/b/c.py``, ``walk.rs``, ``x.test.ts``.
+_PATH = re.compile(r"(?<![\w./-])(/?(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9})(?![\w/])")
+# A conventional-commit scope: ``fix(validator):``, ``feat(cli)!:``.
+_SCOPE = re.compile(r"^\s*\w+\(([\w./,\s-]{1,60})\)!?:", re.M)
+_NOT_FILE_EXT = frozenset({"com", "org", "net", "io", "html", "htm", "0", "1", "2", "3", "x", "e", "g", "i"})
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    token: str
+    weight: float
+    code: bool  # came from an identifier-looking span
+    surface: str = ""  # the word as the query spelled it (tokens are stems)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    text: str
+    terms: tuple[QueryTerm, ...]
+    # Identifiers the query names literally (``parse_url``, ``Store.save``),
+    # in order of appearance: the symbol leg looks these up as definitions.
+    identifiers: tuple[str, ...] = ()
+    # Files the query mentions (``src/walk.rs``, traceback frames, ``cli.rs``)
+    # and module scopes (``fix(validator):``): the path leg favours them.
+    paths: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        """Tokens a line must contain to count as a match when trimming hits."""
+        return frozenset(t.token for t in self.terms)
+
+    def weighted(self) -> list[tuple[str, float]]:
+        return [(t.token, t.weight) for t in self.terms]
+
+
+def looks_like_code(run: str) -> bool:
+    """``snake_case``, ``camelCase``, ``dotted.name``, ``path/x.py``, ``f()``."""
+    core = run.strip(".:-/")
+    if not core:
+        return False
+    if "_" in core.strip("_") or "/" in core or "::" in core:
+        return True
+    if re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]", core):
+        return True
+    if re.search(r"\w\.\w", core) and not re.fullmatch(r"[\d.]+", core):
+        return True
+    return len(split_identifier(core)) > 1 and bool(re.search(r"[A-Za-z]\d|\d[A-Za-z]", core))
+
+
+def _identifiers(text: str) -> list[str]:
+    """Identifier-looking names in ``text``: code spans, calls, and runs that
+    look like code; a query that is one bare word counts as an identifier."""
+    found: list[str] = []
+    stripped = text.strip()
+    if _IDENT.fullmatch(stripped) and len(stripped) > 1:
+        found.append(stripped)
+    for span in _CODE_SPAN.findall(text):
+        found.extend(m.group(0) for m in _IDENT.finditer(span))
+    found.extend(m.group(1) for m in _CALL.finditer(text))
+    for run in _WORDISH.findall(text):
+        core = run.strip(".:-/")
+        if looks_like_code(core) and "/" not in core:
+            found.extend(m.group(0) for m in _IDENT.finditer(core))
+    out = []
+    for name in dict.fromkeys(n.strip("._") for n in found):
+        if len(name) > 1 and name.lower() not in STOPWORDS and not name.isdigit():
+            out.append(name)
+    return out[:MAX_IDENTIFIERS]
+
+
+def _paths(text: str) -> list[str]:
+    """File paths and names the query mentions, longest path form kept.
+
+    Absolute prefixes (``/home/u/.local/lib/python3.7/site-packages/``) are
+    left on: the path leg matches mentions to indexed files by suffix.
+    """
+    found: list[str] = []
+    for m in _PATH.finditer(text):
+        candidate = m.group(1).strip("./")
+        ext = candidate.rsplit(".", 1)[-1].lower()
+        if ext in _NOT_FILE_EXT or ext.isdigit() or "." not in candidate:
+            continue
+        if re.fullmatch(r"[\d.]+\w?", candidate):  # version numbers like 3.7.1
+            continue
+        found.append(candidate)
+    return list(dict.fromkeys(found))[:MAX_PATHS]
+
+
+def _scopes(text: str) -> list[str]:
+    out = []
+    for m in _SCOPE.finditer(text):
+        out.extend(p.strip() for p in re.split(r"[,\s]+", m.group(1)) if p.strip())
+    return list(dict.fromkeys(out))[:MAX_PATHS]
+
+
+def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
+    """``weighted=False`` is plain BM25's view of the question, for measuring
+    what query understanding earns: every token (stopwords too) at weight 1."""
+    code_tokens: set[str] = set()
+    for span in _CODE_SPAN.findall(text):
+        code_tokens.update(tokenize(span))
+    for run in _WORDISH.findall(text):
+        if looks_like_code(run):
+            code_tokens.update(tokenize(run))
+    for name in _CALL.findall(text):
+        code_tokens.update(tokenize(name))
+
+    counts: dict[str, int] = {}
+    for tok in tokenize(text):
+        counts[tok] = counts.get(tok, 0) + 1
+    content = {t: n for t, n in counts.items() if t not in STOPWORDS} if weighted else counts
+    if not content:
+        content = counts  # a question made only of stopwords still searches
+    forms = surface_forms(text)
+    terms = [
+        QueryTerm(
+            surface=forms.get(t, t),
+            token=t,
+            weight=(IDENTIFIER_WEIGHT if t in code_tokens else WORD_WEIGHT) * (1.0 + 0.5 * math.log(n))
+            if weighted
+            else 1.0,
+            code=t in code_tokens,
+        )
+        for t, n in content.items()
+    ]
+    if len(terms) > MAX_TERMS:
+        # Stable: keep the strongest, ties in order of first appearance.
+        keep = sorted(range(len(terms)), key=lambda i: -terms[i].weight)[:MAX_TERMS]
+        terms = [terms[i] for i in sorted(keep)]
+    return ParsedQuery(
+        text=text,
+        terms=tuple(terms),
+        identifiers=tuple(_identifiers(text)),
+        paths=tuple(_paths(text)),
+        scopes=tuple(_scopes(text)),
+    )

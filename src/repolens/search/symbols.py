@@ -1,0 +1,597 @@
+"""Symbol lookup: where is NAME defined?
+
+Backs ``repolens symbols NAME`` and the MCP tool ``find_symbol``. Reads the
+``symbols`` table of an open index (every definition the chunkers found) and
+answers with ranked definitions, never file contents.
+
+Match tiers, best first. The first three are one indexed lookup on
+``norm`` (lowercase, ``_``/``-`` removed), so they are always found together:
+
+``exact``                  the name is the query
+``case-insensitive``       ``parseurl`` finds ``parseURL``
+``separator-insensitive``  ``handle_submit`` finds ``handleSubmit`` and ``_handle_submit``
+
+A query with a qualifier (``Store.save``, ``Store::save``, ``Store#save``,
+``(*Store).Save``, ``forms.handle_submit``) is matched against the
+definition's full name, which is its file path as a module (``src/web/forms``)
+followed by its qualified name, with all separators read as ``.``:
+
+``qualified``              the name matches (as above) and the qualifier parts are the
+                           parts just before it (exact spelling first)
+``qualified-partial``      the name matches and each qualifier part is in the full name,
+                           in order, maybe with parts between or as the start or end of
+                           a longer part (``models.Model`` finds ``django/db/models/base.py``
+                           ``Model``; ``Store.save`` finds ``SessionStore.save``)
+``prefix``                 (only when neither matched) the name starts with the last
+                           part and the qualifier parts are in the full name, spelled out
+                           (``Store.sav`` finds ``Store.save``)
+
+For a plain name, only when none of the first three matched:
+
+``prefix``                 the name starts with the query (``handle`` finds ``handleSubmit``)
+``substring``              the name contains the query (3+ characters)
+
+When nothing matches at all, up to three "did you mean" suggestions come
+from a typo-tolerant comparison (``difflib``) against a bounded candidate
+set: names sharing the query's first or second character and of similar
+length, read from the ``norm`` index with ``LIMIT`` (so a typo in the first
+two characters of a name can go unsuggested).
+
+Within a tier: definitions (functions, classes, types) before constants,
+modules and blocks; source files before examples, tests, docs, generated and
+vendored code (:func:`repolens.roles.path_role`); then names closer to the
+query (prefix and substring tiers: fewer extra characters; qualified tiers:
+exact spelling, fewer skipped parts); then shorter qualified names.
+
+Every lookup is a bounded number of indexed SQLite queries; the substring
+tier is one scan of the ``norm`` index inside SQLite, never a Python loop
+over all symbols.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import Any
+
+from repolens.errors import UsageError
+from repolens.reply.budget import counted
+from repolens.roles import path_role
+from repolens.store import IndexHandle
+from repolens.store.sqlite import normalize_symbol
+from repolens.validate import check_int, check_kind, check_language
+
+MAX_NAME_CHARS = 200
+MAX_LIMIT = 200
+# Rows read per tier: enough for any real name (``__init__`` in a large
+# Python repository has a few thousand definitions); the rest are counted.
+FETCH_CAP = 5000
+# Candidate names read per bucket for typo suggestions.
+FUZZY_BUCKET = 4000
+FUZZY_CUTOFF = 0.75
+SUGGESTIONS = 3
+MIN_SUBSTRING = 3
+
+TIERS = (
+    "exact",
+    "case-insensitive",
+    "separator-insensitive",
+    "qualified",
+    "qualified-partial",
+    "prefix",
+    "substring",
+)
+_TIER_RANK = {t: i for i, t in enumerate(TIERS)}
+
+# "Ranked definitions first": what an agent means by a name is usually one of these.
+DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "trait", "enum", "type"})
+_SECONDARY_KINDS = frozenset({"constant", "impl", "module"})
+_ROLE_RANK = {"source": 0, "example": 1, "test": 2, "config": 3, "doc": 4, "generated": 5, "vendored": 6}
+
+_COLS = "name, qualname, kind, path, start_line, end_line, signature, parent, language, norm"
+# Separators between the parts of a qualified name, across languages.
+# Markdown section paths read ``Install > From source``.
+_SEPARATORS = re.compile(r"::|->|\s>\s|[.#\\:/]")
+_DECORATION = re.compile(r"[()*&]|<[^<>]*>")
+# Module parts that name a package rather than a module.
+_INDEX_MODULES = frozenset({"__init__", "index", "mod", "lib", "main"})
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolMatch:
+    """One definition that matched, and how."""
+
+    name: str
+    qualname: str
+    kind: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str
+    parent: str
+    language: str
+    tier: str  # one of TIERS, or "fuzzy" for a suggestion
+
+    def location(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def render(self, signature: bool = True) -> str:
+        """``path:start-end kind qualname [language, tier]`` and, indented, the
+        signature (left out when ``signature`` is false)."""
+        label = self.qualname or self.name
+        parent = f" in {self.parent}" if self.parent and self.parent not in label else ""
+        head = f"{self.location()} {self.kind} {label}{parent} [{self.language}, {self.tier}]"
+        return f"{head}\n    {self.signature}" if self.signature and signature else head
+
+    def suggestion(self) -> str:
+        return f"{self.qualname or self.name} ({self.kind}, {self.path}:{self.start_line})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "qualname": self.qualname,
+            "kind": self.kind,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "signature": self.signature,
+            "parent": self.parent,
+            "language": self.language,
+            "tier": self.tier,
+        }
+
+
+@dataclass(frozen=True)
+class SymbolMatches:
+    """The answer to one lookup.
+
+    ``matches`` are the ranked matches that ``text`` shows (at most
+    ``limit``, and as many as fit in ``max_chars``); ``total`` counts every
+    match, so ``total - len(matches)`` were left out. ``suggestions`` is
+    filled only when nothing matched.
+    """
+
+    query: str
+    matches: tuple[SymbolMatch, ...]
+    total: int
+    suggestions: tuple[SymbolMatch, ...]
+    filters: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.matches)
+
+    def render(self) -> str:
+        return self.text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "filters": dict(self.filters),
+            "total": self.total,
+            "more": self.more,
+            "matches": [m.to_json() for m in self.matches],
+            "suggestions": [s.to_json() for s in self.suggestions],
+        }
+
+
+# -- the query -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Query:
+    text: str
+    parts: tuple[str, ...]  # qualifier parts then the name, decorations removed
+    norm: str  # normalize_symbol(name)
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1]
+
+    @property
+    def qualified(self) -> bool:
+        return len(self.parts) > 1
+
+
+@lru_cache(maxsize=65_536)
+def split_qualified(name: str) -> tuple[str, ...]:
+    """``(*Store).Save`` -> ``("Store", "Save")``; ``a::b#c`` -> ``("a", "b", "c")``.
+
+    Generic arguments, pointer and reference marks and call parentheses are
+    dropped; whitespace inside a part is dropped too (``handle submit``).
+    """
+    text = name.strip()
+    while True:  # nested generics: Map<K, List<V>>
+        stripped = _DECORATION.sub("", text)
+        if stripped == text:
+            break
+        text = stripped
+    parts = [re.sub(r"\s+", "", p) for p in _SEPARATORS.split(text)]
+    return tuple(p for p in parts if p)
+
+
+def _parse(name: object) -> _Query:
+    if not isinstance(name, str) or not name.strip():
+        raise UsageError("symbol name is empty: pass a name such as parse_url or Store.save")
+    text = name.strip()
+    if len(text) > MAX_NAME_CHARS:
+        raise UsageError(
+            f"symbol name is {len(text)} chars; the limit is {MAX_NAME_CHARS}: "
+            "pass one name such as parse_url"
+        )
+    parts = split_qualified(text)
+    if not parts or not any(ch.isalnum() for ch in parts[-1]):
+        raise UsageError(
+            f"symbol name {text!r} has no letters or digits: pass a name such as parse_url or Store.save"
+        )
+    return _Query(text, parts, normalize_symbol(parts[-1]))
+
+
+def _clean_subpath(path: str) -> str:
+    p = path.strip().replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    return p.strip("/")
+
+
+# -- reading the table ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Filters:
+    kind: str | None
+    path: str | None
+    language: str | None
+
+    def sql(self) -> tuple[str, list[object]]:
+        clauses: list[str] = []
+        args: list[object] = []
+        if self.kind:
+            clauses.append("kind = ?")
+            args.append(self.kind)
+        if self.language:
+            clauses.append("language = ?")
+            args.append(self.language)
+        if self.path:
+            # An exact prefix test, unlike LIKE (case-insensitive, wildcards).
+            clauses.append("(path = ? OR substr(path, 1, ?) = ?)")
+            args.extend([self.path, len(self.path) + 1, self.path + "/"])
+        return "".join(f" AND {c}" for c in clauses), args
+
+    def describe(self) -> dict[str, str]:
+        out = {"kind": self.kind, "path": self.path, "language": self.language}
+        return {k: v for k, v in out.items() if v}
+
+
+_Row = tuple[str, str, str, str, int, int, str, str, str, str]
+
+
+def _rows(
+    db: sqlite3.Connection, where: str, args: Sequence[object], f: _Filters, cap: int, order: str = ""
+) -> list[_Row]:
+    fsql, fargs = f.sql()
+    sql = f"SELECT {_COLS} FROM symbols WHERE {where}{fsql}{order} LIMIT ?"
+    return db.execute(sql, [*args, *fargs, cap]).fetchall()
+
+
+def _count(db: sqlite3.Connection, where: str, args: Sequence[object], f: _Filters) -> int:
+    fsql, fargs = f.sql()
+    return int(db.execute(f"SELECT count(*) FROM symbols WHERE {where}{fsql}", [*args, *fargs]).fetchone()[0])
+
+
+def _prefix_range(prefix: str) -> tuple[str, str]:
+    """Bounds of ``norm >= lo AND norm < hi``: every string starting with ``prefix``.
+
+    SQLite compares TEXT bytewise (UTF-8), and U+10FFFF sorts after every
+    other code point, so this range uses the ``symbols_norm`` index.
+    """
+    return prefix, prefix + "\U0010ffff"
+
+
+def _match(row: _Row, tier: str) -> SymbolMatch:
+    name, qual, kind, path, start, end, sig, parent, lang, _norm = row
+    return SymbolMatch(name, qual, kind, path, int(start), int(end), sig, parent, lang, tier)
+
+
+@lru_cache(maxsize=65_536)
+def module_parts(path: str) -> tuple[str, ...]:
+    """A file path read as a module name: ``src/web/forms.py`` -> ``src, web, forms``."""
+    p = PurePosixPath(path)
+    parts = [*p.parent.parts, p.stem] if p.stem else list(p.parent.parts)
+    if parts and parts[-1] in _INDEX_MODULES:
+        parts.pop()
+    return tuple(parts)
+
+
+def _full_parts(row: _Row) -> tuple[str, ...]:
+    """Module parts of the path, then the parts of the qualified name."""
+    return _joined_parts(row[3], row[1] or row[0])
+
+
+@lru_cache(maxsize=65_536)
+def _joined_parts(path: str, qualname: str) -> tuple[str, ...]:
+    return (*module_parts(path), *split_qualified(qualname))
+
+
+@lru_cache(maxsize=65_536)
+def _normed_parts(path: str, qualname: str) -> tuple[str, ...]:
+    """:func:`_full_parts`, each normalised (lowercase, no ``_``/``-``)."""
+    return tuple(normalize_symbol(p) for p in _joined_parts(path, qualname))
+
+
+def _kind_rank(kind: str) -> int:
+    if kind in DEFINITION_KINDS:
+        return 0
+    return 1 if kind in _SECONDARY_KINDS else 2
+
+
+def _rank_key(m: SymbolMatch, closeness: int = 0) -> tuple[object, ...]:
+    return (
+        _TIER_RANK.get(m.tier, len(TIERS)),
+        _kind_rank(m.kind),
+        _ROLE_RANK[path_role(m.path)],
+        closeness,
+        len(m.qualname or m.name),
+        m.path,
+        m.start_line,
+    )
+
+
+# -- tiers ---------------------------------------------------------------------
+
+
+def _name_tier(name: str, q: _Query) -> str:
+    if name == q.name:
+        return "exact"
+    if name.lower() == q.name.lower():
+        return "case-insensitive"
+    return "separator-insensitive"
+
+
+def _same_name(db: sqlite3.Connection, q: _Query, f: _Filters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+    rows = _rows(db, "norm = ?", [q.norm], f, FETCH_CAP)
+    total = len(rows) if len(rows) < FETCH_CAP else _count(db, "norm = ?", [q.norm], f)
+    return [(_match(r, _name_tier(r[0], q)), 0) for r in rows], total
+
+
+def _in_order(want: Sequence[str], parts: Sequence[str], *, loose: bool) -> int | None:
+    """Match qualifier parts ``want`` to ``parts`` in order, skipping parts between.
+
+    A part matches when equal, or (``loose``, for wanted parts of 3+
+    characters) when it starts or ends with the wanted part (``store`` in
+    ``sessionstore``). Returns how many parts were skipped or matched
+    loosely (0: a contiguous exact suffix), None if no match.
+    """
+
+    def near(w: str, p: str) -> bool:
+        return p == w or (loose and len(w) >= MIN_SUBSTRING and (p.startswith(w) or p.endswith(w)))
+
+    cost = 0
+    i = len(parts) - 1
+    for w in reversed(want):
+        while i >= 0 and not near(w, parts[i]):
+            i -= 1
+            cost += 1
+        if i < 0:
+            return None
+        cost += parts[i] != w
+        i -= 1
+    return cost
+
+
+def _qualified(db: sqlite3.Connection, q: _Query, f: _Filters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+    """Tiers for a query with a qualifier; see the module docstring."""
+    quals = [normalize_symbol(p) for p in q.parts[:-1]]
+    exact: list[tuple[SymbolMatch, int]] = []
+    partial: list[tuple[SymbolMatch, int]] = []
+    for r in _rows(db, "norm = ?", [q.norm], f, FETCH_CAP):
+        full = _full_parts(r)
+        normed = list(_normed_parts(r[3], r[1] or r[0])[:-1])
+        if normed[len(normed) - len(quals) :] == quals:
+            spelled = tuple(full[-len(q.parts) :]) == q.parts
+            exact.append((_match(r, "qualified"), 0 if spelled else 1))
+            continue
+        cost = _in_order(quals, normed, loose=True)
+        if cost is not None:
+            partial.append((_match(r, "qualified-partial"), cost))
+    found = exact or partial
+    if found or len(q.norm) < MIN_SUBSTRING:
+        return found, len(found)
+    # The name may be unfinished (Store.sav): names starting with it, whose
+    # qualifier parts are spelled out in full.
+    lo, hi = _prefix_range(q.norm)
+    out = []
+    for r in _rows(db, "norm > ? AND norm < ?", [lo, hi], f, FETCH_CAP, " ORDER BY length(norm)"):
+        normed = list(_normed_parts(r[3], r[1] or r[0])[:-1])
+        cost = _in_order(quals, normed, loose=False)
+        if cost is not None:
+            out.append((_match(r, "prefix"), len(r[9]) - len(q.norm) + cost))
+    return out, len(out)
+
+
+def _fuzzy(db: sqlite3.Connection, q: _Query, f: _Filters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+    # Shortest names first, so the rows cut by the cap are the least close.
+    order = " ORDER BY length(norm)"
+    lo, hi = _prefix_range(q.norm)
+    where = "norm > ? AND norm < ?"
+    rows = _rows(db, where, [lo, hi], f, FETCH_CAP, order)
+    total = len(rows) if len(rows) < FETCH_CAP else _count(db, where, [lo, hi], f)
+    out = [(_match(r, "prefix"), len(r[9]) - len(q.norm)) for r in rows]
+    if len(q.norm) >= MIN_SUBSTRING:
+        norms = _substring_norms(db, q.norm, f)
+        marks = ",".join("?" * len(norms))
+        rows = _rows(db, f"norm IN ({marks})", norms, f, FETCH_CAP) if norms else []
+        capped = len(norms) >= FETCH_CAP or len(rows) >= FETCH_CAP
+        total += _count(db, "instr(norm, ?) > 1", [q.norm], f) if capped else len(rows)
+        out.extend((_match(r, "substring"), len(r[9]) - len(q.norm)) for r in rows)
+    return out, total
+
+
+def _substring_norms(db: sqlite3.Connection, norm: str, f: _Filters) -> list[str]:
+    """Distinct names containing ``norm`` past their first character.
+
+    Without filters this scans only the ``symbols_norm`` index (a covering
+    scan inside SQLite), not the table.
+    """
+    fsql, fargs = f.sql()
+    rows = db.execute(
+        f"SELECT DISTINCT norm FROM symbols WHERE instr(norm, ?) > 1{fsql} ORDER BY length(norm) LIMIT ?",
+        [norm, *fargs, FETCH_CAP],
+    )
+    return [r[0] for r in rows]
+
+
+def _near_norms(db: sqlite3.Connection, norm: str, f: _Filters) -> list[str]:
+    """Names within a typo or two of ``norm``, from bounded index ranges."""
+    n = len(norm)
+    slack = max(2, n // 3)
+    fsql, fargs = f.sql()
+    candidates: set[str] = set()
+    for first in dict.fromkeys(norm[:2]):
+        lo, hi = _prefix_range(first)
+        rows = db.execute(
+            f"SELECT DISTINCT norm FROM symbols WHERE norm >= ? AND norm < ?"
+            f" AND length(norm) BETWEEN ? AND ?{fsql} LIMIT ?",
+            [lo, hi, max(1, n - slack), n + slack, *fargs, FUZZY_BUCKET],
+        )
+        candidates.update(r[0] for r in rows)
+    candidates.discard(norm)
+    return difflib.get_close_matches(norm, sorted(candidates), n=SUGGESTIONS * 3, cutoff=FUZZY_CUTOFF)
+
+
+def _suggest(db: sqlite3.Connection, q: _Query, f: _Filters) -> list[SymbolMatch]:
+    """Up to three near misses, closest first, one per qualified name.
+
+    For a qualified query, definitions of the same name under another
+    qualifier are always near misses (``Symbol.subs`` -> ``Basic.subs``).
+    """
+    norms = _near_norms(db, q.norm, f)
+    if q.qualified:
+        norms = [q.norm, *norms]
+    if not norms:
+        return []
+    marks = ",".join("?" * len(norms))
+    rows = _rows(db, f"norm IN ({marks})", norms, f, FETCH_CAP)
+    # SequenceMatcher caches what it learns about its second sequence: the query.
+    matcher = difflib.SequenceMatcher(None, "", ".".join(normalize_symbol(p) for p in q.parts))
+    ratios: dict[str, float] = {}
+    scored: list[tuple[float, tuple[object, ...], SymbolMatch]] = []
+    for r in rows:
+        hay = ".".join(_normed_parts(r[3], r[1] or r[0])[-len(q.parts) :])
+        ratio = ratios.get(hay)
+        if ratio is None:
+            matcher.set_seq1(hay)
+            ratio = ratios[hay] = matcher.ratio() if matcher.quick_ratio() >= FUZZY_CUTOFF else 0.0
+        if ratio >= FUZZY_CUTOFF or r[9] == q.norm:
+            m = _match(r, "fuzzy")
+            scored.append((-round(ratio, 3), _rank_key(m), m))
+    scored.sort(key=lambda t: (t[0], t[1]))
+    out: list[SymbolMatch] = []
+    seen: set[str] = set()
+    for _, _, m in scored:
+        label = m.qualname or m.name
+        if label in seen:
+            continue
+        seen.add(label)
+        out.append(m)
+        if len(out) >= SUGGESTIONS:
+            break
+    return out
+
+
+# -- the lookup ----------------------------------------------------------------
+
+
+def find_symbols(
+    handle: IndexHandle,
+    name: str,
+    *,
+    kind: str | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    limit: int = 20,
+    max_chars: int = 4000,
+) -> SymbolMatches:
+    """Definitions named ``name``, ranked (see the module docstring).
+
+    ``kind`` (one of :data:`repolens.chunk.grammars.KINDS`), ``path`` (a
+    file or folder, root-relative) and ``language`` (one of
+    :data:`repolens.chunk.languages.LANGUAGES`; aliases such as ``fn`` and
+    ``py`` too) narrow the lookup.
+    At most ``limit`` matches (1-200) are returned, and ``render()`` never
+    exceeds ``max_chars`` (200-1,000,000). Raises ``UsageError`` for an
+    empty name, one over 200 characters or one with no letters or digits,
+    and for an unknown kind or language.
+    """
+    q = _parse(name)
+    check_int("limit", limit, 1, MAX_LIMIT)
+    check_int("max_chars", max_chars, 200, 1_000_000)
+    f = _Filters(
+        kind=check_kind(kind),
+        path=_clean_subpath(path) or None if path else None,
+        language=check_language(language),
+    )
+    db = handle.db
+    if q.qualified:
+        found, total = _qualified(db, q, f)
+    else:
+        found, total = _same_name(db, q, f)
+        if not found:
+            found, total = _fuzzy(db, q, f)
+    found.sort(key=lambda mc: _rank_key(mc[0], mc[1]))
+    ranked = [m for m, _ in found[:limit]]
+    suggestions = tuple(_suggest(db, q, f)) if not ranked else ()
+    return _render(q.text, ranked, total, suggestions, f.describe(), max_chars)
+
+
+def _render(
+    query: str,
+    ranked: list[SymbolMatch],
+    total: int,
+    suggestions: tuple[SymbolMatch, ...],
+    filters: dict[str, str],
+    max_chars: int,
+) -> SymbolMatches:
+    where = f" ({', '.join(f'{k}={v}' for k, v in filters.items())})" if filters else ""
+    if not ranked:
+        text = f"No symbol matches {query!r}{where}."
+        shown_suggestions = list(suggestions)
+        while shown_suggestions:  # as many suggestions as fit
+            more_text = "\nDid you mean: " + ", ".join(s.suggestion() for s in shown_suggestions) + "?"
+            if len(text) + len(more_text) <= max_chars:
+                text += more_text
+                break
+            shown_suggestions.pop()
+        return SymbolMatches(query, (), 0, tuple(shown_suggestions), filters, text[:max_chars])
+    head = f"{counted(total, 'symbol')} match {query!r}{where}:"
+    lines = [head]
+    size = len(head)
+    shown: list[SymbolMatch] = []
+    for i, m in enumerate(ranked):
+        rest = total - i - 1
+        tail = _more(rest) if rest else ""
+        room = max_chars - size - 1 - (1 + len(tail) if tail else 0)
+        # a match too long with its signature is still worth its location
+        entry = next((e for e in (m.render(), m.render(signature=False)) if len(e) <= room), None)
+        if entry is None:
+            break
+        lines.append(entry)
+        size += 1 + len(entry)
+        shown.append(m)
+    more = total - len(shown)
+    if more:
+        lines.append(_more(more))
+    text = "\n".join(lines)
+    if len(text) > max_chars:  # not even one entry fits: keep the count and the hint
+        text = f"{head}\n{_more(more)}"[:max_chars]
+    return SymbolMatches(query, tuple(shown), total, (), filters, text)
+
+
+def _more(n: int) -> str:
+    return f"... {counted(n, 'more match', 'more matches')}; narrow with kind= or path="

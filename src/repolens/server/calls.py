@@ -1,0 +1,395 @@
+"""What every MCP tool call goes through: where it looks, budgets, errors, the log.
+
+:class:`Repos` decides where a call looks (a local ``root`` path or name;
+a remote ``repo`` name from the allow-list, with strict path checks).
+:class:`RepolensServer` wraps every call once: unknown tools and arguments
+refused by name, validation errors and crashes as one line (the traceback
+stays in the log), every reply within its budget, and the optional
+JSON-lines query log. :func:`tool_body` adapts a tool function to the
+mode. The tools themselves are in :mod:`repolens.server.tools`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import json
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from repolens.discover.rules import IgnoreRules
+from repolens.errors import ROOT_FIX, NotFoundError, PathError, RepolensError, RootError, UsageError
+from repolens.reply.snippet import MAX_PATH_CHARS, READ_MAX_CHARS, safe_path
+from repolens.store.layout import resolve_root
+from repolens.validate import check_utf8
+
+log = logging.getLogger("repolens")
+
+# Reply budgets (characters): the tool's default when the call names none.
+DEFAULT_BUDGETS = {
+    "index_repo": 4000,
+    "search_code": 6000,
+    "read_snippet": READ_MAX_CHARS,
+    "find_symbol": 4000,
+    "get_focused_context": 8000,
+    "get_chunk": 8000,
+    "refresh_index": 4000,
+    "index_status": 4000,
+    "list_repositories": 4000,
+    "run_tests": 4000,
+}
+MIN_BUDGET, MAX_BUDGET = 200, 1_000_000
+# Longest query a tool accepts. Query parsing is superlinear on long
+# unbroken runs (about 1 s at 10,000 chars), so the cap bounds the work one
+# call can cause; a question, an identifier or a traceback's key lines fit.
+ERROR_MAX_CHARS = 1000
+# Query log: argument strings longer than this are shortened in the log.
+LOG_ARG_CHARS = 300
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+# -- where a tool looks -----------------------------------------------------------
+
+
+class Repos:
+    """The served repositories and how a caller names one.
+
+    ``roots`` maps names to resolved folders; the first is the default.
+    Local mode: ``resolve(root)`` takes a path or a name (None: the default
+    root, else the current directory). Remote mode: ``resolve(repo)`` takes a
+    name from ``roots`` only (None: the only one, when there is one).
+    """
+
+    def __init__(self, roots: Mapping[str, Path], *, remote: bool, index_dir: Path | None = None) -> None:
+        self.roots = {name: Path(path).resolve() for name, path in roots.items()}
+        self.remote = remote
+        self.index_dir = index_dir
+        if remote and not self.roots:
+            raise UsageError("a remote server needs at least one repository: pass --root NAME=PATH")
+        if remote and index_dir is not None and len(self.roots) > 1:
+            raise UsageError(
+                "--index-dir names one index folder, but several repositories are served: "
+                "set REPOLENS_INDEX_DIR (a parent folder, one index per repository) instead"
+            )
+        self._ignore = IgnoreRules() if remote else None
+
+    @property
+    def default(self) -> Path | None:
+        return next(iter(self.roots.values()), None)
+
+    @property
+    def names(self) -> str:
+        return ", ".join(self.roots) or "(none)"
+
+    def location_param(self) -> tuple[str, Any]:
+        """Name and annotation of the tools' location parameter in this mode."""
+        if self.remote:
+            default = f"default: {next(iter(self.roots))}" if len(self.roots) == 1 else "required"
+            desc = f"Repository name, one of: {self.names} ({default})."
+            return "repo", Annotated[str | None, Field(description=desc)]
+        desc = "Repository root (a path, or a served repository's name); default: the server's root."
+        return "root", Annotated[str | None, Field(description=desc)]
+
+    def resolve(self, where: str | None) -> tuple[Path, Path | None]:
+        """(root folder, index folder or None for the default) for a caller's argument."""
+        if self.remote:
+            return self._remote(where), self.index_dir
+        if where is None or not str(where).strip():
+            root = self.default if self.default is not None else resolve_root(None)
+        elif where in self.roots:
+            root = self.roots[where]
+        else:
+            root = _local_root(where)
+        # An explicit index folder belongs to the server's own root, not to any root a caller names.
+        return root, self.index_dir if root == self.default else None
+
+    def _remote(self, repo: str | None) -> Path:
+        if repo is None or not repo.strip():
+            if len(self.roots) == 1:
+                return self.default  # type: ignore[return-value]
+            raise UsageError(f"pass repo: one of {self.names}")
+        if repo not in self.roots:
+            shown = repr(repo) if len(repo) <= 80 else repr(repo[:80]) + "..."
+            raise NotFoundError(f"unknown repository {shown}: known repositories are {self.names}")
+        return self.roots[repo]
+
+    def check_file(self, root: Path, path: str) -> str:
+        """The root-relative form of a file path argument; strict checks for remote callers."""
+        if not self.remote:
+            return path
+        _, rel = safe_path(root, path, strict=True)
+        self._refuse_hidden(rel, path)
+        return rel
+
+    def check_filter(self, root: Path, path: str | None) -> str | None:
+        """A path filter (file or folder); remote callers get the same checks as for files."""
+        if not self.remote or path is None:
+            return path
+        if not isinstance(path, str) or not path.strip():
+            return None
+        _, rel = safe_path(root, path, strict=True, allow_dir=True)
+        if rel == ".":
+            return None
+        self._refuse_hidden(rel, path)
+        return rel
+
+    def _refuse_hidden(self, rel: str, raw: str) -> None:
+        assert self._ignore is not None
+        if self._ignore.hard_exclusion(rel) is not None:
+            shown = raw if len(raw) <= 200 else raw[:200] + "..."
+            raise PathError(
+                f"path {shown!r} is a secret or version-control file by name: not served to remote callers"
+            )
+
+    def redact(self, text: str) -> str:
+        """Remote replies name repositories, not server folders."""
+        if not self.remote:
+            return text
+        for name, root in sorted(self.roots.items(), key=lambda item: -len(str(item[1]))):
+            text = text.replace(str(root), f"<{name}>")
+        return text
+
+
+def _local_root(where: str) -> Path:
+    """A root path from a local caller; odd input is a ``RootError``, never a crash."""
+    if len(where) > MAX_PATH_CHARS or "\x00" in where:
+        raise RootError(f"repository root {where[:80]!r}... is not a usable path", fix=ROOT_FIX)
+    try:
+        return resolve_root(where)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        shown = repr(where[:200])
+        raise RootError(f"repository root {shown} cannot be used ({reason})", fix=ROOT_FIX) from None
+
+
+# -- query log --------------------------------------------------------------------
+
+
+class QueryLog:
+    """JSON lines, one per tool call: ``{time, tool, arguments, latency_ms, hits, chars, error}``.
+
+    Appends under a lock. A log that cannot be written never fails a call:
+    the first failure is reported once on stderr, later ones are silent.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with self._lock:
+            try:
+                with open(self.path, "a", encoding="utf-8", errors="backslashreplace") as fh:
+                    fh.write(line)
+            except OSError as exc:
+                if not self._warned:
+                    self._warned = True
+                    print(
+                        f"repolens: warning: cannot write the query log {self.path} "
+                        f"({exc.strerror or type(exc).__name__}); calls go on without it",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+
+
+def _log_value(value: Any) -> Any:
+    """An argument as logged: long strings and lists shortened, so one line stays small."""
+    if isinstance(value, str):
+        return value if len(value) <= LOG_ARG_CHARS else f"{value[:LOG_ARG_CHARS]}... ({len(value)} chars)"
+    if isinstance(value, list):
+        shown = [_log_value(v) for v in value[:20]]
+        return [*shown, f"... ({len(value)} items)"] if len(value) > 20 else shown
+    if isinstance(value, dict):
+        return {str(k)[:100]: _log_value(v) for k, v in list(value.items())[:20]}
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        return f"{str(value)[:30]}... ({len(str(value))} digits)"
+    return value
+
+
+# What the tool body reports about its reply (hits), read by the call wrapper.
+# The body runs on a worker thread with a copy of this context, so it sees the
+# same dict object.
+_current_call: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "repolens_current_call", default=None
+)
+
+
+def note_hits(hits: int) -> None:
+    record = _current_call.get()
+    if record is not None:
+        record["hits"] = hits
+
+
+def note_evidence_budget() -> None:
+    """The reply is JSON whose ``max_chars`` budgets only the evidence inside it
+    (``search_code`` mode=json): the last guard must not cut it, as cut JSON is
+    no JSON. The evidence budget is kept by the packet that the JSON carries."""
+    record = _current_call.get()
+    if record is not None:
+        record["evidence_budget"] = True
+
+
+# -- replies and errors -----------------------------------------------------------
+
+
+def one_line(text: str, limit: int = ERROR_MAX_CHARS) -> str:
+    """Collapse whitespace (newlines included) and cut at ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _budget(value: Any, default: int) -> int:
+    """The reply budget a call asked for, or ``default`` when it asked for none (or nonsense)."""
+    if isinstance(value, int) and not isinstance(value, bool) and MIN_BUDGET <= value <= MAX_BUDGET:
+        return value
+    return default
+
+
+def check_budget(max_chars: int) -> int:
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int):
+        raise UsageError(f"max_chars must be an integer between {MIN_BUDGET} and {MAX_BUDGET}")
+    if not MIN_BUDGET <= max_chars <= MAX_BUDGET:
+        raise UsageError(f"max_chars must be between {MIN_BUDGET} and {MAX_BUDGET}, got {max_chars}")
+    return max_chars
+
+
+def _validation_message(tool: str, exc: ValidationError) -> str:
+    """pydantic's multi-line report as one line: field and problem, never the rejected value."""
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        msg = "missing" if err.get("type") == "missing" else err.get("msg", "invalid")
+        parts.append(f"{loc}: {msg}")
+    more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
+    return f"invalid arguments for {tool}: {'; '.join(parts)}{more}"
+
+
+class RepolensServer(MCPServer):
+    """``MCPServer`` with one wrapper around every tool call: one-line errors,
+    unknown arguments refused, reply budgets enforced, and the query log."""
+
+    def __init__(self, *, repos: Repos, query_log: QueryLog | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.repos = repos
+        self.query_log = query_log
+        self._params: dict[str, set[str]] | None = None
+
+    async def _tool_params(self) -> dict[str, set[str]]:
+        if self._params is None:
+            self._params = {
+                t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()
+            }
+        return self._params
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        started = time.perf_counter()
+        record: dict[str, Any] = {"hits": None}
+        token = _current_call.set(record)
+        budget = _budget((arguments or {}).get("max_chars"), DEFAULT_BUDGETS.get(name, 4000))
+        error: str | None = None
+        try:
+            params = await self._tool_params()
+            if name not in params:
+                error = f"unknown tool {one_line(name, 100)!r}: known tools are {', '.join(params)}"
+            elif unknown := sorted(set(arguments or {}) - params[name]):
+                error = (
+                    f"unknown argument {one_line(unknown[0], 100)!r} for {name}: "
+                    f"known arguments are {', '.join(sorted(params[name]))}"
+                )
+            else:
+                for key, value in (arguments or {}).items():  # every user string of a call enters here
+                    check_utf8(f"argument {key!r} of {name}", value, fix="send UTF-8 text")
+                result = await super().call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except RepolensError as exc:
+            error = str(exc)
+        except UnexpectedToolError as exc:
+            log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__ or exc)
+            kind = type(exc.__cause__).__name__
+            error = f"internal error in {name} ({kind}): a bug; the server log has the details"
+        except ToolError as exc:
+            error = self._error_text(name, exc)
+        finally:
+            _current_call.reset(token)
+        if error is not None:
+            error = one_line(self.repos.redact(error), min(ERROR_MAX_CHARS, budget))
+            result = CallToolResult(content=[TextContent(type="text", text=error)], is_error=True)
+        elif not record.get("evidence_budget"):
+            result = self._within_budget(name, result, budget)
+        if self.query_log is not None:
+            self.query_log.write(
+                {
+                    "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                    "tool": name,
+                    "arguments": _log_value(dict(arguments or {})),
+                    "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+                    "hits": record["hits"],
+                    "chars": sum(len(getattr(c, "text", "")) for c in getattr(result, "content", [])),
+                    "error": error,
+                }
+            )
+        return result
+
+    @staticmethod
+    def _error_text(name: str, exc: ToolError) -> str:
+        cause = exc.__cause__
+        if isinstance(cause, ValidationError):
+            return _validation_message(name, cause)
+        if isinstance(cause, ToolError):  # raised by a tool body: the domain error's own message
+            return str(cause)
+        return str(exc).removeprefix(f"Error executing tool {name}: ")
+
+    @staticmethod
+    def _within_budget(name: str, result: Any, budget: int) -> Any:
+        """The last guard: a tool reply over its budget is a bug, logged and cut."""
+        for block in getattr(result, "content", None) or []:
+            text = getattr(block, "text", None)
+            if isinstance(text, str) and len(text) > budget:
+                log.warning("%s replied %d chars over a budget of %d: cut", name, len(text), budget)
+                block.text = text[:budget]
+        return result
+
+
+# -- the tools ----------------------------------------------------------------------
+
+
+def tool_body(fn: Callable[..., str], repos: Repos) -> Callable[..., str]:
+    """``fn`` as the SDK sees it: domain errors as ``ToolError`` (one line, server
+    folders redacted for remote callers), and the location parameter named
+    and described for this mode (``root`` locally, ``repo`` remotely)."""
+    name, annotation = repos.location_param()
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        if name != "root" and name in kwargs:
+            kwargs["root"] = kwargs.pop(name)
+        try:
+            return fn(*args, **kwargs)
+        except RepolensError as exc:
+            text = exc.spelled(lambda arg: f"`{name if arg == 'root' else arg}`")
+            raise ToolError(repos.redact(text)) from exc
+
+    sig = inspect.signature(fn, eval_str=True)
+    params = [
+        p.replace(name=name, annotation=annotation) if p.name == "root" else p
+        for p in sig.parameters.values()
+    ]
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return wrapper

@@ -1,0 +1,248 @@
+"""What a server serves, and to whom: repositories by name, the bearer token,
+the query log and whether remote callers may rebuild.
+
+Sources, later wins: the server config file (``--config``, else
+``$REPOLENS_CONFIG``, else ``.repolens.toml`` in the current directory; its
+``[serve]`` and ``[roots]`` tables), then the environment, then command-line
+options. Roots are not merged across sources: the first source that names any
+root (command line, then ``REPOLENS_ROOTS``, then ``[roots]``) names them all.
+
+```toml
+[roots]                 # name -> path (relative paths: to this file's folder)
+app = "/srv/app"
+lib = "../lib"
+
+[serve]
+token_file = "/etc/repolens/token"   # or REPOLENS_TOKEN / REPOLENS_TOKEN_FILE
+query_log = "/var/log/repolens.jsonl" # or REPOLENS_QUERY_LOG
+allow_rebuild = false
+```
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repolens.errors import ConfigError, RootError, UsageError
+from repolens.settings import environ
+
+CONFIG_FILE = ".repolens.toml"
+CONFIG_ENV = "REPOLENS_CONFIG"
+ROOTS_ENV = "REPOLENS_ROOTS"
+TOKEN_ENV = "REPOLENS_TOKEN"
+TOKEN_FILE_ENV = "REPOLENS_TOKEN_FILE"
+QUERY_LOG_ENV = "REPOLENS_QUERY_LOG"
+
+# A repository name travels in tool arguments and URLs: keep it plain.
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MIN_TOKEN_CHARS = 16
+_TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: safe in a header
+SERVE_KEYS = ("token_file", "query_log", "allow_rebuild", "allow_tests", "watch")
+TOKEN_HINT = "generate one with `python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Everything a server needs besides its transport.
+
+    ``roots`` keeps its order: the first root is the default of a local
+    (stdio) server. ``token`` is None when no source names one.
+    """
+
+    roots: dict[str, Path] = field(default_factory=dict)
+    token: str | None = None
+    token_source: str = ""
+    query_log: Path | None = None
+    allow_rebuild: bool = False
+    allow_tests: bool = False
+    watch: bool = True
+    config_file: Path | None = None
+
+
+def name_for(path: Path) -> str:
+    """A repository name derived from a folder name (``my repo`` -> ``my-repo``)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name).strip("-._")[:64]
+    return name or "repo"
+
+
+def _resolve_dir(raw: str, base: Path | None, source: str) -> Path:
+    path = Path(raw).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a directory"
+        raise RootError(f"{source}: repository root {path} {what}: pass an existing directory")
+    return path.resolve()
+
+
+def parse_root_spec(spec: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> (NAME, PATH); a bare ``PATH`` -> (None, PATH).
+
+    A prefix before ``=`` that is not a valid name belongs to the path, so
+    ``/data/a=b`` is a path.
+    """
+    name, sep, path = spec.partition("=")
+    if sep and NAME_RE.match(name.strip()):
+        return name.strip(), path.strip()
+    return None, spec.strip()
+
+
+def parse_roots(specs: Iterable[str], source: str, base: Path | None = None) -> dict[str, Path]:
+    """Roots from ``NAME=PATH`` / ``PATH`` items; names unique, paths existing."""
+    roots: dict[str, Path] = {}
+    for spec in specs:
+        if not spec.strip():
+            continue
+        name, raw = parse_root_spec(spec)
+        if not raw:
+            raise ConfigError(f"{source}: {spec!r} names no path: use NAME=PATH or PATH")
+        path = _resolve_dir(raw, base, source)
+        _add_root(roots, name or name_for(path), path, source)
+    return roots
+
+
+def _add_root(roots: dict[str, Path], name: str, path: Path, source: str) -> None:
+    if not NAME_RE.match(name):
+        raise ConfigError(f"{source}: repository name {name!r} must be 1-64 letters, digits, '.', '_' or '-'")
+    if name in roots:
+        raise ConfigError(f"{source}: two repositories are named {name!r}: name them with NAME=PATH")
+    roots[name] = path
+
+
+def read_config_file(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``[serve]`` and ``[roots]`` tables of ``path`` (both empty when there is no file)."""
+    if path is None or not path.is_file():
+        return {}, {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}): fix or remove it") from exc
+    serve, roots = data.get("serve", {}), data.get("roots", {})
+    if not isinstance(serve, dict) or not isinstance(roots, dict):
+        raise ConfigError(f"{path}: [serve] and [roots] must be tables")
+    unknown = sorted(set(serve) - set(SERVE_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown [serve] key {unknown[0]!r}; known: {', '.join(SERVE_KEYS)}")
+    return serve, roots
+
+
+def read_token_file(path: Path, source: str) -> str:
+    try:
+        text = path.expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: token file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{source}: cannot read token file {path} ({exc.__class__.__name__})") from None
+    return check_token(text.strip(), f"token file {path}")
+
+
+def check_token(token: str, source: str) -> str:
+    """A usable bearer token: at least 16 printable ASCII characters, no spaces."""
+    if len(token) < MIN_TOKEN_CHARS or not _TOKEN_RE.match(token):
+        raise ConfigError(
+            f"{source}: the bearer token must be at least {MIN_TOKEN_CHARS} printable ASCII characters "
+            f"without spaces: {TOKEN_HINT}"
+        )
+    return token
+
+
+def _bool(value: Any, source: str, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
+
+
+def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path | None:
+    """``explicit`` (must exist), else ``$REPOLENS_CONFIG`` (must exist), else ``./.repolens.toml``."""
+    for raw, source in ((explicit, "--config"), (environ(CONFIG_ENV, env) or None, CONFIG_ENV)):
+        if raw:
+            path = Path(raw).expanduser()
+            if not path.is_file():
+                raise ConfigError(f"{source}: config file {path} does not exist")
+            return path.resolve()
+    local = Path(CONFIG_FILE)
+    return local.resolve() if local.is_file() else None
+
+
+def load_serve_config(
+    *,
+    config_file: str | os.PathLike[str] | None = None,
+    root_specs: Iterable[str] = (),
+    token_file: str | os.PathLike[str] | None = None,
+    query_log: str | os.PathLike[str] | None = None,
+    allow_rebuild: bool | None = None,
+    allow_tests: bool | None = None,
+    watch: bool | None = None,
+    read_token: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> ServeConfig:
+    """Resolve a server's configuration; raises ``ConfigError``/``RootError`` with the fix.
+
+    ``read_token=False`` (stdio) leaves the token sources alone.
+    """
+    env = os.environ if env is None else env
+    path = config_path(config_file, env)
+    serve, table = read_config_file(path)
+    base = path.parent if path else None
+    src = str(path) if path else CONFIG_FILE
+
+    roots = parse_roots(root_specs, "--root")
+    if not roots and (env_roots := environ(ROOTS_ENV, env) or "").strip():
+        roots = parse_roots(env_roots.split(","), ROOTS_ENV)
+    if not roots and table:
+        for name, raw in table.items():
+            if not isinstance(raw, str):
+                raise ConfigError(f"{src}: [roots] {name} must be a path string")
+            _add_root(roots, name, _resolve_dir(raw, base, f"{src} [roots]"), f"{src} [roots]")
+
+    token, token_source = None, ""
+    if not read_token:
+        pass
+    elif token_file:
+        token, token_source = read_token_file(Path(token_file), "--token-file"), "--token-file"
+    elif env_token := environ(TOKEN_ENV, env):
+        token, token_source = check_token(env_token.strip(), TOKEN_ENV), TOKEN_ENV
+    elif env_token_file := environ(TOKEN_FILE_ENV, env):
+        token, token_source = read_token_file(Path(env_token_file), TOKEN_FILE_ENV), TOKEN_FILE_ENV
+    elif serve.get("token_file"):
+        raw = Path(str(serve["token_file"])).expanduser()
+        token = read_token_file(raw if raw.is_absolute() or base is None else base / raw, src)
+        token_source = f"{src} [serve] token_file"
+
+    log_path: Path | None = None
+    if query_log:
+        log_path = Path(query_log).expanduser()
+    elif env_log := environ(QUERY_LOG_ENV, env):
+        log_path = Path(env_log).expanduser()
+    elif serve.get("query_log"):
+        raw = Path(str(serve["query_log"])).expanduser()
+        log_path = raw if raw.is_absolute() or base is None else base / raw
+
+    def flag(given: bool | None, key: str, default: bool) -> bool:
+        return given if given is not None else _bool(serve.get(key, default), src, key)
+
+    return ServeConfig(
+        roots=roots,
+        token=token,
+        token_source=token_source,
+        query_log=log_path.resolve() if log_path else None,
+        allow_rebuild=flag(allow_rebuild, "allow_rebuild", False),
+        allow_tests=flag(allow_tests, "allow_tests", False),
+        watch=flag(watch, "watch", True),
+        config_file=path,
+    )
+
+
+def require_roots(config: ServeConfig) -> dict[str, Path]:
+    if not config.roots:
+        raise UsageError(
+            "no repository to serve: pass --root PATH or --root NAME=PATH (repeatable), "
+            f"set {ROOTS_ENV}=name=/path,..., or add a [roots] table to {CONFIG_FILE}"
+        )
+    return config.roots

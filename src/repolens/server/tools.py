@@ -1,0 +1,425 @@
+"""The MCP server: tools that call :mod:`repolens.service`, nothing more.
+
+stdout belongs to the protocol: logs go to stderr, and no tool prints.
+Domain errors become tool results with ``isError`` and a one-line message;
+so do bad arguments, unknown tools and bugs (whose traceback stays in the
+server's log).
+
+One set of tool bodies serves both transports. What differs is where a tool
+looks, chosen once by :class:`Repos`: a local (stdio) caller passes an
+optional ``root`` (a path, or a served repository's name; default the
+server's root); a remote (HTTP) caller passes ``repo``, a name from the
+allow-list, and every path it sends is checked strictly
+(:func:`repolens.reply.snippet.safe_path` with ``strict=True``, plus secrets and
+version-control folders by name).
+
+Every reply fits the ``max_chars`` the call asked for (or the tool's
+default), but for ``search_code`` mode=json, where ``max_chars`` budgets the
+evidence (the hits' text) and not the JSON around it; error messages are one
+line of at most ``ERROR_MAX_CHARS``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated
+
+import anyio.from_thread
+from mcp.server.mcpserver import Context
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from repolens import __version__, service
+from repolens.errors import RepolensError, UsageError
+from repolens.reply.budget import counted
+from repolens.reply.snippet import READ_MAX_CHARS
+from repolens.server.calls import (
+    DEFAULT_BUDGETS,
+    READ_ONLY,
+    QueryLog,
+    RepolensServer,
+    Repos,
+    check_budget,
+    note_evidence_budget,
+    note_hits,
+    tool_body,
+)
+from repolens.server.config import name_for
+
+log = logging.getLogger("repolens")
+# The server's own watcher may be writing when a tool asks to index: wait for it.
+SERVER_LOCK_WAIT_S = 60.0
+
+INSTRUCTIONS = (
+    "repolens answers questions about this repository with small, cited evidence packets "
+    "(path, line range, score, only the matching lines). Use search_code for broad or "
+    "natural-language questions and unfamiliar code; use grep when you already know the exact "
+    "identifier or string. Follow omission markers with read_snippet."
+)
+
+
+def build_server(
+    roots: Mapping[str, Path] | Path | None = None,
+    *,
+    remote: bool = False,
+    index_dir: Path | None = None,
+    allow_rebuild: bool = False,
+    allow_tests: bool = False,
+    query_log: Path | None = None,
+) -> RepolensServer:
+    """An MCP server over ``roots`` (name -> folder; the first is the default;
+    a single folder is served under its own name).
+
+    ``remote=False`` (stdio): tools take an optional ``root`` path or name.
+    ``remote=True`` (HTTP): tools take ``repo``, a name from ``roots``; file
+    paths are checked strictly, and ``index_repo(rebuild=true)`` is refused
+    unless ``allow_rebuild``. ``query_log`` appends one JSON line per call.
+    """
+    if isinstance(roots, Path):
+        roots = {name_for(roots): roots}
+    repos = Repos(roots or {}, remote=remote, index_dir=index_dir)
+    instructions = INSTRUCTIONS
+    if remote:
+        instructions += f" Repositories served: {repos.names} (pass repo=<name>)."
+    server = RepolensServer(
+        repos=repos,
+        query_log=QueryLog(query_log) if query_log else None,
+        name="repolens",
+        version=__version__,
+        instructions=instructions,
+        log_level="WARNING",
+    )
+
+    def tool(description: str, annotations: ToolAnnotations | None = READ_ONLY):
+        def register(fn: Callable[..., str]) -> Callable[..., str]:
+            server.add_tool(
+                tool_body(fn, repos),
+                name=fn.__name__,
+                description=description,
+                annotations=annotations,
+                structured_output=False,  # the text is the reply; a copy in structuredContent doubles it
+            )
+            return fn
+
+        return register
+
+    @tool(
+        "Bring the search index of a repository up to date (only changed files are read); "
+        "rebuild=true builds a fresh index. search_code indexes automatically when no index "
+        "exists, so call this only after large changes.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    )
+    def index_repo(
+        root: str | None = None,
+        rebuild: Annotated[bool, Field(description="Build a fresh index instead of updating.")] = False,
+        ctx: Context | None = None,
+    ) -> str:
+        if rebuild and remote and not allow_rebuild:
+            raise UsageError(
+                "a full rebuild is off for remote callers: call index_repo without rebuild to update "
+                "the index, or ask the operator to start the server with --allow-rebuild"
+            )
+        where, idx = repos.resolve(root)
+        report = service.index_repo(
+            where,
+            index_dir=idx,
+            rebuild=rebuild,
+            progress=progress_reporter(ctx, "indexing"),
+            lock_wait=SERVER_LOCK_WAIT_S,
+            vector_progress=progress_reporter(ctx, "embedding"),
+        )
+        return _cut(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
+
+    @tool(
+        "Bring the index up to date with the files on disk (new, changed, deleted files only). "
+        "The server's watcher usually does this by itself; call it after bulk edits.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    )
+    def refresh_index(root: str | None = None, ctx: Context | None = None) -> str:
+        where, idx = repos.resolve(root)
+        report = service.index_repo(
+            where, index_dir=idx, progress=progress_reporter(ctx, "refreshing"), lock_wait=SERVER_LOCK_WAIT_S
+        )
+        return _cut(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
+
+    @tool(
+        "What the index holds (files, chunks, vectors), when it was updated, how many files "
+        "changed on disk since, and the settings in force."
+    )
+    def index_status(root: str | None = None) -> str:
+        where, idx = repos.resolve(root)
+        return _cut(
+            repos.redact(service.index_status(where, index_dir=idx).render()), DEFAULT_BUDGETS["index_repo"]
+        )
+
+    @tool(
+        "The repositories this server serves, with index stats. Pages with cursor (the "
+        "next_cursor a reply names) when there are more than limit."
+    )
+    def list_repositories(
+        cursor: Annotated[int, Field(description="Where to start (from a previous reply).")] = 0,
+        limit: Annotated[int, Field(description="Repositories per page (1-100).")] = 20,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+    ) -> str:
+        check_budget(max_chars)
+        if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
+            raise UsageError("cursor must be a whole number from a previous reply (0 for the first page)")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise UsageError("limit must be between 1 and 100")
+        names = list(repos.roots)
+        page = names[cursor : cursor + limit]
+        lines = [
+            f"{len(names)} repositories served"
+            + (f"; showing {cursor + 1}-{cursor + len(page)}" if page else "")
+        ]
+        for name in page:
+            root_path, idx = repos.resolve(name)
+            lines.append(repos.redact(_repo_line(name, root_path, idx)))
+        if cursor + limit < len(names):
+            lines.append(f"next_cursor {cursor + limit}")
+        note_hits(len(page))
+        return _cut("\n".join(lines), max_chars)
+
+    @tool(
+        "Run the repository's tests with an allow-listed runner (pytest, npm/pnpm/yarn test, go "
+        "test, cargo test, mvn, gradle) and get only the failure-relevant lines. args: test "
+        "paths and one filter (-k EXPR for pytest), never shell text.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    )
+    def run_tests(
+        runner: Annotated[str, Field(description="pytest, npm, pnpm, yarn, go, cargo, mvn or gradle.")],
+        args: Annotated[list[str] | None, Field(description="Test paths and one filter.")] = None,
+        root: str | None = None,
+        timeout_s: Annotated[float, Field(description="Seconds before the run is killed (1-3600).")] = 300,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+    ) -> str:
+        if remote and not allow_tests:
+            raise UsageError(
+                "running tests is off for remote callers: "
+                "ask the operator to start the server with --allow-tests"
+            )
+        check_budget(max_chars)
+        from repolens import testrun
+
+        where, _ = repos.resolve(root)
+        run = testrun.run_tests(where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars)
+        note_hits(run.lines_kept)
+        return _cut(repos.redact(testrun.render(run)), max_chars)
+
+    @tool(
+        "Search the repository. mode=packet (default): an evidence packet with the top hits "
+        "(path, line range, score, only the lines that matter) within max_chars; mode=files: "
+        "a ranked list of files with the reason each matters; mode=json: the packet's hits as "
+        "JSON (max_chars budgets their text, not the keys). "
+        "Best for broad or natural-language questions; for one exact identifier grep is "
+        "cheaper. Every reply carries a query_id: pass it back with another mode to re-render "
+        "without searching. Omission markers name the read_snippet call to expand."
+    )
+    def search_code(
+        query: Annotated[
+            str | None, Field(description="A question, an identifier, or an error message.")
+        ] = None,
+        root: str | None = None,
+        mode: Annotated[str, Field(description="packet, files or json.")] = "packet",
+        top_k: Annotated[int, Field(description="Number of hits (1-50).")] = 5,
+        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 6000,
+        path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
+        language: Annotated[str | None, Field(description="Only this language, e.g. python.")] = None,
+        kind: Annotated[str | None, Field(description="Only this chunk kind, e.g. function.")] = None,
+        include: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
+        exclude: Annotated[list[str] | None, Field(description="Skip paths matching these globs.")] = None,
+        query_id: Annotated[str | None, Field(description="Re-render a previous reply's result.")] = None,
+        explain: Annotated[bool, Field(description="Add each hit's per-leg ranks and priors.")] = False,
+    ) -> str:
+        where, idx = repos.resolve(root)
+        reply = service.search_code(
+            query,
+            where,
+            index_dir=idx,
+            top_k=top_k,
+            max_chars=max_chars,
+            path=repos.check_filter(where, path),
+            language=language,
+            kind=kind,
+            include=include,
+            exclude=exclude,
+            mode=mode,
+            query_id=query_id,
+            explain=explain,
+        )
+        shown = reply.files if mode == "files" else reply.packet.rendered if reply.packet else []
+        note_hits(len(shown or []))
+        if mode == "json":
+            note_evidence_budget()
+        return reply.text
+
+    @tool(
+        "Read lines start..end (1-based, inclusive; at most 300 per call) of a file in the "
+        "repository, within max_chars. Use it to expand what a packet's omission marker names."
+    )
+    def read_snippet(
+        path: Annotated[str, Field(description="File path relative to the repository root.")],
+        start: Annotated[int, Field(description="First line (1-based).")],
+        end: Annotated[int, Field(description="Last line (inclusive).")],
+        root: str | None = None,
+        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = READ_MAX_CHARS,
+    ) -> str:
+        check_budget(max_chars)
+        where, _ = repos.resolve(root)
+        snippet = service.read_snippet(where, repos.check_file(where, path), start, end)
+        note_hits(len(snippet.lines))
+        return snippet.render(max_chars)
+
+    @tool(
+        "Find where a symbol is defined: exact, case-insensitive, separator-insensitive "
+        "(handle_submit finds handleSubmit), qualified (Store.save, Type::method) and fuzzy "
+        "lookup, definitions first, with signature and location. Cheaper than search_code "
+        "when you know the name."
+    )
+    def find_symbol(
+        name: Annotated[str, Field(description="Symbol name, optionally qualified (Class.method).")],
+        root: str | None = None,
+        kind: Annotated[str | None, Field(description="Only this kind: function, method, class, ...")] = None,
+        path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
+        language: Annotated[str | None, Field(description="Only this language.")] = None,
+        limit: Annotated[int, Field(description="Most matches to list (1-200).")] = 20,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+    ) -> str:
+        where, idx = repos.resolve(root)
+        result = service.find_symbol(
+            name,
+            where,
+            index_dir=idx,
+            kind=kind,
+            path=repos.check_filter(where, path),
+            language=language,
+            limit=limit,
+            max_chars=max_chars,
+        )
+        note_hits(len(result.matches))
+        return result.render()
+
+    @tool(
+        "For a query's matches, return the whole enclosing functions/classes (not windows), "
+        "with matched lines listed, under budgets. Use after search_code when you need the "
+        "full definition to understand or edit it; pass paths to stay in known files."
+    )
+    def get_focused_context(
+        query: Annotated[str, Field(description="What to look for.")],
+        root: str | None = None,
+        paths: Annotated[list[str] | None, Field(description="Only matches in these files/folders.")] = None,
+        max_files: Annotated[int, Field(description="Most files.")] = 3,
+        blocks_per_file: Annotated[int, Field(description="Most definitions per file.")] = 3,
+        max_blocks: Annotated[int, Field(description="Most definitions in all.")] = 6,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
+    ) -> str:
+        where, idx = repos.resolve(root)
+        if repos.remote and paths:
+            paths = [repos.check_filter(where, p) or "." for p in paths]
+        result = service.focus(
+            query,
+            where,
+            index_dir=idx,
+            paths=paths or (),
+            max_files=max_files,
+            blocks_per_file=blocks_per_file,
+            max_blocks=max_blocks,
+            max_chars=max_chars,
+        )
+        note_hits(len(result.rendered))
+        return result.render()
+
+    @tool("Return one indexed chunk by its id (ids appear in JSON replies).")
+    def get_chunk(
+        chunk_id: Annotated[str, Field(description="A chunk id from a JSON reply.")],
+        root: str | None = None,
+        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
+    ) -> str:
+        where, idx = repos.resolve(root)
+        view = service.get_chunk(chunk_id, where, index_dir=idx, max_chars=max_chars)
+        note_hits(1)
+        return view.render()
+
+    @server.prompt(name="repolens_guide", description="How to use repolens's tools well (short).")
+    def repolens_guide() -> str:
+        return GUIDE
+
+    return server
+
+
+GUIDE = """\
+repolens answers questions about this repository with evidence packets: the
+top hits with path, line range and score, and only the lines that matter,
+within a character budget.
+
+- Broad or natural-language question, unfamiliar code, an error message:
+  search_code (mode=files first if you only need where to look).
+- You know a name: find_symbol (handle_submit also finds handleSubmit).
+- You need a whole function or class around the matches: get_focused_context.
+- An omission marker says `use read_snippet <path> <start> <end>`: call
+  read_snippet with exactly that to see the rest.
+- An exact string you already know: grep is cheaper.
+- A hit marked (stale: ...) is from a file that changed since indexing;
+  refresh_index brings the index up to date (the server's watcher usually does).
+- Check your change with run_tests (only failure lines come back).
+"""
+
+
+def progress_reporter(ctx: Context | None, label: str) -> Callable[[int, int], None] | None:
+    """A progress callback for the index, run in the tool's worker thread:
+    it honours cancellation (raising there stops the index between files,
+    keeping what was committed) and sends MCP progress notifications, at
+    most four a second."""
+    if ctx is None:
+        return None
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        anyio.from_thread.check_cancelled()
+        now = time.monotonic()
+        if done < total and now - last[0] < 0.25:
+            return
+        last[0] = now
+        anyio.from_thread.run(ctx.report_progress, done, total, label)
+
+    return report
+
+
+def _repo_line(name: str, root: Path, index_dir: Path | None) -> str:
+    try:
+        st = service.index_status(root, index_dir=index_dir)
+    except RepolensError as exc:
+        return f"{name}: {root} - {exc}"
+    fresh = "up to date" if not st.changed else f"{counted(st.changed, 'file')} changed since"
+    vectors = f", vectors {st.vectors_done}/{st.vectors_total}" if st.settings.get("embed_identity") else ""
+    size = f"{counted(st.files, 'file')}, {counted(st.chunks, 'chunk')}{vectors}"
+    return f"{name}: {root} - {size}; updated {st.updated_at}, {fresh}"
+
+
+def _cut(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    marker = "... (cut to fit the reply budget)"
+    return text[: max_chars - len(marker) - 1] + "\n" + marker
+
+
+def run_stdio(
+    roots: Mapping[str, Path] | None = None,
+    index_dir: Path | None = None,
+    *,
+    query_log: Path | None = None,
+    watch: bool = True,
+) -> None:
+    """Serve over stdio; with ``watch``, the served repositories are kept
+    fresh (and embedded, where vectors are on) in background threads."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
+    server = build_server(roots, index_dir=index_dir, query_log=query_log)
+    if watch:
+        from repolens.index.watch import start_background
+
+        start_background(dict(server.repos.roots), index_dir)
+    server.run("stdio")

@@ -1,0 +1,239 @@
+"""MCP over streamable HTTP: the SDK's app at ``/mcp``, bearer auth in front,
+repositories from an allow-list, ``GET /health`` open.
+
+Auth is a small ASGI middleware rather than the SDK's OAuth machinery
+(``AuthSettings`` wants an issuer URL and a token verifier; one shared
+secret needs neither). Every request but ``GET /health`` must carry
+``Authorization: Bearer <token>``; anything else gets a bare 401 with
+``WWW-Authenticate: Bearer`` and no body. Tokens are compared as SHA-256
+digests with ``hmac.compare_digest`` (constant time, and constant length).
+
+A server without a token refuses to start, unless it is bound to a loopback
+address and started with ``--no-auth``. On loopback binds the SDK's
+DNS-rebinding protection is on (the ``Host`` and ``Origin`` headers must
+name a loopback address), so a web page cannot reach the server through a
+rebound domain name.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import hmac
+import ipaddress
+import logging
+import socket
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from repolens import __version__, service
+from repolens.errors import ServeError, UsageError
+from repolens.server.config import TOKEN_ENV, TOKEN_FILE_ENV, TOKEN_HINT, ServeConfig, require_roots
+from repolens.server.tools import build_server
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/health"
+AUTHORIZED_KEY = "repolens.authorized"  # set in the ASGI scope for open paths
+
+log = logging.getLogger("repolens")
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1); names are not resolved."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_auth_policy(host: str, token: str | None, no_auth: bool) -> None:
+    """Refuse configurations that would expose the server without a token."""
+    if no_auth and not is_loopback(host):
+        raise UsageError(
+            f"--no-auth is only allowed on a loopback host (127.0.0.1, ::1, localhost), not {host}: "
+            f"set {TOKEN_ENV} or pass --token-file"
+        )
+    if not no_auth and token is None:
+        raise UsageError(
+            f"no bearer token: set {TOKEN_ENV}, or {TOKEN_FILE_ENV} / --token-file to a file holding one "
+            f"({TOKEN_HINT}); on a loopback host --no-auth serves without one"
+        )
+
+
+def transport_security(host: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection for loopback binds; off elsewhere (the token guards those)."""
+    if not is_loopback(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = {"127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host}
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=sorted(f"{n}:*" for n in names),
+        allowed_origins=sorted(f"http://{n}:*" for n in names),
+    )
+
+
+class BearerAuth:
+    """ASGI middleware: requests need ``Authorization: Bearer <token>``, except
+    ``open_paths`` (which learn whether the caller was authorized from
+    ``scope["repolens.authorized"]``). ``token=None`` lets everything through."""
+
+    def __init__(self, app: ASGIApp, token: str | None, open_paths: Iterable[str] = (HEALTH_PATH,)) -> None:
+        self.app = app
+        self._digest = hashlib.sha256(token.encode()).digest() if token is not None else None
+        self.open_paths = frozenset(open_paths)
+
+    def authorized(self, scope: Scope) -> bool:
+        if self._digest is None:
+            return True
+        for key, value in scope.get("headers", ()):
+            if key == b"authorization":
+                scheme, _, credentials = value.partition(b" ")
+                if scheme.lower() != b"bearer":
+                    return False
+                presented = hashlib.sha256(credentials.strip()).digest()
+                return hmac.compare_digest(presented, self._digest)
+        return False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):  # lifespan
+            await self.app(scope, receive, send)
+            return
+        ok = self.authorized(scope)
+        if scope.get("path") in self.open_paths:
+            scope[AUTHORIZED_KEY] = ok
+            await self.app(scope, receive, send)
+        elif ok:
+            await self.app(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+        else:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"www-authenticate", b"Bearer"), (b"content-length", b"0")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+
+
+def build_app(
+    config: ServeConfig,
+    *,
+    host: str = DEFAULT_HOST,
+    no_auth: bool = False,
+    index_dir: Path | None = None,
+) -> ASGIApp:
+    """The whole HTTP app: auth middleware around the SDK's streamable HTTP app."""
+    roots = require_roots(config)
+    check_auth_policy(host, config.token, no_auth)
+    server = build_server(
+        roots,
+        remote=True,
+        index_dir=index_dir,
+        allow_rebuild=config.allow_rebuild,
+        allow_tests=config.allow_tests,
+        query_log=config.query_log,
+    )
+
+    @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)
+    async def health(request: Request) -> Response:
+        body: dict[str, object] = {"status": "ok", "version": __version__, "repositories": len(roots)}
+        if request.scope.get(AUTHORIZED_KEY):  # names only for callers holding the token
+            body["names"] = list(roots)
+        return JSONResponse(body)
+
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=transport_security(host)
+    )
+    return BearerAuth(app, None if no_auth else config.token)
+
+
+def index_missing(roots: dict[str, Path], index_dir: Path | None = None) -> None:
+    """Index every served repository that has no index yet, before the first caller waits for it."""
+    for name, root in roots.items():
+        if service.layout_for(root, index_dir).current_generation() is None:
+            print(f"repolens: indexing {name} ({root}) ...", file=sys.stderr, flush=True)
+            report = service.index_repo(root, index_dir=index_dir)
+            print(f"repolens: {name}: {report.summary().splitlines()[0]}", file=sys.stderr, flush=True)
+
+
+def bind(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to every address of ``host`` at ``port``, before anything
+    else starts: an address in use is one ``ServeError`` line (not uvicorn's
+    log after "serving ..."), and nothing can take the port between this
+    check and serving, since these very sockets are served."""
+    shown = f"{_url_host(host)}:{port}"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ServeError(f"cannot serve at {shown} ({exc.strerror})", fix="pass another {host}") from None
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: TIME_WAIT is no conflict
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        fix = {
+            errno.EADDRINUSE: "stop the program that uses it, or pass another {port}",
+            errno.EACCES: "pass a {port} above 1023",
+        }.get(exc.errno or 0, "pass another {host}")
+        raise ServeError(f"cannot serve at {shown}: {exc.strerror or exc}", fix=fix) from None
+    return sockets
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def serve(
+    config: ServeConfig,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    no_auth: bool = False,
+    index_dir: Path | None = None,
+) -> None:
+    """Run the HTTP server until interrupted (uvicorn, one process)."""
+    import uvicorn
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
+    app = build_app(config, host=host, no_auth=no_auth, index_dir=index_dir)
+    sockets = bind(host, port)
+    try:
+        index_missing(config.roots, index_dir)
+        from repolens.index.watch import start_background
+
+        start_background(config.roots, index_dir, watch_files=config.watch)
+        auth = "no auth (loopback only)" if no_auth else f"bearer token from {config.token_source}"
+        print(
+            f"repolens: serving {', '.join(config.roots)} at http://{_url_host(host)}:{port}{MCP_PATH} "
+            f"({auth}); health at {HEALTH_PATH}",
+            file=sys.stderr,
+            flush=True,
+        )
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=5
+            )
+        )
+        server.run(sockets=sockets)
+    finally:
+        for sock in sockets:
+            sock.close()

@@ -1,0 +1,515 @@
+"""The operations the adapters expose, as plain functions.
+
+CLI, MCP server and HTTP app all call these and only these, so a tool and its
+subcommand cannot drift apart. Each function validates its arguments (raising
+``UsageError`` with the fix), resolves the root and index folder, and returns
+a value whose ``render()``/``text`` is what the user sees.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repolens.chunk import make_chunker
+from repolens.errors import RepolensError, UsageError
+from repolens.index.build import IndexReport, ProgressFn, build_index
+from repolens.reply.chunk import ChunkView
+from repolens.reply.chunk import get_chunk as _get_chunk
+from repolens.reply.files import FileEntry, file_overview, render_files
+from repolens.reply.focus import FocusResult, focused_context
+from repolens.reply.packet import Packet, PacketOptions, render_packet
+from repolens.reply.snippet import Snippet
+from repolens.reply.snippet import read_snippet as _read_snippet
+from repolens.search.freshness import freshen
+from repolens.search.query import parse_query
+from repolens.search.remembered import NOT_REMEMBERED, recall, remember
+from repolens.search.retrieve import CANDIDATES, Filters, Hit, RankingOptions, search_index
+from repolens.settings import Settings, load_settings
+from repolens.store import IndexHandle
+from repolens.store import sqlite as sq
+from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.validate import check_int, check_kind, check_language
+
+if TYPE_CHECKING:
+    from repolens.ops.status import IndexStatus
+
+from repolens.search.symbols import SymbolMatches, find_symbols
+
+MAX_QUERY_CHARS = 100_000
+# A JSON reply echoes the start of the question, not a pasted issue in full.
+QUERY_ECHO_CHARS = 200
+# A search that finds no index builds one; if a watcher is already building
+# it, wait for that instead of failing.
+AUTO_INDEX_WAIT_S = 120.0
+
+
+class _HandleCache:
+    """Open index handles per index folder and thread, for long-running servers.
+
+    One handle per thread: a server answers many calls at once from a pool
+    of worker threads, and one shared SQLite connection would serialize
+    them, while a handle closed by one thread (a rebuild was published) must
+    never be one another thread is still reading. Each thread reopens its
+    own handle when the folder's ``current`` generation changes, and the
+    handles of threads that have ended (worker pools retire idle threads)
+    are closed whenever a new one is opened.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[tuple[Path, int], IndexHandle] = {}
+
+    def get(self, layout: IndexLayout) -> IndexHandle:
+        gen = layout.require_current()
+        key = (layout.index_dir, threading.get_ident())
+        with self._lock:
+            handle = self._open.get(key)
+        if handle is not None and handle.gen_dir == gen:
+            handle.lex.reload()
+            return handle
+        if handle is not None:
+            handle.close()
+        handle = IndexHandle.open_current(layout)
+        with self._lock:
+            self._open[key] = handle
+            alive = {t.ident for t in threading.enumerate()}
+            ended = [k for k in self._open if k[1] not in alive]
+            for k in ended:
+                self._open.pop(k).close()
+        return handle
+
+    def clear(self) -> None:
+        with self._lock:
+            for handle in self._open.values():
+                handle.close()
+            self._open.clear()
+
+
+handles = _HandleCache()
+
+
+def layout_for(root: str | Path | None, index_dir: str | Path | None = None) -> IndexLayout:
+    root_path = resolve_root(root)
+    return IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
+
+
+def index_repo(
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    max_file_bytes: int | None = None,
+    vectors: bool | None = None,
+    rebuild: bool = False,
+    progress: ProgressFn | None = None,
+    vector_progress: ProgressFn | None = None,
+    lock_wait: float = 0.0,
+) -> IndexReport:
+    """Build the index of ``root``, or bring it up to date (only what changed
+    is read); ``rebuild`` forces a fresh generation. ``lock_wait`` seconds
+    are spent waiting for another writer (a server's watcher) to finish."""
+    root_path = resolve_root(root)
+    settings = load_settings(root_path, {"max_file_bytes": max_file_bytes, "vectors": vectors})
+    return build_index(
+        root_path,
+        index_dir=index_dir,
+        settings=settings,
+        rebuild=rebuild,
+        progress=progress,
+        vector_progress=vector_progress,
+        lock_wait=lock_wait,
+    )
+
+
+MODES = ("packet", "files", "json")
+
+
+@dataclass
+class SearchReply:
+    """One search's answer. ``to_json`` is the JSON form (mode=json) of the
+    same packet the text form shows: the same hits with the same text each,
+    the same omitted hits and notes. ``max_chars`` budgets that evidence; the
+    JSON around it (keys, locations, the file overview and the question,
+    echoed as its first ``QUERY_ECHO_CHARS`` characters plus its length in
+    ``query_chars``) is not counted."""
+
+    query: str
+    query_id: str
+    mode: str
+    text: str  # exactly what the user or agent reads, for every mode
+    packet: Packet | None = None
+    files: list[FileEntry] | None = None
+    indexed: IndexReport | None = None  # set when this call had to build the index first
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "query": self.query[:QUERY_ECHO_CHARS],
+            "query_chars": len(self.query),
+            "query_id": self.query_id,
+        }
+        if self.packet is not None:
+            data.update(self.packet.to_json())
+        if self.files is not None:
+            data["files"] = [f.to_json() for f in self.files]
+        data["notes"] = list(self.notes)
+        return data
+
+
+def check_query(query: object) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("query is empty: pass a question or an identifier to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"query is {len(query)} chars; the limit is {MAX_QUERY_CHARS}: keep the lines that matter"
+        )
+
+
+def _globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    if not all(isinstance(v, str) and v.strip() and len(v) <= 500 and "\x00" not in v for v in items):
+        raise UsageError(f"{name} must be glob patterns like 'src/**/*.py' (non-empty strings)")
+    return tuple(v.strip() for v in items)
+
+
+def make_filters(
+    path: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    include: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
+) -> Filters:
+    """Search filters from call arguments; ``UsageError`` for a path outside the
+    repository and for a language or kind that names nothing (aliases such as
+    ``py`` and ``func`` are accepted)."""
+    if path is not None and (not isinstance(path, str) or "\x00" in path or len(path) > 1000):
+        raise UsageError("path must be a plain string")
+    subpath = path.strip().strip("/") if path else None
+    if subpath and (".." in subpath.split("/") or subpath.startswith("/")):
+        raise UsageError(f"path filter {path!r} must be a folder or file inside the repository")
+    language, kind = check_language(language), check_kind(kind)
+    return Filters(
+        subpath=subpath or None,
+        languages=(language,) if language else (),
+        kinds=(kind,) if kind else (),
+        include=_globs("include", include),
+        exclude=_globs("exclude", exclude),
+    )
+
+
+def ranking_options(settings: Settings) -> RankingOptions:
+    return RankingOptions(
+        symbol_boost=settings.symbol_boost,
+        priors=settings.priors,
+        file_weight=settings.file_weight,
+        diversity=settings.diversity,
+        fusion=settings.fusion,
+        dense_weight=settings.dense_weight,
+        path_boost=settings.path_boost,
+        field_weights=settings.field_weights,
+    )
+
+
+@dataclass
+class _BoundDense:
+    """The dense leg for one query on one generation (``retrieve.DenseLeg``)."""
+
+    index: Any
+    handle: IndexHandle
+    vector: Any
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        return self.index.search(self.handle, self.vector, k)
+
+    def similarities(self, cids: Any) -> dict[int, float]:
+        return self.index.similarities(self.handle, self.vector, cids)
+
+
+@dataclass
+class _BoundRerank:
+    """The reranker leg for one query (``retrieve.RerankLeg``); a failure
+    while scoring is kept in ``error`` and reported, never swallowed."""
+
+    encoder: Any
+    query: str
+    top_n: int
+    weight: float
+    error: str = ""
+
+    def scores(self, chunks: list[Any]) -> list[float]:
+        try:
+            return [float(s) for s in self.encoder.score(self.query, [f"{c.path}\n{c.text}" for c in chunks])]
+        except RepolensError as exc:
+            self.error = str(exc)
+            return [0.0] * len(chunks)
+
+
+def rerank_leg(root: Path, query: str) -> tuple[_BoundRerank | None, list[str]]:
+    """The cross-encoder leg when one is configured, or None with a note
+    saying why it is missing (silence only when none is configured)."""
+    from repolens.models.rerank import load_rerank_config, make_reranker
+
+    try:
+        config = load_rerank_config(root)
+        if config.provider == "none":
+            return None, []
+        encoder = make_reranker(config)
+    except RepolensError as exc:
+        return None, [f"rerank leg missing: {exc}"]
+    if encoder is None:
+        return None, []
+    return _BoundRerank(encoder, query[:2000], config.top_n, config.weight), []
+
+
+def dense_leg(
+    root: Path, handle: IndexHandle, settings: Settings, query: str
+) -> tuple[_BoundDense | None, list[str]]:
+    """The dense leg for ``query``, or None with a note saying why it is
+    missing. Silence only when dense search is switched off by config."""
+    if not settings.dense:
+        return None, []
+    meta = handle.meta()
+    if not meta.get("embed_identity"):
+        if settings.vectors:
+            return None, ["dense leg missing: this index has no vectors yet; run `repolens index` to embed"]
+        return None, []
+    from repolens.models import make_embedder
+    from repolens.settings import load_embed_config
+    from repolens.store import dense  # numpy, onnxruntime: only for indexes with vectors
+
+    try:
+        embedder = make_embedder(load_embed_config(root))
+        if embedder is None:
+            return None, ["dense leg off: embed.provider is none but the index has vectors"]
+        dense.check_query_embedder(meta, embedder)
+        query_vector = embedder.embed_query(query[:1200])
+    except RepolensError as exc:
+        return None, [f"dense leg missing: {exc}"]
+    index = dense.dense_for(handle)
+    done, total = index.size(handle), int(meta.get("chunks", "0") or 0)
+    notes = []
+    if total and done < total:
+        notes.append(
+            f"dense leg covers {done} of {total} chunks ({100 * done // total}%); "
+            "`repolens index` finishes the embedding"
+        )
+    return _BoundDense(index, handle, query_vector), notes
+
+
+def search_code(
+    query: str | None,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    top_k: int | None = None,
+    max_chars: int | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    include: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
+    mode: str = "packet",
+    query_id: str | None = None,
+    explain: bool = False,
+    auto_index: bool = True,
+    progress: ProgressFn | None = None,
+) -> SearchReply:
+    """Answer ``query`` (or re-render the remembered ``query_id``) in ``mode``.
+
+    Modes: ``packet`` (evidence packet), ``files`` (ranked file overview),
+    ``json`` (hits, omitted hits and files for programs). Indexes first if
+    the repository has no index and ``auto_index`` is set.
+    """
+    if mode not in MODES:
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if query_id is None:
+        check_query(query)
+        filters = make_filters(path, language, kind, include, exclude)  # before any indexing
+    else:
+        given = {"query": query, "path": path, "language": language, "kind": kind}
+        _check_rerender({**given, "include": include, "exclude": exclude})
+    if top_k is not None:
+        check_int("top_k", top_k, 1, 50)
+    if max_chars is not None:
+        check_int("max_chars", max_chars, 200, 1_000_000)
+    layout = layout_for(root, index_dir)
+    settings: Settings = load_settings(layout.root, {"top_k": top_k, "max_chars": max_chars})
+    indexed = None
+    if layout.current_generation() is None:
+        if not auto_index or query_id is not None:
+            raise layout.missing()
+        indexed = build_index(
+            layout.root,
+            index_dir=layout.index_dir,
+            settings=settings,
+            progress=progress,
+            lock_wait=AUTO_INDEX_WAIT_S,
+        )
+    handle = handles.get(layout)
+    # Remembered results are tied to the index content they were ranked on.
+    generation = f"{handle.gen_dir.name}.{handle.meta().get('content_version', '0')}"
+
+    if query_id is not None:
+        remembered = recall(layout.index_dir, query_id, generation)
+        query, filters = remembered.query, remembered.filters
+        stored = sq.chunks_by_cid(handle.db, (r[0] for r in remembered.ranked))
+        hits = [Hit(c, stored[c].chunk, *ranked) for c, *ranked in remembered.ranked if c in stored]
+        parsed = parse_query(query, weighted=settings.query_weights)
+        notes: list[str] = []
+    else:
+        assert query is not None
+        parsed = parse_query(query, weighted=settings.query_weights)
+        dense, notes = dense_leg(layout.root, handle, settings, query)
+        rerank, rerank_notes = rerank_leg(layout.root, query)
+        outcome = search_index(
+            handle,
+            parsed,
+            limit=max(CANDIDATES, settings.top_k * 4),
+            filters=filters,
+            options=ranking_options(settings),
+            dense=dense,
+            rerank=rerank,
+        )
+        hits = outcome.hits
+        notes = [*notes, *rerank_notes, *outcome.notes]
+        if rerank is not None and rerank.error:
+            notes.append(f"rerank leg failed, order without it: {rerank.error}")
+
+        query_id, stored = remember(
+            layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs, h.factors) for h in hits]
+        )
+        if not stored:
+            notes.append(NOT_REMEMBERED)
+    # Cited lines must hold: files changed since indexing are re-chunked now.
+    hits, stale_files = freshen(layout.root, handle, hits, make_chunker(settings), first=settings.top_k * 3)
+    if stale_files:
+        notes.append(
+            f"{stale_files} cited file{'s' if stale_files > 1 else ''} changed since indexing; "
+            "`repolens index` refreshes the index"
+        )
+    footer = f"query_id {query_id}"
+
+    reply = SearchReply(
+        query=query, query_id=query_id, mode=mode, text="", indexed=indexed, notes=tuple(notes)
+    )
+    if mode == "files":
+        reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
+        reply.text = render_files(reply.files, settings.max_chars, footer)
+        return reply
+    opts = PacketOptions(
+        top_k=settings.top_k,
+        max_chars=settings.max_chars - len(footer) - 2,
+        hit_max_chars=min(settings.hit_max_chars, settings.max_chars),
+        context_lines=settings.context_lines,
+        fair_share=settings.fair_share,
+        explain=explain,
+        notes=notes,
+    )
+    reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts)
+    if mode == "json":
+        reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
+        reply.text = json.dumps(reply.to_json(), ensure_ascii=False)
+    else:
+        reply.text = f"{reply.packet.text}\n\n{footer}"
+    return reply
+
+
+def _check_rerender(given: dict[str, object]) -> None:
+    """A ``query_id`` re-renders a remembered search with its own question and
+    filters: refuse any of those passed with it, rather than ignore them."""
+    extra = [name for name, value in given.items() if value]
+    if extra:
+        named = ", ".join("{" + name + "}" for name in extra)
+        raise UsageError(
+            "a remembered search is shown with its own question and filters",
+            fix=f"pass {{query_id}} alone (without {named}), or leave {{query_id}} out to search anew",
+        )
+
+
+def open_index(
+    root: str | Path | None,
+    index_dir: str | Path | None = None,
+    *,
+    auto_index: bool = True,
+    progress: ProgressFn | None = None,
+) -> tuple[IndexHandle, IndexReport | None]:
+    """The current index of ``root`` (built first when missing and ``auto_index``)."""
+    layout = layout_for(root, index_dir)
+    indexed = None
+    if layout.current_generation() is None:
+        if not auto_index:
+            raise layout.missing()
+        indexed = build_index(
+            layout.root, index_dir=layout.index_dir, progress=progress, lock_wait=AUTO_INDEX_WAIT_S
+        )
+    return handles.get(layout), indexed
+
+
+def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:
+    """What the index holds, and how many files changed on disk since."""
+    from repolens.ops.status import index_status as _status
+
+    layout = layout_for(root, index_dir)
+    return _status(layout, handles.get(layout))
+
+
+def find_symbol(
+    name: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    kind: str | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    limit: int = 20,
+    max_chars: int = 4000,
+) -> SymbolMatches:
+    handle, _ = open_index(root, index_dir)
+    return find_symbols(
+        handle, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
+    )
+
+
+def focus(
+    query: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    paths: Sequence[str] = (),
+    max_files: int = 3,
+    blocks_per_file: int = 3,
+    max_blocks: int = 6,
+    max_chars: int = 8000,
+) -> FocusResult:
+    check_query(query)
+    handle, _ = open_index(root, index_dir)
+    return focused_context(
+        handle,
+        query,
+        paths=paths,
+        max_files=max_files,
+        blocks_per_file=blocks_per_file,
+        max_blocks=max_blocks,
+        max_chars=max_chars,
+    )
+
+
+def get_chunk(
+    chunk_id: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    max_chars: int = 8000,
+) -> ChunkView:
+    handle, _ = open_index(root, index_dir, auto_index=False)
+    return _get_chunk(handle, chunk_id, max_chars=max_chars)
+
+
+def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Snippet:
+    return _read_snippet(resolve_root(root), path, start, end)

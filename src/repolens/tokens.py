@@ -1,0 +1,162 @@
+"""One code-aware tokenizer, shared by indexing and queries.
+
+Identifiers are split at snake_case, kebab-case, camelCase, PascalCase and
+letter/digit boundaries, and the whole identifier is kept as one more token
+in a *normalised* form: lowercase with ``_`` and ``-`` removed. The normalised
+whole form is what lets a query ``handleSubmit`` meet ``handle_submit`` and
+``HandleSubmit`` on one token, and ``parse_url`` meet ``parseURL``.
+
+The tokenizer is versioned: an index records ``TOKENIZER_VERSION`` and refuses
+to be read by a different one, because documents and queries must be split
+the same way for BM25 to mean anything.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import snowballstemmer
+
+TOKENIZER_VERSION = 1
+
+# Longest token kept. Longer runs are hashes, base64 or minified noise, and
+# would only bloat the vocabulary.
+MAX_TOKEN_LEN = 48
+
+# An identifier-ish run: letters, digits, underscores, and inner hyphens
+# (kebab-case). Unicode letters count, so non-ASCII identifiers survive.
+_RUN = re.compile(r"[^\W_](?:[\w]|-(?=[^\W_]))*|_+[^\W_][\w]*(?:-(?=[^\W_])[\w]+)*")
+
+# Boundaries inside one run: lower->Upper (parseUrl), UPPER->Upper+lower
+# (URLParser -> URL|Parser), letter<->digit (utf8, md5sum).
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
+
+# English function words: nearly absent from code, so BM25 would give them a
+# high IDF and let them dominate a long prose question. They are dropped from
+# queries (see ``repolens.search.query``) but still indexed, so a query that consists
+# only of such words (or names an identifier like ``when``) still works.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because
+    been before being below between both but by can could did do does doing
+    down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me
+    more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why
+    will with would you your yours yourself yourselves also however since
+    though via thus hence whether either neither yet still even already
+    always never often would like want need seems seem get got make made let
+    lets use used using i'm it's don't doesn't didn't isn't wasn't can't
+    won't
+    """.split()  # noqa: SIM905
+)
+
+
+def _char_class(c: str) -> int:
+    if c.isdigit():
+        return 2
+    return 0 if c.isupper() else 1
+
+
+def _split_unicode(piece: str) -> list[str]:
+    """The ``_PARTS`` rules for pieces with non-ASCII letters (``re`` has no
+    Unicode case classes)."""
+    parts: list[str] = []
+    start = 0
+    n = len(piece)
+    for i in range(1, n):
+        prev, cur = _char_class(piece[i - 1]), _char_class(piece[i])
+        nxt = _char_class(piece[i + 1]) if i + 1 < n else -1
+        boundary = (
+            (prev == 2) != (cur == 2)  # letter <-> digit
+            or (prev == 1 and cur == 0)  # lower -> Upper
+            or (prev == 0 and cur == 0 and nxt == 1)  # URLParser: L|P
+        )
+        if boundary:
+            parts.append(piece[start:i].lower())
+            start = i
+    parts.append(piece[start:].lower())
+    return parts
+
+
+def split_identifier(word: str) -> list[str]:
+    """Split one identifier-ish run into lowercase parts (no whole form)."""
+    parts: list[str] = []
+    for piece in re.split(r"[_\-]+", word):
+        if not piece:
+            continue
+        if piece.isascii():
+            parts.extend(m.group(0).lower() for m in _PARTS.finditer(piece))
+        else:
+            parts.extend(_split_unicode(piece))
+    return parts
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+def stem(word: str) -> str:
+    """English stem of one lowercase word part; stopwords stay as they are
+    so that queries can still recognise them."""
+    if word in STOPWORDS or not word.isalpha():
+        return word
+    return _STEMMER.stemWord(word)
+
+
+@lru_cache(maxsize=262_144)
+def _run_tokens(run: str) -> tuple[str, ...]:
+    """Tokens of one run. Cached: identifiers repeat heavily across a repo,
+    and this is the indexing hot path. Pure function, so never invalid.
+
+    Word parts are stemmed (``sessions``/``expired`` meet ``session``/
+    ``expire``); the whole identifier is kept exact, so a query naming an
+    identifier still prefers the chunks that spell it.
+    """
+    parts = split_identifier(run)
+    out: list[str] = []
+    whole = run.replace("_", "").replace("-", "").lower()
+    if len(parts) > 1 and 1 < len(whole) <= MAX_TOKEN_LEN:
+        out.append(whole)
+    out.extend(stem(p) for p in parts if 1 < len(p) <= MAX_TOKEN_LEN)
+    return tuple(out)
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of ``text`` in order, with repeats (for term frequencies).
+
+    Single characters are dropped: loop variables and operators carry no
+    signal and would make every posting list huge.
+    """
+    out: list[str] = []
+    for run in _RUN.findall(text):
+        out.extend(_run_tokens(run))
+    return out
+
+
+def surface_forms(text: str) -> dict[str, str]:
+    """Each token of ``text`` mapped to the first word that produced it, for
+    showing people words rather than stems (``expir`` -> ``expired``)."""
+    forms: dict[str, str] = {}
+    for run in _RUN.findall(text):
+        parts = split_identifier(run)
+        whole = run.replace("_", "").replace("-", "").lower()
+        if len(parts) > 1:
+            forms.setdefault(whole, run)
+        for part in parts:
+            forms.setdefault(stem(part), part)
+    return forms
+
+
+def tokenize_path(path: str) -> list[str]:
+    """Tokens of a repository-relative path: every component, split like code.
+
+    ``src/auth/SessionStore.py`` yields ``src auth sessionstore session store py``.
+    """
+    return tokenize(path.replace("/", " ").replace(".", " "))
+
+
+def is_stopword(token: str) -> bool:
+    return token in STOPWORDS

@@ -1,0 +1,356 @@
+"""Syntax-aware chunking: definitions, qualified names, coverage, splits, failures.
+
+Each fixture under ``tests/fixtures/chunk/`` is one small, realistic file per
+language; the chunks (range, kind, qualname) and symbols (kind, qualname) it
+yields are asserted exactly against ``expected.json``: they are what search
+results show.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from repolens.chunk import ChunkedFile, chunk_file, chunking_config, dispatch
+from repolens.chunk.grammars import KINDS, SPECS, available_languages
+from repolens.chunk.languages import language_for
+from repolens.chunk.pack import repeated_header_lines, source_lines
+from repolens.chunk.syntax import SyntaxChunker, supports
+from repolens.chunk.text import MAX_CHARS, MAX_LINES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# file -> {"chunks": [[start, end, kind, qualname], ...], "symbols": [[kind, qualname], ...]}
+EXPECTED: dict[str, dict[str, list[list]]] = json.loads((FIXTURES / "expected.json").read_text())
+
+
+# The fixtures pin one chunk per definition: packing of small neighbours
+# (the default merges definitions of up to 30 lines) is tested on its own.
+DEFINITION_GRAIN = 2
+
+
+def _chunk(name: str, text: str) -> ChunkedFile:
+    return chunk_file(name, text, language_for(name), merge_lines=DEFINITION_GRAIN)
+
+
+def _assert_tiles(result: ChunkedFile, text: str) -> None:
+    """Chunks cover every line, in order, without overlap; texts are the lines."""
+    lines = source_lines(text)
+    expect = 1
+    for c in result.chunks:
+        if c.start_line == c.end_line == expect - 1:
+            continue  # another slice of an over-long line
+        assert c.start_line == expect, (c.start_line, expect, c.kind, c.qualname)
+        assert c.end_line >= c.start_line
+        body = c.text.split("\n")[repeated_header_lines(c) :]
+        if len(lines[c.start_line - 1]) <= MAX_CHARS:
+            assert body == lines[c.start_line - 1 : c.end_line]
+        assert c.end_line - c.start_line + 1 <= MAX_LINES
+        expect = c.end_line + 1
+    assert expect == len(lines) + 1
+
+
+def _assert_covers(result: ChunkedFile, text: str) -> None:
+    n = len(source_lines(text))
+    covered = bytearray(n + 1)
+    for c in result.chunks:
+        assert 1 <= c.start_line <= c.end_line <= n
+        covered[c.start_line : c.end_line + 1] = b"\1" * (c.end_line - c.start_line + 1)
+    assert covered[1:] == b"\1" * n
+
+
+def test_every_spec_language_loads_from_its_wheel() -> None:
+    assert available_languages() == sorted(SPECS)
+    assert len(SPECS) >= 20
+
+
+def test_every_fixture_has_expectations() -> None:
+    names = {p.name for p in FIXTURES.iterdir() if language_for(p.name) not in ("markdown", "json")}
+    assert names == set(EXPECTED)
+    assert {language_for(n) for n in names} == set(SPECS)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_chunks_and_symbols(name: str) -> None:
+    text = (FIXTURES / name).read_text()
+    result = _chunk(name, text)
+    assert not result.parse_error
+    assert [[c.start_line, c.end_line, c.kind, c.qualname] for c in result.chunks] == EXPECTED[name]["chunks"]
+    assert [[s.kind, s.qualname] for s in result.symbols] == EXPECTED[name]["symbols"]
+    assert all(s.path == name and s.language == language_for(name) for s in result.symbols)
+    _assert_tiles(result, text)
+
+
+def _symbol(result: ChunkedFile, qualname: str):
+    (sym,) = [s for s in result.symbols if s.qualname == qualname]
+    return sym
+
+
+def test_decorators_and_doc_comments_start_the_definition() -> None:
+    py = _chunk("sample.py", (FIXTURES / "sample.py").read_text())
+    empty = _symbol(py, "Bucket.empty")
+    assert (empty.start_line, empty.signature) == (30, "def empty(self) -> bool")
+    bucket = _symbol(py, "Bucket")
+    assert (bucket.start_line, bucket.end_line) == (17, 36)  # from @dataclass
+    rs = _chunk("sample.rs", (FIXTURES / "sample.rs").read_text())
+    assert _symbol(rs, "Entry").start_line == 7  # /// doc, then #[derive]
+    assert _symbol(rs, "Cache::len").start_line == 33  # #[inline]
+    java = _chunk("Sample.java", (FIXTURES / "Sample.java").read_text())
+    assert _symbol(java, "JsonWriter.value").start_line == 16  # javadoc before @Override
+    ts = _chunk("sample.ts", (FIXTURES / "sample.ts").read_text())
+    assert _symbol(ts, "App.get").start_line == 19  # @logged
+    ex = _chunk("sample.ex", (FIXTURES / "sample.ex").read_text())
+    assert _symbol(ex, "MyApp.Accounts.create").start_line == 14  # @doc and @spec
+
+
+def test_signature_parent_and_doc_are_carried() -> None:
+    go = _chunk("sample.go", (FIXTURES / "sample.go").read_text())
+    start = next(c for c in go.chunks if c.qualname == "(*Server).Start")
+    assert start.signature == "func (s *Server) Start(ctx context.Context) error"
+    assert start.parent == "Server"
+    assert start.doc == "Start starts listening."
+    py = _chunk("sample.py", (FIXTURES / "sample.py").read_text())
+    take = _symbol(py, "Bucket.take")
+    assert take.parent == "Bucket"
+    assert take.signature == "def take(self, n: int = 1) -> bool"
+    fetch = next(c for c in py.chunks if c.qualname == "fetch")
+    assert fetch.signature == "async def fetch(url: str, timeout: float = 5.0) -> bytes"
+    bucket = next(c for c in py.chunks if c.qualname == "Bucket")
+    assert bucket.doc == "A bucket that refills at ``rate`` tokens per second."
+    java = _chunk("Sample.java", (FIXTURES / "Sample.java").read_text())
+    assert java.chunks[1].doc == "Serializes values to JSON."
+
+
+def _big_function(n: int) -> str:
+    body = "".join(f"    x{i} = compute({i})\n" for i in range(n))
+    return f'def big(a, b):\n    """Many steps."""\n{body}    return a\n'
+
+
+def test_big_function_is_split_into_parts_that_repeat_its_header() -> None:
+    text = "import os\n\n\n" + _big_function(300) + "\n\ndef small():\n    return 1\n"
+    result = _chunk("big.py", text)
+    parts = [c for c in result.chunks if c.qualname == "big"]
+    assert len(parts) == 3
+    assert all(c.kind == "function" and c.signature == "def big(a, b)" for c in parts)
+    assert parts[0].start_line == 4 and repeated_header_lines(parts[0]) == 0
+    for p in parts[1:]:
+        assert repeated_header_lines(p) == 1
+        assert p.text.startswith("def big(a, b):\n    x")
+    assert [s.qualname for s in result.symbols] == ["big", "small"]
+    _assert_tiles(result, text)
+
+
+def test_big_function_with_long_lines_is_split_by_characters() -> None:
+    body = "".join(f"    s{i} = '{'y' * 200}'\n" for i in range(60))
+    text = f"def wide():\n{body}"
+    result = _chunk("wide.py", text)
+    assert len(result.chunks) >= 3
+    assert all(len(c.text) <= MAX_CHARS for c in result.chunks)
+    _assert_tiles(result, text)
+
+
+def _big_class(methods: int) -> str:
+    out = ['class Store:\n    """Keeps things."""\n\n    limit = 10\n']
+    for i in range(methods):
+        out.append(
+            f"\n    def m{i}(self, x):\n"
+            + "".join(f"        x += {j}\n" for j in range(8))
+            + "        return x\n"
+        )
+    return "".join(out)
+
+
+def test_big_class_splits_into_header_and_one_chunk_per_method() -> None:
+    text = _big_class(20)
+    result = _chunk("store.py", text)
+    head = result.chunks[0]
+    assert (head.kind, head.qualname, head.start_line, head.end_line) == ("class", "Store", 1, 5)
+    assert head.doc == "Keeps things."
+    methods = result.chunks[1:]
+    assert [c.qualname for c in methods] == [f"Store.m{i}" for i in range(20)]
+    assert all(c.kind == "method" and c.parent == "Store" for c in methods)
+    _assert_tiles(result, text)
+
+
+def test_small_class_stays_one_chunk_with_its_methods() -> None:
+    text = _big_class(2)
+    result = _chunk("store.py", text)
+    assert [(c.kind, c.qualname) for c in result.chunks] == [("class", "Store")]
+    assert [s.qualname for s in result.symbols] == ["Store", "Store.m0", "Store.m1"]
+
+
+def test_one_line_definitions_are_packed_and_each_is_a_symbol() -> None:
+    text = (
+        "package k\n\n"
+        + "".join(f"const C{i} = {i}\n" for i in range(30))
+        + "\nfunc F() {\n\tg()\n\th()\n}\n"
+    )
+    result = _chunk("k.go", text)
+    assert [(c.kind, c.qualname) for c in result.chunks] == [
+        ("block", "C0, C1, C2 (+27 more)"),
+        ("function", "F"),
+    ]
+    assert [s.qualname for s in result.symbols] == [f"C{i}" for i in range(30)] + ["F"]
+
+
+def test_grouped_go_declarations_name_each_member() -> None:
+    text = "package k\n\nconst (\n\tA = 1\n\tB = 2\n)\n\ntype (\n\tP struct{}\n\tQ interface{}\n)\n"
+    result = _chunk("k.go", text)
+    assert [(s.kind, s.qualname, s.start_line) for s in result.symbols] == [
+        ("constant", "A", 4),
+        ("constant", "B", 5),
+        ("struct", "P", 9),
+        ("interface", "Q", 10),
+    ]
+
+
+def test_editing_one_function_keeps_the_other_chunk_ids() -> None:
+    text = (FIXTURES / "sample.go").read_text()
+    before = {c.qualname: c.id for c in _chunk("sample.go", text).chunks}
+    edited = text.replace("return s.srv.ListenAndServe()", "log.Print(ctx)\n\treturn s.srv.ListenAndServe()")
+    after = {c.qualname: c.id for c in _chunk("sample.go", edited).chunks}
+    assert before.keys() == after.keys()
+    changed = {q for q in before if before[q] != after[q]}
+    assert changed == {"(*Server).Start"}
+    # lines added above move everything below without changing ids
+    shifted = {c.qualname: c.id for c in _chunk("sample.go", "// Copyright\n\n" + text).chunks}
+    assert {q: shifted[q] for q in before if q != "defaultAddr"} == {
+        q: i for q, i in before.items() if q != "defaultAddr"
+    }
+
+
+def test_ids_are_unique_within_a_file() -> None:
+    text = "def f():\n    pass\n\n\n" * 3
+    ids = [c.id for c in _chunk("dup.py", text).chunks]
+    assert len(ids) == len(set(ids))
+
+
+def test_unparsable_file_falls_back_to_windows_with_parse_error() -> None:
+    text = "".join(f"}} ) def class ::: {i} (((\n" for i in range(200))
+    result = _chunk("broken.py", text)
+    assert result.parse_error
+    assert {c.kind for c in result.chunks} == {"window"}
+    _assert_covers(result, text)
+
+
+def test_small_syntax_errors_keep_definitions() -> None:
+    text = "def ok():\n    return 1\n\n\nprint 'py2'\n\n\ndef fine(x):\n    y = x\n    return y\n"
+    result = _chunk("mixed.py", text)
+    assert not result.parse_error
+    assert [s.qualname for s in result.symbols] == ["ok", "fine"]
+    _assert_tiles(result, text)
+
+
+def test_parse_timeout_falls_back_to_windows() -> None:
+    text = _big_function(2000)
+    result = SyntaxChunker(timeout=0.0).chunk("slow.py", text, "python")
+    assert result.parse_error
+    assert {c.kind for c in result.chunks} == {"window"}
+
+
+def test_file_over_the_size_cap_is_windowed_without_parsing() -> None:
+    text = _big_function(50)
+    result = SyntaxChunker(max_bytes=100).chunk("big.py", text, "python")
+    assert not result.parse_error
+    assert {c.kind for c in result.chunks} == {"window"}
+
+
+def test_chunk_file_never_raises_on_a_failing_chunker(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Boom:
+        name, version = "boom", 1
+
+        def chunk(self, path: str, text: str, language: str) -> ChunkedFile:
+            raise RuntimeError("grammar crashed")
+
+    monkeypatch.setattr(dispatch, "chunker_for", lambda language: Boom())
+    result = chunk_file("a.py", "x = 1\ny = 2\n", "python")
+    assert result.parse_error
+    assert [(c.start_line, c.end_line, c.kind) for c in result.chunks] == [(1, 2, "window")]
+    assert result.chunks[0].id
+
+
+def test_languages_without_grammar_get_windows() -> None:
+    text = "".join(f"line {i}\n" for i in range(100))
+    result = chunk_file("data.txt", text, "text")
+    assert not supports("text")
+    assert {c.kind for c in result.chunks} == {"window"}
+    _assert_covers(result, text)
+
+
+def test_header_parsed_as_cpp_when_c_fails() -> None:
+    text = (
+        "#pragma once\nnamespace ns {\nclass Box {\npublic:\n"
+        "  int size() const { return n; }\n  int n;\n};\n}\n"
+    )
+    result = _chunk("box.h", text)
+    assert [(s.kind, s.qualname) for s in result.symbols] == [
+        ("module", "ns"),
+        ("class", "ns::Box"),
+        ("method", "ns::Box::size"),
+    ]
+
+
+def test_line_numbers_count_newlines_only() -> None:
+    text = "def a():\r\n    return 1\r\n\x0c\r\ndef b():\r\n    return 2\r\n"
+    result = _chunk("crlf.py", text)
+    assert [(s.qualname, s.start_line, s.end_line) for s in result.symbols] == [("a", 1, 2), ("b", 4, 5)]
+    assert all("\r" not in c.text for c in result.chunks)
+    _assert_tiles(result, text)
+
+
+def test_chunking_config_names_the_setup() -> None:
+    name, version = chunking_config()
+    assert name.startswith("syntax+markdown+windows/") and version >= 1
+    assert chunking_config() == (name, version)
+
+
+def _sample_files() -> list[tuple[str, str]]:
+    """Real source files: installed libraries and, when present, benchmark checkouts."""
+    roots = [Path(pytest.__file__).parent.parent / "_pytest", Path(os.__file__).parent / "email"]
+    checkouts = Path("/work/bench-data/checkouts")
+    if checkouts.is_dir():
+        for prefix in ("spf13__cobra@", "sharkdp__fd@", "google__gson@", "honojs__hono@"):
+            found = sorted(checkouts.glob(prefix + "*"))
+            roots += found[:1]
+    files = []
+    for root in roots:
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and supports(language_for(p.name)) and "node_modules" not in p.parts:
+                files.append(p)
+    rng = random.Random(7)
+    picked = rng.sample(files, min(len(files), 250))
+    out = []
+    for p in sorted(picked):
+        try:
+            out.append((str(p), p.read_text(encoding="utf-8", errors="surrogateescape")))
+        except OSError:
+            continue
+    return out
+
+
+def test_every_line_belongs_to_a_chunk_on_real_files() -> None:
+    files = _sample_files()
+    assert len(files) >= 50
+    fixtures = [(p.name, p.read_text()) for p in sorted(FIXTURES.iterdir())]
+    for path, text in fixtures + files:
+        result = chunk_file(path, text, language_for(path))
+        _assert_covers(result, text)
+        if result.chunks and result.chunks[0].kind != "window":  # windows overlap by design
+            _assert_tiles(result, text)
+        assert all(c.id for c in result.chunks)
+        assert {c.kind for c in result.chunks} <= KINDS
+        assert {s.kind for s in result.symbols} <= KINDS
+
+
+def test_small_definitions_are_packed_up_to_the_target_by_default() -> None:
+    functions = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y * 2\n\n\n" for i in range(10))
+    fine = chunk_file("m.py", functions, "python", merge_lines=DEFINITION_GRAIN)
+    packed = chunk_file("m.py", functions, "python")
+    assert len(fine.chunks) == 10
+    assert len(packed.chunks) == 1
+    assert packed.chunks[0].qualname == "f0, f1, f2 (+7 more)"
+    assert len(packed.symbols) == len(fine.symbols) == 10  # every definition is still a symbol

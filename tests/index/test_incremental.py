@@ -1,0 +1,282 @@
+"""Incremental indexing: only what changed is read; crashes never break the index."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import kill_survivors, running_processes, tagged_env
+from repolens import service
+from repolens.index.build import build_index
+from repolens.index.prepare import PARALLEL_MIN_FILES, workers
+from repolens.store import IndexHandle
+from repolens.store.layout import IndexLayout
+
+
+@pytest.fixture(autouse=True)
+def _fresh_handles():
+    yield
+    service.handles.clear()
+
+
+def _module(i: int, tag: str) -> str:
+    return (
+        f'"""Module {i}."""\n\n\n'
+        f"def first_{i}(value):\n    return value + {i}\n\n\n"
+        f"def second_{i}(value):\n    return '{tag}_{i}'\n"
+    )
+
+
+def _content(root: Path, index_dir: Path | None = None) -> dict:
+    """Everything an index should hold for a given tree, comparable across indexes."""
+    layout = IndexLayout(root, index_dir or root / ".repolens")
+    handle = IndexHandle.open_current(layout)
+    try:
+        db = handle.db
+        files = sorted(db.execute("SELECT path, hash, lines FROM files").fetchall())
+        chunks = sorted(db.execute("SELECT id, path, start_line, end_line FROM chunks").fetchall())
+        symbols = sorted(db.execute("SELECT path, qualname, start_line FROM symbols").fetchall())
+        pending = db.execute("SELECT count(*) FROM lex_pending").fetchone()[0]
+        handle.lex.reload()
+        return {
+            "files": files,
+            "chunks": chunks,
+            "symbols": symbols,
+            "lexical_docs": handle.lex.num_docs,
+            "pending": pending,
+        }
+    finally:
+        handle.close()
+
+
+def test_refresh_reads_only_what_changed(make_repo):
+    root = make_repo({f"pkg/m{i}.py": _module(i, "alpha") for i in range(20)})
+    first = build_index(root)
+    assert (first.mode, first.files) == ("build", 20)
+
+    (root / "pkg/m1.py").write_text(_module(1, "beta"))  # modified
+    (root / "pkg/m2.py").unlink()  # deleted
+    (root / "pkg/m3.py").rename(root / "pkg/renamed.py")  # renamed
+    (root / "pkg/new.py").write_text(_module(99, "gamma"))  # new
+    os.utime(root / "pkg/m4.py", ns=(1, 1))  # touched, same content
+    report = build_index(root)
+    assert report.mode == "refresh"
+    assert (report.added, report.changed, report.deleted) == (2, 1, 2)
+    assert report.unchanged == 17  # m4 was hashed, found equal
+    assert report.files == 20
+    assert "beta_1" in service.search_code("beta_1", root).text
+    assert "pkg/renamed.py" in service.search_code("second_3", root).text
+    assert "pkg/m2.py" not in service.search_code("second_2 first_2", root).text
+
+    again = build_index(root)
+    assert (again.added, again.changed, again.deleted, again.unchanged) == (0, 0, 0, 20)
+
+
+def test_a_refresh_does_not_read_again_what_its_content_kept_out(make_repo):
+    root = make_repo({"a.py": _module(1, "a"), "blob.dat": b"\x00\x01binary", "blank.txt": " \n"})
+    first = build_index(root)
+    assert (first.files, first.skipped["binary"], first.skipped["empty"]) == (1, 1, 1)
+    again = build_index(root)
+    assert again.content_skipped == {}, "a refresh read again files that did not change"
+    assert (again.unchanged, again.skipped["binary"], again.skipped["empty"]) == (1, 1, 1)
+
+
+def test_progress_counts_every_file_read_including_skipped_ones(make_repo):
+    root = make_repo({"a.py": _module(1, "a"), "blob.dat": b"\x00\x01binary"})
+    seen: list[tuple[int, int]] = []
+    build_index(root, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 2), (2, 2)]
+
+
+def test_editing_one_function_keeps_the_other_chunk_ids(make_repo):
+    # Each function is longer than the packing threshold, so each is a chunk.
+    body = "".join(f"    step_{k} = value * {k}\n" for k in range(35))
+    source = f"def first(value):\n{body}    return step_5\n\n\ndef second(value):\n{body}    return step_1\n"
+
+    root = make_repo({"a.py": source})
+    build_index(root)
+    before = {(r[2], r[3]): r[0] for r in _content(root)["chunks"]}
+    assert len(before) == 2
+    (root / "a.py").write_text("# a new first line\n" + source.replace("return step_5", "return step_4"))
+    build_index(root)
+    after = {(r[2], r[3]): r[0] for r in _content(root)["chunks"]}
+    ids_before, ids_after = set(before.values()), set(after.values())
+    assert len(ids_before & ids_after) == 1, "second() moved down a line but kept its id"
+
+
+def test_a_settings_change_rebuilds_and_says_why(sample_repo: Path, monkeypatch):
+    build_index(sample_repo)
+    monkeypatch.setenv("REPOLENS_CHUNKER", "windows")
+    report = build_index(sample_repo)
+    assert report.mode == "build"
+    assert report.reason.startswith("chunking changed (syntax+markdown+windows/")
+    assert "rebuilt: chunking changed" in report.summary()
+
+
+def test_refresh_matches_a_fresh_build(make_repo, tmp_path: Path):
+    root = make_repo({f"m{i}.py": _module(i, "alpha") for i in range(30)})
+    build_index(root)
+    for i in range(0, 30, 3):
+        (root / f"m{i}.py").write_text(_module(i, "beta"))
+    (root / "m1.py").unlink()
+    build_index(root)
+    build_index(root, index_dir=tmp_path / "fresh")
+    assert _content(root) == _content(root, tmp_path / "fresh")
+
+
+def _mutate(root: Path, rng: random.Random, step: int, count: int) -> None:
+    for i in range(count):
+        path = root / f"pkg/m{i:04d}.py"
+        roll = rng.random()
+        if roll < 0.15 and path.exists():
+            path.unlink()
+        elif roll < 0.45:
+            path.write_text(_module(i, f"step{step}") * 8)
+    for j in range(rng.randint(0, 20)):
+        (root / f"pkg/extra{step}_{j}.py").write_text(_module(10_000 + j, f"extra{step}") * 8)
+
+
+def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Path):
+    """Kill the indexer at random moments of builds and refreshes; each time
+    the index must open and answer, and the next run must produce exactly
+    the content of a fresh build."""
+    count = 1500
+    root = make_repo({f"pkg/m{i:04d}.py": _module(i, "step0") * 8 for i in range(count)})
+    rng = random.Random(20261130)
+    started = time.monotonic()
+    build_index(root)
+    full_time = time.monotonic() - started
+    interrupted = 0
+    for step in range(1, 7):
+        _mutate(root, rng, step, count)
+        cmd = [sys.executable, "-m", "repolens", "index", str(root)]
+        if step % 3 == 0:
+            cmd.append("--rebuild")
+        env, tag = tagged_env()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        time.sleep(rng.uniform(0.3, 0.6 + full_time))
+        interrupted += proc.poll() is None
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert kill_survivors(tag) == [], f"step {step}: the killed indexer left processes behind"
+
+        service.handles.clear()
+        # The index opens and answers whatever moment the kill hit.
+        assert service.search_code("first value", root, auto_index=False).packet is not None
+        service.handles.clear()
+        build_index(root)
+        fresh = tmp_path / f"fresh{step}"
+        build_index(root, index_dir=fresh)
+        got, want = _content(root), _content(root, fresh)
+        assert got["pending"] == 0
+        assert got == want, f"step {step}: refreshed index differs from a fresh build"
+        assert got["lexical_docs"] == len(got["chunks"])
+    assert interrupted >= 3, "too few kills landed while the indexer was running"
+
+
+@pytest.mark.skipif(workers() < 2, reason="one core: files are prepared in process, no workers")
+def test_a_killed_indexer_takes_its_worker_processes_with_it(make_repo):
+    """kill -9 (the OOM killer, a closed terminal) while files are prepared in
+    worker processes: the workers and multiprocessing's resource tracker end too."""
+    root = make_repo({f"pkg/m{i:04d}.py": _module(i, "w") * 8 for i in range(PARALLEL_MIN_FILES * 6)})
+    env, tag = tagged_env()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens", "index", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        spawned: list[str] = []
+        while len(spawned) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            spawned = [p.args for p in running_processes("REPOLENS_TEST_TAG") if p.mark == tag]
+            spawned = [a for a in spawned if "multiprocessing.spawn" in a]
+            time.sleep(0.05)
+        assert len(spawned) >= 2, "the indexer ended before its workers were seen"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert kill_survivors(tag) == []
+
+
+def test_interrupting_a_refresh_mid_batch_leaves_both_stores_consistent(make_repo, tmp_path: Path):
+    root = make_repo({f"m{i}.py": _module(i, "alpha") for i in range(40)})
+    build_index(root)
+    for i in range(40):
+        (root / f"m{i}.py").write_text(_module(i, "beta"))
+
+    def stop_halfway(done: int, total: int) -> None:
+        if done == 20:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(root, progress=stop_halfway)
+    got = _content(root)
+    assert got["pending"] == 0
+    assert got["lexical_docs"] == len(got["chunks"]), "tantivy kept documents of a rolled-back batch"
+    build_index(root)
+    build_index(root, index_dir=tmp_path / "fresh")
+    assert _content(root) == _content(root, tmp_path / "fresh")
+
+
+def test_scoped_refresh_reads_only_the_named_paths_and_matches_a_full_refresh(make_repo, tmp_path):
+    files = {f"pkg/m{i}.py": _module(i, "alpha") for i in range(8)}
+    files[".gitignore"] = "build/\n"
+    files["pkg/empty.py"] = ""
+    root = make_repo(files)
+    build_index(root)
+    (root / "pkg/m1.py").write_text(_module(1, "beta"))
+    (root / "pkg/m2.py").write_text(_module(2, "beta"))  # not named: left for a later scan
+    (root / "pkg/m3.py").unlink()
+    (root / "pkg/new.py").write_text(_module(99, "gamma"))
+    (root / "pkg/empty.py").write_text(_module(50, "delta"))  # skipped as empty before
+    (root / "build").mkdir()
+    (root / "build/out.py").write_text(_module(7, "ignored"))
+
+    named = {"pkg/m1.py", "pkg/m3.py", "pkg/new.py", "pkg/empty.py", "build/out.py"}
+    scoped = build_index(root, paths=named)
+    assert scoped.mode == "refresh"
+    assert (scoped.changed, scoped.deleted, scoped.added) == (1, 1, 2)
+    assert scoped.unchanged == 0  # nothing outside the named paths was even stat-ed
+    layout = IndexLayout(root, root / ".repolens")
+    handle = IndexHandle.open_current(layout)
+    try:
+        paths = {r[0] for r in handle.db.execute("SELECT path FROM files")}
+    finally:
+        handle.close()
+    assert "build/out.py" not in paths and "pkg/m3.py" not in paths and "pkg/new.py" in paths
+
+    full = build_index(root)
+    assert (full.changed, full.added, full.deleted) == (1, 0, 0)  # only m2 was left
+    other = tmp_path / "reference-index"
+    build_index(root, index_dir=other)
+    assert _content(root) == _content(root, other)
+
+
+def test_scoped_refresh_of_a_deleted_folder_drops_everything_under_it(make_repo):
+    root = make_repo({**{f"pkg/sub/m{i}.py": _module(i, "a") for i in range(3)}, "keep.py": _module(9, "k")})
+    build_index(root)
+    for i in range(3):
+        (root / f"pkg/sub/m{i}.py").unlink()
+    (root / "pkg/sub").rmdir()
+    report = build_index(root, paths={"pkg/sub"})
+    assert report.deleted == 3 and report.files == 1
+
+
+def test_a_named_folder_or_a_missing_index_means_a_whole_tree_scan(make_repo):
+    root = make_repo({"a.py": _module(1, "a")})
+    first = build_index(root, paths={"a.py"})  # no index yet: a full build
+    assert (first.mode, first.files) == ("build", 1)
+    (root / "newdir").mkdir()
+    (root / "newdir/x.py").write_text(_module(2, "x"))
+    (root / "newdir/y.py").write_text(_module(3, "y"))
+    report = build_index(root, paths={"newdir"})  # a folder: git lists it whole
+    assert report.added == 2 and report.unchanged == 1

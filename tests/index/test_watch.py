@@ -1,0 +1,170 @@
+"""The file watcher: changes on disk reach the index by themselves."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import run_git
+from repolens import service
+from repolens.index.build import build_index
+from repolens.index.watch import WatchEvent, start_watcher
+from repolens.settings import load_settings
+from repolens.store import IndexHandle
+from repolens.store.layout import IndexLayout
+
+# Generous: these wait for a condition, they do not measure speed
+# (bench/watch_latency.py does).
+TIMEOUT_S = 30.0
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _indexed_paths(root: Path) -> set[str]:
+    handle = IndexHandle.open_current(IndexLayout(root, root / ".repolens"))
+    try:
+        return {r[0] for r in handle.db.execute("SELECT path FROM files")}
+    finally:
+        handle.close()
+
+
+@pytest.fixture
+def watched(sample_repo: Path) -> Iterator[tuple[Path, list[WatchEvent]]]:
+    events: list[WatchEvent] = []
+    lock = threading.Lock()
+
+    def record(event: WatchEvent) -> None:
+        with lock:
+            events.append(event)
+
+    thread, stop = start_watcher(sample_repo, on_event=record)
+    _wait_for(lambda: bool(events), "the first refresh")
+    yield sample_repo, events
+    stop.set()
+    thread.join(timeout=10)
+    service.handles.clear()
+
+
+def test_a_saved_file_becomes_searchable(watched):
+    root, _ = watched
+    (root / "src/web/fresh.py").write_text("def freshly_saved_handler():\n    return 1\n")
+    _wait_for(lambda: "src/web/fresh.py" in _indexed_paths(root), "the new file to be indexed")
+    assert "freshly_saved_handler" in service.search_code("freshly_saved_handler", root).text
+
+
+def test_a_directory_created_with_files_is_rescanned(watched):
+    root, _ = watched
+    folder = root / "pkg/deep/er"
+    folder.mkdir(parents=True)
+    for i in range(5):
+        (folder / f"m{i}.py").write_text(f"def made_right_away_{i}():\n    pass\n")
+    _wait_for(lambda: {f"pkg/deep/er/m{i}.py" for i in range(5)} <= _indexed_paths(root), "all five files")
+
+
+def test_ignore_file_changes_re_evaluate_what_is_indexed(watched):
+    root, _ = watched
+    assert "docs/guide.md" in _indexed_paths(root)
+    (root / ".repolensignore").write_text("docs/\n")
+    _wait_for(lambda: "docs/guide.md" not in _indexed_paths(root), "docs/ to leave the index")
+
+
+def test_our_own_writes_do_not_trigger_refreshes(watched):
+    root, events = watched
+    (root / "README.md").write_text("# Changed\n")
+    _wait_for(lambda: len(events) >= 2, "the refresh")
+    settled = len(events)
+    time.sleep(3)  # the refresh wrote the index; that must not start another
+    assert len(events) == settled
+
+
+def test_branch_switch_is_one_consistent_refresh(make_repo, tmp_path: Path):
+    root = make_repo({f"pkg/m{i:03d}.py": f"def alpha_{i}():\n    return {i}\n" for i in range(300)})
+    run_git(root, "checkout", "-q", "-b", "other")
+    for i in range(300):
+        (root / f"pkg/m{i:03d}.py").write_text(f"def beta_{i}():\n    return {i}\n")
+    for i in range(300, 320):
+        (root / f"pkg/m{i:03d}.py").write_text(f"def beta_{i}():\n    return {i}\n")
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-q", "-m", "other")
+    run_git(root, "checkout", "-q", "main")
+    build_index(root)
+    events: list[WatchEvent] = []
+    thread, stop = start_watcher(root, on_event=events.append)
+    try:
+        _wait_for(lambda: bool(events), "the first refresh")
+        run_git(root, "checkout", "-q", "other")
+        _wait_for(lambda: len(_indexed_paths(root)) == 320, "the other branch's files")
+        time.sleep(2)
+        refreshes = [e for e in events[1:] if e.report is not None]
+        assert sum(e.report.added + e.report.changed for e in refreshes) == 320
+        assert len(refreshes) <= 3, "thousands of events must not mean thousands of refreshes"
+        assert not [e for e in events if e.error]
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    assert "beta_7" in service.search_code("beta_7", root).text
+    service.handles.clear()
+
+
+def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeypatch):
+    from repolens.index.watch import start_background
+
+    monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", "fake")
+    monkeypatch.setenv("REPOLENS_VECTORS", "1")
+    root = make_repo({f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(50)})
+    build_index(root, settings=load_settings(root, {"vectors": False}))  # lexical only, as after a crash
+
+    def coverage() -> tuple[int, int]:
+        handle = IndexHandle.open_current(IndexLayout(root, root / ".repolens"))
+        try:
+            done = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+            total = handle.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            return done, total
+        finally:
+            handle.close()
+
+    assert coverage()[0] == 0
+    stop = start_background({"app": root})
+    try:
+        _wait_for(lambda: coverage()[0] == coverage()[1], "every chunk to get a vector")
+        (root / "m_new.py").write_text("def brand_new_handler():\n    return 1\n")
+        _wait_for(
+            lambda: "m_new.py" in _indexed_paths(root) and coverage()[0] == coverage()[1],
+            "the new file embedded",
+        )
+
+    finally:
+        stop.set()
+        time.sleep(0.5)
+    service.handles.clear()
+
+
+def test_a_burst_of_saves_is_refreshed_through_those_paths_alone(tmp_path: Path):
+    import watchfiles
+
+    from repolens.index.watch import SCOPED_MAX_PATHS, changed_paths
+
+    def ev(*rels: str) -> set:
+        return {(watchfiles.Change.modified, str(tmp_path / r)) for r in rels}
+
+    assert changed_paths(tmp_path, ev("src/a.py", "b.md")) == {"src/a.py", "b.md"}
+    for needs_full_scan in (
+        ".gitignore",
+        "sub/.gitignore",
+        ".repolensignore",
+        ".repolens.toml",
+        ".git/info/exclude",
+    ):
+        assert changed_paths(tmp_path, ev("src/a.py", needs_full_scan)) is None
+    assert changed_paths(tmp_path, ev(*(f"f{i}.py" for i in range(SCOPED_MAX_PATHS + 1)))) is None

@@ -1,0 +1,289 @@
+"""Evidence packets: trimming, merging, markers and the character budget."""
+
+import json
+import random
+
+import pytest
+
+from repolens.chunk import Chunk
+from repolens.reply.packet import NO_MATCH, PacketOptions, render_packet
+from repolens.reply.prose import prose_lines
+from repolens.search.query import parse_query
+from repolens.search.retrieve import Hit
+
+
+def _chunk(path, start, lines, **kw):
+    return Chunk(path, start, start + len(lines) - 1, "\n".join(lines), "python", id=f"{path}:{start}", **kw)
+
+
+def _hit(chunk, score):
+    return Hit(0, chunk, score)
+
+
+def _filler(n, special=None, start=1):
+    special = special or {}
+    return [special.get(i, f"pass  # filler {i}") for i in range(start, start + n)]
+
+
+def test_only_matching_lines_with_two_lines_of_context_and_markers():
+    lines = _filler(20, {10: "def parse_url(s):"})
+    packet = render_packet(
+        "parseURL", [_hit(_chunk("a.py", 1, lines), 3.5)], parse_query("parseURL").tokens, PacketOptions()
+    )
+    assert packet.text == "\n".join(
+        [
+            "a.py:1-20 (score 3.50)",
+            "... (lines 1-7 omitted)",
+            "8: pass  # filler 8",
+            "9: pass  # filler 9",
+            "10: def parse_url(s):",
+            "11: pass  # filler 11",
+            "12: pass  # filler 12",
+            "... (lines 13-20 omitted)",
+        ]
+    )
+
+
+def test_definition_keeps_its_signature_line():
+    lines = ["def outer():", *_filler(30, {20: "    token = parse_url(x)"}, start=2)]
+    chunk = _chunk("a.py", 5, lines, kind="function", qualname="outer")
+    text = render_packet(
+        "parse_url", [_hit(chunk, 1.0)], parse_query("parse_url").tokens, PacketOptions()
+    ).text
+    assert text.splitlines()[:3] == [
+        "a.py:5-35 function outer (score 1.00)",
+        "5: def outer():",
+        "... (lines 6-21 omitted)",
+    ]
+
+
+def test_hits_of_one_file_that_touch_are_merged_and_no_line_repeats():
+    a = _chunk("a.py", 1, _filler(10, {9: "parse_url()"}))
+    b = _chunk("a.py", 11, _filler(10, {12: "parse_url()"}, start=11))
+    packet = render_packet(
+        "parse_url", [_hit(a, 2.0), _hit(b, 1.0)], parse_query("parse_url").tokens, PacketOptions()
+    )
+    assert len(packet.rendered) == 1
+    shown = [line.split(":")[0] for line in packet.text.splitlines()[1:] if not line.startswith("...")]
+    assert shown == [str(n) for n in range(7, 15)]
+    assert packet.rendered[0].block.start_line == 1 and packet.rendered[0].block.end_line == 20
+
+
+def test_overlapping_windows_are_merged():
+    a = _chunk("a.py", 1, _filler(80, {5: "parse_url()"}))
+    b = _chunk("a.py", 65, _filler(80, {70: "parse_url()"}, start=65))
+    packet = render_packet(
+        "q", [_hit(a, 2.0), _hit(b, 1.0)], parse_query("parse_url").tokens, PacketOptions()
+    )
+    assert len(packet.rendered) == 1
+    numbers = [int(x.split(":")[0]) for x in packet.text.splitlines()[1:] if not x.startswith("...")]
+    assert len(numbers) == len(set(numbers))
+
+
+def test_per_hit_cap_keeps_the_best_lines_and_names_the_follow_up_read():
+    lines = [f"value_{i} = compute({i})  # {'x' * 60}" for i in range(1, 101)]
+    lines[69] = "result = parse_url(url)  # the one line that matters"
+    packet = render_packet(
+        "parse_url compute",
+        [_hit(_chunk("big.py", 1, lines), 1.0)],
+        {"parseurl": 2.0, "pars": 2.0, "url": 2.0, "comput": 1.0},
+        PacketOptions(hit_max_chars=1000, max_chars=6000),
+    )
+    text = packet.text.splitlines()
+    assert len(packet.text) <= 1000
+    assert text[-1] == "... (truncated at 1000 chars; use read_snippet big.py 1 100 to expand)"
+    assert "70: result = parse_url(url)  # the one line that matters" in text
+    numbered = [int(x.split(":")[0]) for x in text[1:-1] if not x.startswith("...")]
+    assert numbered == sorted(numbered)
+    markers = [x for x in text[1:-1] if x.startswith("... (line")]
+    assert markers, "every stretch not shown is marked"
+
+
+def test_budget_cut_names_the_follow_up_read_and_lists_what_did_not_fit():
+    lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
+    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=1500, hit_max_chars=1200)
+    )
+    text = packet.text
+    assert len(text) <= 1500
+    assert "... (truncated at " in text  # the first hits get their share
+    assert "... (budget: " in text and "to expand)" in text
+    last = text.splitlines()[-1]
+    assert last == "... 1 more hit did not fit: f4.py:1-100 (score 6.00)"
+
+
+def test_fair_shares_let_every_top_hit_fit():
+    lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
+    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]
+    packet = render_packet("parse_url", hits, parse_query("parse_url").tokens, PacketOptions())
+    assert [r.block.path for r in packet.rendered] == [f"f{i}.py" for i in range(5)]
+    assert not packet.omitted
+    assert len(packet.text) <= 6000
+
+
+def test_path_only_hit_is_a_pointer_and_only_without_text_hit_in_that_file():
+    text_hit = _hit(_chunk("auth/session.py", 1, _filler(5, {2: "token()"})), 5.0)
+    same_file = _hit(_chunk("auth/session.py", 50, _filler(5)), 4.0)
+    other = _hit(_chunk("auth/README.md", 1, _filler(3)), 3.0)
+    packet = render_packet(
+        "session token", [text_hit, same_file, other], parse_query("session token").tokens, PacketOptions()
+    )
+    blocks = packet.text.split("\n\n")
+    assert len(blocks) == 2
+    assert blocks[1] == "auth/README.md:1-3 (path match only; use read_snippet auth/README.md 1 3)"
+
+
+def test_no_match():
+    assert render_packet("q", [], frozenset({"q"}), PacketOptions()).text == NO_MATCH
+
+
+def test_json_form_carries_hits_and_omitted():
+    lines = [f"parse_url({i}) {'y' * 80}" for i in range(1, 60)]
+    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(8)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=3000, top_k=8)
+    )
+    data = json.loads(json.dumps(packet.to_json()))
+    assert [h["path"] for h in data["hits"]] == [r.block.path for r in packet.rendered]
+    assert {"path", "start_line", "end_line", "score", "text"} <= set(data["hits"][0])
+    assert [o["path"] for o in data["omitted"]] == [b.path for b in packet.omitted]
+    assert data["omitted"], "a 3000-char budget cannot hold eight 5000-char hits"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_reply_never_exceeds_budget_and_never_repeats_a_line(seed):
+    rng = random.Random(seed)
+    hits = []
+    for i in range(rng.randint(1, 12)):
+        path = f"p{rng.randint(0, 3)}.py"
+        start = rng.randint(1, 300)
+        n = rng.randint(1, 120)
+        lines = [("parse_url " if rng.random() < 0.2 else "") + "z" * rng.randint(0, 200) for _ in range(n)]
+        hits.append(_hit(_chunk(path, start, lines), 100.0 - i))
+    opts = PacketOptions(
+        top_k=rng.randint(1, 50), max_chars=rng.randint(200, 8000), hit_max_chars=rng.randint(100, 4000)
+    )
+    packet = render_packet("parse_url", hits, parse_query("parse_url").tokens, opts)
+    assert len(packet.text) <= opts.max_chars
+    seen = set()
+    for r in packet.rendered:
+        for line in r.text.splitlines()[1:]:
+            head = line.split(": ", 1)[0]
+            if head.isdigit():
+                key = (r.block.path, int(head))
+                assert key not in seen
+                seen.add(key)
+
+
+def test_a_long_name_is_cut_in_the_header_and_kept_whole_in_json():
+    name = "Guide > " + " > ".join(f'<a name="TOC-{i}"></a>Section {i}' for i in range(4))
+    chunk = _chunk("docs/guide.md", 1, ["# Guide", "parse_url"], kind="section", qualname=name)
+    packet = render_packet("parse_url", [_hit(chunk, 1.0)], parse_query("parse_url").tokens, PacketOptions())
+    assert packet.text.splitlines()[0] == f"docs/guide.md:1-2 section {name[:77]}... (score 1.00)"
+    assert packet.to_json()["hits"][0]["qualname"] == name
+
+
+@pytest.mark.parametrize("max_chars", [200, 250, 300])
+def test_a_small_budget_shows_the_best_hits_first_lines_before_the_trailer(max_chars):
+    lines = [f"parse_url({i})  # {'x' * 20}" for i in range(1, 40)]
+    hits = [_hit(_chunk(f"src/pkg/module{i}.py", 1, lines), 10.0 - i) for i in range(5)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=max_chars)
+    )
+    text = packet.text.splitlines()
+    assert len(packet.text) <= max_chars
+    assert text[0] == "src/pkg/module0.py:1-39 (score 10.00)"
+    assert text[1] == f"1: parse_url(1)  # {'x' * 20}"
+    assert text[-1] == "... 4 more hits did not fit"
+
+
+def test_the_trailer_names_what_fits_and_counts_the_rest():
+    hits = [_hit(_chunk(f"src/f{i}.py", 1, [f"parse_url({i})" * 30] * 3), 10.0 - i) for i in range(5)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=900, fair_share=False)
+    )
+    assert packet.text.splitlines()[-1] == (
+        "... 4 more hits did not fit: src/f1.py:1-3 (score 9.00), src/f2.py:1-3 (score 8.00), "
+        "src/f3.py:1-3 (score 7.00), src/f4.py:1-3 (score 6.00)"
+    )
+
+
+def test_a_split_definition_merged_back_keeps_its_name():
+    head = "    def url_for(self, endpoint):"
+    one = _filler(60, {1: head, 58: "        url = build_url(endpoint)"})
+    two = [head, *_filler(60, {61: "        return build_url(url)"}, start=61)]  # part 2 repeats the header
+    hits = [
+        _hit(_chunk("app.py", 1, one, kind="method", qualname="Flask.url_for"), 5.0),
+        _hit(
+            Chunk("app.py", 61, 120, "\n".join(two), "python", kind="method", qualname="Flask.url_for"),
+            4.0,
+        ),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert [r.block.header() for r in packet.rendered] == ["app.py:1-120 method Flask.url_for (score 5.00)"]
+    assert packet.to_json()["hits"][0]["kind"] == "method"
+
+
+def test_a_block_merged_from_several_definitions_names_them_best_first():
+    hits = [
+        _hit(_chunk("app.py", 11, _filler(10, {12: "build_url()"}, 11), kind="method", qualname="A.b"), 5.0),
+        _hit(_chunk("app.py", 1, _filler(10, {9: "build_url()"}), kind="function", qualname="a"), 4.0),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert packet.rendered[0].block.header() == "app.py:1-20 merged A.b, a (score 5.00)"
+
+
+def test_a_block_merged_from_packed_chunks_names_three_definitions_and_counts_the_rest():
+    packed = {"kind": "function", "qualname": "f1, f2, f3 (+2 more)"}
+    hits = [
+        _hit(_chunk("app.py", 11, _filler(10, {12: "build_url()"}, 11), kind="method", qualname="A.b"), 5.0),
+        _hit(_chunk("app.py", 1, _filler(10, {9: "build_url()"}), **packed), 4.0),
+    ]
+    packet = render_packet("build_url", hits, parse_query("build_url").tokens, PacketOptions())
+    assert packet.rendered[0].block.header() == "app.py:1-20 merged A.b, f1, f2 (+3 more) (score 5.00)"
+
+
+def test_a_cut_definition_shows_the_code_that_matches_before_its_docstring():
+    lines = [
+        "def register(self, app, options):",
+        '    """Called by register_blueprint to register all views and callbacks',
+        "    registered on the blueprint with the application, and each record",
+        "    callback registered on the blueprint. A blueprint registered twice",
+        "    under one name is an error: register it under another name.",
+        '    """',
+        *_filler(30, start=7),
+        "    app.blueprints[name] = self  # the registration itself",
+        *_filler(30, start=38),
+    ]
+    chunk = _chunk("bp.py", 1, lines, kind="method", qualname="Blueprint.register")
+    weights = {"regist": 1.0, "blueprint": 1.0}
+    packet = render_packet(
+        "blueprint register", [_hit(chunk, 1.0)], weights, PacketOptions(hit_max_chars=350)
+    )
+    text = packet.text.splitlines()
+    assert "37:     app.blueprints[name] = self  # the registration itself" in text
+    assert text[1] == "1: def register(self, app, options):"
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "prose"),
+    [
+        (
+            "python",
+            'def f():\n    """Doc\n    more."""\n    x = 1  # trailing\n    # note\n    return x',
+            {1, 2, 4},
+        ),
+        ("python", "def f():\n    '''One line.'''\n    s = '''not a docstring\n    '''", {1}),
+        (
+            "rust",
+            "/// Doc.\n#[derive(Debug)]\nstruct S; // trailing\n/* a\n * b\n */\nfn f() {}",
+            {0, 3, 4, 5},
+        ),
+        ("c", "#include <x.h>\n// c\nint *p = q; /* x */\n*p = 1;", {1}),
+        ("lua", "--[[ a\nb ]]\nlocal x = 1 -- one\n-- c", {0, 1, 3}),
+        ("markdown", "# Title\n\ntext", set()),
+    ],
+)
+def test_prose_lines_are_comments_and_docstrings_not_code(language, source, prose):
+    assert prose_lines(source.split("\n"), language) == prose

@@ -1,0 +1,256 @@
+"""Search modes (packet, files, json), query_id re-rendering, filters, symbol boost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repolens import service
+from repolens.errors import NotFoundError, UsageError
+from repolens.index.build import build_index
+
+
+@pytest.fixture(autouse=True)
+def _fresh_handles():
+    yield
+    service.handles.clear()
+
+
+# A class defined once and mentioned in many places: the mentions outnumber
+# the definition, so only the symbol boost can put the definition first.
+_MENTIONS = {
+    f"app/use{i}.py": (
+        "from store import SessionStore\n\n"
+        f"def use{i}():\n"
+        "    store = SessionStore()\n"
+        "    # SessionStore keeps sessions; SessionStore is thread safe\n"
+        "    return SessionStore.default(store)\n"
+    )
+    for i in range(8)
+}
+_STORE = {
+    "store.py": (
+        "import time\n\n\n"
+        "class SessionStore:\n"
+        '    """Sessions in memory."""\n\n'
+        "    def __init__(self):\n"
+        "        self.items = {}\n\n"
+        "    def expire(self, now=None):\n"
+        "        now = now or time.time()\n"
+        "        self.items = {k: v for k, v in self.items.items() if v > now}\n"
+    ),
+    "tests/test_store.py": (
+        "from store import SessionStore\n\ndef test_expire():\n    SessionStore().expire()\n"
+    ),
+    "docs/store.md": "# SessionStore\n\nThe session store expires sessions.\n",
+}
+
+
+@pytest.fixture
+def store_repo(make_repo) -> Path:
+    return make_repo({**_MENTIONS, **_STORE})
+
+
+def test_one_identifier_query_returns_its_definition_first(store_repo: Path):
+    data = service.search_code("SessionStore", store_repo, mode="json").to_json()
+    first = data["hits"][0]
+    # store.py is small, so its imports and the class share one chunk
+    assert (first["path"], first["qualname"]) == ("store.py", "SessionStore")
+
+
+def test_without_symbol_boost_mentions_can_outrank_the_definition(store_repo: Path, monkeypatch):
+    monkeypatch.setenv("REPOLENS_SYMBOL_BOOST", "0")
+    monkeypatch.setenv("REPOLENS_PRIORS", "0")
+    data = service.search_code("SessionStore", store_repo, mode="json").to_json()
+    assert data["hits"][0]["path"] != "store.py"
+
+
+def test_files_mode_ranks_files_with_reasons(store_repo: Path):
+    reply = service.search_code("where does SessionStore expire sessions?", store_repo, mode="files")
+    lines = reply.text.splitlines()
+    assert lines[0].startswith("1. store.py (score ")
+    assert "defines SessionStore" in lines[0] and "source file" in lines[0]
+    assert lines[-1] == f"query_id {reply.query_id}"
+    roles = {f.path: f.role for f in reply.files}
+    assert roles["tests/test_store.py"] == "test" and roles["docs/store.md"] == "doc"
+
+
+def test_source_preferred_over_docs_and_tests_when_close(store_repo: Path):
+    reply = service.search_code("session store expire", store_repo, mode="files")
+    order = [f.path for f in reply.files]
+    assert order.index("store.py") < order.index("tests/test_store.py")
+    assert order.index("store.py") < order.index("docs/store.md")
+
+
+def test_query_id_re_renders_in_another_mode_without_searching(store_repo: Path):
+    packet = service.search_code("SessionStore expire", store_repo)
+    assert packet.text.endswith(f"query_id {packet.query_id}")
+    files = service.search_code(None, store_repo, query_id=packet.query_id, mode="files")
+    assert files.query_id == packet.query_id
+    assert files.files[0].path == "store.py"
+    again = service.search_code(None, store_repo, query_id=packet.query_id)
+    assert again.text == packet.text
+    as_json = json.loads(service.search_code(None, store_repo, query_id=packet.query_id, mode="json").text)
+    assert as_json["query_id"] == packet.query_id
+    assert [h["path"] for h in as_json["hits"]] == [r.block.path for r in packet.packet.rendered]
+
+
+def test_query_id_of_an_older_index_is_refused(store_repo: Path):
+    reply = service.search_code("SessionStore", store_repo)
+    build_index(store_repo)  # nothing changed: the id still holds
+    assert service.search_code(None, store_repo, query_id=reply.query_id).text == reply.text
+    (store_repo / "store.py").write_text("class SessionStore:\n    pass\n")
+    build_index(store_repo)
+    with pytest.raises(NotFoundError, match="older index"):
+        service.search_code(None, store_repo, query_id=reply.query_id)
+    with pytest.raises(UsageError, match="10 hex digits"):
+        service.search_code(None, store_repo, query_id="../../etc")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "allowed"),
+    [
+        ({"path": "app"}, lambda p: p.startswith("app/")),
+        ({"include": ["tests/**"]}, lambda p: p.startswith("tests/")),
+        ({"exclude": ["app/*", "tests/*"]}, lambda p: not p.startswith(("app/", "tests/"))),
+        ({"language": "markdown"}, lambda p: p.endswith(".md")),
+        ({"kind": "class"}, lambda p: p == "store.py"),
+    ],
+)
+def test_filters_apply_to_every_search(store_repo: Path, kwargs, allowed):
+    data = service.search_code(
+        "SessionStore session store", store_repo, mode="json", top_k=20, **kwargs
+    ).to_json()
+    paths = [h["path"] for h in data["hits"]] + [f["path"] for f in data["files"]]
+    assert paths and all(allowed(p) for p in paths)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"mode": "table"}, "mode must be one of"),
+        ({"path": "../x"}, "inside the repository"),
+        ({"include": [""]}, "glob patterns"),
+    ],
+)
+def test_bad_search_arguments(store_repo: Path, kwargs, needle):
+    with pytest.raises(UsageError, match=needle):
+        service.search_code("x", store_repo, **kwargs)
+
+
+def test_each_thread_gets_its_own_handle_and_ended_threads_release_theirs(sample_repo: Path):
+    import sqlite3
+    import threading
+
+    build_index(sample_repo)
+    layout = service.layout_for(sample_repo)
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(service.handles.get(layout)))
+    worker.start()
+    worker.join()
+    mine = service.handles.get(layout)  # opened after the worker ended: its handle is closed
+    try:
+        assert mine is not seen[0]
+        assert mine.db.execute("SELECT count(*) FROM files").fetchone()[0] > 0
+        with pytest.raises(sqlite3.ProgrammingError):
+            seen[0].db.execute("SELECT 1")
+        assert service.handles.get(layout) is mine  # the same thread reuses its handle
+    finally:
+        service.handles.clear()
+
+
+# -- the JSON form carries what the packet shows -------------------------------------------
+
+_SERVICE = {
+    f"svc/handler{i}.py": (
+        f"from svc.session import SessionStore\n\n\n"
+        f"def handle_request{i}(request, store: SessionStore):\n"
+        f'    """Serve request {i}: load the session, render the page."""\n'
+        + "".join(f"    step{j} = store.load(request.session_id)  # {'x' * 50}\n" for j in range(40))
+        + "    return render(request, step0)\n"
+    )
+    for i in range(8)
+}
+
+_TRACEBACK = "\n".join(
+    [
+        "Traceback (most recent call last):",
+        *(
+            f'  File "/srv/app/svc/handler{i}.py", line {10 + i}, in handle_request{i}\n'
+            f"    step{i} = store.load(request.session_id)"
+            for i in range(8)
+        ),
+        '  File "/srv/app/store.py", line 12, in expire',
+        "    self.items = {k: v for k, v in self.items.items() if v > now}",
+        "KeyError: 'session expired'",
+    ]
+)
+_LONG_ISSUE = (
+    "SessionStore.load raises KeyError after the session expires\n\n"
+    + "When a session expires while a request is being served, every handler that loads the "
+    "session store fails instead of starting a new session. "
+    * 12
+    + "\n\n```\n"
+    + _TRACEBACK
+    + "\n```\n\n"
+    + "Expected: expire() drops old sessions and load() starts a new one. " * 10
+)
+
+
+@pytest.mark.parametrize("question", ["where does the session store expire sessions", _LONG_ISSUE])
+def test_json_reply_carries_the_packets_hits_lines_and_markers(make_repo, question):
+    assert 2000 <= len(_LONG_ISSUE) <= 8000
+    repo = make_repo({**_MENTIONS, **_STORE, **_SERVICE})
+    packet = service.search_code(question, repo)
+    reply = service.search_code(question, repo, mode="json")
+    data = json.loads(reply.text)
+    shown = [(r.block.path, r.block.start_line, r.block.end_line) for r in packet.packet.rendered]
+    assert len(shown) >= 3
+    assert [(h["path"], h["start_line"], h["end_line"]) for h in data["hits"]] == shown
+    assert [h["text"] for h in data["hits"]] == [r.text for r in packet.packet.rendered]
+    assert [(o["path"], o["start_line"]) for o in data["omitted"]] == [
+        (b.path, b.start_line) for b in packet.packet.omitted
+    ]
+    # max_chars budgets the evidence; the question is echoed capped, with its length
+    assert sum(len(h["text"]) for h in data["hits"]) <= 6000
+    assert data["query"] == question[: service.QUERY_ECHO_CHARS]
+    assert data["query_chars"] == len(question)
+
+
+# -- the shown score is the one that decided the order ---------------------------------------
+
+
+def _long_function(name: str, mentions: int) -> str:
+    body = [f"    expire_session(token)  # session {i}" for i in range(mentions)]
+    body += [f"    step_{i} = {i}" for i in range(36 - mentions)]
+    return "\n".join([f"def {name}(token):", *body, "    return token", "", ""])
+
+
+def test_shown_scores_decide_the_order_and_explain_names_the_spread(make_repo):
+    files = {"auth/tokens.py": "".join(_long_function(f"drop_{i}", 12 - i) for i in range(4))}
+    files |= {f"web/view{i}.py": _long_function(f"view_{i}", 5) for i in range(4)}
+    repo = make_repo(files)
+    reply = service.search_code("expire session", repo, top_k=8, explain=True, max_chars=20_000)
+    blocks = [r.block for r in reply.packet.rendered]
+    paths = [b.path for b in blocks]
+    assert paths[0] == "auth/tokens.py"
+    web = paths.index("web/view0.py")
+    assert "auth/tokens.py" in paths[web:]  # the spread put other files before its later chunks
+    scores = [b.score for b in blocks]
+    assert scores == sorted(scores, reverse=True)
+    for b in blocks:
+        assert b.explain.endswith(f"= {b.score:.3g}")
+    in_file = [b for b in blocks if b.path == "auth/tokens.py"]
+    assert " spread " not in in_file[0].explain
+    assert " x spread 0.70 (2nd in its file) = " in in_file[1].explain
+    assert " x spread 0.49 (3rd in its file) = " in in_file[2].explain
+    # a re-render shows the same scores and factors; the file overview sums scores before the spread
+    again = service.search_code(None, repo, query_id=reply.query_id, top_k=8, explain=True, max_chars=20_000)
+    assert again.text == reply.text
+    files = service.search_code("expire session", repo, mode="files")
+    assert service.search_code(None, repo, query_id=files.query_id, mode="files").text == files.text
+    own = [b.score / 0.7**k for k, b in enumerate(in_file)]
+    assert files.files[0].path == "auth/tokens.py"
+    assert files.files[0].score == pytest.approx(sum(s * 0.5**k for k, s in enumerate(own)))

@@ -1,0 +1,155 @@
+"""The index, status, repository, test-run and guide tools, through the SDK client."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from repolens import service
+from repolens.server.tools import build_server
+
+
+@pytest.fixture(autouse=True)
+def _fresh_handles():
+    yield
+    service.handles.clear()
+
+
+def _text(result) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def test_refresh_reports_progress_and_status_reports_freshness(make_repo):
+    root = make_repo({f"pkg/m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(300)})
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total))
+
+    async def session() -> dict:
+        out: dict = {}
+        async with Client(build_server({"app": root})) as client:
+            out["index"] = await client.call_tool("index_repo", {}, progress_callback=on_progress)
+            (root / "pkg/new.py").write_text("def brand_new():\n    pass\n")
+            out["status_before"] = await client.call_tool("index_status", {})
+            out["refresh"] = await client.call_tool("refresh_index", {})
+            out["status_after"] = await client.call_tool("index_status", {})
+        return out
+
+    out = asyncio.run(session())
+    assert _text(out["index"]).startswith("indexed 300 files")
+    assert progress and progress[-1] == (300, 300), "the last notification says the work is done"
+    assert "1 file changed on disk since (1 new, 0 modified, 0 deleted)" in _text(out["status_before"])
+    assert _text(out["refresh"]).startswith("refreshed ") and "1 new, 0 changed, 0 deleted" in _text(
+        out["refresh"]
+    )
+    assert "; up to date" in _text(out["status_after"])
+
+
+def test_list_repositories_pages_with_a_cursor(make_repo):
+    roots = {f"repo{i}": make_repo({"a.py": f"X = {i}\n"}, name=f"r{i}") for i in range(3)}
+
+    async def session() -> list[str]:
+        async with Client(build_server(roots)) as client:
+            first = await client.call_tool("list_repositories", {"limit": 2})
+            second = await client.call_tool("list_repositories", {"cursor": 2, "limit": 2})
+            bad = await client.call_tool("list_repositories", {"cursor": -1})
+            return [_text(first), _text(second), _text(bad)]
+
+    first, second, bad = asyncio.run(session())
+    lines = first.splitlines()
+    assert lines[0] == "3 repositories served; showing 1-2"
+    assert lines[1].startswith("repo0: ") and lines[2].startswith("repo1: ")
+    assert lines[-1] == "next_cursor 2"
+    assert second.splitlines()[1].startswith("repo2: ") and "next_cursor" not in second
+    assert bad.startswith("cursor must be a whole number")
+
+
+def test_remote_listing_hides_server_folders_and_tests_are_off_unless_allowed(make_repo):
+    root = make_repo({"a.py": "X = 1\n", "test_a.py": "def test_x():\n    assert False\n"})
+
+    async def session(allow: bool) -> list:
+        async with Client(build_server({"app": root}, remote=True, allow_tests=allow)) as client:
+            listing = await client.call_tool("list_repositories", {})
+            run = await client.call_tool("run_tests", {"runner": "pytest", "repo": "app"})
+            return [listing, run]
+
+    listing, refused = asyncio.run(session(False))
+    assert str(root) not in _text(listing) and _text(listing).splitlines()[1].startswith("app: <app> - ")
+    assert refused.is_error and "--allow-tests" in _text(refused)
+    _, allowed = asyncio.run(session(True))
+    assert not allowed.is_error
+    assert " ->  exit 1 in " in _text(allowed) and "assert False" in _text(allowed)
+
+
+def test_usage_guide_prompt(sample_repo: Path):
+    async def session():
+        async with Client(build_server({"app": sample_repo})) as client:
+            prompts = await client.list_prompts()
+            guide = await client.get_prompt("repolens_guide", {})
+            return prompts, guide
+
+    prompts, guide = asyncio.run(session())
+    assert [p.name for p in prompts.prompts] == ["repolens_guide"]
+    text = guide.messages[0].content.text
+    assert "search_code" in text and "find_symbol" in text and "read_snippet" in text
+    assert len(text) < 1500
+
+
+def test_tool_list_stays_small(sample_repo: Path):
+    """The whole tools/list reply is what every agent pays for up front."""
+    import json
+
+    async def session():
+        async with Client(build_server({"app": sample_repo})) as client:
+            return await client.list_tools()
+
+    tools = asyncio.run(session())
+    size = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools.tools]))
+    assert len(tools.tools) == 10
+    assert size < 12_000, f"tools/list is {size} chars"
+
+
+def test_language_and_kind_arguments_take_aliases_and_refuse_unknown_names(sample_repo: Path):
+    async def session() -> list:
+        async with Client(build_server(sample_repo)) as client:
+            return [
+                await client.call_tool("search_code", {"query": "handle submit", "language": "py"}),
+                await client.call_tool("find_symbol", {"name": "handle_submit", "kind": "fn"}),
+                await client.call_tool("search_code", {"query": "x", "language": "klingon"}),
+                await client.call_tool("find_symbol", {"name": "x", "kind": "spell"}),
+            ]
+
+    by_alias, symbol, language, kind = asyncio.run(session())
+    assert not by_alias.is_error and _text(by_alias).startswith("src/web/forms.py:")
+    assert not symbol.is_error and "src/web/forms.py:4-9 function handle_submit" in _text(symbol)
+    assert language.is_error and _text(language).startswith("unknown language 'klingon': use one of ")
+    assert kind.is_error and _text(kind).startswith("unknown kind 'spell': use one of ")
+
+
+def test_errors_name_the_tool_arguments_not_command_line_flags(sample_repo: Path, tmp_path: Path):
+    missing = tmp_path / "nope"
+
+    async def session() -> list:
+        async with Client(build_server(sample_repo)) as client:
+            first = await client.call_tool("search_code", {"query": "session expire"})
+            query_id = _text(first).splitlines()[-1].split()[-1]
+            return [
+                await client.call_tool("search_code", {"query": "x", "root": str(missing)}),
+                await client.call_tool("run_tests", {"runner": "pytest", "root": str(missing)}),
+                await client.call_tool(
+                    "search_code", {"query": "other", "query_id": query_id, "language": "go"}
+                ),
+            ]
+
+    search, tests, rerender = asyncio.run(session())
+    assert search.is_error and tests.is_error and rerender.is_error
+    no_root = f"repository root {missing} does not exist: pass an existing directory as `root`"
+    assert _text(search) == _text(tests) == no_root
+    assert _text(rerender) == (
+        "a remembered search is shown with its own question and filters: pass `query_id` alone "
+        "(without `query`, `language`), or leave `query_id` out to search anew"
+    )

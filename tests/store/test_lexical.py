@@ -1,0 +1,98 @@
+"""Lexical retrieval: BM25 with the code-aware tokenizer, on a real index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repolens import service
+from repolens.index.build import build_index
+from repolens.search.query import ParsedQuery, QueryTerm
+from repolens.search.retrieve import RankingOptions, search_index
+from repolens.store import IndexHandle
+from repolens.store.layout import IndexLayout
+from repolens.tokens import tokenize
+
+
+@pytest.fixture(autouse=True)
+def _fresh_handles():
+    yield
+    service.handles.clear()
+
+
+def _paths(root: Path, query: str, k: int = 5) -> list[str]:
+    data = service.search_code(query, root, top_k=k, max_chars=50_000).packet.to_json()
+    return [h["path"] for h in data["hits"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("handleSubmit", {"src/web/forms.py", "web/app.js"}),
+        ("handle_submit", {"src/web/forms.py", "web/app.js"}),
+        ("parse_url", {"src/web/forms.py", "web/app.js"}),
+        ("parseURL", {"src/web/forms.py", "web/app.js"}),
+    ],
+)
+def test_identifier_finds_every_naming_style(sample_repo: Path, query: str, expected: set[str]):
+    assert expected <= set(_paths(sample_repo, query, k=3))
+
+
+def test_path_components_are_searchable(sample_repo: Path):
+    assert "src/auth/session.py" in _paths(sample_repo, "auth")
+
+
+# Ten modules about parsing tokens; one unrelated file that happens to be
+# full of English words that are rare in code.
+_PARSER_FILES = {
+    f"lang/stage{i}.py": (
+        f"def stage{i}(tokens):\n"
+        f"    # the parser stage {i} reads tokens\n"
+        "    return [t for t in tokens if t]\n"
+    )
+    for i in range(10)
+}
+_TRAP_FILES = {
+    **_PARSER_FILES,
+    "lang/parser.py": (
+        "class Parser:\n"
+        "    def parse(self, tokens):\n"
+        "        for token in tokens:\n"
+        "            self.handle(token)\n"
+        "\n"
+        "    def handle(self, token):\n"
+        "        if token.kind == 'end':\n"
+        "            return self.finish()\n"
+    ),
+    "notes/changelog.txt": (
+        "When and where does it happen, and what would we do then?\n"
+        "When it does, then we do what we would do, and where we would do it.\n"
+    ),
+}
+
+
+def test_english_words_rare_in_code_do_not_dominate_a_long_question(make_repo):
+    root = make_repo(_TRAP_FILES)
+    question = "when and where does the parser handle the end token, and what would it do then?"
+    assert _paths(root, question)[0] == "lang/parser.py"
+
+    # The trap is real: the same question with its stopwords given full
+    # weight puts the changelog first.
+    build_index(root)
+    layout = IndexLayout(root, root / ".repolens")
+    handle = IndexHandle.open_current(layout)
+    try:
+        raw = tuple(QueryTerm(tok, 1.0, False) for tok in dict.fromkeys(tokenize(question)))
+        trapped = search_index(handle, ParsedQuery(question, raw), options=RankingOptions(priors=False))
+        assert trapped.hits[0].chunk.path == "notes/changelog.txt"
+    finally:
+        handle.close()
+
+
+def test_filters_by_subpath_and_language(sample_repo: Path):
+    assert set(_paths(sample_repo, "handleSubmit parse_url", k=10)) >= {"src/web/forms.py", "web/app.js"}
+    only_src = service.search_code("handleSubmit", sample_repo, path="src").packet.to_json()
+    assert {h["path"] for h in only_src["hits"]} == {"src/web/forms.py"}
+    only_js = service.search_code("handleSubmit", sample_repo, language="javascript").packet.to_json()
+    assert {h["path"] for h in only_js["hits"]} == {"web/app.js"}

@@ -1,0 +1,108 @@
+"""The code-aware tokenizer: one splitter for documents and queries."""
+
+import json
+
+import pytest
+
+from repolens.search.query import looks_like_code, parse_query
+from repolens.tokens import tokenize, tokenize_path
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("handleSubmit", ["handlesubmit", "handl", "submit"]),
+        ("handle_submit", ["handlesubmit", "handl", "submit"]),
+        ("HandleSubmit", ["handlesubmit", "handl", "submit"]),
+        ("handle-submit", ["handlesubmit", "handl", "submit"]),
+        ("parseURL", ["parseurl", "pars", "url"]),
+        ("URLParser", ["urlparser", "url", "parser"]),
+        ("utf8", ["utf8", "utf"]),
+        ("md5sum", ["md5sum", "md", "sum"]),
+        ("__init__", ["init"]),
+        ("x = y + 1", []),
+        ("naïveValue", ["naïvevalue", "naïv", "valu"]),
+    ],
+)
+def test_identifiers_split_stem_their_parts_and_keep_the_exact_whole(text, expected):
+    assert tokenize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "document"),
+    [
+        ("handleSubmit", "def handle_submit(form):"),
+        ("handleSubmit", "class HandleSubmit:"),
+        ("parse_url", "function parseURL(s) {"),
+        ("ParseUrl", "PARSE_URL = 1"),
+    ],
+)
+def test_query_identifier_meets_every_naming_style(query, document):
+    whole = tokenize(query)[0]
+    assert whole in tokenize(document)
+
+
+def test_word_forms_meet_on_one_stem():
+    assert tokenize("sessions expired expires") == tokenize("session expire expire")
+
+
+def test_path_components_are_tokens():
+    assert tokenize_path("src/auth/SessionStore.py") == [
+        "src",
+        "auth",
+        "sessionstore",
+        "session",
+        "store",
+        "py",
+    ]
+
+
+def test_long_noise_tokens_are_dropped():
+    assert tokenize("a" * 200) == []
+
+
+def test_stopwords_leave_the_query_but_not_when_nothing_else_is_left():
+    q = parse_query("how does the parser handle tokens when the input ends")
+    assert [t.token for t in q.terms] == ["parser", "handl", "token", "input", "end"]
+    only = parse_query("when and if")
+    assert {t.token for t in only.terms} == {"when", "and", "if"}
+
+
+def test_unweighted_queries_are_plain_bm25_terms():
+    """query_weights = false: the baseline query understanding is measured against."""
+    q = parse_query("the `retry_count` option is the retry_count", weighted=False)
+    assert {t.weight for t in q.terms} == {1.0}
+    assert "the" in [t.token for t in q.terms]
+
+
+def test_query_understanding_can_be_switched_off_for_a_search(sample_repo, monkeypatch):
+    from repolens import service
+
+    def scores() -> list[float]:
+        reply = service.search_code("how are the submitted forms handled", sample_repo, mode="json")
+        service.handles.clear()
+        return [h["score"] for h in json.loads(reply.text)["hits"]]
+
+    weighted = scores()
+    monkeypatch.setenv("REPOLENS_QUERY_WEIGHTS", "0")
+    plain = scores()
+    assert weighted and plain and weighted != plain  # stopwords and flat field weights change scores
+
+
+def test_code_spans_weigh_more_than_prose():
+    q = parse_query("the `retry_count` option is ignored by fetchPage")
+    weights = {t.token: t.weight for t in q.terms}
+    assert weights["retrycount"] > weights["option"]
+    assert weights["fetchpage"] > weights["ignor"]
+
+
+@pytest.mark.parametrize(
+    "run", ["snake_case", "camelCase", "os.path.join", "src/x.py", "Type::method", "HTTPServer"]
+)
+def test_looks_like_code(run):
+    assert looks_like_code(run)
+
+
+@pytest.mark.parametrize("run", ["hello", "3.14", "Python", "--", "well-known"])
+def test_prose_does_not_look_like_code(run):
+    assert not looks_like_code(run)
