@@ -16,11 +16,11 @@ import os
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from repolens.chunk import Chunk, Symbol
 from repolens.errors import IndexCorruptError
+from repolens.store.base import FileRecord, SkippedFile, StoredChunk, normalize_symbol
 
 SCHEMA_VERSION = 3
 
@@ -93,39 +93,6 @@ CREATE TABLE IF NOT EXISTS skipped (
     mtime_ns INTEGER NOT NULL
 );
 """
-
-
-@dataclass(frozen=True, slots=True)
-class FileRecord:
-    id: int
-    path: str
-    hash: str
-    size: int
-    mtime_ns: int
-    language: str
-    lines: int
-    flags: str
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
-    path: str
-    reason: str
-    size: int
-    mtime_ns: int
-
-
-@dataclass(frozen=True, slots=True)
-class StoredChunk:
-    """A chunk as read back from the index, with its integer key."""
-
-    cid: int
-    chunk: Chunk
-
-
-def normalize_symbol(name: str) -> str:
-    """Case- and separator-insensitive form: ``handle_submit`` == ``handleSubmit``."""
-    return name.replace("_", "").replace("-", "").lower()
 
 
 def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
