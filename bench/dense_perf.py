@@ -15,7 +15,7 @@ and warm hybrid query latency at scale.
    matrix size, not on the numbers in it. The real model's query embedding
    time is measured separately and added to the hybrid figures. Hybrid
    with rrf fusion is timed too (the same top-k search as boost).
-4. Exact search against the HNSW graph (repolens.store.ann's settings) at the
+4. Exact search against the HNSW graph (repolens.store.local.ann's settings) at the
    sizes of --ann-sizes: latency, memory, build time and recall@10, on real
    vectors from an embedding cache (--real-vectors) or synthetic ones.
 
@@ -58,7 +58,7 @@ def exact_vs_ann(sizes: str, real: Path | None, query_vectors) -> list[tuple[str
     embeddings from an embedding cache (``--real-vectors``) with real query
     embeddings, or else synthetic clustered unit vectors."""
 
-    from repolens.store import ann
+    from repolens.store.local import ann
 
     rng = np.random.default_rng(0)
     rows = []
@@ -125,7 +125,8 @@ def main() -> None:
     from repolens.index.build import build_index
     from repolens.models import make_embedder
     from repolens.models.document import embedding_text
-    from repolens.store import IndexHandle, sqlite
+    from repolens.store.local import sqlite
+    from repolens.store.local.handle import IndexHandle
 
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="repolens-dense-") as tmp:

@@ -30,9 +30,9 @@ from repolens.search.query import parse_query
 from repolens.search.remembered import NOT_REMEMBERED, recall, remember
 from repolens.search.retrieve import CANDIDATES, Filters, Hit, RankingOptions, search_index
 from repolens.settings import Settings, load_settings
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.layout import IndexLayout, resolve_index_dir, resolve_root
 from repolens.validate import check_int, check_kind, check_language
 
 if TYPE_CHECKING:
@@ -281,7 +281,7 @@ def dense_leg(
         return None, []
     from repolens.models import make_embedder
     from repolens.settings import load_embed_config
-    from repolens.store import dense  # numpy, onnxruntime: only for indexes with vectors
+    from repolens.store.local import dense  # numpy, onnxruntime: only for indexes with vectors
 
     try:
         embedder = make_embedder(load_embed_config(root))

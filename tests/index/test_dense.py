@@ -14,8 +14,8 @@ import pytest
 from repolens import service
 from repolens.errors import EmbedderError
 from repolens.index.build import build_index
-from repolens.store import DB_NAME
-from repolens.store.layout import IndexLayout
+from repolens.store.local.handle import DB_NAME
+from repolens.store.local.layout import IndexLayout
 
 
 @pytest.fixture(autouse=True)

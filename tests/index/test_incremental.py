@@ -16,8 +16,8 @@ from conftest import kill_survivors, running_processes, tagged_env
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.prepare import PARALLEL_MIN_FILES, workers
-from repolens.store import IndexHandle
-from repolens.store.layout import IndexLayout
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.layout import IndexLayout
 
 
 @pytest.fixture(autouse=True)

@@ -17,8 +17,9 @@ from conftest import kill_survivors, tagged_env, write_tree_files
 from repolens import service
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexVersionError, NothingToIndexError
 from repolens.index.build import build_index
-from repolens.store import DB_NAME, format_versions
-from repolens.store.layout import IndexLayout
+from repolens.store import format_versions
+from repolens.store.local.handle import DB_NAME
+from repolens.store.local.layout import IndexLayout
 
 
 @pytest.fixture(autouse=True)

@@ -14,8 +14,8 @@ from repolens import service
 from repolens.index.build import build_index
 from repolens.index.watch import WatchEvent, start_watcher
 from repolens.settings import load_settings
-from repolens.store import IndexHandle
-from repolens.store.layout import IndexLayout
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.layout import IndexLayout
 
 # Generous: these wait for a condition, they do not measure speed
 # (bench/watch_latency.py does).

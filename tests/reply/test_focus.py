@@ -16,9 +16,9 @@ from repolens.index.build import build_index
 from repolens.reply.chunk import get_chunk
 from repolens.reply.focus import NO_MATCH, FocusResult, focused_context
 from repolens.settings import Settings
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.layout import IndexLayout
 
 
 def crunch_source(n: int = 150) -> str:

@@ -12,8 +12,8 @@ from repolens.errors import UsageError
 from repolens.index.build import build_index
 from repolens.roles import path_role
 from repolens.search.symbols import find_symbols, split_qualified
-from repolens.store import IndexHandle
-from repolens.store.layout import IndexLayout
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.layout import IndexLayout
 
 SHOP_FILES: dict[str, str] = {
     "src/shop/cart.py": '''"""Shopping cart."""

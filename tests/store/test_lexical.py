@@ -10,8 +10,8 @@ from repolens import service
 from repolens.index.build import build_index
 from repolens.search.query import ParsedQuery, QueryTerm
 from repolens.search.retrieve import RankingOptions, search_index
-from repolens.store import IndexHandle
-from repolens.store.layout import IndexLayout
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.layout import IndexLayout
 from repolens.tokens import tokenize
 
 

@@ -43,9 +43,10 @@ from repolens.errors import IndexCorruptError, IndexVersionError
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
-from repolens.store import DB_NAME, IndexHandle, check_versions, format_versions
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store import check_versions, format_versions
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import DB_NAME, IndexHandle
+from repolens.store.local.layout import IndexLayout, resolve_index_dir, resolve_root
 
 if TYPE_CHECKING:
     from repolens.index.vectors import VectorReport
@@ -542,7 +543,7 @@ def _reuse_vectors(building: Path, previous: Path, embedder: Embedder, settings:
 
 def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: ProgressFn | None) -> VectorReport:
     from repolens.index import vectors
-    from repolens.store import ann
+    from repolens.store.local import ann
 
     handle = IndexHandle.open(gen, write=True)
     cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None

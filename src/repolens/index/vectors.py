@@ -14,7 +14,7 @@ optional cache folder shares them across indexes (branches, worktrees).
 
 Search is exact (one float32 matrix product over all rows, cached in memory
 per generation and refreshed when ``vectors_version`` moves) or, for big
-indexes, goes through the HNSW graph of :mod:`repolens.store.ann`.
+indexes, goes through the HNSW graph of :mod:`repolens.store.local.ann`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import numpy as np
 from repolens.errors import EmbedderError
 from repolens.models.base import Embedder
 from repolens.models.document import embedding_text
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import IndexHandle
 
 BATCH = 64
 ProgressFn = Callable[[int, int], None]
@@ -47,7 +47,7 @@ class VectorReport:
     seconds: float = 0.0
     interrupted: bool = False
     reason: str = ""  # why every vector was dropped first, if it was
-    ann: str = ""  # what was done to the HNSW graph (repolens.store.ann), if anything
+    ann: str = ""  # what was done to the HNSW graph (repolens.store.local.ann), if anything
 
     def summary(self) -> str:
         state = "interrupted, resumes on the next run" if self.interrupted else "complete"

@@ -34,7 +34,7 @@ import watchfiles
 from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
 from repolens.index.build import IndexReport, build_index
 from repolens.settings import Settings, load_settings
-from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store.local.layout import IndexLayout, resolve_index_dir, resolve_root
 
 log = logging.getLogger("repolens.index.watch")
 
@@ -198,7 +198,8 @@ def embed_in_background(
     from repolens.index import vectors
     from repolens.models import make_embedder
     from repolens.settings import load_embed_config
-    from repolens.store import IndexHandle, ann
+    from repolens.store.local import ann
+    from repolens.store.local.handle import IndexHandle
 
     settings = load_settings(root)
     if not settings.vectors:

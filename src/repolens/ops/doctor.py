@@ -17,7 +17,7 @@ import numpy as np
 from repolens.errors import RepolensError
 from repolens.reply.budget import counted
 from repolens.settings import load_embed_config, load_settings
-from repolens.store.layout import IndexLayout
+from repolens.store.local.layout import IndexLayout
 
 # Paraphrases should embed closer to each other than to an unrelated text.
 _SAME_A = "open a file and read its lines"

@@ -18,9 +18,9 @@ from repolens.chunk import chunker_identity
 from repolens.discover import LoadedText, discover, file_hash, load_text
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_settings
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.layout import IndexLayout
 
 
 @dataclass
@@ -38,7 +38,7 @@ class IndexStatus:
     modified: int
     deleted: int
     settings: dict[str, Any] = field(default_factory=dict)
-    dense_search: str = ""  # exact, or the HNSW graph (repolens.store.ann), and why
+    dense_search: str = ""  # exact, or the HNSW graph (repolens.store.local.ann), and why
 
     @property
     def changed(self) -> int:
@@ -125,6 +125,6 @@ def index_status(layout: IndexLayout, handle: IndexHandle, settings: Settings | 
 def _dense_search(handle: IndexHandle, settings: Settings, vectors: int) -> str:
     if not vectors:
         return ""
-    from repolens.store import ann  # numpy: only for indexes with vectors
+    from repolens.store.local import ann  # numpy: only for indexes with vectors
 
     return ann.state(handle, settings.ann_min_vectors, vectors).line

@@ -15,8 +15,8 @@ from typing import Any
 from repolens.chunk.pack import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
 from repolens.reply.budget import omitted_marker, truncated_marker
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import IndexHandle
 
 MAX_ID_CHARS = 100
 

@@ -64,8 +64,8 @@ from repolens.reply.budget import budget_marker, did_not_fit, omitted_marker
 from repolens.reply.chunk import file_lines
 from repolens.search.query import ParsedQuery, parse_query
 from repolens.search.retrieve import Filters, Hit, search_index
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import IndexHandle
 from repolens.tokens import tokenize
 from repolens.validate import check_int
 

@@ -23,7 +23,7 @@ from repolens.chunk import Chunk, ChunkFn
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.search.retrieve import Hit
-from repolens.store import IndexHandle
+from repolens.store.local.handle import IndexHandle
 
 STALE = "stale: file changed since indexing"
 GONE = "stale: file deleted since indexing"

@@ -30,9 +30,9 @@ from repolens.roles import path_role
 from repolens.search.mentions import path_index
 from repolens.search.priors import role_weight, wanted_roles
 from repolens.search.query import ParsedQuery
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
-from repolens.store.lexical import LexFilters
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.lexical import LexFilters
 
 # Per-field weights for BM25. A term in a definition's name or signature says
 # more about the chunk than the same term somewhere in its body.

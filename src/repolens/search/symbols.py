@@ -62,8 +62,8 @@ from typing import Any
 from repolens.errors import UsageError
 from repolens.reply.budget import counted
 from repolens.roles import path_role
-from repolens.store import IndexHandle
-from repolens.store.sqlite import normalize_symbol
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.sqlite import normalize_symbol
 from repolens.validate import check_int, check_kind, check_language
 
 MAX_NAME_CHARS = 200

@@ -32,7 +32,7 @@ _BOUNDS: dict[str, tuple[float, float]] = {
 
 def resolve_root(root: str | os.PathLike[str]) -> Path:
     """``root`` as an absolute, resolved path; ``RootError`` unless it is an existing directory."""
-    # Same contract as store.layout.resolve_root, without importing the store (sqlite, tantivy).
+    # Same contract as store.local.layout.resolve_root, without importing the store (sqlite, tantivy).
     path = Path(root).expanduser()
     if not path.is_dir():
         state = "is not a directory" if path.exists() else "does not exist"

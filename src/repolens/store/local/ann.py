@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store.local import sqlite as sq
+from repolens.store.local.handle import IndexHandle
 
 ANN_FILE = "vectors.usearch"
 # HNSW parameters measured on 78k real MiniLM vectors (docs/benchmarks.md):

@@ -5,7 +5,7 @@ the same tokens in both; ``bench/lexical_backends.py``), tantivy answered
 long questions in 0.5 ms p50 against 22 ms for FTS5, built faster and was
 40% smaller, and it takes a weight per query term (FTS5's ``bm25()`` does
 not), which query understanding needs. The price is a second store beside
-SQLite; ``store.sqlite`` keeps an outbox (``lex_pending``) so the two are
+SQLite; ``store.local.sqlite`` keeps an outbox (``lex_pending``) so the two are
 reconciled after a crash.
 
 Documents come pre-tokenized (:mod:`repolens.store.document`) and are

@@ -145,7 +145,7 @@ def test_a_commit_left_in_the_write_ahead_log_is_read(indexed: Path, read_only: 
     )
     subprocess.run([sys.executable, "-c", crash], check=True, timeout=60)
     assert Path(f"{db}-wal").stat().st_size > 0
-    show = "import sys; from pathlib import Path; from repolens.store import sqlite as sq; "
+    show = "import sys; from pathlib import Path; from repolens.store.local import sqlite as sq; "
     show += "print(sq.read_meta(sq.open_reader(Path(sys.argv[1])))['probe'])"
     out = read_only(indexed, "-c", show, str(db), python=True)
     assert (out.returncode, out.stdout) == (0, "in the log\n"), out.stderr

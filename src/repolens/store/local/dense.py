@@ -2,7 +2,7 @@
 
 Exact search is one float32 matrix product over every vector, cached in
 memory per generation and refreshed when ``vectors_version`` moves; big
-indexes go through the HNSW graph of :mod:`repolens.store.ann`. The write
+indexes go through the HNSW graph of :mod:`repolens.store.local.ann`. The write
 side (computing and storing vectors) is :mod:`repolens.index.vectors`.
 """
 
@@ -16,7 +16,8 @@ import numpy as np
 
 from repolens.errors import EmbedderError
 from repolens.models.base import Embedder
-from repolens.store import IndexHandle, ann
+from repolens.store.local import ann
+from repolens.store.local.handle import IndexHandle
 
 
 def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:
@@ -30,7 +31,7 @@ def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:
 
 class DenseIndex:
     """The vectors of one generation, searched exactly (a float32 matrix) or,
-    for big indexes, through the HNSW graph of :mod:`repolens.store.ann`.
+    for big indexes, through the HNSW graph of :mod:`repolens.store.local.ann`.
 
     A cache: reloaded when the generation's ``vectors_version`` differs from
     the one it was loaded at (a batch was committed since). The matrix is

@@ -1,4 +1,4 @@
-"""The HNSW graph over the vectors (repolens.store.ann): built when vectors are
+"""The HNSW graph over the vectors (repolens.store.local.ann): built when vectors are
 complete, used by the dense leg, patched after a refresh, exact meanwhile.
 
 The threshold is lowered to a handful of vectors so a small repository
@@ -17,9 +17,10 @@ import pytest
 from repolens import service
 from repolens.index.build import build_index
 from repolens.ops.status import index_status
-from repolens.store import IndexHandle, ann
-from repolens.store.dense import DenseIndex
-from repolens.store.layout import IndexLayout
+from repolens.store.local import ann
+from repolens.store.local.dense import DenseIndex
+from repolens.store.local.handle import IndexHandle
+from repolens.store.local.layout import IndexLayout
 
 pytest.importorskip("usearch.index", reason="usearch is part of the test extra")
 
@@ -166,7 +167,7 @@ def test_usearch_and_onnxruntime_load_together():
     """usearch 2.26 made onnxruntime crash on import when loaded first
     (hence the pin): load them in that order with the bundled model."""
     code = (
-        "import repolens.store.ann as a, usearch.index\n"
+        "import repolens.store.local.ann as a, usearch.index\n"
         "from repolens.models import make_embedder\n"
         "v = make_embedder({}).embed_query('parse a url')\n"
         "print(len(v))\n"
