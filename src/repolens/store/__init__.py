@@ -1,17 +1,35 @@
 """Where an index lives, behind one interface (:mod:`repolens.store.base`).
 
-The local store (SQLite + tantivy files in ``<root>/.repolens`` or
-``--index-dir``) is :mod:`repolens.store.local`. :func:`format_versions`
-are what an index must have been written with to be read by this code;
-anything else is refused with the fix (:func:`check_versions`), never
-misread. This module imports no database or search engine.
+:func:`open_store` gives the :class:`~repolens.store.base.Store` of a
+repository: today always the local store (SQLite + tantivy files in
+``<root>/.repolens`` or ``--index-dir``, :mod:`repolens.store.local`).
+:func:`format_versions` are what an index must have been written with to
+be read by this code; anything else is refused with the fix
+(:func:`check_versions`), never misread. This module imports no database
+or search engine.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexVersionError
+
+if TYPE_CHECKING:
+    from repolens.store.base import Store
+
+
+def open_store(root: str | os.PathLike[str] | None, index_dir: str | os.PathLike[str] | None = None) -> Store:
+    """The store of ``root``: the local one in ``index_dir`` (default
+    ``$REPOLENS_INDEX_DIR/<key>`` or ``<root>/.repolens``). Cheap: nothing
+    is opened until a reader or writer is asked for."""
+    from repolens.store.local import LocalStore
+    from repolens.store.local.layout import resolve_index_dir, resolve_root
+
+    root_path = resolve_root(root)
+    return LocalStore(root_path, resolve_index_dir(root_path, index_dir))
 
 
 def format_versions() -> dict[str, int]:
