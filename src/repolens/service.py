@@ -30,9 +30,10 @@ from repolens.search.query import parse_query
 from repolens.search.remembered import NOT_REMEMBERED, recall, remember
 from repolens.search.retrieve import CANDIDATES, Filters, Hit, RankingOptions, search_index
 from repolens.settings import Settings, load_settings
+from repolens.store import resolve_root
 from repolens.store.local import sqlite as sq
 from repolens.store.local.handle import IndexHandle
-from repolens.store.local.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store.local.layout import IndexLayout, resolve_index_dir
 from repolens.validate import check_int, check_kind, check_language
 
 if TYPE_CHECKING:

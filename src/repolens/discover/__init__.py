@@ -49,7 +49,7 @@ from repolens.discover.rules import (
     read_gitignore,
 )
 from repolens.errors import NothingToIndexError, UsageError
-from repolens.store.local.layout import resolve_root
+from repolens.store import resolve_root
 
 DEFAULT_MAX_FILE_BYTES = 1_048_576
 BINARY_SNIFF_BYTES = 8192

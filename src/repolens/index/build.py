@@ -43,10 +43,10 @@ from repolens.errors import IndexCorruptError, IndexVersionError
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
-from repolens.store import check_versions, format_versions
+from repolens.store import check_versions, format_versions, resolve_root
 from repolens.store.local import sqlite as sq
 from repolens.store.local.handle import DB_NAME, IndexHandle
-from repolens.store.local.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store.local.layout import IndexLayout, resolve_index_dir
 
 if TYPE_CHECKING:
     from repolens.index.vectors import VectorReport

@@ -34,7 +34,8 @@ import watchfiles
 from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
 from repolens.index.build import IndexReport, build_index
 from repolens.settings import Settings, load_settings
-from repolens.store.local.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store import resolve_root
+from repolens.store.local.layout import IndexLayout, resolve_index_dir
 
 log = logging.getLogger("repolens.index.watch")
 

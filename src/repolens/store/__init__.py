@@ -5,8 +5,10 @@ repository: today always the local store (SQLite + tantivy files in
 ``<root>/.repolens`` or ``--index-dir``, :mod:`repolens.store.local`).
 :func:`format_versions` are what an index must have been written with to
 be read by this code; anything else is refused with the fix
-(:func:`check_versions`), never misread. This module imports no database
-or search engine.
+(:func:`check_versions`), never misread.
+
+This module stays light (no database or search-engine import): discovery
+and the adapters import it for :func:`resolve_root`.
 """
 
 from __future__ import annotations
@@ -15,10 +17,19 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repolens.errors import IndexCorruptError, IndexVersionError
+from repolens.errors import ROOT_FIX, IndexCorruptError, IndexVersionError, RootError
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
+
+
+def resolve_root(root: str | os.PathLike[str] | None) -> Path:
+    """The repository root, resolved (``RootError`` when it is not a directory)."""
+    path = Path(root if root is not None else ".").expanduser()
+    if not path.is_dir():
+        state = "is not a directory" if path.exists() else "does not exist"
+        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
+    return path.resolve()
 
 
 def open_store(root: str | os.PathLike[str] | None, index_dir: str | os.PathLike[str] | None = None) -> Store:
@@ -26,7 +37,7 @@ def open_store(root: str | os.PathLike[str] | None, index_dir: str | os.PathLike
     ``$REPOLENS_INDEX_DIR/<key>`` or ``<root>/.repolens``). Cheap: nothing
     is opened until a reader or writer is asked for."""
     from repolens.store.local import LocalStore
-    from repolens.store.local.layout import resolve_index_dir, resolve_root
+    from repolens.store.local.layout import resolve_index_dir
 
     root_path = resolve_root(root)
     return LocalStore(root_path, resolve_index_dir(root_path, index_dir))

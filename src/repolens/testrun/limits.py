@@ -7,10 +7,7 @@ way without importing each other.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from repolens.errors import ROOT_FIX, RootError, UsageError
+from repolens.errors import UsageError
 
 DEFAULT_TIMEOUT_S = 300.0
 MIN_TIMEOUT_S = 1.0
@@ -28,16 +25,6 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "tail_lines": (1, 1_000),
     "context": (0, 10),
 }
-
-
-def resolve_root(root: str | os.PathLike[str]) -> Path:
-    """``root`` as an absolute, resolved path; ``RootError`` unless it is an existing directory."""
-    # Same contract as store.local.layout.resolve_root, without importing the store (sqlite, tantivy).
-    path = Path(root).expanduser()
-    if not path.is_dir():
-        state = "is not a directory" if path.exists() else "does not exist"
-        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
-    return path.resolve()
 
 
 def check_bounds(**values: float) -> None:
