@@ -125,8 +125,8 @@ def main() -> None:
     from repolens.index.build import build_index
     from repolens.models import make_embedder
     from repolens.models.document import embedding_text
-    from repolens.store.local import sqlite
-    from repolens.store.local.handle import IndexHandle
+    from repolens.store import open_store
+    from repolens.store.handles import readers
 
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="repolens-dense-") as tmp:
@@ -148,10 +148,10 @@ def main() -> None:
 
         # 1. throughput on the texts repolens embeds
         embedder = make_embedder({})
-        handle = IndexHandle.open_current(service.layout_for(args.repo, idx))
-        cids = [r[0] for r in handle.db.execute("SELECT cid FROM chunks ORDER BY cid LIMIT 512")]
-        texts = [embedding_text(s.chunk) for s in sqlite.chunks_by_cid(handle.db, cids).values()]
-        handle.close()
+        reader = open_store(args.repo, idx).open_reader()
+        # the first 512 chunks: a fresh build numbers them from 1
+        texts = [embedding_text(s.chunk) for s in reader.chunks(range(1, 513)).values()]
+        reader.close()
         t = time.perf_counter()
         embedder.embed_documents(texts)
         rate = len(texts) / (time.perf_counter() - t)
@@ -178,7 +178,7 @@ def main() -> None:
         for mode in ("lexical", "hybrid", "hybrid-rrf"):
             os.environ["REPOLENS_DENSE"] = "0" if mode == "lexical" else "1"
             os.environ["REPOLENS_FUSION"] = "rrf" if mode == "hybrid-rrf" else "boost"
-            service.handles.clear()
+            readers.clear()
             service.search_code(qs[0], args.large, index_dir=big)  # warm: index and matrix in memory
             lat = []
             for text in qs:
@@ -203,7 +203,7 @@ def main() -> None:
                 f"{pct(rrf, 0.5) + query_embed_ms:.1f} / {pct(rrf, 0.95) + query_embed_ms:.1f} ms",
             ),
         ]
-        service.handles.clear()
+        readers.clear()
         query_vectors = np.stack([embedder.embed_query(text) for text in questions(100)]).astype(np.float32)
         rows += exact_vs_ann(args.ann_sizes, args.real_vectors, query_vectors)
 

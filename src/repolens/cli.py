@@ -332,7 +332,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, index_dir: str | None, as_j
     """Check each leg (index, lexical, dense, reranker) and say what to fix."""
     from repolens.ops.doctor import diagnose
 
-    result = diagnose(service.layout_for(root, index_dir))
+    result = diagnose(root, index_dir)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else result.render())
     if not result.ok:
         ctx.exit(1)

@@ -17,10 +17,11 @@ import pytest
 from repolens import service
 from repolens.index.build import build_index
 from repolens.ops.status import index_status
+from repolens.store import open_store
+from repolens.store.handles import readers
 from repolens.store.local import ann
 from repolens.store.local.dense import DenseIndex
-from repolens.store.local.handle import IndexHandle
-from repolens.store.local.layout import IndexLayout
+from repolens.store.local.writer import LocalWriter
 
 pytest.importorskip("usearch.index", reason="usearch is part of the test extra")
 
@@ -35,15 +36,15 @@ def _vectors(monkeypatch):
     monkeypatch.setenv("REPOLENS_VECTORS", "1")
     monkeypatch.setenv("REPOLENS_ANN_MIN_VECTORS", "10")
     yield
-    service.handles.clear()
+    readers.clear()
 
 
-def _handle(root: Path) -> IndexHandle:
-    layout = IndexLayout(root, root / ".repolens")
-    return IndexHandle.open(layout.current_generation(), root, write=True)  # the tests play the writer
+def _handle(root: Path) -> LocalWriter:
+    store = open_store(root)
+    return store.open_writer(store.current())  # the tests play the writer
 
 
-def _query(handle: IndexHandle) -> np.ndarray:
+def _query(handle: LocalWriter) -> np.ndarray:
     from repolens.models import make_embedder
 
     embedder = make_embedder({"provider": "fake"})
@@ -120,9 +121,9 @@ def test_below_the_threshold_no_graph_and_status_says_exact(make_repo, monkeypat
     handle = _handle(root)
     try:
         assert not (handle.gen_dir / ann.ANN_FILE).exists()
+        store = open_store(root)
         assert (
-            "exact search (40 vectors, graph from 1,000)"
-            in index_status(IndexLayout(root, root / ".repolens"), handle).render()
+            "exact search (40 vectors, graph from 1,000)" in index_status(store, readers.get(store)).render()
         )
     finally:
         handle.close()
