@@ -303,7 +303,7 @@ def search_code(
             raise store.missing()
         indexed = build_index(
             store.root,
-            index_dir=store.local_folder,
+            store=store,
             settings=settings,
             progress=progress,
             lock_wait=AUTO_INDEX_WAIT_S,
@@ -402,9 +402,7 @@ def open_index(
     if store.current() is None:
         if not auto_index:
             raise store.missing()
-        indexed = build_index(
-            store.root, index_dir=store.local_folder, progress=progress, lock_wait=AUTO_INDEX_WAIT_S
-        )
+        indexed = build_index(store.root, store=store, progress=progress, lock_wait=AUTO_INDEX_WAIT_S)
     return readers.get(store), indexed
 
 
