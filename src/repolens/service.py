@@ -253,7 +253,8 @@ class _BoundRerank:
 def rerank_leg(root: Path, query: str) -> tuple[_BoundRerank | None, list[str]]:
     """The cross-encoder leg when one is configured, or None with a note
     saying why it is missing (silence only when none is configured)."""
-    from repolens.models.rerank import load_rerank_config, make_reranker
+    from repolens.models.rerank import make_reranker
+    from repolens.settings import load_rerank_config
 
     try:
         config = load_rerank_config(root)
