@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from repolens.errors import ConfigError, RepolensError
-from repolens.validate import check_utf8
+from repolens.validate import MAX_BUDGET, MAX_CONTEXT_LINES, MAX_TOP_K, MIN_BUDGET, check_utf8
 
 if TYPE_CHECKING:
     from repolens.models.factory import EmbedConfig
@@ -83,11 +83,11 @@ class Settings:
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
 _BOUNDS: dict[str, tuple[int, int]] = {
     "max_file_bytes": (1, 1 << 30),
-    "top_k": (1, 50),
+    "top_k": (1, MAX_TOP_K),
     "chunk_merge_lines": (0, 120),
-    "max_chars": (200, 1_000_000),
-    "hit_max_chars": (100, 1_000_000),
-    "context_lines": (0, 50),
+    "max_chars": (MIN_BUDGET, MAX_BUDGET),
+    "hit_max_chars": (100, MAX_BUDGET),
+    "context_lines": (0, MAX_CONTEXT_LINES),
     "ann_min_vectors": (0, 1 << 40),
 }
 _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from repolens.errors import PathError, UsageError
 from repolens.reply.budget import truncated_marker
-from repolens.validate import check_int
+from repolens.validate import check_budget
 
 MAX_LINES = 300
 # The reply budget of a read when the caller names none (CLI and MCP alike).
@@ -43,7 +43,7 @@ class Snippet:
         longer than the budget is shown cut).
         """
         if max_chars is not None:
-            check_int("max_chars", max_chars, 200, 1_000_000)
+            check_budget(max_chars)
         if not self.lines:
             return _clip(f"{self.path}: empty range (file has {self.total_lines} lines)", max_chars)
         head = f"{self.path}:{self.start_line}-{self.end_line} (of {self.total_lines} lines)"

@@ -64,7 +64,7 @@ from repolens.reply.budget import counted
 from repolens.roles import path_role
 from repolens.store import IndexHandle
 from repolens.store.sqlite import normalize_symbol
-from repolens.validate import check_int, check_kind, check_language
+from repolens.validate import check_budget, check_int, check_kind, check_language
 
 MAX_NAME_CHARS = 200
 MAX_LIMIT = 200
@@ -531,7 +531,7 @@ def find_symbols(
     """
     q = _parse(name)
     check_int("limit", limit, 1, MAX_LIMIT)
-    check_int("max_chars", max_chars, 200, 1_000_000)
+    check_budget(max_chars)
     f = _Filters(
         kind=check_kind(kind),
         path=_clean_subpath(path) or None if path else None,
