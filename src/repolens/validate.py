@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
 
-from repolens.chunk.grammars import KIND_ALIASES, KINDS
 from repolens.chunk.languages import LANGUAGE_ALIASES, LANGUAGES
 from repolens.errors import RepolensError, UsageError
+from repolens.roles import KIND_ALIASES, KINDS
 
 # The budget of every reply, in characters (search packets and overviews,
 # symbols, focus, a stored chunk, a snippet, a test run's output): below 200
@@ -155,5 +155,5 @@ def check_language(value: object) -> str | None:
 
 
 def check_kind(value: object) -> str | None:
-    """A kind filter: a name of :data:`repolens.chunk.grammars.KINDS` or an alias (``func``)."""
+    """A kind filter: a name of :data:`repolens.roles.KINDS` or an alias (``func``)."""
     return check_choice("kind", value, KINDS, KIND_ALIASES)

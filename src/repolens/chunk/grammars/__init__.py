@@ -6,7 +6,7 @@ downloaded at run time), which node types are definitions and of what kind,
 how a definition's name and qualified name are found, and which sibling nodes
 (doc comments, decorators, attributes) belong to the definition after them.
 
-Kinds form a small fixed vocabulary (:data:`KINDS`). A node type maps either
+Kinds form a small fixed vocabulary (:data:`repolens.roles.KINDS`). A node type maps either
 to a kind (the name is the node's ``name`` field; classes, modules and other
 containers have their members in the ``body`` field) or to a handler
 function for anything less regular. Handlers get the node and the enclosing
@@ -43,8 +43,6 @@ from repolens.chunk.grammars import c_family, functional, jvm, scripting, system
 from repolens.chunk.grammars.base import (
     CLASS_KINDS,
     CONTAINER_KINDS,
-    KIND_ALIASES,
-    KINDS,
     Found,
     Handler,
     LangSpec,
@@ -53,6 +51,7 @@ from repolens.chunk.grammars.base import (
     qualify,
     text,
 )
+from repolens.roles import KIND_ALIASES, KINDS  # the kind vocabulary, re-exported
 
 __all__ = [
     "CLASS_KINDS",

@@ -15,35 +15,6 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-KINDS = frozenset(
-    {
-        "function",
-        "method",
-        "class",
-        "struct",
-        "enum",
-        "interface",
-        "trait",
-        "impl",
-        "module",
-        "type",
-        "constant",
-        "section",
-        "block",
-        "window",
-    }
-)
-# Short names people type for a kind (keywords of the languages that define them).
-KIND_ALIASES: dict[str, str] = {
-    "func": "function",
-    "fn": "function",
-    "def": "function",
-    "fun": "function",
-    "cls": "class",
-    "const": "constant",
-    "mod": "module",
-    "namespace": "module",
-}
 # Kinds whose bodies are searched for member definitions.
 CONTAINER_KINDS = frozenset({"class", "struct", "enum", "interface", "trait", "impl", "module"})
 # A function directly inside one of these is a method.
