@@ -3,8 +3,11 @@
 The config file is ``.repolens.toml`` at the repository root (optional), with
 keys at top level or under ``[repolens]``. Environment variables are
 ``REPOLENS_<KEY>`` in upper case. Every key is listed in the README table;
-``SETTINGS`` below is the single source of truth for names, types, defaults
-and bounds.
+:class:`Settings` below is the single source of truth for names, types and
+defaults, ``_BOUNDS``/``_FLOAT_BOUNDS``/``_CHOICES`` for what each accepts.
+The ``[embed]`` and ``[rerank]`` sections are read here too
+(:func:`load_embed_config`, :func:`load_rerank_config`), and every value of
+every section goes through one coercer (:func:`coerce`).
 """
 
 from __future__ import annotations

@@ -207,8 +207,3 @@ def read_snippet(root: Path, path: str, start: int, end: int, *, max_lines: int 
     cut = min(end, total) > last
     chosen = tuple(lines[start - 1 : last]) if start <= total else ()
     return Snippet(rel, start, last if chosen else start, total, chosen, cut)
-
-
-def relative_to_root(root: Path, path: str) -> str:
-    """Normalise a user path to the root-relative POSIX form used in the index."""
-    return safe_path(root, path)[1]
