@@ -28,11 +28,11 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from repolens.errors import EmbedderError
+from repolens.errors import EmbedderError, RepolensError
 from repolens.models.base import file_sha256, l2_normalise, prefix_tag
 
 POOLINGS = ("mean", "cls", "last")
@@ -163,25 +163,50 @@ def files_key(spec: OnnxSpec) -> tuple:
     )
 
 
-class OnnxEmbedder:
-    """An :class:`~repolens.models.base.Embedder` over one ONNX encoder.
+class OnnxModel(Generic[T]):
+    """What an embedder and a cross-encoder share: a checked :class:`OnnxSpec`
+    and the model it names, loaded on first use (through the one cache) and
+    then kept. Subclasses name their config ``section`` and ``error`` class
+    and how they load (``_load_model``). Construction does no I/O."""
 
-    Construction does no I/O. The model is loaded (hashed, checked, opened) on
-    the first call that needs it; ``identity`` needs it too unless the spec
-    pins hash and dim, as the bundled model does. Thread-safe.
-    """
+    section: ClassVar[str]
+    error: ClassVar[type[RepolensError]]
 
     def __init__(self, spec: OnnxSpec) -> None:
         if spec.max_tokens < 8:
-            raise EmbedderError(f"embed.max_tokens={spec.max_tokens} is too small; use at least 8")
+            raise self.error(f"{self.section}.max_tokens={spec.max_tokens} is too small; use at least 8")
         if spec.batch_size < 1:
-            raise EmbedderError(f"embed.batch_size={spec.batch_size} must be at least 1")
+            raise self.error(f"{self.section}.batch_size={spec.batch_size} must be at least 1")
         self._spec = spec
-        self._load = Lazy(lambda: _load_cached(spec))
+        self._load: Lazy[T] = Lazy(lambda: self._load_model(spec))
+
+    @staticmethod
+    def _load_model(spec: OnnxSpec) -> T:
+        raise NotImplementedError
 
     @property
     def spec(self) -> OnnxSpec:
         return self._spec
+
+    def load(self) -> None:
+        """Load now rather than on first use (to fail early, or to time it)."""
+        self._load()
+
+
+class OnnxEmbedder(OnnxModel["_Loaded"]):
+    """An :class:`~repolens.models.base.Embedder` over one ONNX encoder.
+
+    The model is loaded (hashed, checked, opened) on the first call that
+    needs it; ``identity`` needs it too unless the spec pins hash and dim,
+    as the bundled model does. Thread-safe.
+    """
+
+    section = "embed"
+    error = EmbedderError
+
+    @staticmethod
+    def _load_model(spec: OnnxSpec) -> _Loaded:
+        return _load_cached(spec)
 
     @property
     def name(self) -> str:
@@ -215,10 +240,6 @@ class OnnxEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text], self._spec.query_prefix)[0]
-
-    def load(self) -> None:
-        """Load now rather than on first use (to fail early, or to time it)."""
-        self._load()
 
     # -- internals ---------------------------------------------------------
 

@@ -31,7 +31,7 @@ from repolens.errors import EmbedderError, RerankerError
 from repolens.models.base import file_sha256
 from repolens.models.local import find_model, find_tokenizer, read_json
 from repolens.models.onnx import (
-    Lazy,
+    OnnxModel,
     OnnxSpec,
     batch_feeds,
     check_files,
@@ -181,22 +181,19 @@ class _Loaded:
     tokenizer_sha256: str
 
 
-class CrossEncoder:
+class CrossEncoder(OnnxModel["_Loaded"]):
     """Scores (query, text) pairs with one ONNX cross-encoder.
 
     Construction does no I/O; the model is loaded (hashed, opened, probed) on
     the first call that needs it. Thread-safe.
     """
 
-    def __init__(self, spec: OnnxSpec) -> None:
-        if spec.max_tokens < 8:
-            raise RerankerError(f"rerank.max_tokens={spec.max_tokens} is too small; use at least 8")
-        self._spec = spec
-        self._load = Lazy(lambda: _load_cached(spec))
+    section = "rerank"
+    error = RerankerError
 
-    @property
-    def spec(self) -> OnnxSpec:
-        return self._spec
+    @staticmethod
+    def _load_model(spec: OnnxSpec) -> _Loaded:
+        return _load_cached(spec)
 
     @property
     def max_tokens(self) -> int:
@@ -211,10 +208,6 @@ class CrossEncoder:
             f"rerank:{self._spec.label}:sha256={loaded.model_sha256[:16]}"
             f":tok={loaded.tokenizer_sha256[:12]}:max={self._spec.max_tokens}"
         )
-
-    def load(self) -> None:
-        """Load now rather than on first use (to fail early, or to time it)."""
-        self._load()
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts),)`` float32 relevance of each text to ``query``, in
