@@ -13,8 +13,9 @@ from enum import StrEnum
 from pathlib import Path
 
 from repolens.errors import NothingToIndexError
+from repolens.settings import Settings
 
-DEFAULT_MAX_FILE_BYTES = 1_048_576
+DEFAULT_MAX_FILE_BYTES = Settings.max_file_bytes
 
 # Counted by the indexer when load_text had to replace invalid UTF-8; the
 # file is still indexed, so this is a note, not a skip reason.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from repolens.discover.load import BINARY_SNIFF_BYTES
 from repolens.errors import PathError, UsageError
 from repolens.reply.budget import truncated_marker
 from repolens.validate import check_budget
@@ -22,7 +23,6 @@ MAX_LINES = 300
 # The reply budget of a read when the caller names none (CLI and MCP alike).
 READ_MAX_CHARS = 12_000
 MAX_PATH_CHARS = 4096
-_BINARY_SNIFF = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +198,7 @@ def read_snippet(root: Path, path: str, start: int, end: int, *, max_lines: int 
     abs_path, rel = safe_path(root, path)
     with open(abs_path, "rb") as fh:
         data = fh.read()
-    if b"\x00" in data[:_BINARY_SNIFF]:
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise PathError(f"{rel} is a binary file: read_snippet only reads text")
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     lines = text.splitlines()
