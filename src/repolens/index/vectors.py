@@ -1,4 +1,4 @@
-"""The dense leg's data: filling vectors after the lexical index, and searching them.
+"""The dense leg's write side: filling vectors after the lexical index.
 
 Embedding never blocks the first answer. The lexical index is published
 first; vectors are then computed in batches and committed to the published
@@ -12,9 +12,7 @@ refused with the fix. A rebuild copies the vectors of unchanged chunks from
 the previous generation (matched by content-derived chunk id), and an
 optional cache folder shares them across indexes (branches, worktrees).
 
-Search is exact (one float32 matrix product over all rows, cached in memory
-per generation and refreshed when ``vectors_version`` moves) or, for big
-indexes, goes through the HNSW graph of :mod:`repolens.store.ann`.
+Searching them is the read side, :mod:`repolens.store.dense`.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from repolens.errors import NotFoundError, UsageError
 from repolens.reply.budget import omitted_marker, truncated_marker
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
+from repolens.validate import check_budget
 
 MAX_ID_CHARS = 100
 
@@ -108,8 +109,7 @@ def get_chunk(handle: IndexHandle, chunk_id: str, *, max_chars: int = 8000) -> C
         raise UsageError(
             f"chunk id is {len(chunk_id)} chars; ids are short hex strings such as 51818877acd60f45"
         )
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 200 <= max_chars <= 1_000_000:
-        raise UsageError(f"max_chars must be an integer between 200 and 1000000, got {max_chars!r}")
+    check_budget(max_chars)
     chunk_id = chunk_id.strip()
     stored = sq.chunk_by_id(handle.db, chunk_id)
     if stored is None:
