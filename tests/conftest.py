@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ("pgserver",)  # a real PostgreSQL: pg_server, pg_db, pg_replica, ...
+
 # A small application in two languages plus docs: the default repository of
 # the end-to-end tests (CLI, MCP).
 SAMPLE_FILES: dict[str, str] = {
