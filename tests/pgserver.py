@@ -238,8 +238,11 @@ class PgCluster:
     under test stays valid across a restart.
     """
 
-    def __init__(self, harness: PgHarness, name: str, data_dir: Path) -> None:
+    def __init__(
+        self, harness: PgHarness, name: str, data_dir: Path, settings: dict[str, str] | None = None
+    ) -> None:
         self.harness = harness
+        self.settings = {**SERVER_SETTINGS, **(settings or {})}
         self.name = name
         self.data_dir = data_dir
         self.log = harness.base / f"{name}.log"
@@ -275,7 +278,7 @@ class PgCluster:
 
     def _spawn(self) -> None:
         argv = [str(self.harness.bin_dir / "postgres"), "-D", str(self.data_dir), "-p", str(self.port)]
-        for key, value in SERVER_SETTINGS.items():
+        for key, value in self.settings.items():
             argv += ["-c", f"{key}={value}"]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
@@ -428,12 +431,13 @@ class PgHarness:
         name = f"{kind}{next(self._names)}"
         return name, self.base / name
 
-    def primary(self) -> PgCluster:
-        """A new primary (a copy of the seed), started."""
+    def primary(self, settings: dict[str, str] | None = None) -> PgCluster:
+        """A new primary (a copy of the seed), started; ``settings`` override
+        :data:`SERVER_SETTINGS` (a benchmark wants more memory, say)."""
         name, data = self._new_dir("primary")
         # cp -a keeps the service user's ownership and the 0700 mode PostgreSQL demands.
         subprocess.run(["cp", "-a", str(self.seed), str(data)], check=True, capture_output=True)
-        return self._started(PgCluster(self, name, data))
+        return self._started(PgCluster(self, name, data, settings))
 
     def replica(self, primary: PgCluster) -> PgCluster:
         """A streaming replica of ``primary`` (``pg_basebackup -R`` over loopback), started."""
