@@ -247,6 +247,7 @@ class PgCluster:
         self.data_dir = data_dir
         self.log = harness.base / f"{name}.log"
         self.port = free_port()
+        self.started_once = False
         self.process: subprocess.Popen[bytes] | None = None
 
     def url(self, dbname: str = SUPERUSER) -> str:
@@ -261,18 +262,21 @@ class PgCluster:
         return self.process is not None and self.process.poll() is None
 
     def start(self) -> None:
-        """Start the server and wait until it accepts connections; on a port taken
-        meanwhile by someone else, retry once on another port (first start only)."""
+        """Start the server and wait until it accepts connections. At the first
+        start a port taken meanwhile by another process is replaced (twice at
+        most); a restart keeps its port, so it fails instead."""
         if self.running:
             return
         for attempt in range(3):
             self._spawn()
             try:
                 self._wait_ready()
+                self.started_once = True
                 return
             except PgServerError:
                 self.process = None
-                if "could not bind" not in _tail(self.log, 40) or attempt == 2:
+                taken = "could not bind" in _tail(self.log, 40)
+                if self.started_once or not taken or attempt == 2:
                     raise
                 self.port = free_port()
 
