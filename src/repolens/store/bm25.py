@@ -3,7 +3,7 @@
 A second store (PostgreSQL) must rank lexically like the local one, so this
 module writes down what tantivy computes for the queries
 :meth:`repolens.store.lexical.LexicalIndex.search` builds, and reproduces it
-from our own token lists. ``tests/test_bm25_reference.py`` holds it to
+from our own token lists. ``tests/store/test_bm25_reference.py`` holds it to
 tantivy's scores (relative error below 1e-5; tantivy works in float32).
 
 **The query.** For each query term ``(token, weight)`` and each field ``f``

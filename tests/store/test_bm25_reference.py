@@ -7,9 +7,9 @@ import random
 import pytest
 
 from conftest import SAMPLE_FILES, write_tree_files
-from repolens.index import build_index
-from repolens.query import parse_query
-from repolens.retrieve import FIELD_WEIGHTS, FLAT_FIELDS
+from repolens.index.build import build_index
+from repolens.search.query import parse_query
+from repolens.search.retrieve import FIELD_WEIGHTS, FLAT_FIELDS
 from repolens.store import IndexHandle
 from repolens.store import sqlite as sq
 from repolens.store.bm25 import (
