@@ -17,6 +17,8 @@ import pytest
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
+# A real PostgreSQL: pg_server, pg_db, pg_replica, ... (absent where this file is copied alone).
+pytest_plugins = ("pgserver",) if Path(__file__).with_name("pgserver.py").is_file() else ()
 
 # A small application in two languages plus docs: the default repository of
 # the end-to-end tests (CLI, MCP).

@@ -1,9 +1,12 @@
-"""What a repository path is for: source, tests, docs, generated or vendored code.
+"""The vocabulary of what code is: the role of a path, the kind of a chunk,
+and the weights and orders search and replies give them.
 
-Ranking uses this as a prior: a definition in ``src/`` is what an agent
-usually means, the same name in ``tests/`` or ``vendor/`` less often. The
-classification is by name only (folders, file names, extensions), so it is
-cheap enough to run on every candidate of a query and never reads a file.
+A path's role (:func:`path_role`) is what it is for: source, tests, docs,
+generated or vendored code. Ranking uses it as a prior: a definition in
+``src/`` is what an agent usually means, the same name in ``tests/`` or
+``vendor/`` less often. The classification is by name only (folders, file
+names, extensions), so it is cheap enough to run on every candidate of a
+query and never reads a file.
 
 Roles, checked in this order (the first that applies wins):
 
@@ -25,7 +28,72 @@ from typing import Literal
 
 PathRole = Literal["source", "test", "doc", "generated", "vendored", "config", "example"]
 
-ROLES: tuple[PathRole, ...] = ("source", "test", "doc", "generated", "vendored", "config", "example")
+# How much a role's chunks count against source code with the same evidence
+# when search ranks hits (search.priors; not applied to a role the query
+# asks about, such as "the test for ...").
+RANKING_WEIGHT: dict[str, float] = {
+    "source": 1.0,
+    "config": 0.8,
+    "example": 0.8,
+    "test": 0.7,
+    "doc": 0.6,
+    "generated": 0.5,
+    "vendored": 0.5,
+}
+# How much a role's files count against source files with equal evidence in
+# the ranked file overview (reply.files). Milder than RANKING_WEIGHT on
+# purpose: it scales a file's sum of chunk relevances, which RANKING_WEIGHT
+# has already discounted, so it only tips close calls toward source. The
+# two were tuned apart; changing either changes replies.
+OVERVIEW_WEIGHT: dict[str, float] = {
+    "source": 1.0,
+    "config": 0.9,
+    "example": 0.85,
+    "test": 0.8,
+    "doc": 0.75,
+    "generated": 0.6,
+    "vendored": 0.6,
+}
+# Where a role's definitions go among equally good symbol matches
+# (search.symbols): source first, vendored code last.
+LISTING_RANK: dict[str, int] = {
+    "source": 0,
+    "example": 1,
+    "test": 2,
+    "config": 3,
+    "doc": 4,
+    "generated": 5,
+    "vendored": 6,
+}
+
+# -- kinds: what a chunk is ----------------------------------------------------
+
+# What an agent usually means by a name: callables and types. A symbol search
+# lists these first, then the secondary kinds.
+PRIMARY_DEFINITION_KINDS = frozenset(
+    {"function", "method", "class", "struct", "interface", "trait", "enum", "type"}
+)
+SECONDARY_DEFINITION_KINDS = frozenset({"constant", "impl", "module"})
+# Chunks that define something by name (the file overview says a file
+# "defines" a name the query mentions only for these).
+DEFINITION_KINDS = PRIMARY_DEFINITION_KINDS | SECONDARY_DEFINITION_KINDS
+# Every chunk kind: a definition, a markdown section, a block of code between
+# definitions, or a line window (files without a grammar). The kind filter
+# of search and symbols takes these names.
+KINDS = DEFINITION_KINDS | {"section", "block", "window"}
+# Short names people type for a kind (keywords of the languages that define them).
+KIND_ALIASES: dict[str, str] = {
+    "func": "function",
+    "fn": "function",
+    "def": "function",
+    "fun": "function",
+    "cls": "class",
+    "const": "constant",
+    "mod": "module",
+    "namespace": "module",
+}
+
+# -- roles: what a path is for -------------------------------------------------
 
 _VENDORED_DIRS = frozenset(
     {

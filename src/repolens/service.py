@@ -32,7 +32,16 @@ from repolens.settings import Settings, load_settings
 from repolens.store import open_store, resolve_root
 from repolens.store.base import IndexReader
 from repolens.store.handles import readers
-from repolens.validate import check_int, check_kind, check_language
+from repolens.validate import (
+    MAX_TOP_K,
+    check_budget,
+    check_globs,
+    check_int,
+    check_kind,
+    check_language,
+    check_query,
+    check_subpath,
+)
 
 if TYPE_CHECKING:
     from repolens.models.base import Embedder
@@ -40,7 +49,6 @@ if TYPE_CHECKING:
 
 from repolens.search.symbols import SymbolMatches, find_symbols
 
-MAX_QUERY_CHARS = 100_000
 # A JSON reply echoes the start of the question, not a pasted issue in full.
 QUERY_ECHO_CHARS = 200
 # A search that finds no index builds one; if a watcher is already building
@@ -110,24 +118,6 @@ class SearchReply:
         return data
 
 
-def check_query(query: object) -> None:
-    if not isinstance(query, str) or not query.strip():
-        raise UsageError("query is empty: pass a question or an identifier to search for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise UsageError(
-            f"query is {len(query)} chars; the limit is {MAX_QUERY_CHARS}: keep the lines that matter"
-        )
-
-
-def _globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = [value] if isinstance(value, str) else list(value)
-    if not all(isinstance(v, str) and v.strip() and len(v) <= 500 and "\x00" not in v for v in items):
-        raise UsageError(f"{name} must be glob patterns like 'src/**/*.py' (non-empty strings)")
-    return tuple(v.strip() for v in items)
-
-
 def make_filters(
     path: str | None = None,
     language: str | None = None,
@@ -138,18 +128,13 @@ def make_filters(
     """Search filters from call arguments; ``UsageError`` for a path outside the
     repository and for a language or kind that names nothing (aliases such as
     ``py`` and ``func`` are accepted)."""
-    if path is not None and (not isinstance(path, str) or "\x00" in path or len(path) > 1000):
-        raise UsageError("path must be a plain string")
-    subpath = path.strip().strip("/") if path else None
-    if subpath and (".." in subpath.split("/") or subpath.startswith("/")):
-        raise UsageError(f"path filter {path!r} must be a folder or file inside the repository")
-    language, kind = check_language(language), check_kind(kind)
+    subpath, language, kind = check_subpath(path), check_language(language), check_kind(kind)
     return Filters(
-        subpath=subpath or None,
+        subpath=subpath,
         languages=(language,) if language else (),
         kinds=(kind,) if kind else (),
-        include=_globs("include", include),
-        exclude=_globs("exclude", exclude),
+        include=check_globs("include", include),
+        exclude=check_globs("exclude", exclude),
     )
 
 
@@ -202,7 +187,8 @@ class _BoundRerank:
 def rerank_leg(root: Path, query: str) -> tuple[_BoundRerank | None, list[str]]:
     """The cross-encoder leg when one is configured, or None with a note
     saying why it is missing (silence only when none is configured)."""
-    from repolens.models.rerank import load_rerank_config, make_reranker
+    from repolens.models.rerank import make_reranker
+    from repolens.settings import load_rerank_config
 
     try:
         config = load_rerank_config(root)
@@ -292,9 +278,9 @@ def search_code(
         given = {"query": query, "path": path, "language": language, "kind": kind}
         _check_rerender({**given, "include": include, "exclude": exclude})
     if top_k is not None:
-        check_int("top_k", top_k, 1, 50)
+        check_int("top_k", top_k, 1, MAX_TOP_K)
     if max_chars is not None:
-        check_int("max_chars", max_chars, 200, 1_000_000)
+        check_budget(max_chars)
     store = open_store(root, index_dir)
     settings: Settings = load_settings(store.root, {"top_k": top_k, "max_chars": max_chars})
     indexed = None

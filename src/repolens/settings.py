@@ -3,24 +3,32 @@
 The config file is ``.repolens.toml`` at the repository root (optional), with
 keys at top level or under ``[repolens]``. Environment variables are
 ``REPOLENS_<KEY>`` in upper case. Every key is listed in the README table;
-``SETTINGS`` below is the single source of truth for names, types, defaults
-and bounds.
+:class:`Settings` below is the single source of truth for names, types and
+defaults, ``_BOUNDS``/``_FLOAT_BOUNDS``/``_CHOICES`` for what each accepts.
+The ``[embed]`` and ``[rerank]`` sections are read here too
+(:func:`load_embed_config`, :func:`load_rerank_config`), and every value of
+every section goes through one coercer (:func:`coerce`).
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from repolens.errors import ConfigError
-from repolens.validate import check_utf8
+from repolens.errors import ConfigError, RepolensError
+from repolens.validate import MAX_BUDGET, MAX_CONTEXT_LINES, MAX_TOP_K, MIN_BUDGET, check_utf8
 
 if TYPE_CHECKING:
     from repolens.models.factory import EmbedConfig
+    from repolens.models.rerank import RerankConfig
+
+T = TypeVar("T")
 
 CONFIG_FILE = ".repolens.toml"
 ENV_PREFIX = "REPOLENS_"
@@ -78,11 +86,11 @@ class Settings:
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
 _BOUNDS: dict[str, tuple[int, int]] = {
     "max_file_bytes": (1, 1 << 30),
-    "top_k": (1, 50),
+    "top_k": (1, MAX_TOP_K),
     "chunk_merge_lines": (0, 120),
-    "max_chars": (200, 1_000_000),
-    "hit_max_chars": (100, 1_000_000),
-    "context_lines": (0, 50),
+    "max_chars": (MIN_BUDGET, MAX_BUDGET),
+    "hit_max_chars": (100, MAX_BUDGET),
+    "context_lines": (0, MAX_CONTEXT_LINES),
     "ann_min_vectors": (0, 1 << 40),
 }
 _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
@@ -108,40 +116,67 @@ def environ(name: str, env: Mapping[str, str] | None = None) -> str | None:
     return value
 
 
-def _coerce(key: str, value: Any, source: str) -> Any:
-    default = getattr(Settings, key)
-    if isinstance(default, bool):
-        if isinstance(value, str):
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-        elif isinstance(value, bool):
+def coerce(
+    key: str,
+    value: Any,
+    hint: Any,
+    *,
+    where: str = "",
+    bounds: tuple[float, float] | None = None,
+    choices: Sequence[str] = (),
+    error: type[RepolensError] = ConfigError,
+) -> Any:
+    """``value`` (from TOML, an environment string or an argument) as the type
+    ``hint`` names: ``bool``, ``int``, ``float`` or ``str``, optionally
+    ``| None`` (then None passes). The one conversion every setting goes
+    through: ``[repolens]`` keys, ``[embed]``, ``[rerank]`` and ``[serve]``.
+
+    Booleans take ``true``/``false`` and the strings 1/0, true/false,
+    yes/no, on/off; numbers take numbers or their text, but never a boolean,
+    and an integer never a fraction; strings must be strings. ``bounds``
+    (inclusive) and ``choices`` narrow the value. Anything else raises
+    ``error`` with one line: ``where`` (the source, such as ``"environment:
+    "``) then ``key must be ..., got value``.
+    """
+    target = _target_type(hint)
+    if value is None and target is not hint:
+        return None
+    if target is bool:
+        if isinstance(value, bool):
             return value
-        raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
-    if isinstance(default, float):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{source}: {key} must be a number, got {value!r}") from None
-        flo, fhi = _FLOAT_BOUNDS.get(key, (float("-inf"), float("inf")))
-        if not flo <= number <= fhi:
-            raise ConfigError(f"{source}: {key} must be between {flo:g} and {fhi:g}, got {number:g}")
-        return number
-    if isinstance(default, int):
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{source}: {key} must be an integer, got {value!r}") from None
-        lo, hi = _BOUNDS.get(key, (-(1 << 62), 1 << 62))
-        if not lo <= number <= hi:
-            raise ConfigError(f"{source}: {key} must be between {lo} and {hi}, got {number}")
-        return number
-    text = str(value)
-    choices = _CHOICES.get(key)
-    if choices and text not in choices:
-        raise ConfigError(f"{source}: {key} must be one of {', '.join(choices)}, got {text!r}")
-    return text
+        if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+            return value.lower() in _TRUE
+        raise error(f"{where}{key} must be true or false, got {value!r}")
+    if target is str:
+        if not isinstance(value, str):
+            raise error(f"{where}{key} must be a string, got {value!r}")
+        if choices and value not in choices:
+            raise error(f"{where}{key} must be one of {', '.join(choices)}, got {value!r}")
+        return value
+    noun = "an integer" if target is int else "a number"
+    try:
+        if isinstance(value, bool):
+            raise ValueError(value)
+        number = target(value)
+        if target is int and isinstance(value, float) and value != number:
+            raise ValueError(value)
+    except (TypeError, ValueError):
+        raise error(f"{where}{key} must be {noun}, got {value!r}") from None
+    if bounds is not None and not bounds[0] <= number <= bounds[1]:
+        lo, hi, got = (f"{n:g}" if target is float else str(n) for n in (*bounds, number))
+        raise error(f"{where}{key} must be between {lo} and {hi}, got {got}")
+    return number
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _target_type(hint: Any) -> type:
+    """``int`` for ``int`` and for ``int | None``."""
+    if isinstance(hint, types.UnionType):
+        return next(a for a in typing.get_args(hint) if a is not type(None))
+    return hint
 
 
 def _from_mapping(base: Settings, values: dict[str, Any], source: str) -> Settings:
@@ -150,24 +185,69 @@ def _from_mapping(base: Settings, values: dict[str, Any], source: str) -> Settin
     for key, value in values.items():
         if key not in known:
             raise ConfigError(f"{source}: unknown setting {key!r}; known: {', '.join(sorted(known))}")
-        changes[key] = _coerce(key, value, source)
+        default = getattr(Settings, key)
+        changes[key] = coerce(
+            key,
+            value,
+            type(default),
+            where=f"{source}: ",
+            bounds=_BOUNDS.get(key) or _FLOAT_BOUNDS.get(key),
+            choices=_CHOICES.get(key, ()),
+        )
     return replace(base, **changes)
 
 
-def _config_file(root: Path | None) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """The top-level table of the TOML file ``path``; ConfigError (with the fix) when it is not TOML."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}): fix or remove it") from exc
+
+
+def config_table(root: Path | None) -> dict[str, Any]:
+    """The repository's config file as a dict: its ``[repolens]`` table, or the
+    whole file when it has none; {} without a root or a file."""
     if root is None:
         return {}
     path = root / CONFIG_FILE
     if not path.is_file():
         return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}): fix or remove it") from exc
+    data = read_toml(path)
     section = data.get("repolens", data)
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [repolens] must be a table")
     return section
+
+
+def section_values(root: Path | None, section: str, names: Iterable[str]) -> dict[str, Any]:
+    """The ``[section]`` table of the config file (or ``[repolens.section]``),
+    then the ``REPOLENS_<SECTION>_<NAME>`` variables of ``names`` over it."""
+    table = config_table(root).get(section, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{CONFIG_FILE}: [{section}] must be a table")
+    values: dict[str, Any] = dict(table)
+    for name in names:
+        if (value := environ(f"{ENV_PREFIX}{section.upper()}_{name.upper()}")) is not None:
+            values[name] = value
+    return values
+
+
+def section_config(cls: type[T], section: str, values: Mapping[str, Any], error: type[RepolensError]) -> T:
+    """The dataclass ``cls`` of one config section from a dict (config file,
+    environment): keys with or without the ``section.`` prefix, each value
+    coerced to its field's type (:func:`coerce`), None keeps the default, an
+    unknown key is refused. Errors are ``error``, naming ``section.key``."""
+    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        name = key.removeprefix(f"{section}.")
+        if name not in known:
+            raise error(f"unknown setting {section}.{name}; valid: {', '.join(sorted(known))}")
+        if value is not None:
+            kwargs[name] = coerce(f"{section}.{name}", value, hints[name], error=error)
+    return cls(**kwargs)
 
 
 def load_embed_config(root: Path | None = None) -> EmbedConfig:
@@ -175,22 +255,22 @@ def load_embed_config(root: Path | None = None) -> EmbedConfig:
     ``[repolens.embed]``), then ``REPOLENS_EMBED_<FIELD>`` variables."""
     from repolens.models.factory import EmbedConfig  # numpy: only when embeddings are wanted
 
-    values: dict[str, Any] = {}
-    table = _config_file(root).get("embed", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{CONFIG_FILE}: [embed] must be a table")
-    values.update(table)
-    for f in fields(EmbedConfig):
-        if (value := environ(f"{ENV_PREFIX}EMBED_{f.name.upper()}")) is not None:
-            values[f.name] = value
-    return EmbedConfig.from_mapping(values)
+    return EmbedConfig.from_mapping(section_values(root, "embed", (f.name for f in fields(EmbedConfig))))
+
+
+def load_rerank_config(root: Path | None = None) -> RerankConfig:
+    """Reranker settings: the ``[rerank]`` table of the config file (or
+    ``[repolens.rerank]``), then ``REPOLENS_RERANK_<FIELD>`` variables."""
+    from repolens.models.rerank import RerankConfig  # numpy: only when a reranker is wanted
+
+    return RerankConfig.from_mapping(section_values(root, "rerank", (f.name for f in fields(RerankConfig))))
 
 
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
     # [embed] is read by load_embed_config; [serve] and [roots] by repolens.server.config.
-    section = {k: v for k, v in _config_file(root).items() if k not in ("embed", "rerank", "serve", "roots")}
+    section = {k: v for k, v in config_table(root).items() if k not in ("embed", "rerank", "serve", "roots")}
     if section:
         settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
     env = {

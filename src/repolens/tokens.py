@@ -156,7 +156,3 @@ def tokenize_path(path: str) -> list[str]:
     ``src/auth/SessionStore.py`` yields ``src auth sessionstore session store py``.
     """
     return tokenize(path.replace("/", " ").replace(".", " "))
-
-
-def is_stopword(token: str) -> bool:
-    return token in STOPWORDS

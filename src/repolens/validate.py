@@ -1,12 +1,33 @@
-"""Argument checks shared by the core functions the adapters call."""
+"""Every argument check, and the bounds they check against, named once.
+
+The core functions call these where a caller's value enters (the CLI, MCP
+and HTTP adapters pass arguments through unchanged), so each bound has one
+home and each refusal one wording: ``UsageError`` with a line that names
+the argument, what it must be and what it got.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Sequence, Set
 
-from repolens.chunk.grammars import KIND_ALIASES, KINDS
 from repolens.chunk.languages import LANGUAGE_ALIASES, LANGUAGES
 from repolens.errors import RepolensError, UsageError
+from repolens.roles import KIND_ALIASES, KINDS
+
+# The budget of every reply, in characters (search packets and overviews,
+# symbols, focus, a stored chunk, a snippet, a test run's output): below 200
+# not even a header and one line fit; above a million no agent reads it.
+MIN_BUDGET = 200
+MAX_BUDGET = 1_000_000
+# Hits in one search reply.
+MAX_TOP_K = 50
+# Lines of context around a hit.
+MAX_CONTEXT_LINES = 50
+# A query longer than this is a pasted file, not a question.
+MAX_QUERY_CHARS = 100_000
+# A path filter or a glob longer than this is not a path.
+MAX_PATH_CHARS = 1000
+MAX_GLOB_CHARS = 500
 
 
 def check_utf8(
@@ -66,6 +87,46 @@ def check_int(name: str, value: object, lo: int, hi: int) -> int:
     return value
 
 
+def check_budget(max_chars: object) -> int:
+    """A reply budget (``max_chars``) between :data:`MIN_BUDGET` and :data:`MAX_BUDGET`."""
+    return check_int("max_chars", max_chars, MIN_BUDGET, MAX_BUDGET)
+
+
+def check_query(query: object) -> None:
+    """A search or focus query: non-blank text of at most :data:`MAX_QUERY_CHARS`."""
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("query is empty: pass a question or an identifier to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(
+            f"query is {len(query)} chars; the limit is {MAX_QUERY_CHARS}: keep the lines that matter"
+        )
+
+
+def check_subpath(path: object) -> str | None:
+    """A path filter as a repository-relative folder or file (slashes
+    trimmed), None for None or blank; ``UsageError`` for anything that is
+    not a plain string or that leaves the repository."""
+    if path is not None and (not isinstance(path, str) or "\x00" in path or len(path) > MAX_PATH_CHARS):
+        raise UsageError("path must be a plain string")
+    subpath = path.strip().strip("/") if path else None
+    if subpath and (".." in subpath.split("/") or subpath.startswith("/")):
+        raise UsageError(f"path filter {path!r} must be a folder or file inside the repository")
+    return subpath or None
+
+
+def check_globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Glob patterns (``include``/``exclude``): one string or a list, each
+    non-blank, stripped; () for None."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    if not all(
+        isinstance(v, str) and v.strip() and len(v) <= MAX_GLOB_CHARS and "\x00" not in v for v in items
+    ):
+        raise UsageError(f"{name} must be glob patterns like 'src/**/*.py' (non-empty strings)")
+    return tuple(v.strip() for v in items)
+
+
 def check_choice(what: str, value: object, choices: Set[str], aliases: Mapping[str, str]) -> str | None:
     """The canonical spelling of ``value`` (case and surrounding space ignored,
     an alias mapped to its name); None for None or blank. Anything else is a
@@ -94,5 +155,5 @@ def check_language(value: object) -> str | None:
 
 
 def check_kind(value: object) -> str | None:
-    """A kind filter: a name of :data:`repolens.chunk.grammars.KINDS` or an alias (``func``)."""
+    """A kind filter: a name of :data:`repolens.roles.KINDS` or an alias (``func``)."""
     return check_choice("kind", value, KINDS, KIND_ALIASES)

@@ -21,7 +21,7 @@ from repolens.discover import (
     nothing_to_index,
     nothing_to_index_error,
 )
-from repolens.discover.rules import NOISE_RULES
+from repolens.discover.noise import NOISE_RULES
 from repolens.errors import ConfigError, NothingToIndexError, RootError, UsageError
 
 # The fixtures ``git`` and ``write_tree`` come from conftest.py.

@@ -144,6 +144,7 @@ def _mutate(root: Path, rng: random.Random, step: int, count: int) -> None:
         (root / f"pkg/extra{step}_{j}.py").write_text(_module(10_000 + j, f"extra{step}") * 8)
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Path):
     """Kill the indexer at random moments of builds and refreshes; each time
     the index must open and answer, and the next run must produce exactly

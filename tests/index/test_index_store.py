@@ -96,6 +96,7 @@ def test_second_writer_gets_a_clear_message(sample_repo: Path):
     assert "wait for it to finish" in out.stderr
 
 
+@pytest.mark.slow
 def test_crash_mid_rebuild_leaves_the_previous_index_usable(make_repo):
     files = {f"pkg/m{i:04d}.py": f"def g{i}():\n    return 'gamma_marker {i}'\n" * 40 for i in range(3000)}
     root = make_repo(files)

@@ -601,7 +601,7 @@ def test_factory_selects_providers_and_refuses_bad_config() -> None:
         make_embedder({"provider": "torch"})
     with pytest.raises(EmbedderError, match=r"^unknown setting embed.modle; valid: "):
         make_embedder({"embed.modle": "x"})
-    with pytest.raises(EmbedderError, match=r"^embed.max_tokens='lots' is not a number"):
+    with pytest.raises(EmbedderError, match=r"^embed.max_tokens must be an integer, got 'lots'$"):
         make_embedder({"max_tokens": "lots"})
     with pytest.raises(EmbedderError, match=r"^embed.family does not apply to the bundled model"):
         make_embedder({"family": "bge"})

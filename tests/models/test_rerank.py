@@ -18,18 +18,17 @@ import numpy as np
 import pytest
 
 from repolens.errors import ConfigError, RerankerError
-from repolens.models import rerank
+from repolens.models import clear_cache, onnx, rerank
 from repolens.models.rerank import (
     PROBE_OFF_TOPIC,
     PROBE_ON_TOPIC,
     CrossEncoder,
     RerankConfig,
-    clear_cache,
-    load_rerank_config,
     make_reranker,
     probe,
     rerank_vote,
 )
+from repolens.settings import load_rerank_config
 from repolens.store.handles import readers
 
 WORDS = "[UNK] [CLS] [SEP] [PAD] parse url scheme host path parse_url partition button color background"
@@ -246,12 +245,14 @@ def test_identity_names_the_model_and_tokenizer_hashes(ce: Path) -> None:
 
 
 def test_loaded_models_are_shared_until_the_cache_is_cleared(ce: Path) -> None:
+    """Cross-encoders live in the one ONNX model cache the embedders use, so
+    ``repolens.models.clear_cache`` forgets them too."""
     clear_cache()
     local(ce).load()
     local(ce).load()
-    assert len(rerank._LOADED) == 1
+    assert len(onnx._LOADED) == 1
     clear_cache()
-    assert not rerank._LOADED
+    assert not onnx._LOADED
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -404,13 +405,13 @@ def test_config_from_mapping_converts_and_refuses() -> None:
         "threads, tokenizer_path, top_n, weight"
     )
     assert one_line_error(RerankConfig.from_mapping, {"top_n": "many"}) == (
-        "rerank.top_n='many' is not a number; fix the config"
+        "rerank.top_n must be an integer, got 'many'"
     )
     assert one_line_error(RerankConfig.from_mapping, {"top_n": 0}) == (
-        "rerank.top_n=0 is out of range; use 1..1000"
+        "rerank.top_n must be between 1 and 1000, got 0"
     )
     assert one_line_error(RerankConfig.from_mapping, {"weight": -1}) == (
-        "rerank.weight=-1.0 is out of range; use 0..100"
+        "rerank.weight must be between 0 and 100, got -1"
     )
     assert one_line_error(RerankConfig.from_mapping, {"provider": "torch"}) == (
         "rerank.provider='torch' is unknown; use one of none, local"

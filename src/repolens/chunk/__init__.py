@@ -3,7 +3,8 @@
 A chunker turns one file's text into a :class:`ChunkedFile`: chunks that
 together cover every line of the file, plus the definitions (symbols) it
 found. The index only talks to :func:`chunk_file`; which chunker runs for a
-file (syntax-aware or line windows) is decided here.
+file (syntax-aware, markdown headings or line windows) is decided in
+:mod:`repolens.chunk.dispatch`.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from repolens.chunk import Chunk, ChunkedFile, Chunker, Symbol, assign_ids
 from repolens.chunk.grammars import grammar_versions
@@ -19,12 +20,14 @@ from repolens.chunk.markdown import MarkdownChunker
 from repolens.chunk.pack import source_lines
 from repolens.chunk.syntax import SyntaxChunker, supports
 from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
-from repolens.settings import Settings
+
+if TYPE_CHECKING:  # settings imports validate, which imports the chunk vocabularies
+    from repolens.settings import Settings
 
 # Bump when any chunker's output changes for the same input and grammars.
 CHUNKING_VERSION = 1
 
-DEFAULT_MERGE_LINES = 30  # keep equal to config.Settings.chunk_merge_lines
+DEFAULT_MERGE_LINES = 30  # keep equal to settings.Settings.chunk_merge_lines
 SYNTAX = SyntaxChunker(merge_max_lines=DEFAULT_MERGE_LINES)
 MARKDOWN = MarkdownChunker()
 WINDOWS = WindowChunker()

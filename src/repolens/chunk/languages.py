@@ -112,54 +112,6 @@ _BY_NAME: dict[str, str] = {
     "WORKSPACE": "starlark",
 }
 
-# Languages whose files are program source (as opposed to docs, config, data).
-# Used by ranking priors: a question about behaviour is usually answered by
-# source, not by the changelog that mentions it.
-SOURCE_LANGUAGES = frozenset(
-    {
-        "python",
-        "javascript",
-        "typescript",
-        "tsx",
-        "go",
-        "rust",
-        "java",
-        "c",
-        "cpp",
-        "csharp",
-        "ruby",
-        "php",
-        "kotlin",
-        "swift",
-        "scala",
-        "bash",
-        "lua",
-        "elixir",
-        "erlang",
-        "haskell",
-        "ocaml",
-        "julia",
-        "r",
-        "dart",
-        "zig",
-        "objc",
-        "perl",
-        "clojure",
-        "elm",
-        "vue",
-        "svelte",
-        "sql",
-        "proto",
-        "hcl",
-        "groovy",
-        "make",
-        "dockerfile",
-        "cmake",
-        "starlark",
-    }
-)
-
-
 # Every language a chunk can carry: what a language filter may name.
 LANGUAGES = frozenset({*_BY_EXTENSION.values(), *_BY_NAME.values(), "text"})
 # Short names people type for a language (a file extension, a nickname).
@@ -193,7 +145,3 @@ def language_for(path: str) -> str:
     if p.name.startswith("Dockerfile"):
         return "dockerfile"
     return _BY_EXTENSION.get(p.suffix, _BY_EXTENSION.get(p.suffix.lower(), "text"))
-
-
-def is_source_language(language: str) -> bool:
-    return language in SOURCE_LANGUAGES

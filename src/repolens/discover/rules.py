@@ -2,7 +2,10 @@
 
 All pattern matching is gitignore syntax, done by :mod:`pathspec`
 (``GitIgnoreSpec``). This module only decides *which* rules apply to a path
-and in what order; :mod:`repolens.discover` walks the file system or asks git.
+and in what order: the built-in lists are data in
+:mod:`repolens.discover.noise`, .gitignore files are read by
+:mod:`repolens.discover.gitignore`, and :mod:`repolens.discover.listing`
+walks the file system or takes git's list.
 
 Layers, checked in this order for every directory and file:
 
@@ -31,289 +34,22 @@ applies at any depth but does not reach into excluded directories, so
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore import GitIgnorePatternError
 
+from repolens.discover.gitignore import compile_gitignore
+from repolens.discover.noise import INTERNAL_NAMES, NOISE_PATTERNS, SECRET_RULES
+from repolens.discover.skips import SkipReason
 from repolens.errors import ConfigError
 
 PROJECT_IGNORE_FILE = ".repolensignore"
 
-# Version-control and repolens folders: never content, never counted.
-INTERNAL_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", ".repolens"})
-
-# Built-in noise rules, gitignore syntax, by family. Every pattern matches a
-# single path component (no slash except a trailing one), which keeps the
-# check a per-name lookup; see ``NameRules``.
-NOISE_RULES: dict[str, tuple[str, ...]] = {
-    "dependencies": (
-        "node_modules/",
-        "bower_components/",
-        "jspm_packages/",
-        "vendor/",
-        ".venv/",
-        "venv/",
-        ".yarn/",
-        ".pnpm-store/",
-    ),
-    "build_output": (
-        "dist/",
-        "build/",
-        "target/",
-        "_build/",
-        ".next/",
-        ".nuxt/",
-        ".svelte-kit/",
-        ".output/",
-        ".turbo/",
-        ".parcel-cache/",
-        ".eggs/",
-        "*.egg-info/",
-        "storybook-static/",
-    ),
-    "caches": (
-        "__pycache__/",
-        ".mypy_cache/",
-        ".pytest_cache/",
-        ".ruff_cache/",
-        ".tox/",
-        ".nox/",
-        ".hypothesis/",
-        ".gradle/",
-        ".terraform/",
-        ".cache/",
-        "coverage/",
-        ".nyc_output/",
-        "htmlcov/",
-        ".coverage",
-    ),
-    "lock_files": (
-        "package-lock.json",
-        "npm-shrinkwrap.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-        "bun.lock",
-        "bun.lockb",
-        "Cargo.lock",
-        "poetry.lock",
-        "uv.lock",
-        "Pipfile.lock",
-        "pdm.lock",
-        "Gemfile.lock",
-        "composer.lock",
-        "go.sum",
-        "go.work.sum",
-        "mix.lock",
-        "pubspec.lock",
-        "Podfile.lock",
-        "Package.resolved",
-        "packages.lock.json",
-        "flake.lock",
-        "deno.lock",
-        "gradle.lockfile",
-    ),
-    "minified": ("*.min.*", "*.map"),
-    "media": (
-        # images
-        "*.png",
-        "*.jpg",
-        "*.jpeg",
-        "*.gif",
-        "*.bmp",
-        "*.ico",
-        "*.icns",
-        "*.webp",
-        "*.avif",
-        "*.tif",
-        "*.tiff",
-        "*.psd",
-        "*.heic",
-        "*.svg",
-        # audio
-        "*.mp3",
-        "*.wav",
-        "*.flac",
-        "*.ogg",
-        "*.oga",
-        "*.m4a",
-        "*.aac",
-        "*.opus",
-        "*.mid",
-        "*.midi",
-        # video
-        "*.mp4",
-        "*.m4v",
-        "*.mov",
-        "*.avi",
-        "*.mkv",
-        "*.webm",
-        "*.wmv",
-        "*.flv",
-        "*.mpg",
-        "*.mpeg",
-        # fonts
-        "*.ttf",
-        "*.otf",
-        "*.woff",
-        "*.woff2",
-        "*.eot",
-        # office documents
-        "*.pdf",
-        "*.doc",
-        "*.docx",
-        "*.xls",
-        "*.xlsx",
-        "*.ppt",
-        "*.pptx",
-        "*.odt",
-        "*.ods",
-        "*.odp",
-    ),
-    "archives": (
-        "*.zip",
-        "*.tar",
-        "*.gz",
-        "*.tgz",
-        "*.bz2",
-        "*.xz",
-        "*.zst",
-        "*.7z",
-        "*.rar",
-        "*.lz4",
-        "*.war",
-        "*.ear",
-        "*.whl",
-        "*.egg",
-        "*.deb",
-        "*.rpm",
-        "*.dmg",
-        "*.iso",
-        "*.apk",
-        "*.aab",
-        "*.ipa",
-        "*.nupkg",
-        "*.gem",
-    ),
-    "compiled": (
-        "*.pyc",
-        "*.pyo",
-        "*.pyd",
-        "*.so",
-        "*.so.*",
-        "*.dylib",
-        "*.dll",
-        "*.exe",
-        "*.o",
-        "*.obj",
-        "*.a",
-        "*.lib",
-        "*.class",
-        "*.jar",
-        "*.wasm",
-        "*.ko",
-        "*.beam",
-        "*.dex",
-        "*.pdb",
-        "*.node",
-        "*.rlib",
-        "*.rmeta",
-        "*.bin",
-    ),
-    "data_and_models": (
-        "*.sqlite",
-        "*.sqlite3",
-        "*.db",
-        "*.parquet",
-        "*.feather",
-        "*.arrow",
-        "*.pkl",
-        "*.pickle",
-        "*.npy",
-        "*.npz",
-        "*.h5",
-        "*.hdf5",
-        "*.onnx",
-        "*.pt",
-        "*.pth",
-        "*.ckpt",
-        "*.safetensors",
-        "*.gguf",
-        "*.tflite",
-    ),
-    "logs_and_editor_files": (
-        "*.log",
-        "*.tmp",
-        "*.swp",
-        "*.swo",
-        "*~",
-        ".DS_Store",
-        "Thumbs.db",
-        "desktop.ini",
-        ".idea/",
-    ),
-}
-NOISE_PATTERNS: tuple[str, ...] = tuple(p for family in NOISE_RULES.values() for p in family)
-
-# Files (and folders) that hold credentials. Never indexed, whatever
-# .repolensignore says. Templates such as .env.example are kept.
-SECRET_RULES: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "!.env*.example",
-    "!.env*.sample",
-    "!.env*.template",
-    "!.env*.dist",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "!id_*.pub",
-    "*.key",
-    "*.pem",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "*.keystore",
-    "*.ppk",
-    "*.kdbx",
-    "*.tfstate",
-    "*.tfstate.backup",
-    "credentials.json",
-    "client_secret*.json",
-    "service-account*.json",
-    "secrets.json",
-    "secrets.yaml",
-    "secrets.yml",
-    "secrets.toml",
-    ".netrc",
-    "_netrc",
-    ".npmrc",
-    ".pypirc",
-    ".htpasswd",
-    ".pgpass",
-    ".git-credentials",
-    ".dockercfg",
-    ".ssh/",
-    ".gnupg/",
-)
-
 _GLOB_CHARS = frozenset("*?[\\")
-
-
-class Exclusion(StrEnum):
-    """Why a path is excluded by name; the values are ``SkipReason`` values."""
-
-    INTERNAL = "internal"  # never counted
-    GITIGNORED = "gitignored"
-    SECRET = "secret"
-    NOISE = "ignored"
-    PROJECT = "repolensignore"
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +61,7 @@ class DirState:
     re-included, so a walker must not descend.
     """
 
-    excluded: Exclusion | None = None
+    excluded: SkipReason | None = None
     prune: bool = False
 
 
@@ -411,64 +147,6 @@ class NameRules:
         return self._globs.check_file(path).include is not None
 
 
-def compile_gitignore(lines: Iterable[str]) -> GitIgnoreSpec | None:
-    """Compile .gitignore lines the way git reads them: invalid lines are dropped.
-
-    Returns None when no line is a pattern (empty file, only comments).
-    """
-    lines = list(lines)
-    try:
-        spec = GitIgnoreSpec.from_lines(lines)
-    except GitIgnorePatternError:
-        valid = []
-        for line in lines:
-            try:
-                GitIgnoreSpec.from_lines([line])
-            except GitIgnorePatternError:
-                continue
-            valid.append(line)
-        spec = GitIgnoreSpec.from_lines(valid)
-    if not any(p.include is not None for p in spec.patterns):
-        return None
-    return spec
-
-
-def read_gitignore(path: str | os.PathLike[str]) -> GitIgnoreSpec | None:
-    """Compile one .gitignore-style file; None when it is missing, unreadable or empty."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return compile_gitignore(fh.read().splitlines())
-    except OSError:
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class GitIgnoreChain:
-    """The .gitignore files that apply inside one directory (walk mode).
-
-    ``levels`` holds (prefix, spec) pairs, outermost first; ``prefix`` is the
-    root-relative folder of that .gitignore with a trailing slash ("" at the
-    root). Patterns are matched relative to their own folder, and a deeper
-    file overrides a shallower one, as in git.
-    """
-
-    levels: tuple[tuple[str, GitIgnoreSpec], ...] = ()
-
-    def child(self, prefix: str, spec: GitIgnoreSpec | None) -> GitIgnoreChain:
-        if spec is None:
-            return self
-        return GitIgnoreChain((*self.levels, (prefix, spec)))
-
-    def ignored(self, rel: str, is_dir: bool) -> bool:
-        """True if git would ignore root-relative path ``rel``."""
-        suffix = "/" if is_dir else ""
-        for prefix, spec in reversed(self.levels):
-            verdict = spec.check_file(rel[len(prefix) :] + suffix).include
-            if verdict is not None:
-                return verdict
-        return False
-
-
 def load_project_patterns(root: Path) -> list[str]:
     """The lines of ``<root>/.repolensignore`` ([] when absent).
 
@@ -528,44 +206,44 @@ class IgnoreRules:
 
     def classify_dir(self, rel: str, name: str, parent: DirState) -> DirState:
         if name in INTERNAL_NAMES or rel == self.index_rel:
-            return DirState(Exclusion.INTERNAL, prune=True)
+            return DirState(SkipReason.INTERNAL, prune=True)
         if self.secrets.check(name, True):
-            return DirState(Exclusion.SECRET, prune=True)
+            return DirState(SkipReason.SECRET, prune=True)
         excluded = self._rules_verdict(rel, name, True, parent)
         if excluded is None:
             return ROOT_STATE
         return DirState(excluded, prune=not self._reinclude_may_reach(rel))
 
-    def classify_file(self, rel: str, name: str, parent: DirState) -> Exclusion | None:
+    def classify_file(self, rel: str, name: str, parent: DirState) -> SkipReason | None:
         """Why file ``rel`` (whose parent is not pruned) is excluded, or None."""
         if name in INTERNAL_NAMES:
-            return Exclusion.INTERNAL
+            return SkipReason.INTERNAL
         if self.secrets.check(name, False):
-            return Exclusion.SECRET
+            return SkipReason.SECRET
         return self._rules_verdict(rel, name, False, parent)
 
-    def hard_exclusion(self, rel: str) -> Exclusion | None:
+    def hard_exclusion(self, rel: str) -> SkipReason | None:
         """Internal or secret by any component of ``rel`` (used for symlink targets)."""
         if self.index_rel is not None and (rel == self.index_rel or rel.startswith(self.index_rel + "/")):
-            return Exclusion.INTERNAL
+            return SkipReason.INTERNAL
         parts = rel.split("/")
         for i, part in enumerate(parts):
             if part in INTERNAL_NAMES:
-                return Exclusion.INTERNAL
+                return SkipReason.INTERNAL
             if self.secrets.check(part, i < len(parts) - 1):
-                return Exclusion.SECRET
+                return SkipReason.SECRET
         return None
 
-    def _rules_verdict(self, rel: str, name: str, is_dir: bool, parent: DirState) -> Exclusion | None:
+    def _rules_verdict(self, rel: str, name: str, is_dir: bool, parent: DirState) -> SkipReason | None:
         path = rel + "/" if is_dir else rel
         if self.project is not None and self.project.check_file(path).include is not None:
             result = self.combined.check_file(path)
             if not result.include:
                 return None
             assert result.index is not None
-            return Exclusion.PROJECT if result.index >= len(NOISE_PATTERNS) else Exclusion.NOISE
+            return SkipReason.REPOLENSIGNORE if result.index >= len(NOISE_PATTERNS) else SkipReason.IGNORED
         if self.noise.check(name, is_dir):
-            return Exclusion.NOISE
+            return SkipReason.IGNORED
         # No rule names this path itself: it shares its parent's fate (a
         # directory pattern such as ``node_modules/`` covers its contents).
         return parent.excluded

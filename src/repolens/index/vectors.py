@@ -1,4 +1,4 @@
-"""The dense leg's data: filling vectors after the lexical index.
+"""The dense leg's write side: filling vectors after the lexical index.
 
 Embedding never blocks the first answer. The lexical index is published
 first; vectors are then computed in batches and committed to the published

@@ -1,6 +1,11 @@
-"""Embedding: text -> L2-normalised float32 vectors for the dense retrieval leg.
+"""The models: embedders for the dense leg and the cross-encoder for the rerank leg.
 
-Providers (chosen by ``embed.provider``):
+An embedder turns text into L2-normalised float32 vectors, for chunks when
+indexing and for queries when searching; the cross-encoder scores (query,
+chunk) pairs (:mod:`repolens.models.rerank`). Both run ONNX graphs through
+one session cache (:mod:`repolens.models.onnx`).
+
+Embedding providers (chosen by ``embed.provider``):
 
 - ``onnx`` (default): all-MiniLM-L6-v2 int8 on onnxruntime, installed by pip,
   never downloaded (:mod:`repolens.models.bundled`);

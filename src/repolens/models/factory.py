@@ -7,15 +7,14 @@ but loads no model. Models load on first use and are cached per process (see
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from repolens.errors import EmbedderError
 from repolens.models.base import Embedder
+from repolens.settings import section_config
 
 PROVIDERS = ("onnx", "local", "openai", "fake", "none")
 
@@ -58,17 +57,8 @@ class EmbedConfig:
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> EmbedConfig:
-        """Build from a dict (config file, environment). Strings are converted
-        to the field's number type; unknown keys are refused."""
-        known = {f.name: f for f in fields(cls)}
-        hints = typing.get_type_hints(cls)
-        kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            name = key.removeprefix("embed.")
-            if name not in known:
-                raise EmbedderError(f"unknown setting embed.{name}; valid: {', '.join(sorted(known))}")
-            kwargs[name] = coerce_setting(f"embed.{name}", value, hints[name])
-        return cls(**kwargs)
+        """Build from a dict (config file, environment): see :func:`repolens.settings.section_config`."""
+        return section_config(cls, "embed", values, EmbedderError)
 
 
 def make_embedder(config: EmbedConfig | Mapping[str, Any] | None = None) -> Embedder | None:
@@ -168,26 +158,3 @@ def _openai(config: EmbedConfig) -> Embedder:
         query_prefix=query_prefix if config.query_prefix is None else config.query_prefix,
         document_prefix=document_prefix if config.document_prefix is None else config.document_prefix,
     )
-
-
-def coerce_setting(key: str, value: Any, hint: Any) -> Any:
-    """``value`` (from TOML or an environment string) as the type ``hint``
-    names (``str``, ``int``, ``float``, optionally ``| None``). ``key`` is the
-    full config key the messages name (``embed.max_tokens``)."""
-    if value is None:
-        return None
-    args = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
-    target = next(a for a in args if a is not type(None))
-    if target is str:
-        if not isinstance(value, str):
-            raise EmbedderError(f"{key}={value!r} must be a string; quote it in the config")
-        return value
-    if isinstance(value, bool):
-        raise EmbedderError(f"{key}={value!r} must be a number; fix the config")
-    try:
-        number = target(value)
-    except (TypeError, ValueError) as exc:
-        raise EmbedderError(f"{key}={value!r} is not a number; fix the config") from exc
-    if target is int and isinstance(value, float) and value != number:
-        raise EmbedderError(f"{key}={value!r} must be a whole number; fix the config")
-    return number

@@ -9,13 +9,15 @@ Batching: texts are tokenized once, sorted by token count and run in batches
 padded to the longest member, so short chunks do not pay for long ones. The
 output rows are put back in input order.
 
-Cache: loaded models (session + tokenizer + graph facts) are kept per process
-in ``_LOADED``, keyed by both files' resolved paths, sizes and mtimes and by
-every setting that shapes the session (truncation length, threads, pooling,
-pins). A file replaced on disk therefore gets a new entry the next time an
-embedder is *made*; an embedder that has loaded keeps its model for life, so
-its ``identity`` always describes the vectors it returns. ``clear_cache()``
-drops every entry.
+Cache: every ONNX model the process loads, embedder or cross-encoder, is
+kept in one cache here (:func:`load_once`), keyed by what it was loaded
+from (:func:`files_key`: the graph's, its external data's and the
+tokenizer's resolved paths, sizes and mtimes) and by every setting that
+shapes the session (truncation length, threads, pooling, pins). A file
+replaced on disk therefore gets a new entry the next time a model is
+*made*; a model object that has loaded keeps what it loaded for life
+(:class:`Lazy`), so its ``identity`` always describes its output.
+``clear_cache()`` drops every entry.
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from repolens.errors import EmbedderError
+from repolens.errors import EmbedderError, RepolensError
 from repolens.models.base import file_sha256, l2_normalise, prefix_tag
 
 POOLINGS = ("mean", "cls", "last")
@@ -94,8 +96,10 @@ class _Loaded:
     tokenizer_sha256: str
 
 
-_LOADED: dict[tuple, _Loaded] = {}
+_LOADED: dict[tuple, Any] = {}
 _LOADED_LOCK = threading.Lock()
+
+T = TypeVar("T")
 
 
 def clear_cache() -> None:
@@ -104,26 +108,105 @@ def clear_cache() -> None:
         _LOADED.clear()
 
 
-class OnnxEmbedder:
-    """An :class:`~repolens.models.base.Embedder` over one ONNX encoder.
+def load_once(key: tuple, load: Callable[[], T]) -> T:
+    """The model cached under ``key``, loaded by ``load`` the first time.
 
-    Construction does no I/O. The model is loaded (hashed, checked, opened) on
-    the first call that needs it; ``identity`` needs it too unless the spec
-    pins hash and dim, as the bundled model does. Thread-safe.
+    Two threads may both load on a miss (loading holds no lock, so one slow
+    model does not stall the others); the first to finish is kept and both
+    get it. ``key`` starts with what kind of model it is, so an embedder and
+    a cross-encoder over the same files do not collide.
     """
+    with _LOADED_LOCK:
+        hit = _LOADED.get(key)
+    if hit is not None:
+        return hit
+    loaded = load()
+    with _LOADED_LOCK:
+        return _LOADED.setdefault(key, loaded)
+
+
+class Lazy(Generic[T]):
+    """A value made on first use and then kept: what a model object loaded.
+
+    Thread-safe; ``make`` runs at most once per object (unless it raises,
+    then the next call tries again).
+    """
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> T:
+        if self._value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._make()
+        return self._value
+
+
+def check_files(spec: OnnxSpec, owner: str = "") -> None:
+    """Refuse a spec whose graph or tokenizer file is missing, naming it
+    (``owner`` starts the message: ``"reranker "``)."""
+    for path, what in ((spec.model_path, "model"), (spec.tokenizer_path, "tokenizer")):
+        if not path.is_file():
+            raise EmbedderError(f"{owner}{what} file {path} does not exist; {spec.fix}")
+
+
+def files_key(spec: OnnxSpec) -> tuple:
+    """What a model was loaded from: (path, size, mtime) of the graph, the
+    tokenizer and the graph's external data files."""
+    return (
+        stat_key(spec.model_path),
+        stat_key(spec.tokenizer_path),
+        tuple(stat_key(p) for p in external_data_files(spec.model_path)),
+    )
+
+
+class OnnxModel(Generic[T]):
+    """What an embedder and a cross-encoder share: a checked :class:`OnnxSpec`
+    and the model it names, loaded on first use (through the one cache) and
+    then kept. Subclasses name their config ``section`` and ``error`` class
+    and how they load (``_load_model``). Construction does no I/O."""
+
+    section: ClassVar[str]
+    error: ClassVar[type[RepolensError]]
 
     def __init__(self, spec: OnnxSpec) -> None:
         if spec.max_tokens < 8:
-            raise EmbedderError(f"embed.max_tokens={spec.max_tokens} is too small; use at least 8")
+            raise self.error(f"{self.section}.max_tokens={spec.max_tokens} is too small; use at least 8")
         if spec.batch_size < 1:
-            raise EmbedderError(f"embed.batch_size={spec.batch_size} must be at least 1")
+            raise self.error(f"{self.section}.batch_size={spec.batch_size} must be at least 1")
         self._spec = spec
-        self._loaded: _Loaded | None = None
-        self._lock = threading.Lock()
+        self._load: Lazy[T] = Lazy(lambda: self._load_model(spec))
+
+    @staticmethod
+    def _load_model(spec: OnnxSpec) -> T:
+        raise NotImplementedError
 
     @property
     def spec(self) -> OnnxSpec:
         return self._spec
+
+    def load(self) -> None:
+        """Load now rather than on first use (to fail early, or to time it)."""
+        self._load()
+
+
+class OnnxEmbedder(OnnxModel["_Loaded"]):
+    """An :class:`~repolens.models.base.Embedder` over one ONNX encoder.
+
+    The model is loaded (hashed, checked, opened) on the first call that
+    needs it; ``identity`` needs it too unless the spec pins hash and dim,
+    as the bundled model does. Thread-safe.
+    """
+
+    section = "embed"
+    error = EmbedderError
+
+    @staticmethod
+    def _load_model(spec: OnnxSpec) -> _Loaded:
+        return _load_cached(spec)
 
     @property
     def name(self) -> str:
@@ -158,18 +241,7 @@ class OnnxEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text], self._spec.query_prefix)[0]
 
-    def load(self) -> None:
-        """Load now rather than on first use (to fail early, or to time it)."""
-        self._load()
-
     # -- internals ---------------------------------------------------------
-
-    def _load(self) -> _Loaded:
-        if self._loaded is None:
-            with self._lock:
-                if self._loaded is None:
-                    self._loaded = _load_cached(self._spec)
-        return self._loaded
 
     def _embed(self, texts: list[str], prefix: str) -> np.ndarray:
         loaded = self._load()
@@ -247,13 +319,10 @@ def stat_key(path: Path) -> tuple:
 
 
 def _load_cached(spec: OnnxSpec) -> _Loaded:
-    for path, what in ((spec.model_path, "model"), (spec.tokenizer_path, "tokenizer")):
-        if not path.is_file():
-            raise EmbedderError(f"{what} file {path} does not exist; {spec.fix}")
+    check_files(spec)
     key = (
-        stat_key(spec.model_path),
-        stat_key(spec.tokenizer_path),
-        tuple(stat_key(p) for p in external_data_files(spec.model_path)),
+        "embed",
+        *files_key(spec),
         spec.max_tokens,
         spec.threads,
         spec.spin,
@@ -262,13 +331,7 @@ def _load_cached(spec: OnnxSpec) -> _Loaded:
         spec.tokenizer_sha256,
         spec.dim,
     )
-    with _LOADED_LOCK:
-        hit = _LOADED.get(key)
-    if hit is not None:
-        return hit
-    loaded = _load(spec)
-    with _LOADED_LOCK:
-        return _LOADED.setdefault(key, loaded)
+    return load_once(key, lambda: _load(spec))
 
 
 def external_data_files(model_path: Path) -> list[Path]:

@@ -10,44 +10,41 @@ No reranker ships with repolens (no pip wheel carries one): it is off
 cross-encoder into a folder and sets ``rerank.provider = "local"`` and
 ``rerank.path``. Nothing here touches the network.
 
-Cache: loaded models are kept per process in ``_LOADED``, keyed by the graph,
-external-data and tokenizer files' resolved paths, sizes and mtimes and by
-``max_tokens`` and ``threads``. A file replaced on disk gets a new entry the
-next time a :class:`CrossEncoder` loads; one that has loaded keeps its model
-for life, so its ``identity`` always names the model behind its scores.
-``clear_cache()`` drops every entry.
+Cache: loaded cross-encoders share the process's one ONNX model cache with
+the embedders (:mod:`repolens.models.onnx`: what invalidates it, and
+``clear_cache()``), keyed by the files and by ``max_tokens`` and
+``threads``.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-import typing
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from repolens.errors import ConfigError, EmbedderError, RerankerError
+from repolens.errors import EmbedderError, RerankerError
 from repolens.models.base import file_sha256
-from repolens.models.factory import coerce_setting
 from repolens.models.local import find_model, find_tokenizer, read_json
 from repolens.models.onnx import (
+    OnnxModel,
     OnnxSpec,
     batch_feeds,
+    check_files,
     default_threads,
-    external_data_files,
+    files_key,
     first_line,
     graph_inputs,
+    load_once,
     model_digest,
     open_session,
     open_tokenizer,
-    stat_key,
 )
-from repolens.settings import CONFIG_FILE, ENV_PREFIX, _config_file, environ
+from repolens.settings import coerce, section_config
 
 PROVIDERS = ("none", "local")
 # Rank-vote constant, as in retrieve's rrf fusion (Cormack et al. 2009): it
@@ -94,44 +91,19 @@ class RerankConfig:
     def __post_init__(self) -> None:
         if self.provider.strip().lower() not in PROVIDERS:
             raise RerankerError(f"rerank.provider={self.provider!r} is unknown; use one of none, local")
-        for key, value, low, high in (
-            ("max_tokens", self.max_tokens, 8, 1 << 20),
-            ("top_n", self.top_n, 1, 1000),
-            ("weight", self.weight, 0, 100),
-            ("threads", 0 if self.threads is None else self.threads, 0, 1024),
-            ("batch_size", self.batch_size, 1, 4096),
+        for key, kind, low, high in (
+            ("max_tokens", int, 8, 1 << 20),
+            ("top_n", int, 1, 1000),
+            ("weight", float, 0, 100),
+            ("threads", int | None, 0, 1024),
+            ("batch_size", int, 1, 4096),
         ):
-            if not low <= value <= high:
-                raise RerankerError(f"rerank.{key}={value!r} is out of range; use {low}..{high}")
+            coerce(f"rerank.{key}", getattr(self, key), kind, bounds=(low, high), error=RerankerError)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RerankConfig:
-        """Build from a dict (config file, environment). Strings are converted
-        to the field's type, ``None`` keeps the default, unknown keys are refused."""
-        known = {f.name for f in fields(cls)}
-        hints = typing.get_type_hints(cls)
-        kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            name = key.removeprefix("rerank.")
-            if name not in known:
-                raise RerankerError(f"unknown setting rerank.{name}; valid: {', '.join(sorted(known))}")
-            if value is not None:
-                with _as_reranker_error():
-                    kwargs[name] = coerce_setting(f"rerank.{name}", value, hints[name])
-        return cls(**kwargs)
-
-
-def load_rerank_config(root: Path | None = None) -> RerankConfig:
-    """Reranker settings: the ``[rerank]`` table of the config file (or
-    ``[repolens.rerank]``), then ``REPOLENS_RERANK_<FIELD>`` variables."""
-    table = _config_file(root).get("rerank", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{CONFIG_FILE}: [rerank] must be a table")
-    values: dict[str, Any] = dict(table)
-    for f in fields(RerankConfig):
-        if (value := environ(f"{ENV_PREFIX}RERANK_{f.name.upper()}")) is not None:
-            values[f.name] = value
-    return RerankConfig.from_mapping(values)
+        """Build from a dict (config file, environment): see :func:`repolens.settings.section_config`."""
+        return section_config(cls, "rerank", values, RerankerError)
 
 
 class Reranker(Protocol):
@@ -209,33 +181,19 @@ class _Loaded:
     tokenizer_sha256: str
 
 
-_LOADED: dict[tuple, _Loaded] = {}
-_LOADED_LOCK = threading.Lock()
-
-
-def clear_cache() -> None:
-    """Forget every loaded reranker (tests; a long-lived process after an upgrade)."""
-    with _LOADED_LOCK:
-        _LOADED.clear()
-
-
-class CrossEncoder:
+class CrossEncoder(OnnxModel["_Loaded"]):
     """Scores (query, text) pairs with one ONNX cross-encoder.
 
     Construction does no I/O; the model is loaded (hashed, opened, probed) on
     the first call that needs it. Thread-safe.
     """
 
-    def __init__(self, spec: OnnxSpec) -> None:
-        if spec.max_tokens < 8:
-            raise RerankerError(f"rerank.max_tokens={spec.max_tokens} is too small; use at least 8")
-        self._spec = spec
-        self._loaded: _Loaded | None = None
-        self._lock = threading.Lock()
+    section = "rerank"
+    error = RerankerError
 
-    @property
-    def spec(self) -> OnnxSpec:
-        return self._spec
+    @staticmethod
+    def _load_model(spec: OnnxSpec) -> _Loaded:
+        return _load_cached(spec)
 
     @property
     def max_tokens(self) -> int:
@@ -250,10 +208,6 @@ class CrossEncoder:
             f"rerank:{self._spec.label}:sha256={loaded.model_sha256[:16]}"
             f":tok={loaded.tokenizer_sha256[:12]}:max={self._spec.max_tokens}"
         )
-
-    def load(self) -> None:
-        """Load now rather than on first use (to fail early, or to time it)."""
-        self._load()
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts),)`` float32 relevance of each text to ``query``, in
@@ -273,13 +227,6 @@ class CrossEncoder:
             out[rows] = _run(loaded, self._spec, [encodings[i] for i in rows])
         return out
 
-    def _load(self) -> _Loaded:
-        if self._loaded is None:
-            with self._lock:
-                if self._loaded is None:
-                    self._loaded = _load_cached(self._spec)
-        return self._loaded
-
 
 @contextmanager
 def _as_reranker_error() -> Iterator[None]:
@@ -291,24 +238,10 @@ def _as_reranker_error() -> Iterator[None]:
 
 
 def _load_cached(spec: OnnxSpec) -> _Loaded:
-    for path, what in ((spec.model_path, "model"), (spec.tokenizer_path, "tokenizer")):
-        if not path.is_file():
-            raise RerankerError(f"reranker {what} file {path} does not exist; {spec.fix}")
     with _as_reranker_error():
-        key = (
-            stat_key(spec.model_path),
-            stat_key(spec.tokenizer_path),
-            tuple(stat_key(p) for p in external_data_files(spec.model_path)),
-            spec.max_tokens,
-            spec.threads,
-        )
-    with _LOADED_LOCK:
-        hit = _LOADED.get(key)
-    if hit is not None:
-        return hit
-    loaded = _load(spec)
-    with _LOADED_LOCK:
-        return _LOADED.setdefault(key, loaded)
+        check_files(spec, "reranker ")
+        key = ("rerank", *files_key(spec), spec.max_tokens, spec.threads)
+    return load_once(key, lambda: _load(spec))
 
 
 def _load(spec: OnnxSpec) -> _Loaded:

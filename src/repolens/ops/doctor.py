@@ -134,7 +134,8 @@ def _check_embedder(root: Path, vectors_on: bool, meta: dict[str, str]) -> Check
 
 
 def _check_reranker(root: Path) -> Check:
-    from repolens.models.rerank import load_rerank_config, make_reranker, probe
+    from repolens.models.rerank import make_reranker, probe
+    from repolens.settings import load_rerank_config
 
     try:
         config = load_rerank_config(root)

@@ -16,6 +16,7 @@ from repolens.chunk.pack import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
 from repolens.reply.budget import omitted_marker, truncated_marker
 from repolens.store.base import IndexReader, StoredChunk
+from repolens.validate import check_budget
 
 MAX_ID_CHARS = 100
 
@@ -107,8 +108,7 @@ def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = 8000) -> C
         raise UsageError(
             f"chunk id is {len(chunk_id)} chars; ids are short hex strings such as 51818877acd60f45"
         )
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 200 <= max_chars <= 1_000_000:
-        raise UsageError(f"max_chars must be an integer between 200 and 1000000, got {max_chars!r}")
+    check_budget(max_chars)
     chunk_id = chunk_id.strip()
     stored = reader.chunk_by_id(chunk_id)
     if stored is None:

@@ -17,37 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from repolens.reply.budget import counted, more_did_not_fit
-from repolens.roles import path_role
+from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
 from repolens.search.query import ParsedQuery
 from repolens.search.retrieve import Hit
 from repolens.tokens import tokenize
 
-# How much each role's files count against source files with equal evidence.
-ROLE_PRIOR = {
-    "source": 1.0,
-    "config": 0.9,
-    "example": 0.85,
-    "test": 0.8,
-    "doc": 0.75,
-    "generated": 0.6,
-    "vendored": 0.6,
-}
 _DECAY = 0.5  # weight of the k-th best chunk of a file: _DECAY ** k
-_DEFINITION_KINDS = frozenset(
-    {
-        "function",
-        "method",
-        "class",
-        "struct",
-        "enum",
-        "interface",
-        "trait",
-        "impl",
-        "type",
-        "module",
-        "constant",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,14 +78,14 @@ def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> l
     for path, file_hits in by_file.items():
         ordered = sorted(file_hits, key=lambda h: -h.relevance)
         role = path_role(path)
-        score = sum(h.relevance * _DECAY**k for k, h in enumerate(ordered)) * ROLE_PRIOR.get(role, 1.0)
+        score = sum(h.relevance * _DECAY**k for k, h in enumerate(ordered)) * OVERVIEW_WEIGHT.get(role, 1.0)
         found: set[str] = set()
         defines: list[str] = []
         for h in ordered:
             c = h.chunk
             found.update(surface.keys() & set(tokenize(c.text)))
             defined = str(h.factors.get("defines", ""))  # from the symbol leg
-            if not defined and c.kind in _DEFINITION_KINDS and c.name.lower().replace("_", "") in named:
+            if not defined and c.kind in DEFINITION_KINDS and c.name.lower().replace("_", "") in named:
                 defined = c.qualname
             if defined and defined not in defines:
                 defines.append(defined)

@@ -66,7 +66,7 @@ from repolens.search.query import ParsedQuery, parse_query
 from repolens.search.retrieve import Filters, Hit, search_index
 from repolens.store.base import IndexReader, StoredChunk
 from repolens.tokens import tokenize
-from repolens.validate import check_int
+from repolens.validate import MAX_CONTEXT_LINES, check_budget, check_int
 
 NO_MATCH = "No matching definitions found."
 _SEP = "\n\n"
@@ -593,9 +593,9 @@ def focused_context(
     check_int("max_files", max_files, 1, 50)
     check_int("blocks_per_file", blocks_per_file, 1, 50)
     check_int("max_blocks", max_blocks, 1, 100)
-    check_int("max_chars", max_chars, 200, 1_000_000)
+    check_budget(max_chars)
     check_int("hit_candidates", hit_candidates, 1, 1000)
-    check_int("context_lines", context_lines, 0, 50)
+    check_int("context_lines", context_lines, 0, MAX_CONTEXT_LINES)
     subpaths = resolve_paths(reader, paths)
     parsed = parse_query(query)
     tokens = parsed.tokens

@@ -320,7 +320,9 @@ def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> 
     position = {n: i for i, n in enumerate(numbers)}
     scored = []
     for n, text in block.lines:
-        score = sum(weights.get(t, 0.0) for t in set(tokenize(text)))
+        # Summed in a fixed order: a set's order follows the hash seed, and float sums
+        # in another order can break a tie differently from one run to the next.
+        score = sum(weights.get(t, 0.0) for t in dict.fromkeys(tokenize(text)))
         if score > 0:
             scored.append((n in block.prose, -score, n))
     keep: set[int] = set()

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from repolens.discover.load import BINARY_SNIFF_BYTES
 from repolens.errors import PathError, UsageError
 from repolens.reply.budget import truncated_marker
-from repolens.validate import check_int
+from repolens.validate import check_budget
 
 MAX_LINES = 300
 # The reply budget of a read when the caller names none (CLI and MCP alike).
 READ_MAX_CHARS = 12_000
 MAX_PATH_CHARS = 4096
-_BINARY_SNIFF = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class Snippet:
         longer than the budget is shown cut).
         """
         if max_chars is not None:
-            check_int("max_chars", max_chars, 200, 1_000_000)
+            check_budget(max_chars)
         if not self.lines:
             return _clip(f"{self.path}: empty range (file has {self.total_lines} lines)", max_chars)
         head = f"{self.path}:{self.start_line}-{self.end_line} (of {self.total_lines} lines)"
@@ -198,7 +198,7 @@ def read_snippet(root: Path, path: str, start: int, end: int, *, max_lines: int 
     abs_path, rel = safe_path(root, path)
     with open(abs_path, "rb") as fh:
         data = fh.read()
-    if b"\x00" in data[:_BINARY_SNIFF]:
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise PathError(f"{rel} is a binary file: read_snippet only reads text")
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     lines = text.splitlines()
@@ -207,8 +207,3 @@ def read_snippet(root: Path, path: str, start: int, end: int, *, max_lines: int 
     cut = min(end, total) > last
     chosen = tuple(lines[start - 1 : last]) if start <= total else ()
     return Snippet(rel, start, last if chosen else start, total, chosen, cut)
-
-
-def relative_to_root(root: Path, path: str) -> str:
-    """Normalise a user path to the root-relative POSIX form used in the index."""
-    return safe_path(root, path)[1]

@@ -9,20 +9,9 @@ role (``repolens.roles.path_role``), unless the query asks about that role
 
 from __future__ import annotations
 
-from repolens.roles import PathRole, path_role
+from repolens.roles import RANKING_WEIGHT, PathRole, path_role
 from repolens.search.query import ParsedQuery
 from repolens.tokens import tokenize
-
-# Weight of a role's chunks relative to source code with the same evidence.
-ROLE_PRIOR: dict[str, float] = {
-    "source": 1.0,
-    "config": 0.8,
-    "example": 0.8,
-    "test": 0.7,
-    "doc": 0.6,
-    "generated": 0.5,
-    "vendored": 0.5,
-}
 
 # Query words that make a role the subject of the question (tokenized, so
 # "tests" and "testing" count as "test").
@@ -44,5 +33,7 @@ def wanted_roles(query: ParsedQuery) -> frozenset[str]:
 
 
 def role_weight(path: str, wanted: frozenset[str]) -> float:
+    """The ranking weight of ``path``'s role (:data:`repolens.roles.RANKING_WEIGHT`),
+    1 when the query is about that role."""
     role = path_role(path)
-    return 1.0 if role in wanted else ROLE_PRIOR.get(role, 1.0)
+    return 1.0 if role in wanted else RANKING_WEIGHT.get(role, 1.0)

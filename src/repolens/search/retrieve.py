@@ -1,17 +1,28 @@
-"""Retrieve: ranked chunks for a parsed query.
+"""Ranked chunks for a parsed query: five legs, fused into one list of :class:`Hit`.
 
-Legs produce ranked candidates, fusion merges them into one list of
-:class:`Hit`:
+Each leg produces ranked candidates (a hit's ``legs`` keeps its rank and
+score in each):
 
 * **lexical**: BM25 over four fields (path, symbol name, signature/doc, body);
+  every search runs it, and its candidates are the base of the fusion;
 * **symbol**: the definitions of identifiers the query names literally
   (``parse_url``, ``Store.save``); a name defined in many places says little
   and weighs less, a name defined in more than ``MAX_DEFS_PER_NAME`` places
-  is ignored.
+  is ignored. Fused as a boost: a definition gains ``symbol_boost *
+  top_bm25 * strength``, so a one-identifier query puts its definition first
+  while chunks that only mention the name keep their order;
+* **dense** (when the index has vectors): cosine similarity to the query's
+  embedding, fused by ``fusion``: ``rerank`` re-scores the candidates,
+  ``boost`` also adds dense-only matches, ``rrf`` is reciprocal rank fusion;
+* **path**: files the query mentions (tracebacks, file names, scopes, see
+  :mod:`repolens.search.mentions`) join with their best chunks and gain
+  ``path_boost * top * strength``;
+* **rerank** (when a cross-encoder is configured): its order of the head
+  joins as a weighted rank vote.
 
-The symbol leg is fused as a boost on top of BM25: a definition gains
-``symbol_boost * top_bm25 * strength``, so a one-identifier query puts its
-definition first while chunks that only mention the name keep their order.
+Between the legs: role priors (:mod:`repolens.search.priors`), file
+evidence (a file matching in several places), and after them the spread
+over files (``diversity``).
 """
 
 from __future__ import annotations
@@ -408,8 +419,3 @@ def _diversify(
         out.append(cid)
         seen[path] = nth[cid] = now + 1
     return out, nth
-
-
-def chunk_paths(hits: Iterable[Hit]) -> list[str]:
-    """Distinct paths in rank order."""
-    return list(dict.fromkeys(h.chunk.path for h in hits))

@@ -61,9 +61,9 @@ from typing import Any
 
 from repolens.errors import UsageError
 from repolens.reply.budget import counted
-from repolens.roles import path_role
+from repolens.roles import LISTING_RANK, PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.store.base import IndexReader, NameMatch, SymbolFilters, SymbolRow, normalize_symbol
-from repolens.validate import check_int, check_kind, check_language
+from repolens.validate import check_budget, check_int, check_kind, check_language
 
 MAX_NAME_CHARS = 200
 MAX_LIMIT = 200
@@ -87,10 +87,6 @@ TIERS = (
 )
 _TIER_RANK = {t: i for i, t in enumerate(TIERS)}
 
-# "Ranked definitions first": what an agent means by a name is usually one of these.
-DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "trait", "enum", "type"})
-_SECONDARY_KINDS = frozenset({"constant", "impl", "module"})
-_ROLE_RANK = {"source": 0, "example": 1, "test": 2, "config": 3, "doc": 4, "generated": 5, "vendored": 6}
 
 # Separators between the parts of a qualified name, across languages.
 # Markdown section paths read ``Install > From source``.
@@ -278,16 +274,16 @@ def _normed_parts(path: str, qualname: str) -> tuple[str, ...]:
 
 
 def _kind_rank(kind: str) -> int:
-    if kind in DEFINITION_KINDS:
+    if kind in PRIMARY_DEFINITION_KINDS:
         return 0
-    return 1 if kind in _SECONDARY_KINDS else 2
+    return 1 if kind in SECONDARY_DEFINITION_KINDS else 2
 
 
 def _rank_key(m: SymbolMatch, closeness: int = 0) -> tuple[object, ...]:
     return (
         _TIER_RANK.get(m.tier, len(TIERS)),
         _kind_rank(m.kind),
-        _ROLE_RANK[path_role(m.path)],
+        LISTING_RANK[path_role(m.path)],
         closeness,
         len(m.qualname or m.name),
         m.path,
@@ -450,7 +446,7 @@ def find_symbols(
 ) -> SymbolMatches:
     """Definitions named ``name``, ranked (see the module docstring).
 
-    ``kind`` (one of :data:`repolens.chunk.grammars.KINDS`), ``path`` (a
+    ``kind`` (one of :data:`repolens.roles.KINDS`), ``path`` (a
     file or folder, root-relative) and ``language`` (one of
     :data:`repolens.chunk.languages.LANGUAGES`; aliases such as ``fn`` and
     ``py`` too) narrow the lookup.
@@ -461,7 +457,7 @@ def find_symbols(
     """
     q = _parse(name)
     check_int("limit", limit, 1, MAX_LIMIT)
-    check_int("max_chars", max_chars, 200, 1_000_000)
+    check_budget(max_chars)
     f = SymbolFilters(
         kind=check_kind(kind),
         language=check_language(language),

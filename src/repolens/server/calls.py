@@ -34,7 +34,7 @@ from repolens.discover.rules import IgnoreRules
 from repolens.errors import ROOT_FIX, NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import MAX_PATH_CHARS, READ_MAX_CHARS, safe_path
 from repolens.store import resolve_root
-from repolens.validate import check_utf8
+from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8
 
 log = logging.getLogger("repolens")
 
@@ -51,7 +51,6 @@ DEFAULT_BUDGETS = {
     "list_repositories": 4000,
     "run_tests": 4000,
 }
-MIN_BUDGET, MAX_BUDGET = 200, 1_000_000
 # Longest query a tool accepts. Query parsing is superlinear on long
 # unbroken runs (about 1 s at 10,000 chars), so the cap bounds the work one
 # call can cause; a question, an identifier or a traceback's key lines fit.
@@ -259,14 +258,6 @@ def _budget(value: Any, default: int) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and MIN_BUDGET <= value <= MAX_BUDGET:
         return value
     return default
-
-
-def check_budget(max_chars: int) -> int:
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int):
-        raise UsageError(f"max_chars must be an integer between {MIN_BUDGET} and {MAX_BUDGET}")
-    if not MIN_BUDGET <= max_chars <= MAX_BUDGET:
-        raise UsageError(f"max_chars must be between {MIN_BUDGET} and {MAX_BUDGET}, got {max_chars}")
-    return max_chars
 
 
 def _validation_message(tool: str, exc: ValidationError) -> str:

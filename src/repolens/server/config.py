@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from repolens.errors import ConfigError, RootError, UsageError
-from repolens.settings import environ
+from repolens.settings import coerce, environ, read_toml
 
 CONFIG_FILE = ".repolens.toml"
 CONFIG_ENV = "REPOLENS_CONFIG"
@@ -119,10 +118,7 @@ def read_config_file(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]
     """The ``[serve]`` and ``[roots]`` tables of ``path`` (both empty when there is no file)."""
     if path is None or not path.is_file():
         return {}, {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}): fix or remove it") from exc
+    data = read_toml(path)
     serve, roots = data.get("serve", {}), data.get("roots", {})
     if not isinstance(serve, dict) or not isinstance(roots, dict):
         raise ConfigError(f"{path}: [serve] and [roots] must be tables")
@@ -150,12 +146,6 @@ def check_token(token: str, source: str) -> str:
             f"without spaces: {TOKEN_HINT}"
         )
     return token
-
-
-def _bool(value: Any, source: str, key: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
 
 
 def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path | None:
@@ -225,7 +215,7 @@ def load_serve_config(
         log_path = raw if raw.is_absolute() or base is None else base / raw
 
     def flag(given: bool | None, key: str, default: bool) -> bool:
-        return given if given is not None else _bool(serve.get(key, default), src, key)
+        return given if given is not None else coerce(key, serve.get(key, default), bool, where=f"{src}: ")
 
     return ServeConfig(
         roots=roots,

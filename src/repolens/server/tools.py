@@ -43,12 +43,12 @@ from repolens.server.calls import (
     QueryLog,
     RepolensServer,
     Repos,
-    check_budget,
     note_evidence_budget,
     note_hits,
     tool_body,
 )
 from repolens.server.config import name_for
+from repolens.validate import check_budget
 
 log = logging.getLogger("repolens")
 # The server's own watcher may be writing when a tool asks to index: wait for it.

@@ -8,6 +8,7 @@ way without importing each other.
 from __future__ import annotations
 
 from repolens.errors import UsageError
+from repolens.validate import MAX_BUDGET, MIN_BUDGET
 
 DEFAULT_TIMEOUT_S = 300.0
 MIN_TIMEOUT_S = 1.0
@@ -20,7 +21,7 @@ DEFAULT_TAIL_LINES = 40
 DEFAULT_CONTEXT = 1
 _BOUNDS: dict[str, tuple[float, float]] = {
     "timeout_s": (MIN_TIMEOUT_S, MAX_TIMEOUT_S),
-    "max_chars": (200, 1_000_000),
+    "max_chars": (MIN_BUDGET, MAX_BUDGET),
     "max_lines": (1, 10_000),
     "tail_lines": (1, 1_000),
     "context": (0, 10),

@@ -1,0 +1,139 @@
+"""Tree-sitter grammars and what their nodes mean.
+
+Each supported language has a :class:`LangSpec`: which PyPI grammar package
+provides it (all are binary wheels with the parser compiled in: nothing is
+downloaded at run time), which node types are definitions and of what kind,
+how a definition's name and qualified name are found, and which sibling nodes
+(doc comments, decorators, attributes) belong to the definition after them.
+
+Kinds form a small fixed vocabulary (:data:`repolens.roles.KINDS`). A node type maps either
+to a kind (the name is the node's ``name`` field; classes, modules and other
+containers have their members in the ``body`` field) or to a handler
+function for anything less regular. Handlers get the node and the enclosing
+:class:`Scope` and return a :class:`Found` or ``None`` (not a definition).
+
+Modules: ``base`` (kinds, :class:`LangSpec`, the helpers handlers share),
+then one module per language family, each exporting its ``SPECS``:
+``scripting`` (Python, Ruby, PHP, Lua, Bash, Perl, Julia), ``web``
+(JavaScript, TypeScript, TSX, Dart), ``c_family`` (C, C++, Objective-C,
+C#), ``jvm`` (Java, Kotlin, Scala, Groovy), ``systems`` (Go, Rust, Zig,
+Swift), ``functional`` (Haskell, Elixir, OCaml). This module holds the
+registry and loads the grammars.
+
+Qualified names follow each language's idiom: ``Class.method`` for most,
+``Type::method`` for Rust and C++, ``(*Recv).Method`` / ``Recv.Method`` for
+Go, ``Mod::Class#method`` / ``Mod::Class.method`` for Ruby, ``-[Class sel:]``
+for Objective-C, ``Pkg::sub`` for Perl. Block-scoped namespaces are part of
+the name (C++, C#, Rust ``mod``, TS ``namespace``, Ruby/Elixir/Julia/OCaml
+modules); file-level package declarations (Java, Kotlin, Scala, Go, PHP) are
+not.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import threading
+import warnings
+from importlib import metadata
+
+import tree_sitter as ts
+
+from repolens.chunk.grammars import c_family, functional, jvm, scripting, systems, web
+from repolens.chunk.grammars.base import (
+    CLASS_KINDS,
+    CONTAINER_KINDS,
+    Found,
+    Handler,
+    LangSpec,
+    Scope,
+    classify,
+    qualify,
+    text,
+)
+from repolens.roles import KIND_ALIASES, KINDS  # the kind vocabulary, re-exported
+
+__all__ = [
+    "CLASS_KINDS",
+    "CONTAINER_KINDS",
+    "KINDS",
+    "KIND_ALIASES",
+    "SPECS",
+    "Found",
+    "Handler",
+    "LangSpec",
+    "Scope",
+    "available_languages",
+    "classify",
+    "grammar_versions",
+    "load_language",
+    "parser_for",
+    "qualify",
+    "spec_for",
+    "text",
+]
+
+# Every supported language by its repolens name.
+SPECS: dict[str, LangSpec] = {
+    s.name: s for family in (scripting, web, c_family, jvm, systems, functional) for s in family.SPECS
+}
+
+
+def spec_for(language: str, path: str = "") -> LangSpec | None:
+    """The spec for ``language`` (``path`` picks OCaml interfaces), or ``None``."""
+    spec = SPECS.get(language)
+    if spec is not None and language == "ocaml" and path.endswith(".mli"):
+        return functional.OCAML_INTERFACE
+    return spec
+
+
+# Parsers hold state while parsing: one per thread and grammar.
+_local = threading.local()
+
+
+@functools.cache
+def load_language(module: str, entry: str) -> ts.Language | None:
+    """The grammar from an installed wheel; ``None`` if it is missing or incompatible.
+
+    Cached for the process: installed packages do not change under it.
+    """
+    try:
+        capsule = getattr(importlib.import_module(module), entry)()
+        if isinstance(capsule, int):  # perl's wheel returns a raw pointer (deprecated form)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return ts.Language(capsule)
+        return ts.Language(capsule)
+    except (ImportError, AttributeError, ValueError, TypeError):
+        return None
+
+
+def parser_for(spec: LangSpec) -> ts.Parser | None:
+    cache: dict[tuple[str, str], ts.Parser] | None = getattr(_local, "parsers", None)
+    if cache is None:
+        cache = _local.parsers = {}
+    key = (spec.module, spec.entry)
+    parser = cache.get(key)
+    if parser is None:
+        lang = load_language(spec.module, spec.entry)
+        if lang is None:
+            return None
+        parser = cache[key] = ts.Parser(lang)
+    return parser
+
+
+def available_languages() -> list[str]:
+    """Language names whose grammar is installed and loads."""
+    return sorted(name for name, s in SPECS.items() if load_language(s.module, s.entry) is not None)
+
+
+@functools.cache
+def grammar_versions() -> tuple[tuple[str, str], ...]:
+    """``(package, version)`` of tree-sitter and every grammar package, for index fingerprints."""
+    out = []
+    for pkg in sorted({"tree-sitter", *(s.package for s in SPECS.values())}):
+        try:
+            out.append((pkg, metadata.version(pkg)))
+        except metadata.PackageNotFoundError:
+            out.append((pkg, "-"))
+    return tuple(out)

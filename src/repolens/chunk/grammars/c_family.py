@@ -1,0 +1,236 @@
+"""The C family: C, C++, Objective-C and C#."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from repolens.chunk.grammars.base import (
+    Found,
+    Handler,
+    LangSpec,
+    Scope,
+    first_named,
+    generic,
+    qualify,
+    text,
+)
+
+# -- C / C++ / Objective-C ------------------------------------------------------
+
+
+_C_NAME_TYPES = frozenset(
+    {
+        "identifier",
+        "field_identifier",
+        "qualified_identifier",
+        "destructor_name",
+        "operator_name",
+        "type_identifier",
+        "template_function",
+        "primitive_type",
+    }
+)
+
+
+def _c_declarator_name(node: Node | None) -> Node | None:
+    for _ in range(12):
+        if node is None:
+            return None
+        if node.type in _C_NAME_TYPES:
+            return node
+        nxt = node.child_by_field_name("declarator")
+        if nxt is None:
+            nxt = next(
+                (c for c in node.named_children if c.type.endswith("declarator") or c.type in _C_NAME_TYPES),
+                None,
+            )
+        node = nxt
+    return None
+
+
+def _c_function(node: Node, scope: Scope) -> Found | None:
+    name_node = _c_declarator_name(node.child_by_field_name("declarator"))
+    if name_node is None:
+        return None
+    full = text(name_node, scope.src)
+    if name_node.type == "qualified_identifier" and "::" in full:
+        owner, _, name = full.rpartition("::")
+        qual = qualify(scope.qualname, full, "::")
+        return Found("function", name, name_node, qualname=qual, parent=qualify(scope.qualname, owner, "::"))
+    return Found("function", full, name_node)
+
+
+_C_TAG_KINDS = {
+    "struct_specifier": "struct",
+    "union_specifier": "struct",
+    "enum_specifier": "enum",
+    "class_specifier": "class",
+}
+
+
+def _c_tagged(node: Node, scope: Scope) -> Found | None:
+    body = node.child_by_field_name("body")
+    name_node = node.child_by_field_name("name")
+    if body is None or name_node is None:
+        return None
+    return Found(_C_TAG_KINDS[node.type], text(name_node, scope.src), name_node, body=body)
+
+
+def _c_typedef(node: Node, scope: Scope) -> Found | None:
+    name_node = _c_declarator_name(node.child_by_field_name("declarator"))
+    if name_node is None:
+        return None
+    ty = node.child_by_field_name("type")
+    kind, body = "type", None
+    if ty is not None and ty.type in _C_TAG_KINDS and ty.child_by_field_name("body") is not None:
+        kind, body = _C_TAG_KINDS[ty.type], ty.child_by_field_name("body")
+    # the signature starts at ``typedef``, not at the name after the body
+    return Found(kind, text(name_node, scope.src), node, body=body)
+
+
+def _c_macro(node: Node, scope: Scope) -> Found | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    kind = "function" if node.type == "preproc_function_def" else "constant"
+    return Found(kind, text(name_node, scope.src), name_node)
+
+
+def _cpp_namespace(node: Node, scope: Scope) -> Found | None:
+    body = node.child_by_field_name("body")
+    name_node = node.child_by_field_name("name")
+    if body is None:
+        return None
+    if name_node is None:
+        return Found("", "", body=body)  # anonymous namespace: no name of its own
+    return Found("module", text(name_node, scope.src), name_node, body=body)
+
+
+def _cpp_template(node: Node, scope: Scope) -> Found | None:
+    inner = node.named_children[-1] if node.named_child_count else None
+    if inner is None:
+        return None
+    handler = scope.spec.defs.get(inner.type)
+    if handler is None or isinstance(handler, str):
+        return generic(inner, scope, handler) if handler else None
+    return handler(inner, scope)
+
+
+def _cpp_field(node: Node, scope: Scope) -> Found | None:
+    # ``class Inner {...};`` in a class body is a field_declaration without a declarator.
+    ty = node.child_by_field_name("type")
+    if ty is None or node.child_by_field_name("declarator") is not None or ty.type not in _C_TAG_KINDS:
+        return None
+    return _c_tagged(ty, scope)
+
+
+def _objc_class(node: Node, scope: Scope) -> Found | None:
+    name_node = first_named(node, "identifier", "type_identifier")
+    if name_node is None:
+        return None
+    name = text(name_node, scope.src)
+    if node.type in ("class_implementation", "category_implementation"):
+        return Found(
+            "impl", name, name_node, body=node, qualname=f"@implementation {name}", child_prefix=name
+        )
+    kind = "interface" if node.type == "protocol_declaration" else "class"
+    return Found(kind, name, name_node, body=node)
+
+
+def _objc_method(node: Node, scope: Scope) -> Found | None:
+    parts: list[str] = []
+    name_node = None
+    for c in node.named_children:
+        if c.type == "identifier":
+            parts.append(text(c, scope.src))
+            name_node = name_node or c
+        elif c.type == "method_parameter" and parts:
+            parts[-1] += ":"
+    if not parts:
+        return None
+    sel = "".join(parts) if len(parts) == 1 or all(p.endswith(":") for p in parts) else " ".join(parts)
+    sign = "+" if node.children and node.children[0].type == "+" else "-"
+    qual = f"{sign}[{scope.qualname} {sel}]" if scope.qualname else sel
+    return Found("method", sel, name_node, qualname=qual)
+
+
+# -- C# -------------------------------------------------------------------------
+
+
+def _cs_namespace_prefix(node: Node, scope: Scope) -> Found | None:
+    name_node = node.child_by_field_name("name")
+    return Found("module", text(name_node, scope.src), name_node) if name_node is not None else None
+
+
+# -- specs ------------------------------------------------------------------
+
+_C_DEFS: dict[str, str | Handler] = {
+    "function_definition": _c_function,
+    "struct_specifier": _c_tagged,
+    "union_specifier": _c_tagged,
+    "enum_specifier": _c_tagged,
+    "type_definition": _c_typedef,
+    "preproc_def": _c_macro,
+    "preproc_function_def": _c_macro,
+}
+
+_C_TRANSPARENT = {
+    "preproc_if": "",
+    "preproc_ifdef": "",
+    "preproc_else": "",
+    "preproc_elif": "",
+    "preproc_elifdef": "",
+    "linkage_specification": "body",
+    "declaration_list": "",
+}
+
+_CPP_DEFS: dict[str, str | Handler] = {
+    **_C_DEFS,
+    "class_specifier": _c_tagged,
+    "namespace_definition": _cpp_namespace,
+    "template_declaration": _cpp_template,
+    "field_declaration": _cpp_field,
+    "alias_declaration": "type",
+    "concept_definition": "type",
+}
+
+
+SPECS: tuple[LangSpec, ...] = (
+    LangSpec("c", "tree-sitter-c", "tree_sitter_c", defs=_C_DEFS, transparent=_C_TRANSPARENT),
+    LangSpec(
+        "cpp", "tree-sitter-cpp", "tree_sitter_cpp", defs=_CPP_DEFS, transparent=_C_TRANSPARENT, sep="::"
+    ),
+    LangSpec(
+        "objc",
+        "tree-sitter-objc",
+        "tree_sitter_objc",
+        defs={
+            **_C_DEFS,
+            "class_interface": _objc_class,
+            "class_implementation": _objc_class,
+            "protocol_declaration": _objc_class,
+            "method_declaration": _objc_method,
+            "method_definition": _objc_method,
+        },
+        transparent={**_C_TRANSPARENT, "implementation_definition": ""},
+    ),
+    LangSpec(
+        "csharp",
+        "tree-sitter-c-sharp",
+        "tree_sitter_c_sharp",
+        defs={
+            "class_declaration": "class",
+            "struct_declaration": "struct",
+            "record_declaration": "class",
+            "record_struct_declaration": "struct",
+            "interface_declaration": "interface",
+            "enum_declaration": "enum",
+            "method_declaration": "method",
+            "constructor_declaration": "method",
+            "destructor_declaration": "method",
+            "delegate_declaration": "type",
+            "namespace_declaration": "module",
+        },
+        prefixes={"file_scoped_namespace_declaration": _cs_namespace_prefix},
+    ),
+)

@@ -1,0 +1,218 @@
+"""The file list: git's or a walk's, through the ignore rules, symlink rules and size cap.
+
+A :class:`Collector` takes paths top-down (git mode: git's list, cached per
+folder; walk mode: ``os.scandir`` applying every .gitignore it meets), asks
+:class:`~repolens.discover.rules.IgnoreRules` about each name, takes the
+``lstat`` of what is left and counts every skip by :class:`SkipReason`. No
+file is read.
+Symlinks are resolved last, once every regular file is known, so a link to a
+listed file is not indexed twice.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repolens.discover.gitignore import GitIgnoreChain, read_gitignore
+from repolens.discover.rules import ROOT_STATE, DirState, IgnoreRules
+from repolens.discover.skips import DEFAULT_MAX_FILE_BYTES, SkipReason
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One file to index. For a symlink, ``path`` is the link and size/mtime are its target's."""
+
+    path: str  # root-relative POSIX path
+    root: Path  # the resolved root it was discovered under
+    size: int
+    mtime_ns: int
+
+    @property
+    def abs_path(self) -> Path:
+        # Computed, not stored: building thousands of Path objects up front
+        # was the largest single cost of discovery.
+        return self.root / self.path
+
+
+@dataclass
+class Discovery:
+    """What :func:`repolens.discover.discover` found: the files to index and the skip counts."""
+
+    root: Path  # resolved
+    files: list[SourceFile]  # sorted by path
+    skipped: Counter[str]  # SkipReason value -> number of paths
+    mode: str  # "git" or "walk"
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+
+def _bad_name(rel: str) -> bool:
+    if rel.isascii():
+        return False
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes, kept as surrogates by os.fsdecode
+        return True
+    return False
+
+
+@dataclass
+class Collector:
+    root: Path
+    rules: IgnoreRules
+    max_file_bytes: int
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    # root-relative paths of the regular files listed, to drop symlinks to them
+    _listed: set[str] = field(default_factory=set)
+    _links: list[tuple[str, str]] = field(default_factory=list)
+
+    def skip(self, reason: SkipReason) -> None:
+        if reason != SkipReason.INTERNAL:
+            self.skipped[str(reason)] += 1
+
+    def collect_git(self, listed: list[str]) -> None:
+        root_str = str(self.root)
+        rules = self.rules
+        states: dict[str, DirState] = {"": ROOT_STATE}
+
+        def state_of(rel_dir: str) -> DirState:
+            state = states.get(rel_dir)
+            if state is None:
+                parent_rel, _, name = rel_dir.rpartition("/")
+                parent = state_of(parent_rel)
+                state = parent if parent.prune else rules.classify_dir(rel_dir, name, parent)
+                states[rel_dir] = state
+            return state
+
+        for rel in listed:
+            if rel.endswith("/"):  # an untracked nested repository
+                self.skip(SkipReason.SUBMODULE)
+                continue
+            if _bad_name(rel):
+                self.skip(SkipReason.BAD_NAME)
+                continue
+            parent_rel, _, name = rel.rpartition("/")
+            parent = state_of(parent_rel)
+            if parent.prune:
+                assert parent.excluded is not None
+                self.skip(parent.excluded)
+                continue
+            excluded = rules.classify_file(rel, name, parent)
+            if excluded is not None:
+                self.skip(excluded)
+                continue
+            abs_str = f"{root_str}/{rel}"
+            try:
+                st = os.lstat(abs_str)
+            except (FileNotFoundError, NotADirectoryError):
+                self.skip(SkipReason.MISSING)
+                continue
+            if stat.S_ISDIR(st.st_mode):  # a submodule's gitlink
+                self.skip(SkipReason.SUBMODULE)
+                continue
+            self.add(rel, abs_str, st)
+
+    def walk(self) -> None:
+        rules = self.rules
+        info_exclude = read_gitignore(self.root / ".git" / "info" / "exclude")
+        stack = [("", str(self.root), GitIgnoreChain().child("", info_exclude), ROOT_STATE)]
+        while stack:
+            rel_dir, abs_dir, chain, state = stack.pop()
+            try:
+                with os.scandir(abs_dir) as it:
+                    entries = list(it)
+            except PermissionError:
+                self.skip(SkipReason.UNREADABLE)
+                continue
+            prefix = rel_dir + "/" if rel_dir else ""
+            for entry in entries:
+                if entry.name == ".gitignore" and entry.is_file(follow_symlinks=False):
+                    chain = chain.child(prefix, read_gitignore(entry.path))
+            for entry in entries:
+                name = entry.name
+                rel = prefix + name
+                if _bad_name(name):
+                    self.skip(SkipReason.BAD_NAME)
+                    continue
+                # git matches a symlink as a file, even one pointing to a directory
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if chain.levels and chain.ignored(rel, is_dir):
+                    self.skip(SkipReason.GITIGNORED)
+                    continue
+                if is_dir:
+                    child = rules.classify_dir(rel, name, state)
+                    if child.prune:
+                        assert child.excluded is not None
+                        self.skip(child.excluded)
+                    else:
+                        stack.append((rel, entry.path, chain, child))
+                    continue
+                excluded = rules.classify_file(rel, name, state)
+                if excluded is not None:
+                    self.skip(excluded)
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    self.skip(SkipReason.MISSING)
+                    continue
+                self.add(rel, entry.path, st)
+
+    def add(self, rel: str, abs_str: str, st: os.stat_result) -> None:
+        """A path that passed the name rules; ``st`` is its lstat."""
+        if stat.S_ISLNK(st.st_mode):
+            self._links.append((rel, abs_str))  # resolved once all regular files are known
+        elif not stat.S_ISREG(st.st_mode):
+            self.skip(SkipReason.NOT_REGULAR)
+        elif self._size_ok(st):
+            self.files.append(SourceFile(rel, self.root, st.st_size, st.st_mtime_ns))
+            self._listed.add(rel)
+
+    def _size_ok(self, st: os.stat_result) -> bool:
+        if st.st_size > self.max_file_bytes:
+            self.skip(SkipReason.TOO_LARGE)
+            return False
+        if st.st_size == 0:
+            self.skip(SkipReason.EMPTY)
+            return False
+        return True
+
+    def _add_link(self, rel: str, abs_str: str) -> None:
+        """A symlink is indexed under its own path if its target is a file inside the root not listed yet."""
+        root_str = str(self.root)
+        target = os.path.realpath(abs_str)
+        if not target.startswith(root_str + os.sep):
+            self.skip(SkipReason.SYMLINK_OUTSIDE if target != root_str else SkipReason.SYMLINK_DIR)
+            return
+        try:
+            st = os.stat(target)
+        except OSError:
+            self.skip(SkipReason.SYMLINK_BROKEN)
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self.skip(SkipReason.SYMLINK_DIR)
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self.skip(SkipReason.NOT_REGULAR)
+            return
+        target_rel = target[len(root_str) + 1 :].replace(os.sep, "/")
+        excluded = self.rules.hard_exclusion(target_rel)
+        if excluded is not None:
+            self.skip(excluded)
+            return
+        if target_rel in self._listed:
+            self.skip(SkipReason.SYMLINK_DUPLICATE)
+            return
+        if self._size_ok(st):
+            self.files.append(SourceFile(rel, self.root, st.st_size, st.st_mtime_ns))
+            self._listed.add(target_rel)
+
+    def finish(self, mode: str) -> Discovery:
+        for rel, abs_str in sorted(self._links):
+            self._add_link(rel, abs_str)
+        self.files.sort(key=lambda f: f.path)
+        return Discovery(self.root, self.files, self.skipped, mode, self.max_file_bytes)

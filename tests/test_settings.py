@@ -1,0 +1,88 @@
+"""Settings: one coercer for every config section, and where each value comes from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repolens.errors import ConfigError, EmbedderError, RerankerError
+from repolens.models.factory import EmbedConfig
+from repolens.models.rerank import RerankConfig
+from repolens.server.config import load_serve_config
+from repolens.settings import CONFIG_FILE, coerce, load_embed_config, load_settings
+
+
+@pytest.mark.parametrize(
+    ("value", "hint", "expected"),
+    [
+        ("yes", bool, True),
+        ("Off", bool, False),
+        (True, bool, True),
+        ("12", int, 12),
+        (12.0, int, 12),
+        ("0.5", float, 0.5),
+        (3, float, 3.0),
+        ("text", str, "text"),
+        (None, int | None, None),
+        ("7", int | None, 7),
+    ],
+)
+def test_coerce_converts_text_and_numbers(value: object, hint: object, expected: object) -> None:
+    assert coerce("key", value, hint) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "hint", "kwargs", "message"),
+    [
+        ("maybe", bool, {}, "key must be true or false, got 'maybe'"),
+        ("lots", int, {}, "key must be an integer, got 'lots'"),
+        (2.5, int, {}, "key must be an integer, got 2.5"),
+        (True, int, {}, "key must be an integer, got True"),
+        (True, float, {}, "key must be a number, got True"),
+        (5, str, {}, "key must be a string, got 5"),
+        ("c", str, {"choices": ("a", "b")}, "key must be one of a, b, got 'c'"),
+        (0, int, {"bounds": (1, 50)}, "key must be between 1 and 50, got 0"),
+        (1.5, float, {"bounds": (0.0, 1.0)}, "key must be between 0 and 1, got 1.5"),
+        (None, int, {}, "key must be an integer, got None"),
+    ],
+)
+def test_coerce_refuses_in_one_line(value: object, hint: object, kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        coerce("key", value, hint, **kwargs)
+    assert str(caught.value) == message
+
+
+def test_every_section_words_its_errors_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """[repolens], [embed], [rerank] and [serve] go through the one coercer:
+    the same wording, each with its own error class and source."""
+    (tmp_path / CONFIG_FILE).write_text("top_k = 5.5\n[serve]\nwatch = 'perhaps'\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    assert str(caught.value) == f"{tmp_path / CONFIG_FILE}: top_k must be an integer, got 5.5"
+    monkeypatch.setenv("REPOLENS_TOP_K", "many")
+    with pytest.raises(ConfigError, match=r"^environment: top_k must be an integer, got 'many'$"):
+        load_settings(None)
+    monkeypatch.delenv("REPOLENS_TOP_K")
+    with pytest.raises(ConfigError, match=r"^argument: top_k must be between 1 and 50, got 0$"):
+        load_settings(None, {"top_k": 0})
+    with pytest.raises(EmbedderError, match=r"^embed.threads must be an integer, got 'two'$"):
+        EmbedConfig.from_mapping({"threads": "two"})
+    with pytest.raises(RerankerError, match=r"^rerank.weight must be a number, got 'heavy'$"):
+        RerankConfig.from_mapping({"weight": "heavy"})
+    with pytest.raises(
+        ConfigError, match=r"^\S+\.repolens\.toml: watch must be true or false, got 'perhaps'$"
+    ):
+        load_serve_config(config_file=tmp_path / CONFIG_FILE, read_token=False, env={})
+
+
+def test_a_section_reads_the_file_then_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / CONFIG_FILE).write_text("[embed]\nprovider = 'fake'\ndim = 64\n")
+    assert load_embed_config(tmp_path) == EmbedConfig(provider="fake", dim=64)
+    monkeypatch.setenv("REPOLENS_EMBED_DIM", "32")
+    assert load_embed_config(tmp_path) == EmbedConfig(provider="fake", dim=32)
+    (tmp_path / CONFIG_FILE).write_text("embed = 3\n")
+    with pytest.raises(ConfigError, match=r"^\.repolens\.toml: \[embed\] must be a table$"):
+        load_embed_config(tmp_path)

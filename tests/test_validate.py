@@ -1,0 +1,75 @@
+"""Argument checks: each bound has one home, each refusal one wording, whichever call refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repolens import service
+from repolens.errors import UsageError
+from repolens.validate import (
+    MAX_BUDGET,
+    MIN_BUDGET,
+    check_budget,
+    check_globs,
+    check_query,
+    check_subpath,
+)
+
+BUDGET_REFUSED = f"max_chars must be between {MIN_BUDGET} and {MAX_BUDGET}, got {MIN_BUDGET - 1}"
+
+
+def refusal(call, *args, **kwargs) -> str:
+    with pytest.raises(UsageError) as caught:
+        call(*args, **kwargs)
+    return str(caught.value)
+
+
+def test_every_reply_refuses_a_budget_out_of_bounds_alike(sample_repo: Path) -> None:
+    service.index_repo(sample_repo)
+    small = MIN_BUDGET - 1
+    reply = service.search_code("parse_url", sample_repo)
+    assert reply.packet is not None
+    chunk_id = reply.packet.rendered[0].block.chunk_ids[0]
+    assert refusal(check_budget, small) == BUDGET_REFUSED
+    assert refusal(service.search_code, "parse_url", sample_repo, max_chars=small) == BUDGET_REFUSED
+    assert refusal(service.find_symbol, "parse_url", sample_repo, max_chars=small) == BUDGET_REFUSED
+    assert refusal(service.focus, "parse_url", sample_repo, max_chars=small) == BUDGET_REFUSED
+    assert refusal(service.get_chunk, chunk_id, sample_repo, max_chars=small) == BUDGET_REFUSED
+    snippet = service.read_snippet(sample_repo, "src/web/forms.py", 1, 3)
+    assert refusal(snippet.render, small) == BUDGET_REFUSED
+    assert refusal(check_budget, 2.5) == f"max_chars must be an integer between {MIN_BUDGET} and {MAX_BUDGET}"
+    assert check_budget(MAX_BUDGET) == MAX_BUDGET
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("", "query is empty: pass a question or an identifier to search for"),
+        ("  \n", "query is empty: pass a question or an identifier to search for"),
+        (None, "query is empty: pass a question or an identifier to search for"),
+        ("x" * 100_001, "query is 100001 chars; the limit is 100000: keep the lines that matter"),
+    ],
+)
+def test_a_query_must_be_text_of_bounded_length(query: object, message: str) -> None:
+    assert refusal(check_query, query) == message
+
+
+def test_a_path_filter_stays_inside_the_repository() -> None:
+    assert check_subpath(" /src/app/ ") == "src/app"
+    assert check_subpath(None) is None
+    assert check_subpath("/") is None
+    assert refusal(check_subpath, "src/../..") == (
+        "path filter 'src/../..' must be a folder or file inside the repository"
+    )
+    assert refusal(check_subpath, 3) == "path must be a plain string"
+
+
+def test_globs_are_one_string_or_a_list_of_them() -> None:
+    assert check_globs("include", " src/**/*.py ") == ("src/**/*.py",)
+    assert check_globs("exclude", ["a/*", "b/*"]) == ("a/*", "b/*")
+    assert check_globs("include", None) == ()
+    assert refusal(check_globs, "exclude", ["ok", ""]) == (
+        "exclude must be glob patterns like 'src/**/*.py' (non-empty strings)"
+    )
