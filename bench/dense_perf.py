@@ -15,7 +15,7 @@ and warm hybrid query latency at scale.
    matrix size, not on the numbers in it. The real model's query embedding
    time is measured separately and added to the hybrid figures. Hybrid
    with rrf fusion is timed too (the same top-k search as boost).
-4. Exact search against the HNSW graph (repolens.store.ann's settings) at the
+4. Exact search against the HNSW graph (repolens.store.local.ann's settings) at the
    sizes of --ann-sizes: latency, memory, build time and recall@10, on real
    vectors from an embedding cache (--real-vectors) or synthetic ones.
 
@@ -58,7 +58,7 @@ def exact_vs_ann(sizes: str, real: Path | None, query_vectors) -> list[tuple[str
     embeddings from an embedding cache (``--real-vectors``) with real query
     embeddings, or else synthetic clustered unit vectors."""
 
-    from repolens.store import ann
+    from repolens.store.local import ann
 
     rng = np.random.default_rng(0)
     rows = []
@@ -125,7 +125,8 @@ def main() -> None:
     from repolens.index.build import build_index
     from repolens.models import make_embedder
     from repolens.models.document import embedding_text
-    from repolens.store import IndexHandle, sqlite
+    from repolens.store import open_store
+    from repolens.store.handles import readers
 
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="repolens-dense-") as tmp:
@@ -147,10 +148,10 @@ def main() -> None:
 
         # 1. throughput on the texts repolens embeds
         embedder = make_embedder({})
-        handle = IndexHandle.open_current(service.layout_for(args.repo, idx))
-        cids = [r[0] for r in handle.db.execute("SELECT cid FROM chunks ORDER BY cid LIMIT 512")]
-        texts = [embedding_text(s.chunk) for s in sqlite.chunks_by_cid(handle.db, cids).values()]
-        handle.close()
+        reader = open_store(args.repo, idx).open_reader()
+        # the first 512 chunks: a fresh build numbers them from 1
+        texts = [embedding_text(s.chunk) for s in reader.chunks(range(1, 513)).values()]
+        reader.close()
         t = time.perf_counter()
         embedder.embed_documents(texts)
         rate = len(texts) / (time.perf_counter() - t)
@@ -177,7 +178,7 @@ def main() -> None:
         for mode in ("lexical", "hybrid", "hybrid-rrf"):
             os.environ["REPOLENS_DENSE"] = "0" if mode == "lexical" else "1"
             os.environ["REPOLENS_FUSION"] = "rrf" if mode == "hybrid-rrf" else "boost"
-            service.handles.clear()
+            readers.clear()
             service.search_code(qs[0], args.large, index_dir=big)  # warm: index and matrix in memory
             lat = []
             for text in qs:
@@ -202,7 +203,7 @@ def main() -> None:
                 f"{pct(rrf, 0.5) + query_embed_ms:.1f} / {pct(rrf, 0.95) + query_embed_ms:.1f} ms",
             ),
         ]
-        service.handles.clear()
+        readers.clear()
         query_vectors = np.stack([embedder.embed_query(text) for text in questions(100)]).astype(np.float32)
         rows += exact_vs_ann(args.ann_sizes, args.real_vectors, query_vectors)
 

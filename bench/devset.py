@@ -49,6 +49,7 @@ from repolens.chunk import chunking_config
 from repolens.errors import RepolensError
 from repolens.settings import ENV_PREFIX, Settings, load_settings
 from repolens.store import format_versions
+from repolens.store.handles import readers
 from repolens.tokens import STOPWORDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -172,7 +173,7 @@ def identity_key(identity: dict) -> str:
 def ensure_index(root: Path, index_dir: Path, identity: dict, reindex: bool) -> IndexStatus:
     """Reuse the cached index in ``index_dir`` or build it (settings come from the environment)."""
     meta_path = index_dir / "devset-meta.json"
-    if not reindex and meta_path.is_file() and service.layout_for(root, index_dir).current_generation():
+    if not reindex and meta_path.is_file() and service.open_store(root, index_dir).current():
         meta = json.loads(meta_path.read_text())
         return IndexStatus("cached", meta["seconds"], meta["files"], meta["chunks"])
     if index_dir.exists():
@@ -364,7 +365,7 @@ def build_indexes(queries, variants, args) -> tuple[dict, dict]:
             st = status[ck, v.name] = by_key[key]
             detail = st.error or f"{st.seconds:.1f}s, {st.files} files, {st.chunks} chunks"
             print(f"[{step}/{todo}] {ck} {v.name}: {st.state} ({detail})", file=sys.stderr, flush=True)
-        service.handles.clear()
+        readers.clear()
     return dirs, status
 
 
@@ -413,7 +414,7 @@ def run_queries(queries, variants, dirs, status, args, inputs) -> tuple[list[dic
                             except Exception as exc:  # scored 0 with the reason; the run goes on
                                 answer = Answer(note=f"{type(exc).__name__}: {exc}")
                             add(q, inp, v.name, answer)
-                service.handles.clear()
+                readers.clear()
             if args.baseline == "rg":
                 for q in qs:
                     for inp in inputs:

@@ -50,6 +50,7 @@ def main() -> None:
     from repolens import service
     from repolens.index.build import build_index
     from repolens.index.watch import start_watcher
+    from repolens.store.handles import readers
 
     with tempfile.TemporaryDirectory(prefix="repolens-fresh-") as tmp:
         root = Path(tmp) / "repo"
@@ -121,7 +122,7 @@ def main() -> None:
         git(root, "checkout", "-q", "main")
         back = build_index(root)
         back_s = time.perf_counter() - t
-        service.handles.clear()
+        readers.clear()
 
     print()
     print(f"corpus: {args.corpus} ({first.files} files, {first.lines:,} lines, {first.chunks:,} chunks)")

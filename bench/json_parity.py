@@ -41,6 +41,7 @@ from devset import (
 )
 from repolens import service
 from repolens.settings import load_settings
+from repolens.store.handles import readers
 
 
 def disagreements(
@@ -120,7 +121,7 @@ def main() -> None:
                     f"{q['id']} {inp} max_chars={budget}: {p}"
                     for p in disagreements(packet, reply, q[inp], budget)
                 ]
-        service.handles.clear()
+        readers.clear()
 
     print(f"$ {shlex.join(['python', *sys.argv])}\n")
     print(f"{engine_state()}; queries {len(queries)}\n")

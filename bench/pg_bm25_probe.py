@@ -7,7 +7,7 @@
 For each repository it reads the chunks of an existing repolens index (build
 it first with ``repolens index ROOT``; INDEX_DIR defaults to ROOT/.repolens),
 turns them into the tokens the lexical index holds
-(:func:`repolens.store.lexical.document_fields`), loads them into PostgreSQL
+(:func:`repolens.store.document.document_fields`), loads them into PostgreSQL
 in each design, and runs the 120 development questions' weighted terms
 (``parse_query(q).weighted()``, ``--fields``: flat, the default setting, or weighted)
 through tantivy (``LexicalIndex.search``, the local store) and through each
@@ -69,8 +69,7 @@ import psycopg
 
 from repolens.search.query import parse_query
 from repolens.search.retrieve import FIELD_WEIGHTS, FLAT_FIELDS
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store import open_store
 from repolens.store.bm25 import (
     K1,
     TEXT_FIELDS,
@@ -80,8 +79,8 @@ from repolens.store.bm25 import (
     quantized_length,
     split_tokens,
 )
-from repolens.store.layout import IndexLayout
-from repolens.store.lexical import document_fields
+from repolens.store.document import document_fields
+from repolens.store.local.reader import LocalReader
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
 TESTS = Path(__file__).resolve().parents[1] / "tests"
@@ -237,7 +236,7 @@ class Corpus:
 
     name: str
     repo: int
-    handle: IndexHandle
+    handle: LocalReader
     num_docs: int = 0
     lengths: dict[tuple[int, int], int] = field(default_factory=dict)  # (cid, field) -> tokens
     tfs: dict[tuple[str, int], dict[int, int]] = field(default_factory=dict)  # (token, field) -> cid -> tf
@@ -246,10 +245,10 @@ class Corpus:
 
     @classmethod
     def read(cls, name: str, repo: int, root: Path, index_dir: Path) -> Corpus:
-        handle = IndexHandle.open_current(IndexLayout(root, index_dir))
+        handle = open_store(root, index_dir).open_reader()
         corpus = cls(name, repo, handle)
         cids = [row[0] for row in handle.db.execute("SELECT cid FROM chunks ORDER BY cid")]
-        for cid, stored in sq.chunks_by_cid(handle.db, cids).items():
+        for cid, stored in handle.chunks(cids).items():
             doc = document_fields(stored.chunk)
             corpus.num_docs += 1
             for f, fname in enumerate(TEXT_FIELDS):

@@ -11,9 +11,12 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from repolens.store.base import Store
 # A real PostgreSQL: pg_server, pg_db, pg_replica, ... (absent where this file is copied alone).
 pytest_plugins = ("pgserver",) if Path(__file__).with_name("pgserver.py").is_file() else ()
 
@@ -167,6 +170,32 @@ def make_repo(tmp_path: Path, isolated_git_config: None) -> MakeRepo:
 def sample_repo(make_repo: MakeRepo) -> Path:
     """``SAMPLE_FILES`` committed in a fresh git repository."""
     return make_repo()
+
+
+# -- stores ------------------------------------------------------------------------
+#
+# ``store_factory`` is the one place a store backend joins the store tests
+# (tests/store/test_contract.py, test_handles.py): each parameter makes the
+# store of a repository folder, empty at first. A second backend (PostgreSQL)
+# runs the same tests by adding its entry to STORE_BACKENDS.
+
+StoreFactory = Callable[[Path], "Store"]
+
+
+def _local_store(tmp_path: Path) -> StoreFactory:
+    from repolens.store import open_store
+
+    return lambda root: open_store(root, tmp_path / "index" / root.name)
+
+
+STORE_BACKENDS: dict[str, Callable[[Path], StoreFactory]] = {"local": _local_store}
+
+
+@pytest.fixture(params=sorted(STORE_BACKENDS))
+def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+    """``store_factory(root)``: the store of the repository at ``root`` in each
+    backend (the same store whenever it is called for the same root)."""
+    return STORE_BACKENDS[request.param](tmp_path)
 
 
 # -- no process outlives the suite ------------------------------------------------

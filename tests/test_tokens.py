@@ -5,6 +5,7 @@ import json
 import pytest
 
 from repolens.search.query import looks_like_code, parse_query
+from repolens.store.handles import readers
 from repolens.tokens import tokenize, tokenize_path
 
 
@@ -80,7 +81,7 @@ def test_query_understanding_can_be_switched_off_for_a_search(sample_repo, monke
 
     def scores() -> list[float]:
         reply = service.search_code("how are the submitted forms handled", sample_repo, mode="json")
-        service.handles.clear()
+        readers.clear()
         return [h["score"] for h in json.loads(reply.text)["hits"]]
 
     weighted = scores()

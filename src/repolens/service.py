@@ -9,14 +9,13 @@ a value whose ``render()``/``text`` is what the user sees.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repolens.chunk import make_chunker
-from repolens.errors import RepolensError, UsageError
+from repolens.errors import EmbedderError, RepolensError, UsageError
 from repolens.index.build import IndexReport, ProgressFn, build_index
 from repolens.reply.chunk import ChunkView
 from repolens.reply.chunk import get_chunk as _get_chunk
@@ -30,9 +29,9 @@ from repolens.search.query import parse_query
 from repolens.search.remembered import NOT_REMEMBERED, recall, remember
 from repolens.search.retrieve import CANDIDATES, Filters, Hit, RankingOptions, search_index
 from repolens.settings import Settings, load_settings
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store import open_store, resolve_root
+from repolens.store.base import IndexReader
+from repolens.store.handles import readers
 from repolens.validate import (
     MAX_TOP_K,
     check_budget,
@@ -45,6 +44,7 @@ from repolens.validate import (
 )
 
 if TYPE_CHECKING:
+    from repolens.models.base import Embedder
     from repolens.ops.status import IndexStatus
 
 from repolens.search.symbols import SymbolMatches, find_symbols
@@ -54,56 +54,6 @@ QUERY_ECHO_CHARS = 200
 # A search that finds no index builds one; if a watcher is already building
 # it, wait for that instead of failing.
 AUTO_INDEX_WAIT_S = 120.0
-
-
-class _HandleCache:
-    """Open index handles per index folder and thread, for long-running servers.
-
-    One handle per thread: a server answers many calls at once from a pool
-    of worker threads, and one shared SQLite connection would serialize
-    them, while a handle closed by one thread (a rebuild was published) must
-    never be one another thread is still reading. Each thread reopens its
-    own handle when the folder's ``current`` generation changes, and the
-    handles of threads that have ended (worker pools retire idle threads)
-    are closed whenever a new one is opened.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._open: dict[tuple[Path, int], IndexHandle] = {}
-
-    def get(self, layout: IndexLayout) -> IndexHandle:
-        gen = layout.require_current()
-        key = (layout.index_dir, threading.get_ident())
-        with self._lock:
-            handle = self._open.get(key)
-        if handle is not None and handle.gen_dir == gen:
-            handle.lex.reload()
-            return handle
-        if handle is not None:
-            handle.close()
-        handle = IndexHandle.open_current(layout)
-        with self._lock:
-            self._open[key] = handle
-            alive = {t.ident for t in threading.enumerate()}
-            ended = [k for k in self._open if k[1] not in alive]
-            for k in ended:
-                self._open.pop(k).close()
-        return handle
-
-    def clear(self) -> None:
-        with self._lock:
-            for handle in self._open.values():
-                handle.close()
-            self._open.clear()
-
-
-handles = _HandleCache()
-
-
-def layout_for(root: str | Path | None, index_dir: str | Path | None = None) -> IndexLayout:
-    root_path = resolve_root(root)
-    return IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
 
 
 def index_repo(
@@ -205,15 +155,14 @@ def ranking_options(settings: Settings) -> RankingOptions:
 class _BoundDense:
     """The dense leg for one query on one generation (``retrieve.DenseLeg``)."""
 
-    index: Any
-    handle: IndexHandle
+    reader: IndexReader
     vector: Any
 
     def top(self, k: int) -> list[tuple[int, float]]:
-        return self.index.search(self.handle, self.vector, k)
+        return self.reader.dense_top(self.vector, k)
 
     def similarities(self, cids: Any) -> dict[int, float]:
-        return self.index.similarities(self.handle, self.vector, cids)
+        return self.reader.dense_similarities(self.vector, cids)
 
 
 @dataclass
@@ -253,39 +202,47 @@ def rerank_leg(root: Path, query: str) -> tuple[_BoundRerank | None, list[str]]:
     return _BoundRerank(encoder, query[:2000], config.top_n, config.weight), []
 
 
+def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:
+    """Refuse to search vectors with another model than the one that made them."""
+    identity = meta.get("embed_identity")
+    if identity and identity != embedder.identity:
+        raise EmbedderError(
+            f"the index was embedded with {identity} but the configured model is {embedder.identity}: "
+            "search with the same embed settings, or re-run `repolens index --rebuild`"
+        )
+
+
 def dense_leg(
-    root: Path, handle: IndexHandle, settings: Settings, query: str
+    root: Path, reader: IndexReader, settings: Settings, query: str
 ) -> tuple[_BoundDense | None, list[str]]:
     """The dense leg for ``query``, or None with a note saying why it is
     missing. Silence only when dense search is switched off by config."""
     if not settings.dense:
         return None, []
-    meta = handle.meta()
+    meta = reader.meta()
     if not meta.get("embed_identity"):
         if settings.vectors:
             return None, ["dense leg missing: this index has no vectors yet; run `repolens index` to embed"]
         return None, []
-    from repolens.models import make_embedder
+    from repolens.models import make_embedder  # onnxruntime: only for indexes with vectors
     from repolens.settings import load_embed_config
-    from repolens.store import dense  # numpy, onnxruntime: only for indexes with vectors
 
     try:
         embedder = make_embedder(load_embed_config(root))
         if embedder is None:
             return None, ["dense leg off: embed.provider is none but the index has vectors"]
-        dense.check_query_embedder(meta, embedder)
+        check_query_embedder(meta, embedder)
         query_vector = embedder.embed_query(query[:1200])
     except RepolensError as exc:
         return None, [f"dense leg missing: {exc}"]
-    index = dense.dense_for(handle)
-    done, total = index.size(handle), int(meta.get("chunks", "0") or 0)
+    done, total = reader.vector_count(), int(meta.get("chunks", "0") or 0)
     notes = []
     if total and done < total:
         notes.append(
             f"dense leg covers {done} of {total} chunks ({100 * done // total}%); "
             "`repolens index` finishes the embedding"
         )
-    return _BoundDense(index, handle, query_vector), notes
+    return _BoundDense(reader, query_vector), notes
 
 
 def search_code(
@@ -324,37 +281,37 @@ def search_code(
         check_int("top_k", top_k, 1, MAX_TOP_K)
     if max_chars is not None:
         check_budget(max_chars)
-    layout = layout_for(root, index_dir)
-    settings: Settings = load_settings(layout.root, {"top_k": top_k, "max_chars": max_chars})
+    store = open_store(root, index_dir)
+    settings: Settings = load_settings(store.root, {"top_k": top_k, "max_chars": max_chars})
     indexed = None
-    if layout.current_generation() is None:
+    if store.current() is None:
         if not auto_index or query_id is not None:
-            raise layout.missing()
+            raise store.missing()
         indexed = build_index(
-            layout.root,
-            index_dir=layout.index_dir,
+            store.root,
+            store=store,
             settings=settings,
             progress=progress,
             lock_wait=AUTO_INDEX_WAIT_S,
         )
-    handle = handles.get(layout)
+    reader = readers.get(store)
     # Remembered results are tied to the index content they were ranked on.
-    generation = f"{handle.gen_dir.name}.{handle.meta().get('content_version', '0')}"
+    generation = f"{reader.generation}.{reader.meta().get('content_version', '0')}"
 
     if query_id is not None:
-        remembered = recall(layout.index_dir, query_id, generation)
+        remembered = recall(reader, query_id, generation)
         query, filters = remembered.query, remembered.filters
-        stored = sq.chunks_by_cid(handle.db, (r[0] for r in remembered.ranked))
+        stored = reader.chunks(r[0] for r in remembered.ranked)
         hits = [Hit(c, stored[c].chunk, *ranked) for c, *ranked in remembered.ranked if c in stored]
         parsed = parse_query(query, weighted=settings.query_weights)
         notes: list[str] = []
     else:
         assert query is not None
         parsed = parse_query(query, weighted=settings.query_weights)
-        dense, notes = dense_leg(layout.root, handle, settings, query)
-        rerank, rerank_notes = rerank_leg(layout.root, query)
+        dense, notes = dense_leg(store.root, reader, settings, query)
+        rerank, rerank_notes = rerank_leg(store.root, query)
         outcome = search_index(
-            handle,
+            reader,
             parsed,
             limit=max(CANDIDATES, settings.top_k * 4),
             filters=filters,
@@ -368,12 +325,12 @@ def search_code(
             notes.append(f"rerank leg failed, order without it: {rerank.error}")
 
         query_id, stored = remember(
-            layout.index_dir, generation, query, filters, [(h.cid, h.score, h.legs, h.factors) for h in hits]
+            reader, generation, query, filters, [(h.cid, h.score, h.legs, h.factors) for h in hits]
         )
         if not stored:
             notes.append(NOT_REMEMBERED)
     # Cited lines must hold: files changed since indexing are re-chunked now.
-    hits, stale_files = freshen(layout.root, handle, hits, make_chunker(settings), first=settings.top_k * 3)
+    hits, stale_files = freshen(store.root, reader, hits, make_chunker(settings), first=settings.top_k * 3)
     if stale_files:
         notes.append(
             f"{stale_files} cited file{'s' if stale_files > 1 else ''} changed since indexing; "
@@ -424,25 +381,23 @@ def open_index(
     *,
     auto_index: bool = True,
     progress: ProgressFn | None = None,
-) -> tuple[IndexHandle, IndexReport | None]:
-    """The current index of ``root`` (built first when missing and ``auto_index``)."""
-    layout = layout_for(root, index_dir)
+) -> tuple[IndexReader, IndexReport | None]:
+    """A reader of the current index of ``root`` (built first when missing and ``auto_index``)."""
+    store = open_store(root, index_dir)
     indexed = None
-    if layout.current_generation() is None:
+    if store.current() is None:
         if not auto_index:
-            raise layout.missing()
-        indexed = build_index(
-            layout.root, index_dir=layout.index_dir, progress=progress, lock_wait=AUTO_INDEX_WAIT_S
-        )
-    return handles.get(layout), indexed
+            raise store.missing()
+        indexed = build_index(store.root, store=store, progress=progress, lock_wait=AUTO_INDEX_WAIT_S)
+    return readers.get(store), indexed
 
 
 def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:
     """What the index holds, and how many files changed on disk since."""
     from repolens.ops.status import index_status as _status
 
-    layout = layout_for(root, index_dir)
-    return _status(layout, handles.get(layout))
+    store = open_store(root, index_dir)
+    return _status(store, readers.get(store))
 
 
 def find_symbol(
@@ -456,9 +411,9 @@ def find_symbol(
     limit: int = 20,
     max_chars: int = 4000,
 ) -> SymbolMatches:
-    handle, _ = open_index(root, index_dir)
+    reader, _ = open_index(root, index_dir)
     return find_symbols(
-        handle, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
+        reader, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
     )
 
 
@@ -474,9 +429,9 @@ def focus(
     max_chars: int = 8000,
 ) -> FocusResult:
     check_query(query)
-    handle, _ = open_index(root, index_dir)
+    reader, _ = open_index(root, index_dir)
     return focused_context(
-        handle,
+        reader,
         query,
         paths=paths,
         max_files=max_files,
@@ -493,8 +448,8 @@ def get_chunk(
     index_dir: str | Path | None = None,
     max_chars: int = 8000,
 ) -> ChunkView:
-    handle, _ = open_index(root, index_dir, auto_index=False)
-    return _get_chunk(handle, chunk_id, max_chars=max_chars)
+    reader, _ = open_index(root, index_dir, auto_index=False)
+    return _get_chunk(reader, chunk_id, max_chars=max_chars)
 
 
 def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Snippet:

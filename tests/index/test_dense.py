@@ -6,7 +6,6 @@ fast and offline; the real model's loading is covered in test_embed.py.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,8 @@ import pytest
 from repolens import service
 from repolens.errors import EmbedderError
 from repolens.index.build import build_index
-from repolens.store import DB_NAME
-from repolens.store.layout import IndexLayout
+from repolens.store import open_store
+from repolens.store.handles import readers
 
 
 @pytest.fixture(autouse=True)
@@ -23,12 +22,7 @@ def _fake_embedder(monkeypatch):
     monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", "fake")
     monkeypatch.setenv("REPOLENS_VECTORS", "1")
     yield
-    service.handles.clear()
-
-
-def _db(root: Path) -> sqlite3.Connection:
-    gen = IndexLayout(root, root / ".repolens").current_generation()
-    return sqlite3.connect(gen / DB_NAME)
+    readers.clear()
 
 
 def test_index_fills_vectors_after_the_lexical_index(sample_repo: Path):
@@ -36,11 +30,14 @@ def test_index_fills_vectors_after_the_lexical_index(sample_repo: Path):
     assert report.vectors is not None
     assert (report.vectors.done, report.vectors.total) == (report.chunks, report.chunks)
     assert report.vectors.embedded == report.chunks
-    with _db(sample_repo) as db:
-        meta = dict(db.execute("SELECT key, value FROM meta"))
+    reader = open_store(sample_repo).open_reader()
+    try:
+        meta = reader.meta()
         assert meta["embed_identity"].startswith("fake:")
         assert meta["embed_style"] == "header+idents"
-        assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == report.chunks
+        assert reader.vector_count() == report.chunks
+    finally:
+        reader.close()
     assert "vectors: " in report.summary() and "(100%, complete)" in report.summary()
 
 
@@ -78,7 +75,7 @@ def test_interrupted_embedding_keeps_its_batches_and_search_says_so(make_repo):
     reply = service.search_code("handler request reply", root)
     assert reply.notes and reply.notes[0].startswith(f"dense leg covers {report.vectors.done} of ")
     assert reply.text.startswith("note: dense leg covers")
-    service.handles.clear()
+    readers.clear()
     resumed = build_index(root)
     assert resumed.vectors.embedded == report.vectors.total - report.vectors.done  # only the rest
     assert resumed.vectors.done == resumed.vectors.total
@@ -126,7 +123,7 @@ def test_bad_embedder_config_fails_before_any_work(sample_repo: Path, monkeypatc
     monkeypatch.setenv("REPOLENS_EMBED_PATH", str(sample_repo / "no-such-model"))
     with pytest.raises(EmbedderError):
         build_index(sample_repo)
-    assert IndexLayout(sample_repo, sample_repo / ".repolens").current_generation() is None
+    assert open_store(sample_repo).current() is None
 
 
 @pytest.mark.parametrize("fusion", ["boost", "rrf", "rerank"])

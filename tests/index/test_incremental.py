@@ -16,14 +16,14 @@ from conftest import kill_survivors, running_processes, tagged_env
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.prepare import PARALLEL_MIN_FILES, workers
-from repolens.store import IndexHandle
-from repolens.store.layout import IndexLayout
+from repolens.store import open_store
+from repolens.store.handles import readers
 
 
 @pytest.fixture(autouse=True)
 def _fresh_handles():
     yield
-    service.handles.clear()
+    readers.clear()
 
 
 def _module(i: int, tag: str) -> str:
@@ -35,25 +35,26 @@ def _module(i: int, tag: str) -> str:
 
 
 def _content(root: Path, index_dir: Path | None = None) -> dict:
-    """Everything an index should hold for a given tree, comparable across indexes."""
-    layout = IndexLayout(root, index_dir or root / ".repolens")
-    handle = IndexHandle.open_current(layout)
+    """Everything an index should hold for a given tree, comparable across
+    indexes; read from the local store's own halves (its outbox drained, as
+    many lexical documents as chunks)."""
+    reader = open_store(root, index_dir).open_reader()
     try:
-        db = handle.db
+        db = reader.db
         files = sorted(db.execute("SELECT path, hash, lines FROM files").fetchall())
         chunks = sorted(db.execute("SELECT id, path, start_line, end_line FROM chunks").fetchall())
         symbols = sorted(db.execute("SELECT path, qualname, start_line FROM symbols").fetchall())
         pending = db.execute("SELECT count(*) FROM lex_pending").fetchone()[0]
-        handle.lex.reload()
+        reader.refresh()
         return {
             "files": files,
             "chunks": chunks,
             "symbols": symbols,
-            "lexical_docs": handle.lex.num_docs,
+            "lexical_docs": reader.lex.num_docs,
             "pending": pending,
         }
     finally:
-        handle.close()
+        reader.close()
 
 
 def test_refresh_reads_only_what_changed(make_repo):
@@ -168,10 +169,10 @@ def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Pa
         proc.wait()
         assert kill_survivors(tag) == [], f"step {step}: the killed indexer left processes behind"
 
-        service.handles.clear()
+        readers.clear()
         # The index opens and answers whatever moment the kill hit.
         assert service.search_code("first value", root, auto_index=False).packet is not None
-        service.handles.clear()
+        readers.clear()
         build_index(root)
         fresh = tmp_path / f"fresh{step}"
         build_index(root, index_dir=fresh)
@@ -247,12 +248,11 @@ def test_scoped_refresh_reads_only_the_named_paths_and_matches_a_full_refresh(ma
     assert scoped.mode == "refresh"
     assert (scoped.changed, scoped.deleted, scoped.added) == (1, 1, 2)
     assert scoped.unchanged == 0  # nothing outside the named paths was even stat-ed
-    layout = IndexLayout(root, root / ".repolens")
-    handle = IndexHandle.open_current(layout)
+    reader = open_store(root).open_reader()
     try:
-        paths = {r[0] for r in handle.db.execute("SELECT path FROM files")}
+        paths = set(reader.paths())
     finally:
-        handle.close()
+        reader.close()
     assert "build/out.py" not in paths and "pkg/m3.py" not in paths and "pkg/new.py" in paths
 
     full = build_index(root)

@@ -17,14 +17,16 @@ from conftest import kill_survivors, tagged_env, write_tree_files
 from repolens import service
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexVersionError, NothingToIndexError
 from repolens.index.build import build_index
-from repolens.store import DB_NAME, format_versions
-from repolens.store.layout import IndexLayout
+from repolens.store import format_versions
+from repolens.store.handles import readers
+from repolens.store.local.generation import DB_NAME
+from repolens.store.local.layout import IndexLayout
 
 
 @pytest.fixture(autouse=True)
 def _fresh_handles():
     yield
-    service.handles.clear()
+    readers.clear()
 
 
 def _marker_repo(make_repo, word: str, n: int = 60) -> Path:
@@ -119,7 +121,7 @@ def test_crash_mid_rebuild_leaves_the_previous_index_usable(make_repo):
     proc.stderr.close()
     assert kill_survivors(tag) == [], "the killed indexer left processes behind"
     assert building is not None and building.exists(), "the indexer was killed before it started writing"
-    service.handles.clear()
+    readers.clear()
     after = service.search_code("gamma_marker", root).packet  # the old index still answers
     old_paths = [r.block.path for r in api_paths_before]
     assert [r.block.path for r in after.rendered] == old_paths
@@ -175,7 +177,7 @@ def test_damaged_lexical_index_is_rebuilt_with_a_message(sample_repo: Path):
         f.unlink()
     with pytest.raises(IndexCorruptError, match="re-run `repolens index"):
         service.search_code("session", sample_repo)
-    service.handles.clear()
+    readers.clear()
     report = build_index(sample_repo)
     assert report.mode == "build" and report.reason.startswith("the index could not be read (lexical index ")
     assert "re-run" not in report.summary()

@@ -14,8 +14,8 @@ from repolens import service
 from repolens.index.build import build_index
 from repolens.index.watch import WatchEvent, start_watcher
 from repolens.settings import load_settings
-from repolens.store import IndexHandle
-from repolens.store.layout import IndexLayout
+from repolens.store import open_store
+from repolens.store.handles import readers
 
 # Generous: these wait for a condition, they do not measure speed
 # (bench/watch_latency.py does).
@@ -32,11 +32,11 @@ def _wait_for(condition: Callable[[], bool], what: str) -> None:
 
 
 def _indexed_paths(root: Path) -> set[str]:
-    handle = IndexHandle.open_current(IndexLayout(root, root / ".repolens"))
+    reader = open_store(root).open_reader()
     try:
-        return {r[0] for r in handle.db.execute("SELECT path FROM files")}
+        return set(reader.paths())
     finally:
-        handle.close()
+        reader.close()
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def watched(sample_repo: Path) -> Iterator[tuple[Path, list[WatchEvent]]]:
     yield sample_repo, events
     stop.set()
     thread.join(timeout=10)
-    service.handles.clear()
+    readers.clear()
 
 
 def test_a_saved_file_becomes_searchable(watched):
@@ -114,7 +114,7 @@ def test_branch_switch_is_one_consistent_refresh(make_repo, tmp_path: Path):
         stop.set()
         thread.join(timeout=10)
     assert "beta_7" in service.search_code("beta_7", root).text
-    service.handles.clear()
+    readers.clear()
 
 
 def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeypatch):
@@ -126,13 +126,11 @@ def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeyp
     build_index(root, settings=load_settings(root, {"vectors": False}))  # lexical only, as after a crash
 
     def coverage() -> tuple[int, int]:
-        handle = IndexHandle.open_current(IndexLayout(root, root / ".repolens"))
+        reader = open_store(root).open_reader()
         try:
-            done = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-            total = handle.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            return done, total
+            return reader.vector_count(), reader.counts()["chunks"]
         finally:
-            handle.close()
+            reader.close()
 
     assert coverage()[0] == 0
     stop = start_background({"app": root})
@@ -147,7 +145,7 @@ def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeyp
     finally:
         stop.set()
         time.sleep(0.5)
-    service.handles.clear()
+    readers.clear()
 
 
 def test_a_burst_of_saves_is_refreshed_through_those_paths_alone(tmp_path: Path):

@@ -29,6 +29,7 @@ from repolens.models.rerank import (
     rerank_vote,
 )
 from repolens.settings import load_rerank_config
+from repolens.store.handles import readers
 
 WORDS = "[UNK] [CLS] [SEP] [PAD] parse url scheme host path parse_url partition button color background"
 VOCAB = {word: i for i, word in enumerate(WORDS.split())}
@@ -462,4 +463,4 @@ def test_search_votes_with_the_reranker_and_explains_it(ce: Path, make_repo, mon
         assert broken.notes[0].startswith("rerank leg missing: ")
         assert broken.packet.rendered  # the other legs still answer
     finally:
-        service.handles.clear()
+        readers.clear()

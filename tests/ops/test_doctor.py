@@ -13,16 +13,17 @@ from conftest import SAMPLE_FILES
 from repolens import service
 from repolens.index.build import build_index
 from repolens.ops.doctor import diagnose
+from repolens.store.handles import readers
 
 
 @pytest.fixture(autouse=True)
 def _fresh_handles():
     yield
-    service.handles.clear()
+    readers.clear()
 
 
 def _states(root: Path) -> dict[str, str]:
-    return {c.name: c.state for c in diagnose(service.layout_for(root)).checks}
+    return {c.name: c.state for c in diagnose(root).checks}
 
 
 def test_lexical_only_index_is_healthy_with_dense_and_rerank_off(sample_repo: Path):
@@ -34,7 +35,7 @@ def test_counts_read_in_the_singular_for_one(make_repo):
     root = make_repo({"app.py": "def main():\n    return run_the_app()\n"})
     build_index(root)
     (root / "tool.py").write_text("def tool():\n    pass\n")
-    checks = {c.name: c.detail for c in diagnose(service.layout_for(root)).checks}
+    checks = {c.name: c.detail for c in diagnose(root).checks}
     assert checks["lexical"] == "a probe search returned 1 hit"
     assert checks["index"].endswith("; 1 file changed since: run `repolens index`")
 
@@ -42,7 +43,7 @@ def test_counts_read_in_the_singular_for_one(make_repo):
 def test_stale_index_fails_with_the_fix(sample_repo: Path):
     build_index(sample_repo)
     (sample_repo / "src/new.py").write_text("def new():\n    pass\n")
-    check = diagnose(service.layout_for(sample_repo)).checks[0]
+    check = diagnose(sample_repo).checks[0]
     assert (check.state, check.detail.endswith("1 file changed since: run `repolens index`")) == (
         "FAIL",
         True,
@@ -53,17 +54,17 @@ def test_dense_leg_checked_with_the_configured_model(sample_repo: Path, monkeypa
     monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", "fake")
     monkeypatch.setenv("REPOLENS_VECTORS", "1")
     build_index(sample_repo)
-    dense = next(c for c in diagnose(service.layout_for(sample_repo)).checks if c.name == "dense")
+    dense = next(c for c in diagnose(sample_repo).checks if c.name == "dense")
     assert dense.state == "ok" and dense.detail.startswith("fake:")
     monkeypatch.setenv("REPOLENS_EMBED_DIM", "64")
-    dense = next(c for c in diagnose(service.layout_for(sample_repo)).checks if c.name == "dense")
+    dense = next(c for c in diagnose(sample_repo).checks if c.name == "dense")
     assert dense.state == "FAIL" and "run `repolens index --rebuild`" in dense.detail
 
 
 def test_the_dense_line_names_the_model_not_its_internal_id(sample_repo: Path, monkeypatch):
     monkeypatch.setenv("REPOLENS_VECTORS", "1")  # the default model
     build_index(sample_repo)
-    dense = next(c for c in diagnose(service.layout_for(sample_repo)).checks if c.name == "dense")
+    dense = next(c for c in diagnose(sample_repo).checks if c.name == "dense")
     assert dense.state == "ok"
     assert re.fullmatch(r"all-MiniLM-L6-v2-int8: paraphrases 0\.\d\d > unrelated -?0\.\d\d", dense.detail), (
         dense.detail
@@ -102,7 +103,7 @@ def test_files_kept_out_by_their_content_are_not_changes(make_repo):
     report = build_index(root)
     assert (report.skipped["binary"], report.skipped["empty"]) == (1, 1)
     assert _changes(root) == (0, 0, 0)
-    check = diagnose(service.layout_for(root)).checks[0]
+    check = diagnose(root).checks[0]
     assert (check.state, check.detail.endswith("; up to date")) == ("ok", True)
 
 

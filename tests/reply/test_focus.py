@@ -16,9 +16,8 @@ from repolens.index.build import build_index
 from repolens.reply.chunk import get_chunk
 from repolens.reply.focus import NO_MATCH, FocusResult, focused_context
 from repolens.settings import Settings
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout
+from repolens.store import open_store
+from repolens.store.base import IndexReader
 
 
 def crunch_source(n: int = 150) -> str:
@@ -124,15 +123,15 @@ func (s *Store) Save(key, value string) error {
 
 
 @pytest.fixture
-def shop(make_repo) -> Iterator[IndexHandle]:
+def shop(make_repo) -> Iterator[IndexReader]:
     root = make_repo(FOCUS_FILES)
     # One chunk per definition, so chunk ids and ranges below are the
     # definitions' own (focus reads definitions from symbols either way).
     build_index(root, settings=Settings(chunk_merge_lines=2))
 
-    handle = IndexHandle.open_current(IndexLayout(root, root / ".repolens"))
-    yield handle
-    handle.close()
+    reader = open_store(root).open_reader()
+    yield reader
+    reader.close()
 
 
 def _numbered(path: str, start: int, end: int) -> list[str]:
@@ -231,7 +230,7 @@ def test_big_class_keeps_its_method_as_a_separate_block_and_shows_no_line_twice(
 
 
 def test_split_function_is_reassembled_without_repeated_headers(shop):
-    parts = [s.chunk for s in sq.chunks_of_file(shop.db, "src/shop/big.py")]
+    parts = [s.chunk for s in shop.chunks_of_file("src/shop/big.py")]
     assert len(parts) >= 2 and any(repeated_header_lines(c) for c in parts)
     result = focused_context(shop, "pulsar", max_chars=20_000)
     (rendered,) = result.rendered
@@ -454,7 +453,7 @@ def test_get_chunk_returns_the_stored_chunk_by_the_id_focus_gave(shop):
     result = focused_context(shop, "thank")
     (chunk_id,) = result.rendered[0].block.chunk_ids
     view = get_chunk(shop, chunk_id)
-    stored = sq.chunk_by_id(shop.db, chunk_id).chunk
+    stored = shop.chunk_by_id(chunk_id).chunk
     assert view.text == stored.text
     assert (view.path, view.start_line, view.end_line, view.kind, view.qualname) == (
         "src/shop/cart.py",
@@ -473,9 +472,7 @@ def test_get_chunk_returns_the_stored_chunk_by_the_id_focus_gave(shop):
 
 
 def test_get_chunk_of_a_split_part_numbers_its_repeated_header(shop):
-    part = next(
-        s.chunk for s in sq.chunks_of_file(shop.db, "src/shop/big.py") if repeated_header_lines(s.chunk)
-    )
+    part = next(s.chunk for s in shop.chunks_of_file("src/shop/big.py") if repeated_header_lines(s.chunk))
     view = get_chunk(shop, part.id, max_chars=100_000)
     assert view.text == part.text and view.header_lines == 1 and view.header_start == 1
     assert view.render().split("\n") == [
@@ -487,7 +484,7 @@ def test_get_chunk_of_a_split_part_numbers_its_repeated_header(shop):
 
 
 def test_get_chunk_is_bounded_with_the_truncation_marker(shop):
-    part = sq.chunks_of_file(shop.db, "src/shop/big.py")[0].chunk
+    part = shop.chunks_of_file("src/shop/big.py")[0].chunk
     view = get_chunk(shop, part.id, max_chars=300)
     lines = view.render().split("\n")
     assert view.truncated and len(view.render()) <= 300

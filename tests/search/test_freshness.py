@@ -8,12 +8,13 @@ import pytest
 
 from repolens import service
 from repolens.index.build import build_index
+from repolens.store.handles import readers
 
 
 @pytest.fixture(autouse=True)
 def _fresh_handles():
     yield
-    service.handles.clear()
+    readers.clear()
 
 
 def _shown_lines(text: str) -> list[tuple[int, str]]:

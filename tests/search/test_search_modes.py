@@ -10,12 +10,13 @@ import pytest
 from repolens import service
 from repolens.errors import NotFoundError, UsageError
 from repolens.index.build import build_index
+from repolens.store.handles import readers
 
 
 @pytest.fixture(autouse=True)
 def _fresh_handles():
     yield
-    service.handles.clear()
+    readers.clear()
 
 
 # A class defined once and mentioned in many places: the mentions outnumber
@@ -138,27 +139,6 @@ def test_filters_apply_to_every_search(store_repo: Path, kwargs, allowed):
 def test_bad_search_arguments(store_repo: Path, kwargs, needle):
     with pytest.raises(UsageError, match=needle):
         service.search_code("x", store_repo, **kwargs)
-
-
-def test_each_thread_gets_its_own_handle_and_ended_threads_release_theirs(sample_repo: Path):
-    import sqlite3
-    import threading
-
-    build_index(sample_repo)
-    layout = service.layout_for(sample_repo)
-    seen = []
-    worker = threading.Thread(target=lambda: seen.append(service.handles.get(layout)))
-    worker.start()
-    worker.join()
-    mine = service.handles.get(layout)  # opened after the worker ended: its handle is closed
-    try:
-        assert mine is not seen[0]
-        assert mine.db.execute("SELECT count(*) FROM files").fetchone()[0] > 0
-        with pytest.raises(sqlite3.ProgrammingError):
-            seen[0].db.execute("SELECT 1")
-        assert service.handles.get(layout) is mine  # the same thread reuses its handle
-    finally:
-        service.handles.clear()
 
 
 # -- the JSON form carries what the packet shows -------------------------------------------

@@ -12,8 +12,8 @@ from repolens.errors import UsageError
 from repolens.index.build import build_index
 from repolens.roles import path_role
 from repolens.search.symbols import find_symbols, split_qualified
-from repolens.store import IndexHandle
-from repolens.store.layout import IndexLayout
+from repolens.store import open_store
+from repolens.store.base import IndexReader
 
 SHOP_FILES: dict[str, str] = {
     "src/shop/cart.py": '''"""Shopping cart."""
@@ -98,21 +98,21 @@ def test_total():
 @pytest.fixture
 def open_index() -> Iterator:
     """``open_index(root)``: build the index of ``root`` and open it; closed after the test."""
-    opened: list[IndexHandle] = []
+    opened: list[IndexReader] = []
 
-    def make(root: Path) -> IndexHandle:
+    def make(root: Path) -> IndexReader:
         build_index(root)
-        handle = IndexHandle.open_current(IndexLayout(root, root / ".repolens"))
-        opened.append(handle)
-        return handle
+        reader = open_store(root).open_reader()
+        opened.append(reader)
+        return reader
 
     yield make
-    for handle in opened:
-        handle.close()
+    for reader in opened:
+        reader.close()
 
 
 @pytest.fixture
-def shop(make_repo, open_index) -> IndexHandle:
+def shop(make_repo, open_index) -> IndexReader:
     return open_index(make_repo(SHOP_FILES))
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from repolens import service
 from repolens.server.tools import build_server
+from repolens.store.handles import readers
 
 
 @pytest.fixture(autouse=True)
 def _fresh_handles():
     yield
-    service.handles.clear()
+    readers.clear()
 
 
 def _text(result) -> str:

@@ -10,8 +10,8 @@ from conftest import SAMPLE_FILES, write_tree_files
 from repolens.index.build import build_index
 from repolens.search.query import parse_query
 from repolens.search.retrieve import FIELD_WEIGHTS, FLAT_FIELDS
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store import open_store
+from repolens.store.base import LexFilters
 from repolens.store.bm25 import (
     TEXT_FIELDS,
     Bm25Reference,
@@ -20,8 +20,8 @@ from repolens.store.bm25 import (
     quantized_length,
     split_tokens,
 )
-from repolens.store.layout import IndexLayout
-from repolens.store.lexical import LexFilters, document_fields
+from repolens.store.document import document_fields
+from repolens.store.local.reader import LocalReader
 
 REL = 1e-5
 WORDS = """
@@ -59,7 +59,7 @@ def _fixture_files(seed: int, count: int, prefix: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[IndexHandle, Bm25Reference, dict]:
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalReader, Bm25Reference, dict]:
     """A repository indexed by repolens in two passes (a refresh that only adds
     files makes a second segment), with the reference built from the same chunks."""
     root = tmp_path_factory.mktemp("bm25") / "repo"
@@ -67,9 +67,9 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[IndexHandle, Bm25
     build_index(root)
     write_tree_files(root, _fixture_files(2, 10, "extra"))
     build_index(root)
-    handle = IndexHandle.open_current(IndexLayout(root, root / ".repolens"))
+    handle = open_store(root).open_reader()
     cids = [row[0] for row in handle.db.execute("SELECT cid FROM chunks")]
-    docs = {cid: document_fields(s.chunk) for cid, s in sq.chunks_by_cid(handle.db, cids).items()}
+    docs = {cid: document_fields(s.chunk) for cid, s in handle.chunks(cids).items()}
     yield handle, Bm25Reference(docs), docs
     handle.close()
 

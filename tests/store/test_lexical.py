@@ -10,15 +10,15 @@ from repolens import service
 from repolens.index.build import build_index
 from repolens.search.query import ParsedQuery, QueryTerm
 from repolens.search.retrieve import RankingOptions, search_index
-from repolens.store import IndexHandle
-from repolens.store.layout import IndexLayout
+from repolens.store import open_store
+from repolens.store.handles import readers
 from repolens.tokens import tokenize
 
 
 @pytest.fixture(autouse=True)
 def _fresh_handles():
     yield
-    service.handles.clear()
+    readers.clear()
 
 
 def _paths(root: Path, query: str, k: int = 5) -> list[str]:
@@ -80,14 +80,13 @@ def test_english_words_rare_in_code_do_not_dominate_a_long_question(make_repo):
     # The trap is real: the same question with its stopwords given full
     # weight puts the changelog first.
     build_index(root)
-    layout = IndexLayout(root, root / ".repolens")
-    handle = IndexHandle.open_current(layout)
+    reader = open_store(root).open_reader()
     try:
         raw = tuple(QueryTerm(tok, 1.0, False) for tok in dict.fromkeys(tokenize(question)))
-        trapped = search_index(handle, ParsedQuery(question, raw), options=RankingOptions(priors=False))
+        trapped = search_index(reader, ParsedQuery(question, raw), options=RankingOptions(priors=False))
         assert trapped.hits[0].chunk.path == "notes/changelog.txt"
     finally:
-        handle.close()
+        reader.close()
 
 
 def test_filters_by_subpath_and_language(sample_repo: Path):

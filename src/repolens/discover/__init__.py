@@ -51,7 +51,7 @@ from repolens.discover.skips import (
     nothing_to_index_error,
 )
 from repolens.errors import NothingToIndexError, UsageError
-from repolens.store.layout import resolve_root
+from repolens.store import resolve_root
 
 __all__ = [
     "DECODED_WITH_REPLACEMENT",

@@ -13,15 +13,15 @@ One operation, :func:`build_index`, serves three cases:
 * **resume**: a build that was interrupted left ``gen-N.building``; the
   next run continues it instead of starting over.
 
-Work is committed in batches of whole files. A reader sees, for every file,
-either its old or its new chunks, never a mix within a file. SQLite commits
-first, then tantivy; the ``lex_pending`` outbox replays whatever a crash
-left between the two (:func:`reconcile_lexical`).
+Work is committed in batches of whole files through the store's
+:class:`~repolens.store.base.IndexWriter`. A reader sees, for every file,
+either its old or its new chunks, never a mix within a file; whatever a
+crash left half-written between the parts of the store is repaired by the
+next writer (:meth:`~repolens.store.base.IndexWriter.reconcile`).
 """
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
@@ -43,9 +43,8 @@ from repolens.errors import IndexCorruptError, IndexVersionError
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
-from repolens.store import DB_NAME, IndexHandle, check_versions, format_versions
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store import format_versions, open_store
+from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store
 
 if TYPE_CHECKING:
     from repolens.index.vectors import VectorReport
@@ -63,7 +62,7 @@ ProgressFn = Callable[[int, int], None]
 @dataclass
 class IndexReport:
     root: Path
-    index_dir: Path
+    location: str  # where the index lives (Store.location)
     mode: str = "build"  # build, refresh or resume
     reason: str = ""  # why a build instead of a refresh
     files: int = 0  # files in the index afterwards
@@ -86,7 +85,7 @@ class IndexReport:
         """The short report ``repolens index`` prints."""
         if self.mode == "refresh":
             head = (
-                f"refreshed {self.index_dir}: {self.added} new, {self.changed} changed, "
+                f"refreshed {self.location}: {self.added} new, {self.changed} changed, "
                 f"{self.deleted} deleted, {self.unchanged} unchanged files in {self.seconds:.2f}s; "
                 f"index holds {counted(self.files, 'file')}, {counted(self.chunks, 'chunk')}"
             )
@@ -95,7 +94,7 @@ class IndexReport:
             head = (
                 f"{verb} {counted(self.files, 'file')} ({counted(self.lines, 'line')}, "
                 f"{counted(self.chunks, 'chunk')}, {counted(self.symbols, 'symbol')}) "
-                f"in {self.seconds:.1f}s -> {self.index_dir}"
+                f"in {self.seconds:.1f}s -> {self.location}"
             )
         out = [head]
         if self.reason:
@@ -116,18 +115,12 @@ def index_identity(settings: Settings) -> dict[str, str]:
     return {**{k: str(v) for k, v in format_versions().items()}, "chunker": chunker_identity(settings)}
 
 
-def rebuild_reason(gen: Path, settings: Settings) -> str:
+def rebuild_reason(store: Store, generation: str, settings: Settings) -> str:
     """Why the generation cannot be refreshed in place ("" when it can)."""
     try:
-        db = sq.open_reader(gen / DB_NAME)
-    except IndexCorruptError as exc:
+        meta = store.generation_meta(generation)
+    except IndexCorruptError as exc:  # a damaged store: rebuild, never misread
         return _unreadable(exc.problem)
-    try:
-        meta = sq.read_meta(db)
-    except Exception as exc:  # a damaged file: rebuild, never misread
-        return _unreadable(type(exc).__name__)
-    finally:
-        db.close()
     for key, want in index_identity(settings).items():
         have = meta.get(key)
         if have != want:
@@ -146,6 +139,7 @@ def build_index(
     root: str | Path | None,
     *,
     index_dir: str | Path | None = None,
+    store: Store | None = None,
     settings: Settings | None = None,
     rebuild: bool = False,
     progress: ProgressFn | None = None,
@@ -155,6 +149,7 @@ def build_index(
 ) -> IndexReport:
     """Bring the index of ``root`` up to date (see the module docstring),
     then (when the ``vectors`` setting is on) fill its missing vectors.
+    The index is ``store``, else the local one in ``index_dir``.
 
     ``paths`` (root-relative) says that only those paths can have changed
     (the watcher knows which files were saved): a refresh then looks at just
@@ -168,25 +163,22 @@ def build_index(
     ``EmbedderError`` when the configured model cannot be used.
     """
     started = time.monotonic()
-    root_path = resolve_root(root)
+    if store is None:
+        store = open_store(root, index_dir)
+    root_path = store.root
     settings = settings or load_settings(root_path)
-    layout = IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
-    layout.ensure_dir()
-    with layout.write_lock(wait=lock_wait):
-        current = layout.current_generation()
-        reason = "--rebuild" if rebuild else (rebuild_reason(current, settings) if current else "")
+    with store.write_lock(wait=lock_wait):
+        current = store.current()
+        reason = "--rebuild" if rebuild else (rebuild_reason(store, current, settings) if current else "")
         found = None
         scope = None
+        own = store.local_folder
         if paths is not None and current is not None and not reason:
-            found = discover_paths(
-                root_path, paths, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir
-            )
+            found = discover_paths(root_path, paths, max_file_bytes=settings.max_file_bytes, index_dir=own)
             scope = frozenset(paths) if found is not None else None
         if found is None:
-            found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
-        report = IndexReport(
-            root_path, layout.index_dir, skipped=Counter(found.skipped), discovery=found.mode
-        )
+            found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=own)
+        report = IndexReport(root_path, store.location, skipped=Counter(found.skipped), discovery=found.mode)
         embedder = _embedder(root_path) if settings.vectors else None
         reused = 0
         if not found.files and scope is None:  # nothing would survive: refuse before touching any index
@@ -194,51 +186,48 @@ def build_index(
         target = current
         if current is not None and not reason:
             report.mode = "refresh"
-            layout.collect_garbage()
+            store.collect_garbage()
             try:
-                _sync(current, found, settings, report, progress, create=False, scope=scope)
+                _sync(store, current, found, settings, report, progress, create=False, scope=scope)
             except IndexCorruptError as exc:  # a damaged store is rebuilt, not patched
                 reason = _unreadable(exc.problem)
-                report = IndexReport(root_path, layout.index_dir, skipped=Counter(found.skipped))
+                report = IndexReport(root_path, store.location, skipped=Counter(found.skipped))
         if target is None or reason:
             report.reason = reason
 
-            building = _resumable(layout, settings) if not rebuild else None
-            layout.collect_garbage(keep=building)
+            building = _resumable(store, settings) if not rebuild else None
+            store.collect_garbage(keep=building)
             if building is None:
-                building = layout.new_building_dir()
+                building = store.new_generation()
             else:
                 report.mode = "resume"
             try:
-                _sync(building, found, settings, report, progress, create=True)
+                _sync(store, building, found, settings, report, progress, create=True)
                 if report.files == 0:
                     raise nothing_to_index(found, report.content_skipped)
                 if embedder is not None and current is not None:
-                    reused = _reuse_vectors(building, current, embedder, settings)
+                    reused = _reuse_vectors(store, building, current, embedder, settings)
             except BaseException as exc:
                 # An interrupted build is kept for the next run to resume;
                 # one that cannot succeed is removed.
                 if not isinstance(exc, KeyboardInterrupt):
-                    shutil.rmtree(building, ignore_errors=True)
+                    store.discard(building)
                 raise
-            target = layout.publish(building)
-            layout.collect_garbage()
+            store.publish(building)
+            target = building
+            store.collect_garbage()
         if embedder is not None:
-            report.vectors = _embed(target, embedder, settings, vector_progress)
+            report.vectors = _embed(store, target, embedder, settings, vector_progress)
             report.vectors.reused += reused
     report.seconds = time.monotonic() - started
     return report
 
 
-def _resumable(layout: IndexLayout, settings: Settings) -> Path | None:
+def _resumable(store: Store, settings: Settings) -> str | None:
     """The newest interrupted build made with the same settings, if any."""
-    for building in reversed(layout.building_dirs()):
+    for building in reversed(store.building()):
         try:
-            db = sq.open_reader(building / DB_NAME)
-            try:
-                meta = sq.read_meta(db)
-            finally:
-                db.close()
+            meta = store.generation_meta(building)
         except Exception:
             continue
         if (
@@ -253,7 +242,8 @@ def _resumable(layout: IndexLayout, settings: Settings) -> Path | None:
 
 
 def _sync(
-    gen: Path,
+    store: Store,
+    gen: str,
     found: Discovery,
     settings: Settings,
     report: IndexReport,
@@ -264,54 +254,48 @@ def _sync(
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
     given), batch by batch."""
-    handle = IndexHandle.create(gen) if create else IndexHandle.open(gen, report.root, write=True)
+    writer = store.open_writer(gen, create=create)
     try:
-        if create and not sq.read_meta(handle.db):
-            sq.write_meta(
-                handle.db,
+        if create and not writer.meta():
+            writer.write_meta(
                 {
                     **index_identity(settings),
                     "root": str(report.root),
                     "created_at": _now(),
                     "state": "building",
-                },
+                }
             )
-        else:
-            check_versions(sq.read_meta(handle.db), report.root)
-        reconcile_lexical(handle)
+        writer.reconcile()
         try:
-            _apply_changes(handle, found, settings, report, progress, scope)
+            _apply_changes(writer, found, settings, report, progress, scope)
         except BaseException:
             # Stopped mid-batch (Ctrl-C, cancellation, an error): the open
-            # batch is undone in both stores; committed batches stay, and the
+            # batch is undone everywhere; committed batches stay, and the
             # next run carries on from them.
-            if handle.db.in_transaction:
-                handle.db.execute("ROLLBACK")
-            handle.lex.abort()
+            writer.abort()
             raise
-        totals = sq.counts(handle.db)
+        totals = writer.counts()
 
         report.files, report.chunks, report.symbols = totals["files"], totals["chunks"], totals["symbols"]
         report.bytes, report.lines = totals["bytes"], totals["lines"]
-        sq.write_meta(handle.db, {"state": "ready", "updated_at": _now(), **totals})
+        writer.write_meta({"state": "ready", "updated_at": _now(), **totals})
     finally:
-        handle.close()
+        writer.close()
 
 
 def _apply_changes(
-    handle: IndexHandle,
+    writer: IndexWriter,
     found: Discovery,
     settings: Settings,
     report: IndexReport,
     progress: ProgressFn | None,
     scope: frozenset[str] | None = None,
 ) -> None:
-    db = handle.db
-    records = sq.file_records(db)
-    skips = sq.skipped_files(db)
+    records = writer.files()
+    skips = writer.skipped_files()
     present = {src.path for src in found.files}
     deleted = [records[path] for path in _vanished(records, present, scope)]
-    work: list[tuple[SourceFile, sq.FileRecord | None]] = []
+    work: list[tuple[SourceFile, FileRecord | None]] = []
     for src in found.files:
         rec = records.get(src.path)
         skip = skips.get(src.path)
@@ -322,15 +306,15 @@ def _apply_changes(
         else:
             work.append((src, rec))
     total = len(work) + len(deleted)
-    batch = _Batch(handle)
+    batch = _Batch(writer)
     for rec in deleted:
         batch.begin()
-        _delete_file(handle, rec.id)
+        writer.delete_file(rec.id)
         report.deleted += 1
         batch.done(rec.size)
     if gone := _vanished(skips, present, scope):
         batch.begin()
-        sq.forget_skipped(db, gone)
+        writer.forget_skipped(gone)
         batch.done(0)
     jobs = [
         Job(
@@ -345,22 +329,22 @@ def _apply_changes(
     ]
     for i, ((src, rec), result) in enumerate(zip(work, prepare_all(jobs), strict=True)):
         batch.begin()
-        _remember_skip(db, src, result, skips)
+        _remember_skip(writer, src, result, skips)
         if isinstance(result, Skipped):
             report.skipped[result.reason] += 1
             report.content_skipped[result.reason] += 1
             if rec is not None:  # it was indexed; now it is empty, binary, ...
-                _delete_file(handle, rec.id)
+                writer.delete_file(rec.id)
                 report.deleted += 1
         elif isinstance(result, Unchanged):
             assert rec is not None
-            db.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (src.size, src.mtime_ns, rec.id))
+            writer.touch_file(rec.id, src.size, src.mtime_ns)
             report.unchanged += 1
         else:
-            kept = _vectors_by_id(db, rec.id) if rec is not None else {}
+            kept = writer.vectors_of_file(rec.id) if rec is not None else {}
             if rec is not None:
-                _delete_file(handle, rec.id)
-            _add_file(handle, src, result, report, kept)
+                writer.delete_file(rec.id)
+            _add_file(writer, src, result, report, kept)
             if rec is None:
                 report.added += 1
             else:
@@ -389,27 +373,28 @@ _CONTENT_SKIPS = frozenset({SkipReason.BINARY, SkipReason.EMPTY})
 
 
 def _remember_skip(
-    db, src: SourceFile, result: Prepared | Skipped | Unchanged, skips: Mapping[str, sq.SkippedFile]
+    writer: IndexWriter,
+    src: SourceFile,
+    result: Prepared | Skipped | Unchanged,
+    skips: Mapping[str, SkippedFile],
 ) -> None:
     """Record (or forget) that ``src`` is kept out of the index by its content."""
     if isinstance(result, Skipped) and result.reason in _CONTENT_SKIPS:
-        sq.set_skipped(db, sq.SkippedFile(src.path, result.reason, src.size, src.mtime_ns))
+        writer.set_skipped(SkippedFile(src.path, result.reason, src.size, src.mtime_ns))
     elif src.path in skips:
-        sq.forget_skipped(db, [src.path])
+        writer.forget_skipped([src.path])
 
 
 class _Batch:
-    """Groups file updates into transactions of ``BATCH_FILES`` / ``BATCH_BYTES``."""
+    """Groups file updates into batches of ``BATCH_FILES`` / ``BATCH_BYTES``."""
 
-    def __init__(self, handle: IndexHandle) -> None:
-        self.handle = handle
-        self.open = False
+    def __init__(self, writer: IndexWriter) -> None:
+        self.writer = writer
         self.files = self.bytes = 0
 
     def begin(self) -> None:
-        if not self.open:
-            self.handle.db.execute("BEGIN")
-            self.open = True
+        if not self.writer.in_batch:
+            self.writer.begin()
 
     def done(self, size: int) -> None:
         self.files += 1
@@ -418,27 +403,13 @@ class _Batch:
             self.flush()
 
     def flush(self) -> None:
-        if self.open:
-            _bump_versions(self.handle.db)
-            commit(self.handle)
-            self.open = False
+        if self.writer.in_batch:
+            self.writer.commit()
         self.files = self.bytes = 0
 
 
-def _delete_file(handle: IndexHandle, file_id: int) -> None:
-    """Remove a file from both stores (SQLite first; tantivy mirrors the order)."""
-    handle.lex.delete(sq.delete_file(handle.db, file_id))
-
-
-def _vectors_by_id(db, file_id: int) -> dict[str, bytes]:
-    rows = db.execute(
-        "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.cid = c.cid WHERE c.file_id = ?", (file_id,)
-    )
-    return dict(rows.fetchall())
-
-
 def _add_file(
-    handle: IndexHandle,
+    writer: IndexWriter,
     src: SourceFile,
     prepared: Prepared,
     report: IndexReport,
@@ -451,8 +422,7 @@ def _add_file(
     if prepared.parse_error:
         flags.append("parse_error")
         report.notes["parse_errors"] += 1
-    cids = sq.insert_file(
-        handle.db,
+    writer.add_file(
         path=src.path,
         hash=prepared.digest,
         size=src.size,
@@ -462,60 +432,9 @@ def _add_file(
         flags=",".join(flags),
         chunks=prepared.chunks,
         symbols=prepared.symbols,
+        fields=prepared.fields,
+        vectors=kept_vectors,
     )
-    if kept_vectors:  # an edit elsewhere in the file keeps these chunks' vectors
-        rows = [
-            (cid, kept_vectors[c.id])
-            for cid, c in zip(cids, prepared.chunks, strict=True)
-            if c.id in kept_vectors
-        ]
-        handle.db.executemany("INSERT INTO vectors(cid, vec) VALUES(?, ?)", rows)
-    handle.lex.add_fields(zip(cids, prepared.fields, strict=True))
-
-
-def _bump_versions(db) -> None:
-    """Tell cached readers (dense matrix, path index, remembered queries)
-    that content moved."""
-    for key in ("vectors_version", "content_version"):
-        db.execute(
-            "INSERT INTO meta(key, value) VALUES(?, '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
-            (key,),
-        )
-
-    sq.write_meta(db, {"updated_at": _now()})
-
-
-def commit(handle: IndexHandle) -> None:
-    """Commit SQLite, then tantivy, then drain the outbox: a crash between
-    any two steps leaves ``lex_pending`` rows for the next writer to replay."""
-    handle.db.execute("COMMIT")
-    handle.lex.commit()
-    pending = sq.pending_lexical(handle.db)
-    if pending:
-        handle.db.execute("BEGIN")
-        sq.clear_pending(handle.db, [cid for cid, _ in pending])
-        handle.db.execute("COMMIT")
-
-
-def reconcile_lexical(handle: IndexHandle) -> int:
-    """Replay the outbox left by a crash between the SQLite and tantivy commits.
-
-    Every pending key is deleted from tantivy and re-added when its chunk
-    still exists, so a replay is idempotent. Returns how many were replayed.
-    """
-    pending = sq.pending_lexical(handle.db)
-    if not pending:
-        return 0
-    cids = [cid for cid, _ in pending]
-    handle.lex.delete(cids)
-    stored = sq.chunks_by_cid(handle.db, cids)
-    handle.lex.add((cid, s.chunk) for cid, s in stored.items())
-    handle.lex.commit()
-    handle.db.execute("BEGIN")
-    sq.clear_pending(handle.db, cids)
-    handle.db.execute("COMMIT")
-    return len(cids)
 
 
 # -- vectors ----------------------------------------------------------------------
@@ -527,39 +446,41 @@ def _embedder(root: Path) -> Embedder | None:
     return make_embedder(load_embed_config(root))
 
 
-def _reuse_vectors(building: Path, previous: Path, embedder: Embedder, settings: Settings) -> int:
+def _reuse_vectors(store: Store, building: str, previous: str, embedder: Embedder, settings: Settings) -> int:
     from repolens.index import vectors
 
-    handle = IndexHandle.open(building, write=True)
     try:
-        vectors.bind_embedder(handle.db, embedder, settings.embed_style)
-        return vectors.copy_from(handle, previous / DB_NAME, embedder.identity, settings.embed_style)
+        writer = store.open_writer(building)
     except IndexVersionError:
         return 0
+    try:
+        vectors.bind_embedder(writer, embedder, settings.embed_style)
+        return writer.copy_vectors(previous, embedder.identity, settings.embed_style)
     finally:
-        handle.close()
+        writer.close()
 
 
-def _embed(gen: Path, embedder: Embedder, settings: Settings, progress: ProgressFn | None) -> VectorReport:
+def _embed(
+    store: Store, gen: str, embedder: Embedder, settings: Settings, progress: ProgressFn | None
+) -> VectorReport:
     from repolens.index import vectors
-    from repolens.store import ann
 
-    handle = IndexHandle.open(gen, write=True)
+    writer = store.open_writer(gen)
     cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
     try:
-        dropped = vectors.drop_if_other_model(handle.db, embedder, settings.embed_style)
+        dropped = vectors.drop_if_other_model(writer, embedder, settings.embed_style)
         report = vectors.fill(
-            handle, embedder, style=settings.embed_style, cache_dir=cache, progress=progress
+            writer, embedder, style=settings.embed_style, cache_dir=cache, progress=progress
         )
         report.reason = dropped
         if not report.interrupted:
-            report.ann = ann.sync(handle, settings.ann_min_vectors)
+            report.ann = writer.sync_dense_index(settings.ann_min_vectors)
         return report
     except KeyboardInterrupt:  # batches done so far are committed: the next run resumes
-        done, total = vectors.coverage(handle.db)
+        done, total = vectors.coverage(writer)
         return vectors.VectorReport(done=done, total=total, interrupted=True)
     finally:
-        handle.close()
+        writer.close()
 
 
 def _now() -> str:

@@ -1,8 +1,8 @@
 """Read, chunk and tokenize files, in parallel worker processes for big jobs.
 
 This is the CPU-bound half of indexing (tree-sitter parsing, tokenizing
-for BM25); the other half (SQLite, tantivy) stays in the indexing process,
-which owns the stores. A :class:`Job` carries everything a worker needs, so
+for BM25); the other half (writing the store) stays in the indexing
+process, which owns the store's writer. A :class:`Job` carries everything a worker needs, so
 workers share nothing and results come back in job order. Small jobs (a
 refresh of a few files, the watcher) run in process: starting workers
 would cost more than it saves.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from repolens.chunk import Chunk, Symbol, chunk_file
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
-from repolens.store.lexical import document_fields
+from repolens.store.document import document_fields
 
 # Below this many files a job runs in the indexing process.
 PARALLEL_MIN_FILES = 200
@@ -95,8 +95,8 @@ def workers() -> int:
 def prepare_all(jobs: Sequence[Job]) -> Iterator[Prepared | Skipped | Unchanged]:
     """Results in job order; in worker processes when the job is big.
 
-    Workers are spawned, not forked: the indexing process holds tantivy's
-    writer threads and SQLite connections, which a fork must not copy. They
+    Workers are spawned, not forked: the indexing process holds the store
+    writer's threads and database connections, which a fork must not copy. They
     die with the indexing process, however it ends (see :func:`_die_with_parent`);
     the pool is started, used and shut down by the calling thread.
     """

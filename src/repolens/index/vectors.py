@@ -2,25 +2,23 @@
 
 Embedding never blocks the first answer. The lexical index is published
 first; vectors are then computed in batches and committed to the published
-generation as they finish, so an interrupted run resumes where it stopped
-and searches meanwhile use whatever share is done (and say so).
+generation as they finish (through :class:`repolens.store.base.IndexWriter`),
+so an interrupted run resumes where it stopped and searches meanwhile use
+whatever share is done (and say so).
 
-Vectors are float16 rows in the ``vectors`` table, keyed by chunk. The
-index records the embedder's identity and the embedding style; vectors of
-another model are never mixed in, and searching with another model is
-refused with the fix. A rebuild copies the vectors of unchanged chunks from
-the previous generation (matched by content-derived chunk id), and an
-optional cache folder shares them across indexes (branches, worktrees).
-
-Searching them is the read side, :mod:`repolens.store.dense`.
+Vectors are float16 rows keyed by chunk. The index records the embedder's
+identity and the embedding style; vectors of another model are never mixed
+in, and searching with another model is refused with the fix. A rebuild
+copies the vectors of unchanged chunks from the previous generation
+(matched by content-derived chunk id), and an optional cache folder shares
+them across indexes (branches, worktrees: :mod:`repolens.store.embed_cache`).
+Searching them is the store's (exact, or a graph for big indexes).
 """
 
 from __future__ import annotations
 
-import hashlib
-import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +27,8 @@ import numpy as np
 from repolens.errors import EmbedderError
 from repolens.models.base import Embedder
 from repolens.models.document import embedding_text
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store.base import IndexWriter
+from repolens.store.embed_cache import EmbedCache
 
 BATCH = 64
 ProgressFn = Callable[[int, int], None]
@@ -45,7 +43,7 @@ class VectorReport:
     seconds: float = 0.0
     interrupted: bool = False
     reason: str = ""  # why every vector was dropped first, if it was
-    ann: str = ""  # what was done to the HNSW graph (repolens.store.ann), if anything
+    ann: str = ""  # what was done to the dense graph (IndexWriter.sync_dense_index), if anything
 
     def summary(self) -> str:
         state = "interrupted, resumes on the next run" if self.interrupted else "complete"
@@ -58,109 +56,42 @@ class VectorReport:
         return "\n".join(lines)
 
 
-def coverage(db: sqlite3.Connection) -> tuple[int, int]:
+def coverage(writer: IndexWriter) -> tuple[int, int]:
     """(chunks with a vector, chunks)."""
-    done = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    return int(done), int(total)
+    return writer.vector_count(), writer.counts()["chunks"]
 
 
-def bind_embedder(db: sqlite3.Connection, embedder: Embedder, style: str) -> None:
+def bind_embedder(writer: IndexWriter, embedder: Embedder, style: str) -> None:
     """Record the model and style, or refuse when the index holds another's."""
-    meta = sq.read_meta(db)
+    meta = writer.meta()
     identity = meta.get("embed_identity")
-    if identity and (identity != embedder.identity or meta.get("embed_style") != style):
-        done, _ = coverage(db)
-        if done:
-            raise EmbedderError(
-                f"the index holds vectors of {identity} ({meta.get('embed_style')}) but the configured "
-                f"model is {embedder.identity} ({style}): re-run `repolens index --rebuild`, or restore "
-                "the embed settings the index was built with"
-            )
-    sq.write_meta(db, {"embed_identity": embedder.identity, "embed_style": style, "embed_dim": embedder.dim})
+    other = identity and (identity != embedder.identity or meta.get("embed_style") != style)
+    if other and writer.vector_count():
+        raise EmbedderError(
+            f"the index holds vectors of {identity} ({meta.get('embed_style')}) but the configured "
+            f"model is {embedder.identity} ({style}): re-run `repolens index --rebuild`, or restore "
+            "the embed settings the index was built with"
+        )
+    writer.write_meta({"embed_identity": embedder.identity, "embed_style": style, "embed_dim": embedder.dim})
 
 
-def drop_if_other_model(db: sqlite3.Connection, embedder: Embedder, style: str) -> str:
+def drop_if_other_model(writer: IndexWriter, embedder: Embedder, style: str) -> str:
     """Delete every vector when the index holds another model's or style's;
     return the one-line reason ("" when nothing was dropped)."""
-    meta = sq.read_meta(db)
+    meta = writer.meta()
     identity = meta.get("embed_identity")
     if not identity or (identity == embedder.identity and meta.get("embed_style") == style):
         return ""
-    db.execute("BEGIN")
-    db.execute("DELETE FROM vectors")
-    db.execute("DELETE FROM meta WHERE key IN ('embed_identity', 'embed_style', 'embed_dim')")
-    _bump(db)
-    db.execute("COMMIT")
+    writer.begin()
+    writer.drop_vectors()
+    writer.commit()
     return (
         f"embedding settings changed ({identity} -> {embedder.identity}, {style}): re-embedding every chunk"
     )
 
 
-def _bump(db: sqlite3.Connection) -> None:
-    db.execute(
-        "INSERT INTO meta(key, value) VALUES('vectors_version', '1') "
-        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-    )
-
-
-def _put(db: sqlite3.Connection, rows: Iterable[tuple[int, bytes]]) -> None:
-    db.executemany("INSERT OR REPLACE INTO vectors(cid, vec) VALUES(?, ?)", rows)
-
-
-def copy_from(handle: IndexHandle, previous_db: Path, identity: str, style: str) -> int:
-    """Copy vectors of chunks (same id) from the previous generation's
-    database, when it was embedded by the same model and style."""
-    try:
-        old = sqlite3.connect(f"file:{previous_db}?mode=ro", uri=True)
-        try:
-            meta = dict(old.execute("SELECT key, value FROM meta").fetchall())
-            if meta.get("embed_identity") != identity or meta.get("embed_style") != style:
-                return 0
-            rows = old.execute("SELECT c.id, v.vec FROM vectors v JOIN chunks c ON c.cid = v.cid").fetchall()
-        finally:
-            old.close()
-    except sqlite3.Error:
-        return 0
-    if not rows:
-        return 0
-    ids = dict(handle.db.execute("SELECT id, cid FROM chunks").fetchall())
-    found = [(ids[chunk_id], vec) for chunk_id, vec in rows if chunk_id in ids]
-    handle.db.execute("BEGIN")
-    _put(handle.db, found)
-    _bump(handle.db)
-    handle.db.execute("COMMIT")
-    return len(found)
-
-
-class EmbedCache:
-    """Vectors by (model, style, text), shared across indexes; a plain SQLite
-    file under the configured folder. Entries never go stale: the key is a
-    hash of everything that determines the vector."""
-
-    def __init__(self, folder: Path, identity: str, style: str) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(folder / "vectors.db", timeout=30.0, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS cache (key BLOB PRIMARY KEY, vec BLOB NOT NULL)")
-        self.salt = f"{identity}\0{style}\0".encode()
-
-    def key(self, text: str) -> bytes:
-        return hashlib.blake2b(self.salt + text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-    def get(self, keys: list[bytes]) -> dict[bytes, bytes]:
-        marks = ",".join("?" * len(keys))
-        return dict(self.db.execute(f"SELECT key, vec FROM cache WHERE key IN ({marks})", keys).fetchall())
-
-    def put(self, items: list[tuple[bytes, bytes]]) -> None:
-        self.db.executemany("INSERT OR IGNORE INTO cache(key, vec) VALUES(?, ?)", items)
-
-    def close(self) -> None:
-        self.db.close()
-
-
 def fill(
-    handle: IndexHandle,
+    writer: IndexWriter,
     embedder: Embedder,
     *,
     style: str,
@@ -176,10 +107,9 @@ def fill(
     work done so far is kept either way.
     """
     started = time.monotonic()
-    db = handle.db
-    bind_embedder(db, embedder, style)
+    bind_embedder(writer, embedder, style)
     report = VectorReport()
-    report.done, report.total = coverage(db)
+    report.done, report.total = coverage(writer)
     cache = EmbedCache(cache_dir, embedder.identity, style) if cache_dir else None
     batches = 0
     try:
@@ -188,16 +118,10 @@ def fill(
             if should_stop is not None and should_stop():
                 report.interrupted = True
                 break
-            cids = [
-                r[0]
-                for r in db.execute(
-                    "SELECT cid FROM chunks WHERE cid NOT IN (SELECT cid FROM vectors) ORDER BY cid LIMIT ?",
-                    (batch,),
-                )
-            ]
+            cids = writer.chunks_missing_vectors(batch)
             if not cids:
                 break
-            stored = sq.chunks_by_cid(db, cids)
+            stored = writer.chunks(cids)
             cids = [c for c in cids if c in stored]
             texts = [embedding_text(stored[c].chunk, style) for c in cids]
             blobs: dict[int, bytes] = {}
@@ -214,10 +138,9 @@ def fill(
                 report.embedded += len(todo)
                 if cache is not None:
                     cache.put([(keys[i], blobs[cids[i]]) for i in todo])
-            db.execute("BEGIN")
-            _put(db, blobs.items())
-            _bump(db)
-            db.execute("COMMIT")
+            writer.begin()
+            writer.put_vectors(blobs.items())
+            writer.commit()
             report.done += len(blobs)
             if progress is not None:
                 progress(report.done, report.total)

@@ -34,7 +34,8 @@ import watchfiles
 from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
 from repolens.index.build import IndexReport, build_index
 from repolens.settings import Settings, load_settings
-from repolens.store.layout import IndexLayout, resolve_index_dir, resolve_root
+from repolens.store import open_store
+from repolens.store.base import Store
 
 log = logging.getLogger("repolens.index.watch")
 
@@ -53,11 +54,11 @@ class EventFilter:
     """Which file events can matter to the index."""
 
     root: Path
-    index_dir: Path
+    index_dir: Path | None  # the store's own folder (Store.local_folder)
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
         p = Path(path)
-        if p == self.index_dir or self.index_dir in p.parents:
+        if self.index_dir is not None and (p == self.index_dir or self.index_dir in p.parents):
             return False
         try:
             rel = p.relative_to(self.root)
@@ -110,8 +111,7 @@ def changed_paths(root: Path, changes: set[tuple[watchfiles.Change, str]]) -> fr
 
 
 def refresh_once(
-    root: Path,
-    index_dir: Path,
+    store: Store,
     settings: Settings,
     changes: int = 0,
     paths: frozenset[str] | None = None,
@@ -120,7 +120,7 @@ def refresh_once(
     for attempt in range(3):
         try:
             report = build_index(
-                root, index_dir=index_dir, settings=settings, lock_wait=LOCK_WAIT_S, paths=paths
+                store.root, store=store, settings=settings, lock_wait=LOCK_WAIT_S, paths=paths
             )
             return WatchEvent(changes, report, seconds=time.monotonic() - started)
         except IndexLockedError as exc:  # another writer held on: try again shortly
@@ -148,12 +148,12 @@ def watch(
     (``repolens index``, or the server's background embedder), so a save is
     searchable as soon as its text is indexed.
     """
-    root_path = resolve_root(root)
-    layout = IndexLayout(root_path, resolve_index_dir(root_path, index_dir))
+    store = open_store(root, index_dir)
+    root_path = store.root
     settings = load_settings(root_path, {"vectors": False})
     report = on_event or (lambda e: log.info(e.line()))
-    report(refresh_once(root_path, layout.index_dir, settings))
-    event_filter = EventFilter(root_path, layout.index_dir)
+    report(refresh_once(store, settings))
+    event_filter = EventFilter(root_path, store.local_folder)
     for changes in watchfiles.watch(
         root_path,
         watch_filter=event_filter,
@@ -163,7 +163,7 @@ def watch(
         raise_interrupt=False,
     ):
         paths = changed_paths(root_path, changes)
-        report(refresh_once(root_path, layout.index_dir, settings, len(changes), paths))
+        report(refresh_once(store, settings, len(changes), paths))
         if stop is not None and stop.is_set():
             break
 
@@ -198,12 +198,11 @@ def embed_in_background(
     from repolens.index import vectors
     from repolens.models import make_embedder
     from repolens.settings import load_embed_config
-    from repolens.store import IndexHandle, ann
 
     settings = load_settings(root)
     if not settings.vectors:
         return
-    layout = IndexLayout(root, resolve_index_dir(root, index_dir))
+    store = open_store(root, index_dir)
     say = on_line or (lambda line: log.info(line))
     try:
         embedder = make_embedder(load_embed_config(root))
@@ -214,17 +213,17 @@ def embed_in_background(
         return
     cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
     while not stop.is_set():
-        gen = layout.current_generation()
+        gen = store.current()
         if gen is None:
             stop.wait(EMBED_IDLE_S)
             continue
         try:
-            with layout.write_lock(wait=LOCK_WAIT_S):
-                handle = IndexHandle.open(gen, root, write=True)
+            with store.write_lock(wait=LOCK_WAIT_S):
+                writer = store.open_writer(gen)
                 try:
-                    vectors.drop_if_other_model(handle.db, embedder, settings.embed_style)
+                    vectors.drop_if_other_model(writer, embedder, settings.embed_style)
                     report = vectors.fill(
-                        handle,
+                        writer,
                         embedder,
                         style=settings.embed_style,
                         cache_dir=cache,
@@ -232,11 +231,11 @@ def embed_in_background(
                         should_stop=stop.is_set,
                     )
                     if report.done >= report.total and not stop.is_set():
-                        line = ann.sync(handle, settings.ann_min_vectors)
+                        line = writer.sync_dense_index(settings.ann_min_vectors)
                         if line:
                             say(f"vectors: {line}")
                 finally:
-                    handle.close()
+                    writer.close()
         except IndexLockedError:
             continue
         except RepolensError as exc:

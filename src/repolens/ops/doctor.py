@@ -17,7 +17,8 @@ import numpy as np
 from repolens.errors import RepolensError
 from repolens.reply.budget import counted
 from repolens.settings import load_embed_config, load_settings
-from repolens.store.layout import IndexLayout
+from repolens.store import open_store
+from repolens.store.handles import readers
 
 # Paraphrases should embed closer to each other than to an unrelated text.
 _SAME_A = "open a file and read its lines"
@@ -51,17 +52,19 @@ class Diagnosis:
         return {"ok": self.ok, "checks": [c.__dict__ for c in self.checks]}
 
 
-def diagnose(layout: IndexLayout) -> Diagnosis:
+def diagnose(root: str | Path | None, index_dir: str | Path | None = None) -> Diagnosis:
+    """Every check for the index of ``root`` (in ``index_dir``); ``RootError``
+    when ``root`` is not a directory."""
     from repolens import service
 
+    store = open_store(root, index_dir)
     d = Diagnosis()
-    settings = load_settings(layout.root)
+    settings = load_settings(store.root)
     meta: dict[str, str] = {}
     # 1. the index: present, readable, current
     try:
-        status = service.index_status(layout.root, index_dir=layout.index_dir)
-        handle = service.handles.get(layout)
-        meta = handle.meta()
+        status = service.index_status(store.root, index_dir=index_dir)
+        meta = readers.get(store).meta()
         fresh = (
             "up to date"
             if not status.changed
@@ -74,18 +77,16 @@ def diagnose(layout: IndexLayout) -> Diagnosis:
         return d
     # 2. the lexical leg answers
     try:
-        reply = service.search_code(
-            "main function", layout.root, index_dir=layout.index_dir, auto_index=False
-        )
+        reply = service.search_code("main function", store.root, index_dir=index_dir, auto_index=False)
         d.checks.append(
             Check("lexical", "ok", f"a probe search returned {counted(len(reply.packet.rendered), 'hit')}")
         )
     except RepolensError as exc:
         d.checks.append(Check("lexical", "FAIL", str(exc)))
     # 3. the dense leg: the model loads and gives sane vectors
-    d.checks.append(_check_embedder(layout.root, settings.vectors, meta))
+    d.checks.append(_check_embedder(store.root, settings.vectors, meta))
     # 4. the reranker
-    d.checks.append(_check_reranker(layout.root))
+    d.checks.append(_check_reranker(store.root))
     return d
 
 

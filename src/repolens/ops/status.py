@@ -11,16 +11,13 @@ remembered by the index with their size and mtime, and any other is read.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from repolens.chunk import chunker_identity
 from repolens.discover import LoadedText, discover, file_hash, load_text
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_settings
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout
+from repolens.store.base import IndexReader, Store
 
 
 @dataclass
@@ -38,7 +35,7 @@ class IndexStatus:
     modified: int
     deleted: int
     settings: dict[str, Any] = field(default_factory=dict)
-    dense_search: str = ""  # exact, or the HNSW graph (repolens.store.ann), and why
+    dense_search: str = ""  # exact, or the dense graph (IndexReader.dense_state), and why
 
     @property
     def changed(self) -> int:
@@ -70,12 +67,12 @@ class IndexStatus:
         return {**asdict(self), "changed": self.changed}
 
 
-def index_status(layout: IndexLayout, handle: IndexHandle, settings: Settings | None = None) -> IndexStatus:
-    settings = settings or load_settings(layout.root)
-    meta = handle.meta()
-    records = sq.file_records(handle.db)
-    skips = sq.skipped_files(handle.db)
-    found = discover(layout.root, max_file_bytes=settings.max_file_bytes, index_dir=layout.index_dir)
+def index_status(store: Store, reader: IndexReader, settings: Settings | None = None) -> IndexStatus:
+    settings = settings or load_settings(store.root)
+    meta = reader.meta()
+    records = reader.files()
+    skips = reader.skipped_files()
+    found = discover(store.root, max_file_bytes=settings.max_file_bytes, index_dir=store.local_folder)
     present = {src.path: src for src in found.files}
     new = modified = 0
     for path, src in present.items():
@@ -91,8 +88,8 @@ def index_status(layout: IndexLayout, handle: IndexHandle, settings: Settings | 
             if not isinstance(loaded, LoadedText) or file_hash(loaded.data) != rec.hash:
                 modified += 1
     deleted = sum(1 for path in records if path not in present)
-    totals = sq.counts(handle.db)
-    done = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    totals = reader.counts()
+    done = reader.vector_count()
     shown = {
         "chunker": meta.get("chunker", chunker_identity(settings)),
         "vectors": settings.vectors,
@@ -105,9 +102,9 @@ def index_status(layout: IndexLayout, handle: IndexHandle, settings: Settings | 
         "max_chars": settings.max_chars,
     }
     return IndexStatus(
-        root=str(layout.root),
-        index_dir=str(layout.index_dir),
-        generation=Path(handle.gen_dir).name,
+        root=str(store.root),
+        index_dir=store.location,
+        generation=reader.generation,
         files=totals["files"],
         chunks=totals["chunks"],
         symbols=totals["symbols"],
@@ -118,13 +115,5 @@ def index_status(layout: IndexLayout, handle: IndexHandle, settings: Settings | 
         modified=modified,
         deleted=deleted,
         settings={k: v for k, v in shown.items() if v != ""},
-        dense_search=_dense_search(handle, settings, int(done)),
+        dense_search=reader.dense_state(settings.ann_min_vectors) if done else "",
     )
-
-
-def _dense_search(handle: IndexHandle, settings: Settings, vectors: int) -> str:
-    if not vectors:
-        return ""
-    from repolens.store import ann  # numpy: only for indexes with vectors
-
-    return ann.state(handle, settings.ann_min_vectors, vectors).line

@@ -15,14 +15,13 @@ from typing import Any
 from repolens.chunk.pack import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
 from repolens.reply.budget import omitted_marker, truncated_marker
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store.base import IndexReader, StoredChunk
 from repolens.validate import check_budget
 
 MAX_ID_CHARS = 100
 
 
-def file_lines(chunks: Iterable[sq.StoredChunk]) -> dict[int, str]:
+def file_lines(chunks: Iterable[StoredChunk]) -> dict[int, str]:
     """Line number -> text of one file, reassembled from its stored chunks.
 
     Handles the three ways chunk texts differ from a plain tiling: parts 2..n
@@ -97,7 +96,7 @@ class ChunkView:
         }
 
 
-def get_chunk(handle: IndexHandle, chunk_id: str, *, max_chars: int = 8000) -> ChunkView:
+def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = 8000) -> ChunkView:
     """The stored chunk ``chunk_id``, rendered within ``max_chars`` (200-1,000,000).
 
     Raises ``UsageError`` for a malformed id and ``NotFoundError`` for an id
@@ -111,7 +110,7 @@ def get_chunk(handle: IndexHandle, chunk_id: str, *, max_chars: int = 8000) -> C
         )
     check_budget(max_chars)
     chunk_id = chunk_id.strip()
-    stored = sq.chunk_by_id(handle.db, chunk_id)
+    stored = reader.chunk_by_id(chunk_id)
     if stored is None:
         raise NotFoundError(
             f"no chunk with id {chunk_id} in this index: ids come from search_code --json or "
@@ -119,7 +118,7 @@ def get_chunk(handle: IndexHandle, chunk_id: str, *, max_chars: int = 8000) -> C
         )
     c = stored.chunk
     header = repeated_header_lines(c)
-    header_start = _header_start(handle, stored, header) if header else None
+    header_start = _header_start(reader, stored, header) if header else None
     lines = c.text.split("\n")
     body: list[tuple[str, int | None]] = []
     if header:
@@ -181,25 +180,26 @@ def fit_lines(
     return full, False  # pragma: no cover - the whole body fitted, handled above
 
 
-def _header_start(handle: IndexHandle, stored: sq.StoredChunk, header: int) -> int | None:
+def _header_start(reader: IndexReader, stored: StoredChunk, header: int) -> int | None:
     """Line number of the first repeated header line of a split part, or None.
 
     The header is the definition's signature line(s): found in the file's
     stored lines between the definition's start and this part.
     """
     c = stored.chunk
-    row = handle.db.execute(
-        "SELECT start_line FROM symbols WHERE file_id = (SELECT id FROM files WHERE path = ?)"
-        " AND qualname = ? AND start_line <= ? AND end_line >= ? ORDER BY end_line - start_line LIMIT 1",
-        (c.path, c.qualname, c.start_line, c.end_line),
-    ).fetchone()
-    if row is None:
+    # The smallest definition of that name around the part.
+    around = [
+        s
+        for s in reader.symbols_of_file(c.path)
+        if s.qualname == c.qualname and s.start_line <= c.start_line and s.end_line >= c.end_line
+    ]
+    if not around:
         return None
-    first = int(row[0])
+    first = int(min(around, key=lambda s: s.end_line - s.start_line).start_line)
     wanted = c.text.split("\n")[:header]
     before = [
         s
-        for s in sq.chunks_of_file(handle.db, c.path)
+        for s in reader.chunks_of_file(c.path)
         if s.chunk.end_line >= first and s.chunk.start_line < c.start_line
     ]
     lines = file_lines(before)

@@ -64,8 +64,7 @@ from repolens.reply.budget import budget_marker, did_not_fit, omitted_marker
 from repolens.reply.chunk import file_lines
 from repolens.search.query import ParsedQuery, parse_query
 from repolens.search.retrieve import Filters, Hit, search_index
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store.base import IndexReader, StoredChunk
 from repolens.tokens import tokenize
 from repolens.validate import MAX_CONTEXT_LINES, check_budget, check_int
 
@@ -159,7 +158,7 @@ class FocusResult:
 # -- arguments -------------------------------------------------------------------
 
 
-def resolve_paths(handle: IndexHandle, paths: Sequence[str]) -> tuple[str, ...]:
+def resolve_paths(reader: IndexReader, paths: Sequence[str]) -> tuple[str, ...]:
     """Root-relative files or folders, each holding at least one indexed file.
 
     Absolute paths inside the indexed root are made relative. Raises
@@ -168,7 +167,7 @@ def resolve_paths(handle: IndexHandle, paths: Sequence[str]) -> tuple[str, ...]:
     """
     if isinstance(paths, str):
         paths = (paths,)
-    root = handle.meta().get("root", "")
+    root = reader.meta().get("root", "")
     out: list[str] = []
     for raw in paths:
         if not isinstance(raw, str) or not raw.strip():
@@ -186,10 +185,7 @@ def resolve_paths(handle: IndexHandle, paths: Sequence[str]) -> tuple[str, ...]:
         p = p.strip("/")
         if p in ("", "."):
             return ()  # the whole repository: no restriction at all
-        hit = handle.db.execute(
-            "SELECT 1 FROM files WHERE path = ? OR substr(path, 1, ?) = ? LIMIT 1", (p, len(p) + 1, p + "/")
-        ).fetchone()
-        if hit is None:
+        if not reader.has_path(p):
             raise PathError(
                 f"nothing is indexed at {p!r}: pass a file or folder relative to the repository root"
             )
@@ -200,13 +196,13 @@ def resolve_paths(handle: IndexHandle, paths: Sequence[str]) -> tuple[str, ...]:
 # -- matches -----------------------------------------------------------------------
 
 
-def _retrieve(handle: IndexHandle, parsed: ParsedQuery, subpaths: Sequence[str], limit: int) -> list[Hit]:
+def _retrieve(reader: IndexReader, parsed: ParsedQuery, subpaths: Sequence[str], limit: int) -> list[Hit]:
     """Retrieval hits, best first; with ``subpaths``, the best of one search per path."""
     if not subpaths:
-        return search_index(handle, parsed, limit=limit).hits
+        return search_index(reader, parsed, limit=limit).hits
     best: dict[int, Hit] = {}
     for p in subpaths:
-        for h in search_index(handle, parsed, limit=limit, filters=Filters(subpath=p)).hits:
+        for h in search_index(reader, parsed, limit=limit, filters=Filters(subpath=p)).hits:
             if h.cid not in best or h.score > best[h.cid].score:
                 best[h.cid] = h
     return sorted(best.values(), key=lambda h: -h.score)[:limit]
@@ -253,14 +249,11 @@ class _Cand:
     holes: list[tuple[int, int]] = field(default_factory=list)
 
 
-def _symbols_of(handle: IndexHandle, path: str) -> list[_Sym]:
-    rows = handle.db.execute(
-        # by file id: symbols has an index on file_id, not on path
-        "SELECT start_line, end_line, kind, qualname, signature, language FROM symbols"
-        " WHERE file_id = (SELECT id FROM files WHERE path = ?)",
-        (path,),
-    )
-    return [_Sym(int(s), int(e), k, q, sig, lang) for s, e, k, q, sig, lang in rows]
+def _symbols_of(reader: IndexReader, path: str) -> list[_Sym]:
+    return [
+        _Sym(int(r.start_line), int(r.end_line), r.kind, r.qualname, r.signature, r.language)
+        for r in reader.symbols_of_file(path)
+    ]
 
 
 # Symbols that are part of top-level code rather than bounding it.
@@ -276,9 +269,9 @@ def _innermost(syms: Sequence[_Sym], line: int) -> _Sym | None:
     return best
 
 
-def _candidates(handle: IndexHandle, path: str, matches: dict[int, tuple[float, Chunk]]) -> list[_Cand]:
+def _candidates(reader: IndexReader, path: str, matches: dict[int, tuple[float, Chunk]]) -> list[_Cand]:
     """One candidate per enclosing definition (or chunk, outside any) of the matched lines."""
-    syms = _symbols_of(handle, path)
+    syms = _symbols_of(reader, path)
     by_key: dict[tuple[int, int, str, str], _Cand] = {}
     for line, (score, chunk) in sorted(matches.items()):
         sym = _innermost(syms, line)
@@ -335,7 +328,7 @@ def _merge_overlaps(cands: list[_Cand]) -> list[_Cand]:
 
 @dataclass
 class _FileText:
-    chunks: list[sq.StoredChunk]
+    chunks: list[StoredChunk]
     lines: dict[int, str]
 
     numbered_cache: dict[int, str] = field(default_factory=dict)
@@ -357,8 +350,8 @@ class _FileText:
         )
 
 
-def _load_text(handle: IndexHandle, path: str) -> _FileText:
-    chunks = sq.chunks_of_file(handle.db, path)
+def _load_text(reader: IndexReader, path: str) -> _FileText:
+    chunks = reader.chunks_of_file(path)
     return _FileText(chunks, file_lines(chunks))
 
 
@@ -576,7 +569,7 @@ def _trailer(blocks: Sequence[FocusBlock], limit: int) -> str:
 
 
 def focused_context(
-    handle: IndexHandle,
+    reader: IndexReader,
     query: str,
     *,
     paths: Sequence[str] = (),
@@ -603,13 +596,13 @@ def focused_context(
     check_budget(max_chars)
     check_int("hit_candidates", hit_candidates, 1, 1000)
     check_int("context_lines", context_lines, 0, MAX_CONTEXT_LINES)
-    subpaths = resolve_paths(handle, paths)
+    subpaths = resolve_paths(reader, paths)
     parsed = parse_query(query)
     tokens = parsed.tokens
 
     # Matched lines per file, each with its best score and the chunk it came from.
     per_file: dict[str, dict[int, tuple[float, Chunk]]] = {}
-    for hit in _retrieve(handle, parsed, subpaths, hit_candidates):
+    for hit in _retrieve(reader, parsed, subpaths, hit_candidates):
         lines = per_file.setdefault(hit.chunk.path, {})
         for n in matching_lines(hit.chunk, tokens):
             if n not in lines or hit.score > lines[n][0]:
@@ -618,7 +611,7 @@ def focused_context(
     if not per_file:
         return FocusResult(query, subpaths, (), (), NO_MATCH)
 
-    cands = {path: _candidates(handle, path, m) for path, m in per_file.items()}
+    cands = {path: _candidates(reader, path, m) for path, m in per_file.items()}
     share = max_chars // max(1, min(max_blocks, sum(len(c) for c in cands.values())))
     # Only the best ``max_files`` files can be shown: only they are read back
     # from the index; the others go to the trailer as they are.
@@ -626,7 +619,7 @@ def focused_context(
     texts: dict[str, _FileText] = {}
     blocks: list[FocusBlock] = []
     for path in ranked_files[:max_files]:
-        text = texts[path] = _load_text(handle, path)
+        text = texts[path] = _load_text(reader, path)
         for c in _resolve_nesting(cands[path], text, share):
             blocks.append(_freeze(c, text))
     for path in ranked_files[max_files:]:

@@ -23,7 +23,7 @@ from repolens.chunk import Chunk, ChunkFn
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.search.retrieve import Hit
-from repolens.store import IndexHandle
+from repolens.store.base import IndexReader
 
 STALE = "stale: file changed since indexing"
 GONE = "stale: file deleted since indexing"
@@ -37,7 +37,7 @@ def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | None
 
 
 def freshen(
-    root: Path, handle: IndexHandle, hits: Sequence[Hit], chunk: ChunkFn, *, first: int
+    root: Path, reader: IndexReader, hits: Sequence[Hit], chunk: ChunkFn, *, first: int
 ) -> tuple[list[Hit], int]:
     """The hits with the first ``first`` checked against the files on disk;
     returns (hits, how many files had changed)."""
@@ -45,9 +45,7 @@ def freshen(
     paths = sorted({h.chunk.path for h in head})
     if not paths:
         return list(hits), 0
-    marks = ",".join("?" * len(paths))
-    rows = handle.db.execute(f"SELECT path, size, mtime_ns, hash FROM files WHERE path IN ({marks})", paths)
-    records = {row[0]: row[1:] for row in rows}
+    records = reader.files(paths)
 
     current: dict[str, list[Chunk] | None] = {}
     for path in paths:
@@ -57,10 +55,10 @@ def freshen(
         except OSError:
             current[path] = None
             continue
-        if rec is not None and (st.st_size, st.st_mtime_ns) == (rec[0], rec[1]):
+        if rec is not None and (st.st_size, st.st_mtime_ns) == (rec.size, rec.mtime_ns):
             continue
         loaded = load_text(root / path)
-        if isinstance(loaded, LoadedText) and rec is not None and file_hash(loaded.data) == rec[2]:
+        if isinstance(loaded, LoadedText) and rec is not None and file_hash(loaded.data) == rec.hash:
             continue  # touched, not changed
         current[path] = _current_chunks(root, path, chunk)
     if not current:

@@ -41,9 +41,7 @@ from repolens.roles import path_role
 from repolens.search.mentions import path_index
 from repolens.search.priors import role_weight, wanted_roles
 from repolens.search.query import ParsedQuery
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
-from repolens.store.lexical import LexFilters
+from repolens.store.base import IndexReader, LexFilters, NameMatch, SymbolFilters, normalize_symbol
 
 # Per-field weights for BM25. A term in a definition's name or signature says
 # more about the chunk than the same term somewhere in its body.
@@ -167,8 +165,8 @@ class RerankLeg(Protocol):
 
 
 class DenseLeg(Protocol):
-    """The dense leg as retrieval sees it (``store.dense.DenseIndex`` bound to a
-    generation and a query vector)."""
+    """The dense leg as retrieval sees it (the store's vectors bound to a
+    reader and a query vector)."""
 
     def top(self, k: int) -> list[tuple[int, float]]: ...
 
@@ -179,7 +177,7 @@ def _split_name(identifier: str) -> list[str]:
     return [p for p in re.split(r"\.|::|#", identifier) if p]
 
 
-def symbol_leg(handle: IndexHandle, query: ParsedQuery) -> dict[int, tuple[float, str]]:
+def symbol_leg(reader: IndexReader, query: ParsedQuery) -> dict[int, tuple[float, str]]:
     """Chunks holding definitions the query names: (strength in (0, 3],
     qualified name of the strongest such definition).
 
@@ -192,37 +190,29 @@ def symbol_leg(handle: IndexHandle, query: ParsedQuery) -> dict[int, tuple[float
     for ident in query.identifiers:
         parts = _split_name(ident)
         if parts:
-            qual = sq.normalize_symbol("".join(parts[-2:])) if len(parts) > 1 else ""
-            wanted.setdefault(sq.normalize_symbol(parts[-1]), []).append((parts[-1], qual))
+            qual = normalize_symbol("".join(parts[-2:])) if len(parts) > 1 else ""
+            wanted.setdefault(normalize_symbol(parts[-1]), []).append((parts[-1], qual))
     if not wanted:
         return {}
-    marks = ",".join("?" * len(wanted))
-    rows = handle.db.execute(
-        "SELECT norm, name, qualname, path, start_line FROM symbols"
-        f" WHERE norm IN ({marks}) AND kind != 'section'",
-        list(wanted),
-    ).fetchall()
+    rows = reader.symbols(NameMatch(names=tuple(wanted)), SymbolFilters(sections=False), None)
     per_name: dict[str, int] = {}
-    for norm, *_ in rows:
-        per_name[norm] = per_name.get(norm, 0) + 1
+    for row in rows:
+        per_name[row.norm] = per_name.get(row.norm, 0) + 1
     strengths: dict[int, tuple[float, str]] = {}
-    for norm, name, qualname, path, start in rows:
+    for row in rows:
+        norm, name, qualname = row.norm, row.name, row.qualname
         n = per_name[norm]
         if n > MAX_DEFS_PER_NAME:
             continue
         strength = 1.0 / math.sqrt(n)
         if any(spelled == name for spelled, _ in wanted[norm]):
             strength *= 1.5
-        qual_norm = sq.normalize_symbol(re.sub(r"\W", "", qualname))
+        qual_norm = normalize_symbol(re.sub(r"\W", "", qualname))
         if any(q and qual_norm.endswith(q) for _, q in wanted[norm]):
             strength *= 2.0
-        row = handle.db.execute(
-            "SELECT cid FROM chunks WHERE path=? AND start_line<=? AND end_line>=?"
-            " ORDER BY start_line LIMIT 1",
-            (path, start, start),
-        ).fetchone()
-        if row and strength > strengths.get(row[0], (0.0, ""))[0]:
-            strengths[row[0]] = (strength, qualname)
+        cid = reader.chunk_at(row.path, row.start_line)
+        if cid is not None and strength > strengths.get(cid, (0.0, ""))[0]:
+            strengths[cid] = (strength, qualname)
     return strengths
 
 
@@ -243,7 +233,7 @@ def fuse_boost(
 
 
 def search_index(
-    handle: IndexHandle,
+    reader: IndexReader,
     query: ParsedQuery,
     *,
     limit: int = CANDIDATES,
@@ -258,25 +248,25 @@ def search_index(
     fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
     # Globs filter after retrieval, so fetch deeper to keep ``limit`` hits.
     depth = limit * 4 if filters.has_globs() else limit
-    lexical = handle.lex.search(query.weighted(), fields, depth, filters.lexical())
+    lexical = reader.lexical(query.weighted(), fields, depth, filters.lexical())
     legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": _ranked(dict(lexical))}
     scores = dict(lexical)
     symbols: dict[int, tuple[float, str]] = {}
     if options.symbol_boost > 0:
-        symbols = symbol_leg(handle, query)
+        symbols = symbol_leg(reader, query)
         if symbols:
             strength = {cid: st for cid, (st, _) in symbols.items()}
             legs["symbol"] = _ranked(strength)
             scores = fuse_boost(lexical, strength, options.symbol_boost)
     if dense is not None and options.dense_weight > 0:
         scores = _fuse_dense(scores, dense, depth, options, legs)
-    mentioned = _mentioned_files(handle, query) if options.path_boost > 0 else {}
+    mentioned = _mentioned_files(reader, query) if options.path_boost > 0 else {}
     for path in sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]:
         # a mentioned file joins the candidates with its best chunks
         in_file = LexFilters(path, filters.languages, filters.kinds)
-        for cid, score in handle.lex.search(query.weighted(), fields, 3, in_file):
+        for cid, score in reader.lexical(query.weighted(), fields, 3, in_file):
             scores.setdefault(cid, score)
-    stored = sq.chunks_by_cid(handle.db, scores)
+    stored = reader.chunks(scores)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
     scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
     if mentioned:
@@ -328,11 +318,10 @@ RRF_K = 60
 MAX_MENTIONED = 8
 
 
-def _mentioned_files(handle: IndexHandle, query: ParsedQuery) -> dict[str, float]:
+def _mentioned_files(reader: IndexReader, query: ParsedQuery) -> dict[str, float]:
     if not query.paths and not query.scopes:
         return {}
-    key = f"{handle.gen_dir}:{handle.meta().get('updated_at', '')}"
-    index = path_index(key, lambda: [r[0] for r in handle.db.execute("SELECT path FROM files")])
+    index = path_index(reader.cache_key(), reader.paths)
     return index.match(query.paths, query.scopes)
 
 

@@ -43,8 +43,9 @@ vendored code (:func:`repolens.roles.path_role`); then names closer to the
 query (prefix and substring tiers: fewer extra characters; qualified tiers:
 exact spelling, fewer skipped parts); then shorter qualified names.
 
-Every lookup is a bounded number of indexed SQLite queries; the substring
-tier is one scan of the ``norm`` index inside SQLite, never a Python loop
+Every lookup is a bounded number of indexed store queries
+(:meth:`repolens.store.base.IndexReader.symbols` and friends); the substring
+tier is one scan of the ``norm`` index inside the store, never a Python loop
 over all symbols.
 """
 
@@ -52,7 +53,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -62,8 +62,7 @@ from typing import Any
 from repolens.errors import UsageError
 from repolens.reply.budget import counted
 from repolens.roles import LISTING_RANK, PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
-from repolens.store import IndexHandle
-from repolens.store.sqlite import normalize_symbol
+from repolens.store.base import IndexReader, NameMatch, SymbolFilters, SymbolRow, normalize_symbol
 from repolens.validate import check_budget, check_int, check_kind, check_language
 
 MAX_NAME_CHARS = 200
@@ -89,7 +88,6 @@ TIERS = (
 _TIER_RANK = {t: i for i, t in enumerate(TIERS)}
 
 
-_COLS = "name, qualname, kind, path, start_line, end_line, signature, parent, language, norm"
 # Separators between the parts of a qualified name, across languages.
 # Markdown section paths read ``Install > From source``.
 _SEPARATORS = re.compile(r"::|->|\s>\s|[.#\\:/]")
@@ -239,58 +237,12 @@ def _clean_subpath(path: str) -> str:
 # -- reading the table ---------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Filters:
-    kind: str | None
-    path: str | None
-    language: str | None
-
-    def sql(self) -> tuple[str, list[object]]:
-        clauses: list[str] = []
-        args: list[object] = []
-        if self.kind:
-            clauses.append("kind = ?")
-            args.append(self.kind)
-        if self.language:
-            clauses.append("language = ?")
-            args.append(self.language)
-        if self.path:
-            # An exact prefix test, unlike LIKE (case-insensitive, wildcards).
-            clauses.append("(path = ? OR substr(path, 1, ?) = ?)")
-            args.extend([self.path, len(self.path) + 1, self.path + "/"])
-        return "".join(f" AND {c}" for c in clauses), args
-
-    def describe(self) -> dict[str, str]:
-        out = {"kind": self.kind, "path": self.path, "language": self.language}
-        return {k: v for k, v in out.items() if v}
+def _describe(f: SymbolFilters) -> dict[str, str]:
+    out = {"kind": f.kind, "path": f.path, "language": f.language}
+    return {k: v for k, v in out.items() if v}
 
 
-_Row = tuple[str, str, str, str, int, int, str, str, str, str]
-
-
-def _rows(
-    db: sqlite3.Connection, where: str, args: Sequence[object], f: _Filters, cap: int, order: str = ""
-) -> list[_Row]:
-    fsql, fargs = f.sql()
-    sql = f"SELECT {_COLS} FROM symbols WHERE {where}{fsql}{order} LIMIT ?"
-    return db.execute(sql, [*args, *fargs, cap]).fetchall()
-
-
-def _count(db: sqlite3.Connection, where: str, args: Sequence[object], f: _Filters) -> int:
-    fsql, fargs = f.sql()
-    return int(db.execute(f"SELECT count(*) FROM symbols WHERE {where}{fsql}", [*args, *fargs]).fetchone()[0])
-
-
-def _prefix_range(prefix: str) -> tuple[str, str]:
-    """Bounds of ``norm >= lo AND norm < hi``: every string starting with ``prefix``.
-
-    SQLite compares TEXT bytewise (UTF-8), and U+10FFFF sorts after every
-    other code point, so this range uses the ``symbols_norm`` index.
-    """
-    return prefix, prefix + "\U0010ffff"
-
-
-def _match(row: _Row, tier: str) -> SymbolMatch:
+def _match(row: SymbolRow, tier: str) -> SymbolMatch:
     name, qual, kind, path, start, end, sig, parent, lang, _norm = row
     return SymbolMatch(name, qual, kind, path, int(start), int(end), sig, parent, lang, tier)
 
@@ -305,7 +257,7 @@ def module_parts(path: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
-def _full_parts(row: _Row) -> tuple[str, ...]:
+def _full_parts(row: SymbolRow) -> tuple[str, ...]:
     """Module parts of the path, then the parts of the qualified name."""
     return _joined_parts(row[3], row[1] or row[0])
 
@@ -350,9 +302,10 @@ def _name_tier(name: str, q: _Query) -> str:
     return "separator-insensitive"
 
 
-def _same_name(db: sqlite3.Connection, q: _Query, f: _Filters) -> tuple[list[tuple[SymbolMatch, int]], int]:
-    rows = _rows(db, "norm = ?", [q.norm], f, FETCH_CAP)
-    total = len(rows) if len(rows) < FETCH_CAP else _count(db, "norm = ?", [q.norm], f)
+def _same_name(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+    same = NameMatch(names=(q.norm,))
+    rows = reader.symbols(same, f, FETCH_CAP)
+    total = len(rows) if len(rows) < FETCH_CAP else reader.count_symbols(same, f)
     return [(_match(r, _name_tier(r[0], q)), 0) for r in rows], total
 
 
@@ -381,12 +334,12 @@ def _in_order(want: Sequence[str], parts: Sequence[str], *, loose: bool) -> int 
     return cost
 
 
-def _qualified(db: sqlite3.Connection, q: _Query, f: _Filters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+def _qualified(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[tuple[SymbolMatch, int]], int]:
     """Tiers for a query with a qualifier; see the module docstring."""
     quals = [normalize_symbol(p) for p in q.parts[:-1]]
     exact: list[tuple[SymbolMatch, int]] = []
     partial: list[tuple[SymbolMatch, int]] = []
-    for r in _rows(db, "norm = ?", [q.norm], f, FETCH_CAP):
+    for r in reader.symbols(NameMatch(names=(q.norm,)), f, FETCH_CAP):
         full = _full_parts(r)
         normed = list(_normed_parts(r[3], r[1] or r[0])[:-1])
         if normed[len(normed) - len(quals) :] == quals:
@@ -401,9 +354,8 @@ def _qualified(db: sqlite3.Connection, q: _Query, f: _Filters) -> tuple[list[tup
         return found, len(found)
     # The name may be unfinished (Store.sav): names starting with it, whose
     # qualifier parts are spelled out in full.
-    lo, hi = _prefix_range(q.norm)
     out = []
-    for r in _rows(db, "norm > ? AND norm < ?", [lo, hi], f, FETCH_CAP, " ORDER BY length(norm)"):
+    for r in reader.symbols(NameMatch(prefix=q.norm), f, FETCH_CAP, order="length"):
         normed = list(_normed_parts(r[3], r[1] or r[0])[:-1])
         cost = _in_order(quals, normed, loose=False)
         if cost is not None:
@@ -411,69 +363,47 @@ def _qualified(db: sqlite3.Connection, q: _Query, f: _Filters) -> tuple[list[tup
     return out, len(out)
 
 
-def _fuzzy(db: sqlite3.Connection, q: _Query, f: _Filters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+def _fuzzy(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[tuple[SymbolMatch, int]], int]:
     # Shortest names first, so the rows cut by the cap are the least close.
-    order = " ORDER BY length(norm)"
-    lo, hi = _prefix_range(q.norm)
-    where = "norm > ? AND norm < ?"
-    rows = _rows(db, where, [lo, hi], f, FETCH_CAP, order)
-    total = len(rows) if len(rows) < FETCH_CAP else _count(db, where, [lo, hi], f)
+    longer = NameMatch(prefix=q.norm)
+    rows = reader.symbols(longer, f, FETCH_CAP, order="length")
+    total = len(rows) if len(rows) < FETCH_CAP else reader.count_symbols(longer, f)
     out = [(_match(r, "prefix"), len(r[9]) - len(q.norm)) for r in rows]
     if len(q.norm) >= MIN_SUBSTRING:
-        norms = _substring_norms(db, q.norm, f)
-        marks = ",".join("?" * len(norms))
-        rows = _rows(db, f"norm IN ({marks})", norms, f, FETCH_CAP) if norms else []
+        inner = NameMatch(inner=q.norm)
+        # Distinct names containing the query past their first character.
+        norms = reader.symbol_names(inner, f, FETCH_CAP, order="length")
+        rows = reader.symbols(NameMatch(names=tuple(norms)), f, FETCH_CAP) if norms else []
         capped = len(norms) >= FETCH_CAP or len(rows) >= FETCH_CAP
-        total += _count(db, "instr(norm, ?) > 1", [q.norm], f) if capped else len(rows)
+        total += reader.count_symbols(inner, f) if capped else len(rows)
         out.extend((_match(r, "substring"), len(r[9]) - len(q.norm)) for r in rows)
     return out, total
 
 
-def _substring_norms(db: sqlite3.Connection, norm: str, f: _Filters) -> list[str]:
-    """Distinct names containing ``norm`` past their first character.
-
-    Without filters this scans only the ``symbols_norm`` index (a covering
-    scan inside SQLite), not the table.
-    """
-    fsql, fargs = f.sql()
-    rows = db.execute(
-        f"SELECT DISTINCT norm FROM symbols WHERE instr(norm, ?) > 1{fsql} ORDER BY length(norm) LIMIT ?",
-        [norm, *fargs, FETCH_CAP],
-    )
-    return [r[0] for r in rows]
-
-
-def _near_norms(db: sqlite3.Connection, norm: str, f: _Filters) -> list[str]:
+def _near_norms(reader: IndexReader, norm: str, f: SymbolFilters) -> list[str]:
     """Names within a typo or two of ``norm``, from bounded index ranges."""
     n = len(norm)
     slack = max(2, n // 3)
-    fsql, fargs = f.sql()
     candidates: set[str] = set()
     for first in dict.fromkeys(norm[:2]):
-        lo, hi = _prefix_range(first)
-        rows = db.execute(
-            f"SELECT DISTINCT norm FROM symbols WHERE norm >= ? AND norm < ?"
-            f" AND length(norm) BETWEEN ? AND ?{fsql} LIMIT ?",
-            [lo, hi, max(1, n - slack), n + slack, *fargs, FUZZY_BUCKET],
-        )
-        candidates.update(r[0] for r in rows)
+        near = NameMatch(prefix=first, prefix_itself=True, min_len=max(1, n - slack), max_len=n + slack)
+        candidates.update(reader.symbol_names(near, f, FUZZY_BUCKET))
     candidates.discard(norm)
     return difflib.get_close_matches(norm, sorted(candidates), n=SUGGESTIONS * 3, cutoff=FUZZY_CUTOFF)
 
 
-def _suggest(db: sqlite3.Connection, q: _Query, f: _Filters) -> list[SymbolMatch]:
+def _suggest(reader: IndexReader, q: _Query, f: SymbolFilters) -> list[SymbolMatch]:
     """Up to three near misses, closest first, one per qualified name.
 
     For a qualified query, definitions of the same name under another
     qualifier are always near misses (``Symbol.subs`` -> ``Basic.subs``).
     """
-    norms = _near_norms(db, q.norm, f)
+    norms = _near_norms(reader, q.norm, f)
     if q.qualified:
         norms = [q.norm, *norms]
     if not norms:
         return []
-    marks = ",".join("?" * len(norms))
-    rows = _rows(db, f"norm IN ({marks})", norms, f, FETCH_CAP)
+    rows = reader.symbols(NameMatch(names=tuple(norms)), f, FETCH_CAP)
     # SequenceMatcher caches what it learns about its second sequence: the query.
     matcher = difflib.SequenceMatcher(None, "", ".".join(normalize_symbol(p) for p in q.parts))
     ratios: dict[str, float] = {}
@@ -505,7 +435,7 @@ def _suggest(db: sqlite3.Connection, q: _Query, f: _Filters) -> list[SymbolMatch
 
 
 def find_symbols(
-    handle: IndexHandle,
+    reader: IndexReader,
     name: str,
     *,
     kind: str | None = None,
@@ -528,22 +458,21 @@ def find_symbols(
     q = _parse(name)
     check_int("limit", limit, 1, MAX_LIMIT)
     check_budget(max_chars)
-    f = _Filters(
+    f = SymbolFilters(
         kind=check_kind(kind),
-        path=_clean_subpath(path) or None if path else None,
         language=check_language(language),
+        path=_clean_subpath(path) or None if path else None,
     )
-    db = handle.db
     if q.qualified:
-        found, total = _qualified(db, q, f)
+        found, total = _qualified(reader, q, f)
     else:
-        found, total = _same_name(db, q, f)
+        found, total = _same_name(reader, q, f)
         if not found:
-            found, total = _fuzzy(db, q, f)
+            found, total = _fuzzy(reader, q, f)
     found.sort(key=lambda mc: _rank_key(mc[0], mc[1]))
     ranked = [m for m, _ in found[:limit]]
-    suggestions = tuple(_suggest(db, q, f)) if not ranked else ()
-    return _render(q.text, ranked, total, suggestions, f.describe(), max_chars)
+    suggestions = tuple(_suggest(reader, q, f)) if not ranked else ()
+    return _render(q.text, ranked, total, suggestions, _describe(f), max_chars)
 
 
 def _render(

@@ -33,7 +33,7 @@ from pydantic import Field, ValidationError
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import ROOT_FIX, NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import MAX_PATH_CHARS, READ_MAX_CHARS, safe_path
-from repolens.store.layout import resolve_root
+from repolens.store import resolve_root
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8
 
 log = logging.getLogger("repolens")

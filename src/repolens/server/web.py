@@ -162,7 +162,7 @@ def build_app(
 def index_missing(roots: dict[str, Path], index_dir: Path | None = None) -> None:
     """Index every served repository that has no index yet, before the first caller waits for it."""
     for name, root in roots.items():
-        if service.layout_for(root, index_dir).current_generation() is None:
+        if service.open_store(root, index_dir).current() is None:
             print(f"repolens: indexing {name} ({root}) ...", file=sys.stderr, flush=True)
             report = service.index_repo(root, index_dir=index_dir)
             print(f"repolens: {name}: {report.summary().splitlines()[0]}", file=sys.stderr, flush=True)

@@ -1,85 +1,63 @@
-"""An index on disk: one generation = SQLite (files, chunks, symbols) + tantivy (BM25).
+"""Where an index lives, behind one interface (:mod:`repolens.store.base`).
 
-:class:`IndexHandle` opens both halves of a generation and checks that the
-index was written by this version of the schema and tokenizer; anything else
-is refused with the fix, never misread.
+:func:`open_store` gives the :class:`~repolens.store.base.Store` of a
+repository: today always the local store (SQLite + tantivy files in
+``<root>/.repolens`` or ``--index-dir``, :mod:`repolens.store.local`).
+:func:`format_versions` are what an index must have been written with to
+be read by this code; anything else is refused with the fix
+(:func:`check_versions`), never misread.
+
+This module stays light (no database or search-engine import): discovery
+and the adapters import it for :func:`resolve_root`.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from dataclasses import dataclass
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from repolens.errors import IndexCorruptError, IndexVersionError
-from repolens.store import sqlite as sq
-from repolens.store.layout import IndexLayout
-from repolens.store.lexical import LEXICAL_VERSION, LexicalIndex
-from repolens.tokens import TOKENIZER_VERSION
+from repolens.errors import ROOT_FIX, IndexCorruptError, IndexVersionError, RootError
 
-DB_NAME = "index.db"
-LEXICAL_DIR = "lexical"
+if TYPE_CHECKING:
+    from repolens.store.base import Store
+
+
+def resolve_root(root: str | os.PathLike[str] | None) -> Path:
+    """The repository root, resolved (``RootError`` when it is not a directory)."""
+    path = Path(root if root is not None else ".").expanduser()
+    if not path.is_dir():
+        state = "is not a directory" if path.exists() else "does not exist"
+        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
+    return path.resolve()
+
+
+def open_store(root: str | os.PathLike[str] | None, index_dir: str | os.PathLike[str] | None = None) -> Store:
+    """The store of ``root``: the local one in ``index_dir`` (default
+    ``$REPOLENS_INDEX_DIR/<key>`` or ``<root>/.repolens``). Cheap: nothing
+    is opened until a reader or writer is asked for."""
+    from repolens.store.local import LocalStore
+    from repolens.store.local.layout import resolve_index_dir
+
+    root_path = resolve_root(root)
+    return LocalStore(root_path, resolve_index_dir(root_path, index_dir))
 
 
 def format_versions() -> dict[str, int]:
     """The versions an index must match to be read by this code."""
+    from repolens.store.local.lexical import LEXICAL_VERSION
+    from repolens.store.local.sqlite import SCHEMA_VERSION
+    from repolens.tokens import TOKENIZER_VERSION
+
     return {
-        "schema_version": sq.SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "tokenizer_version": TOKENIZER_VERSION,
         "lexical_version": LEXICAL_VERSION,
     }
 
 
-@dataclass
-class IndexHandle:
-    """Both stores of one generation, opened together."""
-
-    gen_dir: Path
-    db: sqlite3.Connection
-    lex: LexicalIndex
-
-    @classmethod
-    def create(cls, gen_dir: Path) -> IndexHandle:
-        db = sq.connect(gen_dir / DB_NAME, create=True)
-        lex = LexicalIndex(gen_dir / LEXICAL_DIR, create=True)
-        return cls(gen_dir, db, lex)
-
-    @classmethod
-    def open(cls, gen_dir: Path, root: Path | None = None, *, write: bool = False) -> IndexHandle:
-        """Open a generation; read-only unless ``write`` (the caller then
-        holds the write lock). A reader writes nothing, so an index on a
-        read-only disk can be searched."""
-        db = sq.connect(gen_dir / DB_NAME) if write else sq.open_reader(gen_dir / DB_NAME)
-        try:
-            check_versions(sq.read_meta(db), root or gen_dir)
-            lex = LexicalIndex(gen_dir / LEXICAL_DIR)
-        except BaseException:
-            db.close()
-            raise
-        return cls(gen_dir, db, lex)
-
-    @classmethod
-    def open_current(cls, layout: IndexLayout) -> IndexHandle:
-        gen = layout.require_current()
-        try:
-            return cls.open(gen, layout.root)
-        except IndexCorruptError:
-            # The generation may have been replaced and collected between
-            # resolving ``current`` and opening it; resolve once more.
-            newer = layout.require_current()
-            if newer == gen:
-                raise
-            return cls.open(newer, layout.root)
-
-    def meta(self) -> dict[str, str]:
-        return sq.read_meta(self.db)
-
-    def close(self) -> None:
-        self.lex.close()
-        self.db.close()
-
-
 def check_versions(meta: dict[str, str], where: Path) -> None:
+    """Refuse an index that is incomplete or written with other versions."""
     if not meta:
         raise IndexCorruptError(f"index for {where} is incomplete", fix="re-run `repolens index`")
     for key, expected in format_versions().items():

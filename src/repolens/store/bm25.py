@@ -2,7 +2,7 @@
 
 A second store (PostgreSQL) must rank lexically like the local one, so this
 module writes down what tantivy computes for the queries
-:meth:`repolens.store.lexical.LexicalIndex.search` builds, and reproduces it
+:meth:`repolens.store.local.lexical.LexicalIndex.search` builds, and reproduces it
 from our own token lists. ``tests/store/test_bm25_reference.py`` holds it to
 tantivy's scores (relative error below 1e-5; tantivy works in float32).
 
@@ -23,10 +23,10 @@ over the (term, field) pairs it contains, of::
   SmallFloat scheme: exact up to 39, then 8 steps per power of two, see
   :func:`fieldnorm_to_id`); a long body of 1000 tokens counts as 984.
 * ``avgdl = total tokens of the field / N``, with the exact (not quantized)
-  token count. Tokens are the words of :func:`repolens.store.lexical.document_fields`
+  token count. Tokens are the words of :func:`repolens.store.document.document_fields`
   split on ASCII whitespace.
 
-**Filters** (:class:`~repolens.store.lexical.LexFilters`) are extra MUST
+**Filters** (:class:`~repolens.store.base.LexFilters`) are extra MUST
 clauses and they score too: a ``subpath`` adds the BM25 of the term
 ``subpath`` in the ``dirs`` field (boost 1, ``tf = 1``, ``dl`` = the number of
 folder prefixes of the path, itself included); ``languages`` and ``kinds``
@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from repolens.store.lexical import LexFilters
+    from repolens.store.base import LexFilters
 
 K1 = 1.2
 B = 0.75

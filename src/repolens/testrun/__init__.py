@@ -57,6 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from repolens.errors import RunnerUnavailableError
+from repolens.store import resolve_root
 from repolens.testrun.arguments import MAX_ARG_CHARS, MAX_ARGS, build_command
 from repolens.testrun.limits import (
     DEFAULT_CONTEXT,
@@ -68,7 +69,6 @@ from repolens.testrun.limits import (
     MIN_TIMEOUT_S,
     TIMEOUT_EXIT_CODE,
     check_bounds,
-    resolve_root,
 )
 from repolens.testrun.output import (
     LINE_MAX_CHARS,

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repolens.errors import RunArgumentError
-from repolens.testrun.limits import resolve_root, show
+from repolens.store import resolve_root
+from repolens.testrun.limits import show
 from repolens.testrun.runners import SPECS, Runner, Spec
 
 MAX_ARGS = 32

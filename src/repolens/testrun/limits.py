@@ -7,10 +7,7 @@ way without importing each other.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from repolens.errors import ROOT_FIX, RootError, UsageError
+from repolens.errors import UsageError
 from repolens.validate import MAX_BUDGET, MIN_BUDGET
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -29,16 +26,6 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "tail_lines": (1, 1_000),
     "context": (0, 10),
 }
-
-
-def resolve_root(root: str | os.PathLike[str]) -> Path:
-    """``root`` as an absolute, resolved path; ``RootError`` unless it is an existing directory."""
-    # Same contract as store.layout.resolve_root, without importing the store (sqlite, tantivy).
-    path = Path(root).expanduser()
-    if not path.is_dir():
-        state = "is not a directory" if path.exists() else "does not exist"
-        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
-    return path.resolve()
 
 
 def check_bounds(**values: float) -> None:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repolens.errors import RunnerUnavailableError
-from repolens.testrun.limits import resolve_root, show
+from repolens.store import resolve_root
+from repolens.testrun.limits import show
 
 RUNNER_NAMES: tuple[str, ...] = ("pytest", "npm", "pnpm", "yarn", "go", "cargo", "mvn", "gradle")
 

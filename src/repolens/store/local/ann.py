@@ -27,12 +27,14 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repolens.store import IndexHandle
-from repolens.store import sqlite as sq
+from repolens.store.local import sqlite as sq
+
+if TYPE_CHECKING:
+    from repolens.store.local.generation import Generation
 
 ANN_FILE = "vectors.usearch"
 # HNSW parameters measured on 78k real MiniLM vectors (docs/benchmarks.md):
@@ -87,9 +89,9 @@ def _why_exact(min_vectors: int, count: int) -> str:
     return ""
 
 
-def state(handle: IndexHandle, min_vectors: int, count: int | None = None) -> AnnState:
+def state(handle: Generation, min_vectors: int, count: int | None = None) -> AnnState:
     if count is None:
-        count = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        count = sq.count_vectors(handle.db)
     why = _why_exact(min_vectors, count)
     if why:
         return AnnState(False, why)
@@ -112,7 +114,7 @@ def new_graph(dim: int) -> Any:
     )
 
 
-def load(handle: IndexHandle) -> Any | None:
+def load(handle: Generation) -> Any | None:
     """The generation's graph, memory-mapped, when it matches the vectors now."""
     from usearch.index import Index
 
@@ -132,11 +134,11 @@ def search(index: Any, query: np.ndarray, k: int) -> list[tuple[int, float]]:
     return [(int(key), 1.0 - float(d)) for key, d in zip(found.keys, found.distances, strict=True)]
 
 
-def sync(handle: IndexHandle, min_vectors: int) -> str:
+def sync(handle: Generation, min_vectors: int) -> str:
     """Bring the graph up to date with complete vectors; one line on what was
     done ("" when nothing was needed). The caller holds the writer lock."""
     path = handle.gen_dir / ANN_FILE
-    count = handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    count = sq.count_vectors(handle.db)
     if _why_exact(min_vectors, count):
         path.unlink(missing_ok=True)
         return ""
@@ -160,7 +162,7 @@ def sync(handle: IndexHandle, min_vectors: int) -> str:
     return f"HNSW graph {how} over {count:,} vectors"
 
 
-def _patched(handle: IndexHandle, path: Path, meta: dict[str, str], count: int) -> tuple[Any, str]:
+def _patched(handle: Generation, path: Path, meta: dict[str, str], count: int) -> tuple[Any, str]:
     """The old graph with removed and new vectors applied, or a new graph."""
     from usearch.index import Index
 
@@ -183,12 +185,12 @@ def _patched(handle: IndexHandle, path: Path, meta: dict[str, str], count: int) 
     return index, "built"
 
 
-def _dim(handle: IndexHandle) -> int:
+def _dim(handle: Generation) -> int:
     row = handle.db.execute("SELECT vec FROM vectors LIMIT 1").fetchone()
     return len(row[0]) // 2  # float16
 
 
-def _add(handle: IndexHandle, index: Any, cids: np.ndarray) -> None:
+def _add(handle: Generation, index: Any, cids: np.ndarray) -> None:
     for start in range(0, len(cids), _READ_BATCH):
         part = [int(c) for c in cids[start : start + _READ_BATCH]]
         marks = ",".join("?" * len(part))

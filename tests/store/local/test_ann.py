@@ -1,4 +1,4 @@
-"""The HNSW graph over the vectors (repolens.store.ann): built when vectors are
+"""The HNSW graph over the vectors (repolens.store.local.ann): built when vectors are
 complete, used by the dense leg, patched after a refresh, exact meanwhile.
 
 The threshold is lowered to a handful of vectors so a small repository
@@ -17,9 +17,11 @@ import pytest
 from repolens import service
 from repolens.index.build import build_index
 from repolens.ops.status import index_status
-from repolens.store import IndexHandle, ann
-from repolens.store.dense import DenseIndex
-from repolens.store.layout import IndexLayout
+from repolens.store import open_store
+from repolens.store.handles import readers
+from repolens.store.local import ann
+from repolens.store.local.dense import DenseIndex
+from repolens.store.local.writer import LocalWriter
 
 pytest.importorskip("usearch.index", reason="usearch is part of the test extra")
 
@@ -34,15 +36,15 @@ def _vectors(monkeypatch):
     monkeypatch.setenv("REPOLENS_VECTORS", "1")
     monkeypatch.setenv("REPOLENS_ANN_MIN_VECTORS", "10")
     yield
-    service.handles.clear()
+    readers.clear()
 
 
-def _handle(root: Path) -> IndexHandle:
-    layout = IndexLayout(root, root / ".repolens")
-    return IndexHandle.open(layout.current_generation(), root, write=True)  # the tests play the writer
+def _handle(root: Path) -> LocalWriter:
+    store = open_store(root)
+    return store.open_writer(store.current())  # the tests play the writer
 
 
-def _query(handle: IndexHandle) -> np.ndarray:
+def _query(handle: LocalWriter) -> np.ndarray:
     from repolens.models import make_embedder
 
     embedder = make_embedder({"provider": "fake"})
@@ -119,9 +121,9 @@ def test_below_the_threshold_no_graph_and_status_says_exact(make_repo, monkeypat
     handle = _handle(root)
     try:
         assert not (handle.gen_dir / ann.ANN_FILE).exists()
+        store = open_store(root)
         assert (
-            "exact search (40 vectors, graph from 1,000)"
-            in index_status(IndexLayout(root, root / ".repolens"), handle).render()
+            "exact search (40 vectors, graph from 1,000)" in index_status(store, readers.get(store)).render()
         )
     finally:
         handle.close()
@@ -166,7 +168,7 @@ def test_usearch_and_onnxruntime_load_together():
     """usearch 2.26 made onnxruntime crash on import when loaded first
     (hence the pin): load them in that order with the bundled model."""
     code = (
-        "import repolens.store.ann as a, usearch.index\n"
+        "import repolens.store.local.ann as a, usearch.index\n"
         "from repolens.models import make_embedder\n"
         "v = make_embedder({}).embed_query('parse a url')\n"
         "print(len(v))\n"

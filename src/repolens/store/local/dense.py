@@ -1,9 +1,9 @@
-"""The dense leg's read side: searching the vectors of one generation.
+"""Searching the vectors of one local generation.
 
 Exact search is one float32 matrix product over every vector, cached in
 memory per generation and refreshed when ``vectors_version`` moves; big
-indexes go through the HNSW graph of :mod:`repolens.store.ann`. The write
-side (computing and storing vectors) is :mod:`repolens.index.vectors`.
+indexes go through the HNSW graph of :mod:`repolens.store.local.ann`. The
+vectors are computed by :mod:`repolens.index.vectors`.
 """
 
 from __future__ import annotations
@@ -11,26 +11,19 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repolens.errors import EmbedderError
-from repolens.models.base import Embedder
-from repolens.store import IndexHandle, ann
+from repolens.store.local import ann
 
-
-def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:
-    identity = meta.get("embed_identity")
-    if identity and identity != embedder.identity:
-        raise EmbedderError(
-            f"the index was embedded with {identity} but the configured model is {embedder.identity}: "
-            "search with the same embed settings, or re-run `repolens index --rebuild`"
-        )
+if TYPE_CHECKING:
+    from repolens.store.local.generation import Generation
 
 
 class DenseIndex:
     """The vectors of one generation, searched exactly (a float32 matrix) or,
-    for big indexes, through the HNSW graph of :mod:`repolens.store.ann`.
+    for big indexes, through the HNSW graph of :mod:`repolens.store.local.ann`.
 
     A cache: reloaded when the generation's ``vectors_version`` differs from
     the one it was loaded at (a batch was committed since). The matrix is
@@ -42,12 +35,11 @@ class DenseIndex:
         self._lock = threading.Lock()
         self._key: tuple[str, str] | None = None
         self._graph: object | None = None
-        self._count = 0
         self._matrix_loaded = False
         self._cids = np.zeros(0, dtype=np.int64)
         self._matrix = np.zeros((0, 0), dtype=np.float32)
 
-    def _load(self, handle: IndexHandle, *, matrix: bool) -> None:
+    def _load(self, handle: Generation, *, matrix: bool) -> None:
         meta = handle.meta()
         version = meta.get("vectors_version", "0")
         key = (str(handle.gen_dir), version)
@@ -57,14 +49,12 @@ class DenseIndex:
             self._cids = np.zeros(0, dtype=np.int64)
             self._matrix = np.zeros((0, 0), dtype=np.float32)
             self._graph = None
-            # Counted once per version: count(*) reads every row (~30 ms at 100k).
-            self._count = int(handle.db.execute("SELECT count(*) FROM vectors").fetchone()[0])
             if ann.is_current(meta, handle.gen_dir):
                 self._graph = ann.load(handle)
         if matrix and not self._matrix_loaded:
             self._read_matrix(handle)
 
-    def _read_matrix(self, handle: IndexHandle) -> None:
+    def _read_matrix(self, handle: Generation) -> None:
         rows = handle.db.execute("SELECT cid, vec FROM vectors ORDER BY cid").fetchall()
         if rows:
             self._cids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -74,17 +64,12 @@ class DenseIndex:
             self._matrix = half.astype(np.float32)
         self._matrix_loaded = True
 
-    def size(self, handle: IndexHandle) -> int:
-        with self._lock:
-            self._load(handle, matrix=False)
-            return self._count
-
-    def uses_graph(self, handle: IndexHandle) -> bool:
+    def uses_graph(self, handle: Generation) -> bool:
         with self._lock:
             self._load(handle, matrix=False)
             return self._graph is not None
 
-    def similarities(self, handle: IndexHandle, query: np.ndarray, cids: Iterable[int]) -> dict[int, float]:
+    def similarities(self, handle: Generation, query: np.ndarray, cids: Iterable[int]) -> dict[int, float]:
         """Cosine similarity of ``query`` to each of ``cids`` that has a vector."""
         with self._lock:
             self._load(handle, matrix=True)
@@ -98,7 +83,7 @@ class DenseIndex:
         sims = matrix[pos[ok]] @ query.astype(np.float32)
         return {int(c): float(v) for c, v in zip(wanted[ok], sims, strict=True)}
 
-    def search(self, handle: IndexHandle, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def search(self, handle: Generation, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Top ``k`` (cid, cosine similarity): from the graph when it is current."""
         with self._lock:
             self._load(handle, matrix=False)
@@ -120,7 +105,7 @@ class DenseIndex:
 _DENSE: dict[str, DenseIndex] = {}
 
 
-def dense_for(handle: IndexHandle) -> DenseIndex:
+def dense_for(handle: Generation) -> DenseIndex:
     """The cached dense index of a generation (one per generation folder)."""
     key = str(handle.gen_dir)
     with contextlib.suppress(KeyError):

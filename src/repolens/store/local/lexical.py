@@ -5,13 +5,13 @@ the same tokens in both; ``bench/lexical_backends.py``), tantivy answered
 long questions in 0.5 ms p50 against 22 ms for FTS5, built faster and was
 40% smaller, and it takes a weight per query term (FTS5's ``bm25()`` does
 not), which query understanding needs. The price is a second store beside
-SQLite; ``store.sqlite`` keeps an outbox (``lex_pending``) so the two are
+SQLite; ``store.local.sqlite`` keeps an outbox (``lex_pending``) so the two are
 reconciled after a crash.
 
-Documents are pre-tokenized by :mod:`repolens.tokens` and indexed with a
-whitespace analyzer, so indexing and querying split text the same way.
-Fields are scored separately (path, symbol name, signature/doc, body) and
-combined with per-field weights at query time.
+Documents come pre-tokenized (:mod:`repolens.store.document`) and are
+indexed with a whitespace analyzer, so indexing and querying split text the
+same way. Fields are scored separately (path, symbol name, signature/doc,
+body) and combined with per-field weights at query time.
 """
 
 from __future__ import annotations
@@ -21,27 +21,17 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import tantivy
 
 from repolens.chunk import Chunk
 from repolens.errors import IndexCorruptError
-from repolens.tokens import tokenize, tokenize_path
+from repolens.store.base import LexFilters, LexicalFields
+from repolens.store.document import TEXT_FIELDS, document_fields
 
 LEXICAL_VERSION = 2
-TEXT_FIELDS = ("path", "name", "sig", "body")
 _ANALYZER = "ws"
-
-
-@dataclass(frozen=True, slots=True)
-class LexFilters:
-    """Filters applied inside the lexical query (cheap, exact)."""
-
-    subpath: str | None = None
-    languages: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
 
 
 def _schema() -> tantivy.Schema:
@@ -56,24 +46,6 @@ def _schema() -> tantivy.Schema:
 
 def _register(index: tantivy.Index) -> None:
     index.register_tokenizer(_ANALYZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
-
-
-def _dir_prefixes(path: str) -> list[str]:
-    parts = PurePosixPath(path).parts
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
-def document_fields(chunk: Chunk) -> dict[str, str | list[str]]:
-    names = " ".join(tokenize(f"{chunk.name} {chunk.qualname}")) if chunk.qualname or chunk.name else ""
-    return {
-        "path": " ".join(tokenize_path(chunk.path)),
-        "name": names,
-        "sig": " ".join(tokenize(f"{chunk.signature}\n{chunk.doc}")) if chunk.signature or chunk.doc else "",
-        "body": " ".join(tokenize(chunk.text)),
-        "lang": chunk.language,
-        "kind": [chunk.kind, *chunk.kinds],
-        "dirs": _dir_prefixes(chunk.path),
-    }
 
 
 class LexicalIndex:
@@ -112,7 +84,7 @@ class LexicalIndex:
     def add(self, items: Iterable[tuple[int, Chunk]]) -> int:
         return self.add_fields((cid, document_fields(chunk)) for cid, chunk in items)
 
-    def add_fields(self, items: Iterable[tuple[int, dict[str, str | list[str]]]]) -> int:
+    def add_fields(self, items: Iterable[tuple[int, LexicalFields]]) -> int:
         """Add documents whose fields were made by :func:`document_fields`
         (possibly in another process)."""
         w = self._w()

@@ -15,12 +15,21 @@ import json
 import os
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from repolens.chunk import Chunk, Symbol
 from repolens.errors import IndexCorruptError
+from repolens.store.base import (
+    FileRecord,
+    NameMatch,
+    SkippedFile,
+    StoredChunk,
+    SymbolFilters,
+    SymbolOrder,
+    SymbolRow,
+    normalize_symbol,
+)
 
 SCHEMA_VERSION = 3
 
@@ -95,39 +104,6 @@ CREATE TABLE IF NOT EXISTS skipped (
 """
 
 
-@dataclass(frozen=True, slots=True)
-class FileRecord:
-    id: int
-    path: str
-    hash: str
-    size: int
-    mtime_ns: int
-    language: str
-    lines: int
-    flags: str
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
-    path: str
-    reason: str
-    size: int
-    mtime_ns: int
-
-
-@dataclass(frozen=True, slots=True)
-class StoredChunk:
-    """A chunk as read back from the index, with its integer key."""
-
-    cid: int
-    chunk: Chunk
-
-
-def normalize_symbol(name: str) -> str:
-    """Case- and separator-insensitive form: ``handle_submit`` == ``handleSubmit``."""
-    return name.replace("_", "").replace("-", "").lower()
-
-
 def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     """A connection for the writer (who holds the write lock): WAL mode, the
     schema created (``create``) or completed with tables added since."""
@@ -193,7 +169,7 @@ def read_meta(db: sqlite3.Connection) -> dict[str, str]:
     return dict(db.execute("SELECT key, value FROM meta").fetchall())
 
 
-def write_meta(db: sqlite3.Connection, values: dict[str, object]) -> None:
+def write_meta(db: sqlite3.Connection, values: Mapping[str, object]) -> None:
     db.executemany(
         "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
         [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in values.items()],
@@ -208,9 +184,42 @@ def decompress(blob: bytes) -> str:
     return zlib.decompress(blob).decode("utf-8", "surrogatepass")
 
 
-def file_records(db: sqlite3.Connection) -> dict[str, FileRecord]:
-    rows = db.execute("SELECT id, path, hash, size, mtime_ns, language, lines, flags FROM files")
+_FILE_COLS = "id, path, hash, size, mtime_ns, language, lines, flags"
+
+
+def file_records(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> dict[str, FileRecord]:
+    """Records by path: of ``paths`` (those indexed), or of every file."""
+    if paths is None:
+        return {r[1]: FileRecord(*r) for r in db.execute(f"SELECT {_FILE_COLS} FROM files")}
+    rows = _rows_in(db, f"SELECT {_FILE_COLS} FROM files WHERE path IN ({{marks}})", paths)
     return {r[1]: FileRecord(*r) for r in rows}
+
+
+def _rows_in(db: sqlite3.Connection, sql: str, keys: Iterable[object]) -> Iterator[Sequence[object]]:
+    """The rows of ``sql``, whose ``IN ({marks})`` takes the distinct ``keys``
+    500 at a time (SQLite bounds the variables of a statement)."""
+    wanted = list(dict.fromkeys(keys))
+    for i in range(0, len(wanted), 500):
+        part = wanted[i : i + 500]
+        yield from db.execute(sql.format(marks=",".join("?" * len(part))), part)
+
+
+def all_paths(db: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in db.execute("SELECT path FROM files")]
+
+
+def has_path(db: sqlite3.Connection, path: str) -> bool:
+    """``path`` is an indexed file or a folder holding one (an exact prefix
+    test: ``LIKE`` would be case-insensitive and read wildcards)."""
+    row = db.execute(
+        "SELECT 1 FROM files WHERE path = ? OR substr(path, 1, ?) = ? LIMIT 1",
+        (path, len(path) + 1, path + "/"),
+    ).fetchone()
+    return row is not None
+
+
+def touch_file(db: sqlite3.Connection, file_id: int, size: int, mtime_ns: int) -> None:
+    db.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id))
 
 
 def skipped_files(db: sqlite3.Connection) -> dict[str, SkippedFile]:
@@ -337,14 +346,10 @@ def _row_to_stored(row: Sequence[object]) -> StoredChunk:
 
 
 def chunks_by_cid(db: sqlite3.Connection, cids: Iterable[int]) -> dict[int, StoredChunk]:
-    ids = list(dict.fromkeys(cids))
     out: dict[int, StoredChunk] = {}
-    for i in range(0, len(ids), 500):
-        part = ids[i : i + 500]
-        marks = ",".join("?" * len(part))
-        for row in db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE cid IN ({marks})", part):
-            s = _row_to_stored(row)
-            out[s.cid] = s
+    for row in _rows_in(db, f"SELECT {_CHUNK_COLS} FROM chunks WHERE cid IN ({{marks}})", cids):
+        s = _row_to_stored(row)
+        out[s.cid] = s
     return out
 
 
@@ -358,8 +363,139 @@ def chunks_of_file(db: sqlite3.Connection, path: str) -> list[StoredChunk]:
     return [_row_to_stored(r) for r in rows]
 
 
-def iter_chunks(db: sqlite3.Connection, cids: Iterable[int]) -> Iterator[StoredChunk]:
-    yield from chunks_by_cid(db, cids).values()
+def chunk_at(db: sqlite3.Connection, path: str, line: int) -> int | None:
+    row = db.execute(
+        "SELECT cid FROM chunks WHERE path=? AND start_line<=? AND end_line>=? ORDER BY start_line LIMIT 1",
+        (path, line, line),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def chunk_keys(db: sqlite3.Connection) -> dict[str, int]:
+    """Chunk id -> cid, for every chunk."""
+    return dict(db.execute("SELECT id, cid FROM chunks").fetchall())
+
+
+# -- symbols ---------------------------------------------------------------------
+
+_SYMBOL_COLS = "name, qualname, kind, path, start_line, end_line, signature, parent, language, norm"
+_ORDER = {"name": "", "length": " ORDER BY length(norm)"}
+
+
+def _symbol_where(match: NameMatch, f: SymbolFilters) -> tuple[str, list[object]]:
+    """The WHERE clause of a lookup. Name conditions come first, so each is
+    answered from the ``symbols_norm`` index (whose order is "name": by norm,
+    then rowid). A prefix is a range, ``norm > p AND norm < p || U+10FFFF``:
+    SQLite compares TEXT bytewise (UTF-8), and U+10FFFF sorts after every
+    other code point, so the range holds every longer name starting with p."""
+    clauses: list[str] = []
+    args: list[object] = []
+    if match.names:
+        clauses.append(
+            "norm = ?" if len(match.names) == 1 else f"norm IN ({','.join('?' * len(match.names))})"
+        )
+        args.extend(match.names)
+    elif match.prefix:
+        clauses.append(f"norm {'>=' if match.prefix_itself else '>'} ? AND norm < ?")
+        args.extend([match.prefix, match.prefix + "\U0010ffff"])
+    elif match.inner:
+        clauses.append("instr(norm, ?) > 1")
+        args.append(match.inner)
+    if match.max_len:
+        clauses.append("length(norm) BETWEEN ? AND ?")
+        args.extend([match.min_len, match.max_len])
+    if f.kind:
+        clauses.append("kind = ?")
+        args.append(f.kind)
+    if f.language:
+        clauses.append("language = ?")
+        args.append(f.language)
+    if f.path:
+        clauses.append("(path = ? OR substr(path, 1, ?) = ?)")
+        args.extend([f.path, len(f.path) + 1, f.path + "/"])
+    if not f.sections:
+        clauses.append("kind != 'section'")
+    return " AND ".join(clauses), args
+
+
+def symbols(
+    db: sqlite3.Connection, match: NameMatch, f: SymbolFilters, limit: int | None, order: SymbolOrder
+) -> list[SymbolRow]:
+    where, args = _symbol_where(match, f)
+    sql = f"SELECT {_SYMBOL_COLS} FROM symbols WHERE {where}{_ORDER[order]}"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return list(map(SymbolRow._make, db.execute(sql, args)))
+
+
+def count_symbols(db: sqlite3.Connection, match: NameMatch, f: SymbolFilters) -> int:
+    where, args = _symbol_where(match, f)
+    return int(db.execute(f"SELECT count(*) FROM symbols WHERE {where}", args).fetchone()[0])
+
+
+def symbol_names(
+    db: sqlite3.Connection, match: NameMatch, f: SymbolFilters, limit: int, order: SymbolOrder
+) -> list[str]:
+    """Distinct matching names. A ``inner`` match without filters scans only
+    the ``symbols_norm`` index (a covering scan inside SQLite), not the table."""
+    where, args = _symbol_where(match, f)
+    rows = db.execute(
+        f"SELECT DISTINCT norm FROM symbols WHERE {where}{_ORDER[order]} LIMIT ?", [*args, limit]
+    )
+    return [r[0] for r in rows]
+
+
+def symbols_of_file(db: sqlite3.Connection, path: str) -> list[SymbolRow]:
+    rows = db.execute(
+        # by file id: symbols has an index on file_id, not on path
+        f"SELECT {_SYMBOL_COLS} FROM symbols WHERE file_id = (SELECT id FROM files WHERE path = ?)",
+        (path,),
+    )
+    return list(map(SymbolRow._make, rows))
+
+
+# -- vectors ---------------------------------------------------------------------
+
+
+def count_vectors(db: sqlite3.Connection) -> int:
+    return int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+
+
+def put_vectors(db: sqlite3.Connection, rows: Iterable[tuple[int, bytes]]) -> None:
+    db.executemany("INSERT OR REPLACE INTO vectors(cid, vec) VALUES(?, ?)", rows)
+
+
+def vectors_of_file(db: sqlite3.Connection, file_id: int) -> dict[str, bytes]:
+    rows = db.execute(
+        "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.cid = c.cid WHERE c.file_id = ?", (file_id,)
+    )
+    return dict(rows.fetchall())
+
+
+def vectors_by_chunk_id(db: sqlite3.Connection) -> list[tuple[str, bytes]]:
+    return db.execute("SELECT c.id, v.vec FROM vectors v JOIN chunks c ON c.cid = v.cid").fetchall()
+
+
+def chunks_missing_vectors(db: sqlite3.Connection, limit: int) -> list[int]:
+    rows = db.execute(
+        "SELECT cid FROM chunks WHERE cid NOT IN (SELECT cid FROM vectors) ORDER BY cid LIMIT ?", (limit,)
+    )
+    return [r[0] for r in rows]
+
+
+def drop_vectors(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM vectors")
+    db.execute("DELETE FROM meta WHERE key IN ('embed_identity', 'embed_style', 'embed_dim')")
+
+
+def bump(db: sqlite3.Connection, key: str) -> None:
+    """Increment the counter ``key`` in meta (from 1 when absent)."""
+    db.execute(
+        "INSERT INTO meta(key, value) VALUES(?, '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+        (key,),
+    )
 
 
 def pending_lexical(db: sqlite3.Connection) -> list[tuple[int, str]]:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from repolens.errors import ROOT_FIX, IndexLockedError, IndexMissingError, IndexReadOnlyError, RootError
+from repolens.errors import IndexLockedError, IndexMissingError, IndexReadOnlyError
 from repolens.settings import environ
 
 INDEX_DIR_NAME = ".repolens"
@@ -36,14 +36,6 @@ _GEN = re.compile(r"^gen-(\d{6,})$")
 # Old generations are kept this long after being replaced so that a reader
 # that resolved ``current`` just before the swap can still open them.
 _GRACE_SECONDS = 120.0
-
-
-def resolve_root(root: str | os.PathLike[str] | None) -> Path:
-    path = Path(root if root is not None else ".").expanduser()
-    if not path.is_dir():
-        state = "is not a directory" if path.exists() else "does not exist"
-        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
-    return path.resolve()
 
 
 def resolve_index_dir(root: Path, index_dir: str | os.PathLike[str] | None = None) -> Path:

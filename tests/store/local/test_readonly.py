@@ -21,6 +21,8 @@ import pytest
 from repolens import service
 from repolens.index.build import build_index
 from repolens.search.remembered import NOT_REMEMBERED
+from repolens.store import open_store
+from repolens.store.handles import readers
 
 RunReadOnly = Callable[..., subprocess.CompletedProcess]
 # The read-only shadow of a tantivy folder is made under TMPDIR: each test gives
@@ -102,7 +104,7 @@ def _tree(folder: Path) -> dict[str, tuple[int, int]]:
 def indexed(sample_repo: Path) -> Path:
     build_index(sample_repo)
     service.search_code("session expired", sample_repo)  # a remembered search
-    service.handles.clear()
+    readers.clear()
     return sample_repo
 
 
@@ -127,7 +129,7 @@ def test_search_status_and_symbols_answer_from_a_read_only_index(indexed: Path, 
 
 def test_a_search_remembered_before_re_renders_from_a_read_only_index(indexed: Path, read_only: RunReadOnly):
     query_id = service.search_code("session expired", indexed).query_id
-    service.handles.clear()
+    readers.clear()
     out = read_only(indexed, "search", "--query-id", query_id, "--files", "--root", str(indexed))
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].startswith("1. src/auth/session.py (score ")
@@ -136,7 +138,8 @@ def test_a_search_remembered_before_re_renders_from_a_read_only_index(indexed: P
 def test_a_commit_left_in_the_write_ahead_log_is_read(indexed: Path, read_only: RunReadOnly):
     """A writer killed after a commit leaves it in index.db-wal: a read-only
     reader must read the log, not the main file alone."""
-    db = service.layout_for(indexed).current_generation() / "index.db"
+    store = open_store(indexed)
+    db = store.local_folder / store.current() / "index.db"
     crash = (
         "import os, sqlite3\n"
         f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
@@ -145,7 +148,7 @@ def test_a_commit_left_in_the_write_ahead_log_is_read(indexed: Path, read_only: 
     )
     subprocess.run([sys.executable, "-c", crash], check=True, timeout=60)
     assert Path(f"{db}-wal").stat().st_size > 0
-    show = "import sys; from pathlib import Path; from repolens.store import sqlite as sq; "
+    show = "import sys; from pathlib import Path; from repolens.store.local import sqlite as sq; "
     show += "print(sq.read_meta(sq.open_reader(Path(sys.argv[1])))['probe'])"
     out = read_only(indexed, "-c", show, str(db), python=True)
     assert (out.returncode, out.stdout) == (0, "in the log\n"), out.stderr

@@ -1,0 +1,478 @@
+"""The store: where an index lives, behind one interface.
+
+The indexer writes through :class:`IndexWriter`, search, replies and status
+read through :class:`IndexReader`, and both get them from a :class:`Store`,
+one per repository. ``store.local`` keeps an index in files beside the
+repository (SQLite + tantivy, the default); a second backend (PostgreSQL
+with pgvector, shared by many servers) implements the same three protocols.
+Nothing outside ``store/`` knows which one it talks to, and no SQL, database
+connection, search-engine object or index file path leaves ``store/``: every
+method below is a question or a change a database server can answer in a
+few statements.
+
+What every backend must guarantee
+---------------------------------
+* **Generations.** An index is a sequence of generations, named by the
+  store (``gen-000007``). A full build fills a new generation beside the
+  published one (:meth:`Store.new_generation`, :meth:`Store.open_writer`)
+  and publishes it atomically (:meth:`Store.publish`): a reader opened
+  before keeps reading the old one until it closes, a reader opened after
+  sees the new one, nobody ever sees a mix. A replaced generation stays
+  readable for a grace period, so a reader that looked up ``current`` just
+  before the swap can still open it.
+* **Refresh in batches.** A refresh writes into the published generation in
+  batches of whole files (:meth:`IndexWriter.begin` ...
+  :meth:`IndexWriter.commit`). A batch is atomic across everything an
+  answer reads (files, chunks, symbols, lexical postings, vectors): a reader
+  sees, for every file, its old or its new content, never a mix within a
+  file, and a lexical or dense hit never names a chunk the reader cannot
+  read. :meth:`IndexWriter.abort` undoes the open batch everywhere. (The
+  local store commits SQLite first and tantivy second, and resolves every
+  hit against SQLite, so a hit of the old postings whose rows are gone is
+  dropped; its outbox replays what a crash left between the two, see
+  :meth:`IndexWriter.reconcile`.)
+* **One writer per repository**, any number of readers.
+  :meth:`Store.write_lock` raises ``IndexLockedError`` (after waiting
+  ``wait`` seconds) when another process writes; a writer that dies
+  releases it (the local store's ``flock``, an advisory lock on a server).
+  Readers never block the writer, nor each other.
+* **Resumable.** A build that was interrupted keeps its committed batches
+  and stays listed by :meth:`Store.building` until it is published or
+  discarded; the next run finds it and carries on.
+* **Versioned.** ``repolens.store.format_versions()`` are recorded in every
+  generation's meta; opening a generation written with other versions is
+  refused with the fix (``IndexVersionError``), never misread.
+* **Counters for caches.** Every committed batch that changes content
+  increments ``content_version`` in the meta (and ``vectors_version``);
+  one that changes only vectors increments ``vectors_version``.
+  :meth:`IndexReader.cache_key` names what a reader's caches of content
+  depend on (the store, the generation and its content counter).
+* **Same answers.** Lexical scores are BM25 over the tokens
+  :func:`repolens.store.document.document_fields` makes (per field,
+  weighted per query term and per field, summed); symbol names are compared
+  in their :func:`normalize_symbol` form; rows come back in the orders
+  written down here. Two backends rank alike because they score alike.
+* **Errors** are ``RepolensError`` subclasses whose one line names the fix
+  (``IndexMissingError``, ``IndexCorruptError``, ``IndexReadOnlyError``,
+  ``IndexLockedError``, ``IndexVersionError``); a backend's location in a
+  message never carries a password.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from repolens.chunk import Chunk, Symbol
+    from repolens.errors import IndexMissingError
+
+# The lexical document of a chunk: field name -> space-separated tokens (or
+# raw values); see repolens.store.document.document_fields.
+LexicalFields = Mapping[str, "str | list[str]"]
+
+
+def normalize_symbol(name: str) -> str:
+    """Case- and separator-insensitive form: ``handle_submit`` == ``handleSubmit``."""
+    return name.replace("_", "").replace("-", "").lower()
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """One indexed file as the index knows it (size and mtime when it was read)."""
+
+    id: int
+    path: str
+    hash: str
+    size: int
+    mtime_ns: int
+    language: str
+    lines: int
+    flags: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file discovery lists but whose content keeps it out (binary, blank),
+    with the size and mtime it was read at: until those move, it is not read
+    again and does not count as a change."""
+
+    path: str
+    reason: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk as read back from the index, with its integer key ``cid``
+    (shared by the lexical postings and the vectors; ``chunk.id`` is the
+    content-derived key users see)."""
+
+    cid: int
+    chunk: Chunk
+
+
+class SymbolRow(NamedTuple):
+    """One stored definition; ``norm`` is ``normalize_symbol(name)``."""
+
+    name: str
+    qualname: str
+    kind: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str
+    parent: str
+    language: str
+    norm: str
+
+
+@dataclass(frozen=True, slots=True)
+class LexFilters:
+    """Filters applied inside the lexical query (cheap, exact): ``subpath``
+    is a file or folder (the path or a prefix ending at ``/``); a chunk
+    matches ``kinds`` by its kind or any of its extra kinds."""
+
+    subpath: str | None = None
+    languages: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolFilters:
+    """Filters of a symbol lookup. ``path`` is a file or a folder (an exact
+    prefix test, not a pattern); ``sections`` false leaves out markdown
+    sections (headings are symbols for lookup, not definitions)."""
+
+    kind: str | None = None
+    language: str | None = None
+    path: str | None = None
+    sections: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class NameMatch:
+    """Which normalised symbol names (``norm``) a lookup wants; exactly one
+    of ``names``, ``prefix`` and ``inner`` is set.
+
+    * ``names``: ``norm`` is one of them;
+    * ``prefix``: ``norm`` starts with it and is longer (or equal too, with
+      ``prefix_itself``), compared code point by code point;
+    * ``inner``: ``norm`` contains it, not at its start;
+
+    and, when given, ``min_len <= len(norm) <= max_len``.
+    """
+
+    names: tuple[str, ...] = ()
+    prefix: str = ""
+    prefix_itself: bool = False
+    inner: str = ""
+    min_len: int = 0
+    max_len: int = 0
+
+
+# Row orders of symbol lookups: "name" is by norm, then in the order the
+# definitions were stored (a file's symbols in the order its chunker found
+# them); "length" is shortest norm first.
+SymbolOrder = Literal["name", "length"]
+
+
+class IndexReader(Protocol):
+    """One published generation, read-only. Cheap to keep open; one per
+    thread (see :mod:`repolens.store.handles`)."""
+
+    @property
+    def generation(self) -> str:
+        """The generation's name (``gen-000007``): stable while it lives."""
+        ...
+
+    def cache_key(self) -> str:
+        """Unique per store, generation and content counter: what a cache of
+        anything derived from files, chunks or symbols is keyed on."""
+        ...
+
+    def meta(self) -> dict[str, str]:
+        """The generation's settings and state: versions, chunker, root,
+        ``state``, ``updated_at``, counters, ``embed_*``, totals."""
+        ...
+
+    def refresh(self) -> None:
+        """See the batches committed since this reader was opened (same generation)."""
+        ...
+
+    def close(self) -> None: ...
+
+    # -- files -----------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        """``files``, ``bytes``, ``lines``, ``chunks``, ``symbols``."""
+        ...
+
+    def files(self, paths: Iterable[str] | None = None) -> dict[str, FileRecord]:
+        """Records by path: of ``paths`` (those indexed), or of every file."""
+        ...
+
+    def paths(self) -> list[str]:
+        """Every indexed path."""
+        ...
+
+    def has_path(self, path: str) -> bool:
+        """Whether ``path`` is an indexed file or a folder holding one."""
+        ...
+
+    def skipped_files(self) -> dict[str, SkippedFile]: ...
+
+    # -- chunks ----------------------------------------------------------
+    def chunks(self, cids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The chunks of ``cids`` that exist (unknown keys are left out)."""
+        ...
+
+    def chunk_by_id(self, chunk_id: str) -> StoredChunk | None: ...
+
+    def chunks_of_file(self, path: str) -> list[StoredChunk]:
+        """A file's chunks by start line."""
+        ...
+
+    def chunk_at(self, path: str, line: int) -> int | None:
+        """The cid of the first chunk (by start line) of ``path`` holding ``line``."""
+        ...
+
+    # -- symbols ---------------------------------------------------------
+    def symbols(
+        self, match: NameMatch, filters: SymbolFilters, limit: int | None, order: SymbolOrder = "name"
+    ) -> list[SymbolRow]:
+        """At most ``limit`` (None: all) definitions whose name matches."""
+        ...
+
+    def count_symbols(self, match: NameMatch, filters: SymbolFilters) -> int: ...
+
+    def symbol_names(
+        self, match: NameMatch, filters: SymbolFilters, limit: int, order: SymbolOrder = "name"
+    ) -> list[str]:
+        """At most ``limit`` distinct matching ``norm`` values."""
+        ...
+
+    def symbols_of_file(self, path: str) -> list[SymbolRow]:
+        """A file's definitions in the order its chunker found them."""
+        ...
+
+    # -- lexical ---------------------------------------------------------
+    def lexical(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        limit: int,
+        filters: LexFilters | None = None,
+    ) -> list[tuple[int, float]]:
+        """Top ``limit`` (cid, score), best first: each (token, weight)
+        contributes ``weight * field_weight * BM25(token, field)`` per field
+        (terms OR-ed), within ``filters``."""
+        ...
+
+    # -- vectors (meaningful when meta has ``embed_identity``) -------------
+    def vector_count(self) -> int: ...
+
+    def dense_top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top ``k`` (cid, cosine similarity) to the unit ``query`` vector;
+        approximate only where the store says so in :meth:`dense_state`."""
+        ...
+
+    def dense_similarities(self, query: np.ndarray, cids: Iterable[int]) -> dict[int, float]:
+        """Cosine similarity of ``query`` to each of ``cids`` that has a vector."""
+        ...
+
+    def dense_state(self, min_vectors: int) -> str:
+        """One line for ``status``: exact search or which graph, and why."""
+        ...
+
+    # -- remembered results ------------------------------------------------
+    def remember(self, query_id: str, payload: str) -> bool:
+        """Keep a search's result under ``query_id`` (the newest few hundred
+        are kept). Best effort: False when the store cannot be written."""
+        ...
+
+    def recall(self, query_id: str) -> str | None:
+        """The payload remembered under ``query_id``, or None."""
+        ...
+
+
+class IndexWriter(Protocol):
+    """One generation being built or refreshed; only under :meth:`Store.write_lock`."""
+
+    @property
+    def generation(self) -> str: ...
+
+    def meta(self) -> dict[str, str]: ...
+
+    def write_meta(self, values: Mapping[str, object]) -> None:
+        """Set meta keys (non-strings are stored as JSON); part of the open
+        batch, else committed at once."""
+        ...
+
+    def counts(self) -> dict[str, int]: ...
+
+    def files(self) -> dict[str, FileRecord]: ...
+
+    def skipped_files(self) -> dict[str, SkippedFile]: ...
+
+    def reconcile(self) -> int:
+        """Repair what an interrupted writer left between the parts of the
+        store; how many chunks were replayed (0 for a transactional store)."""
+        ...
+
+    def close(self) -> None: ...
+
+    # -- a batch: everything between begin() and commit() is atomic --------
+    def begin(self) -> None: ...
+
+    def commit(self) -> None:
+        """Make the batch visible to readers, and move the counters: a batch
+        that changed files or skips increments ``content_version`` and
+        ``vectors_version`` and sets ``updated_at``; one that changed only
+        vectors increments ``vectors_version``."""
+        ...
+
+    def abort(self) -> None:
+        """Undo the open batch everywhere (nothing when none is open)."""
+        ...
+
+    @property
+    def in_batch(self) -> bool: ...
+
+    def add_file(
+        self,
+        *,
+        path: str,
+        hash: str,
+        size: int,
+        mtime_ns: int,
+        language: str,
+        lines: int,
+        flags: str,
+        chunks: Sequence[Chunk],
+        symbols: Sequence[Symbol],
+        fields: Sequence[LexicalFields],
+        vectors: Mapping[str, bytes] | None = None,
+    ) -> list[int]:
+        """Add a file with its chunks, their lexical ``fields`` (one per
+        chunk) and its symbols; ``vectors`` by chunk id are kept vectors of
+        chunks that did not change. Returns the new cids in chunk order."""
+        ...
+
+    def delete_file(self, file_id: int) -> None:
+        """Remove a file with its chunks, symbols, postings and vectors."""
+        ...
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """A file read again and found unchanged: remember its new size and mtime."""
+        ...
+
+    def set_skipped(self, skip: SkippedFile) -> None: ...
+
+    def forget_skipped(self, paths: Iterable[str]) -> None: ...
+
+    # -- vectors: little-endian float16 rows of unit length ---------------
+    def vector_count(self) -> int: ...
+
+    def vectors_of_file(self, file_id: int) -> dict[str, bytes]:
+        """The file's vectors by chunk id (kept across an edit elsewhere in it)."""
+        ...
+
+    def chunks_missing_vectors(self, limit: int) -> list[int]:
+        """Up to ``limit`` cids without a vector, smallest first."""
+        ...
+
+    def chunks(self, cids: Iterable[int]) -> dict[int, StoredChunk]: ...
+
+    def put_vectors(self, rows: Iterable[tuple[int, bytes]]) -> None:
+        """Set (or replace) the vectors of cids; inside a batch."""
+        ...
+
+    def drop_vectors(self) -> None:
+        """Delete every vector and the ``embed_*`` meta; inside a batch."""
+        ...
+
+    def copy_vectors(self, source: str, identity: str, style: str) -> int:
+        """Copy, as one batch, the vectors of the chunks (matched by chunk id)
+        of generation ``source`` when it was embedded by ``identity`` in
+        ``style``; how many were copied (0 when it was not, or is unreadable)."""
+        ...
+
+    def sync_dense_index(self, min_vectors: int) -> str:
+        """Bring the approximate dense index (a graph) up to date with
+        complete vectors; one line on what was done, "" when nothing was."""
+        ...
+
+
+class Store(Protocol):
+    """One repository's index, wherever it lives."""
+
+    @property
+    def root(self) -> Path:
+        """The repository this index is of (resolved)."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """Where the index lives, for messages and as a cache key: a folder,
+        or a server (password removed) and namespace."""
+        ...
+
+    @property
+    def local_folder(self) -> Path | None:
+        """The folder on this machine the store writes into, when it has one:
+        discovery leaves it out and the watcher ignores its events."""
+        ...
+
+    def current(self) -> str | None:
+        """The published generation, or None."""
+        ...
+
+    def missing(self) -> IndexMissingError:
+        """The error for a repository without an index, with a fix that can work."""
+        ...
+
+    def open_reader(self) -> IndexReader:
+        """A reader of the published generation (``IndexMissingError`` when none)."""
+        ...
+
+    def write_lock(self, wait: float = 0.0) -> AbstractContextManager[None]:
+        """Be the one writer (see the module docstring); creates the store's home."""
+        ...
+
+    def generation_meta(self, generation: str) -> dict[str, str]:
+        """A generation's meta without opening it for reading
+        (``IndexCorruptError`` when it cannot be read)."""
+        ...
+
+    def building(self) -> list[str]:
+        """Generations being built (interrupted builds), oldest first."""
+        ...
+
+    def new_generation(self) -> str:
+        """Start an empty generation, numbered after every existing one."""
+        ...
+
+    def open_writer(self, generation: str, *, create: bool = False) -> IndexWriter:
+        """Write ``generation`` (``create``: a new or resumed build, made
+        ready for its first batch). Its versions are checked unless it is
+        empty. Under the write lock only."""
+        ...
+
+    def publish(self, generation: str) -> None:
+        """Make a built generation the current one, atomically."""
+        ...
+
+    def discard(self, generation: str) -> None:
+        """Delete a generation that is being built."""
+        ...
+
+    def collect_garbage(self, keep: str | None = None) -> None:
+        """Delete generations neither current, ``keep``, nor replaced within
+        the grace period; interrupted builds other than ``keep`` go too."""
+        ...

@@ -1,0 +1,39 @@
+"""What the store is given for each chunk's lexical document.
+
+Documents are tokenized by :mod:`repolens.tokens` before they reach the
+store (in the indexer's worker processes), and queries by the same module,
+so every backend indexes and looks up the very same tokens. Each text field
+is scored on its own and combined with per-field weights at query time
+(:meth:`repolens.store.base.IndexReader.lexical`); ``lang``, ``kind`` and
+``dirs`` hold raw values for filters.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from repolens.chunk import Chunk
+from repolens.tokens import tokenize, tokenize_path
+
+# The scored fields: path, symbol name, signature and doc, body.
+TEXT_FIELDS = ("path", "name", "sig", "body")
+
+
+def _dir_prefixes(path: str) -> list[str]:
+    parts = PurePosixPath(path).parts
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def document_fields(chunk: Chunk) -> dict[str, str | list[str]]:
+    """The fields of ``chunk``: space-joined tokens for the text fields; its
+    language, its kinds and every folder above it for the filters."""
+    names = " ".join(tokenize(f"{chunk.name} {chunk.qualname}")) if chunk.qualname or chunk.name else ""
+    return {
+        "path": " ".join(tokenize_path(chunk.path)),
+        "name": names,
+        "sig": " ".join(tokenize(f"{chunk.signature}\n{chunk.doc}")) if chunk.signature or chunk.doc else "",
+        "body": " ".join(tokenize(chunk.text)),
+        "lang": chunk.language,
+        "kind": [chunk.kind, *chunk.kinds],
+        "dirs": _dir_prefixes(chunk.path),
+    }

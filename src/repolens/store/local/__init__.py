@@ -1,0 +1,94 @@
+"""The local store: an index in files beside the repository (the default).
+
+Each generation is a folder holding a SQLite database (files, chunks,
+symbols, vectors, meta) and a tantivy index (BM25); :mod:`.layout` says how
+the folders are laid out, locked and published. It meets the guarantees of
+:mod:`repolens.store.base` with a symlink swapped by one ``rename`` (atomic
+publish), ``flock`` (one writer), SQLite's WAL (readers keep a snapshot while
+the writer commits) and an outbox between SQLite and tantivy (batches).
+"""
+
+from __future__ import annotations
+
+import shutil
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from repolens.errors import IndexCorruptError, IndexMissingError
+from repolens.store.local import sqlite as sq
+from repolens.store.local.generation import BUILDING, DB_NAME
+from repolens.store.local.layout import IndexLayout
+from repolens.store.local.reader import LocalReader
+from repolens.store.local.writer import LocalWriter
+
+
+class LocalStore:
+    """The index of ``root`` in ``index_dir`` (:class:`repolens.store.base.Store`)."""
+
+    def __init__(self, root: Path, index_dir: Path) -> None:
+        self.layout = IndexLayout(root, index_dir)
+
+    @property
+    def root(self) -> Path:
+        return self.layout.root
+
+    @property
+    def location(self) -> str:
+        return str(self.layout.index_dir)
+
+    @property
+    def local_folder(self) -> Path:
+        return self.layout.index_dir
+
+    def _dir(self, generation: str) -> Path:
+        building = self.layout.index_dir / f"{generation}{BUILDING}"
+        return building if building.is_dir() else self.layout.index_dir / generation
+
+    def current(self) -> str | None:
+        gen = self.layout.current_generation()
+        return gen.name if gen is not None else None
+
+    def missing(self) -> IndexMissingError:
+        return self.layout.missing()
+
+    def open_reader(self) -> LocalReader:
+        gen = self.layout.require_current()
+        try:
+            return LocalReader(self.root, self.layout.index_dir, gen)
+        except IndexCorruptError:
+            # The generation may have been replaced and collected between
+            # resolving ``current`` and opening it; resolve once more.
+            newer = self.layout.require_current()
+            if newer == gen:
+                raise
+            return LocalReader(self.root, self.layout.index_dir, newer)
+
+    def write_lock(self, wait: float = 0.0) -> AbstractContextManager[None]:
+        return self.layout.write_lock(wait=wait)
+
+    def generation_meta(self, generation: str) -> dict[str, str]:
+        db = sq.open_reader(self._dir(generation) / DB_NAME)
+        try:
+            return sq.read_meta(db)
+        except Exception as exc:  # a damaged file
+            raise IndexCorruptError(type(exc).__name__) from exc
+        finally:
+            db.close()
+
+    def building(self) -> list[str]:
+        return [p.name.removesuffix(BUILDING) for p in self.layout.building_dirs()]
+
+    def new_generation(self) -> str:
+        return self.layout.new_building_dir().name.removesuffix(BUILDING)
+
+    def open_writer(self, generation: str, *, create: bool = False) -> LocalWriter:
+        return LocalWriter(self.root, self.layout.index_dir, self._dir(generation), create=create)
+
+    def publish(self, generation: str) -> None:
+        self.layout.publish(self._dir(generation))
+
+    def discard(self, generation: str) -> None:
+        shutil.rmtree(self._dir(generation), ignore_errors=True)
+
+    def collect_garbage(self, keep: str | None = None) -> None:
+        self.layout.collect_garbage(keep=self._dir(keep) if keep is not None else None)

@@ -1,0 +1,57 @@
+"""Remembered search results of a local index: one file per result.
+
+They live in ``<index_dir>/queries/<query_id>.json``, beside the
+generations rather than in one: a result names the generation it was ranked
+on (:mod:`repolens.search.remembered` checks it), and files, not memory, so
+the CLI and the MCP server share them. The newest ``KEEP`` are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+KEEP = 200
+_NAME = re.compile(r"^[0-9a-f]{1,64}$")  # ids are hex digests: never a path
+
+
+def _folder(index_dir: Path) -> Path:
+    return index_dir / "queries"
+
+
+def remember(index_dir: Path, query_id: str, payload: str) -> bool:
+    """Write the result atomically (a reader sees all of it or none); False
+    when the folder cannot be written (a read-only disk)."""
+    if not _NAME.match(query_id):
+        raise ValueError(f"query id {query_id!r} is not a hex digest")
+    folder = _folder(index_dir)
+    tmp = folder / f".{query_id}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(exist_ok=True)
+        tmp.write_text(payload, encoding="utf-8")
+        os.replace(tmp, folder / f"{query_id}.json")
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        return False
+    with contextlib.suppress(OSError):
+        _prune(folder)
+    return True
+
+
+def _prune(folder: Path) -> None:
+    entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    for old in entries[:-KEEP]:
+        with contextlib.suppress(OSError):
+            old.unlink()
+
+
+def recall(index_dir: Path, query_id: str) -> str | None:
+    if not _NAME.match(query_id):
+        return None
+    try:
+        return (_folder(index_dir) / f"{query_id}.json").read_text(encoding="utf-8")
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8
+        return None

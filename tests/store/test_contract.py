@@ -1,0 +1,467 @@
+"""The store contract (repolens.store.base): what every backend does, tested
+through the protocols alone, for each backend of ``store_factory``.
+
+Files, chunks and symbols are written by hand through ``IndexWriter`` (no
+discovery, no chunker), so each test states exactly what the store holds.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from store_helpers import ANY, CART, CARTS, FIELDS, GUIDE, PAY, add, build, meta, query, refresh, vec
+
+from repolens.errors import IndexLockedError, IndexMissingError, IndexVersionError
+from repolens.store import format_versions
+from repolens.store.base import (
+    IndexWriter,
+    LexFilters,
+    NameMatch,
+    SkippedFile,
+    Store,
+    SymbolFilters,
+    normalize_symbol,
+)
+from repolens.tokens import tokenize
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def store(store_factory, repo: Path) -> Store:
+    return store_factory(repo)
+
+
+@pytest.fixture
+def shop(store: Store):
+    """A reader of a published generation holding CART, PAY and GUIDE."""
+    build(store, CART, PAY, GUIDE)
+    reader = store.open_reader()
+    yield reader
+    reader.close()
+
+
+# -- generations -------------------------------------------------------------------
+
+
+def test_a_new_store_has_no_index_and_says_how_to_make_one(store: Store, repo: Path):
+    assert store.current() is None
+    assert store.root == repo.resolve()
+    assert isinstance(store.missing(), IndexMissingError)
+    assert "repolens index" in str(store.missing())
+    with pytest.raises(IndexMissingError):
+        store.open_reader()
+
+
+def test_publishing_makes_a_generation_current(store: Store):
+    gen = build(store, CART)
+    assert store.current() == gen
+    assert store.building() == []
+    reader = store.open_reader()
+    try:
+        assert reader.generation == gen
+        assert reader.meta()["state"] == "ready"
+        assert reader.meta()["schema_version"] == str(format_versions()["schema_version"])
+    finally:
+        reader.close()
+
+
+def test_a_reader_keeps_its_generation_while_a_new_one_is_published(store: Store):
+    old = build(store, CART)
+    before = store.open_reader()
+    try:
+        new = build(store, PAY)
+        assert new != old and store.current() == new
+        assert set(before.paths()) == {"src/shop/cart.py"}  # the old one, whole
+        assert query(before, "add item")[0] == "Cart.add_item"
+        after = store.open_reader()
+        try:
+            assert after.generation == new
+            assert set(after.paths()) == {"src/pay/gateway.js"}
+            assert query(after, "add item") == []
+        finally:
+            after.close()
+    finally:
+        before.close()
+
+
+def test_an_interrupted_build_is_resumed_with_its_committed_batches(store: Store):
+    build(store, CART)
+    with store.write_lock():
+        gen = store.new_generation()
+        writer = store.open_writer(gen, create=True)
+        writer.write_meta(meta(store))
+        writer.begin()
+        add(writer, PAY)
+        writer.commit()
+        writer.begin()
+        add(writer, GUIDE)  # never committed: the run dies here
+        writer.abort()
+        writer.close()
+    assert store.building() == [gen]
+    assert store.generation_meta(gen)["state"] == "building"
+    with store.write_lock():
+        writer = store.open_writer(gen, create=True)
+        try:
+            assert set(writer.files()) == {"src/pay/gateway.js"}
+        finally:
+            writer.close()
+        store.discard(gen)
+    assert store.building() == []
+    assert store.current() is not None and store.current() != gen
+
+
+def test_garbage_collection_keeps_the_current_and_the_keptbuild(store: Store):
+    current = build(store, CART)
+    with store.write_lock():
+        kept = store.new_generation()
+        dropped = store.new_generation()
+        for gen in (kept, dropped):
+            store.open_writer(gen, create=True).close()
+        store.collect_garbage(keep=kept)
+        assert store.building() == [kept]
+        store.collect_garbage()
+        assert store.building() == []
+    assert store.current() == current
+
+
+def test_a_generation_of_other_versions_is_refused(store: Store):
+    with store.write_lock():
+        gen = store.new_generation()
+        writer = store.open_writer(gen, create=True)
+        writer.write_meta({**meta(store), "schema_version": "999"})
+        writer.close()
+        assert store.generation_meta(gen)["schema_version"] == "999"
+        with pytest.raises(IndexVersionError, match="schema version 999"):
+            store.open_writer(gen)
+
+
+def test_one_writer_at_a_time(store_factory, repo: Path):
+    first, second = store_factory(repo), store_factory(repo)
+    locked = pytest.raises(IndexLockedError, match="wait for it to finish")
+    with first.write_lock(), locked, second.write_lock():
+        pass
+    with second.write_lock():  # released when the first is done
+        pass
+
+
+def test_a_writer_waits_for_the_lock_when_asked(store_factory, repo: Path):
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store_factory(repo).write_lock():
+            holding.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        holding.wait(10)
+        threading.Timer(0.2, release.set).start()
+        with store_factory(repo).write_lock(wait=10):
+            pass
+    finally:
+        release.set()
+        thread.join()
+
+
+# -- files, chunks, symbols ------------------------------------------------------------
+
+
+def test_files_and_counts(shop):
+    files = shop.files()
+    assert set(files) == {"src/shop/cart.py", "src/pay/gateway.js", "docs/guide.md"}
+    cart = files["src/shop/cart.py"]
+    assert (cart.hash, cart.size, cart.mtime_ns, cart.language, cart.lines) == (
+        "hash of src/shop/cart.py 3",
+        100,
+        1_000,
+        "python",
+        12,
+    )
+    assert set(shop.files(["docs/guide.md", "nowhere.py"])) == {"docs/guide.md"}
+    assert sorted(shop.paths()) == sorted(files)
+    assert shop.counts() == {"files": 3, "bytes": 300, "lines": 17, "chunks": 5, "symbols": 5}
+
+
+def test_a_path_is_a_file_or_a_folder_holding_one(shop):
+    assert shop.has_path("src/shop/cart.py")
+    assert shop.has_path("src/shop") and shop.has_path("src")
+    assert not shop.has_path("src/sh")  # a prefix of a name is not a folder
+    assert not shop.has_path("src/shop/cart")
+
+
+def test_chunks_by_key_by_id_by_file_and_by_line(shop):
+    by_file = shop.chunks_of_file("src/shop/cart.py")
+    assert [s.chunk.qualname for s in by_file] == ["Cart", "Cart.add_item", "checkout_cart"]
+    first = by_file[0]
+    assert shop.chunk_by_id(first.chunk.id) == first
+    assert shop.chunk_by_id("no-such-id") is None
+    assert shop.chunks([first.cid, 999_999]) == {first.cid: first}
+    assert first.chunk.text.startswith("class Cart:\n    items = []")
+    assert shop.chunk_at("src/shop/cart.py", 6) == by_file[1].cid
+    assert shop.chunk_at("src/shop/cart.py", 40) is None
+
+
+def test_symbols_by_name_prefix_and_inner_part(shop):
+    def names(match: NameMatch, filters: SymbolFilters = ANY, **kw) -> list[str]:
+        return [r.qualname for r in shop.symbols(match, filters, 100, **kw)]
+
+    assert names(NameMatch(names=(normalize_symbol("checkout_cart"),))) == ["checkout_cart"]
+    assert names(NameMatch(names=("additem", "payinvoice"))) == ["Cart.add_item", "payInvoice"]
+    assert names(NameMatch(names=("checkout",))) == ["Checkout"]
+    assert names(NameMatch(names=("checkout",)), SymbolFilters(sections=False)) == []
+    assert names(NameMatch(prefix="checkout")) == ["checkout_cart"]  # longer names only
+    assert set(names(NameMatch(prefix="checkout", prefix_itself=True))) == {"Checkout", "checkout_cart"}
+    assert names(NameMatch(inner="cart")) == ["checkout_cart"]  # not "cart" at the start
+    assert names(NameMatch(prefix="c", prefix_itself=True, min_len=4, max_len=8)) == ["Cart", "Checkout"]
+    assert names(NameMatch(prefix="c", prefix_itself=True), order="length") == [
+        "Cart",
+        "Checkout",
+        "checkout_cart",
+    ]
+
+
+def test_symbol_filters_and_counts(shop):
+    anything = NameMatch(prefix="a", prefix_itself=True)
+    assert [r.path for r in shop.symbols(anything, SymbolFilters(path="src/shop"), None)] == [
+        "src/shop/cart.py"
+    ]
+    assert shop.symbols(anything, SymbolFilters(path="src/sho"), None) == []
+    assert shop.symbols(NameMatch(names=("payinvoice",)), SymbolFilters(language="python"), None) == []
+    assert shop.count_symbols(NameMatch(names=("payinvoice",)), SymbolFilters(kind="function")) == 1
+    assert shop.count_symbols(NameMatch(prefix="c", prefix_itself=True), SymbolFilters()) == 3
+    assert shop.symbol_names(NameMatch(prefix="c", prefix_itself=True), SymbolFilters(), 2) == [
+        "cart",
+        "checkout",
+    ]
+
+
+def test_a_files_symbols_come_in_the_order_they_were_found(shop):
+    rows = shop.symbols_of_file("src/shop/cart.py")
+    assert [(r.kind, r.qualname, r.start_line, r.end_line, r.parent) for r in rows] == [
+        ("class", "Cart", 1, 4, ""),
+        ("method", "Cart.add_item", 5, 8, "Cart"),
+        ("function", "checkout_cart", 9, 12, ""),
+    ]
+    assert rows[1].norm == "additem" and rows[1].signature == "def add_item(self, item):"
+
+
+# -- lexical -------------------------------------------------------------------------
+
+
+def test_lexical_ranks_best_first_within_filters(shop):
+    assert query(shop, "add item to cart")[0] == "Cart.add_item"
+    assert query(shop, "pay invoice")[0] == "payInvoice"
+    assert query(shop, "pay", filters=LexFilters(subpath="src/shop")) == ["checkout_cart"]
+    assert query(shop, "pay", filters=LexFilters(subpath="src/sho")) == []
+    assert query(shop, "pay", filters=LexFilters(languages=("markdown",))) == ["Checkout"]
+    assert query(shop, "cart", filters=LexFilters(kinds=("method",))) == ["Cart.add_item"]
+    assert query(shop, "zebra") == []
+
+
+def test_lexical_weights_terms_and_fields(shop):
+    (checkout,), (invoice,) = tokenize("checkout"), tokenize("invoice")
+    best = shop.chunks_of_file("src/pay/gateway.js")[0].cid
+    assert shop.lexical([(checkout, 1.0), (invoice, 9.0)], FIELDS, 1)[0][0] == best
+    assert shop.lexical([(checkout, 9.0), (invoice, 1.0)], FIELDS, 1)[0][0] != best
+    scores = dict(shop.lexical([(t, 1.0) for t in tokenize("cart")], FIELDS, 10))
+    doubled = dict(shop.lexical([(t, 2.0) for t in tokenize("cart")], FIELDS, 10))
+    assert scores.keys() == doubled.keys()
+    assert all(doubled[c] == pytest.approx(2 * scores[c], rel=1e-4) for c in scores)
+    assert shop.lexical([(t, 1.0) for t in tokenize("cart")], {"body": 0.0}, 10) == []
+
+
+# -- batches and counters ------------------------------------------------------------------
+
+
+def test_a_batch_is_seen_whole_after_its_commit(store: Store, shop):
+    cart = shop.files()["src/shop/cart.py"]
+    version = shop.meta().get("content_version")
+    key = shop.cache_key()
+    with store.write_lock():
+        writer = store.open_writer(store.current())
+        try:
+            writer.begin()
+            writer.delete_file(cart.id)
+            add(writer, CARTS)
+            shop.refresh()
+            assert "src/shop/cart.py" in shop.paths() and "src/shop/carts/__init__.py" not in shop.paths()
+            writer.commit()
+        finally:
+            writer.close()
+    shop.refresh()
+    assert set(shop.paths()) == {"src/shop/carts/__init__.py", "src/pay/gateway.js", "docs/guide.md"}
+    assert query(shop, "add items") == ["add_items"]
+    assert shop.symbols(NameMatch(names=("additem",)), SymbolFilters(), None) == []
+    assert shop.chunks_of_file("src/shop/cart.py") == []
+    assert shop.meta()["content_version"] != version
+    assert shop.cache_key() != key
+
+
+def test_an_aborted_batch_leaves_nothing_behind(store: Store, shop):
+    before = (shop.counts(), sorted(shop.paths()))
+    with store.write_lock():
+        writer = store.open_writer(store.current())
+        try:
+            writer.begin()
+            writer.delete_file(shop.files()["src/pay/gateway.js"].id)
+            add(writer, CARTS)
+            writer.abort()
+            assert not writer.in_batch
+            assert writer.reconcile() == 0
+        finally:
+            writer.close()
+    shop.refresh()
+    assert (shop.counts(), sorted(shop.paths())) == before
+    assert query(shop, "add items")[0] == "Cart.add_item"
+    assert query(shop, "pay invoice")[0] == "payInvoice"
+
+
+def test_touched_and_skipped_files(store: Store, shop):
+    cart = shop.files()["src/shop/cart.py"]
+    skip = SkippedFile("data/blob.bin", "binary", 2048, 77)
+    refresh(store, lambda w: (w.touch_file(cart.id, 150, 2_000), w.set_skipped(skip)))
+    shop.refresh()
+    moved = shop.files()["src/shop/cart.py"]
+    assert (moved.size, moved.mtime_ns, moved.hash) == (150, 2_000, cart.hash)
+    assert shop.skipped_files() == {"data/blob.bin": skip}
+    refresh(store, lambda w: w.forget_skipped(["data/blob.bin"]))
+    shop.refresh()
+    assert shop.skipped_files() == {}
+
+
+def test_counters_move_with_content_and_with_vectors(store: Store, shop):
+    def counters() -> tuple[int, int]:
+        shop.refresh()
+        now = shop.meta()
+        return int(now.get("content_version", 0)), int(now.get("vectors_version", 0))
+
+    content, vectors = counters()
+    key = shop.cache_key()
+    cid = shop.chunks_of_file("docs/guide.md")[0].cid
+    refresh(store, lambda w: w.put_vectors([(cid, vec(1, 0, 0, 0))]))
+    assert counters() == (content, vectors + 1)
+    assert shop.cache_key() == key
+    refresh(store, lambda w: w.forget_skipped([]))
+    assert counters() == (content + 1, vectors + 2)
+    assert shop.cache_key() != key
+
+
+# -- vectors --------------------------------------------------------------------------------
+
+
+def test_vectors_are_searched_exactly_and_go_with_their_file(store: Store, shop):
+    by_name = {s.chunk.qualname: s for p in shop.paths() for s in shop.chunks_of_file(p)}
+    rows = {
+        "Cart": vec(1, 0, 0, 0),
+        "Cart.add_item": vec(0.9, 0.1, 0, 0),
+        "checkout_cart": vec(0, 1, 0, 0),
+        "payInvoice": vec(0, 0, 1, 0),
+    }
+    with store.write_lock():
+        writer = store.open_writer(store.current())
+        try:
+            assert writer.chunks_missing_vectors(10) == sorted(s.cid for s in by_name.values())
+            writer.write_meta({"embed_identity": "test:4", "embed_style": "plain", "embed_dim": 4})
+            writer.begin()
+            writer.put_vectors((by_name[q].cid, v) for q, v in rows.items())
+            writer.commit()
+            assert writer.chunks_missing_vectors(10) == [by_name["Checkout"].cid]
+            assert writer.vector_count() == 4
+            cart_id = writer.files()["src/shop/cart.py"].id
+            assert writer.vectors_of_file(cart_id) == {by_name[q].chunk.id: rows[q] for q in list(rows)[:3]}
+        finally:
+            writer.close()
+    shop.refresh()
+    assert shop.vector_count() == 4
+    probe = np.asarray([1, 0, 0, 0], dtype=np.float32)
+    top = shop.dense_top(probe, 2)
+    assert [c for c, _ in top] == [by_name["Cart"].cid, by_name["Cart.add_item"].cid]
+    assert top[0][1] == pytest.approx(1.0, abs=1e-3)
+    sims = shop.dense_similarities(probe, [by_name["payInvoice"].cid, by_name["Checkout"].cid])
+    assert sims == {by_name["payInvoice"].cid: pytest.approx(0.0, abs=1e-3)}
+    assert shop.dense_state(500_000)
+
+    refresh(store, lambda w: w.delete_file(w.files()["src/shop/cart.py"].id))
+    shop.refresh()
+    assert shop.vector_count() == 1
+    assert [c for c, _ in shop.dense_top(probe, 5)] == [by_name["payInvoice"].cid]
+
+
+def test_kept_vectors_follow_an_edited_file(store: Store, shop):
+    kept = {s.chunk.id: vec(1, 2, 3, 4) for s in shop.chunks_of_file("src/shop/cart.py")}
+
+    def edit(writer: IndexWriter) -> None:
+        writer.delete_file(writer.files()["src/shop/cart.py"].id)
+        add(writer, CART, vectors=kept, size=120)
+
+    refresh(store, edit)
+    shop.refresh()
+    assert shop.vector_count() == 3
+    assert shop.files()["src/shop/cart.py"].size == 120
+
+
+def test_dropping_vectors_forgets_the_model(store: Store, shop):
+    cid = shop.chunks_of_file("docs/guide.md")[0].cid
+    with store.write_lock():
+        writer = store.open_writer(store.current())
+        try:
+            writer.write_meta({"embed_identity": "test:4", "embed_style": "plain", "embed_dim": 4})
+            writer.begin()
+            writer.put_vectors([(cid, vec(1, 1, 1, 1))])
+            writer.commit()
+            writer.begin()
+            writer.drop_vectors()
+            writer.commit()
+            assert writer.vector_count() == 0
+            assert "embed_identity" not in writer.meta()
+        finally:
+            writer.close()
+
+
+def test_a_rebuild_copies_the_vectors_of_unchanged_chunks(store: Store):
+    old = build(store, CART, PAY)
+    with store.write_lock():
+        writer = store.open_writer(old)
+        try:
+            writer.write_meta({"embed_identity": "test:4", "embed_style": "plain", "embed_dim": 4})
+            writer.begin()
+            writer.put_vectors((cid, vec(1, 0, 0, 1)) for cid in writer.chunks_missing_vectors(10))
+            writer.commit()
+        finally:
+            writer.close()
+        gen = store.new_generation()
+        writer = store.open_writer(gen, create=True)
+        try:
+            writer.write_meta(meta(store))
+            writer.begin()
+            add(writer, CART)
+            add(writer, GUIDE)
+            writer.commit()
+            assert writer.copy_vectors(old, "test:4", "other style") == 0
+            assert writer.copy_vectors(old, "test:4", "plain") == 3  # CART's; GUIDE is new
+            assert writer.vector_count() == 3
+            (missing,) = writer.chunks_missing_vectors(10)
+            assert writer.chunks([missing])[missing].chunk.path == "docs/guide.md"
+        finally:
+            writer.close()
+
+
+# -- remembered results -----------------------------------------------------------------
+
+
+def test_a_remembered_result_is_recalled(shop):
+    assert shop.recall("0123456789") is None
+    assert shop.remember("0123456789", '{"query": "cart"}')
+    assert shop.recall("0123456789") == '{"query": "cart"}'
+    assert shop.remember("0123456789", '{"query": "pay"}')
+    assert shop.recall("0123456789") == '{"query": "pay"}'

@@ -1,0 +1,91 @@
+"""The per-thread reader cache (repolens.store.handles): one reader per store
+and thread, reopened when a new generation is published, refreshed to see the
+batches committed since, closed when its thread has ended."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from store_helpers import CART, CARTS, PAY, add, build, refresh
+
+from repolens.errors import IndexMissingError
+from repolens.store.base import Store
+from repolens.store.handles import ReaderCache
+
+
+@pytest.fixture
+def cache() -> Iterator[ReaderCache]:
+    readers = ReaderCache()
+    yield readers
+    readers.clear()
+
+
+@pytest.fixture
+def store(store_factory, tmp_path: Path) -> Store:
+    root = tmp_path / "repo"
+    root.mkdir()
+    return store_factory(root)
+
+
+def _in_thread(cache: ReaderCache, store: Store):
+    got = []
+    thread = threading.Thread(target=lambda: got.append(cache.get(store)))
+    thread.start()
+    thread.join()
+    return got[0]
+
+
+def test_no_index_is_the_missing_error(cache: ReaderCache, store: Store):
+    with pytest.raises(IndexMissingError):
+        cache.get(store)
+
+
+def test_a_thread_reuses_its_reader_and_each_thread_has_its_own(cache: ReaderCache, store: Store):
+    build(store, CART)
+    mine = cache.get(store)
+    assert cache.get(store) is mine
+    theirs = _in_thread(cache, store)
+    assert theirs is not mine
+    assert mine.paths() == ["src/shop/cart.py"]
+
+
+def test_the_readers_of_ended_threads_are_closed(cache: ReaderCache, store: Store):
+    build(store, CART)
+    ended = _in_thread(cache, store)
+    mine = cache.get(store)  # opened after the other thread ended: its reader is closed
+    assert mine.paths() == ["src/shop/cart.py"]
+    with pytest.raises(Exception, match="closed"):
+        ended.paths()
+
+
+def test_a_new_generation_gets_a_new_reader(cache: ReaderCache, store: Store):
+    first = build(store, CART)
+    old = cache.get(store)
+    assert old.generation == first
+    second = build(store, PAY)
+    new = cache.get(store)
+    assert new is not old and new.generation == second
+    assert new.paths() == ["src/pay/gateway.js"]
+
+
+def test_a_kept_reader_sees_the_batches_committed_since(cache: ReaderCache, store: Store):
+    build(store, CART)
+    reader = cache.get(store)
+    refresh(store, lambda writer: add(writer, CARTS))
+    assert cache.get(store) is reader
+    assert sorted(reader.paths()) == ["src/shop/cart.py", "src/shop/carts/__init__.py"]
+    terms = [("add", 1.0), ("item", 1.0)]
+    found = reader.chunks(cid for cid, _ in reader.lexical(terms, {"name": 1.0}, 10))
+    assert {s.chunk.path for s in found.values()} == {"src/shop/cart.py", "src/shop/carts/__init__.py"}
+
+
+def test_clear_closes_every_reader(cache: ReaderCache, store: Store):
+    build(store, CART)
+    reader = cache.get(store)
+    cache.clear()
+    with pytest.raises(Exception, match="closed"):
+        reader.paths()
+    assert cache.get(store) is not reader
