@@ -200,6 +200,11 @@ def repolens_answer(text: str, root: Path, index_dir: Path, top_k: int | None) -
         Hit(h["path"], ((h["start_line"], h["end_line"]),), line_ranges(shown_numbers(h["text"])))
         for h in packet["hits"]
     ]
+    # Pointers to the next files cite a file and a span, but show no line.
+    hits += [
+        Hit(f["path"], ((f["start_line"], f["end_line"]),), (), pointer=True)
+        for f in packet.get("next_files", ())
+    ]
     extra = {"omitted": len(packet["omitted"]), "path_only": sum(h["path_only"] for h in packet["hits"])}
     return Answer(hits, len(reply.text), latency, extra=extra)
 
@@ -446,11 +451,20 @@ def fmt(x: float, digits: int = 2) -> str:
 
 
 HEADLINE = (
-    "scope|system|n|Acc@1|Acc@5|MRR@10|Line@5|Line@5(fn)|Shown@5|lines@5"
+    "scope|system|n|Acc@1|Acc@5|Acc@10|MRR@10|Line@5|Line@5(fn)|Shown@5|lines@5"
     "|chars p50|chars p90|chars mean|ms p50|ms p90"
 )
 # summary key -> decimals shown, in HEADLINE's column order
-HEADLINE_COLS = {"acc1": 2, "acc5": 2, "mrr": 3, "line5": 2, "line5_fn": 2, "shown5": 2, "span5_p50": 0}
+HEADLINE_COLS = {
+    "acc1": 2,
+    "acc5": 2,
+    "acc10": 2,
+    "mrr": 3,
+    "line5": 2,
+    "line5_fn": 2,
+    "shown5": 2,
+    "span5_p50": 0,
+}
 HEADLINE_COLS |= {"chars_p50": 0, "chars_p90": 0, "chars_mean": 0, "lat_p50": 1, "lat_p90": 1}
 
 

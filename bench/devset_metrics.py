@@ -29,6 +29,9 @@ class Hit:
     # The lines the agent reads, as ranges, when fewer than ``ranges`` (a
     # repolens block shows only some lines of its span); None: all of them.
     shown: tuple[tuple[int, int], ...] | None = None
+    # A pointer names a file and a span but shows no line (a packet's "next
+    # files"): it counts for the file metrics, not for Line@5.
+    pointer: bool = False
 
 
 @dataclass
@@ -74,7 +77,7 @@ def line_hit(hits: Sequence[Hit], gold: Iterable[dict], k: int = LINE_HITS) -> b
     by_path: dict[str, list[tuple[int, int]]] = {}
     for g in gold:
         by_path.setdefault(g["path"], []).append((g["start_line"], g["end_line"]))
-    for hit in hits[:k]:
+    for hit in [h for h in hits if not h.pointer][:k]:
         for r in hit.ranges:
             if any(_overlaps(r, g) for g in by_path.get(hit.path, ())):
                 return True
@@ -106,6 +109,7 @@ def score(answer: Answer, query: dict) -> dict:
         "first_gold_rank": rank,
         "acc1": float(all_gold_within(files, query["gold_files"], 1)),
         "acc5": float(all_gold_within(files, query["gold_files"], 5)),
+        "acc10": float(all_gold_within(files, query["gold_files"], 10)),
         "mrr": 1.0 / rank if rank else 0.0,
         "line5": float(line_hit(answer.hits, query["gold_ranges"])),
         # lenient: the enclosing definitions count too (empty for module-level changes)
@@ -113,7 +117,9 @@ def score(answer: Answer, query: dict) -> dict:
         # strict: a gold line is among the lines shown, not just inside a hit's span
         "shown5": float(line_hit([shown_hit(h) for h in answer.hits], query["gold_ranges"])),
         # lines the first 5 hits claim (Line@5 is easier for wide blocks)
-        "span5": sum(b - a + 1 for h in answer.hits[:LINE_HITS] for a, b in h.ranges),
+        "span5": sum(
+            b - a + 1 for h in [h for h in answer.hits if not h.pointer][:LINE_HITS] for a, b in h.ranges
+        ),
         "chars": answer.chars,
         "latency_ms": answer.latency_ms,
     }
@@ -136,7 +142,7 @@ def summarize(rows: Sequence[dict]) -> dict:
     chars = [r["chars"] for r in rows]
     lat = [r["latency_ms"] for r in rows if r["latency_ms"] is not None]
     out = {"n": len(rows)}
-    for key in ("acc1", "acc5", "mrr", "line5", "line5_fn", "shown5"):
+    for key in ("acc1", "acc5", "acc10", "mrr", "line5", "line5_fn", "shown5"):
         out[key] = mean([r[key] for r in rows])
     out |= {
         "span5_p50": statistics.median([r["span5"] for r in rows]) if rows else math.nan,

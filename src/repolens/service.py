@@ -19,7 +19,7 @@ from repolens.errors import EmbedderError, RepolensError, UsageError
 from repolens.index.build import IndexReport, ProgressFn, build_index
 from repolens.reply.chunk import ChunkView
 from repolens.reply.chunk import get_chunk as _get_chunk
-from repolens.reply.files import FileEntry, file_overview, render_files
+from repolens.reply.files import FileEntry, file_overview, ranked_files, render_files
 from repolens.reply.focus import FocusResult, focused_context
 from repolens.reply.packet import Packet, PacketOptions, render_packet
 from repolens.reply.snippet import Snippet
@@ -341,8 +341,9 @@ def search_code(
     reply = SearchReply(
         query=query, query_id=query_id, mode=mode, text="", indexed=indexed, notes=tuple(notes)
     )
+    overview_size = max(settings.top_k, 10)
     if mode == "files":
-        reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
+        reply.files = file_overview(hits, parsed, limit=overview_size)
         reply.text = render_files(reply.files, settings.max_chars, footer)
         return reply
     opts = PacketOptions(
@@ -353,10 +354,12 @@ def search_code(
         fair_share=settings.fair_share,
         explain=explain,
         notes=notes,
+        cite_files=settings.cite_files,
+        files=ranked_files(hits, parsed) if settings.cite_files else (),
     )
     reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts)
     if mode == "json":
-        reply.files = file_overview(hits, parsed, limit=max(settings.top_k, 10))
+        reply.files = file_overview(hits, parsed, limit=overview_size)
         reply.text = json.dumps(reply.to_json(), ensure_ascii=False)
     else:
         reply.text = f"{reply.packet.text}\n\n{footer}"

@@ -48,6 +48,9 @@ class Settings:
     max_chars: int = 6000
     hit_max_chars: int = 4000
     context_lines: int = 2
+    # packets: name up to this many files in all, the ones after the hits'
+    # own as one-line pointers to their best span (0 = no pointers)
+    cite_files: int = 10
     # give each hit a fair share of the budget so the top hits all fit
     fair_share: bool = True
     # query understanding: identifiers and paths weigh more than prose, stopwords
@@ -91,6 +94,7 @@ _BOUNDS: dict[str, tuple[int, int]] = {
     "max_chars": (MIN_BUDGET, MAX_BUDGET),
     "hit_max_chars": (100, MAX_BUDGET),
     "context_lines": (0, MAX_CONTEXT_LINES),
+    "cite_files": (0, 50),
     "ann_min_vectors": (0, 1 << 40),
 }
 _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {

@@ -287,3 +287,55 @@ def test_a_cut_definition_shows_the_code_that_matches_before_its_docstring():
 )
 def test_prose_lines_are_comments_and_docstrings_not_code(language, source, prose):
     assert prose_lines(source.split("\n"), language) == prose
+
+
+# -- the next files after the hits ---------------------------------------------
+
+
+def _entries(paths):
+    from repolens.reply.files import FileEntry
+
+    return [
+        FileEntry(
+            path=p,
+            score=10.0 - i,
+            hits=1,
+            terms=("url",),
+            terms_total=2,
+            defines=(),
+            role="source",
+            best=(3, 9),
+        )
+        for i, p in enumerate(paths)
+    ]
+
+
+def test_a_packet_names_the_next_files_after_its_hits_as_one_line_pointers():
+    hits = [_hit(_chunk(f"h{i}.py", 1, ["def parse_url(s):", "    pass"]), 5.0 - i) for i in range(3)]
+    files = _entries(["h0.py", "n1.py", "h1.py", "n2.py", "n3.py", "n4.py"])
+    opts = PacketOptions(cite_files=5, files=files)
+    packet = render_packet("parse_url", hits, parse_query("parse_url").tokens, opts)
+    tail = packet.text.split("\n\n")[-1].splitlines()
+    assert tail == [
+        "next files (read_snippet PATH START END to read one):",
+        "n1.py:3-9 (1 of 2 terms, source file)",
+        "n2.py:3-9 (1 of 2 terms, source file)",
+    ], "files the hits already name are skipped; five files are named in all"
+    assert packet.to_json()["next_files"] == [
+        {"path": "n1.py", "start_line": 3, "end_line": 9, "reason": "1 of 2 terms, source file"},
+        {"path": "n2.py", "start_line": 3, "end_line": 9, "reason": "1 of 2 terms, source file"},
+    ]
+
+
+def test_pointers_take_a_small_share_of_the_budget_and_none_when_off():
+    hits = [_hit(_chunk("a.py", 1, ["def parse_url(s):", *_filler(200)]), 5.0)]
+    files = _entries([f"pkg/module_{i}.py" for i in range(20)])
+    tokens = parse_query("parse_url").tokens
+    small = render_packet(
+        "parse_url", hits, tokens, PacketOptions(max_chars=1000, cite_files=20, files=files)
+    )
+    assert len(small.text) <= 1000
+    pointer_chars = len(small.text.split("\n\n")[-1])
+    assert 0 < len(small.pointers) < 19 and pointer_chars <= 150, "at most 15% of the budget"
+    off = render_packet("parse_url", hits, tokens, PacketOptions(max_chars=1000, cite_files=0, files=files))
+    assert not off.pointers and "next files" not in off.text

@@ -53,3 +53,12 @@ def did_not_fit(noun: str, refs: Sequence[str], limit: int) -> str:
         if len(text) <= limit:
             return text
     return head if len(head) <= limit else ""
+
+
+# The head of a packet's last lines: the next best files after the hits.
+NEXT_FILES = "next files (read_snippet PATH START END to read one):"
+
+
+def next_file_line(path: str, start: int, end: int, reason: str) -> str:
+    """One pointer to a file a packet names without showing it: its best span and why."""
+    return f"{path}:{start}-{end} ({reason})"

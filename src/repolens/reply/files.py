@@ -12,7 +12,8 @@ query names, and its role.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,15 @@ class FileEntry:
             f"{self.reason()}"
         )
 
+    def pointer_json(self) -> dict[str, Any]:
+        """The entry as a packet's pointer to a next file."""
+        return {
+            "path": self.path,
+            "start_line": self.best[0],
+            "end_line": self.best[1],
+            "reason": self.reason(),
+        }
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
@@ -69,16 +79,28 @@ class FileEntry:
 
 def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> list[FileEntry]:
     """The top ``limit`` files of a ranked chunk list, with their evidence."""
+    return list(itertools.islice(ranked_files(hits, query), limit))
+
+
+def ranked_files(hits: Sequence[Hit], query: ParsedQuery) -> Iterator[FileEntry]:
+    """Every file of a ranked chunk list, best first, each with its evidence.
+
+    Ranking the files is cheap; the evidence reads the text of a file's hits,
+    so it is gathered as the entries are taken, for those files only.
+    """
     by_file: dict[str, list[Hit]] = {}
     for h in hits:
         by_file.setdefault(h.chunk.path, []).append(h)
-    surface = {t.token: t.surface or t.token for t in query.terms}
-    named = {i.lower().replace("_", "") for i in query.identifiers}
-    entries = []
+    scored = []
     for path, file_hits in by_file.items():
         ordered = sorted(file_hits, key=lambda h: -h.relevance)
         role = path_role(path)
         score = sum(h.relevance * _DECAY**k for k, h in enumerate(ordered)) * OVERVIEW_WEIGHT.get(role, 1.0)
+        scored.append((score, path, role, ordered))
+    scored.sort(key=lambda item: -item[0])  # stable: equal scores keep rank order
+    surface = {t.token: t.surface or t.token for t in query.terms}
+    named = {i.lower().replace("_", "") for i in query.identifiers}
+    for score, path, role, ordered in scored:
         found: set[str] = set()
         defines: list[str] = []
         for h in ordered:
@@ -89,21 +111,16 @@ def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> l
                 defined = c.qualname
             if defined and defined not in defines:
                 defines.append(defined)
-        terms = tuple(surface[t] for t in surface if t in found)
-        entries.append(
-            FileEntry(
-                path=path,
-                score=score,
-                hits=len(file_hits),
-                terms=terms,
-                terms_total=len(surface),
-                defines=tuple(defines),
-                role=role,
-                best=(ordered[0].chunk.start_line, ordered[0].chunk.end_line),
-            )
+        yield FileEntry(
+            path=path,
+            score=score,
+            hits=len(ordered),
+            terms=tuple(surface[t] for t in surface if t in found),
+            terms_total=len(surface),
+            defines=tuple(defines),
+            role=role,
+            best=(ordered[0].chunk.start_line, ordered[0].chunk.end_line),
         )
-    entries.sort(key=lambda e: -e.score)
-    return entries[:limit]
 
 
 def render_files(entries: Sequence[FileEntry], max_chars: int, footer: str = "") -> str:

@@ -21,19 +21,23 @@ Format contract (tests assert it)::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from repolens.chunk import Chunk
 from repolens.chunk.pack import join_names, repeated_header_lines, split_names
 from repolens.reply.budget import (
+    NEXT_FILES,
     budget_marker,
     did_not_fit,
     more_did_not_fit,
+    next_file_line,
     omitted_marker,
     truncated_marker,
 )
+from repolens.reply.files import FileEntry
 from repolens.reply.prose import prose_lines
 from repolens.search.retrieve import Hit
 from repolens.tokens import tokenize
@@ -41,6 +45,8 @@ from repolens.tokens import tokenize
 NO_MATCH = "No matching chunks found."
 _SEP = "\n\n"
 _TRAILER_RESERVE = 400
+# At most this share of the budget goes to pointers to the next files.
+_POINTER_SHARE = 0.15
 # The smallest share of the budget a block is given: below this a hit shows
 # too little to be worth its header.
 _MIN_SHARE = 500
@@ -103,6 +109,7 @@ class Packet:
     omitted: list[Block]
     text: str
     notes: tuple[str, ...] = ()
+    pointers: tuple[FileEntry, ...] = ()  # the next files, named after the hits
 
     def to_json(self) -> dict[str, Any]:
         """The rendered blocks as they are (``text`` is the block's text in
@@ -135,6 +142,16 @@ class Packet:
                 for b in self.omitted
             ],
             "notes": list(self.notes),
+            **(
+                {
+                    "next_files": [
+                        {"path": e.path, "start_line": e.best[0], "end_line": e.best[1], "reason": e.reason()}
+                        for e in self.pointers
+                    ]
+                }
+                if self.pointers
+                else {}
+            ),
         }
 
 
@@ -147,6 +164,11 @@ class PacketOptions:
     fair_share: bool = True
     explain: bool = False
     notes: Sequence[str] = field(default_factory=tuple)
+    # the next best files after the hits' own, as one-line pointers, up to
+    # this many files named in all (0: none); taken from ``files`` in order
+    # (an iterable: the entries after those taken are never computed)
+    cite_files: int = 0
+    files: Iterable[FileEntry] = ()
 
 
 # -- selecting and trimming -------------------------------------------------
@@ -446,6 +468,12 @@ def render_packet(
     if not blocks:
         text = NO_MATCH if not note_text else f"{note_text}{_SEP}{NO_MATCH}"
         return Packet(query, [], [], text[: opts.max_chars], notes)
+    named = {b.path for b in blocks}
+    others = (e for e in opts.files if e.path not in named)
+    wanted = list(itertools.islice(others, max(0, opts.cite_files - len(named))))
+    pointers, pointer_text = _pointers(wanted, int(budget * _POINTER_SHARE))
+    if pointer_text:
+        budget -= len(pointer_text) + len(_SEP)
 
     parts: list[str] = []
     rendered: list[RenderedBlock] = []
@@ -467,7 +495,25 @@ def render_packet(
     trailer = _trailer(omitted, budget - used - len(_SEP))
     if trailer:
         parts.append(trailer)
+    if pointer_text:
+        parts.append(pointer_text)
     text = _SEP.join(parts)
     if note_text:
         text = f"{note_text}{_SEP}{text}"
-    return Packet(query, rendered, omitted, text, notes)
+    return Packet(query, rendered, omitted, text, notes, pointers)
+
+
+def _pointers(entries: Sequence[FileEntry], limit: int) -> tuple[tuple[FileEntry, ...], str]:
+    """The next best files, one line each (where to read, and why), as many
+    as fit in ``limit`` chars, best first."""
+    lines = [NEXT_FILES]
+    shown: list[FileEntry] = []
+    size = len(NEXT_FILES)
+    for e in entries:
+        line = next_file_line(e.path, e.best[0], e.best[1], e.reason())
+        if size + 1 + len(line) > limit:
+            break
+        lines.append(line)
+        shown.append(e)
+        size += 1 + len(line)
+    return (tuple(shown), "\n".join(lines)) if shown else ((), "")
