@@ -8,6 +8,7 @@ a value whose ``render()``/``text`` is what the user sees.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -355,7 +356,7 @@ def search_code(
         explain=explain,
         notes=notes,
         cite_files=settings.cite_files,
-        files=ranked_files(hits, parsed) if settings.cite_files else (),
+        files=functools.partial(ranked_files, hits, parsed),
     )
     reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts)
     if mode == "json":

@@ -136,6 +136,16 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def token_set(text: str) -> set[str]:
+    """The distinct tokens of ``text``: what :func:`tokenize` yields, without
+    order or repeats. Each distinct run is split once, so asking which query
+    terms a whole chunk contains costs a fraction of tokenizing it."""
+    out: set[str] = set()
+    for run in set(_RUN.findall(text)):
+        out.update(_run_tokens(run))
+    return out
+
+
 def surface_forms(text: str) -> dict[str, str]:
     """Each token of ``text`` mapped to the first word that produced it, for
     showing people words rather than stems (``expir`` -> ``expired``)."""

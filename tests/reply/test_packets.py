@@ -313,7 +313,7 @@ def _entries(paths):
 def test_a_packet_names_the_next_files_after_its_hits_as_one_line_pointers():
     hits = [_hit(_chunk(f"h{i}.py", 1, ["def parse_url(s):", "    pass"]), 5.0 - i) for i in range(3)]
     files = _entries(["h0.py", "n1.py", "h1.py", "n2.py", "n3.py", "n4.py"])
-    opts = PacketOptions(cite_files=5, files=files)
+    opts = PacketOptions(cite_files=5, files=lambda named: files)
     packet = render_packet("parse_url", hits, parse_query("parse_url").tokens, opts)
     tail = packet.text.split("\n\n")[-1].splitlines()
     assert tail == [
@@ -332,10 +332,11 @@ def test_pointers_take_a_small_share_of_the_budget_and_none_when_off():
     files = _entries([f"pkg/module_{i}.py" for i in range(20)])
     tokens = parse_query("parse_url").tokens
     small = render_packet(
-        "parse_url", hits, tokens, PacketOptions(max_chars=1000, cite_files=20, files=files)
+        "parse_url", hits, tokens, PacketOptions(max_chars=1000, cite_files=20, files=lambda named: files)
     )
     assert len(small.text) <= 1000
     pointer_chars = len(small.text.split("\n\n")[-1])
     assert 0 < len(small.pointers) < 19 and pointer_chars <= 150, "at most 15% of the budget"
-    off = render_packet("parse_url", hits, tokens, PacketOptions(max_chars=1000, cite_files=0, files=files))
+    off_opts = PacketOptions(max_chars=1000, cite_files=0, files=lambda named: files)
+    off = render_packet("parse_url", hits, tokens, off_opts)
     assert not off.pointers and "next files" not in off.text

@@ -13,7 +13,7 @@ query names, and its role.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +21,11 @@ from repolens.reply.budget import counted, more_did_not_fit
 from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
 from repolens.search.query import ParsedQuery
 from repolens.search.retrieve import Hit
-from repolens.tokens import tokenize
+from repolens.tokens import token_set
 
+# The terms a file matches are read from its best few hits only: tokenizing
+# every hit of every named file was a third of a warm search.
+EVIDENCE_HITS = 3
 _DECAY = 0.5  # weight of the k-th best chunk of a file: _DECAY ** k
 
 
@@ -82,8 +85,11 @@ def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> l
     return list(itertools.islice(ranked_files(hits, query), limit))
 
 
-def ranked_files(hits: Sequence[Hit], query: ParsedQuery) -> Iterator[FileEntry]:
-    """Every file of a ranked chunk list, best first, each with its evidence.
+def ranked_files(
+    hits: Sequence[Hit], query: ParsedQuery, exclude: Collection[str] = ()
+) -> Iterator[FileEntry]:
+    """Every file of a ranked chunk list but ``exclude``, best first, each
+    with its evidence.
 
     Ranking the files is cheap; the evidence reads the text of a file's hits,
     so it is gathered as the entries are taken, for those files only.
@@ -101,11 +107,14 @@ def ranked_files(hits: Sequence[Hit], query: ParsedQuery) -> Iterator[FileEntry]
     surface = {t.token: t.surface or t.token for t in query.terms}
     named = {i.lower().replace("_", "") for i in query.identifiers}
     for score, path, role, ordered in scored:
+        if path in exclude:
+            continue
         found: set[str] = set()
         defines: list[str] = []
-        for h in ordered:
+        for k, h in enumerate(ordered):
             c = h.chunk
-            found.update(surface.keys() & set(tokenize(c.text)))
+            if k < EVIDENCE_HITS and len(found) < len(surface):
+                found.update(surface.keys() & token_set(c.text))
             defined = str(h.factors.get("defines", ""))  # from the symbol leg
             if not defined and c.kind in DEFINITION_KINDS and c.name.lower().replace("_", "") in named:
                 defined = c.qualname

@@ -22,7 +22,7 @@ Format contract (tests assert it)::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,10 +165,11 @@ class PacketOptions:
     explain: bool = False
     notes: Sequence[str] = field(default_factory=tuple)
     # the next best files after the hits' own, as one-line pointers, up to
-    # this many files named in all (0: none); taken from ``files`` in order
-    # (an iterable: the entries after those taken are never computed)
+    # this many files named in all (0: none); taken in order from
+    # ``files(paths the hits name)``, lazily: an entry's evidence costs a
+    # tokenization, so entries after those taken are never computed
     cite_files: int = 0
-    files: Iterable[FileEntry] = ()
+    files: Callable[[Collection[str]], Iterable[FileEntry]] = lambda named: ()
 
 
 # -- selecting and trimming -------------------------------------------------
@@ -469,7 +470,7 @@ def render_packet(
         text = NO_MATCH if not note_text else f"{note_text}{_SEP}{NO_MATCH}"
         return Packet(query, [], [], text[: opts.max_chars], notes)
     named = {b.path for b in blocks}
-    others = (e for e in opts.files if e.path not in named)
+    others = (e for e in opts.files(named) if e.path not in named)
     wanted = list(itertools.islice(others, max(0, opts.cite_files - len(named))))
     pointers, pointer_text = _pointers(wanted, int(budget * _POINTER_SHARE))
     if pointer_text:
