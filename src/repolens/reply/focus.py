@@ -10,7 +10,7 @@ chunk they are in.
 
 A *match* is a line that contains a query token (the test of
 :func:`repolens.reply.packet.shown_lines`), in a chunk that retrieval returned
-(:func:`repolens.search.retrieve.search_index`, the same as ``search``).
+(:func:`repolens.search.search_index`, the same as ``search``).
 
 Format contract (tests assert it)::
 
@@ -62,8 +62,8 @@ from repolens.chunk.pack import repeated_header_lines
 from repolens.errors import PathError, UsageError
 from repolens.reply.budget import budget_marker, did_not_fit, omitted_marker
 from repolens.reply.chunk import file_lines
+from repolens.search import Filters, Hit, search_index
 from repolens.search.query import ParsedQuery, parse_query
-from repolens.search.retrieve import Filters, Hit, search_index
 from repolens.store.base import IndexReader, StoredChunk
 from repolens.tokens import tokenize
 from repolens.validate import MAX_CONTEXT_LINES, check_budget, check_int

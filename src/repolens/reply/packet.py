@@ -38,8 +38,10 @@ from repolens.reply.budget import (
     truncated_marker,
 )
 from repolens.reply.files import FileEntry
+from repolens.reply.json import packet_json
 from repolens.reply.prose import prose_lines
-from repolens.search.retrieve import Hit
+from repolens.search.hits import Hit
+from repolens.settings import Settings
 from repolens.tokens import tokenize
 
 NO_MATCH = "No matching chunks found."
@@ -112,64 +114,44 @@ class Packet:
     pointers: tuple[FileEntry, ...] = ()  # the next files, named after the hits
 
     def to_json(self) -> dict[str, Any]:
-        """The rendered blocks as they are (``text`` is the block's text in
-        ``self.text``), the hits that did not fit, and the notes."""
-        return {
-            "hits": [
-                {
-                    "path": r.block.path,
-                    "start_line": r.block.start_line,
-                    "end_line": r.block.end_line,
-                    "score": round(r.block.score, 4),
-                    "kind": r.block.kind,
-                    "qualname": r.block.qualname,
-                    "chunk_ids": list(r.block.chunk_ids),
-                    "path_only": r.block.path_only,
-                    **({"explain": r.block.explain} if r.block.explain else {}),
-                    **({"stale": r.block.stale} if r.block.stale else {}),
-                    "truncated": r.truncated,
-                    "text": r.text,
-                }
-                for r in self.rendered
-            ],
-            "omitted": [
-                {
-                    "path": b.path,
-                    "start_line": b.start_line,
-                    "end_line": b.end_line,
-                    "score": round(b.score, 4),
-                }
-                for b in self.omitted
-            ],
-            "notes": list(self.notes),
-            **(
-                {
-                    "next_files": [
-                        {"path": e.path, "start_line": e.best[0], "end_line": e.best[1], "reason": e.reason()}
-                        for e in self.pointers
-                    ]
-                }
-                if self.pointers
-                else {}
-            ),
-        }
+        """See :func:`repolens.reply.json.packet_json`."""
+        return packet_json(self)
+
+
+_DEFAULTS = Settings()
 
 
 @dataclass
 class PacketOptions:
-    top_k: int = 5
-    max_chars: int = 6000
-    hit_max_chars: int = 4000
-    context_lines: int = 2
-    fair_share: bool = True
+    """How a packet is rendered; the defaults are :class:`Settings`' own."""
+
+    top_k: int = _DEFAULTS.top_k
+    max_chars: int = _DEFAULTS.max_chars
+    hit_max_chars: int = _DEFAULTS.hit_max_chars
+    context_lines: int = _DEFAULTS.context_lines
+    fair_share: bool = _DEFAULTS.fair_share
     explain: bool = False
     notes: Sequence[str] = field(default_factory=tuple)
     # the next best files after the hits' own, as one-line pointers, up to
     # this many files named in all (0: none); taken in order from
     # ``files(paths the hits name)``, lazily: an entry's evidence costs a
     # tokenization, so entries after those taken are never computed
-    cite_files: int = 0
+    cite_files: int = _DEFAULTS.cite_files
     files: Callable[[Collection[str]], Iterable[FileEntry]] = lambda named: ()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **given: Any) -> PacketOptions:
+        """The options ``settings`` ask for (a hit never gets more than the
+        whole budget), with ``given`` on top."""
+        values: dict[str, Any] = {
+            "top_k": settings.top_k,
+            "max_chars": settings.max_chars,
+            "hit_max_chars": min(settings.hit_max_chars, settings.max_chars),
+            "context_lines": settings.context_lines,
+            "fair_share": settings.fair_share,
+            "cite_files": settings.cite_files,
+        }
+        return cls(**{**values, **given})
 
 
 # -- selecting and trimming -------------------------------------------------
