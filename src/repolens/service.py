@@ -29,7 +29,7 @@ from repolens.settings import Settings, load_settings
 from repolens.store import open_store, resolve_root
 from repolens.store.base import IndexReader, Store
 from repolens.store.handles import readers
-from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
+from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender
 
 if TYPE_CHECKING:
     from repolens.ops.status import IndexStatus
@@ -97,7 +97,7 @@ def search_code(
         filters = make_filters(path, language, kind, include, exclude)  # before any indexing
     else:
         given = {"query": query, "path": path, "language": language, "kind": kind}
-        _check_rerender({**given, "include": include, "exclude": exclude})
+        check_rerender({**given, "include": include, "exclude": exclude})
     if top_k is not None:
         check_int("top_k", top_k, 1, MAX_TOP_K)
     if max_chars is not None:
@@ -131,18 +131,6 @@ def _ensure_index(
     return build_index(
         store.root, store=store, settings=settings, progress=progress, lock_wait=AUTO_INDEX_WAIT_S
     )
-
-
-def _check_rerender(given: dict[str, object]) -> None:
-    """A ``query_id`` re-renders a remembered search with its own question and
-    filters: refuse any of those passed with it, rather than ignore them."""
-    extra = [name for name, value in given.items() if value]
-    if extra:
-        named = ", ".join("{" + name + "}" for name in extra)
-        raise UsageError(
-            "a remembered search is shown with its own question and filters",
-            fix=f"pass {{query_id}} alone (without {named}), or leave {{query_id}} out to search anew",
-        )
 
 
 def open_index(

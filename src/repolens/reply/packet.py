@@ -40,7 +40,7 @@ from repolens.reply.budget import (
 from repolens.reply.files import FileEntry
 from repolens.reply.json import packet_json
 from repolens.reply.prose import prose_lines
-from repolens.search.hits import Hit
+from repolens.search.hits import Hit, matching_lines, own_lines
 from repolens.settings import Settings
 from repolens.tokens import tokenize
 
@@ -158,7 +158,8 @@ class PacketOptions:
 
 
 def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int, str]:
-    """Lines of the chunk that contain a query token, plus ``context`` around.
+    """Lines of the chunk that match the query (:func:`~repolens.search.hits.matching_lines`),
+    plus ``context`` around.
 
     Empty when no line matches (the chunk matched through its path). A
     definition's first line (its signature) is always shown with a match,
@@ -167,26 +168,23 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int,
     its text; those lines are not the part's own and are left out (the block
     header names the definition).
     """
-    lines = chunk.text.split("\n")
-    header = repeated_header_lines(chunk)
-    if header:
-        lines = lines[header:]
-    matches = [i for i, line in enumerate(lines) if tokens.intersection(tokenize(line))]
+    matches = matching_lines(chunk, tokens)
     if not matches:
         return {}
+    lines, start = own_lines(chunk), chunk.start_line
     keep: set[int] = set()
-    for i in matches:
+    for n in matches:
+        i = n - start
         keep.update(range(max(0, i - context), min(len(lines), i + context + 1)))
-    if chunk.qualname and not header:
+    if chunk.qualname and not repeated_header_lines(chunk):
         keep.add(0)
-    return {chunk.start_line + i: lines[i] for i in sorted(keep) if chunk.start_line + i <= chunk.end_line}
+    return {start + i: lines[i] for i in sorted(keep)}
 
 
 def chunk_prose(chunk: Chunk) -> set[int]:
     """Line numbers of ``chunk`` that are wholly comment or docstring (a
     split part's repeated header is not among its lines)."""
-    lines = chunk.text.split("\n")[repeated_header_lines(chunk) :]
-    return {chunk.start_line + i for i in prose_lines(lines, chunk.language)}
+    return {chunk.start_line + i for i in prose_lines(own_lines(chunk), chunk.language)}
 
 
 def select_hits(

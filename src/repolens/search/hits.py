@@ -1,12 +1,15 @@
-"""What a search returns: ranked :class:`Hit` values in a :class:`SearchOutcome`."""
+"""What a search returns: ranked :class:`Hit` values in a :class:`SearchOutcome`,
+and which lines of a hit's chunk match the question (:func:`matching_lines`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from repolens.chunk import Chunk
+from repolens.chunk.pack import repeated_header_lines
 from repolens.search.filters import Filters
 from repolens.search.query import ParsedQuery
+from repolens.tokens import tokenize
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +64,22 @@ class SearchOutcome:
     hits: list[Hit]
     notes: list[str] = field(default_factory=list)
     filters: Filters = field(default_factory=Filters)
+
+
+def own_lines(chunk: Chunk) -> list[str]:
+    """The lines of ``chunk``'s text that are its own, the first at
+    ``chunk.start_line``: parts 2..n of a split definition repeat the
+    definition's header at the top of their text, and those lines are not
+    theirs (see :func:`repolens.chunk.pack.repeated_header_lines`). There
+    are never more of them than the chunk's span has lines."""
+    lines = chunk.text.split("\n")
+    header = repeated_header_lines(chunk)
+    return lines[header:] if header else lines
+
+
+def matching_lines(chunk: Chunk, tokens: frozenset[str]) -> list[int]:
+    """Line numbers of ``chunk``'s own lines that contain a query token:
+    THE test of a matching line, for packets (which lines to show) and for
+    focus (which definitions to show)."""
+    start = chunk.start_line
+    return [start + i for i, line in enumerate(own_lines(chunk)) if tokens.intersection(tokenize(line))]
