@@ -57,7 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from repolens.reply.budget import budget_marker, did_not_fit, omitted_marker
+from repolens.reply.budget import BLOCK_SEP, budget_marker, did_not_fit, omitted_marker, trailer_reserve
 from repolens.reply.chunk import file_lines
 from repolens.search.focus import Candidate, find_candidates, in_holes, resolve_nesting
 from repolens.search.query import parse_query
@@ -66,8 +66,6 @@ from repolens.tokens import tokenize
 from repolens.validate import MAX_CONTEXT_LINES, check_budget, check_int, check_query
 
 NO_MATCH = "No matching definitions found."
-_SEP = "\n\n"
-_TRAILER_RESERVE = 400
 # The trailer names what was left out, not all of it: up to ~10 refs, then
 # "and N more" (the JSON form lists every omitted block).
 _TRAILER_MAX = 800
@@ -442,12 +440,11 @@ def _assemble(
     left_out: list[FocusBlock] = []
     used = 0
     for i, b in enumerate(chosen):
-        sep = len(_SEP) if parts else 0
+        sep = len(BLOCK_SEP) if parts else 0
         rest = [*chosen[i + 1 :], *omitted]
         # Room is kept for a trailer naming what follows; capped so that a
         # long tail cannot starve the first blocks.
-        trailer = _trailer(rest, min(max_chars - used, _TRAILER_RESERVE))
-        reserve = len(_SEP) + len(trailer) if trailer else 0
+        reserve = trailer_reserve("block", [b.ref() for b in rest], max_chars - used)
         r = render_focus_block(b, texts[b.path], max_chars - used - sep - reserve, context, tokens)
         if r is None:
             left_out = list(chosen[i:])
@@ -459,8 +456,8 @@ def _assemble(
             left_out = list(chosen[i + 1 :])
             break
     not_shown = [*left_out, *omitted]
-    trailer = _trailer(not_shown, min(_TRAILER_MAX, max_chars - used - (len(_SEP) if parts else 0)))
+    trailer = _trailer(not_shown, min(_TRAILER_MAX, max_chars - used - (len(BLOCK_SEP) if parts else 0)))
     if trailer:
         parts.append(trailer)
-    text = _SEP.join(parts) if parts else NO_MATCH
+    text = BLOCK_SEP.join(parts) if parts else NO_MATCH
     return FocusResult(query, subpaths, tuple(rendered), tuple(not_shown), text[:max_chars])

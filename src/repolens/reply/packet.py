@@ -29,12 +29,14 @@ from typing import Any
 from repolens.chunk import Chunk
 from repolens.chunk.pack import join_names, repeated_header_lines, split_names
 from repolens.reply.budget import (
+    BLOCK_SEP,
     NEXT_FILES,
     budget_marker,
     did_not_fit,
     more_did_not_fit,
     next_file_line,
     omitted_marker,
+    trailer_reserve,
     truncated_marker,
 )
 from repolens.reply.files import FileEntry
@@ -45,8 +47,6 @@ from repolens.settings import Settings
 from repolens.tokens import tokenize
 
 NO_MATCH = "No matching chunks found."
-_SEP = "\n\n"
-_TRAILER_RESERVE = 400
 # At most this share of the budget goes to pointers to the next files.
 _POINTER_SHARE = 0.15
 # The smallest share of the budget a block is given: below this a hit shows
@@ -394,10 +394,9 @@ def _trailer_reserves(rest: Sequence[Block], room: int, *, first: bool) -> list[
     lines."""
     if not rest:
         return [0]
-    trailer = _trailer(rest, min(room, _TRAILER_RESERVE))
-    reserves = [len(_SEP) + len(trailer) if trailer else 0]
+    reserves = [trailer_reserve("hit", [b.ref() for b in rest], room)]
     if first:
-        reserves += [len(_SEP) + len(more_did_not_fit("hit", len(rest))), 0]
+        reserves += [len(BLOCK_SEP) + len(more_did_not_fit("hit", len(rest))), 0]
     return sorted(set(reserves), reverse=True)
 
 
@@ -415,7 +414,7 @@ def _place(
     tries = []
     for reserve in _trailer_reserves(rest, room, first=first):
         left = room - reserve
-        share = max(_MIN_SHARE, (left - len(_SEP) * len(rest)) // (len(rest) + 1))
+        share = max(_MIN_SHARE, (left - len(BLOCK_SEP) * len(rest)) // (len(rest) + 1))
         if not opts.fair_share:
             share = opts.hit_max_chars
         r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
@@ -444,24 +443,24 @@ def render_packet(
     token_set = frozenset(weights)
     notes = tuple(opts.notes)
     note_text = "\n".join(f"note: {n}" for n in notes)
-    budget = opts.max_chars - (len(note_text) + len(_SEP) if note_text else 0)
+    budget = opts.max_chars - (len(note_text) + len(BLOCK_SEP) if note_text else 0)
     blocks = _blocks(select_hits(hits, token_set, opts.top_k, opts.context_lines), opts.explain)
     if not blocks:
-        text = NO_MATCH if not note_text else f"{note_text}{_SEP}{NO_MATCH}"
+        text = NO_MATCH if not note_text else f"{note_text}{BLOCK_SEP}{NO_MATCH}"
         return Packet(query, [], [], text[: opts.max_chars], notes)
     named = {b.path for b in blocks}
     others = (e for e in opts.files(named) if e.path not in named)
     wanted = list(itertools.islice(others, max(0, opts.cite_files - len(named))))
     pointers, pointer_text = _pointers(wanted, int(budget * _POINTER_SHARE))
     if pointer_text:
-        budget -= len(pointer_text) + len(_SEP)
+        budget -= len(pointer_text) + len(BLOCK_SEP)
 
     parts: list[str] = []
     rendered: list[RenderedBlock] = []
     used = 0
     omitted: list[Block] = []
     for i, block in enumerate(blocks):
-        sep = len(_SEP) if parts else 0
+        sep = len(BLOCK_SEP) if parts else 0
         rest = blocks[i + 1 :]
         r = _place(block, rest, budget - used - sep, not rendered, weights, opts)
         if r is None:
@@ -473,14 +472,14 @@ def render_packet(
         if r.budget_cut:
             omitted = list(rest)
             break
-    trailer = _trailer(omitted, budget - used - len(_SEP))
+    trailer = _trailer(omitted, budget - used - len(BLOCK_SEP))
     if trailer:
         parts.append(trailer)
     if pointer_text:
         parts.append(pointer_text)
-    text = _SEP.join(parts)
+    text = BLOCK_SEP.join(parts)
     if note_text:
-        text = f"{note_text}{_SEP}{text}"
+        text = f"{note_text}{BLOCK_SEP}{text}"
     return Packet(query, rendered, omitted, text, notes, pointers)
 
 
