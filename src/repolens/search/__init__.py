@@ -16,7 +16,7 @@ The arithmetic of every step is in :mod:`repolens.search.fusion`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,16 +72,8 @@ class RankingOptions:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RankingOptions:
-        return cls(
-            symbol_boost=settings.symbol_boost,
-            priors=settings.priors,
-            file_weight=settings.file_weight,
-            diversity=settings.diversity,
-            fusion=settings.fusion,
-            dense_weight=settings.dense_weight,
-            path_boost=settings.path_boost,
-            field_weights=settings.field_weights,
-        )
+        """The options ``settings`` ask for: each field is the setting of its name."""
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})
 
 
 def search(
