@@ -84,8 +84,8 @@ def search(
     a cross-encoder is set up); a leg that is missing or fails is named in
     the outcome's notes, and the search goes on without it."""
     parsed = parse_query(query, weighted=settings.query_weights)
-    dense, notes = dense_leg(root, reader, settings, query)
-    rerank, rerank_notes = rerank_leg(root, query)
+    dense, notes = dense_leg(root, reader, settings, parsed)
+    rerank, rerank_notes = rerank_leg(root, parsed)
     outcome = search_index(
         reader,
         parsed,

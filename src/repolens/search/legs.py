@@ -182,10 +182,11 @@ def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:
 
 
 def dense_leg(
-    root: Path, reader: IndexReader, settings: Settings, query: str
+    root: Path, reader: IndexReader, settings: Settings, query: ParsedQuery
 ) -> tuple[BoundDense | None, list[str]]:
-    """The dense leg for ``query``, or None with a note saying why it is
-    missing. Silence only when dense search is switched off by config."""
+    """The dense leg for ``query`` (its text is embedded), or None with a
+    note saying why it is missing. Silence only when dense search is
+    switched off by config."""
     if not settings.dense:
         return None, []
     meta = reader.meta()
@@ -201,7 +202,7 @@ def dense_leg(
         if embedder is None:
             return None, ["dense leg off: embed.provider is none but the index has vectors"]
         check_query_embedder(meta, embedder)
-        query_vector = embedder.embed_query(query[:DENSE_QUERY_CHARS])
+        query_vector = embedder.embed_query(query.text[:DENSE_QUERY_CHARS])
     except RepolensError as exc:
         return None, [f"dense leg missing: {exc}"]
     done, total = reader.vector_count(), int(meta.get("chunks", "0") or 0)
@@ -246,9 +247,10 @@ class BoundRerank:
             return [0.0] * len(chunks)
 
 
-def rerank_leg(root: Path, query: str) -> tuple[BoundRerank | None, list[str]]:
-    """The cross-encoder leg when one is configured, or None with a note
-    saying why it is missing (silence only when none is configured)."""
+def rerank_leg(root: Path, query: ParsedQuery) -> tuple[BoundRerank | None, list[str]]:
+    """The cross-encoder leg for ``query`` (it reads the text) when one is
+    configured, or None with a note saying why it is missing (silence only
+    when none is configured)."""
     from repolens.models.rerank import make_reranker
     from repolens.settings import load_rerank_config
 
@@ -261,7 +263,7 @@ def rerank_leg(root: Path, query: str) -> tuple[BoundRerank | None, list[str]]:
         return None, [f"rerank leg missing: {exc}"]
     if encoder is None:
         return None, []
-    return BoundRerank(encoder, query[:RERANK_QUERY_CHARS], config.top_n, config.weight), []
+    return BoundRerank(encoder, query.text[:RERANK_QUERY_CHARS], config.top_n, config.weight), []
 
 
 def rerank_scores(rerank: RerankLeg, head: list[int], chunks: Mapping[int, Chunk]) -> dict[int, float]:
