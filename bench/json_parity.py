@@ -40,13 +40,13 @@ from devset import (
     table,
 )
 from repolens import service
+from repolens.reply.json import QUERY_ECHO_CHARS
+from repolens.reply.modes import SearchReply
 from repolens.settings import load_settings
 from repolens.store.handles import readers
 
 
-def disagreements(
-    packet: service.SearchReply, reply: service.SearchReply, question: str, budget: int
-) -> list[str]:
+def disagreements(packet: SearchReply, reply: SearchReply, question: str, budget: int) -> list[str]:
     """What the JSON reply gets wrong against the packet reply of the same search."""
     assert packet.packet is not None
     try:
@@ -66,7 +66,7 @@ def disagreements(
     evidence = sum(len(h["text"]) for h in data["hits"])
     if evidence > budget:
         out.append(f"hits' text is {evidence} chars over a budget of {budget}")
-    if data["query"] != question[: service.QUERY_ECHO_CHARS] or data["query_chars"] != len(question):
+    if data["query"] != question[:QUERY_ECHO_CHARS] or data["query_chars"] != len(question):
         out.append("the echoed question is not its first chars with its length")
     return out
 

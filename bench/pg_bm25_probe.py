@@ -67,8 +67,8 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
+from repolens.search.legs import FIELD_WEIGHTS, FLAT_FIELDS
 from repolens.search.query import parse_query
-from repolens.search.retrieve import FIELD_WEIGHTS, FLAT_FIELDS
 from repolens.store import open_store
 from repolens.store.bm25 import (
     K1,

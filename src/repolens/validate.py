@@ -127,6 +127,18 @@ def check_globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]
     return tuple(v.strip() for v in items)
 
 
+def check_rerender(given: Mapping[str, object]) -> None:
+    """A ``query_id`` re-renders a remembered search with its own question and
+    filters: refuse any of those passed with it, rather than ignore them."""
+    extra = [name for name, value in given.items() if value]
+    if extra:
+        named = ", ".join("{" + name + "}" for name in extra)
+        raise UsageError(
+            "a remembered search is shown with its own question and filters",
+            fix=f"pass {{query_id}} alone (without {named}), or leave {{query_id}} out to search anew",
+        )
+
+
 def check_choice(what: str, value: object, choices: Set[str], aliases: Mapping[str, str]) -> str | None:
     """The canonical spelling of ``value`` (case and surrounding space ignored,
     an alias mapped to its name); None for None or blank. Anything else is a

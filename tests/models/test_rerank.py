@@ -1,4 +1,4 @@
-"""The cross-encoder reranker: loading, scoring, errors, the rank vote, config.
+"""The cross-encoder reranker: loading, scoring, errors, config (its vote: tests/search/test_fusion.py).
 
 Every model here is a real ONNX graph the tests build: a cross-encoder whose
 logit is the sum of a per-token weight over the attended tokens, with a
@@ -26,7 +26,6 @@ from repolens.models.rerank import (
     RerankConfig,
     make_reranker,
     probe,
-    rerank_vote,
 )
 from repolens.settings import load_rerank_config
 from repolens.store.handles import readers
@@ -341,50 +340,6 @@ def test_tokenizer_without_pair_template_or_matching_vocab_is_refused(tmp_path: 
     msg = one_line_error(local(big).load)
     assert msg.startswith(f"reranker {big / 'model.onnx'} failed on a batch (")
     assert msg.endswith(f"check that {big / 'tokenizer.json'} belongs to this model")
-
-
-# -- the rank vote ------------------------------------------------------------------------
-
-K = 60
-RANKED = [(10, 9.0), (11, 7.5), (12, 3.0), (13, 2.0)]
-
-
-def test_vote_reorders_the_head_and_keeps_the_tail_below() -> None:
-    fused = rerank_vote(RANKED, {10: 0.1, 11: 0.9, 12: 0.5, 13: 5.0}, weight=1.0, top_n=3)
-    assert fused == [
-        (11, 1 / (K + 2) + 1 / (K + 1)),
-        (10, 1 / (K + 1) + 1 / (K + 3)),
-        (12, 1 / (K + 3) + 1 / (K + 2)),
-        (13, 1 / (K + 4)),
-    ]
-
-
-def test_vote_weight_shifts_the_order_toward_the_reranker() -> None:
-    scores = {10: 0.1, 11: 0.9, 12: 0.5}
-    assert [c for c, _ in rerank_vote(RANKED, scores, weight=3.0, top_n=3)] == [11, 12, 10, 13]
-    assert [c for c, _ in rerank_vote(RANKED, scores, weight=0.0, top_n=3)] == [10, 11, 12, 13]
-    assert rerank_vote(RANKED, {}, weight=1.0, top_n=3) == [
-        (c, 1 / (K + r)) for r, (c, _) in enumerate(RANKED, 1)
-    ]
-
-
-def test_vote_ties_keep_the_current_order_and_unscored_head_gets_no_vote() -> None:
-    # swapped ranks give equal sums: the current order decides
-    assert [c for c, _ in rerank_vote(RANKED[:2], {10: 1.0, 11: 2.0}, 1.0, 2)] == [10, 11]
-    fused = rerank_vote(RANKED, {11: 0.2, 12: 0.8}, weight=1.0, top_n=3)
-    assert fused == [
-        (12, 1 / (K + 3) + 1 / (K + 1)),
-        (11, 1 / (K + 2) + 1 / (K + 2)),
-        (10, 1 / (K + 1)),
-        (13, 1 / (K + 4)),
-    ]
-
-
-def test_vote_edges() -> None:
-    assert rerank_vote([], {}, 1.0, 30) == []
-    assert [c for c, _ in rerank_vote(RANKED, {13: 1.0}, 100.0, 30)] == [13, 10, 11, 12]
-    with pytest.raises(ValueError):
-        rerank_vote(RANKED, {}, -1.0, 3)
 
 
 # -- configuration --------------------------------------------------------------------------

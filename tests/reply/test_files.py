@@ -7,8 +7,8 @@ import pytest
 from repolens.chunk import Chunk
 from repolens.reply.files import FileEntry, file_overview, render_files
 from repolens.roles import OVERVIEW_WEIGHT
+from repolens.search.hits import Hit
 from repolens.search.query import parse_query
-from repolens.search.retrieve import Hit
 
 QUERY = parse_query("where does parse_url split the host")
 

@@ -8,8 +8,8 @@ import pytest
 from repolens.chunk import Chunk
 from repolens.reply.packet import NO_MATCH, PacketOptions, render_packet
 from repolens.reply.prose import prose_lines
+from repolens.search.hits import Hit
 from repolens.search.query import parse_query
-from repolens.search.retrieve import Hit
 
 
 def _chunk(path, start, lines, **kw):

@@ -10,6 +10,7 @@ import pytest
 from repolens import service
 from repolens.errors import NotFoundError, UsageError
 from repolens.index.build import build_index
+from repolens.reply.json import QUERY_ECHO_CHARS
 from repolens.store.handles import readers
 
 
@@ -195,7 +196,7 @@ def test_json_reply_carries_the_packets_hits_lines_and_markers(make_repo, questi
     ]
     # max_chars budgets the evidence; the question is echoed capped, with its length
     assert sum(len(h["text"]) for h in data["hits"]) <= 6000
-    assert data["query"] == question[: service.QUERY_ECHO_CHARS]
+    assert data["query"] == question[:QUERY_ECHO_CHARS]
     assert data["query_chars"] == len(question)
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from conftest import SAMPLE_FILES, write_tree_files
 from repolens.index.build import build_index
+from repolens.search.legs import FIELD_WEIGHTS, FLAT_FIELDS
 from repolens.search.query import parse_query
-from repolens.search.retrieve import FIELD_WEIGHTS, FLAT_FIELDS
 from repolens.store import open_store
 from repolens.store.base import LexFilters
 from repolens.store.bm25 import (

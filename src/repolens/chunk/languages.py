@@ -112,6 +112,9 @@ _BY_NAME: dict[str, str] = {
     "WORKSPACE": "starlark",
 }
 
+# File extensions with a language of their own, as written in paths
+# (``.py``, ``.R``): what makes the last dotted part of a name an extension.
+EXTENSIONS = frozenset(_BY_EXTENSION)
 # Every language a chunk can carry: what a language filter may name.
 LANGUAGES = frozenset({*_BY_EXTENSION.values(), *_BY_NAME.values(), "text"})
 # Short names people type for a language (a file extension, a nickname).

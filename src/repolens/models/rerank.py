@@ -3,7 +3,8 @@
 A cross-encoder reads the query and one candidate together and scores their
 relevance: better at ordering than cosine between two vectors, far too slow
 for a whole index. So it sees only the first ``rerank.top_n`` candidates, and
-its order joins theirs as a weighted rank vote (:func:`rerank_vote`).
+its order joins theirs as a weighted rank vote
+(:func:`repolens.search.fusion.rerank_vote`).
 
 No reranker ships with repolens (no pip wheel carries one): it is off
 (``rerank.provider = "none"``) until the user downloads the ONNX export of a
@@ -47,9 +48,6 @@ from repolens.models.onnx import (
 from repolens.settings import coerce, section_config
 
 PROVIDERS = ("none", "local")
-# Rank-vote constant, as in retrieve's rrf fusion (Cormack et al. 2009): it
-# flattens the gap between neighbouring ranks, so no single vote decides alone.
-RRF_K = 60
 
 PROBE_QUERY = "parse a URL into scheme, host and path"
 PROBE_ON_TOPIC = (
@@ -300,29 +298,3 @@ def probe(encoder: Reranker) -> tuple[float, float]:
     parser and a CSS rule; a sane reranker gives on > off. Raises RerankerError."""
     on, off = encoder.score(PROBE_QUERY, [PROBE_ON_TOPIC, PROBE_OFF_TOPIC])
     return float(on), float(off)
-
-
-def rerank_vote(
-    hits_scores: list[tuple[int, float]], rerank_scores: dict[int, float], weight: float, top_n: int
-) -> list[tuple[int, float]]:
-    """Fuse the reranker's order into the current one: ``(cid, fused)`` for
-    every candidate of ``hits_scores`` (best first), best first.
-
-    Only positions count; the incoming scores are ignored, since BM25 sums
-    and logits are on unrelated scales. A candidate at 1-based position
-    ``rank`` scores ``1/(K + rank)`` with ``K = RRF_K = 60``; each of the first
-    ``top_n`` that has a reranker score adds ``weight/(K + rerank_rank)``,
-    where ``rerank_rank`` is its position among them by ``rerank_scores``
-    (higher first). Every such head score is at least ``1/(K + top_n)``, so
-    the candidates after the head stay below it, in their order. Ties keep
-    the current order. Raises ValueError for a negative weight or top_n.
-    """
-    if weight < 0 or top_n < 0:
-        raise ValueError(f"weight and top_n must not be negative, got {weight}, {top_n}")
-    head = [cid for cid, _ in hits_scores[:top_n] if cid in rerank_scores]
-    rerank_rank = {cid: r for r, cid in enumerate(sorted(head, key=lambda c: -rerank_scores[c]), 1)}
-    fused = []
-    for rank, (cid, _) in enumerate(hits_scores, 1):
-        vote = weight / (RRF_K + rerank_rank[cid]) if cid in rerank_rank and rank <= top_n else 0.0
-        fused.append((cid, 1.0 / (RRF_K + rank) + vote))
-    return sorted(fused, key=lambda pair: -pair[1])

@@ -1,14 +1,23 @@
-"""The wording every reply shares: markers for text left out, the trailer
-that names what did not fit, and counted nouns.
+"""The wording every reply shares, and how replies keep to their budget.
 
-These texts are a contract (agents and tests read them; the README quotes
-them), so each exists here once and every reply (packets, focus, chunks,
-file overviews, symbol lookups) builds its markers from these functions.
+Markers for text left out, the trailer that names what did not fit, counted
+nouns: these texts are a contract (agents and tests read them; the README
+quotes them), so each exists here once and every reply (packets, focus,
+chunks, snippets, file overviews, symbol lookups, the MCP tools) builds its
+markers from these functions. The budget helpers beside them
+(:func:`fit_lines`, :func:`trailer_reserve`, :func:`cut_to_budget`) are the
+ways a reply fits ``max_chars`` with those markers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+# Between the blocks of a packet or a focus reply, and before their trailer.
+BLOCK_SEP = "\n\n"
+# Room kept for the trailer while blocks are placed: at most this much, so
+# that a long tail of refs cannot starve the first blocks.
+TRAILER_RESERVE = 400
 
 
 def counted(n: int, noun: str, plural: str = "") -> str:
@@ -24,6 +33,15 @@ def omitted_marker(a: int, b: int) -> str:
 def truncated_marker(path: str, start: int, end: int, cap: int) -> str:
     """A hit cut by the per-hit cap; names the read that shows the rest."""
     return f"... (truncated at {cap} chars; use read_snippet {path} {start} {end} to expand)"
+
+
+def lines_cut_marker(path: str, next_line: int, max_lines: int) -> str:
+    """A read cut at its most lines; names the read that continues."""
+    return f"... (cut at {max_lines} lines; use read_snippet {path} {next_line} <end> to continue)"
+
+
+# The last line of a tool reply cut to its budget as a whole.
+REPLY_CUT = "... (cut to fit the reply budget)"
 
 
 def budget_marker(path: str, start: int, end: int, dropped: int) -> str:
@@ -62,3 +80,45 @@ NEXT_FILES = "next files (read_snippet PATH START END to read one):"
 def next_file_line(path: str, start: int, end: int, reason: str) -> str:
     """One pointer to a file a packet names without showing it: its best span and why."""
     return f"{path}:{start}-{end} ({reason})"
+
+
+def trailer_reserve(noun: str, refs: Sequence[str], room: int) -> int:
+    """Chars to keep, beside a block, for the trailer naming ``refs`` (the
+    blocks after it) and its separator: the trailer as it would be within
+    ``room``, capped at :data:`TRAILER_RESERVE`; 0 when there is none."""
+    trailer = did_not_fit(noun, refs, min(room, TRAILER_RESERVE))
+    return len(BLOCK_SEP) + len(trailer) if trailer else 0
+
+
+def fit_lines(
+    head: str, body: list[tuple[str, int | None]], limit: int, marker: Callable[[int], str], last_line: int
+) -> tuple[str, bool]:
+    """``head`` and as many ``body`` entries as fit in ``limit`` chars, then ``marker(n)``.
+
+    ``body`` is (text, source line or None for markers); ``n`` is the first
+    source line not shown (``last_line`` if only markers were left). Returns
+    (text, was_cut). The text exceeds ``limit`` only when ``head`` plus the
+    marker alone do not fit; then it is ``head`` cut to ``limit``.
+    """
+    full = "\n".join([head, *(t for t, _ in body)])
+    if len(full) <= limit:
+        return full, False
+    kept = [head]
+    size = len(head)
+    for i, (text, _n) in enumerate(body):
+        nxt = next((m for _, m in body[i:] if m is not None), last_line)
+        tail = marker(nxt)
+        if size + 1 + len(text) + 1 + len(tail) > limit:
+            kept.append(tail)
+            out = "\n".join(kept)
+            return (out if len(out) <= limit else head[:limit]), True
+        kept.append(text)
+        size += 1 + len(text)
+    return full, False  # pragma: no cover - the whole body fitted, handled above
+
+
+def cut_to_budget(text: str, max_chars: int) -> str:
+    """``text`` whole when it fits, else cut with :data:`REPLY_CUT` as its last line."""
+    if len(text) <= max_chars:
+        return text
+    return text[: max_chars - len(REPLY_CUT) - 1] + "\n" + REPLY_CUT

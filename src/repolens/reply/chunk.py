@@ -14,7 +14,7 @@ from typing import Any
 
 from repolens.chunk.pack import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
-from repolens.reply.budget import omitted_marker, truncated_marker
+from repolens.reply.budget import fit_lines, omitted_marker, truncated_marker
 from repolens.store.base import IndexReader, StoredChunk
 from repolens.validate import check_budget
 
@@ -151,33 +151,6 @@ def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = 8000) -> C
         rendered=rendered,
         truncated=truncated,
     )
-
-
-def fit_lines(
-    head: str, body: list[tuple[str, int | None]], limit: int, marker, last_line: int
-) -> tuple[str, bool]:
-    """``head`` and as many ``body`` entries as fit in ``limit`` chars, then ``marker(n)``.
-
-    ``body`` is (text, source line or None for markers); ``n`` is the first
-    source line not shown (``last_line`` if only markers were left). Returns
-    (text, was_cut). The text exceeds ``limit`` only when ``head`` plus the
-    marker alone do not fit; then it is ``head`` cut to ``limit``.
-    """
-    full = "\n".join([head, *(t for t, _ in body)])
-    if len(full) <= limit:
-        return full, False
-    kept = [head]
-    size = len(head)
-    for i, (text, _n) in enumerate(body):
-        nxt = next((m for _, m in body[i:] if m is not None), last_line)
-        tail = marker(nxt)
-        if size + 1 + len(text) + 1 + len(tail) > limit:
-            kept.append(tail)
-            out = "\n".join(kept)
-            return (out if len(out) <= limit else head[:limit]), True
-        kept.append(text)
-        size += 1 + len(text)
-    return full, False  # pragma: no cover - the whole body fitted, handled above
 
 
 def _header_start(reader: IndexReader, stored: StoredChunk, header: int) -> int | None:

@@ -19,8 +19,8 @@ from typing import Any
 
 from repolens.reply.budget import counted, more_did_not_fit
 from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
+from repolens.search.hits import Hit
 from repolens.search.query import ParsedQuery
-from repolens.search.retrieve import Hit
 from repolens.tokens import token_set
 
 # The terms a file matches are read from its best few hits only: tokenizing

@@ -1,4 +1,4 @@
-"""Focused context: the whole definitions around the matches of a query.
+"""Focused context: the whole definitions around the matches of a query, rendered.
 
 Backs ``repolens focus QUERY [--path P ...]`` and the MCP tool
 ``get_focused_context``. Where an evidence packet shows the matching lines of
@@ -8,9 +8,9 @@ table, whole when the budget allows. Matches in code outside any definition
 (imports, top-level statements, files chunked by line windows) show the
 chunk they are in.
 
-A *match* is a line that contains a query token (the test of
-:func:`repolens.reply.packet.shown_lines`), in a chunk that retrieval returned
-(:func:`repolens.search.retrieve.search_index`, the same as ``search``).
+Finding the definitions is :mod:`repolens.search.focus` (a *match* is a
+line of a retrieved chunk that matches the query, the same test as packets);
+this module chooses among them under the budgets and renders them.
 
 Format contract (tests assert it)::
 
@@ -52,25 +52,20 @@ one's lines left to the inner block.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
-from repolens.chunk import Chunk
-from repolens.chunk.pack import repeated_header_lines
-from repolens.errors import PathError, UsageError
-from repolens.reply.budget import budget_marker, did_not_fit, omitted_marker
+from repolens.reply.budget import BLOCK_SEP, budget_marker, did_not_fit, omitted_marker, trailer_reserve
 from repolens.reply.chunk import file_lines
-from repolens.search.query import ParsedQuery, parse_query
-from repolens.search.retrieve import Filters, Hit, search_index
+from repolens.search.focus import Candidate, find_candidates, in_holes, resolve_nesting
+from repolens.search.query import parse_query
 from repolens.store.base import IndexReader, StoredChunk
 from repolens.tokens import tokenize
-from repolens.validate import MAX_CONTEXT_LINES, check_budget, check_int
+from repolens.validate import MAX_CONTEXT_LINES, check_budget, check_int, check_query
 
 NO_MATCH = "No matching definitions found."
-_SEP = "\n\n"
-_TRAILER_RESERVE = 400
 # The trailer names what was left out, not all of it: up to ~10 refs, then
 # "and N more" (the JSON form lists every omitted block).
 _TRAILER_MAX = 800
@@ -155,174 +150,6 @@ class FocusResult:
         }
 
 
-# -- arguments -------------------------------------------------------------------
-
-
-def resolve_paths(reader: IndexReader, paths: Sequence[str]) -> tuple[str, ...]:
-    """Root-relative files or folders, each holding at least one indexed file.
-
-    Absolute paths inside the indexed root are made relative. Raises
-    ``PathError`` for a path outside the root, with ``..``, or with nothing
-    indexed at or under it.
-    """
-    if isinstance(paths, str):
-        paths = (paths,)
-    root = reader.meta().get("root", "")
-    out: list[str] = []
-    for raw in paths:
-        if not isinstance(raw, str) or not raw.strip():
-            raise UsageError("path is empty: pass a file or folder relative to the repository root")
-        p = raw.strip().replace("\\", "/")
-        if p.startswith("/"):
-            pure = PurePosixPath(p)
-            if not root or not pure.is_relative_to(root):
-                raise PathError(f"path {raw!r} is outside the indexed root {root}: pass a relative path")
-            p = pure.relative_to(root).as_posix()
-        if ".." in p.split("/"):
-            raise PathError(f"path {raw!r} contains '..': pass a path inside the repository root")
-        while p.startswith("./"):
-            p = p[2:]
-        p = p.strip("/")
-        if p in ("", "."):
-            return ()  # the whole repository: no restriction at all
-        if not reader.has_path(p):
-            raise PathError(
-                f"nothing is indexed at {p!r}: pass a file or folder relative to the repository root"
-            )
-        out.append(p)
-    return tuple(dict.fromkeys(out))
-
-
-# -- matches -----------------------------------------------------------------------
-
-
-def _retrieve(reader: IndexReader, parsed: ParsedQuery, subpaths: Sequence[str], limit: int) -> list[Hit]:
-    """Retrieval hits, best first; with ``subpaths``, the best of one search per path."""
-    if not subpaths:
-        return search_index(reader, parsed, limit=limit).hits
-    best: dict[int, Hit] = {}
-    for p in subpaths:
-        for h in search_index(reader, parsed, limit=limit, filters=Filters(subpath=p)).hits:
-            if h.cid not in best or h.score > best[h.cid].score:
-                best[h.cid] = h
-    return sorted(best.values(), key=lambda h: -h.score)[:limit]
-
-
-def matching_lines(chunk: Chunk, tokens: frozenset[str]) -> list[int]:
-    """Line numbers of ``chunk`` that contain a query token.
-
-    Lines repeating a split definition's header at the top of parts 2..n
-    are not the part's own and never match.
-    """
-    lines = chunk.text.split("\n")
-    header = repeated_header_lines(chunk)
-    return [
-        chunk.start_line + i
-        for i, line in enumerate(lines[header:])
-        if chunk.start_line + i <= chunk.end_line and tokens.intersection(tokenize(line))
-    ]
-
-
-@dataclass(slots=True)
-class _Sym:
-    start: int
-    end: int
-    kind: str
-    qualname: str
-    signature: str
-    language: str
-
-
-@dataclass(slots=True, eq=False)
-class _Cand:
-    """A block being built: mutable until the nesting is resolved."""
-
-    path: str
-    start: int
-    end: int
-    kind: str
-    qualname: str
-    signature: str
-    language: str
-    score: float
-    hit_lines: set[int]
-    holes: list[tuple[int, int]] = field(default_factory=list)
-
-
-def _symbols_of(reader: IndexReader, path: str) -> list[_Sym]:
-    return [
-        _Sym(int(r.start_line), int(r.end_line), r.kind, r.qualname, r.signature, r.language)
-        for r in reader.symbols_of_file(path)
-    ]
-
-
-# Symbols that are part of top-level code rather than bounding it.
-_NOT_BOUNDARIES = frozenset({"constant", "block", "section"})
-
-
-def _innermost(syms: Sequence[_Sym], line: int) -> _Sym | None:
-
-    best: _Sym | None = None
-    for s in syms:
-        if s.start <= line <= s.end and (best is None or s.end - s.start < best.end - best.start):
-            best = s
-    return best
-
-
-def _candidates(reader: IndexReader, path: str, matches: dict[int, tuple[float, Chunk]]) -> list[_Cand]:
-    """One candidate per enclosing definition (or chunk, outside any) of the matched lines."""
-    syms = _symbols_of(reader, path)
-    by_key: dict[tuple[int, int, str, str], _Cand] = {}
-    for line, (score, chunk) in sorted(matches.items()):
-        sym = _innermost(syms, line)
-        if sym is not None:
-            key = (sym.start, sym.end, sym.kind, sym.qualname)
-            fields_ = (sym.kind, sym.qualname, sym.signature, sym.language)
-        elif chunk.kind == "window":
-            key = (chunk.start_line, chunk.end_line, chunk.kind, chunk.qualname)
-            fields_ = (chunk.kind, chunk.qualname, chunk.signature, chunk.language)
-        else:
-            # Top-level code: the run of lines around the match between
-            # definitions (a packed chunk may also hold definitions).
-
-            defs = [s for s in syms if s.kind not in _NOT_BOUNDARIES]
-            start = max([chunk.start_line, *(s.end + 1 for s in defs if s.end < line)])
-            end = min([chunk.end_line, *(s.start - 1 for s in defs if s.start > line)])
-
-            key = (start, end, "block", "")
-            fields_ = ("block", "", "", chunk.language)
-
-        cand = by_key.get(key)
-        if cand is None:
-            kind, qual, sig, lang = fields_
-            cand = _Cand(path, key[0], key[1], kind, qual, sig, lang, score, set())
-            by_key[key] = cand
-        cand.score = max(cand.score, score)
-        cand.hit_lines.add(line)
-    return _merge_overlaps(list(by_key.values()))
-
-
-def _merge_overlaps(cands: list[_Cand]) -> list[_Cand]:
-    """Merge candidates whose ranges overlap without one holding the other
-    (overlapping line windows), so that no line is shown twice."""
-    out: list[_Cand] = []
-    for c in sorted(cands, key=lambda c: (c.start, -c.end)):
-        for o in out:
-            overlap = c.start <= o.end and o.start <= c.end
-            nested = (o.start <= c.start and c.end <= o.end) or (c.start <= o.start and o.end <= c.end)
-            if overlap and not nested:
-                o.start, o.end = min(o.start, c.start), max(o.end, c.end)
-                if (o.kind, o.qualname) != (c.kind, c.qualname):
-                    o.kind = "merged" if o.kind != c.kind else o.kind
-                    o.qualname, o.signature = "", ""
-                o.score = max(o.score, c.score)
-                o.hit_lines |= c.hit_lines
-                break
-        else:
-            out.append(c)
-    return out if len(out) == len(cands) else _merge_overlaps(out)
-
-
 # -- the file text -------------------------------------------------------------------
 
 
@@ -355,53 +182,16 @@ def _load_text(reader: IndexReader, path: str) -> _FileText:
     return _FileText(chunks, file_lines(chunks))
 
 
-def _resolve_nesting(cands: list[_Cand], text: _FileText, share: int) -> list[_Cand]:
-    """A candidate inside another: the outer absorbs it if the outer's whole
-    text is within ``share`` chars, else the inner stays and becomes a hole
-    of the outer. Outer candidates are decided first (largest first)."""
-    alive = sorted(cands, key=lambda c: -(c.end - c.start))
-    result: list[_Cand] = []
-    absorbed: set[int] = set()
-    for i, outer in enumerate(alive):
-        if id(outer) in absorbed:
-            continue
-        inner = [
-            c
-            for c in alive[i + 1 :]
-            if id(c) not in absorbed and outer.start <= c.start and c.end <= outer.end
-        ]
-        if inner:
-            whole = len(_header_estimate(outer)) + text.size(outer.start, outer.end)
-            if whole <= share:
-                for c in inner:
-                    absorbed.add(id(c))
-                    outer.score = max(outer.score, c.score)
-                    outer.hit_lines |= c.hit_lines
-            else:
-                outer.holes = _union([(c.start, c.end) for c in inner])
-        result.append(outer)
-    return result
+def _whole_chars(c: Candidate, text: _FileText) -> int:
+    """About what ``c`` costs shown whole: its header and every line."""
+    return len(_header_estimate(c)) + text.size(c.start, c.end)
 
 
-def _header_estimate(c: _Cand) -> str:
+def _header_estimate(c: Candidate) -> str:
     return f"{c.path}:{c.start}-{c.end} {c.kind} {c.qualname} (score {c.score:.2f}) matched: 0000, 0000"
 
 
-def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
-def _in_holes(n: int, holes: Sequence[tuple[int, int]]) -> bool:
-    return bool(holes) and any(a <= n <= b for a, b in holes)
-
-
-def _freeze_unread(c: _Cand) -> FocusBlock:
+def _freeze_unread(c: Candidate) -> FocusBlock:
     """A block of a file that cannot be shown (beyond ``max_files``): the
     lines retrieval matched, no chunk ids."""
     return FocusBlock(
@@ -418,7 +208,7 @@ def _freeze_unread(c: _Cand) -> FocusBlock:
     )
 
 
-def _freeze(c: _Cand, text: _FileText) -> FocusBlock:
+def _freeze(c: Candidate, text: _FileText) -> FocusBlock:
     """The block for a candidate. Its matched lines are those of the chunks
     retrieval returned (absorbed nested candidates included), not every line
     with a query token: a big class must not list the bodies of all its
@@ -432,7 +222,7 @@ def _freeze(c: _Cand, text: _FileText) -> FocusBlock:
         signature=c.signature,
         language=c.language,
         score=c.score,
-        matched=tuple(sorted(n for n in c.hit_lines if not _in_holes(n, c.holes))),
+        matched=tuple(sorted(n for n in c.hit_lines if not in_holes(n, c.holes))),
         chunk_ids=text.chunk_ids(c.start, c.end),
         holes=tuple(c.holes),
     )
@@ -486,12 +276,12 @@ def _signature_rows(b: FocusBlock, text: _FileText) -> set[int]:
     rows = set(signature_lines(text.lines, b.start_line, b.end_line, b.signature))
     if not rows and b.qualname and b.kind not in ("block", "window", "merged"):
         rows.add(b.start_line)
-    return {n for n in rows if not _in_holes(n, b.holes)}
+    return {n for n in rows if not in_holes(n, b.holes)}
 
 
 def _around(n: int, context: int, b: FocusBlock) -> set[int]:
     lo, hi = max(b.start_line, n - context), min(b.end_line, n + context)
-    return {m for m in range(lo, hi + 1) if not _in_holes(m, b.holes)}
+    return {m for m in range(lo, hi + 1) if not in_holes(m, b.holes)}
 
 
 def _layout(b: FocusBlock, header: str, text: _FileText, rows: set[int], own_chars: int) -> str:
@@ -536,7 +326,7 @@ def render_focus_block(
         whole = "\n".join([header, *(text.numbered(n) for n in range(b.start_line, b.end_line + 1))])
         if len(whole) <= limit:
             return RenderedFocusBlock(b, whole, True, False)
-    own = [n for n in range(b.start_line, b.end_line + 1) if not _in_holes(n, b.holes)]
+    own = [n for n in range(b.start_line, b.end_line + 1) if not in_holes(n, b.holes)]
     own_chars = sum(len(text.numbered(n)) + 1 for n in own)
     sig = _signature_rows(b, text)
     rows = set(sig)
@@ -588,41 +378,30 @@ def focused_context(
     examined) 1-1000, ``context_lines`` 0-50. Raises ``UsageError`` for an
     empty query or a bound out of range, ``PathError`` for a bad path.
     """
-    if not isinstance(query, str) or not query.strip():
-        raise UsageError("query is empty: pass a question or an identifier to focus on")
+    check_query(query)
     check_int("max_files", max_files, 1, 50)
     check_int("blocks_per_file", blocks_per_file, 1, 50)
     check_int("max_blocks", max_blocks, 1, 100)
     check_budget(max_chars)
     check_int("hit_candidates", hit_candidates, 1, 1000)
     check_int("context_lines", context_lines, 0, MAX_CONTEXT_LINES)
-    subpaths = resolve_paths(reader, paths)
     parsed = parse_query(query)
-    tokens = parsed.tokens
-
-    # Matched lines per file, each with its best score and the chunk it came from.
-    per_file: dict[str, dict[int, tuple[float, Chunk]]] = {}
-    for hit in _retrieve(reader, parsed, subpaths, hit_candidates):
-        lines = per_file.setdefault(hit.chunk.path, {})
-        for n in matching_lines(hit.chunk, tokens):
-            if n not in lines or hit.score > lines[n][0]:
-                lines[n] = (hit.score, hit.chunk)
-    per_file = {p: m for p, m in per_file.items() if m}
-    if not per_file:
+    found = find_candidates(reader, parsed, paths, hit_candidates)
+    subpaths, cands = found.subpaths, found.by_file
+    if not cands:
         return FocusResult(query, subpaths, (), (), NO_MATCH)
 
-    cands = {path: _candidates(reader, path, m) for path, m in per_file.items()}
     share = max_chars // max(1, min(max_blocks, sum(len(c) for c in cands.values())))
     # Only the best ``max_files`` files can be shown: only they are read back
     # from the index; the others go to the trailer as they are.
-    ranked_files = sorted(cands, key=lambda p: min((-c.score, -len(c.hit_lines)) for c in cands[p]))
     texts: dict[str, _FileText] = {}
     blocks: list[FocusBlock] = []
-    for path in ranked_files[:max_files]:
+    for path in found.ranked_files[:max_files]:
         text = texts[path] = _load_text(reader, path)
-        for c in _resolve_nesting(cands[path], text, share):
+        whole = functools.partial(_whole_chars, text=text)
+        for c in resolve_nesting(cands[path], whole, share):
             blocks.append(_freeze(c, text))
-    for path in ranked_files[max_files:]:
+    for path in found.ranked_files[max_files:]:
         blocks.extend(_freeze_unread(c) for c in cands[path])
     blocks.sort(key=lambda b: (-b.score, -len(b.matched), b.path, b.start_line))
 
@@ -643,7 +422,7 @@ def focused_context(
             files.append(b.path)
         per_file_count[b.path] = per_file_count.get(b.path, 0) + 1
         chosen.append(b)
-    return _assemble(query, subpaths, chosen, omitted, texts, max_chars, context_lines, tokens)
+    return _assemble(query, subpaths, chosen, omitted, texts, max_chars, context_lines, parsed.tokens)
 
 
 def _assemble(
@@ -661,12 +440,11 @@ def _assemble(
     left_out: list[FocusBlock] = []
     used = 0
     for i, b in enumerate(chosen):
-        sep = len(_SEP) if parts else 0
+        sep = len(BLOCK_SEP) if parts else 0
         rest = [*chosen[i + 1 :], *omitted]
         # Room is kept for a trailer naming what follows; capped so that a
         # long tail cannot starve the first blocks.
-        trailer = _trailer(rest, min(max_chars - used, _TRAILER_RESERVE))
-        reserve = len(_SEP) + len(trailer) if trailer else 0
+        reserve = trailer_reserve("block", [b.ref() for b in rest], max_chars - used)
         r = render_focus_block(b, texts[b.path], max_chars - used - sep - reserve, context, tokens)
         if r is None:
             left_out = list(chosen[i:])
@@ -678,8 +456,8 @@ def _assemble(
             left_out = list(chosen[i + 1 :])
             break
     not_shown = [*left_out, *omitted]
-    trailer = _trailer(not_shown, min(_TRAILER_MAX, max_chars - used - (len(_SEP) if parts else 0)))
+    trailer = _trailer(not_shown, min(_TRAILER_MAX, max_chars - used - (len(BLOCK_SEP) if parts else 0)))
     if trailer:
         parts.append(trailer)
-    text = _SEP.join(parts) if parts else NO_MATCH
+    text = BLOCK_SEP.join(parts) if parts else NO_MATCH
     return FocusResult(query, subpaths, tuple(rendered), tuple(not_shown), text[:max_chars])

@@ -29,22 +29,24 @@ from typing import Any
 from repolens.chunk import Chunk
 from repolens.chunk.pack import join_names, repeated_header_lines, split_names
 from repolens.reply.budget import (
+    BLOCK_SEP,
     NEXT_FILES,
     budget_marker,
     did_not_fit,
     more_did_not_fit,
     next_file_line,
     omitted_marker,
+    trailer_reserve,
     truncated_marker,
 )
 from repolens.reply.files import FileEntry
+from repolens.reply.json import packet_json
 from repolens.reply.prose import prose_lines
-from repolens.search.retrieve import Hit
+from repolens.search.hits import Hit, matching_lines, own_lines
+from repolens.settings import Settings
 from repolens.tokens import tokenize
 
 NO_MATCH = "No matching chunks found."
-_SEP = "\n\n"
-_TRAILER_RESERVE = 400
 # At most this share of the budget goes to pointers to the next files.
 _POINTER_SHARE = 0.15
 # The smallest share of the budget a block is given: below this a hit shows
@@ -112,71 +114,52 @@ class Packet:
     pointers: tuple[FileEntry, ...] = ()  # the next files, named after the hits
 
     def to_json(self) -> dict[str, Any]:
-        """The rendered blocks as they are (``text`` is the block's text in
-        ``self.text``), the hits that did not fit, and the notes."""
-        return {
-            "hits": [
-                {
-                    "path": r.block.path,
-                    "start_line": r.block.start_line,
-                    "end_line": r.block.end_line,
-                    "score": round(r.block.score, 4),
-                    "kind": r.block.kind,
-                    "qualname": r.block.qualname,
-                    "chunk_ids": list(r.block.chunk_ids),
-                    "path_only": r.block.path_only,
-                    **({"explain": r.block.explain} if r.block.explain else {}),
-                    **({"stale": r.block.stale} if r.block.stale else {}),
-                    "truncated": r.truncated,
-                    "text": r.text,
-                }
-                for r in self.rendered
-            ],
-            "omitted": [
-                {
-                    "path": b.path,
-                    "start_line": b.start_line,
-                    "end_line": b.end_line,
-                    "score": round(b.score, 4),
-                }
-                for b in self.omitted
-            ],
-            "notes": list(self.notes),
-            **(
-                {
-                    "next_files": [
-                        {"path": e.path, "start_line": e.best[0], "end_line": e.best[1], "reason": e.reason()}
-                        for e in self.pointers
-                    ]
-                }
-                if self.pointers
-                else {}
-            ),
-        }
+        """See :func:`repolens.reply.json.packet_json`."""
+        return packet_json(self)
+
+
+_DEFAULTS = Settings()
 
 
 @dataclass
 class PacketOptions:
-    top_k: int = 5
-    max_chars: int = 6000
-    hit_max_chars: int = 4000
-    context_lines: int = 2
-    fair_share: bool = True
+    """How a packet is rendered; the defaults are :class:`Settings`' own."""
+
+    top_k: int = _DEFAULTS.top_k
+    max_chars: int = _DEFAULTS.max_chars
+    hit_max_chars: int = _DEFAULTS.hit_max_chars
+    context_lines: int = _DEFAULTS.context_lines
+    fair_share: bool = _DEFAULTS.fair_share
     explain: bool = False
     notes: Sequence[str] = field(default_factory=tuple)
     # the next best files after the hits' own, as one-line pointers, up to
     # this many files named in all (0: none); taken in order from
     # ``files(paths the hits name)``, lazily: an entry's evidence costs a
     # tokenization, so entries after those taken are never computed
-    cite_files: int = 0
+    cite_files: int = _DEFAULTS.cite_files
     files: Callable[[Collection[str]], Iterable[FileEntry]] = lambda named: ()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **given: Any) -> PacketOptions:
+        """The options ``settings`` ask for (a hit never gets more than the
+        whole budget), with ``given`` on top."""
+        values: dict[str, Any] = {
+            "top_k": settings.top_k,
+            "max_chars": settings.max_chars,
+            "hit_max_chars": min(settings.hit_max_chars, settings.max_chars),
+            "context_lines": settings.context_lines,
+            "fair_share": settings.fair_share,
+            "cite_files": settings.cite_files,
+        }
+        return cls(**{**values, **given})
 
 
 # -- selecting and trimming -------------------------------------------------
 
 
 def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int, str]:
-    """Lines of the chunk that contain a query token, plus ``context`` around.
+    """Lines of the chunk that match the query (:func:`~repolens.search.hits.matching_lines`),
+    plus ``context`` around.
 
     Empty when no line matches (the chunk matched through its path). A
     definition's first line (its signature) is always shown with a match,
@@ -185,26 +168,23 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int,
     its text; those lines are not the part's own and are left out (the block
     header names the definition).
     """
-    lines = chunk.text.split("\n")
-    header = repeated_header_lines(chunk)
-    if header:
-        lines = lines[header:]
-    matches = [i for i, line in enumerate(lines) if tokens.intersection(tokenize(line))]
+    matches = matching_lines(chunk, tokens)
     if not matches:
         return {}
+    lines, start = own_lines(chunk), chunk.start_line
     keep: set[int] = set()
-    for i in matches:
+    for n in matches:
+        i = n - start
         keep.update(range(max(0, i - context), min(len(lines), i + context + 1)))
-    if chunk.qualname and not header:
+    if chunk.qualname and not repeated_header_lines(chunk):
         keep.add(0)
-    return {chunk.start_line + i: lines[i] for i in sorted(keep) if chunk.start_line + i <= chunk.end_line}
+    return {start + i: lines[i] for i in sorted(keep)}
 
 
 def chunk_prose(chunk: Chunk) -> set[int]:
     """Line numbers of ``chunk`` that are wholly comment or docstring (a
     split part's repeated header is not among its lines)."""
-    lines = chunk.text.split("\n")[repeated_header_lines(chunk) :]
-    return {chunk.start_line + i for i in prose_lines(lines, chunk.language)}
+    return {chunk.start_line + i for i in prose_lines(own_lines(chunk), chunk.language)}
 
 
 def select_hits(
@@ -414,10 +394,9 @@ def _trailer_reserves(rest: Sequence[Block], room: int, *, first: bool) -> list[
     lines."""
     if not rest:
         return [0]
-    trailer = _trailer(rest, min(room, _TRAILER_RESERVE))
-    reserves = [len(_SEP) + len(trailer) if trailer else 0]
+    reserves = [trailer_reserve("hit", [b.ref() for b in rest], room)]
     if first:
-        reserves += [len(_SEP) + len(more_did_not_fit("hit", len(rest))), 0]
+        reserves += [len(BLOCK_SEP) + len(more_did_not_fit("hit", len(rest))), 0]
     return sorted(set(reserves), reverse=True)
 
 
@@ -435,7 +414,7 @@ def _place(
     tries = []
     for reserve in _trailer_reserves(rest, room, first=first):
         left = room - reserve
-        share = max(_MIN_SHARE, (left - len(_SEP) * len(rest)) // (len(rest) + 1))
+        share = max(_MIN_SHARE, (left - len(BLOCK_SEP) * len(rest)) // (len(rest) + 1))
         if not opts.fair_share:
             share = opts.hit_max_chars
         r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
@@ -464,24 +443,24 @@ def render_packet(
     token_set = frozenset(weights)
     notes = tuple(opts.notes)
     note_text = "\n".join(f"note: {n}" for n in notes)
-    budget = opts.max_chars - (len(note_text) + len(_SEP) if note_text else 0)
+    budget = opts.max_chars - (len(note_text) + len(BLOCK_SEP) if note_text else 0)
     blocks = _blocks(select_hits(hits, token_set, opts.top_k, opts.context_lines), opts.explain)
     if not blocks:
-        text = NO_MATCH if not note_text else f"{note_text}{_SEP}{NO_MATCH}"
+        text = NO_MATCH if not note_text else f"{note_text}{BLOCK_SEP}{NO_MATCH}"
         return Packet(query, [], [], text[: opts.max_chars], notes)
     named = {b.path for b in blocks}
     others = (e for e in opts.files(named) if e.path not in named)
     wanted = list(itertools.islice(others, max(0, opts.cite_files - len(named))))
     pointers, pointer_text = _pointers(wanted, int(budget * _POINTER_SHARE))
     if pointer_text:
-        budget -= len(pointer_text) + len(_SEP)
+        budget -= len(pointer_text) + len(BLOCK_SEP)
 
     parts: list[str] = []
     rendered: list[RenderedBlock] = []
     used = 0
     omitted: list[Block] = []
     for i, block in enumerate(blocks):
-        sep = len(_SEP) if parts else 0
+        sep = len(BLOCK_SEP) if parts else 0
         rest = blocks[i + 1 :]
         r = _place(block, rest, budget - used - sep, not rendered, weights, opts)
         if r is None:
@@ -493,14 +472,14 @@ def render_packet(
         if r.budget_cut:
             omitted = list(rest)
             break
-    trailer = _trailer(omitted, budget - used - len(_SEP))
+    trailer = _trailer(omitted, budget - used - len(BLOCK_SEP))
     if trailer:
         parts.append(trailer)
     if pointer_text:
         parts.append(pointer_text)
-    text = _SEP.join(parts)
+    text = BLOCK_SEP.join(parts)
     if note_text:
-        text = f"{note_text}{_SEP}{text}"
+        text = f"{note_text}{BLOCK_SEP}{text}"
     return Packet(query, rendered, omitted, text, notes, pointers)
 
 

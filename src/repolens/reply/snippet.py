@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from repolens.discover.load import BINARY_SNIFF_BYTES
 from repolens.errors import PathError, UsageError
-from repolens.reply.budget import truncated_marker
+from repolens.reply.budget import lines_cut_marker, truncated_marker
 from repolens.validate import check_budget
 
 MAX_LINES = 300
@@ -47,12 +47,7 @@ class Snippet:
         if not self.lines:
             return _clip(f"{self.path}: empty range (file has {self.total_lines} lines)", max_chars)
         head = f"{self.path}:{self.start_line}-{self.end_line} (of {self.total_lines} lines)"
-        tail = (
-            f"... (cut at {MAX_LINES} lines; use read_snippet {self.path} {self.end_line + 1} "
-            f"<end> to continue)"
-            if self.cut
-            else ""
-        )
+        tail = lines_cut_marker(self.path, self.end_line + 1, MAX_LINES) if self.cut else ""
         out = [head]
         size = len(head)
         for i, line in enumerate(self.lines):

@@ -18,15 +18,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk, ChunkFn
+from repolens.chunk import Chunk, ChunkFn, make_chunker
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
-from repolens.search.retrieve import Hit
+from repolens.search.hits import Hit, SearchOutcome
 from repolens.store.base import IndexReader
+
+if TYPE_CHECKING:
+    from repolens.settings import Settings
 
 STALE = "stale: file changed since indexing"
 GONE = "stale: file deleted since indexing"
+
+
+def freshen_outcome(root: Path, reader: IndexReader, outcome: SearchOutcome, settings: Settings) -> None:
+    """Check the hits a reply may cite (the first ``3 * top_k``) against the
+    files on disk, in place; a note counts the files that changed."""
+    hits, stale_files = freshen(root, reader, outcome.hits, make_chunker(settings), first=settings.top_k * 3)
+    outcome.hits = hits
+    if stale_files:
+        outcome.notes.append(
+            f"{stale_files} cited file{'s' if stale_files > 1 else ''} changed since indexing; "
+            "`repolens index` refreshes the index"
+        )
 
 
 def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | None:

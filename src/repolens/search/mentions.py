@@ -21,11 +21,11 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePosixPath
 
-from repolens.chunk.languages import _BY_EXTENSION
+from repolens.chunk.languages import EXTENSIONS
 
 # Extensions that make the last dotted part a file extension rather than a
 # module name (``conf.py`` vs ``np.array``).
-FILE_EXTENSIONS = frozenset(e.lstrip(".").lower() for e in _BY_EXTENSION) | frozenset(
+FILE_EXTENSIONS = frozenset(e.lstrip(".").lower() for e in EXTENSIONS) | frozenset(
     {"cfg", "ini", "lock", "txt", "csv", "tsv", "env", "in", "mk"}
 )
 _INIT_STEMS = ("__init__", "index", "mod", "lib", "main")

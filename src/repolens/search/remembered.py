@@ -17,10 +17,16 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from repolens.errors import NotFoundError, UsageError
-from repolens.search.retrieve import Filters
+from repolens.search.filters import Filters
+from repolens.search.hits import Hit, SearchOutcome
+from repolens.search.query import parse_query
 from repolens.store.base import IndexReader
+
+if TYPE_CHECKING:
+    from repolens.settings import Settings
 
 Ranked = tuple[int, float, dict[str, tuple[int, float]], dict[str, float | str]]
 # The note of a search whose result could not be stored.
@@ -89,3 +95,29 @@ def recall(reader: IndexReader, query_id: str, generation: str) -> Remembered:
             for c, s, legs, *factors in data["ranked"]
         ],
     )
+
+
+def generation_key(reader: IndexReader) -> str:
+    """What a remembered result is tied to: the generation and its content
+    counter (a refresh that changed files makes older results stale)."""
+    return f"{reader.generation}.{reader.meta().get('content_version', '0')}"
+
+
+def remember_outcome(reader: IndexReader, outcome: SearchOutcome) -> str:
+    """Remember ``outcome`` and return its query id; when it cannot be
+    stored, the outcome's notes say so (:data:`NOT_REMEMBERED`)."""
+    ranked = [(h.cid, h.score, h.legs, h.factors) for h in outcome.hits]
+    query_id, stored = remember(reader, generation_key(reader), outcome.query.text, outcome.filters, ranked)
+    if not stored:
+        outcome.notes.append(NOT_REMEMBERED)
+    return query_id
+
+
+def recall_outcome(reader: IndexReader, query_id: str, settings: Settings) -> SearchOutcome:
+    """The remembered search ``query_id`` as an outcome, without searching:
+    its question, filters and hits (those whose chunks still exist)."""
+    remembered = recall(reader, query_id, generation_key(reader))
+    stored = reader.chunks(r[0] for r in remembered.ranked)
+    hits = [Hit(c, stored[c].chunk, *ranked) for c, *ranked in remembered.ranked if c in stored]
+    parsed = parse_query(remembered.query, weighted=settings.query_weights)
+    return SearchOutcome(parsed, hits, filters=remembered.filters)

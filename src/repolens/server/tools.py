@@ -35,7 +35,7 @@ from pydantic import Field
 
 from repolens import __version__, service
 from repolens.errors import RepolensError, UsageError
-from repolens.reply.budget import counted
+from repolens.reply.budget import counted, cut_to_budget
 from repolens.reply.snippet import READ_MAX_CHARS
 from repolens.server.calls import (
     DEFAULT_BUDGETS,
@@ -132,7 +132,7 @@ def build_server(
             lock_wait=SERVER_LOCK_WAIT_S,
             vector_progress=progress_reporter(ctx, "embedding"),
         )
-        return _cut(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
+        return cut_to_budget(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
 
     @tool(
         "Bring the index up to date with the files on disk (new, changed, deleted files only). "
@@ -144,7 +144,7 @@ def build_server(
         report = service.index_repo(
             where, index_dir=idx, progress=progress_reporter(ctx, "refreshing"), lock_wait=SERVER_LOCK_WAIT_S
         )
-        return _cut(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
+        return cut_to_budget(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
 
     @tool(
         "What the index holds (files, chunks, vectors), when it was updated, how many files "
@@ -152,7 +152,7 @@ def build_server(
     )
     def index_status(root: str | None = None) -> str:
         where, idx = repos.resolve(root)
-        return _cut(
+        return cut_to_budget(
             repos.redact(service.index_status(where, index_dir=idx).render()), DEFAULT_BUDGETS["index_repo"]
         )
 
@@ -182,7 +182,7 @@ def build_server(
         if cursor + limit < len(names):
             lines.append(f"next_cursor {cursor + limit}")
         note_hits(len(page))
-        return _cut("\n".join(lines), max_chars)
+        return cut_to_budget("\n".join(lines), max_chars)
 
     @tool(
         "Run the repository's tests with an allow-listed runner (pytest, npm/pnpm/yarn test, go "
@@ -208,7 +208,7 @@ def build_server(
         where, _ = repos.resolve(root)
         run = testrun.run_tests(where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars)
         note_hits(run.lines_kept)
-        return _cut(repos.redact(testrun.render(run)), max_chars)
+        return cut_to_budget(repos.redact(testrun.render(run)), max_chars)
 
     @tool(
         "Search the repository. mode=packet (default): an evidence packet with the top hits "
@@ -398,13 +398,6 @@ def _repo_line(name: str, root: Path, index_dir: Path | None) -> str:
     vectors = f", vectors {st.vectors_done}/{st.vectors_total}" if st.settings.get("embed_identity") else ""
     size = f"{counted(st.files, 'file')}, {counted(st.chunks, 'chunk')}{vectors}"
     return f"{name}: {root} - {size}; updated {st.updated_at}, {fresh}"
-
-
-def _cut(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    marker = "... (cut to fit the reply budget)"
-    return text[: max_chars - len(marker) - 1] + "\n" + marker
 
 
 def run_stdio(

@@ -1,0 +1,75 @@
+"""A search outcome rendered in the mode asked for: ``packet`` (the evidence
+packet), ``files`` (the ranked file overview) or ``json`` (the packet's
+evidence and the overview, for programs; see :mod:`repolens.reply.json`).
+
+Every mode ends with the search's ``query_id`` (in JSON, as a key), which
+re-renders the same outcome in another mode without searching again.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from repolens.reply.files import FileEntry, file_overview, ranked_files, render_files
+from repolens.reply.json import search_json
+from repolens.reply.packet import Packet, PacketOptions, render_packet
+from repolens.search.hits import SearchOutcome
+
+if TYPE_CHECKING:
+    from repolens.index.build import IndexReport
+    from repolens.settings import Settings
+
+MODES = ("packet", "files", "json")
+# The file overview lists at least this many files.
+MIN_OVERVIEW_FILES = 10
+
+
+@dataclass
+class SearchReply:
+    """One search's answer. ``text`` is exactly what the user or agent reads,
+    for every mode; ``to_json`` is the JSON form (mode=json) of the same
+    packet the text form shows."""
+
+    query: str
+    query_id: str
+    mode: str
+    text: str
+    packet: Packet | None = None
+    files: list[FileEntry] | None = None
+    indexed: IndexReport | None = None  # set when this call had to build the index first
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return search_json(self.query, self.query_id, self.packet, self.files, self.notes)
+
+
+def render_search(
+    outcome: SearchOutcome, query_id: str, mode: str, settings: Settings, *, explain: bool = False
+) -> SearchReply:
+    """``outcome`` in ``mode``, within ``settings.max_chars`` (the JSON
+    form budgets the evidence, not its keys)."""
+    query, hits, parsed = outcome.query.text, outcome.hits, outcome.query
+    footer = f"query_id {query_id}"
+    reply = SearchReply(query=query, query_id=query_id, mode=mode, text="", notes=tuple(outcome.notes))
+    overview_size = max(settings.top_k, MIN_OVERVIEW_FILES)
+    if mode == "files":
+        reply.files = file_overview(hits, parsed, limit=overview_size)
+        reply.text = render_files(reply.files, settings.max_chars, footer)
+        return reply
+    opts = PacketOptions.from_settings(
+        settings,
+        max_chars=settings.max_chars - len(footer) - 2,
+        explain=explain,
+        notes=outcome.notes,
+        files=functools.partial(ranked_files, hits, parsed),
+    )
+    reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts)
+    if mode == "json":
+        reply.files = file_overview(hits, parsed, limit=overview_size)
+        reply.text = json.dumps(reply.to_json(), ensure_ascii=False)
+    else:
+        reply.text = f"{reply.packet.text}\n\n{footer}"
+    return reply

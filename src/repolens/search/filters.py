@@ -1,0 +1,74 @@
+"""Search filters: where a hit may come from (folder, language, kind, globs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pathspec import GitIgnoreSpec
+
+from repolens.chunk import Chunk
+from repolens.store.base import LexFilters
+from repolens.validate import check_globs, check_kind, check_language, check_subpath
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Every search filter. ``subpath``, languages and kinds run inside the
+    lexical query; globs are matched on paths afterwards (gitignore syntax)."""
+
+    subpath: str | None = None
+    languages: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def lexical(self) -> LexFilters:
+        return LexFilters(self.subpath, self.languages, self.kinds)
+
+    def has_globs(self) -> bool:
+        return bool(self.include or self.exclude)
+
+    def accepts(self, chunk: Chunk) -> bool:
+        if self.subpath and not (chunk.path == self.subpath or chunk.path.startswith(self.subpath + "/")):
+            return False
+        if self.languages and chunk.language not in self.languages:
+            return False
+        if self.kinds and chunk.kind not in self.kinds and not set(chunk.kinds) & set(self.kinds):
+            return False
+        if self.include and not _spec(self.include).match_file(chunk.path):
+            return False
+        return not (self.exclude and _spec(self.exclude).match_file(chunk.path))
+
+
+def make_filters(
+    path: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    include: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
+) -> Filters:
+    """Search filters from call arguments; ``UsageError`` for a path outside the
+    repository and for a language or kind that names nothing (aliases such as
+    ``py`` and ``func`` are accepted)."""
+    subpath, language, kind = check_subpath(path), check_language(language), check_kind(kind)
+    return Filters(
+        subpath=subpath,
+        languages=(language,) if language else (),
+        kinds=(kind,) if kind else (),
+        include=check_globs("include", include),
+        exclude=check_globs("exclude", exclude),
+    )
+
+
+_SPECS: dict[tuple[str, ...], GitIgnoreSpec] = {}
+
+
+def _spec(globs: tuple[str, ...]) -> GitIgnoreSpec:
+    """Compiled glob sets; a pure cache keyed by the patterns themselves."""
+    spec = _SPECS.get(globs)
+    if spec is None:
+        if len(_SPECS) > 256:
+            _SPECS.clear()
+        spec = _SPECS[globs] = GitIgnoreSpec.from_lines(globs)
+    return spec

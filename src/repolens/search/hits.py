@@ -1,0 +1,85 @@
+"""What a search returns: ranked :class:`Hit` values in a :class:`SearchOutcome`,
+and which lines of a hit's chunk match the question (:func:`matching_lines`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from repolens.chunk import Chunk
+from repolens.chunk.pack import repeated_header_lines
+from repolens.search.filters import Filters
+from repolens.search.query import ParsedQuery
+from repolens.tokens import tokenize
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    cid: int
+    chunk: Chunk
+    score: float
+    # Per leg: (rank starting at 1, the leg's own score); for --explain.
+    legs: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # How the final score came about: fused legs, role prior, file evidence.
+    factors: dict[str, float | str] = field(default_factory=dict)
+    # Set when the cited file changed since indexing (see repolens.search.freshness).
+    stale: str = ""
+
+    def explain(self) -> str:
+        """One line: each leg's rank and score, then every step from the fused
+        score to ``score`` (the one that decided the order), in the order
+        applied: role prior, file evidence, the reranker's vote, the spread
+        over files."""
+        legs = ", ".join(f"{name} #{rank} {score:.3g}" for name, (rank, score) in self.legs.items())
+        f = self.factors
+        steps = [f"fused {f.get('fused', self.score):.3g}"]
+        if "prior" in f:
+            steps.append(f"x prior {f['prior']:.2f} ({f.get('role', '')})")
+        if f.get("file"):
+            steps.append(f"+ file {f['file']:.3g}")
+        if "vote" in f:
+            steps.append(f"-> rerank vote {f['vote']:.3g}")
+        if "spread" in f:
+            steps.append(f"x spread {f['spread']:.2f} ({_ordinal(int(f.get('nth', 0)))} in its file)")
+        return f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
+
+    @property
+    def relevance(self) -> float:
+        """The score before the spread over files lowered it: what the chunk
+        is worth on its own (a file overview sums these per file)."""
+        return self.score / float(self.factors.get("spread", 1.0))
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+@dataclass
+class SearchOutcome:
+    """One search: the parsed question, its filters, the ranked hits, and
+    the notes a reply prints above them (a missing or partial leg, a search
+    that could not be remembered, cited files that changed since indexing)."""
+
+    query: ParsedQuery
+    hits: list[Hit]
+    notes: list[str] = field(default_factory=list)
+    filters: Filters = field(default_factory=Filters)
+
+
+def own_lines(chunk: Chunk) -> list[str]:
+    """The lines of ``chunk``'s text that are its own, the first at
+    ``chunk.start_line``: parts 2..n of a split definition repeat the
+    definition's header at the top of their text, and those lines are not
+    theirs (see :func:`repolens.chunk.pack.repeated_header_lines`). There
+    are never more of them than the chunk's span has lines."""
+    lines = chunk.text.split("\n")
+    header = repeated_header_lines(chunk)
+    return lines[header:] if header else lines
+
+
+def matching_lines(chunk: Chunk, tokens: frozenset[str]) -> list[int]:
+    """Line numbers of ``chunk``'s own lines that contain a query token:
+    THE test of a matching line, for packets (which lines to show) and for
+    focus (which definitions to show)."""
+    start = chunk.start_line
+    return [start + i for i, line in enumerate(own_lines(chunk)) if tokens.intersection(tokenize(line))]

@@ -1,0 +1,271 @@
+"""The legs of a search: each ranks candidates for a parsed query on its own.
+
+* **lexical**: BM25 over four fields (path, symbol name, signature/doc, body);
+  every search runs it, and its candidates are the base of the fusion;
+* **symbol**: the definitions of identifiers the query names literally
+  (``parse_url``, ``Store.save``); a name defined in many places says little
+  and weighs less, a name defined in more than ``MAX_DEFS_PER_NAME`` places
+  is ignored;
+* **path**: files the query mentions (tracebacks, file names, scopes, see
+  :mod:`repolens.search.mentions`), which join with their best chunks;
+* **dense** (when the index has vectors): cosine similarity to the query's
+  embedding (:func:`dense_leg` binds the store's vectors to a query);
+* **rerank** (when a cross-encoder is configured): its scores of the head of
+  the ranking (:func:`rerank_leg`).
+
+How the legs are combined is :mod:`repolens.search.fusion`; a leg that is
+configured but cannot run says why in a note instead of failing the search.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from repolens.chunk import Chunk
+from repolens.errors import EmbedderError, RepolensError
+from repolens.search.mentions import path_index
+from repolens.search.query import ParsedQuery
+from repolens.store.base import IndexReader, LexFilters, NameMatch, SymbolFilters, normalize_symbol
+
+if TYPE_CHECKING:
+    from repolens.models.base import Embedder
+    from repolens.settings import Settings
+
+# Per-field weights for BM25. A term in a definition's name or signature says
+# more about the chunk than the same term somewhere in its body.
+FIELD_WEIGHTS = {"path": 1.0, "name": 2.0, "sig": 1.5, "body": 1.0}
+FLAT_FIELDS = {"path": 1.0, "name": 1.0, "sig": 1.0, "body": 1.0}
+MAX_DEFS_PER_NAME = 25
+# At most this many mentioned files join the candidates, strongest first.
+MAX_MENTIONED = 8
+# How many of a mentioned file's best chunks join the candidates.
+MENTIONED_CHUNKS = 3
+# The query text a model reads: the start of a pasted issue carries its gist.
+DENSE_QUERY_CHARS = 1200
+RERANK_QUERY_CHARS = 2000
+
+
+# -- lexical ---------------------------------------------------------------------
+
+
+def lexical_leg(
+    reader: IndexReader,
+    query: ParsedQuery,
+    fields: Mapping[str, float],
+    depth: int,
+    filters: LexFilters | None,
+) -> list[tuple[int, float]]:
+    """The top ``depth`` (cid, BM25 score), best first."""
+    return reader.lexical(query.weighted(), fields, depth, filters)
+
+
+# -- symbol ----------------------------------------------------------------------
+
+
+def _split_name(identifier: str) -> list[str]:
+    return [p for p in re.split(r"\.|::|#", identifier) if p]
+
+
+def symbol_leg(reader: IndexReader, query: ParsedQuery) -> dict[int, tuple[float, str]]:
+    """Chunks holding definitions the query names: (strength in (0, 3],
+    qualified name of the strongest such definition).
+
+    Strength is ``1/sqrt(definitions of that name)``, x1.5 when the name is
+    spelled exactly as in the query (``handle_submit`` over ``HandleSubmit``),
+    x2 when a dotted name (``Store.save``) also matches the qualified name.
+    Markdown headings are symbols for lookup, but not definitions here.
+    """
+    wanted: dict[str, list[tuple[str, str]]] = {}
+    for ident in query.identifiers:
+        parts = _split_name(ident)
+        if parts:
+            qual = normalize_symbol("".join(parts[-2:])) if len(parts) > 1 else ""
+            wanted.setdefault(normalize_symbol(parts[-1]), []).append((parts[-1], qual))
+    if not wanted:
+        return {}
+    rows = reader.symbols(NameMatch(names=tuple(wanted)), SymbolFilters(sections=False), None)
+    per_name: dict[str, int] = {}
+    for row in rows:
+        per_name[row.norm] = per_name.get(row.norm, 0) + 1
+    strengths: dict[int, tuple[float, str]] = {}
+    for row in rows:
+        norm, name, qualname = row.norm, row.name, row.qualname
+        n = per_name[norm]
+        if n > MAX_DEFS_PER_NAME:
+            continue
+        strength = 1.0 / math.sqrt(n)
+        if any(spelled == name for spelled, _ in wanted[norm]):
+            strength *= 1.5
+        qual_norm = normalize_symbol(re.sub(r"\W", "", qualname))
+        if any(q and qual_norm.endswith(q) for _, q in wanted[norm]):
+            strength *= 2.0
+        cid = reader.chunk_at(row.path, row.start_line)
+        if cid is not None and strength > strengths.get(cid, (0.0, ""))[0]:
+            strengths[cid] = (strength, qualname)
+    return strengths
+
+
+# -- path ------------------------------------------------------------------------
+
+
+def mentioned_files(reader: IndexReader, query: ParsedQuery) -> dict[str, float]:
+    """Indexed files the query mentions, with their strength (see
+    :mod:`repolens.search.mentions`)."""
+    if not query.paths and not query.scopes:
+        return {}
+    index = path_index(reader.cache_key(), reader.paths)
+    return index.match(query.paths, query.scopes)
+
+
+def mentioned_chunks(
+    reader: IndexReader,
+    query: ParsedQuery,
+    fields: Mapping[str, float],
+    mentioned: Mapping[str, float],
+    filters: LexFilters,
+) -> list[tuple[int, float]]:
+    """The best chunks (cid, BM25 score) of the strongest mentioned files,
+    so that a mentioned file joins the candidates even when its words are
+    common elsewhere; ``filters`` languages and kinds still apply."""
+    out: list[tuple[int, float]] = []
+    for path in sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]:
+        in_file = LexFilters(path, filters.languages, filters.kinds)
+        out.extend(reader.lexical(query.weighted(), fields, MENTIONED_CHUNKS, in_file))
+    return out
+
+
+# -- dense -----------------------------------------------------------------------
+
+
+class DenseLeg(Protocol):
+    """The dense leg as a search sees it (the store's vectors bound to a
+    reader and a query vector)."""
+
+    def top(self, k: int) -> list[tuple[int, float]]: ...
+
+    def similarities(self, cids: Iterable[int]) -> dict[int, float]: ...
+
+
+@dataclass
+class BoundDense:
+    """The dense leg for one query on one generation."""
+
+    reader: IndexReader
+    vector: Any
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        return self.reader.dense_top(self.vector, k)
+
+    def similarities(self, cids: Any) -> dict[int, float]:
+        return self.reader.dense_similarities(self.vector, cids)
+
+
+def dense_scores(dense: DenseLeg, candidates: Iterable[int], depth: int, fusion: str) -> dict[int, float]:
+    """Similarities of the ``candidates`` alone (``fusion`` ``rerank``: no
+    new candidates), else of the ``depth`` nearest chunks."""
+    return dense.similarities(candidates) if fusion == "rerank" else dict(dense.top(depth))
+
+
+def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:
+    """Refuse to search vectors with another model than the one that made them."""
+    identity = meta.get("embed_identity")
+    if identity and identity != embedder.identity:
+        raise EmbedderError(
+            f"the index was embedded with {identity} but the configured model is {embedder.identity}: "
+            "search with the same embed settings, or re-run `repolens index --rebuild`"
+        )
+
+
+def dense_leg(
+    root: Path, reader: IndexReader, settings: Settings, query: ParsedQuery
+) -> tuple[BoundDense | None, list[str]]:
+    """The dense leg for ``query`` (its text is embedded), or None with a
+    note saying why it is missing. Silence only when dense search is
+    switched off by config."""
+    if not settings.dense:
+        return None, []
+    meta = reader.meta()
+    if not meta.get("embed_identity"):
+        if settings.vectors:
+            return None, ["dense leg missing: this index has no vectors yet; run `repolens index` to embed"]
+        return None, []
+    from repolens.models import make_embedder  # onnxruntime: only for indexes with vectors
+    from repolens.settings import load_embed_config
+
+    try:
+        embedder = make_embedder(load_embed_config(root))
+        if embedder is None:
+            return None, ["dense leg off: embed.provider is none but the index has vectors"]
+        check_query_embedder(meta, embedder)
+        query_vector = embedder.embed_query(query.text[:DENSE_QUERY_CHARS])
+    except RepolensError as exc:
+        return None, [f"dense leg missing: {exc}"]
+    done, total = reader.vector_count(), int(meta.get("chunks", "0") or 0)
+    notes = []
+    if total and done < total:
+        notes.append(
+            f"dense leg covers {done} of {total} chunks ({100 * done // total}%); "
+            "`repolens index` finishes the embedding"
+        )
+    return BoundDense(reader, query_vector), notes
+
+
+# -- rerank ----------------------------------------------------------------------
+
+
+class RerankLeg(Protocol):
+    """A cross-encoder as a search sees it (``rerank.CrossEncoder`` bound
+    to a query), with the vote settings."""
+
+    top_n: int
+    weight: float
+
+    def scores(self, chunks: list[Chunk]) -> list[float]: ...
+
+
+@dataclass
+class BoundRerank:
+    """The reranker leg for one query; a failure while scoring is kept in
+    ``error`` and reported, never swallowed."""
+
+    encoder: Any
+    query: str
+    top_n: int
+    weight: float
+    error: str = ""
+
+    def scores(self, chunks: list[Any]) -> list[float]:
+        try:
+            return [float(s) for s in self.encoder.score(self.query, [f"{c.path}\n{c.text}" for c in chunks])]
+        except RepolensError as exc:
+            self.error = str(exc)
+            return [0.0] * len(chunks)
+
+
+def rerank_leg(root: Path, query: ParsedQuery) -> tuple[BoundRerank | None, list[str]]:
+    """The cross-encoder leg for ``query`` (it reads the text) when one is
+    configured, or None with a note saying why it is missing (silence only
+    when none is configured)."""
+    from repolens.models.rerank import make_reranker
+    from repolens.settings import load_rerank_config
+
+    try:
+        config = load_rerank_config(root)
+        if config.provider == "none":
+            return None, []
+        encoder = make_reranker(config)
+    except RepolensError as exc:
+        return None, [f"rerank leg missing: {exc}"]
+    if encoder is None:
+        return None, []
+    return BoundRerank(encoder, query.text[:RERANK_QUERY_CHARS], config.top_n, config.weight), []
+
+
+def rerank_scores(rerank: RerankLeg, head: list[int], chunks: Mapping[int, Chunk]) -> dict[int, float]:
+    """The cross-encoder's relevance of each chunk of ``head``."""
+    return dict(zip(head, rerank.scores([chunks[c] for c in head]), strict=True))
