@@ -1,5 +1,10 @@
 """The ``repolens`` command: a thin adapter over :mod:`repolens.service`.
 
+Each command imports what it uses when it runs (an agent may start one
+process per question, and a search must not pay for the indexer, the
+grammars, the models or the MCP server): keep module-level imports light
+(``tests/test_cli_imports.py`` checks it).
+
 Subcommands mirror the MCP tools and print the same text. Errors are one
 line on stderr (``error: <problem>: <fix>``) with a non-zero exit code; no
 traceback ever reaches the user for an error we can name.
@@ -15,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from repolens import __version__, service
+from repolens import __version__
 from repolens.errors import RepolensError
 from repolens.reply.snippet import READ_MAX_CHARS
 from repolens.validate import check_utf8
@@ -96,6 +101,8 @@ def index_cmd(
     rebuild: bool,
 ) -> None:
     """Index ROOT (default: the current directory), or bring its index up to date."""
+    from repolens import service
+
     report = service.index_repo(
         root,
         index_dir=index_dir,
@@ -116,6 +123,8 @@ def index_cmd(
 @click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
 def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
     """What the index holds, and how many files changed on disk since it was updated."""
+    from repolens import service
+
     status = service.index_status(root, index_dir=index_dir)
     if as_json:
         click.echo(json.dumps(status.to_json(), indent=2))
@@ -159,6 +168,8 @@ def search_cmd(
     explain: bool,
 ) -> None:
     """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
+    from repolens import service
+
     if query is None and query_id is None:
         raise click.UsageError("Missing argument 'QUERY': pass a question, or --query-id ID")
     reply = service.search_code(
@@ -219,6 +230,8 @@ def symbols_cmd(
     as_json: bool,
 ) -> None:
     """Find definitions named NAME (exact, case- and separator-insensitive, qualified, fuzzy)."""
+    from repolens import service
+
     result = service.find_symbol(
         name,
         root,
@@ -254,6 +267,8 @@ def focus_cmd(
     as_json: bool,
 ) -> None:
     """Whole enclosing definitions (functions, classes) of QUERY's matches."""
+    from repolens import service
+
     result = service.focus(
         query,
         root,
@@ -275,6 +290,8 @@ def focus_cmd(
 @json_option
 def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars: int, as_json: bool) -> None:
     """Print one stored chunk by its id (ids come from search --json and focus --json)."""
+    from repolens import service
+
     _emit(service.get_chunk(chunk_id, root, index_dir=index_dir, max_chars=max_chars), as_json)
 
 
@@ -365,6 +382,8 @@ def watch_cmd(root: str | None, index_dir: str | None) -> None:
 )
 def read_cmd(path: str, start: int, end: int, root: str | None, max_chars: int) -> None:
     """Print lines START..END of PATH (at most 300 per call)."""
+    from repolens import service
+
     click.echo(service.read_snippet(root, path, start, end).render(max_chars))
 
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from repolens.chunk import make_chunker
 from repolens.errors import EmbedderError, RepolensError, UsageError
-from repolens.index.build import IndexReport, ProgressFn, build_index
 from repolens.reply.chunk import ChunkView
 from repolens.reply.chunk import get_chunk as _get_chunk
 from repolens.reply.files import FileEntry, file_overview, ranked_files, render_files
@@ -45,6 +44,7 @@ from repolens.validate import (
 )
 
 if TYPE_CHECKING:
+    from repolens.index.build import IndexReport, ProgressFn
     from repolens.models.base import Embedder
     from repolens.ops.status import IndexStatus
 
@@ -55,6 +55,15 @@ QUERY_ECHO_CHARS = 200
 # A search that finds no index builds one; if a watcher is already building
 # it, wait for that instead of failing.
 AUTO_INDEX_WAIT_S = 120.0
+
+
+def build_index(*args: Any, **kwargs: Any) -> IndexReport:
+    """:func:`repolens.index.build.build_index`, imported on first use: the
+    write path (discovery, chunkers, worker pools) costs a new process more
+    than a whole search, and a search of a built index never needs it."""
+    from repolens.index.build import build_index as build
+
+    return build(*args, **kwargs)
 
 
 def index_repo(
@@ -188,13 +197,14 @@ class _BoundRerank:
 def rerank_leg(root: Path, query: str) -> tuple[_BoundRerank | None, list[str]]:
     """The cross-encoder leg when one is configured, or None with a note
     saying why it is missing (silence only when none is configured)."""
-    from repolens.models.rerank import make_reranker
     from repolens.settings import load_rerank_config
 
     try:
         config = load_rerank_config(root)
         if config.provider == "none":
             return None, []
+        from repolens.models.rerank import make_reranker  # numpy, onnxruntime: only when configured
+
         encoder = make_reranker(config)
     except RepolensError as exc:
         return None, [f"rerank leg missing: {exc}"]

@@ -32,9 +32,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING, Protocol
 
 from repolens.chunk import Chunk
 from repolens.roles import path_role
@@ -42,6 +40,9 @@ from repolens.search.mentions import path_index
 from repolens.search.priors import role_weight, wanted_roles
 from repolens.search.query import ParsedQuery
 from repolens.store.base import IndexReader, LexFilters, NameMatch, SymbolFilters, normalize_symbol
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 # Per-field weights for BM25. A term in a definition's name or signature says
 # more about the chunk than the same term somewhere in its body.
@@ -129,6 +130,8 @@ def _spec(globs: tuple[str, ...]) -> GitIgnoreSpec:
     """Compiled glob sets; a pure cache keyed by the patterns themselves."""
     spec = _SPECS.get(globs)
     if spec is None:
+        from pathspec import GitIgnoreSpec  # only searches with --include/--exclude pay for it
+
         if len(_SPECS) > 256:
             _SPECS.clear()
         spec = _SPECS[globs] = GitIgnoreSpec.from_lines(globs)
