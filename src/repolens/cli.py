@@ -406,6 +406,12 @@ def read_cmd(path: str, start: int, end: int, root: str | None, max_chars: int) 
     default=None,
     help="HTTP: file holding the bearer token (else $REPOLENS_TOKEN, $REPOLENS_TOKEN_FILE).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="HTTP: worker processes answering calls (default: the number of cores).",
+)
 @click.option("--no-auth", is_flag=True, help="HTTP: serve without a token (loopback hosts only).")
 @click.option("--allow-rebuild", is_flag=True, help="HTTP: let callers run index_repo with rebuild=true.")
 @click.option("--allow-tests", is_flag=True, help="HTTP: let callers run the repository's tests (run_tests).")
@@ -427,6 +433,7 @@ def serve_cmd(
     host: str | None,
     port: int | None,
     token_file: str | None,
+    workers: int | None,
     no_auth: bool,
     allow_rebuild: bool,
     allow_tests: bool,
@@ -439,7 +446,7 @@ def serve_cmd(
     from repolens.server.config import load_serve_config, name_for
     from repolens.store import resolve_root
 
-    http_only = {"--host": host, "--port": port, "--token-file": token_file}
+    http_only = {"--host": host, "--port": port, "--token-file": token_file, "--workers": workers}
     http_only.update({"--no-auth": no_auth or None, "--allow-rebuild": allow_rebuild or None})
     http_only["--allow-tests"] = allow_tests or None
     if not use_http and (given := [k for k, v in http_only.items() if v is not None]):
@@ -457,6 +464,7 @@ def serve_cmd(
     index_path = Path(index_dir) if index_dir else None
     if use_http:
         from repolens.server.web import DEFAULT_HOST, DEFAULT_PORT, serve
+        from repolens.server.workers import default_workers
 
         serve(
             config,
@@ -464,6 +472,7 @@ def serve_cmd(
             port=port or DEFAULT_PORT,
             no_auth=no_auth,
             index_dir=index_path,
+            workers=workers or default_workers(),
         )
         return
     from repolens.server.tools import run_stdio
