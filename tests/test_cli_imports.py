@@ -96,3 +96,13 @@ def test_help_loads_no_use_case():
     code, modules = loaded_after("--help")
     assert code == 0
     assert not {"repolens.service", "repolens.store.local", "repolens.search"} & modules
+
+
+def test_indexing_a_small_repository_starts_no_worker_process(tmp_path: Path):
+    """Below ``PARALLEL_MIN_BYTES`` files are prepared in process: the pool
+    machinery (which spawning workers needs) is never even imported."""
+    root = tmp_path / "repo"
+    write_tree_files(root, SAMPLE_FILES)
+    code, modules = loaded_after("index", str(root), "--index-dir", str(tmp_path / "index"))
+    assert code == 0
+    assert sorted(m for m in modules if m.startswith(("multiprocessing", "concurrent.futures"))) == []
