@@ -1,22 +1,25 @@
 """Load on the streamable HTTP server: many concurrent MCP clients, one server.
 
-    python bench/http_load.py [ROOT] [--clients 50] [--seconds 60] [--baseline-seconds 10]
+    python bench/http_load.py [ROOT] [--clients 50] [--seconds 60] [--baseline-seconds 10] [--workers 1,2]
 
-Starts ``repolens serve --http`` (a random bearer token, a free port, the
-index in a temporary folder) on ROOT (default: this checkout), then runs two
+For each count in --workers (0: start the server without the option, for
+a build that has none), starts ``repolens serve --http --workers N`` (a
+random bearer token, a free port, the index in a temporary folder, built by
+the first server and reused) on ROOT (default: this checkout), then runs two
 phases with the SDK's client over real HTTP, each client holding one session
 and calling in a loop: search_code (50%), find_symbol (25%) and read_snippet
 (25%). The baseline phase is one client (latency without contention); the
 load phase is --clients clients at once. Prints the command line and one
 markdown table: requests, requests/s, p50/p99 latency, errors and the CPU
-seconds the server and the client process used per phase, then per tool
-under load. Clients and server share the machine.
+seconds the server (supervisor and workers) and the client process used per
+phase, then per tool under load. Clients and server share the machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import secrets
@@ -159,7 +162,9 @@ async def run_phase(url: str, token: str, phase: Phase, files) -> None:
     phase.elapsed = time.monotonic() - started
 
 
-def start_server(root: Path, port: int, token: str, index_dir: Path, log: Path) -> subprocess.Popen:
+def start_server(
+    root: Path, port: int, token: str, index_dir: Path, log: Path, workers: int
+) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
     env["REPOLENS_TOKEN"] = token
     cmd = [
@@ -174,6 +179,8 @@ def start_server(root: Path, port: int, token: str, index_dir: Path, log: Path) 
         f"bench={root}",
     ]
     cmd += ["--index-dir", str(index_dir)]
+    if workers:
+        cmd += ["--workers", str(workers)]
     with open(log, "wb") as err:
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 600  # the first start indexes ROOT
@@ -181,12 +188,22 @@ def start_server(root: Path, port: int, token: str, index_dir: Path, log: Path) 
         if proc.poll() is not None:
             raise SystemExit(f"server exited: {log.read_text()}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                return proc
+            server_pids(proc, port, token)  # one worker answers; the baseline phase warms the others
+            return proc
         except OSError:
             time.sleep(0.3)
     proc.kill()
     raise SystemExit("server not ready after 600 s")
+
+
+def server_pids(proc: subprocess.Popen, port: int, token: str) -> list[int]:
+    """The server's processes: the one started, and the workers ``/health`` lists."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/health", headers={"Authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=2) as reply:
+        body = json.loads(reply.read())
+    return [proc.pid, *(pid for pid in body.get("worker_pids", []) if pid != proc.pid)]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -213,46 +230,68 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--baseline-seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2],
+        help="worker counts to compare, comma-separated (0: no --workers option)",
+    )
     args = parser.parse_args()
     root = Path(args.root).resolve()
     files = text_files(root)
     if not files:
         raise SystemExit(f"no text files in {root}")
     token = secrets.token_urlsafe(32)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
+    runs: list[tuple[int, float, list[Phase]]] = []
+    server_log = ""
     with tempfile.TemporaryDirectory(prefix="repolens-load-") as tmp:
-        log = Path(tmp) / "server.err"
-        t0 = time.monotonic()
-        proc = start_server(root, port, token, Path(tmp) / "index", log)
-        ready = time.monotonic() - t0
-        try:
-            phases = [Phase("baseline", 1, args.baseline_seconds), Phase("load", args.clients, args.seconds)]
-            for phase in phases:
-                server0, client0 = cpu_seconds(proc.pid), time.process_time()
-                asyncio.run(run_phase(url, token, phase, files))
-                phase.cpu = (cpu_seconds(proc.pid) - server0, time.process_time() - client0)
-        finally:
-            proc.send_signal(signal.SIGTERM)
+        for workers in args.workers:
+            port = free_port()
+            url = f"http://127.0.0.1:{port}/mcp"
+            log = Path(tmp) / f"server-{workers}.err"
+            t0 = time.monotonic()
+            proc = start_server(root, port, token, Path(tmp) / "index", log, workers)
+            ready = time.monotonic() - t0
             try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        server_log = log.read_text(errors="replace")
+                phases = [
+                    Phase("baseline", 1, args.baseline_seconds),
+                    Phase("load", args.clients, args.seconds),
+                ]
+                for phase in phases:
+                    pids = server_pids(proc, port, token)
+                    server0, client0 = sum(map(cpu_seconds, pids)), time.process_time()
+                    asyncio.run(run_phase(url, token, phase, files))
+                    phase.cpu = (sum(map(cpu_seconds, pids)) - server0, time.process_time() - client0)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            runs.append((workers, ready, phases))
+            server_log += log.read_text(errors="replace")
 
     print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
-    print(f"repository: {root} ({len(files)} files sampled for read_snippet); server ready in {ready:.1f} s")
+    print(f"repository: {root} ({len(files)} files sampled for read_snippet)")
     print(f"machine: {os.cpu_count()} CPUs; clients and server on the same machine, one client process\n")
-    print("| phase | clients | seconds | requests | req/s | p50 ms | p99 ms | errors | CPU s server/client |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for phase in phases:
-        print(f"{row(phase)} {phase.cpu[0]:.1f} / {phase.cpu[1]:.1f} |")
-    load = phases[-1]
-    print("\n| tool (load) | requests | p50 ms | p99 ms |")
-    print("|---|---|---|---|")
-    for tool, _ in WEIGHTS:
-        lat = load.latencies.get(tool, [])
-        print(f"| {tool} | {len(lat)} | {pct(lat, 0.5):.1f} | {pct(lat, 0.99):.1f} |")
+    print(
+        "| workers | phase | clients | seconds | requests | req/s | p50 ms | p99 ms | errors "
+        "| CPU s server/client |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for workers, _, phases in runs:
+        for phase in phases:
+            print(f"| {workers or 'no option'} {row(phase)} {phase.cpu[0]:.1f} / {phase.cpu[1]:.1f} |")
+    print("\n| workers | tool (load) | requests | p50 ms | p99 ms |")
+    print("|---|---|---|---|---|")
+    for workers, _, phases in runs:
+        load = phases[-1]
+        for tool, _ in WEIGHTS:
+            lat = load.latencies.get(tool, [])
+            figures = f"{len(lat)} | {pct(lat, 0.5):.1f} | {pct(lat, 0.99):.1f}"
+            print(f"| {workers or 'no option'} | {tool} | {figures} |")
+    print("\nserver ready in " + ", ".join(f"{ready:.1f} s ({w or 'no option'})" for w, ready, _ in runs))
+    phases = [phase for _, _, run in runs for phase in run]
     errors = [e for p in phases for e in p.errors]
     for error in errors[:10]:
         print(f"error: {error}")

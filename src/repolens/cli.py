@@ -1,5 +1,10 @@
 """The ``repolens`` command: a thin adapter over :mod:`repolens.service`.
 
+Each command imports what it uses when it runs (an agent may start one
+process per question, and a search must not pay for the indexer, the
+grammars, the models or the MCP server): keep module-level imports light
+(``tests/test_cli_imports.py`` checks it).
+
 Subcommands mirror the MCP tools and print the same text. Errors are one
 line on stderr (``error: <problem>: <fix>``) with a non-zero exit code; no
 traceback ever reaches the user for an error we can name.
@@ -15,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from repolens import __version__, service
+from repolens import __version__
 from repolens.errors import RepolensError
 from repolens.reply.snippet import READ_MAX_CHARS
 from repolens.validate import check_utf8
@@ -96,6 +101,8 @@ def index_cmd(
     rebuild: bool,
 ) -> None:
     """Index ROOT (default: the current directory), or bring its index up to date."""
+    from repolens import service
+
     report = service.index_repo(
         root,
         index_dir=index_dir,
@@ -116,6 +123,8 @@ def index_cmd(
 @click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
 def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
     """What the index holds, and how many files changed on disk since it was updated."""
+    from repolens import service
+
     status = service.index_status(root, index_dir=index_dir)
     if as_json:
         click.echo(json.dumps(status.to_json(), indent=2))
@@ -159,6 +168,8 @@ def search_cmd(
     explain: bool,
 ) -> None:
     """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
+    from repolens import service
+
     if query is None and query_id is None:
         raise click.UsageError("Missing argument 'QUERY': pass a question, or --query-id ID")
     reply = service.search_code(
@@ -219,6 +230,8 @@ def symbols_cmd(
     as_json: bool,
 ) -> None:
     """Find definitions named NAME (exact, case- and separator-insensitive, qualified, fuzzy)."""
+    from repolens import service
+
     result = service.find_symbol(
         name,
         root,
@@ -254,6 +267,8 @@ def focus_cmd(
     as_json: bool,
 ) -> None:
     """Whole enclosing definitions (functions, classes) of QUERY's matches."""
+    from repolens import service
+
     result = service.focus(
         query,
         root,
@@ -275,6 +290,8 @@ def focus_cmd(
 @json_option
 def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars: int, as_json: bool) -> None:
     """Print one stored chunk by its id (ids come from search --json and focus --json)."""
+    from repolens import service
+
     _emit(service.get_chunk(chunk_id, root, index_dir=index_dir, max_chars=max_chars), as_json)
 
 
@@ -365,6 +382,8 @@ def watch_cmd(root: str | None, index_dir: str | None) -> None:
 )
 def read_cmd(path: str, start: int, end: int, root: str | None, max_chars: int) -> None:
     """Print lines START..END of PATH (at most 300 per call)."""
+    from repolens import service
+
     click.echo(service.read_snippet(root, path, start, end).render(max_chars))
 
 
@@ -387,6 +406,12 @@ def read_cmd(path: str, start: int, end: int, root: str | None, max_chars: int) 
     default=None,
     help="HTTP: file holding the bearer token (else $REPOLENS_TOKEN, $REPOLENS_TOKEN_FILE).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="HTTP: worker processes answering calls (default: the number of cores).",
+)
 @click.option("--no-auth", is_flag=True, help="HTTP: serve without a token (loopback hosts only).")
 @click.option("--allow-rebuild", is_flag=True, help="HTTP: let callers run index_repo with rebuild=true.")
 @click.option("--allow-tests", is_flag=True, help="HTTP: let callers run the repository's tests (run_tests).")
@@ -408,6 +433,7 @@ def serve_cmd(
     host: str | None,
     port: int | None,
     token_file: str | None,
+    workers: int | None,
     no_auth: bool,
     allow_rebuild: bool,
     allow_tests: bool,
@@ -420,7 +446,7 @@ def serve_cmd(
     from repolens.server.config import load_serve_config, name_for
     from repolens.store import resolve_root
 
-    http_only = {"--host": host, "--port": port, "--token-file": token_file}
+    http_only = {"--host": host, "--port": port, "--token-file": token_file, "--workers": workers}
     http_only.update({"--no-auth": no_auth or None, "--allow-rebuild": allow_rebuild or None})
     http_only["--allow-tests"] = allow_tests or None
     if not use_http and (given := [k for k, v in http_only.items() if v is not None]):
@@ -438,6 +464,7 @@ def serve_cmd(
     index_path = Path(index_dir) if index_dir else None
     if use_http:
         from repolens.server.web import DEFAULT_HOST, DEFAULT_PORT, serve
+        from repolens.server.workers import default_workers
 
         serve(
             config,
@@ -445,6 +472,7 @@ def serve_cmd(
             port=port or DEFAULT_PORT,
             no_auth=no_auth,
             index_dir=index_path,
+            workers=workers or default_workers(),
         )
         return
     from repolens.server.tools import run_stdio

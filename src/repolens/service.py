@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from repolens.errors import UsageError
-from repolens.index.build import IndexReport, ProgressFn, build_index
 from repolens.reply.chunk import ChunkView
 from repolens.reply.chunk import get_chunk as _get_chunk
 from repolens.reply.focus import FocusResult, focused_context
@@ -32,11 +31,21 @@ from repolens.store.handles import readers
 from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender
 
 if TYPE_CHECKING:
+    from repolens.index.build import IndexReport, ProgressFn
     from repolens.ops.status import IndexStatus
 
 # A search that finds no index builds one; if a watcher is already building
 # it, wait for that instead of failing.
 AUTO_INDEX_WAIT_S = 120.0
+
+
+def build_index(*args: Any, **kwargs: Any) -> IndexReport:
+    """:func:`repolens.index.build.build_index`, imported on first use: the
+    write path (discovery, chunkers, worker pools) costs a new process more
+    than a whole search, and a search of a built index never needs it."""
+    from repolens.index.build import build_index as build
+
+    return build(*args, **kwargs)
 
 
 def index_repo(

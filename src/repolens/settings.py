@@ -26,7 +26,7 @@ from repolens.validate import MAX_BUDGET, MAX_CONTEXT_LINES, MAX_TOP_K, MIN_BUDG
 
 if TYPE_CHECKING:
     from repolens.models.factory import EmbedConfig
-    from repolens.models.rerank import RerankConfig
+    from repolens.models.rerank_config import RerankConfig
 
 T = TypeVar("T")
 
@@ -265,7 +265,7 @@ def load_embed_config(root: Path | None = None) -> EmbedConfig:
 def load_rerank_config(root: Path | None = None) -> RerankConfig:
     """Reranker settings: the ``[rerank]`` table of the config file (or
     ``[repolens.rerank]``), then ``REPOLENS_RERANK_<FIELD>`` variables."""
-    from repolens.models.rerank import RerankConfig  # numpy: only when a reranker is wanted
+    from repolens.models.rerank_config import RerankConfig
 
     return RerankConfig.from_mapping(section_values(root, "rerank", (f.name for f in fields(RerankConfig))))
 

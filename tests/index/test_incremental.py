@@ -15,7 +15,7 @@ import pytest
 from conftest import kill_survivors, running_processes, tagged_env
 from repolens import service
 from repolens.index.build import build_index
-from repolens.index.prepare import PARALLEL_MIN_FILES, workers
+from repolens.index.prepare import PARALLEL_MIN_BYTES, workers
 from repolens.store import open_store
 from repolens.store.handles import readers
 
@@ -187,7 +187,8 @@ def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Pa
 def test_a_killed_indexer_takes_its_worker_processes_with_it(make_repo):
     """kill -9 (the OOM killer, a closed terminal) while files are prepared in
     worker processes: the workers and multiprocessing's resource tracker end too."""
-    root = make_repo({f"pkg/m{i:04d}.py": _module(i, "w") * 8 for i in range(PARALLEL_MIN_FILES * 6)})
+    body = _module(0, "w") * 80  # about 9 kB: half again the bytes that start workers, in ~1000 files
+    root = make_repo({f"pkg/m{i:04d}.py": body for i in range(PARALLEL_MIN_BYTES * 3 // (2 * len(body)) + 1)})
     env, tag = tagged_env()
     proc = subprocess.Popen(
         [sys.executable, "-m", "repolens", "index", str(root)],

@@ -184,7 +184,9 @@ def test_health_is_open_and_names_repositories_only_with_the_token(served: Serve
     status, _, body = raw("GET", f"{served.server.base}/health")
     assert status == 200
     data = json.loads(body)
-    assert data == {"status": "ok", "version": data["version"], "repositories": 2}
+    # Workers: one per core by default (tests/server/test_http_workers.py).
+    assert data == {"status": "ok", "version": data["version"], "repositories": 2, "workers": data["workers"]}
+    assert data["workers"] >= 1
     status, _, body = raw("GET", f"{served.server.base}/health", {"Authorization": f"Bearer {TOKEN}"})
     assert json.loads(body)["names"] == ["app", "other"]
 

@@ -10,8 +10,9 @@ file (syntax-aware, markdown headings or line windows) is decided in
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +100,38 @@ def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
     return out
 
 
-# The dispatcher needs the classes above, so it is imported last.
-from repolens.chunk.dispatch import (  # noqa: E402
-    ChunkFn,
-    chunk_file,
-    chunker_for,
-    chunker_identity,
-    chunking_config,
-    make_chunker,
-)
+# The dispatcher (tree-sitter and every grammar) loads on first use of its
+# names (PEP 562): the read path needs Chunk and Symbol, never a parser.
+_DISPATCH = frozenset({"chunk_file", "chunker_for", "chunker_identity", "chunking_config"})
+
+if TYPE_CHECKING:
+    from repolens.chunk.dispatch import chunk_file, chunker_for, chunker_identity, chunking_config
+    from repolens.settings import Settings
+
+ChunkFn = Callable[[str, str, str], ChunkedFile]
+
+
+def make_chunker(settings: Settings) -> ChunkFn:
+    """``chunk_file`` bound to the chunking settings: (path, text, language) ->
+    ChunkedFile. The grammars load when the first file is chunked, so a search
+    that finds every cited file unchanged never loads a parser."""
+    mode, merge = settings.chunker, settings.chunk_merge_lines
+
+    def chunk(path: str, text: str, language: str) -> ChunkedFile:
+        from repolens.chunk.dispatch import chunk_file
+
+        return chunk_file(path, text, language, mode=mode, merge_lines=merge)
+
+    return chunk
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DISPATCH:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from repolens.chunk import dispatch
+
+    return getattr(dispatch, name)
+
 
 __all__ = [
     "Chunk",

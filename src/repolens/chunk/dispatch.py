@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -97,15 +96,6 @@ def chunking_config(mode: str = "syntax", merge_lines: int = DEFAULT_MERGE_LINES
         return f"windows/{h.hexdigest()}", CHUNKING_VERSION
     h.update(repr((TARGET_LINES, MAX_LINES, MAX_CHARS, merge_lines, grammar_versions())).encode())
     return f"syntax+markdown+windows/{h.hexdigest()}", CHUNKING_VERSION
-
-
-ChunkFn = Callable[[str, str, str], ChunkedFile]
-
-
-def make_chunker(settings: Settings) -> ChunkFn:
-    """``chunk_file`` bound to the chunking settings: (path, text, language) -> ChunkedFile."""
-    mode, merge = settings.chunker, settings.chunk_merge_lines
-    return lambda path, text, language: chunk_file(path, text, language, mode=mode, merge_lines=merge)
 
 
 def chunker_identity(settings: Settings) -> str:

@@ -38,11 +38,9 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from repolens.discover.git import git_ls_files
-from repolens.discover.listing import Collector, Discovery, SourceFile
 from repolens.discover.load import LoadedText, file_hash, load_text
-from repolens.discover.rules import IgnoreRules, load_project_patterns
 from repolens.discover.skips import (
     DECODED_WITH_REPLACEMENT,
     DEFAULT_MAX_FILE_BYTES,
@@ -52,6 +50,9 @@ from repolens.discover.skips import (
 )
 from repolens.errors import NothingToIndexError, UsageError
 from repolens.store import resolve_root
+
+if TYPE_CHECKING:
+    from repolens.discover.listing import Collector, Discovery, SourceFile
 
 __all__ = [
     "DECODED_WITH_REPLACEMENT",
@@ -71,6 +72,17 @@ __all__ = [
 ]
 
 MODES = ("auto", "git", "walk")
+# Listing (pathspec, the ignore rules) loads on first use (PEP 562): the read
+# path only loads files (``load_text``, ``file_hash``), it never lists them.
+_LISTING = frozenset({"Discovery", "SourceFile"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LISTING:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from repolens.discover import listing
+
+    return getattr(listing, name)
 
 
 def discover(
@@ -95,6 +107,8 @@ def discover(
         raise UsageError(f"max_file_bytes must be at least 1, got {max_file_bytes}")
     if mode not in MODES:
         raise UsageError(f"discovery mode must be one of {', '.join(MODES)}, got {mode!r}")
+    from repolens.discover.git import git_ls_files
+
     root_path = resolve_root(root)
     collector = _collector(root_path, index_dir, max_file_bytes)
     listed = None if mode == "walk" else git_ls_files(root_path)
@@ -121,6 +135,9 @@ def discover_paths(
     same rules decide. ``None`` when only a full discovery can answer: not a
     git work tree, or one of the paths is now a directory or a symlink
     (whose target rules are checked against the whole file list)."""
+    from repolens.discover.git import git_ls_files
+    from repolens.discover.listing import Discovery
+
     root_path = resolve_root(root)
     wanted = sorted(set(paths))
     if not wanted:
@@ -151,6 +168,9 @@ def nothing_to_index(
 
 def _collector(root: Path, index_dir: str | os.PathLike[str] | None, max_file_bytes: int) -> Collector:
     """A collector applying ``root``'s ignore rules (reads its ``.repolensignore``)."""
+    from repolens.discover.listing import Collector
+    from repolens.discover.rules import IgnoreRules, load_project_patterns
+
     rules = IgnoreRules(load_project_patterns(root), index_rel=_index_rel(root, index_dir))
     return Collector(root, rules, max_file_bytes)
 

@@ -200,7 +200,11 @@ class IgnoreRules:
         # Last match wins across built-ins then the project file; pathspec
         # reports the index of the deciding pattern, which tells the two apart
         # (it drops empty lines, and no built-in line is empty).
-        self.combined = GitIgnoreSpec.from_lines([*NOISE_PATTERNS, *project_lines])
+        # Without a project file that is the noise spec itself (compiling a
+        # few hundred patterns again costs every index a visible fraction).
+        self.combined = (
+            GitIgnoreSpec.from_lines([*NOISE_PATTERNS, *project_lines]) if project_lines else self.noise.spec
+        )
         self._reinclude = _reinclude_paths(project_lines) if self.project is not None else []
         self._segment_specs: dict[str, GitIgnoreSpec] = {}
 

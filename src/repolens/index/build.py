@@ -324,6 +324,7 @@ def _apply_changes(
             max_file_bytes=found.max_file_bytes,
             mode=settings.chunker,
             merge_lines=settings.chunk_merge_lines,
+            size=src.size,
         )
         for src, rec in work
     ]

@@ -11,16 +11,12 @@ would cost more than it saves.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import multiprocessing
-import multiprocessing.connection
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from repolens.chunk import Chunk, Symbol, chunk_file
@@ -28,8 +24,13 @@ from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.store.document import document_fields
 
-# Below this many files a job runs in the indexing process.
-PARALLEL_MIN_FILES = 200
+# Below this many bytes to read, a job runs in the indexing process: each
+# spawned worker first imports the chunkers and every grammar (about half a
+# second of CPU), which a small repository's whole indexing does not repay.
+# Measured (bench/index_start.py, docs/benchmarks.md): up to pytest (451
+# files, 3.3 MB) in process is faster and costs a CPU second less; at xarray
+# (5.8 MB) the two tie on this 2-core machine.
+PARALLEL_MIN_BYTES = 4_000_000
 _CHUNKSIZE = 8
 
 
@@ -41,6 +42,7 @@ class Job:
     max_file_bytes: int
     mode: str
     merge_lines: int
+    size: int = 0  # bytes on disk when discovered: decides in or out of process
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +102,12 @@ def prepare_all(jobs: Sequence[Job]) -> Iterator[Prepared | Skipped | Unchanged]
     die with the indexing process, however it ends (see :func:`_die_with_parent`);
     the pool is started, used and shut down by the calling thread.
     """
-    if len(jobs) < PARALLEL_MIN_FILES or workers() < 2:
+    if sum(job.size for job in jobs) < PARALLEL_MIN_BYTES or workers() < 2:
         yield from map(prepare, jobs)
         return
+    import multiprocessing  # here, not above: a small job never loads the pool machinery
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
         max_workers=workers(), mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
@@ -127,6 +132,8 @@ def _die_with_parent(parent_pid: int) -> None:
     (``PR_SET_PDEATHSIG``); everywhere a watchdog thread exits the worker
     when the pipe from the parent closes, which happens when the parent ends.
     """
+    import multiprocessing
+
     if sys.platform.startswith("linux"):
         _parent_death_signal(signal.SIGKILL)
     parent = multiprocessing.parent_process()
@@ -142,6 +149,8 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def _parent_death_signal(signum: int) -> None:
+    import ctypes
+
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
@@ -149,6 +158,8 @@ def _parent_death_signal(signum: int) -> None:
 
 def _exit_when_parent_ends(parent_pid: int, sentinel: int | None) -> None:
     if sentinel is not None:
+        import multiprocessing.connection
+
         multiprocessing.connection.wait([sentinel])
     else:  # no pipe to watch: poll
         while os.getppid() == parent_pid:

@@ -16,11 +16,34 @@ Embedding providers (chosen by ``embed.provider``):
 - ``fake``: deterministic feature hashing, for tests (:mod:`repolens.models.fake`);
 - ``none``: no dense leg.
 
-Importing this package loads neither onnxruntime nor a model.
+Importing this package loads not even numpy: its names are resolved on first
+use (PEP 562), so a submodule that needs none of them (the reranker's
+settings, read by every search) stays cheap to import.
 """
 
-from repolens.models.base import Embedder, l2_normalise
-from repolens.models.factory import PROVIDERS, EmbedConfig, make_embedder
-from repolens.models.onnx import clear_cache
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from repolens.models.base import Embedder, l2_normalise
+    from repolens.models.factory import PROVIDERS, EmbedConfig, make_embedder
+    from repolens.models.onnx import clear_cache
+
+_HOMES = {
+    "Embedder": "base",
+    "l2_normalise": "base",
+    "PROVIDERS": "factory",
+    "EmbedConfig": "factory",
+    "make_embedder": "factory",
+    "clear_cache": "onnx",
+}
 
 __all__ = ["PROVIDERS", "EmbedConfig", "Embedder", "clear_cache", "l2_normalise", "make_embedder"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -45,9 +45,7 @@ from repolens.models.onnx import (
     open_session,
     open_tokenizer,
 )
-from repolens.settings import coerce, section_config
-
-PROVIDERS = ("none", "local")
+from repolens.models.rerank_config import RerankConfig
 
 PROBE_QUERY = "parse a URL into scheme, host and path"
 PROBE_ON_TOPIC = (
@@ -59,49 +57,6 @@ PROBE_ON_TOPIC = (
 PROBE_OFF_TOPIC = ".button {\n  color: #ffffff;\n  background: #0366d6;\n  border-radius: 4px;\n}\n"
 
 _HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
-
-
-@dataclass(frozen=True, slots=True)
-class RerankConfig:
-    """Reranker settings; each field is config key ``rerank.<field>``.
-
-    ``provider``: ``none`` (default, no reranker) or ``local``. ``path``: the
-    folder holding ``model.onnx`` (or ``onnx/model.onnx``) and
-    ``tokenizer.json``; ``model_path``/``tokenizer_path`` may name other files,
-    relative to it. ``max_tokens`` (8.., default 512) bounds query + text and
-    is lowered to the folder's ``config.json`` ``max_position_embeddings`` or
-    ``tokenizer_config.json`` ``model_max_length``. ``top_n`` (1..1000):
-    candidates reranked. ``weight`` (0..100): the reranker's vote against the
-    current order's 1. ``threads``: onnxruntime threads (default: every core).
-    ``batch_size`` (1..): pairs per model run.
-    """
-
-    provider: str = "none"
-    path: str | None = None
-    model_path: str | None = None
-    tokenizer_path: str | None = None
-    max_tokens: int = 512
-    top_n: int = 30
-    weight: float = 1.0
-    threads: int | None = None
-    batch_size: int = 16
-
-    def __post_init__(self) -> None:
-        if self.provider.strip().lower() not in PROVIDERS:
-            raise RerankerError(f"rerank.provider={self.provider!r} is unknown; use one of none, local")
-        for key, kind, low, high in (
-            ("max_tokens", int, 8, 1 << 20),
-            ("top_n", int, 1, 1000),
-            ("weight", float, 0, 100),
-            ("threads", int | None, 0, 1024),
-            ("batch_size", int, 1, 4096),
-        ):
-            coerce(f"rerank.{key}", getattr(self, key), kind, bounds=(low, high), error=RerankerError)
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> RerankConfig:
-        """Build from a dict (config file, environment): see :func:`repolens.settings.section_config`."""
-        return section_config(cls, "rerank", values, RerankerError)
 
 
 class Reranker(Protocol):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from repolens.chunk import Chunk
 from repolens.store.base import LexFilters
 from repolens.validate import check_globs, check_kind, check_language, check_subpath
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,5 +72,7 @@ def _spec(globs: tuple[str, ...]) -> GitIgnoreSpec:
     if spec is None:
         if len(_SPECS) > 256:
             _SPECS.clear()
+        from pathspec import GitIgnoreSpec  # only searches with --include/--exclude pay for it
+
         spec = _SPECS[globs] = GitIgnoreSpec.from_lines(globs)
     return spec

@@ -251,13 +251,14 @@ def rerank_leg(root: Path, query: ParsedQuery) -> tuple[BoundRerank | None, list
     """The cross-encoder leg for ``query`` (it reads the text) when one is
     configured, or None with a note saying why it is missing (silence only
     when none is configured)."""
-    from repolens.models.rerank import make_reranker
     from repolens.settings import load_rerank_config
 
     try:
         config = load_rerank_config(root)
         if config.provider == "none":
             return None, []
+        from repolens.models.rerank import make_reranker  # numpy, onnxruntime: only when configured
+
         encoder = make_reranker(config)
     except RepolensError as exc:
         return None, [f"rerank leg missing: {exc}"]

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context
@@ -408,11 +409,46 @@ def run_stdio(
     watch: bool = True,
 ) -> None:
     """Serve over stdio; with ``watch``, the served repositories are kept
-    fresh (and embedded, where vectors are on) in background threads."""
+    fresh (and embedded, where vectors are on) in background threads, started
+    once the client has finished the handshake (``notifications/initialized``,
+    or ``BACKGROUND_AFTER_S`` at the latest): their first scan must not slow
+    the ``initialize`` reply a client waits for."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
     server = build_server(roots, index_dir=index_dir, query_log=query_log)
     if watch:
-        from repolens.index.watch import start_background
-
-        start_background(dict(server.repos.roots), index_dir)
+        server.middleware.append(after_handshake(lambda: _start_background(server, index_dir)))
     server.run("stdio")
+
+
+# The background work starts this long after the server at the latest, should
+# a client never send ``notifications/initialized``.
+BACKGROUND_AFTER_S = 5.0
+
+
+def after_handshake(start: Callable[[], None]) -> Callable[..., Any]:
+    """A server middleware calling ``start`` once: after the client's
+    ``notifications/initialized``, or ``BACKGROUND_AFTER_S`` after it is made."""
+    once = threading.Lock()
+
+    def start_once() -> None:
+        if once.acquire(blocking=False):
+            start()
+
+    timer = threading.Timer(BACKGROUND_AFTER_S, start_once)
+    timer.daemon = True
+    timer.start()
+
+    async def middleware(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "notifications/initialized":
+            timer.cancel()
+            start_once()
+        return result
+
+    return middleware
+
+
+def _start_background(server: RepolensServer, index_dir: Path | None) -> None:
+    from repolens.index.watch import start_background
+
+    start_background(dict(server.repos.roots), index_dir)

@@ -36,6 +36,7 @@ from repolens import __version__, service
 from repolens.errors import ServeError, UsageError
 from repolens.server.config import TOKEN_ENV, TOKEN_FILE_ENV, TOKEN_HINT, ServeConfig, require_roots
 from repolens.server.tools import build_server
+from repolens.server.workers import AppRecipe, read_workers, run_workers
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -133,8 +134,11 @@ def build_app(
     host: str = DEFAULT_HOST,
     no_auth: bool = False,
     index_dir: Path | None = None,
+    workers_file: Path | None = None,
 ) -> ASGIApp:
-    """The whole HTTP app: auth middleware around the SDK's streamable HTTP app."""
+    """The whole HTTP app: auth middleware around the SDK's streamable HTTP
+    app, stateless (see :mod:`repolens.server.workers` for why).
+    ``workers_file`` is the supervisor's list of workers, for ``/health``."""
     roots = require_roots(config)
     check_auth_policy(host, config.token, no_auth)
     server = build_server(
@@ -149,12 +153,18 @@ def build_app(
     @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)
     async def health(request: Request) -> Response:
         body: dict[str, object] = {"status": "ok", "version": __version__, "repositories": len(roots)}
-        if request.scope.get(AUTHORIZED_KEY):  # names only for callers holding the token
+        workers = read_workers(workers_file)
+        body["workers"] = workers.pop("workers")
+        if request.scope.get(AUTHORIZED_KEY):  # names and process ids only for callers holding the token
             body["names"] = list(roots)
+            body.update(workers)
         return JSONResponse(body)
 
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=transport_security(host)
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=transport_security(host),
+        stateless_http=True,
     )
     return BearerAuth(app, None if no_auth else config.token)
 
@@ -209,12 +219,16 @@ def serve(
     port: int = DEFAULT_PORT,
     no_auth: bool = False,
     index_dir: Path | None = None,
+    workers: int = 1,
 ) -> None:
-    """Run the HTTP server until interrupted (uvicorn, one process)."""
+    """Run the HTTP server until interrupted: in this process (``workers=1``),
+    or from ``workers`` worker processes (:mod:`repolens.server.workers`).
+    This process indexes what is missing first and runs the watcher and
+    embedder, once, whatever the number of workers."""
     import uvicorn
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
-    app = build_app(config, host=host, no_auth=no_auth, index_dir=index_dir)
+    app = build_app(config, host=host, no_auth=no_auth, index_dir=index_dir)  # checks, even for workers
     sockets = bind(host, port)
     try:
         index_missing(config.roots, index_dir)
@@ -222,18 +236,19 @@ def serve(
 
         start_background(config.roots, index_dir, watch_files=config.watch)
         auth = "no auth (loopback only)" if no_auth else f"bearer token from {config.token_source}"
+        processes = f"{workers} worker processes" if workers > 1 else "one process"
         print(
             f"repolens: serving {', '.join(config.roots)} at http://{_url_host(host)}:{port}{MCP_PATH} "
-            f"({auth}); health at {HEALTH_PATH}",
+            f"({auth}; {processes}); health at {HEALTH_PATH}",
             file=sys.stderr,
             flush=True,
         )
-        server = uvicorn.Server(
-            uvicorn.Config(
-                app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=5
-            )
-        )
-        server.run(sockets=sockets)
+        options = {"log_level": "warning", "access_log": False, "timeout_graceful_shutdown": 5}
+        if workers > 1:
+            recipe = AppRecipe(config, host, no_auth, index_dir, None)
+            run_workers(recipe, sockets, workers, host=host, port=port, **options)
+            return
+        uvicorn.Server(uvicorn.Config(app, host=host, port=port, **options)).run(sockets=sockets)
     finally:
         for sock in sockets:
             sock.close()

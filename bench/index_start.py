@@ -1,0 +1,87 @@
+"""``repolens index`` of a fresh repository in a new process: wall time, CPU, peak RSS.
+
+    python bench/index_start.py CORPUS [CORPUS ...] [--runs 3] [--tree NAME=SRC ...]
+
+What a user waits for the first time they index: interpreter start, imports,
+discovery, chunking (in process, or in worker processes for big jobs), the
+store's writes. Each run indexes CORPUS from scratch into a new temporary
+folder, without vectors, in a new process; the trees (``src`` folders, run
+with this interpreter through ``PYTHONPATH``, copied and compiled first as in
+``bench/cli_startup.py``) alternate run by run so load changes hit them alike.
+Peak RSS is the largest process of the run (the indexer or one worker).
+
+Prints the command line and a markdown table: files and MB per corpus, then
+p50 wall seconds, p50 CPU seconds (the indexer and its workers) and the
+largest peak RSS per tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cli_startup import HERE_SRC, compiled_copy, env_for
+
+
+def run_once(src: Path, corpus: Path, index_dir: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MB) of one ``repolens index`` in a new process."""
+    cmd = [sys.executable, "-m", "repolens", "index", str(corpus), "--index-dir", str(index_dir)]
+    cmd.append("--no-vectors")
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env_for(src), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{shlex.join(cmd)} failed: {err[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def corpus_size(corpus: Path) -> tuple[int, float]:
+    files = [p for p in corpus.rglob("*") if p.is_file() and ".git" not in p.parts]
+    return len(files), sum(p.stat().st_size for p in files) / 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpora", nargs="+", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME=SRC")
+    args = parser.parse_args()
+    given = {n: Path(s).resolve() for n, s in (t.split("=", 1) for t in args.tree)} or {"this": HERE_SRC}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="repolens-index-start-") as tmp:
+        trees = {name: compiled_copy(src, Path(tmp) / "trees" / name) for name, src in given.items()}
+        for corpus in args.corpora:
+            corpus = corpus.resolve()
+            runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in trees}
+            for i in range(args.runs):
+                for name, src in trees.items():
+                    runs[name].append(run_once(src, corpus, Path(tmp) / f"index-{name}-{i}"))
+            rows.append((corpus, corpus_size(corpus), runs))
+
+    print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
+    print(f"machine: {os.cpu_count()} CPUs; {args.runs} runs per cell, trees alternating")
+    for name, src in given.items():
+        print(f"tree {name}: {src}")
+    print("\n| corpus | files | MB | tree | wall s p50 | CPU s p50 | peak RSS MB |")
+    print("|---|---|---|---|---|---|---|")
+    for corpus, (files, mb), runs in rows:
+        for name, values in runs.items():
+            wall = statistics.median(v[0] for v in values)
+            cpu = statistics.median(v[1] for v in values)
+            rss = max(v[2] for v in values)
+            print(f"| {corpus.name} | {files} | {mb:.1f} | {name} | {wall:.2f} | {cpu:.2f} | {rss:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

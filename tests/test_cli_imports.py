@@ -1,0 +1,108 @@
+"""A command in a new process loads only what it uses.
+
+An agent may start ``repolens`` once per question: a search of a built index
+must not load the indexer, the grammars, the models, the MCP server or a
+worker pool. Checked on the modules a real subprocess ends with, not on
+timings.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLE_FILES, write_tree_files
+
+# Top-level packages and modules the read path never needs.
+HEAVY = (
+    "concurrent.futures",
+    "mcp",
+    "multiprocessing",
+    "numpy",
+    "onnxruntime",
+    "pathspec",
+    "pydantic",
+    "repolens.chunk.dispatch",
+    "repolens.index.build",
+    "repolens.models.rerank",
+    "repolens.server",
+    "starlette",
+    "tokenizers",
+    "tree_sitter",
+    "uvicorn",
+    "watchfiles",
+)
+
+# Runs the CLI in this process, then prints the modules it holds, one a line.
+PROBE = """
+import contextlib, io, sys
+from repolens.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(code)
+print("\\n".join(sorted(sys.modules)))
+"""
+
+
+def loaded_after(*args: str) -> tuple[int, set[str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    code, *modules = out.stdout.split()
+    return int(code), set(modules)
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("repo")
+    write_tree_files(root, SAMPLE_FILES)
+    index_dir = tmp_path_factory.mktemp("index")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    subprocess.run(
+        [sys.executable, "-m", "repolens", "index", str(root), "--index-dir", str(index_dir)],
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    return root, index_dir
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["search", "where do sessions expire"],
+        ["search", "session", "--json"],
+        ["symbols", "SessionStore"],
+        ["read", "src/auth/session.py", "1", "10"],
+    ],
+    ids=lambda c: "-".join(c[:1] + c[2:]),
+)
+def test_read_commands_load_no_heavy_module(indexed: tuple[Path, Path], command: list[str]):
+    root, index_dir = indexed
+    where = ["--root", str(root)] + ([] if command[0] == "read" else ["--index-dir", str(index_dir)])
+    code, modules = loaded_after(*command, *where)
+    assert code == 0
+    heavy = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    assert heavy == []
+
+
+def test_help_loads_no_use_case():
+    code, modules = loaded_after("--help")
+    assert code == 0
+    assert not {"repolens.service", "repolens.store.local", "repolens.search"} & modules
+
+
+def test_indexing_a_small_repository_starts_no_worker_process(tmp_path: Path):
+    """Below ``PARALLEL_MIN_BYTES`` files are prepared in process: the pool
+    machinery (which spawning workers needs) is never even imported."""
+    root = tmp_path / "repo"
+    write_tree_files(root, SAMPLE_FILES)
+    code, modules = loaded_after("index", str(root), "--index-dir", str(tmp_path / "index"))
+    assert code == 0
+    assert sorted(m for m in modules if m.startswith(("multiprocessing", "concurrent.futures"))) == []
