@@ -78,6 +78,10 @@ class Settings:
     # on the development set), boost (also adds dense-only matches), or rrf
     fusion: str = "rerank"
     dense_weight: float = 0.5
+    # dense leg, rerank fusion: when lexical search is weak (fewer candidates
+    # than a packet shows, or a chunk closer in meaning than every lexical
+    # candidate), the dense leg's own best matches join the candidates
+    dense_fallback: bool = True
     # dense leg: reuse vectors across indexes (branches, worktrees) from here
     embed_cache: str = ""
     # dense leg: from this many vectors, search an HNSW graph (usearch) instead

@@ -47,6 +47,8 @@ from repolens.settings import Settings
 from repolens.tokens import tokenize
 
 NO_MATCH = "No matching chunks found."
+# Lines shown of a hit found by meaning only (no word of the query in it).
+MEANING_LINES = 8
 # At most this share of the budget goes to pointers to the next files.
 _POINTER_SHARE = 0.15
 # The smallest share of the budget a block is given: below this a hit shows
@@ -181,6 +183,12 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int,
     return {start + i: lines[i] for i in sorted(keep)}
 
 
+def leading_lines(chunk: Chunk, n: int) -> dict[int, str]:
+    """The first ``n`` lines of the chunk that are its own (a split part's
+    repeated header left out)."""
+    return {chunk.start_line + i: line for i, line in enumerate(own_lines(chunk)[:n])}
+
+
 def chunk_prose(chunk: Chunk) -> set[int]:
     """Line numbers of ``chunk`` that are wholly comment or docstring (a
     split part's repeated header is not among its lines)."""
@@ -194,6 +202,8 @@ def select_hits(
 
     A hit with no matching line matched through its path; it is kept (as a
     pointer, with no lines) only when no text hit of the same file was seen.
+    A hit only the dense leg found matched by meaning, not words: it shows
+    its first lines (the signature and doc comment say what it is).
     Lines are computed lazily, in rank order, so a long candidate list costs
     nothing past the hits that are shown.
     """
@@ -201,6 +211,8 @@ def select_hits(
     text_paths: set[str] = set()
     for h in hits:
         lines = shown_lines(h.chunk, tokens, context)
+        if not lines and "dense" in h.legs and "lexical" not in h.legs:
+            lines = leading_lines(h.chunk, MEANING_LINES)
         if lines:
             text_paths.add(h.chunk.path)
         elif h.chunk.path in text_paths:

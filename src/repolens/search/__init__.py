@@ -67,6 +67,7 @@ class RankingOptions:
     diversity: float = 1.0  # multiply the n-th chunk of one file by diversity**n
     fusion: str = "boost"  # how the dense leg joins: boost, rrf or rerank
     dense_weight: float = 0.5
+    dense_fallback: bool = False  # rerank: dense-only matches join when lexical search is weak
     path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
     field_weights: bool = True  # a match in a name or signature counts more than in a body
 
@@ -129,7 +130,7 @@ def search_index(
             legs["symbol"] = ranked(strength)
             scores = fuse_boost(lexical, strength, options.symbol_boost)
     if dense is not None and options.dense_weight > 0:
-        sims = dense_scores(dense, scores, depth, options.fusion)
+        sims = dense_scores(dense, scores.keys(), depth, options.fusion, options.dense_fallback)
         if sims:
             legs["dense"] = ranked(sims)
             scores = fuse_dense(scores, sims, options.fusion, options.dense_weight)

@@ -64,11 +64,11 @@ def fuse_dense(
             fused[cid] = fused.get(cid, 0.0) + weight / (RRF_K + rank)
         return fused
     lo, hi = min(sims.values()), max(sims.values())
-    span = (hi - lo) or 1.0
     top = max(scores.values(), default=1.0)
     fused = dict(scores)
     for cid, sim in sims.items():
-        fused[cid] = fused.get(cid, 0.0) + weight * top * (sim - lo) / span
+        closeness = (sim - lo) / (hi - lo) if hi > lo else 1.0  # one similarity: the best
+        fused[cid] = fused.get(cid, 0.0) + weight * top * closeness
     return fused
 
 

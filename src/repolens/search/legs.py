@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -165,10 +165,47 @@ class BoundDense:
         return self.reader.dense_similarities(self.vector, cids)
 
 
-def dense_scores(dense: DenseLeg, candidates: Iterable[int], depth: int, fusion: str) -> dict[int, float]:
+def dense_scores(
+    dense: DenseLeg, candidates: Collection[int], depth: int, fusion: str, fallback: bool = False
+) -> dict[int, float]:
     """Similarities of the ``candidates`` alone (``fusion`` ``rerank``: no
-    new candidates), else of the ``depth`` nearest chunks."""
-    return dense.similarities(candidates) if fusion == "rerank" else dict(dense.top(depth))
+    new candidates, unless lexical search is weak and ``fallback`` is on:
+    :func:`weak_lexical_joiners`), else of the ``depth`` nearest chunks."""
+    if fusion != "rerank":
+        return dict(dense.top(depth))
+    sims = dense.similarities(candidates)
+    if fallback:
+        sims.update(weak_lexical_joiners(candidates, sims, dense, depth))
+    return sims
+
+
+# Lexical search is weak when it finds fewer candidates than a packet shows,
+# or when a chunk it missed is closer in meaning than every chunk it found,
+# by CLOSER_BY cosine similarity. MiniLM puts a paraphrase 0.3-0.6 above
+# unrelated text; the bands below are a third of that.
+FEW_CANDIDATES = 5
+CLOSER_BY = 0.1
+# With few candidates, the dense matches within this band of the best join
+# (not the whole dense list: past the band is noise).
+NEAR_BEST = 0.15
+
+
+def weak_lexical_joiners(
+    candidates: Collection[int], sims: Mapping[int, float], dense: DenseLeg, depth: int
+) -> dict[int, float]:
+    """The dense leg's own matches that join rerank's candidates because
+    the words failed: a question that shares no word with the code (``retry
+    when a transfer fails`` for ``backoff_schedule``) finds nothing or noise
+    lexically. Where lexical search is strong, its candidates include the
+    chunks closest in meaning, and nothing joins."""
+    top = dense.top(depth)
+    if not top:
+        return {}
+    if len(candidates) < FEW_CANDIDATES:
+        floor = max(sim for _, sim in top) - NEAR_BEST
+    else:
+        floor = max(sims.values(), default=-1.0) + CLOSER_BY
+    return {cid: sim for cid, sim in top if cid not in candidates and sim >= floor}
 
 
 def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:
