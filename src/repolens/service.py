@@ -321,7 +321,7 @@ def search_code(
             rerank=rerank,
         )
         hits = outcome.hits
-        notes = [*notes, *rerank_notes, *outcome.notes]
+        notes = [*filter(None, [reader.staleness()]), *notes, *rerank_notes, *outcome.notes]
         if rerank is not None and rerank.error:
             notes.append(f"rerank leg failed, order without it: {rerank.error}")
 
