@@ -43,8 +43,8 @@ _LOCK_CLASS = 0x524C  # "RL": the first half of every repository's advisory lock
 
 
 class PgStore:
-    """The index of ``root`` under ``key`` in the database at ``url``"
-    " (:class:`~repolens.store.base.Store`)."""
+    """The index of ``root`` under ``key`` in the database at ``url``
+    (:class:`~repolens.store.base.Store`)."""
 
     def __init__(self, root: Path, url: str, key: str, read_urls: Sequence[str] = ()) -> None:
         self._root = root
