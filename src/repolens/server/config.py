@@ -11,6 +11,7 @@ root (command line, then ``REPOLENS_ROOTS``, then ``[roots]``) names them all.
 [roots]                 # name -> path (relative paths: to this file's folder)
 app = "/srv/app"
 lib = "../lib"
+big = { path = "/srv/big", store = "postgresql://pg1/code" }  # its index on PostgreSQL, key "big"
 
 [serve]
 token_file = "/etc/repolens/token"   # or REPOLENS_TOKEN / REPOLENS_TOKEN_FILE
@@ -114,6 +115,15 @@ def _add_root(roots: dict[str, Path], name: str, path: Path, source: str) -> Non
     roots[name] = path
 
 
+def _bind_store(root: Path, name: str, url: object, where: str) -> None:
+    """Serve ``root`` from the database store at ``url``, under its served name."""
+    from repolens.store import StoreChoice, bind_store, check_store_url
+
+    if not isinstance(url, str):
+        raise ConfigError(f"{where} must be a PostgreSQL URL string")
+    bind_store(root, StoreChoice(check_store_url(url, where), name))
+
+
 def read_config_file(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The ``[serve]`` and ``[roots]`` tables of ``path`` (both empty when there is no file)."""
     if path is None or not path.is_file():
@@ -187,9 +197,16 @@ def load_serve_config(
         roots = parse_roots(env_roots.split(","), ROOTS_ENV)
     if not roots and table:
         for name, raw in table.items():
+            store = None
+            if isinstance(raw, dict):  # app = { path = "/srv/app", store = "postgresql://pg1/code" }
+                raw, store = raw.get("path"), raw.get("store")
             if not isinstance(raw, str):
-                raise ConfigError(f"{src}: [roots] {name} must be a path string")
+                raise ConfigError(
+                    f"{src}: [roots] {name} must be a path string or {{ path = ..., store = ... }}"
+                )
             _add_root(roots, name, _resolve_dir(raw, base, f"{src} [roots]"), f"{src} [roots]")
+            if store is not None:
+                _bind_store(roots[name], name, store, f"{src} [roots] {name}.store")
 
     token, token_source = None, ""
     if not read_token:

@@ -1,0 +1,207 @@
+"""The PostgreSQL store end to end, on a real server (tests/pgserver.py): the CLI over
+it, parity with the local store, a reader during a rebuild, kill -9 and resume,
+a server that goes away and comes back, and a streaming replica that lags."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repolens import service
+from repolens.errors import StoreUnavailableError
+from repolens.search.query import parse_query
+from repolens.store import open_store
+from repolens.store.handles import readers
+from repolens.store.postgres.connect import close_pools
+
+QUERIES = (
+    "session expiry store",
+    "validate submitted form email",
+    "parse url host path",
+    "HandleSubmit fetch",
+)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_connections():
+    yield
+    readers.clear()
+    close_pools()
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "repolens.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def test_the_cli_indexes_searches_refreshes_and_reports_on_postgresql(pg_db, sample_repo: Path):
+    url = pg_db.url
+    built = cli("index", str(sample_repo), "--store", url)
+    assert built.returncode == 0, built.stderr
+    assert f"{url}#repo" in built.stdout and not (sample_repo / ".repolens").exists()
+
+    found = cli("search", "session expiry", "--root", str(sample_repo), "--store", url)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("src/auth/session.py:")
+
+    symbols = cli("symbols", "handle_submit", "--root", str(sample_repo), "--store", url)
+    assert "src/web/forms.py" in symbols.stdout and "web/app.js" in symbols.stdout
+
+    focus = cli("focus", "SessionStore load", "--root", str(sample_repo), "--store", url)
+    assert focus.returncode == 0 and "def load(self, session_id):" in focus.stdout
+
+    (sample_repo / "src" / "auth" / "tokens.py").write_text(
+        "def rotate_refresh_token(old):\n    return old[::-1]\n"
+    )
+    refreshed = cli("index", str(sample_repo), "--store", url)
+    assert refreshed.returncode == 0 and "1 new" in refreshed.stdout
+    found = cli("search", "rotate refresh token", "--root", str(sample_repo), env={"REPOLENS_STORE": url})
+    assert found.stdout.startswith("src/auth/tokens.py:1-2")
+
+    status = cli("status", "--root", str(sample_repo), "--store", url)
+    assert status.returncode == 0, status.stderr
+    assert "files 6," in status.stdout and url in status.stdout
+
+
+def test_an_unreachable_server_is_one_line_without_the_password(sample_repo: Path):
+    from pgserver import free_port
+
+    url = f"postgresql://alice:s3cret-pw@127.0.0.1:{free_port()}/code"
+    for args in (("index", str(sample_repo)), ("search", "session", "--root", str(sample_repo))):
+        done = cli(*args, "--store", url)
+        assert done.returncode != 0
+        assert "Traceback" not in done.stderr and "s3cret" not in done.stderr + done.stdout
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "postgresql://alice@127.0.0.1" in lines[0], done.stderr
+        assert "PGPASSWORD" in lines[0]
+
+
+def _build_both(tmp_path: Path, root: Path, url: str):
+    local = open_store(root, tmp_path / "local-index")
+    pg = open_store(root, url=url)
+    service.build_index(root, store=local)
+    service.build_index(root, store=pg)
+    return local.open_reader(), pg.open_reader()
+
+
+def test_lexical_ranking_equals_the_local_store(pg_db, sample_repo: Path, tmp_path: Path):
+    from repolens.search.retrieve import FIELD_WEIGHTS
+    from repolens.store.base import LexFilters
+
+    local, pg = _build_both(tmp_path, sample_repo, pg_db.url)
+
+    def ranked(reader, terms, filters=None):
+        hits = reader.lexical(terms, FIELD_WEIGHTS, 20, filters)
+        ids = reader.chunks(c for c, _ in hits)
+        # tantivy scores in float32, PostgreSQL's lists in float64
+        return [(ids[c].chunk.id, pytest.approx(s, rel=1e-5)) for c, s in hits]
+
+    for q in QUERIES:
+        terms = parse_query(q).weighted()
+        assert ranked(pg, terms) == ranked(local, terms), q
+        for f in (
+            LexFilters(subpath="src"),
+            LexFilters(languages=("python",)),
+            LexFilters(kinds=("function",)),
+        ):
+            assert ranked(pg, terms, f) == ranked(local, terms, f), (q, f)
+    local.close()
+
+
+def test_a_reader_keeps_the_old_generation_through_a_rebuild(pg_db, sample_repo: Path):
+    store = open_store(sample_repo, url=pg_db.url)
+    service.build_index(sample_repo, store=store)
+    old = store.open_reader()
+    before = sorted(old.paths())
+    (sample_repo / "extra.py").write_text("def extra():\n    pass\n")
+    service.build_index(sample_repo, store=store, rebuild=True)
+    assert store.current() != old.generation
+    assert sorted(old.paths()) == before  # the replaced generation is still whole
+    assert "extra.py" in store.open_reader().paths()
+
+
+def test_an_index_killed_mid_build_resumes(pg_db, make_repo):
+    files = {f"pkg/mod_{i:03d}.py": f"def handler_{i}(x):\n    return x + {i}\n" * 40 for i in range(300)}
+    root = make_repo(files)
+    env = {**os.environ, "REPOLENS_STORE": pg_db.url}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens.cli", "index", str(root)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        with pg_db.connect() as conn:
+            while time.monotonic() < deadline:
+                ready = conn.execute("SELECT to_regclass('files') IS NOT NULL").fetchone()[0]
+                if ready and conn.execute("SELECT count(*) FROM files").fetchone()[0] > 0:
+                    break
+                time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    store = open_store(root, url=pg_db.url)
+    assert store.current() is None and len(store.building()) == 1
+    done = cli("index", str(root), env={"REPOLENS_STORE": pg_db.url})
+    assert done.returncode == 0, done.stderr
+    assert store.current() is not None and store.building() == []
+    assert store.open_reader().counts()["files"] == 300
+
+
+def test_a_search_fails_cleanly_while_the_server_is_down_and_works_once_it_is_back(
+    pg_private_server, sample_repo
+):
+    url = pg_private_server.url()
+    service.build_index(sample_repo, store=open_store(sample_repo, url=url))
+    os.environ["REPOLENS_STORE"] = url
+    try:
+        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
+        pg_private_server.stop()
+        with pytest.raises(StoreUnavailableError, match="is unavailable"):
+            service.search_code("session expiry", sample_repo)
+        pg_private_server.start()
+        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
+    finally:
+        del os.environ["REPOLENS_STORE"]
+
+
+def test_a_replica_serves_searches_and_says_when_it_lags(
+    pg_db, pg_replica, pg_server, sample_repo, monkeypatch
+):
+    monkeypatch.setenv("REPOLENS_STORE", pg_db.url)
+    monkeypatch.setenv("REPOLENS_STORE_READ_URL", pg_replica.url(pg_db.name))
+    service.index_repo(sample_repo)
+    pg_replica.wait_replayed(pg_server.current_lsn())
+    reply = service.search_code("session expiry", sample_repo)
+    assert reply.text.startswith("src/auth/session.py") and not reply.notes
+
+    with pg_replica.connect() as conn:
+        conn.execute("SELECT pg_wal_replay_pause()")
+    (sample_repo / "src" / "auth" / "tokens.py").write_text(
+        "def rotate_refresh_token(old):\n    return old\n"
+    )
+    service.index_repo(sample_repo)
+    lagging = service.search_code("rotate refresh token", sample_repo)
+    assert any("lags behind the last published index" in n for n in lagging.notes)
+    assert "note: read from replica" in lagging.text
+
+    with pg_replica.connect() as conn:
+        conn.execute("SELECT pg_wal_replay_resume()")
+    pg_replica.wait_replayed(pg_server.current_lsn())
+    caught_up = service.search_code("rotate refresh token", sample_repo)
+    assert caught_up.text.startswith("src/auth/tokens.py") and not caught_up.notes
