@@ -122,6 +122,47 @@ def test_lexical_ranking_equals_the_local_store(pg_db, sample_repo: Path, tmp_pa
     local.close()
 
 
+def test_refreshed_ranking_equals_a_fresh_local_build_before_and_after_folding(
+    pg_db, sample_repo: Path, tmp_path: Path, monkeypatch
+):
+    from repolens.search.retrieve import FIELD_WEIGHTS
+    from repolens.store.postgres import lexical
+
+    pg = open_store(sample_repo, url=pg_db.url)
+    service.build_index(sample_repo, store=pg)
+    monkeypatch.setattr(lexical, "FOLD_SHARE", 1e9)  # keep the refresh's rows apart from the lists
+    session = sample_repo / "src" / "auth" / "session.py"
+    session.write_text(session.read_text().replace("expired", "timed out after the session ttl"))
+    (sample_repo / "docs" / "guide.md").unlink()
+    (sample_repo / "src" / "auth" / "audit.py").write_text(
+        "def audit_session(store):\n    return store.load\n"
+    )
+    service.build_index(sample_repo, store=pg)
+    local = open_store(sample_repo, tmp_path / "fresh")
+    service.build_index(sample_repo, store=local)
+
+    def ranked(store):
+        reader = store.open_reader()
+        out = []
+        for q in (*QUERIES, "session timed out ttl", "audit session store", "forms validated"):
+            hits = reader.lexical(parse_query(q).weighted(), FIELD_WEIGHTS, 20)
+            ids = reader.chunks(c for c, _ in hits)
+            out.append([(ids[c].chunk.id, pytest.approx(s, rel=1e-5)) for c, s in hits])
+        reader.close()
+        return out
+
+    def rows(table: str) -> int:
+        with pg_db.connect() as conn:
+            return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    assert rows("lex_postings") > 0 and rows("lex_deleted") > 0
+    assert ranked(pg) == ranked(local)
+    monkeypatch.setattr(lexical, "FOLD_SHARE", 0.05)
+    service.build_index(sample_repo, store=pg)  # nothing changed; the writer folds
+    assert rows("lex_postings") == 0 and rows("lex_deleted") == 0
+    assert ranked(pg) == ranked(local)
+
+
 def test_a_reader_keeps_the_old_generation_through_a_rebuild(pg_db, sample_repo: Path):
     store = open_store(sample_repo, url=pg_db.url)
     service.build_index(sample_repo, store=store)

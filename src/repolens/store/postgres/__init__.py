@@ -30,7 +30,7 @@ from pathlib import Path
 
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
 from repolens.store import check_versions
-from repolens.store.postgres import rows, schema
+from repolens.store.postgres import lexical, rows, schema
 from repolens.store.postgres.connect import connect, pooled, redact, translate, unavailable
 from repolens.store.postgres.reader import PgReader
 from repolens.store.postgres.writer import PgWriter
@@ -216,15 +216,7 @@ class PgStore:
         try:
             with translate(self.url), conn.transaction():
                 conn.execute("SET LOCAL statement_timeout = 0")  # a big build packs millions of postings
-                conn.execute(
-                    "INSERT INTO lex_blobs (gen, token, field, postings)"
-                    " SELECT gen, token, field, array_agg(packed ORDER BY packed) FROM lex_postings"
-                    " WHERE gen = %(g)s GROUP BY gen, token, field"
-                    " ON CONFLICT (gen, token, field) DO UPDATE SET postings = excluded.postings",
-                    {"g": gen},
-                )
-                conn.execute("DELETE FROM lex_postings WHERE gen = %s", (gen,))
-                conn.execute("DELETE FROM lex_deleted WHERE gen = %s", (gen,))
+                lexical.fold(conn, gen)
                 conn.execute("UPDATE generations SET state = 'ready' WHERE gen = %s", (gen,))
                 conn.execute(
                     "UPDATE generations SET replaced_at = now() WHERE gen ="

@@ -73,6 +73,49 @@ def postings(cid: int, fields: LexicalFields) -> tuple[list[tuple[str, int, int]
     return out, lens
 
 
+# A refresh's rows and deletions are folded into the lists once they touch
+# this share of the documents (each query reads them besides the lists).
+FOLD_SHARE = 0.05
+
+
+def fold(conn: psycopg.Connection, gen: int) -> None:
+    """Fold the rows added since the lists were packed into them, and drop the
+    deleted chunks from them; in the caller's transaction. At publish this
+    packs a whole build (there are no lists yet, so nothing to filter)."""
+    deleted = [r[0] for r in conn.execute("SELECT cid FROM lex_deleted WHERE gen = %s", (gen,))]
+    if deleted:
+        # Which lists hold a deleted chunk is not recorded: filter them all
+        # (a rare, bounded rewrite, at most once per FOLD_SHARE of changes).
+        conn.execute(
+            "UPDATE lex_blobs SET postings = ARRAY(SELECT p FROM unnest(postings) AS p"
+            " WHERE NOT ((p >> 32)::int = ANY(%(d)s)) ORDER BY p) WHERE gen = %(g)s",
+            {"g": gen, "d": deleted},
+        )
+        conn.execute("DELETE FROM lex_blobs WHERE gen = %s AND cardinality(postings) = 0", (gen,))
+    conn.execute(
+        "INSERT INTO lex_blobs (gen, token, field, postings)"
+        " SELECT gen, token, field, array_agg(packed ORDER BY packed) FROM lex_postings"
+        " WHERE gen = %(g)s GROUP BY gen, token, field ON CONFLICT (gen, token, field)"
+        " DO UPDATE SET postings = ARRAY(SELECT x FROM unnest(lex_blobs.postings || excluded.postings) AS x"
+        " ORDER BY x)",
+        {"g": gen},
+    )
+    conn.execute("DELETE FROM lex_postings WHERE gen = %s", (gen,))
+    conn.execute("DELETE FROM lex_deleted WHERE gen = %s", (gen,))
+
+
+def should_fold(conn: psycopg.Connection, gen: int) -> bool:
+    """Whether a refreshed generation's rows and deletions passed :data:`FOLD_SHARE`."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM lex_deleted WHERE gen = %(g)s)"
+        " + (SELECT count(DISTINCT cid) FROM lex_postings WHERE gen = %(g)s),"
+        " (SELECT num_docs FROM lex_stats WHERE gen = %(g)s)",
+        {"g": gen},
+    ).fetchone()
+    changed, docs = (row[0] or 0), (row[1] or 0)
+    return changed > 0 and changed >= FOLD_SHARE * max(docs, 1)
+
+
 QUERY = """
 SELECT 0, b.token, b.field, array_send(b.postings)
 FROM unnest(%(tokens)s::text[], %(fields)s::int2[]) AS q(token, field)

@@ -116,9 +116,20 @@ class PgWriter:
         return 0  # one transaction per batch: nothing can be left between parts
 
     def close(self) -> None:
-        if self._open:
-            self.abort()
-        self.conn.close()
+        """End the writer; a published generation whose refreshes changed
+        enough of it gets its lexical lists folded (one transaction)."""
+        try:
+            if self._open:
+                self.abort()
+            with translate(self.store.url):
+                sql = "SELECT state FROM generations WHERE gen = %s"
+                state = self.conn.execute(sql, (self.gen,)).fetchone()
+                if state and state[0] == "ready" and lexical.should_fold(self.conn, self.gen):
+                    with self.conn.transaction():
+                        self.conn.execute("SET LOCAL statement_timeout = 0")
+                        lexical.fold(self.conn, self.gen)
+        finally:
+            self.conn.close()
 
     # -- batches ---------------------------------------------------------------
     @property
