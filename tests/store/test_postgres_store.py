@@ -246,3 +246,28 @@ def test_a_replica_serves_searches_and_says_when_it_lags(
     pg_replica.wait_replayed(pg_server.current_lsn())
     caught_up = service.search_code("rotate refresh token", sample_repo)
     assert caught_up.text.startswith("src/auth/tokens.py") and not caught_up.notes
+
+
+def test_an_http_search_while_the_primary_restarts_is_a_tool_error_and_then_works(
+    pg_private_server, sample_repo: Path, tmp_path: Path
+):
+    import asyncio
+
+    from server.test_http import connect, free_port, running_server, server_env, text_of
+
+    url = pg_private_server.url()
+    service.build_index(sample_repo, store=open_store(sample_repo, url=url))
+    args = ["--no-auth", "--no-watch", "--root", str(sample_repo)]
+    with running_server(args, server_env({"REPOLENS_STORE": url}), tmp_path / "err", free_port()) as server:
+
+        async def search():
+            async with connect(server.url, token=None) as client:
+                return await client.call_tool("search_code", {"query": "session expiry"})
+
+        assert not asyncio.run(search()).is_error
+        pg_private_server.stop()
+        down = asyncio.run(search())
+        assert down.is_error and "is unavailable" in text_of(down) and "Traceback" not in text_of(down)
+        pg_private_server.start()
+        back = asyncio.run(search())
+        assert not back.is_error and text_of(back).startswith("src/auth/session.py")
