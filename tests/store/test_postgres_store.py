@@ -271,3 +271,14 @@ def test_an_http_search_while_the_primary_restarts_is_a_tool_error_and_then_work
         pg_private_server.start()
         back = asyncio.run(search())
         assert not back.is_error and text_of(back).startswith("src/auth/session.py")
+
+
+def test_tables_of_another_schema_version_are_refused_with_the_fix(pg_db, sample_repo: Path):
+    assert cli("index", str(sample_repo), "--store", pg_db.url).returncode == 0
+    with pg_db.connect() as conn:
+        conn.execute("UPDATE repolens_schema SET version = 99")
+    for args in (("search", "session", "--root", str(sample_repo)), ("index", str(sample_repo))):
+        done = cli(*args, "--store", pg_db.url)
+        assert done.returncode != 0 and "Traceback" not in done.stderr
+        assert "schema version 99, newer than this repolens reads" in done.stderr
+        assert "upgrade repolens" in done.stderr
