@@ -27,6 +27,7 @@ import contextlib
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
 from repolens.store import check_versions
@@ -34,6 +35,9 @@ from repolens.store.postgres import lexical, rows, schema
 from repolens.store.postgres.connect import connect, pooled, redact, translate, unavailable
 from repolens.store.postgres.reader import PgReader
 from repolens.store.postgres.writer import PgWriter
+
+if TYPE_CHECKING:
+    import psycopg
 
 # Replaced generations stay readable this long (a reader that looked up
 # ``current`` just before the swap can still read it).
@@ -143,7 +147,7 @@ class PgStore:
             "results may miss the newest changes"
         )
 
-    def _repo_id(self, conn) -> int:  # type: ignore[no-untyped-def]
+    def _repo_id(self, conn: psycopg.Connection) -> int:
         row = conn.execute(
             "INSERT INTO repos (key) VALUES (%s) ON CONFLICT (key) DO UPDATE SET"
             " key = excluded.key RETURNING id",
@@ -287,7 +291,7 @@ class PgStore:
         finally:
             conn.close()  # releases the lock
 
-    def _holder(self, conn) -> str:  # type: ignore[no-untyped-def]
+    def _holder(self, conn: psycopg.Connection) -> str:
         row = conn.execute(
             "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
             " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = hashtext(%s)::oid"

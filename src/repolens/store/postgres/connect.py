@@ -19,7 +19,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from repolens.errors import StoreUnavailableError
@@ -160,14 +160,10 @@ def close_pools() -> None:
 atexit.register(close_pools)
 
 
-def translate(url: str) -> Any:
-    """A context manager turning database failures on a connection of its own into
-    :class:`StoreUnavailableError` (the writer's statements)."""
-    return _translating(url)
-
-
 @contextlib.contextmanager
-def _translating(url: str) -> Iterator[None]:
+def translate(url: str) -> Iterator[None]:
+    """Turn database failures on a connection of its own (a writer's) into
+    :class:`StoreUnavailableError`."""
     import psycopg
 
     try:
