@@ -282,3 +282,36 @@ def test_tables_of_another_schema_version_are_refused_with_the_fix(pg_db, sample
         assert done.returncode != 0 and "Traceback" not in done.stderr
         assert "schema version 99, newer than this repolens reads" in done.stderr
         assert "upgrade repolens" in done.stderr
+
+
+def test_a_connection_lost_mid_index_fails_in_one_line_and_the_next_run_resumes(pg_private_server, make_repo):
+    files = {f"pkg/mod_{i:03d}.py": f"def handler_{i}(x):\n    return x + {i}\n" * 40 for i in range(300)}
+    root = make_repo(files)
+    url = pg_private_server.url()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens.cli", "index", str(root), "--store", url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        with pg_private_server.connect() as conn:
+            while time.monotonic() < deadline:
+                ready = conn.execute("SELECT to_regclass('files') IS NOT NULL").fetchone()[0]
+                if ready and conn.execute("SELECT count(*) FROM files").fetchone()[0] > 0:
+                    break
+                time.sleep(0.05)
+        pg_private_server.stop("immediate")  # like a crash: every connection drops
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"PostgreSQL store {url} is unavailable" in err
+    pg_private_server.start()
+    done = cli("index", str(root), "--store", url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("resumed and indexed 300 files")

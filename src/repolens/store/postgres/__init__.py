@@ -174,9 +174,16 @@ class PgStore:
         return gen
 
     def generation_meta(self, generation: str) -> dict[str, str]:
+        """The meta; a generation whose publish did not finish (packing a big
+        build's lists takes a while) says ``building``, so the next run resumes
+        it (nothing left to write) and publishes it, instead of starting over."""
         gen = self._require(generation)
         with pooled(self.url) as conn:
-            return rows.read_meta(conn, gen)
+            meta = rows.read_meta(conn, gen)
+            row = conn.execute("SELECT state FROM generations WHERE gen = %s", (gen,)).fetchone()
+        if row and row[0] == "building" and meta.get("state") == "ready":
+            meta["state"] = "building"
+        return meta
 
     def building(self) -> list[str]:
         with pooled(self.url) as conn:

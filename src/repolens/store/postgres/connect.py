@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -94,6 +95,14 @@ def connect(url: str, *, timeout_ms: int = WRITE_TIMEOUT_MS, autocommit: bool = 
     except psycopg.Error as exc:
         raise unavailable(url, exc) from None
 
+
+# psycopg and its pool log the failures they also raise (a lost connection,
+# a failed reconnect) and, with nothing configured, Python prints those
+# records on stderr: a second line beside our one-line error. They are
+# reported through the raised error; an application that configures logging
+# still receives them.
+for _name in ("psycopg", "psycopg.pool"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
 
 _pools: dict[str, ConnectionPool] = {}
 _pools_lock = threading.Lock()
