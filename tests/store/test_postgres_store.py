@@ -315,3 +315,28 @@ def test_a_connection_lost_mid_index_fails_in_one_line_and_the_next_run_resumes(
     done = cli("index", str(root), "--store", url)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("resumed and indexed 300 files")
+
+
+def test_a_server_config_names_a_store_per_root_and_one_for_the_rest(tmp_path: Path):
+    from repolens.server.config import load_serve_config
+
+    for name in ("app", "lib", "docs"):
+        (tmp_path / name).mkdir()
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        "[store]\n"
+        'url = "postgresql://indexer:pw@pg0/code"\n'
+        'read_url = ["postgresql://pg0-replica/code"]\n'
+        "[roots]\n"
+        'app = { path = "app", store = "postgresql://pg1/code" }\n'
+        'lib = { path = "lib", store = "postgresql://pg2/code", read_url = "postgresql://pg2-r/code" }\n'
+        'docs = "docs"\n'
+    )
+    roots = load_serve_config(config_file=str(config), read_token=False).roots
+    stores = {name: open_store(root) for name, root in roots.items()}
+    assert {n: (s.url, s.key, s.read_urls) for n, s in stores.items()} == {
+        "app": ("postgresql://pg1/code", "app", ()),
+        "lib": ("postgresql://pg2/code", "lib", ("postgresql://pg2-r/code",)),
+        "docs": ("postgresql://indexer:pw@pg0/code", "docs", ("postgresql://pg0-replica/code",)),
+    }
+    assert stores["docs"].location == "postgresql://indexer@pg0/code#docs"  # no password

@@ -115,13 +115,26 @@ def _add_root(roots: dict[str, Path], name: str, path: Path, source: str) -> Non
     roots[name] = path
 
 
-def _bind_store(root: Path, name: str, url: object, where: str) -> None:
-    """Serve ``root`` from the database store at ``url``, under its served name."""
-    from repolens.store import StoreChoice, bind_store, check_store_url
+def _bind_store(root: Path, name: str, entry: dict[str, Any], where: str) -> None:
+    """Serve ``root`` from the database store ``entry["store"]`` (with its
+    replicas ``entry["read_url"]``), under its served name."""
+    from repolens.store import StoreChoice, bind_store, check_store_url, store_urls
 
+    url = entry.get("store")
     if not isinstance(url, str):
-        raise ConfigError(f"{where} must be a PostgreSQL URL string")
-    bind_store(root, StoreChoice(check_store_url(url, where), name))
+        raise ConfigError(f"{where}.store must be a PostgreSQL URL string")
+    reads = store_urls(entry["read_url"], f"{where}.read_url") if entry.get("read_url") else ()
+    bind_store(root, StoreChoice(check_store_url(url, f"{where}.store"), name, reads))
+
+
+def _server_store(path: Path | None) -> dict[str, Any]:
+    """The server config file's ``[store]`` table: the store of every root that names none."""
+    if path is None or not path.is_file():
+        return {}
+    table = read_toml(path).get("store", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [store] must be a table")
+    return {"store": table.get("url"), "read_url": table.get("read_url")} if table.get("url") else {}
 
 
 def read_config_file(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -197,16 +210,21 @@ def load_serve_config(
         roots = parse_roots(env_roots.split(","), ROOTS_ENV)
     if not roots and table:
         for name, raw in table.items():
-            store = None
+            entry: dict[str, Any] = {}
             if isinstance(raw, dict):  # app = { path = "/srv/app", store = "postgresql://pg1/code" }
-                raw, store = raw.get("path"), raw.get("store")
+                entry, raw = raw, raw.get("path")
             if not isinstance(raw, str):
                 raise ConfigError(
                     f"{src}: [roots] {name} must be a path string or {{ path = ..., store = ... }}"
                 )
             _add_root(roots, name, _resolve_dir(raw, base, f"{src} [roots]"), f"{src} [roots]")
-            if store is not None:
-                _bind_store(roots[name], name, store, f"{src} [roots] {name}.store")
+            if entry.get("store"):
+                _bind_store(roots[name], name, entry, f"{src} [roots] {name}")
+    if shared := _server_store(path):
+        for name, root in roots.items():
+            own = table.get(name)
+            if not (isinstance(own, dict) and own.get("store")):
+                _bind_store(root, name, shared, f"{src} [store]")
 
     token, token_source = None, ""
     if not read_token:

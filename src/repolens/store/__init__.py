@@ -59,7 +59,7 @@ def bind_store(root: Path, choice: StoreChoice) -> None:
     _bound[root.resolve()] = choice
 
 
-def _urls(value: object, where: str) -> tuple[str, ...]:
+def store_urls(value: object, where: str) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else None
     if items is None or not all(isinstance(u, str) for u in items):
         raise ConfigError(f"{where} must be a URL or a list of URLs")
@@ -84,8 +84,9 @@ def store_choice(root: Path, url: str | None = None) -> StoreChoice | None:
     """The database store of ``root``, or None for the local store. The URL
     comes from ``url`` (``--store``), else the repository's binding in a
     server's ``[roots]``, else ``REPOLENS_STORE``, else ``[store] url`` in the
-    repository's ``.repolens.toml``. The key is ``[store] key`` /
-    ``REPOLENS_STORE_KEY``, else the served name, else the folder's name."""
+    repository's ``.repolens.toml``. The key is the name a server's config
+    file gives the root, else ``[store] key``, else ``REPOLENS_STORE_KEY``,
+    else the folder's name."""
     from repolens.settings import config_table, environ
 
     bound = _bound.get(root)
@@ -97,8 +98,8 @@ def store_choice(root: Path, url: str | None = None) -> StoreChoice | None:
         return None
     check_store_url(chosen, "the store URL")
     reads_raw = environ(READ_URL_ENV) or table.get("read_url")
-    reads = _urls(reads_raw, "[store] read_url") if reads_raw else (bound.read_urls if bound else ())
-    key = environ(KEY_ENV) or table.get("key") or (bound.key if bound else "") or _folder_key(root)
+    reads = store_urls(reads_raw, "[store] read_url") if reads_raw else (bound.read_urls if bound else ())
+    key = (bound.key if bound else "") or table.get("key") or environ(KEY_ENV) or _folder_key(root)
     return StoreChoice(chosen, str(key), reads)
 
 

@@ -4,9 +4,10 @@ It meets the guarantees of :mod:`repolens.store.base` with the database's
 own means:
 
 * **Namespaces.** A repository is a row of ``repos`` named by its *key*
-  (:func:`repolens.store.select.store_key`: the served name or the folder's
-  name, never the local path, so an indexer and servers on other machines
-  agree on it); every other row belongs to one of its generations.
+  (:func:`repolens.store.store_choice`: the name a server gives it, ``[store]
+  key`` or the folder's name, never the local path, so an indexer and
+  servers on other machines agree on it); every other row belongs to one of
+  its generations.
 * **Atomic publish.** ``repos.current_gen`` is updated in one transaction;
   a reader resolves it once and reads that generation's rows, which stay
   for a grace period after being replaced.
