@@ -340,3 +340,31 @@ def test_a_server_config_names_a_store_per_root_and_one_for_the_rest(tmp_path: P
         "docs": ("postgresql://indexer:pw@pg0/code", "docs", ("postgresql://pg0-replica/code",)),
     }
     assert stores["docs"].location == "postgresql://indexer@pg0/code#docs"  # no password
+
+
+def test_from_ann_min_vectors_the_dense_leg_uses_an_hnsw_index(pg_db, tmp_path: Path):
+    import numpy as np
+    from store_helpers import CART, GUIDE, PAY, build, vec
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    store = open_store(root, url=pg_db.url)
+    build(store, CART, PAY, GUIDE)
+    rows = [vec(1, 0, 0, 0), vec(0.9, 0.1, 0, 0), vec(0, 1, 0, 0), vec(0, 0, 1, 0), vec(0, 0, 0, 1)]
+    with store.write_lock():
+        writer = store.open_writer(store.current())
+        try:
+            cids = writer.chunks_missing_vectors(10)
+            writer.write_meta({"embed_identity": "test:4", "embed_style": "plain", "embed_dim": 4})
+            writer.begin()
+            writer.put_vectors(zip(cids, rows, strict=True))
+            writer.commit()
+            assert writer.sync_dense_index(100) == ""  # below the threshold: exact
+            reader = store.open_reader()
+            assert reader.dense_state(100) == "exact search (5 vectors, graph from 100)"
+            assert writer.sync_dense_index(5) == "pgvector HNSW index built over 5 vectors"
+        finally:
+            writer.close()
+    assert reader.dense_state(5) == "pgvector HNSW index over 5 vectors (current)"
+    top = reader.dense_top(np.asarray([1, 0, 0, 0], dtype=np.float32), 2)
+    assert [c for c, _ in top] == cids[:2] and top[0][1] == pytest.approx(1.0, abs=1e-3)
