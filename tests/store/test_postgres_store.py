@@ -368,3 +368,14 @@ def test_from_ann_min_vectors_the_dense_leg_uses_an_hnsw_index(pg_db, tmp_path: 
     assert reader.dense_state(5) == "pgvector HNSW index over 5 vectors (current)"
     top = reader.dense_top(np.asarray([1, 0, 0, 0], dtype=np.float32), 2)
     assert [c for c, _ in top] == cids[:2] and top[0][1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_second_writer_gets_the_locked_message_naming_the_first(pg_db, sample_repo: Path):
+    store = open_store(sample_repo, url=pg_db.url)
+    with store.write_lock():
+        done = cli("index", str(sample_repo), "--store", pg_db.url)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        f"error: another process (pid {os.getpid()}) is writing the index in {pg_db.url}#repo: "
+        "wait for it to finish and try again"
+    )
