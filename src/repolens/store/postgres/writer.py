@@ -165,6 +165,10 @@ class PgWriter:
         """Write the buffered rows of the open batch (COPY) and the statistics they move."""
         if not any(self._rows.values()):
             return
+        with translate(self.store.url):
+            self._write_buffered()
+
+    def _write_buffered(self) -> None:
         cur = self.conn.cursor()
         for table, columns in _COPY.items():
             buffered = self._rows[table]
