@@ -182,20 +182,31 @@ def sample_repo(make_repo: MakeRepo) -> Path:
 StoreFactory = Callable[[Path], "Store"]
 
 
-def _local_store(tmp_path: Path) -> StoreFactory:
+def _local_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     from repolens.store import open_store
 
     return lambda root: open_store(root, tmp_path / "index" / root.name)
 
 
-STORE_BACKENDS: dict[str, Callable[[Path], StoreFactory]] = {"local": _local_store}
+def _postgres_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+    """A fresh database of the test PostgreSQL (never skipped: the server must start)."""
+    from repolens.store import open_store
+
+    db = request.getfixturevalue("pg_db")
+    return lambda root: open_store(root, url=db.url)
+
+
+STORE_BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], StoreFactory]] = {
+    "local": _local_store,
+    "postgres": _postgres_store,
+}
 
 
 @pytest.fixture(params=sorted(STORE_BACKENDS))
 def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     """``store_factory(root)``: the store of the repository at ``root`` in each
     backend (the same store whenever it is called for the same root)."""
-    return STORE_BACKENDS[request.param](tmp_path)
+    return STORE_BACKENDS[request.param](request, tmp_path)
 
 
 # -- no process outlives the suite ------------------------------------------------

@@ -48,9 +48,25 @@ def _progress(label: str, unit: str = "files"):
 
 
 root_option = click.option("--root", "root", default=None, type=click.Path(file_okay=False), help=ROOT_HELP)
-index_dir_option = click.option(
-    "--index-dir", default=None, type=click.Path(file_okay=False), help=INDEX_DIR_HELP
+_index_dir = click.option("--index-dir", default=None, type=click.Path(file_okay=False), help=INDEX_DIR_HELP)
+STORE_HELP = (
+    "PostgreSQL store URL (postgresql://[user@]host[:port]/db); default $REPOLENS_STORE, "
+    "else [store] url in .repolens.toml, else the local index folder."
 )
+
+
+def _use_store(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """``--store`` is the ``REPOLENS_STORE`` of this process: every store it opens uses it."""
+    if value:
+        os.environ["REPOLENS_STORE"] = value
+
+
+_store = click.option("--store", metavar="URL", expose_value=False, callback=_use_store, help=STORE_HELP)
+
+
+def index_dir_option(f):  # type: ignore[no-untyped-def]
+    """Where the index lives: ``--index-dir`` (a local folder) and ``--store`` (a database)."""
+    return _index_dir(_store(f))
 
 
 class _Command(click.Command):

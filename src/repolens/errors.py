@@ -92,6 +92,11 @@ class IndexLockedError(RepolensError):
     """Another process is writing this index."""
 
 
+class StoreUnavailableError(RepolensError):
+    """The index's database server cannot be reached or failed mid-call
+    (its URL, without the password, is in the message)."""
+
+
 class PathError(RepolensError):
     """A path argument is absolute, escapes the root, or does not exist."""
 

@@ -39,7 +39,7 @@ from repolens.discover import (
     discover_paths,
     nothing_to_index,
 )
-from repolens.errors import IndexCorruptError, IndexVersionError
+from repolens.errors import IndexCorruptError, IndexVersionError, StoreUnavailableError
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
@@ -208,9 +208,10 @@ def build_index(
                 if embedder is not None and current is not None:
                     reused = _reuse_vectors(store, building, current, embedder, settings)
             except BaseException as exc:
-                # An interrupted build is kept for the next run to resume;
-                # one that cannot succeed is removed.
-                if not isinstance(exc, KeyboardInterrupt):
+                # An interrupted build (Ctrl-C, a store server that went
+                # away) is kept for the next run to resume; one that cannot
+                # succeed is removed.
+                if not isinstance(exc, (KeyboardInterrupt, StoreUnavailableError)):
                     store.discard(building)
                 raise
             store.publish(building)

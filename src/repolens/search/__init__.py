@@ -96,7 +96,7 @@ def search(
         dense=dense,
         rerank=rerank,
     )
-    outcome.notes[:0] = [*notes, *rerank_notes]
+    outcome.notes[:0] = [*filter(None, [reader.staleness()]), *notes, *rerank_notes]
     if rerank is not None and rerank.error:
         outcome.notes.append(f"rerank leg failed, order without it: {rerank.error}")
     return outcome

@@ -11,6 +11,7 @@ root (command line, then ``REPOLENS_ROOTS``, then ``[roots]``) names them all.
 [roots]                 # name -> path (relative paths: to this file's folder)
 app = "/srv/app"
 lib = "../lib"
+big = { path = "/srv/big", store = "postgresql://pg1/code" }  # its index on PostgreSQL, key "big"
 
 [serve]
 token_file = "/etc/repolens/token"   # or REPOLENS_TOKEN / REPOLENS_TOKEN_FILE
@@ -114,6 +115,28 @@ def _add_root(roots: dict[str, Path], name: str, path: Path, source: str) -> Non
     roots[name] = path
 
 
+def _bind_store(root: Path, name: str, entry: dict[str, Any], where: str) -> None:
+    """Serve ``root`` from the database store ``entry["store"]`` (with its
+    replicas ``entry["read_url"]``), under its served name."""
+    from repolens.store import StoreChoice, bind_store, check_store_url, store_urls
+
+    url = entry.get("store")
+    if not isinstance(url, str):
+        raise ConfigError(f"{where}.store must be a PostgreSQL URL string")
+    reads = store_urls(entry["read_url"], f"{where}.read_url") if entry.get("read_url") else ()
+    bind_store(root, StoreChoice(check_store_url(url, f"{where}.store"), name, reads))
+
+
+def _server_store(path: Path | None) -> dict[str, Any]:
+    """The server config file's ``[store]`` table: the store of every root that names none."""
+    if path is None or not path.is_file():
+        return {}
+    table = read_toml(path).get("store", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [store] must be a table")
+    return {"store": table.get("url"), "read_url": table.get("read_url")} if table.get("url") else {}
+
+
 def read_config_file(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The ``[serve]`` and ``[roots]`` tables of ``path`` (both empty when there is no file)."""
     if path is None or not path.is_file():
@@ -187,9 +210,21 @@ def load_serve_config(
         roots = parse_roots(env_roots.split(","), ROOTS_ENV)
     if not roots and table:
         for name, raw in table.items():
+            entry: dict[str, Any] = {}
+            if isinstance(raw, dict):  # app = { path = "/srv/app", store = "postgresql://pg1/code" }
+                entry, raw = raw, raw.get("path")
             if not isinstance(raw, str):
-                raise ConfigError(f"{src}: [roots] {name} must be a path string")
+                raise ConfigError(
+                    f"{src}: [roots] {name} must be a path string or {{ path = ..., store = ... }}"
+                )
             _add_root(roots, name, _resolve_dir(raw, base, f"{src} [roots]"), f"{src} [roots]")
+            if entry.get("store"):
+                _bind_store(roots[name], name, entry, f"{src} [roots] {name}")
+    if shared := _server_store(path):
+        for name, root in roots.items():
+            own = table.get(name)
+            if not (isinstance(own, dict) and own.get("store")):
+                _bind_store(root, name, shared, f"{src} [store]")
 
     token, token_source = None, ""
     if not read_token:

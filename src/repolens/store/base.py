@@ -208,6 +208,11 @@ class IndexReader(Protocol):
 
     def close(self) -> None: ...
 
+    def staleness(self) -> str:
+        """One line for a reply when this reader reads a copy that is behind
+        the last published index (a lagging replica), else ""."""
+        ...
+
     # -- files -----------------------------------------------------------
     def counts(self) -> dict[str, int]:
         """``files``, ``bytes``, ``lines``, ``chunks``, ``symbols``."""

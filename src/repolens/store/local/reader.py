@@ -36,6 +36,9 @@ class LocalReader(Generation):
     def refresh(self) -> None:
         self.lex.reload()
 
+    def staleness(self) -> str:
+        return ""  # one copy: never behind itself
+
     # -- files and chunks ------------------------------------------------
     def paths(self) -> list[str]:
         return sq.all_paths(self.db)

@@ -1,0 +1,355 @@
+"""The PostgreSQL store: many repositories' indexes in one database, shared by many servers.
+
+It meets the guarantees of :mod:`repolens.store.base` with the database's
+own means:
+
+* **Namespaces.** A repository is a row of ``repos`` named by its *key*
+  (:func:`repolens.store.store_choice`: the name a server gives it, ``[store]
+  key`` or the folder's name, never the local path, so an indexer and
+  servers on other machines agree on it); every other row belongs to one of
+  its generations.
+* **Atomic publish.** ``repos.current_gen`` is updated in one transaction;
+  a reader resolves it once and reads that generation's rows, which stay
+  for a grace period after being replaced.
+* **Batches** are transactions (:mod:`.writer`).
+* **One writer per repository**: a session advisory lock keyed by the
+  repository, held by a connection of its own for the whole write; a
+  writer that dies drops its connection and with it the lock.
+* **Readers** read a replica when ``read_url`` names one (``Store.current``,
+  the writer and remembered results use the primary); :meth:`PgStore.replica_lag`
+  says when the replica is behind the last published index.
+* **Versioned**: :mod:`.schema`; the generation meta carries
+  :func:`repolens.store.format_versions` like the local store's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
+from repolens.store import check_versions
+from repolens.store.postgres import lexical, rows, schema
+from repolens.store.postgres.connect import connect, pooled, redact, translate, unavailable
+from repolens.store.postgres.reader import PgReader
+from repolens.store.postgres.writer import PgWriter
+
+if TYPE_CHECKING:
+    import psycopg
+
+# Replaced generations stay readable this long (a reader that looked up
+# ``current`` just before the swap can still read it).
+GRACE_SECONDS = 120
+REMEMBER_KEEP = 200
+_LOCK_CLASS = 0x524C  # "RL": the first half of every repository's advisory lock key
+
+
+class PgStore:
+    """The index of ``root`` under ``key`` in the database at ``url``
+    (:class:`~repolens.store.base.Store`)."""
+
+    def __init__(self, root: Path, url: str, key: str, read_urls: Sequence[str] = ()) -> None:
+        self._root = root
+        self.url = url
+        self.key = key
+        self.read_urls = tuple(read_urls)
+        self._checked: set[str] = set()
+
+    # -- where ---------------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    @property
+    def location(self) -> str:
+        return f"{redact(self.url)}#{self.key}"
+
+    @property
+    def local_folder(self) -> None:
+        return None
+
+    @property
+    def read_url(self) -> str:
+        """Where readers read: the first replica that answers, else the primary."""
+        for url in self.read_urls:
+            try:
+                self._schema_ok(url)
+                return url
+            except Exception:
+                continue
+        return self.url
+
+    def _schema_ok(self, url: str) -> None:
+        if url in self._checked:
+            return
+        with pooled(url) as conn:
+            schema.check(schema.found_version(conn), redact(url))
+        self._checked.add(url)
+
+    def missing(self) -> IndexMissingError:
+        return IndexMissingError(
+            f"no index for {self._root} in {self.location}: run `repolens index"
+            f" {self._root}` with the same store"
+        )
+
+    # -- generations -------------------------------------------------------------
+    def _current_on(self, url: str) -> tuple[int, str] | None:
+        self._schema_ok(url)
+        with pooled(url) as conn:
+            if schema.found_version(conn) is None:
+                return None
+            row = conn.execute(
+                "SELECT g.gen, g.seq FROM repos r JOIN generations g ON g.gen ="
+                " r.current_gen WHERE r.key = %s",
+                (self.key,),
+            ).fetchone()
+        return (int(row[0]), _name(row[1])) if row else None
+
+    def current(self) -> str | None:
+        found = self._current_on(self.url)
+        return found[1] if found else None
+
+    def open_reader(self) -> PgReader:
+        url = self.read_url
+        found = self._current_on(url)
+        if found is None:
+            raise self.missing()
+        reader = PgReader(self, found[0], found[1])
+        check_versions(reader.meta(), self._root)
+        return reader
+
+    def replica_lag(self, url: str) -> str:
+        """One line when ``url`` (a replica) is behind the primary's published
+        index: another generation, or fewer committed batches; "" otherwise
+        (also when the primary cannot be asked)."""
+        if url == self.url:
+            return ""
+        sql = (
+            "SELECT g.seq, coalesce((SELECT value FROM meta m WHERE m.gen = g.gen"
+            " AND m.key = 'content_version'),"
+            " '0') FROM repos r JOIN generations g ON g.gen = r.current_gen WHERE r.key = %s"
+        )
+        try:
+            with pooled(self.url) as conn:
+                primary = conn.execute(sql, (self.key,)).fetchone()
+            with pooled(url) as conn:
+                replica = conn.execute(sql, (self.key,)).fetchone()
+        except Exception:
+            return ""
+        if primary is None or tuple(primary) == (tuple(replica) if replica else None):
+            return ""
+        have = f"{_name(replica[0])} version {replica[1]}" if replica else "no index"
+        return (
+            f"read from replica {redact(url)}, which lags behind the last published index "
+            f"(it has {have}, the primary {_name(primary[0])} version {primary[1]}): "
+            "results may miss the newest changes"
+        )
+
+    def _repo_id(self, conn: psycopg.Connection) -> int:
+        row = conn.execute(
+            "INSERT INTO repos (key) VALUES (%s) ON CONFLICT (key) DO UPDATE SET"
+            " key = excluded.key RETURNING id",
+            (self.key,),
+        ).fetchone()
+        return int(row[0])
+
+    def generation_id(self, name: str) -> int | None:
+        seq = _seq(name)
+        with pooled(self.url) as conn:
+            row = conn.execute(
+                "SELECT g.gen FROM generations g JOIN repos r ON r.id = g.repo_id"
+                " WHERE r.key = %s AND g.seq = %s",
+                (self.key, seq),
+            ).fetchone()
+        return int(row[0]) if row else None
+
+    def _require(self, name: str) -> int:
+        gen = self.generation_id(name)
+        if gen is None:
+            raise IndexCorruptError(
+                f"generation {name} of {self.location} does not exist", fix="re-run `repolens index`"
+            )
+        return gen
+
+    def generation_meta(self, generation: str) -> dict[str, str]:
+        """The meta; a generation whose publish did not finish (packing a big
+        build's lists takes a while) says ``building``, so the next run resumes
+        it (nothing left to write) and publishes it, instead of starting over."""
+        gen = self._require(generation)
+        with pooled(self.url) as conn:
+            meta = rows.read_meta(conn, gen)
+            row = conn.execute("SELECT state FROM generations WHERE gen = %s", (gen,)).fetchone()
+        if row and row[0] == "building" and meta.get("state") == "ready":
+            meta["state"] = "building"
+        return meta
+
+    def building(self) -> list[str]:
+        with pooled(self.url) as conn:
+            if schema.found_version(conn) is None:
+                return []
+            found = conn.execute(
+                "SELECT g.seq FROM generations g JOIN repos r ON r.id = g.repo_id"
+                " WHERE r.key = %s AND g.state = 'building' ORDER BY g.seq",
+                (self.key,),
+            ).fetchall()
+        return [_name(r[0]) for r in found]
+
+    def new_generation(self) -> str:
+        with pooled(self.url) as conn, conn.transaction():
+            repo = self._repo_id(conn)
+            row = conn.execute(
+                "INSERT INTO generations (repo_id, seq, state) SELECT %(r)s,"
+                " coalesce(max(seq), 0) + 1, 'building'"
+                " FROM generations WHERE repo_id = %(r)s RETURNING seq",
+                {"r": repo},
+            ).fetchone()
+        return _name(row[0])
+
+    def open_writer(self, generation: str, *, create: bool = False) -> PgWriter:
+        gen = self._require(generation)
+        writer = PgWriter(self, gen, generation)
+        try:
+            meta = writer.meta()
+            if meta or not create:
+                check_versions(meta, self._root)
+        except BaseException:
+            writer.close()
+            raise
+        return writer
+
+    def publish(self, generation: str) -> None:
+        """Pack the build's postings into per-term lists, then point ``current``
+        at it and mark the one it replaces, in one transaction."""
+        gen = self._require(generation)
+        conn = connect(self.url)
+        try:
+            with translate(self.url), conn.transaction():
+                conn.execute("SET LOCAL statement_timeout = 0")  # a big build packs millions of postings
+                lexical.fold(conn, gen)
+                conn.execute("UPDATE generations SET state = 'ready' WHERE gen = %s", (gen,))
+                conn.execute(
+                    "UPDATE generations SET replaced_at = now() WHERE gen ="
+                    " (SELECT current_gen FROM repos WHERE key = %s) AND gen <> %s",
+                    (self.key, gen),
+                )
+                conn.execute(
+                    "UPDATE repos SET current_gen = %s, published_at = now() WHERE key = %s", (gen, self.key)
+                )
+            with translate(self.url):
+                for table in ("lex_blobs", "chunks", "files", "symbols"):
+                    conn.execute(f"ANALYZE {table}")
+        finally:
+            conn.close()
+
+    def discard(self, generation: str) -> None:
+        gen = self.generation_id(generation)
+        if gen is not None:
+            self._drop(gen)
+
+    def _drop(self, gen: int) -> None:
+        from repolens.store.postgres.dense import index_name
+
+        conn = connect(self.url)
+        try:
+            with translate(self.url), conn.transaction():
+                conn.execute(f"DROP INDEX IF EXISTS {index_name(gen)}")
+                for table in schema.GEN_TABLES:
+                    conn.execute(f"DELETE FROM {table} WHERE gen = %s", (gen,))
+                conn.execute("DELETE FROM generations WHERE gen = %s", (gen,))
+        finally:
+            conn.close()
+
+    def collect_garbage(self, keep: str | None = None) -> None:
+        keep_gen = self.generation_id(keep) if keep is not None else None
+        with pooled(self.url) as conn:
+            found = conn.execute(
+                "SELECT g.gen FROM generations g JOIN repos r ON r.id = g.repo_id WHERE r.key = %s"
+                " AND g.gen IS DISTINCT FROM r.current_gen AND g.gen IS DISTINCT FROM %s"
+                " AND (g.state = 'building' OR g.replaced_at IS NULL"
+                "      OR g.replaced_at < now() - make_interval(secs => %s))",
+                (self.key, keep_gen, GRACE_SECONDS),
+            ).fetchall()
+        for (gen,) in found:
+            self._drop(int(gen))
+
+    # -- the one writer --------------------------------------------------------------
+    @contextlib.contextmanager
+    def write_lock(self, wait: float = 0.0) -> Iterator[None]:
+        """Hold the repository's advisory lock on a connection of its own; the
+        tables are created or migrated first (``repolens index`` migrates)."""
+        conn = connect(self.url)
+        try:
+            with translate(self.url):
+                schema.ensure(conn, redact(self.url))
+                self._checked.add(self.url)
+                deadline = time.monotonic() + wait
+                while not conn.execute(
+                    "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, self.key)
+                ).fetchone()[0]:
+                    if time.monotonic() >= deadline:
+                        raise IndexLockedError(
+                            f"another process{self._holder(conn)} is writing the index in {self.location}: "
+                            "wait for it to finish and try again"
+                        )
+                    time.sleep(0.1)
+            yield
+        finally:
+            conn.close()  # releases the lock
+
+    def _holder(self, conn: psycopg.Connection) -> str:
+        row = conn.execute(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = hashtext(%s)::oid"
+            " AND l.pid <> pg_backend_pid() LIMIT 1",
+            (_LOCK_CLASS, self.key),
+        ).fetchone()
+        name = row[0] if row else ""
+        return f" ({name.removeprefix('repolens ')})" if name.startswith("repolens pid ") else ""
+
+    # -- remembered results (primary) ----------------------------------------------
+    def remember(self, query_id: str, payload: str) -> bool:
+        try:
+            with pooled(self.url) as conn, conn.transaction():
+                repo = self._repo_id(conn)
+                conn.execute(
+                    "INSERT INTO remembered (repo_id, query_id, payload) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (repo_id, query_id) DO UPDATE SET payload = excluded.payload, at = now()",
+                    (repo, query_id, payload),
+                )
+                conn.execute(
+                    "DELETE FROM remembered WHERE repo_id = %(r)s AND query_id NOT IN"
+                    " (SELECT query_id FROM remembered WHERE repo_id = %(r)s ORDER BY at DESC LIMIT %(k)s)",
+                    {"r": repo, "k": REMEMBER_KEEP},
+                )
+        except Exception:  # best effort: a read-only or unreachable primary
+            return False
+        return True
+
+    def recall(self, query_id: str) -> str | None:
+        try:
+            with pooled(self.url) as conn:
+                row = conn.execute(
+                    "SELECT m.payload FROM remembered m JOIN repos r ON r.id = m.repo_id"
+                    " WHERE r.key = %s AND m.query_id = %s",
+                    (self.key, query_id),
+                ).fetchone()
+        except Exception:
+            return None
+        return row[0] if row else None
+
+
+def _name(seq: int) -> str:
+    return f"gen-{int(seq):06d}"
+
+
+def _seq(name: str) -> int:
+    try:
+        return int(name.removeprefix("gen-"))
+    except ValueError:
+        raise IndexCorruptError(f"{name!r} is not a generation name", fix="re-run `repolens index`") from None
+
+
+__all__ = ["PgStore", "unavailable"]

@@ -1,0 +1,181 @@
+"""Connections to a PostgreSQL store: URLs, redaction, pools, timeouts, errors.
+
+A store URL is a libpq connection URI (``postgresql://user@host:port/db?sslmode=require``);
+everything libpq reads besides the URL applies as usual: ``PGPASSWORD``,
+``~/.pgpass``, a service file (``postgresql:///?service=code``), ``sslmode``
+and friends. A password is never printed: every message, ``status`` line and
+log names the server by :func:`redact` of its URL.
+
+One pool per URL and process (:func:`pool_for`), opened lazily; every
+connection carries a ``statement_timeout`` so no query can hang a search or
+an indexer, and is checked when taken from the pool, so a server that
+restarted is reconnected to instead of failing every later call.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+
+from repolens.errors import StoreUnavailableError
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+SCHEMES = ("postgresql://", "postgres://")
+# A query may take this long before the server cancels it (readers); a
+# writer's statements (a batch's COPY, the publish of a big build) get more.
+READ_TIMEOUT_MS = 30_000
+WRITE_TIMEOUT_MS = 600_000
+CONNECT_TIMEOUT_S = 5
+POOL_WAIT_S = 5.0
+POOL_MAX = 8
+FIX = (
+    "check that the server runs and accepts connections, and the URL's user, database and "
+    "credentials (PGPASSWORD, ~/.pgpass), then try again"
+)
+
+
+def is_store_url(value: str) -> bool:
+    return value.startswith(SCHEMES)
+
+
+def redact(url: str) -> str:
+    """``url`` without its password (in the authority or as a ``password=`` parameter)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://(unparsable URL)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{host}"
+    query = "&".join(p for p in parts.query.split("&") if p and not p.lower().startswith("password="))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def unavailable(url: str, exc: BaseException | str) -> StoreUnavailableError:
+    """The one-line error for a server that cannot be reached or failed a call."""
+    why = exc if isinstance(exc, str) else _first_line(exc)
+    # libpq's own message may quote the connection string: never its password.
+    password = urlsplit(url).password
+    if password:
+        why = why.replace(password, "***")
+    return StoreUnavailableError(f"PostgreSQL store {redact(url)} is unavailable ({why})", fix=FIX)
+
+
+def _options(timeout_ms: int) -> str:
+    return f"-c statement_timeout={timeout_ms} -c idle_in_transaction_session_timeout={timeout_ms * 2}"
+
+
+def connect(url: str, *, timeout_ms: int = WRITE_TIMEOUT_MS, autocommit: bool = True) -> psycopg.Connection:
+    """A connection of its own (a writer's, or the one holding a write lock)."""
+    import psycopg
+
+    try:
+        return psycopg.connect(
+            url,
+            autocommit=autocommit,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            options=_options(timeout_ms),
+            application_name=f"repolens pid {os.getpid()}",
+        )
+    except psycopg.Error as exc:
+        raise unavailable(url, exc) from None
+
+
+# psycopg and its pool log the failures they also raise (a lost connection,
+# a failed reconnect) and, with nothing configured, Python prints those
+# records on stderr: a second line beside our one-line error. They are
+# reported through the raised error; an application that configures logging
+# still receives them.
+for _name in ("psycopg", "psycopg.pool"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
+
+_pools: dict[str, ConnectionPool] = {}
+_pools_lock = threading.Lock()
+
+
+def pool_for(url: str) -> ConnectionPool:
+    """The process's pool for ``url``; the server is tried once first, so an
+    unreachable one fails at once with its reason (not after a pool timeout)."""
+    with _pools_lock:
+        pool = _pools.get(url)
+        if pool is not None:
+            return pool
+        from psycopg_pool import ConnectionPool
+
+        connect(url, timeout_ms=READ_TIMEOUT_MS).close()
+        pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_MAX,
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": CONNECT_TIMEOUT_S,
+                "options": _options(READ_TIMEOUT_MS),
+                "application_name": f"repolens pid {os.getpid()}",
+            },
+            check=ConnectionPool.check_connection,
+            open=False,
+            name=redact(url),
+        )
+        pool.open(wait=False)
+        _pools[url] = pool
+        return pool
+
+
+@contextlib.contextmanager
+def pooled(url: str) -> Iterator[psycopg.Connection]:
+    """A connection from ``url``'s pool; every database failure becomes one
+    :class:`StoreUnavailableError` line (a lost server, a statement timeout)."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    pool = pool_for(url)
+    try:
+        with pool.connection(timeout=POOL_WAIT_S) as conn:
+            yield conn
+    except PoolTimeout:
+        # The pool only says it waited: ask the server directly for the reason.
+        connect(url, timeout_ms=READ_TIMEOUT_MS).close()
+        raise unavailable(url, "no connection became free in time") from None
+    except psycopg.OperationalError as exc:
+        raise unavailable(url, exc) from None
+
+
+def close_pools() -> None:
+    """Close every pool (tests; the end of the process)."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        with contextlib.suppress(Exception):
+            pool.close(timeout=1.0)
+
+
+atexit.register(close_pools)
+
+
+@contextlib.contextmanager
+def translate(url: str) -> Iterator[None]:
+    """Turn database failures on a connection of its own (a writer's) into
+    :class:`StoreUnavailableError`."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        raise unavailable(url, exc) from None

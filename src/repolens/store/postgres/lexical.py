@@ -1,0 +1,252 @@
+"""BM25 on PostgreSQL, scored as tantivy scores it (:mod:`repolens.store.bm25` is the spec).
+
+Why this design (measured in ``docs/benchmarks.md``, "Lexical ranking on
+PostgreSQL"): any exact SQL plan touches every posting of every query term,
+about a microsecond each in the executor, 11-21x slower than the local
+store; fetching the query terms' posting lists packed and summing them here
+with numpy is 2.4-3x, and exact.
+
+**Postings.** One ``int8`` per (chunk, field, token): ``cid << 32 | tf << 8 |
+length code`` (the one-byte field-norm code of the field's length), so a
+list sorted by value is sorted by cid. A published build keeps each (token,
+field)'s list as one ``int8[]`` in ``lex_blobs``; chunks added since are rows
+of ``lex_postings`` and chunks removed since are ``lex_deleted``; one statement
+returns the query terms' blobs and rows (``array_send``: raw big-endian
+values, no text to parse), the live statistics and the deleted cids.
+
+**Statistics are live and exact**: ``N`` and the token totals come from
+``lex_stats``, maintained in each batch's transaction; ``df`` is the length
+of a term's live list (blob minus deleted, plus rows). A refreshed index
+therefore ranks like a freshly built local one.
+
+**Fields.** 0..3 are the scored text fields, 4 is ``dirs`` (every folder
+prefix; a ``subpath`` filter selects by it *and adds its BM25*, as tantivy's
+MUST clause does), 5 ``lang`` and 6 ``kind`` (filters adding 1.0 each).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from repolens.store.bm25 import K1, B, fieldnorm_to_id, id_to_fieldnorm, split_tokens
+from repolens.store.document import TEXT_FIELDS
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from repolens.store.base import LexFilters, LexicalFields
+
+DIRS, LANG, KIND = 4, 5, 6
+SCORED = (*TEXT_FIELDS, "dirs")  # the fields with lengths and statistics
+MAX_TF = (1 << 24) - 1
+_NORMS = np.array([id_to_fieldnorm(code) for code in range(256)], dtype=np.float64)
+# array_send(int8[]): ndim, flags, element type, then (length, lower bound)
+# per dimension; then each element as a 4-byte length and 8 bytes.
+_ELEMENT = np.dtype([("n", ">i4"), ("v", ">i8")])
+
+
+def pack(cid: int, tf: int, length: int) -> int:
+    return cid << 32 | min(tf, MAX_TF) << 8 | fieldnorm_to_id(length)
+
+
+def postings(cid: int, fields: LexicalFields) -> tuple[list[tuple[str, int, int]], list[int]]:
+    """The (token, field, packed) postings of one chunk's document, and its
+    token count per scored field (path, name, sig, body, dirs)."""
+    out: list[tuple[str, int, int]] = []
+    lens: list[int] = []
+    for f, name in enumerate(SCORED):
+        value = fields.get(name, "")
+        tokens = split_tokens(value) if isinstance(value, str) else [t for t in value if t]
+        lens.append(len(tokens))
+        for token, tf in Counter(tokens).items():
+            out.append((token, f, pack(cid, tf, len(tokens))))
+    for f, name in ((LANG, "lang"), (KIND, "kind")):
+        value = fields.get(name, "")
+        for token in {value} if isinstance(value, str) else set(value):
+            if token:
+                out.append((token, f, pack(cid, 1, 1)))
+    return out, lens
+
+
+# A refresh's rows and deletions are folded into the lists once they touch
+# this share of the documents (each query reads them besides the lists).
+FOLD_SHARE = 0.05
+
+
+def fold(conn: psycopg.Connection, gen: int) -> None:
+    """Fold the rows added since the lists were packed into them, and drop the
+    deleted chunks from them; in the caller's transaction. At publish this
+    packs a whole build (there are no lists yet, so nothing to filter)."""
+    deleted = [r[0] for r in conn.execute("SELECT cid FROM lex_deleted WHERE gen = %s", (gen,))]
+    if deleted:
+        # Which lists hold a deleted chunk is not recorded: filter them all
+        # (a rare, bounded rewrite, at most once per FOLD_SHARE of changes).
+        conn.execute(
+            "UPDATE lex_blobs SET postings = ARRAY(SELECT p FROM unnest(postings) AS p"
+            " WHERE NOT ((p >> 32)::int = ANY(%(d)s)) ORDER BY p) WHERE gen = %(g)s",
+            {"g": gen, "d": deleted},
+        )
+        conn.execute("DELETE FROM lex_blobs WHERE gen = %s AND cardinality(postings) = 0", (gen,))
+    conn.execute(
+        "INSERT INTO lex_blobs (gen, token, field, postings)"
+        " SELECT gen, token, field, array_agg(packed ORDER BY packed) FROM lex_postings"
+        " WHERE gen = %(g)s GROUP BY gen, token, field ON CONFLICT (gen, token, field)"
+        " DO UPDATE SET postings = ARRAY(SELECT x FROM unnest(lex_blobs.postings || excluded.postings) AS x"
+        " ORDER BY x)",
+        {"g": gen},
+    )
+    conn.execute("DELETE FROM lex_postings WHERE gen = %s", (gen,))
+    conn.execute("DELETE FROM lex_deleted WHERE gen = %s", (gen,))
+
+
+def should_fold(conn: psycopg.Connection, gen: int) -> bool:
+    """Whether a refreshed generation's rows and deletions passed :data:`FOLD_SHARE`."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM lex_deleted WHERE gen = %(g)s)"
+        " + (SELECT count(DISTINCT cid) FROM lex_postings WHERE gen = %(g)s),"
+        " (SELECT num_docs FROM lex_stats WHERE gen = %(g)s)",
+        {"g": gen},
+    ).fetchone()
+    changed, docs = (row[0] or 0), (row[1] or 0)
+    return changed > 0 and changed >= FOLD_SHARE * max(docs, 1)
+
+
+QUERY = """
+SELECT 0, b.token, b.field, array_send(b.postings)
+FROM unnest(%(tokens)s::text[], %(fields)s::int2[]) AS q(token, field)
+JOIN lex_blobs b ON b.gen = %(gen)s AND b.token = q.token AND b.field = q.field
+UNION ALL
+SELECT 1, p.token, p.field, array_send(array_agg(p.packed ORDER BY p.packed))
+FROM unnest(%(tokens)s::text[], %(fields)s::int2[]) AS q(token, field)
+JOIN lex_postings p ON p.gen = %(gen)s AND p.token = q.token AND p.field = q.field
+GROUP BY p.token, p.field
+UNION ALL
+SELECT 2, NULL, NULL, array_send(array_prepend(num_docs, totals)) FROM lex_stats WHERE gen = %(gen)s
+UNION ALL
+SELECT 3, NULL, NULL, array_send(array_agg(cid::int8)) FROM lex_deleted WHERE gen = %(gen)s
+"""
+
+
+def _values(blob: bytes | None) -> np.ndarray:
+    if not blob or int.from_bytes(blob[:4], "big") == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.frombuffer(blob, dtype=_ELEMENT, offset=20)["v"].astype(np.int64)
+
+
+class _Lists:
+    """The live posting lists of one query, by (token, field)."""
+
+    def __init__(self, rows: Iterable[tuple[int, str | None, int | None, bytes | None]]) -> None:
+        parts: dict[tuple[str, int], list[np.ndarray]] = {}
+        self.num_docs = 0
+        self.totals = [0] * len(SCORED)
+        deleted = np.zeros(0, dtype=np.int64)
+        for kind, token, field, blob in rows:
+            values = _values(blob)
+            if kind == 2:
+                self.num_docs, self.totals = int(values[0]), [int(v) for v in values[1:]]
+            elif kind == 3:
+                deleted = values
+            else:
+                assert token is not None and field is not None
+                parts.setdefault((token, field), []).append(values)
+        self.lists: dict[tuple[str, int], np.ndarray] = {}
+        for key, arrays in parts.items():
+            values = np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
+            if len(deleted):
+                values = values[~np.isin(values >> 32, deleted)]
+            if len(values):
+                self.lists[key] = values
+
+    def cids(self, key: tuple[str, int]) -> np.ndarray:
+        values = self.lists.get(key)
+        return np.zeros(0, dtype=np.int64) if values is None else values >> 32
+
+
+def _bm25(lists: _Lists, boosts: Mapping[tuple[str, int], float]) -> tuple[np.ndarray, np.ndarray]:
+    """(cids, partial scores) of every posting of the boosted lists, concatenated."""
+    cids, parts = [], []
+    n = lists.num_docs
+    for (token, field), boost in boosts.items():
+        values = lists.lists.get((token, field))
+        if values is None or boost <= 0 or n <= 0 or lists.totals[field] <= 0:
+            continue
+        df = len(values)
+        weight = boost * math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1.0)
+        per_token = K1 * B * n / lists.totals[field]
+        tf = ((values >> 8) & MAX_TF).astype(np.float64)
+        dl = _NORMS[values & 0xFF]
+        parts.append(weight * tf / (tf + K1 * (1.0 - B) + per_token * dl))
+        cids.append(values >> 32)
+    if not cids:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.concatenate(cids), np.concatenate(parts)
+
+
+def search(
+    conn: psycopg.Connection,
+    gen: int,
+    terms: Sequence[tuple[str, float]],
+    field_weights: Mapping[str, float],
+    limit: int,
+    filters: LexFilters | None,
+) -> list[tuple[int, float]]:
+    """Top ``limit`` (cid, score), best first, ties by ascending cid."""
+    boosts: dict[tuple[str, int], float] = {}
+    for token, weight in terms:
+        for f, name in enumerate(TEXT_FIELDS):
+            fw = field_weights.get(name, 0.0)
+            if fw > 0 and weight > 0:
+                # Repeated terms are separate clauses in tantivy: their scores add up.
+                boosts[token, f] = boosts.get((token, f), 0.0) + weight * fw
+    if not boosts or limit <= 0:
+        return []
+    subpath = filters.subpath.strip("/") if filters is not None and filters.subpath else ""
+    wanted = list(boosts)
+    if filters is not None:
+        wanted += [(subpath, DIRS)] if subpath else []
+        wanted += [(v, LANG) for v in filters.languages] + [(v, KIND) for v in filters.kinds]
+    params = {"gen": gen, "tokens": [t for t, _ in wanted], "fields": [f for _, f in wanted]}
+    lists = _Lists(conn.cursor(binary=True).execute(QUERY, params).fetchall())
+    cids, parts = _bm25(lists, boosts)
+    if not len(cids):
+        return []
+    size = int(cids.max()) + 1
+    scores = np.bincount(cids, weights=parts, minlength=size)
+    matched = np.bincount(cids, minlength=size) > 0
+    if filters is not None:
+        scores, matched = _filtered(lists, scores, matched, filters, subpath)
+    found = np.flatnonzero(matched)
+    if len(found) > limit:  # keep every chunk tied with the k-th, then order by (-score, cid)
+        kth = np.partition(scores[found], len(found) - limit)[len(found) - limit]
+        found = found[scores[found] >= kth]
+    order = np.lexsort((found, -scores[found]))[:limit]
+    return [(int(c), float(scores[c])) for c in found[order]]
+
+
+def _filtered(
+    lists: _Lists, scores: np.ndarray, matched: np.ndarray, f: LexFilters, subpath: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keep the chunks within the filters and add what each filter scores."""
+    size = len(scores)
+
+    def member(cids: np.ndarray) -> np.ndarray:
+        cids = cids[cids < size]
+        return np.bincount(cids, minlength=size) > 0
+
+    if subpath:
+        cids, parts = _bm25(lists, {(subpath, DIRS): 1.0})
+        keep = cids < size
+        scores = scores + np.bincount(cids[keep], weights=parts[keep], minlength=size)
+        matched = matched & member(cids)
+    for values, field in ((f.languages, LANG), (f.kinds, KIND)):
+        if values:
+            inside = member(np.concatenate([lists.cids((v, field)) for v in values]))
+            matched = matched & inside
+            scores = scores + inside
+    return scores, matched

@@ -1,0 +1,175 @@
+"""Reading one published generation on PostgreSQL (:class:`repolens.store.base.IndexReader`).
+
+A reader holds no connection: each call borrows one from the pool of the
+store's read URL (a replica when ``[store] read_url`` names one) for one
+statement, so any number of threads and processes read at once, and a
+server that restarted is reconnected to at the next call. Every statement
+reads committed batches only, so a reader sees each file whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+from repolens.store.base import (
+    FileRecord,
+    LexFilters,
+    NameMatch,
+    SkippedFile,
+    StoredChunk,
+    SymbolFilters,
+    SymbolOrder,
+    SymbolRow,
+)
+from repolens.store.postgres import lexical, rows
+from repolens.store.postgres.connect import pooled
+
+if TYPE_CHECKING:
+    import numpy as np
+    import psycopg
+
+    from repolens.store.postgres import PgStore
+
+
+class PgReader:
+    def __init__(self, store: PgStore, gen: int, name: str) -> None:
+        self.store = store
+        self.gen = gen
+        self._name = name
+        self._url = store.read_url
+        self._closed = False
+        self._meta = self._read_meta()
+
+    def _conn(self) -> AbstractContextManager[psycopg.Connection]:
+        if self._closed:
+            raise ValueError(f"the reader of {self._name} is closed")
+        return pooled(self._url)
+
+    @property
+    def generation(self) -> str:
+        return self._name
+
+    def _read_meta(self) -> dict[str, str]:
+        with self._conn() as conn:
+            return rows.read_meta(conn, self.gen)
+
+    def cache_key(self) -> str:
+        return f"{self.store.location}:{self._name}:{self._meta.get('content_version', '0')}"
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._meta)
+
+    def refresh(self) -> None:
+        self._meta = self._read_meta()
+
+    def close(self) -> None:
+        self._closed = True  # no connection is held between calls
+
+    def staleness(self) -> str:
+        return self.store.replica_lag(self._url)
+
+    # -- files -----------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        with self._conn() as conn:
+            return rows.counts(conn, self.gen)
+
+    def files(self, paths: Iterable[str] | None = None) -> dict[str, FileRecord]:
+        with self._conn() as conn:
+            return rows.files(conn, self.gen, paths)
+
+    def paths(self) -> list[str]:
+        with self._conn() as conn:
+            return [r[0] for r in conn.execute("SELECT path FROM files WHERE gen = %s", (self.gen,))]
+
+    def has_path(self, path: str) -> bool:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM files WHERE gen = %s AND (path = %s OR starts_with(path, %s)) LIMIT 1",
+                (self.gen, path, path + "/"),
+            ).fetchone()
+        return row is not None
+
+    def skipped_files(self) -> dict[str, SkippedFile]:
+        with self._conn() as conn:
+            return rows.skipped(conn, self.gen)
+
+    # -- chunks ----------------------------------------------------------
+    def chunks(self, cids: Iterable[int]) -> dict[int, StoredChunk]:
+        with self._conn() as conn:
+            return rows.chunks(conn, self.gen, cids)
+
+    def chunk_by_id(self, chunk_id: str) -> StoredChunk | None:
+        with self._conn() as conn:
+            return rows.chunk_by_id(conn, self.gen, chunk_id)
+
+    def chunks_of_file(self, path: str) -> list[StoredChunk]:
+        with self._conn() as conn:
+            return rows.chunks_of_file(conn, self.gen, path)
+
+    def chunk_at(self, path: str, line: int) -> int | None:
+        with self._conn() as conn:
+            return rows.chunk_at(conn, self.gen, path, line)
+
+    # -- symbols ---------------------------------------------------------
+    def symbols(
+        self, match: NameMatch, filters: SymbolFilters, limit: int | None, order: SymbolOrder = "name"
+    ) -> list[SymbolRow]:
+        with self._conn() as conn:
+            return rows.symbols(conn, self.gen, match, filters, limit, order)
+
+    def count_symbols(self, match: NameMatch, filters: SymbolFilters) -> int:
+        with self._conn() as conn:
+            return rows.count_symbols(conn, self.gen, match, filters)
+
+    def symbol_names(
+        self, match: NameMatch, filters: SymbolFilters, limit: int, order: SymbolOrder = "name"
+    ) -> list[str]:
+        with self._conn() as conn:
+            return rows.symbol_names(conn, self.gen, match, filters, limit, order)
+
+    def symbols_of_file(self, path: str) -> list[SymbolRow]:
+        with self._conn() as conn:
+            return rows.symbols_of_file(conn, self.gen, path)
+
+    # -- lexical ---------------------------------------------------------
+    def lexical(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        limit: int,
+        filters: LexFilters | None = None,
+    ) -> list[tuple[int, float]]:
+        with self._conn() as conn:
+            return lexical.search(conn, self.gen, terms, field_weights, limit, filters)
+
+    # -- vectors ---------------------------------------------------------
+    def vector_count(self) -> int:
+        with self._conn() as conn:
+            return rows.vector_count(conn, self.gen)
+
+    def dense_top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        from repolens.store.postgres import dense
+
+        with self._conn() as conn:
+            return dense.top(conn, self.gen, query, k, min_vectors=1)
+
+    def dense_similarities(self, query: np.ndarray, cids: Iterable[int]) -> dict[int, float]:
+        from repolens.store.postgres import dense
+
+        with self._conn() as conn:
+            return dense.similarities(conn, self.gen, query, cids)
+
+    def dense_state(self, min_vectors: int) -> str:
+        from repolens.store.postgres import dense
+
+        with self._conn() as conn:
+            return dense.state(conn, self.gen, min_vectors, rows.vector_count(conn, self.gen))
+
+    # -- remembered results (on the primary: a replica cannot be written) --
+    def remember(self, query_id: str, payload: str) -> bool:
+        return self.store.remember(query_id, payload)
+
+    def recall(self, query_id: str) -> str | None:
+        return self.store.recall(query_id)

@@ -1,0 +1,208 @@
+"""Reads of one generation's rows, shared by the reader and the writer.
+
+Each function takes a connection and a generation id and runs one
+statement; rows come back in the orders :mod:`repolens.store.base` writes
+down (the same as the local store's).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from repolens.chunk import Chunk
+from repolens.store.base import (
+    FileRecord,
+    NameMatch,
+    SkippedFile,
+    StoredChunk,
+    SymbolFilters,
+    SymbolOrder,
+    SymbolRow,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+
+def compress(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+
+
+def decompress(blob: bytes) -> str:
+    return zlib.decompress(blob).decode("utf-8", "surrogatepass")
+
+
+def read_meta(conn: psycopg.Connection, gen: int) -> dict[str, str]:
+    return dict(conn.execute("SELECT key, value FROM meta WHERE gen = %s", (gen,)).fetchall())
+
+
+def counts(conn: psycopg.Connection, gen: int) -> dict[str, int]:
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM files WHERE gen = %(g)s),"
+        " (SELECT coalesce(sum(size), 0) FROM files WHERE gen = %(g)s),"
+        " (SELECT coalesce(sum(lines), 0) FROM files WHERE gen = %(g)s),"
+        " (SELECT count(*) FROM chunks WHERE gen = %(g)s),"
+        " (SELECT count(*) FROM symbols WHERE gen = %(g)s)",
+        {"g": gen},
+    ).fetchone()
+    assert row is not None
+    return dict(zip(("files", "bytes", "lines", "chunks", "symbols"), map(int, row), strict=True))
+
+
+_FILE_COLS = "id, path, hash, size, mtime_ns, language, lines, flags"
+
+
+def files(conn: psycopg.Connection, gen: int, paths: Iterable[str] | None = None) -> dict[str, FileRecord]:
+    if paths is None:
+        rows = conn.execute(f"SELECT {_FILE_COLS} FROM files WHERE gen = %s", (gen,))
+    else:
+        rows = conn.execute(
+            f"SELECT {_FILE_COLS} FROM files WHERE gen = %s AND path = ANY(%s)", (gen, list(set(paths)))
+        )
+    return {r[1]: FileRecord(*r) for r in rows}
+
+
+def skipped(conn: psycopg.Connection, gen: int) -> dict[str, SkippedFile]:
+    rows = conn.execute("SELECT path, reason, size, mtime_ns FROM skipped WHERE gen = %s", (gen,))
+    return {r[0]: SkippedFile(*r) for r in rows}
+
+
+CHUNK_COLS = (
+    "cid, id, path, start_line, end_line, language, kind, name, qualname, signature, parent, doc, kinds, text"
+)
+
+
+def _stored(row: tuple) -> StoredChunk:
+    cid, id_, path, start, end, lang, kind, name, qual, sig, parent, doc, kinds, blob = row
+    chunk = Chunk(
+        path=path,
+        start_line=start,
+        end_line=end,
+        text=decompress(blob),
+        language=lang,
+        kind=kind,
+        name=name,
+        qualname=qual,
+        signature=sig,
+        parent=parent,
+        doc=doc,
+        id=id_,
+        kinds=tuple(kinds.split(",")) if kinds else (),
+    )
+    return StoredChunk(cid, chunk)
+
+
+def chunks(conn: psycopg.Connection, gen: int, cids: Iterable[int]) -> dict[int, StoredChunk]:
+    wanted = list({int(c) for c in cids})
+    if not wanted:
+        return {}
+    rows = conn.execute(f"SELECT {CHUNK_COLS} FROM chunks WHERE gen = %s AND cid = ANY(%s)", (gen, wanted))
+    return {s.cid: s for s in map(_stored, rows)}
+
+
+def chunk_by_id(conn: psycopg.Connection, gen: int, chunk_id: str) -> StoredChunk | None:
+    row = conn.execute(
+        f"SELECT {CHUNK_COLS} FROM chunks WHERE gen = %s AND id = %s", (gen, chunk_id)
+    ).fetchone()
+    return _stored(row) if row else None
+
+
+def chunks_of_file(conn: psycopg.Connection, gen: int, path: str) -> list[StoredChunk]:
+    rows = conn.execute(
+        f"SELECT {CHUNK_COLS} FROM chunks WHERE gen = %s AND path = %s ORDER BY start_line, cid", (gen, path)
+    )
+    return list(map(_stored, rows))
+
+
+def chunk_at(conn: psycopg.Connection, gen: int, path: str, line: int) -> int | None:
+    row = conn.execute(
+        "SELECT cid FROM chunks WHERE gen = %s AND path = %s AND start_line <= %s AND end_line >= %s"
+        " ORDER BY start_line, cid LIMIT 1",
+        (gen, path, line, line),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+# -- symbols ---------------------------------------------------------------------
+
+SYMBOL_COLS = "name, qualname, kind, path, start_line, end_line, signature, parent, language, norm"
+_ORDER = {"name": " ORDER BY norm, seq", "length": " ORDER BY length(norm), norm, seq"}
+
+
+def _symbol_where(gen: int, match: NameMatch, f: SymbolFilters) -> tuple[str, list[object]]:
+    """The WHERE clause of a lookup; ``norm`` is ``COLLATE "C"``, so a prefix
+    is a range compared code point by code point, as the local store does."""
+    clauses, args = ["gen = %s"], [gen]
+    if match.names:
+        clauses.append("norm = ANY(%s)")
+        args.append(list(match.names))
+    elif match.prefix:
+        clauses.append(f"norm {'>=' if match.prefix_itself else '>'} %s AND norm < %s")
+        args.extend([match.prefix, match.prefix + "\U0010ffff"])
+    elif match.inner:
+        clauses.append("strpos(norm, %s) > 1")
+        args.append(match.inner)
+    if match.max_len:
+        clauses.append("length(norm) BETWEEN %s AND %s")
+        args.extend([match.min_len, match.max_len])
+    if f.kind:
+        clauses.append("kind = %s")
+        args.append(f.kind)
+    if f.language:
+        clauses.append("language = %s")
+        args.append(f.language)
+    if f.path:
+        clauses.append("(path = %s OR starts_with(path, %s))")
+        args.extend([f.path, f.path + "/"])
+    if not f.sections:
+        clauses.append("kind <> 'section'")
+    return " AND ".join(clauses), args
+
+
+def symbols(
+    conn: psycopg.Connection,
+    gen: int,
+    match: NameMatch,
+    f: SymbolFilters,
+    limit: int | None,
+    order: SymbolOrder,
+) -> list[SymbolRow]:
+    where, args = _symbol_where(gen, match, f)
+    sql = f"SELECT {SYMBOL_COLS} FROM symbols WHERE {where}{_ORDER[order]}"
+    if limit is not None:
+        sql += " LIMIT %s"
+        args.append(limit)
+    return [SymbolRow._make(r) for r in conn.execute(sql, args)]
+
+
+def count_symbols(conn: psycopg.Connection, gen: int, match: NameMatch, f: SymbolFilters) -> int:
+    where, args = _symbol_where(gen, match, f)
+    row = conn.execute(f"SELECT count(*) FROM symbols WHERE {where}", args).fetchone()
+    return int(row[0]) if row else 0
+
+
+def symbol_names(
+    conn: psycopg.Connection, gen: int, match: NameMatch, f: SymbolFilters, limit: int, order: SymbolOrder
+) -> list[str]:
+    where, args = _symbol_where(gen, match, f)
+    by = " ORDER BY norm" if order == "name" else " ORDER BY length(norm), norm"
+    rows = conn.execute(
+        f"SELECT norm FROM (SELECT DISTINCT norm FROM symbols WHERE {where}) d{by} LIMIT %s", [*args, limit]
+    )
+    return [r[0] for r in rows]
+
+
+def symbols_of_file(conn: psycopg.Connection, gen: int, path: str) -> list[SymbolRow]:
+    rows = conn.execute(
+        f"SELECT {SYMBOL_COLS} FROM symbols WHERE gen = %(g)s"
+        " AND file_id = (SELECT id FROM files WHERE gen = %(g)s AND path = %(p)s) ORDER BY seq",
+        {"g": gen, "p": path},
+    )
+    return [SymbolRow._make(r) for r in rows]
+
+
+def vector_count(conn: psycopg.Connection, gen: int) -> int:
+    row = conn.execute("SELECT count(*) FROM vectors WHERE gen = %s", (gen,)).fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,381 @@
+"""The PostgreSQL store end to end, on a real server (tests/pgserver.py): the CLI over
+it, parity with the local store, a reader during a rebuild, kill -9 and resume,
+a server that goes away and comes back, and a streaming replica that lags."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repolens import service
+from repolens.errors import StoreUnavailableError
+from repolens.search.query import parse_query
+from repolens.store import open_store
+from repolens.store.handles import readers
+from repolens.store.postgres.connect import close_pools
+
+QUERIES = (
+    "session expiry store",
+    "validate submitted form email",
+    "parse url host path",
+    "HandleSubmit fetch",
+)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_connections():
+    yield
+    readers.clear()
+    close_pools()
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "repolens.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def test_the_cli_indexes_searches_refreshes_and_reports_on_postgresql(pg_db, sample_repo: Path):
+    url = pg_db.url
+    built = cli("index", str(sample_repo), "--store", url)
+    assert built.returncode == 0, built.stderr
+    assert f"{url}#repo" in built.stdout and not (sample_repo / ".repolens").exists()
+
+    found = cli("search", "session expiry", "--root", str(sample_repo), "--store", url)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("src/auth/session.py:")
+
+    symbols = cli("symbols", "handle_submit", "--root", str(sample_repo), "--store", url)
+    assert "src/web/forms.py" in symbols.stdout and "web/app.js" in symbols.stdout
+
+    focus = cli("focus", "SessionStore load", "--root", str(sample_repo), "--store", url)
+    assert focus.returncode == 0 and "def load(self, session_id):" in focus.stdout
+
+    (sample_repo / "src" / "auth" / "tokens.py").write_text(
+        "def rotate_refresh_token(old):\n    return old[::-1]\n"
+    )
+    refreshed = cli("index", str(sample_repo), "--store", url)
+    assert refreshed.returncode == 0 and "1 new" in refreshed.stdout
+    found = cli("search", "rotate refresh token", "--root", str(sample_repo), env={"REPOLENS_STORE": url})
+    assert found.stdout.startswith("src/auth/tokens.py:1-2")
+
+    status = cli("status", "--root", str(sample_repo), "--store", url)
+    assert status.returncode == 0, status.stderr
+    assert "files 6," in status.stdout and url in status.stdout
+
+
+def test_an_unreachable_server_is_one_line_without_the_password(sample_repo: Path):
+    from pgserver import free_port
+
+    url = f"postgresql://alice:s3cret-pw@127.0.0.1:{free_port()}/code"
+    for args in (("index", str(sample_repo)), ("search", "session", "--root", str(sample_repo))):
+        done = cli(*args, "--store", url)
+        assert done.returncode != 0
+        assert "Traceback" not in done.stderr and "s3cret" not in done.stderr + done.stdout
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "postgresql://alice@127.0.0.1" in lines[0], done.stderr
+        assert "PGPASSWORD" in lines[0]
+
+
+def _build_both(tmp_path: Path, root: Path, url: str):
+    local = open_store(root, tmp_path / "local-index")
+    pg = open_store(root, url=url)
+    service.build_index(root, store=local)
+    service.build_index(root, store=pg)
+    return local.open_reader(), pg.open_reader()
+
+
+def test_lexical_ranking_equals_the_local_store(pg_db, sample_repo: Path, tmp_path: Path):
+    from repolens.search.legs import FIELD_WEIGHTS
+    from repolens.store.base import LexFilters
+
+    local, pg = _build_both(tmp_path, sample_repo, pg_db.url)
+
+    def ranked(reader, terms, filters=None):
+        hits = reader.lexical(terms, FIELD_WEIGHTS, 20, filters)
+        ids = reader.chunks(c for c, _ in hits)
+        # tantivy scores in float32, PostgreSQL's lists in float64
+        return [(ids[c].chunk.id, pytest.approx(s, rel=1e-5)) for c, s in hits]
+
+    for q in QUERIES:
+        terms = parse_query(q).weighted()
+        assert ranked(pg, terms) == ranked(local, terms), q
+        for f in (
+            LexFilters(subpath="src"),
+            LexFilters(languages=("python",)),
+            LexFilters(kinds=("function",)),
+        ):
+            assert ranked(pg, terms, f) == ranked(local, terms, f), (q, f)
+    local.close()
+
+
+def test_refreshed_ranking_equals_a_fresh_local_build_before_and_after_folding(
+    pg_db, sample_repo: Path, tmp_path: Path, monkeypatch
+):
+    from repolens.search.legs import FIELD_WEIGHTS
+    from repolens.store.postgres import lexical
+
+    pg = open_store(sample_repo, url=pg_db.url)
+    service.build_index(sample_repo, store=pg)
+    monkeypatch.setattr(lexical, "FOLD_SHARE", 1e9)  # keep the refresh's rows apart from the lists
+    session = sample_repo / "src" / "auth" / "session.py"
+    session.write_text(session.read_text().replace("expired", "timed out after the session ttl"))
+    (sample_repo / "docs" / "guide.md").unlink()
+    (sample_repo / "src" / "auth" / "audit.py").write_text(
+        "def audit_session(store):\n    return store.load\n"
+    )
+    service.build_index(sample_repo, store=pg)
+    local = open_store(sample_repo, tmp_path / "fresh")
+    service.build_index(sample_repo, store=local)
+
+    def ranked(store):
+        reader = store.open_reader()
+        out = []
+        for q in (*QUERIES, "session timed out ttl", "audit session store", "forms validated"):
+            hits = reader.lexical(parse_query(q).weighted(), FIELD_WEIGHTS, 20)
+            ids = reader.chunks(c for c, _ in hits)
+            out.append([(ids[c].chunk.id, pytest.approx(s, rel=1e-5)) for c, s in hits])
+        reader.close()
+        return out
+
+    def rows(table: str) -> int:
+        with pg_db.connect() as conn:
+            return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    assert rows("lex_postings") > 0 and rows("lex_deleted") > 0
+    assert ranked(pg) == ranked(local)
+    monkeypatch.setattr(lexical, "FOLD_SHARE", 0.05)
+    service.build_index(sample_repo, store=pg)  # nothing changed; the writer folds
+    assert rows("lex_postings") == 0 and rows("lex_deleted") == 0
+    assert ranked(pg) == ranked(local)
+
+
+def test_a_reader_keeps_the_old_generation_through_a_rebuild(pg_db, sample_repo: Path):
+    store = open_store(sample_repo, url=pg_db.url)
+    service.build_index(sample_repo, store=store)
+    old = store.open_reader()
+    before = sorted(old.paths())
+    (sample_repo / "extra.py").write_text("def extra():\n    pass\n")
+    service.build_index(sample_repo, store=store, rebuild=True)
+    assert store.current() != old.generation
+    assert sorted(old.paths()) == before  # the replaced generation is still whole
+    assert "extra.py" in store.open_reader().paths()
+
+
+def test_an_index_killed_mid_build_resumes(pg_db, make_repo):
+    files = {f"pkg/mod_{i:03d}.py": f"def handler_{i}(x):\n    return x + {i}\n" * 40 for i in range(300)}
+    root = make_repo(files)
+    env = {**os.environ, "REPOLENS_STORE": pg_db.url}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens.cli", "index", str(root)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        with pg_db.connect() as conn:
+            while time.monotonic() < deadline:
+                ready = conn.execute("SELECT to_regclass('files') IS NOT NULL").fetchone()[0]
+                if ready and conn.execute("SELECT count(*) FROM files").fetchone()[0] > 0:
+                    break
+                time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    store = open_store(root, url=pg_db.url)
+    assert store.current() is None and len(store.building()) == 1
+    done = cli("index", str(root), env={"REPOLENS_STORE": pg_db.url})
+    assert done.returncode == 0, done.stderr
+    assert store.current() is not None and store.building() == []
+    assert store.open_reader().counts()["files"] == 300
+
+
+def test_a_search_fails_cleanly_while_the_server_is_down_and_works_once_it_is_back(
+    pg_private_server, sample_repo
+):
+    url = pg_private_server.url()
+    service.build_index(sample_repo, store=open_store(sample_repo, url=url))
+    os.environ["REPOLENS_STORE"] = url
+    try:
+        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
+        pg_private_server.stop()
+        with pytest.raises(StoreUnavailableError, match="is unavailable"):
+            service.search_code("session expiry", sample_repo)
+        pg_private_server.start()
+        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
+    finally:
+        del os.environ["REPOLENS_STORE"]
+
+
+def test_a_replica_serves_searches_and_says_when_it_lags(
+    pg_db, pg_replica, pg_server, sample_repo, monkeypatch
+):
+    monkeypatch.setenv("REPOLENS_STORE", pg_db.url)
+    monkeypatch.setenv("REPOLENS_STORE_READ_URL", pg_replica.url(pg_db.name))
+    service.index_repo(sample_repo)
+    pg_replica.wait_replayed(pg_server.current_lsn())
+    reply = service.search_code("session expiry", sample_repo)
+    assert reply.text.startswith("src/auth/session.py") and not reply.notes
+
+    with pg_replica.connect() as conn:
+        conn.execute("SELECT pg_wal_replay_pause()")
+    (sample_repo / "src" / "auth" / "tokens.py").write_text(
+        "def rotate_refresh_token(old):\n    return old\n"
+    )
+    service.index_repo(sample_repo)
+    lagging = service.search_code("rotate refresh token", sample_repo)
+    assert any("lags behind the last published index" in n for n in lagging.notes)
+    assert "note: read from replica" in lagging.text
+
+    with pg_replica.connect() as conn:
+        conn.execute("SELECT pg_wal_replay_resume()")
+    pg_replica.wait_replayed(pg_server.current_lsn())
+    caught_up = service.search_code("rotate refresh token", sample_repo)
+    assert caught_up.text.startswith("src/auth/tokens.py") and not caught_up.notes
+
+
+def test_an_http_search_while_the_primary_restarts_is_a_tool_error_and_then_works(
+    pg_private_server, sample_repo: Path, tmp_path: Path
+):
+    import asyncio
+
+    from server.test_http import connect, free_port, running_server, server_env, text_of
+
+    url = pg_private_server.url()
+    service.build_index(sample_repo, store=open_store(sample_repo, url=url))
+    args = ["--no-auth", "--no-watch", "--root", str(sample_repo)]
+    with running_server(args, server_env({"REPOLENS_STORE": url}), tmp_path / "err", free_port()) as server:
+
+        async def search():
+            async with connect(server.url, token=None) as client:
+                return await client.call_tool("search_code", {"query": "session expiry"})
+
+        assert not asyncio.run(search()).is_error
+        pg_private_server.stop()
+        down = asyncio.run(search())
+        assert down.is_error and "is unavailable" in text_of(down) and "Traceback" not in text_of(down)
+        pg_private_server.start()
+        back = asyncio.run(search())
+        assert not back.is_error and text_of(back).startswith("src/auth/session.py")
+
+
+def test_tables_of_another_schema_version_are_refused_with_the_fix(pg_db, sample_repo: Path):
+    assert cli("index", str(sample_repo), "--store", pg_db.url).returncode == 0
+    with pg_db.connect() as conn:
+        conn.execute("UPDATE repolens_schema SET version = 99")
+    for args in (("search", "session", "--root", str(sample_repo)), ("index", str(sample_repo))):
+        done = cli(*args, "--store", pg_db.url)
+        assert done.returncode != 0 and "Traceback" not in done.stderr
+        assert "schema version 99, newer than this repolens reads" in done.stderr
+        assert "upgrade repolens" in done.stderr
+
+
+def test_a_connection_lost_mid_index_fails_in_one_line_and_the_next_run_resumes(pg_private_server, make_repo):
+    files = {f"pkg/mod_{i:03d}.py": f"def handler_{i}(x):\n    return x + {i}\n" * 40 for i in range(300)}
+    root = make_repo(files)
+    url = pg_private_server.url()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens.cli", "index", str(root), "--store", url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        with pg_private_server.connect() as conn:
+            while time.monotonic() < deadline:
+                ready = conn.execute("SELECT to_regclass('files') IS NOT NULL").fetchone()[0]
+                if ready and conn.execute("SELECT count(*) FROM files").fetchone()[0] > 0:
+                    break
+                time.sleep(0.05)
+        pg_private_server.stop("immediate")  # like a crash: every connection drops
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"PostgreSQL store {url} is unavailable" in err
+    pg_private_server.start()
+    done = cli("index", str(root), "--store", url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("resumed and indexed 300 files")
+
+
+def test_a_server_config_names_a_store_per_root_and_one_for_the_rest(tmp_path: Path):
+    from repolens.server.config import load_serve_config
+
+    for name in ("app", "lib", "docs"):
+        (tmp_path / name).mkdir()
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        "[store]\n"
+        'url = "postgresql://indexer:pw@pg0/code"\n'
+        'read_url = ["postgresql://pg0-replica/code"]\n'
+        "[roots]\n"
+        'app = { path = "app", store = "postgresql://pg1/code" }\n'
+        'lib = { path = "lib", store = "postgresql://pg2/code", read_url = "postgresql://pg2-r/code" }\n'
+        'docs = "docs"\n'
+    )
+    roots = load_serve_config(config_file=str(config), read_token=False).roots
+    stores = {name: open_store(root) for name, root in roots.items()}
+    assert {n: (s.url, s.key, s.read_urls) for n, s in stores.items()} == {
+        "app": ("postgresql://pg1/code", "app", ()),
+        "lib": ("postgresql://pg2/code", "lib", ("postgresql://pg2-r/code",)),
+        "docs": ("postgresql://indexer:pw@pg0/code", "docs", ("postgresql://pg0-replica/code",)),
+    }
+    assert stores["docs"].location == "postgresql://indexer@pg0/code#docs"  # no password
+
+
+def test_from_ann_min_vectors_the_dense_leg_uses_an_hnsw_index(pg_db, tmp_path: Path):
+    import numpy as np
+    from store_helpers import CART, GUIDE, PAY, build, vec
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    store = open_store(root, url=pg_db.url)
+    build(store, CART, PAY, GUIDE)
+    rows = [vec(1, 0, 0, 0), vec(0.9, 0.1, 0, 0), vec(0, 1, 0, 0), vec(0, 0, 1, 0), vec(0, 0, 0, 1)]
+    with store.write_lock():
+        writer = store.open_writer(store.current())
+        try:
+            cids = writer.chunks_missing_vectors(10)
+            writer.write_meta({"embed_identity": "test:4", "embed_style": "plain", "embed_dim": 4})
+            writer.begin()
+            writer.put_vectors(zip(cids, rows, strict=True))
+            writer.commit()
+            assert writer.sync_dense_index(100) == ""  # below the threshold: exact
+            reader = store.open_reader()
+            assert reader.dense_state(100) == "exact search (5 vectors, graph from 100)"
+            assert writer.sync_dense_index(5) == "pgvector HNSW index built over 5 vectors"
+        finally:
+            writer.close()
+    assert reader.dense_state(5) == "pgvector HNSW index over 5 vectors (current)"
+    top = reader.dense_top(np.asarray([1, 0, 0, 0], dtype=np.float32), 2)
+    assert [c for c, _ in top] == cids[:2] and top[0][1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_second_writer_gets_the_locked_message_naming_the_first(pg_db, sample_repo: Path):
+    store = open_store(sample_repo, url=pg_db.url)
+    with store.write_lock():
+        done = cli("index", str(sample_repo), "--store", pg_db.url)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        f"error: another process (pid {os.getpid()}) is writing the index in {pg_db.url}#repo: "
+        "wait for it to finish and try again"
+    )
