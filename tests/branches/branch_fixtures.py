@@ -51,3 +51,12 @@ def make_branches(make_repo, git, write_tree) -> Branches:
     git(develop, "add", "-A")
     git(develop, "commit", "-q", "-m", "develop")
     return Branches(main, develop)
+
+
+def indexed(made: Branches) -> Branches:
+    """Both branches indexed, main first (develop copies from it, its sibling worktree)."""
+    from repolens import service
+
+    for root in (made.main, made.develop):
+        service.index_repo(root)
+    return made

@@ -11,6 +11,12 @@ root (command line, then ``REPOLENS_ROOTS``, then ``[roots]``) names them all.
 [roots]                 # name -> path (relative paths: to this file's folder)
 app = "/srv/app"
 lib = "../lib"
+"shop@main" = "/srv/shop-main"          # branches of one repository: NAME@BRANCH
+"shop@develop" = "/srv/shop-dev"        # (TOML quotes a key holding "@")
+web = { main = "/srv/web", next = "/srv/web-next" }   # the same, as a table: web@main, web@next
+
+[registry]
+path = "registry.toml"  # or REPOLENS_REGISTRY: repositories' project, base, head, ...
 
 [serve]
 token_file = "/etc/repolens/token"   # or REPOLENS_TOKEN / REPOLENS_TOKEN_FILE
@@ -28,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repolens.branches.names import REF_RE
+from repolens.branches.registry import REGISTRY_ENV
 from repolens.errors import ConfigError, RootError, UsageError
 from repolens.settings import coerce, environ, read_toml
 
@@ -38,8 +46,9 @@ TOKEN_ENV = "REPOLENS_TOKEN"
 TOKEN_FILE_ENV = "REPOLENS_TOKEN_FILE"
 QUERY_LOG_ENV = "REPOLENS_QUERY_LOG"
 
-# A repository name travels in tool arguments and URLs: keep it plain.
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# A repository name travels in tool arguments and URLs: keep it plain
+# (a branch may follow: app@main, see repolens.branches.names).
+NAME_RE = REF_RE
 MIN_TOKEN_CHARS = 16
 _TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: safe in a header
 SERVE_KEYS = ("token_file", "query_log", "allow_rebuild", "allow_tests", "watch")
@@ -62,6 +71,7 @@ class ServeConfig:
     allow_tests: bool = False
     watch: bool = True
     config_file: Path | None = None
+    registry: Path | None = None
 
 
 def name_for(path: Path) -> str:
@@ -108,7 +118,10 @@ def parse_roots(specs: Iterable[str], source: str, base: Path | None = None) -> 
 
 def _add_root(roots: dict[str, Path], name: str, path: Path, source: str) -> None:
     if not NAME_RE.match(name):
-        raise ConfigError(f"{source}: repository name {name!r} must be 1-64 letters, digits, '.', '_' or '-'")
+        raise ConfigError(
+            f"{source}: repository name {name!r} must be 1-64 letters, digits, '.', '_' or '-', "
+            "optionally followed by @BRANCH"
+        )
     if name in roots:
         raise ConfigError(f"{source}: two repositories are named {name!r}: name them with NAME=PATH")
     roots[name] = path
@@ -186,9 +199,7 @@ def load_serve_config(
     if not roots and (env_roots := environ(ROOTS_ENV, env) or "").strip():
         roots = parse_roots(env_roots.split(","), ROOTS_ENV)
     if not roots and table:
-        for name, raw in table.items():
-            if not isinstance(raw, str):
-                raise ConfigError(f"{src}: [roots] {name} must be a path string")
+        for name, raw in _root_items(table, src):
             _add_root(roots, name, _resolve_dir(raw, base, f"{src} [roots]"), f"{src} [roots]")
 
     token, token_source = None, ""
@@ -214,6 +225,8 @@ def load_serve_config(
         raw = Path(str(serve["query_log"])).expanduser()
         log_path = raw if raw.is_absolute() or base is None else base / raw
 
+    registry = registry_path(path, env)
+
     def flag(given: bool | None, key: str, default: bool) -> bool:
         return given if given is not None else coerce(key, serve.get(key, default), bool, where=f"{src}: ")
 
@@ -226,7 +239,43 @@ def load_serve_config(
         allow_tests=flag(allow_tests, "allow_tests", False),
         watch=flag(watch, "watch", True),
         config_file=path,
+        registry=registry,
     )
+
+
+def _root_items(table: Mapping[str, Any], src: str) -> list[tuple[str, str]]:
+    """``[roots]`` as (name, path) pairs: ``name = "path"``, ``"name@branch" =
+    "path"``, or ``name = { branch = "path", ... }`` (each branch ``name@branch``)."""
+    items: list[tuple[str, str]] = []
+    for name, raw in table.items():
+        if isinstance(raw, dict):
+            for branch, sub in raw.items():
+                if not isinstance(sub, str):
+                    raise ConfigError(f"{src}: [roots] {name}.{branch} must be a path string")
+                items.append((f"{name}@{branch}", sub))
+        elif isinstance(raw, str):
+            items.append((name, raw))
+        else:
+            raise ConfigError(f"{src}: [roots] {name} must be a path string (or a table of branch = path)")
+    return items
+
+
+def registry_path(config_file: Path | None, env: Mapping[str, str]) -> Path | None:
+    """The registry file: ``$REPOLENS_REGISTRY``, else the config file's
+    ``[registry] path`` (relative to that file's folder), else None."""
+    if raw := (environ(REGISTRY_ENV, env) or "").strip():
+        return Path(raw).expanduser().resolve()
+    if config_file is None or not config_file.is_file():
+        return None
+    table = read_toml(config_file).get("registry", {})
+    if not isinstance(table, dict) or set(table) - {"path"}:
+        raise ConfigError(f"{config_file}: [registry] takes one key, path (the registry file)")
+    if not (raw := table.get("path")):
+        return None
+    if not isinstance(raw, str):
+        raise ConfigError(f"{config_file}: [registry] path must be a string")
+    path = Path(raw).expanduser()
+    return (path if path.is_absolute() else config_file.parent / path).resolve()
 
 
 def require_roots(config: ServeConfig) -> dict[str, Path]:
