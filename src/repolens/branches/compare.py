@@ -32,8 +32,9 @@ from repolens.reply.budget import counted, did_not_fit
 from repolens.store.base import IndexReader
 
 STATUSES = ("same", "modified", "only_head", "only_base", "single_branch")
-# A folder in ``paths`` stands for at most this many files (the rest are counted).
-MAX_FILES = 2000
+# Folders in ``paths`` stand for at most this many files (the rest are
+# counted, not compared): a bound on one call's work, far above a real tree.
+MAX_FILES = 100_000
 SNIPPET_CHARS = 100
 # A packet's code lines start with their number ("12: ").
 _LINE_NUMBER = re.compile(r"^\d+: ")
