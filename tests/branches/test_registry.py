@@ -70,7 +70,7 @@ def test_list_repositories_shows_branches_with_index_facts_and_registry_facts(br
 
     listing, shop, base_only, unknown = asyncio.run(session())
     lines = listing.splitlines()
-    assert lines[0] == "3 repositories served; showing 1-3"
+    assert lines[0] == "2 repositories served, 1 more in the registry; showing 1-3"
     assert (
         lines[1]
         == "app (project shop; base main, head develop): The storefront <https://git.example.com/shop/app>"

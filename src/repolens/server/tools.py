@@ -186,8 +186,10 @@ def build_server(
             raise UsageError("limit must be between 1 and 100")
         names = catalog.groups(repos.roots, repos.registry, project)
         page = names[cursor : cursor + limit]
+        unserved = sum(1 for group in names if not group.branches)
         lines = [
-            f"{len(names)} repositories served"
+            f"{len(names) - unserved} repositories served"
+            + (f", {unserved} more in the registry" if unserved else "")
             + (f"; showing {cursor + 1}-{cursor + len(page)}" if page else "")
         ]
         for group in page:
