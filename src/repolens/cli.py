@@ -497,7 +497,66 @@ def serve_cmd(
     if not served:
         cwd = resolve_root(None)
         served = {name_for(cwd): cwd}
-    run_stdio(served, index_path, query_log=config.query_log, watch=config.watch)
+    run_stdio(served, index_path, query_log=config.query_log, watch=config.watch, registry=config.registry)
+
+
+config_option = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Server config file with [roots] and [registry] (default: $REPOLENS_CONFIG, ./.repolens.toml; "
+    "without roots: the git worktrees of the current directory).",
+)
+
+
+@cli.command("compare")
+@click.option("--repo", required=True, help="Repository name (NAME, or NAME@BRANCH for the base).")
+@click.option("--base", default=None, help="Base branch (default: the registry's base, else main).")
+@click.option("--head", default=None, help="Head branch (default: the registry's head, else the other one).")
+@click.option("--path", "paths", multiple=True, help="A file or folder to compare (repeatable).")
+@click.option("--query", default=None, help="Compare the files this search finds in either branch.")
+@config_option
+@click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
+@json_option
+def compare_cmd(
+    repo: str,
+    base: str | None,
+    head: str | None,
+    paths: tuple[str, ...],
+    query: str | None,
+    config_file: str | None,
+    max_chars: int,
+    as_json: bool,
+) -> None:
+    """Which files differ between two branches of a repository: same, modified, only_head,
+    only_base (or single_branch when it has one), by content hash."""
+    from repolens import service
+
+    roots, registry = service.configured_roots(config_file)
+    result = service.compare_branches(
+        repo, roots, registry, base=base, head=head, paths=paths, query=query, max_chars=max_chars
+    )
+    _emit(result, as_json)
+
+
+@cli.command("refresh")
+@click.option("--all", "refresh_every", is_flag=True, help="Every configured root (every branch).")
+@config_option
+@click.pass_context
+def refresh_cmd(ctx: click.Context, refresh_every: bool, config_file: str | None) -> None:
+    """Refresh every configured repository and branch (for cron or a systemd timer; safe while
+    servers serve): one JSON line per root on stdout, exit 1 if any failed."""
+    if not refresh_every:
+        raise click.UsageError("pass --all (to refresh one repository, run `repolens index ROOT`)")
+    from repolens import service
+
+    failed = 0
+    for result in service.refresh_all(config_file):
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        failed += result.error is not None
+    if failed:
+        ctx.exit(1)
 
 
 @cli.command("setup")

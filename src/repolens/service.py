@@ -8,7 +8,8 @@ a value whose ``render()``/``text`` is what the user sees.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +29,12 @@ from repolens.settings import Settings, load_settings
 from repolens.store import open_store, resolve_root
 from repolens.store.base import IndexReader, Store
 from repolens.store.handles import readers
-from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender
+from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender, check_subpath
 
 if TYPE_CHECKING:
+    from repolens.branches.compare import Comparison
+    from repolens.branches.refresh import RefreshResult
+    from repolens.branches.registry import Registry
     from repolens.index.build import IndexReport, ProgressFn
     from repolens.ops.status import IndexStatus
 
@@ -58,10 +62,16 @@ def index_repo(
     progress: ProgressFn | None = None,
     vector_progress: ProgressFn | None = None,
     lock_wait: float = 0.0,
+    siblings: Sequence[Path] = (),
 ) -> IndexReport:
     """Build the index of ``root``, or bring it up to date (only what changed
     is read); ``rebuild`` forces a fresh generation. ``lock_wait`` seconds
-    are spent waiting for another writer (a server's watcher) to finish."""
+    are spent waiting for another writer (a server's watcher) to finish.
+    ``siblings``: other branches' folders of the same repository, whose
+    indexes identical files are copied from (the repository's other git
+    worktrees are found without being named)."""
+    from repolens.branches.reuse import sibling_stores
+
     root_path = resolve_root(root)
     settings = load_settings(root_path, {"max_file_bytes": max_file_bytes, "vectors": vectors})
     return build_index(
@@ -72,6 +82,7 @@ def index_repo(
         progress=progress,
         vector_progress=vector_progress,
         lock_wait=lock_wait,
+        siblings=sibling_stores(root_path, siblings) if siblings else None,
     )
 
 
@@ -217,3 +228,104 @@ def get_chunk(
 
 def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Snippet:
     return _read_snippet(resolve_root(root), path, start, end)
+
+
+# -- many repositories and branches (repolens.branches) -----------------------------
+
+# Hits searched per branch when compare_branches is given a query.
+COMPARE_HITS = 10
+
+
+def configured_roots(
+    config_file: str | Path | None = None, *, worktrees_too: bool = True
+) -> tuple[dict[str, Path], Registry]:
+    """The roots a command-line use case sees, and the registry: the server
+    config's roots (``--config``, ``$REPOLENS_CONFIG``, ``./.repolens.toml``;
+    ``REPOLENS_ROOTS``), else (``worktrees_too``, for read-only use cases)
+    the git worktrees of the current directory, each ``<repository>@<branch>``."""
+    from repolens.branches.git import worktrees
+    from repolens.branches.registry import load_registry
+    from repolens.server.config import load_serve_config, name_for
+
+    config = load_serve_config(config_file=config_file, read_token=False)
+    roots = dict(config.roots)
+    if not roots and worktrees_too and (trees := worktrees(resolve_root(None))):
+        name = name_for(trees[0][0])
+        roots = {f"{name}@{branch}": path for path, branch in trees}
+    return roots, load_registry(config.registry)
+
+
+def compare_branches(
+    repo: str,
+    roots: Mapping[str, Path],
+    registry: Registry,
+    *,
+    base: str | None = None,
+    head: str | None = None,
+    paths: Sequence[str] = (),
+    query: str | None = None,
+    max_chars: int = 4000,
+    index_dir_of: Callable[[str], Path | None] = lambda key: None,
+) -> Comparison:
+    """Compare two branches of ``repo`` (see :mod:`repolens.branches.compare`)
+    on ``paths`` or on the files ``query`` finds in either. ``index_dir_of``
+    gives a root key's index folder (None: the default)."""
+    from repolens.branches.compare import Comparison, merge_hits, pick_branches, statuses
+    from repolens.branches.compare import compare_paths as _compare_paths
+
+    check_budget(max_chars)
+    if not isinstance(repo, str) or not repo.strip():
+        raise UsageError("pass repo: a repository name (NAME or NAME@BRANCH)")
+    if bool(paths) == bool(query):
+        raise UsageError(
+            "pass either paths (files or folders to compare) or query (compare the files it finds)"
+        )
+    if query:
+        check_query(query)
+    clean = [check_subpath(p) or "." for p in paths]
+    name, base_key, head_key = pick_branches(repo.strip(), roots, registry, base, head)
+    keys = [k for k in (base_key, head_key) if k is not None]
+    stores = [open_store(roots[k], index_dir_of(k)) for k in keys]
+    for store in stores:
+        if store.current() is None:
+            raise store.missing()
+    base_reader, head_reader = (
+        (readers.get(s) for s in stores) if head_key else (readers.get(stores[0]), None)
+    )
+    branch = [k.partition("@")[2] or k for k in keys]
+    result = Comparison(
+        name, branch[0], branch[1] if head_key else None, [], query or "", max_chars=max_chars
+    )
+    if query:
+        found = []
+        for side, key in zip(("base", "head"), keys, strict=False):
+            reply = search_code(
+                query,
+                roots[key],
+                index_dir=index_dir_of(key),
+                top_k=COMPARE_HITS,
+                mode="json",
+                auto_index=False,
+            )
+            found.append((side, reply.to_json().get("hits", [])))
+        by_file = merge_hits(found)
+        listed = statuses(base_reader, head_reader, list(by_file))
+        result.files = [replace(f, hits=tuple(by_file[f.path])) for f in listed]
+    else:
+        result.files, result.not_found, result.more = _compare_paths(base_reader, head_reader, clean)
+    return result
+
+
+def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult]:
+    """Refresh every configured root, every branch (``refresh --all``), one
+    result as each is done. Configuration errors are raised before any.
+    Only configured roots: it writes indexes, so it never guesses them."""
+    from repolens.branches.refresh import refresh_all as _refresh_all
+
+    roots, registry = configured_roots(config_file, worktrees_too=False)
+    if not roots:
+        raise UsageError(
+            "no repository configured: add a [roots] table to the config file (--config, "
+            "$REPOLENS_CONFIG or ./.repolens.toml) or set REPOLENS_ROOTS=name=/path,..."
+        )
+    return _refresh_all(roots, registry)

@@ -277,11 +277,10 @@ def load_rerank_config(root: Path | None = None) -> RerankConfig:
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
-    # [embed] is read by load_embed_config; [serve] and [roots] by repolens.server.config; [store] by
-    # repolens.store.store_choice.
-    section = {
-        k: v for k, v in config_table(root).items() if k not in ("embed", "rerank", "serve", "roots", "store")
-    }
+    # [embed] is read by load_embed_config; [serve], [roots] and [registry] by repolens.server.config;
+    # [store] by repolens.store.store_choice.
+    tables = ("embed", "rerank", "serve", "roots", "registry", "store")
+    section = {k: v for k, v in config_table(root).items() if k not in tables}
     if section:
         settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
     env = {

@@ -136,6 +136,7 @@ def base_arguments(tool: str, chunk_id: str, rng: random.Random) -> dict[str, An
         "refresh_index": {},
         "index_status": {},
         "list_repositories": {},
+        "compare_branches": {"paths": rng.choice([["src"], ["."], ["src/auth/session.py"]])},
         "run_tests": {"runner": "pytest", "args": rng.choice([[], ["-k", "nothing"], ["src"]])},
     }[tool]
 

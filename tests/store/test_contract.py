@@ -383,6 +383,10 @@ def test_vectors_are_searched_exactly_and_go_with_their_file(store: Store, shop)
             writer.close()
     shop.refresh()
     assert shop.vector_count() == 4
+    # By content-derived chunk id (what a sibling branch's index copies);
+    # unknown ids and chunks without a vector are left out.
+    wanted = [by_name["Cart"].chunk.id, by_name["Checkout"].chunk.id, "no-such-chunk"]
+    assert shop.vectors_of_chunks(wanted) == {by_name["Cart"].chunk.id: rows["Cart"]}
     probe = np.asarray([1, 0, 0, 0], dtype=np.float32)
     top = shop.dense_top(probe, 2)
     assert [c for c, _ in top] == [by_name["Cart"].cid, by_name["Cart.add_item"].cid]

@@ -22,14 +22,17 @@ next writer (:meth:`~repolens.store.base.IndexWriter.reconcile`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repolens.branches.git import head_facts
+from repolens.branches.reuse import Donors
 from repolens.chunk import chunker_identity
 from repolens.discover import (
     Discovery,
@@ -80,6 +83,10 @@ class IndexReport:
     seconds: float = 0.0
     discovery: str = "git"
     vectors: VectorReport | None = None
+    branch: str = ""  # the git branch of the work tree, as recorded in the index ("" outside git)
+    files_reused: int = 0  # files copied from a sibling branch's index instead of chunked
+    chunks_reused: int = 0  # their chunks
+    vectors_copied: int = 0  # their vectors (same model and style)
 
     def summary(self) -> str:
         """The short report ``repolens index`` prints."""
@@ -105,6 +112,11 @@ class IndexReport:
         if self.notes:
             parts = ", ".join(f"{n} {note.replace('_', ' ')}" for note, n in sorted(self.notes.items()))
             out.append(f"notes: {parts}")
+        if self.files_reused:
+            out.append(
+                f"reused from sibling branches: {counted(self.files_reused, 'file')}, "
+                f"{counted(self.chunks_reused, 'chunk')}, {counted(self.vectors_copied, 'vector')}"
+            )
         if self.vectors is not None:
             out.append(self.vectors.summary())
         return "\n".join(out)
@@ -146,6 +158,7 @@ def build_index(
     vector_progress: ProgressFn | None = None,
     lock_wait: float = 0.0,
     paths: Collection[str] | None = None,
+    siblings: Sequence[Store] | None = None,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date (see the module docstring),
     then (when the ``vectors`` setting is on) fill its missing vectors.
@@ -158,6 +171,11 @@ def build_index(
     not a git work tree, a path that is a folder or a symlink) the whole
     tree is discovered as usual.
 
+    Files that a sibling branch's index holds with the same content are
+    copied from it, and missing vectors are taken from siblings by chunk
+    (:mod:`repolens.branches.reuse`): ``siblings`` are those stores, None
+    finds them (the other worktrees of the repository).
+
     Raises ``NothingToIndexError`` (and leaves any previous index as it was)
     when no file qualifies, ``IndexLockedError`` when another writer runs,
     ``EmbedderError`` when the configured model cannot be used.
@@ -167,7 +185,7 @@ def build_index(
         store = open_store(root, index_dir)
     root_path = store.root
     settings = settings or load_settings(root_path)
-    with store.write_lock(wait=lock_wait):
+    with store.write_lock(wait=lock_wait), contextlib.ExitStack() as cleanup:
         current = store.current()
         reason = "--rebuild" if rebuild else (rebuild_reason(store, current, settings) if current else "")
         found = None
@@ -180,6 +198,13 @@ def build_index(
             found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=own)
         report = IndexReport(root_path, store.location, skipped=Counter(found.skipped), discovery=found.mode)
         embedder = _embedder(root_path) if settings.vectors else None
+        embed = (embedder.identity, settings.embed_style) if embedder is not None else None
+        # The watcher's refresh of a few saved files never looks for siblings.
+        donors = None if scope is not None else Donors(root_path, siblings, index_identity(settings), embed)
+        if donors is not None:
+            cleanup.callback(donors.close)
+        branch = head_facts(root_path)
+        report.branch = branch.get("branch", "")
         reused = 0
         if not found.files and scope is None:  # nothing would survive: refuse before touching any index
             raise nothing_to_index(found, Counter())
@@ -188,10 +213,22 @@ def build_index(
             report.mode = "refresh"
             store.collect_garbage()
             try:
-                _sync(store, current, found, settings, report, progress, create=False, scope=scope)
+                _sync(
+                    store,
+                    current,
+                    found,
+                    settings,
+                    report,
+                    progress,
+                    create=False,
+                    scope=scope,
+                    donors=donors,
+                )
             except IndexCorruptError as exc:  # a damaged store is rebuilt, not patched
                 reason = _unreadable(exc.problem)
-                report = IndexReport(root_path, store.location, skipped=Counter(found.skipped))
+                report = IndexReport(
+                    root_path, store.location, skipped=Counter(found.skipped), branch=report.branch
+                )
         if target is None or reason:
             report.reason = reason
 
@@ -202,7 +239,7 @@ def build_index(
             else:
                 report.mode = "resume"
             try:
-                _sync(store, building, found, settings, report, progress, create=True)
+                _sync(store, building, found, settings, report, progress, create=True, donors=donors)
                 if report.files == 0:
                     raise nothing_to_index(found, report.content_skipped)
                 if embedder is not None and current is not None:
@@ -218,7 +255,7 @@ def build_index(
             target = building
             store.collect_garbage()
         if embedder is not None:
-            report.vectors = _embed(store, target, embedder, settings, vector_progress)
+            report.vectors = _embed(store, target, embedder, settings, vector_progress, donors)
             report.vectors.reused += reused
     report.seconds = time.monotonic() - started
     return report
@@ -252,6 +289,7 @@ def _sync(
     *,
     create: bool,
     scope: frozenset[str] | None = None,
+    donors: Donors | None = None,
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
     given), batch by batch."""
@@ -268,7 +306,7 @@ def _sync(
             )
         writer.reconcile()
         try:
-            _apply_changes(writer, found, settings, report, progress, scope)
+            _apply_changes(writer, found, settings, report, progress, scope, donors)
         except BaseException:
             # Stopped mid-batch (Ctrl-C, cancellation, an error): the open
             # batch is undone everywhere; committed batches stay, and the
@@ -279,7 +317,8 @@ def _sync(
 
         report.files, report.chunks, report.symbols = totals["files"], totals["chunks"], totals["symbols"]
         report.bytes, report.lines = totals["bytes"], totals["lines"]
-        writer.write_meta({"state": "ready", "updated_at": _now(), **totals})
+        branch = {"branch": report.branch} if report.branch else {}
+        writer.write_meta({"state": "ready", "updated_at": _now(), **totals, **branch})
     finally:
         writer.close()
 
@@ -291,6 +330,7 @@ def _apply_changes(
     report: IndexReport,
     progress: ProgressFn | None,
     scope: frozenset[str] | None = None,
+    donors: Donors | None = None,
 ) -> None:
     records = writer.files()
     skips = writer.skipped_files()
@@ -317,6 +357,7 @@ def _apply_changes(
         batch.begin()
         writer.forget_skipped(gone)
         batch.done(0)
+    reused = donors.take(work, found.max_file_bytes) if donors is not None and work else {}
     jobs = [
         Job(
             path=src.path,
@@ -328,8 +369,12 @@ def _apply_changes(
             size=src.size,
         )
         for src, rec in work
+        if src.path not in reused
     ]
-    for i, ((src, rec), result) in enumerate(zip(work, prepare_all(jobs), strict=True)):
+    prepared = prepare_all(jobs)
+    for i, (src, rec) in enumerate(work):
+        copied = reused.get(src.path)
+        result = copied.prepared if copied is not None else next(prepared)
         batch.begin()
         _remember_skip(writer, src, result, skips)
         if isinstance(result, Skipped):
@@ -344,6 +389,11 @@ def _apply_changes(
             report.unchanged += 1
         else:
             kept = writer.vectors_of_file(rec.id) if rec is not None else {}
+            if copied is not None:
+                kept.update(copied.vectors)
+                report.files_reused += 1
+                report.chunks_reused += len(result.chunks)
+                report.vectors_copied += len(copied.vectors)
             if rec is not None:
                 writer.delete_file(rec.id)
             _add_file(writer, src, result, report, kept)
@@ -463,7 +513,12 @@ def _reuse_vectors(store: Store, building: str, previous: str, embedder: Embedde
 
 
 def _embed(
-    store: Store, gen: str, embedder: Embedder, settings: Settings, progress: ProgressFn | None
+    store: Store,
+    gen: str,
+    embedder: Embedder,
+    settings: Settings,
+    progress: ProgressFn | None,
+    donors: Donors | None = None,
 ) -> VectorReport:
     from repolens.index import vectors
 
@@ -472,7 +527,12 @@ def _embed(
     try:
         dropped = vectors.drop_if_other_model(writer, embedder, settings.embed_style)
         report = vectors.fill(
-            writer, embedder, style=settings.embed_style, cache_dir=cache, progress=progress
+            writer,
+            embedder,
+            style=settings.embed_style,
+            cache_dir=cache,
+            progress=progress,
+            donor=donors.vectors if donors is not None else None,
         )
         report.reason = dropped
         if not report.interrupted:

@@ -100,8 +100,13 @@ def fill(
     progress: ProgressFn | None = None,
     should_stop: Callable[[], bool] | None = None,
     max_batches: int | None = None,
+    donor: Callable[[list[str]], dict[str, bytes]] | None = None,
 ) -> VectorReport:
     """Embed every chunk that has no vector yet, committing each batch.
+
+    A chunk's vector is taken, before the model is asked, from ``donor``
+    (chunk ids -> vectors of sibling branches' indexes, same model and
+    style), then from the cache.
 
     ``should_stop`` is polled between batches (Ctrl-C, server shutdown); the
     work done so far is kept either way.
@@ -125,11 +130,16 @@ def fill(
             cids = [c for c in cids if c in stored]
             texts = [embedding_text(stored[c].chunk, style) for c in cids]
             blobs: dict[int, bytes] = {}
+            if donor is not None:
+                given = donor([stored[c].chunk.id for c in cids])
+                blobs = {c: given[stored[c].chunk.id] for c in cids if stored[c].chunk.id in given}
             if cache is not None:
                 keys = [cache.key(t) for t in texts]
                 hits = cache.get(keys)
-                blobs = {c: hits[k] for c, k in zip(cids, keys, strict=True) if k in hits}
-                report.reused += len(blobs)
+                blobs.update(
+                    {c: hits[k] for c, k in zip(cids, keys, strict=True) if k in hits and c not in blobs}
+                )
+            report.reused += len(blobs)
             todo = [i for i, c in enumerate(cids) if c not in blobs]
             if todo:
                 vecs = embedder.embed_documents([texts[i] for i in todo]).astype(np.float16)

@@ -36,6 +36,7 @@ class IndexStatus:
     deleted: int
     settings: dict[str, Any] = field(default_factory=dict)
     dense_search: str = ""  # exact, or the dense graph (IndexReader.dense_state), and why
+    branch: str = ""  # the git branch the index was made from ("" outside git)
 
     @property
     def changed(self) -> int:
@@ -116,4 +117,5 @@ def index_status(store: Store, reader: IndexReader, settings: Settings | None = 
         deleted=deleted,
         settings={k: v for k, v in shown.items() if v != ""},
         dense_search=reader.dense_state(settings.ann_min_vectors) if done else "",
+        branch=meta.get("branch", ""),
     )

@@ -30,10 +30,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from repolens.branches.names import resolve_key, unknown
+from repolens.branches.registry import EMPTY, Registry
 from repolens.discover.rules import IgnoreRules
-from repolens.errors import ROOT_FIX, NotFoundError, PathError, RepolensError, RootError, UsageError
+from repolens.errors import ROOT_FIX, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import MAX_PATH_CHARS, READ_MAX_CHARS, safe_path
-from repolens.store import resolve_root
+from repolens.store import open_store, resolve_root
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8
 
 log = logging.getLogger("repolens")
@@ -50,6 +52,7 @@ DEFAULT_BUDGETS = {
     "index_status": 4000,
     "list_repositories": 4000,
     "run_tests": 4000,
+    "compare_branches": 4000,
 }
 # Longest query a tool accepts. Query parsing is superlinear on long
 # unbroken runs (about 1 s at 10,000 chars), so the cap bounds the work one
@@ -70,13 +73,24 @@ class Repos:
     ``roots`` maps names to resolved folders; the first is the default.
     Local mode: ``resolve(root)`` takes a path or a name (None: the default
     root, else the current directory). Remote mode: ``resolve(repo)`` takes a
-    name from ``roots`` only (None: the only one, when there is one).
+    name from ``roots`` only (None: the only one, when there is one). Either
+    way a name may be ``name@branch``, and ``name`` alone of a repository
+    with several branches means the ``registry``'s base, else the only one
+    (:func:`repolens.branches.names.resolve_key`).
     """
 
-    def __init__(self, roots: Mapping[str, Path], *, remote: bool, index_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        roots: Mapping[str, Path],
+        *,
+        remote: bool,
+        index_dir: Path | None = None,
+        registry: Registry = EMPTY,
+    ) -> None:
         self.roots = {name: Path(path).resolve() for name, path in roots.items()}
         self.remote = remote
         self.index_dir = index_dir
+        self.registry = registry
         if remote and not self.roots:
             raise UsageError("a remote server needs at least one repository: pass --root NAME=PATH")
         if remote and index_dir is not None and len(self.roots) > 1:
@@ -109,8 +123,8 @@ class Repos:
             return self._remote(where), self.index_dir
         if where is None or not str(where).strip():
             root = self.default if self.default is not None else resolve_root(None)
-        elif where in self.roots:
-            root = self.roots[where]
+        elif (key := self.key(where)) is not None:
+            root = self.roots[key]
         else:
             root = _local_root(where)
         # An explicit index folder belongs to the server's own root, not to any root a caller names.
@@ -121,10 +135,25 @@ class Repos:
             if len(self.roots) == 1:
                 return self.default  # type: ignore[return-value]
             raise UsageError(f"pass repo: one of {self.names}")
-        if repo not in self.roots:
-            shown = repr(repo) if len(repo) <= 80 else repr(repo[:80]) + "..."
-            raise NotFoundError(f"unknown repository {shown}: known repositories are {self.names}")
-        return self.roots[repo]
+        key = self.key(repo)
+        if key is None:
+            raise unknown(repo, self.roots)
+        return self.roots[key]
+
+    def key(self, name: str) -> str | None:
+        """The served root ``name`` means (``name@branch``, or ``name`` alone),
+        None when it names no served repository."""
+        return resolve_key(name, self.roots, base_of=self.registry.base_of, indexed=self._indexed)
+
+    def index_dir_of(self, key: str) -> Path | None:
+        """The index folder of a served root: the server's ``--index-dir`` for its own root."""
+        return self.resolve(key)[1]
+
+    def _indexed(self, root: Path) -> bool:
+        try:
+            return open_store(root, self.index_dir if root == self.default else None).current() is not None
+        except RepolensError:
+            return False
 
     def check_file(self, root: Path, path: str) -> str:
         """The root-relative form of a file path argument; strict checks for remote callers."""

@@ -12,6 +12,12 @@ root (command line, then ``REPOLENS_ROOTS``, then ``[roots]``) names them all.
 app = "/srv/app"
 lib = "../lib"
 big = { path = "/srv/big", store = "postgresql://pg1/code" }  # its index on PostgreSQL, key "big"
+"shop@main" = "/srv/shop-main"          # branches of one repository: NAME@BRANCH
+"shop@develop" = "/srv/shop-dev"        # (TOML quotes a key holding "@")
+web = { main = "/srv/web", next = "/srv/web-next" }   # the same, as a table: web@main, web@next
+
+[registry]
+path = "registry.toml"  # or REPOLENS_REGISTRY: repositories' project, base, head, ...
 
 [serve]
 token_file = "/etc/repolens/token"   # or REPOLENS_TOKEN / REPOLENS_TOKEN_FILE
@@ -29,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repolens.branches.names import REF_RE
+from repolens.branches.registry import REGISTRY_ENV
 from repolens.errors import ConfigError, RootError, UsageError
 from repolens.settings import coerce, environ, read_toml
 
@@ -39,8 +47,9 @@ TOKEN_ENV = "REPOLENS_TOKEN"
 TOKEN_FILE_ENV = "REPOLENS_TOKEN_FILE"
 QUERY_LOG_ENV = "REPOLENS_QUERY_LOG"
 
-# A repository name travels in tool arguments and URLs: keep it plain.
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# A repository name travels in tool arguments and URLs: keep it plain
+# (a branch may follow: app@main, see repolens.branches.names).
+NAME_RE = REF_RE
 MIN_TOKEN_CHARS = 16
 _TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: safe in a header
 SERVE_KEYS = ("token_file", "query_log", "allow_rebuild", "allow_tests", "watch")
@@ -63,6 +72,7 @@ class ServeConfig:
     allow_tests: bool = False
     watch: bool = True
     config_file: Path | None = None
+    registry: Path | None = None
 
 
 def name_for(path: Path) -> str:
@@ -109,7 +119,10 @@ def parse_roots(specs: Iterable[str], source: str, base: Path | None = None) -> 
 
 def _add_root(roots: dict[str, Path], name: str, path: Path, source: str) -> None:
     if not NAME_RE.match(name):
-        raise ConfigError(f"{source}: repository name {name!r} must be 1-64 letters, digits, '.', '_' or '-'")
+        raise ConfigError(
+            f"{source}: repository name {name!r} must be 1-64 letters, digits, '.', '_' or '-', "
+            "optionally followed by @BRANCH"
+        )
     if name in roots:
         raise ConfigError(f"{source}: two repositories are named {name!r}: name them with NAME=PATH")
     roots[name] = path
@@ -208,22 +221,16 @@ def load_serve_config(
     roots = parse_roots(root_specs, "--root")
     if not roots and (env_roots := environ(ROOTS_ENV, env) or "").strip():
         roots = parse_roots(env_roots.split(","), ROOTS_ENV)
+    entries: dict[str, dict[str, Any]] = {}
     if not roots and table:
-        for name, raw in table.items():
-            entry: dict[str, Any] = {}
-            if isinstance(raw, dict):  # app = { path = "/srv/app", store = "postgresql://pg1/code" }
-                entry, raw = raw, raw.get("path")
-            if not isinstance(raw, str):
-                raise ConfigError(
-                    f"{src}: [roots] {name} must be a path string or {{ path = ..., store = ... }}"
-                )
+        for name, raw, entry in _root_items(table, src):
             _add_root(roots, name, _resolve_dir(raw, base, f"{src} [roots]"), f"{src} [roots]")
+            entries[name] = entry
             if entry.get("store"):
                 _bind_store(roots[name], name, entry, f"{src} [roots] {name}")
     if shared := _server_store(path):
         for name, root in roots.items():
-            own = table.get(name)
-            if not (isinstance(own, dict) and own.get("store")):
+            if not entries.get(name, {}).get("store"):
                 _bind_store(root, name, shared, f"{src} [store]")
 
     token, token_source = None, ""
@@ -249,6 +256,8 @@ def load_serve_config(
         raw = Path(str(serve["query_log"])).expanduser()
         log_path = raw if raw.is_absolute() or base is None else base / raw
 
+    registry = registry_path(path, env)
+
     def flag(given: bool | None, key: str, default: bool) -> bool:
         return given if given is not None else coerce(key, serve.get(key, default), bool, where=f"{src}: ")
 
@@ -261,7 +270,52 @@ def load_serve_config(
         allow_tests=flag(allow_tests, "allow_tests", False),
         watch=flag(watch, "watch", True),
         config_file=path,
+        registry=registry,
     )
+
+
+def _root_items(table: Mapping[str, Any], src: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``[roots]`` as (name, path, options): ``name = "path"``, ``"name@branch" =
+    "path"``, ``name = { path = "...", store = "..." }`` (its index on a store
+    server), or ``name = { branch = "path", ... }`` (each branch ``name@branch``,
+    a path or a ``{ path, store }`` table)."""
+    items: list[tuple[str, str, dict[str, Any]]] = []
+    for name, raw in table.items():
+        if isinstance(raw, dict) and "path" not in raw:
+            items.extend(_root_item(f"{name}@{branch}", sub, src) for branch, sub in raw.items())
+        else:
+            items.append(_root_item(name, raw, src))
+    return items
+
+
+def _root_item(name: str, raw: Any, src: str) -> tuple[str, str, dict[str, Any]]:
+    entry: dict[str, Any] = {}
+    if isinstance(raw, dict):
+        entry, raw = raw, raw.get("path")
+    if not isinstance(raw, str):
+        raise ConfigError(
+            f"{src}: [roots] {name} must be a path string, {{ path = ..., store = ... }} "
+            "or a table of branch = path"
+        )
+    return name, raw, entry
+
+
+def registry_path(config_file: Path | None, env: Mapping[str, str]) -> Path | None:
+    """The registry file: ``$REPOLENS_REGISTRY``, else the config file's
+    ``[registry] path`` (relative to that file's folder), else None."""
+    if raw := (environ(REGISTRY_ENV, env) or "").strip():
+        return Path(raw).expanduser().resolve()
+    if config_file is None or not config_file.is_file():
+        return None
+    table = read_toml(config_file).get("registry", {})
+    if not isinstance(table, dict) or set(table) - {"path"}:
+        raise ConfigError(f"{config_file}: [registry] takes one key, path (the registry file)")
+    if not (raw := table.get("path")):
+        return None
+    if not isinstance(raw, str):
+        raise ConfigError(f"{config_file}: [registry] path must be a string")
+    path = Path(raw).expanduser()
+    return (path if path.is_absolute() else config_file.parent / path).resolve()
 
 
 def require_roots(config: ServeConfig) -> dict[str, Path]:

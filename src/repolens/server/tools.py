@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context
@@ -35,8 +35,12 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from repolens import __version__, service
-from repolens.errors import RepolensError, UsageError
-from repolens.reply.budget import counted, cut_to_budget
+from repolens.branches import catalog
+from repolens.branches.names import branches_of, parse_ref, unknown
+from repolens.branches.refresh import siblings_of
+from repolens.branches.registry import load_registry
+from repolens.errors import UsageError
+from repolens.reply.budget import cut_to_budget
 from repolens.reply.snippet import READ_MAX_CHARS
 from repolens.server.calls import (
     DEFAULT_BUDGETS,
@@ -50,6 +54,9 @@ from repolens.server.calls import (
 )
 from repolens.server.config import name_for
 from repolens.validate import check_budget
+
+if TYPE_CHECKING:
+    from repolens.ops.status import IndexStatus
 
 log = logging.getLogger("repolens")
 # The server's own watcher may be writing when a tool asks to index: wait for it.
@@ -71,6 +78,7 @@ def build_server(
     allow_rebuild: bool = False,
     allow_tests: bool = False,
     query_log: Path | None = None,
+    registry: Path | None = None,
 ) -> RepolensServer:
     """An MCP server over ``roots`` (name -> folder; the first is the default;
     a single folder is served under its own name).
@@ -79,10 +87,11 @@ def build_server(
     ``remote=True`` (HTTP): tools take ``repo``, a name from ``roots``; file
     paths are checked strictly, and ``index_repo(rebuild=true)`` is refused
     unless ``allow_rebuild``. ``query_log`` appends one JSON line per call.
+    ``registry`` is the registry file (:mod:`repolens.branches.registry`).
     """
     if isinstance(roots, Path):
         roots = {name_for(roots): roots}
-    repos = Repos(roots or {}, remote=remote, index_dir=index_dir)
+    repos = Repos(roots or {}, remote=remote, index_dir=index_dir, registry=load_registry(registry))
     instructions = INSTRUCTIONS
     if remote:
         instructions += f" Repositories served: {repos.names} (pass repo=<name>)."
@@ -128,6 +137,7 @@ def build_server(
         report = service.index_repo(
             where,
             index_dir=idx,
+            siblings=_siblings(repos, where),
             rebuild=rebuild,
             progress=progress_reporter(ctx, "indexing"),
             lock_wait=SERVER_LOCK_WAIT_S,
@@ -143,7 +153,11 @@ def build_server(
     def refresh_index(root: str | None = None, ctx: Context | None = None) -> str:
         where, idx = repos.resolve(root)
         report = service.index_repo(
-            where, index_dir=idx, progress=progress_reporter(ctx, "refreshing"), lock_wait=SERVER_LOCK_WAIT_S
+            where,
+            index_dir=idx,
+            siblings=_siblings(repos, where),
+            progress=progress_reporter(ctx, "refreshing"),
+            lock_wait=SERVER_LOCK_WAIT_S,
         )
         return cut_to_budget(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
 
@@ -158,28 +172,30 @@ def build_server(
         )
 
     @tool(
-        "The repositories this server serves, with index stats. Pages with cursor (the "
-        "next_cursor a reply names) when there are more than limit."
+        "The repositories served, each branch (name@branch) with index stats and registry facts "
+        "(project, base, head). Pages with cursor (a reply's next_cursor)."
     )
     def list_repositories(
         cursor: Annotated[int, Field(description="Where to start (from a previous reply).")] = 0,
         limit: Annotated[int, Field(description="Repositories per page (1-100).")] = 20,
         max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+        project: str | None = None,
     ) -> str:
         check_budget(max_chars)
         if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
             raise UsageError("cursor must be a whole number from a previous reply (0 for the first page)")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise UsageError("limit must be between 1 and 100")
-        names = list(repos.roots)
+        names = catalog.groups(repos.roots, repos.registry, project)
         page = names[cursor : cursor + limit]
+        unserved = sum(1 for group in names if not group.branches)
         lines = [
-            f"{len(names)} repositories served"
+            f"{len(names) - unserved} repositories served"
+            + (f", {unserved} more in the registry" if unserved else "")
             + (f"; showing {cursor + 1}-{cursor + len(page)}" if page else "")
         ]
-        for name in page:
-            root_path, idx = repos.resolve(name)
-            lines.append(repos.redact(_repo_line(name, root_path, idx)))
+        for group in page:
+            lines += [repos.redact(line) for line in catalog.render_group(group, _status_of(repos))]
         if cursor + limit < len(names):
             lines.append(f"next_cursor {cursor + limit}")
         note_hits(len(page))
@@ -334,6 +350,33 @@ def build_server(
         note_hits(len(result.rendered))
         return result.render()
 
+    @tool(
+        "Which files differ between two branches, by content hash: same, modified, only_head, "
+        "only_base or single_branch. Pass paths (files, folders) or a query."
+    )
+    def compare_branches(
+        root: str | None = None,
+        base: str | None = None,
+        head: str | None = None,
+        paths: list[str] | None = None,
+        query: str | None = None,
+        max_chars: int = 4000,
+    ) -> str:
+        # paths are looked up in the indexes only (never read from disk): check_subpath is the check.
+        result = service.compare_branches(
+            _repo_name(repos, root),
+            repos.roots,
+            repos.registry,
+            base=base,
+            head=head,
+            paths=paths or (),
+            query=query,
+            max_chars=max_chars,
+            index_dir_of=repos.index_dir_of,
+        )
+        note_hits(len(result.files))
+        return repos.redact(result.render())
+
     @tool("Return one indexed chunk by its id (ids appear in JSON replies).")
     def get_chunk(
         chunk_id: Annotated[str, Field(description="A chunk id from a JSON reply.")],
@@ -390,15 +433,36 @@ def progress_reporter(ctx: Context | None, label: str) -> Callable[[int, int], N
     return report
 
 
-def _repo_line(name: str, root: Path, index_dir: Path | None) -> str:
-    try:
-        st = service.index_status(root, index_dir=index_dir)
-    except RepolensError as exc:
-        return f"{name}: {root} - {exc}"
-    fresh = "up to date" if not st.changed else f"{counted(st.changed, 'file')} changed since"
-    vectors = f", vectors {st.vectors_done}/{st.vectors_total}" if st.settings.get("embed_identity") else ""
-    size = f"{counted(st.files, 'file')}, {counted(st.chunks, 'chunk')}{vectors}"
-    return f"{name}: {root} - {size}; updated {st.updated_at}, {fresh}"
+def _status_of(repos: Repos) -> Callable[[Path], IndexStatus]:
+    """A served root's index status, in its index folder."""
+
+    def status(root: Path) -> IndexStatus:
+        return service.index_status(root, index_dir=repos.index_dir if root == repos.default else None)
+
+    return status
+
+
+def _repo_name(repos: Repos, where: str | None) -> str:
+    """The repository a compare names: ``name`` or ``name@branch`` as given,
+    a local caller's served folder as its name, or the only repository."""
+    names = list(branches_of(repos.roots))
+    if where is None or not where.strip():
+        if len(names) == 1:
+            return names[0]
+        raise UsageError(f"pass a repository: one of {', '.join(names)}", fix="set {root}")
+    if parse_ref(where) is not None or repos.remote:
+        return where
+    root = repos.resolve(where)[0]
+    key = next((k for k, path in repos.roots.items() if path == root), None)
+    if key is None:
+        raise unknown(where, names)
+    return key.partition("@")[0]
+
+
+def _siblings(repos: Repos, root: Path) -> list[Path]:
+    """The other served branches of ``root``'s repository: indexes it may copy from."""
+    key = next((k for k, path in repos.roots.items() if path == root), None)
+    return siblings_of(key, repos.roots) if key is not None else []
 
 
 def run_stdio(
@@ -407,6 +471,7 @@ def run_stdio(
     *,
     query_log: Path | None = None,
     watch: bool = True,
+    registry: Path | None = None,
 ) -> None:
     """Serve over stdio; with ``watch``, the served repositories are kept
     fresh (and embedded, where vectors are on) in background threads, started
@@ -414,7 +479,7 @@ def run_stdio(
     or ``BACKGROUND_AFTER_S`` at the latest): their first scan must not slow
     the ``initialize`` reply a client waits for."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
-    server = build_server(roots, index_dir=index_dir, query_log=query_log)
+    server = build_server(roots, index_dir=index_dir, query_log=query_log, registry=registry)
     if watch:
         server.middleware.append(after_handshake(lambda: _start_background(server, index_dir)))
     server.run("stdio")

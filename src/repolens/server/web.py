@@ -148,6 +148,7 @@ def build_app(
         allow_rebuild=config.allow_rebuild,
         allow_tests=config.allow_tests,
         query_log=config.query_log,
+        registry=config.registry,
     )
 
     @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)

@@ -282,6 +282,12 @@ class IndexReader(Protocol):
     # -- vectors (meaningful when meta has ``embed_identity``) -------------
     def vector_count(self) -> int: ...
 
+    def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
+        """The stored vectors (float16 rows, as written) of those of
+        ``chunk_ids`` (content-derived ``Chunk.id``) that have one: what a
+        sibling branch's index copies instead of embedding again."""
+        ...
+
     def dense_top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Top ``k`` (cid, cosine similarity) to the unit ``query`` vector;
         approximate only where the store says so in :meth:`dense_state`."""

@@ -54,6 +54,9 @@ class Generation:
     def vector_count(self) -> int:
         return sq.count_vectors(self.db)
 
+    def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
+        return sq.vectors_of_chunks(self.db, chunk_ids)
+
     def close(self) -> None:
         self.lex.close()
         self.db.close()

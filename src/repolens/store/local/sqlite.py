@@ -477,6 +477,12 @@ def vectors_by_chunk_id(db: sqlite3.Connection) -> list[tuple[str, bytes]]:
     return db.execute("SELECT c.id, v.vec FROM vectors v JOIN chunks c ON c.cid = v.cid").fetchall()
 
 
+def vectors_of_chunks(db: sqlite3.Connection, chunk_ids: Iterable[str]) -> dict[str, bytes]:
+    """Vectors by chunk id, of those of ``chunk_ids`` that have one."""
+    sql = "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.cid = c.cid WHERE c.id IN ({marks})"
+    return {str(i): bytes(v) for i, v in _rows_in(db, sql, chunk_ids)}
+
+
 def chunks_missing_vectors(db: sqlite3.Connection, limit: int) -> list[int]:
     rows = db.execute(
         "SELECT cid FROM chunks WHERE cid NOT IN (SELECT cid FROM vectors) ORDER BY cid LIMIT ?", (limit,)

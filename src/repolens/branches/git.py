@@ -1,0 +1,69 @@
+"""What a git work tree says about itself: its branch, its commit, its siblings.
+
+Read with ``git`` itself (never by parsing ``.git``), with the variables
+that would point git elsewhere removed, as :mod:`repolens.discover.git`
+does. Outside a work tree, or without git, every answer is empty.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from repolens.discover.git import _GIT_LOCATION_ENV
+
+# A detached HEAD has no branch: it is named by its commit, shortened.
+DETACHED_PREFIX = "detached-"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    git = shutil.which("git")
+    if git is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_ENV}
+    try:
+        proc = subprocess.run([git, *args], cwd=root, env=env, capture_output=True, check=False)
+    except OSError:
+        return None
+    return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
+
+
+def head_facts(root: Path) -> dict[str, str]:
+    """``{"branch": ..., "commit": ...}`` of the work tree at ``root`` ({}
+    outside one). A detached HEAD's branch is ``detached-<12 hex>``."""
+    out = _git(root, "rev-parse", "--abbrev-ref", "HEAD", "HEAD")
+    if not out:
+        return {}
+    parts = out.split("\n")
+    if len(parts) != 2:
+        return {}
+    branch, commit = parts
+    if branch == "HEAD":
+        branch = DETACHED_PREFIX + commit[:12]
+    return {"branch": branch, "commit": commit}
+
+
+def worktrees(root: Path) -> list[tuple[Path, str]]:
+    """Every work tree of the repository ``root`` belongs to, as (folder,
+    branch), the main one first; [] outside a work tree. Worktrees whose
+    folder is gone are left out."""
+    out = _git(root, "worktree", "list", "--porcelain")
+    if not out:
+        return []
+    found: list[tuple[Path, str]] = []
+    path: Path | None = None
+    branch = ""
+    for line in [*out.split("\n"), ""]:
+        if line.startswith("worktree "):
+            path, branch = Path(line.removeprefix("worktree ")), ""
+        elif line.startswith("branch "):
+            branch = line.removeprefix("branch ").removeprefix("refs/heads/")
+        elif line.startswith("HEAD ") and not branch:
+            branch = DETACHED_PREFIX + line.removeprefix("HEAD ")[:12]
+        elif not line and path is not None:
+            if path.is_dir() and branch:
+                found.append((path.resolve(), branch))
+            path = None
+    return found

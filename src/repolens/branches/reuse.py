@@ -1,0 +1,201 @@
+"""Indexing a branch from its siblings: copy what is identical, compute the rest.
+
+A sibling is another index of the same repository (another branch's
+worktree or checkout) in the same kind of store. When a build or refresh
+has files to read, :class:`Donors` is asked first:
+
+* **files**: a file whose content hash equals the sibling's copy of the
+  same path is not chunked again: its chunks, symbols and (when both were
+  embedded by the same model and style) vectors are copied from the
+  sibling, and only its lexical document is made again (tokenizing is a
+  small share of the work; tree-sitter and the model are the big ones).
+  Hashes decide, never timestamps: the file is read and hashed once here,
+  only when its size equals the sibling's.
+* **vectors**: a chunk still missing a vector takes the sibling's vector of
+  the same chunk id (path, kind, name and text: the same embedding input).
+
+Siblings must have been built with the same chunking, tokenizer and schema
+(the index identity): otherwise nothing is copied from them. A sibling
+being refreshed while this runs is safe: its hashes are read again after
+its chunks, and a file whose hash moved meanwhile is chunked here instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repolens.branches import git
+from repolens.chunk import Symbol
+from repolens.discover import LoadedText, file_hash, load_text
+from repolens.errors import RepolensError
+from repolens.index.prepare import Prepared
+from repolens.store import open_store
+from repolens.store.document import document_fields
+
+if TYPE_CHECKING:
+    from repolens.discover import SourceFile
+    from repolens.store.base import FileRecord, IndexReader, Store
+
+
+@dataclass(frozen=True, slots=True)
+class Reused:
+    """A file taken from a sibling: ready to add, with the vectors to keep."""
+
+    prepared: Prepared
+    vectors: dict[str, bytes]
+
+
+def sibling_stores(root: Path, also: Iterable[Path] = ()) -> list[Store]:
+    """The indexed siblings of ``root`` in their default stores: the roots
+    ``also`` names (other configured branches), then the other worktrees of
+    its git repository. Those without an index are left out."""
+    seen = {root.resolve()}
+    found: list[Store] = []
+    for path in [*also, *(p for p, _ in git.worktrees(root))]:
+        path = path.resolve()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            store = open_store(path)
+            if store.current() is not None:
+                found.append(store)
+        except (RepolensError, OSError):
+            continue
+    return found
+
+
+@dataclass
+class _Donor:
+    reader: IndexReader
+    name: str
+    vectors: bool  # embedded by the model and style this build uses
+    files: dict[str, FileRecord] = field(default_factory=dict)
+
+
+class Donors:
+    """The siblings a build copies from, opened on first use and closed by
+    :meth:`close`. ``stores`` None: found with :func:`sibling_stores`."""
+
+    def __init__(
+        self,
+        root: Path,
+        stores: Sequence[Store] | None,
+        identity: Mapping[str, str],
+        embed: tuple[str, str] | None,
+    ) -> None:
+        self.root = root
+        self._stores = stores
+        self._identity = dict(identity)
+        self._embed = embed
+        self._donors: list[_Donor] | None = None
+
+    def _open(self) -> list[_Donor]:
+        if self._donors is not None:
+            return self._donors
+        self._donors = []
+        stores = self._stores if self._stores is not None else sibling_stores(self.root)
+        for store in stores:
+            if store.root == self.root:
+                continue
+            try:
+                reader = store.open_reader()
+            except (RepolensError, OSError):
+                continue
+            meta = reader.meta()
+            if any(meta.get(k) != v for k, v in self._identity.items()) or meta.get("state") != "ready":
+                reader.close()
+                continue
+            same_model = self._embed is not None and (
+                meta.get("embed_identity"),
+                meta.get("embed_style"),
+            ) == (self._embed)
+            self._donors.append(_Donor(reader, meta.get("branch") or store.root.name, same_model))
+        return self._donors
+
+    def take(
+        self, work: Sequence[tuple[SourceFile, FileRecord | None]], max_file_bytes: int
+    ) -> dict[str, Reused]:
+        """The files of ``work`` (path, the index's record or None) that a
+        sibling holds with the same content, by path, ready to add."""
+        donors = self._open()
+        if not donors:
+            return {}
+        for donor in donors:
+            if not donor.files:
+                donor.files = donor.reader.files()
+        taken: dict[str, tuple[_Donor, str, Reused]] = {}
+        for src, rec in work:
+            digest = ""
+            for donor in donors:
+                theirs = donor.files.get(src.path)
+                if theirs is None or theirs.size != src.size or (rec is not None and rec.hash == theirs.hash):
+                    continue
+                if not digest:
+                    loaded = load_text(src.abs_path, max_file_bytes=max_file_bytes)
+                    if not isinstance(loaded, LoadedText):
+                        break
+                    digest = file_hash(loaded.data)
+                if digest == theirs.hash:
+                    taken[src.path] = (donor, digest, self._copy(donor, theirs))
+                    break
+        # Keep only files whose sibling copy did not change while it was read.
+        kept: dict[str, Reused] = {}
+        for donor in donors:
+            paths = [p for p, (d, _, _) in taken.items() if d is donor]
+            now = donor.reader.files(paths) if paths else {}
+            for path in paths:
+                _, digest, reused = taken[path]
+                if path in now and now[path].hash == digest and reused.prepared.chunks:
+                    kept[path] = reused
+        return kept
+
+    def _copy(self, donor: _Donor, rec: FileRecord) -> Reused:
+        chunks = [s.chunk for s in donor.reader.chunks_of_file(rec.path)]
+        symbols = [
+            Symbol(
+                r.name,
+                r.qualname,
+                r.kind,
+                r.path,
+                r.start_line,
+                r.end_line,
+                r.signature,
+                r.parent,
+                r.language,
+            )
+            for r in donor.reader.symbols_of_file(rec.path)
+        ]
+        flags = set(rec.flags.split(","))
+        prepared = Prepared(
+            path=rec.path,
+            digest=rec.hash,
+            lines=rec.lines,
+            replaced="decoded_with_replacement" in flags,
+            language=rec.language,
+            parse_error="parse_error" in flags,
+            chunks=chunks,
+            symbols=symbols,
+            fields=[document_fields(c) for c in chunks],
+        )
+        vectors = donor.reader.vectors_of_chunks(c.id for c in chunks) if donor.vectors else {}
+        return Reused(prepared, vectors)
+
+    def vectors(self, chunk_ids: list[str]) -> dict[str, bytes]:
+        """Siblings' vectors (same model and style) of those chunk ids they hold."""
+        found: dict[str, bytes] = {}
+        for donor in self._open():
+            if donor.vectors:
+                missing = [i for i in chunk_ids if i not in found]
+                if not missing:
+                    break
+                found.update(donor.reader.vectors_of_chunks(missing))
+        return found
+
+    def close(self) -> None:
+        for donor in self._donors or []:
+            donor.reader.close()
+        self._donors = None

@@ -1,0 +1,133 @@
+"""compare_branches: every status, by path and by query, bounded, through
+the service, the CLI and the MCP client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from branch_fixtures import SAME, Branches, indexed, make_branches
+from mcp import Client
+
+from repolens import service
+from repolens.branches.registry import EMPTY
+from repolens.errors import NotFoundError, UsageError
+from repolens.server.tools import build_server
+from repolens.store.handles import readers
+
+
+@pytest.fixture
+def branches(make_repo, git, write_tree) -> Branches:
+    yield indexed(make_branches(make_repo, git, write_tree))
+    readers.clear()
+
+
+def _roots(b: Branches) -> dict[str, Path]:
+    return {"app@main": b.main, "app@develop": b.develop}
+
+
+def test_paths_get_all_four_statuses_by_content_hash(branches):
+    (branches.develop / "shop/m00.py").touch()  # a newer mtime is not a change
+    result = service.compare_branches("app", _roots(branches), EMPTY, paths=["shop", "nowhere.py"])
+    assert (result.base, result.head) == ("main", "develop")
+    got = {f.path: f.status for f in result.files}
+    assert got == {
+        **dict.fromkeys(SAME, "same"),
+        "shop/billing.py": "modified",
+        "shop/coupons.py": "only_head",
+        "shop/legacy.py": "only_base",
+    }
+    assert result.not_found == ["nowhere.py"]
+    text = result.render()
+    assert text.splitlines()[0] == (
+        "app: base main vs head develop; 13 files: 10 same, 1 modified, 1 only_head, 1 only_base"
+    )
+    assert "modified      shop/billing.py" in text and "in neither branch: nowhere.py" in text
+
+
+def test_one_configured_branch_is_single_branch(branches):
+    result = service.compare_branches("app", {"app": branches.main}, EMPTY, paths=["shop/billing.py"])
+    assert [(f.path, f.status) for f in result.files] == [("shop/billing.py", "single_branch")]
+    assert result.render().startswith("app: one branch configured (app), nothing to compare with; 1 file")
+
+
+def test_a_query_compares_the_files_it_finds_with_their_hits(branches):
+    result = service.compare_branches("app", _roots(branches), EMPTY, query="refund_policy order days")
+    first = result.files[0]
+    assert (first.path, first.status) == ("shop/billing.py", "modified")
+    sides = {h.side: h for h in first.hits}
+    assert set(sides) == {"base", "head"}
+    assert sides["base"].snippet == sides["head"].snippet == "def invoice_total(lines):"
+    assert result.render().splitlines()[0] == (
+        "app: base main vs head develop, files matching 'refund_policy order days'; 1 file: 1 modified"
+    )
+    assert result.to_json()["files"][0]["hits"][0]["start_line"] >= 1
+
+
+def test_the_reply_is_bounded_with_the_shared_trailer(branches):
+    result = service.compare_branches("app", _roots(branches), EMPTY, paths=["shop"], max_chars=300)
+    text = result.render()
+    assert len(text) <= 300
+    assert "more files did not fit" in text.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"repo": "shop"}, NotFoundError, "unknown repository 'shop': known repositories are app"),
+        ({"repo": "app", "head": "nope"}, NotFoundError, "has no branch 'nope'"),
+        ({"repo": "app", "base": "develop", "head": "develop"}, UsageError, "both develop"),
+        ({"repo": "app"}, UsageError, "pass either paths"),
+    ],
+)
+def test_bad_arguments_say_what_to_pass(branches, kwargs, error, needle):
+    args = {"paths": ["shop"], **kwargs} if kwargs != {"repo": "app"} else kwargs
+    with pytest.raises(error, match=needle):
+        service.compare_branches(roots=_roots(branches), registry=EMPTY, **args)
+
+
+def test_cli_compare_reads_the_config_file(branches, tmp_path: Path):
+    config = tmp_path / "repolens.toml"
+    config.write_text(f'[roots]\napp = {{ main = "{branches.main}", develop = "{branches.develop}" }}\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("REPOLENS_INDEX_DIR", "REPOLENS_CONFIG")}
+    run = [sys.executable, "-m", "repolens", "compare", "--repo", "app", "--config", str(config)]
+    proc = subprocess.run(
+        [*run, "--path", "shop/billing.py", "--json"], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files"] == [{"path": "shop/billing.py", "status": "modified"}]
+    bad = subprocess.run([*run[:5], "nope", *run[6:], "--path", "x"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 1 and bad.stderr.strip() == (
+        "error: unknown repository 'nope': known repositories are app"
+    )
+
+
+def test_mcp_compare_branches_and_name_at_branch(branches):
+    async def session() -> list:
+        async with Client(build_server(_roots(branches), remote=True)) as client:
+            return [
+                await client.call_tool("compare_branches", {"repo": "app", "paths": ["shop/legacy.py"]}),
+                await client.call_tool("find_symbol", {"name": "apply_coupon", "repo": "app@develop"}),
+                await client.call_tool("find_symbol", {"name": "apply_coupon", "repo": "app@main"}),
+                await client.call_tool("find_symbol", {"name": "apply_coupon", "repo": "app"}),
+                await client.call_tool("compare_branches", {"repo": "app", "paths": ["../etc"]}),
+                await client.call_tool("compare_branches", {"repo": "nope", "paths": ["shop"]}),
+            ]
+
+    compared, develop, main, ambiguous, outside, unknown = asyncio.run(session())
+    text = compared.content[0].text
+    assert not compared.is_error and "only_base     shop/legacy.py" in text
+    assert "shop/coupons.py" in develop.content[0].text
+    assert "shop/coupons.py" not in main.content[0].text
+    assert ambiguous.is_error and ambiguous.content[0].text == (
+        "repository app has several branches: pass one of app@main, app@develop"
+    )
+    assert outside.is_error and "inside the repository" in outside.content[0].text
+    assert unknown.is_error and unknown.content[0].text == (
+        "unknown repository 'nope': known repositories are app"
+    )

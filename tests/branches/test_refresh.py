@@ -1,0 +1,89 @@
+"""``repolens refresh --all``: every configured root, one JSON line each, base first."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from branch_fixtures import SAME, Branches, make_branches
+
+KEYS = {
+    "repo",
+    "root",
+    "branch",
+    "mode",
+    "files_changed",
+    "files_reused",
+    "chunks_reused",
+    "chunks_embedded",
+    "vectors_reused",
+    "seconds",
+    "error",
+}
+
+
+@pytest.fixture
+def branches(make_repo, git, write_tree) -> Branches:
+    return make_branches(make_repo, git, write_tree)
+
+
+def _refresh(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Run in ``cwd``, with no configuration but ``args`` (never the developer's)."""
+    unset = ("REPOLENS_INDEX_DIR", "REPOLENS_CONFIG", "REPOLENS_ROOTS")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    return subprocess.run(
+        [sys.executable, "-m", "repolens", "refresh", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(branches, tmp_path: Path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    config = tmp_path / "repolens.toml"
+    # develop first in the file: the base (main) is still refreshed first, so develop copies from it.
+    config.write_text(
+        f'[roots]\n"app@develop" = "{branches.develop}"\n"app@main" = "{branches.main}"\nempty = "{empty}"\n'
+    )
+
+    first = _refresh("--all", "--config", str(config), cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    lines = [json.loads(line) for line in first.stdout.splitlines()]
+    assert [(r["repo"], r["branch"], r["mode"]) for r in lines] == [
+        ("app@main", "main", "build"),
+        ("app@develop", "develop", "build"),
+        ("empty", "", ""),
+    ]
+    assert all(set(r) == KEYS for r in lines)
+    assert lines[0]["files_changed"] == 12 and lines[0]["error"] is None
+    assert (lines[1]["files_reused"], lines[1]["chunks_reused"]) == (len(SAME), len(SAME))
+    assert lines[2]["error"].startswith("nothing to index in ")
+
+    config.write_text(f'[roots]\napp = {{ main = "{branches.main}", develop = "{branches.develop}" }}\n')
+    (branches.develop / "shop/coupons.py").write_text("def apply_coupon(cart, code):\n    return None\n")
+    again = _refresh("--all", "--config", str(config), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    lines = [json.loads(line) for line in again.stdout.splitlines()]
+    assert [(r["repo"], r["mode"], r["files_changed"], r["error"]) for r in lines] == [
+        ("app@main", "refresh", 0, None),
+        ("app@develop", "refresh", 1, None),
+    ]
+
+
+def test_refresh_needs_all_and_a_configured_root(branches, tmp_path: Path):
+    """Run inside a git worktree: refresh --all never takes the worktrees for roots."""
+    bare = _refresh(cwd=tmp_path)
+    assert bare.returncode == 2 and "pass --all" in bare.stderr
+    config = tmp_path / "repolens.toml"
+    config.write_text("[serve]\nwatch = false\n")
+    none = _refresh("--all", "--config", str(config), cwd=branches.develop)
+    assert none.returncode == 2 and none.stderr.startswith("error: no repository configured")
+    assert not (branches.main / ".repolens").exists() and not (branches.develop / ".repolens").exists()

@@ -1,0 +1,118 @@
+"""deploy/ stays honest: every repolens command and flag its files use
+exists, every variable compose reads is in .env.example (or has a default),
+and the config files use only keys repolens knows. (No Docker here: this
+test is what keeps the files true.)"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+
+from repolens.branches.registry import load_registry
+from repolens.cli import cli
+from repolens.server.config import SERVE_KEYS
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+SRC = Path(__file__).resolve().parents[1] / "src" / "repolens"
+
+
+def _compose() -> dict:
+    return yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+
+
+def _command_lines() -> list[tuple[str, str]]:
+    """(where, shell text) of every command the deploy files run."""
+    found = []
+    for name, service in _compose()["services"].items():
+        for key in ("command", "entrypoint"):
+            value = service.get(key)
+            if value is None:
+                continue
+            argv = value if isinstance(value, list) else shlex.split(value)
+            text = argv[-1] if argv[:2] == ["sh", "-c"] else shlex.join(argv)
+            found.append((f"compose {name}.{key}", text))
+    for unit in sorted((DEPLOY / "systemd").glob("*.service")):
+        parser = configparser.ConfigParser(strict=False, interpolation=None)
+        parser.read(unit)
+        found.append((unit.name, parser["Service"]["ExecStart"]))
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    for cmd in re.findall(r"^CMD (\[.*\])$", dockerfile, flags=re.M):
+        found.append(("Dockerfile CMD", shlex.join(yaml.safe_load(cmd))))
+    return found
+
+
+def _repolens_invocations(text: str) -> list[list[str]]:
+    """The argument lists of every ``repolens`` run in a line of shell."""
+    runs = []
+    for part in re.split(r";|&&|\|\||\n", text):
+        words = shlex.split(part)
+        for i, word in enumerate(words):
+            if word == "repolens" or word.endswith("/repolens"):
+                runs.append(words[i + 1 :])
+                break
+    return runs
+
+
+def test_every_repolens_command_and_flag_in_deploy_exists():
+    invocations = [(where, args) for where, text in _command_lines() for args in _repolens_invocations(text)]
+    seen = {args[0] for _, args in invocations}
+    assert {"serve", "refresh"} <= seen, "the server and the scheduled indexer are both deployed"
+    for where, args in invocations:
+        command = cli.commands.get(args[0])
+        assert isinstance(command, click.Command), f"{where}: no command `repolens {args[0]}`"
+        options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+        for word in args[1:]:
+            if word.startswith("-"):
+                assert word.split("=", 1)[0] in options, f"{where}: `repolens {args[0]}` has no option {word}"
+
+
+def test_compose_reads_only_variables_from_env_example_or_with_defaults():
+    env_example = (DEPLOY / ".env.example").read_text()
+    defined = set(re.findall(r"^([A-Z_][A-Z0-9_]*)=", env_example, flags=re.M))
+    text = (DEPLOY / "compose.yaml").read_text()
+    for name, rest in re.findall(r"(?<!\$)\$\{([A-Z_][A-Z0-9_]*)(:?[-?][^}]*)?\}", text):
+        assert name in defined or rest.startswith((":-", "-")), (
+            f"compose reads ${{{name}}}: add it to .env.example"
+        )
+    assert {"REPOLENS_TOKEN", "POSTGRES_PASSWORD"} <= defined
+    services = _compose()["services"]
+    assert services["server"]["environment"]["REPOLENS_TOKEN"].startswith("${REPOLENS_TOKEN")
+    assert services["postgres"]["image"].startswith("pgvector/pgvector:")
+
+
+def test_repolens_variables_in_deploy_are_read_by_repolens():
+    code = "\n".join(p.read_text() for p in SRC.rglob("*.py"))
+    used = set()
+    for path in [*DEPLOY.glob("*"), *DEPLOY.glob("systemd/*")]:
+        if path.is_file():
+            used |= set(re.findall(r"\bREPOLENS_[A-Z_]+\b", path.read_text()))
+    deploy_only = {"REPOLENS_IMAGE", "REPOLENS_PORT", "REPOLENS_REFRESH_SECONDS"}  # compose's own knobs
+    for name in sorted(used - deploy_only):
+        assert f'"{name}"' in code, f"{name} is not read by repolens (no constant names it)"
+
+
+def test_config_files_use_known_keys():
+    config = tomllib.loads((DEPLOY / "repolens.toml").read_text())
+    assert set(config) <= {"roots", "registry", "serve"}
+    assert set(config["serve"]) <= set(SERVE_KEYS)
+    assert set(config["registry"]) == {"path"} and (DEPLOY / config["registry"]["path"]).is_file()
+    registry = load_registry(DEPLOY / config["registry"]["path"])
+    assert set(registry.entries) == {"app", "docs"}
+
+
+@pytest.mark.parametrize("unit", ["repolens-refresh.service", "repolens-refresh.timer"])
+def test_systemd_units_parse(unit: str):
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.read(DEPLOY / "systemd" / unit)
+    assert parser.sections()[0] == "Unit"
+    if unit.endswith(".timer"):
+        assert parser["Timer"]["OnUnitActiveSec"] and parser["Install"]["WantedBy"] == "timers.target"
+    else:
+        assert parser["Service"]["Type"] == "oneshot"
