@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from repolens.store import check_versions
-from repolens.store.base import FileRecord, SkippedFile, StoredChunk
+from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
+from repolens.store.local import history
 from repolens.store.local import sqlite as sq
 from repolens.store.local.lexical import LexicalIndex
 
@@ -53,6 +54,9 @@ class Generation:
 
     def vector_count(self) -> int:
         return sq.count_vectors(self.db)
+
+    def history_state(self) -> HistoryState | None:
+        return history.state(self.db)
 
     def close(self) -> None:
         self.lex.close()

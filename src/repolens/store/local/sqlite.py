@@ -191,11 +191,11 @@ def file_records(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> 
     """Records by path: of ``paths`` (those indexed), or of every file."""
     if paths is None:
         return {r[1]: FileRecord(*r) for r in db.execute(f"SELECT {_FILE_COLS} FROM files")}
-    rows = _rows_in(db, f"SELECT {_FILE_COLS} FROM files WHERE path IN ({{marks}})", paths)
+    rows = rows_in(db, f"SELECT {_FILE_COLS} FROM files WHERE path IN ({{marks}})", paths)
     return {r[1]: FileRecord(*r) for r in rows}
 
 
-def _rows_in(db: sqlite3.Connection, sql: str, keys: Iterable[object]) -> Iterator[Sequence[object]]:
+def rows_in(db: sqlite3.Connection, sql: str, keys: Iterable[object]) -> Iterator[Sequence[object]]:
     """The rows of ``sql``, whose ``IN ({marks})`` takes the distinct ``keys``
     500 at a time (SQLite bounds the variables of a statement)."""
     wanted = list(dict.fromkeys(keys))
@@ -347,7 +347,7 @@ def _row_to_stored(row: Sequence[object]) -> StoredChunk:
 
 def chunks_by_cid(db: sqlite3.Connection, cids: Iterable[int]) -> dict[int, StoredChunk]:
     out: dict[int, StoredChunk] = {}
-    for row in _rows_in(db, f"SELECT {_CHUNK_COLS} FROM chunks WHERE cid IN ({{marks}})", cids):
+    for row in rows_in(db, f"SELECT {_CHUNK_COLS} FROM chunks WHERE cid IN ({{marks}})", cids):
         s = _row_to_stored(row)
         out[s.cid] = s
     return out
