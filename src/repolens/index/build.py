@@ -40,6 +40,7 @@ from repolens.discover import (
     nothing_to_index,
 )
 from repolens.errors import IndexCorruptError, IndexVersionError
+from repolens.history.sync import HistoryReport, sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
@@ -80,6 +81,7 @@ class IndexReport:
     seconds: float = 0.0
     discovery: str = "git"
     vectors: VectorReport | None = None
+    history: HistoryReport | None = None
 
     def summary(self) -> str:
         """The short report ``repolens index`` prints."""
@@ -105,6 +107,8 @@ class IndexReport:
         if self.notes:
             parts = ", ".join(f"{n} {note.replace('_', ' ')}" for note, n in sorted(self.notes.items()))
             out.append(f"notes: {parts}")
+        if self.history is not None and self.history.mode != "unchanged":
+            out.append(self.history.summary())
         if self.vectors is not None:
             out.append(self.vectors.summary())
         return "\n".join(out)
@@ -274,6 +278,8 @@ def _sync(
             # next run carries on from them.
             writer.abort()
             raise
+        # the branch's commits, kept with the code they describe (repolens.history)
+        report.history = sync_history(writer, report.root, settings.history_commits)
         totals = writer.counts()
 
         report.files, report.chunks, report.symbols = totals["files"], totals["chunks"], totals["symbols"]
