@@ -148,6 +148,7 @@ def ranking_options(settings: Settings) -> RankingOptions:
         fusion=settings.fusion,
         dense_weight=settings.dense_weight,
         path_boost=settings.path_boost,
+        history_weight=settings.history_weight,
         field_weights=settings.field_weights,
     )
 

@@ -1,4 +1,4 @@
-"""Ranked chunks for a parsed query: five legs, fused into one list of :class:`Hit`.
+"""Ranked chunks for a parsed query: six legs, fused into one list of :class:`Hit`.
 
 Each leg produces ranked candidates (a hit's ``legs`` keeps its rank and
 score in each):
@@ -17,6 +17,10 @@ score in each):
 * **path**: files the query mentions (tracebacks, file names, scopes, see
   :mod:`repolens.search.mentions`) join with their best chunks and gain
   ``path_boost * top * strength``;
+* **history** (``history_weight > 0``): files that past commits like the
+  question touched (:mod:`repolens.search.history_leg`) gain
+  ``history_weight * top * strength``; the strongest files only the history
+  suggests join with their best chunk;
 * **rerank** (when a cross-encoder is configured): its order of the head
   joins as a weighted rank vote.
 
@@ -79,7 +83,8 @@ class Hit:
             steps.append(f"-> rerank vote {f['vote']:.3g}")
         if "spread" in f:
             steps.append(f"x spread {f['spread']:.2f} ({_ordinal(int(f.get('nth', 0)))} in its file)")
-        return f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
+        line = f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
+        return f"{line}; history: {f['history']}" if f.get("history") else line
 
     @property
     def relevance(self) -> float:
@@ -151,6 +156,7 @@ class RankingOptions:
     fusion: str = "boost"  # how the dense leg joins: boost, rrf or rerank
     dense_weight: float = 0.5
     path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
+    history_weight: float = 0.0  # weight of files past commits like the query touched
     field_weights: bool = True  # a match in a name or signature counts more than in a body
 
 
@@ -267,15 +273,36 @@ def search_index(
         for cid, score in reader.lexical(query.weighted(), fields, 3, in_file):
             scores.setdefault(cid, score)
     stored = reader.chunks(scores)
+    notes: list[str] = []
+    votes = None
+    if options.history_weight > 0:
+        from repolens.search.history_leg import history_leg
+
+        votes, notes = history_leg(reader, query.weighted())
+        present = {s.chunk.path for s in stored.values()}
+        for path in votes.strongest():  # a file only the history suggests joins with its best chunk
+            if path not in present:
+                in_file = LexFilters(path, filters.languages, filters.kinds)
+                for cid, score in reader.lexical(query.weighted(), fields, 1, in_file):
+                    scores.setdefault(cid, score)
+        stored.update(reader.chunks(cid for cid in scores if cid not in stored))
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
     scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
+    top = max(scores.values(), default=1.0)
     if mentioned:
-        top = max(scores.values(), default=1.0)
         strengths = {cid: mentioned[c.path] for cid, c in chunks.items() if c.path in mentioned}
         legs["path"] = _ranked(strengths)
         for cid, strength in strengths.items():
             scores[cid] += options.path_boost * top * strength
-    factors: dict[int, dict[str, float | str]] = {cid: {"fused": sc} for cid, sc in scores.items()}
+    factors: dict[int, dict[str, float | str]] = {}
+    if votes is not None and votes.files:
+        voted = {cid: votes.files[c.path] for cid, c in chunks.items() if c.path in votes.files}
+        legs["history"] = _ranked({cid: v.strength for cid, v in voted.items()})
+        for cid, vote in voted.items():
+            scores[cid] += options.history_weight * top * vote.strength
+            factors[cid] = {"history": vote.explain()}
+    for cid, sc in scores.items():
+        factors[cid] = {"fused": sc, **factors.get(cid, {})}
     for cid, (_, qualname) in symbols.items():
         if cid in factors:
             factors[cid]["defines"] = qualname
@@ -311,7 +338,7 @@ def search_index(
         )
         for cid in order[:limit]
     ]
-    return SearchOutcome(query, hits)
+    return SearchOutcome(query, hits, notes)
 
 
 RRF_K = 60
