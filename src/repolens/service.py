@@ -47,6 +47,7 @@ from repolens.validate import (
 if TYPE_CHECKING:
     from repolens.models.base import Embedder
     from repolens.ops.status import IndexStatus
+    from repolens.reply.history import HistoryReply
 
 from repolens.search.symbols import SymbolMatches, find_symbols
 
@@ -459,3 +460,29 @@ def get_chunk(
 
 def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Snippet:
     return _read_snippet(resolve_root(root), path, start, end)
+
+
+def search_history(
+    query: str | None = None,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    path: str | None = None,
+    top_k: int = 10,
+    max_chars: int = 6000,
+) -> HistoryReply:
+    """The commits most relevant to ``query``, to the file ``path``, or to
+    both (see :mod:`repolens.reply.history`)."""
+    from repolens.reply.history import history_reply
+
+    if query is None and path is None:
+        raise UsageError("pass a question, a file path, or both to search the history")
+    if query is not None:
+        check_query(query)
+    file = check_subpath(path)
+    if path is not None and not file:
+        raise UsageError(f"path {path!r} must be a file inside the repository")
+    check_int("top_k", top_k, 1, MAX_TOP_K)
+    check_budget(max_chars)
+    reader, _ = open_index(root, index_dir)
+    return history_reply(reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars)

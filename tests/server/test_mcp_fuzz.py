@@ -137,6 +137,7 @@ def base_arguments(tool: str, chunk_id: str, rng: random.Random) -> dict[str, An
         "index_status": {},
         "list_repositories": {},
         "run_tests": {"runner": "pytest", "args": rng.choice([[], ["-k", "nothing"], ["src"]])},
+        "search_history": rng.choice([{"query": "session expire"}, {"path": "src/auth/session.py"}]),
     }[tool]
 
 

@@ -109,7 +109,7 @@ def test_tool_list_stays_small(sample_repo: Path):
 
     tools = asyncio.run(session())
     size = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools.tools]))
-    assert len(tools.tools) == 10
+    assert len(tools.tools) == 11
     assert size < 12_000, f"tools/list is {size} chars"
 
 
