@@ -50,7 +50,8 @@ class Index:
     def similar(self, term: str) -> list[str]:
         reader = self.store.open_reader()
         try:
-            return [s.commit.subject for s in similar_commits(reader, [(term, 1.0)], indexed_only=False)]
+            found = similar_commits(reader, [(term, 1.0)], newest=0, indexed_only=False)
+            return [s.commit.subject for s in found]
         finally:
             reader.close()
 

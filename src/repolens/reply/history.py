@@ -101,7 +101,7 @@ def history_reply(
     at most ``top_k``, rendered within ``max_chars``. Arguments are checked
     by the caller; a note says when there is no history or nothing matched."""
     reply = HistoryReply(query, path)
-    note = unavailable(reader)
+    note = unavailable(reader.history_state())
     if note:
         reply.notes.append(f"no history: {note}")
         return _render(reply, max_chars)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from repolens.store.base import HistoryCommit, IndexReader
+from repolens.store.base import HistoryCommit, HistoryState, IndexReader
 
 K_COMMITS = 30
 HALF_LIFE_DAYS = 365.0
@@ -71,9 +71,8 @@ class HistoryVotes:
         return sorted(self.files, key=lambda p: -self.files[p].strength)[:n]
 
 
-def unavailable(reader: IndexReader) -> str:
-    """Why this index cannot answer from history ("" when it can)."""
-    state = reader.history_state()
+def unavailable(state: HistoryState | None) -> str:
+    """Why an index with this history cannot answer from it ("" when it can)."""
     if state is None:
         return NO_INDEXED_HISTORY
     if state.note:
@@ -88,13 +87,15 @@ def similar_commits(
     terms: Sequence[tuple[str, float]],
     k: int = K_COMMITS,
     *,
+    newest: int,
     indexed_only: bool = True,
 ) -> list[SimilarCommit]:
     """The ``k`` commits most like the weighted ``terms``, best first, with
-    their vote weight (``indexed_only``: their paths limited to indexed files)."""
+    their vote weight, their age counted back from ``newest`` (the
+    history's :attr:`HistoryState.newest`; ``indexed_only``: their paths
+    limited to indexed files)."""
     found = reader.history_search(terms, k) if terms else []
-    state = reader.history_state()
-    if not found or state is None:
+    if not found:
         return []
     stored = reader.history_commits((cid for cid, _ in found), indexed_only=indexed_only)
     best = found[0][1]
@@ -103,7 +104,7 @@ def similar_commits(
         commit = stored.get(cid)
         if commit is None:
             continue
-        age_days = max(state.newest - commit.time, 0) / _DAY
+        age_days = max(newest - commit.time, 0) / _DAY
         recency = 0.5 ** (age_days / HALF_LIFE_DAYS)
         out.append(SimilarCommit(commit, score, score / best * recency))
     return out
@@ -112,12 +113,13 @@ def similar_commits(
 def vote_files(reader: IndexReader, terms: Sequence[tuple[str, float]], k: int = K_COMMITS) -> HistoryVotes:
     """Files the commits most like ``terms`` touched, with their strength
     (see the module docstring); a note instead when there is no history."""
-    note = unavailable(reader)
-    if note:
+    state = reader.history_state()
+    note = unavailable(state)
+    if note or state is None:
         return HistoryVotes(note=note)
     votes: dict[str, float] = {}
     voters: dict[str, list[SimilarCommit]] = {}
-    for s in similar_commits(reader, terms, k):
+    for s in similar_commits(reader, terms, k, newest=state.newest):
         for path in s.commit.paths:
             votes[path] = votes.get(path, 0.0) + s.weight
             voters.setdefault(path, []).append(s)
