@@ -238,6 +238,7 @@ def test_no_history_outside_git_or_before_the_first_commit(plain_dir: Path, make
     (plain_dir / "a.py").write_text("x = 1\n", encoding="utf-8")
     assert "history: none (not a git work tree)" in service.index_repo(plain_dir).summary()
     assert "history:" not in service.index_repo(plain_dir).summary()  # said once, not on every refresh
+    assert service.index_status(plain_dir).history == "none (not a git work tree)"
     empty = make_repo({"a.py": "x = 1\n"}, name="empty", commit=False)
     report = index.sync(empty, 100)
     assert (report.mode, report.note) == ("none", "the repository has no commits yet")
@@ -265,6 +266,8 @@ def test_indexing_reads_the_history_and_keeps_it_current(make_repo: MakeRepo, gi
     assert "history:" not in service.index_repo(root).summary()  # unchanged: not repeated
     commit(git, root, "Another change", {"b.py": "y = 1\n"})
     assert "history: 3 commits up to" in service.index_repo(root).summary()
+    head = git(root, "rev-parse", "HEAD").strip()
+    assert f"\nhistory: 3 commits up to {head[:10]}\n" in service.index_status(root).render()
     rebuilt = service.index_repo(root, rebuild=True).summary()
     assert "history: 3 commits up to" in rebuilt
     git(root, "checkout", "-q", "-b", "side", "HEAD~2")
