@@ -56,6 +56,7 @@ def _files(root: Path, question: str) -> list[str]:
 
 
 def test_a_similar_past_commit_moves_the_file_it_touched_first(upload_repo: Path, git: Git, monkeypatch):
+    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
     assert _files(upload_repo, QUESTION)[0] == "cli/options.py"
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "1.0")
     assert _files(upload_repo, QUESTION)[0] == "net/upload.py"
@@ -69,6 +70,7 @@ def test_a_file_only_the_history_names_joins_the_candidates(make_repo: MakeRepo,
     noise = {f"noise/n{i}.py": f"retry_{i} = 'retry retry failure failure'\n" for i in range(110)}
     root = make_repo({**noise, "net/upload.py": "def send(data):\n    return data  # failure\n"})
     commit(git, root, "Retry uploads", {"net/upload.py": "def send(data):\n    return data  # failure!\n"})
+    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
     assert "net/upload.py" not in _files(root, "retry failure")
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0.3")
     assert "net/upload.py" in _files(root, "retry failure")
@@ -89,11 +91,10 @@ def test_the_vote_decays_with_age_counted_from_the_newest_commit(make_repo: Make
     assert votes.files["a.py"].strength == pytest.approx(0.25, rel=0.01)
 
 
-def test_the_leg_is_off_with_a_note_when_there_is_no_history(
+def test_the_leg_is_on_by_default_and_off_with_a_note_when_there_is_no_history(
     make_repo: MakeRepo, plain_dir: Path, monkeypatch
 ):
     (plain_dir / "a.py").write_text("def retry():\n    return 1\n", encoding="utf-8")
-    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0.3")
     reply = service.search_code("retry", plain_dir)
     assert "history leg off: not a git work tree" in reply.notes
     assert "note: history leg off: not a git work tree" in reply.text
@@ -103,3 +104,13 @@ def test_the_leg_is_off_with_a_note_when_there_is_no_history(
     assert "history leg off: the repository has no commits yet" in notes
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
     assert not any("history" in n for n in service.search_code("retry", plain_dir).notes)
+
+
+def test_a_commit_touching_most_files_does_not_vote(make_repo: MakeRepo, git: Git):
+    root = make_repo({"a.py": "x = 0\n", "b.py": "y = 0\n", "c.py": "z = 0\n", "d.py": "w = 0\n"})
+    commit(
+        git, root, "Retry the transfer everywhere", {"a.py": "x = 1\n", "b.py": "y = 1\n", "c.py": "z = 1\n"}
+    )
+    commit(git, root, "Retry the transfer in d", {"d.py": "w = 1\n"})
+    reader, _ = service.open_index(root)
+    assert set(vote_files(reader, parse_query("retry the transfer").weighted()).files) == {"d.py"}

@@ -13,7 +13,8 @@ with the question. So:
    score over the best one's) times a recency decay (half-life one year,
    counted back from the newest commit stored, not the wall clock, so an
    old checkout is judged by its own time);
-3. a file's strength is its votes over the best file's, in (0, 1].
+3. a file's strength is its votes over the best file's, in (0, 1]. A
+   commit that touched most of the indexed files does not vote.
 
 :mod:`repolens.search.retrieve` adds ``history_weight * top * strength`` to
 each candidate chunk of a voted file, and lets the strongest files only the
@@ -117,9 +118,12 @@ def vote_files(reader: IndexReader, terms: Sequence[tuple[str, float]], k: int =
     note = unavailable(state)
     if note or state is None:
         return HistoryVotes(note=note)
+    files = int(reader.meta().get("files", "0") or 0)
     votes: dict[str, float] = {}
     voters: dict[str, list[SimilarCommit]] = {}
     for s in similar_commits(reader, terms, k, newest=state.newest):
+        if _touches_most(len(s.commit.paths), files):
+            continue
         for path in s.commit.paths:
             votes[path] = votes.get(path, 0.0) + s.weight
             voters.setdefault(path, []).append(s)
@@ -132,6 +136,15 @@ def vote_files(reader: IndexReader, terms: Sequence[tuple[str, float]], k: int =
             for path, v in votes.items()
         }
     )
+
+
+def _touches_most(touched: int, files: int) -> bool:
+    """A commit that touched most of the indexed files (the first import of
+    a small project) votes for everything alike, which says nothing about
+    where a change belongs but would lift every weak candidate: it does not
+    vote. (In a repository of more than 100 files the 50-file cap of
+    :mod:`repolens.history.sync` already keeps such commits out.)"""
+    return touched > 1 and 2 * touched > files
 
 
 def history_leg(reader: IndexReader, terms: Sequence[tuple[str, float]]) -> tuple[HistoryVotes, list[str]]:
