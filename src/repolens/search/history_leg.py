@@ -28,10 +28,10 @@ commits most like a question, those that touched a file, or both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from repolens.store.base import HistoryCommit, HistoryState, IndexReader
+from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
 
 K_COMMITS = 30
 HALF_LIFE_DAYS = 365.0
@@ -152,6 +152,27 @@ def history_leg(reader: IndexReader, terms: Sequence[tuple[str, float]]) -> tupl
     index has no history to vote with."""
     votes = vote_files(reader, terms)
     return votes, [f"history leg off: {votes.note}"] if votes.note else []
+
+
+def join_voted(
+    reader: IndexReader,
+    votes: HistoryVotes,
+    terms: Sequence[tuple[str, float]],
+    fields: Mapping[str, float],
+    filters: LexFilters,
+    scores: dict[int, float],
+    stored: dict[int, StoredChunk],
+) -> None:
+    """Let the strongest voted files that have no candidate chunk yet join
+    ``scores`` (and ``stored``) with their best lexical chunk, within the
+    search's language and kind filters."""
+    present = {s.chunk.path for s in stored.values()}
+    for path in votes.strongest():
+        if path not in present:
+            in_file = replace(filters, subpath=path)
+            for cid, score in reader.lexical(terms, fields, 1, in_file):
+                scores.setdefault(cid, score)
+    stored.update(reader.chunks(cid for cid in scores if cid not in stored))
 
 
 @dataclass(frozen=True, slots=True)

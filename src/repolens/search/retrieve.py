@@ -276,16 +276,10 @@ def search_index(
     notes: list[str] = []
     votes = None
     if options.history_weight > 0:
-        from repolens.search.history_leg import history_leg
+        from repolens.search.history_leg import history_leg, join_voted
 
         votes, notes = history_leg(reader, query.weighted())
-        present = {s.chunk.path for s in stored.values()}
-        for path in votes.strongest():  # a file only the history suggests joins with its best chunk
-            if path not in present:
-                in_file = LexFilters(path, filters.languages, filters.kinds)
-                for cid, score in reader.lexical(query.weighted(), fields, 1, in_file):
-                    scores.setdefault(cid, score)
-        stored.update(reader.chunks(cid for cid in scores if cid not in stored))
+        join_voted(reader, votes, query.weighted(), fields, filters.lexical(), scores, stored)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
     scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
     top = max(scores.values(), default=1.0)
