@@ -87,8 +87,8 @@ class Settings:
     # history leg: how many of the branch's newest commits are indexed (0 = none)
     history_commits: int = 5000
     # history leg: weight of the files that past commits like the question
-    # touched (0 = off; see docs/benchmarks.md for the measured weights)
-    history_weight: float = 0.0
+    # touched (0 = off). 0.5 won on the development set (docs/benchmarks.md)
+    history_weight: float = 0.5
 
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
