@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from repolens.history import gitlog
+from repolens.reply.budget import counted
 from repolens.store.base import CommitDoc, HistoryUpdate, IndexWriter
 from repolens.tokens import tokenize, tokenize_path
 
@@ -51,7 +52,7 @@ class HistoryReport:
         """One line for ``repolens index``."""
         if self.mode == "none":
             return f"history: none ({self.note})"
-        line = f"history: {self.commits} commits up to {self.head[:10]}"
+        line = f"history: {counted(self.commits, 'commit')} up to {self.head[:10]}"
         if self.mode == "added":
             line += f" ({self.added} new)"
         elif self.mode == "rebuilt":

@@ -101,13 +101,19 @@ def update(db: sqlite3.Connection, change: HistoryUpdate) -> None:
 def _ensure_schema(db: sqlite3.Connection) -> None:
     """Create the tables; tables of another ``SCHEMA`` are dropped first (the
     history is read again, which costs about a second)."""
-    if read_meta(db).get("history_schema") == str(SCHEMA) and _has_tables(db):
+    if _readable(db):
         return
     for table in _TABLES:
         db.execute(f"DROP TABLE IF EXISTS {table}")
     db.execute("DELETE FROM meta WHERE key LIKE 'history_%'")
     db.executescript(_SCHEMA)
     write_meta(db, {"history_schema": str(SCHEMA)})
+
+
+def _readable(db: sqlite3.Connection, meta: dict[str, str] | None = None) -> bool:
+    """Whether the history tables exist in this code's shape."""
+    meta = read_meta(db) if meta is None else meta
+    return meta.get("history_schema") == str(SCHEMA) and _has_tables(db)
 
 
 def _has_tables(db: sqlite3.Connection) -> bool:
@@ -203,9 +209,11 @@ def _pack_documents(db: sqlite3.Connection) -> None:
 
 
 def state(db: sqlite3.Connection) -> HistoryState | None:
-    """What the history tables hold, or None when this index never had them."""
+    """What the history tables hold, or None when this index never had them
+    or has them in another shape (the next ``repolens index`` reads the
+    history again)."""
     meta = read_meta(db)
-    if "history_head" not in meta or not _has_tables(db):
+    if "history_head" not in meta or not _readable(db, meta):
         return None
     count, newest = db.execute("SELECT count(*), coalesce(max(time), 0) FROM history_commits").fetchone()
     return HistoryState(
@@ -217,7 +225,7 @@ def search(db: sqlite3.Connection, terms: Sequence[tuple[str, float]], k: int) -
     """BM25 over the stored commits (:class:`HistoryState`), top ``k``."""
     import numpy as np  # only when the history is asked
 
-    if not _has_tables(db):
+    if not _readable(db):
         return []
     weights: dict[str, float] = {}
     for term, weight in terms:
@@ -275,7 +283,7 @@ def commits(
     db: sqlite3.Connection, ids: Iterable[int], *, indexed_only: bool = False
 ) -> dict[int, HistoryCommit]:
     """Stored commits by id with their paths (sorted): all, or only indexed files."""
-    if not _has_tables(db):
+    if not _readable(db):
         return {}
     wanted = list(ids)
     sql = "SELECT id, hash, time, subject FROM history_commits WHERE id IN ({marks})"
@@ -296,7 +304,7 @@ def commits(
 def of_file(db: sqlite3.Connection, path: str) -> list[tuple[int, str]]:
     """(commit id, the name the commit gave the file) of the stored commits
     that touched ``path`` (its newest name), newest first."""
-    if not _has_tables(db):
+    if not _readable(db):
         return []
     rows = db.execute(
         "SELECT commit_id, named FROM history_files WHERE path = ? ORDER BY commit_id DESC", (path,)
