@@ -153,7 +153,10 @@ def settings_env(overrides: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = old
 
 
-def index_identity(settings: Settings) -> dict:
+def index_identity(settings: Settings, history: bool = False) -> dict:
+    """What a cached index depends on. ``history``: the checkout is a git work
+    tree whose history is indexed too, so its index differs from the plain
+    checkout's of the same name (plain checkouts keep their keys)."""
     name, version = chunking_config(settings.chunker, settings.chunk_merge_lines)
     # Vector settings only count when vectors are on, so lexical-only
     # variants keep sharing one cached index.
@@ -162,8 +165,29 @@ def index_identity(settings: Settings) -> dict:
         for key in INDEX_KEYS
         if settings.vectors or key not in ("vectors", "embed_style")
     }
-
+    if history:
+        ident["history_commits"] = settings.history_commits
     return {**ident, **format_versions(), "chunking": f"{name}/v{version}"}
+
+
+def future_visible(root: Path, commit: str) -> str:
+    """Why a git checkout could show the history leg a commit that is not
+    ``commit`` or one of its ancestors ("" when it cannot): HEAD must be the
+    searched commit, and no ref or reflog may reach past it. (The objects
+    are borrowed from a mirror that holds the fix, but only what refs reach
+    is history; repolens reads ``git log HEAD``, never ``--all``.)"""
+
+    def git(*a: str) -> str:
+        proc = subprocess.run(["git", "-C", str(root), *a], capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else f"error: {proc.stderr.strip()}"
+
+    head = git("rev-parse", "HEAD")
+    if head != commit:
+        return f"HEAD is {head[:12]}, not the searched commit {commit[:12]}"
+    beyond = git("rev-list", "--all", "--reflog", "--count", "--not", "HEAD")
+    if beyond != "0":
+        return f"{beyond} commits reachable from refs or reflogs are not ancestors of HEAD"
+    return ""
 
 
 def identity_key(identity: dict) -> str:
@@ -347,7 +371,8 @@ def build_indexes(queries, variants, args) -> tuple[dict, dict]:
     """Build or reuse every index the run needs; returns (dir, status) per (checkout, variant)."""
     dirs: dict[tuple[str, str], Path] = {}
     status: dict[tuple[str, str], IndexStatus] = {}
-    checkouts = list(dict.fromkeys(checkout_name(q) for q in queries))
+    commits = {checkout_name(q): q["commit"] for q in queries}
+    checkouts = list(commits)
     todo = len(checkouts) * len(variants)
     step = 0
     for ck in checkouts:
@@ -359,10 +384,18 @@ def build_indexes(queries, variants, args) -> tuple[dict, dict]:
                 status[ck, v.name] = IndexStatus("missing checkout", error=f"{root} has no .checkout_ok")
             print(f"[{step}/{todo}] {ck}: missing checkout", file=sys.stderr)
             continue
+        is_git = (root / ".git").exists()
+        leak = future_visible(root, commits[ck]) if is_git else ""
+        if leak:
+            step += len(variants)
+            for v in variants:
+                status[ck, v.name] = IndexStatus("failed", error=f"future history visible: {leak}")
+            print(f"[{step}/{todo}] {ck}: future history visible: {leak}", file=sys.stderr)
+            continue
         for v in variants:
             step += 1
             with settings_env(v.overrides):
-                identity = index_identity(load_settings(root))
+                identity = index_identity(load_settings(root), history=is_git)
                 key = identity_key(identity)
                 dirs[ck, v.name] = args.index_cache / ck / key
                 if key not in by_key:

@@ -298,6 +298,32 @@ def focus_cmd(
     _emit(result, as_json)
 
 
+@cli.command("history")
+@click.argument("query", required=False)
+@root_option
+@index_dir_option
+@click.option("--path", default=None, help="The commits that touched this file, with its changed lines.")
+@click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Most commits to list (1-50).")
+@click.option("--max-chars", type=int, default=6000, show_default=True, help="Reply budget in characters.")
+@json_option
+def history_cmd(
+    query: str | None,
+    root: str | None,
+    index_dir: str | None,
+    path: str | None,
+    top_k: int,
+    max_chars: int,
+    as_json: bool,
+) -> None:
+    """The past commits most relevant to QUERY, to a file (--path), or both: why code is as it is."""
+    from repolens import service
+
+    result = service.search_history(
+        query, root, index_dir=index_dir, path=path, top_k=top_k, max_chars=max_chars
+    )
+    _emit(result, as_json)
+
+
 @cli.command("chunk")
 @click.argument("chunk_id")
 @root_option

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from repolens.branches.registry import Registry
     from repolens.index.build import IndexReport, ProgressFn
     from repolens.ops.status import IndexStatus
+    from repolens.reply.history import HistoryReply
 
 # A search that finds no index builds one; if a watcher is already building
 # it, wait for that instead of failing.
@@ -329,3 +330,29 @@ def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult
             "$REPOLENS_CONFIG or ./.repolens.toml) or set REPOLENS_ROOTS=name=/path,..."
         )
     return _refresh_all(roots, registry)
+
+
+def search_history(
+    query: str | None = None,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    path: str | None = None,
+    top_k: int = 10,
+    max_chars: int = 6000,
+) -> HistoryReply:
+    """The commits most relevant to ``query``, to the file ``path``, or to
+    both (see :mod:`repolens.reply.history`)."""
+    from repolens.reply.history import history_reply
+
+    if query is None and path is None:
+        raise UsageError("pass a question, a file path, or both to search the history")
+    if query is not None:
+        check_query(query)
+    file = check_subpath(path)
+    if path is not None and not file:
+        raise UsageError(f"path {path!r} must be a file inside the repository")
+    check_int("top_k", top_k, 1, MAX_TOP_K)
+    check_budget(max_chars)
+    reader, _ = open_index(root, index_dir)
+    return history_reply(reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars)

@@ -88,6 +88,11 @@ class Settings:
     # of every vector; 0 = always exact. Below 500k, exact search stays under
     # ~40 ms and ~770 MB, and is exact (docs/benchmarks.md)
     ann_min_vectors: int = 500_000
+    # history leg: how many of the branch's newest commits are indexed (0 = none)
+    history_commits: int = 5000
+    # history leg: weight of the files that past commits like the question
+    # touched (0 = off). 0.5 won on the development set (docs/benchmarks.md)
+    history_weight: float = 0.5
 
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
@@ -100,6 +105,7 @@ _BOUNDS: dict[str, tuple[int, int]] = {
     "context_lines": (0, MAX_CONTEXT_LINES),
     "cite_files": (0, 50),
     "ann_min_vectors": (0, 1 << 40),
+    "history_commits": (0, 1_000_000),
 }
 _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
     "symbol_boost": (0.0, 100.0),
@@ -107,6 +113,7 @@ _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
     "dense_weight": (0.0, 100.0),
     "path_boost": (0.0, 100.0),
     "diversity": (0.0, 1.0),
+    "history_weight": (0.0, 100.0),
 }
 _CHOICES: dict[str, tuple[str, ...]] = {
     "chunker": ("syntax", "windows"),

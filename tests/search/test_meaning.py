@@ -68,7 +68,7 @@ def test_a_question_sharing_no_word_with_the_code_finds_it_by_meaning(repo: Path
 def test_without_the_fallback_the_same_question_finds_nothing(repo: Path, monkeypatch):
     monkeypatch.setenv("REPOLENS_DENSE_FALLBACK", "0")
     reply = service.search_code(QUESTION, repo)
-    assert reply.text.startswith("No matching chunks found.")
+    assert not reply.packet.rendered and "No matching chunks found." in reply.text
 
 
 def test_where_words_match_only_lexical_candidates_are_ranked(repo: Path):

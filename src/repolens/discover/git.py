@@ -26,13 +26,19 @@ _GIT_LOCATION_ENV = (
 )
 
 
+def git_env() -> dict[str, str]:
+    """The environment for a git subprocess that must read the repository at
+    its working directory, whatever variables a calling git hook has set."""
+    return {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_ENV}
+
+
 def git_ls_files(root: Path, paths: Sequence[str] | None = None) -> list[str] | None:
     """git's file list for ``root`` (relative to it), or None outside a work tree
     or without git. ``paths`` restricts it to those paths, taken literally."""
     git = shutil.which("git")
     if git is None:
         return None
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_ENV}
+    env = git_env()
     spec = ["--", *paths] if paths is not None else []
     command = [git, "--literal-pathspecs", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
     try:

@@ -43,6 +43,7 @@ from repolens.discover import (
     nothing_to_index,
 )
 from repolens.errors import IndexCorruptError, IndexVersionError, StoreUnavailableError
+from repolens.history.sync import HistoryReport, sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
@@ -87,6 +88,7 @@ class IndexReport:
     files_reused: int = 0  # files copied from a sibling branch's index instead of chunked
     chunks_reused: int = 0  # their chunks
     vectors_copied: int = 0  # their vectors (same model and style)
+    history: HistoryReport | None = None
 
     def summary(self) -> str:
         """The short report ``repolens index`` prints."""
@@ -117,6 +119,8 @@ class IndexReport:
                 f"reused from sibling branches: {counted(self.files_reused, 'file')}, "
                 f"{counted(self.chunks_reused, 'chunk')}, {counted(self.vectors_copied, 'vector')}"
             )
+        if self.history is not None and self.history.mode != "unchanged":
+            out.append(self.history.summary())
         if self.vectors is not None:
             out.append(self.vectors.summary())
         return "\n".join(out)
@@ -313,6 +317,8 @@ def _sync(
             # next run carries on from them.
             writer.abort()
             raise
+        # the branch's commits, kept with the code they describe (repolens.history)
+        report.history = sync_history(writer, report.root, settings.history_commits)
         totals = writer.counts()
 
         report.files, report.chunks, report.symbols = totals["files"], totals["chunks"], totals["symbols"]

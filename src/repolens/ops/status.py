@@ -37,6 +37,7 @@ class IndexStatus:
     settings: dict[str, Any] = field(default_factory=dict)
     dense_search: str = ""  # exact, or the dense graph (IndexReader.dense_state), and why
     branch: str = ""  # the git branch the index was made from ("" outside git)
+    history: str = ""  # what the history leg can draw on (see history_line)
 
     @property
     def changed(self) -> int:
@@ -59,6 +60,7 @@ class IndexStatus:
             f"index of {self.root} in {self.index_dir} ({self.generation})",
             f"files {self.files}, chunks {self.chunks}, symbols {self.symbols}, vectors {vectors}",
             *([f"dense search: {self.dense_search}"] if self.dense_search else []),
+            f"history: {self.history}",
             f"updated {self.updated_at}; {fresh}",
             "settings: " + ", ".join(f"{k}={v}" for k, v in self.settings.items()),
         ]
@@ -118,4 +120,15 @@ def index_status(store: Store, reader: IndexReader, settings: Settings | None = 
         settings={k: v for k, v in shown.items() if v != ""},
         dense_search=reader.dense_state(settings.ann_min_vectors) if done else "",
         branch=meta.get("branch", ""),
+        history=history_line(reader),
     )
+
+
+def history_line(reader: IndexReader) -> str:
+    """``4982 commits up to 422685d0bd``, or ``none (why)``."""
+    state = reader.history_state()
+    if state is None:
+        return "none (not read yet; `repolens index` reads it)"
+    if not state.head:
+        return f"none ({state.note})"
+    return f"{counted(state.commits, 'commit')} up to {state.head[:10]}"

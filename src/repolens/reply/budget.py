@@ -49,6 +49,11 @@ def budget_marker(path: str, start: int, end: int, dropped: int) -> str:
     return f"... (budget: {dropped} chars omitted; use read_snippet {path} {start} {end} to expand)"
 
 
+def diff_marker(n: int, commit: str, path: str) -> str:
+    """Changed lines of a commit left out of a history reply; names the command that shows them."""
+    return f"... ({counted(n, 'more changed line')}; git show {commit} -- {path})"
+
+
 def more_did_not_fit(noun: str, n: int) -> str:
     """The shortest trailer: ``... 3 more hits did not fit``."""
     return f"... {counted(n, 'more ' + noun)} did not fit"

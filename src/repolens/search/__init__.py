@@ -32,6 +32,7 @@ from repolens.search.fusion import (
     rerank_vote,
     with_file_evidence,
 )
+from repolens.search.history_leg import history_leg, join_voted
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.legs import (
     FIELD_WEIGHTS,
@@ -69,6 +70,7 @@ class RankingOptions:
     dense_weight: float = 0.5
     dense_fallback: bool = False  # rerank: dense-only matches join when lexical search is weak
     path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
+    history_weight: float = 0.0  # weight of files past commits like the query touched
     field_weights: bool = True  # a match in a name or signature counts more than in a body
 
     @classmethod
@@ -138,13 +140,27 @@ def search_index(
     for cid, score in mentioned_chunks(reader, query, fields, mentioned, filters.lexical()):
         scores.setdefault(cid, score)  # a mentioned file joins the candidates with its best chunks
     stored = reader.chunks(scores)
+    notes: list[str] = []
+    votes = None
+    if options.history_weight > 0:
+        votes, notes = history_leg(reader, query.weighted())
+        join_voted(reader, votes, query.weighted(), fields, filters.lexical(), scores, stored)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
     scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
+    top = max(scores.values(), default=1.0)
     if mentioned:
         strengths = {cid: mentioned[c.path] for cid, c in chunks.items() if c.path in mentioned}
         legs["path"] = ranked(strengths)
         add_path_boost(scores, strengths, options.path_boost)
-    factors: dict[int, dict[str, float | str]] = {cid: {"fused": sc} for cid, sc in scores.items()}
+    factors: dict[int, dict[str, float | str]] = {}
+    if votes is not None and votes.files:
+        voted = {cid: votes.files[c.path] for cid, c in chunks.items() if c.path in votes.files}
+        legs["history"] = ranked({cid: v.strength for cid, v in voted.items()})
+        for cid, vote in voted.items():
+            scores[cid] += options.history_weight * top * vote.strength
+            factors[cid] = {"history": vote.explain()}
+    for cid, sc in scores.items():
+        factors[cid] = {"fused": sc, **factors.get(cid, {})}
     for cid, (_, qualname) in symbols.items():
         if cid in factors:
             factors[cid]["defines"] = qualname
@@ -182,4 +198,4 @@ def search_index(
         )
         for cid in order[:limit]
     ]
-    return SearchOutcome(query, hits, filters=filters)
+    return SearchOutcome(query, hits, notes, filters=filters)

@@ -40,7 +40,8 @@ class Hit:
             steps.append(f"-> rerank vote {f['vote']:.3g}")
         if "spread" in f:
             steps.append(f"x spread {f['spread']:.2f} ({_ordinal(int(f.get('nth', 0)))} in its file)")
-        return f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
+        line = f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
+        return f"{line}; history: {f['history']}" if f.get("history") else line
 
     @property
     def relevance(self) -> float:

@@ -53,6 +53,7 @@ DEFAULT_BUDGETS = {
     "list_repositories": 4000,
     "run_tests": 4000,
     "compare_branches": 4000,
+    "search_history": 6000,
 }
 # Longest query a tool accepts. Query parsing is superlinear on long
 # unbroken runs (about 1 s at 10,000 chars), so the cap bounds the work one

@@ -377,6 +377,26 @@ def build_server(
         note_hits(len(result.files))
         return repos.redact(result.render())
 
+    @tool(
+        "Past commits relevant to a question, a file (path), or both: hash, date, subject, "
+        "touched paths; with path, the lines each changed in it. Why is code like this, when did it change."
+    )
+    def search_history(
+        query: Annotated[str | None, Field(description="What changed, or why.")] = None,
+        root: str | None = None,
+        path: Annotated[str | None, Field(description="A file: its commits.")] = None,
+        top_k: Annotated[int, Field(description="Most commits to list (1-50).")] = 10,
+        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 6000,
+    ) -> str:
+        where, idx = repos.resolve(root)
+        if path is not None:
+            path = repos.check_filter(where, path)
+        reply = service.search_history(
+            query, where, index_dir=idx, path=path, top_k=top_k, max_chars=max_chars
+        )
+        note_hits(len(reply.entries))
+        return reply.render()
+
     @tool("Return one indexed chunk by its id (ids appear in JSON replies).")
     def get_chunk(
         chunk_id: Annotated[str, Field(description="A chunk id from a JSON reply.")],
@@ -404,6 +424,8 @@ within a character budget.
   search_code (mode=files first if you only need where to look).
 - You know a name: find_symbol (handle_submit also finds handleSubmit).
 - You need a whole function or class around the matches: get_focused_context.
+- Why is this code like this, when did it change: search_history (a
+  question, a path, or both).
 - An omission marker says `use read_snippet <path> <start> <end>`: call
   read_snippet with exactly that to see the rest.
 - An exact string you already know: grep is cheaper.

@@ -52,6 +52,13 @@ What every backend must guarantee
   weighted per query term and per field, summed); symbol names are compared
   in their :func:`normalize_symbol` form; rows come back in the orders
   written down here. Two backends rank alike because they score alike.
+* **History** (optional per index; :mod:`repolens.history` fills it): the
+  branch's past commits with the paths they touched and a BM25 document
+  each. :meth:`IndexWriter.update_history` is atomic on its own (outside a
+  batch; it moves no content counter: code answers do not change) and lives
+  in the generation, so a full build publishes code and history together.
+  :meth:`IndexReader.history_search` scores as written in
+  :class:`HistoryState`'s docstring; commit ids ascend with recency.
 * **Errors** are ``RepolensError`` subclasses whose one line names the fix
   (``IndexMissingError``, ``IndexCorruptError``, ``IndexReadOnlyError``,
   ``IndexLockedError``, ``IndexVersionError``); a backend's location in a
@@ -62,7 +69,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
@@ -175,6 +182,75 @@ class NameMatch:
     inner: str = ""
     min_len: int = 0
     max_len: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryState:
+    """What an index's history holds (None from ``history_state`` when the
+    index never had one, e.g. written before history existed).
+
+    Commits are scored by :meth:`IndexReader.history_search` with BM25 over
+    their documents (:attr:`CommitDoc.terms`): for each query term
+    ``(token, weight)`` held by ``n`` of the ``N`` stored commits, a commit
+    with count ``tf`` and document length ``dl`` (the sum of its term
+    counts; ``avgdl`` their mean over stored commits) gains
+    ``weight * ln(1 + (N - n + 0.5) / (n + 0.5)) * tf * (K1 + 1) /
+    (tf + K1 * (1 - B + B * dl / avgdl))`` with ``K1 = 1.2``, ``B = 0.75``
+    (exact lengths, no quantization). A token given twice counts once, at
+    its largest weight. Ties go to the newer commit (higher id).
+    """
+
+    head: str  # the commit the history describes; "" when there is none
+    recipe: str  # how it was read (opaque to the store); another one means read it afresh
+    note: str  # why there is no history ("" when there is)
+    commits: int  # stored commits
+    newest: int  # the largest commit time stored (Unix seconds; 0 without commits)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitDoc:
+    """One commit to store: its text, touched paths and BM25 document."""
+
+    hash: str
+    time: int  # committer time, Unix seconds
+    subject: str
+    body: str
+    paths: tuple[str, ...]  # touched paths under their newest names
+    named: tuple[str, ...]  # the same paths as this commit named them
+    terms: Mapping[str, int]  # token -> count
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryUpdate:
+    """One atomic change of an index's history (:meth:`IndexWriter.update_history`).
+
+    ``replace``: drop every stored commit first; else ``renames`` (old path
+    -> newest path) move the stored commits' paths (all at once, keeping the
+    name each commit used), and ``commits`` (oldest first, all newer than
+    those stored) are appended. Then only the newest ``keep`` commits stay,
+    and the state becomes ``head``, ``recipe``, ``note``. No history at all:
+    ``replace=True``, no commits, ``head=""`` and the ``note`` why.
+    """
+
+    head: str
+    recipe: str
+    note: str = ""
+    commits: Sequence[CommitDoc] = ()
+    replace: bool = True
+    renames: Mapping[str, str] = field(default_factory=dict)
+    keep: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryCommit:
+    """A stored commit: ``id`` ascends with recency; ``paths`` are its touched
+    paths (newest names, sorted), all of them or only the indexed ones as asked."""
+
+    id: int
+    hash: str
+    time: int
+    subject: str
+    paths: tuple[str, ...]
 
 
 # Row orders of symbol lookups: "name" is by norm, then in the order the
@@ -301,6 +377,23 @@ class IndexReader(Protocol):
         """One line for ``status``: exact search or which graph, and why."""
         ...
 
+    # -- history (see HistoryState) -----------------------------------------
+    def history_state(self) -> HistoryState | None: ...
+
+    def history_search(self, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
+        """Top ``k`` (commit id, BM25 score > 0), best first, newer first among equals."""
+        ...
+
+    def history_commits(self, ids: Iterable[int], *, indexed_only: bool = False) -> dict[int, HistoryCommit]:
+        """The stored commits of ``ids`` by id; with ``indexed_only`` their
+        ``paths`` hold only files the index holds."""
+        ...
+
+    def history_of_file(self, path: str) -> list[tuple[int, str]]:
+        """(commit id, the name that commit gave the file) of the stored
+        commits that touched ``path`` (its newest name), newest first."""
+        ...
+
     # -- remembered results ------------------------------------------------
     def remember(self, query_id: str, payload: str) -> bool:
         """Keep a search's result under ``query_id`` (the newest few hundred
@@ -417,6 +510,13 @@ class IndexWriter(Protocol):
     def sync_dense_index(self, min_vectors: int) -> str:
         """Bring the approximate dense index (a graph) up to date with
         complete vectors; one line on what was done, "" when nothing was."""
+        ...
+
+    # -- history (outside a batch) ------------------------------------------
+    def history_state(self) -> HistoryState | None: ...
+
+    def update_history(self, update: HistoryUpdate) -> None:
+        """Apply ``update`` atomically (see :class:`HistoryUpdate`)."""
         ...
 
 

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from repolens.store import check_versions
-from repolens.store.base import FileRecord, SkippedFile, StoredChunk
+from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
+from repolens.store.local import history
 from repolens.store.local import sqlite as sq
 from repolens.store.local.lexical import LexicalIndex
 
@@ -56,6 +57,9 @@ class Generation:
 
     def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
         return sq.vectors_of_chunks(self.db, chunk_ids)
+
+    def history_state(self) -> HistoryState | None:
+        return history.state(self.db)
 
     def close(self) -> None:
         self.lex.close()

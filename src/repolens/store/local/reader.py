@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from repolens.store.base import (
+    HistoryCommit,
     LexFilters,
     NameMatch,
     StoredChunk,
@@ -13,7 +14,7 @@ from repolens.store.base import (
     SymbolOrder,
     SymbolRow,
 )
-from repolens.store.local import remembered
+from repolens.store.local import history, remembered
 from repolens.store.local import sqlite as sq
 from repolens.store.local.generation import Generation, open_parts
 
@@ -104,6 +105,16 @@ class LocalReader(Generation):
         from repolens.store.local import ann
 
         return ann.state(self, min_vectors, self.vector_count()).line
+
+    # -- history -------------------------------------------------------------
+    def history_search(self, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
+        return history.search(self.db, terms, k)
+
+    def history_commits(self, ids: Iterable[int], *, indexed_only: bool = False) -> dict[int, HistoryCommit]:
+        return history.commits(self.db, ids, indexed_only=indexed_only)
+
+    def history_of_file(self, path: str) -> list[tuple[int, str]]:
+        return history.of_file(self.db, path)
 
     # -- remembered results ------------------------------------------------
     def remember(self, query_id: str, payload: str) -> bool:

@@ -191,11 +191,11 @@ def file_records(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> 
     """Records by path: of ``paths`` (those indexed), or of every file."""
     if paths is None:
         return {r[1]: FileRecord(*r) for r in db.execute(f"SELECT {_FILE_COLS} FROM files")}
-    rows = _rows_in(db, f"SELECT {_FILE_COLS} FROM files WHERE path IN ({{marks}})", paths)
+    rows = rows_in(db, f"SELECT {_FILE_COLS} FROM files WHERE path IN ({{marks}})", paths)
     return {r[1]: FileRecord(*r) for r in rows}
 
 
-def _rows_in(db: sqlite3.Connection, sql: str, keys: Iterable[object]) -> Iterator[Sequence[object]]:
+def rows_in(db: sqlite3.Connection, sql: str, keys: Iterable[object]) -> Iterator[Sequence[object]]:
     """The rows of ``sql``, whose ``IN ({marks})`` takes the distinct ``keys``
     500 at a time (SQLite bounds the variables of a statement)."""
     wanted = list(dict.fromkeys(keys))
@@ -347,7 +347,7 @@ def _row_to_stored(row: Sequence[object]) -> StoredChunk:
 
 def chunks_by_cid(db: sqlite3.Connection, cids: Iterable[int]) -> dict[int, StoredChunk]:
     out: dict[int, StoredChunk] = {}
-    for row in _rows_in(db, f"SELECT {_CHUNK_COLS} FROM chunks WHERE cid IN ({{marks}})", cids):
+    for row in rows_in(db, f"SELECT {_CHUNK_COLS} FROM chunks WHERE cid IN ({{marks}})", cids):
         s = _row_to_stored(row)
         out[s.cid] = s
     return out
@@ -480,7 +480,7 @@ def vectors_by_chunk_id(db: sqlite3.Connection) -> list[tuple[str, bytes]]:
 def vectors_of_chunks(db: sqlite3.Connection, chunk_ids: Iterable[str]) -> dict[str, bytes]:
     """Vectors by chunk id, of those of ``chunk_ids`` that have one."""
     sql = "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.cid = c.cid WHERE c.id IN ({marks})"
-    return {str(i): bytes(v) for i, v in _rows_in(db, sql, chunk_ids)}
+    return {str(i): bytes(v) for i, v in rows_in(db, sql, chunk_ids)}
 
 
 def chunks_missing_vectors(db: sqlite3.Connection, limit: int) -> list[int]:

@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from repolens.chunk import Chunk, Symbol
-from repolens.store.base import LexicalFields, SkippedFile
+from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
+from repolens.store.local import history
 from repolens.store.local import sqlite as sq
 from repolens.store.local.generation import DB_NAME, Generation, open_parts
 
@@ -142,6 +143,11 @@ class LocalWriter(Generation):
     def forget_skipped(self, paths: Iterable[str]) -> None:
         self._wrote.add("content")
         sq.forget_skipped(self.db, paths)
+
+    # -- history: its own transaction, outside a batch ------------------------
+    def update_history(self, update: HistoryUpdate) -> None:
+        assert not self._open, "update_history runs outside a batch"
+        history.update(self.db, update)
 
     # -- vectors -----------------------------------------------------------
     def vectors_of_file(self, file_id: int) -> dict[str, bytes]:

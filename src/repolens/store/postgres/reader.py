@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from repolens.store.base import (
     FileRecord,
+    HistoryCommit,
+    HistoryState,
     LexFilters,
     NameMatch,
     SkippedFile,
@@ -148,6 +150,19 @@ class PgReader:
     def vector_count(self) -> int:
         with self._conn() as conn:
             return rows.vector_count(conn, self.gen)
+
+    # -- history: not kept on PostgreSQL yet (rows.NO_HISTORY) -------------
+    def history_state(self) -> HistoryState | None:
+        return rows.no_history()
+
+    def history_search(self, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
+        return []
+
+    def history_commits(self, ids: Iterable[int], *, indexed_only: bool = False) -> dict[int, HistoryCommit]:
+        return {}
+
+    def history_of_file(self, path: str) -> list[tuple[int, str]]:
+        return []
 
     def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
         from repolens.store.postgres.dense import to_bytes

@@ -17,7 +17,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from repolens.chunk import Chunk, Symbol
-from repolens.store.base import FileRecord, LexicalFields, SkippedFile, StoredChunk, normalize_symbol
+from repolens.store.base import (
+    FileRecord,
+    HistoryState,
+    HistoryUpdate,
+    LexicalFields,
+    SkippedFile,
+    StoredChunk,
+    normalize_symbol,
+)
 from repolens.store.postgres import lexical, rows
 from repolens.store.postgres.connect import connect, translate
 from repolens.store.postgres.lexical import SCORED
@@ -290,6 +298,13 @@ class PgWriter:
             )
 
     # -- vectors -----------------------------------------------------------
+    # -- history: not kept on PostgreSQL yet (rows.NO_HISTORY) -------------
+    def history_state(self) -> HistoryState | None:
+        return rows.no_history()
+
+    def update_history(self, update: HistoryUpdate) -> None:
+        """Nothing is stored: :meth:`history_state` keeps saying why."""
+
     def vector_count(self) -> int:
         with translate(self.store.url):
             return rows.vector_count(self.conn, self.gen)

@@ -1,0 +1,181 @@
+"""What the history leg costs: reading a branch's history, keeping it current, asking it.
+
+    python bench/history_perf.py CHECKOUT [CHECKOUT ...] [--limit 5000] [--back 50] [--data DIR]
+        [--index-cache DIR] [--weight 0.5]
+
+For each git work tree (e.g. ``/work/bench-data/checkouts-git/<repo>@<commit>``):
+
+* **read**: a first sync of ``--limit`` commits into a fresh, empty index
+  generation (through the store's writer, as ``repolens index`` does): wall
+  time, and CPU time of the Python side and of git (they overlap: commits are
+  tokenized while git still writes);
+* **unchanged**: a second sync with HEAD where it was (what every refresh pays);
+* **incremental**: a shared clone (objects borrowed, nothing copied; the
+  checkout itself is only read) is moved ``--back`` commits back, synced, moved
+  forward again, and synced: the time to take in the new commits;
+* with ``--index-cache DIR`` (the cache of ``devset.py`` for these checkouts):
+  **vote**, the leg's time per question (BM25 over the commits and the file
+  vote), and the CPU time of a whole warm search (``service.search_code``)
+  with the leg off and at ``--weight``, over the development set's titles and
+  full questions of the checkout's repository, same run.
+
+Prints markdown tables and the command line that produced them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from devset import identity_key, index_identity, settings_env
+from repolens import service
+from repolens.history.sync import sync_history
+from repolens.search.history_leg import vote_files
+from repolens.search.query import parse_query
+from repolens.settings import load_settings
+from repolens.store import format_versions, open_store
+from repolens.store.base import IndexWriter, Store
+from repolens.store.handles import readers
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def cpu() -> tuple[float, float]:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def empty_generation(store: Store) -> IndexWriter:
+    """A writer of a new, empty generation (never published): where a sync is timed."""
+    writer = store.open_writer(store.new_generation(), create=True)
+    writer.write_meta({**format_versions(), "root": str(store.root), "state": "building"})
+    return writer
+
+
+def questions(data: Path, repo_dir: str) -> list[str]:
+    """Titles and full questions of the development set for this repository."""
+    out = []
+    for name in ("swebench-dev.json", "commits-dev.json"):
+        path = data / name
+        if path.exists():
+            for q in json.loads(path.read_text()):
+                if repo_dir.startswith(q["repo"].replace("/", "__")):
+                    out += [q["title"], q["query"]]
+    return out
+
+
+def measure_sync(root: Path, limit: int, back: int, tmp: Path) -> list[str]:
+    store = open_store(root, tmp / "index")
+    with store.write_lock():
+        writer = empty_generation(store)
+        c0, t0 = cpu(), time.perf_counter()
+        first = sync_history(writer, root, limit)
+        t1, c1 = time.perf_counter(), cpu()
+        sync_history(writer, root, limit)
+        t2 = time.perf_counter()
+        writer.close()
+
+    clone = tmp / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(root), str(clone)], check=True)
+    head = git(clone, "rev-parse", "HEAD").strip()
+    git(clone, "update-ref", "HEAD", f"HEAD~{back}")
+    moved = open_store(clone, tmp / "clone-index")
+    with moved.write_lock():
+        writer = empty_generation(moved)
+        sync_history(writer, clone, limit)
+        git(clone, "update-ref", "HEAD", head)
+        t3 = time.perf_counter()
+        step = sync_history(writer, clone, limit)
+        t4 = time.perf_counter()
+        writer.close()
+    return [
+        root.name,
+        str(first.commits),
+        f"{t1 - t0:.2f}",
+        f"{c1[0] - c0[0]:.2f}",
+        f"{c1[1] - c0[1]:.2f}",
+        f"{(t2 - t1) * 1000:.0f}",
+        f"{step.added} in {(t4 - t3) * 1000:.0f}",
+    ]
+
+
+def measure_queries(root: Path, index_cache: Path, weight: str, data: Path) -> tuple[list, list, list]:
+    """Per question: the vote's ms, and the CPU ms of warm searches with the leg off and at ``weight``."""
+    index_dir = index_cache / root.name / identity_key(index_identity(load_settings(root), history=True))
+    reader = open_store(root, index_dir).open_reader()
+    votes, off, on = [], [], []
+    try:
+        for text in questions(data, root.name):
+            start = time.perf_counter()
+            vote_files(reader, parse_query(text).weighted())
+            votes.append((time.perf_counter() - start) * 1000)
+            for value, out in (("0", off), (weight, on)):
+                with settings_env({"history_weight": value}):
+                    service.search_code(text, root, index_dir=index_dir, auto_index=False)  # warm
+                    start = time.process_time()
+                    service.search_code(text, root, index_dir=index_dir, auto_index=False)
+                    out.append((time.process_time() - start) * 1000)
+    finally:
+        reader.close()
+        readers.clear()
+    return votes, off, on
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("checkouts", nargs="+", type=Path)
+    ap.add_argument("--limit", type=int, default=5000)
+    ap.add_argument("--back", type=int, default=50)
+    ap.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "bench")
+    ap.add_argument("--index-cache", type=Path, help="devset.py's index cache for these checkouts")
+    ap.add_argument("--weight", default="0.5", help="history_weight for the search timing")
+    args = ap.parse_args()
+    rows = []
+    for root in args.checkouts:
+        with tempfile.TemporaryDirectory(prefix="history-perf-") as tmp:
+            rows.append(measure_sync(root.resolve(), args.limit, args.back, Path(tmp)))
+    votes: dict[str, list[float]] = {}
+    off: list[float] = []
+    on: list[float] = []
+    if args.index_cache:
+        for root in args.checkouts:
+            v, a, b = measure_queries(root.resolve(), args.index_cache.resolve(), args.weight, args.data)
+            votes[root.resolve().name] = v
+            off += a
+            on += b
+    print(f"$ {shlex.join(['python', *sys.argv])}\n")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+    head = ["checkout", "commits", "read s", "CPU Python s", "CPU git s", "unchanged ms"]
+    head += [f"HEAD~{args.back} -> HEAD: commits in ms", "vote p50 ms", "vote p90 ms"]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for row in rows:
+        v = votes.get(row[0], [])
+        cells = [f"{pct(v, 0.5):.1f}", f"{pct(v, 0.9):.1f}"] if v else ["", ""]
+        print("| " + " | ".join(row + cells) + " |")
+    if on:
+        print("\n| history_weight | searches | CPU ms p50 | p90 | mean |\n|---|---|---|---|---|")
+        for weight, values in (("0", off), (args.weight, on)):
+            p50, p90 = pct(values, 0.5), pct(values, 0.9)
+            print(f"| {weight} | {len(values)} | {p50:.1f} | {p90:.1f} | {statistics.mean(values):.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""Read the checked-out branch's history with git: one ``git log``, parsed;
+and a commit's changed lines of one file (``git show``).
+
+Only ``HEAD`` and its ancestors are read (never ``--all``): the history an
+answer may draw on is the history of the code being searched. Merges are
+left out (their change is the sum of the commits they merge, which are
+read); a commit touching more than ``max_files`` paths (a mass reformat, a
+vendored import, a licence header) is not kept, since it says nothing about
+where one change belongs, but its renames still count.
+
+Renames are followed the cheap way git offers: ``-M`` pairs a deleted and an
+added path within one commit, and, reading newest first, every older commit's
+paths are mapped to the names they have now. A deleted path ends its chain,
+so an unrelated file later created under the same name is not confused with
+it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repolens.discover.git import git_env
+from repolens.store.base import CommitDoc
+
+# Each commit's header in the ``git log -z`` stream: a record separator, then
+# hash, committer time, subject and body, each NUL-terminated. The file list
+# follows as NUL-separated ``status, path[, new path]`` fields.
+_FORMAT = "%x1e%H%x00%ct%x00%s%x00%b%x00"
+_HEADER = re.compile(rb"[0-9a-f]{40,64}\0")
+_STATUS = re.compile(r"[ACDMRTUXB]\d*")
+# Config that would change ``git log``'s output whatever the user has set.
+_CONFIG = ("-c", "log.showSignature=false", "-c", "core.quotePath=false", "-c", "diff.renameLimit=1000")
+
+
+class NoHistory(Exception):
+    """The root has no history git can read; ``str()`` says why, for a note."""
+
+
+@dataclass
+class LogRead:
+    """What one ``git log`` gave: kept commits newest first (as the store
+    keeps them, their ``terms`` still empty), how many were
+    read and how many were too big to keep, and ``renames``: the name each
+    path older than every commit read now has (apply it to commits stored
+    before, which are older)."""
+
+    commits: list[CommitDoc] = field(default_factory=list)
+    read: int = 0
+    too_big: int = 0
+    renames: dict[str, str] = field(default_factory=dict)
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """A short git command, run to the end."""
+    with _popen(root, *args) as proc:
+        out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def head(root: Path) -> str:
+    """The commit ``HEAD`` points at; ``NoHistory`` outside a work tree or
+    before the first commit."""
+    inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    if inside.returncode != 0 or inside.stdout.strip() != b"true":
+        raise NoHistory("not a git work tree")
+    proc = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if proc.returncode != 0:
+        raise NoHistory("the repository has no commits yet")
+    return proc.stdout.decode("ascii").strip()
+
+
+def is_ancestor(root: Path, old: str, new: str) -> bool:
+    """Whether ``old`` is ``new`` or one of its ancestors (False when ``old``
+    no longer exists, e.g. after a rewrite and a garbage collection)."""
+    return _git(root, "merge-base", "--is-ancestor", old, new).returncode == 0
+
+
+def iter_log(
+    root: Path, *, until: str, since: str | None, limit: int, max_files: int, into: LogRead
+) -> Iterator[CommitDoc]:
+    """Non-merge commits reachable from ``until`` and not from ``since``,
+    newest first, at most ``limit`` read (commits too big to keep count).
+
+    Commits are yielded while git is still writing, so what the caller does
+    with each (tokenizing) overlaps git's own work. ``into`` is filled with
+    the counts and the renames once the iterator is exhausted; ``NoHistory``
+    is raised at the end when git fails.
+    """
+    revs = [until] if since is None else [f"{since}..{until}"]
+    # A root below the top of its work tree sees the commits that touched it,
+    # with paths relative to it, as the index stores them.
+    prefix = _git(root, "rev-parse", "--show-prefix").stdout.strip()
+    scope = ["--relative", "--", "."] if prefix else ["--"]
+    args = ["log", "--no-merges", "--no-color", "--encoding=UTF-8", "-z", "--name-status", "-M"]
+    args += [f"--format={_FORMAT}", "-n", str(limit), *revs, *scope]
+    parser = _Parser(max_files, into)
+    # stderr to a file: a pipe git fills with warnings while we read stdout would stall both
+    with tempfile.TemporaryFile() as errors, _popen(root, *args, stderr=errors) as proc:
+        stdout = proc.stdout
+        assert stdout is not None
+        for record in _records(iter(lambda: stdout.read1(1 << 16), b"")):
+            commit = parser.commit(record)
+            if commit is not None:
+                yield commit
+        proc.wait()
+        errors.seek(0)
+        error = errors.read(4096)
+    if proc.returncode != 0:
+        message = error.decode("utf-8", "replace").strip().splitlines()
+        raise NoHistory(f"git log failed: {message[0] if message else f'exit {proc.returncode}'}")
+    into.renames = parser.alias
+
+
+def _popen(root: Path, *args: str, stderr: Any = subprocess.PIPE) -> subprocess.Popen[bytes]:
+    exe = shutil.which("git")
+    if exe is None:
+        raise NoHistory("git is not installed")
+    try:
+        return subprocess.Popen(
+            [exe, *_CONFIG, *args],
+            cwd=root,
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+    except OSError as exc:
+        raise NoHistory(f"git could not run ({exc.strerror})") from None
+
+
+def _records(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Commit records from the stream, split at commit headers. A record
+    separator inside a message or a path is not followed by a hash and NUL,
+    so such a piece is glued back onto the record it belongs to; a record is
+    complete when the next header arrives."""
+    current: bytes | None = None
+    tail = b""
+    for chunk in itertools.chain(chunks, [b"\x1e"]):  # the final separator completes the last piece
+        pieces = (tail + chunk).split(b"\x1e")
+        tail = pieces.pop()
+        for piece in pieces:
+            if _HEADER.match(piece):
+                if current is not None:
+                    yield current
+                current = piece
+            elif current is not None:
+                current += b"\x1e" + piece
+    if current is not None:
+        yield current
+
+
+def _changes(fields: list[str]) -> list[tuple[str, str, str]]:
+    """``(status letter, old path, new path)`` from the name-status fields."""
+    out = []
+    i = 0
+    while i < len(fields):
+        status = fields[i]
+        if not _STATUS.fullmatch(status):  # not a status where one is due: stop, keep what was read
+            break
+        letter = status[0]
+        if letter in "RC" and i + 2 < len(fields):
+            out.append((letter, fields[i + 1], fields[i + 2]))
+            i += 3
+        elif i + 1 < len(fields):
+            out.append((letter, fields[i + 1], fields[i + 1]))
+            i += 2
+        else:
+            break
+    return out
+
+
+class _Parser:
+    """Turns records into commits, newest first, following renames: ``alias``
+    maps a path's name to its newest name for every commit still to come
+    (older ones)."""
+
+    def __init__(self, max_files: int, result: LogRead) -> None:
+        self.max_files = max_files
+        self.result = result
+        self.alias: dict[str, str] = {}
+
+    def commit(self, record: bytes) -> CommitDoc | None:
+        head = record.split(b"\0", 4)
+        if len(head) < 5:
+            return None
+        sha, stamp, subject, body, rest = head
+        self.result.read += 1
+        # git puts a NUL and a newline between the header and the file list
+        fields = [f.decode("utf-8", "replace") for f in rest.lstrip(b"\0\n").split(b"\0") if f]
+        changes = _changes(fields)
+        # a deleted file ends here: a later file of that name is another file
+        names = {(new if letter == "D" else self.alias.get(new, new)): new for letter, _, new in changes}
+        for letter, old, new in changes:  # these apply to the older commits
+            if letter == "R":
+                self.alias[old] = self.alias.get(new, new)
+            elif letter == "D":
+                self.alias.pop(old, None)
+        if len(names) > self.max_files:
+            self.result.too_big += 1
+            return None
+        return CommitDoc(
+            hash=sha.decode("ascii", "replace"),
+            time=int(stamp or 0),
+            subject=subject.decode("utf-8", "replace").strip(),
+            body=body.decode("utf-8", "replace").strip(),
+            paths=tuple(names),
+            named=tuple(names.values()),
+            terms={},  # the document is made by the indexer (repolens.history.sync)
+        )
+
+
+def parse_log(out: bytes, max_files: int) -> LogRead:
+    """Commits from a whole ``git log -z --name-status`` output in
+    :data:`_FORMAT` (what :func:`iter_log` does to the stream)."""
+    result = LogRead()
+    parser = _Parser(max_files, result)
+    result.commits = [c for c in map(parser.commit, _records([out])) if c is not None]
+    result.renames = parser.alias
+    return result
+
+
+def changed_lines(root: Path, sha: str, name: str) -> list[str]:
+    """Hunk headers and changed lines of ``name`` in commit ``sha`` (no
+    context, each cut at 200 characters); empty when git cannot show them."""
+    try:
+        proc = _git(root, "show", "--format=", "--no-color", "--no-ext-diff", "-U0", sha, "--", name)
+    except NoHistory:
+        return []
+    if proc.returncode != 0:
+        return []
+    out = []
+    for raw in proc.stdout.decode("utf-8", "replace").splitlines():
+        if raw.startswith(("+++", "---")):
+            continue
+        if raw.startswith(("@@", "+", "-")):
+            out.append(raw[:200])
+    return out

@@ -1,0 +1,205 @@
+"""The history leg (read path): past commits like the question vote for their files.
+
+Where a change belongs is often written in the history rather than the code:
+earlier commits worded like the question ("timeout ignored on retry") touched
+the file that needs the change, even when the code itself shares few words
+with the question. So:
+
+1. BM25 over past commits (message and touched paths, tokenized like code,
+   with the question's own term weights; the store scores, see
+   :class:`repolens.store.base.HistoryState`) finds the ``K_COMMITS`` most
+   similar;
+2. each votes for the indexed files it touched with its similarity (its
+   score over the best one's) times a recency decay (half-life one year,
+   counted back from the newest commit stored, not the wall clock, so an
+   old checkout is judged by its own time);
+3. a file's strength is its votes over the best file's, in (0, 1]. A
+   commit that touched most of the indexed files does not vote.
+
+:mod:`repolens.search.retrieve` adds ``history_weight * top * strength`` to
+each candidate chunk of a voted file, and lets the strongest files only the
+history suggests join with their best chunk. Raw frequency of change was
+measured useless, so a file gains nothing from being touched often by
+unrelated commits.
+
+The same ranking answers the ``history`` tool (:func:`commits_for`): the
+commits most like a question, those that touched a file, or both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
+
+K_COMMITS = 30
+HALF_LIFE_DAYS = 365.0
+MAX_VOTED = 10  # files the leg may add to the candidates
+_DAY = 86_400
+_SUBJECT_CHARS = 60
+NO_INDEXED_HISTORY = "this index has no history yet; `repolens index` reads it"
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarCommit:
+    commit: HistoryCommit
+    score: float  # BM25
+    weight: float  # score over the best commit's, times recency
+
+
+@dataclass(frozen=True, slots=True)
+class FileVote:
+    strength: float  # in (0, 1]: this file's votes over the best file's
+    commits: tuple[SimilarCommit, ...]  # the commits that voted, strongest first
+
+    def explain(self) -> str:
+        """``3 similar commits, e.g. 4d1c2a0 'Fix ...'`` (for ``--explain``)."""
+        n = len(self.commits)
+        best = self.commits[0].commit
+        subject = best.subject
+        if len(subject) > _SUBJECT_CHARS:
+            subject = subject[: _SUBJECT_CHARS - 3].rstrip() + "..."
+        return f"{n} similar commit{'s' if n != 1 else ''}, e.g. {best.hash[:7]} {subject!r}"
+
+
+@dataclass
+class HistoryVotes:
+    files: dict[str, FileVote] = field(default_factory=dict)
+    note: str = ""  # why the leg is off ("" when it is on)
+
+    def strongest(self, n: int = MAX_VOTED) -> list[str]:
+        return sorted(self.files, key=lambda p: -self.files[p].strength)[:n]
+
+
+def unavailable(state: HistoryState | None) -> str:
+    """Why an index with this history cannot answer from it ("" when it can)."""
+    if state is None:
+        return NO_INDEXED_HISTORY
+    if state.note:
+        return state.note
+    if state.commits == 0:
+        return "no commits to learn from"
+    return ""
+
+
+def similar_commits(
+    reader: IndexReader,
+    terms: Sequence[tuple[str, float]],
+    k: int = K_COMMITS,
+    *,
+    newest: int,
+    indexed_only: bool = True,
+) -> list[SimilarCommit]:
+    """The ``k`` commits most like the weighted ``terms``, best first, with
+    their vote weight, their age counted back from ``newest`` (the
+    history's :attr:`HistoryState.newest`; ``indexed_only``: their paths
+    limited to indexed files)."""
+    found = reader.history_search(terms, k) if terms else []
+    if not found:
+        return []
+    stored = reader.history_commits((cid for cid, _ in found), indexed_only=indexed_only)
+    best = found[0][1]
+    out = []
+    for cid, score in found:
+        commit = stored.get(cid)
+        if commit is None:
+            continue
+        age_days = max(newest - commit.time, 0) / _DAY
+        recency = 0.5 ** (age_days / HALF_LIFE_DAYS)
+        out.append(SimilarCommit(commit, score, score / best * recency))
+    return out
+
+
+def vote_files(reader: IndexReader, terms: Sequence[tuple[str, float]], k: int = K_COMMITS) -> HistoryVotes:
+    """Files the commits most like ``terms`` touched, with their strength
+    (see the module docstring); a note instead when there is no history."""
+    state = reader.history_state()
+    note = unavailable(state)
+    if note or state is None:
+        return HistoryVotes(note=note)
+    files = int(reader.meta().get("files", "0") or 0)
+    votes: dict[str, float] = {}
+    voters: dict[str, list[SimilarCommit]] = {}
+    for s in similar_commits(reader, terms, k, newest=state.newest):
+        if _touches_most(len(s.commit.paths), files):
+            continue
+        for path in s.commit.paths:
+            votes[path] = votes.get(path, 0.0) + s.weight
+            voters.setdefault(path, []).append(s)
+    best = max(votes.values(), default=0.0)
+    if best <= 0:
+        return HistoryVotes()
+    return HistoryVotes(
+        {
+            path: FileVote(v / best, tuple(sorted(voters[path], key=lambda s: -s.weight)))
+            for path, v in votes.items()
+        }
+    )
+
+
+def _touches_most(touched: int, files: int) -> bool:
+    """A commit that touched most of the indexed files (the first import of
+    a small project) votes for everything alike, which says nothing about
+    where a change belongs but would lift every weak candidate: it does not
+    vote. (In a repository of more than 100 files the 50-file cap of
+    :mod:`repolens.history.sync` already keeps such commits out.)"""
+    return touched > 1 and 2 * touched > files
+
+
+def history_leg(reader: IndexReader, terms: Sequence[tuple[str, float]]) -> tuple[HistoryVotes, list[str]]:
+    """The leg for a search: the votes, and a note when it is on but the
+    index has no history to vote with."""
+    votes = vote_files(reader, terms)
+    return votes, [f"history leg off: {votes.note}"] if votes.note else []
+
+
+def join_voted(
+    reader: IndexReader,
+    votes: HistoryVotes,
+    terms: Sequence[tuple[str, float]],
+    fields: Mapping[str, float],
+    filters: LexFilters,
+    scores: dict[int, float],
+    stored: dict[int, StoredChunk],
+) -> None:
+    """Let the strongest voted files that have no candidate chunk yet join
+    ``scores`` (and ``stored``) with their best lexical chunk, within the
+    search's language and kind filters."""
+    present = {s.chunk.path for s in stored.values()}
+    for path in votes.strongest():
+        if path not in present:
+            in_file = replace(filters, subpath=path)
+            for cid, score in reader.lexical(terms, fields, 1, in_file):
+                scores.setdefault(cid, score)
+    stored.update(reader.chunks(cid for cid in scores if cid not in stored))
+
+
+@dataclass(frozen=True, slots=True)
+class FoundCommit:
+    """A commit for the ``history`` tool: every path it touched, its
+    similarity to the question (0 without one) and, when a file was asked
+    about, the name this commit gave that file."""
+
+    commit: HistoryCommit
+    score: float
+    named: str = ""
+
+
+def commits_for(
+    reader: IndexReader, terms: Sequence[tuple[str, float]], path: str | None, top_k: int
+) -> list[FoundCommit]:
+    """At most ``top_k`` commits: most like ``terms`` (question only), or
+    those that touched ``path``, newest first, the ones most like ``terms``
+    first when there are terms."""
+    if path is None:
+        ranked = reader.history_search(terms, top_k) if terms else []
+        named: dict[int, str] = {}
+    else:
+        touching = reader.history_of_file(path)
+        named = dict(touching)
+        scores = dict(reader.history_search(terms, len(touching) + 1000)) if terms and touching else {}
+        # newest first; a stable sort keeps that among equal scores
+        ranked = sorted(((cid, scores.get(cid, 0.0)) for cid, _ in touching), key=lambda r: -r[1])[:top_k]
+    stored = reader.history_commits(cid for cid, _ in ranked)
+    return [FoundCommit(stored[cid], score, named.get(cid, "")) for cid, score in ranked if cid in stored]

@@ -1,0 +1,274 @@
+"""History ingestion: commits read from git into the index and kept equal to HEAD
+(incremental, read afresh on a branch switch or rewrite, none outside git)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Git, MakeRepo
+from repolens import service
+from repolens.history import gitlog
+from repolens.history.sync import sync_history
+from repolens.search.history_leg import similar_commits
+from repolens.store import open_store
+from repolens.store.base import IndexWriter, Store
+from repolens.store.handles import readers
+
+
+@pytest.fixture(autouse=True)
+def _fresh_readers():
+    yield
+    readers.clear()
+
+
+class Index:
+    """An empty published index of a repository, whose history the tests sync by hand."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def sync(self, root: Path, limit: int, **kw):
+        with self.store.write_lock():
+            writer: IndexWriter = self.store.open_writer(self.store.current())
+            try:
+                return sync_history(writer, root, limit, **kw)
+            finally:
+                writer.close()
+
+    def stored(self) -> list[tuple[str, list[str]]]:
+        """(subject, paths) of every stored commit, newest first."""
+        reader = self.store.open_reader()
+        try:
+            commits = reader.history_commits(range(1, 1000))  # ids ascend with recency
+            return [(c.subject, list(c.paths)) for _, c in sorted(commits.items(), reverse=True)]
+        finally:
+            reader.close()
+
+    def similar(self, term: str) -> list[str]:
+        reader = self.store.open_reader()
+        try:
+            found = similar_commits(reader, [(term, 1.0)], newest=0, indexed_only=False)
+            return [s.commit.subject for s in found]
+        finally:
+            reader.close()
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[Index]:
+    """A published index (of a folder outside git, so it holds no history yet)."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "keep.py").write_text("k = 1\n", encoding="utf-8")
+    service.index_repo(scratch, index_dir=tmp_path / "index")
+    yield Index(open_store(scratch, tmp_path / "index"))
+
+
+def commit(git: Git, root: Path, message: str, files: dict[str, str] | None = None) -> str:
+    for rel, text in (files or {}).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--allow-empty", "-m", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def move(git: Git, root: Path, old: str, new: str) -> None:
+    (root / new).parent.mkdir(parents=True, exist_ok=True)
+    git(root, "mv", old, new)
+
+
+def test_commits_are_read_newest_first_with_paths_and_messages(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"a.py": "x = 1\n"})
+    commit(git, root, "Add the parser\n\nIt reads tokens.", {"parser.py": "def parse(): pass\n"})
+    commit(git, root, "Fix the parser and a", {"parser.py": "def parse(): return 1\n", "a.py": "x = 2\n"})
+    report = index.sync(root, 100)
+    assert (report.mode, report.commits, report.added) == ("read", 3, 3)
+    assert index.stored() == [
+        ("Fix the parser and a", ["a.py", "parser.py"]),
+        ("Add the parser", ["parser.py"]),
+        ("initial", ["a.py"]),
+    ]
+    assert "history: 3 commits up to" in report.summary()
+
+
+def test_a_sync_reads_only_the_new_commits(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"a.py": "x = 0\n"})
+    first = index.sync(root, 100)
+    assert index.sync(root, 100).mode == "unchanged"
+    commit(git, root, "Second", {"a.py": "x = 1\n"})
+    commit(git, root, "Third", {"b.py": "y = 1\n"})
+    report = index.sync(root, 100)
+    assert (first.mode, report.mode, report.added, report.commits) == ("read", "added", 2, 3)
+    assert [s for s, _ in index.stored()] == ["Third", "Second", "initial"]
+
+
+def test_a_rewrite_or_a_branch_switch_reads_the_history_afresh(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"a.py": "x = 0\n"})
+    commit(git, root, "Wrong message", {"a.py": "x = 1\n"})
+    index.sync(root, 100)
+    git(root, "commit", "-q", "--amend", "-m", "Right message")
+    report = index.sync(root, 100)
+    assert report.mode == "rebuilt"
+    assert [s for s, _ in index.stored()] == ["Right message", "initial"]
+    git(root, "checkout", "-q", "-b", "other", "HEAD~1")
+    commit(git, root, "On the other branch", {"c.py": "z = 1\n"})
+    assert index.sync(root, 100).mode == "rebuilt"
+    assert [s for s, _ in index.stored()] == ["On the other branch", "initial"]
+    assert index.similar("messag") == []  # the amended-away commits are gone
+
+
+def test_renamed_files_keep_their_history_under_the_new_name(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"old/store.py": "class Store:\n    pass\n" * 20})
+    commit(git, root, "Teach the store to expire", {"old/store.py": "class Store:\n    ttl = 1\n" * 20})
+    move(git, root, "old/store.py", "new/store.py")
+    commit(git, root, "Move the store")
+    index.sync(root, 100)
+    assert index.stored() == [
+        ("Move the store", ["new/store.py"]),
+        ("Teach the store to expire", ["new/store.py"]),
+        ("initial", ["new/store.py"]),
+    ]
+
+
+def test_a_rename_after_the_last_sync_moves_the_stored_paths(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"a.py": "def alpha():\n    return 1\n" * 20})
+    commit(git, root, "Tune alpha", {"a.py": "def alpha():\n    return 2\n" * 20})
+    index.sync(root, 100)
+    move(git, root, "a.py", "b.py")
+    commit(git, root, "Rename a to b")
+    report = index.sync(root, 100)
+    assert (report.mode, report.added) == ("added", 1)
+    assert index.stored() == [("Rename a to b", ["b.py"]), ("Tune alpha", ["b.py"]), ("initial", ["b.py"])]
+
+
+def test_a_deleted_path_does_not_follow_a_later_file_of_that_name(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"a.py": "first = 1\n" * 20})
+    git(root, "rm", "-q", "a.py")
+    commit(git, root, "Drop a")
+    commit(git, root, "A new a", {"a.py": "second = 2\n" * 20})
+    move(git, root, "a.py", "c.py")
+    commit(git, root, "Rename the new a")
+    index.sync(root, 100)
+    assert index.stored() == [
+        ("Rename the new a", ["c.py"]),
+        ("A new a", ["c.py"]),
+        ("Drop a", ["a.py"]),
+        ("initial", ["a.py"]),
+    ]
+
+
+def test_commits_touching_too_many_files_are_left_out_but_their_renames_count(
+    make_repo: MakeRepo, git: Git, index
+):
+    root = make_repo({"lib/core.py": "def core():\n    return 'core'\n" * 20})
+    commit(git, root, "Reformat everything", {f"gen/f{i}.py": f"v = {i}\n" for i in range(8)})
+    move(git, root, "lib", "src")
+    commit(git, root, "Move lib to src", {f"gen/f{i}.py": f"v = {i + 1}\n" for i in range(8)})
+    report = index.sync(root, 100, max_files=5)
+    assert report.too_big == 2
+    assert index.stored() == [("initial", ["src/core.py"])]
+    assert "2 touching over" in report.summary()
+
+
+def test_the_cap_keeps_the_newest_commits(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"a.py": "x = 0\n"})
+    for i in range(1, 5):
+        commit(git, root, f"Change number {i} zebra{i}", {"a.py": f"x = {i}\n"})
+    index.sync(root, 3)
+    assert [s for s, _ in index.stored()] == [
+        "Change number 4 zebra4",
+        "Change number 3 zebra3",
+        "Change number 2 zebra2",
+    ]
+    for i in range(5, 8):
+        commit(git, root, f"Change number {i} zebra{i}", {"a.py": f"x = {i}\n"})
+        assert index.sync(root, 3).mode == "added"
+    assert [s for s, _ in index.stored()] == [
+        "Change number 7 zebra7",
+        "Change number 6 zebra6",
+        "Change number 5 zebra5",
+    ]
+    assert index.similar("zebra2") == []  # terms of trimmed commits are not found any more
+    assert index.similar("zebra6") == ["Change number 6 zebra6"]
+
+
+def test_a_changed_cap_reads_the_history_afresh(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"a.py": "x = 0\n"})
+    commit(git, root, "Second", {"a.py": "x = 1\n"})
+    assert index.sync(root, 1).commits == 1
+    report = index.sync(root, 100)
+    assert (report.mode, report.commits) == ("rebuilt", 2)
+
+
+def test_trailers_are_kept_but_not_searched(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"a.py": "x = 0\n"})
+    message = "Fix the cache\n\nSigned-off-by: Quentin Zuckerbrot <qz@example.invalid>"
+    commit(git, root, message, {"a.py": "x = 1\n"})
+    index.sync(root, 100)
+    assert index.similar("zuckerbrot") == []
+    assert index.similar("cach") == ["Fix the cache"]
+
+
+def test_unusual_messages_and_paths_are_parsed(make_repo: MakeRepo, git: Git, index, tmp_path: Path):
+    root = make_repo({"plain.py": "p = 1\n"})
+    message = tmp_path / "message.txt"
+    message.write_bytes("Odd \x1e separator\n\nBody with\x1e one more and ünïcode".encode())
+    (root / "dir with space").mkdir()
+    (root / "dir with space" / "naïve file.py").write_text("n = 1\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-F", str(message))
+    index.sync(root, 100)
+    assert index.stored()[0] == ("Odd \x1e separator", ["dir with space/naïve file.py"])
+    assert index.similar("ünïcode") == ["Odd \x1e separator"]
+
+
+def test_a_root_below_the_top_of_the_repository_sees_its_own_paths(make_repo: MakeRepo, git: Git, index):
+    root = make_repo({"app/main.py": "m = 1\n", "other/x.py": "x = 1\n"})
+    commit(git, root, "Change the app", {"app/main.py": "m = 2\n"})
+    commit(git, root, "Change the other", {"other/x.py": "x = 2\n"})
+    index.sync(root / "app", 100)
+    assert index.stored() == [("Change the app", ["main.py"]), ("initial", ["main.py"])]
+
+
+def test_no_history_outside_git_or_before_the_first_commit(plain_dir: Path, make_repo: MakeRepo, index):
+    (plain_dir / "a.py").write_text("x = 1\n", encoding="utf-8")
+    assert "history: none (not a git work tree)" in service.index_repo(plain_dir).summary()
+    assert "history:" not in service.index_repo(plain_dir).summary()  # said once, not on every refresh
+    assert service.index_status(plain_dir).history == "none (not a git work tree)"
+    empty = make_repo({"a.py": "x = 1\n"}, name="empty", commit=False)
+    report = index.sync(empty, 100)
+    assert (report.mode, report.note) == ("none", "the repository has no commits yet")
+    assert index.sync(empty, 0).note == "history_commits is 0"
+    assert index.stored() == []
+
+
+def test_parse_log_reads_status_pairs_and_renames():
+    out = (
+        b"\x1e" + b"b" * 40 + b"\x001700000100\x00Newer\x00\x00\x00\nR087\x00x.py\x00y.py\x00M\x00z.py\x00"
+        b"\x1e" + b"a" * 40 + b"\x001700000000\x00Older\x00body\n\x00\x00\nA\x00x.py\x00"
+    )
+    read = gitlog.parse_log(out, 50)
+    assert [(c.subject, c.body, c.paths, c.time) for c in read.commits] == [
+        ("Newer", "", ("y.py", "z.py"), 1_700_000_100),
+        ("Older", "body", ("y.py",), 1_700_000_000),
+    ]
+    assert read.renames == {"x.py": "y.py"}
+
+
+def test_indexing_reads_the_history_and_keeps_it_current(make_repo: MakeRepo, git: Git, tmp_path: Path):
+    root = make_repo({"a.py": "def alpha():\n    return 1\n"})
+    commit(git, root, "Tune alpha", {"a.py": "def alpha():\n    return 2\n"})
+    assert "history: 2 commits up to" in service.index_repo(root).summary()
+    assert "history:" not in service.index_repo(root).summary()  # unchanged: not repeated
+    commit(git, root, "Another change", {"b.py": "y = 1\n"})
+    assert "history: 3 commits up to" in service.index_repo(root).summary()
+    head = git(root, "rev-parse", "HEAD").strip()
+    assert f"\nhistory: 3 commits up to {head[:10]}\n" in service.index_status(root).render()
+    rebuilt = service.index_repo(root, rebuild=True).summary()
+    assert "history: 3 commits up to" in rebuilt
+    git(root, "checkout", "-q", "-b", "side", "HEAD~2")
+    assert "(read afresh: the branch changed or was rewritten)" in service.index_repo(root).summary()

@@ -1,0 +1,155 @@
+"""The history for agents: `repolens history` and the MCP tool `search_history`
+list the commits relevant to a question, a file, or both, within a budget."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from conftest import Git, MakeRepo
+from repolens import service
+from repolens.errors import UsageError
+from repolens.store.handles import readers
+
+
+@pytest.fixture(autouse=True)
+def _fresh_readers():
+    yield
+    readers.clear()
+
+
+def commit(git: Git, root: Path, message: str, files: dict[str, str] | None = None) -> None:
+    for rel, text in (files or {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def story_repo(make_repo: MakeRepo, git: Git) -> Path:
+    root = make_repo({"store.py": "".join(f"value_{i} = {i}\n" for i in range(30))})
+    commit(
+        git,
+        root,
+        "Expire sessions after an hour",
+        {"store.py": "TTL = 3600\n" + (root / "store.py").read_text()},
+    )
+    commit(git, root, "Add the web form", {"form.py": "def submit():\n    return True\n"})
+    (root / "session").mkdir()
+    git(root, "mv", "store.py", "session/store.py")
+    commit(git, root, "Move the store into session")
+    renumbered = "TTL = 3600\n" + "".join(f"value_{i} = {i + 1}\n" for i in range(30))
+    commit(git, root, "Renumber every value", {"session/store.py": renumbered})
+    service.index_repo(root)
+    return root
+
+
+def test_the_history_of_a_question_lists_the_most_similar_commits(story_repo: Path, git: Git):
+    reply = service.search_history("when do sessions expire", story_repo, top_k=3)
+    first = reply.entries[0]
+    assert (first.subject, first.paths) == ("Expire sessions after an hour", ("session/store.py",))
+    sha = git(story_repo, "log", "-1", "--format=%h %cs", "--abbrev=7", "--grep", "Expire").strip()
+    assert reply.text.startswith("history for 'when do sessions expire': ")
+    assert f"{sha} Expire sessions after an hour\n  files: session/store.py" in reply.text
+    assert reply.to_json()["commits"][0]["hash"].startswith(sha.split()[0])
+
+
+def test_the_history_of_a_file_follows_renames_and_shows_changed_lines(story_repo: Path):
+    reply = service.search_history(path="session/store.py", root=story_repo)
+    assert [e.subject for e in reply.entries] == [
+        "Renumber every value",
+        "Move the store into session",
+        "Expire sessions after an hour",
+        "initial",
+    ]
+    renumber, _, expire, _ = reply.entries
+    assert expire.diff == ("@@ -0,0 +1 @@", "+TTL = 3600")  # under its old name, store.py
+    assert len(renumber.diff) == 20 and renumber.diff_omitted == 41  # 1 hunk header, 30 - and 30 +
+    sha = renumber.hash[:7]
+    assert f"  ... (41 more changed lines; git show {sha} -- session/store.py)" in reply.text
+    ranked = service.search_history("sessions expire", story_repo, path="session/store.py")
+    assert ranked.entries[0].subject == "Expire sessions after an hour"
+
+
+def test_the_history_reply_fits_its_budget(story_repo: Path):
+    reply = service.search_history(path="session/store.py", root=story_repo, max_chars=700)
+    assert len(reply.text) <= 700
+    hashes = [e.hash[:7] for e in reply.omitted]
+    assert hashes and reply.text.endswith(f"... {len(hashes)} more commits did not fit: {', '.join(hashes)}")
+
+
+def test_the_history_tool_says_what_is_wrong(story_repo: Path, plain_dir: Path):
+    with pytest.raises(UsageError, match="a question, a file path, or both"):
+        service.search_history(root=story_repo)
+    with pytest.raises(UsageError, match="inside the repository"):
+        service.search_history(path="../elsewhere.py", root=story_repo)
+    with pytest.raises(UsageError, match="top_k must be between 1 and 50"):
+        service.search_history("x", story_repo, top_k=0)
+    with pytest.raises(UsageError, match="max_chars must be between 200"):
+        service.search_history("x", story_repo, max_chars=10)
+    assert service.search_history(path="nothing.py", root=story_repo).notes == [
+        "no commit in the indexed history touches nothing.py"
+    ]
+    (plain_dir / "a.py").write_text("x = 1\n", encoding="utf-8")
+    assert service.search_history("x", plain_dir).notes == ["no history: not a git work tree"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "REPOLENS_INDEX_DIR"}
+    cmd = [sys.executable, "-m", "repolens", "history", *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_history_command_prints_text_or_json_and_refuses_bad_input(story_repo: Path):
+    out = _cli("sessions expire", "--root", str(story_repo), "--top-k", "1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("history for 'sessions expire': 1 commit\n\n")
+    assert "Expire sessions after an hour" in out.stdout
+    out = _cli("--path", "session/store.py", "--root", str(story_repo), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["path"] == "session/store.py" and len(data["commits"]) == 4
+    bad = _cli("--root", str(story_repo))
+    assert bad.returncode != 0
+    assert bad.stderr.strip() == "error: pass a question, a file path, or both to search the history"
+    bad = _cli("x", "--root", str(story_repo), "--top-k", "99")
+    assert bad.returncode != 0 and bad.stderr == "error: top_k must be between 1 and 50, got 99\n"
+    assert "Traceback" not in bad.stderr
+
+
+def test_the_mcp_tool_over_stdio(story_repo: Path):
+    env = {k: v for k, v in os.environ.items() if k != "REPOLENS_INDEX_DIR"}
+    args = ["-m", "repolens", "serve", "--root", str(story_repo), "--no-watch"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
+
+    async def session() -> dict:
+        async with Client(params, read_timeout_seconds=60) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            return {
+                "schema": tools["search_history"].input_schema["properties"],
+                "question": await client.call_tool(
+                    "search_history", {"query": "sessions expire", "top_k": 1}
+                ),
+                "file": await client.call_tool(
+                    "search_history", {"path": "session/store.py", "max_chars": 400}
+                ),
+                "empty": await client.call_tool("search_history", {}),
+            }
+
+    out = asyncio.run(session())
+    assert {"query", "path", "top_k", "max_chars", "root"} <= set(out["schema"])
+    text = out["question"].content[0].text
+    assert not out["question"].is_error and "Expire sessions after an hour" in text
+    file_text = out["file"].content[0].text
+    assert len(file_text) <= 400 and "did not fit" in file_text
+    assert out["empty"].is_error
+    assert "a question, a file path, or both" in out["empty"].content[0].text

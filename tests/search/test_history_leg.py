@@ -1,0 +1,116 @@
+"""The history leg: past commits like the question vote for the files they touched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import Git, MakeRepo
+from repolens import service
+from repolens.search.history_leg import vote_files
+from repolens.search.query import parse_query
+from repolens.store.handles import readers
+
+
+@pytest.fixture(autouse=True)
+def _fresh_readers():
+    yield
+    readers.clear()
+
+
+def commit(git: Git, root: Path, message: str, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+# The code shares no word with the question; the history does.
+_UPLOAD = {
+    "net/upload.py": (
+        "def backoff_schedule(attempt):\n"
+        '    """Delay before sending the file again; the server fails fast."""\n'
+        "    return min(2 ** attempt, 60)\n"
+    ),
+    "cli/options.py": (
+        "RETRY_HELP = 'how often to retry a transfer'\n"
+        "TRANSFER_HELP = 'transfer options: retry count, transfer size'\n"
+    ),
+}
+QUESTION = "retry when a transfer fails"
+
+
+@pytest.fixture
+def upload_repo(make_repo: MakeRepo, git: Git) -> Path:
+    root = make_repo(_UPLOAD)
+    commit(git, root, "Retry the transfer when it fails", {"net/upload.py": _UPLOAD["net/upload.py"] + "\n"})
+    commit(git, root, "Add command line options", {"cli/options.py": _UPLOAD["cli/options.py"] + "\n"})
+    return root
+
+
+def _files(root: Path, question: str) -> list[str]:
+    reply = service.search_code(question, root, mode="files")
+    return [f.path for f in reply.files or []]
+
+
+def test_a_similar_past_commit_moves_the_file_it_touched_first(upload_repo: Path, git: Git, monkeypatch):
+    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
+    assert _files(upload_repo, QUESTION)[0] == "cli/options.py"
+    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "1.0")
+    assert _files(upload_repo, QUESTION)[0] == "net/upload.py"
+    sha = git(upload_repo, "rev-parse", "--short=7", "HEAD~1").strip()
+    packet = service.search_code(QUESTION, upload_repo, explain=True).text
+    assert f"; history: 1 similar commit, e.g. {sha} 'Retry the transfer when it fails'" in packet
+
+
+def test_a_file_only_the_history_names_joins_the_candidates(make_repo: MakeRepo, git: Git, monkeypatch):
+    # more lexical candidates than a search keeps, all better than upload.py's one weak match
+    noise = {f"noise/n{i}.py": f"retry_{i} = 'retry retry failure failure'\n" for i in range(110)}
+    root = make_repo({**noise, "net/upload.py": "def send(data):\n    return data  # failure\n"})
+    commit(git, root, "Retry uploads", {"net/upload.py": "def send(data):\n    return data  # failure!\n"})
+    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
+    assert "net/upload.py" not in _files(root, "retry failure")
+    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0.3")
+    assert "net/upload.py" in _files(root, "retry failure")
+
+
+def test_the_vote_decays_with_age_counted_from_the_newest_commit(make_repo: MakeRepo, git: Git, monkeypatch):
+    root = make_repo({"a.py": "x = 0\n", "b.py": "y = 0\n", "c.py": "z = 0\n"})
+    for rel, date in (("a.py", "2001-01-01T00:00:00"), ("b.py", "2003-01-01T00:00:00")):
+        monkeypatch.setenv("GIT_COMMITTER_DATE", date)
+        commit(git, root, "Retry the transfer", {rel: "changed = 1\n"})
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2003-01-01T00:00:00")
+    commit(git, root, "Unrelated", {"c.py": "z = 1\n"})
+    reader, _ = service.open_index(root)
+    votes = vote_files(reader, parse_query("retry the transfer").weighted())
+    assert set(votes.files) == {"a.py", "b.py"}
+    assert votes.files["b.py"].strength == 1.0
+    # two years (730 days) older, one-year half-life: a quarter
+    assert votes.files["a.py"].strength == pytest.approx(0.25, rel=0.01)
+
+
+def test_the_leg_is_on_by_default_and_off_with_a_note_when_there_is_no_history(
+    make_repo: MakeRepo, plain_dir: Path, monkeypatch
+):
+    (plain_dir / "a.py").write_text("def retry():\n    return 1\n", encoding="utf-8")
+    reply = service.search_code("retry", plain_dir)
+    assert "history leg off: not a git work tree" in reply.notes
+    assert "note: history leg off: not a git work tree" in reply.text
+    assert "a.py:1-2" in reply.text
+    unborn = make_repo({"a.py": "def retry():\n    return 1\n"}, name="unborn", commit=False)
+    notes = service.search_code("retry", unborn).notes
+    assert "history leg off: the repository has no commits yet" in notes
+    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
+    assert not any("history" in n for n in service.search_code("retry", plain_dir).notes)
+
+
+def test_a_commit_touching_most_files_does_not_vote(make_repo: MakeRepo, git: Git):
+    root = make_repo({"a.py": "x = 0\n", "b.py": "y = 0\n", "c.py": "z = 0\n", "d.py": "w = 0\n"})
+    commit(
+        git, root, "Retry the transfer everywhere", {"a.py": "x = 1\n", "b.py": "y = 1\n", "c.py": "z = 1\n"}
+    )
+    commit(git, root, "Retry the transfer in d", {"d.py": "w = 1\n"})
+    reader, _ = service.open_index(root)
+    assert set(vote_files(reader, parse_query("retry the transfer").weighted()).files) == {"d.py"}
