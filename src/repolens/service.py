@@ -354,6 +354,5 @@ def search_history(
         raise UsageError(f"path {path!r} must be a file inside the repository")
     check_int("top_k", top_k, 1, MAX_TOP_K)
     check_budget(max_chars)
-    # The history is read by `index`; asking about it never starts indexing a folder.
-    reader, _ = open_index(root, index_dir, auto_index=False)
+    reader, _ = open_index(root, index_dir)
     return history_reply(reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars)
