@@ -8,10 +8,12 @@ parsed query with explicit :class:`RankingOptions`:
 
 1. the lexical leg's candidates, the symbol leg as a boost, the dense leg
    by ``fusion``, the best chunks of mentioned files, filters;
-2. the path boost, role priors, file evidence;
+2. the path boost, the history leg's votes (:mod:`repolens.search.history_leg`),
+   role priors, file evidence;
 3. the reranker's rank vote on the head, the spread over files.
 
-The arithmetic of every step is in :mod:`repolens.search.fusion`.
+The arithmetic of every step but the history vote (added in place, against
+the best score before the path boost) is in :mod:`repolens.search.fusion`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ with the question. So:
 3. a file's strength is its votes over the best file's, in (0, 1]. A
    commit that touched most of the indexed files does not vote.
 
-:mod:`repolens.search.retrieve` adds ``history_weight * top * strength`` to
+:func:`repolens.search.search_index` adds ``history_weight * top * strength`` to
 each candidate chunk of a voted file, and lets the strongest files only the
 history suggests join with their best chunk. Raw frequency of change was
 measured useless, so a file gains nothing from being touched often by
