@@ -340,3 +340,21 @@ def test_pointers_take_a_small_share_of_the_budget_and_none_when_off():
     off_opts = PacketOptions(max_chars=1000, cite_files=0, files=lambda named: files)
     off = render_packet("parse_url", hits, tokens, off_opts)
     assert not off.pointers and "next files" not in off.text
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_cut_block_is_sized_exactly_as_it_is_written(seed):
+    """The per-hit cap decides line by line from sizes computed without
+    building the text; they must be the written text's, or a cut block
+    would keep fewer lines than fit (or overrun its share)."""
+    from repolens.reply.packet import Block, _body, _body_size
+
+    rng = random.Random(seed)
+    start = rng.randint(1, 500)
+    numbers = sorted(rng.sample(range(start, start + 80), rng.randint(1, 40)))
+    lines = tuple((n, "x" * rng.randint(0, 30)) for n in numbers)
+    block = Block("a.py", start, start + 80 + rng.randint(0, 5), 1.0, "function", "f", ("c",), lines)
+    sizes = {n: len(f"{n}: {text}") for n, text in lines}
+    for _ in range(10):
+        keep = set(rng.sample(numbers, rng.randint(0, len(numbers))))
+        assert _body_size(block, keep, sizes) == len("".join("\n" + piece for piece in _body(block, keep)))

@@ -313,6 +313,25 @@ def _joined(header: str, body: list[str], tail: str = "") -> str:
     return "\n".join([header, *body, tail] if tail else [header, *body])
 
 
+def _body_size(block: Block, keep: set[int], sizes: Mapping[int, int]) -> int:
+    """``len`` of what :func:`_body` gives for ``keep``, each line counted
+    with the newline that joins it, without building the text: :func:`_fit`
+    asks it for every line it tries to add, and a long chunk has hundreds.
+    ``sizes``: the length of each line as :func:`_body` writes it."""
+    total = 0
+    expect = block.start_line
+    for n, _ in block.lines:
+        if n not in keep:
+            continue
+        if n > expect:
+            total += 1 + len(omitted_marker(expect, n - 1))
+        total += 1 + sizes[n]
+        expect = n + 1
+    if expect <= block.end_line:
+        total += 1 + len(omitted_marker(expect, block.end_line))
+    return total
+
+
 def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> tuple[str, bool]:
     """The block within ``cap`` chars, keeping its most relevant lines.
 
@@ -331,6 +350,8 @@ def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> 
     if len(full) <= cap:
         return full, False
     tail = truncated_marker(block.path, block.start_line, block.end_line, cap)
+    room = cap - len(header) - 1 - len(tail)  # what the body may take beside the header and the tail
+    sizes = {n: len(f"{n}: {text}") for n, text in block.lines}
     numbers = [n for n, _ in block.lines]
     position = {n: i for i, n in enumerate(numbers)}
     scored = []
@@ -348,9 +369,9 @@ def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> 
         # the context of a code line is code: a docstring next to it is not
         group = {m for m in numbers[max(0, i - context) : i + context + 1] if prose or m not in block.prose}
         trial = keep | group
-        if len(_joined(header, _body(block, trial), tail)) <= cap:
+        if _body_size(block, trial, sizes) <= room:
             keep = trial
-        elif n not in keep and len(_joined(header, _body(block, keep | {n}), tail)) <= cap:
+        elif n not in keep and _body_size(block, keep | {n}, sizes) <= room:
             keep = keep | {n}
     return _joined(header, _body(block, keep), tail), True
 
