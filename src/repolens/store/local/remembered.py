@@ -3,7 +3,10 @@
 They live in ``<index_dir>/queries/<query_id>.json``, beside the
 generations rather than in one: a result names the generation it was ranked
 on (:mod:`repolens.search.remembered` checks it), and files, not memory, so
-the CLI and the MCP server share them. The newest ``KEEP`` are kept.
+the CLI and the MCP server share them. When there are more than
+``PRUNE_AT``, the newest ``KEEP`` are kept: pruning in batches, because
+listing and dating every result on every search cost 3 ms of a ~30 ms
+search.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 from pathlib import Path
 
 KEEP = 200
+PRUNE_AT = KEEP + KEEP // 4
 _NAME = re.compile(r"^[0-9a-f]{1,64}$")  # ids are hex digests: never a path
 
 
@@ -37,7 +41,8 @@ def remember(index_dir: Path, query_id: str, payload: str) -> bool:
             tmp.unlink(missing_ok=True)
         return False
     with contextlib.suppress(OSError):
-        _prune(folder)
+        if len(os.listdir(folder)) > PRUNE_AT:
+            _prune(folder)
     return True
 
 
