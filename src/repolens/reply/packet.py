@@ -317,12 +317,11 @@ def _body_size(block: Block, keep: set[int], sizes: Mapping[int, int]) -> int:
     """``len`` of what :func:`_body` gives for ``keep``, each line counted
     with the newline that joins it, without building the text: :func:`_fit`
     asks it for every line it tries to add, and a long chunk has hundreds.
-    ``sizes``: the length of each line as :func:`_body` writes it."""
+    ``sizes``: the length of each line as :func:`_body` writes it; ``keep``
+    holds only shown lines, so it is walked rather than the block."""
     total = 0
     expect = block.start_line
-    for n, _ in block.lines:
-        if n not in keep:
-            continue
+    for n in sorted(keep):
         if n > expect:
             total += 1 + len(omitted_marker(expect, n - 1))
         total += 1 + sizes[n]

@@ -70,6 +70,12 @@ class ParsedQuery:
         return [(t.token, t.weight) for t in self.terms]
 
 
+_MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
+_DOTTED = re.compile(r"\w\.\w")
+_NUMBER = re.compile(r"[\d.]+")
+_LETTER_DIGIT = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
+
+
 def looks_like_code(run: str) -> bool:
     """``snake_case``, ``camelCase``, ``dotted.name``, ``path/x.py``, ``f()``."""
     core = run.strip(".:-/")
@@ -77,11 +83,11 @@ def looks_like_code(run: str) -> bool:
         return False
     if "_" in core.strip("_") or "/" in core or "::" in core:
         return True
-    if re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]", core):
+    if _MIXED_CASE.search(core):
         return True
-    if re.search(r"\w\.\w", core) and not re.fullmatch(r"[\d.]+", core):
+    if _DOTTED.search(core) and not _NUMBER.fullmatch(core):
         return True
-    return len(split_identifier(core)) > 1 and bool(re.search(r"[A-Za-z]\d|\d[A-Za-z]", core))
+    return len(split_identifier(core)) > 1 and bool(_LETTER_DIGIT.search(core))
 
 
 def _identifiers(text: str) -> list[str]:
