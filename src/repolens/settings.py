@@ -13,7 +13,6 @@ every section goes through one coercer (:func:`coerce`).
 from __future__ import annotations
 
 import os
-import tomllib
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -214,6 +213,8 @@ def _from_mapping(base: Settings, values: dict[str, Any], source: str) -> Settin
 
 def read_toml(path: Path) -> dict[str, Any]:
     """The top-level table of the TOML file ``path``; ConfigError (with the fix) when it is not TOML."""
+    import tomllib  # only when a config file exists
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
