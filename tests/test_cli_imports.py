@@ -50,9 +50,10 @@ MARK = "--modules after the command--"
 
 # What each command an agent runs per question leaves out besides HEAVY:
 # click (the quick path of repolens.cli.reads), and what the others need.
+_WRITES = ("repolens.store.local.writer", "shutil", "tempfile")  # the write path, removing folders
 NOT_FOR = {
-    "search": ("click",),
-    "symbols": ("click", "repolens.search.ranking", "repolens.reply.packet", "repolens.discover"),
+    "search": ("click", *_WRITES, "repolens.models.rerank_config"),  # no reranker configured
+    "symbols": ("click", *_WRITES, "repolens.search.ranking", "repolens.reply.packet", "repolens.discover"),
     "read": ("click", "repolens.search", "repolens.store.base", "repolens.store.local", "sqlite3", "tantivy"),
 }
 

@@ -249,6 +249,14 @@ def section_values(root: Path | None, section: str, names: Iterable[str]) -> dic
     return values
 
 
+def section_given(root: Path | None, section: str) -> bool:
+    """Whether ``[section]`` (or ``[repolens.section]``) is in the config file
+    or any ``REPOLENS_<SECTION>_*`` variable is set: when neither is, the
+    section's settings are its defaults, without reading them."""
+    prefix = f"{ENV_PREFIX}{section.upper()}_"
+    return section in config_table(root) or any(name.startswith(prefix) for name in os.environ)
+
+
 def section_config(cls: type[T], section: str, values: Mapping[str, Any], error: type[RepolensError]) -> T:
     """The dataclass ``cls`` of one config section from a dict (config file,
     environment): keys with or without the ``section.`` prefix, each value

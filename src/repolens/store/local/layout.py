@@ -21,7 +21,6 @@ import contextlib
 import fcntl
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -163,6 +162,8 @@ class IndexLayout:
             except FileNotFoundError:
                 continue
             if path.name.endswith(".building") or age > _GRACE_SECONDS:
+                import shutil  # only when there is something to remove
+
                 shutil.rmtree(path, ignore_errors=True)
 
     @contextlib.contextmanager
