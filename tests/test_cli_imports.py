@@ -50,7 +50,8 @@ MARK = "--modules after the command--"
 
 # What each command an agent runs per question leaves out besides HEAVY:
 # click (the quick path of repolens.cli.reads), and what the others need.
-_WRITES = ("repolens.store.local.writer", "shutil", "tempfile")  # the write path, removing folders
+# The write path: the store's writer, removing folders, the chunk packer.
+_WRITES = ("repolens.store.local.writer", "shutil", "tempfile", "repolens.chunk.pack", "repolens.chunk.text")
 NOT_FOR = {
     "search": ("click", *_WRITES, "repolens.models.rerank_config"),  # no reranker configured
     "symbols": ("click", *_WRITES, "repolens.search.ranking", "repolens.reply.packet", "repolens.discover"),
