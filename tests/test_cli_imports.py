@@ -48,10 +48,11 @@ print("\\n".join(sorted(sys.modules)))
 """
 MARK = "--modules after the command--"
 
-# What each command an agent runs per question leaves out besides HEAVY:
-# click (the quick path of repolens.cli.reads), and what the others need.
-# The write path: the store's writer, removing folders, the chunk packer.
-_WRITES = ("repolens.store.local.writer", "shutil", "tempfile", "repolens.chunk.pack", "repolens.chunk.text")
+# The write path: the store's writer and lock, removing folders, the chunk packer.
+_WRITES = ("repolens.store.local.writer", "fcntl", "shutil", "tempfile")
+_WRITES += ("repolens.chunk.pack", "repolens.chunk.text")
+# What each command an agent runs per question leaves out besides HEAVY: click
+# (the quick path of repolens.cli.reads), the write path, what the others need.
 NOT_FOR = {
     "search": ("click", *_WRITES, "repolens.models.rerank_config"),  # no reranker configured
     "symbols": ("click", *_WRITES, "repolens.search.ranking", "repolens.reply.packet", "repolens.discover"),

@@ -18,7 +18,6 @@ never a mix. A crash before the swap leaves the previous generation current.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import time
@@ -173,6 +172,8 @@ class IndexLayout:
         ``flock`` is released by the kernel when the holder dies, so a crashed
         indexer never leaves a stale lock behind.
         """
+        import fcntl  # only a writer locks: a search need not load it
+
         self.ensure_dir()
         try:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
