@@ -55,7 +55,14 @@ _WRITES += ("repolens.chunk.pack", "repolens.chunk.text")
 # (the quick path of repolens.cli.reads), the write path, what the others need.
 NOT_FOR = {
     "search": ("click", *_WRITES, "repolens.models.rerank_config"),  # no reranker configured
-    "symbols": ("click", *_WRITES, "repolens.search.ranking", "repolens.reply.packet", "repolens.discover"),
+    "symbols": (
+        "click",
+        *_WRITES,
+        "repolens.search.ranking",
+        "repolens.reply.packet",
+        "repolens.discover",
+        "difflib",
+    ),
     "read": ("click", "repolens.search", "repolens.store.base", "repolens.store.local", "sqlite3", "tantivy"),
 }
 
