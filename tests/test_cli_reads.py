@@ -122,6 +122,7 @@ QUICK = {
     "search-error-bound": ["search", "session", "--top-k", "0", *WHERE],
     "search-error-language": ["search", "session", "--lang", "klingon", *WHERE],
     "search-error-query-id": ["search", "--query-id", "0123456789", *WHERE],
+    "search-error-store": ["search", "session", "--root", "{root}", "--store", "mysql://x"],
     "symbols": ["symbols", "SessionStore", "--json", "--limit", "3", *WHERE],
     "symbols-error": ["symbols", "SessionStore", "--limit", "0", *WHERE],
     "read": ["read", "src/auth/session.py", "1", "10", "--max-chars", "300", "--root", "{root}"],
