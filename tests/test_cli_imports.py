@@ -54,7 +54,7 @@ _WRITES += ("repolens.chunk.pack", "repolens.chunk.text")
 # What each command an agent runs per question leaves out besides HEAVY: click
 # (the quick path of repolens.cli.reads), the write path, what the others need.
 NOT_FOR = {
-    "search": ("click", *_WRITES, "repolens.models.rerank_config"),  # no reranker configured
+    "search": ("click", *_WRITES, "repolens.models.rerank_config", "repolens.reply.snippet"),
     "symbols": (
         "click",
         *_WRITES,
@@ -62,6 +62,7 @@ NOT_FOR = {
         "repolens.reply.packet",
         "repolens.discover",
         "difflib",
+        "repolens.reply.snippet",
     ),
     "read": ("click", "repolens.search", "repolens.store.base", "repolens.store.local", "sqlite3", "tantivy"),
 }

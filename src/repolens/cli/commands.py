@@ -20,7 +20,7 @@ from repolens.cli import emit as _emit
 from repolens.cli import progress as _progress
 from repolens.cli.reads import run_read, run_search, run_symbols
 from repolens.errors import RepolensError
-from repolens.reply.snippet import READ_MAX_CHARS
+from repolens.reply.budget import READ_MAX_CHARS
 
 ROOT_HELP = "Repository root (default: the current directory)."
 INDEX_DIR_HELP = "Index folder (default: <root>/.repolens, or $REPOLENS_INDEX_DIR/<root>)."

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from repolens.cli import echo, emit, progress
 from repolens.errors import RepolensError
-from repolens.reply.snippet import READ_MAX_CHARS
+from repolens.reply.budget import READ_MAX_CHARS
 
 
 def run_search(

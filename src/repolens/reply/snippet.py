@@ -18,8 +18,6 @@ from repolens.reply.budget import lines_cut_marker, truncated_marker
 from repolens.validate import check_budget
 
 MAX_LINES = 300
-# The reply budget of a read when the caller names none (CLI and MCP alike).
-READ_MAX_CHARS = 12_000
 MAX_PATH_CHARS = 4096
 
 

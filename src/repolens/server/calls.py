@@ -35,7 +35,8 @@ from repolens.branches.names import resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import ROOT_FIX, PathError, RepolensError, RootError, UsageError
-from repolens.reply.snippet import MAX_PATH_CHARS, READ_MAX_CHARS, safe_path
+from repolens.reply.budget import READ_MAX_CHARS
+from repolens.reply.snippet import MAX_PATH_CHARS, safe_path
 from repolens.store import open_store, resolve_root
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8
 
