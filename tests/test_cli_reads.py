@@ -187,3 +187,14 @@ def test_a_refused_argument_list_gets_clicks_own_message(indexed_sample: tuple[P
         "error: Invalid value for '--top-k' / '-k': 'many' is not a valid integer."
         " (see `repolens search --help`)\n"
     )
+
+
+def test_escape_codes_in_a_reply_are_removed_as_click_removes_them(tmp_path: Path):
+    """click.echo strips ANSI codes for a stream that is not a terminal: the
+    quick path hands such a reply to click.echo."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "colour.py").write_text('RED = "\x1b[31m"\nprint(RED + "alarm\x1b[0m")\n')
+    args = ["read", "colour.py", "1", "2", "--root", str(tmp_path / "repo")]
+    code, out, err, _ = _run("quick", args, tmp_path / "quick")
+    assert (code, out, err) == _run("click", args, tmp_path / "click")[:3]
+    assert code == 0 and "\x1b" not in out and 'print(RED + "alarm")' in out
