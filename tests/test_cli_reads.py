@@ -179,6 +179,11 @@ def test_whatever_the_quick_path_is_unsure_of_goes_to_click(indexed_sample: tupl
     assert reads.parse([a.format(root=root) for a in CLICKS[case]]) is None
 
 
+def test_shell_completion_is_clicks(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("_REPOLENS_COMPLETE", "bash_complete")
+    assert reads.parse(["read", "a.py", "1", "2"]) is None
+
+
 def test_a_refused_argument_list_gets_clicks_own_message(indexed_sample: tuple[Path, Path], tmp_path: Path):
     code, out, err, click_loaded = _run("quick", ["search", "x", "--top-k", "many"], tmp_path / "m")
     assert click_loaded

@@ -155,11 +155,15 @@ COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], dict[str, Para
 }
 
 
+# click's shell-completion switch for prog_name "repolens".
+_COMPLETE = "_REPOLENS_COMPLETE"
+
+
 def parse(args: Sequence[str]) -> Callable[[], int] | None:
     """The command ``args`` ask for, ready to run, or None when click must
     read them (anything this parser is not sure of, including every mistake)."""
-    if not args or args[0] not in COMMANDS:
-        return None
+    if not args or args[0] not in COMMANDS or _COMPLETE in os.environ:
+        return None  # (with click's completion variable set, click completes instead of running)
     run, arguments, options = COMMANDS[args[0]]
     given: dict[str, object] = {}
     positional: list[str] = []
