@@ -33,8 +33,8 @@ from repolens.models import make_embedder
 from repolens.models.base import l2_normalise
 from repolens.models.document import embedding_text
 from repolens.models.onnx import _run
-from repolens.search import RankingOptions, search_index
 from repolens.search.query import parse_query
+from repolens.search.ranking import RankingOptions, search_index
 from repolens.settings import load_settings
 from repolens.store import open_store
 

@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -170,6 +171,24 @@ def make_repo(tmp_path: Path, isolated_git_config: None) -> MakeRepo:
 def sample_repo(make_repo: MakeRepo) -> Path:
     """``SAMPLE_FILES`` committed in a fresh git repository."""
     return make_repo()
+
+
+@pytest.fixture(scope="module")
+def indexed_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(root, index folder) of SAMPLE_FILES, indexed once per test module by
+    ``repolens index`` in a subprocess (no REPOLENS_* variable)."""
+    root = tmp_path_factory.mktemp("repo")
+    write_tree_files(root, SAMPLE_FILES)
+    index_dir = tmp_path_factory.mktemp("index")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    subprocess.run(
+        [sys.executable, "-m", "repolens", "index", str(root), "--index-dir", str(index_dir)],
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    return root, index_dir
 
 
 # -- stores ------------------------------------------------------------------------

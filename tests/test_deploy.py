@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from repolens.branches.registry import load_registry
-from repolens.cli import cli
+from repolens.cli.commands import cli
 from repolens.server.config import SERVE_KEYS
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"

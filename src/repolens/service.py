@@ -9,35 +9,29 @@ a value whose ``render()``/``text`` is what the user sees.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repolens.errors import UsageError
-from repolens.reply.chunk import ChunkView
-from repolens.reply.chunk import get_chunk as _get_chunk
-from repolens.reply.focus import FocusResult, focused_context
-from repolens.reply.modes import MODES, SearchReply, render_search
-from repolens.reply.snippet import Snippet
-from repolens.reply.snippet import read_snippet as _read_snippet
-from repolens.search import search
-from repolens.search.filters import make_filters
-from repolens.search.freshness import freshen_outcome
-from repolens.search.remembered import recall_outcome, remember_outcome
-from repolens.search.symbols import SymbolMatches, find_symbols
-from repolens.settings import Settings, load_settings
 from repolens.store import open_store, resolve_root
-from repolens.store.base import IndexReader, Store
-from repolens.store.handles import readers
-from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender, check_subpath
 
+# Each use case imports its own stack when it runs: a new process (``repolens
+# read`` from a shell) must not pay for the search, reply and store modules
+# another use case needs (``tests/test_cli_imports.py``).
 if TYPE_CHECKING:
     from repolens.branches.compare import Comparison
     from repolens.branches.refresh import RefreshResult
     from repolens.branches.registry import Registry
     from repolens.index.build import IndexReport, ProgressFn
     from repolens.ops.status import IndexStatus
+    from repolens.reply.chunk import ChunkView
+    from repolens.reply.focus import FocusResult
     from repolens.reply.history import HistoryReply
+    from repolens.reply.modes import SearchReply
+    from repolens.reply.snippet import Snippet
+    from repolens.search.symbols import SymbolMatches
+    from repolens.settings import Settings
+    from repolens.store.base import IndexReader, Store
 
 # A search that finds no index builds one; if a watcher is already building
 # it, wait for that instead of failing.
@@ -72,6 +66,7 @@ def index_repo(
     indexes identical files are copied from (the repository's other git
     worktrees are found without being named)."""
     from repolens.branches.reuse import sibling_stores
+    from repolens.settings import load_settings
 
     root_path = resolve_root(root)
     settings = load_settings(root_path, {"max_file_bytes": max_file_bytes, "vectors": vectors})
@@ -111,6 +106,15 @@ def search_code(
     ``json`` (hits, omitted hits and files for programs). Indexes first if
     the repository has no index and ``auto_index`` is set.
     """
+    from repolens.reply.modes import MODES, render_search
+    from repolens.search.filters import make_filters
+    from repolens.search.freshness import freshen_outcome
+    from repolens.search.ranking import search
+    from repolens.search.remembered import recall_outcome, remember_outcome
+    from repolens.settings import load_settings
+    from repolens.store.handles import readers
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender
+
     if mode not in MODES:
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if query_id is None:
@@ -162,6 +166,8 @@ def open_index(
     progress: ProgressFn | None = None,
 ) -> tuple[IndexReader, IndexReport | None]:
     """A reader of the current index of ``root`` (built first when missing and ``auto_index``)."""
+    from repolens.store.handles import readers
+
     store = open_store(root, index_dir)
     indexed = _ensure_index(store, None, auto_index, progress)
     return readers.get(store), indexed
@@ -170,6 +176,7 @@ def open_index(
 def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:
     """What the index holds, and how many files changed on disk since."""
     from repolens.ops.status import index_status as _status
+    from repolens.store.handles import readers
 
     store = open_store(root, index_dir)
     return _status(store, readers.get(store))
@@ -186,6 +193,8 @@ def find_symbol(
     limit: int = 20,
     max_chars: int = 4000,
 ) -> SymbolMatches:
+    from repolens.search.symbols import find_symbols
+
     reader, _ = open_index(root, index_dir)
     return find_symbols(
         reader, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
@@ -203,6 +212,9 @@ def focus(
     max_blocks: int = 6,
     max_chars: int = 8000,
 ) -> FocusResult:
+    from repolens.reply.focus import focused_context
+    from repolens.validate import check_query
+
     check_query(query)
     reader, _ = open_index(root, index_dir)
     return focused_context(
@@ -223,11 +235,15 @@ def get_chunk(
     index_dir: str | Path | None = None,
     max_chars: int = 8000,
 ) -> ChunkView:
+    from repolens.reply.chunk import get_chunk as _get_chunk
+
     reader, _ = open_index(root, index_dir, auto_index=False)
     return _get_chunk(reader, chunk_id, max_chars=max_chars)
 
 
 def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Snippet:
+    from repolens.reply.snippet import read_snippet as _read_snippet
+
     return _read_snippet(resolve_root(root), path, start, end)
 
 
@@ -271,8 +287,12 @@ def compare_branches(
     """Compare two branches of ``repo`` (see :mod:`repolens.branches.compare`)
     on ``paths`` or on the files ``query`` finds in either. ``index_dir_of``
     gives a root key's index folder (None: the default)."""
+    from dataclasses import replace
+
     from repolens.branches.compare import Comparison, merge_hits, pick_branches, statuses
     from repolens.branches.compare import compare_paths as _compare_paths
+    from repolens.store.handles import readers
+    from repolens.validate import check_budget, check_query, check_subpath
 
     check_budget(max_chars)
     if not isinstance(repo, str) or not repo.strip():
@@ -344,6 +364,7 @@ def search_history(
     """The commits most relevant to ``query``, to the file ``path``, or to
     both (see :mod:`repolens.reply.history`)."""
     from repolens.reply.history import history_reply
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_subpath
 
     if query is None and path is None:
         raise UsageError("pass a question, a file path, or both to search the history")

@@ -13,7 +13,6 @@ every section goes through one coercer (:func:`coerce`).
 from __future__ import annotations
 
 import os
-import tomllib
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -214,6 +213,8 @@ def _from_mapping(base: Settings, values: dict[str, Any], source: str) -> Settin
 
 def read_toml(path: Path) -> dict[str, Any]:
     """The top-level table of the TOML file ``path``; ConfigError (with the fix) when it is not TOML."""
+    import tomllib  # only when a config file exists
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -246,6 +247,14 @@ def section_values(root: Path | None, section: str, names: Iterable[str]) -> dic
         if (value := environ(f"{ENV_PREFIX}{section.upper()}_{name.upper()}")) is not None:
             values[name] = value
     return values
+
+
+def section_given(root: Path | None, section: str) -> bool:
+    """Whether ``[section]`` (or ``[repolens.section]``) is in the config file
+    or any ``REPOLENS_<SECTION>_*`` variable is set: when neither is, the
+    section's settings are its defaults, without reading them."""
+    prefix = f"{ENV_PREFIX}{section.upper()}_"
+    return section in config_table(root) or any(name.startswith(prefix) for name in os.environ)
 
 
 def section_config(cls: type[T], section: str, values: Mapping[str, Any], error: type[RepolensError]) -> T:

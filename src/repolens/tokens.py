@@ -93,10 +93,15 @@ def _split_unicode(piece: str) -> list[str]:
     return parts
 
 
+_SEPARATORS = re.compile(r"[_\-]+")
+
+
 def split_identifier(word: str) -> list[str]:
     """Split one identifier-ish run into lowercase parts (no whole form)."""
+    if word.isascii() and word.isalpha() and word.islower():
+        return [word]  # the common case (``self``, ``return``): what _PARTS would find
     parts: list[str] = []
-    for piece in re.split(r"[_\-]+", word):
+    for piece in _SEPARATORS.split(word):
         if not piece:
             continue
         if piece.isascii():

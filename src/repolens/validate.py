@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
 
-from repolens.chunk.languages import LANGUAGE_ALIASES, LANGUAGES
 from repolens.errors import RepolensError, UsageError
-from repolens.roles import KIND_ALIASES, KINDS
 
 # The budget of every reply, in characters (search packets and overviews,
 # symbols, focus, a stored chunk, a snippet, a test run's output): below 200
@@ -163,9 +161,13 @@ def check_choice(what: str, value: object, choices: Set[str], aliases: Mapping[s
 
 def check_language(value: object) -> str | None:
     """A language filter: a name of :data:`repolens.chunk.languages.LANGUAGES` or an alias (``py``)."""
+    from repolens.chunk.languages import LANGUAGE_ALIASES, LANGUAGES  # the tables: only when filtering
+
     return check_choice("language", value, LANGUAGES, LANGUAGE_ALIASES)
 
 
 def check_kind(value: object) -> str | None:
     """A kind filter: a name of :data:`repolens.roles.KINDS` or an alias (``func``)."""
+    from repolens.roles import KIND_ALIASES, KINDS
+
     return check_choice("kind", value, KINDS, KIND_ALIASES)

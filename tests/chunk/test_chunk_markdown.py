@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from repolens.chunk import ChunkedFile, chunk_file
+from repolens.chunk.labels import repeated_header_lines
 from repolens.chunk.markdown import scan
-from repolens.chunk.pack import repeated_header_lines, source_lines
+from repolens.chunk.pack import source_lines
 from repolens.chunk.text import MAX_LINES
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sample.md"

@@ -17,8 +17,9 @@ import pytest
 
 from repolens.chunk import ChunkedFile, chunk_file, chunking_config, dispatch
 from repolens.chunk.grammars import KINDS, SPECS, available_languages
+from repolens.chunk.labels import repeated_header_lines
 from repolens.chunk.languages import language_for
-from repolens.chunk.pack import repeated_header_lines, source_lines
+from repolens.chunk.pack import source_lines
 from repolens.chunk.syntax import SyntaxChunker, supports
 from repolens.chunk.text import MAX_CHARS, MAX_LINES
 

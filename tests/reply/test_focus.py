@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from repolens.chunk.pack import repeated_header_lines
+from repolens.chunk.labels import repeated_header_lines
 from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
 from repolens.reply.chunk import get_chunk

@@ -6,9 +6,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from repolens.index.build import build_index
-from repolens.search import RankingOptions, search, search_index
 from repolens.search.filters import Filters
 from repolens.search.query import parse_query
+from repolens.search.ranking import RankingOptions, search, search_index
 from repolens.settings import load_settings
 from repolens.store import open_store
 

@@ -110,8 +110,9 @@ def test_tool_list_stays_small(sample_repo: Path):
     tools = asyncio.run(session())
     size = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools.tools]))
     assert len(tools.tools) == 12
-    # 12 tools since compare_branches and search_history (13,074 chars); trimming descriptions is open.
-    assert size < 13_500, f"tools/list is {size} chars"
+    assert size < 12_000, f"tools/list is {size} chars"
+    schemas = [t.input_schema for t in tools.tools]  # titles repeat the names: left out
+    assert [s for s in schemas if "title" in s or any("title" in p for p in s["properties"].values())] == []
 
 
 def test_language_and_kind_arguments_take_aliases_and_refuse_unknown_names(sample_repo: Path):

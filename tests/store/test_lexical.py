@@ -8,8 +8,8 @@ import pytest
 
 from repolens import service
 from repolens.index.build import build_index
-from repolens.search import RankingOptions, search_index
 from repolens.search.query import ParsedQuery, QueryTerm
+from repolens.search.ranking import RankingOptions, search_index
 from repolens.store import open_store
 from repolens.store.handles import readers
 from repolens.tokens import tokenize

@@ -20,13 +20,14 @@ The rules, in order:
   header line(s) prepended to their ``text``, so a hit in part 3 still shows
   which function it is; their ``start_line``/``end_line`` stay the part's true
   range, so ``text`` then has more lines than the range
-  (see :func:`repeated_header_lines`).
+  (see :func:`repolens.chunk.labels.repeated_header_lines`).
 * Lines between definitions (imports, statements, fields) are gap pieces.
   Blank lines and lone closers (``}``, ``end``) go to the piece before them.
 * Consecutive small pieces with the same owner are packed together up to
   ``TARGET_LINES``: gaps, and definitions of at most ``merge_max_lines``
   lines (one-line constants, getters). A packed chunk that holds only
-  definitions names them all in ``qualname`` (``a, b, c (+2 more)``); one that
+  definitions names them all in ``qualname`` (``a, b, c (+2 more)``,
+  :func:`repolens.chunk.labels.join_names`); one that
   holds code of a class is labelled with the class.
 """
 
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from repolens.chunk import Chunk
+from repolens.chunk.labels import join_names
 from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
 
 # Kinds whose big instances dissolve into the surrounding code when packing:
@@ -49,7 +51,6 @@ MAX_HEADER_LINES = 3
 # Non-blank lines of code before a big definition that join its chunk.
 TINY_GAP_LINES = 2
 MAX_HEADER_CHARS = 400
-_NAMES_SHOWN = 3
 
 # Lines that carry no content of their own: blank, or only closing
 # punctuation / ``end`` (optionally followed by a line comment).
@@ -110,32 +111,6 @@ def source_lines(text: str) -> list[str]:
     if "\r" in text:
         lines = [x[:-1] if x.endswith("\r") else x for x in lines]
     return lines
-
-
-def repeated_header_lines(chunk: Chunk) -> int:
-    """How many lines at the start of ``chunk.text`` repeat its definition's header.
-
-    Parts 2..n of a split definition start with the header; their line range
-    is the part's own. 0 for every other chunk.
-    """
-    return max(0, chunk.text.count("\n") + 1 - (chunk.end_line - chunk.start_line + 1))
-
-
-def join_names(names: list[str], more: int = 0) -> str:
-    """``a, b, c (+2 more)``: the label of a chunk holding several definitions
-    (``more`` counts further ones not in ``names``)."""
-    more += max(0, len(names) - _NAMES_SHOWN)
-    return ", ".join(names[:_NAMES_SHOWN]) + (f" (+{more} more)" if more else "")
-
-
-_MORE = re.compile(r" \(\+(\d+) more\)$")
-
-
-def split_names(label: str) -> tuple[list[str], int]:
-    """The inverse of :func:`join_names`: (names shown, how many more)."""
-    m = _MORE.search(label)
-    shown = label[: m.start()] if m else label
-    return [n for n in shown.split(", ") if n], int(m.group(1)) if m else 0
 
 
 class Packer:

@@ -18,6 +18,9 @@ BLOCK_SEP = "\n\n"
 # Room kept for the trailer while blocks are placed: at most this much, so
 # that a long tail of refs cannot starve the first blocks.
 TRAILER_RESERVE = 400
+# The reply budget of a read (read_snippet, ``repolens read``) when the
+# caller names none, CLI and MCP alike.
+READ_MAX_CHARS = 12_000
 
 
 def counted(n: int, noun: str, plural: str = "") -> str:

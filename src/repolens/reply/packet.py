@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repolens.chunk import Chunk
-from repolens.chunk.pack import join_names, repeated_header_lines, split_names
+from repolens.chunk.labels import join_names, repeated_header_lines, split_names
 from repolens.reply.budget import (
     BLOCK_SEP,
     NEXT_FILES,

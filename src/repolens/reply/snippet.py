@@ -12,16 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote
 
-from repolens.discover.load import BINARY_SNIFF_BYTES
 from repolens.errors import PathError, UsageError
 from repolens.reply.budget import lines_cut_marker, truncated_marker
 from repolens.validate import check_budget
 
 MAX_LINES = 300
-# The reply budget of a read when the caller names none (CLI and MCP alike).
-READ_MAX_CHARS = 12_000
 MAX_PATH_CHARS = 4096
 
 
@@ -77,6 +73,8 @@ def _clip(text: str, max_chars: int | None) -> str:
 
 
 def _decoded_forms(path: str) -> list[str]:
+    from urllib.parse import unquote  # (and ipaddress): only for a path that reaches here
+
     forms = [path]
     for _ in range(3):
         nxt = unquote(forms[-1])
@@ -190,6 +188,8 @@ def read_snippet(root: Path, path: str, start: int, end: int, *, max_lines: int 
         raise UsageError(f"start must be >= 1 (lines are 1-based), got {start}")
     if end < start:
         raise UsageError(f"end ({end}) must be >= start ({start})")
+    from repolens.discover.load import BINARY_SNIFF_BYTES  # discovery's package: only for a read
+
     abs_path, rel = safe_path(root, path)
     with open(abs_path, "rb") as fh:
         data = fh.read()

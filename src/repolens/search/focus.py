@@ -22,9 +22,10 @@ from pathlib import PurePosixPath
 
 from repolens.chunk import Chunk
 from repolens.errors import PathError, UsageError
-from repolens.search import Filters, Hit, search_index
-from repolens.search.hits import matching_lines
+from repolens.search.filters import Filters
+from repolens.search.hits import Hit, matching_lines
 from repolens.search.query import ParsedQuery
+from repolens.search.ranking import search_index
 from repolens.store.base import IndexReader, SymbolRow
 
 # Symbols that are part of top-level code rather than bounding it.

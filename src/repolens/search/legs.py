@@ -288,9 +288,11 @@ def rerank_leg(root: Path, query: ParsedQuery) -> tuple[BoundRerank | None, list
     """The cross-encoder leg for ``query`` (it reads the text) when one is
     configured, or None with a note saying why it is missing (silence only
     when none is configured)."""
-    from repolens.settings import load_rerank_config
+    from repolens.settings import load_rerank_config, section_given
 
     try:
+        if not section_given(root, "rerank"):  # the default, no reranker: no need to load its settings
+            return None, []
         config = load_rerank_config(root)
         if config.provider == "none":
             return None, []

@@ -51,7 +51,6 @@ over all symbols.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -382,6 +381,8 @@ def _fuzzy(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[tuple
 
 def _near_norms(reader: IndexReader, norm: str, f: SymbolFilters) -> list[str]:
     """Names within a typo or two of ``norm``, from bounded index ranges."""
+    import difflib  # only for a name with no exact match (a new process's lookup need not load it)
+
     n = len(norm)
     slack = max(2, n // 3)
     candidates: set[str] = set()
@@ -404,6 +405,8 @@ def _suggest(reader: IndexReader, q: _Query, f: SymbolFilters) -> list[SymbolMat
     if not norms:
         return []
     rows = reader.symbols(NameMatch(names=tuple(norms)), f, FETCH_CAP)
+    import difflib
+
     # SequenceMatcher caches what it learns about its second sequence: the query.
     matcher = difflib.SequenceMatcher(None, "", ".".join(normalize_symbol(p) for p in q.parts))
     ratios: dict[str, float] = {}

@@ -28,13 +28,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from repolens.branches.names import resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import ROOT_FIX, PathError, RepolensError, RootError, UsageError
-from repolens.reply.snippet import MAX_PATH_CHARS, READ_MAX_CHARS, safe_path
+from repolens.reply.budget import READ_MAX_CHARS
+from repolens.reply.snippet import MAX_PATH_CHARS, safe_path
 from repolens.store import open_store, resolve_root
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8
 
@@ -301,6 +303,15 @@ def _validation_message(tool: str, exc: ValidationError) -> str:
     return f"invalid arguments for {tool}: {'; '.join(parts)}{more}"
 
 
+def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema without its titles (its own and its properties')."""
+    properties = {
+        name: {k: v for k, v in prop.items() if k != "title"}
+        for name, prop in schema.get("properties", {}).items()
+    }
+    return {**{k: v for k, v in schema.items() if k != "title"}, "properties": properties}
+
+
 class RepolensServer(MCPServer):
     """``MCPServer`` with one wrapper around every tool call: one-line errors,
     unknown arguments refused, reply budgets enforced, and the query log."""
@@ -310,6 +321,17 @@ class RepolensServer(MCPServer):
         self.repos = repos
         self.query_log = query_log
         self._params: dict[str, set[str]] | None = None
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools as the SDK lists them, less the ``title`` pydantic gives
+        every argument and schema (the argument's own name, capitalised):
+        every agent pays for tools/list up front (~1,500 of its characters),
+        and a title says nothing the name does not. Calls are still checked
+        against the full schema."""
+        return [
+            t.model_copy(update={"input_schema": _untitled(t.input_schema)})
+            for t in await super().list_tools()
+        ]
 
     async def _tool_params(self) -> dict[str, set[str]]:
         if self._params is None:

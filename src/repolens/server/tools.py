@@ -40,8 +40,7 @@ from repolens.branches.names import branches_of, parse_ref, unknown
 from repolens.branches.refresh import siblings_of
 from repolens.branches.registry import load_registry
 from repolens.errors import UsageError
-from repolens.reply.budget import cut_to_budget
-from repolens.reply.snippet import READ_MAX_CHARS
+from repolens.reply.budget import READ_MAX_CHARS, cut_to_budget
 from repolens.server.calls import (
     DEFAULT_BUDGETS,
     READ_ONLY,
@@ -202,13 +201,15 @@ def build_server(
         return cut_to_budget("\n".join(lines), max_chars)
 
     @tool(
-        "Run the repository's tests with an allow-listed runner (pytest, npm/pnpm/yarn test, go "
-        "test, cargo test, mvn, gradle) and get only the failure-relevant lines. args: test "
-        "paths and one filter (-k EXPR for pytest), never shell text.",
+        "Run the repository's tests with an allow-listed runner and get only the "
+        "failure-relevant lines. args: test paths and one filter (-k EXPR for pytest), never "
+        "shell text.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def run_tests(
-        runner: Annotated[str, Field(description="pytest, npm, pnpm, yarn, go, cargo, mvn or gradle.")],
+        runner: Annotated[
+            str, Field(description="pytest, npm, pnpm or yarn (its test script), go, cargo, mvn or gradle.")
+        ],
         args: Annotated[list[str] | None, Field(description="Test paths and one filter.")] = None,
         root: str | None = None,
         timeout_s: Annotated[float, Field(description="Seconds before the run is killed (1-3600).")] = 300,
@@ -228,13 +229,12 @@ def build_server(
         return cut_to_budget(repos.redact(testrun.render(run)), max_chars)
 
     @tool(
-        "Search the repository. mode=packet (default): an evidence packet with the top hits "
-        "(path, line range, score, only the lines that matter) within max_chars; mode=files: "
-        "a ranked list of files with the reason each matters; mode=json: the packet's hits as "
-        "JSON (max_chars budgets their text, not the keys). "
-        "Best for broad or natural-language questions; for one exact identifier grep is "
-        "cheaper. Every reply carries a query_id: pass it back with another mode to re-render "
-        "without searching. Omission markers name the read_snippet call to expand."
+        "Search the repository. mode=packet: the top hits (path, line range, score, only the "
+        "lines that matter) within max_chars; files: ranked files, each with why; json: the "
+        "hits as JSON (max_chars budgets their text, not the keys). Best for broad or "
+        "natural-language questions; for one exact identifier grep is cheaper. A reply's "
+        "query_id, passed back with another mode, re-renders it without searching. Omission "
+        "markers name the read_snippet call that expands them."
     )
     def search_code(
         query: Annotated[
@@ -292,10 +292,10 @@ def build_server(
         return snippet.render(max_chars)
 
     @tool(
-        "Find where a symbol is defined: exact, case-insensitive, separator-insensitive "
-        "(handle_submit finds handleSubmit), qualified (Store.save, Type::method) and fuzzy "
-        "lookup, definitions first, with signature and location. Cheaper than search_code "
-        "when you know the name."
+        "Where a symbol is defined: exact, case- and separator-insensitive (handle_submit "
+        "finds handleSubmit), qualified (Store.save, Type::method) and fuzzy lookup; "
+        "definitions first, with signature and location. Cheaper than search_code when you "
+        "know the name."
     )
     def find_symbol(
         name: Annotated[str, Field(description="Symbol name, optionally qualified (Class.method).")],
@@ -321,9 +321,9 @@ def build_server(
         return result.render()
 
     @tool(
-        "For a query's matches, return the whole enclosing functions/classes (not windows), "
-        "with matched lines listed, under budgets. Use after search_code when you need the "
-        "full definition to understand or edit it; pass paths to stay in known files."
+        "The whole functions/classes enclosing a query's matches (not windows), matched "
+        "lines listed, under budgets. After search_code, when you need a full definition to "
+        "understand or edit it; paths keeps to known files."
     )
     def get_focused_context(
         query: Annotated[str, Field(description="What to look for.")],

@@ -10,16 +10,18 @@ the writer commits) and an outbox between SQLite and tantivy (batches).
 
 from __future__ import annotations
 
-import shutil
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexMissingError
 from repolens.store.local import sqlite as sq
 from repolens.store.local.generation import BUILDING, DB_NAME
 from repolens.store.local.layout import IndexLayout
 from repolens.store.local.reader import LocalReader
-from repolens.store.local.writer import LocalWriter
+
+if TYPE_CHECKING:
+    from repolens.store.local.writer import LocalWriter
 
 
 class LocalStore:
@@ -82,12 +84,16 @@ class LocalStore:
         return self.layout.new_building_dir().name.removesuffix(BUILDING)
 
     def open_writer(self, generation: str, *, create: bool = False) -> LocalWriter:
+        from repolens.store.local.writer import LocalWriter  # the write path: not for a search
+
         return LocalWriter(self.root, self.layout.index_dir, self._dir(generation), create=create)
 
     def publish(self, generation: str) -> None:
         self.layout.publish(self._dir(generation))
 
     def discard(self, generation: str) -> None:
+        import shutil
+
         shutil.rmtree(self._dir(generation), ignore_errors=True)
 
     def collect_garbage(self, keep: str | None = None) -> None:

@@ -18,10 +18,8 @@ never a mix. A crash before the swap leaves the previous generation current.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -163,6 +161,8 @@ class IndexLayout:
             except FileNotFoundError:
                 continue
             if path.name.endswith(".building") or age > _GRACE_SECONDS:
+                import shutil  # only when there is something to remove
+
                 shutil.rmtree(path, ignore_errors=True)
 
     @contextlib.contextmanager
@@ -172,6 +172,8 @@ class IndexLayout:
         ``flock`` is released by the kernel when the holder dies, so a crashed
         indexer never leaves a stale lock behind.
         """
+        import fcntl  # only a writer locks: a search need not load it
+
         self.ensure_dir()
         try:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)

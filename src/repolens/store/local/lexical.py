@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -205,6 +203,9 @@ def _open_read_only(directory: Path) -> tantivy.Index:
     can be taken; once open, the searcher reads the files it mapped, and the
     private folder is removed: nothing is written beside the index.
     """
+    import shutil  # (with tempfile) only for a read-only index: a search need not load them
+    import tempfile
+
     shadow = Path(tempfile.mkdtemp(prefix="repolens-ro-"))
     try:
         for entry in directory.iterdir():

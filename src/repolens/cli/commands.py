@@ -1,50 +1,29 @@
-"""The ``repolens`` command: a thin adapter over :mod:`repolens.service`.
+"""The click commands of ``repolens`` (run by :func:`repolens.cli.main`).
 
-Each command imports what it uses when it runs (an agent may start one
-process per question, and a search must not pay for the indexer, the
-grammars, the models or the MCP server): keep module-level imports light
-(``tests/test_cli_imports.py`` checks it).
-
-Subcommands mirror the MCP tools and print the same text. Errors are one
-line on stderr (``error: <problem>: <fix>``) with a non-zero exit code; no
-traceback ever reaches the user for an error we can name.
+Each command imports what it uses when it runs: keep module-level imports
+light (``tests/test_cli_imports.py`` checks it). ``search``, ``symbols`` and
+``read`` run the functions of :mod:`repolens.cli.reads`, which also run
+without click.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 from repolens import __version__
+from repolens.cli import emit as _emit
+from repolens.cli import progress as _progress
+from repolens.cli.reads import run_read, run_search, run_symbols
 from repolens.errors import RepolensError
-from repolens.reply.snippet import READ_MAX_CHARS
-from repolens.validate import check_utf8
+from repolens.reply.budget import READ_MAX_CHARS
 
 ROOT_HELP = "Repository root (default: the current directory)."
 INDEX_DIR_HELP = "Index folder (default: <root>/.repolens, or $REPOLENS_INDEX_DIR/<root>)."
-
-
-def _progress(label: str, unit: str = "files"):
-    """A one-line progress display on stderr, only when it is a terminal."""
-    if not sys.stderr.isatty():
-        return None
-    last = [-1]
-
-    def show(done: int, total: int) -> None:
-        pct = done * 100 // max(total, 1)
-        if pct != last[0]:
-            last[0] = pct
-            end = "\n" if done >= total else ""
-            click.echo(f"\r{label} {done}/{total} {unit} ({pct}%)", err=True, nl=False)
-            if end:
-                click.echo("", err=True)
-
-    return show
 
 
 root_option = click.option("--root", "root", default=None, type=click.Path(file_okay=False), help=ROOT_HELP)
@@ -167,58 +146,11 @@ def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
 @click.option(
     "--explain", is_flag=True, help="Show each hit's rank and score per leg and the priors applied."
 )
-def search_cmd(
-    query: str | None,
-    root: str | None,
-    index_dir: str | None,
-    top_k: int | None,
-    max_chars: int | None,
-    path: str | None,
-    language: str | None,
-    kind: str | None,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    files_mode: bool,
-    as_json: bool,
-    query_id: str | None,
-    explain: bool,
-) -> None:
+def search_cmd(**params: Any) -> None:
     """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
-    from repolens import service
-
-    if query is None and query_id is None:
+    if params["query"] is None and params["query_id"] is None:
         raise click.UsageError("Missing argument 'QUERY': pass a question, or --query-id ID")
-    reply = service.search_code(
-        query,
-        root,
-        index_dir=index_dir,
-        top_k=top_k,
-        max_chars=max_chars,
-        path=path,
-        language=language,
-        kind=kind,
-        include=include or None,
-        exclude=exclude or None,
-        mode="json" if as_json else "files" if files_mode else "packet",
-        query_id=query_id,
-        explain=explain,
-        progress=_progress("indexing"),
-    )
-    if reply.indexed is not None:
-        click.echo(reply.indexed.summary(), err=True)
-    if as_json:
-        click.echo(reply.text)  # compact JSON: --max-chars budgets the hits' text, not the keys
-
-    else:
-        click.echo(reply.text)
-
-
-def _emit(result, as_json: bool) -> None:
-    """Print a core result: its text, or its JSON form."""
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
-    else:
-        click.echo(result.render())
+    run_search(**params)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
@@ -234,31 +166,9 @@ json_option = click.option("--json", "as_json", is_flag=True, help="JSON for pro
 @click.option("--limit", type=int, default=20, show_default=True, help="Most matches to list (1-200).")
 @click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
 @json_option
-def symbols_cmd(
-    name: str,
-    root: str | None,
-    index_dir: str | None,
-    kind: str | None,
-    path: str | None,
-    language: str | None,
-    limit: int,
-    max_chars: int,
-    as_json: bool,
-) -> None:
+def symbols_cmd(**params: Any) -> None:
     """Find definitions named NAME (exact, case- and separator-insensitive, qualified, fuzzy)."""
-    from repolens import service
-
-    result = service.find_symbol(
-        name,
-        root,
-        index_dir=index_dir,
-        kind=kind,
-        path=path,
-        language=language,
-        limit=limit,
-        max_chars=max_chars,
-    )
-    _emit(result, as_json)
+    run_symbols(**params)
 
 
 @cli.command("focus")
@@ -422,11 +332,9 @@ def watch_cmd(root: str | None, index_dir: str | None) -> None:
     show_default=True,
     help="Reply budget in characters; lines past it are left out, with the read that continues.",
 )
-def read_cmd(path: str, start: int, end: int, root: str | None, max_chars: int) -> None:
+def read_cmd(**params: Any) -> None:
     """Print lines START..END of PATH (at most 300 per call)."""
-    from repolens import service
-
-    click.echo(service.read_snippet(root, path, start, end).render(max_chars))
+    run_read(**params)
 
 
 @cli.command("serve")
@@ -617,42 +525,20 @@ def setup_cmd(target: str, root: str | None, scope: str | None, print_only: bool
     click.echo(setup_client(target, repo, scope=scope, print_only=print_only).summary())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(argv) if argv is not None else sys.argv[1:]
-    try:
-        for arg in args:  # every user string of a command enters here
-            check_utf8("command-line argument", arg)
-        code = cli.main(args=args, prog_name="repolens", standalone_mode=False)
-    except RepolensError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return exc.exit_code
-    except click.exceptions.NoArgsIsHelpError as exc:  # bare `repolens`: what it can do
+def click_error_code(exc: Exception) -> int | None:
+    """The exit code of one of click's exceptions, its message printed as
+    repolens prints errors; None for any other exception."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):  # bare `repolens`: what it can do
         click.echo(exc.ctx.get_help())
         return 0
-    except click.exceptions.Abort:
+    if isinstance(exc, click.exceptions.Abort):
         click.echo("error: interrupted", err=True)
         return 130
-    except click.ClickException as exc:
+    if isinstance(exc, click.ClickException):
         hint = ""
         ctx = getattr(exc, "ctx", None)
         if isinstance(exc, click.UsageError) and ctx is not None:
             hint = f" (see `{ctx.command_path} --help`)"
         click.echo(f"error: {exc.format_message()}{hint}", err=True)
         return exc.exit_code
-    except KeyboardInterrupt:
-        click.echo("error: interrupted", err=True)
-        return 130
-    except Exception as exc:  # a bug: still one line, the traceback only on request
-        if os.environ.get("REPOLENS_DEBUG"):
-            raise
-        click.echo(
-            f"error: unexpected {type(exc).__name__}: {' '.join(str(exc).split())} "
-            "(a bug; re-run with REPOLENS_DEBUG=1 for the traceback and report it)",
-            err=True,
-        )
-        return 70
-    return code if isinstance(code, int) else 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    return None

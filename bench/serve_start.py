@@ -1,0 +1,121 @@
+"""How soon ``repolens serve`` (stdio) answers ``initialize``, in a new process.
+
+    python bench/serve_start.py [ROOT] [--runs 10] [--tree NAME=SRC ...]
+
+An MCP client starts the server and waits for its reply to ``initialize``
+before it can list or call a tool; every agent session pays for it. This
+starts ``python -m repolens serve --root ROOT`` (default: this checkout)
+``--runs`` times per tree, sends ``initialize`` on stdin and times the reply
+line from the start of the process; then closes stdin (the server exits).
+Trees as in ``cli_startup.py`` (copied and compiled first, interleaved).
+Also prints the largest imports of the first tree's server (``-X
+importtime``, median of 5; a module's figure includes what it imports).
+
+Prints the command line and a markdown table: p50/p95 ms per tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cli_startup import HERE_SRC, compiled_copy, env_for, pct
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "serve_start", "version": "0"},
+    },
+}
+
+
+def answer_ms(root: Path, src: Path, importtime: bool = False, watch: bool = True) -> tuple[float, str]:
+    """Milliseconds from the start of ``serve`` to its reply to ``initialize``
+    (and, with ``importtime``, the server's stderr)."""
+    flags = ["-X", "importtime"] if importtime else []
+    serve = [sys.executable, *flags, "-m", "repolens", "serve", "--root", str(root)]
+    # stderr to a file: a pipe could fill up with the import profile and stall the server
+    with tempfile.TemporaryFile(mode="w+") as err_file:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [*serve, *([] if watch else ["--no-watch"])],
+            env=env_for(src),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(INITIALIZE) + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        elapsed = (time.perf_counter() - started) * 1000
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        err_file.seek(0)
+        err = err_file.read()
+    if json.loads(line or "{}").get("id") != 1:
+        raise SystemExit(f"no reply to initialize: {line[:300]!r} {err[-500:]}")
+    return elapsed, err
+
+
+def import_profile(root: Path, src: Path) -> list[tuple[str, float]]:
+    """Every import of a server run to its reply: (name indented by depth,
+    cumulative ms, median of 5), largest first."""
+    runs: dict[str, list[float]] = {}
+    for _ in range(5):
+        _, err = answer_ms(root, src, importtime=True)
+        for line in err.splitlines():
+            if line.startswith("import time:") and "self [us]" not in line:
+                _, cum, name = line.split("|")
+                runs.setdefault(name.rstrip(), []).append(int(cum) / 1000)
+    return sorted(((n, statistics.median(v)) for n, v in runs.items()), key=lambda x: -x[1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", nargs="?", default=str(HERE_SRC.parent))
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME=SRC")
+    args = parser.parse_args()
+    root = Path(args.root).resolve()
+    given = {n: Path(s).resolve() for n, s in (t.split("=", 1) for t in args.tree)} or {"this": HERE_SRC}
+    with tempfile.TemporaryDirectory(prefix="repolens-serve-") as tmp:
+        trees = {name: compiled_copy(src, Path(tmp) / name) for name, src in given.items()}
+        for src in trees.values():
+            answer_ms(root, src)  # warm the disk cache
+        times: dict[str, list[float]] = {name: [] for name in trees}
+        for _ in range(args.runs):
+            for name, src in trees.items():
+                times[name].append(answer_ms(root, src)[0])
+        profile = import_profile(root, next(iter(trees.values())))
+
+    print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
+    print(f"repository: {root}; {args.runs} runs per tree, interleaved; machine: {os.cpu_count()} CPUs")
+    print()
+    print("| tree | initialize answered, p50 ms | p95 ms |")
+    print("|---|---|---|")
+    for name, values in times.items():
+        print(f"| {name} | {pct(values, 0.5):,.0f} | {pct(values, 0.95):,.0f} |")
+    print(
+        f"\nlargest imports of a server ({next(iter(given))}; cumulative ms with -X importtime, median of 5):"
+    )
+    for name, ms in profile[:20]:
+        print(f"  {ms:7.1f} {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""What a packed chunk says about itself, as the readers of an index parse it back.
+
+:mod:`repolens.chunk.pack` writes these forms; the read path (hits, packets,
+chunks) reads them, without loading the packer: a part of a split
+definition repeats its header lines, and a chunk holding several
+definitions is labelled with their names.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from repolens.chunk import Chunk
+
+_NAMES_SHOWN = 3
+
+
+def repeated_header_lines(chunk: Chunk) -> int:
+    """How many lines at the start of ``chunk.text`` repeat its definition's header.
+
+    Parts 2..n of a split definition start with the header; their line range
+    is the part's own. 0 for every other chunk.
+    """
+    return max(0, chunk.text.count("\n") + 1 - (chunk.end_line - chunk.start_line + 1))
+
+
+def join_names(names: list[str], more: int = 0) -> str:
+    """``a, b, c (+2 more)``: the label of a chunk holding several definitions
+    (``more`` counts further ones not in ``names``)."""
+    more += max(0, len(names) - _NAMES_SHOWN)
+    return ", ".join(names[:_NAMES_SHOWN]) + (f" (+{more} more)" if more else "")
+
+
+_MORE = re.compile(r" \(\+(\d+) more\)$")
+
+
+def split_names(label: str) -> tuple[list[str], int]:
+    """The inverse of :func:`join_names`: (names shown, how many more)."""
+    m = _MORE.search(label)
+    shown = label[: m.start()] if m else label
+    return [n for n in shown.split(", ") if n], int(m.group(1)) if m else 0

@@ -1,0 +1,121 @@
+"""The ``repolens`` command: a thin adapter over :mod:`repolens.service`.
+
+An agent may start one process per question, so a command pays only for
+what it runs (``tests/test_cli_imports.py`` checks it): each command imports
+its use case when it runs, and the three an agent runs per question
+(``search``, ``symbols``, ``read``) do not even import click when their
+arguments are plain (:mod:`repolens.cli.reads`: anything else, ``--help``
+and every mistake included, goes through click, in
+:mod:`repolens.cli.commands`, so it behaves exactly as click makes it).
+
+Subcommands mirror the MCP tools and print the same text. Errors are one
+line on stderr (``error: <problem>: <fix>``) with a non-zero exit code; no
+traceback ever reaches the user for an error we can name.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from repolens.errors import RepolensError
+from repolens.validate import check_utf8
+
+# click.echo removes ANSI codes from a text for a stream that is not a
+# terminal, and writes through a re-encoding wrapper to a stream set to ASCII
+# (or one that is not a plain text stream): such a line goes through
+# click.echo itself.
+_ESC = "\x1b"
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Print ``text`` exactly as ``click.echo`` does, without importing click
+    for the plain case (a text stream in a non-ASCII encoding, no escape code
+    in the text)."""
+    stream = sys.stderr if err else sys.stdout
+    if "click" in sys.modules or _ESC in text or not _plain(stream):
+        import click
+
+        click.echo(text, err=err, nl=nl)
+        return
+    stream.write(text + "\n" if nl else text)
+    stream.flush()
+
+
+def _plain(stream: object) -> bool:
+    """True when click.echo would write to ``stream`` as it is."""
+    encoding = getattr(stream, "encoding", None)
+    if not isinstance(encoding, str) or getattr(stream, "errors", None) is None:
+        return False
+    try:
+        return codecs.lookup(encoding).name != "ascii"
+    except LookupError:  # click counts an unknown encoding as not ASCII
+        return True
+
+
+def progress(label: str, unit: str = "files") -> Callable[[int, int], None] | None:
+    """A one-line progress display on stderr, only when it is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        pct = done * 100 // max(total, 1)
+        if pct != last[0]:
+            last[0] = pct
+            echo(f"\r{label} {done}/{total} {unit} ({pct}%)", err=True, nl=False)
+            if done >= total:
+                echo("", err=True)
+
+    return show
+
+
+def emit(result: Any, as_json: bool) -> None:
+    """Print a core result: its text, or its JSON form."""
+    if as_json:
+        import json
+
+        echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        echo(result.render())
+
+
+def main(argv: Sequence[str] | None = None, *, quick: bool = True) -> int:
+    """Run one command; its exit code. ``quick=False`` sends every command
+    through click (the tests compare the two paths)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    try:
+        for arg in args:  # every user string of a command enters here
+            check_utf8("command-line argument", arg)
+        if quick:
+            from repolens.cli.reads import parse
+
+            if (run := parse(args)) is not None:
+                return run()
+        from repolens.cli.commands import cli
+
+        code = cli.main(args=args, prog_name="repolens", standalone_mode=False)
+    except RepolensError as exc:
+        echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        echo("error: interrupted", err=True)
+        return 130
+    except Exception as exc:
+        if "click" in sys.modules:  # else it cannot be one of click's
+            from repolens.cli.commands import click_error_code
+
+            if (handled := click_error_code(exc)) is not None:
+                return handled
+        if os.environ.get("REPOLENS_DEBUG"):
+            raise
+        echo(
+            f"error: unexpected {type(exc).__name__}: {' '.join(str(exc).split())} "
+            "(a bug; re-run with REPOLENS_DEBUG=1 for the traceback and report it)",
+            err=True,
+        )
+        return 70
+    return code if isinstance(code, int) else 0

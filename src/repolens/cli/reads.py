@@ -1,0 +1,265 @@
+"""``search``, ``symbols`` and ``read``: the commands an agent runs once per
+question, runnable without click.
+
+Importing click costs a new process about as much as the rest of a ``read``
+(~45 ms on a quiet machine). Each command here is a plain function (the
+click commands in :mod:`repolens.cli.commands` call the same ones) and a
+table of its parameters; :func:`parse` takes an argument list only when it
+understands all of it the way click would (known options, values click
+would accept, no ``--help``) and gives up on anything else, so click
+handles it with its own messages. It never reports a mistake itself: a
+mistake always goes through click. ``tests/test_cli_reads.py`` holds the
+tables to the click commands and the two paths to the same output.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+from collections.abc import Callable, Sequence
+
+from repolens.cli import echo, emit, progress
+from repolens.errors import RepolensError
+from repolens.reply.budget import READ_MAX_CHARS
+
+
+def run_search(
+    query: str | None,
+    root: str | None,
+    index_dir: str | None,
+    top_k: int | None,
+    max_chars: int | None,
+    path: str | None,
+    language: str | None,
+    kind: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    files_mode: bool,
+    as_json: bool,
+    query_id: str | None,
+    explain: bool,
+) -> None:
+    """``repolens search``; the JSON is compact (``--max-chars`` budgets the hits' text, not the keys)."""
+    from repolens import service
+
+    reply = service.search_code(
+        query,
+        root,
+        index_dir=index_dir,
+        top_k=top_k,
+        max_chars=max_chars,
+        path=path,
+        language=language,
+        kind=kind,
+        include=include or None,
+        exclude=exclude or None,
+        mode="json" if as_json else "files" if files_mode else "packet",
+        query_id=query_id,
+        explain=explain,
+        progress=progress("indexing"),
+    )
+    if reply.indexed is not None:
+        echo(reply.indexed.summary(), err=True)
+    echo(reply.text)
+
+
+def run_symbols(
+    name: str,
+    root: str | None,
+    index_dir: str | None,
+    kind: str | None,
+    path: str | None,
+    language: str | None,
+    limit: int,
+    max_chars: int,
+    as_json: bool,
+) -> None:
+    """``repolens symbols``."""
+    from repolens import service
+
+    result = service.find_symbol(
+        name,
+        root,
+        index_dir=index_dir,
+        kind=kind,
+        path=path,
+        language=language,
+        limit=limit,
+        max_chars=max_chars,
+    )
+    emit(result, as_json)
+
+
+def run_read(path: str, start: int, end: int, root: str | None, max_chars: int) -> None:
+    """``repolens read``."""
+    from repolens import service
+
+    echo(service.read_snippet(root, path, start, end).render(max_chars))
+
+
+# How click converts each kind of value (``commands.py`` declares them):
+# STR as given, INT by int(), DIR a click.Path(file_okay=False), FLAG a
+# boolean flag, MANY a repeatable string, STORE the ``--store`` option (no
+# value reaches the command: it sets REPOLENS_STORE).
+STR, INT, DIR, FLAG, MANY, STORE = "str", "int", "dir", "flag", "many", "store"
+
+# A parameter: (name, kind, default); options are keyed by every spelling,
+# the first one being the one errors use, as click's ``opts[0]``.
+Param = tuple[str, str, object]
+
+_ROOT: dict[str, Param] = {"--root": ("root", DIR, None)}
+_INDEX: dict[str, Param] = {"--index-dir": ("index_dir", DIR, None), "--store": ("store", STORE, None)}
+
+COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], dict[str, Param]]] = {
+    "search": (
+        run_search,
+        (("query", STR, None),),
+        {
+            **_ROOT,
+            **_INDEX,
+            "--top-k": ("top_k", INT, None),
+            "-k": ("top_k", INT, None),
+            "--max-chars": ("max_chars", INT, None),
+            "--path": ("path", STR, None),
+            "--lang": ("language", STR, None),
+            "--kind": ("kind", STR, None),
+            "--include": ("include", MANY, ()),
+            "--exclude": ("exclude", MANY, ()),
+            "--files": ("files_mode", FLAG, False),
+            "--json": ("as_json", FLAG, False),
+            "--query-id": ("query_id", STR, None),
+            "--explain": ("explain", FLAG, False),
+        },
+    ),
+    "symbols": (
+        run_symbols,
+        (("name", STR, None),),
+        {
+            **_ROOT,
+            **_INDEX,
+            "--kind": ("kind", STR, None),
+            "--path": ("path", STR, None),
+            "--lang": ("language", STR, None),
+            "--limit": ("limit", INT, 20),
+            "--max-chars": ("max_chars", INT, 4000),
+            "--json": ("as_json", FLAG, False),
+        },
+    ),
+    "read": (
+        run_read,
+        (("path", STR, None), ("start", INT, None), ("end", INT, None)),
+        {**_ROOT, "--max-chars": ("max_chars", INT, READ_MAX_CHARS)},
+    ),
+}
+
+
+# click's shell-completion switch for prog_name "repolens".
+_COMPLETE = "_REPOLENS_COMPLETE"
+
+
+def parse(args: Sequence[str]) -> Callable[[], int] | None:
+    """The command ``args`` ask for, ready to run, or None when click must
+    read them (anything this parser is not sure of, including every mistake)."""
+    if not args or args[0] not in COMMANDS or _COMPLETE in os.environ:
+        return None  # (with click's completion variable set, click completes instead of running)
+    run, arguments, options = COMMANDS[args[0]]
+    given: dict[str, object] = {}
+    positional: list[str] = []
+    rest = list(args[1:])
+    while rest:
+        word = rest.pop(0)
+        if not word.startswith("-"):
+            positional.append(word)
+            continue
+        spelling, eq, value = word.partition("=") if word.startswith("--") else (word, "", "")
+        if spelling not in options:
+            return None  # --help, --, an unknown option, -k5: click's to read
+        name, kind, _ = options[spelling]
+        if kind == FLAG:
+            if eq or name in given:
+                return None
+            given[name] = True
+            continue
+        if not eq:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        if kind == MANY:
+            if not _plain_value(value):
+                return None
+            given[name] = (*given.get(name, ()), value)  # type: ignore[misc]
+        elif name in given or (converted := _converted(value, kind)) is None:
+            return None
+        else:
+            given[name] = converted
+    if len(positional) > len(arguments):
+        return None
+    for (name, kind, _), value in zip(arguments, positional, strict=False):
+        if (converted := _converted(value, kind)) is None:
+            return None
+        given[name] = converted
+    missing = arguments[len(positional) :]
+    if args[0] == "search":
+        if not positional and "query_id" not in given:
+            return None  # click's path says what to pass
+    elif missing:
+        return None
+    values = {name: default for name, _, default in (*arguments, *options.values())}
+    values.update(given)
+    spelling = {name: s for s, (name, _, _) in reversed(options.items())}  # the first spelling wins
+    spelling.update({name: name.upper() for name, _, _ in arguments})
+    store = values.pop("store", None)
+    return lambda: _run(run, values, store, spelling)  # type: ignore[arg-type]
+
+
+def _plain_value(value: str) -> bool:
+    """A value click would take as it is: not empty (to leave the edge to
+    click) and not option-like (click would take it too, but read it as the
+    user's mistake more often than not: click's message then)."""
+    return bool(value) and not value.startswith("-")
+
+
+def _converted(value: str, kind: str) -> object | None:
+    """``value`` as click converts it for ``kind``, or None where click
+    would refuse it (or where this parser leaves the case to click)."""
+    if not _plain_value(value):
+        return None
+    if kind == INT:
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    if kind == DIR:  # click.Path(file_okay=False): a missing path passes, a file or unreadable one does not
+        try:
+            st = os.stat(value)
+        except OSError:
+            return value
+        return None if stat.S_ISREG(st.st_mode) or not os.access(value, os.R_OK) else value
+    return value
+
+
+def _run(run: Callable[..., None], values: dict[str, object], store: object, spelling: dict[str, str]) -> int:
+    """Run the command as click's ``invoke`` would: ``--store`` first, a
+    RepolensError spelled as the command line spells its arguments, an
+    interruption and a closed pipe handled as click handles them."""
+    if store:
+        os.environ["REPOLENS_STORE"] = str(store)
+    try:
+        run(**values)
+    except RepolensError as exc:
+        exc.args = (exc.spelled(lambda name: spelling.get(name, name)),)
+        raise
+    except (EOFError, KeyboardInterrupt):
+        echo("", err=True)  # click's blank line after ^C, then its Abort: "interrupted"
+        raise KeyboardInterrupt from None
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        from click.utils import _PacifyFlushWrapper  # click's own answer to a closed pipe
+
+        sys.stdout = _PacifyFlushWrapper(sys.stdout)  # type: ignore[assignment]
+        sys.stderr = _PacifyFlushWrapper(sys.stderr)  # type: ignore[assignment]
+        sys.exit(1)
+    return 0

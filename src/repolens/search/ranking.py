@@ -1,0 +1,203 @@
+"""Rank chunks for a question: parse the query, run the legs, fuse them.
+
+:func:`search` is the one entry the service calls: it binds the legs a
+repository's settings ask for (:mod:`repolens.search.legs`), ranks with
+:func:`search_index` and fills the outcome's notes (a leg that is configured
+but missing or failed). :func:`search_index` is the ranking itself, on a
+parsed query with explicit :class:`RankingOptions`:
+
+1. the lexical leg's candidates, the symbol leg as a boost, the dense leg
+   by ``fusion``, the best chunks of mentioned files, filters;
+2. the path boost, the history leg's votes (:mod:`repolens.search.history_leg`),
+   role priors, file evidence;
+3. the reranker's rank vote on the head, the spread over files.
+
+The arithmetic of every step but the history vote (added in place, against
+the best score before the path boost) is in :mod:`repolens.search.fusion`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repolens.roles import path_role
+from repolens.search.filters import Filters
+from repolens.search.fusion import (
+    add_path_boost,
+    diversify,
+    fuse_boost,
+    fuse_dense,
+    prior_weights,
+    ranked,
+    rerank_vote,
+    with_file_evidence,
+)
+from repolens.search.history_leg import history_leg, join_voted
+from repolens.search.hits import Hit, SearchOutcome
+from repolens.search.legs import (
+    FIELD_WEIGHTS,
+    FLAT_FIELDS,
+    DenseLeg,
+    RerankLeg,
+    dense_leg,
+    dense_scores,
+    lexical_leg,
+    mentioned_chunks,
+    mentioned_files,
+    rerank_leg,
+    rerank_scores,
+    symbol_leg,
+)
+from repolens.search.query import ParsedQuery, parse_query
+from repolens.store.base import IndexReader
+
+if TYPE_CHECKING:
+    from repolens.settings import Settings
+
+__all__ = ["CANDIDATES", "Filters", "Hit", "RankingOptions", "SearchOutcome", "search", "search_index"]
+
+# Candidates ranked per search (at least; four per shown hit when more are shown).
+CANDIDATES = 100
+
+
+@dataclass(frozen=True)
+class RankingOptions:
+    symbol_boost: float = 1.0
+    priors: bool = True  # scale by the file's role (source over tests/docs)
+    file_weight: float = 0.0  # add this share of the file's other chunks' scores
+    diversity: float = 1.0  # multiply the n-th chunk of one file by diversity**n
+    fusion: str = "boost"  # how the dense leg joins: boost, rrf or rerank
+    dense_weight: float = 0.5
+    dense_fallback: bool = False  # rerank: dense-only matches join when lexical search is weak
+    path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
+    history_weight: float = 0.0  # weight of files past commits like the query touched
+    field_weights: bool = True  # a match in a name or signature counts more than in a body
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RankingOptions:
+        """The options ``settings`` ask for: each field is the setting of its name."""
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})
+
+
+def search(
+    reader: IndexReader, root: Path, query: str, settings: Settings, filters: Filters
+) -> SearchOutcome:
+    """``query`` ranked on ``reader`` as ``settings`` say, with every leg
+    the repository configures (dense when the index has vectors, rerank when
+    a cross-encoder is set up); a leg that is missing or fails is named in
+    the outcome's notes, and the search goes on without it."""
+    parsed = parse_query(query, weighted=settings.query_weights)
+    dense, notes = dense_leg(root, reader, settings, parsed)
+    rerank, rerank_notes = rerank_leg(root, parsed)
+    outcome = search_index(
+        reader,
+        parsed,
+        limit=max(CANDIDATES, settings.top_k * 4),
+        filters=filters,
+        options=RankingOptions.from_settings(settings),
+        dense=dense,
+        rerank=rerank,
+    )
+    outcome.notes[:0] = [*filter(None, [reader.staleness()]), *notes, *rerank_notes]
+    if rerank is not None and rerank.error:
+        outcome.notes.append(f"rerank leg failed, order without it: {rerank.error}")
+    return outcome
+
+
+def search_index(
+    reader: IndexReader,
+    query: ParsedQuery,
+    *,
+    limit: int = CANDIDATES,
+    filters: Filters | None = None,
+    options: RankingOptions | None = None,
+    dense: DenseLeg | None = None,
+    rerank: RerankLeg | None = None,
+) -> SearchOutcome:
+    """The best ``limit`` chunks for ``query``, each with its per-leg ranks
+    and the factors of its score (see the module docstring for the steps)."""
+    filters = filters or Filters()
+    options = options or RankingOptions()
+    fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
+    # Globs filter after retrieval, so fetch deeper to keep ``limit`` hits.
+    depth = limit * 4 if filters.has_globs() else limit
+    lexical = lexical_leg(reader, query, fields, depth, filters.lexical())
+    legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": ranked(dict(lexical))}
+    scores = dict(lexical)
+    symbols: dict[int, tuple[float, str]] = {}
+    if options.symbol_boost > 0:
+        symbols = symbol_leg(reader, query)
+        if symbols:
+            strength = {cid: st for cid, (st, _) in symbols.items()}
+            legs["symbol"] = ranked(strength)
+            scores = fuse_boost(lexical, strength, options.symbol_boost)
+    if dense is not None and options.dense_weight > 0:
+        sims = dense_scores(dense, scores.keys(), depth, options.fusion, options.dense_fallback)
+        if sims:
+            legs["dense"] = ranked(sims)
+            scores = fuse_dense(scores, sims, options.fusion, options.dense_weight)
+    mentioned = mentioned_files(reader, query) if options.path_boost > 0 else {}
+    for cid, score in mentioned_chunks(reader, query, fields, mentioned, filters.lexical()):
+        scores.setdefault(cid, score)  # a mentioned file joins the candidates with its best chunks
+    stored = reader.chunks(scores)
+    notes: list[str] = []
+    votes = None
+    if options.history_weight > 0:
+        votes, notes = history_leg(reader, query.weighted())
+        join_voted(reader, votes, query.weighted(), fields, filters.lexical(), scores, stored)
+    chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
+    scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
+    top = max(scores.values(), default=1.0)
+    if mentioned:
+        strengths = {cid: mentioned[c.path] for cid, c in chunks.items() if c.path in mentioned}
+        legs["path"] = ranked(strengths)
+        add_path_boost(scores, strengths, options.path_boost)
+    factors: dict[int, dict[str, float | str]] = {}
+    if votes is not None and votes.files:
+        voted = {cid: votes.files[c.path] for cid, c in chunks.items() if c.path in votes.files}
+        legs["history"] = ranked({cid: v.strength for cid, v in voted.items()})
+        for cid, vote in voted.items():
+            scores[cid] += options.history_weight * top * vote.strength
+            factors[cid] = {"history": vote.explain()}
+    for cid, sc in scores.items():
+        factors[cid] = {"fused": sc, **factors.get(cid, {})}
+    for cid, (_, qualname) in symbols.items():
+        if cid in factors:
+            factors[cid]["defines"] = qualname
+    if options.priors:
+        for cid, weight in prior_weights(chunks, list(scores), query).items():
+            factors[cid].update(prior=weight, role=path_role(chunks[cid].path))
+            scores[cid] *= weight
+    if options.file_weight > 0:
+        boosted = with_file_evidence(scores, chunks, options.file_weight)
+        for cid, sc in boosted.items():
+            factors[cid]["file"] = sc - scores[cid]
+        scores = boosted
+    order = sorted(scores, key=lambda cid: -scores[cid])
+    if rerank is not None and order:
+        head = order[: rerank.top_n]
+        relevance = rerank_scores(rerank, head, chunks)
+        legs["rerank"] = ranked(relevance)
+        voted = rerank_vote([(c, scores[c]) for c in order], relevance, rerank.weight, rerank.top_n)
+        order, scores = [c for c, _ in voted], dict(voted)
+        for cid, vote in scores.items():
+            factors[cid]["vote"] = vote
+    if options.diversity < 1.0:
+        order, nth = diversify(order, scores, chunks, options.diversity)
+        for cid, n in nth.items():
+            if n > 1:  # the score that decided the order is the one shown
+                factors[cid].update(spread=options.diversity ** (n - 1), nth=n)
+                scores[cid] *= options.diversity ** (n - 1)
+    hits = [
+        Hit(
+            cid,
+            chunks[cid],
+            scores[cid],
+            {name: leg[cid] for name, leg in legs.items() if cid in leg},
+            factors[cid],
+        )
+        for cid in order[:limit]
+    ]
+    return SearchOutcome(query, hits, notes, filters=filters)
