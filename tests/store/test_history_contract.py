@@ -20,8 +20,6 @@ def store(store_factory, tmp_path: Path) -> Store:
     root = tmp_path / "repo"
     root.mkdir()
     store = store_factory(root)
-    if store.local_folder is None:  # a server store: only the local store keeps the history yet
-        pytest.skip("the PostgreSQL store does not keep the git history yet (it says so in every reply)")
     build(store, CART, PAY)
     return store
 

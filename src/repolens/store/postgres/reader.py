@@ -25,7 +25,7 @@ from repolens.store.base import (
     SymbolOrder,
     SymbolRow,
 )
-from repolens.store.postgres import lexical, rows
+from repolens.store.postgres import history, lexical, rows
 from repolens.store.postgres.connect import pooled
 
 if TYPE_CHECKING:
@@ -151,18 +151,22 @@ class PgReader:
         with self._conn() as conn:
             return rows.vector_count(conn, self.gen)
 
-    # -- history: not kept on PostgreSQL yet (rows.NO_HISTORY) -------------
+    # -- history (see repolens.store.postgres.history) ----------------------
     def history_state(self) -> HistoryState | None:
-        return rows.no_history()
+        with self._conn() as conn:
+            return history.state(conn, self.gen)
 
     def history_search(self, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
-        return []
+        with self._conn() as conn:
+            return history.search(conn, self.gen, terms, k)
 
     def history_commits(self, ids: Iterable[int], *, indexed_only: bool = False) -> dict[int, HistoryCommit]:
-        return {}
+        with self._conn() as conn:
+            return history.commits(conn, self.gen, ids, indexed_only=indexed_only)
 
     def history_of_file(self, path: str) -> list[tuple[int, str]]:
-        return []
+        with self._conn() as conn:
+            return history.of_file(conn, self.gen, path)
 
     def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
         from repolens.store.postgres.dense import to_bytes
