@@ -14,38 +14,21 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from conftest import Git, MakeRepo
+from conftest import UPLOAD_FILES, Git, MakeRepo, commit_upload_history
+from conftest import UPLOAD_QUESTION as QUESTION
+from conftest import commit_files as commit
 
-# The code of net/upload.py shares no word with the question; its history does.
 FILES = {
-    "net/upload.py": (
-        "def backoff_schedule(attempt):\n"
-        '    """Delay before sending the file again; the server fails fast."""\n'
-        "    return min(2 ** attempt, 60)\n"
-    ),
-    "cli/options.py": (
-        "RETRY_HELP = 'how often to retry a transfer'\n"
-        "TRANSFER_HELP = 'transfer options: retry count, transfer size'\n"
-    ),
+    **UPLOAD_FILES,
     "store.py": "".join(f"value_{i} = {i}\n" for i in range(30)),
     "docs/notes.md": "# Notes\n\nNothing about uploads here.\n",
 }
-QUESTION = "retry when a transfer fails"
-
-
-def commit(git: Git, root: Path, message: str, files: dict[str, str] | None = None) -> None:
-    for rel, text in (files or {}).items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
 
 
 @pytest.fixture
 def repo(make_repo: MakeRepo, git: Git) -> Path:
     root = make_repo(FILES)
-    commit(git, root, "Retry the transfer when it fails", {"net/upload.py": FILES["net/upload.py"] + "\n"})
-    commit(git, root, "Add command line options", {"cli/options.py": FILES["cli/options.py"] + "\n"})
+    commit_upload_history(git, root)
     commit(git, root, "Expire sessions after an hour", {"store.py": "TTL = 3600\n" + FILES["store.py"]})
     (root / "session").mkdir()
     git(root, "mv", "store.py", "session/store.py")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Git, MakeRepo
+from conftest import commit_files as commit
 from repolens import service
 from repolens.history import gitlog
 from repolens.history.sync import sync_history
@@ -67,16 +68,6 @@ def index(tmp_path: Path, store_factory) -> Iterator[Index]:
     store = store_factory(scratch)
     service.build_index(scratch, store=store)
     yield Index(store)
-
-
-def commit(git: Git, root: Path, message: str, files: dict[str, str] | None = None) -> str:
-    for rel, text in (files or {}).items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "--allow-empty", "-m", message)
-    return git(root, "rev-parse", "HEAD").strip()
 
 
 def move(git: Git, root: Path, old: str, new: str) -> None:
