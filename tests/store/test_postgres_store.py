@@ -75,6 +75,7 @@ def test_the_cli_indexes_searches_refreshes_and_reports_on_postgresql(pg_db, sam
     status = cli("status", "--root", str(sample_repo), "--store", url)
     assert status.returncode == 0, status.stderr
     assert "files 6," in status.stdout and url in status.stdout
+    assert "\nhistory: 1 commit up to " in status.stdout
 
 
 def test_an_unreachable_server_is_one_line_without_the_password(sample_repo: Path):
