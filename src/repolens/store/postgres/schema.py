@@ -126,7 +126,7 @@ ALTER TABLE history_postings ALTER COLUMN postings SET STORAGE EXTERNAL;
 CREATE TABLE history_state (
     gen bigint PRIMARY KEY, head text NOT NULL, recipe text NOT NULL, note text NOT NULL,
     commits int NOT NULL, newest bigint NOT NULL,
-    floor int NOT NULL,            -- posting lists may still name commits below it (trimmed)
+    floor int NOT NULL,            -- the lists were last cut here: trimmed ids from it up may linger
     documents int8[] NOT NULL      -- commit id << 32 | document length, ascending
 );
 """
