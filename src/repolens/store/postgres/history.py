@@ -195,12 +195,15 @@ def commits(
     wanted = list({int(i) for i in ids})
     if not wanted:
         return {}
-    indexed = " AND EXISTS (SELECT 1 FROM files x WHERE x.gen = f.gen AND x.path = f.path)"
+    # The paths of all the commits in one pass (one join with ``files``), then their heads.
+    indexed = " JOIN files x ON x.gen = f.gen AND x.path = f.path" if indexed_only else ""
     found = conn.execute(
-        "SELECT c.id, c.hash, c.time, c.subject, ARRAY(SELECT f.path FROM history_files f"
-        f" WHERE f.gen = c.gen AND f.commit_id = c.id{indexed if indexed_only else ''} ORDER BY f.path)"
-        " FROM history_commits c WHERE c.gen = %s AND c.id = ANY(%s)",
-        (gen, wanted),
+        "SELECT c.id, c.hash, c.time, c.subject, coalesce(p.paths, '{}') FROM history_commits c"
+        " LEFT JOIN (SELECT f.commit_id, array_agg(f.path ORDER BY f.path) AS paths"
+        f" FROM history_files f{indexed} WHERE f.gen = %(g)s AND f.commit_id = ANY(%(ids)s)"
+        " GROUP BY f.commit_id) p ON p.commit_id = c.id"
+        " WHERE c.gen = %(g)s AND c.id = ANY(%(ids)s)",
+        {"g": gen, "ids": wanted},
     )
     return {int(r[0]): HistoryCommit(int(r[0]), r[1], int(r[2]), r[3], tuple(r[4])) for r in found}
 
