@@ -237,7 +237,7 @@ def test_a_replica_serves_searches_and_says_when_it_lags(
     pg_replica.wait_replayed(pg_server.current_lsn())
     reply = service.search_code("session expiry", sample_repo)
     assert reply.text.startswith("src/auth/session.py")
-    assert reply.notes == []
+    assert not reply.notes
 
     with pg_replica.connect() as conn:
         conn.execute("SELECT pg_wal_replay_pause()")
@@ -254,7 +254,7 @@ def test_a_replica_serves_searches_and_says_when_it_lags(
     pg_replica.wait_replayed(pg_server.current_lsn())
     caught_up = service.search_code("rotate refresh token", sample_repo)
     assert caught_up.text.startswith("src/auth/tokens.py")
-    assert caught_up.notes == []
+    assert not caught_up.notes
 
 
 def test_an_http_search_while_the_primary_restarts_is_a_tool_error_and_then_works(
