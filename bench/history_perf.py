@@ -1,7 +1,7 @@
 """What the history leg costs: reading a branch's history, keeping it current, asking it.
 
     python bench/history_perf.py CHECKOUT [CHECKOUT ...] [--limit 5000] [--back 50] [--data DIR]
-        [--index-cache DIR] [--weight 0.5]
+        [--index-cache DIR] [--weight 0.5] [--postgresql]
 
 For each git work tree (e.g. ``/work/bench-data/checkouts-git/<repo>@<commit>``):
 
@@ -19,12 +19,20 @@ For each git work tree (e.g. ``/work/bench-data/checkouts-git/<repo>@<commit>``)
   with the leg off and at ``--weight``, over the development set's titles and
   full questions of the checkout's repository, same run.
 
+With ``--postgresql`` the same is measured on a throw-away PostgreSQL 18
+(tests/pgserver.py, loopback) in the same run: the three syncs into the
+PostgreSQL store (one row per store), and the vote on a PostgreSQL index
+holding the cached local index's file list (no chunks: the vote reads paths
+only) and the same history, timed question by question alternately with the
+local one.
+
 Prints markdown tables and the command line that produced them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -34,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from devset import identity_key, index_identity, settings_env
@@ -43,10 +52,15 @@ from repolens.search.history_leg import vote_files
 from repolens.search.query import parse_query
 from repolens.settings import load_settings
 from repolens.store import format_versions, open_store
-from repolens.store.base import IndexWriter, Store
+from repolens.store.base import IndexReader, IndexWriter, Store
 from repolens.store.handles import readers
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def open_bench_store(root: Path, folder: Path, url: str | None) -> Store:
+    """The PostgreSQL store at ``url``, else the local store in ``folder``."""
+    return open_store(root, url=url) if url else open_store(root, folder)
 
 
 def cpu() -> tuple[float, float]:
@@ -77,8 +91,8 @@ def questions(data: Path, repo_dir: str) -> list[str]:
     return out
 
 
-def measure_sync(root: Path, limit: int, back: int, tmp: Path) -> list[str]:
-    store = open_store(root, tmp / "index")
+def measure_sync(root: Path, limit: int, back: int, tmp: Path, url: str | None) -> list[str]:
+    store = open_bench_store(root, tmp / "index", url)
     with store.write_lock():
         writer = empty_generation(store)
         c0, t0 = cpu(), time.perf_counter()
@@ -87,12 +101,13 @@ def measure_sync(root: Path, limit: int, back: int, tmp: Path) -> list[str]:
         sync_history(writer, root, limit)
         t2 = time.perf_counter()
         writer.close()
+        store.discard(writer.generation)
 
     clone = tmp / "clone"
     subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(root), str(clone)], check=True)
     head = git(clone, "rev-parse", "HEAD").strip()
     git(clone, "update-ref", "HEAD", f"HEAD~{back}")
-    moved = open_store(clone, tmp / "clone-index")
+    moved = open_bench_store(clone, tmp / "clone-index", url)
     with moved.write_lock():
         writer = empty_generation(moved)
         sync_history(writer, clone, limit)
@@ -101,8 +116,10 @@ def measure_sync(root: Path, limit: int, back: int, tmp: Path) -> list[str]:
         step = sync_history(writer, clone, limit)
         t4 = time.perf_counter()
         writer.close()
+        moved.discard(writer.generation)
     return [
         root.name,
+        "postgresql" if url else "local",
         str(first.commits),
         f"{t1 - t0:.2f}",
         f"{c1[0] - c0[0]:.2f}",
@@ -112,16 +129,50 @@ def measure_sync(root: Path, limit: int, back: int, tmp: Path) -> list[str]:
     ]
 
 
-def measure_queries(root: Path, index_cache: Path, weight: str, data: Path) -> tuple[list, list, list]:
-    """Per question: the vote's ms, and the CPU ms of warm searches with the leg off and at ``weight``."""
+def postgresql_copy(local: IndexReader, root: Path, limit: int, url: str) -> IndexReader:
+    """A published PostgreSQL index of ``root`` with ``local``'s file list
+    (no chunks) and the history synced afresh: what the vote reads."""
+    store = open_store(root, url=url)
+    with store.write_lock():
+        writer = empty_generation(store)
+        writer.begin()
+        for f in local.files().values():
+            fields = {"lines": f.lines, "flags": f.flags, "language": f.language}
+            writer.add_file(
+                path=f.path,
+                hash=f.hash,
+                size=f.size,
+                mtime_ns=f.mtime_ns,
+                **fields,
+                chunks=(),
+                symbols=(),
+                fields=(),
+            )
+        writer.commit()
+        sync_history(writer, root, limit)
+        writer.write_meta({"files": local.meta().get("files", "0"), "state": "ready"})
+        writer.close()
+        store.publish(writer.generation)
+    return store.open_reader()
+
+
+def measure_queries(
+    root: Path, index_cache: Path, weight: str, data: Path, limit: int, url: str | None
+) -> tuple[list, list, list, list]:
+    """Per question: the vote's ms (and on PostgreSQL, timed alternately), and
+    the CPU ms of warm searches with the leg off and at ``weight``."""
     index_dir = index_cache / root.name / identity_key(index_identity(load_settings(root), history=True))
     reader = open_store(root, index_dir).open_reader()
-    votes, off, on = [], [], []
+    pg = postgresql_copy(reader, root, limit, url) if url else None
+    votes, pg_votes, off, on = [], [], [], []
     try:
         for text in questions(data, root.name):
-            start = time.perf_counter()
-            vote_files(reader, parse_query(text).weighted())
-            votes.append((time.perf_counter() - start) * 1000)
+            terms = parse_query(text).weighted()
+            for r, out in ((reader, votes), (pg, pg_votes)):
+                if r is not None:
+                    start = time.perf_counter()
+                    vote_files(r, terms)
+                    out.append((time.perf_counter() - start) * 1000)
             for value, out in (("0", off), (weight, on)):
                 with settings_env({"history_weight": value}):
                     service.search_code(text, root, index_dir=index_dir, auto_index=False)  # warm
@@ -130,8 +181,10 @@ def measure_queries(root: Path, index_cache: Path, weight: str, data: Path) -> t
                     out.append((time.process_time() - start) * 1000)
     finally:
         reader.close()
+        if pg is not None:
+            pg.close()
         readers.clear()
-    return votes, off, on
+    return votes, pg_votes, off, on
 
 
 def pct(values: list[float], q: float) -> float:
@@ -147,27 +200,32 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "bench")
     ap.add_argument("--index-cache", type=Path, help="devset.py's index cache for these checkouts")
     ap.add_argument("--weight", default="0.5", help="history_weight for the search timing")
+    ap.add_argument("--postgresql", action="store_true", help="the same on a throw-away PostgreSQL, same run")
     args = ap.parse_args()
-    rows = []
-    for root in args.checkouts:
-        with tempfile.TemporaryDirectory(prefix="history-perf-") as tmp:
-            rows.append(measure_sync(root.resolve(), args.limit, args.back, Path(tmp)))
-    votes: dict[str, list[float]] = {}
-    off: list[float] = []
-    on: list[float] = []
-    if args.index_cache:
+    with contextlib.ExitStack() as stack:
+        pg_url = stack.enter_context(throwaway_postgresql()) if args.postgresql else None
+        rows = []
         for root in args.checkouts:
-            v, a, b = measure_queries(root.resolve(), args.index_cache.resolve(), args.weight, args.data)
-            votes[root.resolve().name] = v
-            off += a
-            on += b
+            for url in (None, pg_url) if pg_url else (None,):
+                with tempfile.TemporaryDirectory(prefix="history-perf-") as tmp:
+                    rows.append(measure_sync(root.resolve(), args.limit, args.back, Path(tmp), url))
+        votes: dict[str, tuple[list[float], list[float]]] = {}
+        off: list[float] = []
+        on: list[float] = []
+        if args.index_cache:
+            for root in args.checkouts:
+                where = (args.index_cache.resolve(), args.weight, args.data, args.limit, pg_url)
+                v, pv, a, b = measure_queries(root.resolve(), *where)
+                votes[root.resolve().name] = (v, pv)
+                off += a
+                on += b
     print(f"$ {shlex.join(['python', *sys.argv])}\n")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-    head = ["checkout", "commits", "read s", "CPU Python s", "CPU git s", "unchanged ms"]
+    head = ["checkout", "store", "commits", "read s", "CPU Python s", "CPU git s", "unchanged ms"]
     head += [f"HEAD~{args.back} -> HEAD: commits in ms", "vote p50 ms", "vote p90 ms"]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for row in rows:
-        v = votes.get(row[0], [])
+        v = votes.get(row[0], ([], []))[row[1] == "postgresql"]
         cells = [f"{pct(v, 0.5):.1f}", f"{pct(v, 0.9):.1f}"] if v else ["", ""]
         print("| " + " | ".join(row + cells) + " |")
     if on:
@@ -175,6 +233,23 @@ def main() -> None:
         for weight, values in (("0", off), (args.weight, on)):
             p50, p90 = pct(values, 0.5), pct(values, 0.9)
             print(f"| {weight} | {len(values)} | {p50:.1f} | {p90:.1f} | {statistics.mean(values):.1f} |")
+
+
+@contextlib.contextmanager
+def throwaway_postgresql() -> Iterator[str]:
+    """The URL of a fresh database on a PostgreSQL started for this run (removed after)."""
+    sys.path.insert(0, str(REPO_ROOT / "tests"))
+    from pg_perf import BENCH_SETTINGS
+    from pgserver import PgHarness
+    from repolens.store.postgres.connect import close_pools
+
+    harness = PgHarness()
+    try:
+        yield harness.create_database(harness.primary(BENCH_SETTINGS)).url
+    finally:
+        readers.clear()
+        close_pools()
+        harness.close()
 
 
 if __name__ == "__main__":

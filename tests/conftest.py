@@ -150,6 +150,41 @@ def plain_dir(tmp_path: Path) -> Path:
 MakeRepo = Callable[..., Path]
 
 
+def commit_files(git: Git, root: Path, message: str, files: Mapping[str, str] | None = None) -> str:
+    """Write ``files`` under ``root``, commit everything (an empty commit too)
+    with ``message``; the new commit's hash."""
+    write_tree_files(root, files or {})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--allow-empty", "-m", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+# The history leg's case: the code of net/upload.py shares no word with the
+# question, the commit that changed it does.
+UPLOAD_FILES: dict[str, str] = {
+    "net/upload.py": (
+        "def backoff_schedule(attempt):\n"
+        '    """Delay before sending the file again; the server fails fast."""\n'
+        "    return min(2 ** attempt, 60)\n"
+    ),
+    "cli/options.py": (
+        "RETRY_HELP = 'how often to retry a transfer'\n"
+        "TRANSFER_HELP = 'transfer options: retry count, transfer size'\n"
+    ),
+}
+UPLOAD_QUESTION = "retry when a transfer fails"
+
+
+def commit_upload_history(git: Git, root: Path) -> None:
+    """Two commits over ``UPLOAD_FILES``: the one worded like the question changed net/upload.py."""
+    commit_files(
+        git, root, "Retry the transfer when it fails", {"net/upload.py": UPLOAD_FILES["net/upload.py"] + "\n"}
+    )
+    commit_files(
+        git, root, "Add command line options", {"cli/options.py": UPLOAD_FILES["cli/options.py"] + "\n"}
+    )
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path, isolated_git_config: None) -> MakeRepo:
     """``make_repo(files=SAMPLE_FILES, name="repo", commit=True)``: a git work tree with ``files``."""

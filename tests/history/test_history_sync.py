@@ -9,19 +9,21 @@ from pathlib import Path
 import pytest
 
 from conftest import Git, MakeRepo
+from conftest import commit_files as commit
 from repolens import service
 from repolens.history import gitlog
 from repolens.history.sync import sync_history
 from repolens.search.history_leg import similar_commits
-from repolens.store import open_store
 from repolens.store.base import IndexWriter, Store
 from repolens.store.handles import readers
+from repolens.store.postgres.connect import close_pools
 
 
 @pytest.fixture(autouse=True)
 def _fresh_readers():
     yield
     readers.clear()
+    close_pools()
 
 
 class Index:
@@ -57,23 +59,15 @@ class Index:
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[Index]:
-    """A published index (of a folder outside git, so it holds no history yet)."""
+def index(tmp_path: Path, store_factory) -> Iterator[Index]:
+    """A published index (of a folder outside git, so it holds no history
+    yet), in each store backend."""
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     (scratch / "keep.py").write_text("k = 1\n", encoding="utf-8")
-    service.index_repo(scratch, index_dir=tmp_path / "index")
-    yield Index(open_store(scratch, tmp_path / "index"))
-
-
-def commit(git: Git, root: Path, message: str, files: dict[str, str] | None = None) -> str:
-    for rel, text in (files or {}).items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "--allow-empty", "-m", message)
-    return git(root, "rev-parse", "HEAD").strip()
+    store = store_factory(scratch)
+    service.build_index(scratch, store=store)
+    yield Index(store)
 
 
 def move(git: Git, root: Path, old: str, new: str) -> None:

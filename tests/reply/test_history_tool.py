@@ -15,6 +15,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from conftest import Git, MakeRepo
+from conftest import commit_files as commit
 from repolens import service
 from repolens.errors import UsageError
 from repolens.store.handles import readers
@@ -24,14 +25,6 @@ from repolens.store.handles import readers
 def _fresh_readers():
     yield
     readers.clear()
-
-
-def commit(git: Git, root: Path, message: str, files: dict[str, str] | None = None) -> None:
-    for rel, text in (files or {}).items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
 
 
 @pytest.fixture

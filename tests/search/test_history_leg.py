@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Git, MakeRepo
+from conftest import UPLOAD_FILES, Git, MakeRepo, commit_upload_history
+from conftest import UPLOAD_QUESTION as QUESTION
+from conftest import commit_files as commit
 from repolens import service
 from repolens.search.history_leg import vote_files
 from repolens.search.query import parse_query
@@ -19,34 +21,10 @@ def _fresh_readers():
     readers.clear()
 
 
-def commit(git: Git, root: Path, message: str, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
-
-
-# The code shares no word with the question; the history does.
-_UPLOAD = {
-    "net/upload.py": (
-        "def backoff_schedule(attempt):\n"
-        '    """Delay before sending the file again; the server fails fast."""\n'
-        "    return min(2 ** attempt, 60)\n"
-    ),
-    "cli/options.py": (
-        "RETRY_HELP = 'how often to retry a transfer'\n"
-        "TRANSFER_HELP = 'transfer options: retry count, transfer size'\n"
-    ),
-}
-QUESTION = "retry when a transfer fails"
-
-
 @pytest.fixture
 def upload_repo(make_repo: MakeRepo, git: Git) -> Path:
-    root = make_repo(_UPLOAD)
-    commit(git, root, "Retry the transfer when it fails", {"net/upload.py": _UPLOAD["net/upload.py"] + "\n"})
-    commit(git, root, "Add command line options", {"cli/options.py": _UPLOAD["cli/options.py"] + "\n"})
+    root = make_repo(UPLOAD_FILES)
+    commit_upload_history(git, root)
     return root
 
 

@@ -7,6 +7,7 @@ read through ``IndexReader``'s ``history_*`` methods, for each backend of
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,6 @@ def store(store_factory, tmp_path: Path) -> Store:
     root = tmp_path / "repo"
     root.mkdir()
     store = store_factory(root)
-    if store.local_folder is None:  # a server store: only the local store keeps the history yet
-        pytest.skip("the PostgreSQL store does not keep the git history yet (it says so in every reply)")
     build(store, CART, PAY)
     return store
 
@@ -163,3 +162,60 @@ def test_a_history_update_moves_no_content_counter(store: Store):
         assert reader.cache_key() == before
     finally:
         reader.close()
+
+
+def reference(commits: list[CommitDoc], terms: list[tuple[str, float]]) -> list[tuple[int, float]]:
+    """The docstring's BM25 over ``commits`` (ids 1.. oldest first), newer first among equals."""
+    weights: dict[str, float] = {}
+    for term, weight in terms:
+        weights[term] = max(weight, weights.get(term, 0.0))
+    lengths = [sum(c.terms.values()) for c in commits]
+    avgdl = sum(lengths) / len(commits)
+    scores = {}
+    for i, c in enumerate(commits):
+        score = 0.0
+        for term, weight in weights.items():
+            df = sum(term in other.terms for other in commits)
+            if term in c.terms:
+                score += weight * bm25(c.terms[term], df, len(commits), lengths[i], avgdl)
+        if score > 0:
+            scores[i] = score
+    return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
+
+
+def test_scores_follow_the_formula_through_appends_and_trims(store: Store):
+    rng = random.Random(7)
+    words = ["fix", "cart", "pay", "parse", "url", "retry", "cache", "token", "form", "docs"]
+    made = [
+        doc(
+            f"{i:x}",
+            1_000 + i,
+            f"commit {i}",
+            (f"f{i % 7}.py",),
+            {w: rng.randint(1, 3) for w in rng.sample(words, 3)},
+        )
+        for i in range(60)
+    ]
+    queries = [[("fix", 1.0), ("cart", 0.5)], [("retry", 2.0), ("url", 1.0), ("retry", 0.3)], [("docs", 1.0)]]
+    # replace, then appends that trim: past a tenth of the cap the lists are cut, below it old ids linger
+    steps = [
+        (made[:20], True, 30),
+        (made[20:32], False, 30),
+        (made[32:34], False, 30),
+        (made[34:60], False, 25),
+    ]
+    stored: list[CommitDoc] = []
+    for commits, replace, keep in steps:
+        update(store, HistoryUpdate("h", "r", commits=commits, replace=replace, keep=keep))
+        stored = (commits if replace else stored + commits)[-keep:]
+        reader = store.open_reader()
+        try:
+            first = min(reader.history_commits(range(1, 100)))
+            for terms in queries:
+                found = reader.history_search(terms, 100)
+                expected = reference(stored, terms)
+                assert [i - first for i, _ in found] == [i for i, _ in expected], terms
+                assert [s for _, s in found] == pytest.approx([s for _, s in expected], rel=1e-9)
+            assert reader.history_search(queries[0], 3) == reader.history_search(queries[0], 100)[:3]
+        finally:
+            reader.close()

@@ -56,7 +56,7 @@ def test_the_cli_indexes_searches_refreshes_and_reports_on_postgresql(pg_db, sam
 
     found = cli("search", "session expiry", "--root", str(sample_repo), "--store", url)
     assert found.returncode == 0, found.stderr
-    assert without_history_note(found.stdout).startswith("src/auth/session.py:")
+    assert found.stdout.startswith("src/auth/session.py:")
 
     symbols = cli("symbols", "handle_submit", "--root", str(sample_repo), "--store", url)
     assert "src/web/forms.py" in symbols.stdout and "web/app.js" in symbols.stdout
@@ -70,11 +70,12 @@ def test_the_cli_indexes_searches_refreshes_and_reports_on_postgresql(pg_db, sam
     refreshed = cli("index", str(sample_repo), "--store", url)
     assert refreshed.returncode == 0 and "1 new" in refreshed.stdout
     found = cli("search", "rotate refresh token", "--root", str(sample_repo), env={"REPOLENS_STORE": url})
-    assert without_history_note(found.stdout).startswith("src/auth/tokens.py:1-2")
+    assert found.stdout.startswith("src/auth/tokens.py:1-2")
 
     status = cli("status", "--root", str(sample_repo), "--store", url)
     assert status.returncode == 0, status.stderr
     assert "files 6," in status.stdout and url in status.stdout
+    assert "\nhistory: 1 commit up to " in status.stdout
 
 
 def test_an_unreachable_server_is_one_line_without_the_password(sample_repo: Path):
@@ -163,16 +164,22 @@ def test_refreshed_ranking_equals_a_fresh_local_build_before_and_after_folding(
     assert ranked(pg) == ranked(local)
 
 
-def test_a_reader_keeps_the_old_generation_through_a_rebuild(pg_db, sample_repo: Path):
+def test_a_reader_keeps_the_old_generation_through_a_rebuild(pg_db, sample_repo: Path, git):
     store = open_store(sample_repo, url=pg_db.url)
     service.build_index(sample_repo, store=store)
     old = store.open_reader()
     before = sorted(old.paths())
     (sample_repo / "extra.py").write_text("def extra():\n    pass\n")
+    git(sample_repo, "add", "-A")
+    git(sample_repo, "commit", "-q", "-m", "Add the extra function")
     service.build_index(sample_repo, store=store, rebuild=True)
     assert store.current() != old.generation
-    assert sorted(old.paths()) == before  # the replaced generation is still whole
-    assert "extra.py" in store.open_reader().paths()
+    assert sorted(old.paths()) == before  # the replaced generation is still whole, its history too
+    assert old.history_state().commits == 1 and old.history_search([("extra", 1.0)], 5) == []
+    new = store.open_reader()
+    assert "extra.py" in new.paths()
+    [(newest, _)] = new.history_search([("extra", 1.0)], 5)
+    assert new.history_state().commits == 2 and new.history_commits([newest])[newest].paths == ("extra.py",)
 
 
 def test_an_index_killed_mid_build_resumes(pg_db, make_repo):
@@ -211,16 +218,12 @@ def test_a_search_fails_cleanly_while_the_server_is_down_and_works_once_it_is_ba
     service.build_index(sample_repo, store=open_store(sample_repo, url=url))
     os.environ["REPOLENS_STORE"] = url
     try:
-        assert without_history_note(service.search_code("session expiry", sample_repo).text).startswith(
-            "src/auth/session.py"
-        )
+        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
         pg_private_server.stop()
         with pytest.raises(StoreUnavailableError, match="is unavailable"):
             service.search_code("session expiry", sample_repo)
         pg_private_server.start()
-        assert without_history_note(service.search_code("session expiry", sample_repo).text).startswith(
-            "src/auth/session.py"
-        )
+        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
     finally:
         del os.environ["REPOLENS_STORE"]
 
@@ -233,8 +236,8 @@ def test_a_replica_serves_searches_and_says_when_it_lags(
     service.index_repo(sample_repo)
     pg_replica.wait_replayed(pg_server.current_lsn())
     reply = service.search_code("session expiry", sample_repo)
-    assert without_history_note(reply.text).startswith("src/auth/session.py")
-    assert [n for n in reply.notes if not n.startswith("history leg off")] == []
+    assert reply.text.startswith("src/auth/session.py")
+    assert not reply.notes
 
     with pg_replica.connect() as conn:
         conn.execute("SELECT pg_wal_replay_pause()")
@@ -250,8 +253,8 @@ def test_a_replica_serves_searches_and_says_when_it_lags(
         conn.execute("SELECT pg_wal_replay_resume()")
     pg_replica.wait_replayed(pg_server.current_lsn())
     caught_up = service.search_code("rotate refresh token", sample_repo)
-    assert without_history_note(caught_up.text).startswith("src/auth/tokens.py")
-    assert not [n for n in caught_up.notes if not n.startswith("history leg off")]
+    assert caught_up.text.startswith("src/auth/tokens.py")
+    assert not caught_up.notes
 
 
 def test_an_http_search_while_the_primary_restarts_is_a_tool_error_and_then_works(
@@ -276,7 +279,7 @@ def test_an_http_search_while_the_primary_restarts_is_a_tool_error_and_then_work
         assert down.is_error and "is unavailable" in text_of(down) and "Traceback" not in text_of(down)
         pg_private_server.start()
         back = asyncio.run(search())
-        assert not back.is_error and without_history_note(text_of(back)).startswith("src/auth/session.py")
+        assert not back.is_error and text_of(back).startswith("src/auth/session.py")
 
 
 def test_tables_of_another_schema_version_are_refused_with_the_fix(pg_db, sample_repo: Path):
@@ -288,6 +291,25 @@ def test_tables_of_another_schema_version_are_refused_with_the_fix(pg_db, sample
         assert done.returncode != 0 and "Traceback" not in done.stderr
         assert "schema version 99, newer than this repolens reads" in done.stderr
         assert "upgrade repolens" in done.stderr
+
+
+def test_an_older_schema_is_refused_until_index_migrates_it(pg_db, make_repo, git):
+    root = make_repo({"app.py": "def start():\n    return 1\n"})
+    git(root, "commit", "-q", "--allow-empty", "-m", "Tune the start timeout")
+    assert cli("index", str(root), "--store", pg_db.url).returncode == 0
+    with pg_db.connect() as conn:  # back to version 1: the tables before the history
+        for table in ("history_state", "history_postings", "history_files", "history_commits"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("UPDATE repolens_schema SET version = 1")
+    refused = cli("history", "start timeout", "--root", str(root), "--store", pg_db.url)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "has schema version 1 but this repolens reads version 2" in refused.stderr
+    assert "run `repolens index` with this store once (it migrates the tables)" in refused.stderr
+    migrated = cli("index", str(root), "--store", pg_db.url)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "history: 2 commits up to" in migrated.stdout  # the old generation had none: read now
+    found = cli("history", "start timeout", "--root", str(root), "--store", pg_db.url)
+    assert found.returncode == 0 and "Tune the start timeout" in found.stdout
 
 
 def test_a_connection_lost_mid_index_fails_in_one_line_and_the_next_run_resumes(pg_private_server, make_repo):
@@ -385,10 +407,3 @@ def test_a_second_writer_gets_the_locked_message_naming_the_first(pg_db, sample_
         f"error: another process (pid {os.getpid()}) is writing the index in {pg_db.url}#repo: "
         "wait for it to finish and try again"
     )
-
-
-def without_history_note(text: str) -> str:
-    """A reply without its leading ``note: history leg off`` line: the
-    PostgreSQL store does not keep the git history yet, and says so."""
-    head, _, rest = text.partition("\n\n")
-    return rest if head.startswith("note: history leg off") else text

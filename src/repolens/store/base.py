@@ -378,7 +378,10 @@ class IndexReader(Protocol):
         ...
 
     # -- history (see HistoryState) -----------------------------------------
-    def history_state(self) -> HistoryState | None: ...
+    def history_state(self) -> HistoryState | None:
+        """What the history holds; a backend may read it with the meta (at
+        open and :meth:`refresh`) rather than at every call."""
+        ...
 
     def history_search(self, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
         """Top ``k`` (commit id, BM25 score > 0), best first, newer first among equals."""

@@ -27,13 +27,13 @@ Meta keys: ``history_schema``, ``history_head``, ``history_recipe``,
 from __future__ import annotations
 
 import bisect
-import math
 import sqlite3
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate
+from repolens.store.history_rank import query_weights, top_commits
 from repolens.store.local.sqlite import read_meta, rows_in, write_meta
 
 _SCHEMA = """
@@ -71,7 +71,6 @@ _TABLES = ("history_postings", "history_files", "history_commits", "history_docu
 # native byte order (an index is read on the machine that wrote it); commit
 # times as int64.
 _CODE, _TIME_CODE = "I", "q"
-K1, B = 1.2, 0.75
 
 
 # -- writing ---------------------------------------------------------------------
@@ -227,28 +226,18 @@ def search(db: sqlite3.Connection, terms: Sequence[tuple[str, float]], k: int) -
 
     if not _readable(db):
         return []
-    weights: dict[str, float] = {}
-    for term, weight in terms:
-        weights[term] = max(weight, weights.get(term, 0.0))
+    weights = query_weights(terms)
     lists = _live_postings(db, weights)
     row = db.execute("SELECT ids, lengths FROM history_documents").fetchone()
     if not lists or row is None:
         return []
     ids = np.frombuffer(row[0], dtype=np.uint32).astype(np.int64)
     lengths = np.frombuffer(row[1], dtype=np.uint32).astype(np.float64)
-    n = len(ids)
-    if not n:
-        return []
-    length_norm = K1 * (1.0 - B + B * lengths / max(float(lengths.mean()), 1.0))
-    scores = np.zeros(n)
-    for term, (term_ids, term_tfs) in lists.items():
-        at = np.searchsorted(ids, np.frombuffer(term_ids, dtype=np.uint32))
-        tf = np.frombuffer(term_tfs, dtype=np.uint32).astype(np.float64)
-        idf = math.log(1.0 + (n - len(at) + 0.5) / (len(at) + 0.5))
-        scores[at] += weights[term] * idf * tf * (K1 + 1.0) / (tf + length_norm[at])
-    found = np.flatnonzero(scores > 0)
-    top = found[np.lexsort((-ids[found], -scores[found]))][:k]  # best first; newer first among equals
-    return [(int(ids[i]), float(scores[i])) for i in top]
+    arrays = {
+        t: (np.frombuffer(i, dtype=np.uint32), np.frombuffer(f, dtype=np.uint32))
+        for t, (i, f) in lists.items()
+    }
+    return top_commits(ids, lengths, arrays, weights, k)
 
 
 def _live_postings(db: sqlite3.Connection, terms: Iterable[str]) -> dict[str, tuple[array[int], array[int]]]:

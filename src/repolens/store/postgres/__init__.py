@@ -20,6 +20,8 @@ own means:
   says when the replica is behind the last published index.
 * **Versioned**: :mod:`.schema`; the generation meta carries
   :func:`repolens.store.format_versions` like the local store's.
+* **History**: a generation's commits, touched paths and packed postings
+  (:mod:`.history`), published with its code.
 """
 
 from __future__ import annotations
@@ -239,7 +241,7 @@ class PgStore:
                     "UPDATE repos SET current_gen = %s, published_at = now() WHERE key = %s", (gen, self.key)
                 )
             with translate(self.url):
-                for table in ("lex_blobs", "chunks", "files", "symbols"):
+                for table in ("lex_blobs", "chunks", "files", "symbols", "history_postings", "history_files"):
                     conn.execute(f"ANALYZE {table}")
         finally:
             conn.close()

@@ -132,7 +132,8 @@ SELECT 3, NULL, NULL, array_send(array_agg(cid::int8)) FROM lex_deleted WHERE ge
 """
 
 
-def _values(blob: bytes | None) -> np.ndarray:
+def int8_values(blob: bytes | None) -> np.ndarray:
+    """The values of an ``array_send`` of a one-dimensional ``int8[]`` (none for an empty one)."""
     if not blob or int.from_bytes(blob[:4], "big") == 0:
         return np.zeros(0, dtype=np.int64)
     return np.frombuffer(blob, dtype=_ELEMENT, offset=20)["v"].astype(np.int64)
@@ -147,7 +148,7 @@ class _Lists:
         self.totals = [0] * len(SCORED)
         deleted = np.zeros(0, dtype=np.int64)
         for kind, token, field, blob in rows:
-            values = _values(blob)
+            values = int8_values(blob)
             if kind == 2:
                 self.num_docs, self.totals = int(values[0]), [int(v) for v in values[1:]]
             elif kind == 3:

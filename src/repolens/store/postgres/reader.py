@@ -25,7 +25,7 @@ from repolens.store.base import (
     SymbolOrder,
     SymbolRow,
 )
-from repolens.store.postgres import lexical, rows
+from repolens.store.postgres import history, lexical, rows
 from repolens.store.postgres.connect import pooled
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class PgReader:
         self._name = name
         self._url = store.read_url
         self._closed = False
-        self._meta = self._read_meta()
+        self._meta, self._history = self._read_meta()
 
     def _conn(self) -> AbstractContextManager[psycopg.Connection]:
         if self._closed:
@@ -53,9 +53,12 @@ class PgReader:
     def generation(self) -> str:
         return self._name
 
-    def _read_meta(self) -> dict[str, str]:
+    def _read_meta(self) -> tuple[dict[str, str], HistoryState | None]:
+        """The meta and the history's state, read together when the reader
+        opens and at each :meth:`refresh` (a search reads both; one
+        connection from the pool instead of two)."""
         with self._conn() as conn:
-            return rows.read_meta(conn, self.gen)
+            return rows.read_meta(conn, self.gen), history.state(conn, self.gen)
 
     def cache_key(self) -> str:
         return f"{self.store.location}:{self._name}:{self._meta.get('content_version', '0')}"
@@ -64,7 +67,7 @@ class PgReader:
         return dict(self._meta)
 
     def refresh(self) -> None:
-        self._meta = self._read_meta()
+        self._meta, self._history = self._read_meta()
 
     def close(self) -> None:
         self._closed = True  # no connection is held between calls
@@ -151,18 +154,21 @@ class PgReader:
         with self._conn() as conn:
             return rows.vector_count(conn, self.gen)
 
-    # -- history: not kept on PostgreSQL yet (rows.NO_HISTORY) -------------
+    # -- history (see repolens.store.postgres.history) ----------------------
     def history_state(self) -> HistoryState | None:
-        return rows.no_history()
+        return self._history  # as of the last refresh(), like meta()
 
     def history_search(self, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
-        return []
+        with self._conn() as conn:
+            return history.search(conn, self.gen, terms, k)
 
     def history_commits(self, ids: Iterable[int], *, indexed_only: bool = False) -> dict[int, HistoryCommit]:
-        return {}
+        with self._conn() as conn:
+            return history.commits(conn, self.gen, ids, indexed_only=indexed_only)
 
     def history_of_file(self, path: str) -> list[tuple[int, str]]:
-        return []
+        with self._conn() as conn:
+            return history.of_file(conn, self.gen, path)
 
     def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
         from repolens.store.postgres.dense import to_bytes

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from repolens.chunk import Chunk
 from repolens.store.base import (
     FileRecord,
-    HistoryState,
     NameMatch,
     SkippedFile,
     StoredChunk,
@@ -207,12 +206,3 @@ def symbols_of_file(conn: psycopg.Connection, gen: int, path: str) -> list[Symbo
 def vector_count(conn: psycopg.Connection, gen: int) -> int:
     row = conn.execute("SELECT count(*) FROM vectors WHERE gen = %s", (gen,)).fetchone()
     return int(row[0]) if row else 0
-
-
-# The git history (the history leg, ``repolens history``) is kept by the local
-# store only, for now; on PostgreSQL every reply that would use it says so.
-NO_HISTORY = "the PostgreSQL store does not keep the git history yet (the local store does)"
-
-
-def no_history() -> HistoryState:
-    return HistoryState(head="", recipe="", note=NO_HISTORY, commits=0, newest=0)

@@ -16,6 +16,13 @@ written since: a build's batches, a refresh's new chunks), ``lex_deleted``
 (chunks removed since the blobs were written) and ``lex_stats`` (live
 document count and token totals per field).
 
+The git history (see :mod:`repolens.store.postgres.history`) is
+``history_commits`` (id ascending with recency), ``history_files`` (each
+commit's touched paths, newest name and the name the commit used),
+``history_postings`` (each term's commits and counts packed in one
+``int8[]``) and ``history_state`` (one row per generation that has a
+history: head, recipe, note and every commit's document length packed).
+
 ``repolens_schema`` holds the version. Readers refuse another version with
 the fix; ``repolens index`` creates the tables or migrates older ones
 (:func:`ensure`), under an advisory lock so two indexers never race.
@@ -30,9 +37,7 @@ from repolens.errors import IndexVersionError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
-# Migrations from version N to N + 1, run in order by ensure(); none yet.
-MIGRATIONS: dict[int, str] = {}
+SCHEMA_VERSION = 2
 _MIGRATE_LOCK = 0x52_4C_53_43  # "RLSC": one migrating process at a time
 
 DDL = """
@@ -101,8 +106,40 @@ CREATE TABLE remembered (
 );
 """
 
+# Version 2: the git history, per generation like everything else.
+HISTORY_DDL = """
+CREATE TABLE history_commits (
+    gen bigint, id int, hash text NOT NULL, time bigint NOT NULL, subject text NOT NULL,
+    body text NOT NULL, length int NOT NULL,
+    PRIMARY KEY (gen, id)
+);
+CREATE TABLE history_files (
+    gen bigint, commit_id int, path text COLLATE "C", named text NOT NULL,  -- named: "" when = path
+    PRIMARY KEY (gen, commit_id, path)
+);
+CREATE INDEX history_files_path ON history_files (gen, path, commit_id);
+CREATE TABLE history_postings (
+    gen bigint, term text COLLATE "C", postings int8[] NOT NULL,  -- commit id << 32 | count, ascending
+    PRIMARY KEY (gen, term)
+);
+ALTER TABLE history_postings ALTER COLUMN postings SET STORAGE EXTERNAL;
+CREATE TABLE history_state (
+    gen bigint PRIMARY KEY, head text NOT NULL, recipe text NOT NULL, note text NOT NULL,
+    commits int NOT NULL, newest bigint NOT NULL,
+    floor int NOT NULL,            -- the lists were last cut here: trimmed ids from it up may linger
+    documents int8[] NOT NULL      -- commit id << 32 | document length, ascending
+);
+"""
+
+# Migrations from version N to N + 1, run in order by ensure().
+MIGRATIONS: dict[int, str] = {1: HISTORY_DDL}
+
 # Every table holding rows of one generation, in the order a generation is dropped.
 GEN_TABLES = (
+    "history_state",
+    "history_postings",
+    "history_files",
+    "history_commits",
     "lex_deleted",
     "lex_postings",
     "lex_blobs",
@@ -148,6 +185,7 @@ def ensure(conn: psycopg.Connection, where: str) -> None:
         if version is None:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute(DDL)
+            conn.execute(HISTORY_DDL)
             conn.execute("INSERT INTO repolens_schema VALUES (%s)", (SCHEMA_VERSION,))
             return
         if version > SCHEMA_VERSION:

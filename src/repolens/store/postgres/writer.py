@@ -26,7 +26,7 @@ from repolens.store.base import (
     StoredChunk,
     normalize_symbol,
 )
-from repolens.store.postgres import lexical, rows
+from repolens.store.postgres import history, lexical, rows
 from repolens.store.postgres.connect import connect, translate
 from repolens.store.postgres.lexical import SCORED
 
@@ -297,14 +297,17 @@ class PgWriter:
                 "DELETE FROM skipped WHERE gen = %s AND path = ANY(%s)", (self.gen, list(paths))
             )
 
-    # -- vectors -----------------------------------------------------------
-    # -- history: not kept on PostgreSQL yet (rows.NO_HISTORY) -------------
+    # -- history: its own transaction, outside a batch ------------------------
     def history_state(self) -> HistoryState | None:
-        return rows.no_history()
+        with translate(self.store.url):
+            return history.state(self.conn, self.gen)
 
     def update_history(self, update: HistoryUpdate) -> None:
-        """Nothing is stored: :meth:`history_state` keeps saying why."""
+        assert not self._open, "update_history runs outside a batch"
+        with translate(self.store.url):
+            history.update(self.conn, self.gen, update)
 
+    # -- vectors -----------------------------------------------------------
     def vector_count(self) -> int:
         with translate(self.store.url):
             return rows.vector_count(self.conn, self.gen)
