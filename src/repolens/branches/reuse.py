@@ -12,7 +12,10 @@ has files to read, :class:`Donors` is asked first:
   Hashes decide, never timestamps: the file is read and hashed once here,
   only when its size equals the sibling's.
 * **vectors**: a chunk still missing a vector takes the sibling's vector of
-  the same chunk id (path, kind, name and text: the same embedding input).
+  the same chunk id (path, kind, name and text: the same embedding input),
+  else, in a store holding many repositories (PostgreSQL), the vector
+  another repository's index holds for that chunk id
+  (:meth:`~repolens.store.base.Store.shared_vectors`).
 
 Siblings must have been built with the same chunking, tokenizer and schema
 (the index identity): otherwise nothing is copied from them. A sibling
@@ -77,17 +80,20 @@ class _Donor:
 
 
 class Donors:
-    """The siblings a build copies from, opened on first use and closed by
-    :meth:`close`. ``stores`` None: found with :func:`sibling_stores`."""
+    """What the build of ``own`` copies from: the siblings (opened on first
+    use and closed by :meth:`close`; ``stores`` None: found with
+    :func:`sibling_stores`), and for vectors the other repositories of
+    ``own``'s store."""
 
     def __init__(
         self,
-        root: Path,
+        own: Store,
         stores: Sequence[Store] | None,
         identity: Mapping[str, str],
         embed: tuple[str, str] | None,
     ) -> None:
-        self.root = root
+        self.own = own
+        self.root = own.root
         self._stores = stores
         self._identity = dict(identity)
         self._embed = embed
@@ -185,14 +191,20 @@ class Donors:
         return Reused(prepared, vectors)
 
     def vectors(self, chunk_ids: list[str]) -> dict[str, bytes]:
-        """Siblings' vectors (same model and style) of those chunk ids they hold."""
+        """Vectors (same model and style) of those chunk ids the siblings
+        hold, then of those other repositories of this store hold."""
         found: dict[str, bytes] = {}
         for donor in self._open():
             if donor.vectors:
                 missing = [i for i in chunk_ids if i not in found]
                 if not missing:
-                    break
+                    return found
                 found.update(donor.reader.vectors_of_chunks(missing))
+        missing = [i for i in chunk_ids if i not in found]
+        if missing and self._embed is not None:
+            # The chunking decides a chunk's signature and doc, part of its embedding input.
+            wanted = {"chunker": self._identity["chunker"], "embed_identity": self._embed[0]}
+            found.update(self.own.shared_vectors(missing, {**wanted, "embed_style": self._embed[1]}))
         return found
 
     def close(self) -> None:

@@ -587,3 +587,12 @@ class Store(Protocol):
         """Delete generations neither current, ``keep``, nor replaced within
         the grace period; interrupted builds other than ``keep`` go too."""
         ...
+
+    def shared_vectors(self, chunk_ids: Iterable[str], meta: Mapping[str, str]) -> dict[str, bytes]:
+        """Vectors the published indexes of *other* repositories in this store
+        hold for ``chunk_ids``, from indexes whose meta has every value of
+        ``meta`` (the model, its style, the chunking): a chunk id is the
+        embedding input, so they are the vectors this index would compute.
+        ``{}`` where a store holds one repository (the local store: its
+        indexes share vectors through the ``embed_cache`` folder instead)."""
+        ...

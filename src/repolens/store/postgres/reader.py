@@ -165,18 +165,13 @@ class PgReader:
         return []
 
     def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
-        from repolens.store.postgres.dense import to_bytes
+        from repolens.store.postgres import dense
 
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
         with self._conn() as conn:
-            found = conn.execute(
-                "SELECT c.id, halfvec_send(v.vec) FROM chunks c JOIN vectors v ON"
-                " v.gen = c.gen AND v.cid = c.cid WHERE c.gen = %s AND c.id = ANY(%s)",
-                (self.gen, ids),
-            ).fetchall()
-        return {chunk_id: to_bytes(vec) for chunk_id, vec in found}
+            return dense.vectors_by_chunk_id(conn, [self.gen], ids)
 
     def dense_top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         from repolens.store.postgres import dense

@@ -8,7 +8,7 @@ down (the same as the local store's).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from repolens.chunk import Chunk
@@ -37,6 +37,18 @@ def decompress(blob: bytes) -> str:
 
 def read_meta(conn: psycopg.Connection, gen: int) -> dict[str, str]:
     return dict(conn.execute("SELECT key, value FROM meta WHERE gen = %s", (gen,)).fetchall())
+
+
+def published_with(conn: psycopg.Connection, meta: Mapping[str, str], other_than: str) -> list[int]:
+    """The published generations of the repositories other than ``other_than``
+    (a key) whose meta has every value of ``meta``."""
+    found = conn.execute(
+        "SELECT r.current_gen FROM repos r WHERE r.current_gen IS NOT NULL AND r.key <> %s"
+        " AND (SELECT count(*) FROM meta m WHERE m.gen = r.current_gen"
+        "      AND (m.key, m.value) IN (SELECT * FROM unnest(%s::text[], %s::text[]))) = %s",
+        (other_than, list(meta), [str(v) for v in meta.values()], len(meta)),
+    ).fetchall()
+    return [int(r[0]) for r in found]
 
 
 def counts(conn: psycopg.Connection, gen: int) -> dict[str, int]:
