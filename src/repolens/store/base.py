@@ -316,7 +316,12 @@ class IndexReader(Protocol):
     def chunk_by_id(self, chunk_id: str) -> StoredChunk | None: ...
 
     def chunks_of_file(self, path: str) -> list[StoredChunk]:
-        """A file's chunks by start line."""
+        """A file's chunks by start line (chunks sharing one: in the order written)."""
+        ...
+
+    def chunks_of_files(self, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
+        """:meth:`chunks_of_file` of each of ``paths`` that has chunks, by path,
+        read at once (a branch copies many files from its sibling)."""
         ...
 
     def chunk_at(self, path: str, line: int) -> int | None:
@@ -340,6 +345,10 @@ class IndexReader(Protocol):
 
     def symbols_of_file(self, path: str) -> list[SymbolRow]:
         """A file's definitions in the order its chunker found them."""
+        ...
+
+    def symbols_of_files(self, paths: Sequence[str]) -> dict[str, list[SymbolRow]]:
+        """:meth:`symbols_of_file` of each of ``paths`` that has symbols, by path, read at once."""
         ...
 
     # -- lexical ---------------------------------------------------------

@@ -107,8 +107,11 @@ class PgReader:
             return rows.chunk_by_id(conn, self.gen, chunk_id)
 
     def chunks_of_file(self, path: str) -> list[StoredChunk]:
+        return self.chunks_of_files([path]).get(path, [])
+
+    def chunks_of_files(self, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
         with self._conn() as conn:
-            return rows.chunks_of_file(conn, self.gen, path)
+            return rows.chunks_of_files(conn, self.gen, paths)
 
     def chunk_at(self, path: str, line: int) -> int | None:
         with self._conn() as conn:
@@ -132,8 +135,11 @@ class PgReader:
             return rows.symbol_names(conn, self.gen, match, filters, limit, order)
 
     def symbols_of_file(self, path: str) -> list[SymbolRow]:
+        return self.symbols_of_files([path]).get(path, [])
+
+    def symbols_of_files(self, paths: Sequence[str]) -> dict[str, list[SymbolRow]]:
         with self._conn() as conn:
-            return rows.symbols_of_file(conn, self.gen, path)
+            return rows.symbols_of_files(conn, self.gen, paths)
 
     # -- lexical ---------------------------------------------------------
     def lexical(
