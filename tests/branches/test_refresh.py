@@ -62,7 +62,12 @@ def _keys_in(url: str | None) -> list[str]:
         return [row[0] for row in conn.execute("SELECT key FROM repos ORDER BY key")]
 
 
-def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(branches, tmp_path: Path, store_url):
+def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(
+    branches, tmp_path: Path, store_url, monkeypatch
+):
+    # Vectors by the deterministic test model: develop embeds only what main does not hold.
+    monkeypatch.setenv("REPOLENS_VECTORS", "true")
+    monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", "fake")
     empty = tmp_path / "empty"
     empty.mkdir()
     config = tmp_path / "repolens.toml"
@@ -83,6 +88,9 @@ def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(branches,
     assert all(set(r) == KEYS for r in lines)
     assert lines[0]["files_changed"] == 12 and lines[0]["error"] is None
     assert (lines[1]["files_reused"], lines[1]["chunks_reused"]) == (len(SAME), len(SAME))
+    # one chunk per file: billing.py's (changed) and coupons.py's (new) are embedded
+    assert (lines[0]["chunks_embedded"], lines[0]["vectors_reused"]) == (12, 0)
+    assert (lines[1]["chunks_embedded"], lines[1]["vectors_reused"]) == (2, len(SAME))
     assert lines[2]["error"].startswith("nothing to index in ")
     # Both branches in one database, named as the config names them; no local index.
     assert _keys_in(store_url) == ([] if store_url is None else ["app@develop", "app@main"])
@@ -96,9 +104,9 @@ def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(branches,
     again = _refresh("--all", "--config", str(config), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     lines = [json.loads(line) for line in again.stdout.splitlines()]
-    assert [(r["repo"], r["mode"], r["files_changed"], r["error"]) for r in lines] == [
-        ("app@main", "refresh", 0, None),
-        ("app@develop", "refresh", 1, None),
+    assert [(r["repo"], r["mode"], r["files_changed"], r["chunks_embedded"], r["error"]) for r in lines] == [
+        ("app@main", "refresh", 0, 0, None),
+        ("app@develop", "refresh", 1, 1, None),
     ]
 
 
