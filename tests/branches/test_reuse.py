@@ -15,6 +15,7 @@ from repolens.index.build import build_index
 from repolens.settings import Settings
 from repolens.store import open_store
 from repolens.store.postgres.connect import close_pools
+from repolens.tokens import tokenize
 
 # One chunk per definition, so that an unchanged function in a changed file is its own chunk.
 SETTINGS = Settings(vectors=True, chunk_merge_lines=0)
@@ -43,6 +44,11 @@ def _content(store) -> dict[str, list[tuple[str, int, int, bytes | None]]]:
                 (c.chunk.id, c.chunk.start_line, c.chunk.end_line, vectors.get(c.chunk.id)) for c in chunks
             ]
             out[path].append(tuple(symbols))  # type: ignore[arg-type]
+        # the lexical documents: every field's tokens score the same chunks the same
+        for term in tokenize("price label total amount invoice refund coupon cart shop module py"):
+            found = reader.lexical([(term, 1.0)], {"path": 1.0, "name": 2.0, "sig": 1.5, "body": 1.0}, 50)
+            ids = reader.chunks([cid for cid, _ in found])
+            out[f"lexical {term}"] = sorted((ids[cid].chunk.id, round(score, 4)) for cid, score in found)
         return out
     finally:
         reader.close()

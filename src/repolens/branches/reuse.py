@@ -7,8 +7,8 @@ has files to read, :class:`Donors` is asked first:
 * **files**: a file whose content hash equals the sibling's copy of the
   same path is not chunked again: its chunks, symbols and (when both were
   embedded by the same model and style) vectors are copied from the
-  sibling, and only its lexical document is made again (tokenizing is a
-  small share of the work; tree-sitter and the model are the big ones).
+  sibling, and only its lexical documents are made again (tokenizing is
+  most of what a copy costs; tree-sitter and the model are spared).
   Hashes decide, never timestamps: the file is read and hashed once here,
   only when its size equals the sibling's.
 * **vectors**: a chunk still missing a vector takes the sibling's vector of
