@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -242,17 +242,27 @@ def _local_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory
     return lambda root: open_store(root, tmp_path / "index" / root.name)
 
 
-def _postgres_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+def _postgres_url(request: pytest.FixtureRequest) -> str:
     """A fresh database of the test PostgreSQL (never skipped: the server must start)."""
+    return request.getfixturevalue("pg_db").url
+
+
+def _postgres_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     from repolens.store import open_store
 
-    db = request.getfixturevalue("pg_db")
-    return lambda root: open_store(root, url=db.url)
+    url = _postgres_url(request)
+    return lambda root: open_store(root, url=url)
 
 
 STORE_BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], StoreFactory]] = {
     "local": _local_store,
     "postgres": _postgres_store,
+}
+# The URL of each backend's store, for code that opens stores by itself
+# (``REPOLENS_STORE``, ``[store] url``); None: the local store.
+STORE_URLS: dict[str, Callable[[pytest.FixtureRequest], str | None]] = {
+    "local": lambda request: None,
+    "postgres": _postgres_url,
 }
 
 
@@ -261,6 +271,29 @@ def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactor
     """``store_factory(root)``: the store of the repository at ``root`` in each
     backend (the same store whenever it is called for the same root)."""
     return STORE_BACKENDS[request.param](request, tmp_path)
+
+
+@pytest.fixture(params=sorted(STORE_URLS))
+def store_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str | None]:
+    """Every index the code under test opens without naming a store lives in
+    each backend: local files (``REPOLENS_STORE`` unset) or one fresh
+    PostgreSQL database that ``REPOLENS_STORE`` names (subprocesses inherit
+    it). Yields that URL, None for the local store; open readers and
+    connections are closed after the test."""
+    from repolens.store import STORE_ENV
+    from repolens.store.handles import readers
+
+    url = STORE_URLS[request.param](request)
+    if url is None:
+        monkeypatch.delenv(STORE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(STORE_ENV, url)
+    yield url
+    readers.clear()
+    if url is not None:
+        from repolens.store.postgres.connect import close_pools
+
+        close_pools()
 
 
 # -- no process outlives the suite ------------------------------------------------

@@ -10,6 +10,7 @@ import re
 import shlex
 import tomllib
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 import pytest
@@ -18,6 +19,7 @@ import yaml
 from repolens.branches.registry import load_registry
 from repolens.cli.commands import cli
 from repolens.server.config import SERVE_KEYS
+from repolens.store import STORE_ENV
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 SRC = Path(__file__).resolve().parents[1] / "src" / "repolens"
@@ -96,6 +98,43 @@ def test_repolens_variables_in_deploy_are_read_by_repolens():
     deploy_only = {"REPOLENS_IMAGE", "REPOLENS_PORT", "REPOLENS_REFRESH_SECONDS"}  # compose's own knobs
     for name in sorted(used - deploy_only):
         assert f'"{name}"' in code, f"{name} is not read by repolens (no constant names it)"
+
+
+def _unit_environment(unit: str) -> dict[str, str]:
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.read(DEPLOY / "systemd" / unit)
+    name, _, value = parser["Service"]["Environment"].partition("=")
+    return {name: value}
+
+
+def test_repolens_processes_use_the_postgresql_store_compose_starts():
+    """The server and the indexer keep every index in the database of the
+    compose file's pgvector service (its user and database; the password as
+    libpq's PGPASSWORD from the same variable), never in local files."""
+    services = _compose()["services"]
+    database = next(s for s in services.values() if s["image"].startswith("pgvector/pgvector:"))
+    db_env = database["environment"]
+    for name in ("server", "indexer"):
+        env = services[name]["environment"]
+        url = urlsplit(env[STORE_ENV])
+        assert (url.scheme, url.password) == ("postgresql", None), f"{name}: {env[STORE_ENV]}"
+        assert services.get(url.hostname) is database, f"{name}: {url.hostname} is not the database service"
+        assert (url.username, url.path.lstrip("/")) == (db_env["POSTGRES_USER"], db_env["POSTGRES_DB"])
+        assert env["PGPASSWORD"] == db_env["POSTGRES_PASSWORD"]
+        assert "REPOLENS_INDEX_DIR" not in env
+    unit = urlsplit(_unit_environment("repolens-refresh.service")[STORE_ENV])
+    assert (unit.scheme, unit.password, unit.path) == ("postgresql", None, "/repolens")
+
+
+def test_every_variable_deploy_sets_for_repolens_is_documented():
+    """Each variable a repolens process gets (compose, systemd) is in the README:
+    REPOLENS_* in the settings tables, libpq's in the PostgreSQL section."""
+    readme = (SRC.parents[1] / "README.md").read_text()
+    services = _compose()["services"]
+    given = {key for name in ("server", "indexer") for key in services[name]["environment"]}
+    given |= set(_unit_environment("repolens-refresh.service"))
+    for name in sorted(given - {"REPOLENS_REFRESH_SECONDS"}):  # the indexer loop's own knob
+        assert f"`{name}`" in readme, f"{name} is set by deploy/ but not documented in README.md"
 
 
 def test_config_files_use_known_keys():

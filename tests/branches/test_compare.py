@@ -17,21 +17,25 @@ from mcp import Client
 from repolens import service
 from repolens.branches.registry import EMPTY
 from repolens.errors import NotFoundError, UsageError
+from repolens.server.config import load_serve_config
 from repolens.server.tools import build_server
+from repolens.store import STORE_ENV
 from repolens.store.handles import readers
+from repolens.store.postgres.connect import close_pools
 
 
 @pytest.fixture
-def branches(make_repo, git, write_tree) -> Branches:
-    yield indexed(make_branches(make_repo, git, write_tree))
-    readers.clear()
+def branches(make_repo, git, write_tree, store_url) -> Branches:
+    """Both branches indexed, in each store backend."""
+    return indexed(make_branches(make_repo, git, write_tree))
 
 
 def _roots(b: Branches) -> dict[str, Path]:
     return {"app@main": b.main, "app@develop": b.develop}
 
 
-def test_paths_get_all_four_statuses_by_content_hash(branches):
+def test_paths_get_all_four_statuses_by_content_hash(branches, store_url):
+    assert (branches.main / ".repolens").exists() == (store_url is None)  # the backend in use
     (branches.develop / "shop/m00.py").touch()  # a newer mtime is not a change
     result = service.compare_branches("app", _roots(branches), EMPTY, paths=["shop", "nowhere.py"])
     assert (result.base, result.head) == ("main", "develop")
@@ -91,11 +95,13 @@ def test_bad_arguments_say_what_to_pass(branches, kwargs, error, needle):
         service.compare_branches(roots=_roots(branches), registry=EMPTY, **args)
 
 
-def test_cli_compare_reads_the_config_file(branches, tmp_path: Path):
+def test_cli_compare_reads_the_config_file(branches, tmp_path: Path, store_url):
     config = tmp_path / "repolens.toml"
     config.write_text(f'[roots]\napp = {{ main = "{branches.main}", develop = "{branches.develop}" }}\n')
-    env = {k: v for k, v in os.environ.items() if k not in ("REPOLENS_INDEX_DIR", "REPOLENS_CONFIG")}
+    unset = ("REPOLENS_INDEX_DIR", "REPOLENS_CONFIG", STORE_ENV)
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     run = [sys.executable, "-m", "repolens", "compare", "--repo", "app", "--config", str(config)]
+    run += ["--store", store_url] if store_url else []
     proc = subprocess.run(
         [*run, "--path", "shop/billing.py", "--json"], capture_output=True, text=True, env=env
     )
@@ -131,3 +137,42 @@ def test_mcp_compare_branches_and_name_at_branch(branches):
     assert unknown.is_error and unknown.content[0].text == (
         "unknown repository 'nope': known repositories are app"
     )
+
+
+def test_branches_whose_roots_name_a_store_share_one_database(make_repo, git, write_tree, pg_db, tmp_path):
+    """``[roots] "app@main" = { path, store }``: both branches in one PostgreSQL
+    database under their root names, indexed, compared and listed over MCP."""
+    made = make_branches(make_repo, git, write_tree)
+    config = tmp_path / "repolens.toml"
+    config.write_text(
+        f'[roots]\n"app@main" = {{ path = "{made.main}", store = "{pg_db.url}" }}\n'
+        f'"app@develop" = {{ path = "{made.develop}", store = "{pg_db.url}" }}\n'
+    )
+    roots = load_serve_config(config_file=config, env={}).roots
+
+    async def session() -> list:
+        async with Client(build_server(roots, remote=True)) as client:
+            return [
+                await client.call_tool("index_repo", {"repo": "app@main"}),
+                await client.call_tool("index_repo", {"repo": "app@develop"}),
+                await client.call_tool("compare_branches", {"repo": "app", "paths": ["shop"]}),
+                await client.call_tool("list_repositories", {}),
+            ]
+
+    try:
+        results = asyncio.run(session())
+    finally:
+        readers.clear()
+        close_pools()
+    assert not any(r.is_error for r in results), [r.content[0].text for r in results]
+    main, develop, compared, listing = (r.content[0].text for r in results)
+    assert "reused" not in main
+    assert "reused from sibling branches: 10 files, 10 chunks" in develop
+    assert compared.splitlines()[0] == (
+        "app: base main vs head develop; 13 files: 10 same, 1 modified, 1 only_head, 1 only_base"
+    )
+    assert "  app@develop: <app@develop> - 12 files, 12 chunks; updated " in listing
+    with pg_db.connect() as conn:
+        keys = [row[0] for row in conn.execute("SELECT key FROM repos ORDER BY key")]
+    assert keys == ["app@develop", "app@main"]
+    assert not (made.main / ".repolens").exists() and not (made.develop / ".repolens").exists()

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from branch_fixtures import SAME, Branches, make_branches
 
+from repolens.store import STORE_ENV
+
 KEYS = {
     "repo",
     "root",
@@ -33,7 +35,7 @@ def branches(make_repo, git, write_tree) -> Branches:
 
 def _refresh(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """Run in ``cwd``, with no configuration but ``args`` (never the developer's)."""
-    unset = ("REPOLENS_INDEX_DIR", "REPOLENS_CONFIG", "REPOLENS_ROOTS")
+    unset = ("REPOLENS_INDEX_DIR", "REPOLENS_CONFIG", "REPOLENS_ROOTS", STORE_ENV)
     env = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run(
         [sys.executable, "-m", "repolens", "refresh", *args],
@@ -45,13 +47,34 @@ def _refresh(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(branches, tmp_path: Path):
+def _store_table(url: str | None) -> str:
+    """The config file's ``[store]``: every root in the database at ``url`` (None: local files)."""
+    return f'\n[store]\nurl = "{url}"\n' if url else ""
+
+
+def _keys_in(url: str | None) -> list[str]:
+    """The repositories the database at ``url`` holds ([] for local files)."""
+    if url is None:
+        return []
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return [row[0] for row in conn.execute("SELECT key FROM repos ORDER BY key")]
+
+
+def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(
+    branches, tmp_path: Path, store_url, monkeypatch
+):
+    # Vectors by the deterministic test model: develop embeds only what main does not hold.
+    monkeypatch.setenv("REPOLENS_VECTORS", "true")
+    monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", "fake")
     empty = tmp_path / "empty"
     empty.mkdir()
     config = tmp_path / "repolens.toml"
     # develop first in the file: the base (main) is still refreshed first, so develop copies from it.
     config.write_text(
         f'[roots]\n"app@develop" = "{branches.develop}"\n"app@main" = "{branches.main}"\nempty = "{empty}"\n'
+        + _store_table(store_url)
     )
 
     first = _refresh("--all", "--config", str(config), cwd=tmp_path)
@@ -65,16 +88,25 @@ def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(branches,
     assert all(set(r) == KEYS for r in lines)
     assert lines[0]["files_changed"] == 12 and lines[0]["error"] is None
     assert (lines[1]["files_reused"], lines[1]["chunks_reused"]) == (len(SAME), len(SAME))
+    # one chunk per file: billing.py's (changed) and coupons.py's (new) are embedded
+    assert (lines[0]["chunks_embedded"], lines[0]["vectors_reused"]) == (12, 0)
+    assert (lines[1]["chunks_embedded"], lines[1]["vectors_reused"]) == (2, len(SAME))
     assert lines[2]["error"].startswith("nothing to index in ")
+    # Both branches in one database, named as the config names them; no local index.
+    assert _keys_in(store_url) == ([] if store_url is None else ["app@develop", "app@main"])
+    assert (branches.main / ".repolens").exists() == (store_url is None)
 
-    config.write_text(f'[roots]\napp = {{ main = "{branches.main}", develop = "{branches.develop}" }}\n')
+    config.write_text(
+        f'[roots]\napp = {{ main = "{branches.main}", develop = "{branches.develop}" }}\n'
+        + _store_table(store_url)
+    )
     (branches.develop / "shop/coupons.py").write_text("def apply_coupon(cart, code):\n    return None\n")
     again = _refresh("--all", "--config", str(config), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     lines = [json.loads(line) for line in again.stdout.splitlines()]
-    assert [(r["repo"], r["mode"], r["files_changed"], r["error"]) for r in lines] == [
-        ("app@main", "refresh", 0, None),
-        ("app@develop", "refresh", 1, None),
+    assert [(r["repo"], r["mode"], r["files_changed"], r["chunks_embedded"], r["error"]) for r in lines] == [
+        ("app@main", "refresh", 0, 0, None),
+        ("app@develop", "refresh", 1, 1, None),
     ]
 
 

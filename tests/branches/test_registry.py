@@ -16,7 +16,6 @@ from repolens.branches.registry import load_registry
 from repolens.errors import ConfigError
 from repolens.server.config import load_serve_config
 from repolens.server.tools import build_server
-from repolens.store.handles import readers
 
 REGISTRY = """
 [[repository]]
@@ -34,9 +33,9 @@ project = "handbook"
 
 
 @pytest.fixture
-def branches(make_repo, git, write_tree) -> Branches:
-    yield indexed(make_branches(make_repo, git, write_tree))
-    readers.clear()
+def branches(make_repo, git, write_tree, store_url) -> Branches:
+    """Both branches indexed, in each store backend."""
+    return indexed(make_branches(make_repo, git, write_tree))
 
 
 def _text(result) -> str:

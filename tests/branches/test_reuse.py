@@ -9,11 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from branch_fixtures import MAIN_FILES, SAME, Branches, make_branches
+from branch_fixtures import DEVELOP_CHANGES, MAIN_FILES, SAME, Branches, make_branches
 
 from repolens.index.build import build_index
 from repolens.settings import Settings
 from repolens.store import open_store
+from repolens.store.postgres.connect import close_pools
+from repolens.tokens import tokenize
 
 # One chunk per definition, so that an unchanged function in a changed file is its own chunk.
 SETTINGS = Settings(vectors=True, chunk_merge_lines=0)
@@ -42,6 +44,11 @@ def _content(store) -> dict[str, list[tuple[str, int, int, bytes | None]]]:
                 (c.chunk.id, c.chunk.start_line, c.chunk.end_line, vectors.get(c.chunk.id)) for c in chunks
             ]
             out[path].append(tuple(symbols))  # type: ignore[arg-type]
+        # the lexical documents: every field's tokens score the same chunks the same
+        for term in tokenize("price label total amount invoice refund coupon cart shop module py"):
+            found = reader.lexical([(term, 1.0)], {"path": 1.0, "name": 2.0, "sig": 1.5, "body": 1.0}, 50)
+            ids = reader.chunks([cid for cid, _ in found])
+            out[f"lexical {term}"] = sorted((ids[cid].chunk.id, round(score, 4)) for cid, score in found)
         return out
     finally:
         reader.close()
@@ -80,7 +87,29 @@ def test_a_sibling_with_other_chunking_is_not_copied_from(branches, store_factor
     assert report.files_reused == 0 and report.files == len(MAIN_FILES)
 
 
-def test_plain_index_in_a_worktree_records_its_branch_and_copies_from_the_other_worktree(branches):
+@pytest.fixture
+def pg_url(pg_db) -> str:
+    """A fresh PostgreSQL database; its connections are closed after the test."""
+    yield pg_db.url
+    close_pools()
+
+
+def test_one_database_reuses_vectors_across_repositories(make_repo, pg_url):
+    """Two repositories (not branches of one) in one PostgreSQL database: a
+    chunk the first embedded (same path, kind, name and text, same model and
+    chunking) is not embedded again for the second, which has no siblings."""
+    shop = make_repo(MAIN_FILES, name="shop")
+    fork = make_repo({**MAIN_FILES, **DEVELOP_CHANGES}, name="fork")
+    first = build_index(shop, store=open_store(shop, url=pg_url), settings=SETTINGS, siblings=[])
+    assert first.vectors.embedded == first.chunks
+
+    second = build_index(fork, store=open_store(fork, url=pg_url), settings=SETTINGS, siblings=[])
+    assert second.files_reused == 0  # files are only copied from branches of the same repository
+    # Embedded: coupons.py's one chunk and billing.py's changed refund_policy; the rest is shop's.
+    assert (second.vectors.embedded, second.vectors.reused) == (2, second.chunks - 2)
+
+
+def test_plain_index_in_a_worktree_records_its_branch_and_copies_from_the_other_worktree(branches, store_url):
     env = {k: v for k, v in os.environ.items() if k != "REPOLENS_INDEX_DIR"}
 
     def index(root: Path) -> str:

@@ -245,6 +245,16 @@ def test_symbol_filters_and_counts(shop):
     ]
 
 
+def test_many_files_chunks_and_symbols_are_read_at_once_as_one_by_one(shop):
+    paths = ["src/pay/gateway.js", "src/shop/cart.py", "no/such.py"]
+    chunks, symbols = shop.chunks_of_files(paths), shop.symbols_of_files(paths)
+    assert chunks == {p: shop.chunks_of_file(p) for p in paths[:2]}
+    assert symbols == {p: shop.symbols_of_file(p) for p in paths[:2]}
+    cart = chunks["src/shop/cart.py"]
+    assert [s.chunk.qualname for s in cart] == ["Cart", "Cart.add_item", "checkout_cart"]
+    assert shop.chunks_of_files([]) == shop.symbols_of_files([]) == {}
+
+
 def test_a_files_symbols_come_in_the_order_they_were_found(shop):
     rows = shop.symbols_of_file("src/shop/cart.py")
     assert [(r.kind, r.qualname, r.start_line, r.end_line, r.parent) for r in rows] == [

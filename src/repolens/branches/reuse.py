@@ -7,12 +7,15 @@ has files to read, :class:`Donors` is asked first:
 * **files**: a file whose content hash equals the sibling's copy of the
   same path is not chunked again: its chunks, symbols and (when both were
   embedded by the same model and style) vectors are copied from the
-  sibling, and only its lexical document is made again (tokenizing is a
-  small share of the work; tree-sitter and the model are the big ones).
+  sibling, and only its lexical documents are made again (tokenizing is
+  most of what a copy costs; tree-sitter and the model are spared).
   Hashes decide, never timestamps: the file is read and hashed once here,
   only when its size equals the sibling's.
 * **vectors**: a chunk still missing a vector takes the sibling's vector of
-  the same chunk id (path, kind, name and text: the same embedding input).
+  the same chunk id (path, kind, name and text: the same embedding input),
+  else, in a store holding many repositories (PostgreSQL), the vector
+  another repository's index holds for that chunk id
+  (:meth:`~repolens.store.base.Store.shared_vectors`).
 
 Siblings must have been built with the same chunking, tokenizer and schema
 (the index identity): otherwise nothing is copied from them. A sibling
@@ -37,7 +40,12 @@ from repolens.store.document import document_fields
 
 if TYPE_CHECKING:
     from repolens.discover import SourceFile
-    from repolens.store.base import FileRecord, IndexReader, Store
+    from repolens.store.base import FileRecord, IndexReader, Store, SymbolRow
+
+
+# Files copied from a sibling per round of reads: bounds the statements' size
+# and the memory of one round (their chunks' text).
+COPY_BATCH = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,17 +85,20 @@ class _Donor:
 
 
 class Donors:
-    """The siblings a build copies from, opened on first use and closed by
-    :meth:`close`. ``stores`` None: found with :func:`sibling_stores`."""
+    """What the build of ``own`` copies from: the siblings (opened on first
+    use and closed by :meth:`close`; ``stores`` None: found with
+    :func:`sibling_stores`), and for vectors the other repositories of
+    ``own``'s store."""
 
     def __init__(
         self,
-        root: Path,
+        own: Store,
         stores: Sequence[Store] | None,
         identity: Mapping[str, str],
         embed: tuple[str, str] | None,
     ) -> None:
-        self.root = root
+        self.own = own
+        self.root = own.root
         self._stores = stores
         self._identity = dict(identity)
         self._embed = embed
@@ -127,7 +138,7 @@ class Donors:
         for donor in donors:
             if not donor.files:
                 donor.files = donor.reader.files()
-        taken: dict[str, tuple[_Donor, str, Reused]] = {}
+        same: dict[str, tuple[_Donor, str]] = {}  # path -> the sibling holding its content, its hash
         for src, rec in work:
             digest = ""
             for donor in donors:
@@ -140,62 +151,79 @@ class Donors:
                         break
                     digest = file_hash(loaded.data)
                 if digest == theirs.hash:
-                    taken[src.path] = (donor, digest, self._copy(donor, theirs))
+                    same[src.path] = (donor, digest)
                     break
-        # Keep only files whose sibling copy did not change while it was read.
         kept: dict[str, Reused] = {}
         for donor in donors:
-            paths = [p for p, (d, _, _) in taken.items() if d is donor]
-            now = donor.reader.files(paths) if paths else {}
-            for path in paths:
-                _, digest, reused = taken[path]
-                if path in now and now[path].hash == digest and reused.prepared.chunks:
-                    kept[path] = reused
+            paths = [p for p, (d, _) in same.items() if d is donor]
+            for i in range(0, len(paths), COPY_BATCH):
+                part = paths[i : i + COPY_BATCH]
+                copies = self._copy(donor, part)
+                # Keep only files whose sibling copy did not change while it was read.
+                now = donor.reader.files(part)
+                for path in part:
+                    reused = copies[path]
+                    if path in now and now[path].hash == same[path][1] and reused.prepared.chunks:
+                        kept[path] = reused
         return kept
 
-    def _copy(self, donor: _Donor, rec: FileRecord) -> Reused:
-        chunks = [s.chunk for s in donor.reader.chunks_of_file(rec.path)]
-        symbols = [
-            Symbol(
-                r.name,
-                r.qualname,
-                r.kind,
-                r.path,
-                r.start_line,
-                r.end_line,
-                r.signature,
-                r.parent,
-                r.language,
+    def _copy(self, donor: _Donor, paths: Sequence[str]) -> dict[str, Reused]:
+        """The sibling's files at ``paths``, read in three statements."""
+        chunks = donor.reader.chunks_of_files(paths)
+        symbols = donor.reader.symbols_of_files(paths)
+        ids = [s.chunk.id for found in chunks.values() for s in found]
+        vectors = donor.reader.vectors_of_chunks(ids) if donor.vectors else {}
+        out: dict[str, Reused] = {}
+        for path in paths:
+            rec = donor.files[path]
+            file_chunks = [s.chunk for s in chunks.get(path, ())]
+            flags = set(rec.flags.split(","))
+            prepared = Prepared(
+                path=rec.path,
+                digest=rec.hash,
+                lines=rec.lines,
+                replaced="decoded_with_replacement" in flags,
+                language=rec.language,
+                parse_error="parse_error" in flags,
+                chunks=file_chunks,
+                symbols=[_symbol(r) for r in symbols.get(path, ())],
+                fields=[document_fields(c) for c in file_chunks],
             )
-            for r in donor.reader.symbols_of_file(rec.path)
-        ]
-        flags = set(rec.flags.split(","))
-        prepared = Prepared(
-            path=rec.path,
-            digest=rec.hash,
-            lines=rec.lines,
-            replaced="decoded_with_replacement" in flags,
-            language=rec.language,
-            parse_error="parse_error" in flags,
-            chunks=chunks,
-            symbols=symbols,
-            fields=[document_fields(c) for c in chunks],
-        )
-        vectors = donor.reader.vectors_of_chunks(c.id for c in chunks) if donor.vectors else {}
-        return Reused(prepared, vectors)
+            out[path] = Reused(prepared, {c.id: vectors[c.id] for c in file_chunks if c.id in vectors})
+        return out
 
     def vectors(self, chunk_ids: list[str]) -> dict[str, bytes]:
-        """Siblings' vectors (same model and style) of those chunk ids they hold."""
+        """Vectors (same model and style) of those chunk ids the siblings
+        hold, then of those other repositories of this store hold."""
         found: dict[str, bytes] = {}
         for donor in self._open():
             if donor.vectors:
                 missing = [i for i in chunk_ids if i not in found]
                 if not missing:
-                    break
+                    return found
                 found.update(donor.reader.vectors_of_chunks(missing))
+        missing = [i for i in chunk_ids if i not in found]
+        if missing and self._embed is not None:
+            # The chunking decides a chunk's signature and doc, part of its embedding input.
+            wanted = {"chunker": self._identity["chunker"], "embed_identity": self._embed[0]}
+            found.update(self.own.shared_vectors(missing, {**wanted, "embed_style": self._embed[1]}))
         return found
 
     def close(self) -> None:
         for donor in self._donors or []:
             donor.reader.close()
         self._donors = None
+
+
+def _symbol(row: SymbolRow) -> Symbol:
+    return Symbol(
+        row.name,
+        row.qualname,
+        row.kind,
+        row.path,
+        row.start_line,
+        row.end_line,
+        row.signature,
+        row.parent,
+        row.language,
+    )

@@ -451,6 +451,7 @@ config_option = click.option(
 @click.option("--path", "paths", multiple=True, help="A file or folder to compare (repeatable).")
 @click.option("--query", default=None, help="Compare the files this search finds in either branch.")
 @config_option
+@_store
 @click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
 @json_option
 def compare_cmd(
@@ -477,6 +478,7 @@ def compare_cmd(
 @cli.command("refresh")
 @click.option("--all", "refresh_every", is_flag=True, help="Every configured root (every branch).")
 @config_option
+@_store
 @click.pass_context
 def refresh_cmd(ctx: click.Context, refresh_every: bool, config_file: str | None) -> None:
     """Refresh every configured repository and branch (for cron or a systemd timer; safe while

@@ -204,7 +204,7 @@ def build_index(
         embedder = _embedder(root_path) if settings.vectors else None
         embed = (embedder.identity, settings.embed_style) if embedder is not None else None
         # The watcher's refresh of a few saved files never looks for siblings.
-        donors = None if scope is not None else Donors(root_path, siblings, index_identity(settings), embed)
+        donors = None if scope is not None else Donors(store, siblings, index_identity(settings), embed)
         if donors is not None:
             cleanup.callback(donors.close)
         branch = head_facts(root_path)

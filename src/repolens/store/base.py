@@ -316,7 +316,12 @@ class IndexReader(Protocol):
     def chunk_by_id(self, chunk_id: str) -> StoredChunk | None: ...
 
     def chunks_of_file(self, path: str) -> list[StoredChunk]:
-        """A file's chunks by start line."""
+        """A file's chunks by start line (chunks sharing one: in the order written)."""
+        ...
+
+    def chunks_of_files(self, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
+        """:meth:`chunks_of_file` of each of ``paths`` that has chunks, by path,
+        read at once (a branch copies many files from its sibling)."""
         ...
 
     def chunk_at(self, path: str, line: int) -> int | None:
@@ -340,6 +345,10 @@ class IndexReader(Protocol):
 
     def symbols_of_file(self, path: str) -> list[SymbolRow]:
         """A file's definitions in the order its chunker found them."""
+        ...
+
+    def symbols_of_files(self, paths: Sequence[str]) -> dict[str, list[SymbolRow]]:
+        """:meth:`symbols_of_file` of each of ``paths`` that has symbols, by path, read at once."""
         ...
 
     # -- lexical ---------------------------------------------------------
@@ -589,4 +598,13 @@ class Store(Protocol):
     def collect_garbage(self, keep: str | None = None) -> None:
         """Delete generations neither current, ``keep``, nor replaced within
         the grace period; interrupted builds other than ``keep`` go too."""
+        ...
+
+    def shared_vectors(self, chunk_ids: Iterable[str], meta: Mapping[str, str]) -> dict[str, bytes]:
+        """Vectors the published indexes of *other* repositories in this store
+        hold for ``chunk_ids``, from indexes whose meta has every value of
+        ``meta`` (the model, its style, the chunking): a chunk id is the
+        embedding input, so they are the vectors this index would compute.
+        ``{}`` where a store holds one repository (the local store: its
+        indexes share vectors through the ``embed_cache`` folder instead)."""
         ...

@@ -10,6 +10,7 @@ the writer commits) and an outbox between SQLite and tantivy (batches).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,3 +99,6 @@ class LocalStore:
 
     def collect_garbage(self, keep: str | None = None) -> None:
         self.layout.collect_garbage(keep=self._dir(keep) if keep is not None else None)
+
+    def shared_vectors(self, chunk_ids: Iterable[str], meta: Mapping[str, str]) -> dict[str, bytes]:
+        return {}  # one repository per store

@@ -51,7 +51,10 @@ class LocalReader(Generation):
         return sq.chunk_by_id(self.db, chunk_id)
 
     def chunks_of_file(self, path: str) -> list[StoredChunk]:
-        return sq.chunks_of_file(self.db, path)
+        return sq.chunks_of_files(self.db, [path]).get(path, [])
+
+    def chunks_of_files(self, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
+        return sq.chunks_of_files(self.db, paths)
 
     def chunk_at(self, path: str, line: int) -> int | None:
         return sq.chunk_at(self.db, path, line)
@@ -71,7 +74,10 @@ class LocalReader(Generation):
         return sq.symbol_names(self.db, match, filters, limit, order)
 
     def symbols_of_file(self, path: str) -> list[SymbolRow]:
-        return sq.symbols_of_file(self.db, path)
+        return sq.symbols_of_files(self.db, [path]).get(path, [])
+
+    def symbols_of_files(self, paths: Sequence[str]) -> dict[str, list[SymbolRow]]:
+        return sq.symbols_of_files(self.db, paths)
 
     # -- lexical ---------------------------------------------------------
     def lexical(

@@ -358,9 +358,15 @@ def chunk_by_id(db: sqlite3.Connection, chunk_id: str) -> StoredChunk | None:
     return _row_to_stored(row) if row else None
 
 
-def chunks_of_file(db: sqlite3.Connection, path: str) -> list[StoredChunk]:
-    rows = db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY start_line", (path,))
-    return [_row_to_stored(r) for r in rows]
+def chunks_of_files(db: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[StoredChunk]]:
+    """The chunks of those of ``paths`` that have any, each file's by start
+    line (chunks sharing one in the order they were written)."""
+    sql = f"SELECT {_CHUNK_COLS} FROM chunks WHERE path IN ({{marks}}) ORDER BY path, start_line, cid"
+    out: dict[str, list[StoredChunk]] = {}
+    for row in rows_in(db, sql, paths):
+        stored = _row_to_stored(row)
+        out.setdefault(stored.chunk.path, []).append(stored)
+    return out
 
 
 def chunk_at(db: sqlite3.Connection, path: str, line: int) -> int | None:
@@ -446,13 +452,17 @@ def symbol_names(
     return [r[0] for r in rows]
 
 
-def symbols_of_file(db: sqlite3.Connection, path: str) -> list[SymbolRow]:
-    rows = db.execute(
-        # by file id: symbols has an index on file_id, not on path
-        f"SELECT {_SYMBOL_COLS} FROM symbols WHERE file_id = (SELECT id FROM files WHERE path = ?)",
-        (path,),
+def symbols_of_files(db: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[SymbolRow]]:
+    """The symbols of those of ``paths`` that have any, each file's in the order written."""
+    # by file id: symbols has an index on file_id, not on path
+    sql = (
+        f"SELECT {_SYMBOL_COLS} FROM symbols WHERE file_id IN"
+        " (SELECT id FROM files WHERE path IN ({marks})) ORDER BY file_id, id"
     )
-    return list(map(SymbolRow._make, rows))
+    out: dict[str, list[SymbolRow]] = {}
+    for row in map(SymbolRow._make, rows_in(db, sql, paths)):
+        out.setdefault(row.path, []).append(row)
+    return out
 
 
 # -- vectors ---------------------------------------------------------------------

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -276,6 +276,17 @@ class PgStore:
             ).fetchall()
         for (gen,) in found:
             self._drop(int(gen))
+
+    def shared_vectors(self, chunk_ids: Iterable[str], meta: Mapping[str, str]) -> dict[str, bytes]:
+        """Read on the primary (the indexer asks, and wants what was just published)."""
+        from repolens.store.postgres import dense
+
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
+        with pooled(self.url) as conn:
+            gens = rows.published_with(conn, meta, self.key)
+            return dense.vectors_by_chunk_id(conn, gens, ids) if gens else {}
 
     # -- the one writer --------------------------------------------------------------
     @contextlib.contextmanager

@@ -35,6 +35,19 @@ def to_bytes(sent: bytes) -> bytes:
     return HalfVector.from_binary(sent).to_numpy().astype("<f2").tobytes()
 
 
+def vectors_by_chunk_id(
+    conn: psycopg.Connection, gens: Iterable[int], chunk_ids: list[str]
+) -> dict[str, bytes]:
+    """The vectors of those of ``chunk_ids`` that one of the generations
+    ``gens`` holds (any one of them: equal ids, equal embedding input)."""
+    found = conn.execute(
+        "SELECT DISTINCT ON (c.id) c.id, halfvec_send(v.vec) FROM chunks c JOIN vectors v"
+        " ON v.gen = c.gen AND v.cid = c.cid WHERE c.gen = ANY(%s) AND c.id = ANY(%s)",
+        (list(gens), chunk_ids),
+    ).fetchall()
+    return {chunk_id: to_bytes(vec) for chunk_id, vec in found}
+
+
 def _query_text(query: np.ndarray) -> str:
     return HalfVector(query.astype(np.float32)).to_text()
 

@@ -110,8 +110,11 @@ class PgReader:
             return rows.chunk_by_id(conn, self.gen, chunk_id)
 
     def chunks_of_file(self, path: str) -> list[StoredChunk]:
+        return self.chunks_of_files([path]).get(path, [])
+
+    def chunks_of_files(self, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
         with self._conn() as conn:
-            return rows.chunks_of_file(conn, self.gen, path)
+            return rows.chunks_of_files(conn, self.gen, paths)
 
     def chunk_at(self, path: str, line: int) -> int | None:
         with self._conn() as conn:
@@ -135,8 +138,11 @@ class PgReader:
             return rows.symbol_names(conn, self.gen, match, filters, limit, order)
 
     def symbols_of_file(self, path: str) -> list[SymbolRow]:
+        return self.symbols_of_files([path]).get(path, [])
+
+    def symbols_of_files(self, paths: Sequence[str]) -> dict[str, list[SymbolRow]]:
         with self._conn() as conn:
-            return rows.symbols_of_file(conn, self.gen, path)
+            return rows.symbols_of_files(conn, self.gen, paths)
 
     # -- lexical ---------------------------------------------------------
     def lexical(
@@ -171,18 +177,13 @@ class PgReader:
             return history.of_file(conn, self.gen, path)
 
     def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
-        from repolens.store.postgres.dense import to_bytes
+        from repolens.store.postgres import dense
 
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
         with self._conn() as conn:
-            found = conn.execute(
-                "SELECT c.id, halfvec_send(v.vec) FROM chunks c JOIN vectors v ON"
-                " v.gen = c.gen AND v.cid = c.cid WHERE c.gen = %s AND c.id = ANY(%s)",
-                (self.gen, ids),
-            ).fetchall()
-        return {chunk_id: to_bytes(vec) for chunk_id, vec in found}
+            return dense.vectors_by_chunk_id(conn, [self.gen], ids)
 
     def dense_top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         from repolens.store.postgres import dense

@@ -8,7 +8,7 @@ down (the same as the local store's).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from repolens.chunk import Chunk
@@ -36,6 +36,18 @@ def decompress(blob: bytes) -> str:
 
 def read_meta(conn: psycopg.Connection, gen: int) -> dict[str, str]:
     return dict(conn.execute("SELECT key, value FROM meta WHERE gen = %s", (gen,)).fetchall())
+
+
+def published_with(conn: psycopg.Connection, meta: Mapping[str, str], other_than: str) -> list[int]:
+    """The published generations of the repositories other than ``other_than``
+    (a key) whose meta has every value of ``meta``."""
+    found = conn.execute(
+        "SELECT r.current_gen FROM repos r WHERE r.current_gen IS NOT NULL AND r.key <> %s"
+        " AND (SELECT count(*) FROM meta m WHERE m.gen = r.current_gen"
+        "      AND (m.key, m.value) IN (SELECT * FROM unnest(%s::text[], %s::text[]))) = %s",
+        (other_than, list(meta), [str(v) for v in meta.values()], len(meta)),
+    ).fetchall()
+    return [int(r[0]) for r in found]
 
 
 def counts(conn: psycopg.Connection, gen: int) -> dict[str, int]:
@@ -109,11 +121,16 @@ def chunk_by_id(conn: psycopg.Connection, gen: int, chunk_id: str) -> StoredChun
     return _stored(row) if row else None
 
 
-def chunks_of_file(conn: psycopg.Connection, gen: int, path: str) -> list[StoredChunk]:
+def chunks_of_files(conn: psycopg.Connection, gen: int, paths: Iterable[str]) -> dict[str, list[StoredChunk]]:
+    """The chunks of those of ``paths`` that have any, each file's by start line, then cid."""
     rows = conn.execute(
-        f"SELECT {CHUNK_COLS} FROM chunks WHERE gen = %s AND path = %s ORDER BY start_line, cid", (gen, path)
+        f"SELECT {CHUNK_COLS} FROM chunks WHERE gen = %s AND path = ANY(%s) ORDER BY path, start_line, cid",
+        (gen, list(paths)),
     )
-    return list(map(_stored, rows))
+    out: dict[str, list[StoredChunk]] = {}
+    for stored in map(_stored, rows):
+        out.setdefault(stored.chunk.path, []).append(stored)
+    return out
 
 
 def chunk_at(conn: psycopg.Connection, gen: int, path: str, line: int) -> int | None:
@@ -194,13 +211,17 @@ def symbol_names(
     return [r[0] for r in rows]
 
 
-def symbols_of_file(conn: psycopg.Connection, gen: int, path: str) -> list[SymbolRow]:
+def symbols_of_files(conn: psycopg.Connection, gen: int, paths: Iterable[str]) -> dict[str, list[SymbolRow]]:
+    """The symbols of those of ``paths`` that have any, each file's in the order written."""
     rows = conn.execute(
-        f"SELECT {SYMBOL_COLS} FROM symbols WHERE gen = %(g)s"
-        " AND file_id = (SELECT id FROM files WHERE gen = %(g)s AND path = %(p)s) ORDER BY seq",
-        {"g": gen, "p": path},
+        f"SELECT {SYMBOL_COLS} FROM symbols WHERE gen = %(g)s AND file_id IN"
+        " (SELECT id FROM files WHERE gen = %(g)s AND path = ANY(%(p)s)) ORDER BY file_id, seq",
+        {"g": gen, "p": list(paths)},
     )
-    return [SymbolRow._make(r) for r in rows]
+    out: dict[str, list[SymbolRow]] = {}
+    for row in map(SymbolRow._make, rows):
+        out.setdefault(row.path, []).append(row)
+    return out
 
 
 def vector_count(conn: psycopg.Connection, gen: int) -> int:
