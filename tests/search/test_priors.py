@@ -43,6 +43,13 @@ def test_a_query_about_a_role_names_it(query: str, wanted: set[str]) -> None:
     assert wanted_roles(parse_query(query)) == wanted
 
 
+def test_only_the_subject_line_of_a_long_question_asks_for_a_role() -> None:
+    """A pasted issue mentions tests and docs in passing; its subject says what it is about."""
+    issue = "Session expiry ignores the clock skew\n\nSteps: run pytest, see the documentation.\n"
+    assert wanted_roles(parse_query(issue)) == set()
+    assert wanted_roles(parse_query("\nThe test for session expiry fails\n\nsince 2.0")) == {"test"}
+
+
 def test_a_wanted_role_is_not_discounted() -> None:
     wanted = wanted_roles(parse_query("the test for session expiry"))
     assert role_weight("tests/test_session.py", wanted) == 1.0

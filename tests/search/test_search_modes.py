@@ -11,6 +11,7 @@ from repolens import service
 from repolens.errors import NotFoundError, UsageError
 from repolens.index.build import build_index
 from repolens.reply.json import QUERY_ECHO_CHARS
+from repolens.settings import Settings
 from repolens.store.handles import readers
 
 
@@ -225,13 +226,13 @@ def test_shown_scores_decide_the_order_and_explain_names_the_spread(make_repo):
         assert b.explain.endswith(f"= {b.score:.3g}")
     in_file = [b for b in blocks if b.path == "auth/tokens.py"]
     assert " spread " not in in_file[0].explain
-    assert " x spread 0.70 (2nd in its file) = " in in_file[1].explain
-    assert " x spread 0.49 (3rd in its file) = " in in_file[2].explain
+    assert " x spread 0.80 (2nd in its file) = " in in_file[1].explain
+    assert " x spread 0.64 (3rd in its file) = " in in_file[2].explain
     # a re-render shows the same scores and factors; the file overview sums scores before the spread
     again = service.search_code(None, repo, query_id=reply.query_id, top_k=8, explain=True, max_chars=20_000)
     assert again.text == reply.text
     files = service.search_code("expire session", repo, mode="files")
     assert service.search_code(None, repo, query_id=files.query_id, mode="files").text == files.text
-    own = [b.score / 0.7**k for k, b in enumerate(in_file)]
+    own = [b.score / Settings().diversity ** k for k, b in enumerate(in_file)]
     assert files.files[0].path == "auth/tokens.py"
     assert files.files[0].score == pytest.approx(sum(s * 0.5**k for k, s in enumerate(own)))

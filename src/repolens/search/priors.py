@@ -5,6 +5,11 @@ the changelog, the test or the generated file that mentions the same words,
 and BM25 cannot know that. The prior scales a chunk's score by its file's
 role (``repolens.roles.path_role``), unless the query asks about that role
 ("the test for ...", "docs say ..."): then that role is not discounted.
+Only the question's subject (its first line) can ask: a pasted issue or
+commit message mentions tests, docs and examples in passing ("steps to
+reproduce: run pytest", "see the documentation") while it is about source
+code, and lifting the discount for a word in its body let tests and the
+changelog crowd source out of the packet.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ _ROLE_WORDS: dict[PathRole, frozenset[str]] = {
 
 
 def wanted_roles(query: ParsedQuery) -> frozenset[str]:
-    """Roles the query itself is about (never discounted for this query)."""
-    tokens = query.tokens
+    """Roles the query's subject line is about (never discounted for this query)."""
+    subject = next((line for line in query.text.splitlines() if line.strip()), "")
+    tokens = frozenset(tokenize(subject))
     return frozenset(role for role, words in _ROLE_WORDS.items() if tokens & words)
 
 
