@@ -55,23 +55,21 @@ def pack(cid: int, tf: int, length: int) -> int:
 
 
 def postings(cid: int, fields: LexicalFields) -> tuple[list[tuple[str, int, int]], list[int]]:
-    """The (token, field, packed) postings of one chunk's document (each
-    value is :func:`pack`'s), and its token count per scored field (path,
-    name, sig, body, dirs). The writer's hot loop: a field's length code is
-    computed once for all its tokens."""
+    """The (token, field, packed) postings of one chunk's document, and its
+    token count per scored field (path, name, sig, body, dirs)."""
     out: list[tuple[str, int, int]] = []
     lens: list[int] = []
     for f, name in enumerate(SCORED):
         value = fields.get(name, "")
         tokens = split_tokens(value) if isinstance(value, str) else [t for t in value if t]
         lens.append(len(tokens))
-        base = cid << 32 | fieldnorm_to_id(len(tokens))
-        out.extend((token, f, base | min(tf, MAX_TF) << 8) for token, tf in Counter(tokens).items())
-    single = pack(cid, 1, 1)
+        for token, tf in Counter(tokens).items():
+            out.append((token, f, pack(cid, tf, len(tokens))))
     for f, name in ((LANG, "lang"), (KIND, "kind")):
         value = fields.get(name, "")
-        values = {value} if isinstance(value, str) else set(value)
-        out.extend((token, f, single) for token in values if token)
+        for token in {value} if isinstance(value, str) else set(value):
+            if token:
+                out.append((token, f, pack(cid, 1, 1)))
     return out, lens
 
 

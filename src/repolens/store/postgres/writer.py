@@ -39,15 +39,8 @@ _COPY = {
     " parent, doc, kinds, text, lens",
     "symbols": "gen, seq, file_id, path, name, norm, qualname, kind, start_line, end_line, signature, parent,"
     " language",
+    "lex_postings": "gen, token, field, cid, packed",
 }
-_POSTINGS_COPY = "COPY lex_postings (gen, token, field, cid, packed) FROM STDIN"
-# COPY's text format: a backslash, tab, newline or carriage return in a value is escaped.
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-def copy_text(value: str) -> str:
-    """``value`` as one field of a ``COPY ... FROM STDIN`` text-format line."""
-    return value.translate(_COPY_ESCAPES) if "\\" in value or not value.isprintable() else value
 
 
 def bump_sql(key: str) -> str:
@@ -86,9 +79,6 @@ class PgWriter:
 
     def _reset_buffers(self) -> None:
         self._rows: dict[str, list[tuple]] = {table: [] for table in _COPY}
-        # Lexical postings, the bulk of a build's rows, are buffered as COPY text
-        # lines: psycopg's per-row write_row cost more than computing them.
-        self._postings: list[str] = []
         self._docs = 0
         self._totals = [0] * len(SCORED)
         with translate(self.store.url):
@@ -181,7 +171,7 @@ class PgWriter:
 
     def _flush(self) -> None:
         """Write the buffered rows of the open batch (COPY) and the statistics they move."""
-        if not self._postings and not any(self._rows.values()):
+        if not any(self._rows.values()):
             return
         with translate(self.store.url):
             self._write_buffered()
@@ -195,10 +185,6 @@ class PgWriter:
                     for row in buffered:
                         copy.write_row(row)
                 buffered.clear()
-        if self._postings:
-            with cur.copy(_POSTINGS_COPY) as copy:
-                copy.write("".join(self._postings))
-            self._postings.clear()
         cur.execute(
             "INSERT INTO lex_stats (gen, num_docs, totals) VALUES (%(g)s, %(n)s, %(t)s)"
             " ON CONFLICT (gen) DO UPDATE SET num_docs = lex_stats.num_docs + excluded.num_docs,"
@@ -237,7 +223,7 @@ class PgWriter:
         kept = []
         for cid, c, doc in zip(cids, chunks, fields, strict=True):
             found, lens = lexical.postings(cid, doc)
-            self._postings.extend(f"{g}\t{copy_text(t)}\t{f}\t{cid}\t{packed}\n" for t, f, packed in found)
+            self._rows["lex_postings"].extend((g, token, f, cid, packed) for token, f, packed in found)
             self._docs += 1
             self._totals = [a + b for a, b in zip(self._totals, lens, strict=True)]
             self._rows["chunks"].append(
