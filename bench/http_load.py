@@ -1,6 +1,7 @@
 """Load on the streamable HTTP server: many concurrent MCP clients, one server.
 
     python bench/http_load.py [ROOT] [--clients 50] [--seconds 60] [--baseline-seconds 10] [--workers 1,2]
+                              [--postgres]
 
 For each count in --workers (0: start the server without the option, for
 a build that has none), starts ``repolens serve --http --workers N`` (a
@@ -13,12 +14,19 @@ load phase is --clients clients at once. Prints the command line and one
 markdown table: requests, requests/s, p50/p99 latency, errors and the CPU
 seconds the server (supervisor and workers) and the client process used per
 phase, then per tool under load. Clients and server share the machine.
+
+``--postgres``: the index lives in one database of a throw-away PostgreSQL
+18 + pgvector (``tests/pgserver.py``, loopback) instead of a folder: ROOT is
+indexed there first (``repolens index --store URL``, timed), and every
+server reads it with ``--store URL``, so ``--workers 2`` is two server
+processes reading the same database.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -32,6 +40,7 @@ import tempfile
 import time
 import urllib.request
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,6 +119,7 @@ class Phase:
     errors: list[str] = field(default_factory=list)
     elapsed: float = 0.0
     cpu: tuple[float, float] = (0.0, 0.0)  # CPU seconds: server process, this client process
+    database_cpu: float = 0.0  # CPU seconds of the PostgreSQL server's processes (--postgres)
 
     @property
     def all_latencies(self) -> list[float]:
@@ -162,10 +172,16 @@ async def run_phase(url: str, token: str, phase: Phase, files) -> None:
     phase.elapsed = time.monotonic() - started
 
 
+def clean_env() -> dict[str, str]:
+    """This environment without repolens settings: the servers get theirs on the command line."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+
+
 def start_server(
-    root: Path, port: int, token: str, index_dir: Path, log: Path, workers: int
+    root: Path, port: int, token: str, where: list[str], log: Path, workers: int
 ) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    """``where``: the index option (``--index-dir DIR`` or ``--store URL``)."""
+    env = clean_env()
     env["REPOLENS_TOKEN"] = token
     cmd = [
         sys.executable,
@@ -178,7 +194,7 @@ def start_server(
         "--root",
         f"bench={root}",
     ]
-    cmd += ["--index-dir", str(index_dir)]
+    cmd += where
     if workers:
         cmd += ["--workers", str(workers)]
     with open(log, "wb") as err:
@@ -215,6 +231,33 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
+@contextlib.contextmanager
+def postgres_index(root: Path) -> Iterator[tuple[str, Callable[[], list[int]], dict]]:
+    """A throw-away PostgreSQL holding ROOT's index: (store URL, its processes, facts).
+
+    Indexed with ``repolens index --store URL`` in a child process, like an
+    indexer on another machine would; the server and its folder are removed
+    on exit."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from pgserver import PgHarness, processes_using
+
+    harness = PgHarness()
+    try:
+        primary = harness.primary({"shared_buffers": "256MB", "jit": "off"})
+        db = harness.create_database(primary)
+        started = time.monotonic()
+        cmd = [sys.executable, "-m", "repolens", "index", str(root), "--store", db.url]
+        done = subprocess.run(cmd, env=clean_env(), capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"indexing into PostgreSQL failed: {done.stderr[-2000:]}")
+        with db.connect() as conn:
+            version = conn.execute("SHOW server_version").fetchone()[0]
+        facts = {"index_s": time.monotonic() - started, "version": version}
+        yield db.url, lambda: processes_using(primary.data_dir), facts
+    finally:
+        harness.close()
+
+
 def row(phase: Phase) -> str:
     lat = phase.all_latencies
     n = len(lat)
@@ -236,6 +279,11 @@ def main() -> int:
         default=[1, 2],
         help="worker counts to compare, comma-separated (0: no --workers option)",
     )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="keep the index in a throw-away PostgreSQL, read by every server",
+    )
     args = parser.parse_args()
     root = Path(args.root).resolve()
     files = text_files(root)
@@ -244,13 +292,18 @@ def main() -> int:
     token = secrets.token_urlsafe(32)
     runs: list[tuple[int, float, list[Phase]]] = []
     server_log = ""
-    with tempfile.TemporaryDirectory(prefix="repolens-load-") as tmp:
+    database: dict = {}
+    with tempfile.TemporaryDirectory(prefix="repolens-load-") as tmp, contextlib.ExitStack() as stack:
+        where, database_pids = ["--index-dir", str(Path(tmp) / "index")], list
+        if args.postgres:
+            store_url, database_pids, database = stack.enter_context(postgres_index(root))
+            where = ["--store", store_url]
         for workers in args.workers:
             port = free_port()
             url = f"http://127.0.0.1:{port}/mcp"
             log = Path(tmp) / f"server-{workers}.err"
             t0 = time.monotonic()
-            proc = start_server(root, port, token, Path(tmp) / "index", log, workers)
+            proc = start_server(root, port, token, where, log, workers)
             ready = time.monotonic() - t0
             try:
                 phases = [
@@ -259,9 +312,13 @@ def main() -> int:
                 ]
                 for phase in phases:
                     pids = server_pids(proc, port, token)
+                    db0 = {pid: cpu_seconds(pid) for pid in database_pids()}
                     server0, client0 = sum(map(cpu_seconds, pids)), time.process_time()
                     asyncio.run(run_phase(url, token, phase, files))
                     phase.cpu = (sum(map(cpu_seconds, pids)) - server0, time.process_time() - client0)
+                    # Backends that ended during the phase are missed; the pools keep theirs open.
+                    used = [cpu_seconds(pid) - db0.get(pid, 0.0) for pid in database_pids()]
+                    phase.database_cpu = sum(x for x in used if x == x)
             finally:
                 proc.send_signal(signal.SIGTERM)
                 try:
@@ -273,15 +330,23 @@ def main() -> int:
 
     print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
     print(f"repository: {root} ({len(files)} files sampled for read_snippet)")
-    print(f"machine: {os.cpu_count()} CPUs; clients and server on the same machine, one client process\n")
+    print(f"machine: {os.cpu_count()} CPUs; clients and server on the same machine, one client process")
+    if database:
+        print(
+            f"index: PostgreSQL {database['version']} (loopback, one database), `repolens index --store`"
+            f" {database['index_s']:.1f} s; CPU s database = its server processes"
+        )
+    print()
+    cpu_head = "server/database/client" if database else "server/client"
     print(
         "| workers | phase | clients | seconds | requests | req/s | p50 ms | p99 ms | errors "
-        "| CPU s server/client |"
+        f"| CPU s {cpu_head} |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for workers, _, phases in runs:
         for phase in phases:
-            print(f"| {workers or 'no option'} {row(phase)} {phase.cpu[0]:.1f} / {phase.cpu[1]:.1f} |")
+            cpu = [phase.cpu[0], phase.database_cpu, phase.cpu[1]] if database else phase.cpu
+            print(f"| {workers or 'no option'} {row(phase)} {' / '.join(f'{x:.1f}' for x in cpu)} |")
     print("\n| workers | tool (load) | requests | p50 ms | p99 ms |")
     print("|---|---|---|---|---|")
     for workers, _, phases in runs:

@@ -104,8 +104,11 @@ def main() -> None:
             index_dir = cache / checkout_name(q) / identity_key(identity)
             ensure_index(root, index_dir, identity, reindex=False)
             pg = open_store(root, url=db.url)
+            copy_s = 0.0
             if pg.current() is None:
+                copied = time.perf_counter()
                 copy_index(open_store(root, index_dir), pg)
+                copy_s = time.perf_counter() - copied
             local_answer = repolens_answer(q["query"], root, index_dir, None)
             os.environ["REPOLENS_STORE"] = db.url
             try:
@@ -116,9 +119,13 @@ def main() -> None:
             rows.append({
                 "id": q["id"], "same_top5": same,
                 "local_acc5": score(local_answer, q)["acc5"], "pg_acc5": score(pg_answer, q)["acc5"],
-                "local_ms": local_answer.latency_ms, "pg_ms": pg_answer.latency_ms,
+                "local_ms": local_answer.latency_ms, "pg_ms": pg_answer.latency_ms, "copy_s": copy_s,
             })  # fmt: skip
-            print(f"{i + 1}/{len(queries)} {q['id']}: {'same' if same else 'DIFFERENT'}", file=sys.stderr)
+            copied = f", copied in {copy_s:.1f} s" if copy_s else ""
+            verdict = "same" if same else "DIFFERENT"
+            print(f"{i + 1}/{len(queries)} {q['id']}: {verdict}{copied}", file=sys.stderr)
+            if args.out:  # after every question: a run stopped early keeps what it measured
+                args.out.write_text(json.dumps({"rows": rows}, indent=1))
             readers.clear()
     finally:
         readers.clear()

@@ -123,6 +123,32 @@ def test_lexical_ranking_equals_the_local_store(pg_db, sample_repo: Path, tmp_pa
     local.close()
 
 
+def test_a_folder_named_with_a_backslash_and_a_tab_filters_as_on_the_local_store(
+    pg_db, sample_repo: Path, tmp_path: Path
+):
+    """Postings go to PostgreSQL as COPY text, where a backslash or a tab in a
+    token (a folder name in ``dirs``) must be escaped to arrive unchanged."""
+    from repolens.search.legs import FIELD_WEIGHTS
+    from repolens.store.base import LexFilters
+
+    odd = sample_repo / "we\\ird\tdir"
+    odd.mkdir()
+    (odd / "expiry.py").write_text("def session_expiry(store):\n    return store.expired\n")
+    local, pg = _build_both(tmp_path, sample_repo, pg_db.url)
+    terms = parse_query("session expiry").weighted()
+    inside = LexFilters(subpath=odd.name)
+
+    def paths(reader, filters):
+        hits = reader.lexical(terms, FIELD_WEIGHTS, 20, filters)
+        stored = reader.chunks(c for c, _ in hits)
+        return [(stored[c].chunk.path, pytest.approx(s, rel=1e-5)) for c, s in hits]
+
+    assert [p for p, _ in paths(pg, inside)] == [f"{odd.name}/expiry.py"]
+    assert paths(pg, inside) == paths(local, inside)
+    assert paths(pg, None) == paths(local, None)
+    local.close()
+
+
 def test_refreshed_ranking_equals_a_fresh_local_build_before_and_after_folding(
     pg_db, sample_repo: Path, tmp_path: Path, monkeypatch
 ):
