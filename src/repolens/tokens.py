@@ -14,6 +14,7 @@ the same way for BM25 to mean anything.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from itertools import chain
 
@@ -140,19 +141,23 @@ def _run_tokens(run: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _tokens(text: str) -> Iterator[str]:
+    return chain.from_iterable(map(_run_tokens, _runs(text)))
+
+
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text`` in order, with repeats (for term frequencies).
 
     Single characters are dropped: loop variables and operators carry no
     signal and would make every posting list huge.
     """
-    return list(chain.from_iterable(map(_run_tokens, _runs(text))))
+    return list(_tokens(text))
 
 
 def has_token(text: str, wanted: frozenset[str] | set[str]) -> bool:
     """Whether ``text`` yields any token in ``wanted``: :func:`tokenize` with
     an early stop, for testing line after line of a chunk."""
-    return not wanted.isdisjoint(chain.from_iterable(map(_run_tokens, _runs(text))))
+    return not wanted.isdisjoint(_tokens(text))
 
 
 def token_set(text: str) -> set[str]:

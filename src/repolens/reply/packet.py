@@ -22,7 +22,7 @@ Format contract (tests assert it)::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -292,21 +292,30 @@ def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> 
 # -- rendering ---------------------------------------------------------------
 
 
+def _pieces(block: Block, numbers: Iterable[int]) -> Iterator[int | tuple[int, int]]:
+    """The body of ``block`` showing the lines ``numbers`` (ascending): each
+    shown line's number, and ``(a, b)`` for every stretch of the span left
+    out (before a line, or after the last). :func:`_body` writes it and
+    :func:`_body_size` measures it, so the two cannot disagree."""
+    expect = block.start_line
+    for n in numbers:
+        if n > expect:
+            yield (expect, n - 1)
+        yield n
+        expect = n + 1
+    if expect <= block.end_line:
+        yield (expect, block.end_line)
+
+
 def _body(block: Block, keep: set[int] | None = None) -> list[str]:
     """Body lines (``N: text``) for the shown lines in ``keep`` (all when
     None), with an omission marker for every stretch of the span left out."""
-    out: list[str] = []
-    expect = block.start_line
-    for n, text in block.lines:
-        if keep is not None and n not in keep:
-            continue
-        if n > expect:
-            out.append(omitted_marker(expect, n - 1))
-        out.append(f"{n}: {text}")
-        expect = n + 1
-    if expect <= block.end_line:
-        out.append(omitted_marker(expect, block.end_line))
-    return out
+    texts = dict(block.lines)
+    numbers = [n for n, _ in block.lines if keep is None or n in keep]
+    return [
+        omitted_marker(*piece) if isinstance(piece, tuple) else f"{piece}: {texts[piece]}"
+        for piece in _pieces(block, numbers)
+    ]
 
 
 def _joined(header: str, body: list[str], tail: str = "") -> str:
@@ -317,18 +326,11 @@ def _body_size(block: Block, keep: set[int], sizes: Mapping[int, int]) -> int:
     """``len`` of what :func:`_body` gives for ``keep``, each line counted
     with the newline that joins it, without building the text: :func:`_fit`
     asks it for every line it tries to add, and a long chunk has hundreds.
-    ``sizes``: the length of each line as :func:`_body` writes it; ``keep``
-    holds only shown lines, so it is walked rather than the block."""
-    total = 0
-    expect = block.start_line
-    for n in sorted(keep):
-        if n > expect:
-            total += 1 + len(omitted_marker(expect, n - 1))
-        total += 1 + sizes[n]
-        expect = n + 1
-    if expect <= block.end_line:
-        total += 1 + len(omitted_marker(expect, block.end_line))
-    return total
+    ``sizes``: the length of each line as :func:`_body` writes it."""
+    return sum(
+        1 + (len(omitted_marker(*piece)) if isinstance(piece, tuple) else sizes[piece])
+        for piece in _pieces(block, sorted(keep))
+    )
 
 
 def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> tuple[str, bool]:
