@@ -207,8 +207,15 @@ def test_chunks_by_key_by_id_by_file_and_by_line(shop):
     assert shop.chunk_by_id("no-such-id") is None
     assert shop.chunks([first.cid, 999_999]) == {first.cid: first}
     assert first.chunk.text.startswith("class Cart:\n    items = []")
-    assert shop.chunk_at("src/shop/cart.py", 6) == by_file[1].cid
-    assert shop.chunk_at("src/shop/cart.py", 40) is None
+    spots = [
+        ("src/shop/cart.py", 6),
+        ("src/shop/cart.py", 40),
+        ("src/no/such.py", 1),
+        ("src/shop/cart.py", 1),
+    ]
+    assert shop.chunks_at(spots) == [by_file[1].cid, None, None, first.cid]
+    assert shop.chunks_at(spots[:1] * 2) == [by_file[1].cid] * 2  # in order, repeats answered each
+    assert shop.chunks_at([]) == []
 
 
 def test_symbols_by_name_prefix_and_inner_part(shop):

@@ -92,19 +92,17 @@ def symbol_leg(reader: IndexReader, query: ParsedQuery) -> dict[int, tuple[float
     per_name: dict[str, int] = {}
     for row in rows:
         per_name[row.norm] = per_name.get(row.norm, 0) + 1
+    rows = [row for row in rows if per_name[row.norm] <= MAX_DEFS_PER_NAME]
+    cids = reader.chunks_at([(row.path, row.start_line) for row in rows])
     strengths: dict[int, tuple[float, str]] = {}
-    for row in rows:
+    for row, cid in zip(rows, cids, strict=True):
         norm, name, qualname = row.norm, row.name, row.qualname
-        n = per_name[norm]
-        if n > MAX_DEFS_PER_NAME:
-            continue
-        strength = 1.0 / math.sqrt(n)
+        strength = 1.0 / math.sqrt(per_name[norm])
         if any(spelled == name for spelled, _ in wanted[norm]):
             strength *= 1.5
         qual_norm = normalize_symbol(re.sub(r"\W", "", qualname))
         if any(q and qual_norm.endswith(q) for _, q in wanted[norm]):
             strength *= 2.0
-        cid = reader.chunk_at(row.path, row.start_line)
         if cid is not None and strength > strengths.get(cid, (0.0, ""))[0]:
             strengths[cid] = (strength, qualname)
     return strengths

@@ -324,8 +324,10 @@ class IndexReader(Protocol):
         read at once (a branch copies many files from its sibling)."""
         ...
 
-    def chunk_at(self, path: str, line: int) -> int | None:
-        """The cid of the first chunk (by start line) of ``path`` holding ``line``."""
+    def chunks_at(self, spots: Sequence[tuple[str, int]]) -> list[int | None]:
+        """For each ``(path, line)``, the cid of the first chunk (by start
+        line) of ``path`` holding ``line``, or None; read at once (the symbol
+        leg asks for every definition it found: one statement, not one each)."""
         ...
 
     # -- symbols ---------------------------------------------------------

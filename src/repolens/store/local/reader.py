@@ -56,8 +56,8 @@ class LocalReader(Generation):
     def chunks_of_files(self, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
         return sq.chunks_of_files(self.db, paths)
 
-    def chunk_at(self, path: str, line: int) -> int | None:
-        return sq.chunk_at(self.db, path, line)
+    def chunks_at(self, spots: Sequence[tuple[str, int]]) -> list[int | None]:
+        return [sq.chunk_at(self.db, path, line) for path, line in spots]
 
     # -- symbols ---------------------------------------------------------
     def symbols(

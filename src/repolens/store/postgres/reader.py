@@ -116,9 +116,11 @@ class PgReader:
         with self._conn() as conn:
             return rows.chunks_of_files(conn, self.gen, paths)
 
-    def chunk_at(self, path: str, line: int) -> int | None:
+    def chunks_at(self, spots: Sequence[tuple[str, int]]) -> list[int | None]:
+        if not spots:
+            return []
         with self._conn() as conn:
-            return rows.chunk_at(conn, self.gen, path, line)
+            return rows.chunks_at(conn, self.gen, spots)
 
     # -- symbols ---------------------------------------------------------
     def symbols(
