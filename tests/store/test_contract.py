@@ -297,6 +297,23 @@ def test_lexical_weights_terms_and_fields(shop):
     assert shop.lexical([(t, 1.0) for t in tokenize("cart")], {"body": 0.0}, 10) == []
 
 
+
+def test_lexical_each_answers_every_ask_as_lexical_does_in_order(shop):
+    terms = [(t, 1.0) for t in tokenize("pay cart checkout")]
+    asks = [
+        (10, None),
+        (2, LexFilters(subpath="src/shop")),
+        (3, LexFilters(subpath="src/shop/cart.py", kinds=("method",))),
+        (0, LexFilters(subpath="src/pay")),
+        (5, LexFilters(languages=("markdown", "markdown"))),  # a value twice counts once
+        (5, LexFilters(subpath="src/none")),
+    ]
+    each = shop.lexical_each(terms, FIELDS, asks)
+    assert each == [shop.lexical(terms, FIELDS, limit, filters) for limit, filters in asks]
+    assert each[0] and each[1] and each[2] and each[4] and each[3] == [] and each[5] == []
+    assert shop.lexical_each(terms, {"body": 0.0}, asks[:2]) == [[], []]
+    assert shop.lexical_each(terms, FIELDS, []) == []
+
 # -- batches and counters ------------------------------------------------------------------
 
 

@@ -366,6 +366,17 @@ class IndexReader(Protocol):
         (terms OR-ed), within ``filters``."""
         ...
 
+    def lexical_each(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        asks: Sequence[tuple[int, LexFilters | None]],
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`lexical` for each ``(limit, filters)`` of ``asks``, in order:
+        one question asked of the whole index and of single files. A store
+        that reads the terms' postings from a server reads them once."""
+        ...
+
     # -- vectors (meaningful when meta has ``embed_identity``) -------------
     def vector_count(self) -> int: ...
 

@@ -89,6 +89,14 @@ class LocalReader(Generation):
     ) -> list[tuple[int, float]]:
         return self.lex.search(terms, field_weights, limit, filters)
 
+    def lexical_each(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        asks: Sequence[tuple[int, LexFilters | None]],
+    ) -> list[list[tuple[int, float]]]:
+        return [self.lex.search(terms, field_weights, limit, filters) for limit, filters in asks]
+
     # -- vectors (numpy, usearch: loaded only for indexes with vectors) -----
     def vector_count(self) -> int:
         """Counted once per ``vectors_version``: count(*) reads every row (~30 ms at 100k)."""
