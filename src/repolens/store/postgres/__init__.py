@@ -102,16 +102,24 @@ class PgStore:
 
     # -- generations -------------------------------------------------------------
     def _current_on(self, url: str) -> tuple[int, str] | None:
-        self._schema_ok(url)
+        """The published generation (id, name), and the schema checked, in
+        one round trip: every search asks this (twice)."""
+        import psycopg
+
         with pooled(url) as conn:
-            if schema.found_version(conn) is None:
+            try:
+                version, gen, seq = conn.execute(
+                    "SELECT (SELECT max(version) FROM repolens_schema), g.gen, g.seq FROM (SELECT 1) AS one"
+                    " LEFT JOIN repos r ON r.key = %s LEFT JOIN generations g ON g.gen = r.current_gen",
+                    (self.key,),
+                ).fetchone()
+            except psycopg.errors.UndefinedTable:  # no repolens tables in this database yet
                 return None
-            row = conn.execute(
-                "SELECT g.gen, g.seq FROM repos r JOIN generations g ON g.gen ="
-                " r.current_gen WHERE r.key = %s",
-                (self.key,),
-            ).fetchone()
-        return (int(row[0]), _name(row[1])) if row else None
+        schema.check(version, redact(url))
+        if version is None:
+            return None
+        self._checked.add(url)
+        return (int(gen), _name(seq)) if gen is not None else None
 
     def current(self) -> str | None:
         found = self._current_on(self.url)
