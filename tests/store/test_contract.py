@@ -207,8 +207,15 @@ def test_chunks_by_key_by_id_by_file_and_by_line(shop):
     assert shop.chunk_by_id("no-such-id") is None
     assert shop.chunks([first.cid, 999_999]) == {first.cid: first}
     assert first.chunk.text.startswith("class Cart:\n    items = []")
-    assert shop.chunk_at("src/shop/cart.py", 6) == by_file[1].cid
-    assert shop.chunk_at("src/shop/cart.py", 40) is None
+    spots = [
+        ("src/shop/cart.py", 6),
+        ("src/shop/cart.py", 40),
+        ("src/no/such.py", 1),
+        ("src/shop/cart.py", 1),
+    ]
+    assert shop.chunks_at(spots) == [by_file[1].cid, None, None, first.cid]
+    assert shop.chunks_at(spots[:1] * 2) == [by_file[1].cid] * 2  # in order, repeats answered each
+    assert shop.chunks_at([]) == []
 
 
 def test_symbols_by_name_prefix_and_inner_part(shop):
@@ -289,6 +296,23 @@ def test_lexical_weights_terms_and_fields(shop):
     assert all(doubled[c] == pytest.approx(2 * scores[c], rel=1e-4) for c in scores)
     assert shop.lexical([(t, 1.0) for t in tokenize("cart")], {"body": 0.0}, 10) == []
 
+
+
+def test_lexical_each_answers_every_ask_as_lexical_does_in_order(shop):
+    terms = [(t, 1.0) for t in tokenize("pay cart checkout")]
+    asks = [
+        (10, None),
+        (2, LexFilters(subpath="src/shop")),
+        (3, LexFilters(subpath="src/shop/cart.py", kinds=("method",))),
+        (0, LexFilters(subpath="src/pay")),
+        (5, LexFilters(languages=("markdown", "markdown"))),  # a value twice counts once
+        (5, LexFilters(subpath="src/none")),
+    ]
+    each = shop.lexical_each(terms, FIELDS, asks)
+    assert each == [shop.lexical(terms, FIELDS, limit, filters) for limit, filters in asks]
+    assert each[0] and each[1] and each[2] and each[4] and each[3] == [] and each[5] == []
+    assert shop.lexical_each(terms, {"body": 0.0}, asks[:2]) == [[], []]
+    assert shop.lexical_each(terms, FIELDS, []) == []
 
 # -- batches and counters ------------------------------------------------------------------
 

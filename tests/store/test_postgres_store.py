@@ -254,6 +254,43 @@ def test_a_search_fails_cleanly_while_the_server_is_down_and_works_once_it_is_ba
         del os.environ["REPOLENS_STORE"]
 
 
+def test_a_restart_nobody_saw_costs_no_search_once_the_connections_idled(pg_private_server, sample_repo):
+    """No call failed while the server was down, so only the idle check can
+    notice that the pooled connections are gone."""
+    from repolens.store.postgres.connect import CHECK_AFTER_IDLE_S
+
+    url = pg_private_server.url()
+    service.build_index(sample_repo, store=open_store(sample_repo, url=url))
+    os.environ["REPOLENS_STORE"] = url
+    try:
+        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
+        pg_private_server.stop()
+        pg_private_server.start()
+        time.sleep(CHECK_AFTER_IDLE_S)
+        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
+    finally:
+        del os.environ["REPOLENS_STORE"]
+
+
+def test_remembered_results_are_pruned_in_batches_to_the_newest(pg_db, sample_repo):
+    from repolens.store.postgres import REMEMBER_KEEP, REMEMBER_PRUNE_AT
+
+    store = open_store(sample_repo, url=pg_db.url)
+    service.build_index(sample_repo, store=store)
+    ids = [format(i, "x") for i in range(REMEMBER_PRUNE_AT + 1)]
+    for i, query_id in enumerate(ids):
+        assert store.remember(query_id, f'{{"n": {i}}}')
+    with pg_db.connect() as conn:
+        held = conn.execute("SELECT count(*) FROM remembered").fetchone()[0]
+    assert held == REMEMBER_KEEP  # pruned at the last one, not at every one (see below)
+    assert store.recall(ids[-1]) == f'{{"n": {REMEMBER_PRUNE_AT}}}'
+    assert store.recall(ids[-REMEMBER_KEEP]) is not None
+    assert store.recall(ids[-REMEMBER_KEEP - 1]) is None
+    assert store.remember("ffff", "{}")
+    with pg_db.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM remembered").fetchone()[0] == REMEMBER_KEEP + 1
+
+
 def test_a_replica_serves_searches_and_says_when_it_lags(
     pg_db, pg_replica, pg_server, sample_repo, monkeypatch
 ):

@@ -167,11 +167,10 @@ def join_voted(
     ``scores`` (and ``stored``) with their best lexical chunk, within the
     search's language and kind filters."""
     present = {s.chunk.path for s in stored.values()}
-    for path in votes.strongest():
-        if path not in present:
-            in_file = replace(filters, subpath=path)
-            for cid, score in reader.lexical(terms, fields, 1, in_file):
-                scores.setdefault(cid, score)
+    asks = [(1, replace(filters, subpath=path)) for path in votes.strongest() if path not in present]
+    for hits in reader.lexical_each(terms, fields, asks) if asks else []:
+        for cid, score in hits:
+            scores.setdefault(cid, score)
     stored.update(reader.chunks(cid for cid in scores if cid not in stored))
 
 

@@ -58,10 +58,18 @@ def lexical_leg(
     query: ParsedQuery,
     fields: Mapping[str, float],
     depth: int,
-    filters: LexFilters | None,
-) -> list[tuple[int, float]]:
-    """The top ``depth`` (cid, BM25 score), best first."""
-    return reader.lexical(query.weighted(), fields, depth, filters)
+    filters: LexFilters,
+    mentioned: Mapping[str, float],
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """The top ``depth`` (cid, BM25 score), best first; and the best chunks
+    of the strongest ``mentioned`` files, so that a mentioned file joins the
+    candidates even when its words are common elsewhere (``filters``
+    languages and kinds still apply). One request to the store for both."""
+    paths = sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]
+    asks = [(depth, filters)]
+    asks += [(MENTIONED_CHUNKS, LexFilters(p, filters.languages, filters.kinds)) for p in paths]
+    found = reader.lexical_each(query.weighted(), fields, asks)
+    return found[0], [hit for hits in found[1:] for hit in hits]
 
 
 # -- symbol ----------------------------------------------------------------------
@@ -92,19 +100,17 @@ def symbol_leg(reader: IndexReader, query: ParsedQuery) -> dict[int, tuple[float
     per_name: dict[str, int] = {}
     for row in rows:
         per_name[row.norm] = per_name.get(row.norm, 0) + 1
+    rows = [row for row in rows if per_name[row.norm] <= MAX_DEFS_PER_NAME]
+    cids = reader.chunks_at([(row.path, row.start_line) for row in rows])
     strengths: dict[int, tuple[float, str]] = {}
-    for row in rows:
+    for row, cid in zip(rows, cids, strict=True):
         norm, name, qualname = row.norm, row.name, row.qualname
-        n = per_name[norm]
-        if n > MAX_DEFS_PER_NAME:
-            continue
-        strength = 1.0 / math.sqrt(n)
+        strength = 1.0 / math.sqrt(per_name[norm])
         if any(spelled == name for spelled, _ in wanted[norm]):
             strength *= 1.5
         qual_norm = normalize_symbol(re.sub(r"\W", "", qualname))
         if any(q and qual_norm.endswith(q) for _, q in wanted[norm]):
             strength *= 2.0
-        cid = reader.chunk_at(row.path, row.start_line)
         if cid is not None and strength > strengths.get(cid, (0.0, ""))[0]:
             strengths[cid] = (strength, qualname)
     return strengths
@@ -120,23 +126,6 @@ def mentioned_files(reader: IndexReader, query: ParsedQuery) -> dict[str, float]
         return {}
     index = path_index(reader.cache_key(), reader.paths)
     return index.match(query.paths, query.scopes)
-
-
-def mentioned_chunks(
-    reader: IndexReader,
-    query: ParsedQuery,
-    fields: Mapping[str, float],
-    mentioned: Mapping[str, float],
-    filters: LexFilters,
-) -> list[tuple[int, float]]:
-    """The best chunks (cid, BM25 score) of the strongest mentioned files,
-    so that a mentioned file joins the candidates even when its words are
-    common elsewhere; ``filters`` languages and kinds still apply."""
-    out: list[tuple[int, float]] = []
-    for path in sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]:
-        in_file = LexFilters(path, filters.languages, filters.kinds)
-        out.extend(reader.lexical(query.weighted(), fields, MENTIONED_CHUNKS, in_file))
-    return out
 
 
 # -- dense -----------------------------------------------------------------------

@@ -324,8 +324,10 @@ class IndexReader(Protocol):
         read at once (a branch copies many files from its sibling)."""
         ...
 
-    def chunk_at(self, path: str, line: int) -> int | None:
-        """The cid of the first chunk (by start line) of ``path`` holding ``line``."""
+    def chunks_at(self, spots: Sequence[tuple[str, int]]) -> list[int | None]:
+        """For each ``(path, line)``, the cid of the first chunk (by start
+        line) of ``path`` holding ``line``, or None; read at once (the symbol
+        leg asks for every definition it found: one statement, not one each)."""
         ...
 
     # -- symbols ---------------------------------------------------------
@@ -362,6 +364,17 @@ class IndexReader(Protocol):
         """Top ``limit`` (cid, score), best first: each (token, weight)
         contributes ``weight * field_weight * BM25(token, field)`` per field
         (terms OR-ed), within ``filters``."""
+        ...
+
+    def lexical_each(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        asks: Sequence[tuple[int, LexFilters | None]],
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`lexical` for each ``(limit, filters)`` of ``asks``, in order:
+        one question asked of the whole index and of single files. A store
+        that reads the terms' postings from a server reads them once."""
         ...
 
     # -- vectors (meaningful when meta has ``embed_identity``) -------------

@@ -165,7 +165,7 @@ class LexicalIndex:
                     continue
                 q = tantivy.Query.term_query(self.schema, field, token, index_option="freq")
                 clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, weight * fw)))
-        if not clauses:
+        if not clauses or limit <= 0:  # tantivy panics on a limit of 0
             return []
         query = tantivy.Query.boolean_query(clauses)
         must = _filter_clauses(self.schema, filters)

@@ -56,8 +56,8 @@ class LocalReader(Generation):
     def chunks_of_files(self, paths: Sequence[str]) -> dict[str, list[StoredChunk]]:
         return sq.chunks_of_files(self.db, paths)
 
-    def chunk_at(self, path: str, line: int) -> int | None:
-        return sq.chunk_at(self.db, path, line)
+    def chunks_at(self, spots: Sequence[tuple[str, int]]) -> list[int | None]:
+        return [sq.chunk_at(self.db, path, line) for path, line in spots]
 
     # -- symbols ---------------------------------------------------------
     def symbols(
@@ -88,6 +88,14 @@ class LocalReader(Generation):
         filters: LexFilters | None = None,
     ) -> list[tuple[int, float]]:
         return self.lex.search(terms, field_weights, limit, filters)
+
+    def lexical_each(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        asks: Sequence[tuple[int, LexFilters | None]],
+    ) -> list[list[tuple[int, float]]]:
+        return [self.lex.search(terms, field_weights, limit, filters) for limit, filters in asks]
 
     # -- vectors (numpy, usearch: loaded only for indexes with vectors) -----
     def vector_count(self) -> int:

@@ -45,7 +45,10 @@ if TYPE_CHECKING:
 # Replaced generations stay readable this long (a reader that looked up
 # ``current`` just before the swap can still read it).
 GRACE_SECONDS = 120
+# Remembered results: above PRUNE_AT the newest KEEP stay (pruned in
+# batches, as the local store does: a DELETE on every search cost ~3 ms).
 REMEMBER_KEEP = 200
+REMEMBER_PRUNE_AT = REMEMBER_KEEP + REMEMBER_KEEP // 4
 _LOCK_CLASS = 0x524C  # "RL": the first half of every repository's advisory lock key
 
 
@@ -99,16 +102,24 @@ class PgStore:
 
     # -- generations -------------------------------------------------------------
     def _current_on(self, url: str) -> tuple[int, str] | None:
-        self._schema_ok(url)
+        """The published generation (id, name), and the schema checked, in
+        one round trip: every search asks this (twice)."""
+        import psycopg
+
         with pooled(url) as conn:
-            if schema.found_version(conn) is None:
+            try:
+                version, gen, seq = conn.execute(
+                    "SELECT (SELECT max(version) FROM repolens_schema), g.gen, g.seq FROM (SELECT 1) AS one"
+                    " LEFT JOIN repos r ON r.key = %s LEFT JOIN generations g ON g.gen = r.current_gen",
+                    (self.key,),
+                ).fetchone()
+            except psycopg.errors.UndefinedTable:  # no repolens tables in this database yet
                 return None
-            row = conn.execute(
-                "SELECT g.gen, g.seq FROM repos r JOIN generations g ON g.gen ="
-                " r.current_gen WHERE r.key = %s",
-                (self.key,),
-            ).fetchone()
-        return (int(row[0]), _name(row[1])) if row else None
+        schema.check(version, redact(url))
+        if version is None:
+            return None
+        self._checked.add(url)
+        return (int(gen), _name(seq)) if gen is not None else None
 
     def current(self) -> str | None:
         found = self._current_on(self.url)
@@ -325,21 +336,26 @@ class PgStore:
     # -- remembered results (primary) ----------------------------------------------
     def remember(self, query_id: str, payload: str) -> bool:
         try:
-            with pooled(self.url) as conn, conn.transaction():
-                repo = self._repo_id(conn)
-                conn.execute(
-                    "INSERT INTO remembered (repo_id, query_id, payload) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (repo_id, query_id) DO UPDATE SET payload = excluded.payload, at = now()",
-                    (repo, query_id, payload),
-                )
-                conn.execute(
-                    "DELETE FROM remembered WHERE repo_id = %(r)s AND query_id NOT IN"
-                    " (SELECT query_id FROM remembered WHERE repo_id = %(r)s ORDER BY at DESC LIMIT %(k)s)",
-                    {"r": repo, "k": REMEMBER_KEEP},
-                )
+            with pooled(self.url) as conn:
+                # One round trip: the insert, and how many there were before it.
+                repo, held = conn.execute(
+                    "WITH r AS (SELECT id FROM repos WHERE key = %(key)s),"
+                    " saved AS (INSERT INTO remembered (repo_id, query_id, payload)"
+                    " SELECT id, %(q)s, %(p)s FROM r ON CONFLICT (repo_id, query_id)"
+                    " DO UPDATE SET payload = excluded.payload, at = now() RETURNING repo_id)"
+                    " SELECT (SELECT repo_id FROM saved),"
+                    " (SELECT count(*) FROM remembered WHERE repo_id = (SELECT id FROM r))",
+                    {"key": self.key, "q": query_id, "p": payload},
+                ).fetchone()
+                if repo is not None and held >= REMEMBER_PRUNE_AT:
+                    conn.execute(
+                        "DELETE FROM remembered WHERE repo_id = %(r)s AND query_id NOT IN (SELECT query_id"
+                        " FROM remembered WHERE repo_id = %(r)s ORDER BY at DESC LIMIT %(k)s)",
+                        {"r": repo, "k": REMEMBER_KEEP},
+                    )
         except Exception:  # best effort: a read-only or unreachable primary
             return False
-        return True
+        return repo is not None  # no repository row: nothing indexed to remember for
 
     def recall(self, query_id: str) -> str | None:
         try:

@@ -8,8 +8,11 @@ log names the server by :func:`redact` of its URL.
 
 One pool per URL and process (:func:`pool_for`), opened lazily; every
 connection carries a ``statement_timeout`` so no query can hang a search or
-an indexer, and is checked when taken from the pool, so a server that
-restarted is reconnected to instead of failing every later call.
+an indexer. A connection taken from the pool is checked (a round trip)
+when it idled for a while or when any call failed since it was last used,
+so a server that restarted is reconnected to instead of failing every later
+call; a connection used a moment ago is not: a search borrows one for each
+of its statements, and checking each doubled its round trips.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import contextlib
 import logging
 import os
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
@@ -37,6 +42,8 @@ WRITE_TIMEOUT_MS = 600_000
 CONNECT_TIMEOUT_S = 5
 POOL_WAIT_S = 5.0
 POOL_MAX = 8
+# A connection idle longer than this is checked before use (see _check).
+CHECK_AFTER_IDLE_S = 1.0
 FIX = (
     "check that the server runs and accepts connections, and the URL's user, database and "
     "credentials (PGPASSWORD, ~/.pgpass), then try again"
@@ -106,6 +113,21 @@ for _name in ("psycopg", "psycopg.pool"):
 
 _pools: dict[str, ConnectionPool] = {}
 _pools_lock = threading.Lock()
+# When each pooled connection last finished a call without a database error,
+# and when a call last failed on one (time.monotonic()).
+_last_ok: weakref.WeakKeyDictionary[psycopg.Connection, float] = weakref.WeakKeyDictionary()
+_failed_at = 0.0
+
+
+def _check(conn: psycopg.Connection) -> None:
+    """The pool's check: a round trip unless the connection worked a moment
+    ago and nothing failed since (then the server very likely still holds it;
+    if not, that one call fails with the usual error and the next is checked)."""
+    from psycopg_pool import ConnectionPool
+
+    used = _last_ok.get(conn)
+    if used is None or used <= _failed_at or time.monotonic() - used > CHECK_AFTER_IDLE_S:
+        ConnectionPool.check_connection(conn)
 
 
 def pool_for(url: str) -> ConnectionPool:
@@ -128,7 +150,7 @@ def pool_for(url: str) -> ConnectionPool:
                 "options": _options(READ_TIMEOUT_MS),
                 "application_name": f"repolens pid {os.getpid()}",
             },
-            check=ConnectionPool.check_connection,
+            check=_check,
             open=False,
             name=redact(url),
         )
@@ -144,15 +166,18 @@ def pooled(url: str) -> Iterator[psycopg.Connection]:
     import psycopg
     from psycopg_pool import PoolTimeout
 
+    global _failed_at
     pool = pool_for(url)
     try:
         with pool.connection(timeout=POOL_WAIT_S) as conn:
             yield conn
+            _last_ok[conn] = time.monotonic()
     except PoolTimeout:
         # The pool only says it waited: ask the server directly for the reason.
         connect(url, timeout_ms=READ_TIMEOUT_MS).close()
         raise unavailable(url, "no connection became free in time") from None
     except psycopg.OperationalError as exc:
+        _failed_at = time.monotonic()
         raise unavailable(url, exc) from None
 
 

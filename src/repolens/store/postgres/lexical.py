@@ -189,15 +189,16 @@ def _bm25(lists: _Lists, boosts: Mapping[tuple[str, int], float]) -> tuple[np.nd
     return np.concatenate(cids), np.concatenate(parts)
 
 
-def search(
+def search_each(
     conn: psycopg.Connection,
     gen: int,
     terms: Sequence[tuple[str, float]],
     field_weights: Mapping[str, float],
-    limit: int,
-    filters: LexFilters | None,
-) -> list[tuple[int, float]]:
-    """Top ``limit`` (cid, score), best first, ties by ascending cid."""
+    asks: Sequence[tuple[int, LexFilters | None]],
+) -> list[list[tuple[int, float]]]:
+    """For each ``(limit, filters)``: the top ``limit`` (cid, score), best
+    first, ties by ascending cid. The terms' lists (and each filter's) are
+    fetched in one statement and scored once; only the filters differ."""
     boosts: dict[tuple[str, int], float] = {}
     for token, weight in terms:
         for f, name in enumerate(TEXT_FIELDS):
@@ -205,23 +206,37 @@ def search(
             if fw > 0 and weight > 0:
                 # Repeated terms are separate clauses in tantivy: their scores add up.
                 boosts[token, f] = boosts.get((token, f), 0.0) + weight * fw
-    if not boosts or limit <= 0:
-        return []
-    subpath = filters.subpath.strip("/") if filters is not None and filters.subpath else ""
-    wanted = list(boosts)
-    if filters is not None:
-        wanted += [(subpath, DIRS)] if subpath else []
-        wanted += [(v, LANG) for v in filters.languages] + [(v, KIND) for v in filters.kinds]
+    if not boosts or all(limit <= 0 for limit, _ in asks):
+        return [[] for _ in asks]
+    wanted = dict.fromkeys(boosts)
+    for _, f in asks:
+        if f is not None:
+            wanted.update(dict.fromkeys([(_subpath(f), DIRS)] if _subpath(f) else []))
+            wanted.update(dict.fromkeys([(v, LANG) for v in f.languages] + [(v, KIND) for v in f.kinds]))
     params = {"gen": gen, "tokens": [t for t, _ in wanted], "fields": [f for _, f in wanted]}
     lists = _Lists(conn.cursor(binary=True).execute(QUERY, params).fetchall())
     cids, parts = _bm25(lists, boosts)
     if not len(cids):
-        return []
+        return [[] for _ in asks]
     size = int(cids.max()) + 1
     scores = np.bincount(cids, weights=parts, minlength=size)
     matched = np.bincount(cids, minlength=size) > 0
-    if filters is not None:
-        scores, matched = _filtered(lists, scores, matched, filters, subpath)
+    out = []
+    for limit, f in asks:
+        if limit <= 0:
+            out.append([])
+        elif f is None:
+            out.append(_top(scores, matched, limit))
+        else:
+            out.append(_top(*_filtered(lists, scores, matched, f, _subpath(f)), limit))
+    return out
+
+
+def _subpath(f: LexFilters) -> str:
+    return f.subpath.strip("/") if f.subpath else ""
+
+
+def _top(scores: np.ndarray, matched: np.ndarray, limit: int) -> list[tuple[int, float]]:
     found = np.flatnonzero(matched)
     if len(found) > limit:  # keep every chunk tied with the k-th, then order by (-score, cid)
         kth = np.partition(scores[found], len(found) - limit)[len(found) - limit]

@@ -116,9 +116,11 @@ class PgReader:
         with self._conn() as conn:
             return rows.chunks_of_files(conn, self.gen, paths)
 
-    def chunk_at(self, path: str, line: int) -> int | None:
+    def chunks_at(self, spots: Sequence[tuple[str, int]]) -> list[int | None]:
+        if not spots:
+            return []
         with self._conn() as conn:
-            return rows.chunk_at(conn, self.gen, path, line)
+            return rows.chunks_at(conn, self.gen, spots)
 
     # -- symbols ---------------------------------------------------------
     def symbols(
@@ -152,8 +154,16 @@ class PgReader:
         limit: int,
         filters: LexFilters | None = None,
     ) -> list[tuple[int, float]]:
+        return self.lexical_each(terms, field_weights, [(limit, filters)])[0]
+
+    def lexical_each(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        asks: Sequence[tuple[int, LexFilters | None]],
+    ) -> list[list[tuple[int, float]]]:
         with self._conn() as conn:
-            return lexical.search(conn, self.gen, terms, field_weights, limit, filters)
+            return lexical.search_each(conn, self.gen, terms, field_weights, asks)
 
     # -- vectors ---------------------------------------------------------
     def vector_count(self) -> int:

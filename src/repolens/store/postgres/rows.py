@@ -8,7 +8,7 @@ down (the same as the local store's).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from repolens.chunk import Chunk
@@ -133,13 +133,18 @@ def chunks_of_files(conn: psycopg.Connection, gen: int, paths: Iterable[str]) ->
     return out
 
 
-def chunk_at(conn: psycopg.Connection, gen: int, path: str, line: int) -> int | None:
-    row = conn.execute(
-        "SELECT cid FROM chunks WHERE gen = %s AND path = %s AND start_line <= %s AND end_line >= %s"
-        " ORDER BY start_line, cid LIMIT 1",
-        (gen, path, line, line),
-    ).fetchone()
-    return int(row[0]) if row else None
+def chunks_at(conn: psycopg.Connection, gen: int, spots: Sequence[tuple[str, int]]) -> list[int | None]:
+    """One statement for all of ``spots``: a lateral lookup per spot, in order."""
+    found = conn.execute(
+        "SELECT s.i, c.cid FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY AS s(path, line, i)"
+        " CROSS JOIN LATERAL (SELECT cid FROM chunks WHERE gen = %s AND path = s.path"
+        " AND start_line <= s.line AND end_line >= s.line ORDER BY start_line, cid LIMIT 1) c",
+        ([p for p, _ in spots], [n for _, n in spots], gen),
+    )
+    out: list[int | None] = [None] * len(spots)
+    for i, cid in found:
+        out[int(i) - 1] = int(cid)
+    return out
 
 
 # -- symbols ---------------------------------------------------------------------
