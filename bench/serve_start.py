@@ -1,4 +1,5 @@
-"""How soon ``repolens serve`` (stdio) answers ``initialize``, in a new process.
+"""How soon ``repolens serve`` (stdio) answers ``initialize``, and then
+``tools/list``, in a new process.
 
     python bench/serve_start.py [ROOT] [--runs 10] [--tree NAME=SRC ...]
 
@@ -6,7 +7,12 @@ An MCP client starts the server and waits for its reply to ``initialize``
 before it can list or call a tool; every agent session pays for it. This
 starts ``python -m repolens serve --root ROOT`` (default: this checkout)
 ``--runs`` times per tree, sends ``initialize`` on stdin and times the reply
-line from the start of the process; then closes stdin (the server exits).
+line from the start of the process; then sends ``notifications/initialized``
+and ``tools/list``, as a client does, and times that reply too (what a
+client waits for before its first tool call); then closes stdin (the server
+exits). With ``--no-watch``: the watcher would start indexing ROOT (writing
+``ROOT/.repolens``) once the client has sent ``notifications/initialized``;
+what is measured is the server's start, not an index build.
 Trees as in ``cli_startup.py`` (copied and compiled first, interleaved).
 Also prints the largest imports of the first tree's server (``-X
 importtime``, median of 5; a module's figure includes what it imports).
@@ -29,6 +35,8 @@ from pathlib import Path
 
 from cli_startup import HERE_SRC, compiled_copy, env_for, pct
 
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -41,16 +49,17 @@ INITIALIZE = {
 }
 
 
-def answer_ms(root: Path, src: Path, importtime: bool = False, watch: bool = True) -> tuple[float, str]:
-    """Milliseconds from the start of ``serve`` to its reply to ``initialize``
-    (and, with ``importtime``, the server's stderr)."""
+def answer_ms(root: Path, src: Path, importtime: bool = False) -> tuple[float, float, str]:
+    """Milliseconds from the start of ``serve`` to its reply to ``initialize``,
+    and to its reply to the ``tools/list`` sent after it (and, with
+    ``importtime``, the server's stderr)."""
     flags = ["-X", "importtime"] if importtime else []
-    serve = [sys.executable, *flags, "-m", "repolens", "serve", "--root", str(root)]
+    serve = [sys.executable, *flags, "-m", "repolens", "serve", "--root", str(root), "--no-watch"]
     # stderr to a file: a pipe could fill up with the import profile and stall the server
     with tempfile.TemporaryFile(mode="w+") as err_file:
         started = time.perf_counter()
         proc = subprocess.Popen(
-            [*serve, *([] if watch else ["--no-watch"])],
+            serve,
             env=env_for(src),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -61,14 +70,19 @@ def answer_ms(root: Path, src: Path, importtime: bool = False, watch: bool = Tru
         proc.stdin.write(json.dumps(INITIALIZE) + "\n")
         proc.stdin.flush()
         line = proc.stdout.readline()
-        elapsed = (time.perf_counter() - started) * 1000
+        initialized = (time.perf_counter() - started) * 1000
+        proc.stdin.write(json.dumps(INITIALIZED) + "\n" + json.dumps(TOOLS_LIST) + "\n")
+        proc.stdin.flush()
+        listed_line = proc.stdout.readline()
+        listed = (time.perf_counter() - started) * 1000
         proc.stdin.close()
         proc.wait(timeout=60)
         err_file.seek(0)
         err = err_file.read()
-    if json.loads(line or "{}").get("id") != 1:
-        raise SystemExit(f"no reply to initialize: {line[:300]!r} {err[-500:]}")
-    return elapsed, err
+    for got, want in ((line, 1), (listed_line, 2)):
+        if json.loads(got or "{}").get("id") != want:
+            raise SystemExit(f"no reply to request {want}: {got[:300]!r} {err[-500:]}")
+    return initialized, listed, err
 
 
 def import_profile(root: Path, src: Path) -> list[tuple[str, float]]:
@@ -76,7 +90,7 @@ def import_profile(root: Path, src: Path) -> list[tuple[str, float]]:
     cumulative ms, median of 5), largest first."""
     runs: dict[str, list[float]] = {}
     for _ in range(5):
-        _, err = answer_ms(root, src, importtime=True)
+        *_, err = answer_ms(root, src, importtime=True)
         for line in err.splitlines():
             if line.startswith("import time:") and "self [us]" not in line:
                 _, cum, name = line.split("|")
@@ -97,18 +111,25 @@ def main() -> int:
         for src in trees.values():
             answer_ms(root, src)  # warm the disk cache
         times: dict[str, list[float]] = {name: [] for name in trees}
+        listed: dict[str, list[float]] = {name: [] for name in trees}
         for _ in range(args.runs):
             for name, src in trees.items():
-                times[name].append(answer_ms(root, src)[0])
+                initialized, tools, _ = answer_ms(root, src)
+                times[name].append(initialized)
+                listed[name].append(tools)
         profile = import_profile(root, next(iter(trees.values())))
 
     print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
     print(f"repository: {root}; {args.runs} runs per tree, interleaved; machine: {os.cpu_count()} CPUs")
     print()
-    print("| tree | initialize answered, p50 ms | p95 ms |")
-    print("|---|---|---|")
+    print("| tree | initialize answered, p50 ms | p95 ms | tools/list answered, p50 ms | p95 ms |")
+    print("|---|---|---|---|---|")
     for name, values in times.items():
-        print(f"| {name} | {pct(values, 0.5):,.0f} | {pct(values, 0.95):,.0f} |")
+        tools = listed[name]
+        print(
+            f"| {name} | {pct(values, 0.5):,.0f} | {pct(values, 0.95):,.0f} "
+            f"| {pct(tools, 0.5):,.0f} | {pct(tools, 0.95):,.0f} |"
+        )
     print(
         f"\nlargest imports of a server ({next(iter(given))}; cumulative ms with -X importtime, median of 5):"
     )

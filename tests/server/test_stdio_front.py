@@ -227,7 +227,11 @@ def broken_sdk(tmp_path: Path) -> dict[str, str]:
     """An environment whose ``mcp`` package fails to import (``mcp_types``,
     where the front reads the protocol versions, is intact)."""
     (tmp_path / "mcp").mkdir()
-    (tmp_path / "mcp" / "__init__.py").write_text("raise ImportError('mcp is broken here')\n")
+    (tmp_path / "mcp" / "__init__.py").write_text(
+        "import sys\n"  # what the server has loaded when it first imports the SDK
+        f"open({str(tmp_path / 'loaded.txt')!r}, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+        "raise ImportError('mcp is broken here')\n"
+    )
     path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
     return _env(PYTHONPATH=path)
 
@@ -252,7 +256,7 @@ def test_the_real_client_is_answered_before_the_sdk_loads(sample_repo: Path, bro
 
 
 def test_an_sdk_failing_to_load_after_the_reply_ends_the_server_with_one_line(
-    sample_repo: Path, broken_sdk: dict[str, str]
+    sample_repo: Path, broken_sdk: dict[str, str], tmp_path: Path
 ):
     proc = _serve(sample_repo, broken_sdk)
     try:
@@ -264,6 +268,9 @@ def test_an_sdk_failing_to_load_after_the_reply_ends_the_server_with_one_line(
             proc.kill()
             proc.wait()
     assert out == initialize_reply(_line(_initialize()).encode()).line
+    loaded = set((tmp_path / "loaded.txt").read_text().split())
+    assert {"repolens.server.handshake", "repolens.server.stdio"} <= loaded
+    assert not loaded & {"mcp_types", "pydantic", "starlette"}, "the front loads nothing of the SDK's"
     assert proc.returncode == 1
     assert err.splitlines() == [
         "error: the MCP server cannot start: ImportError: mcp is broken here: "
