@@ -117,24 +117,37 @@ def _serve(server: RepolensServer, stdin: _Replayed, stdout: _OneReply) -> None:
 def _claim_stdio() -> tuple[IO[bytes], IO[bytes], Callable[[], None]] | None:
     """The wire (the process's stdin and stdout) as private binary files,
     while descriptor 0 reads the null device and 1 writes to stderr, and the
-    function that restores both; None where they cannot be duplicated (the
-    SDK then serves stdio itself). The private descriptors are never closed:
-    a thread may still block reading one when the server stops."""
+    function that restores both. None where ``sys.stdin``/``sys.stdout`` are
+    not descriptors 0 and 1 (replaced in process) or cannot be duplicated:
+    the SDK then serves stdio itself. The private descriptors are never
+    closed: a thread may still block reading one when the server stops."""
+    if not (_on_fd(sys.stdin, 0) and _on_fd(sys.stdout, 1)):
+        return None
     try:
         sys.stdout.flush()
         wire_in, wire_out = os.dup(0), os.dup(1)
+        null = os.open(os.devnull, os.O_RDWR)
     except (OSError, ValueError):
         return None
-    null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr: stray output goes nowhere
+        os.dup2(null, 1)
     os.close(null)
-    os.dup2(2, 1)
 
     def release() -> None:
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
 
     return open(wire_in, "rb", closefd=False), open(wire_out, "wb", closefd=False), release
+
+
+def _on_fd(stream: Any, fd: int) -> bool:
+    try:
+        return stream.fileno() == fd
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 class _Replayed:
