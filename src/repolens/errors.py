@@ -121,6 +121,11 @@ class ServeError(RepolensError):
     """The server cannot listen at its address (in use, not of this machine, not allowed)."""
 
 
+class ServerStartError(RepolensError):
+    """The MCP server cannot start: its SDK does not load, or it refused the
+    handshake the stdio front had already answered (:mod:`repolens.server.stdio`)."""
+
+
 class RunArgumentError(UsageError):
     """A ``run_tests`` argument is outside the allowed shapes (test path or filter)."""
 

@@ -425,7 +425,7 @@ def serve_cmd(
             workers=workers or default_workers(),
         )
         return
-    from repolens.server.tools import run_stdio
+    from repolens.server.stdio import run_stdio
 
     served = config.roots
     if not served:

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
@@ -321,6 +322,14 @@ class RepolensServer(MCPServer):
         self.repos = repos
         self.query_log = query_log
         self._params: dict[str, set[str]] | None = None
+
+    async def run_stdio_streams(self, stdin: Any, stdout: Any) -> None:
+        """``run_stdio_async`` over the given text streams (``async for`` lines
+        in, ``write``/``flush`` out) in place of the process's stdin and stdout:
+        the stdio front's replay (:mod:`repolens.server.stdio`)."""
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def list_tools(self) -> list[MCPTool]:
         """The tools as the SDK lists them, less the ``title`` pydantic gives

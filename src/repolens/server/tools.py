@@ -22,12 +22,10 @@ line of at most ``ERROR_MAX_CHARS``.
 from __future__ import annotations
 
 import logging
-import sys
-import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context
@@ -52,6 +50,7 @@ from repolens.server.calls import (
     tool_body,
 )
 from repolens.server.config import name_for
+from repolens.server.handshake import INSTRUCTIONS, SERVER_NAME
 from repolens.validate import check_budget
 
 if TYPE_CHECKING:
@@ -60,13 +59,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("repolens")
 # The server's own watcher may be writing when a tool asks to index: wait for it.
 SERVER_LOCK_WAIT_S = 60.0
-
-INSTRUCTIONS = (
-    "repolens answers questions about this repository with small, cited evidence packets "
-    "(path, line range, score, only the matching lines). Use search_code for broad or "
-    "natural-language questions and unfamiliar code; use grep when you already know the exact "
-    "identifier or string. Follow omission markers with read_snippet."
-)
 
 
 def build_server(
@@ -97,7 +89,7 @@ def build_server(
     server = RepolensServer(
         repos=repos,
         query_log=QueryLog(query_log) if query_log else None,
-        name="repolens",
+        name=SERVER_NAME,
         version=__version__,
         instructions=instructions,
         log_level="WARNING",
@@ -485,57 +477,3 @@ def _siblings(repos: Repos, root: Path) -> list[Path]:
     """The other served branches of ``root``'s repository: indexes it may copy from."""
     key = next((k for k, path in repos.roots.items() if path == root), None)
     return siblings_of(key, repos.roots) if key is not None else []
-
-
-def run_stdio(
-    roots: Mapping[str, Path] | None = None,
-    index_dir: Path | None = None,
-    *,
-    query_log: Path | None = None,
-    watch: bool = True,
-    registry: Path | None = None,
-) -> None:
-    """Serve over stdio; with ``watch``, the served repositories are kept
-    fresh (and embedded, where vectors are on) in background threads, started
-    once the client has finished the handshake (``notifications/initialized``,
-    or ``BACKGROUND_AFTER_S`` at the latest): their first scan must not slow
-    the ``initialize`` reply a client waits for."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
-    server = build_server(roots, index_dir=index_dir, query_log=query_log, registry=registry)
-    if watch:
-        server.middleware.append(after_handshake(lambda: _start_background(server, index_dir)))
-    server.run("stdio")
-
-
-# The background work starts this long after the server at the latest, should
-# a client never send ``notifications/initialized``.
-BACKGROUND_AFTER_S = 5.0
-
-
-def after_handshake(start: Callable[[], None]) -> Callable[..., Any]:
-    """A server middleware calling ``start`` once: after the client's
-    ``notifications/initialized``, or ``BACKGROUND_AFTER_S`` after it is made."""
-    once = threading.Lock()
-
-    def start_once() -> None:
-        if once.acquire(blocking=False):
-            start()
-
-    timer = threading.Timer(BACKGROUND_AFTER_S, start_once)
-    timer.daemon = True
-    timer.start()
-
-    async def middleware(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
-        result = await call_next(ctx)
-        if ctx.method == "notifications/initialized":
-            timer.cancel()
-            start_once()
-        return result
-
-    return middleware
-
-
-def _start_background(server: RepolensServer, index_dir: Path | None) -> None:
-    from repolens.index.watch import start_background
-
-    start_background(dict(server.repos.roots), index_dir)

@@ -1,0 +1,160 @@
+"""The reply to ``initialize``, made with the standard library alone.
+
+The MCP SDK takes over a second to import (the pydantic types of two
+protocol eras, its client, starlette); a client waits for the reply to
+``initialize`` before anything else, and some give up on a slow server.
+:mod:`repolens.server.stdio` therefore answers it before the SDK loads,
+with :func:`initialize_reply`, and hands the session to the SDK afterwards.
+
+The reply must be the one the SDK would write, byte for byte:
+
+- the protocol version is negotiated by the SDK's rule (the client's if it
+  is one of the SDK's handshake versions, else the SDK's latest handshake
+  version), over the SDK's own version table, read from its
+  ``mcp_types/version.py`` without importing the package (:func:`sdk_versions`);
+- ``serverInfo`` and ``instructions`` are the values :func:`repolens.server.tools.build_server`
+  gives the SDK (``SERVER_NAME``, ``repolens.__version__``, ``INSTRUCTIONS``);
+- ``CAPABILITIES`` is the one copy of what the SDK declares for the handlers
+  its ``MCPServer`` registers: ``tests/server/test_stdio_front.py`` compares
+  the whole reply with the SDK's own for every protocol version, and the
+  running server compares it with the SDK's reply it drops.
+
+Only a request of the plain shape clients send is answered here (see
+:func:`initialize_reply`); anything else is the SDK's to answer, errors
+included.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from repolens import __version__
+
+SERVER_NAME = "repolens"
+
+INSTRUCTIONS = (
+    "repolens answers questions about this repository with small, cited evidence packets "
+    "(path, line range, score, only the matching lines). Use search_code for broad or "
+    "natural-language questions and unfamiliar code; use grep when you already know the exact "
+    "identifier or string. Follow omission markers with read_snippet."
+)
+
+# What MCPServer declares for its tool, resource and prompt handlers (the SDK
+# sorts the keys of a result: so does this copy).
+CAPABILITIES: dict[str, Any] = {
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
+
+# JSON-RPC ids the SDK accepts as they are: a 64-bit integer or a string.
+_ID_RANGE = range(-(2**63), 2**63)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The front's answer to an ``initialize`` request: the request's id and
+    the reply line (newline-delimited JSON, as the SDK writes it)."""
+
+    request_id: int | str
+    line: str
+
+
+@functools.cache
+def sdk_versions() -> tuple[tuple[str, ...], str] | None:
+    """The SDK's ``HANDSHAKE_PROTOCOL_VERSIONS`` and ``LATEST_HANDSHAKE_VERSION``,
+    read from ``mcp_types/version.py`` run alone: importing ``mcp_types`` itself
+    would load every protocol type (~0.3 s). None when the file is not there
+    or does not define them as expected (the SDK then answers ``initialize``)."""
+    try:
+        spec = importlib.util.find_spec("mcp_types")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        path = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+        table = importlib.util.spec_from_file_location("mcp_types.version", path)
+        if table is None or table.loader is None:
+            return None
+        module = importlib.util.module_from_spec(table)
+        table.loader.exec_module(module)
+        versions = tuple(module.HANDSHAKE_PROTOCOL_VERSIONS)
+        latest = module.LATEST_HANDSHAKE_VERSION
+    except (ImportError, OSError, AttributeError, TypeError, SyntaxError):
+        return None
+    if not versions or not all(isinstance(v, str) for v in versions) or latest not in versions:
+        return None
+    return versions, latest
+
+
+def negotiate(requested: str, versions: tuple[tuple[str, ...], str]) -> str:
+    """The SDK's rule (``mcp.server.runner``): the client's version if the
+    SDK can handshake in it, else the SDK's latest handshake version."""
+    supported, latest = versions
+    return requested if requested in supported else latest
+
+
+def initialize_reply(line: bytes) -> Reply | None:
+    """The reply to ``line`` if it is an ``initialize`` request of the plain
+    shape clients send: exactly ``jsonrpc`` "2.0", an integer or printable
+    ASCII ``id``, ``method`` and ``params`` with exactly ``protocolVersion``
+    (a string), ``capabilities`` (objects, ``listChanged`` flags) and
+    ``clientInfo`` (strings, ``name`` and ``version`` among them). None for
+    anything else, and when the SDK's version table cannot be read: the SDK
+    answers those as it does (or refuses them)."""
+    versions = sdk_versions()
+    try:
+        message = json.loads(line.decode("utf-8"))
+    except ValueError:  # bad UTF-8 or JSON, or nothing (EOF)
+        return None
+    if versions is None or not _plain_initialize(message):
+        return None
+    params = message["params"]
+    result = {
+        "capabilities": CAPABILITIES,
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": negotiate(params["protocolVersion"], versions),
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+    reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    return Reply(message["id"], json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def _plain_initialize(message: Any) -> bool:
+    if not isinstance(message, dict) or message.keys() != {"jsonrpc", "id", "method", "params"}:
+        return False
+    if message["jsonrpc"] != "2.0" or message["method"] != "initialize" or not _plain_id(message["id"]):
+        return False
+    params = message["params"]
+    if not isinstance(params, dict) or params.keys() != {"protocolVersion", "capabilities", "clientInfo"}:
+        return False
+    client = params["clientInfo"]
+    return (
+        isinstance(params["protocolVersion"], str)
+        and _plain_capabilities(params["capabilities"])
+        and isinstance(client, dict)
+        and {"name", "version"} <= client.keys() <= {"name", "version", "title", "description"}
+        and all(isinstance(v, str) for v in client.values())
+    )
+
+
+def _plain_id(value: Any) -> bool:
+    if isinstance(value, bool):  # a JSON true is not an id
+        return False
+    if isinstance(value, int):
+        return value in _ID_RANGE
+    return isinstance(value, str) and value.isascii() and value.isprintable()
+
+
+def _plain_capabilities(value: Any) -> bool:
+    """Objects all the way down, but for ``listChanged`` flags: the shape of
+    every capability the SDK knows; a string or a number anywhere could be
+    refused by the SDK's models."""
+    if not isinstance(value, dict):
+        return False
+    return all(
+        isinstance(v, bool) if k == "listChanged" else _plain_capabilities(v) for k, v in value.items()
+    )

@@ -1,0 +1,328 @@
+"""The stdio front: ``initialize`` answered before the MCP SDK loads, the
+session handed to the SDK after, and the reply exactly the SDK's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
+
+from repolens.errors import ServerStartError
+from repolens.server.handshake import Reply, initialize_reply, sdk_versions
+from repolens.server.stdio import FRONT_ENV, _OneReply
+from repolens.server.tools import build_server
+
+
+def _initialize(version: str = "2025-06-18", request_id: int | str = 1, **params: object) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+            **params,
+        },
+    }
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _line(message: dict) -> str:
+    return json.dumps(message) + "\n"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    return {**env, **extra}
+
+
+def _serve(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "repolens", "serve", "--root", str(root), "--no-watch"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _exchange(
+    root: Path, messages: list[dict], until_id: object, env: dict[str, str]
+) -> tuple[list[str], str]:
+    """The server's stdout lines up to its reply to ``until_id`` (then stdin is
+    closed and the server exits), and its stderr."""
+    proc = _serve(root, env)
+    lines: list[str] = []
+    try:
+        proc.stdin.write("".join(_line(m) for m in messages))
+        proc.stdin.flush()
+        while not lines or json.loads(lines[-1]).get("id") != until_id:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+    finally:
+        proc.stdin.close()
+        lines += proc.stdout.read().splitlines(keepends=True)
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    assert proc.returncode == 0, err
+    return lines, err
+
+
+# Client shapes the front answers: what Claude Code, Codex, VS Code and the SDK send.
+CLIENTS = [
+    {},
+    {"capabilities": {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}},
+    {"capabilities": {"elicitation": {}}, "clientInfo": {"name": "codex", "title": "Codex", "version": "1"}},
+    {"capabilities": {"tasks": {"list": {}, "requests": {"sampling": {"createMessage": {}}}}}},
+    {"capabilities": {"experimental": {"x": {}}, "extensions": {"y": {}}}},
+]
+VERSIONS = [*KNOWN_PROTOCOL_VERSIONS, "1999-01-01", "draft"]
+
+
+def _sdk_replies(requests: list[bytes], root: Path) -> list[str]:
+    """What the SDK's own stdio server writes for each request, alone on a
+    fresh connection (the server as ``repolens serve`` builds it)."""
+
+    async def one(request: bytes) -> str:
+        written: list[str] = []
+
+        class Lines:
+            def __aiter__(self):
+                return self.lines()
+
+            async def lines(self):
+                yield request.decode()
+
+        class Out:
+            async def write(self, text: str) -> None:
+                written.append(text)
+
+            async def flush(self) -> None:
+                pass
+
+        server = build_server(root)
+        await server.run_stdio_streams(Lines(), Out())
+        assert len(written) == 1, written
+        return written[0]
+
+    return [anyio.run(one, request) for request in requests]
+
+
+def test_the_front_replies_exactly_as_the_sdk_for_every_protocol_version(tmp_path: Path):
+    """An SDK upgrade that changes versions, capabilities or server info fails here."""
+    requests = [_line(_initialize(v, **c)).encode() for v in VERSIONS for c in CLIENTS]
+    requests.append(_line(_initialize(request_id="a-string id")).encode())
+    front = [initialize_reply(r) for r in requests]
+    assert all(front), "the front answers every plain initialize"
+    assert [f.line for f in front] == _sdk_replies(requests, tmp_path)
+    assert {json.loads(f.line)["result"]["protocolVersion"] for f in front} == set(
+        HANDSHAKE_PROTOCOL_VERSIONS
+    )
+
+
+def test_the_front_reads_the_sdks_version_table():
+    from mcp_types import version
+
+    assert sdk_versions() == (version.HANDSHAKE_PROTOCOL_VERSIONS, version.LATEST_HANDSHAKE_VERSION)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"",
+        b"\n",
+        b"{not json\n",
+        b"\xff\xfe\n",
+        _line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode(),
+        _line({**_initialize(), "id": True}).encode(),
+        _line({**_initialize(), "id": 1.5}).encode(),
+        _line({**_initialize(), "extra": 1}).encode(),
+        _line(_initialize(_meta={"progressToken": 1})).encode(),
+        _line(_initialize(capabilities={"roots": {"listChanged": "yes"}})).encode(),
+        _line(_initialize(capabilities={"sampling": {"context": 1}})).encode(),
+        _line(_initialize(clientInfo={"name": "t"})).encode(),
+        _line(_initialize(clientInfo={"name": "t", "version": "0", "icons": []})).encode(),
+        _line(_initialize(version=None)).encode(),  # type: ignore[arg-type]
+    ],
+)
+def test_anything_but_a_plain_initialize_is_left_to_the_sdk(line: bytes):
+    assert initialize_reply(line) is None
+
+
+def test_a_client_sees_one_initialize_reply_and_the_session_works(indexed_sample):
+    root, index_dir = indexed_sample
+    search = {"name": "search_code", "arguments": {"query": "where do sessions expire?"}}
+    messages = [
+        _initialize(),
+        INITIALIZED,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": search},
+    ]
+    lines, err = _exchange(root, messages, 3, _env(REPOLENS_INDEX_DIR=str(index_dir)))
+    replies = [json.loads(line) for line in lines]  # stdout carries protocol JSON only
+    assert [r.get("id") for r in replies] == [1, 2, 3]
+    assert lines[0] == initialize_reply(_line(_initialize()).encode()).line
+    assert "search_code" in {t["name"] for t in replies[1]["result"]["tools"]}
+    assert not replies[2]["result"].get("isError")
+    assert "\nsrc/auth/session.py:" in replies[2]["result"]["content"][0]["text"]
+    assert "differs" not in err and "Traceback" not in err
+
+
+def test_with_the_front_off_the_sdk_gives_the_same_reply(sample_repo: Path):
+    on, _ = _exchange(sample_repo, [_initialize("2024-11-05")], 1, _env())
+    off, _ = _exchange(sample_repo, [_initialize("2024-11-05")], 1, _env(**{FRONT_ENV: "0"}))
+    assert on == off and len(on) == 1
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 7, "method": "ping"},
+        _initialize(clientInfo={"name": "t"}),  # refused by the SDK
+    ],
+    ids=["tools-list", "ping", "bad-initialize"],
+)
+def test_a_first_message_other_than_initialize_gets_the_sdks_answer(sample_repo: Path, first: dict):
+    with_front, _ = _exchange(sample_repo, [first], first["id"], _env())
+    without, _ = _exchange(sample_repo, [first], first["id"], _env(**{FRONT_ENV: "0"}))
+    assert with_front == without and len(with_front) == 1
+
+
+def test_bad_json_first_and_eof_reach_the_sdk(sample_repo: Path):
+    for stdin in ("{not json\n" + _line(_initialize()), ""):
+        runs = []
+        for env in (_env(), _env(**{FRONT_ENV: "0"})):
+            proc = subprocess.run(
+                [sys.executable, "-m", "repolens", "serve", "--root", str(sample_repo), "--no-watch"],
+                input=stdin,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            runs.append((proc.returncode, proc.stdout))
+        assert runs[0] == runs[1], stdin
+
+
+@pytest.fixture
+def broken_sdk(tmp_path: Path) -> dict[str, str]:
+    """An environment whose ``mcp`` package fails to import (``mcp_types``,
+    where the front reads the protocol versions, is intact)."""
+    (tmp_path / "mcp").mkdir()
+    (tmp_path / "mcp" / "__init__.py").write_text(
+        "import sys\n"  # what the server has loaded when it first imports the SDK
+        f"open({str(tmp_path / 'loaded.txt')!r}, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+        "raise ImportError('mcp is broken here')\n"
+    )
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
+    return _env(PYTHONPATH=path)
+
+
+def test_the_real_client_is_answered_before_the_sdk_loads(sample_repo: Path, broken_sdk: dict[str, str]):
+    """The handshake succeeds though the SDK never loads; then the server
+    ends with one line on stderr and a non-zero exit."""
+    args = ["-m", "repolens", "serve", "--root", str(sample_repo), "--no-watch"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=broken_sdk)
+    seen: dict = {}
+
+    async def session() -> None:
+        async with Client(params, read_timeout_seconds=60, mode="legacy") as client:
+            seen["server"] = client.server_info.name
+            seen["version"] = client.protocol_version
+            await client.list_tools()
+
+    with pytest.raises(ExceptionGroup) as raised:
+        asyncio.run(session())
+    assert raised.group_contains(MCPError, match="Connection closed", depth=None)
+    assert seen == {"server": "repolens", "version": "2025-11-25"}
+
+
+def test_an_sdk_failing_to_load_after_the_reply_ends_the_server_with_one_line(
+    sample_repo: Path, broken_sdk: dict[str, str], tmp_path: Path
+):
+    proc = _serve(sample_repo, broken_sdk)
+    try:
+        proc.stdin.write(_line(_initialize()) + _line(INITIALIZED))
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert out == initialize_reply(_line(_initialize()).encode()).line
+    loaded = set((tmp_path / "loaded.txt").read_text().split())
+    assert {"repolens.server.handshake", "repolens.server.stdio"} <= loaded
+    assert not loaded & {"mcp_types", "pydantic", "starlette"}, "the front loads nothing of the SDK's"
+    assert proc.returncode == 1
+    assert err.splitlines() == [
+        "error: the MCP server cannot start: ImportError: mcp is broken here: "
+        "reinstall repolens with its dependencies (pip install repolens)"
+    ]
+
+
+def _through(lines: list[str], answered: Reply) -> list[str]:
+    """What the SDK's stdout writes ``lines`` as, after the front answered."""
+    read, write = os.pipe()
+
+    async def run() -> None:
+        with open(write, "wb") as wire:
+            out = _OneReply(wire, answered)
+            for line in lines:
+                await out.write(line)
+                await out.flush()
+
+    with open(read, encoding="utf-8") as got:
+        anyio.run(run)
+        return got.read().splitlines(keepends=True)
+
+
+def test_the_sdks_reply_to_the_replayed_request_is_dropped_and_checked(caplog: pytest.LogCaptureFixture):
+    answered = initialize_reply(_line(_initialize()).encode())
+    note = '{"jsonrpc":"2.0","method":"notifications/message","params":{}}\n'
+    other = '{"jsonrpc":"2.0","id":"1","result":{}}\n'  # not the same id: a string
+    assert _through([note, answered.line, other, answered.line], answered) == [note, other, answered.line]
+
+    with caplog.at_level(logging.WARNING, logger="repolens"):
+        assert _through(['{"jsonrpc":"2.0","id":1,"result":{}}\n'], answered) == []
+    assert "differs from the MCP SDK's" in caplog.text
+
+    refusal = '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}\n'
+    with pytest.raises(ServerStartError, match=r"refused the initialize request .*\(Invalid params\)"):
+        _through([refusal], answered)
+
+
+def test_a_legacy_client_session_works_after_the_front(indexed_sample):
+    """The real SDK client in the initialize handshake (as Claude Code, Codex
+    and Cursor speak it): the front answers, the SDK serves the rest."""
+    root, index_dir = indexed_sample
+    args = ["-m", "repolens", "serve", "--root", str(root), "--no-watch"]
+    env = _env(REPOLENS_INDEX_DIR=str(index_dir))
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
+
+    async def session() -> tuple[set[str], str]:
+        async with Client(params, read_timeout_seconds=60, mode="legacy") as client:
+            tools = await client.list_tools()
+            found = await client.call_tool("search_code", {"query": "where do sessions expire?"})
+        return {t.name for t in tools.tools}, found.content[0].text
+
+    names, text = asyncio.run(session())
+    assert {"search_code", "read_snippet", "index_repo"} <= names
+    assert "\nsrc/auth/session.py:" in text
