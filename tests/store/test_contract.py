@@ -8,6 +8,7 @@ discovery, no chunker), so each test states exactly what the store holds.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -288,6 +289,21 @@ def test_lexical_weights_terms_and_fields(shop):
     assert scores.keys() == doubled.keys()
     assert all(doubled[c] == pytest.approx(2 * scores[c], rel=1e-4) for c in scores)
     assert shop.lexical([(t, 1.0) for t in tokenize("cart")], {"body": 0.0}, 10) == []
+
+
+def test_lexical_in_files_is_each_files_own_search(shop):
+    terms = [(t, 1.0) for t in tokenize("pay cart checkout item invoice")]
+    files = ["src/shop/cart.py", "docs/guide.md", "src/pay/gateway.js", "src/shop/cart.py", "missing.py"]
+    for filters in (None, LexFilters(subpath="src/pay"), LexFilters(languages=("python", "markdown"))):
+        for per_file in (1, 2, 5):
+            found = shop.lexical_in_files(terms, FIELDS, files, per_file, filters)
+            base = filters or LexFilters()
+            alone = {
+                path: shop.lexical(terms, FIELDS, per_file, replace(base, subpath=path)) for path in files
+            }
+            assert found == {path: hits for path, hits in alone.items() if hits}
+    assert shop.lexical_in_files(terms, FIELDS, [], 3) == {}
+    assert shop.lexical_in_files([(t, 1.0) for t in tokenize("zebra")], FIELDS, files, 3) == {}
 
 
 # -- batches and counters ------------------------------------------------------------------

@@ -132,11 +132,11 @@ def mentioned_chunks(
     """The best chunks (cid, BM25 score) of the strongest mentioned files,
     so that a mentioned file joins the candidates even when its words are
     common elsewhere; ``filters`` languages and kinds still apply."""
-    out: list[tuple[int, float]] = []
-    for path in sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]:
-        in_file = LexFilters(path, filters.languages, filters.kinds)
-        out.extend(reader.lexical(query.weighted(), fields, MENTIONED_CHUNKS, in_file))
-    return out
+    strongest = sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]
+    if not strongest:
+        return []
+    best = reader.lexical_in_files(query.weighted(), fields, strongest, MENTIONED_CHUNKS, filters)
+    return [hit for path in strongest for hit in best.get(path, ())]
 
 
 # -- dense -----------------------------------------------------------------------

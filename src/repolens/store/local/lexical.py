@@ -152,11 +152,14 @@ class LexicalIndex:
         field_weights: dict[str, float],
         limit: int,
         filters: LexFilters | None = None,
+        within: Sequence[str] = (),
     ) -> list[tuple[int, float]]:
         """Top ``limit`` (cid, score) for weighted terms, summed over fields.
 
         Each (term, weight) contributes ``weight * field_weight * BM25`` per
         field; terms are OR-ed, so a chunk matching more terms scores higher.
+        ``within``: only chunks under one of these paths (instead of
+        ``filters.subpath``), each scoring as under that subpath alone.
         """
         clauses = []
         for token, weight in terms:
@@ -168,7 +171,7 @@ class LexicalIndex:
         if not clauses:
             return []
         query = tantivy.Query.boolean_query(clauses)
-        must = _filter_clauses(self.schema, filters)
+        must = _filter_clauses(self.schema, filters, within)
         if must:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *must])
         searcher = self.index.searcher()
@@ -217,12 +220,20 @@ def _open_read_only(directory: Path) -> tantivy.Index:
 
 
 def _filter_clauses(
-    schema: tantivy.Schema, f: LexFilters | None
+    schema: tantivy.Schema, f: LexFilters | None, within: Sequence[str] = ()
 ) -> list[tuple[tantivy.Occur, tantivy.Query]]:
-    if f is None:
+    """The ``Must`` clauses of ``f``; ``within`` replaces its subpath by any
+    of several (a chunk lies under one of them: it adds that one's BM25,
+    as the subpath alone would)."""
+    if f is None and not within:
         return []
+    f = f or LexFilters()
     out = []
-    if f.subpath:
+    if within:
+        subpaths = [tantivy.Query.term_query(schema, "dirs", p.strip("/")) for p in within]
+        anyof = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subpaths])
+        out.append((tantivy.Occur.Must, anyof))
+    elif f.subpath:
         out.append((tantivy.Occur.Must, tantivy.Query.term_query(schema, "dirs", f.subpath.strip("/"))))
     for field, values in (("lang", f.languages), ("kind", f.kinds)):
         if values:

@@ -24,6 +24,7 @@ from repolens.store.base import (
     SymbolFilters,
     SymbolOrder,
     SymbolRow,
+    lexical_file_by_file,
 )
 from repolens.store.postgres import history, lexical, rows
 from repolens.store.postgres.connect import pooled
@@ -154,6 +155,16 @@ class PgReader:
     ) -> list[tuple[int, float]]:
         with self._conn() as conn:
             return lexical.search(conn, self.gen, terms, field_weights, limit, filters)
+
+    def lexical_in_files(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        paths: Sequence[str],
+        per_file: int,
+        filters: LexFilters | None = None,
+    ) -> dict[str, list[tuple[int, float]]]:
+        return lexical_file_by_file(self, terms, field_weights, paths, per_file, filters)
 
     # -- vectors ---------------------------------------------------------
     def vector_count(self) -> int:
