@@ -71,6 +71,7 @@ class LexicalIndex:
             raise IndexCorruptError(f"lexical index {directory} cannot be read ({exc})") from exc
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
+        self._last_query: tuple[object, tantivy.Query | None] = (None, None)
 
     # -- writing ---------------------------------------------------------
     def _w(self) -> tantivy.IndexWriter:
@@ -161,16 +162,9 @@ class LexicalIndex:
         ``within``: only chunks under one of these paths (instead of
         ``filters.subpath``), each scoring as under that subpath alone.
         """
-        clauses = []
-        for token, weight in terms:
-            for field, fw in field_weights.items():
-                if fw <= 0 or weight <= 0:
-                    continue
-                q = tantivy.Query.term_query(self.schema, field, token, index_option="freq")
-                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, weight * fw)))
-        if not clauses:
+        query = self._terms_query(terms, field_weights)
+        if query is None:
             return []
-        query = tantivy.Query.boolean_query(clauses)
         must = _filter_clauses(self.schema, filters, within)
         if must:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *must])
@@ -180,6 +174,28 @@ class LexicalIndex:
             return []
         cids = searcher.fast_field_values("cid", [addr for _, addr in hits])
         return [(int(c), float(s)) for (s, _), c in zip(hits, cids, strict=True) if c is not None]
+
+    def _terms_query(
+        self, terms: Sequence[tuple[str, float]], field_weights: dict[str, float]
+    ) -> tantivy.Query | None:
+        """The weighted terms OR-ed over the fields (None when nothing has a
+        weight). The last one is kept: one question searches the same terms
+        several times (the candidates, then the best chunks of the files it
+        names or the history votes for), and building a long question's
+        clauses costs about a millisecond."""
+        key = (tuple(terms), tuple(field_weights.items()))
+        if self._last_query[0] == key:
+            return self._last_query[1]
+        clauses = []
+        for token, weight in terms:
+            for field, fw in field_weights.items():
+                if fw <= 0 or weight <= 0:
+                    continue
+                q = tantivy.Query.term_query(self.schema, field, token, index_option="freq")
+                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, weight * fw)))
+        query = tantivy.Query.boolean_query(clauses) if clauses else None
+        self._last_query = (key, query)
+        return query
 
 
 def _meta_stamp(directory: Path) -> tuple[int, int]:

@@ -113,7 +113,7 @@ class LocalReader(Generation):
             return lexical_file_by_file(self, terms, field_weights, paths, per_file, filters)
         wanted = list(dict.fromkeys(paths))
         out: dict[str, list[tuple[int, float]]] = {}
-        limit = 4 * per_file * len(wanted)
+        limit = max(16 * per_file * len(wanted), 50)
         while wanted and per_file > 0:
             hits = self.lex.search(terms, field_weights, limit, filters, within=wanted)
             path_of = sq.paths_of_chunks(self.db, (cid for cid, _ in hits))
