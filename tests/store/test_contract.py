@@ -8,6 +8,7 @@ discovery, no chunker), so each test states exactly what the store holds.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -297,22 +298,22 @@ def test_lexical_weights_terms_and_fields(shop):
     assert shop.lexical([(t, 1.0) for t in tokenize("cart")], {"body": 0.0}, 10) == []
 
 
+def test_lexical_in_files_is_each_files_own_search(shop):
+    terms = [(t, 1.0) for t in tokenize("pay cart checkout item invoice")]
+    files = ["src/shop/cart.py", "docs/guide.md", "src/pay/gateway.js", "src/shop/cart.py", "missing.py"]
+    for filters in (None, LexFilters(subpath="src/pay"), LexFilters(languages=("python", "markdown"))):
+        for per_file in (1, 2, 5):
+            found = shop.lexical_in_files(terms, FIELDS, files, per_file, filters)
+            base = filters or LexFilters()
+            alone = {
+                path: shop.lexical(terms, FIELDS, per_file, replace(base, subpath=path)) for path in files
+            }
+            assert found == {path: hits for path, hits in alone.items() if hits}
+    assert shop.lexical_in_files(terms, FIELDS, [], 3) == {}
+    assert shop.lexical_in_files(terms, FIELDS, files, 0) == {}
+    assert shop.lexical(terms, FIELDS, 0) == []  # no hit asked for, none given (tantivy panicked)
+    assert shop.lexical_in_files([(t, 1.0) for t in tokenize("zebra")], FIELDS, files, 3) == {}
 
-def test_lexical_each_answers_every_ask_as_lexical_does_in_order(shop):
-    terms = [(t, 1.0) for t in tokenize("pay cart checkout")]
-    asks = [
-        (10, None),
-        (2, LexFilters(subpath="src/shop")),
-        (3, LexFilters(subpath="src/shop/cart.py", kinds=("method",))),
-        (0, LexFilters(subpath="src/pay")),
-        (5, LexFilters(languages=("markdown", "markdown"))),  # a value twice counts once
-        (5, LexFilters(subpath="src/none")),
-    ]
-    each = shop.lexical_each(terms, FIELDS, asks)
-    assert each == [shop.lexical(terms, FIELDS, limit, filters) for limit, filters in asks]
-    assert each[0] and each[1] and each[2] and each[4] and each[3] == [] and each[5] == []
-    assert shop.lexical_each(terms, {"body": 0.0}, asks[:2]) == [[], []]
-    assert shop.lexical_each(terms, FIELDS, []) == []
 
 # -- batches and counters ------------------------------------------------------------------
 

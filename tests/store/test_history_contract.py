@@ -152,6 +152,31 @@ def test_replacing_or_emptying_the_history(store: Store):
         reader.close()
 
 
+def test_an_open_reader_sees_each_history_update(store: Store):
+    reader = store.open_reader()
+    try:
+        assert reader.history_state() is None
+        update(store, HistoryUpdate("b" * 40, "r", commits=[OLD, MID], keep=10))
+        reader.refresh()
+        state = reader.history_state()
+        assert state is not None and (state.head, state.commits, state.newest) == ("b" * 40, 2, 2_000)
+        assert len(reader.history_search([("cart", 1.0), ("pay", 1.0)], 10)) == 2
+        update(store, HistoryUpdate("c" * 40, "r", commits=[NEW], replace=False, keep=2))
+        reader.refresh()
+        state = reader.history_state()
+        assert state is not None and (state.head, state.commits, state.newest) == ("c" * 40, 2, 3_000)
+        found = reader.history_search([("cart", 1.0), ("pay", 1.0)], 10)
+        subjects = {c.subject for c in reader.history_commits(cid for cid, _ in found).values()}
+        assert subjects == {"Cart pays", "Pay invoices"}
+        update(store, HistoryUpdate("", "r", note="not a git repository", replace=True, keep=0))
+        reader.refresh()
+        state = reader.history_state()
+        assert state is not None and (state.note, state.commits) == ("not a git repository", 0)
+        assert reader.history_search([("cart", 1.0)], 10) == []
+    finally:
+        reader.close()
+
+
 def test_a_history_update_moves_no_content_counter(store: Store):
     reader = store.open_reader()
     before = reader.cache_key()

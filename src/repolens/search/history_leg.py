@@ -29,7 +29,7 @@ commits most like a question, those that touched a file, or both.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
 
@@ -167,9 +167,10 @@ def join_voted(
     ``scores`` (and ``stored``) with their best lexical chunk, within the
     search's language and kind filters."""
     present = {s.chunk.path for s in stored.values()}
-    asks = [(1, replace(filters, subpath=path)) for path in votes.strongest() if path not in present]
-    for hits in reader.lexical_each(terms, fields, asks) if asks else []:
-        for cid, score in hits:
+    joining = [path for path in votes.strongest() if path not in present]
+    best = reader.lexical_in_files(terms, fields, joining, 1, filters) if joining else {}
+    for path in joining:
+        for cid, score in best.get(path, ()):
             scores.setdefault(cid, score)
     stored.update(reader.chunks(cid for cid in scores if cid not in stored))
 

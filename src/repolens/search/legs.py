@@ -58,18 +58,10 @@ def lexical_leg(
     query: ParsedQuery,
     fields: Mapping[str, float],
     depth: int,
-    filters: LexFilters,
-    mentioned: Mapping[str, float],
-) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    """The top ``depth`` (cid, BM25 score), best first; and the best chunks
-    of the strongest ``mentioned`` files, so that a mentioned file joins the
-    candidates even when its words are common elsewhere (``filters``
-    languages and kinds still apply). One request to the store for both."""
-    paths = sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]
-    asks = [(depth, filters)]
-    asks += [(MENTIONED_CHUNKS, LexFilters(p, filters.languages, filters.kinds)) for p in paths]
-    found = reader.lexical_each(query.weighted(), fields, asks)
-    return found[0], [hit for hits in found[1:] for hit in hits]
+    filters: LexFilters | None,
+) -> list[tuple[int, float]]:
+    """The top ``depth`` (cid, BM25 score), best first."""
+    return reader.lexical(query.weighted(), fields, depth, filters)
 
 
 # -- symbol ----------------------------------------------------------------------
@@ -126,6 +118,23 @@ def mentioned_files(reader: IndexReader, query: ParsedQuery) -> dict[str, float]
         return {}
     index = path_index(reader.cache_key(), reader.paths)
     return index.match(query.paths, query.scopes)
+
+
+def mentioned_chunks(
+    reader: IndexReader,
+    query: ParsedQuery,
+    fields: Mapping[str, float],
+    mentioned: Mapping[str, float],
+    filters: LexFilters,
+) -> list[tuple[int, float]]:
+    """The best chunks (cid, BM25 score) of the strongest mentioned files,
+    so that a mentioned file joins the candidates even when its words are
+    common elsewhere; ``filters`` languages and kinds still apply."""
+    strongest = sorted(mentioned, key=lambda p: -mentioned[p])[:MAX_MENTIONED]
+    if not strongest:
+        return []
+    best = reader.lexical_in_files(query.weighted(), fields, strongest, MENTIONED_CHUNKS, filters)
+    return [hit for path in strongest for hit in best.get(path, ())]
 
 
 # -- dense -----------------------------------------------------------------------

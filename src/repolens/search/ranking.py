@@ -44,6 +44,7 @@ from repolens.search.legs import (
     dense_leg,
     dense_scores,
     lexical_leg,
+    mentioned_chunks,
     mentioned_files,
     rerank_leg,
     rerank_scores,
@@ -122,8 +123,7 @@ def search_index(
     fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
     # Globs filter after retrieval, so fetch deeper to keep ``limit`` hits.
     depth = limit * 4 if filters.has_globs() else limit
-    mentioned = mentioned_files(reader, query) if options.path_boost > 0 else {}
-    lexical, in_mentioned = lexical_leg(reader, query, fields, depth, filters.lexical(), mentioned)
+    lexical = lexical_leg(reader, query, fields, depth, filters.lexical())
     legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": ranked(dict(lexical))}
     scores = dict(lexical)
     symbols: dict[int, tuple[float, str]] = {}
@@ -138,7 +138,8 @@ def search_index(
         if sims:
             legs["dense"] = ranked(sims)
             scores = fuse_dense(scores, sims, options.fusion, options.dense_weight)
-    for cid, score in in_mentioned:
+    mentioned = mentioned_files(reader, query) if options.path_boost > 0 else {}
+    for cid, score in mentioned_chunks(reader, query, fields, mentioned, filters.lexical()):
         scores.setdefault(cid, score)  # a mentioned file joins the candidates with its best chunks
     stored = reader.chunks(scores)
     notes: list[str] = []

@@ -69,7 +69,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
@@ -82,6 +82,25 @@ if TYPE_CHECKING:
 # The lexical document of a chunk: field name -> space-separated tokens (or
 # raw values); see repolens.store.document.document_fields.
 LexicalFields = Mapping[str, "str | list[str]"]
+
+
+def lexical_file_by_file(
+    reader: IndexReader,
+    terms: Sequence[tuple[str, float]],
+    field_weights: Mapping[str, float],
+    paths: Sequence[str],
+    per_file: int,
+    filters: LexFilters | None = None,
+) -> dict[str, list[tuple[int, float]]]:
+    """:meth:`IndexReader.lexical_in_files` as its definition says: one
+    :meth:`IndexReader.lexical` per file (what a backend does that has no
+    faster way, or must not take it)."""
+    base = filters or LexFilters()
+    alone = {
+        path: reader.lexical(terms, field_weights, per_file, replace(base, subpath=path))
+        for path in dict.fromkeys(paths)
+    }
+    return {path: hits for path, hits in alone.items() if hits}
 
 
 def normalize_symbol(name: str) -> str:
@@ -366,15 +385,17 @@ class IndexReader(Protocol):
         (terms OR-ed), within ``filters``."""
         ...
 
-    def lexical_each(
+    def lexical_in_files(
         self,
         terms: Sequence[tuple[str, float]],
         field_weights: Mapping[str, float],
-        asks: Sequence[tuple[int, LexFilters | None]],
-    ) -> list[list[tuple[int, float]]]:
-        """:meth:`lexical` for each ``(limit, filters)`` of ``asks``, in order:
-        one question asked of the whole index and of single files. A store
-        that reads the terms' postings from a server reads them once."""
+        paths: Sequence[str],
+        per_file: int,
+        filters: LexFilters | None = None,
+    ) -> dict[str, list[tuple[int, float]]]:
+        """For each of the indexed files ``paths`` that has a match, what
+        :meth:`lexical` with ``per_file`` answers under ``filters`` with that
+        file as its subpath (``filters.subpath`` is replaced)."""
         ...
 
     # -- vectors (meaningful when meta has ``embed_identity``) -------------

@@ -45,15 +45,27 @@ def top_commits(
     if not n or not lists:
         return []
     length_norm = K1 * (1.0 - B + B * lengths / max(float(lengths.mean()), 1.0))
-    scores = np.zeros(n)
-    for term, weight in weights.items():
-        if term not in lists:
-            continue
-        term_ids, term_tfs = lists[term]
-        at = np.searchsorted(ids, term_ids)
-        tf = term_tfs.astype(np.float64)
-        idf = math.log(1.0 + (n - len(at) + 0.5) / (len(at) + 0.5))
-        scores[at] += weight * idf * tf * (K1 + 1.0) / (tf + length_norm[at])
+    # Every term's postings at once; np.bincount adds them up in this
+    # order (the terms' order, from 0.0), as adding term by term would, to
+    # the same bits.
+    given = [(lists[term], weight) for term, weight in weights.items() if term in lists]
+    if not given:
+        return []
+    term_ids = np.concatenate([term_ids for (term_ids, _), _ in given])
+    tf = np.concatenate([term_tfs for (_, term_tfs), _ in given]).astype(np.float64)
+    factor = np.repeat(
+        [weight * _idf(n, len(term_ids)) for (term_ids, _), weight in given],
+        [len(term_ids) for (term_ids, _), _ in given],
+    )
+    at = np.searchsorted(ids, term_ids)
+    scores = np.bincount(at, weights=factor * tf * (K1 + 1.0) / (tf + length_norm[at]), minlength=n)
     found = np.flatnonzero(scores > 0)
+    if 0 < k < len(found):  # only what can be among the top k is sorted
+        floor = np.partition(scores[found], len(found) - k)[len(found) - k]
+        found = found[scores[found] >= floor]
     top = found[np.lexsort((-ids[found], -scores[found]))][:k]
     return [(int(ids[i]), float(scores[i])) for i in top]
+
+
+def _idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))

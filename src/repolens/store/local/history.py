@@ -31,10 +31,14 @@ import sqlite3
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate
 from repolens.store.history_rank import query_weights, top_commits
 from repolens.store.local.sqlite import read_meta, rows_in, write_meta
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS history_commits (
@@ -220,36 +224,93 @@ def state(db: sqlite3.Connection) -> HistoryState | None:
     )
 
 
-def search(db: sqlite3.Connection, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
-    """BM25 over the stored commits (:class:`HistoryState`), top ``k``."""
-    import numpy as np  # only when the history is asked
+class HistoryReads:
+    """A reader's view of the history tables.
 
-    if not _readable(db):
-        return []
-    weights = query_weights(terms)
-    lists = _live_postings(db, weights)
-    row = db.execute("SELECT ids, lengths FROM history_documents").fetchone()
-    if not lists or row is None:
-        return []
-    ids = np.frombuffer(row[0], dtype=np.uint32).astype(np.int64)
-    lengths = np.frombuffer(row[1], dtype=np.uint32).astype(np.float64)
-    arrays = {
-        t: (np.frombuffer(i, dtype=np.uint32), np.frombuffer(f, dtype=np.uint32))
-        for t, (i, f) in lists.items()
-    }
-    return top_commits(ids, lengths, arrays, weights, k)
+    What every question needs besides its terms' posting lists (whether the
+    tables are readable, :func:`state`, the commits' ids and lengths, the
+    oldest stored id) is read once per version of the database rather than
+    at every question: ``PRAGMA data_version`` moves when another
+    connection commits, so a writer's update (or a new build of the tables)
+    is seen at the next question, and a reader never writes these tables
+    itself.
+    """
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self._version: int | None = None
+        self._readable = False
+        self._state: HistoryState | None = None
+        self._documents: tuple[np.ndarray, np.ndarray, int] | None = None
+
+    def _current(self) -> None:
+        version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._version:
+            self._readable = _readable(self.db)
+            self._state = state(self.db) if self._readable else None
+            self._documents = None
+            self._version = version
+
+    def state(self) -> HistoryState | None:
+        self._current()
+        return self._state
+
+    def search(self, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
+        """BM25 over the stored commits (:class:`HistoryState`), top ``k``."""
+
+        self._current()
+        if not self._readable:
+            return []
+        documents = self._read_documents()
+        if documents is None:
+            return []
+        ids, lengths, oldest = documents
+        weights = query_weights(terms)
+        lists = _live_postings(self.db, weights, oldest)
+        if not lists:
+            return []
+        return top_commits(ids, lengths, lists, weights, k)
+
+    def _read_documents(self) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """The stored commits' ids and lengths (as :func:`top_commits` takes
+        them) and the oldest stored id, None when there are none."""
+        import numpy as np
+
+        if self._documents is None:
+            row = self.db.execute("SELECT ids, lengths FROM history_documents").fetchone()
+            if row is None:
+                return None
+            ids = np.frombuffer(row[0], dtype=np.uint32).astype(np.int64)
+            lengths = np.frombuffer(row[1], dtype=np.uint32).astype(np.float64)
+            oldest = self.db.execute("SELECT coalesce(min(id), 0) FROM history_commits").fetchone()
+            self._documents = (ids, lengths, int(oldest[0]))
+        return self._documents
+
+    def commits(self, ids: Iterable[int], *, indexed_only: bool = False) -> dict[int, HistoryCommit]:
+        self._current()
+        return commits(self.db, ids, indexed_only=indexed_only) if self._readable else {}
+
+    def of_file(self, path: str) -> list[tuple[int, str]]:
+        self._current()
+        return of_file(self.db, path) if self._readable else []
 
 
-def _live_postings(db: sqlite3.Connection, terms: Iterable[str]) -> dict[str, tuple[array[int], array[int]]]:
+def _live_postings(
+    db: sqlite3.Connection, terms: Iterable[str], oldest: int
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per term: the ids of the stored commits holding it (ascending) and
-    its count in each."""
-    row = db.execute("SELECT coalesce(min(id), 0) FROM history_commits").fetchone()
-    oldest = int(row[0])
+    its count in each; ids below ``oldest`` (trimmed commits) are cut."""
+    import numpy as np
+
     out = {}
-    for term, ids, tfs in _postings(db, terms):
-        cut = bisect.bisect_left(ids, oldest)  # ids of trimmed commits may linger
-        if cut < len(ids):
-            out[term] = (ids[cut:], tfs[cut:])
+    sql = "SELECT term, ids, tfs FROM history_postings WHERE term IN ({marks})"
+    for term, ids, tfs in rows_in(db, sql, terms):
+        held, counts = np.frombuffer(ids, dtype=np.uint32), np.frombuffer(tfs, dtype=np.uint32)
+        if len(held) and held[0] < oldest:  # ids of trimmed commits may linger
+            cut = int(np.searchsorted(held, oldest))
+            held, counts = held[cut:], counts[cut:]
+        if len(held):
+            out[str(term)] = (held, counts)
     return out
 
 
@@ -271,9 +332,8 @@ def _postings(
 def commits(
     db: sqlite3.Connection, ids: Iterable[int], *, indexed_only: bool = False
 ) -> dict[int, HistoryCommit]:
-    """Stored commits by id with their paths (sorted): all, or only indexed files."""
-    if not _readable(db):
-        return {}
+    """Stored commits by id with their paths (sorted): all, or only indexed
+    files (the tables must be readable: :class:`HistoryReads` checks)."""
     wanted = list(ids)
     sql = "SELECT id, hash, time, subject FROM history_commits WHERE id IN ({marks})"
     heads = {int(r[0]): r for r in rows_in(db, sql, wanted)}
@@ -292,9 +352,8 @@ def commits(
 
 def of_file(db: sqlite3.Connection, path: str) -> list[tuple[int, str]]:
     """(commit id, the name the commit gave the file) of the stored commits
-    that touched ``path`` (its newest name), newest first."""
-    if not _readable(db):
-        return []
+    that touched ``path`` (its newest name), newest first (the tables must
+    be readable: :class:`HistoryReads` checks)."""
     rows = db.execute(
         "SELECT commit_id, named FROM history_files WHERE path = ? ORDER BY commit_id DESC", (path,)
     )

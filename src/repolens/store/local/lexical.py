@@ -71,6 +71,7 @@ class LexicalIndex:
             raise IndexCorruptError(f"lexical index {directory} cannot be read ({exc})") from exc
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
+        self._last_query: tuple[object, tantivy.Query | None] = (None, None)
 
     # -- writing ---------------------------------------------------------
     def _w(self) -> tantivy.IndexWriter:
@@ -152,23 +153,19 @@ class LexicalIndex:
         field_weights: dict[str, float],
         limit: int,
         filters: LexFilters | None = None,
+        within: Sequence[str] = (),
     ) -> list[tuple[int, float]]:
         """Top ``limit`` (cid, score) for weighted terms, summed over fields.
 
         Each (term, weight) contributes ``weight * field_weight * BM25`` per
         field; terms are OR-ed, so a chunk matching more terms scores higher.
+        ``within``: only chunks under one of these paths (instead of
+        ``filters.subpath``), each scoring as under that subpath alone.
         """
-        clauses = []
-        for token, weight in terms:
-            for field, fw in field_weights.items():
-                if fw <= 0 or weight <= 0:
-                    continue
-                q = tantivy.Query.term_query(self.schema, field, token, index_option="freq")
-                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, weight * fw)))
-        if not clauses or limit <= 0:  # tantivy panics on a limit of 0
+        query = self._terms_query(terms, field_weights)
+        if query is None or limit <= 0:  # tantivy panics on a limit of 0
             return []
-        query = tantivy.Query.boolean_query(clauses)
-        must = _filter_clauses(self.schema, filters)
+        must = _filter_clauses(self.schema, filters, within)
         if must:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *must])
         searcher = self.index.searcher()
@@ -177,6 +174,28 @@ class LexicalIndex:
             return []
         cids = searcher.fast_field_values("cid", [addr for _, addr in hits])
         return [(int(c), float(s)) for (s, _), c in zip(hits, cids, strict=True) if c is not None]
+
+    def _terms_query(
+        self, terms: Sequence[tuple[str, float]], field_weights: dict[str, float]
+    ) -> tantivy.Query | None:
+        """The weighted terms OR-ed over the fields (None when nothing has a
+        weight). The last one is kept: one question searches the same terms
+        several times (the candidates, then the best chunks of the files it
+        names or the history votes for), and building a long question's
+        clauses costs about a millisecond."""
+        key = (tuple(terms), tuple(field_weights.items()))
+        if self._last_query[0] == key:
+            return self._last_query[1]
+        clauses = []
+        for token, weight in terms:
+            for field, fw in field_weights.items():
+                if fw <= 0 or weight <= 0:
+                    continue
+                q = tantivy.Query.term_query(self.schema, field, token, index_option="freq")
+                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, weight * fw)))
+        query = tantivy.Query.boolean_query(clauses) if clauses else None
+        self._last_query = (key, query)
+        return query
 
 
 def _meta_stamp(directory: Path) -> tuple[int, int]:
@@ -217,12 +236,20 @@ def _open_read_only(directory: Path) -> tantivy.Index:
 
 
 def _filter_clauses(
-    schema: tantivy.Schema, f: LexFilters | None
+    schema: tantivy.Schema, f: LexFilters | None, within: Sequence[str] = ()
 ) -> list[tuple[tantivy.Occur, tantivy.Query]]:
-    if f is None:
+    """The ``Must`` clauses of ``f``; ``within`` replaces its subpath by any
+    of several (a chunk lies under one of them: it adds that one's BM25,
+    as the subpath alone would)."""
+    if f is None and not within:
         return []
+    f = f or LexFilters()
     out = []
-    if f.subpath:
+    if within:
+        subpaths = [tantivy.Query.term_query(schema, "dirs", p.strip("/")) for p in within]
+        anyof = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subpaths])
+        out.append((tantivy.Occur.Must, anyof))
+    elif f.subpath:
         out.append((tantivy.Occur.Must, tantivy.Query.term_query(schema, "dirs", f.subpath.strip("/"))))
     for field, values in (("lang", f.languages), ("kind", f.kinds)):
         if values:

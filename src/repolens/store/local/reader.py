@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING
 
 from repolens.store.base import (
     HistoryCommit,
+    HistoryState,
     LexFilters,
     NameMatch,
     StoredChunk,
     SymbolFilters,
     SymbolOrder,
     SymbolRow,
+    lexical_file_by_file,
 )
 from repolens.store.local import history, remembered
 from repolens.store.local import sqlite as sq
@@ -30,6 +32,7 @@ class LocalReader(Generation):
     def __init__(self, root: Path, index_dir: Path, gen_dir: Path) -> None:
         super().__init__(root, index_dir, gen_dir, *open_parts(gen_dir, root, write=False))
         self._counted: tuple[str, int] | None = None
+        self._history = history.HistoryReads(self.db)
 
     def cache_key(self) -> str:
         return f"{self.gen_dir}:{self.meta().get('content_version', '0')}"
@@ -89,13 +92,41 @@ class LocalReader(Generation):
     ) -> list[tuple[int, float]]:
         return self.lex.search(terms, field_weights, limit, filters)
 
-    def lexical_each(
+    def lexical_in_files(
         self,
         terms: Sequence[tuple[str, float]],
         field_weights: Mapping[str, float],
-        asks: Sequence[tuple[int, LexFilters | None]],
-    ) -> list[list[tuple[int, float]]]:
-        return [self.lex.search(terms, field_weights, limit, filters) for limit, filters in asks]
+        paths: Sequence[str],
+        per_file: int,
+        filters: LexFilters | None = None,
+    ) -> dict[str, list[tuple[int, float]]]:
+        """One tantivy search for all ``paths`` rather than one per file (each
+        costs about as much as an unfiltered search: every term's postings are
+        opened): the best hits of the files together, deeper until each file
+        has ``per_file`` or every match is in. A file's first hits in that
+        order are its own top hits (scores and ties do not depend on which
+        files are asked together: a hit's score is its terms' plus its own
+        file's, two numbers whose sum has no order). Language or kind
+        filters add a third, whose order tantivy may pick per query, so
+        then each file is searched alone, to the same bits as ever."""
+        if filters is not None and (filters.languages or filters.kinds):
+            return lexical_file_by_file(self, terms, field_weights, paths, per_file, filters)
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, list[tuple[int, float]]] = {}
+        limit = max(16 * per_file * len(wanted), 50)
+        while wanted and per_file > 0:
+            hits = self.lex.search(terms, field_weights, limit, filters, within=wanted)
+            path_of = sq.paths_of_chunks(self.db, (cid for cid, _ in hits))
+            out = {}
+            for cid, score in hits:
+                found = out.setdefault(path_of.get(cid, ""), [])
+                if len(found) < per_file:
+                    found.append((cid, score))
+            if len(hits) < limit or all(len(out.get(p, ())) == per_file for p in wanted):
+                break
+            limit *= 4
+        out.pop("", None)  # a chunk of the lexical index SQLite no longer holds
+        return out
 
     # -- vectors (numpy, usearch: loaded only for indexes with vectors) -----
     def vector_count(self) -> int:
@@ -121,14 +152,17 @@ class LocalReader(Generation):
         return ann.state(self, min_vectors, self.vector_count()).line
 
     # -- history -------------------------------------------------------------
+    def history_state(self) -> HistoryState | None:
+        return self._history.state()
+
     def history_search(self, terms: Sequence[tuple[str, float]], k: int) -> list[tuple[int, float]]:
-        return history.search(self.db, terms, k)
+        return self._history.search(terms, k)
 
     def history_commits(self, ids: Iterable[int], *, indexed_only: bool = False) -> dict[int, HistoryCommit]:
-        return history.commits(self.db, ids, indexed_only=indexed_only)
+        return self._history.commits(ids, indexed_only=indexed_only)
 
     def history_of_file(self, path: str) -> list[tuple[int, str]]:
-        return history.of_file(self.db, path)
+        return self._history.of_file(path)
 
     # -- remembered results ------------------------------------------------
     def remember(self, query_id: str, payload: str) -> bool:

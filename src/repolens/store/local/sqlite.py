@@ -353,6 +353,14 @@ def chunks_by_cid(db: sqlite3.Connection, cids: Iterable[int]) -> dict[int, Stor
     return out
 
 
+def paths_of_chunks(db: sqlite3.Connection, cids: Iterable[int]) -> dict[int, str]:
+    """The file of each of ``cids`` that is stored."""
+    return {
+        int(cid): str(path)
+        for cid, path in rows_in(db, "SELECT cid, path FROM chunks WHERE cid IN ({marks})", cids)
+    }
+
+
 def chunk_by_id(db: sqlite3.Connection, chunk_id: str) -> StoredChunk | None:
     row = db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)).fetchone()
     return _row_to_stored(row) if row else None

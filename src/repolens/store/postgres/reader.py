@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from repolens.store.base import (
@@ -154,16 +155,25 @@ class PgReader:
         limit: int,
         filters: LexFilters | None = None,
     ) -> list[tuple[int, float]]:
-        return self.lexical_each(terms, field_weights, [(limit, filters)])[0]
+        with self._conn() as conn:
+            return lexical.search_each(conn, self.gen, terms, field_weights, [(limit, filters)])[0]
 
-    def lexical_each(
+    def lexical_in_files(
         self,
         terms: Sequence[tuple[str, float]],
         field_weights: Mapping[str, float],
-        asks: Sequence[tuple[int, LexFilters | None]],
-    ) -> list[list[tuple[int, float]]]:
+        paths: Sequence[str],
+        per_file: int,
+        filters: LexFilters | None = None,
+    ) -> dict[str, list[tuple[int, float]]]:
+        """Each file's own search, but the terms' posting lists fetched and
+        scored once for all of them (one statement, not one per file)."""
+        wanted = list(dict.fromkeys(paths))
+        base = filters or LexFilters()
+        asks = [(per_file, replace(base, subpath=path)) for path in wanted]
         with self._conn() as conn:
-            return lexical.search_each(conn, self.gen, terms, field_weights, asks)
+            found = lexical.search_each(conn, self.gen, terms, field_weights, asks)
+        return {path: hits for path, hits in zip(wanted, found, strict=True) if hits}
 
     # -- vectors ---------------------------------------------------------
     def vector_count(self) -> int:
