@@ -77,6 +77,7 @@ class LexicalIndex:
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
         self._queued: list[tantivy.Document] = []  # added before the writer started
+        self._dirty = False  # added or deleted since the last commit
 
     # -- writing ---------------------------------------------------------
     def _w(self) -> tantivy.IndexWriter:
@@ -101,6 +102,7 @@ class LexicalIndex:
         queued, in order, to learn how many threads it should have."""
         n = 0
         for cid, fields in items:
+            self._dirty = True
             doc = tantivy.Document(cid=cid, **fields)
             if self._writer is not None:
                 self._writer.add_document(doc)
@@ -114,27 +116,32 @@ class LexicalIndex:
     def delete(self, cids: Iterable[int]) -> None:
         w = self._w()
         for cid in cids:
+            self._dirty = True
             w.delete_documents_by_term("cid", cid)
 
     def commit(self) -> None:
         if self._writer is not None or self._queued:
             self._w().commit()
+            self._dirty = False
             self._share_meta()
 
     def abort(self) -> None:
         """Drop everything added or deleted since the last commit (the SQLite
         transaction they mirror was rolled back) and release the writer."""
         self._queued = []
+        self._dirty = False
         if self._writer is not None:
             self._writer.rollback()
             self._writer = None
 
     def close(self) -> None:
-        """Finish merges and release tantivy's own writer lock."""
-
+        """Commit what is left (a commit with nothing new still rewrites and
+        syncs tantivy's meta), finish merges and release tantivy's own writer lock."""
         if self._writer is not None or self._queued:
             writer = self._w()
-            writer.commit()
+            if self._dirty:
+                writer.commit()
+                self._dirty = False
             writer.wait_merging_threads()
             self._writer = None
             self._share_meta()
