@@ -107,3 +107,21 @@ def test_looks_like_code(run):
 @pytest.mark.parametrize("run", ["hello", "3.14", "Python", "--", "well-known"])
 def test_prose_does_not_look_like_code(run):
     assert not looks_like_code(run)
+
+
+def test_an_identifier_splits_as_its_separated_pieces_do():
+    """Parts of ``a_b-c`` are the parts of ``a``, ``b`` and ``c`` in turn (the
+    tokenizer scans a whole ASCII identifier at once, relying on this)."""
+    import random
+    import re
+
+    from repolens.tokens import split_identifier
+
+    rnd = random.Random(15)
+    alphabet = "aBz9Q_-xURLParse0"
+    for _ in range(20_000):
+        word = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 16)))
+        pieces = [p for p in re.split(r"[_\-]+", word) if p]
+        expected = [part for piece in pieces for part in split_identifier(piece)]
+        assert split_identifier(word) == expected, word
+    assert split_identifier("parse_URLParser-v2") == ["parse", "url", "parser", "v", "2"]

@@ -99,8 +99,12 @@ _SEPARATORS = re.compile(r"[_\-]+")
 
 def split_identifier(word: str) -> list[str]:
     """Split one identifier-ish run into lowercase parts (no whole form)."""
-    if word.isascii() and word.isalpha() and word.islower():
-        return [word]  # the common case (``self``, ``return``): what _PARTS would find
+    if word.isascii():
+        if word.isalpha() and word.islower():
+            return [word]  # the common case (``self``, ``return``): what _PARTS would find
+        # No _PARTS alternative matches ``_`` or ``-``, or looks past one, so
+        # one scan of the whole word finds the parts of its pieces.
+        return [part.lower() for part in _PARTS.findall(word)]
     parts: list[str] = []
     for piece in _SEPARATORS.split(word):
         if not piece:
@@ -133,12 +137,12 @@ def _run_tokens(run: str) -> tuple[str, ...]:
     identifier still prefers the chunks that spell it.
     """
     parts = split_identifier(run)
-    out: list[str] = []
-    whole = run.replace("_", "").replace("-", "").lower()
-    if len(parts) > 1 and 1 < len(whole) <= MAX_TOKEN_LEN:
-        out.append(whole)
-    out.extend(stem(p) for p in parts if 1 < len(p) <= MAX_TOKEN_LEN)
-    return tuple(out)
+    stems = [stem(p) for p in parts if 1 < len(p) <= MAX_TOKEN_LEN]
+    if len(parts) > 1:
+        whole = run.replace("_", "").replace("-", "").lower()
+        if 1 < len(whole) <= MAX_TOKEN_LEN:
+            return (whole, *stems)
+    return tuple(stems)
 
 
 def _tokens(text: str) -> Iterator[str]:

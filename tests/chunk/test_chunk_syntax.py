@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from repolens.chunk import ChunkedFile, chunk_file, chunking_config, dispatch
-from repolens.chunk.grammars import KINDS, SPECS, available_languages
+from repolens.chunk.grammars import KINDS, SPECS, available_languages, grammar_versions
 from repolens.chunk.labels import repeated_header_lines
 from repolens.chunk.languages import language_for
 from repolens.chunk.pack import source_lines
@@ -67,6 +67,16 @@ def _assert_covers(result: ChunkedFile, text: str) -> None:
 def test_every_spec_language_loads_from_its_wheel() -> None:
     assert available_languages() == sorted(SPECS)
     assert len(SPECS) >= 20
+
+
+def test_grammar_versions_are_what_importlib_metadata_reports() -> None:
+    """The index fingerprint reads wheel METADATA directly; it must agree
+    with importlib.metadata, or every existing index would be rebuilt."""
+    from importlib import metadata
+
+    versions = grammar_versions()
+    assert [pkg for pkg, _ in versions] == sorted({"tree-sitter", *(s.package for s in SPECS.values())})
+    assert all(version == metadata.version(pkg) for pkg, version in versions)
 
 
 def test_every_fixture_has_expectations() -> None:

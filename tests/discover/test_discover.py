@@ -781,3 +781,33 @@ def test_files_are_sorted_by_path(any_root: tuple[Path, str], write_tree: WriteT
     found = discover(root)
     assert paths(found) == sorted(paths(found))
     assert len(found.files) == 5
+
+
+def _names_near(patterns: tuple[str, ...]) -> set[str]:
+    """Names each pattern matches or nearly matches: its own text with the
+    globs filled in, the same with a prefix, suffix or case change."""
+    names = set()
+    for line in patterns:
+        body = line.removeprefix("!").rstrip("/")
+        for fill in ("", "x", "a.b", "min"):
+            base = body.replace("*", fill).replace("?", "q")
+            names.update({base, "x" + base, base + "x", base + ".py", base.upper(), "." + base})
+    return {n for n in names if n and "/" not in n}
+
+
+@pytest.mark.parametrize("which", ["noise", "secrets"])
+def test_name_rules_give_the_verdict_of_the_whole_pattern_list(which: str) -> None:
+    """NameRules compiles only the patterns that can match a name; its verdict
+    must be pathspec's over the whole list, for files and folders alike."""
+    from pathspec import GitIgnoreSpec
+
+    from repolens.discover.noise import NOISE_PATTERNS, SECRET_RULES
+    from repolens.discover.rules import NameRules
+
+    patterns = NOISE_PATTERNS if which == "noise" else SECRET_RULES
+    rules, whole = NameRules(patterns), GitIgnoreSpec.from_lines(patterns)
+    names = _names_near(patterns) | {"main.py", "README.md", "a.min.js", "lib.so.1", "notes~", ".env.local"}
+    for name in sorted(names):
+        for is_dir in (False, True):
+            path = name + "/" if is_dir else name
+            assert rules.check(name, is_dir) == whole.check_file(path).include, (name, is_dir)

@@ -95,3 +95,41 @@ def test_filters_by_subpath_and_language(sample_repo: Path):
     assert {h["path"] for h in only_src["hits"]} == {"src/web/forms.py"}
     only_js = service.search_code("handleSubmit", sample_repo, language="javascript").packet.to_json()
     assert {h["path"] for h in only_js["hits"]} == {"web/app.js"}
+
+
+def _doc(word: str) -> dict[str, str | list[str]]:
+    return {
+        "path": "a py",
+        "name": "",
+        "sig": "",
+        "body": word,
+        "lang": "python",
+        "kind": ["block"],
+        "dirs": ["a"],
+    }
+
+
+def _found(lex, word: str) -> list[int]:
+    lex.reload()
+    return sorted(cid for cid, _ in lex.search([(word, 1.0)], {"body": 1.0}, 10))
+
+
+def test_documents_queued_before_the_writer_starts_keep_their_order(tmp_path: Path, monkeypatch):
+    """The writer starts late (its thread count depends on how much there is
+    to write): adds, deletes, commits and aborts must still apply in order,
+    whether the writer starts before the queue fills or because it filled."""
+    from repolens.store.local import lexical
+
+    for queue in (1_000, 2):
+        monkeypatch.setattr(lexical, "_QUEUE_DOCS", queue)
+        lex = lexical.LexicalIndex(tmp_path / f"lex-{queue}", create=True)
+        lex.add_fields([(1, _doc("alpha")), (2, _doc("alpha")), (3, _doc("beta"))])
+        lex.delete([2])
+        lex.add_fields([(2, _doc("alpha"))])
+        lex.commit()
+        assert _found(lex, "alpha") == [1, 2] and _found(lex, "beta") == [3]
+        lex.add_fields([(4, _doc("gamma"))])
+        lex.abort()
+        lex.add_fields([(5, _doc("beta"))])
+        lex.close()
+        assert _found(lex, "gamma") == [] and _found(lex, "beta") == [3, 5]

@@ -34,7 +34,6 @@ applies at any depth but does not reach into excluded directories, so
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,36 +83,36 @@ class NameRules:
     """Gitignore rules that each match one path component (a file or folder name).
 
     ``check(name, is_dir)`` returns pathspec's verdict: True (excluded), False
-    (re-included by a ``!`` line) or None (no rule matched). Calling pathspec
-    for every file costs ~20 µs with a hundred patterns, so a lookup index
-    built from the patterns (literal names, ``*.ext`` suffixes, and a small
-    pathspec of the remaining globs behind a test for each glob's literal
-    run) first decides whether any pattern *can* match; only those names are
-    checked by the full spec. The index never
-    decides a match, it only skips names no pattern can match.
+    (re-included by a ``!`` line) or None (no rule matched). Compiling a few
+    hundred patterns costs every index a visible part of its start, and
+    calling pathspec for every file ~20 µs, so neither is done for all of
+    them: a lookup index built from the pattern text (literal names, ``*.ext``
+    suffixes, and for the remaining globs their longest literal run) lists the
+    patterns that *can* match a name, and only those, in their order, are
+    compiled (once per such set) and asked. A pattern that cannot match never
+    changes pathspec's verdict (the last match wins, and only matches count),
+    so the verdict is the full list's; the index never decides a match.
     """
 
     def __init__(self, lines: Sequence[str]) -> None:
         for line in lines:
             if "/" in _pattern_body(line):
                 raise ValueError(f"NameRules pattern must match one path component: {line!r}")
-        self.spec = GitIgnoreSpec.from_lines(lines)
-        self._literals: set[str] = set()
-        self._suffixes: set[str] = set()
-        globs: list[str] = []
-        for line in lines:
+        self._lines = tuple(lines)
+        self._literals: dict[str, list[int]] = {}
+        self._suffixes: dict[str, list[int]] = {}
+        # (index, the glob's longest literal run: a name it matches contains
+        # it, e.g. ".min." for ``*.min.*``; "" when it has none)
+        self._globs: list[tuple[int, str]] = []
+        for i, line in enumerate(lines):
             body = _pattern_body(line)
             if not _GLOB_CHARS.intersection(body):
-                self._literals.add(body)
+                self._literals.setdefault(body, []).append(i)
             elif body.startswith("*.") and not _GLOB_CHARS.intersection(body[1:]):
-                self._suffixes.add(body[1:])
+                self._suffixes.setdefault(body[1:], []).append(i)
             else:
-                globs.append(line)
-        self._globs = GitIgnoreSpec.from_lines(globs) if globs else None
-        # A name a glob matches contains the glob's longest literal run
-        # (".min." for ``*.min.*``); None when a glob has no usable run.
-        anchors = [_literal_run(g) for g in globs]
-        self._glob_anchor = None if "" in anchors else re.compile("|".join(re.escape(a) for a in anchors))
+                self._globs.append((i, _literal_run(line)))
+        self._specs: dict[tuple[int, ...], GitIgnoreSpec] = {}
         # Folder names repeat (src, tests, node_modules); file names mostly do not.
         self._dir_cache: dict[str, bool | None] = {}
 
@@ -128,23 +127,23 @@ class NameRules:
         return self._check(name, name)
 
     def _check(self, path: str, name: str) -> bool | None:
-        if not self._may_match(path, name):
+        candidates = self._candidates(name)
+        if not candidates:
             return None
-        return self.spec.check_file(path).include
+        spec = self._specs.get(candidates)
+        if spec is None:
+            spec = self._specs[candidates] = GitIgnoreSpec.from_lines([self._lines[i] for i in candidates])
+        return spec.check_file(path).include
 
-    def _may_match(self, path: str, name: str) -> bool:
-        if name in self._literals:
-            return True
+    def _candidates(self, name: str) -> tuple[int, ...]:
+        """Indexes of the patterns that may match ``name``, in pattern order."""
+        found = list(self._literals.get(name, ()))
         dot = name.find(".")
         while dot != -1:
-            if name[dot:] in self._suffixes:
-                return True
+            found.extend(self._suffixes.get(name[dot:], ()))
             dot = name.find(".", dot + 1)
-        if self._globs is None:
-            return False
-        if self._glob_anchor is not None and self._glob_anchor.search(name) is None:
-            return False
-        return self._globs.check_file(path).include is not None
+        found.extend(i for i, anchor in self._globs if anchor in name)
+        return tuple(sorted(found))
 
 
 def load_project_patterns(root: Path) -> list[str]:
@@ -199,11 +198,10 @@ class IgnoreRules:
         self.project = compile_gitignore(project_lines)
         # Last match wins across built-ins then the project file; pathspec
         # reports the index of the deciding pattern, which tells the two apart
-        # (it drops empty lines, and no built-in line is empty).
-        # Without a project file that is the noise spec itself (compiling a
-        # few hundred patterns again costs every index a visible fraction).
+        # (it drops empty lines, and no built-in line is empty). Compiled only
+        # for a project file with patterns: nothing else asks it.
         self.combined = (
-            GitIgnoreSpec.from_lines([*NOISE_PATTERNS, *project_lines]) if project_lines else self.noise.spec
+            GitIgnoreSpec.from_lines([*NOISE_PATTERNS, *project_lines]) if self.project is not None else None
         )
         self._reinclude = _reinclude_paths(project_lines) if self.project is not None else []
         self._segment_specs: dict[str, GitIgnoreSpec] = {}
@@ -241,6 +239,7 @@ class IgnoreRules:
     def _rules_verdict(self, rel: str, name: str, is_dir: bool, parent: DirState) -> SkipReason | None:
         path = rel + "/" if is_dir else rel
         if self.project is not None and self.project.check_file(path).include is not None:
+            assert self.combined is not None
             result = self.combined.check_file(path)
             if not result.include:
                 return None

@@ -10,6 +10,7 @@ is scored on its own and combined with per-field weights at query time
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from repolens.chunk import Chunk
@@ -19,21 +20,25 @@ from repolens.tokens import tokenize, tokenize_path
 TEXT_FIELDS = ("path", "name", "sig", "body")
 
 
-def _dir_prefixes(path: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def _path_fields(path: str) -> tuple[str, tuple[str, ...]]:
+    """The ``path`` field and the folder prefixes of ``path``: the same for
+    every chunk of a file, so made once per file (the last few files are kept)."""
     parts = PurePosixPath(path).parts
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return " ".join(tokenize_path(path)), tuple("/".join(parts[: i + 1]) for i in range(len(parts)))
 
 
 def document_fields(chunk: Chunk) -> dict[str, str | list[str]]:
     """The fields of ``chunk``: space-joined tokens for the text fields; its
     language, its kinds and every folder above it for the filters."""
     names = " ".join(tokenize(f"{chunk.name} {chunk.qualname}")) if chunk.qualname or chunk.name else ""
+    path, dirs = _path_fields(chunk.path)
     return {
-        "path": " ".join(tokenize_path(chunk.path)),
+        "path": path,
         "name": names,
         "sig": " ".join(tokenize(f"{chunk.signature}\n{chunk.doc}")) if chunk.signature or chunk.doc else "",
         "body": " ".join(tokenize(chunk.text)),
         "lang": chunk.language,
         "kind": [chunk.kind, *chunk.kinds],
-        "dirs": _dir_prefixes(chunk.path),
+        "dirs": list(dirs),
     }

@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import re
+import sys
 import threading
 import warnings
-from importlib import metadata
 
 import tree_sitter as ts
 
@@ -130,10 +132,55 @@ def available_languages() -> list[str]:
 @functools.cache
 def grammar_versions() -> tuple[tuple[str, str], ...]:
     """``(package, version)`` of tree-sitter and every grammar package, for index fingerprints."""
-    out = []
-    for pkg in sorted({"tree-sitter", *(s.package for s in SPECS.values())}):
+    packages = sorted({"tree-sitter", *(s.package for s in SPECS.values())})
+    found = _dist_info_folders()
+    return tuple((pkg, _installed_version(pkg, found)) for pkg in packages)
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _dist_info_folders() -> dict[str, str]:
+    """Each distribution's metadata folder (``.dist-info`` or ``.egg-info``)
+    by normalized name: the first on ``sys.path``, as :mod:`importlib.metadata`
+    finds it. One listing per ``sys.path`` folder for all packages."""
+    found: dict[str, str] = {}
+    for entry in sys.path:
         try:
-            out.append((pkg, metadata.version(pkg)))
-        except metadata.PackageNotFoundError:
-            out.append((pkg, "-"))
-    return tuple(out)
+            children = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")):
+                found.setdefault(
+                    _normalize(low.rpartition(".")[0].partition("-")[0]), os.path.join(entry, child)
+                )
+    return found
+
+
+def _installed_version(package: str, found: dict[str, str]) -> str:
+    """The version :func:`importlib.metadata.version` gives (``-`` when the
+    package is not installed), read from the ``Version:`` header of the
+    wheel's METADATA. Importing :mod:`importlib.metadata` (its email parser,
+    ...) and asking it costs more than a small repository's whole
+    discovery, so it is only the fallback for anything else (an egg, a
+    metadata file without that header, a package not found here)."""
+    folder = found.get(_normalize(package))
+    if folder is not None and folder.lower().endswith(".dist-info"):
+        try:
+            with open(os.path.join(folder, "METADATA"), encoding="utf-8") as fh:
+                for line in fh:
+                    if line.startswith("Version:"):
+                        return line.removeprefix("Version:").strip()
+                    if not line.strip():  # end of the headers
+                        break
+        except OSError:
+            pass
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "-"
