@@ -106,7 +106,7 @@ class PgStore:
         one round trip: every search asks this (twice)."""
         import psycopg
 
-        with pooled(url) as conn:
+        with pooled(url, check=True) as conn:  # a search's first statement: see connect._check
             try:
                 version, gen, seq = conn.execute(
                     "SELECT (SELECT max(version) FROM repolens_schema), g.gen, g.seq FROM (SELECT 1) AS one"

@@ -8,11 +8,10 @@ log names the server by :func:`redact` of its URL.
 
 One pool per URL and process (:func:`pool_for`), opened lazily; every
 connection carries a ``statement_timeout`` so no query can hang a search or
-an indexer. A connection taken from the pool is checked (a round trip)
-when it idled for a while or when any call failed since it was last used,
-so a server that restarted is reconnected to instead of failing every later
-call; a connection used a moment ago is not: a search borrows one for each
-of its statements, and checking each doubled its round trips.
+an indexer. The first statement of a search (the look-up of the published
+generation) runs on a checked connection, and so does any connection that
+idled or was last used before a failure, so a server that restarted is
+reconnected to instead of failing later calls (:func:`_check`).
 """
 
 from __future__ import annotations
@@ -114,20 +113,34 @@ for _name in ("psycopg", "psycopg.pool"):
 _pools: dict[str, ConnectionPool] = {}
 _pools_lock = threading.Lock()
 # When each pooled connection last finished a call without a database error,
-# and when a call last failed on one (time.monotonic()).
+# and when a call or a check last failed (time.monotonic()).
 _last_ok: weakref.WeakKeyDictionary[psycopg.Connection, float] = weakref.WeakKeyDictionary()
 _failed_at = 0.0
+_asked = threading.local()  # .check: the caller wants this checkout checked
 
 
 def _check(conn: psycopg.Connection) -> None:
-    """The pool's check: a round trip unless the connection worked a moment
-    ago and nothing failed since (then the server very likely still holds it;
-    if not, that one call fails with the usual error and the next is checked)."""
+    """The pool's check: a round trip when the caller asks for one (the
+    first statement of every search does), when the connection idled, or
+    when anything failed since it was last used. A connection used a moment
+    ago is not checked: a search borrows one for each of its statements,
+    and checking every one doubled the round trips. One dead connection
+    found makes every connection used before it checked at its next use."""
     from psycopg_pool import ConnectionPool
 
+    global _failed_at
     used = _last_ok.get(conn)
-    if used is None or used <= _failed_at or time.monotonic() - used > CHECK_AFTER_IDLE_S:
-        ConnectionPool.check_connection(conn)
+    if (
+        getattr(_asked, "check", False)
+        or used is None
+        or used <= _failed_at
+        or time.monotonic() - used > CHECK_AFTER_IDLE_S
+    ):
+        try:
+            ConnectionPool.check_connection(conn)
+        except Exception:
+            _failed_at = time.monotonic()
+            raise
 
 
 def pool_for(url: str) -> ConnectionPool:
@@ -160,16 +173,19 @@ def pool_for(url: str) -> ConnectionPool:
 
 
 @contextlib.contextmanager
-def pooled(url: str) -> Iterator[psycopg.Connection]:
-    """A connection from ``url``'s pool; every database failure becomes one
+def pooled(url: str, *, check: bool = False) -> Iterator[psycopg.Connection]:
+    """A connection from ``url``'s pool (``check``: verified with a round
+    trip first, see :func:`_check`); every database failure becomes one
     :class:`StoreUnavailableError` line (a lost server, a statement timeout)."""
     import psycopg
     from psycopg_pool import PoolTimeout
 
     global _failed_at
     pool = pool_for(url)
+    _asked.check = check
     try:
         with pool.connection(timeout=POOL_WAIT_S) as conn:
+            _asked.check = False
             yield conn
             _last_ok[conn] = time.monotonic()
     except PoolTimeout:
@@ -179,6 +195,8 @@ def pooled(url: str) -> Iterator[psycopg.Connection]:
     except psycopg.OperationalError as exc:
         _failed_at = time.monotonic()
         raise unavailable(url, exc) from None
+    finally:
+        _asked.check = False
 
 
 def close_pools() -> None:
