@@ -100,6 +100,8 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class RenderedBlock:
+    """A block as the packet shows it, and whether the budget cut it."""
+
     block: Block
     text: str
     truncated: bool  # cut by the per-hit cap or by the packet budget
@@ -108,6 +110,8 @@ class RenderedBlock:
 
 @dataclass(frozen=True)
 class Packet:
+    """An evidence packet: its text, and the blocks shown and left out."""
+
     query: str
     rendered: list[RenderedBlock]
     omitted: list[Block]

@@ -43,6 +43,8 @@ NO_INDEXED_HISTORY = "this index has no history yet; `repolens index` reads it"
 
 @dataclass(frozen=True, slots=True)
 class SimilarCommit:
+    """A past commit worded like the question, and its vote."""
+
     commit: HistoryCommit
     score: float  # BM25
     weight: float  # score over the best commit's, times recency
@@ -50,6 +52,8 @@ class SimilarCommit:
 
 @dataclass(frozen=True, slots=True)
 class FileVote:
+    """The history's vote for one file."""
+
     strength: float  # in (0, 1]: this file's votes over the best file's
     commits: tuple[SimilarCommit, ...]  # the commits that voted, strongest first
 
@@ -65,6 +69,8 @@ class FileVote:
 
 @dataclass
 class HistoryVotes:
+    """The history leg's votes per file, or why it is off."""
+
     files: dict[str, FileVote] = field(default_factory=dict)
     note: str = ""  # why the leg is off ("" when it is on)
 

@@ -43,6 +43,8 @@ _NOT_FILE_EXT = frozenset({"com", "org", "net", "io", "html", "htm", "0", "1", "
 
 @dataclass(frozen=True, slots=True)
 class QueryTerm:
+    """One token of a query, with the weight the lexical leg gives it."""
+
     token: str
     weight: float
     code: bool  # came from an identifier-looking span
@@ -51,6 +53,8 @@ class QueryTerm:
 
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
+    """A query as every leg reads it: weighted terms, and what it names literally."""
+
     text: str
     terms: tuple[QueryTerm, ...]
     # Identifiers the query names literally (``parse_url``, ``Store.save``),

@@ -64,6 +64,8 @@ CANDIDATES = 100
 
 @dataclass(frozen=True)
 class RankingOptions:
+    """How the legs are fused and scaled (see the module docstring); each field is the setting of its name."""
+
     symbol_boost: float = 1.0
     priors: bool = True  # scale by the file's role (source over tests/docs)
     file_weight: float = 0.0  # add this share of the file's other chunks' scores

@@ -179,6 +179,8 @@ class SymbolMatches:
 
 @dataclass(frozen=True, slots=True)
 class _Query:
+    """A symbol name as given, split into its qualifier parts and name."""
+
     text: str
     parts: tuple[str, ...]  # qualifier parts then the name, decorations removed
     norm: str  # normalize_symbol(name)

@@ -53,6 +53,8 @@ def resolve_index_dir(root: Path, index_dir: str | os.PathLike[str] | None = Non
 
 @dataclass(frozen=True)
 class IndexLayout:
+    """Where a root's local index lives: its folder, the ``current`` link, the writer lock."""
+
     root: Path
     index_dir: Path
 
