@@ -65,6 +65,7 @@ NOT_FOR = {
         *_LAZY,
         "repolens.search.ranking",
         "repolens.reply.packet",
+        "tantivy",  # a symbol lookup never searches the lexical index
         "repolens.discover",
         "difflib",
         "repolens.reply.snippet",

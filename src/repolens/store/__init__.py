@@ -132,7 +132,7 @@ def open_store(
 
 def format_versions() -> dict[str, int]:
     """The versions an index must match to be read by this code."""
-    from repolens.store.local.lexical import LEXICAL_VERSION
+    from repolens.store.document import LEXICAL_VERSION
     from repolens.store.local.sqlite import SCHEMA_VERSION
     from repolens.tokens import TOKENIZER_VERSION
 
