@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from repolens.chunk import Chunk
 from repolens.chunk.labels import join_names, repeated_header_lines, split_names
@@ -98,8 +98,7 @@ class Block:
         return f"{self.path}:{self.start_line}-{self.end_line} (score {self.score:.2f})"
 
 
-@dataclass(frozen=True, slots=True)
-class RenderedBlock:
+class RenderedBlock(NamedTuple):
     """A block as the packet shows it, and whether the budget cut it."""
 
     block: Block

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
 
@@ -41,8 +42,7 @@ _SUBJECT_CHARS = 60
 NO_INDEXED_HISTORY = "this index has no history yet; `repolens index` reads it"
 
 
-@dataclass(frozen=True, slots=True)
-class SimilarCommit:
+class SimilarCommit(NamedTuple):
     """A past commit worded like the question, and its vote."""
 
     commit: HistoryCommit
@@ -50,8 +50,7 @@ class SimilarCommit:
     weight: float  # score over the best commit's, times recency
 
 
-@dataclass(frozen=True, slots=True)
-class FileVote:
+class FileVote(NamedTuple):
     """The history's vote for one file."""
 
     strength: float  # in (0, 1]: this file's votes over the best file's

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from dataclasses import asdict
+from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.errors import NotFoundError, UsageError
 from repolens.hashing import blake2b
@@ -36,8 +36,7 @@ NOT_REMEMBERED = (
 _ID = re.compile(r"^[0-9a-f]{10}$")
 
 
-@dataclass(frozen=True)
-class Remembered:
+class Remembered(NamedTuple):
     """A stored search result, as recalled by its id."""
 
     query_id: str

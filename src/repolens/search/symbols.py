@@ -56,7 +56,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from repolens.errors import UsageError
 from repolens.reply.budget import counted
@@ -177,8 +177,7 @@ class SymbolMatches:
 # -- the query -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Query:
+class _Query(NamedTuple):
     """A symbol name as given, split into its qualifier parts and name."""
 
     text: str
