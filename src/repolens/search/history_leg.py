@@ -180,8 +180,7 @@ def join_voted(
     stored.update(reader.chunks(cid for cid in scores if cid not in stored))
 
 
-@dataclass(frozen=True, slots=True)
-class FoundCommit:
+class FoundCommit(NamedTuple):
     """A commit for the ``history`` tool: every path it touched, its
     similarity to the question (0 without one) and, when a file was asked
     about, the name this commit gave that file."""

@@ -89,8 +89,7 @@ def normalize_symbol(name: str) -> str:
     return name.replace("_", "").replace("-", "").lower()
 
 
-@dataclass(frozen=True, slots=True)
-class FileRecord:
+class FileRecord(NamedTuple):
     """One indexed file as the index knows it (size and mtime when it was read)."""
 
     id: int
@@ -103,8 +102,7 @@ class FileRecord:
     flags: str
 
 
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
+class SkippedFile(NamedTuple):
     """A file discovery lists but whose content keeps it out (binary, blank),
     with the size and mtime it was read at: until those move, it is not read
     again and does not count as a change."""
@@ -115,8 +113,7 @@ class SkippedFile:
     mtime_ns: int
 
 
-@dataclass(frozen=True, slots=True)
-class StoredChunk:
+class StoredChunk(NamedTuple):
     """A chunk as read back from the index, with its integer key ``cid``
     (shared by the lexical postings and the vectors; ``chunk.id`` is the
     content-derived key users see)."""
@@ -184,8 +181,7 @@ class NameMatch:
     max_len: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryState:
+class HistoryState(NamedTuple):
     """What an index's history holds (None from ``history_state`` when the
     index never had one, e.g. written before history existed).
 
@@ -241,8 +237,7 @@ class HistoryUpdate:
     keep: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryCommit:
+class HistoryCommit(NamedTuple):
     """A stored commit: ``id`` ascends with recency; ``paths`` are its touched
     paths (newest names, sorted), all of them or only the indexed ones as asked."""
 
