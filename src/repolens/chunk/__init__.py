@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from repolens.hashing import blake2b
 
@@ -43,8 +43,7 @@ class Chunk:
     kinds: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Symbol:
+class Symbol(NamedTuple):
     """One definition found in a file (function, class, method, ...)."""
 
     name: str

@@ -57,8 +57,7 @@ _MIN_SHARE = 500
 _NAME_MAX = 80
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """One rendered hit (possibly several merged chunks of one file)."""
 
     path: str

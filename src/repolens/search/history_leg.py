@@ -29,7 +29,7 @@ commits most like a question, those that touched a file, or both.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
@@ -174,7 +174,7 @@ def join_voted(
     present = {s.chunk.path for s in stored.values()}
     for path in votes.strongest():
         if path not in present:
-            in_file = replace(filters, subpath=path)
+            in_file = filters._replace(subpath=path)
             for cid, score in reader.lexical(terms, fields, 1, in_file):
                 scores.setdefault(cid, score)
     stored.update(reader.chunks(cid for cid in scores if cid not in stored))

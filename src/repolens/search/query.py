@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from repolens.tokens import STOPWORDS, split_identifier, surface_forms, tokenize
@@ -51,8 +50,7 @@ class QueryTerm(NamedTuple):
     surface: str = ""  # the word as the query spelled it (tokens are stems)
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedQuery:
+class ParsedQuery(NamedTuple):
     """A query as every leg reads it: weighted terms, and what it names literally."""
 
     text: str

@@ -95,8 +95,7 @@ _DECORATION = re.compile(r"[()*&]|<[^<>]*>")
 _INDEX_MODULES = frozenset({"__init__", "index", "mod", "lib", "main"})
 
 
-@dataclass(frozen=True, slots=True)
-class SymbolMatch:
+class SymbolMatch(NamedTuple):
     """One definition that matched, and how."""
 
     name: str

@@ -137,8 +137,7 @@ class SymbolRow(NamedTuple):
     norm: str
 
 
-@dataclass(frozen=True, slots=True)
-class LexFilters:
+class LexFilters(NamedTuple):
     """Filters applied inside the lexical query (cheap, exact): ``subpath``
     is a file or folder (the path or a prefix ending at ``/``); a chunk
     matches ``kinds`` by its kind or any of its extra kinds."""
@@ -148,8 +147,7 @@ class LexFilters:
     kinds: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SymbolFilters:
+class SymbolFilters(NamedTuple):
     """Filters of a symbol lookup. ``path`` is a file or a folder (an exact
     prefix test, not a pattern); ``sections`` false leaves out markdown
     sections (headings are symbols for lookup, not definitions)."""
@@ -160,8 +158,7 @@ class SymbolFilters:
     sections: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class NameMatch:
+class NameMatch(NamedTuple):
     """Which normalised symbol names (``norm``) a lookup wants; exactly one
     of ``names``, ``prefix`` and ``inner`` is set.
 
