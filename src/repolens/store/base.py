@@ -69,8 +69,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -200,8 +200,7 @@ class HistoryState(NamedTuple):
     newest: int  # the largest commit time stored (Unix seconds; 0 without commits)
 
 
-@dataclass(frozen=True, slots=True)
-class CommitDoc:
+class CommitDoc(NamedTuple):
     """One commit to store: its text, touched paths and BM25 document."""
 
     hash: str
@@ -213,8 +212,7 @@ class CommitDoc:
     terms: Mapping[str, int]  # token -> count
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryUpdate:
+class HistoryUpdate(NamedTuple):
     """One atomic change of an index's history (:meth:`IndexWriter.update_history`).
 
     ``replace``: drop every stored commit first; else ``renames`` (old path
@@ -230,7 +228,7 @@ class HistoryUpdate:
     note: str = ""
     commits: Sequence[CommitDoc] = ()
     replace: bool = True
-    renames: Mapping[str, str] = field(default_factory=dict)
+    renames: Mapping[str, str] = MappingProxyType({})  # (read-only: one shared default)
     keep: int = 0
 
 
