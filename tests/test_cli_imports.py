@@ -53,13 +53,19 @@ _WRITES = ("repolens.store.local.writer", "fcntl", "shutil", "tempfile")
 _WRITES += ("repolens.chunk.pack", "repolens.chunk.text")
 # What each command an agent runs per question leaves out besides HEAVY: click
 # (the quick path of repolens.cli.reads), the write path, what the others need.
+# hashlib loads OpenSSL; the read path's one hash, blake2b, needs it not
+# (repolens.hashing). Reading and re-chunking a file (repolens.discover) waits
+# until a cited file has changed since indexing.
+_LAZY = ("hashlib", "repolens.discover")
 NOT_FOR = {
-    "search": ("click", *_WRITES, "repolens.models.rerank_config", "repolens.reply.snippet"),
+    "search": ("click", *_WRITES, *_LAZY, "repolens.models.rerank_config", "repolens.reply.snippet"),
     "symbols": (
         "click",
         *_WRITES,
+        *_LAZY,
         "repolens.search.ranking",
         "repolens.reply.packet",
+        "tantivy",  # a symbol lookup never searches the lexical index
         "repolens.discover",
         "difflib",
         "repolens.reply.snippet",

@@ -35,6 +35,8 @@ ENV_PREFIX = "REPOLENS_"
 
 @dataclass(frozen=True)
 class Settings:
+    """Every setting: its name, type and default (the README table lists each one)."""
+
     # discovery
     max_file_bytes: int = 1_048_576
     # chunking: "syntax" (tree-sitter where a grammar exists) or "windows"

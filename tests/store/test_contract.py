@@ -8,7 +8,6 @@ discovery, no chunker), so each test states exactly what the store holds.
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -306,7 +305,7 @@ def test_lexical_in_files_is_each_files_own_search(shop):
             found = shop.lexical_in_files(terms, FIELDS, files, per_file, filters)
             base = filters or LexFilters()
             alone = {
-                path: shop.lexical(terms, FIELDS, per_file, replace(base, subpath=path)) for path in files
+                path: shop.lexical(terms, FIELDS, per_file, base._replace(subpath=path)) for path in files
             }
             assert found == {path: hits for path, hits in alone.items() if hits}
     assert shop.lexical_in_files(terms, FIELDS, [], 3) == {}

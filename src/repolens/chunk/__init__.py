@@ -9,10 +9,11 @@ file (syntax-aware, markdown headings or line windows) is decided in
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from repolens.hashing import blake2b
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +43,7 @@ class Chunk:
     kinds: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Symbol:
+class Symbol(NamedTuple):
     """One definition found in a file (function, class, method, ...)."""
 
     name: str
@@ -59,6 +59,8 @@ class Symbol:
 
 @dataclass(frozen=True, slots=True)
 class ChunkedFile:
+    """What a chunker makes of one file: its chunks, the definitions found, and whether parsing failed."""
+
     chunks: list[Chunk]
     symbols: list[Symbol] = field(default_factory=list)
     parse_error: bool = False
@@ -89,7 +91,7 @@ def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
     seen: dict[str, int] = {}
     out: list[Chunk] = []
     for c in chunks:
-        h = hashlib.blake2b(digest_size=8)
+        h = blake2b(digest_size=8)
         for part in (c.path, c.kind, c.qualname, c.text.strip()):
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\0")

@@ -9,11 +9,11 @@ the identity the indexer compares to know a file need not be read again.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import os
 from dataclasses import dataclass
 
 from repolens.discover.skips import SkipReason
+from repolens.hashing import blake2b
 
 # A NUL byte among the first bytes means binary (text never holds one).
 BINARY_SNIFF_BYTES = 8192
@@ -43,7 +43,7 @@ class LoadedText:
 
 def file_hash(data: bytes) -> str:
     """A file's content identity: equal hashes mean the index need not read it again."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def load_text(path: str | os.PathLike[str], *, max_file_bytes: int | None = None) -> LoadedText | SkipReason:

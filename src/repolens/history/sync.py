@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from repolens.history import gitlog
@@ -72,7 +72,7 @@ def commit_doc(commit: CommitDoc, path_tokens: dict[str, list[str]]) -> CommitDo
         if tokens is None:
             tokens = path_tokens[path] = tokenize_path(path)
         terms.update(tokens)
-    return replace(commit, terms=terms)
+    return commit._replace(terms=terms)
 
 
 def sync_history(

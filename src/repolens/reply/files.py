@@ -31,6 +31,8 @@ _DECAY = 0.5  # weight of the k-th best chunk of a file: _DECAY ** k
 
 @dataclass(frozen=True, slots=True)
 class FileEntry:
+    """One file of a ranked file overview, with the evidence that ranked it."""
+
     path: str
     score: float
     hits: int

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from repolens.chunk import Chunk
 from repolens.chunk.labels import join_names, repeated_header_lines, split_names
@@ -57,8 +57,7 @@ _MIN_SHARE = 500
 _NAME_MAX = 80
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """One rendered hit (possibly several merged chunks of one file)."""
 
     path: str
@@ -98,8 +97,9 @@ class Block:
         return f"{self.path}:{self.start_line}-{self.end_line} (score {self.score:.2f})"
 
 
-@dataclass(frozen=True, slots=True)
-class RenderedBlock:
+class RenderedBlock(NamedTuple):
+    """A block as the packet shows it, and whether the budget cut it."""
+
     block: Block
     text: str
     truncated: bool  # cut by the per-hit cap or by the packet budget
@@ -108,6 +108,8 @@ class RenderedBlock:
 
 @dataclass(frozen=True)
 class Packet:
+    """An evidence packet: its text, and the blocks shown and left out."""
+
     query: str
     rendered: list[RenderedBlock]
     omitted: list[Block]

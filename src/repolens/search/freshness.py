@@ -21,13 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repolens.chunk import Chunk, ChunkFn, make_chunker
-from repolens.chunk.languages import language_for
-from repolens.discover import LoadedText, file_hash, load_text
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.store.base import IndexReader
 
 if TYPE_CHECKING:
     from repolens.settings import Settings
+
+# Reading and re-chunking a file (``repolens.discover.load``, the language
+# table) is imported only when a cited file's size or mtime moved: a search
+# of an up-to-date index stats its files and needs neither.
 
 STALE = "stale: file changed since indexing"
 GONE = "stale: file deleted since indexing"
@@ -46,6 +48,9 @@ def freshen_outcome(root: Path, reader: IndexReader, outcome: SearchOutcome, set
 
 
 def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | None:
+    from repolens.chunk.languages import language_for
+    from repolens.discover.load import LoadedText, load_text
+
     loaded = load_text(root / path)
     if not isinstance(loaded, LoadedText):
         return None
@@ -73,6 +78,8 @@ def freshen(
             continue
         if rec is not None and (st.st_size, st.st_mtime_ns) == (rec.size, rec.mtime_ns):
             continue
+        from repolens.discover.load import LoadedText, file_hash, load_text
+
         loaded = load_text(root / path)
         if isinstance(loaded, LoadedText) and rec is not None and file_hash(loaded.data) == rec.hash:
             continue  # touched, not changed

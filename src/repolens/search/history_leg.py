@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
 
@@ -41,15 +42,17 @@ _SUBJECT_CHARS = 60
 NO_INDEXED_HISTORY = "this index has no history yet; `repolens index` reads it"
 
 
-@dataclass(frozen=True, slots=True)
-class SimilarCommit:
+class SimilarCommit(NamedTuple):
+    """A past commit worded like the question, and its vote."""
+
     commit: HistoryCommit
     score: float  # BM25
     weight: float  # score over the best commit's, times recency
 
 
-@dataclass(frozen=True, slots=True)
-class FileVote:
+class FileVote(NamedTuple):
+    """The history's vote for one file."""
+
     strength: float  # in (0, 1]: this file's votes over the best file's
     commits: tuple[SimilarCommit, ...]  # the commits that voted, strongest first
 
@@ -65,6 +68,8 @@ class FileVote:
 
 @dataclass
 class HistoryVotes:
+    """The history leg's votes per file, or why it is off."""
+
     files: dict[str, FileVote] = field(default_factory=dict)
     note: str = ""  # why the leg is off ("" when it is on)
 
@@ -175,8 +180,7 @@ def join_voted(
     stored.update(reader.chunks(cid for cid in scores if cid not in stored))
 
 
-@dataclass(frozen=True, slots=True)
-class FoundCommit:
+class FoundCommit(NamedTuple):
     """A commit for the ``history`` tool: every path it touched, its
     similarity to the question (0 without one) and, when a file was asked
     about, the name this commit gave that file."""

@@ -14,6 +14,8 @@ from repolens.tokens import has_token
 
 @dataclass(frozen=True, slots=True)
 class Hit:
+    """One ranked chunk, with how its score came about."""
+
     cid: int
     chunk: Chunk
     score: float

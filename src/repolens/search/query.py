@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from repolens.tokens import STOPWORDS, split_identifier, surface_forms, tokenize
 
@@ -41,16 +41,18 @@ _SCOPE = re.compile(r"^\s*\w+\(([\w./,\s-]{1,60})\)!?:", re.M)
 _NOT_FILE_EXT = frozenset({"com", "org", "net", "io", "html", "htm", "0", "1", "2", "3", "x", "e", "g", "i"})
 
 
-@dataclass(frozen=True, slots=True)
-class QueryTerm:
+class QueryTerm(NamedTuple):
+    """One token of a query, with the weight the lexical leg gives it."""
+
     token: str
     weight: float
     code: bool  # came from an identifier-looking span
     surface: str = ""  # the word as the query spelled it (tokens are stems)
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedQuery:
+class ParsedQuery(NamedTuple):
+    """A query as every leg reads it: weighted terms, and what it names literally."""
+
     text: str
     terms: tuple[QueryTerm, ...]
     # Identifiers the query names literally (``parse_url``, ``Store.save``),

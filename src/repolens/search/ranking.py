@@ -18,9 +18,8 @@ the best score before the path boost) is in :mod:`repolens.search.fusion`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.roles import path_role
 from repolens.search.filters import Filters
@@ -62,8 +61,9 @@ __all__ = ["CANDIDATES", "Filters", "Hit", "RankingOptions", "SearchOutcome", "s
 CANDIDATES = 100
 
 
-@dataclass(frozen=True)
-class RankingOptions:
+class RankingOptions(NamedTuple):
+    """How the legs are fused and scaled (see the module docstring); each field is the setting of its name."""
+
     symbol_boost: float = 1.0
     priors: bool = True  # scale by the file's role (source over tests/docs)
     file_weight: float = 0.0  # add this share of the file's other chunks' scores
@@ -78,7 +78,7 @@ class RankingOptions:
     @classmethod
     def from_settings(cls, settings: Settings) -> RankingOptions:
         """The options ``settings`` ask for: each field is the setting of its name."""
-        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})
+        return cls(**{name: getattr(settings, name) for name in cls._fields})
 
 
 def search(

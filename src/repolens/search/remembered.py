@@ -13,13 +13,13 @@ rebuild its chunk keys mean nothing, so it is refused with the fix.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from dataclasses import asdict
+from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.errors import NotFoundError, UsageError
+from repolens.hashing import blake2b
 from repolens.search.filters import Filters
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import parse_query
@@ -36,8 +36,9 @@ NOT_REMEMBERED = (
 _ID = re.compile(r"^[0-9a-f]{10}$")
 
 
-@dataclass(frozen=True)
-class Remembered:
+class Remembered(NamedTuple):
+    """A stored search result, as recalled by its id."""
+
     query_id: str
     query: str
     generation: str
@@ -56,7 +57,7 @@ def remember(
     """Store a result; return its id and whether it was stored. Best effort:
     an index that cannot be written (a read-only disk) still answers the
     search; the id then cannot re-render it (say so: ``NOT_REMEMBERED``)."""
-    digest = hashlib.blake2b(digest_size=5)
+    digest = blake2b(digest_size=5)
     # Deterministic: the same search on the same index gets the same id.
     digest.update(f"{generation}\0{query}\0{filters}".encode())
     query_id = digest.hexdigest()

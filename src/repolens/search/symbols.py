@@ -56,7 +56,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from repolens.errors import UsageError
 from repolens.reply.budget import counted
@@ -95,8 +95,7 @@ _DECORATION = re.compile(r"[()*&]|<[^<>]*>")
 _INDEX_MODULES = frozenset({"__init__", "index", "mod", "lib", "main"})
 
 
-@dataclass(frozen=True, slots=True)
-class SymbolMatch:
+class SymbolMatch(NamedTuple):
     """One definition that matched, and how."""
 
     name: str
@@ -177,8 +176,9 @@ class SymbolMatches:
 # -- the query -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Query:
+class _Query(NamedTuple):
+    """A symbol name as given, split into its qualifier parts and name."""
+
     text: str
     parts: tuple[str, ...]  # qualifier parts then the name, decorations removed
     norm: str  # normalize_symbol(name)

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.errors import ROOT_FIX, ConfigError, IndexCorruptError, IndexVersionError, RootError
 
@@ -36,8 +35,7 @@ def resolve_root(root: str | os.PathLike[str] | None) -> Path:
     return path.resolve()
 
 
-@dataclass(frozen=True)
-class StoreChoice:
+class StoreChoice(NamedTuple):
     """A database store for one repository: the primary's URL, the replicas
     readers use, and the key naming the repository there."""
 
@@ -132,7 +130,7 @@ def open_store(
 
 def format_versions() -> dict[str, int]:
     """The versions an index must match to be read by this code."""
-    from repolens.store.local.lexical import LEXICAL_VERSION
+    from repolens.store.document import LEXICAL_VERSION
     from repolens.store.local.sqlite import SCHEMA_VERSION
     from repolens.tokens import TOKENIZER_VERSION
 

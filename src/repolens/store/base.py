@@ -69,8 +69,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def lexical_file_by_file(
     faster way, or must not take it)."""
     base = filters or LexFilters()
     alone = {
-        path: reader.lexical(terms, field_weights, per_file, replace(base, subpath=path))
+        path: reader.lexical(terms, field_weights, per_file, base._replace(subpath=path))
         for path in dict.fromkeys(paths)
     }
     return {path: hits for path, hits in alone.items() if hits}
@@ -108,8 +108,7 @@ def normalize_symbol(name: str) -> str:
     return name.replace("_", "").replace("-", "").lower()
 
 
-@dataclass(frozen=True, slots=True)
-class FileRecord:
+class FileRecord(NamedTuple):
     """One indexed file as the index knows it (size and mtime when it was read)."""
 
     id: int
@@ -122,8 +121,7 @@ class FileRecord:
     flags: str
 
 
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
+class SkippedFile(NamedTuple):
     """A file discovery lists but whose content keeps it out (binary, blank),
     with the size and mtime it was read at: until those move, it is not read
     again and does not count as a change."""
@@ -134,8 +132,7 @@ class SkippedFile:
     mtime_ns: int
 
 
-@dataclass(frozen=True, slots=True)
-class StoredChunk:
+class StoredChunk(NamedTuple):
     """A chunk as read back from the index, with its integer key ``cid``
     (shared by the lexical postings and the vectors; ``chunk.id`` is the
     content-derived key users see)."""
@@ -159,8 +156,7 @@ class SymbolRow(NamedTuple):
     norm: str
 
 
-@dataclass(frozen=True, slots=True)
-class LexFilters:
+class LexFilters(NamedTuple):
     """Filters applied inside the lexical query (cheap, exact): ``subpath``
     is a file or folder (the path or a prefix ending at ``/``); a chunk
     matches ``kinds`` by its kind or any of its extra kinds."""
@@ -170,8 +166,7 @@ class LexFilters:
     kinds: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SymbolFilters:
+class SymbolFilters(NamedTuple):
     """Filters of a symbol lookup. ``path`` is a file or a folder (an exact
     prefix test, not a pattern); ``sections`` false leaves out markdown
     sections (headings are symbols for lookup, not definitions)."""
@@ -182,8 +177,7 @@ class SymbolFilters:
     sections: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class NameMatch:
+class NameMatch(NamedTuple):
     """Which normalised symbol names (``norm``) a lookup wants; exactly one
     of ``names``, ``prefix`` and ``inner`` is set.
 
@@ -203,8 +197,7 @@ class NameMatch:
     max_len: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryState:
+class HistoryState(NamedTuple):
     """What an index's history holds (None from ``history_state`` when the
     index never had one, e.g. written before history existed).
 
@@ -226,8 +219,7 @@ class HistoryState:
     newest: int  # the largest commit time stored (Unix seconds; 0 without commits)
 
 
-@dataclass(frozen=True, slots=True)
-class CommitDoc:
+class CommitDoc(NamedTuple):
     """One commit to store: its text, touched paths and BM25 document."""
 
     hash: str
@@ -239,8 +231,7 @@ class CommitDoc:
     terms: Mapping[str, int]  # token -> count
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryUpdate:
+class HistoryUpdate(NamedTuple):
     """One atomic change of an index's history (:meth:`IndexWriter.update_history`).
 
     ``replace``: drop every stored commit first; else ``renames`` (old path
@@ -256,12 +247,11 @@ class HistoryUpdate:
     note: str = ""
     commits: Sequence[CommitDoc] = ()
     replace: bool = True
-    renames: Mapping[str, str] = field(default_factory=dict)
+    renames: Mapping[str, str] = MappingProxyType({})  # (read-only: one shared default)
     keep: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryCommit:
+class HistoryCommit(NamedTuple):
     """A stored commit: ``id`` ascends with recency; ``paths`` are its touched
     paths (newest names, sorted), all of them or only the indexed ones as asked."""
 

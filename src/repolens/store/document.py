@@ -18,6 +18,11 @@ from repolens.tokens import tokenize, tokenize_path
 
 # The scored fields: path, symbol name, signature and doc, body.
 TEXT_FIELDS = ("path", "name", "sig", "body")
+# The version of these documents and of the lexical index made of them (its
+# fields, analyzers and scoring), recorded in every index: another is refused.
+# Here, not beside the tantivy schema, so that checking an index's versions
+# does not load tantivy (``symbols`` never searches it).
+LEXICAL_VERSION = 2
 
 
 @lru_cache(maxsize=1024)

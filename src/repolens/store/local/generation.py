@@ -11,12 +11,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repolens.store import check_versions
 from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
-from repolens.store.local.lexical import LexicalIndex
+
+if TYPE_CHECKING:
+    from repolens.store.local.lexical import LexicalIndex
 
 DB_NAME = "index.db"
 LEXICAL_DIR = "lexical"
@@ -24,14 +27,29 @@ BUILDING = ".building"
 
 
 class Generation:
-    """Both halves of one generation folder; closed together."""
+    """Both halves of one generation folder; closed together.
 
-    def __init__(self, root: Path, index_dir: Path, gen_dir: Path, db: sqlite3.Connection, lex: LexicalIndex):
+    A writer opens the lexical half with the database; a reader opens it on
+    its first lexical search: ``symbols``, ``read`` and status, run once per
+    question in a new process, never search it and so never load tantivy
+    (~3 ms of a new process on a quiet machine, and opening the index ~1 ms).
+    """
+
+    def __init__(
+        self, root: Path, index_dir: Path, gen_dir: Path, db: sqlite3.Connection, lex: LexicalIndex | None
+    ):
         self.root = root
         self.index_dir = index_dir
         self.gen_dir = gen_dir
         self.db = db
-        self.lex = lex
+        self._lex = lex
+
+    @property
+    def lex(self) -> LexicalIndex:
+        """The lexical half, opened on first use."""
+        if self._lex is None:
+            self._lex = _open_lexical(self.gen_dir, create=False)
+        return self._lex
 
     @property
     def generation(self) -> str:
@@ -62,16 +80,18 @@ class Generation:
         return history.state(self.db)
 
     def close(self) -> None:
-        self.lex.close()
+        if self._lex is not None:
+            self._lex.close()
         self.db.close()
 
 
 def open_parts(
     gen_dir: Path, root: Path, *, write: bool, create: bool = False
-) -> tuple[sqlite3.Connection, LexicalIndex]:
-    """The database and lexical index of ``gen_dir``, versions checked
-    (unless a new generation is still empty). A reader writes nothing, so an
-    index on a read-only disk can be searched."""
+) -> tuple[sqlite3.Connection, LexicalIndex | None]:
+    """The database of ``gen_dir``, versions checked (unless a new
+    generation is still empty), and for a writer its lexical index (a
+    reader's opens on first use, see :class:`Generation`). A reader writes
+    nothing, so an index on a read-only disk can be searched."""
     if create:
         db = sq.connect(gen_dir / DB_NAME, create=True)
     else:
@@ -80,8 +100,14 @@ def open_parts(
         meta = sq.read_meta(db)
         if meta or not create:
             check_versions(meta, root)
-        lex = LexicalIndex(gen_dir / LEXICAL_DIR, create=create)
+        lex = _open_lexical(gen_dir, create=create) if write else None
     except BaseException:
         db.close()
         raise
     return db, lex
+
+
+def _open_lexical(gen_dir: Path, *, create: bool) -> LexicalIndex:
+    from repolens.store.local.lexical import LexicalIndex
+
+    return LexicalIndex(gen_dir / LEXICAL_DIR, create=create)

@@ -22,8 +22,8 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from repolens.errors import IndexLockedError, IndexMissingError, IndexReadOnlyError
 from repolens.settings import environ
@@ -51,8 +51,9 @@ def resolve_index_dir(root: Path, index_dir: str | os.PathLike[str] | None = Non
     return root / INDEX_DIR_NAME
 
 
-@dataclass(frozen=True)
-class IndexLayout:
+class IndexLayout(NamedTuple):
+    """Where a root's local index lives: its folder, the ``current`` link, the writer lock."""
+
     root: Path
     index_dir: Path
 

@@ -26,9 +26,10 @@ import tantivy
 from repolens.chunk import Chunk
 from repolens.errors import IndexCorruptError
 from repolens.store.base import LexFilters, LexicalFields
-from repolens.store.document import TEXT_FIELDS, document_fields
+from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields
 
-LEXICAL_VERSION = 2
+__all__ = ["LEXICAL_VERSION", "LexicalIndex"]
+
 _ANALYZER = "ws"
 # Documents queued before the writer starts; fewer than this in all get a
 # single-threaded writer. A flask-sized index (700 chunks) costs ~20-30 ms

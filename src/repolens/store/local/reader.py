@@ -38,7 +38,8 @@ class LocalReader(Generation):
         return f"{self.gen_dir}:{self.meta().get('content_version', '0')}"
 
     def refresh(self) -> None:
-        self.lex.reload()
+        if self._lex is not None:  # (one not opened yet opens the newest commit)
+            self._lex.reload()
 
     def staleness(self) -> str:
         return ""  # one copy: never behind itself

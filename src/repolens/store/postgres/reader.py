@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from repolens.store.base import (
@@ -170,7 +169,7 @@ class PgReader:
         scored once for all of them (one statement, not one per file)."""
         wanted = list(dict.fromkeys(paths))
         base = filters or LexFilters()
-        asks = [(per_file, replace(base, subpath=path)) for path in wanted]
+        asks = [(per_file, base._replace(subpath=path)) for path in wanted]
         with self._conn() as conn:
             found = lexical.search_each(conn, self.gen, terms, field_weights, asks)
         return {path: hits for path, hits in zip(wanted, found, strict=True) if hits}
