@@ -347,7 +347,7 @@ def test_a_cut_block_is_sized_exactly_as_it_is_written(seed):
     """The per-hit cap decides line by line from sizes computed without
     building the text; they must be the written text's, or a cut block
     would keep fewer lines than fit (or overrun its share)."""
-    from repolens.reply.packet import Block, _body, _body_size
+    from repolens.reply.packet import Block, _body, _BodySize
 
     rng = random.Random(seed)
     start = rng.randint(1, 500)
@@ -355,6 +355,15 @@ def test_a_cut_block_is_sized_exactly_as_it_is_written(seed):
     lines = tuple((n, "x" * rng.randint(0, 30)) for n in numbers)
     block = Block("a.py", start, start + 80 + rng.randint(0, 5), 1.0, "function", "f", ("c",), lines)
     sizes = {n: len(f"{n}: {text}") for n, text in lines}
-    for _ in range(10):
-        keep = set(rng.sample(numbers, rng.randint(0, len(numbers))))
-        assert _body_size(block, keep, sizes) == len("".join("\n" + piece for piece in _body(block, keep)))
+
+    def written(keep: set[int]) -> int:
+        return len("".join("\n" + piece for piece in _body(block, keep)))
+
+    body = _BodySize(block, sizes)
+    assert body.size == written(set())
+    for _ in range(10):  # a kept set grows as _fit grows it: groups, some overlapping what is kept
+        group = set(rng.sample(numbers, rng.randint(0, min(6, len(numbers)))))
+        assert body.with_lines(group) == written(body.keep | group)
+        if rng.random() < 0.7:
+            body.add(group)
+            assert body.size == written(body.keep)

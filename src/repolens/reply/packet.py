@@ -21,6 +21,7 @@ Format contract (tests assert it)::
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -297,8 +298,8 @@ def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> 
 def _pieces(block: Block, numbers: Iterable[int]) -> Iterator[int | tuple[int, int]]:
     """The body of ``block`` showing the lines ``numbers`` (ascending): each
     shown line's number, and ``(a, b)`` for every stretch of the span left
-    out (before a line, or after the last). :func:`_body` writes it and
-    :func:`_body_size` measures it, so the two cannot disagree."""
+    out (before a line, or after the last). :func:`_body` writes it;
+    :class:`_BodySize` counts the same pieces."""
     expect = block.start_line
     for n in numbers:
         if n > expect:
@@ -324,15 +325,50 @@ def _joined(header: str, body: list[str], tail: str = "") -> str:
     return "\n".join([header, *body, tail] if tail else [header, *body])
 
 
-def _body_size(block: Block, keep: set[int], sizes: Mapping[int, int]) -> int:
-    """``len`` of what :func:`_body` gives for ``keep``, each line counted
-    with the newline that joins it, without building the text: :func:`_fit`
-    asks it for every line it tries to add, and a long chunk has hundreds.
-    ``sizes``: the length of each line as :func:`_body` writes it."""
-    return sum(
-        1 + (len(omitted_marker(*piece)) if isinstance(piece, tuple) else sizes[piece])
-        for piece in _pieces(block, sorted(keep))
-    )
+class _BodySize:
+    """``len`` of what :func:`_body` gives for a growing ``keep``, each line
+    counted with the newline that joins it, without building the text:
+    :func:`_fit` asks for every line it tries to add, and a long chunk has
+    hundreds, so a trial costs what it changes (the stretches it splits),
+    not a walk of the whole body. ``sizes``: the length of each line as
+    :func:`_body` writes it. The pieces are :func:`_pieces`'s: shown lines
+    and the omitted stretches between them."""
+
+    def __init__(self, block: Block, sizes: Mapping[int, int]) -> None:
+        self.start, self.end, self.sizes = block.start_line, block.end_line, sizes
+        self.keep: set[int] = set()
+        self._ascending: list[int] = []  # keep, sorted
+        self.size = self._gap(self.start, self.end)
+
+    @staticmethod
+    def _gap(a: int, b: int) -> int:
+        return 1 + len(omitted_marker(a, b)) if a <= b else 0
+
+    def with_lines(self, new: Iterable[int]) -> int:
+        """The size were the lines ``new`` kept too."""
+        size = self.size
+        kept = self._ascending
+        added = sorted(set(new) - self.keep)
+        i = 0
+        while i < len(added):
+            at = bisect.bisect_left(kept, added[i])  # the stretch between kept[at - 1] and kept[at]
+            lo = kept[at - 1] + 1 if at else self.start
+            hi = kept[at] - 1 if at < len(kept) else self.end
+            size -= self._gap(lo, hi)
+            expect = lo
+            while i < len(added) and added[i] <= hi:
+                n = added[i]
+                size += self._gap(expect, n - 1) + 1 + self.sizes[n]
+                expect = n + 1
+                i += 1
+            size += self._gap(expect, hi)
+        return size
+
+    def add(self, new: Iterable[int]) -> None:
+        new = set(new)
+        self.size = self.with_lines(new)
+        self.keep |= new
+        self._ascending = sorted(self.keep)
 
 
 def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> tuple[str, bool]:
@@ -364,19 +400,18 @@ def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> 
         score = sum(weights.get(t, 0.0) for t in dict.fromkeys(tokenize(text)))
         if score > 0:
             scored.append((n in block.prose, -score, n))
-    keep: set[int] = set()
+    body = _BodySize(block, sizes)
     if block.qualname and numbers and numbers[0] == block.start_line:
-        keep.add(block.start_line)  # the signature says what the block is
+        body.add([block.start_line])  # the signature says what the block is
     for prose, _, n in sorted(scored):
         i = position[n]
         # the context of a code line is code: a docstring next to it is not
         group = {m for m in numbers[max(0, i - context) : i + context + 1] if prose or m not in block.prose}
-        trial = keep | group
-        if _body_size(block, trial, sizes) <= room:
-            keep = trial
-        elif n not in keep and _body_size(block, keep | {n}, sizes) <= room:
-            keep = keep | {n}
-    return _joined(header, _body(block, keep), tail), True
+        if body.with_lines(group) <= room:
+            body.add(group)
+        elif n not in body.keep and body.with_lines([n]) <= room:
+            body.add([n])
+    return _joined(header, _body(block, body.keep), tail), True
 
 
 def render_block(
