@@ -112,7 +112,6 @@ def search_code(
     from repolens.search.ranking import search
     from repolens.search.remembered import recall_outcome, remember_outcome
     from repolens.settings import load_settings
-    from repolens.store.handles import readers
     from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender
 
     if mode not in MODES:
@@ -129,8 +128,7 @@ def search_code(
         check_budget(max_chars)
     store = open_store(root, index_dir)
     settings = load_settings(store.root, {"top_k": top_k, "max_chars": max_chars})
-    indexed = _ensure_index(store, settings, auto_index and query_id is None, progress)
-    reader = readers.get(store)
+    reader, indexed = _reader(store, settings, auto_index and query_id is None, progress)
     if query_id is None:
         assert query is not None
         outcome = search(reader, store.root, query, settings, filters)
@@ -144,18 +142,24 @@ def search_code(
     return reply
 
 
-def _ensure_index(
+def _reader(
     store: Store, settings: Settings | None, auto_index: bool, progress: ProgressFn | None
-) -> IndexReport | None:
-    """Build the index of a repository that has none (``auto_index``), else
-    refuse with the store's fix; the report of that build, or None."""
-    if store.current() is not None:
-        return None
+) -> tuple[IndexReader, IndexReport | None]:
+    """A reader of the store's published index; a repository that has none
+    is indexed first (``auto_index``, with the report of that build), else
+    refused with the store's fix. The published generation is asked once
+    (on PostgreSQL a round trip; every search starts here)."""
+    from repolens.store.handles import readers
+
+    current = store.current()
+    if current is not None:
+        return readers.get(store, current), None
     if not auto_index:
         raise store.missing()
-    return build_index(
+    report = build_index(
         store.root, store=store, settings=settings, progress=progress, lock_wait=AUTO_INDEX_WAIT_S
     )
+    return readers.get(store), report
 
 
 def open_index(
@@ -166,11 +170,7 @@ def open_index(
     progress: ProgressFn | None = None,
 ) -> tuple[IndexReader, IndexReport | None]:
     """A reader of the current index of ``root`` (built first when missing and ``auto_index``)."""
-    from repolens.store.handles import readers
-
-    store = open_store(root, index_dir)
-    indexed = _ensure_index(store, None, auto_index, progress)
-    return readers.get(store), indexed
+    return _reader(open_store(root, index_dir), None, auto_index, progress)
 
 
 def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:

@@ -24,10 +24,11 @@ class ReaderCache:
         self._lock = threading.Lock()
         self._open: dict[tuple[str, int], IndexReader] = {}
 
-    def get(self, store: Store) -> IndexReader:
+    def get(self, store: Store, current: str | None = None) -> IndexReader:
         """This thread's reader of the store's published generation
-        (``IndexMissingError`` when there is none)."""
-        current = store.current()
+        (``IndexMissingError`` when there is none); ``current``: its name,
+        when the caller has just asked the store."""
+        current = current or store.current()
         if current is None:
             raise store.missing()
         key = (store.location, threading.get_ident())
