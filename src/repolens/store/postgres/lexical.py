@@ -116,7 +116,7 @@ def should_fold(conn: psycopg.Connection, gen: int) -> bool:
     return changed > 0 and changed >= FOLD_SHARE * max(docs, 1)
 
 
-QUERY = """
+LISTS = """
 SELECT 0, b.token, b.field, array_send(b.postings)
 FROM unnest(%(tokens)s::text[], %(fields)s::int2[]) AS q(token, field)
 JOIN lex_blobs b ON b.gen = %(gen)s AND b.token = q.token AND b.field = q.field
@@ -125,11 +125,15 @@ SELECT 1, p.token, p.field, array_send(array_agg(p.packed ORDER BY p.packed))
 FROM unnest(%(tokens)s::text[], %(fields)s::int2[]) AS q(token, field)
 JOIN lex_postings p ON p.gen = %(gen)s AND p.token = q.token AND p.field = q.field
 GROUP BY p.token, p.field
-UNION ALL
+"""
+QUERY = (
+    LISTS
+    + """UNION ALL
 SELECT 2, NULL, NULL, array_send(array_prepend(num_docs, totals)) FROM lex_stats WHERE gen = %(gen)s
 UNION ALL
 SELECT 3, NULL, NULL, array_send(array_agg(cid::int8)) FROM lex_deleted WHERE gen = %(gen)s
 """
+)
 
 
 def int8_values(blob: bytes | None) -> np.ndarray:
@@ -139,28 +143,37 @@ def int8_values(blob: bytes | None) -> np.ndarray:
     return np.frombuffer(blob, dtype=_ELEMENT, offset=20)["v"].astype(np.int64)
 
 
-class _Lists:
-    """The live posting lists of one query, by (token, field)."""
+class Lists:
+    """The live posting lists of one reader's searches, by (token, field),
+    with the statistics and deleted chunks read with the first of them.
+    A reader keeps them until it refreshes (:class:`~repolens.store.postgres.reader.PgReader`):
+    one question searches the same terms several times (the candidates, then
+    the files it names or the history votes for), and fetching a long
+    question's lists is most of a search."""
 
     def __init__(self, rows: Iterable[tuple[int, str | None, int | None, bytes | None]]) -> None:
-        parts: dict[tuple[str, int], list[np.ndarray]] = {}
         self.num_docs = 0
         self.totals = [0] * len(SCORED)
-        deleted = np.zeros(0, dtype=np.int64)
+        self.deleted = np.zeros(0, dtype=np.int64)
+        self.lists: dict[tuple[str, int], np.ndarray] = {}
+        self.asked: set[tuple[str, int]] = set()
+        self.add(rows)
+
+    def add(self, rows: Iterable[tuple[int, str | None, int | None, bytes | None]]) -> None:
+        parts: dict[tuple[str, int], list[np.ndarray]] = {}
         for kind, token, field, blob in rows:
             values = int8_values(blob)
             if kind == 2:
                 self.num_docs, self.totals = int(values[0]), [int(v) for v in values[1:]]
             elif kind == 3:
-                deleted = values
+                self.deleted = values
             else:
                 assert token is not None and field is not None
                 parts.setdefault((token, field), []).append(values)
-        self.lists: dict[tuple[str, int], np.ndarray] = {}
         for key, arrays in parts.items():
             values = np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
-            if len(deleted):
-                values = values[~np.isin(values >> 32, deleted)]
+            if len(self.deleted):
+                values = values[~np.isin(values >> 32, self.deleted)]
             if len(values):
                 self.lists[key] = values
 
@@ -169,7 +182,7 @@ class _Lists:
         return np.zeros(0, dtype=np.int64) if values is None else values >> 32
 
 
-def _bm25(lists: _Lists, boosts: Mapping[tuple[str, int], float]) -> tuple[np.ndarray, np.ndarray]:
+def _bm25(lists: Lists, boosts: Mapping[tuple[str, int], float]) -> tuple[np.ndarray, np.ndarray]:
     """(cids, partial scores) of every posting of the boosted lists, concatenated."""
     cids, parts = [], []
     n = lists.num_docs
@@ -195,10 +208,12 @@ def search_each(
     terms: Sequence[tuple[str, float]],
     field_weights: Mapping[str, float],
     asks: Sequence[tuple[int, LexFilters | None]],
-) -> list[list[tuple[int, float]]]:
+    known: Lists | None = None,
+) -> tuple[list[list[tuple[int, float]]], Lists | None]:
     """For each ``(limit, filters)``: the top ``limit`` (cid, score), best
-    first, ties by ascending cid. The terms' lists (and each filter's) are
-    fetched in one statement and scored once; only the filters differ."""
+    first, ties by ascending cid; and the lists read. The terms' lists (and
+    each filter's) are fetched in one statement, only those not ``known``
+    yet, and scored once; only the filters differ."""
     boosts: dict[tuple[str, int], float] = {}
     for token, weight in terms:
         for f, name in enumerate(TEXT_FIELDS):
@@ -207,17 +222,26 @@ def search_each(
                 # Repeated terms are separate clauses in tantivy: their scores add up.
                 boosts[token, f] = boosts.get((token, f), 0.0) + weight * fw
     if not boosts or all(limit <= 0 for limit, _ in asks):
-        return [[] for _ in asks]
+        return [[] for _ in asks], known
     wanted = dict.fromkeys(boosts)
     for _, f in asks:
         if f is not None:
             wanted.update(dict.fromkeys([(_subpath(f), DIRS)] if _subpath(f) else []))
             wanted.update(dict.fromkeys([(v, LANG) for v in f.languages] + [(v, KIND) for v in f.kinds]))
-    params = {"gen": gen, "tokens": [t for t, _ in wanted], "fields": [f for _, f in wanted]}
-    lists = _Lists(conn.cursor(binary=True).execute(QUERY, params).fetchall())
+    missing = [key for key in wanted if known is None or key not in known.asked]
+    lists = known
+    if missing:
+        params = {"gen": gen, "tokens": [t for t, _ in missing], "fields": [f for _, f in missing]}
+        found = conn.cursor(binary=True).execute(QUERY if lists is None else LISTS, params).fetchall()
+        if lists is None:
+            lists = Lists(found)
+        else:
+            lists.add(found)
+        lists.asked.update(missing)
+    assert lists is not None
     cids, parts = _bm25(lists, boosts)
     if not len(cids):
-        return [[] for _ in asks]
+        return [[] for _ in asks], lists
     size = int(cids.max()) + 1
     scores = np.bincount(cids, weights=parts, minlength=size)
     matched = np.bincount(cids, minlength=size) > 0
@@ -229,7 +253,7 @@ def search_each(
             out.append(_top(scores, matched, limit))
         else:
             out.append(_top(*_filtered(lists, scores, matched, f, _subpath(f)), limit))
-    return out
+    return out, lists
 
 
 def _subpath(f: LexFilters) -> str:
@@ -246,7 +270,7 @@ def _top(scores: np.ndarray, matched: np.ndarray, limit: int) -> list[tuple[int,
 
 
 def _filtered(
-    lists: _Lists, scores: np.ndarray, matched: np.ndarray, f: LexFilters, subpath: str
+    lists: Lists, scores: np.ndarray, matched: np.ndarray, f: LexFilters, subpath: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Keep the chunks within the filters and add what each filter scores."""
     size = len(scores)

@@ -42,6 +42,7 @@ class PgReader:
         self._name = name
         self._url = store.read_url
         self._closed = False
+        self._lists: lexical.Lists | None = None  # posting lists read since the last refresh
         self._meta, self._history = self._read_meta()
 
     def _conn(self) -> AbstractContextManager[psycopg.Connection]:
@@ -67,6 +68,7 @@ class PgReader:
         return dict(self._meta)
 
     def refresh(self) -> None:
+        self._lists = None
         self._meta, self._history = self._read_meta()
 
     def close(self) -> None:
@@ -154,8 +156,17 @@ class PgReader:
         limit: int,
         filters: LexFilters | None = None,
     ) -> list[tuple[int, float]]:
+        return self._lexical(terms, field_weights, [(limit, filters)])[0]
+
+    def _lexical(
+        self,
+        terms: Sequence[tuple[str, float]],
+        field_weights: Mapping[str, float],
+        asks: Sequence[tuple[int, LexFilters | None]],
+    ) -> list[list[tuple[int, float]]]:
         with self._conn() as conn:
-            return lexical.search_each(conn, self.gen, terms, field_weights, [(limit, filters)])[0]
+            found, self._lists = lexical.search_each(conn, self.gen, terms, field_weights, asks, self._lists)
+        return found
 
     def lexical_in_files(
         self,
@@ -170,8 +181,7 @@ class PgReader:
         wanted = list(dict.fromkeys(paths))
         base = filters or LexFilters()
         asks = [(per_file, base._replace(subpath=path)) for path in wanted]
-        with self._conn() as conn:
-            found = lexical.search_each(conn, self.gen, terms, field_weights, asks)
+        found = self._lexical(terms, field_weights, asks)
         return {path: hits for path, hits in zip(wanted, found, strict=True) if hits}
 
     # -- vectors ---------------------------------------------------------
