@@ -321,6 +321,8 @@ def test_a_batch_is_seen_whole_after_its_commit(store: Store, shop):
     cart = shop.files()["src/shop/cart.py"]
     version = shop.meta().get("content_version")
     key = shop.cache_key()
+    before = query(shop, "add items")  # a reader may keep what a search read until it refreshes
+    assert before and before != ["add_items"]
     with store.write_lock():
         writer = store.open_writer(store.current())
         try:
