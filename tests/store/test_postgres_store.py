@@ -237,38 +237,39 @@ def test_an_index_killed_mid_build_resumes(pg_db, make_repo):
     assert store.open_reader().counts()["files"] == 300
 
 
-def test_a_search_fails_cleanly_while_the_server_is_down_and_works_once_it_is_back(
-    pg_private_server, sample_repo
-):
+@pytest.fixture
+def on_private_server(pg_private_server, sample_repo, monkeypatch):
+    """``sample_repo`` indexed on the private server, which searches use."""
     url = pg_private_server.url()
     service.build_index(sample_repo, store=open_store(sample_repo, url=url))
-    os.environ["REPOLENS_STORE"] = url
-    try:
-        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
-        pg_private_server.stop()
-        with pytest.raises(StoreUnavailableError, match="is unavailable"):
-            service.search_code("session expiry", sample_repo)
-        pg_private_server.start()
-        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
-    finally:
-        del os.environ["REPOLENS_STORE"]
+    monkeypatch.setenv("REPOLENS_STORE", url)
+    return pg_private_server
 
 
-def test_a_restart_nobody_saw_costs_no_search(pg_private_server, sample_repo):
+def _finds_the_session(root: Path) -> bool:
+    return service.search_code("session expiry", root).text.startswith("src/auth/session.py")
+
+
+def test_a_search_fails_cleanly_while_the_server_is_down_and_works_once_it_is_back(
+    on_private_server, sample_repo
+):
+    assert _finds_the_session(sample_repo)
+    on_private_server.stop()
+    with pytest.raises(StoreUnavailableError, match="is unavailable"):
+        service.search_code("session expiry", sample_repo)
+    on_private_server.start()
+    assert _finds_the_session(sample_repo)
+
+
+def test_a_restart_nobody_saw_costs_no_search(on_private_server, sample_repo):
     """No call failed while the server was down and the pooled connections
     were used a moment ago: the search's first statement checks its
     connection, finds it dead, and every older one is checked before use."""
-    url = pg_private_server.url()
-    service.build_index(sample_repo, store=open_store(sample_repo, url=url))
-    os.environ["REPOLENS_STORE"] = url
-    try:
-        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
-        pg_private_server.stop()
-        pg_private_server.start()
-        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
-        assert service.search_code("session expiry", sample_repo).text.startswith("src/auth/session.py")
-    finally:
-        del os.environ["REPOLENS_STORE"]
+    assert _finds_the_session(sample_repo)
+    on_private_server.stop()
+    on_private_server.start()
+    assert _finds_the_session(sample_repo)
+    assert _finds_the_session(sample_repo)
 
 
 def test_remembered_results_are_pruned_in_batches_to_the_newest(pg_db, sample_repo):

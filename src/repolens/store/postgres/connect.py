@@ -185,7 +185,6 @@ def pooled(url: str, *, check: bool = False) -> Iterator[psycopg.Connection]:
     _asked.check = check
     try:
         with pool.connection(timeout=POOL_WAIT_S) as conn:
-            _asked.check = False
             yield conn
             _last_ok[conn] = time.monotonic()
     except PoolTimeout:
