@@ -84,25 +84,6 @@ if TYPE_CHECKING:
 LexicalFields = Mapping[str, "str | list[str]"]
 
 
-def lexical_file_by_file(
-    reader: IndexReader,
-    terms: Sequence[tuple[str, float]],
-    field_weights: Mapping[str, float],
-    paths: Sequence[str],
-    per_file: int,
-    filters: LexFilters | None = None,
-) -> dict[str, list[tuple[int, float]]]:
-    """:meth:`IndexReader.lexical_in_files` as its definition says: one
-    :meth:`IndexReader.lexical` per file (what a backend does that has no
-    faster way, or must not take it)."""
-    base = filters or LexFilters()
-    alone = {
-        path: reader.lexical(terms, field_weights, per_file, base._replace(subpath=path))
-        for path in dict.fromkeys(paths)
-    }
-    return {path: hits for path, hits in alone.items() if hits}
-
-
 def normalize_symbol(name: str) -> str:
     """Case- and separator-insensitive form: ``handle_submit`` == ``handleSubmit``."""
     return name.replace("_", "").replace("-", "").lower()

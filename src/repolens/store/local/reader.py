@@ -14,7 +14,6 @@ from repolens.store.base import (
     SymbolFilters,
     SymbolOrder,
     SymbolRow,
-    lexical_file_by_file,
 )
 from repolens.store.local import history, remembered
 from repolens.store.local import sqlite as sq
@@ -111,7 +110,11 @@ class LocalReader(Generation):
         filters add a third, whose order tantivy may pick per query, so
         then each file is searched alone, to the same bits as ever."""
         if filters is not None and (filters.languages or filters.kinds):
-            return lexical_file_by_file(self, terms, field_weights, paths, per_file, filters)
+            alone = {
+                path: self.lex.search(terms, field_weights, per_file, filters._replace(subpath=path))
+                for path in dict.fromkeys(paths)
+            }
+            return {path: hits for path, hits in alone.items() if hits}
         wanted = list(dict.fromkeys(paths))
         out: dict[str, list[tuple[int, float]]] = {}
         limit = max(16 * per_file * len(wanted), 50)
