@@ -151,15 +151,15 @@ class Lists:
     the files it names or the history votes for), and fetching a long
     question's lists is most of a search."""
 
-    def __init__(self, rows: Iterable[tuple[int, str | None, int | None, bytes | None]]) -> None:
+    def __init__(self) -> None:
         self.num_docs = 0
         self.totals = [0] * len(SCORED)
         self.deleted = np.zeros(0, dtype=np.int64)
         self.lists: dict[tuple[str, int], np.ndarray] = {}
-        self.asked: set[tuple[str, int]] = set()
-        self.add(rows)
+        self.asked: set[tuple[str, int]] = set()  # fetched, found or not
 
     def add(self, rows: Iterable[tuple[int, str | None, int | None, bytes | None]]) -> None:
+        """Rows of :data:`QUERY` (the first fetch) or :data:`LISTS` (later ones)."""
         parts: dict[tuple[str, int], list[np.ndarray]] = {}
         for kind, token, field, blob in rows:
             values = int8_values(blob)
@@ -228,17 +228,12 @@ def search_each(
         if f is not None:
             wanted.update(dict.fromkeys([(_subpath(f), DIRS)] if _subpath(f) else []))
             wanted.update(dict.fromkeys([(v, LANG) for v in f.languages] + [(v, KIND) for v in f.kinds]))
-    missing = [key for key in wanted if known is None or key not in known.asked]
-    lists = known
-    if missing:
+    lists = known if known is not None else Lists()
+    missing = [key for key in wanted if key not in lists.asked]
+    if missing:  # always on a first fetch, which also reads the statistics
         params = {"gen": gen, "tokens": [t for t, _ in missing], "fields": [f for _, f in missing]}
-        found = conn.cursor(binary=True).execute(QUERY if lists is None else LISTS, params).fetchall()
-        if lists is None:
-            lists = Lists(found)
-        else:
-            lists.add(found)
+        lists.add(conn.cursor(binary=True).execute(LISTS if known is not None else QUERY, params).fetchall())
         lists.asked.update(missing)
-    assert lists is not None
     cids, parts = _bm25(lists, boosts)
     if not len(cids):
         return [[] for _ in asks], lists
