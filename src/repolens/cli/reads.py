@@ -14,9 +14,7 @@ tables to the click commands and the two paths to the same output.
 
 from __future__ import annotations
 
-import atexit
 import errno
-import gc
 import os
 import stat
 import sys
@@ -246,15 +244,6 @@ def _run(run: Callable[..., None], values: dict[str, object], store: object, spe
     """Run the command as click's ``invoke`` would: ``--store`` first, a
     RepolensError spelled as the command line spells its arguments, an
     interruption and a closed pipe handled as click handles them."""
-    # A quick command is its process's whole life (an agent's shell call).
-    # Shutting the interpreter down runs the cyclic collector over every
-    # object while it clears the modules, ~6% of a search's instructions,
-    # for memory the process returns anyway: frozen first, they are left
-    # out of those passes (still freed by reference counting). Nothing here
-    # waits on a collection to be closed: the one write of a search (its
-    # remembered result) and an automatic index are closed before returning.
-    # (Called in process, as the tests do, it freezes at that process's exit.)
-    atexit.register(gc.freeze)
     if store:
         os.environ["REPOLENS_STORE"] = str(store)
     try:
