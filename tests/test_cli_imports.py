@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -38,15 +39,24 @@ HEAVY = (
 )
 
 # Runs the CLI in this process (its own stdout: a real stream, as a shell
-# gives it), then prints the exit code and the modules it holds, one a line.
+# gives it), then prints the exit code and the modules it holds, one a line,
+# then the dataclasses those of repolens define.
 PROBE = """
 import sys
 from repolens.cli import main
 code = main(sys.argv[1:])
 print(MARK, code)
 print("\\n".join(sorted(sys.modules)))
+import dataclasses
+print(CLASSES_MARK)
+for name, module in sorted(sys.modules.items()):
+    if name.startswith("repolens"):
+        for value in vars(module).values():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
+                print(f"{name}.{value.__qualname__}")
 """
 MARK = "--modules after the command--"
+CLASSES_MARK = "--dataclasses--"
 
 # The write path: the store's writer and lock, removing folders, the chunk packer.
 _WRITES = ("repolens.store.local.writer", "fcntl", "shutil", "tempfile")
@@ -74,18 +84,25 @@ NOT_FOR = {
 }
 
 
-def loaded_after(*args: str) -> tuple[int, set[str]]:
+def probed(*args: str) -> tuple[int, set[str], set[str]]:
+    """(exit code, modules loaded, dataclasses created) of a CLI command run in a new process."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
     out = subprocess.run(
-        [sys.executable, "-c", f"MARK = {MARK!r}" + PROBE, *args],
+        [sys.executable, "-c", f"MARK, CLASSES_MARK = {MARK!r}, {CLASSES_MARK!r}" + PROBE, *args],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    code, *modules = out.stdout.rpartition(MARK)[2].split()
-    return int(code), set(modules)
+    loaded, _, classes = out.stdout.rpartition(MARK)[2].partition(CLASSES_MARK)
+    code, *modules = loaded.split()
+    return int(code), set(modules), set(classes.split())
+
+
+def loaded_after(*args: str) -> tuple[int, set[str]]:
+    code, modules, _ = probed(*args)
+    return code, modules
 
 
 @pytest.mark.parametrize(
@@ -105,6 +122,47 @@ def test_read_commands_load_no_heavy_module(indexed_sample: tuple[Path, Path], c
     assert code == 0
     unwanted = HEAVY + NOT_FOR[command[0]]
     assert sorted(m for m in modules if any(m == u or m.startswith(u + ".") for u in unwanted)) == []
+
+
+# Creating a dataclass compiles its generated methods (~4M instructions for a
+# small frozen one, ~12M for Settings' 28 fields): a search's own records are
+# NamedTuples (never changed) or plain slotted classes (changed as they are
+# filled in). These are the ones left: Chunk, Hit and Packet by design
+# (STYLE.md), ChunkedFile beside Chunk, Settings (read as class attributes).
+SEARCH_DATACLASSES = {
+    "repolens.chunk.Chunk",
+    "repolens.chunk.ChunkedFile",
+    "repolens.reply.packet.Packet",
+    "repolens.search.hits.Hit",
+    "repolens.settings.Settings",
+}
+
+
+@pytest.mark.parametrize("mode", [[], ["--json"], ["--files"]], ids=["packet", "json", "files"])
+def test_a_search_creates_no_dataclass_beyond_its_values(indexed_sample: tuple[Path, Path], mode: list[str]):
+    root, index_dir = indexed_sample
+    code, _, classes = probed(
+        "search", "where do sessions expire", *mode, "--root", str(root), "--index-dir", str(index_dir)
+    )
+    assert code == 0
+    assert classes == SEARCH_DATACLASSES
+
+
+def test_store_records_are_created_with_evaluated_annotations():
+    """``typing.NamedTuple`` compiles a postponed (string) annotation into a
+    ``ForwardRef`` per field when the class is created: the store's records,
+    created by every process that reads an index, hold evaluated types (a
+    name only a type checker knows stays a string)."""
+    from repolens.store import records
+
+    forward = [
+        f"{cls.__name__}.{name}"
+        for cls in vars(records).values()
+        if isinstance(cls, type) and issubclass(cls, tuple) and cls.__module__ == records.__name__
+        for name, hint in cls.__annotations__.items()
+        if isinstance(hint, typing.ForwardRef)
+    ]
+    assert forward == ["StoredChunk.chunk"]
 
 
 def test_help_loads_no_use_case():

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from repolens.reply.budget import counted, more_did_not_fit
 from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
@@ -29,8 +28,7 @@ EVIDENCE_HITS = 3
 _DECAY = 0.5  # weight of the k-th best chunk of a file: _DECAY ** k
 
 
-@dataclass(frozen=True, slots=True)
-class FileEntry:
+class FileEntry(NamedTuple):
     """One file of a ranked file overview, with the evidence that ranked it."""
 
     path: str

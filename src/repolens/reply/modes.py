@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from repolens.reply.files import FileEntry, file_overview, ranked_files, render_files
@@ -27,20 +26,25 @@ MODES = ("packet", "files", "json")
 MIN_OVERVIEW_FILES = 10
 
 
-@dataclass
 class SearchReply:
     """One search's answer. ``text`` is exactly what the user or agent reads,
     for every mode; ``to_json`` is the JSON form (mode=json) of the same
-    packet the text form shows."""
+    packet the text form shows.
 
-    query: str
-    query_id: str
-    mode: str
-    text: str
-    packet: Packet | None = None
-    files: list[FileEntry] | None = None
-    indexed: IndexReport | None = None  # set when this call had to build the index first
-    notes: tuple[str, ...] = ()
+    Filled in as it is rendered; a plain class (as
+    :class:`~repolens.search.hits.SearchOutcome`, and for the same reason)."""
+
+    __slots__ = ("files", "indexed", "mode", "notes", "packet", "query", "query_id", "text")
+
+    def __init__(self, query: str, query_id: str, mode: str, text: str, notes: tuple[str, ...] = ()) -> None:
+        self.query = query
+        self.query_id = query_id
+        self.mode = mode
+        self.text = text
+        self.packet: Packet | None = None
+        self.files: list[FileEntry] | None = None
+        self.indexed: IndexReport | None = None  # set when this call had to build the index first
+        self.notes = notes
 
     def to_json(self) -> dict[str, Any]:
         return search_json(self.query, self.query_id, self.packet, self.files, self.notes)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from repolens.chunk import Chunk
@@ -126,8 +126,7 @@ class Packet:
 _DEFAULTS = Settings()
 
 
-@dataclass
-class PacketOptions:
+class PacketOptions(NamedTuple):
     """How a packet is rendered; the defaults are :class:`Settings`' own."""
 
     top_k: int = _DEFAULTS.top_k
@@ -136,7 +135,7 @@ class PacketOptions:
     context_lines: int = _DEFAULTS.context_lines
     fair_share: bool = _DEFAULTS.fair_share
     explain: bool = False
-    notes: Sequence[str] = field(default_factory=tuple)
+    notes: Sequence[str] = ()
     # the next best files after the hits' own, as one-line pointers, up to
     # this many files named in all (0: none); taken in order from
     # ``files(paths the hits name)``, lazily: an entry's evidence costs a

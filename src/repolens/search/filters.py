@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.chunk import Chunk
 from repolens.store.base import LexFilters
@@ -14,8 +13,7 @@ if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 
-@dataclass(frozen=True, slots=True)
-class Filters:
+class Filters(NamedTuple):
     """Every search filter. ``subpath``, languages and kinds run inside the
     lexical query; globs are matched on paths afterwards (gitignore syntax)."""
 

@@ -29,7 +29,7 @@ commits most like a question, those that touched a file, or both.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
@@ -66,11 +66,10 @@ class FileVote(NamedTuple):
         return f"{n} similar commit{'s' if n != 1 else ''}, e.g. {best.hash[:7]} {subject!r}"
 
 
-@dataclass
-class HistoryVotes:
+class HistoryVotes(NamedTuple):
     """The history leg's votes per file, or why it is off."""
 
-    files: dict[str, FileVote] = field(default_factory=dict)
+    files: Mapping[str, FileVote] = MappingProxyType({})
     note: str = ""  # why the leg is off ("" when it is on)
 
     def strongest(self, n: int = MAX_VOTED) -> list[str]:

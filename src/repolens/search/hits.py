@@ -57,16 +57,28 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-@dataclass
 class SearchOutcome:
     """One search: the parsed question, its filters, the ranked hits, and
     the notes a reply prints above them (a missing or partial leg, a search
-    that could not be remembered, cited files that changed since indexing)."""
+    that could not be remembered, cited files that changed since indexing).
 
-    query: ParsedQuery
-    hits: list[Hit]
-    notes: list[str] = field(default_factory=list)
-    filters: Filters = field(default_factory=Filters)
+    Mutable (freshening replaces ``hits``, later steps add notes), and a
+    plain class: a dataclass compiles its generated methods (unused here)
+    when created, which every new process pays (docs/benchmarks.md)."""
+
+    __slots__ = ("filters", "hits", "notes", "query")
+
+    def __init__(
+        self,
+        query: ParsedQuery,
+        hits: list[Hit],
+        notes: list[str] | None = None,
+        filters: Filters | None = None,
+    ) -> None:
+        self.query = query
+        self.hits = hits
+        self.notes = [] if notes is None else notes
+        self.filters = Filters() if filters is None else filters
 
 
 def own_lines(chunk: Chunk) -> list[str]:

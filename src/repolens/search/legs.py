@@ -22,9 +22,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from repolens.chunk import Chunk
 from repolens.errors import EmbedderError, RepolensError
@@ -149,8 +148,7 @@ class DenseLeg(Protocol):
     def similarities(self, cids: Iterable[int]) -> dict[int, float]: ...
 
 
-@dataclass
-class BoundDense:
+class BoundDense(NamedTuple):
     """The dense leg for one query on one generation."""
 
     reader: IndexReader
@@ -263,16 +261,19 @@ class RerankLeg(Protocol):
     def scores(self, chunks: list[Chunk]) -> list[float]: ...
 
 
-@dataclass
 class BoundRerank:
     """The reranker leg for one query; a failure while scoring is kept in
-    ``error`` and reported, never swallowed."""
+    ``error`` and reported, never swallowed. A plain class (as
+    :class:`~repolens.search.hits.SearchOutcome`, and for the same reason)."""
 
-    encoder: Any
-    query: str
-    top_n: int
-    weight: float
-    error: str = ""
+    __slots__ = ("encoder", "error", "query", "top_n", "weight")
+
+    def __init__(self, encoder: Any, query: str, top_n: int, weight: float) -> None:
+        self.encoder = encoder
+        self.query = query
+        self.top_n = top_n
+        self.weight = weight
+        self.error = ""
 
     def scores(self, chunks: list[Any]) -> list[float]:
         try:

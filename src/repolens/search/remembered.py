@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.errors import NotFoundError, UsageError
@@ -65,7 +64,7 @@ def remember(
         "query_id": query_id,
         "query": query,
         "generation": generation,
-        "filters": asdict(filters),
+        "filters": filters._asdict(),
         "ranked": ranked,
     }
     return query_id, reader.remember(query_id, json.dumps(data))
