@@ -85,19 +85,21 @@ def emit(result: Any, as_json: bool) -> None:
         echo(result.render())
 
 
-def _collect_nothing() -> None:
-    """Leave the cyclic garbage collector out of a quick command that is its
-    process's whole life (an agent's shell call; ``argv`` not given).
+def _collect_rarely() -> None:
+    """Keep the cyclic garbage collector nearly out of a quick command that
+    is its process's whole life (an agent's shell call; ``argv`` not given).
 
     Its passes over the modules a search imports, and over every object
     while the interpreter shuts down, were ~8% of a new process's search
     (docs/benchmarks.md, issue 15), for memory the process returns at once.
-    So it is off, and the objects are frozen at exit, which the shutdown's
-    own collections then leave out (objects are still freed by reference
-    counting; nothing a quick command writes waits on a collection to be
-    closed). A quick command makes little cyclic garbage: a search that
-    first indexes sympy (1,300 files) peaks at 128 MB instead of 121 MB."""
-    gc.disable()
+    So it runs only after 100,000 new container objects rather than 700,
+    which a plain search never reaches, and the objects are frozen at exit,
+    which the shutdown's own collections then leave out (objects are still
+    freed by reference counting; nothing a quick command writes waits on a
+    collection to be closed). Not switched off: a search that must first
+    index a large repository still collects its cyclic garbage, now and then.
+    """
+    gc.set_threshold(100_000, 50, 50)
     atexit.register(gc.freeze)
 
 
@@ -113,7 +115,7 @@ def main(argv: Sequence[str] | None = None, *, quick: bool = True) -> int:
 
             if (run := parse(args)) is not None:
                 if argv is None:  # the process's own command line
-                    _collect_nothing()
+                    _collect_rarely()
                 return run()
         from repolens.cli.commands import cli
 
