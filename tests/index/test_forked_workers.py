@@ -43,7 +43,7 @@ def _repo(root: Path, size: int) -> Path:
 
 
 # Builds ROOT into INDEX_DIR in a new process (one thread, as `repolens index`)
-# and prints how many child processes it had while it wrote the files.
+# and prints a first line, then how many child processes it had while it wrote the files.
 _BUILD = """
 import json, os, sys
 from repolens.index.build import build_index
@@ -60,6 +60,7 @@ def children():
             out.add(pid)
     return out
 
+print("building", sys.argv[1])  # left in stdout's buffer (a pipe) when the workers fork
 seen = set()
 report = build_index(sys.argv[1], index_dir=sys.argv[2], progress=lambda done, total: seen.update(children()))
 print(json.dumps({"workers": len(seen), "files": report.files}))
@@ -90,7 +91,9 @@ def test_a_fresh_build_forks_workers_and_indexes_as_in_process(tmp_path: Path, m
         text=True,
         check=True,
     )
-    got = json.loads(forked.stdout)
+    first, last = forked.stdout.splitlines()  # the first line was printed once, not once per worker
+    assert first == f"building {root}"
+    got = json.loads(last)
     assert got["workers"] == prepare.workers()
     monkeypatch.setattr(prepare, "FORK_MIN_BYTES", 1 << 62)  # this process: prepared in process
     here = build_index(root, index_dir=tmp_path / "here")
@@ -106,7 +109,7 @@ def test_a_small_fresh_build_forks_no_worker(tmp_path: Path):
         text=True,
         check=True,
     )
-    assert json.loads(out.stdout)["workers"] == 0
+    assert json.loads(out.stdout.splitlines()[-1])["workers"] == 0
 
 
 def test_a_worker_killed_mid_build_stops_it_with_a_clear_error_and_no_index(tmp_path: Path):
