@@ -46,10 +46,10 @@ if TYPE_CHECKING:
 PARALLEL_MIN_BYTES = 4_000_000
 # From this many bytes a fresh build prepares in forked workers (started in
 # ~10 ms each, see forked_workers); below it, in process. Measured on 2 cores
-# (docs/benchmarks.md): forked workers cost ~30% more CPU than preparing in
-# process (each warms its own caches, pages are copied on write); at 0.4 MB
-# (fd) they lose, at 0.6 MB (cobra) they tie, from 1.1 MB (flask, gson) they
-# save 0.2-0.3 s of wall time.
+# (docs/benchmarks.md): forked workers cost 20-30% more CPU than preparing in
+# process (each warms its own caches and grammars, pages are copied on
+# write, results are pickled); at 0.4 MB (fd) they lose, at 0.6 MB (cobra)
+# they tie, at 1.1 MB (flask) they save 0.15-0.3 s when a core is idle.
 FORK_MIN_BYTES = 800_000
 _CHUNKSIZE = 8
 _TASKS_PER_WORKER = 32
