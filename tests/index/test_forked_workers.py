@@ -148,3 +148,32 @@ def test_a_worker_killed_mid_build_stops_it_with_a_clear_error_and_no_index(tmp_
     store = open_store(root, index_dir)
     assert (store.current(), store.building()) == (None, [])
     assert kill_survivors(tag) == []
+
+
+def test_ctrl_c_during_a_build_with_workers_prints_one_line_and_ends_every_process(tmp_path: Path):
+    """Ctrl-C reaches the whole foreground process group, workers included:
+    only the indexing process answers it."""
+    root = _repo(tmp_path / "repo", prepare.PARALLEL_MIN_BYTES * 3 // 4)
+    env, tag = tagged_env()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens", "index", str(root), "--index-dir", str(tmp_path / "index")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, as a terminal gives a command
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            procs = running_processes("REPOLENS_TEST_TAG")
+            if len([p for p in procs if p.mark == tag and p.ppid == proc.pid]) >= 2:
+                break
+        os.killpg(proc.pid, signal.SIGINT)  # the workers wait for their first jobs
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, err.strip()) == (130, "error: interrupted")  # click ends its line first
+    assert kill_survivors(tag) == []

@@ -134,7 +134,8 @@ def forked_workers(expected_bytes: int) -> Iterator[Executor | None]:
     with _pool("fork") as pool:
         # The first submission forks every worker (the fork context starts
         # them all before its manager thread): now, while this is the only thread.
-        pool.submit(int)
+        with _sigint_blocked():
+            pool.submit(int)
         yield pool
 
 
@@ -195,7 +196,9 @@ def _pooled(pool: Executor, jobs: Sequence[Job]) -> Iterator[Prepared | Skipped 
     # results is shorter; a big job keeps per-task overhead low.
     chunksize = max(1, min(_CHUNKSIZE, len(jobs) // (_TASKS_PER_WORKER * workers())))
     try:
-        for done, result in enumerate(pool.map(prepare, jobs, chunksize=chunksize), 1):
+        with _sigint_blocked():  # a spawning pool starts its workers as jobs are submitted
+            results = pool.map(prepare, jobs, chunksize=chunksize)
+        for done, result in enumerate(results, 1):
             if done == len(jobs):
                 pool.shutdown(wait=False)
             yield result
@@ -203,7 +206,7 @@ def _pooled(pool: Executor, jobs: Sequence[Job]) -> Iterator[Prepared | Skipped 
         raise WorkerDiedError() from exc
 
 
-# -- workers never outlive the indexing process --------------------------------
+# -- workers never outlive the indexing process, and leave Ctrl-C to it -------
 #
 # A pool worker waits on a pipe it also holds the writing end of, so when the
 # indexing process is killed (SIGKILL, the OOM killer, a closed terminal) the
@@ -219,9 +222,18 @@ def _die_with_parent(parent_pid: int) -> None:
     Two guards: on Linux the kernel sends SIGKILL when the parent dies
     (``PR_SET_PDEATHSIG``); everywhere a watchdog thread exits the worker
     when the pipe from the parent closes, which happens when the parent ends.
+
+    Ctrl-C reaches every process of the terminal's foreground group, workers
+    included; the indexing process answers it (it stops, cancels the jobs
+    not started and ends its workers), so a worker ignores it, else one
+    waiting for a job prints a traceback. The worker was started with SIGINT
+    blocked (:func:`_sigint_blocked`): one pressed since is discarded here.
     """
     import multiprocessing
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if sys.platform.startswith("linux"):
         _parent_death_signal(signal.SIGKILL)
     parent = multiprocessing.parent_process()
@@ -234,6 +246,20 @@ def _die_with_parent(parent_pid: int) -> None:
     watch.start()
     if os.getppid() != parent_pid:  # the parent died before the guards were up
         os._exit(1)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT held back (not lost) in this thread while workers are started,
+    so they start with it blocked until :func:`_die_with_parent` ignores it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _parent_death_signal(signum: int) -> None:
