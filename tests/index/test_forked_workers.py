@@ -177,3 +177,31 @@ def test_ctrl_c_during_a_build_with_workers_prints_one_line_and_ends_every_proce
             proc.wait()
     assert (proc.returncode, err.strip()) == (130, "error: interrupted")  # click ends its line first
     assert kill_survivors(tag) == []
+
+
+# In a new process: is a pool forked for a big job, with nothing else held,
+# then with the process holding a second thread or a socket (a database connection)?
+_FORKS = """
+import json, socket, sys, threading
+from repolens.index.prepare import forked_workers
+
+def forks():
+    with forked_workers(1 << 40) as pool:
+        return pool is not None
+
+got = {"alone": forks()}
+with socket.socket() as conn:
+    got["socket"] = forks()
+stop = threading.Event()
+thread = threading.Thread(target=stop.wait)
+thread.start()
+got["thread"] = forks()
+stop.set()
+thread.join()
+print(json.dumps(got))
+"""
+
+
+def test_workers_are_not_forked_by_a_process_holding_a_thread_or_a_connection():
+    out = subprocess.run([sys.executable, "-c", _FORKS], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == {"alone": True, "socket": False, "thread": False}

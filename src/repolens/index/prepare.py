@@ -123,12 +123,14 @@ def forked_workers(expected_bytes: int) -> Iterator[Executor | None]:
 
     Call it before the store's writer opens: a fork copies the process as it
     is, and a copy of a thread-holding lock or a database connection is
-    unsafe. So the workers are forked only on Linux and only while this
-    process has a single thread (of any kind: tantivy's are not Python's);
-    otherwise the caller gets None and :func:`prepare_all` works as without
-    it. On leaving, pending jobs are cancelled and the workers are joined.
+    unsafe. So the workers are forked only on Linux, only while this process
+    has a single thread (of any kind: tantivy's are not Python's) and no
+    socket open (a PostgreSQL store holds its write lock on a connection; a
+    local store's SQLite files are not open yet); otherwise the caller gets
+    None and :func:`prepare_all` works as without it. On leaving, pending
+    jobs are cancelled and the workers are joined.
     """
-    if expected_bytes < FORK_MIN_BYTES or workers() < 2 or not _single_threaded():
+    if expected_bytes < FORK_MIN_BYTES or workers() < 2 or not _safe_to_fork():
         yield None
         return
     with _pool("fork") as pool:
@@ -139,11 +141,20 @@ def forked_workers(expected_bytes: int) -> Iterator[Executor | None]:
         yield pool
 
 
-def _single_threaded() -> bool:
+def _safe_to_fork() -> bool:
+    """One thread and no socket in this process (read from /proc: Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return False
     try:
-        return sys.platform.startswith("linux") and len(os.listdir("/proc/self/task")) == 1
+        if len(os.listdir("/proc/self/task")) != 1:
+            return False
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):  # the listing's own descriptor is gone
+                if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                    return False
     except OSError:
         return False
+    return True
 
 
 def prepare_all(
