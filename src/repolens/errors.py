@@ -84,6 +84,17 @@ class IndexCorruptError(RepolensError):
         self.problem = " ".join(problem.split())
 
 
+class WorkerDiedError(RepolensError):
+    """A worker process preparing files ended before its work was done."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a worker process preparing files ended unexpectedly (killed, or out of memory?); "
+            "indexing stopped, keeping no half-written file",
+            fix="run the command again to finish the index",
+        )
+
+
 class IndexReadOnlyError(RepolensError):
     """The index folder cannot be written (a read-only disk, another user's folder)."""
 

@@ -184,11 +184,17 @@ def test_sigkill_at_random_points_never_breaks_the_index(make_repo, tmp_path: Pa
 
 
 @pytest.mark.skipif(workers() < 2, reason="one core: files are prepared in process, no workers")
-def test_a_killed_indexer_takes_its_worker_processes_with_it(make_repo):
+@pytest.mark.parametrize("fresh", [True, False], ids=["forked-by-a-build", "spawned-by-a-refresh"])
+def test_a_killed_indexer_takes_its_worker_processes_with_it(make_repo, fresh: bool):
     """kill -9 (the OOM killer, a closed terminal) while files are prepared in
     worker processes: the workers and multiprocessing's resource tracker end too."""
     body = _module(0, "w") * 80  # about 9 kB: half again the bytes that start workers, in ~1000 files
-    root = make_repo({f"pkg/m{i:04d}.py": body for i in range(PARALLEL_MIN_BYTES * 3 // (2 * len(body)) + 1)})
+    count = PARALLEL_MIN_BYTES * 3 // (2 * len(body)) + 1
+    root = make_repo({f"pkg/m{i:04d}.py": body for i in range(count)})
+    if not fresh:  # every file changed since the last index
+        build_index(root)
+        for i in range(count):
+            (root / f"pkg/m{i:04d}.py").write_text(_module(i, "v") * 80)
     env, tag = tagged_env()
     proc = subprocess.Popen(
         [sys.executable, "-m", "repolens", "index", str(root)],
@@ -200,8 +206,10 @@ def test_a_killed_indexer_takes_its_worker_processes_with_it(make_repo):
         deadline = time.monotonic() + 120
         spawned: list[str] = []
         while len(spawned) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            spawned = [p.args for p in running_processes("REPOLENS_TEST_TAG") if p.mark == tag]
-            spawned = [a for a in spawned if "multiprocessing.spawn" in a]
+            procs = running_processes("REPOLENS_TEST_TAG")
+            spawned = [p.args for p in procs if p.mark == tag and p.ppid == proc.pid]
+            if not fresh:  # a refresh spawns its workers (they import the chunkers themselves)
+                spawned = [a for a in spawned if "multiprocessing.spawn" in a]
             time.sleep(0.05)
         assert len(spawned) >= 2, "the indexer ended before its workers were seen"
     finally:

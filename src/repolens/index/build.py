@@ -44,13 +44,15 @@ from repolens.discover import (
 )
 from repolens.errors import IndexCorruptError, IndexVersionError, StoreUnavailableError
 from repolens.history.sync import HistoryReport, sync_history
-from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, prepare_all
+from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
 from repolens.store import format_versions, open_store
 from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from repolens.index.vectors import VectorReport
     from repolens.models import Embedder
 
@@ -243,7 +245,20 @@ def build_index(
             else:
                 report.mode = "resume"
             try:
-                _sync(store, building, found, settings, report, progress, create=True, donors=donors)
+                # Every discovered file is to be read (but those a sibling gives):
+                # worker processes, when worth it, are forked now, before the writer opens.
+                with forked_workers(sum(src.size for src in found.files)) as workers:
+                    _sync(
+                        store,
+                        building,
+                        found,
+                        settings,
+                        report,
+                        progress,
+                        create=True,
+                        donors=donors,
+                        workers=workers,
+                    )
                 if report.files == 0:
                     raise nothing_to_index(found, report.content_skipped)
                 if embedder is not None and current is not None:
@@ -294,9 +309,11 @@ def _sync(
     create: bool,
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
+    workers: Executor | None = None,
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
-    given), batch by batch."""
+    given), batch by batch; ``workers`` prepare them when given (see
+    :func:`~repolens.index.prepare.prepare_all`)."""
     writer = store.open_writer(gen, create=create)
     try:
         if create and not writer.meta():
@@ -310,7 +327,7 @@ def _sync(
             )
         writer.reconcile()
         try:
-            _apply_changes(writer, found, settings, report, progress, scope, donors)
+            _apply_changes(writer, found, settings, report, progress, scope, donors, workers)
         except BaseException:
             # Stopped mid-batch (Ctrl-C, cancellation, an error): the open
             # batch is undone everywhere; committed batches stay, and the
@@ -337,6 +354,7 @@ def _apply_changes(
     progress: ProgressFn | None,
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
+    workers: Executor | None = None,
 ) -> None:
     records = writer.files()
     skips = writer.skipped_files()
@@ -377,7 +395,7 @@ def _apply_changes(
         for src, rec in work
         if src.path not in reused
     ]
-    prepared = prepare_all(jobs)
+    prepared = prepare_all(jobs, workers)
     for i, (src, rec) in enumerate(work):
         copied = reused.get(src.path)
         result = copied.prepared if copied is not None else next(prepared)

@@ -3,9 +3,17 @@
 This is the CPU-bound half of indexing (tree-sitter parsing, tokenizing
 for BM25); the other half (writing the store) stays in the indexing
 process, which owns the store's writer. A :class:`Job` carries everything a worker needs, so
-workers share nothing and results come back in job order. Small jobs (a
-refresh of a few files, the watcher) run in process: starting workers
-would cost more than it saves.
+workers share nothing and results come back in job order, while the indexing
+process writes the results before them (a pipeline). Small jobs (a refresh of
+a few files, the watcher, a small repository) run in process: starting
+workers would cost more than it saves.
+
+Workers come two ways. A fresh build forks them (:func:`forked_workers`)
+before the store's writer opens, while the indexing process still has one
+thread and no open writer: a forked worker starts in ~10 ms with every module
+already loaded. Any other job big enough spawns them (:func:`prepare_all`):
+a spawned worker imports the chunkers and grammars itself (~0.3 s of CPU), but
+inherits nothing of the writer's threads and database connections.
 """
 
 from __future__ import annotations
@@ -18,11 +26,16 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from repolens.chunk import Chunk, Symbol, chunk_file
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
+from repolens.errors import WorkerDiedError
 from repolens.store.document import document_fields
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 # Below this many bytes to read, a job runs in the indexing process: each
 # spawned worker first imports the chunkers and every grammar (about half a
@@ -31,7 +44,15 @@ from repolens.store.document import document_fields
 # files, 3.3 MB) in process is faster and costs a CPU second less; at xarray
 # (5.8 MB) the two tie on this 2-core machine.
 PARALLEL_MIN_BYTES = 4_000_000
+# From this many bytes a fresh build prepares in forked workers (started in
+# ~10 ms each, see forked_workers); below it, in process. Measured on 2 cores
+# (docs/benchmarks.md): forked workers cost 20-30% more CPU than preparing in
+# process (each warms its own caches and grammars, pages are copied on
+# write, results are pickled); at 0.4 MB (fd) they lose, at 0.6 MB (cobra)
+# they tie, at 1.1 MB (flask) they save 0.15-0.3 s when a core is idle.
+FORK_MIN_BYTES = 800_000
 _CHUNKSIZE = 8
+_TASKS_PER_WORKER = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,28 +115,109 @@ def workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def prepare_all(jobs: Sequence[Job]) -> Iterator[Prepared | Skipped | Unchanged]:
-    """Results in job order; in worker processes when the job is big.
+@contextlib.contextmanager
+def forked_workers(expected_bytes: int) -> Iterator[Executor | None]:
+    """Worker processes forked now for a job of about ``expected_bytes``, or
+    None when it is too small (below ``FORK_MIN_BYTES``), there is one core,
+    or forking is not safe here.
 
-    Workers are spawned, not forked: the indexing process holds the store
-    writer's threads and database connections, which a fork must not copy. They
-    die with the indexing process, however it ends (see :func:`_die_with_parent`);
-    the pool is started, used and shut down by the calling thread.
+    Call it before the store's writer opens: a fork copies the process as it
+    is, and a copy of a thread-holding lock or a database connection is
+    unsafe. So the workers are forked only on Linux, only while this process
+    has a single thread (of any kind: tantivy's are not Python's) and no
+    socket open (a PostgreSQL store holds its write lock on a connection; a
+    local store's SQLite files are not open yet); otherwise the caller gets
+    None and :func:`prepare_all` works as without it. On leaving, pending
+    jobs are cancelled and the workers are joined.
     """
-    if sum(job.size for job in jobs) < PARALLEL_MIN_BYTES or workers() < 2:
-        yield from map(prepare, jobs)
+    if expected_bytes < FORK_MIN_BYTES or workers() < 2 or not _safe_to_fork():
+        yield None
         return
+    with _pool("fork") as pool:
+        # The first submission forks every worker (the fork context starts
+        # them all before its manager thread): now, while this is the only thread.
+        with _sigint_blocked():
+            pool.submit(int)
+        yield pool
+
+
+def _safe_to_fork() -> bool:
+    """One thread and no socket in this process (read from /proc: Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        if len(os.listdir("/proc/self/task")) != 1:
+            return False
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):  # the listing's own descriptor is gone
+                if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def prepare_all(
+    jobs: Sequence[Job], pool: Executor | None = None
+) -> Iterator[Prepared | Skipped | Unchanged]:
+    """Results in job order: in ``pool`` (see :func:`forked_workers`) when
+    the jobs hold ``FORK_MIN_BYTES``, else in spawned workers when they hold
+    ``PARALLEL_MIN_BYTES``, else in process.
+
+    Spawned workers, not forked ones, because by then the indexing process
+    holds the store writer's threads and database connections, which a fork
+    must not copy. Workers die with the indexing process, however it ends
+    (see :func:`_die_with_parent`); one that dies first (killed, out of
+    memory) raises :class:`~repolens.errors.WorkerDiedError`. A spawned pool
+    is started, used and shut down by the calling thread.
+    """
+    size = sum(job.size for job in jobs)
+    if pool is not None and size >= FORK_MIN_BYTES:
+        yield from _pooled(pool, jobs)
+    elif size >= PARALLEL_MIN_BYTES and workers() >= 2:
+        with _pool("spawn") as spawned:
+            yield from _pooled(spawned, jobs)
+    else:
+        yield from map(prepare, jobs)
+
+
+@contextlib.contextmanager
+def _pool(method: str) -> Iterator[Executor]:
     import multiprocessing  # here, not above: a small job never loads the pool machinery
     from concurrent.futures import ProcessPoolExecutor
 
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers(), mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
-    ) as pool:
-        yield from pool.map(prepare, jobs, chunksize=_CHUNKSIZE)
+    pool = ProcessPoolExecutor(
+        max_workers=workers(),
+        mp_context=multiprocessing.get_context(method),
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    )
+    try:
+        yield pool
+    finally:  # stopped early (an error, Ctrl-C): what is not started never runs
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-# -- workers never outlive the indexing process --------------------------------
+def _pooled(pool: Executor, jobs: Sequence[Job]) -> Iterator[Prepared | Skipped | Unchanged]:
+    """``jobs`` prepared in ``pool``, in order; the pool is told to shut down
+    with the last result in, so its workers exit while the caller writes it."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    # Small tasks for a small job: the writer's tail after the workers' last
+    # results is shorter; a big job keeps per-task overhead low.
+    chunksize = max(1, min(_CHUNKSIZE, len(jobs) // (_TASKS_PER_WORKER * workers())))
+    try:
+        with _sigint_blocked():  # a spawning pool starts its workers as jobs are submitted
+            results = pool.map(prepare, jobs, chunksize=chunksize)
+        for done, result in enumerate(results, 1):
+            if done == len(jobs):
+                pool.shutdown(wait=False)
+            yield result
+    except BrokenProcessPool as exc:
+        raise WorkerDiedError() from exc
+
+
+# -- workers never outlive the indexing process, and leave Ctrl-C to it -------
 #
 # A pool worker waits on a pipe it also holds the writing end of, so when the
 # indexing process is killed (SIGKILL, the OOM killer, a closed terminal) the
@@ -131,9 +233,18 @@ def _die_with_parent(parent_pid: int) -> None:
     Two guards: on Linux the kernel sends SIGKILL when the parent dies
     (``PR_SET_PDEATHSIG``); everywhere a watchdog thread exits the worker
     when the pipe from the parent closes, which happens when the parent ends.
+
+    Ctrl-C reaches every process of the terminal's foreground group, workers
+    included; the indexing process answers it (it stops, cancels the jobs
+    not started and ends its workers), so a worker ignores it, else one
+    waiting for a job prints a traceback. The worker was started with SIGINT
+    blocked (:func:`_sigint_blocked`): one pressed since is discarded here.
     """
     import multiprocessing
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if sys.platform.startswith("linux"):
         _parent_death_signal(signal.SIGKILL)
     parent = multiprocessing.parent_process()
@@ -146,6 +257,20 @@ def _die_with_parent(parent_pid: int) -> None:
     watch.start()
     if os.getppid() != parent_pid:  # the parent died before the guards were up
         os._exit(1)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT held back (not lost) in this thread while workers are started,
+    so they start with it blocked until :func:`_die_with_parent` ignores it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _parent_death_signal(signum: int) -> None:

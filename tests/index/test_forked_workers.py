@@ -1,0 +1,207 @@
+"""A fresh build of a mid-sized repository prepares its files in worker
+processes forked before the store's writer opens: the same index as in
+process, a clear error when a worker dies, and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import kill_survivors, running_processes, tagged_env
+from repolens.index import prepare
+from repolens.index.build import build_index
+from repolens.store import open_store
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or prepare.workers() < 2,
+    reason="workers are forked on Linux with two cores or more",
+)
+
+
+def _module(i: int) -> str:
+    body = "".join(f"    step_{k} = value * {k} + {i}\n" for k in range(30))
+    return "".join(
+        f'def func_{i}_{j}(value):\n    """Step {j} of {i}."""\n{body}    return step_3\n\n\n'
+        for j in range(8)
+    )
+
+
+def _repo(root: Path, size: int) -> Path:
+    """A folder of Python files holding about ``size`` bytes."""
+    root.mkdir()
+    body = _module(0)
+    for i in range(size // len(body) + 1):
+        (root / f"m{i:04d}.py").write_text(_module(i))
+    return root
+
+
+# Builds ROOT into INDEX_DIR in a new process (one thread, as `repolens index`)
+# and prints a first line, then how many child processes it had while it wrote the files.
+_BUILD = """
+import json, os, sys
+from repolens.index.build import build_index
+
+def children():
+    me = str(os.getpid())
+    out = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[1] == me:
+            out.add(pid)
+    return out
+
+print("building", sys.argv[1])  # left in stdout's buffer (a pipe) when the workers fork
+seen = set()
+report = build_index(sys.argv[1], index_dir=sys.argv[2], progress=lambda done, total: seen.update(children()))
+print(json.dumps({"workers": len(seen), "files": report.files}))
+"""
+
+
+def _content(root: Path, index_dir: Path) -> dict:
+    reader = open_store(root, index_dir).open_reader()
+    try:
+        db = reader.db
+        return {
+            "files": sorted(db.execute("SELECT path, hash, lines FROM files").fetchall()),
+            "chunks": sorted(
+                db.execute("SELECT id, path, start_line, end_line, text FROM chunks").fetchall()
+            ),
+            "symbols": sorted(db.execute("SELECT path, qualname, start_line FROM symbols").fetchall()),
+            "lexical_docs": reader.lex.num_docs,
+        }
+    finally:
+        reader.close()
+
+
+def test_a_fresh_build_forks_workers_and_indexes_as_in_process(tmp_path: Path, monkeypatch):
+    root = _repo(tmp_path / "repo", prepare.FORK_MIN_BYTES * 3 // 2)
+    forked = subprocess.run(
+        [sys.executable, "-c", _BUILD, str(root), str(tmp_path / "forked")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    first, last = forked.stdout.splitlines()  # the first line was printed once, not once per worker
+    assert first == f"building {root}"
+    got = json.loads(last)
+    assert got["workers"] == prepare.workers()
+    monkeypatch.setattr(prepare, "FORK_MIN_BYTES", 1 << 62)  # this process: prepared in process
+    here = build_index(root, index_dir=tmp_path / "here")
+    assert got["files"] == here.files
+    assert _content(root, tmp_path / "forked") == _content(root, tmp_path / "here")
+
+
+def test_a_small_fresh_build_forks_no_worker(tmp_path: Path):
+    root = _repo(tmp_path / "repo", prepare.FORK_MIN_BYTES // 2)
+    out = subprocess.run(
+        [sys.executable, "-c", _BUILD, str(root), str(tmp_path / "index")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout.splitlines()[-1])["workers"] == 0
+
+
+def test_a_worker_killed_mid_build_stops_it_with_a_clear_error_and_no_index(tmp_path: Path):
+    root = _repo(tmp_path / "repo", prepare.PARALLEL_MIN_BYTES * 3 // 4)  # forked, not spawned
+    index_dir = tmp_path / "index"
+    env, tag = tagged_env()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens", "index", str(root), "--index-dir", str(index_dir), "--no-vectors"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        killed = False
+        while not killed and proc.poll() is None and time.monotonic() < deadline:
+            workers = [
+                p for p in running_processes("REPOLENS_TEST_TAG") if p.mark == tag and p.ppid == proc.pid
+            ]
+            if len(workers) >= 2:
+                os.kill(workers[0].pid, signal.SIGKILL)
+                killed = True
+            time.sleep(0.01)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert killed, "the indexer ended before its workers were seen"
+    assert proc.returncode == 1
+    assert err.splitlines() == [
+        "error: a worker process preparing files ended unexpectedly (killed, or out of memory?); "
+        "indexing stopped, keeping no half-written file: run the command again to finish the index"
+    ]
+    store = open_store(root, index_dir)
+    assert (store.current(), store.building()) == (None, [])
+    assert kill_survivors(tag) == []
+
+
+def test_ctrl_c_during_a_build_with_workers_prints_one_line_and_ends_every_process(tmp_path: Path):
+    """Ctrl-C reaches the whole foreground process group, workers included:
+    only the indexing process answers it."""
+    root = _repo(tmp_path / "repo", prepare.PARALLEL_MIN_BYTES * 3 // 4)
+    env, tag = tagged_env()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repolens", "index", str(root), "--index-dir", str(tmp_path / "index")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, as a terminal gives a command
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            procs = running_processes("REPOLENS_TEST_TAG")
+            if len([p for p in procs if p.mark == tag and p.ppid == proc.pid]) >= 2:
+                break
+        os.killpg(proc.pid, signal.SIGINT)  # the workers wait for their first jobs
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, err.strip()) == (130, "error: interrupted")  # click ends its line first
+    assert kill_survivors(tag) == []
+
+
+# In a new process: is a pool forked for a big job, with nothing else held,
+# then with the process holding a second thread or a socket (a database connection)?
+_FORKS = """
+import json, socket, sys, threading
+from repolens.index.prepare import forked_workers
+
+def forks():
+    with forked_workers(1 << 40) as pool:
+        return pool is not None
+
+got = {"alone": forks()}
+with socket.socket() as conn:
+    got["socket"] = forks()
+stop = threading.Event()
+thread = threading.Thread(target=stop.wait)
+thread.start()
+got["thread"] = forks()
+stop.set()
+thread.join()
+print(json.dumps(got))
+"""
+
+
+def test_workers_are_not_forked_by_a_process_holding_a_thread_or_a_connection():
+    out = subprocess.run([sys.executable, "-c", _FORKS], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == {"alone": True, "socket": False, "thread": False}
