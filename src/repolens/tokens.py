@@ -176,9 +176,10 @@ def token_set(text: str) -> set[str]:
 
 def surface_forms(text: str) -> dict[str, str]:
     """Each token of ``text`` mapped to the first word that produced it, for
-    showing people words rather than stems (``expir`` -> ``expired``)."""
+    showing people words rather than stems (``expir`` -> ``expired``). A
+    run met again maps nothing new, so each distinct run is split once."""
     forms: dict[str, str] = {}
-    for run in _runs(text):
+    for run in dict.fromkeys(_runs(text)):
         parts = split_identifier(run)
         whole = run.replace("_", "").replace("-", "").lower()
         if len(parts) > 1:
