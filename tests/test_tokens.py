@@ -1,12 +1,14 @@
 """The code-aware tokenizer: one splitter for documents and queries."""
 
 import json
+import random
+from pathlib import Path
 
 import pytest
 
 from repolens.search.query import looks_like_code, parse_query
 from repolens.store.handles import readers
-from repolens.tokens import tokenize, tokenize_path
+from repolens.tokens import token_set, tokenize, tokenize_path
 
 
 @pytest.mark.parametrize(
@@ -125,3 +127,29 @@ def test_an_identifier_splits_as_its_separated_pieces_do():
         expected = [part for piece in pieces for part in split_identifier(piece)]
         assert split_identifier(word) == expected, word
     assert split_identifier("parse_URLParser-v2") == ["parse", "url", "parser", "v", "2"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a--b -c- _-a __ _x_ x-_y a-b-c- -",
+        "handle-submit\x1cfoo_bar\x0bBaz\tqux",
+        "naïve-Value x_y",
+        "",
+        "__init__",
+    ],
+)
+def test_the_token_set_of_a_text_is_the_set_of_its_tokens(text):
+    assert token_set(text) == set(tokenize(text))
+
+
+def test_the_token_set_of_any_text_is_the_set_of_its_tokens():
+    """ASCII text is split at the characters no run holds rather than
+    scanned: the same runs, whatever the hyphens and underscores around."""
+    sources = [
+        p.read_text(encoding="utf-8") for p in sorted(Path(__file__).parents[1].glob("src/repolens/**/*.py"))
+    ]
+    rng = random.Random(13)
+    noise = ["".join(rng.choice("aZ9_- .\n-_é") for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    for text in sources + noise:
+        assert token_set(text) == set(tokenize(text)), text
