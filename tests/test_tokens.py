@@ -8,7 +8,7 @@ import pytest
 
 from repolens.search.query import looks_like_code, parse_query
 from repolens.store.handles import readers
-from repolens.tokens import token_set, tokenize, tokenize_path
+from repolens.tokens import has_token, lines_with_token, token_set, tokenize, tokenize_path
 
 
 @pytest.mark.parametrize(
@@ -143,13 +143,30 @@ def test_the_token_set_of_a_text_is_the_set_of_its_tokens(text):
     assert token_set(text) == set(tokenize(text))
 
 
-def test_the_token_set_of_any_text_is_the_set_of_its_tokens():
-    """ASCII text is split at the characters no run holds rather than
-    scanned: the same runs, whatever the hyphens and underscores around."""
+def _texts() -> list[str]:
+    """This project's sources, and noise of the characters runs start, hold
+    and end at (mostly ASCII: that is the fast path)."""
     sources = [
         p.read_text(encoding="utf-8") for p in sorted(Path(__file__).parents[1].glob("src/repolens/**/*.py"))
     ]
     rng = random.Random(13)
-    noise = ["".join(rng.choice("aZ9_- .\n-_é") for _ in range(rng.randint(0, 40))) for _ in range(3000)]
-    for text in sources + noise:
+    noise = ["".join(rng.choice("aZ9_- .\n-_\t") for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    return sources + noise + [f"{text}é" for text in noise[:300]]
+
+
+def test_the_token_set_of_any_text_is_the_set_of_its_tokens():
+    """ASCII text is split at the characters no run holds rather than
+    scanned: the same runs, whatever the hyphens and underscores around."""
+    for text in _texts():
         assert token_set(text) == set(tokenize(text)), text
+
+
+def test_the_lines_with_a_token_are_those_that_have_one():
+    texts = _texts()
+    wanted = frozenset(tokenize(" ".join(texts[::50])))
+    for text in texts:
+        lines = text.split("\n")
+        for tokens in (wanted, frozenset(tokenize(lines[0])), frozenset({"x9", "az"})):
+            expected = [i for i, line in enumerate(lines) if has_token(line, tokens)]
+            assert lines_with_token(lines, tokens) == expected, text
+    assert lines_with_token(["a_b\nc_d", "e_f"], frozenset({"cd"})) == [0]

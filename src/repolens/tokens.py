@@ -14,7 +14,7 @@ the same way for BM25 to mean anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from itertools import chain
 
@@ -164,18 +164,28 @@ def has_token(text: str, wanted: frozenset[str] | set[str]) -> bool:
     return not wanted.isdisjoint(_tokens(text))
 
 
-# Every ASCII character that no run holds, made a space: a run never spans
-# one, so ASCII text splits at them into pieces that each hold whole runs.
-_NOT_IN_RUNS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum() and chr(c) not in "_-"})
+# Every ASCII character that no run holds, made a space (line breaks are
+# kept, to split lines at): a run never spans one, so ASCII text splits at
+# them into pieces that each hold whole runs. A piece without a hyphen is one
+# run whole (underscores, a letter or digit, word characters), or only
+# underscores, which yield no token.
+_NOT_IN_RUNS = str.maketrans(
+    {chr(c): " " for c in range(128) if not chr(c).isalnum() and chr(c) not in "_-\n"}
+)
+
+
+def _piece_tokens(piece: str) -> Iterator[str]:
+    """The tokens of one piece of ASCII text (see ``_NOT_IN_RUNS``)."""
+    if "-" in piece:
+        return chain.from_iterable(map(_run_tokens, _RUN_ASCII.findall(piece)))
+    return iter(_run_tokens(piece))
 
 
 def _distinct_runs(text: str) -> set[str]:
     """The runs of ``text``, each once, and maybe pieces of underscores
-    alone (not runs, but they yield no token either). ASCII text is split at
-    what no run holds (a translation and a split, far cheaper than scanning
-    it with the pattern): a piece without a hyphen is one run whole
-    (underscores, a letter or digit, word characters); one with a hyphen is
-    scanned."""
+    alone. ASCII text is split at what no run holds (a translation and a
+    split, far cheaper than scanning it with the pattern) and only the
+    pieces with a hyphen are scanned."""
     if not text.isascii():
         return set(_RUN.findall(text))
     runs = set(text.translate(_NOT_IN_RUNS).split())
@@ -185,6 +195,27 @@ def _distinct_runs(text: str) -> set[str]:
         for piece in hyphened:
             runs.update(_RUN_ASCII.findall(piece))
     return runs
+
+
+def lines_with_token(lines: Sequence[str], wanted: frozenset[str] | set[str]) -> list[int]:
+    """The indexes of ``lines`` that yield a token in ``wanted``: :func:`has_token`
+    of each line, all at once. ASCII lines are split at what no run holds,
+    each distinct piece is tested once, and a line matches when it holds a
+    piece that matched: a chunk's lines repeat their names."""
+    text = "\n".join(lines)
+    if not text.isascii():
+        return [i for i, line in enumerate(lines) if has_token(line, wanted)]
+    split = text.translate(_NOT_IN_RUNS).split("\n")
+    if len(split) != len(lines):  # a line with a line break in it
+        return [i for i, line in enumerate(lines) if has_token(line, wanted)]
+    matching = {
+        piece
+        for piece in set(chain.from_iterable(map(str.split, split)))
+        if not wanted.isdisjoint(_piece_tokens(piece))
+    }
+    if not matching:
+        return []
+    return [i for i, line in enumerate(split) if not matching.isdisjoint(line.split())]
 
 
 def token_set(text: str) -> set[str]:
