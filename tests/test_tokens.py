@@ -8,7 +8,7 @@ import pytest
 
 from repolens.search.query import looks_like_code, parse_query
 from repolens.store.handles import readers
-from repolens.tokens import has_token, lines_with_token, token_set, tokenize, tokenize_path
+from repolens.tokens import has_token, lines_with_token, token_set, tokenize, tokenize_path, tokens_by_line
 
 
 @pytest.mark.parametrize(
@@ -170,3 +170,15 @@ def test_the_lines_with_a_token_are_those_that_have_one():
             expected = [i for i, line in enumerate(lines) if has_token(line, tokens)]
             assert lines_with_token(lines, tokens) == expected, text
     assert lines_with_token(["a_b\nc_d", "e_f"], frozenset({"cd"})) == [0]
+
+
+def test_the_tokens_of_each_line_are_those_tokenize_finds():
+    texts = _texts()
+    kept = frozenset(tokenize(" ".join(texts[::50])))
+    for text in texts:
+        lines = text.split("\n")
+        for tokens in (kept, frozenset(tokenize(lines[-1]))):
+            assert tokens_by_line(lines, tokens) == [
+                [t for t in tokenize(line) if t in tokens] for line in lines
+            ]
+    assert tokens_by_line(["a_b\nc_d", "e_f"], frozenset({"cd", "ef"})) == [["cd"], ["ef"]]

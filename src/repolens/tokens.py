@@ -14,7 +14,7 @@ the same way for BM25 to mean anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from functools import lru_cache
 from itertools import chain
 
@@ -197,25 +197,37 @@ def _distinct_runs(text: str) -> set[str]:
     return runs
 
 
+def _pieces_by_line(lines: Sequence[str]) -> list[list[str]] | None:
+    """The pieces of each of ``lines`` (see ``_NOT_IN_RUNS``), in order;
+    None unless all of them are ASCII, without line breaks."""
+    text = "\n".join(lines)
+    if not text.isascii():
+        return None
+    split = text.translate(_NOT_IN_RUNS).split("\n")
+    return [line.split() for line in split] if len(split) == len(lines) else None
+
+
 def lines_with_token(lines: Sequence[str], wanted: frozenset[str] | set[str]) -> list[int]:
     """The indexes of ``lines`` that yield a token in ``wanted``: :func:`has_token`
     of each line, all at once. ASCII lines are split at what no run holds,
     each distinct piece is tested once, and a line matches when it holds a
     piece that matched: a chunk's lines repeat their names."""
-    text = "\n".join(lines)
-    if not text.isascii():
+    pieces = _pieces_by_line(lines)
+    if pieces is None:
         return [i for i, line in enumerate(lines) if has_token(line, wanted)]
-    split = text.translate(_NOT_IN_RUNS).split("\n")
-    if len(split) != len(lines):  # a line with a line break in it
-        return [i for i, line in enumerate(lines) if has_token(line, wanted)]
-    matching = {
-        piece
-        for piece in set(chain.from_iterable(map(str.split, split)))
-        if not wanted.isdisjoint(_piece_tokens(piece))
-    }
-    if not matching:
-        return []
-    return [i for i, line in enumerate(split) if not matching.isdisjoint(line.split())]
+    matching = {p for p in set(chain.from_iterable(pieces)) if not wanted.isdisjoint(_piece_tokens(p))}
+    return [i for i, line in enumerate(pieces) if not matching.isdisjoint(line)] if matching else []
+
+
+def tokens_by_line(lines: Sequence[str], kept: Container[str]) -> list[list[str]]:
+    """For each of ``lines``, its tokens that are in ``kept``, in order and
+    with repeats (:func:`tokenize` of each line, filtered), all lines at
+    once: each distinct piece of ASCII lines is tokenized once."""
+    pieces = _pieces_by_line(lines)
+    if pieces is None:
+        return [[t for t in tokenize(line) if t in kept] for line in lines]
+    among = {p: [t for t in _piece_tokens(p) if t in kept] for p in set(chain.from_iterable(pieces))}
+    return [[t for p in line for t in among[p]] for line in pieces]
 
 
 def token_set(text: str) -> set[str]:
