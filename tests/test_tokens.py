@@ -8,7 +8,7 @@ import pytest
 
 from repolens.search.query import looks_like_code, parse_query
 from repolens.store.handles import readers
-from repolens.tokens import has_token, lines_with_token, token_set, tokenize, tokenize_path, tokens_by_line
+from repolens.tokens import has_token, lines_with_token, terms_in, tokenize, tokenize_path, tokens_by_line
 
 
 @pytest.mark.parametrize(
@@ -139,8 +139,10 @@ def test_an_identifier_splits_as_its_separated_pieces_do():
         "__init__",
     ],
 )
-def test_the_token_set_of_a_text_is_the_set_of_its_tokens(text):
-    assert token_set(text) == set(tokenize(text))
+def test_the_terms_a_text_holds_are_among_its_tokens(text):
+    every = frozenset(tokenize(text))
+    assert terms_in(text, every | {"zz"}) == every
+    assert terms_in(text, frozenset({"zz", "handl", "foo"})) == every & {"handl", "foo"}
 
 
 def _texts() -> list[str]:
@@ -154,11 +156,12 @@ def _texts() -> list[str]:
     return sources + noise + [f"{text}é" for text in noise[:300]]
 
 
-def test_the_token_set_of_any_text_is_the_set_of_its_tokens():
+def test_the_terms_any_text_holds_are_among_its_tokens():
     """ASCII text is split at the characters no run holds rather than
     scanned: the same runs, whatever the hyphens and underscores around."""
     for text in _texts():
-        assert token_set(text) == set(tokenize(text)), text
+        every = frozenset(tokenize(text))
+        assert terms_in(text, every | {"zz"}) == every, text
 
 
 def test_the_lines_with_a_token_are_those_that_have_one():

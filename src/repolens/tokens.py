@@ -230,11 +230,11 @@ def tokens_by_line(lines: Sequence[str], kept: Container[str]) -> list[list[str]
     return [[t for p in line for t in among[p]] for line in pieces]
 
 
-def token_set(text: str) -> set[str]:
-    """The distinct tokens of ``text``: what :func:`tokenize` yields, without
-    order or repeats. Each distinct run is split once, so asking which query
-    terms a whole chunk contains costs a fraction of tokenizing it."""
-    return set(chain.from_iterable(map(_run_tokens, _distinct_runs(text))))
+def terms_in(text: str, terms: frozenset[str]) -> frozenset[str]:
+    """The ones of ``terms`` that ``text`` yields (``terms & set(tokenize(text))``),
+    without making that set. Each distinct run is split once, so asking which
+    query terms a whole chunk contains costs a fraction of tokenizing it."""
+    return terms.intersection(chain.from_iterable(map(_run_tokens, _distinct_runs(text))))
 
 
 def surface_forms(text: str) -> dict[str, str]:
