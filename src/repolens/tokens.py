@@ -174,11 +174,14 @@ _NOT_IN_RUNS = str.maketrans(
 )
 
 
-def _piece_tokens(piece: str) -> Iterator[str]:
-    """The tokens of one piece of ASCII text (see ``_NOT_IN_RUNS``)."""
-    if "-" in piece:
-        return chain.from_iterable(map(_run_tokens, _RUN_ASCII.findall(piece)))
-    return iter(_run_tokens(piece))
+def _piece_tokens(pieces: set[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each of the distinct ``pieces`` of ASCII text (see ``_NOT_IN_RUNS``)
+    with its tokens; only those with a hyphen are scanned for runs."""
+    hyphened = {piece for piece in pieces if "-" in piece}
+    plain = pieces - hyphened if hyphened else pieces
+    yield from zip(plain, map(_run_tokens, plain), strict=True)
+    for piece in hyphened:
+        yield piece, tuple(chain.from_iterable(map(_run_tokens, _RUN_ASCII.findall(piece))))
 
 
 def _distinct_runs(text: str) -> set[str]:
@@ -215,7 +218,9 @@ def lines_with_token(lines: Sequence[str], wanted: frozenset[str] | set[str]) ->
     pieces = _pieces_by_line(lines)
     if pieces is None:
         return [i for i, line in enumerate(lines) if has_token(line, wanted)]
-    matching = {p for p in set(chain.from_iterable(pieces)) if not wanted.isdisjoint(_piece_tokens(p))}
+    matching = {
+        p for p, found in _piece_tokens(set(chain.from_iterable(pieces))) if not wanted.isdisjoint(found)
+    }
     return [i for i, line in enumerate(pieces) if not matching.isdisjoint(line)] if matching else []
 
 
@@ -226,7 +231,10 @@ def tokens_by_line(lines: Sequence[str], kept: Container[str]) -> list[list[str]
     pieces = _pieces_by_line(lines)
     if pieces is None:
         return [[t for t in tokenize(line) if t in kept] for line in lines]
-    among = {p: [t for t in _piece_tokens(p) if t in kept] for p in set(chain.from_iterable(pieces))}
+    among = {
+        p: list(filter(kept.__contains__, found))
+        for p, found in _piece_tokens(set(chain.from_iterable(pieces)))
+    }
     return [[t for p in line for t in among[p]] for line in pieces]
 
 
