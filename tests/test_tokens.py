@@ -1,12 +1,14 @@
 """The code-aware tokenizer: one splitter for documents and queries."""
 
 import json
+import random
+from pathlib import Path
 
 import pytest
 
 from repolens.search.query import looks_like_code, parse_query
 from repolens.store.handles import readers
-from repolens.tokens import tokenize, tokenize_path
+from repolens.tokens import has_token, lines_with_token, terms_in, tokenize, tokenize_path, tokens_by_line
 
 
 @pytest.mark.parametrize(
@@ -125,3 +127,61 @@ def test_an_identifier_splits_as_its_separated_pieces_do():
         expected = [part for piece in pieces for part in split_identifier(piece)]
         assert split_identifier(word) == expected, word
     assert split_identifier("parse_URLParser-v2") == ["parse", "url", "parser", "v", "2"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a--b -c- _-a __ _x_ x-_y a-b-c- -",
+        "handle-submit\x1cfoo_bar\x0bBaz\tqux",
+        "naïve-Value x_y",
+        "",
+        "__init__",
+    ],
+)
+def test_the_terms_a_text_holds_are_among_its_tokens(text):
+    every = frozenset(tokenize(text))
+    assert terms_in(text, every | {"zz"}) == every
+    assert terms_in(text, frozenset({"zz", "handl", "foo"})) == every & {"handl", "foo"}
+
+
+def _texts() -> list[str]:
+    """This project's sources, and noise of the characters runs start, hold
+    and end at (mostly ASCII: that is the fast path)."""
+    sources = [
+        p.read_text(encoding="utf-8") for p in sorted(Path(__file__).parents[1].glob("src/repolens/**/*.py"))
+    ]
+    rng = random.Random(13)
+    noise = ["".join(rng.choice("aZ9_- .\n-_\t") for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    return sources + noise + [f"{text}é" for text in noise[:300]]
+
+
+def test_the_terms_any_text_holds_are_among_its_tokens():
+    """ASCII text is split at the characters no run holds rather than
+    scanned: the same runs, whatever the hyphens and underscores around."""
+    for text in _texts():
+        every = frozenset(tokenize(text))
+        assert terms_in(text, every | {"zz"}) == every, text
+
+
+def test_the_lines_with_a_token_are_those_that_have_one():
+    texts = _texts()
+    wanted = frozenset(tokenize(" ".join(texts[::50])))
+    for text in texts:
+        lines = text.split("\n")
+        for tokens in (wanted, frozenset(tokenize(lines[0])), frozenset({"x9", "az"})):
+            expected = [i for i, line in enumerate(lines) if has_token(line, tokens)]
+            assert lines_with_token(lines, tokens) == expected, text
+    assert lines_with_token(["a_b\nc_d", "e_f"], frozenset({"cd"})) == [0]
+
+
+def test_the_tokens_of_each_line_are_those_tokenize_finds():
+    texts = _texts()
+    kept = frozenset(tokenize(" ".join(texts[::50])))
+    for text in texts:
+        lines = text.split("\n")
+        for tokens in (kept, frozenset(tokenize(lines[-1]))):
+            assert tokens_by_line(lines, tokens) == [
+                [t for t in tokenize(line) if t in tokens] for line in lines
+            ]
+    assert tokens_by_line(["a_b\nc_d", "e_f"], frozenset({"cd", "ef"})) == [["cd"], ["ef"]]

@@ -14,7 +14,7 @@ the same way for BM25 to mean anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Sequence
 from functools import lru_cache
 from itertools import chain
 
@@ -164,21 +164,93 @@ def has_token(text: str, wanted: frozenset[str] | set[str]) -> bool:
     return not wanted.isdisjoint(_tokens(text))
 
 
-def token_set(text: str) -> set[str]:
-    """The distinct tokens of ``text``: what :func:`tokenize` yields, without
-    order or repeats. Each distinct run is split once, so asking which query
-    terms a whole chunk contains costs a fraction of tokenizing it."""
-    out: set[str] = set()
-    for run in set(_runs(text)):
-        out.update(_run_tokens(run))
-    return out
+# Every ASCII character that no run holds, made a space (line breaks are
+# kept, to split lines at): a run never spans one, so ASCII text splits at
+# them into pieces that each hold whole runs. A piece without a hyphen is one
+# run whole (underscores, a letter or digit, word characters), or only
+# underscores, which yield no token.
+_NOT_IN_RUNS = str.maketrans(
+    {chr(c): " " for c in range(128) if not chr(c).isalnum() and chr(c) not in "_-\n"}
+)
+
+
+def _piece_tokens(pieces: set[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each of the distinct ``pieces`` of ASCII text (see ``_NOT_IN_RUNS``)
+    with its tokens; only those with a hyphen are scanned for runs."""
+    hyphened = {piece for piece in pieces if "-" in piece}
+    plain = pieces - hyphened if hyphened else pieces
+    yield from zip(plain, map(_run_tokens, plain), strict=True)
+    for piece in hyphened:
+        yield piece, tuple(chain.from_iterable(map(_run_tokens, _RUN_ASCII.findall(piece))))
+
+
+def _distinct_runs(text: str) -> set[str]:
+    """The runs of ``text``, each once, and maybe pieces of underscores
+    alone. ASCII text is split at what no run holds (a translation and a
+    split, far cheaper than scanning it with the pattern) and only the
+    pieces with a hyphen are scanned."""
+    if not text.isascii():
+        return set(_RUN.findall(text))
+    runs = set(text.translate(_NOT_IN_RUNS).split())
+    if "-" in text:
+        hyphened = {piece for piece in runs if "-" in piece}
+        runs -= hyphened
+        for piece in hyphened:
+            runs.update(_RUN_ASCII.findall(piece))
+    return runs
+
+
+def _pieces_by_line(lines: Sequence[str]) -> list[list[str]] | None:
+    """The pieces of each of ``lines`` (see ``_NOT_IN_RUNS``), in order;
+    None unless all of them are ASCII, without line breaks."""
+    text = "\n".join(lines)
+    if not text.isascii():
+        return None
+    split = text.translate(_NOT_IN_RUNS).split("\n")
+    return [line.split() for line in split] if len(split) == len(lines) else None
+
+
+def lines_with_token(lines: Sequence[str], wanted: frozenset[str] | set[str]) -> list[int]:
+    """The indexes of ``lines`` that yield a token in ``wanted``: :func:`has_token`
+    of each line, all at once. ASCII lines are split at what no run holds,
+    each distinct piece is tested once, and a line matches when it holds a
+    piece that matched: a chunk's lines repeat their names."""
+    pieces = _pieces_by_line(lines)
+    if pieces is None:
+        return [i for i, line in enumerate(lines) if has_token(line, wanted)]
+    matching = {
+        p for p, found in _piece_tokens(set(chain.from_iterable(pieces))) if not wanted.isdisjoint(found)
+    }
+    return [i for i, line in enumerate(pieces) if not matching.isdisjoint(line)] if matching else []
+
+
+def tokens_by_line(lines: Sequence[str], kept: Container[str]) -> list[list[str]]:
+    """For each of ``lines``, its tokens that are in ``kept``, in order and
+    with repeats (:func:`tokenize` of each line, filtered), all lines at
+    once: each distinct piece of ASCII lines is tokenized once."""
+    pieces = _pieces_by_line(lines)
+    if pieces is None:
+        return [[t for t in tokenize(line) if t in kept] for line in lines]
+    among = {
+        p: list(filter(kept.__contains__, found))
+        for p, found in _piece_tokens(set(chain.from_iterable(pieces)))
+    }
+    return [[t for p in line for t in among[p]] for line in pieces]
+
+
+def terms_in(text: str, terms: frozenset[str]) -> frozenset[str]:
+    """The ones of ``terms`` that ``text`` yields (``terms & set(tokenize(text))``),
+    without making that set. Each distinct run is split once, so asking which
+    query terms a whole chunk contains costs a fraction of tokenizing it."""
+    return terms.intersection(chain.from_iterable(map(_run_tokens, _distinct_runs(text))))
 
 
 def surface_forms(text: str) -> dict[str, str]:
     """Each token of ``text`` mapped to the first word that produced it, for
-    showing people words rather than stems (``expir`` -> ``expired``)."""
+    showing people words rather than stems (``expir`` -> ``expired``). A
+    run met again maps nothing new, so each distinct run is split once."""
     forms: dict[str, str] = {}
-    for run in _runs(text):
+    for run in dict.fromkeys(_runs(text)):
         parts = split_identifier(run)
         whole = run.replace("_", "").replace("-", "").lower()
         if len(parts) > 1:

@@ -20,7 +20,7 @@ from repolens.reply.budget import counted, more_did_not_fit
 from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
 from repolens.search.hits import Hit
 from repolens.search.query import ParsedQuery
-from repolens.tokens import token_set
+from repolens.tokens import terms_in
 
 # The terms a file matches are read from its best few hits only: tokenizing
 # every hit of every named file was a third of a warm search.
@@ -105,6 +105,7 @@ def ranked_files(
         scored.append((score, path, role, ordered))
     scored.sort(key=lambda item: -item[0])  # stable: equal scores keep rank order
     surface = {t.token: t.surface or t.token for t in query.terms}
+    wanted = frozenset(surface)
     named = {i.lower().replace("_", "") for i in query.identifiers}
     for score, path, role, ordered in scored:
         if path in exclude:
@@ -114,7 +115,7 @@ def ranked_files(
         for k, h in enumerate(ordered):
             c = h.chunk
             if k < EVIDENCE_HITS and len(found) < len(surface):
-                found.update(surface.keys() & token_set(c.text))
+                found.update(terms_in(c.text, wanted))
             defined = str(h.factors.get("defines", ""))  # from the symbol leg
             if not defined and c.kind in DEFINITION_KINDS and c.name.lower().replace("_", "") in named:
                 defined = c.qualname

@@ -45,7 +45,7 @@ from repolens.reply.json import packet_json
 from repolens.reply.prose import prose_lines
 from repolens.search.hits import Hit, matching_lines, own_lines
 from repolens.settings import Settings
-from repolens.tokens import tokenize
+from repolens.tokens import tokens_by_line
 
 NO_MATCH = "No matching chunks found."
 # Lines shown of a hit found by meaning only (no word of the query in it).
@@ -393,10 +393,11 @@ def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> 
     numbers = [n for n, _ in block.lines]
     position = {n: i for i, n in enumerate(numbers)}
     scored = []
-    for n, text in block.lines:
+    for n, found in zip(numbers, tokens_by_line([text for _, text in block.lines], weights), strict=True):
         # Summed in a fixed order: a set's order follows the hash seed, and float sums
-        # in another order can break a tie differently from one run to the next.
-        score = sum(weights.get(t, 0.0) for t in dict.fromkeys(tokenize(text)))
+        # in another order can break a tie differently from one run to the next. (A
+        # term without a weight added 0.0 when it was summed too: the same sum.)
+        score = sum(weights[t] for t in dict.fromkeys(found))
         if score > 0:
             scored.append((n in block.prose, -score, n))
     body = _BodySize(block, sizes)

@@ -63,7 +63,7 @@ def prose_lines(lines: Sequence[str], language: str) -> set[int]:
             if closing in text:
                 closing = ""
             continue
-        opened = next((pair for pair in blocks if text.startswith(pair[0])), None)
+        opened = next((pair for pair in blocks if text.startswith(pair[0])), None) if blocks else None
         if opened is not None:
             out.add(i)
             closing = "" if opened[1] in text[len(opened[0]) :] else opened[1]
@@ -74,13 +74,15 @@ def prose_lines(lines: Sequence[str], language: str) -> set[int]:
             continue
         if not docstrings:
             continue
-        m = _DOCSTRING_OPEN.match(text)
+        m = _DOCSTRING_OPEN.match(text) if '"' in text[:3] or "'" in text[:3] else None
         if m is not None:
             out.add(i)
             closing = "" if m.group(1) in text[m.end() :] else m.group(1)
             in_prose = True
             continue
         # a triple-quoted string opened in code runs on as code
-        closing = next((q for q in ('"""', "'''") if text.count(q) % 2), "")
+        closing = (
+            next((q for q in ('"""', "'''") if text.count(q) % 2), "") if "''" in text or '""' in text else ""
+        )
         in_prose = False
     return out

@@ -9,7 +9,7 @@ from repolens.chunk import Chunk
 from repolens.chunk.labels import repeated_header_lines
 from repolens.search.filters import Filters
 from repolens.search.query import ParsedQuery
-from repolens.tokens import has_token
+from repolens.tokens import lines_with_token
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,4 +97,4 @@ def matching_lines(chunk: Chunk, tokens: frozenset[str]) -> list[int]:
     THE test of a matching line, for packets (which lines to show) and for
     focus (which definitions to show)."""
     start = chunk.start_line
-    return [start + i for i, line in enumerate(own_lines(chunk)) if has_token(line, tokens)]
+    return [start + i for i in lines_with_token(own_lines(chunk), tokens)]

@@ -92,9 +92,16 @@ def looks_like_code(run: str) -> bool:
     return len(split_identifier(core)) > 1 and bool(_LETTER_DIGIT.search(core))
 
 
-def _identifiers(text: str) -> list[str]:
+def _code_runs(text: str) -> list[str]:
+    """The distinct runs of ``text`` that look like code, in order of first
+    appearance (a long issue repeats its names: each is judged once)."""
+    return [run for run in dict.fromkeys(_WORDISH.findall(text)) if looks_like_code(run)]
+
+
+def _identifiers(text: str, code_runs: list[str]) -> list[str]:
     """Identifier-looking names in ``text``: code spans, calls, and runs that
-    look like code; a query that is one bare word counts as an identifier."""
+    look like code (``code_runs``, :func:`_code_runs`); a query that is one
+    bare word counts as an identifier."""
     found: list[str] = []
     stripped = text.strip()
     if _IDENT.fullmatch(stripped) and len(stripped) > 1:
@@ -102,9 +109,9 @@ def _identifiers(text: str) -> list[str]:
     for span in _CODE_SPAN.findall(text):
         found.extend(m.group(0) for m in _IDENT.finditer(span))
     found.extend(m.group(1) for m in _CALL.finditer(text))
-    for run in _WORDISH.findall(text):
+    for run in code_runs:
         core = run.strip(".:-/")
-        if looks_like_code(core) and "/" not in core:
+        if "/" not in core:
             found.extend(m.group(0) for m in _IDENT.finditer(core))
     out = []
     for name in dict.fromkeys(n.strip("._") for n in found):
@@ -144,9 +151,9 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
     code_tokens: set[str] = set()
     for span in _CODE_SPAN.findall(text):
         code_tokens.update(tokenize(span))
-    for run in _WORDISH.findall(text):
-        if looks_like_code(run):
-            code_tokens.update(tokenize(run))
+    code_runs = _code_runs(text)
+    for run in code_runs:
+        code_tokens.update(tokenize(run))
     for name in _CALL.findall(text):
         code_tokens.update(tokenize(name))
 
@@ -175,7 +182,7 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
     return ParsedQuery(
         text=text,
         terms=tuple(terms),
-        identifiers=tuple(_identifiers(text)),
+        identifiers=tuple(_identifiers(text, code_runs)),
         paths=tuple(_paths(text)),
         scopes=tuple(_scopes(text)),
     )

@@ -1,4 +1,5 @@
-"""Remembered results of a local index are pruned in batches, newest kept."""
+"""Remembered results of a local index are pruned in batches, newest kept; a result
+remembered again unchanged is not written again."""
 
 import os
 
@@ -17,3 +18,16 @@ def test_remembered_results_are_pruned_to_the_newest_when_the_folder_passes_its_
     assert recall(tmp_path, ids[-1]) == f'{{"n": {PRUNE_AT}}}'
     assert recall(tmp_path, ids[-KEEP]) is not None
     assert recall(tmp_path, ids[-KEEP - 1]) is None
+
+
+def test_a_result_remembered_again_unchanged_is_not_rewritten_but_dated_anew(tmp_path):
+    assert remember(tmp_path, "abc", '{"n": 1}')
+    path = tmp_path / "queries" / "abc.json"
+    os.utime(path, (1_000_000, 1_000_000))
+    inode = path.stat().st_ino
+    assert remember(tmp_path, "abc", '{"n": 1}')
+    assert path.stat().st_ino == inode  # left in place, not replaced by a new copy
+    assert path.stat().st_mtime > 1_000_000  # the newest again, for pruning
+    assert remember(tmp_path, "abc", '{"n": 2}')  # another result under the id is written
+    assert recall(tmp_path, "abc") == '{"n": 2}'
+    assert path.stat().st_ino != inode
