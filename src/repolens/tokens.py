@@ -184,22 +184,6 @@ def _piece_tokens(pieces: set[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
         yield piece, tuple(chain.from_iterable(map(_run_tokens, _RUN_ASCII.findall(piece))))
 
 
-def _distinct_runs(text: str) -> set[str]:
-    """The runs of ``text``, each once, and maybe pieces of underscores
-    alone. ASCII text is split at what no run holds (a translation and a
-    split, far cheaper than scanning it with the pattern) and only the
-    pieces with a hyphen are scanned."""
-    if not text.isascii():
-        return set(_RUN.findall(text))
-    runs = set(text.translate(_NOT_IN_RUNS).split())
-    if "-" in text:
-        hyphened = {piece for piece in runs if "-" in piece}
-        runs -= hyphened
-        for piece in hyphened:
-            runs.update(_RUN_ASCII.findall(piece))
-    return runs
-
-
 def _pieces_by_line(lines: Sequence[str]) -> list[list[str]] | None:
     """The pieces of each of ``lines`` (see ``_NOT_IN_RUNS``), in order;
     None unless all of them are ASCII, without line breaks."""
@@ -240,9 +224,13 @@ def tokens_by_line(lines: Sequence[str], kept: Container[str]) -> list[list[str]
 
 def terms_in(text: str, terms: frozenset[str]) -> frozenset[str]:
     """The ones of ``terms`` that ``text`` yields (``terms & set(tokenize(text))``),
-    without making that set. Each distinct run is split once, so asking which
-    query terms a whole chunk contains costs a fraction of tokenizing it."""
-    return terms.intersection(chain.from_iterable(map(_run_tokens, _distinct_runs(text))))
+    without making that set. Each distinct piece (ASCII) or run is split once,
+    so asking which query terms a whole chunk contains costs a fraction of
+    tokenizing it."""
+    if not text.isascii():
+        return terms.intersection(chain.from_iterable(map(_run_tokens, set(_RUN.findall(text)))))
+    pieces = set(text.translate(_NOT_IN_RUNS).split())
+    return terms.intersection(chain.from_iterable(found for _, found in _piece_tokens(pieces)))
 
 
 def surface_forms(text: str) -> dict[str, str]:
