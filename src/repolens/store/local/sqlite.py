@@ -14,10 +14,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from repolens.chunk import Chunk, Symbol
 from repolens.errors import IndexCorruptError
@@ -31,6 +29,7 @@ from repolens.store.base import (
     SymbolRow,
     normalize_symbol,
 )
+from repolens.store.chunk_rows import CHUNK_COLS, compress, stored_chunk
 
 SCHEMA_VERSION = 3
 
@@ -177,14 +176,6 @@ def write_meta(db: sqlite3.Connection, values: Mapping[str, object]) -> None:
     )
 
 
-def compress(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
-
-
-def decompress(blob: bytes) -> str:
-    return zlib.decompress(blob).decode("utf-8", "surrogatepass")
-
-
 _FILE_COLS = "id, path, hash, size, mtime_ns, language, lines, flags"
 
 
@@ -321,37 +312,10 @@ def delete_file(db: sqlite3.Connection, file_id: int) -> list[int]:
     return cids
 
 
-_CHUNK_COLS = (
-    "cid, id, path, start_line, end_line, language, kind, name, qualname, signature, parent, doc, kinds, text"
-)
-
-
-def _row_to_stored(row: Sequence[Any]) -> StoredChunk:
-    # Every column is NOT NULL with INTEGER or TEXT affinity, so SQLite gives
-    # ints and strs already: no conversions (a search reads ~100 rows).
-    cid, id_, path, start, end, lang, kind, name, qual, sig, parent, doc, kinds, blob = row
-    chunk = Chunk(
-        path=path,
-        start_line=start,
-        end_line=end,
-        text=decompress(blob),
-        language=lang,
-        kind=kind,
-        name=name,
-        qualname=qual,
-        signature=sig,
-        parent=parent,
-        doc=doc,
-        id=id_,
-        kinds=tuple(kinds.split(",")) if kinds else (),
-    )
-    return StoredChunk(cid, chunk)
-
-
 def chunks_by_cid(db: sqlite3.Connection, cids: Iterable[int]) -> dict[int, StoredChunk]:
     out: dict[int, StoredChunk] = {}
-    for row in rows_in(db, f"SELECT {_CHUNK_COLS} FROM chunks WHERE cid IN ({{marks}})", cids):
-        s = _row_to_stored(row)
+    for row in rows_in(db, f"SELECT {CHUNK_COLS} FROM chunks WHERE cid IN ({{marks}})", cids):
+        s = stored_chunk(row)
         out[s.cid] = s
     return out
 
@@ -365,17 +329,17 @@ def paths_of_chunks(db: sqlite3.Connection, cids: Iterable[int]) -> dict[int, st
 
 
 def chunk_by_id(db: sqlite3.Connection, chunk_id: str) -> StoredChunk | None:
-    row = db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)).fetchone()
-    return _row_to_stored(row) if row else None
+    row = db.execute(f"SELECT {CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)).fetchone()
+    return stored_chunk(row) if row else None
 
 
 def chunks_of_files(db: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[StoredChunk]]:
     """The chunks of those of ``paths`` that have any, each file's by start
     line (chunks sharing one in the order they were written)."""
-    sql = f"SELECT {_CHUNK_COLS} FROM chunks WHERE path IN ({{marks}}) ORDER BY path, start_line, cid"
+    sql = f"SELECT {CHUNK_COLS} FROM chunks WHERE path IN ({{marks}}) ORDER BY path, start_line, cid"
     out: dict[str, list[StoredChunk]] = {}
     for row in rows_in(db, sql, paths):
-        stored = _row_to_stored(row)
+        stored = stored_chunk(row)
         out.setdefault(stored.chunk.path, []).append(stored)
     return out
 

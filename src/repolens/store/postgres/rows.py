@@ -7,11 +7,9 @@ down (the same as the local store's).
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk
 from repolens.store.base import (
     FileRecord,
     NameMatch,
@@ -21,17 +19,10 @@ from repolens.store.base import (
     SymbolOrder,
     SymbolRow,
 )
+from repolens.store.chunk_rows import CHUNK_COLS, stored_chunk
 
 if TYPE_CHECKING:
     import psycopg
-
-
-def compress(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
-
-
-def decompress(blob: bytes) -> str:
-    return zlib.decompress(blob).decode("utf-8", "surrogatepass")
 
 
 def read_meta(conn: psycopg.Connection, gen: int) -> dict[str, str]:
@@ -81,44 +72,19 @@ def skipped(conn: psycopg.Connection, gen: int) -> dict[str, SkippedFile]:
     return {r[0]: SkippedFile(*r) for r in rows}
 
 
-CHUNK_COLS = (
-    "cid, id, path, start_line, end_line, language, kind, name, qualname, signature, parent, doc, kinds, text"
-)
-
-
-def _stored(row: tuple) -> StoredChunk:
-    cid, id_, path, start, end, lang, kind, name, qual, sig, parent, doc, kinds, blob = row
-    chunk = Chunk(
-        path=path,
-        start_line=start,
-        end_line=end,
-        text=decompress(blob),
-        language=lang,
-        kind=kind,
-        name=name,
-        qualname=qual,
-        signature=sig,
-        parent=parent,
-        doc=doc,
-        id=id_,
-        kinds=tuple(kinds.split(",")) if kinds else (),
-    )
-    return StoredChunk(cid, chunk)
-
-
 def chunks(conn: psycopg.Connection, gen: int, cids: Iterable[int]) -> dict[int, StoredChunk]:
     wanted = list({int(c) for c in cids})
     if not wanted:
         return {}
     rows = conn.execute(f"SELECT {CHUNK_COLS} FROM chunks WHERE gen = %s AND cid = ANY(%s)", (gen, wanted))
-    return {s.cid: s for s in map(_stored, rows)}
+    return {s.cid: s for s in map(stored_chunk, rows)}
 
 
 def chunk_by_id(conn: psycopg.Connection, gen: int, chunk_id: str) -> StoredChunk | None:
     row = conn.execute(
         f"SELECT {CHUNK_COLS} FROM chunks WHERE gen = %s AND id = %s", (gen, chunk_id)
     ).fetchone()
-    return _stored(row) if row else None
+    return stored_chunk(row) if row else None
 
 
 def chunks_of_files(conn: psycopg.Connection, gen: int, paths: Iterable[str]) -> dict[str, list[StoredChunk]]:
@@ -128,7 +94,7 @@ def chunks_of_files(conn: psycopg.Connection, gen: int, paths: Iterable[str]) ->
         (gen, list(paths)),
     )
     out: dict[str, list[StoredChunk]] = {}
-    for stored in map(_stored, rows):
+    for stored in map(stored_chunk, rows):
         out.setdefault(stored.chunk.path, []).append(stored)
     return out
 

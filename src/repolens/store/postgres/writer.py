@@ -26,6 +26,7 @@ from repolens.store.base import (
     StoredChunk,
     normalize_symbol,
 )
+from repolens.store.chunk_rows import compress
 from repolens.store.postgres import history, lexical, rows
 from repolens.store.postgres.connect import connect, translate
 from repolens.store.postgres.lexical import SCORED
@@ -228,7 +229,7 @@ class PgWriter:
             self._totals = [a + b for a, b in zip(self._totals, lens, strict=True)]
             self._rows["chunks"].append(
                 (g, cid, c.id, file_id, c.path, c.start_line, c.end_line, c.language, c.kind, c.name,
-                 c.qualname, c.signature, c.parent, c.doc, ",".join(c.kinds), rows.compress(c.text), lens)
+                 c.qualname, c.signature, c.parent, c.doc, ",".join(c.kinds), compress(c.text), lens)
             )  # fmt: skip
             if vectors and c.id in vectors:
                 kept.append((cid, vectors[c.id]))
