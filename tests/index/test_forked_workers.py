@@ -169,6 +169,7 @@ def test_ctrl_c_during_a_build_with_workers_prints_one_line_and_ends_every_proce
             procs = running_processes("REPOLENS_TEST_TAG")
             if len([p for p in procs if p.mark == tag and p.ppid == proc.pid]) >= 2:
                 break
+            time.sleep(0.01)
         os.killpg(proc.pid, signal.SIGINT)  # the workers wait for their first jobs
         _, err = proc.communicate(timeout=120)
     finally:
