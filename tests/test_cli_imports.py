@@ -179,3 +179,72 @@ def test_indexing_a_small_repository_starts_no_worker_process(tmp_path: Path):
     code, modules = loaded_after("index", str(root), "--index-dir", str(tmp_path / "index"))
     assert code == 0
     assert sorted(m for m in modules if m.startswith(("multiprocessing", "concurrent.futures"))) == []
+
+
+def run_python(code: str, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    return out.stdout
+
+
+def test_a_quick_command_never_runs_the_stdlib_modules_it_does_not_use(indexed_sample: tuple[Path, Path]):
+    """A command run as its process's own command line (``main()`` reads
+    ``sys.argv``) leaves ``inspect`` and ``ipaddress`` in ``sys.modules``
+    unexecuted; a command given its arguments (a caller's process) does not
+    defer them."""
+    root, index_dir = indexed_sample
+    probe = (
+        "import sys\nfrom repolens.cli import main\ncode = main(CALL)\n"
+        "print('--', code, *(type(sys.modules[m]).__name__ for m in ('inspect', 'ipaddress')))"
+    )
+    where = ["--root", str(root), "--index-dir", str(index_dir)]
+
+    def after(call: str, *command: str) -> list[str]:
+        return run_python(probe.replace("CALL", call), *command, *where).rpartition("--")[2].split()
+
+    assert after("", "search", "where do sessions expire") == ["0", "_Deferred", "_Deferred"]
+    assert after("", "symbols", "SessionStore") == ["0", "_Deferred", "_Deferred"]
+    assert after("sys.argv[1:]", "search", "where do sessions expire") == ["0", "module", "module"]
+
+
+def test_a_deferred_module_works_at_its_first_use():
+    """Whatever looks a name up in a deferred module gets it: the module's
+    code runs then, once, even when several threads ask at the same time."""
+    out = run_python(
+        """
+import sys, threading
+from repolens.cli import _defer_unused_modules
+_defer_unused_modules()
+import inspect, ipaddress
+print(type(inspect).__name__, type(ipaddress).__name__)
+barrier = threading.Barrier(8)
+found = []
+def use():
+    barrier.wait()
+    found.append(inspect.isfunction(use))
+threads = [threading.Thread(target=use) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(found.count(True), type(inspect).__name__, inspect.signature(lambda a, b=1: 0))
+from ipaddress import ip_address
+print(ip_address("::1").version)
+import dataclasses
+@dataclasses.dataclass
+class Point:
+    x: int
+print(Point.__doc__)
+try:
+    inspect.no_such_name
+except AttributeError as exc:
+    print(exc)
+"""
+    )
+    assert out.splitlines() == [
+        "_Deferred _Deferred",
+        "8 module (a, b=1)",
+        "6",
+        "Point(x: int)",
+        "module 'inspect' has no attribute 'no_such_name'",
+    ]

@@ -15,11 +15,13 @@ traceback ever reaches the user for an error we can name.
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import codecs
 import gc
 import os
 import sys
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -103,6 +105,54 @@ def _collect_rarely() -> None:
     atexit.register(gc.freeze)
 
 
+# Standard-library modules that what a quick command imports imports in turn
+# but never uses: ``dataclasses`` imports ``inspect`` (and with it ``ast``,
+# ``dis`` and ``tokenize``) only to write a docstring for a class that has
+# none, and ``urllib.parse`` (which ``pathlib`` imports) imports
+# ``ipaddress`` only to check a bracketed host in a URL. Loading them was 8%
+# of a new process's search (docs/benchmarks.md, issue 15).
+_UNUSED_BY_QUICK_COMMANDS = ("inspect", "ipaddress")
+_LOADING = _thread.RLock()
+
+
+class _Deferred(types.ModuleType):
+    """A module in ``sys.modules`` whose code has not run yet: it runs when
+    the first name is looked up in it that it does not have, so every use
+    of the module still works, only later. (``importlib.util.LazyLoader``
+    runs it at the first look-up of any name, and an ``import`` statement
+    looks up ``__spec__``, so it would load at once.)"""
+
+    def __getattr__(self, name: str) -> object:
+        with _LOADING:  # a thread arriving meanwhile waits for the whole module
+            if type(self) is _Deferred and not self.__dict__.get("__deferred_running__"):
+                self.__dict__["__deferred_running__"] = True  # a circular import sees a partial module
+                try:
+                    self.__spec__.loader.exec_module(self)
+                finally:
+                    del self.__dict__["__deferred_running__"]
+                    self.__class__ = types.ModuleType
+        try:
+            return self.__dict__[name]
+        except KeyError:
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}") from None
+
+
+def _defer_unused_modules() -> None:
+    """Put the modules of ``_UNUSED_BY_QUICK_COMMANDS`` not yet imported in
+    ``sys.modules`` as :class:`_Deferred` modules."""
+    import importlib.util
+
+    for name in _UNUSED_BY_QUICK_COMMANDS:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        module.__class__ = _Deferred
+        sys.modules[name] = module
+
+
 def main(argv: Sequence[str] | None = None, *, quick: bool = True) -> int:
     """Run one command; its exit code. ``quick=False`` sends every command
     through click (the tests compare the two paths)."""
@@ -111,6 +161,8 @@ def main(argv: Sequence[str] | None = None, *, quick: bool = True) -> int:
         for arg in args:  # every user string of a command enters here
             check_utf8("command-line argument", arg)
         if quick:
+            if argv is None:  # the process's own command line
+                _defer_unused_modules()
             from repolens.cli.reads import parse
 
             if (run := parse(args)) is not None:
