@@ -5,13 +5,17 @@ together cover every line of the file, plus the definitions (symbols) it
 found. The index only talks to :func:`chunk_file`; which chunker runs for a
 file (syntax-aware, markdown headings or line windows) is decided in
 :mod:`repolens.chunk.dispatch`.
+
+This module holds what the read path needs (:class:`Chunk`, :class:`Symbol`);
+what only chunking needs (``ChunkedFile``, ``Chunker``, ``ChunkFn`` in
+:mod:`repolens.chunk.chunker`, the dispatcher) loads on first use of its
+name here, so a search that re-chunks nothing never creates those classes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repolens.hashing import blake2b
 
@@ -57,28 +61,6 @@ class Symbol(NamedTuple):
     language: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkedFile:
-    """What a chunker makes of one file: its chunks, the definitions found, and whether parsing failed."""
-
-    chunks: list[Chunk]
-    symbols: list[Symbol] = field(default_factory=list)
-    parse_error: bool = False
-
-
-class Chunker(Protocol):
-    """Anything that can cut a file into chunks.
-
-    ``name`` and ``version`` are recorded in the index: a different chunker
-    means the stored chunks are stale and must be rebuilt.
-    """
-
-    name: str
-    version: int
-
-    def chunk(self, path: str, text: str, language: str) -> ChunkedFile: ...
-
-
 def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
     """Give each chunk a stable id: a hash of path, kind, name and text.
 
@@ -102,15 +84,16 @@ def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
     return out
 
 
-# The dispatcher (tree-sitter and every grammar) loads on first use of its
-# names (PEP 562): the read path needs Chunk and Symbol, never a parser.
+# The dispatcher (tree-sitter and every grammar) and the chunkers' own types
+# load on first use of their names (PEP 562): the read path needs Chunk and
+# Symbol, never a parser.
 _DISPATCH = frozenset({"chunk_file", "chunker_for", "chunker_identity", "chunking_config"})
+_CHUNKER = frozenset({"ChunkFn", "ChunkedFile", "Chunker"})
 
 if TYPE_CHECKING:
+    from repolens.chunk.chunker import ChunkedFile, Chunker, ChunkFn
     from repolens.chunk.dispatch import chunk_file, chunker_for, chunker_identity, chunking_config
     from repolens.settings import Settings
-
-ChunkFn = Callable[[str, str, str], ChunkedFile]
 
 
 def make_chunker(settings: Settings) -> ChunkFn:
@@ -128,11 +111,15 @@ def make_chunker(settings: Settings) -> ChunkFn:
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _DISPATCH:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from repolens.chunk import dispatch
+    if name in _CHUNKER:
+        from repolens.chunk import chunker
 
-    return getattr(dispatch, name)
+        return getattr(chunker, name)
+    if name in _DISPATCH:
+        from repolens.chunk import dispatch
+
+        return getattr(dispatch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

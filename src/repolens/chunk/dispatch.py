@@ -13,7 +13,8 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk, ChunkedFile, Chunker, Symbol, assign_ids
+from repolens.chunk import Chunk, Symbol, assign_ids
+from repolens.chunk.chunker import ChunkedFile, Chunker
 from repolens.chunk.grammars import grammar_versions
 from repolens.chunk.markdown import MarkdownChunker
 from repolens.chunk.pack import source_lines

@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from repolens.chunk import ChunkedFile, Symbol
+from repolens.chunk import Symbol
+from repolens.chunk.chunker import ChunkedFile
 from repolens.chunk.pack import Def, Packer, source_lines
 
 # Sections up to this many lines are packed with their small neighbours.

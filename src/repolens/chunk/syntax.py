@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import tree_sitter as ts
 from tree_sitter import Node
 
-from repolens.chunk import ChunkedFile, Symbol
+from repolens.chunk import Symbol
+from repolens.chunk.chunker import ChunkedFile
 from repolens.chunk.grammars import (
     CLASS_KINDS,
     CONTAINER_KINDS,

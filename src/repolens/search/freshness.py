@@ -20,11 +20,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk, ChunkFn, make_chunker
+from repolens.chunk import Chunk, make_chunker
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.store.base import IndexReader
 
 if TYPE_CHECKING:
+    from repolens.chunk import ChunkFn
     from repolens.settings import Settings
 
 # Reading and re-chunking a file (``repolens.discover.load``, the language
