@@ -21,7 +21,6 @@ Roles, checked in this order (the first that applies wins):
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Literal
@@ -115,25 +114,56 @@ _VENDORED_DIRS = frozenset(
     }
 )
 _GENERATED_DIRS = frozenset({"generated", "__generated__", "gen-src", "autogen"})
-_GENERATED_FILE = re.compile(
-    r"""(
-        _pb2(_grpc)?\.pyi?$ | \.pb\.(go|cc|h|c)$ | _pb\.(js|d\.ts)$ | \.pb\.gw\.go$
-      | ^zz_generated\. | [._]generated\.[^.]+$ | \.gen\.[^.]+$ | _gen\.go$
-      | \.min\.(js|css)$ | \.designer\.cs$ | \.g\.dart$ | \.freezed\.dart$
-    )""",
-    re.X,
+# File names are checked with str methods, not regular expressions: compiling
+# these three took ~1 ms of every new process's search (docs/benchmarks.md,
+# issue 15). tests/search/test_priors.py holds the patterns they replace and
+# checks that both agree.
+_GENERATED_SUFFIXES = (
+    *("_pb2.py", "_pb2.pyi", "_pb2_grpc.py", "_pb2_grpc.pyi", "_pb.js", "_pb.d.ts"),
+    *(".pb.go", ".pb.cc", ".pb.h", ".pb.c", ".pb.gw.go", "_gen.go"),
+    *(".min.js", ".min.css", ".designer.cs", ".g.dart", ".freezed.dart"),
 )
+
+
+def _generated_name(name: str) -> bool:
+    """Protobuf and gRPC stubs, minified bundles, ``zz_generated.*``, and
+    ``*.generated.<ext>``, ``*_generated.<ext>``, ``*.gen.<ext>``."""
+    if name.startswith("zz_generated.") or name.endswith(_GENERATED_SUFFIXES):
+        return True
+    stem, _, ext = name.rpartition(".")
+    return bool(ext) and stem.endswith((".generated", "_generated", ".gen"))
+
+
 _TEST_DIRS = frozenset(
     {"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "e2e", "__mocks__"}
 )
-_TEST_FILE = re.compile(
-    r"""(
-        ^test_.+\.py$ | _tests?\.py$ | ^tests?\.py$ | ^conftest\.py$
-      | _test\.(go|rs|exs?|dart|cc|cpp|c)$ | \.(test|spec)\.[cm]?[jt]sx?$
-      | (Test|Tests|Spec|IT)\.(java|kt|scala|cs|php|swift)$ | _spec\.rb$ | _test\.rb$
-    )""",
-    re.X,
+_TEST_SUFFIXES = (
+    *("_test.py", "_tests.py", "_spec.rb", "_test.rb"),
+    *(f"_test.{ext}" for ext in ("go", "rs", "ex", "exs", "dart", "cc", "cpp", "c")),
+    # foo.test.ts, foo.spec.mjs, foo.test.jsx, ...
+    *(
+        f".{kind}.{m}{js}s{x}"
+        for kind in ("test", "spec")
+        for m in ("", "c", "m")
+        for js in "jt"
+        for x in ("", "x")
+    ),
+    # FooTest.java, FooSpec.scala, FooIT.kt, ...
+    *(
+        f"{word}.{ext}"
+        for word in ("Test", "Tests", "Spec", "IT")
+        for ext in ("java", "kt", "scala", "cs", "php", "swift")
+    ),
 )
+_TEST_NAMES = frozenset({"test.py", "tests.py", "conftest.py"})
+
+
+def _test_name(name: str) -> bool:
+    if name in _TEST_NAMES or name.endswith(_TEST_SUFFIXES):
+        return True
+    return name.startswith("test_") and name.endswith(".py") and len(name) > len("test_.py")
+
+
 _EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos"})
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
 _DOC_EXTENSIONS = frozenset(
@@ -174,7 +204,28 @@ _CONFIG_NAMES = frozenset(
         ".gitattributes",
     }
 )
-_CONFIG_FILE = re.compile(r"(\.config\.[cm]?[jt]s$|^\.[\w-]+rc(\.\w+)?$|^tsconfig.*\.json$)")
+_CONFIG_SUFFIXES = tuple(f".config.{m}{js}s" for m in ("", "c", "m") for js in "jt")
+
+
+def _config_name(lname: str) -> bool:
+    """``*.config.js`` (and ``.ts``, ``.mjs``, ...), ``tsconfig*.json``, and
+    ``.<name>rc`` or ``.<name>rc.<ext>`` (``.eslintrc``, ``.babelrc.json``)."""
+    if lname.endswith(_CONFIG_SUFFIXES) or (lname.startswith("tsconfig") and lname.endswith(".json")):
+        return True
+    if not lname.startswith("."):
+        return False
+    head, dot, ext = lname[1:].partition(".")
+    return (
+        len(head) > len("rc")
+        and head.endswith("rc")
+        and _word(head[:-2], "-")
+        and (not dot or (bool(ext) and _word(ext)))
+    )
+
+
+def _word(text: str, extra: str = "") -> bool:
+    """Whether every character of ``text`` is a word character (``\\w``) or in ``extra``."""
+    return all(c.isalnum() or c == "_" or c in extra for c in text)
 
 
 @lru_cache(maxsize=65_536)
@@ -191,13 +242,13 @@ def path_role(path: str) -> PathRole:
     lname = name.lower()
     if any(d in _VENDORED_DIRS for d in dirs):
         return "vendored"
-    if any(d in _GENERATED_DIRS for d in dirs) or _GENERATED_FILE.search(name):
+    if any(d in _GENERATED_DIRS for d in dirs) or _generated_name(name):
         return "generated"
-    if any(d in _TEST_DIRS for d in dirs) or _TEST_FILE.search(name):
+    if any(d in _TEST_DIRS for d in dirs) or _test_name(name):
         return "test"
     if any(d in _EXAMPLE_DIRS for d in dirs):
         return "example"
-    if lname in _CONFIG_NAMES or _CONFIG_FILE.search(lname):
+    if lname in _CONFIG_NAMES or _config_name(lname):
         return "config"
     suffix = PurePosixPath(lname).suffix
     if any(d in _DOC_DIRS for d in dirs) or suffix in _DOC_EXTENSIONS:

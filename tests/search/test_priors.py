@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from repolens.roles import OVERVIEW_WEIGHT, RANKING_WEIGHT, path_role
@@ -61,3 +63,62 @@ def test_the_overview_discounts_every_role_less_than_ranking_does() -> None:
     assert OVERVIEW_WEIGHT.keys() == RANKING_WEIGHT.keys()
     assert OVERVIEW_WEIGHT["source"] == RANKING_WEIGHT["source"] == 1.0
     assert all(OVERVIEW_WEIGHT[r] > RANKING_WEIGHT[r] for r in RANKING_WEIGHT if r != "source")
+
+
+# The patterns roles.py matched file names with before it used str methods
+# (compiling them cost every new process ~1 ms); the checks must agree with
+# them on every name (names holding a line break aside: ``$`` and ``.``
+# treat one specially).
+_GENERATED_FILE = re.compile(
+    r"""(
+        _pb2(_grpc)?\.pyi?$ | \.pb\.(go|cc|h|c)$ | _pb\.(js|d\.ts)$ | \.pb\.gw\.go$
+      | ^zz_generated\. | [._]generated\.[^.]+$ | \.gen\.[^.]+$ | _gen\.go$
+      | \.min\.(js|css)$ | \.designer\.cs$ | \.g\.dart$ | \.freezed\.dart$
+    )""",
+    re.X,
+)
+_TEST_FILE = re.compile(
+    r"""(
+        ^test_.+\.py$ | _tests?\.py$ | ^tests?\.py$ | ^conftest\.py$
+      | _test\.(go|rs|exs?|dart|cc|cpp|c)$ | \.(test|spec)\.[cm]?[jt]sx?$
+      | (Test|Tests|Spec|IT)\.(java|kt|scala|cs|php|swift)$ | _spec\.rb$ | _test\.rb$
+    )""",
+    re.X,
+)
+_CONFIG_FILE = re.compile(r"(\.config\.[cm]?[jt]s$|^\.[\w-]+rc(\.\w+)?$|^tsconfig.*\.json$)")
+
+
+def _pieces(words: str) -> list[str]:
+    """The empty string and each of ``words``."""
+    return ["", *words.split()]
+
+
+# Names are a head, a middle and a tail (each may be empty), and the upper
+# and lower case of each.
+_HEADS = _pieces(
+    "a x. . _ - test_ test tests zz_generated zz_generated. tsconfig conftest "
+    ".eslint .a-b .é Foo foo_ foo. r rc .rc .x_rc Ü"
+)
+_MIDDLES = _pieces(
+    "_pb2 _pb2_grpc _pb .pb .pb.gw _gen .min .designer .g .freezed "
+    ".generated _generated generated .gen gen _test _tests _spec .test .spec "
+    "Test Tests Spec IT it .config config rc .a rc. rc.json rc.a.b rc-x"
+)
+_TAILS = _pieces(
+    ". py .py .pyi .go .cc .h .c .cpp .rs .ex .exs .dart .js .d.ts .ts .mjs .cts .jsx "
+    ".tsx .mtsx .css .cs .java .kt .scala .php .swift .rb .json .JSON .json.bak .toml "
+    "x .x.y .é .a-b .é1_"
+)
+
+
+def test_the_file_name_checks_agree_with_the_patterns_they_replace():
+    from repolens import roles
+
+    names = {h + m + t for h in _HEADS for m in _MIDDLES for t in _TAILS}
+    names |= {n.upper() for n in names} | {n.lower() for n in names}
+    assert len(names) > 30_000
+    for name in names:
+        assert roles._generated_name(name) == bool(_GENERATED_FILE.search(name)), name
+        assert roles._test_name(name) == bool(_TEST_FILE.search(name)), name
+        lname = name.lower()
+        assert roles._config_name(lname) == bool(_CONFIG_FILE.search(lname)), name
