@@ -250,6 +250,11 @@ def _open_read_only(directory: Path) -> tantivy.Index:
     opened through a private folder of links to its files, where the lock
     can be taken; once open, the searcher reads the files it mapped, and the
     private folder is removed: nothing is written beside the index.
+
+    Its reader never reloads by itself (:meth:`LexicalIndex.reload` opens
+    the index anew): tantivy's default reader watches ``meta.json`` from a
+    thread, which, seeing the link removed, could take the lock again in the
+    private folder while it is being removed, and leave it behind.
     """
     import shutil  # (with tempfile) only for a read-only index: a search need not load them
     import tempfile
@@ -259,7 +264,9 @@ def _open_read_only(directory: Path) -> tantivy.Index:
         for entry in directory.iterdir():
             if entry.name not in _LOCK_FILES:
                 (shadow / entry.name).symlink_to(entry)
-        return _open(shadow)
+        index = _open(shadow)
+        index.config_reader(reload_policy="manual")
+        return index
     finally:
         shutil.rmtree(shadow, ignore_errors=True)
 
