@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import pytest
 
+from repolens.index.build import build_index
+from repolens.search.filters import Filters
 from repolens.search.query import (
     IDENTIFIER_WEIGHT,
     MAX_TERMS,
+    SUBJECT_WEIGHT,
     WORD_WEIGHT,
     looks_like_code,
     parse_query,
 )
+from repolens.search.ranking import search
+from repolens.settings import load_settings
+from repolens.store import open_store
 
 
 def weights(text: str) -> dict[str, float]:
@@ -60,6 +69,74 @@ def test_a_long_question_keeps_its_strongest_terms_in_order() -> None:
     assert tokens[:3] == words[:3]
     assert tokens[-2:] == ["theend", "end"]
     assert words[-1] not in tokens
+
+
+def test_the_subject_line_of_a_longer_question_weighs_more() -> None:
+    assert weights("Session expiry ignores skew\n\nthe cache logs skew") == {
+        "session": SUBJECT_WEIGHT * WORD_WEIGHT,
+        "expiri": SUBJECT_WEIGHT * WORD_WEIGHT,
+        "ignor": SUBJECT_WEIGHT * WORD_WEIGHT,
+        "skew": round(SUBJECT_WEIGHT * WORD_WEIGHT * (1 + 0.5 * math.log(2)), 3),
+        "cach": WORD_WEIGHT,
+        "log": WORD_WEIGHT,
+    }
+    # the subject is the first line with words; a question of one line is all subject
+    assert weights("\n  \nSession expiry\nthe cache")["session"] == SUBJECT_WEIGHT * WORD_WEIGHT
+    assert weights("Session expiry\n\n")["session"] == weights("Session expiry")["session"] == WORD_WEIGHT
+
+
+# An issue whose body pastes the reporter's package list: more of its words
+# are in the environment report than the subject's are in the xfail code.
+XFAIL_FILES = {
+    "src/runner/xfail.py": '''"""Expected failures: a test marked xfail may fail without failing the run."""
+
+
+def evaluate_xfail(item):
+    """The xfail marker of ``item``, whether added when collected or dynamically while it runs."""
+    for marker in item.iter_markers(name="xfail"):
+        if marker.kwargs.get("run", True):
+            return marker
+    return None
+
+
+def outcome(item, failed):
+    """A failure of a test with an xfail marker is ignored (reported as xfailed)."""
+    return "xfailed" if failed and evaluate_xfail(item) else ("failed" if failed else "passed")
+''',
+    "src/report/environment.py": '''"""A run's header: installed packages and their versions."""
+
+
+def package_rows(distributions):
+    """One row per installed package: name, version and location."""
+    return [(d.name, d.version, d.location) for d in distributions]
+
+
+NOTABLE = ("aiohttp", "attrs", "boto", "bokeh", "numpy", "pandas", "pluggy", "sphinx")
+''',
+}
+XFAIL_ISSUE = """Dynamically adding an xfail marker no longer ignores the failure
+```
+Package    Version  Location
+aiohttp    3.6.2
+attrs      19.1.0
+boto       2.49.0
+bokeh      1.3.4
+numpy      1.18.1
+pandas     1.0.3
+sphinx     3.0.0
+```
+"""
+
+
+def test_the_subject_outranks_pasted_output_in_the_body(plain_dir: Path, write_tree) -> None:
+    write_tree(plain_dir, XFAIL_FILES)
+    build_index(plain_dir)
+    reader = open_store(plain_dir, None).open_reader()
+    try:
+        outcome = search(reader, plain_dir, XFAIL_ISSUE, load_settings(plain_dir), Filters())
+        assert outcome.hits[0].chunk.path == "src/runner/xfail.py"
+    finally:
+        reader.close()
 
 
 def test_identifiers_come_from_code_spans_calls_and_code_looking_runs() -> None:

@@ -10,6 +10,10 @@ matter. So:
 * tokens that come from code-looking spans (``snake_case``, ``camelCase``,
   ``dotted.names``, ``calls()``, backticks, paths) weigh more than prose;
 * repeated terms weigh a little more, with diminishing returns;
+* the subject line of a longer question (an issue's title, a commit's
+  subject) weighs more: it says what the question is about, while the body
+  around it often pastes output (package lists, linter reports, reprs) whose
+  many code-looking words would otherwise outweigh it;
 * very long questions keep only their strongest terms.
 """
 
@@ -24,6 +28,10 @@ from repolens.tokens import STOPWORDS, split_identifier, surface_forms, tokenize
 MAX_TERMS = 64
 IDENTIFIER_WEIGHT = 2.0
 WORD_WEIGHT = 1.0
+# A term of the subject line of a question of several lines weighs this much
+# more (development set, docs/benchmarks.md: 1.5 to 2 gain a SWE-bench
+# question, 1.25 nothing, 3 loses as many questions as it gains).
+SUBJECT_WEIGHT = 1.5
 
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 # Runs that look like code rather than prose.
@@ -145,6 +153,19 @@ def _scopes(text: str) -> list[str]:
     return list(dict.fromkeys(out))[:MAX_PATHS]
 
 
+def subject_line(text: str) -> str:
+    """The first non-empty line of ``text``: what a question says it is about."""
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
+def _subject_tokens(text: str) -> frozenset[str]:
+    """Tokens of the subject line (:func:`subject_line`) when ``text`` has a
+    body after it; a one-line question is all subject, so none weigh more."""
+    subject = subject_line(text)
+    body = text.partition(subject)[2]
+    return frozenset(tokenize(subject)) if body.strip() else frozenset()
+
+
 def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
     """``weighted=False`` is plain BM25's view of the question, for measuring
     what query understanding earns: every token (stopwords too) at weight 1."""
@@ -164,11 +185,14 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
     if not content:
         content = counts  # a question made only of stopwords still searches
     forms = surface_forms(text)
+    subject = _subject_tokens(text)
     terms = [
         QueryTerm(
             surface=forms.get(t, t),
             token=t,
-            weight=(IDENTIFIER_WEIGHT if t in code_tokens else WORD_WEIGHT) * (1.0 + 0.5 * math.log(n))
+            weight=(IDENTIFIER_WEIGHT if t in code_tokens else WORD_WEIGHT)
+            * (1.0 + 0.5 * math.log(n))
+            * (SUBJECT_WEIGHT if t in subject else 1.0)
             if weighted
             else 1.0,
             code=t in code_tokens,
