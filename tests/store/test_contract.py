@@ -218,6 +218,20 @@ def test_chunks_by_key_by_id_by_file_and_by_line(shop):
     assert shop.chunks_at([]) == []
 
 
+def test_a_chunks_text_reads_back_as_written(store: Store):
+    """Whatever its size and characters: 6,000 two-byte characters (past
+    the compressor's 8 KB window) and a lone surrogate, which a file in an
+    odd encoding can carry."""
+    text = "def f():\n    return '" + "é" * 6000 + "\udcff'\n" + "    x = 1\n" * 40
+    build(store, ("src/big.py", "python", [("function", "f", 1, 42, text)]))
+    reader = store.open_reader()
+    try:
+        (stored,) = reader.chunks_of_file("src/big.py")
+        assert stored.chunk.text == text
+    finally:
+        reader.close()
+
+
 def test_symbols_by_name_prefix_and_inner_part(shop):
     def names(match: NameMatch, filters: SymbolFilters = ANY, **kw) -> list[str]:
         return [r.qualname for r in shop.symbols(match, filters, 100, **kw)]

@@ -4,6 +4,14 @@ Both stores keep a generation's chunks in a ``chunks`` table with the same
 columns; the text is compressed (zlib level 1: a search decompresses ~100
 chunks, so reading speed matters more than size). Lone surrogates, which
 files in odd encodings can carry, survive the round trip.
+
+The compressor's window is 8 KB (``wbits=13``), not 32 KB: a chunk holds at
+most 6,000 characters, so nearly every chunk fits the window whole and
+compresses to the same size, while the compressor's smaller state is
+allocated from memory the process keeps; with the full window it was
+returned to the system and faulted back in for every chunk, which doubled
+the CPU of compressing (flask's 705 chunks: ~90 ms against ~45 ms;
+docs/benchmarks.md, issue 15). Any zlib stream reads back the same way.
 """
 
 from __future__ import annotations
@@ -21,8 +29,11 @@ CHUNK_COLS = (
 )
 
 
+_WINDOW_BITS = 13
+
+
 def compress(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1, wbits=_WINDOW_BITS)
 
 
 def decompress(blob: bytes) -> str:
