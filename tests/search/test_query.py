@@ -83,6 +83,10 @@ def test_the_subject_line_of_a_longer_question_weighs_more() -> None:
     # the subject is the first line with words; a question of one line is all subject
     assert weights("\n  \nSession expiry\nthe cache")["session"] == SUBJECT_WEIGHT * WORD_WEIGHT
     assert weights("Session expiry\n\n")["session"] == weights("Session expiry")["session"] == WORD_WEIGHT
+    # a question that opens with a fenced block has no subject line
+    fenced = weights("```python\nsession.expire()\n```\nthe cache")
+    assert fenced["python"] == WORD_WEIGHT
+    assert fenced == weights("~~~python\nsession.expire()\n~~~\nthe cache")
 
 
 # An issue whose body pastes the reporter's package list: more of its words

@@ -154,14 +154,20 @@ def _scopes(text: str) -> list[str]:
 
 
 def subject_line(text: str) -> str:
-    """The first non-empty line of ``text``: what a question says it is about."""
-    return next((line for line in text.splitlines() if line.strip()), "")
+    """The first non-empty line of ``text``: what a question says it is
+    about; none ("") when it opens a fenced block (a question that starts
+    with pasted code has no subject line, and a fence's language word is
+    not what it asks about)."""
+    line = next((line for line in text.splitlines() if line.strip()), "")
+    return "" if line.lstrip().startswith(("```", "~~~")) else line
 
 
 def _subject_tokens(text: str) -> frozenset[str]:
     """Tokens of the subject line (:func:`subject_line`) when ``text`` has a
     body after it; a one-line question is all subject, so none weigh more."""
     subject = subject_line(text)
+    if not subject:
+        return frozenset()
     body = text.partition(subject)[2]
     return frozenset(tokenize(subject)) if body.strip() else frozenset()
 
