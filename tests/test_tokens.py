@@ -185,3 +185,12 @@ def test_the_tokens_of_each_line_are_those_tokenize_finds():
                 [t for t in tokenize(line) if t in tokens] for line in lines
             ]
     assert tokens_by_line(["a_b\nc_d", "e_f"], frozenset({"cd", "ef"})) == [["cd"], ["ef"]]
+
+
+def test_a_document_field_is_the_tokens_joined():
+    """Fields are made by splitting ASCII text at what no run holds, with
+    each distinct piece joined once: the same tokens as a scan finds."""
+    from repolens.tokens import token_text
+
+    for text in [*_texts(), "a--b -c- _-a __ _x_ x-_y a-b-c- -", "0123 x2 1800\n9-9 __9", "naïve-Value x_y"]:
+        assert token_text(text) == " ".join(tokenize(text)), text

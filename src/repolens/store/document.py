@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from repolens.chunk import Chunk
-from repolens.tokens import tokenize, tokenize_path
+from repolens.tokens import token_text, tokenize_path
 
 # The scored fields: path, symbol name, signature and doc, body.
 TEXT_FIELDS = ("path", "name", "sig", "body")
@@ -36,13 +36,13 @@ def _path_fields(path: str) -> tuple[str, tuple[str, ...]]:
 def document_fields(chunk: Chunk) -> dict[str, str | list[str]]:
     """The fields of ``chunk``: space-joined tokens for the text fields; its
     language, its kinds and every folder above it for the filters."""
-    names = " ".join(tokenize(f"{chunk.name} {chunk.qualname}")) if chunk.qualname or chunk.name else ""
+    names = token_text(f"{chunk.name} {chunk.qualname}") if chunk.qualname or chunk.name else ""
     path, dirs = _path_fields(chunk.path)
     return {
         "path": path,
         "name": names,
-        "sig": " ".join(tokenize(f"{chunk.signature}\n{chunk.doc}")) if chunk.signature or chunk.doc else "",
-        "body": " ".join(tokenize(chunk.text)),
+        "sig": token_text(f"{chunk.signature}\n{chunk.doc}") if chunk.signature or chunk.doc else "",
+        "body": token_text(chunk.text),
         "lang": chunk.language,
         "kind": [chunk.kind, *chunk.kinds],
         "dirs": list(dirs),
