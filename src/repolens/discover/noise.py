@@ -96,6 +96,10 @@ NOISE_RULES: dict[str, tuple[str, ...]] = {
         "*.tif",
         "*.tiff",
         "*.psd",
+        "*.ai",
+        "*.eps",
+        "*.xcf",
+        "*.sketch",
         "*.heic",
         "*.svg",
         # audio
