@@ -17,8 +17,7 @@ import click
 
 from repolens import __version__
 from repolens.cli import emit as _emit
-from repolens.cli import progress as _progress
-from repolens.cli.reads import run_read, run_search, run_symbols
+from repolens.cli.reads import run_index, run_read, run_search, run_symbols
 from repolens.errors import RepolensError
 from repolens.reply.budget import READ_MAX_CHARS
 
@@ -87,29 +86,10 @@ def cli() -> None:
 )
 @click.option("--rebuild", is_flag=True, help="Build a fresh index instead of updating the current one.")
 @click.pass_context
-def index_cmd(
-    ctx: click.Context,
-    root: str | None,
-    index_dir: str | None,
-    max_file_bytes: int | None,
-    vectors: bool | None,
-    rebuild: bool,
-) -> None:
+def index_cmd(ctx: click.Context, **params: Any) -> None:
     """Index ROOT (default: the current directory), or bring its index up to date."""
-    from repolens import service
-
-    report = service.index_repo(
-        root,
-        index_dir=index_dir,
-        rebuild=rebuild,
-        max_file_bytes=max_file_bytes,
-        vectors=vectors,
-        progress=_progress("indexing"),
-        vector_progress=_progress("embedding", unit="chunks"),
-    )
-    click.echo(report.summary())
-    if report.vectors is not None and report.vectors.interrupted:
-        ctx.exit(130)
+    if code := run_index(**params):
+        ctx.exit(code)
 
 
 @cli.command("status")

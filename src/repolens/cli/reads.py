@@ -1,15 +1,17 @@
-"""``search``, ``symbols`` and ``read``: the commands an agent runs once per
-question, runnable without click.
+"""``search``, ``symbols`` and ``read``, the commands an agent runs once per
+question, and ``index``, which scripts and agents run before them: runnable
+without click.
 
 Importing click costs a new process about as much as the rest of a ``read``
-(~45 ms on a quiet machine). Each command here is a plain function (the
-click commands in :mod:`repolens.cli.commands` call the same ones) and a
-table of its parameters; :func:`parse` takes an argument list only when it
-understands all of it the way click would (known options, values click
-would accept, no ``--help``) and gives up on anything else, so click
-handles it with its own messages. It never reports a mistake itself: a
-mistake always goes through click. ``tests/test_cli_reads.py`` holds the
-tables to the click commands and the two paths to the same output.
+(~45 ms on a quiet machine), and a tenth of indexing a small repository.
+Each command here is a plain function (the click commands in
+:mod:`repolens.cli.commands` call the same ones) and a table of its
+parameters; :func:`parse` takes an argument list only when it understands
+all of it the way click would (known options, values click would accept,
+no ``--help``) and gives up on anything else, so click handles it with its
+own messages. It never reports a mistake itself: a mistake always goes
+through click. ``tests/test_cli_reads.py`` holds the tables to the click
+commands and the two paths to the same output.
 """
 
 from __future__ import annotations
@@ -99,11 +101,37 @@ def run_read(path: str, start: int, end: int, root: str | None, max_chars: int) 
     echo(service.read_snippet(root, path, start, end).render(max_chars))
 
 
+def run_index(
+    root: str | None,
+    index_dir: str | None,
+    max_file_bytes: int | None,
+    vectors: bool | None,
+    rebuild: bool,
+) -> int:
+    """``repolens index``; 130 when computing vectors was interrupted (it resumes next time)."""
+    from repolens import service
+
+    report = service.index_repo(
+        root,
+        index_dir=index_dir,
+        rebuild=rebuild,
+        max_file_bytes=max_file_bytes,
+        vectors=vectors,
+        progress=progress("indexing"),
+        vector_progress=progress("embedding", unit="chunks"),
+    )
+    echo(report.summary())
+    return 130 if report.vectors is not None and report.vectors.interrupted else 0
+
+
 # How click converts each kind of value (``commands.py`` declares them):
 # STR as given, INT by int(), DIR a click.Path(file_okay=False), FLAG a
-# boolean flag, MANY a repeatable string, STORE the ``--store`` option (no
-# value reaches the command: it sets REPOLENS_STORE).
-STR, INT, DIR, FLAG, MANY, STORE = "str", "int", "dir", "flag", "many", "store"
+# boolean flag, ON and OFF the two spellings of an on/off flag pair
+# (``--vectors/--no-vectors``, None when neither is given), MANY a
+# repeatable string, STORE the ``--store`` option (no value reaches the
+# command: it sets REPOLENS_STORE).
+STR, INT, DIR, FLAG, ON, OFF, MANY, STORE = "str", "int", "dir", "flag", "on", "off", "many", "store"
+_SWITCHES = {FLAG: True, ON: True, OFF: False}
 
 # A parameter: (name, kind, default); options are keyed by every spelling,
 # the first one being the one errors use, as click's ``opts[0]``.
@@ -112,7 +140,7 @@ Param = tuple[str, str, object]
 _ROOT: dict[str, Param] = {"--root": ("root", DIR, None)}
 _INDEX: dict[str, Param] = {"--index-dir": ("index_dir", DIR, None), "--store": ("store", STORE, None)}
 
-COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], dict[str, Param]]] = {
+COMMANDS: dict[str, tuple[Callable[..., int | None], tuple[Param, ...], dict[str, Param]]] = {
     "search": (
         run_search,
         (("query", STR, None),),
@@ -147,6 +175,17 @@ COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], dict[str, Para
             "--json": ("as_json", FLAG, False),
         },
     ),
+    "index": (
+        run_index,
+        (("root", DIR, None),),
+        {
+            **_INDEX,
+            "--max-file-bytes": ("max_file_bytes", INT, None),
+            "--vectors": ("vectors", ON, None),
+            "--no-vectors": ("vectors", OFF, None),
+            "--rebuild": ("rebuild", FLAG, False),
+        },
+    ),
     "read": (
         run_read,
         (("path", STR, None), ("start", INT, None), ("end", INT, None)),
@@ -154,6 +193,9 @@ COMMANDS: dict[str, tuple[Callable[..., None], tuple[Param, ...], dict[str, Para
     ),
 }
 
+
+# Commands whose arguments may be left out (``search`` has its own rule).
+_OPTIONAL_ARGUMENTS = frozenset({"index"})
 
 # click's shell-completion switch for prog_name "repolens".
 _COMPLETE = "_REPOLENS_COMPLETE"
@@ -177,10 +219,10 @@ def parse(args: Sequence[str]) -> Callable[[], int] | None:
         if spelling not in options:
             return None  # --help, --, an unknown option, -k5: click's to read
         name, kind, _ = options[spelling]
-        if kind == FLAG:
+        if kind in _SWITCHES:
             if eq or name in given:
-                return None
-            given[name] = True
+                return None  # (click lets the last of a flag pair win; left to it)
+            given[name] = _SWITCHES[kind]
             continue
         if not eq:
             if not rest:
@@ -204,7 +246,7 @@ def parse(args: Sequence[str]) -> Callable[[], int] | None:
     if args[0] == "search":
         if not positional and "query_id" not in given:
             return None  # click's path says what to pass
-    elif missing:
+    elif missing and args[0] not in _OPTIONAL_ARGUMENTS:
         return None
     values = {name: default for name, _, default in (*arguments, *options.values())}
     values.update(given)
@@ -240,14 +282,16 @@ def _converted(value: str, kind: str) -> object | None:
     return value
 
 
-def _run(run: Callable[..., None], values: dict[str, object], store: object, spelling: dict[str, str]) -> int:
+def _run(
+    run: Callable[..., int | None], values: dict[str, object], store: object, spelling: dict[str, str]
+) -> int:
     """Run the command as click's ``invoke`` would: ``--store`` first, a
     RepolensError spelled as the command line spells its arguments, an
     interruption and a closed pipe handled as click handles them."""
     if store:
         os.environ["REPOLENS_STORE"] = str(store)
     try:
-        run(**values)
+        code = run(**values)
     except RepolensError as exc:
         exc.args = (exc.spelled(lambda name: spelling.get(name, name)),)
         raise
@@ -262,4 +306,4 @@ def _run(run: Callable[..., None], values: dict[str, object], store: object, spe
         sys.stdout = _PacifyFlushWrapper(sys.stdout)  # type: ignore[assignment]
         sys.stderr = _PacifyFlushWrapper(sys.stderr)  # type: ignore[assignment]
         sys.exit(1)
-    return 0
+    return code or 0
