@@ -7,7 +7,6 @@ falls back to line windows with ``parse_error=True``.
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from functools import lru_cache
@@ -20,6 +19,7 @@ from repolens.chunk.markdown import MarkdownChunker
 from repolens.chunk.pack import source_lines
 from repolens.chunk.syntax import SyntaxChunker, supports
 from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
+from repolens.hashing import blake2b
 
 if TYPE_CHECKING:  # settings imports validate, which imports the chunk vocabularies
     from repolens.settings import Settings
@@ -91,7 +91,7 @@ def chunking_config(mode: str = "syntax", merge_lines: int = DEFAULT_MERGE_LINES
     and grammar package versions, so upgrading a grammar (which can move
     chunk boundaries) also invalidates stored chunks.
     """
-    h = hashlib.blake2b(digest_size=6)
+    h = blake2b(digest_size=6)
     if mode == "windows":
         h.update(repr((TARGET_LINES, MAX_LINES, MAX_CHARS, WINDOWS.overlap)).encode())
         return f"windows/{h.hexdigest()}", CHUNKING_VERSION
