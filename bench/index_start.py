@@ -60,12 +60,13 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="repolens-index-start-") as tmp:
         trees = {name: compiled_copy(src, Path(tmp) / "trees" / name) for name, src in given.items()}
-        for corpus in args.corpora:
+        for n, corpus in enumerate(args.corpora):
             corpus = corpus.resolve()
             runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in trees}
             for i in range(args.runs):
                 for name, src in trees.items():
-                    runs[name].append(run_once(src, corpus, Path(tmp) / f"index-{name}-{i}"))
+                    # a new folder for every run: an index left by another corpus is not a first index
+                    runs[name].append(run_once(src, corpus, Path(tmp) / f"index-{n}-{name}-{i}"))
             rows.append((corpus, corpus_size(corpus), runs))
 
     print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}")
