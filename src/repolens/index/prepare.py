@@ -52,7 +52,7 @@ PARALLEL_MIN_BYTES = 4_000_000
 # they tie, at 1.1 MB (flask) they save 0.15-0.3 s when a core is idle.
 FORK_MIN_BYTES = 800_000
 _CHUNKSIZE = 8
-_TASKS_PER_WORKER = 32
+_TASKS_PER_WORKER = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +203,13 @@ def _pooled(pool: Executor, jobs: Sequence[Job]) -> Iterator[Prepared | Skipped 
     with the last result in, so its workers exit while the caller writes it."""
     from concurrent.futures.process import BrokenProcessPool
 
-    # Small tasks for a small job: the writer's tail after the workers' last
-    # results is shorter; a big job keeps per-task overhead low.
+    # Tasks of up to _CHUNKSIZE files, at least _TASKS_PER_WORKER of them per
+    # worker so the writer's tail after the last results stays short. Smaller
+    # tasks cost more than they save: each one's result waits for this
+    # process's pool thread (the GIL, held by the writer) before the next task
+    # is queued, so a worker idles between them (flask, 237 files: tasks of 3
+    # files against 8, 0.83 against 0.77 s wall, 1.14 against 1.08 s CPU;
+    # bench/index_start.py, docs/benchmarks.md).
     chunksize = max(1, min(_CHUNKSIZE, len(jobs) // (_TASKS_PER_WORKER * workers())))
     try:
         with _sigint_blocked():  # a spawning pool starts its workers as jobs are submitted
