@@ -31,11 +31,15 @@ from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_field
 __all__ = ["LEXICAL_VERSION", "LexicalIndex"]
 
 _ANALYZER = "ws"
-# Documents queued before the writer starts; fewer than this in all get a
-# single-threaded writer. A flask-sized index (700 chunks) costs ~20-30 ms
-# less CPU with one thread than with two (bench/index_start.py); a
-# repository with more chunks than this keeps one thread per core.
-_QUEUE_DOCS = 1_000
+# tantivy's writer: one indexing thread, started with the first document so
+# that it indexes while the files are still being prepared. One thread
+# costs a flask-sized index ~20-30 ms less CPU than two, and was no slower
+# on corpus-1m, where worker processes keep both cores busy anyway; a
+# writer started only at the commit (as it was, to choose the thread count
+# by the documents queued) left all the indexing to the end (docs/benchmarks.md,
+# issue 15: small indexes, fifth pass).
+_THREADS = 1
+_HEAP_BYTES = 64_000_000
 
 
 def _schema() -> tantivy.Schema:
@@ -78,21 +82,13 @@ class LexicalIndex:
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
         self._last_query: tuple[object, tantivy.Query | None] = (None, None)
-        self._queued: list[tantivy.Document] = []  # added before the writer started
         self._dirty = False  # added or deleted since the last commit
 
     # -- writing ---------------------------------------------------------
     def _w(self) -> tantivy.IndexWriter:
-        """The writer, started on first use with one indexing thread when the
-        documents queued so far are all there is to write (a small index, a
-        refresh), else with one per core (up to 4): each thread costs a small
-        index more than it saves (its start, a segment of its own to write)."""
+        """The writer, started on first use (see ``_THREADS``)."""
         if self._writer is None:
-            threads = 1 if len(self._queued) < _QUEUE_DOCS else max(1, min(4, os.cpu_count() or 1))
-            self._writer = self.index.writer(heap_size=64_000_000 * threads, num_threads=threads)
-            for doc in self._queued:
-                self._writer.add_document(doc)
-            self._queued = []
+            self._writer = self.index.writer(heap_size=_HEAP_BYTES * _THREADS, num_threads=_THREADS)
         return self._writer
 
     def add(self, items: Iterable[tuple[int, Chunk]]) -> int:
@@ -100,18 +96,11 @@ class LexicalIndex:
 
     def add_fields(self, items: Iterable[tuple[int, LexicalFields]]) -> int:
         """Add documents whose fields were made by :func:`document_fields`
-        (possibly in another process). Until the writer starts they are
-        queued, in order, to learn how many threads it should have."""
+        (possibly in another process)."""
         n = 0
         for cid, fields in items:
             self._dirty = True
-            doc = tantivy.Document(cid=cid, **fields)
-            if self._writer is not None:
-                self._writer.add_document(doc)
-            else:
-                self._queued.append(doc)
-                if len(self._queued) >= _QUEUE_DOCS:
-                    self._w()
+            self._w().add_document(tantivy.Document(cid=cid, **fields))
             n += 1
         return n
 
@@ -122,15 +111,14 @@ class LexicalIndex:
             w.delete_documents_by_term("cid", cid)
 
     def commit(self) -> None:
-        if self._writer is not None or self._queued:
-            self._w().commit()
+        if self._writer is not None:
+            self._writer.commit()
             self._dirty = False
             self._share_meta()
 
     def abort(self) -> None:
         """Drop everything added or deleted since the last commit (the SQLite
         transaction they mirror was rolled back) and release the writer."""
-        self._queued = []
         self._dirty = False
         if self._writer is not None:
             self._writer.rollback()
@@ -139,8 +127,8 @@ class LexicalIndex:
     def close(self) -> None:
         """Commit what is left (a commit with nothing new still rewrites and
         syncs tantivy's meta), finish merges and release tantivy's own writer lock."""
-        if self._writer is not None or self._queued:
-            writer = self._w()
+        if self._writer is not None:
+            writer = self._writer
             if self._dirty:
                 writer.commit()
                 self._dirty = False
