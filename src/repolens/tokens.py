@@ -173,9 +173,13 @@ def _piece_text(piece: str) -> str:
     """The tokens of one ASCII piece, space-joined. A piece without a hyphen
     is one run (or only underscores, which yield nothing); its tokens are not
     also kept in ``_run_tokens``' cache, which queries and replies share."""
-    if "-" in piece:
-        return " ".join(chain.from_iterable(map(_run_tokens, _RUN_ASCII.findall(piece))))
-    return " ".join(_run_tokens.__wrapped__(piece))
+    return " ".join(_hyphened_tokens(piece) if "-" in piece else _run_tokens.__wrapped__(piece))
+
+
+def _hyphened_tokens(piece: str) -> Iterator[str]:
+    """The tokens of an ASCII piece with a hyphen, which may hold several
+    runs (``a--b``) or one kebab-case run (``a-b``)."""
+    return chain.from_iterable(map(_run_tokens, _RUN_ASCII.findall(piece)))
 
 
 def has_token(text: str, wanted: frozenset[str] | set[str]) -> bool:
@@ -201,7 +205,7 @@ def _piece_tokens(pieces: set[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
     plain = pieces - hyphened if hyphened else pieces
     yield from zip(plain, map(_run_tokens, plain), strict=True)
     for piece in hyphened:
-        yield piece, tuple(chain.from_iterable(map(_run_tokens, _RUN_ASCII.findall(piece))))
+        yield piece, tuple(_hyphened_tokens(piece))
 
 
 def _pieces_by_line(lines: Sequence[str]) -> list[list[str]] | None:

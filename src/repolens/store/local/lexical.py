@@ -31,14 +31,12 @@ from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_field
 __all__ = ["LEXICAL_VERSION", "LexicalIndex"]
 
 _ANALYZER = "ws"
-# tantivy's writer: one indexing thread, started with the first document so
-# that it indexes while the files are still being prepared. One thread
-# costs a flask-sized index ~20-30 ms less CPU than two, and was no slower
-# on corpus-1m, where worker processes keep both cores busy anyway; a
-# writer started only at the commit (as it was, to choose the thread count
-# by the documents queued) left all the indexing to the end (docs/benchmarks.md,
-# issue 15: small indexes, fifth pass).
-_THREADS = 1
+# tantivy's writer has one indexing thread and starts with the first
+# document, so it indexes while the files are still being prepared (a writer
+# started at the commit left all of it to the end). One thread costs a
+# flask-sized index ~20-30 ms less CPU than two, and was no slower on
+# corpus-1m, where worker processes keep both cores busy anyway
+# (docs/benchmarks.md, issue 15: small indexes, fifth pass).
 _HEAP_BYTES = 64_000_000
 
 
@@ -86,9 +84,9 @@ class LexicalIndex:
 
     # -- writing ---------------------------------------------------------
     def _w(self) -> tantivy.IndexWriter:
-        """The writer, started on first use (see ``_THREADS``)."""
+        """The writer, started on first use (see ``_HEAP_BYTES``)."""
         if self._writer is None:
-            self._writer = self.index.writer(heap_size=_HEAP_BYTES * _THREADS, num_threads=_THREADS)
+            self._writer = self.index.writer(heap_size=_HEAP_BYTES, num_threads=1)
         return self._writer
 
     def add(self, items: Iterable[tuple[int, Chunk]]) -> int:
