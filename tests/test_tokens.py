@@ -194,3 +194,18 @@ def test_a_document_field_is_the_tokens_joined():
 
     for text in [*_texts(), "a--b -c- _-a __ _x_ x-_y a-b-c- -", "0123 x2 1800\n9-9 __9", "naïve-Value x_y"]:
         assert token_text(text) == " ".join(tokenize(text)), text
+
+
+def test_the_piece_cache_is_bounded_and_stays_right_when_emptied(monkeypatch) -> None:
+    """The cache of pieces' tokens is emptied when full: memory stays
+    bounded on a big repository, and what it gives is unchanged."""
+    from repolens import tokens
+    from repolens.tokens import token_text
+
+    monkeypatch.setattr(tokens, "_PIECE_CACHE_SIZE", 3)
+    tokens._PIECE_TEXTS.clear()
+    text = "parseUrl sessions 1800 x __init__ a-b HTTPServer utf8 the sessions parseUrl"
+    assert token_text(text) == " ".join(tokenize(text))
+    assert len(tokens._PIECE_TEXTS) <= 3
+    assert token_text(text) == " ".join(tokenize(text))
+    tokens._PIECE_TEXTS.clear()
