@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.branches import git
 from repolens.chunk import Symbol
@@ -48,8 +48,7 @@ if TYPE_CHECKING:
 COPY_BATCH = 256
 
 
-@dataclass(frozen=True, slots=True)
-class Reused:
+class Reused(NamedTuple):
     """A file taken from a sibling: ready to add, with the vectors to keep."""
 
     prepared: Prepared

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from repolens.chunk import Symbol
 from repolens.chunk.chunker import ChunkedFile
@@ -32,8 +33,7 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)$")
 _LIST_OR_QUOTE = re.compile(r" {0,3}(?:[-+*>]|\d+[.)])(?:\s|$)")
 
 
-@dataclass(frozen=True, slots=True)
-class Heading:
+class Heading(NamedTuple):
     row: int  # 0-based row of the heading text
     last_row: int  # underline row for setext headings
     level: int

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore import GitIgnorePatternError
@@ -46,8 +46,7 @@ def read_gitignore(path: str | os.PathLike[str]) -> GitIgnoreSpec | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class GitIgnoreChain:
+class GitIgnoreChain(NamedTuple):
     """The .gitignore files that apply inside one directory (walk mode).
 
     ``levels`` holds (prefix, spec) pairs, outermost first; ``prefix`` is the

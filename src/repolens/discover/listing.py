@@ -16,14 +16,14 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from repolens.discover.gitignore import GitIgnoreChain, read_gitignore
 from repolens.discover.rules import ROOT_STATE, DirState, IgnoreRules
 from repolens.discover.skips import DEFAULT_MAX_FILE_BYTES, SkipReason
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+class SourceFile(NamedTuple):
     """One file to index. For a symlink, ``path`` is the link and size/mtime are its target's."""
 
     path: str  # root-relative POSIX path

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from repolens.discover.skips import SkipReason
 from repolens.hashing import blake2b
@@ -19,8 +19,7 @@ from repolens.hashing import blake2b
 BINARY_SNIFF_BYTES = 8192
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedText:
+class LoadedText(NamedTuple):
     """A file's text as indexed.
 
     The UTF-8 BOM is stripped and CRLF is turned into LF, so line N is the

@@ -35,8 +35,8 @@ applies at any depth but does not reach into excluded directories, so
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore import GitIgnorePatternError
@@ -51,8 +51,7 @@ PROJECT_IGNORE_FILE = ".repolensignore"
 _GLOB_CHARS = frozenset("*?[\\")
 
 
-@dataclass(frozen=True, slots=True)
-class DirState:
+class DirState(NamedTuple):
     """The verdict for one directory.
 
     ``excluded`` is why the directory (and, by default, everything beneath it)

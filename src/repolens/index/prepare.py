@@ -25,8 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.chunk import Chunk, Symbol, chunk_file
 from repolens.chunk.languages import language_for
@@ -55,8 +54,12 @@ _CHUNKSIZE = 8
 _TASKS_PER_WORKER = 4
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+# The records below are named tuples: a worker receives and sends them
+# pickled, and a tuple is made and pickled in half the time of a frozen
+# dataclass.
+
+
+class Job(NamedTuple):
     path: str
     abs_path: str
     known_hash: str  # the indexed file's hash ("" when new): equal content needs no chunking
@@ -66,8 +69,7 @@ class Job:
     size: int = 0  # bytes on disk when discovered: decides in or out of process
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(NamedTuple):
     path: str
     digest: str
     lines: int
@@ -79,13 +81,11 @@ class Prepared:
     fields: list[dict[str, str | list[str]]]  # lexical documents, one per chunk
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(NamedTuple):
     reason: str  # binary, empty, too_large, unreadable, ...
 
 
-@dataclass(frozen=True, slots=True)
-class Unchanged:
+class Unchanged(NamedTuple):
     digest: str
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from tree_sitter import Node
 
@@ -21,8 +22,7 @@ CONTAINER_KINDS = frozenset({"class", "struct", "enum", "interface", "trait", "i
 CLASS_KINDS = frozenset({"class", "struct", "enum", "interface", "trait", "impl"})
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(NamedTuple):
     """Where a node sits: the qualified-name prefix and kind of its container."""
 
     qualname: str
