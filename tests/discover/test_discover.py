@@ -611,6 +611,19 @@ def test_file_grown_past_the_cap_since_discovery_is_too_large(tmp_path: Path) ->
     assert isinstance(load_text(path), LoadedText)  # no cap unless asked
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_a_file_holding_more_than_its_size_says_is_read_to_the_cap() -> None:
+    """The size a file has when opened only sizes the first read: a file
+    that holds more (one that grew since; /proc reports a size of 0) is
+    read on, up to the cap."""
+    path = Path("/proc/self/status")
+    assert path.stat().st_size == 0
+    loaded = load_text(path, max_file_bytes=1 << 20)
+    assert isinstance(loaded, LoadedText)
+    assert loaded.text.startswith("Name:")
+    assert load_text(path, max_file_bytes=10) is SkipReason.TOO_LARGE
+
+
 def test_file_deleted_since_discovery_is_missing(tmp_path: Path) -> None:
     assert load_text(tmp_path / "gone.py") is SkipReason.MISSING
 

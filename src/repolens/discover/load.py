@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from repolens.discover.skips import SkipReason
 from repolens.hashing import blake2b
@@ -40,6 +40,21 @@ class LoadedText(NamedTuple):
         return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
 
 
+def _read_capped(fh: IO[bytes], cap: int) -> bytes:
+    """The file's bytes, or at least ``cap + 1`` of them when it holds more.
+
+    Asks for the size the file has, plus one byte to see it grew: asking
+    for ``cap + 1`` bytes makes a buffer of that size (1 MiB) for every
+    file, which was most of the cost of reading a small one (flask's 237
+    files: 14 ms against 6). A file that grew since is read on to the cap.
+    """
+    size = os.fstat(fh.fileno()).st_size
+    data = fh.read(min(size, cap) + 1)
+    if size < len(data) <= cap:
+        data += fh.read(cap + 1 - len(data))
+    return data
+
+
 def file_hash(data: bytes) -> str:
     """A file's content identity: equal hashes mean the index need not read it again."""
     return blake2b(data, digest_size=16).hexdigest()
@@ -58,7 +73,7 @@ def load_text(path: str | os.PathLike[str], *, max_file_bytes: int | None = None
     """
     try:
         with open(path, "rb") as fh:
-            data = fh.read() if max_file_bytes is None else fh.read(max_file_bytes + 1)
+            data = fh.read() if max_file_bytes is None else _read_capped(fh, max_file_bytes)
     except (FileNotFoundError, NotADirectoryError):
         return SkipReason.MISSING
     except (PermissionError, IsADirectoryError):
