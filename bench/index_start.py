@@ -10,6 +10,11 @@ with this interpreter through ``PYTHONPATH``, copied and compiled first as in
 ``bench/cli_startup.py``) alternate run by run so load changes hit them alike.
 Peak RSS is the largest process of the run (the indexer or one worker).
 
+``--naive`` adds a row per corpus for ``bench/naive_index.py`` (a naive
+single-process Python BM25 indexer, what issue 15 set repolens against),
+alternating with the trees: the machine's speed moves by half within a day,
+and that row shows how fast it was in this run.
+
 Prints the command line and a markdown table: files and MB per corpus, then
 p50 wall seconds, p50 CPU seconds (the indexer and its workers) and the
 largest peak RSS per tree.
@@ -29,13 +34,21 @@ from pathlib import Path
 
 from cli_startup import HERE_SRC, compiled_copy, env_for
 
+NAIVE = Path(__file__).resolve().with_name("naive_index.py")
 
-def run_once(src: Path, corpus: Path, index_dir: Path) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MB) of one ``repolens index`` in a new process."""
-    cmd = [sys.executable, "-m", "repolens", "index", str(corpus), "--index-dir", str(index_dir)]
-    cmd.append("--no-vectors")
+
+def run_once(src: Path | None, corpus: Path, index_dir: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MB) of one ``repolens index`` in a new process
+    (of ``bench/naive_index.py`` when ``src`` is None)."""
+    if src is None:
+        cmd = [sys.executable, str(NAIVE), str(corpus), str(index_dir)]
+        env = None
+    else:
+        cmd = [sys.executable, "-m", "repolens", "index", str(corpus), "--index-dir", str(index_dir)]
+        cmd.append("--no-vectors")
+        env = env_for(src)
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env_for(src), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -55,11 +68,16 @@ def main() -> int:
     parser.add_argument("corpora", nargs="+", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=SRC")
+    parser.add_argument("--naive", action="store_true", help="add a row for bench/naive_index.py")
     args = parser.parse_args()
     given = {n: Path(s).resolve() for n, s in (t.split("=", 1) for t in args.tree)} or {"this": HERE_SRC}
     rows = []
     with tempfile.TemporaryDirectory(prefix="repolens-index-start-") as tmp:
-        trees = {name: compiled_copy(src, Path(tmp) / "trees" / name) for name, src in given.items()}
+        trees: dict[str, Path | None] = {
+            name: compiled_copy(src, Path(tmp) / "trees" / name) for name, src in given.items()
+        }
+        if args.naive:
+            trees["naive"] = None
         for n, corpus in enumerate(args.corpora):
             corpus = corpus.resolve()
             runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in trees}
