@@ -172,7 +172,8 @@ class _PieceTexts(dict[str, str]):
     """The tokens of each ASCII piece seen, space-joined, made on first
     sight. A dict looked up from C (``map(d.__getitem__, ...)``), not an
     ``lru_cache``: a lookup is most of what tokenizing a document costs, and
-    this one is about a third cheaper. Emptied when full, to bound memory.
+    this one is about a third cheaper. Never stale (a piece's tokens depend
+    on the piece alone); emptied when full, to bound memory.
 
     A piece without a hyphen is one run (or only underscores, which yield
     nothing); its tokens are not also kept in ``_run_tokens``' cache, which
