@@ -4,7 +4,8 @@
     python bench/naive_index.py CORPUS OUT
 
 Issue 15 set repolens' first index of a small repository against "a naive
-single-process Python BM25 indexer". This is one, written the obvious way:
+single-process Python BM25 indexer". This is one (the issue's own is not
+in the repository, so their times do not compare), written the obvious way:
 walk the folder (dot folders left out), read each file under 1 MiB that is
 not binary, count its lowercase ``\\w+`` words, and keep an inverted index
 with what BM25 scores from (postings with term counts, document lengths,
