@@ -15,6 +15,7 @@ import pytest
 
 from repolens import service
 from repolens.errors import StoreUnavailableError
+from repolens.index.build import BATCH_FILES
 from repolens.search.query import parse_query
 from repolens.store import open_store
 from repolens.store.handles import readers
@@ -209,7 +210,11 @@ def test_a_reader_keeps_the_old_generation_through_a_rebuild(pg_db, sample_repo:
 
 
 def test_an_index_killed_mid_build_resumes(pg_db, make_repo):
-    files = {f"pkg/mod_{i:03d}.py": f"def handler_{i}(x):\n    return x + {i}\n" * 40 for i in range(300)}
+    # More files than one batch holds (BATCH_FILES): the indexer is killed
+    # once the first batch is committed, with two batches still to write. With
+    # a single batch, a fast machine published the index between two polls.
+    n = BATCH_FILES * 2 + 200
+    files = {f"pkg/mod_{i:04d}.py": f"def handler_{i}(x):\n    return x + {i}\n" * 10 for i in range(n)}
     root = make_repo(files)
     env = {**os.environ, "REPOLENS_STORE": pg_db.url}
     proc = subprocess.Popen(
@@ -225,7 +230,7 @@ def test_an_index_killed_mid_build_resumes(pg_db, make_repo):
                 ready = conn.execute("SELECT to_regclass('files') IS NOT NULL").fetchone()[0]
                 if ready and conn.execute("SELECT count(*) FROM files").fetchone()[0] > 0:
                     break
-                time.sleep(0.05)
+                time.sleep(0.01)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -234,7 +239,7 @@ def test_an_index_killed_mid_build_resumes(pg_db, make_repo):
     done = cli("index", str(root), env={"REPOLENS_STORE": pg_db.url})
     assert done.returncode == 0, done.stderr
     assert store.current() is not None and store.building() == []
-    assert store.open_reader().counts()["files"] == 300
+    assert store.open_reader().counts()["files"] == n
 
 
 @pytest.fixture
