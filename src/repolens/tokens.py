@@ -97,11 +97,17 @@ def _split_unicode(piece: str) -> list[str]:
 _SEPARATORS = re.compile(r"[_\-]+")
 
 
+def _one_part(word: str) -> bool:
+    """Whether an ASCII run is its own only part: the common cases
+    (``self``, ``return``, ``1800``), what ``_PARTS`` would find whole."""
+    return (word.isalpha() and word.islower()) or word.isdigit()
+
+
 def split_identifier(word: str) -> list[str]:
     """Split one identifier-ish run into lowercase parts (no whole form)."""
     if word.isascii():
-        if (word.isalpha() and word.islower()) or word.isdigit():
-            return [word]  # the common cases (``self``, ``return``, ``1800``): what _PARTS would find
+        if _one_part(word):
+            return [word]
         # No _PARTS alternative matches ``_`` or ``-``, or looks past one, so
         # one scan of the whole word finds the parts of its pieces.
         return [part.lower() for part in _PARTS.findall(word)]
@@ -185,7 +191,7 @@ class _PieceTexts(dict[str, str]):
             self.clear()
         if "-" in piece:
             text = " ".join(_hyphened_tokens(piece))
-        elif (piece.isalpha() and piece.islower()) or piece.isdigit():
+        elif _one_part(piece):  # what _run_tokens makes of it, without its tuple
             text = stem(piece) if 1 < len(piece) <= MAX_TOKEN_LEN else ""
         else:
             text = " ".join(_run_tokens.__wrapped__(piece))
