@@ -192,7 +192,9 @@ def test_a_document_field_is_the_tokens_joined():
     each distinct piece joined once: the same tokens as a scan finds."""
     from repolens.tokens import token_text
 
-    for text in [*_texts(), "a--b -c- _-a __ _x_ x-_y a-b-c- -", "0123 x2 1800\n9-9 __9", "naïve-Value x_y"]:
+    longest = f"{'a' * 49} {'9' * 49} {'b' * 48} {'7' * 48}"  # over and at MAX_TOKEN_LEN
+    odd = ["a--b -c- _-a __ _x_ x-_y a-b-c- -", "0123 x2 1800\n9-9 __9", "naïve-Value x_y", longest]
+    for text in [*_texts(), *odd]:
         assert token_text(text) == " ".join(tokenize(text)), text
 
 
