@@ -39,17 +39,18 @@ def _chunk(name: str, text: str) -> ChunkedFile:
 
 
 def _assert_tiles(result: ChunkedFile, text: str) -> None:
-    """Chunks cover every line, in order, without overlap; texts are the lines."""
+    """Chunks cover every line, in order, without overlap; texts are the lines
+    (the head of a line longer than ``MAX_CHARS``)."""
     lines = source_lines(text)
     expect = 1
     for c in result.chunks:
-        if c.start_line == c.end_line == expect - 1:
-            continue  # another slice of an over-long line
         assert c.start_line == expect, (c.start_line, expect, c.kind, c.qualname)
         assert c.end_line >= c.start_line
         body = c.text.split("\n")[repeated_header_lines(c) :]
         if len(lines[c.start_line - 1]) <= MAX_CHARS:
             assert body == lines[c.start_line - 1 : c.end_line]
+        else:
+            assert c.start_line == c.end_line and body == [lines[c.start_line - 1][:MAX_CHARS]]
         assert c.end_line - c.start_line + 1 <= MAX_LINES
         expect = c.end_line + 1
     assert expect == len(lines) + 1
@@ -162,6 +163,27 @@ def test_big_function_with_long_lines_is_split_by_characters() -> None:
     assert len(result.chunks) >= 3
     assert all(len(c.text) <= MAX_CHARS for c in result.chunks)
     _assert_tiles(result, text)
+
+
+def test_a_line_longer_than_the_bound_keeps_only_its_head() -> None:
+    # A notebook's image output: one line of base64, ~140 chunks' worth.
+    blob = "iVBORw0KGgoAAAANSUhEUgAAA" + "QmCC9x/+" * 100_000
+    text = f'def plot():\n    """Seasonal means."""\n    return "{blob}"\n\n\ndef after():\n    return 1\n'
+    result = _chunk("nb.py", text)
+    long_line = text.split("\n")[2]
+    assert [c.text for c in result.chunks if c.start_line <= 3 <= c.end_line] == [long_line[:MAX_CHARS]]
+    assert [s.qualname for s in result.symbols] == ["plot", "after"]
+    _assert_tiles(result, text)
+
+
+def test_a_long_line_in_a_file_without_grammar_keeps_only_its_head() -> None:
+    text = "cell one\n" + "A" * (3 * MAX_CHARS) + "\ncell three\n"
+    result = chunk_file("notebook.ipynb", text, language_for("notebook.ipynb"))
+    assert [(c.start_line, c.end_line, len(c.text)) for c in result.chunks] == [
+        (1, 1, 8),
+        (2, 2, MAX_CHARS),
+        (3, 3, 10),
+    ]
 
 
 def _big_class(methods: int) -> str:

@@ -4,8 +4,8 @@ Shared by the syntax chunker (definitions from tree-sitter) and the markdown
 chunker (sections from headings). Input: the file's lines and a tree of
 :class:`Def` (0-based, inclusive row ranges, siblings ordered and disjoint).
 Output: chunks whose line ranges partition the file: every line is in
-exactly one chunk, except that a line longer than ``MAX_CHARS`` is cut over
-several chunks sharing its line number.
+exactly one chunk, except that a line longer than ``MAX_CHARS`` is data
+whose head alone is indexed (see :mod:`repolens.chunk.text`).
 
 The rules, in order:
 
@@ -375,7 +375,7 @@ class Packer:
                 )
             )
             return
-        # Only an over-long line gets here: cut it like the window chunker does.
+        # Only an over-long line gets here: its head is kept, as the window chunker does.
         for c in window_chunks(self.path, "", self.language, _NO_OVERLAP, s + 1, self.lines[s : e + 1]):
             self.chunks.append(
                 Chunk(

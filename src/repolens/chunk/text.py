@@ -3,8 +3,16 @@
 Windows of about ``target_lines`` lines overlap by ``overlap`` lines so that a
 passage cut at a window edge is whole in the next window. A window also closes
 early at ``max_chars`` so that long lines (data, minified code) cannot blow a
-chunk up; a single line longer than ``max_chars`` is split into several chunks
-that share its line number.
+chunk up.
+
+A single line longer than ``max_chars`` is data: an image in base64 inside a
+notebook, a minified bundle, a one-line FITS header or JSON dump. Its first
+``max_chars`` characters are one chunk and the rest is not indexed. Cutting
+it all into chunks cost more than the rest of some repositories (two
+notebooks of xarray: 770 ms of its 1.7 s of chunking and tokenizing, 238 of
+its 1,890 chunks, all of them random base64 "words"), and no question is
+answered by the middle of a base64 string. The file is untouched:
+``read_snippet`` reads the line from it.
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ def window_chunks(
     i, n = 0, len(lines)
     while i < n:
         if len(lines[i]) > p.max_chars:
-            chunks.extend(_long_line_chunks(path, lines[i], first_line + i, language, p.max_chars))
+            chunks.append(Chunk(path, first_line + i, first_line + i, lines[i][: p.max_chars], language))
             i += 1
             continue
         j, size = i, 0
@@ -75,9 +83,3 @@ def window_chunks(
         step_back = p.overlap if j - i >= target else 0
         i = max(j - step_back, i + 1)
     return chunks
-
-
-def _long_line_chunks(path: str, line: str, lineno: int, language: str, max_chars: int) -> list[Chunk]:
-    return [
-        Chunk(path, lineno, lineno, line[k : k + max_chars], language) for k in range(0, len(line), max_chars)
-    ]
