@@ -17,7 +17,11 @@ and that row shows how fast it was in this run.
 
 Prints the command line and a markdown table: files and MB per corpus, then
 p50 wall seconds, p50 CPU seconds (the indexer and its workers) and the
-largest peak RSS per tree.
+largest peak RSS per tree. ``--summary`` adds, per tree, the median over all
+corpora and over the small ones (at most ``--small-files`` files: issue 15's
+"small repository"), with how many of those were within ``--target``
+seconds: given many checkouts (``/work/bench-data/checkouts/*``), that is
+issue 15's own measure ("the median first index on 196 real checkouts").
 """
 
 from __future__ import annotations
@@ -69,6 +73,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=SRC")
     parser.add_argument("--naive", action="store_true", help="add a row for bench/naive_index.py")
+    parser.add_argument("--summary", action="store_true", help="medians over the corpora, small ones apart")
+    parser.add_argument("--small-files", type=int, default=300, metavar="N")
+    parser.add_argument("--target", type=float, default=0.6, metavar="SECONDS")
     args = parser.parse_args()
     given = {n: Path(s).resolve() for n, s in (t.split("=", 1) for t in args.tree)} or {"this": HERE_SRC}
     rows = []
@@ -99,7 +106,29 @@ def main() -> int:
             cpu = statistics.median(v[1] for v in values)
             rss = max(v[2] for v in values)
             print(f"| {corpus.name} | {files} | {mb:.1f} | {name} | {wall:.2f} | {cpu:.2f} | {rss:.0f} |")
+    if args.summary:
+        print_summary(rows, args.small_files, args.target)
     return 0
+
+
+def print_summary(rows: list, small_files: int, target: float) -> None:
+    """Per tree: the median wall time over every corpus, and over the small
+    ones (median, 90th percentile, slowest, how many within ``target``)."""
+    small = [r for r in rows if r[1][0] <= small_files]
+    head = f"corpora <= {small_files} files | median | p90 | slowest | within {target} s"
+    print(f"\n| tree | corpora | median wall s | {head} |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in rows[0][2]:
+        every = [statistics.median(v[0] for v in r[2][name]) for r in rows]
+        few = sorted(statistics.median(v[0] for v in r[2][name]) for r in small)
+        if few:
+            p90 = few[min(len(few) - 1, round(0.9 * (len(few) - 1)))]
+            within = sum(w <= target for w in few)
+            median = statistics.median(few)
+            cells = f"{len(few)} | {median:.2f} | {p90:.2f} | {few[-1]:.2f} | {within} of {len(few)}"
+        else:
+            cells = "0 | - | - | - | -"
+        print(f"| {name} | {len(every)} | {statistics.median(every):.2f} | {cells} |")
 
 
 if __name__ == "__main__":
