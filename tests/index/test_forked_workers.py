@@ -206,3 +206,36 @@ print(json.dumps(got))
 def test_workers_are_not_forked_by_a_process_holding_a_thread_or_a_connection():
     out = subprocess.run([sys.executable, "-c", _FORKS], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == {"alone": True, "socket": False, "thread": False}
+
+
+def _slow_square(n: int) -> int:
+    time.sleep(0.02 if n % 5 == 0 else 0)  # some tasks finish after later ones
+    return n * n
+
+
+def _fails_at_seven(n: int) -> int:
+    if n == 7:
+        raise ValueError(f"no {n}")
+    return n
+
+
+def test_a_forked_pool_returns_results_in_order_and_raises_a_task_error_here():
+    from repolens.index.forked import ForkedPool
+
+    def children() -> set[int]:
+        return {p.pid for p in running_processes("") if p.ppid == os.getpid()}
+
+    before = children()
+    pool = ForkedPool(2)
+    try:
+        assert len(children() - before) == 2
+        assert list(pool.map(_slow_square, list(range(40)), 3)) == [n * n for n in range(40)]
+    finally:
+        pool.close()
+    pool = ForkedPool(2)
+    try:
+        with pytest.raises(ValueError, match="no 7"):
+            list(pool.map(_fails_at_seven, list(range(20)), 2))
+    finally:
+        pool.close()  # the workers still busy are ended and reaped
+    assert children() == before

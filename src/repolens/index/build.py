@@ -51,8 +51,7 @@ from repolens.store import format_versions, open_store
 from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
+    from repolens.index.forked import ForkedPool
     from repolens.index.vectors import VectorReport
     from repolens.models import Embedder
 
@@ -309,7 +308,7 @@ def _sync(
     create: bool,
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
-    workers: Executor | None = None,
+    workers: ForkedPool | None = None,
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
     given), batch by batch; ``workers`` prepare them when given (see
@@ -354,7 +353,7 @@ def _apply_changes(
     progress: ProgressFn | None,
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
-    workers: Executor | None = None,
+    workers: ForkedPool | None = None,
 ) -> None:
     records = writer.files()
     skips = writer.skipped_files()

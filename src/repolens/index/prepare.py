@@ -8,10 +8,11 @@ process writes the results before them (a pipeline). Small jobs (a refresh of
 a few files, the watcher, a small repository) run in process: starting
 workers would cost more than it saves.
 
-Workers come two ways. A fresh build forks them (:func:`forked_workers`)
-before the store's writer opens, while the indexing process still has one
-thread and no open writer: a forked worker starts in ~10 ms with every module
-already loaded. Any other job big enough spawns them (:func:`prepare_all`):
+Workers come two ways. A fresh build forks them (:func:`forked_workers`,
+:mod:`repolens.index.forked`) before the store's writer opens, while the
+indexing process still has one thread and no open writer: a forked worker
+starts in ~10 ms with every module already loaded. Any other job big enough
+spawns them (:func:`prepare_all`, ``ProcessPoolExecutor``):
 a spawned worker imports the chunkers and grammars itself (~0.3 s of CPU), but
 inherits nothing of the writer's threads and database connections.
 """
@@ -35,6 +36,8 @@ from repolens.store.document import document_fields
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
+
+    from repolens.index.forked import ForkedPool
 
 # Below this many bytes to read, a job runs in the indexing process: each
 # spawned worker first imports the chunkers and every grammar (about half a
@@ -116,7 +119,7 @@ def workers() -> int:
 
 
 @contextlib.contextmanager
-def forked_workers(expected_bytes: int) -> Iterator[Executor | None]:
+def forked_workers(expected_bytes: int) -> Iterator[ForkedPool | None]:
     """Worker processes forked now for a job of about ``expected_bytes``, or
     None when it is too small (below ``FORK_MIN_BYTES``), there is one core,
     or forking is not safe here.
@@ -133,12 +136,13 @@ def forked_workers(expected_bytes: int) -> Iterator[Executor | None]:
     if expected_bytes < FORK_MIN_BYTES or workers() < 2 or not _safe_to_fork():
         yield None
         return
-    with _pool("fork") as pool:
-        # The first submission forks every worker (the fork context starts
-        # them all before its manager thread): now, while this is the only thread.
-        with _sigint_blocked():
-            pool.submit(int)
+    from repolens.index.forked import ForkedPool
+
+    pool = ForkedPool(workers())
+    try:
         yield pool
+    finally:
+        pool.close()
 
 
 def _safe_to_fork() -> bool:
@@ -158,7 +162,7 @@ def _safe_to_fork() -> bool:
 
 
 def prepare_all(
-    jobs: Sequence[Job], pool: Executor | None = None
+    jobs: Sequence[Job], pool: ForkedPool | None = None
 ) -> Iterator[Prepared | Skipped | Unchanged]:
     """Results in job order: in ``pool`` (see :func:`forked_workers`) when
     the jobs hold ``FORK_MIN_BYTES``, else in spawned workers when they hold
@@ -173,7 +177,7 @@ def prepare_all(
     """
     size = sum(job.size for job in jobs)
     if pool is not None and size >= FORK_MIN_BYTES:
-        yield from _pooled(pool, jobs)
+        yield from pool.map(prepare, jobs, _chunksize(len(jobs)))
     elif size >= PARALLEL_MIN_BYTES and workers() >= 2:
         with _pool("spawn") as spawned:
             yield from _pooled(spawned, jobs)
@@ -198,19 +202,23 @@ def _pool(method: str) -> Iterator[Executor]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _chunksize(jobs: int) -> int:
+    # Tasks of up to _CHUNKSIZE files, at least _TASKS_PER_WORKER of them per
+    # worker so the writer's tail after the last results stays short. Smaller
+    # tasks cost more than they save: each result reaches this process between
+    # two of the writer's files, and each pickled message has its own cost
+    # (with the executor, flask, 237 files: tasks of 3 files against 8, 0.83
+    # against 0.77 s wall, 1.14 against 1.08 s CPU; bench/index_start.py,
+    # docs/benchmarks.md).
+    return max(1, min(_CHUNKSIZE, jobs // (_TASKS_PER_WORKER * workers())))
+
+
 def _pooled(pool: Executor, jobs: Sequence[Job]) -> Iterator[Prepared | Skipped | Unchanged]:
     """``jobs`` prepared in ``pool``, in order; the pool is told to shut down
     with the last result in, so its workers exit while the caller writes it."""
     from concurrent.futures.process import BrokenProcessPool
 
-    # Tasks of up to _CHUNKSIZE files, at least _TASKS_PER_WORKER of them per
-    # worker so the writer's tail after the last results stays short. Smaller
-    # tasks cost more than they save: each one's result waits for this
-    # process's pool thread (the GIL, held by the writer) before the next task
-    # is queued, so a worker idles between them (flask, 237 files: tasks of 3
-    # files against 8, 0.83 against 0.77 s wall, 1.14 against 1.08 s CPU;
-    # bench/index_start.py, docs/benchmarks.md).
-    chunksize = max(1, min(_CHUNKSIZE, len(jobs) // (_TASKS_PER_WORKER * workers())))
+    chunksize = _chunksize(len(jobs))
     try:
         with _sigint_blocked():  # a spawning pool starts its workers as jobs are submitted
             results = pool.map(prepare, jobs, chunksize=chunksize)
