@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import select
 import signal
 import struct
@@ -62,7 +61,7 @@ class ForkedPool:
     def __init__(self, size: int) -> None:
         self._workers: list[_Worker] = []
         try:
-            with _sigint_blocked():  # a worker starts with Ctrl-C held back until it ignores it
+            with sigint_blocked():  # a worker starts with Ctrl-C held back until it ignores it
                 for _ in range(size):
                     self._workers.append(self._fork())
         except BaseException:
@@ -78,7 +77,12 @@ class ForkedPool:
 
                 fcntl.fcntl(result_w, _F_SETPIPE_SZ, _PIPE_BYTES)
         parent = os.getpid()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had: the pipes go with it
+            for fd in (task_r, task_w, result_r, result_w):
+                os.close(fd)
+            raise
         if pid == 0:  # the worker: never returns
             code = 1
             try:
@@ -99,6 +103,8 @@ class ForkedPool:
         """``fn`` of each of ``items``, in order, computed by the workers in
         tasks of ``chunksize`` items. Raises :class:`WorkerDiedError` when a
         worker ends before its tasks are done."""
+        import pickle  # here, not above: an index prepared in process never pickles
+
         tasks = [items[i : i + chunksize] for i in range(0, len(items), chunksize)]
         done: dict[int, list[Any]] = {}
         by_fd = {w.results: w for w in self._workers}
@@ -166,16 +172,15 @@ def _become_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        parent_death_signal(signal.SIGKILL)
     if os.getppid() != parent:  # the indexing process ended before the guard was up
         os._exit(1)
 
 
 def _serve(tasks: int, results: int) -> int:
     """A worker's life: run tasks until the end of file on ``tasks``."""
+    import pickle
+
     while True:
         message = _receive(tasks)
         if message is None:
@@ -205,6 +210,8 @@ def _receive(fd: int) -> Any:
     head = _read_exactly(fd, _HEADER.size)
     if head is None:
         return None
+    import pickle
+
     body = _read_exactly(fd, _HEADER.unpack(head)[0])
     return None if body is None else pickle.loads(body)
 
@@ -221,9 +228,22 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 
 
 @contextlib.contextmanager
-def _sigint_blocked() -> Iterator[None]:
+def sigint_blocked() -> Iterator[None]:
+    """SIGINT held back (not lost) in this thread while workers are started,
+    so they start with it blocked until they ignore it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def parent_death_signal(signum: int) -> None:
+    """Linux: ``signum`` for this process when its parent ends (``PR_SET_PDEATHSIG``)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)

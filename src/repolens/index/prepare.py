@@ -32,6 +32,7 @@ from repolens.chunk import Chunk, Symbol, chunk_file
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.errors import WorkerDiedError
+from repolens.index.forked import parent_death_signal, sigint_blocked
 from repolens.store.document import document_fields
 
 if TYPE_CHECKING:
@@ -220,7 +221,7 @@ def _pooled(pool: Executor, jobs: Sequence[Job]) -> Iterator[Prepared | Skipped 
 
     chunksize = _chunksize(len(jobs))
     try:
-        with _sigint_blocked():  # a spawning pool starts its workers as jobs are submitted
+        with sigint_blocked():  # a spawning pool starts its workers as jobs are submitted
             results = pool.map(prepare, jobs, chunksize=chunksize)
         for done, result in enumerate(results, 1):
             if done == len(jobs):
@@ -237,8 +238,6 @@ def _pooled(pool: Executor, jobs: Sequence[Job]) -> Iterator[Prepared | Skipped 
 # worker would wait forever, and keep multiprocessing's resource tracker alive
 # with it (the tracker exits once every holder of its pipe is gone).
 
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-
 
 def _die_with_parent(parent_pid: int) -> None:
     """Pool initializer: end this worker as soon as ``parent_pid`` is gone.
@@ -251,7 +250,7 @@ def _die_with_parent(parent_pid: int) -> None:
     included; the indexing process answers it (it stops, cancels the jobs
     not started and ends its workers), so a worker ignores it, else one
     waiting for a job prints a traceback. The worker was started with SIGINT
-    blocked (:func:`_sigint_blocked`): one pressed since is discarded here.
+    blocked (:func:`~repolens.index.forked.sigint_blocked`): one pressed since is discarded here.
     """
     import multiprocessing
 
@@ -259,7 +258,7 @@ def _die_with_parent(parent_pid: int) -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if sys.platform.startswith("linux"):
-        _parent_death_signal(signal.SIGKILL)
+        parent_death_signal(signal.SIGKILL)
     parent = multiprocessing.parent_process()
     watch = threading.Thread(
         target=_exit_when_parent_ends,
@@ -270,28 +269,6 @@ def _die_with_parent(parent_pid: int) -> None:
     watch.start()
     if os.getppid() != parent_pid:  # the parent died before the guards were up
         os._exit(1)
-
-
-@contextlib.contextmanager
-def _sigint_blocked() -> Iterator[None]:
-    """SIGINT held back (not lost) in this thread while workers are started,
-    so they start with it blocked until :func:`_die_with_parent` ignores it."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _parent_death_signal(signum: int) -> None:
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
 
 
 def _exit_when_parent_ends(parent_pid: int, sentinel: int | None) -> None:
