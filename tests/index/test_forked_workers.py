@@ -213,6 +213,11 @@ def _slow_square(n: int) -> int:
     return n * n
 
 
+def _slow_last(n: int) -> int:
+    time.sleep(0.3 if n == 9 else 0)  # the other worker is done and gone before it
+    return n
+
+
 def _fails_at_seven(n: int) -> int:
     if n == 7:
         raise ValueError(f"no {n}")
@@ -230,6 +235,11 @@ def test_a_forked_pool_returns_results_in_order_and_raises_a_task_error_here():
     try:
         assert len(children() - before) == 2
         assert list(pool.map(_slow_square, list(range(40)), 3)) == [n * n for n in range(40)]
+    finally:
+        pool.close()
+    pool = ForkedPool(2)
+    try:
+        assert list(pool.map(_slow_last, list(range(10)), 1)) == list(range(10))
     finally:
         pool.close()
     pool = ForkedPool(2)
