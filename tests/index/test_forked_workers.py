@@ -240,6 +240,8 @@ def test_a_forked_pool_returns_results_in_order_and_raises_a_task_error_here():
     pool = ForkedPool(2)
     try:
         assert list(pool.map(_slow_last, list(range(10)), 1)) == list(range(10))
+        with pytest.raises(RuntimeError, match="maps once"):  # its workers are gone
+            list(pool.map(_slow_last, [1], 1))
     finally:
         pool.close()
     pool = ForkedPool(2)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import threading
 import time
@@ -32,12 +31,10 @@ from repolens.chunk import Chunk, Symbol, chunk_file
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.errors import WorkerDiedError
-from repolens.index.forked import parent_death_signal, sigint_blocked
+from repolens.index.forked import become_worker, sigint_blocked
 from repolens.store.document import document_fields
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
     from repolens.index.forked import ForkedPool
 
 # Below this many bytes to read, a job runs in the indexing process: each
@@ -180,55 +177,47 @@ def prepare_all(
     if pool is not None and size >= FORK_MIN_BYTES:
         yield from pool.map(prepare, jobs, _chunksize(len(jobs)))
     elif size >= PARALLEL_MIN_BYTES and workers() >= 2:
-        with _pool("spawn") as spawned:
-            yield from _pooled(spawned, jobs)
+        yield from _spawned(jobs)
     else:
         yield from map(prepare, jobs)
-
-
-@contextlib.contextmanager
-def _pool(method: str) -> Iterator[Executor]:
-    import multiprocessing  # here, not above: a small job never loads the pool machinery
-    from concurrent.futures import ProcessPoolExecutor
-
-    pool = ProcessPoolExecutor(
-        max_workers=workers(),
-        mp_context=multiprocessing.get_context(method),
-        initializer=_die_with_parent,
-        initargs=(os.getpid(),),
-    )
-    try:
-        yield pool
-    finally:  # stopped early (an error, Ctrl-C): what is not started never runs
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _chunksize(jobs: int) -> int:
     # Tasks of up to _CHUNKSIZE files, at least _TASKS_PER_WORKER of them per
     # worker so the writer's tail after the last results stays short. Smaller
-    # tasks cost more than they save: each result reaches this process between
-    # two of the writer's files, and each pickled message has its own cost
-    # (with the executor, flask, 237 files: tasks of 3 files against 8, 0.83
-    # against 0.77 s wall, 1.14 against 1.08 s CPU; bench/index_start.py,
-    # docs/benchmarks.md).
+    # tasks cost more than they save: each is a message each way, pickled
+    # (measured with the executor, flask, 237 files: tasks of 3 files against
+    # 8, 0.83 against 0.77 s wall, 1.14 against 1.08 s CPU;
+    # bench/index_start.py, docs/benchmarks.md).
     return max(1, min(_CHUNKSIZE, jobs // (_TASKS_PER_WORKER * workers())))
 
 
-def _pooled(pool: Executor, jobs: Sequence[Job]) -> Iterator[Prepared | Skipped | Unchanged]:
-    """``jobs`` prepared in ``pool``, in order; the pool is told to shut down
-    with the last result in, so its workers exit while the caller writes it."""
+def _spawned(jobs: Sequence[Job]) -> Iterator[Prepared | Skipped | Unchanged]:
+    """``jobs`` prepared in spawned workers, in order; the pool is told to
+    shut down with the last result in, so its workers exit while the caller
+    writes it, and stopped early (an error, Ctrl-C), what is not started
+    never runs."""
+    import multiprocessing  # here, not above: a small job never loads the pool machinery
+    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    chunksize = _chunksize(len(jobs))
+    pool = ProcessPoolExecutor(
+        max_workers=workers(),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    )
     try:
         with sigint_blocked():  # a spawning pool starts its workers as jobs are submitted
-            results = pool.map(prepare, jobs, chunksize=chunksize)
+            results = pool.map(prepare, jobs, chunksize=_chunksize(len(jobs)))
         for done, result in enumerate(results, 1):
             if done == len(jobs):
                 pool.shutdown(wait=False)
             yield result
     except BrokenProcessPool as exc:
         raise WorkerDiedError() from exc
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 # -- workers never outlive the indexing process, and leave Ctrl-C to it -------
@@ -250,15 +239,12 @@ def _die_with_parent(parent_pid: int) -> None:
     included; the indexing process answers it (it stops, cancels the jobs
     not started and ends its workers), so a worker ignores it, else one
     waiting for a job prints a traceback. The worker was started with SIGINT
-    blocked (:func:`~repolens.index.forked.sigint_blocked`): one pressed since is discarded here.
+    blocked (:func:`~repolens.index.forked.sigint_blocked`): one pressed
+    since is discarded (:func:`~repolens.index.forked.become_worker`).
     """
     import multiprocessing
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    if sys.platform.startswith("linux"):
-        parent_death_signal(signal.SIGKILL)
+    become_worker(parent_pid)
     parent = multiprocessing.parent_process()
     watch = threading.Thread(
         target=_exit_when_parent_ends,
@@ -267,8 +253,6 @@ def _die_with_parent(parent_pid: int) -> None:
         daemon=True,
     )
     watch.start()
-    if os.getppid() != parent_pid:  # the parent died before the guards were up
-        os._exit(1)
 
 
 def _exit_when_parent_ends(parent_pid: int, sentinel: int | None) -> None:
