@@ -251,3 +251,32 @@ def test_a_forked_pool_returns_results_in_order_and_raises_a_task_error_here():
     finally:
         pool.close()  # the workers still busy are ended and reaped
     assert children() == before
+
+
+def _mark(job: tuple[str, int]) -> int:
+    Path(job[0], str(job[1])).touch()
+    return job[1]
+
+
+def test_a_forked_pool_runs_no_more_than_ahead_tasks_beyond_what_was_taken(tmp_path: Path):
+    """Results the caller has not taken wait in memory: a slow writer holds
+    the workers back instead of letting them pile up."""
+    from repolens.index.forked import ForkedPool
+
+    jobs = [(str(tmp_path), n) for n in range(40)]
+    pool = ForkedPool(2, ahead=3)
+    try:
+        results = pool.map(_mark, jobs, 1)
+        assert next(results) == 0
+        time.sleep(0.5)  # ample for 40 unheld tasks
+        assert 1 <= len(list(tmp_path.iterdir())) <= 1 + 3
+        assert list(results) == list(range(1, 40))
+    finally:
+        pool.close()
+    for marker in tmp_path.iterdir():
+        marker.unlink()
+    pool = ForkedPool(2, ahead=1)
+    results = pool.map(_mark, jobs, 1)
+    assert next(results) == 0
+    pool.close()  # the courier, holding tasks back, ends too; nothing hangs
+    assert len(list(tmp_path.iterdir())) <= 2

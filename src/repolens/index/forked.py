@@ -13,6 +13,12 @@ The executor did this with two threads and queues, and its imports
 (``multiprocessing``, ``concurrent.futures``: ``logging``, ``socket``,
 ``tempfile`` ...) cost ~20 ms of a small index.
 
+The courier sends no task more than ``ahead`` tasks beyond the one the
+writer takes next: results the writer has not taken wait in memory, and a
+writer slower than its workers (a busy disk, a big commit) would otherwise
+let them pile up to the whole repository's chunks. A worker with nothing
+allowed waits; the writer wakes the courier when it takes a result.
+
 What the executor guaranteed, this keeps: results in task order; a worker
 that dies (killed, out of memory) raises :class:`WorkerDiedError` instead of
 a hang; an exception in a task is raised in the indexing process; workers
@@ -39,6 +45,10 @@ _HEADER = struct.Struct("<QQ")  # length, task
 # without waiting for the courier's round trip. More waiting tasks make the
 # workers' last tasks less even (eight: corpus-1m 15.11 against 13.58 s).
 _QUEUED = 2
+# Tasks sent but not yet taken by the writer, at most (tasks hold up to eight
+# files: a few MB of pickled chunks in all); far more than the workers need
+# to stay busy while the writer commits a batch.
+_AHEAD = 32
 # A result pipe holds this much (Linux lets any process raise a pipe to 1 MiB):
 # a worker writes a few tasks' results without waiting for the writer to read.
 _PIPE_BYTES = 1 << 20
@@ -61,15 +71,20 @@ class ForkedPool:
     thread and no open database connection (see
     :func:`repolens.index.prepare.forked_workers`)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, ahead: int = _AHEAD) -> None:
         import threading
 
         self._workers: list[_Worker] = []
         self._done: dict[int, bytes] = {}  # results arrived, pickled, by task
-        self._arrived = threading.Condition()
+        self._arrived = threading.Condition()  # also guards _taken, _held and _closing
         self._broken: BaseException | None = None  # why the courier stopped early
         self._complete = False  # every result arrived (and no worker is needed)
         self._courier: threading.Thread | None = None
+        self._ahead = max(ahead, 1)
+        self._taken = 0  # results the writer took
+        self._held = False  # the courier holds a task back until the writer takes one
+        self._closing = False
+        self._wake_r, self._wake_w = os.pipe()  # the writer (or close) wakes the courier
         try:
             with sigint_blocked():  # a worker starts with Ctrl-C held back until it ignores it
                 for _ in range(size):
@@ -101,6 +116,8 @@ class ForkedPool:
                     os.close(w.results)
                 os.close(task_w)
                 os.close(result_r)
+                os.close(self._wake_r)
+                os.close(self._wake_w)
                 become_worker(parent)
                 code = _serve(task_r, result_w)
             finally:
@@ -132,6 +149,10 @@ class ForkedPool:
                 while task not in self._done and self._broken is None:
                     self._arrived.wait()
                 data = self._done.pop(task, None)
+                self._taken += 1
+                if self._held:  # room for one more task: the courier waits for this
+                    self._held = False
+                    os.write(self._wake_w, b"x")
             if data is None:
                 failure = self._broken
                 if failure is None or isinstance(failure, OSError):  # a worker gone
@@ -144,16 +165,21 @@ class ForkedPool:
 
     def _carry(self, tasks: list[bytes]) -> None:
         """The courier thread: hands each worker its next task as soon as it
-        returns a result, and keeps the results (pickled) for :meth:`map`.
-        It waits in ``select`` and in reads and writes, which release the
-        GIL: the writer keeps it, and no worker waits for a task while the
-        writer commits a batch."""
+        returns a result (and the writer is at most ``ahead`` tasks behind),
+        and keeps the results (pickled) for :meth:`map`. It waits in
+        ``select`` and in reads and writes, which release the GIL: the writer
+        keeps it, and no worker waits for a task while the writer commits a
+        batch."""
         by_fd = {w.results: w for w in self._workers}
         sent = received = 0
 
         def feed(worker: _Worker) -> None:
             nonlocal sent
             while worker.queued < _QUEUED and sent < len(tasks):
+                with self._arrived:
+                    if sent - self._taken >= self._ahead:
+                        self._held = True
+                        return
                 _send(worker.tasks, tasks[sent])
                 worker.queued += 1
                 sent += 1
@@ -164,10 +190,18 @@ class ForkedPool:
             for worker in self._workers:
                 feed(worker)
             while received < len(tasks):
-                for fd in select.select(list(by_fd), [], [])[0]:
+                for fd in select.select([*by_fd, self._wake_r], [], [])[0]:
+                    if fd == self._wake_r:
+                        os.read(fd, 4096)
+                        with self._arrived:
+                            if self._closing:
+                                return
+                        for worker in list(by_fd.values()):
+                            feed(worker)
+                        continue
                     message = _receive(fd)
-                    if message is None and not by_fd[fd].queued:  # done with its last task
-                        del by_fd[fd]
+                    if message is None and not by_fd[fd].queued and sent == len(tasks):
+                        del by_fd[fd]  # done with its last task
                         continue
                     if message is None:  # it ended with tasks to do: killed
                         raise BrokenPipeError
@@ -199,13 +233,20 @@ class ForkedPool:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(w.pid, signal.SIGKILL)
         if self._courier is not None:
-            self._courier.join()  # it ends at the killed workers' end of file
+            with self._arrived:  # a courier holding tasks back waits for this, not for a worker
+                self._closing = True
+                os.write(self._wake_w, b"x")
+            self._courier.join()  # or it ends at the killed workers' end of file
         self._finish()
         for w in self._workers:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(w.pid, 0)
             os.close(w.results)
         self._workers = []
+        if self._wake_r >= 0:
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            self._wake_r = self._wake_w = -1
 
 
 def become_worker(parent: int) -> None:
