@@ -208,6 +208,10 @@ def test_workers_are_not_forked_by_a_process_holding_a_thread_or_a_connection():
     assert json.loads(out.stdout) == {"alone": True, "socket": False, "thread": False}
 
 
+def _cut(items: list, size: int) -> list[list]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
 def _slow_square(n: int) -> int:
     time.sleep(0.02 if n % 5 == 0 else 0)  # some tasks finish after later ones
     return n * n
@@ -234,20 +238,20 @@ def test_a_forked_pool_returns_results_in_order_and_raises_a_task_error_here():
     pool = ForkedPool(2)
     try:
         assert len(children() - before) == 2
-        assert list(pool.map(_slow_square, list(range(40)), 3)) == [n * n for n in range(40)]
+        assert list(pool.map(_slow_square, _cut(list(range(40)), 3))) == [n * n for n in range(40)]
     finally:
         pool.close()
     pool = ForkedPool(2)
     try:
-        assert list(pool.map(_slow_last, list(range(10)), 1)) == list(range(10))
+        assert list(pool.map(_slow_last, _cut(list(range(10)), 1))) == list(range(10))
         with pytest.raises(RuntimeError, match="maps once"):  # its workers are gone
-            list(pool.map(_slow_last, [1], 1))
+            list(pool.map(_slow_last, [[1]]))
     finally:
         pool.close()
     pool = ForkedPool(2)
     try:
         with pytest.raises(ValueError, match="no 7"):
-            list(pool.map(_fails_at_seven, list(range(20)), 2))
+            list(pool.map(_fails_at_seven, _cut(list(range(20)), 2)))
     finally:
         pool.close()  # the workers still busy are ended and reaped
     assert children() == before
@@ -266,7 +270,7 @@ def test_a_forked_pool_runs_no_more_than_ahead_tasks_beyond_what_was_taken(tmp_p
     jobs = [(str(tmp_path), n) for n in range(40)]
     pool = ForkedPool(2, ahead=3)
     try:
-        results = pool.map(_mark, jobs, 1)
+        results = pool.map(_mark, _cut(jobs, 1))
         assert next(results) == 0
         time.sleep(0.5)  # ample for 40 unheld tasks
         assert 1 <= len(list(tmp_path.iterdir())) <= 1 + 3
@@ -276,7 +280,22 @@ def test_a_forked_pool_runs_no_more_than_ahead_tasks_beyond_what_was_taken(tmp_p
     for marker in tmp_path.iterdir():
         marker.unlink()
     pool = ForkedPool(2, ahead=1)
-    results = pool.map(_mark, jobs, 1)
+    results = pool.map(_mark, _cut(jobs, 1))
     assert next(results) == 0
     pool.close()  # the courier, holding tasks back, ends too; nothing hangs
     assert len(list(tmp_path.iterdir())) <= 2
+
+
+def test_a_fresh_build_cuts_its_jobs_into_tasks_of_even_work_in_order():
+    """A task holds consecutive files of about the same bytes: a big file
+    goes alone, small ones together, and the order is the jobs' order."""
+    sizes = [300_000, 1_000, 2_000, 250_000, *[4_000] * 60, 500_000, 3_000, *[8_000] * 40]
+    jobs = [prepare.Job(f"f{i}.py", f"/r/f{i}.py", "", 1 << 20, "syntax", 0, n) for i, n in enumerate(sizes)]
+    tasks = prepare._tasks(jobs)
+    assert [job for task in tasks for job in task] == jobs
+    weights = [sum(job.size + prepare._FILE_WEIGHT for job in task) for task in tasks]
+    target = (sum(sizes) + len(sizes) * prepare._FILE_WEIGHT) * prepare._chunksize(len(jobs)) / len(jobs)
+    assert all(w <= target or len(t) == 1 for w, t in zip(weights, tasks, strict=True))
+    assert [len(t) for t in tasks if t[0].size >= 250_000] == [1, 1, 1]  # each big file alone
+    assert max(len(t) for t in tasks) > prepare._CHUNKSIZE  # small files share a task
+    assert prepare._tasks([]) == []

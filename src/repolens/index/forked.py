@@ -45,9 +45,9 @@ _HEADER = struct.Struct("<QQ")  # length, task
 # without waiting for the courier's round trip. More waiting tasks make the
 # workers' last tasks less even (eight: corpus-1m 15.11 against 13.58 s).
 _QUEUED = 2
-# Tasks sent but not yet taken by the writer, at most (tasks hold up to eight
-# files: a few MB of pickled chunks in all); far more than the workers need
-# to stay busy while the writer commits a batch.
+# Tasks sent but not yet taken by the writer, at most (a task holds ~100 KB
+# of files: a few MB of pickled chunks in all); far more than the workers
+# need to stay busy while the writer commits a batch.
 _AHEAD = 32
 # A result pipe holds this much (Linux lets any process raise a pipe to 1 MiB):
 # a worker writes a few tasks' results without waiting for the writer to read.
@@ -126,22 +126,19 @@ class ForkedPool:
         os.close(result_w)
         return _Worker(pid, task_w, result_r)
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], chunksize: int) -> Iterator[Any]:
-        """``fn`` of each of ``items``, in order, computed by the workers in
-        tasks of ``chunksize`` items. Raises :class:`WorkerDiedError` when a
-        worker ends before its tasks are done. One call per pool."""
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Sequence[Any]]) -> Iterator[Any]:
+        """``fn`` of each item of each of ``tasks``, in order; a worker runs
+        a task at a time. Raises :class:`WorkerDiedError` when a worker ends
+        before its tasks are done. One call per pool."""
         import pickle  # here, not above: an index prepared in process never pickles
         import threading
 
         if self._courier is not None:
             raise RuntimeError("a ForkedPool maps once: its workers end after the last task")
-        count = -(-len(items) // chunksize)
-        tasks = [
-            pickle.dumps((t, fn, items[t * chunksize : (t + 1) * chunksize]), pickle.HIGHEST_PROTOCOL)
-            for t in range(count)
-        ]
+        count = len(tasks)
+        messages = [pickle.dumps((t, fn, items), pickle.HIGHEST_PROTOCOL) for t, items in enumerate(tasks)]
         self._courier = threading.Thread(
-            target=self._carry, args=(tasks,), name="repolens-courier", daemon=True
+            target=self._carry, args=(messages,), name="repolens-courier", daemon=True
         )
         self._courier.start()
         for task in range(count):
