@@ -45,9 +45,9 @@ _HEADER = struct.Struct("<QQ")  # length, task
 # without waiting for the courier's round trip. More waiting tasks make the
 # workers' last tasks less even (eight: corpus-1m 15.11 against 13.58 s).
 _QUEUED = 2
-# Tasks sent but not yet taken by the writer, at most (a task holds ~100 KB
-# of files: a few MB of pickled chunks in all); far more than the workers
-# need to stay busy while the writer commits a batch.
+# Tasks sent but not yet taken by the writer, at most (a fresh build's task
+# holds about eight average files: a few MB of pickled chunks in all); far
+# more than the workers need to stay busy while the writer commits a batch.
 _AHEAD = 32
 # A result pipe holds this much (Linux lets any process raise a pipe to 1 MiB):
 # a worker writes a few tasks' results without waiting for the writer to read.
