@@ -100,6 +100,23 @@ def write_tree_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             path.write_text(content, encoding="utf-8")
 
 
+def run_repolens(
+    *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``repolens ARGS`` in a new process whose only REPOLENS_* variables are
+    ``env``'s (never the developer's)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    return subprocess.run(
+        [sys.executable, "-m", "repolens", *args],
+        capture_output=True,
+        text=True,
+        env={**clean, **(env or {})},
+        cwd=cwd,
+        timeout=300,
+        check=False,
+    )
+
+
 def run_git(root: Path, *args: str) -> str:
     """Run git in ``root`` with a fixed identity; returns stdout, raises on failure."""
     proc = subprocess.run(
@@ -108,6 +125,17 @@ def run_git(root: Path, *args: str) -> str:
     if proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc.stdout
+
+
+@pytest.fixture(autouse=True)
+def _no_store_bindings_left() -> Iterator[None]:
+    """What a test's in-process server config or ``--store`` bound (the
+    process's store flag, its roots' names and stores) ends with the test."""
+    import repolens.store as stores
+
+    yield
+    stores.use_store_flag(None)
+    stores._bound.clear()
 
 
 @pytest.fixture

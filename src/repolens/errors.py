@@ -95,12 +95,26 @@ class WorkerDiedError(RepolensError):
         )
 
 
+class IndexIdentityError(RepolensError):
+    """The index a root's key or folder names holds another repository
+    (:mod:`repolens.branches.identity`)."""
+
+
 class IndexReadOnlyError(RepolensError):
     """The index folder cannot be written (a read-only disk, another user's folder)."""
 
 
 class IndexLockedError(RepolensError):
-    """Another process is writing this index."""
+    """Another process is writing this index; ``holder`` says which
+    (`` (pid 123)``, or "" when unknown)."""
+
+    def __init__(self, message: str, *, fix: str | None = None, holder: str = "") -> None:
+        super().__init__(message, fix=fix)
+        self.holder = holder
+
+
+class IndexBuildingError(IndexLockedError):
+    """A repository has no published index yet, and another process is building it."""
 
 
 class StoreUnavailableError(RepolensError):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repolens.errors import UsageError
+from repolens.errors import IndexBuildingError, IndexLockedError, UsageError
 from repolens.store import open_store, resolve_root
 
 # Each use case imports its own stack when it runs: a new process (``repolens
@@ -32,10 +32,7 @@ if TYPE_CHECKING:
     from repolens.search.symbols import SymbolMatches
     from repolens.settings import Settings
     from repolens.store.base import IndexReader, Store
-
-# A search that finds no index builds one; if a watcher is already building
-# it, wait for that instead of failing.
-AUTO_INDEX_WAIT_S = 120.0
+    from repolens.store.inventory import Dropped, Inventory
 
 
 def build_index(*args: Any, **kwargs: Any) -> IndexReport:
@@ -149,6 +146,7 @@ def _reader(
     is indexed first (``auto_index``, with the report of that build), else
     refused with the store's fix. The published generation is asked once
     (on PostgreSQL a round trip; every search starts here)."""
+    from repolens.settings import load_settings
     from repolens.store.handles import readers
 
     current = store.current()
@@ -156,9 +154,20 @@ def _reader(
         return readers.get(store, current), None
     if not auto_index:
         raise store.missing()
-    report = build_index(
-        store.root, store=store, settings=settings, progress=progress, lock_wait=AUTO_INDEX_WAIT_S
-    )
+    # A search that finds no index builds one; if another process (a watcher,
+    # an indexer beside a server) is building it, it waits for that a while.
+    settings = settings or load_settings(store.root)
+    try:
+        report = build_index(
+            store.root, store=store, settings=settings, progress=progress, lock_wait=settings.index_wait
+        )
+    except IndexLockedError as exc:  # another process is building it: say so, not "locked"
+        if store.current() is not None:
+            return readers.get(store), None
+        raise IndexBuildingError(
+            f"the index of {store.root} in {store.location} is still being built by another process"
+            f"{exc.holder}: it is answered from as soon as that build is published; try again shortly"
+        ) from None
     return readers.get(store), report
 
 
@@ -247,6 +256,21 @@ def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Sn
     return _read_snippet(resolve_root(root), path, start, end)
 
 
+def list_indexes(store: str | None = None) -> Inventory:
+    """Every index of a store (``store``, else the one this process names;
+    see :mod:`repolens.store.inventory`)."""
+    from repolens.store.inventory import list_indexes as _list
+
+    return _list(store)
+
+
+def drop_index(key: str, store: str | None = None) -> Dropped:
+    """Remove the index ``key`` from a store (see :func:`list_indexes`)."""
+    from repolens.store.inventory import drop_index as _drop
+
+    return _drop(key, store)
+
+
 # -- many repositories and branches (repolens.branches) -----------------------------
 
 # Hits searched per branch when compare_branches is given a query.
@@ -254,22 +278,23 @@ COMPARE_HITS = 10
 
 
 def configured_roots(
-    config_file: str | Path | None = None, *, worktrees_too: bool = True
-) -> tuple[dict[str, Path], Registry]:
-    """The roots a command-line use case sees, and the registry: the server
+    config_file: str | Path | None = None, *, missing_ok: bool = False
+) -> tuple[dict[str, Path], Registry, dict[str, tuple[str, str]]]:
+    """The roots a command-line use case sees, the registry, and (with
+    ``missing_ok``) the configured roots whose folder is missing: the server
     config's roots (``--config``, ``$REPOLENS_CONFIG``, ``./.repolens.toml``;
-    ``REPOLENS_ROOTS``), else (``worktrees_too``, for read-only use cases)
-    the git worktrees of the current directory, each ``<repository>@<branch>``."""
+    ``REPOLENS_ROOTS``), else the git worktrees of the current directory,
+    each ``<repository>@<branch>``."""
     from repolens.branches.git import worktrees
     from repolens.branches.registry import load_registry
     from repolens.server.config import load_serve_config, name_for
 
-    config = load_serve_config(config_file=config_file, read_token=False)
+    config = load_serve_config(config_file=config_file, read_token=False, missing_ok=missing_ok)
     roots = dict(config.roots)
-    if not roots and worktrees_too and (trees := worktrees(resolve_root(None))):
+    if not roots and not config.missing and (trees := worktrees(resolve_root(None))):
         name = name_for(trees[0][0])
         roots = {f"{name}@{branch}": path for path, branch in trees}
-    return roots, load_registry(config.registry)
+    return roots, load_registry(config.registry), config.missing
 
 
 def compare_branches(
@@ -339,17 +364,23 @@ def compare_branches(
 
 def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult]:
     """Refresh every configured root, every branch (``refresh --all``), one
-    result as each is done. Configuration errors are raised before any.
-    Only configured roots: it writes indexes, so it never guesses them."""
+    result as each is done; a configured root whose folder is missing is a
+    failed result, and the others are refreshed. Without a configured root,
+    the git worktrees of the current directory. Errors of the configuration
+    itself are raised before any root is touched."""
+    from repolens.branches.refresh import RefreshResult
     from repolens.branches.refresh import refresh_all as _refresh_all
 
-    roots, registry = configured_roots(config_file, worktrees_too=False)
-    if not roots:
+    roots, registry, missing = configured_roots(config_file, missing_ok=True)
+    if not roots and not missing:
         raise UsageError(
-            "no repository configured: add a [roots] table to the config file (--config, "
-            "$REPOLENS_CONFIG or ./.repolens.toml) or set REPOLENS_ROOTS=name=/path,..."
+            "no repository to refresh: add a [roots] table to the config file (--config, "
+            "$REPOLENS_CONFIG or ./.repolens.toml), set REPOLENS_ROOTS=name=/path,..., "
+            "or run it inside a git work tree (its worktrees are refreshed)"
         )
-    return _refresh_all(roots, registry)
+    for name, (path, error) in missing.items():
+        yield RefreshResult(repo=name, root=path, error=error)
+    yield from _refresh_all(roots, registry)
 
 
 def search_history(

@@ -96,6 +96,10 @@ class Settings:
     # history leg: weight of the files that past commits like the question
     # touched (0 = off). 0.5 won on the development set (docs/benchmarks.md)
     history_weight: float = 0.5
+    # a question about a repository whose first index another process is
+    # building (a server started beside its indexer) waits this many seconds
+    # for it to be published, then says it is being built
+    index_wait: float = 30.0
 
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
@@ -117,6 +121,7 @@ _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
     "path_boost": (0.0, 100.0),
     "diversity": (0.0, 1.0),
     "history_weight": (0.0, 100.0),
+    "index_wait": (0.0, 3600.0),
 }
 _CHOICES: dict[str, tuple[str, ...]] = {
     "chunker": ("syntax", "windows"),

@@ -100,8 +100,12 @@ def test_cli_compare_reads_the_config_file(branches, tmp_path: Path, store_url):
     config.write_text(f'[roots]\napp = {{ main = "{branches.main}", develop = "{branches.develop}" }}\n')
     unset = ("REPOLENS_INDEX_DIR", "REPOLENS_CONFIG", STORE_ENV)
     env = {k: v for k, v in os.environ.items() if k not in unset}
-    run = [sys.executable, "-m", "repolens", "compare", "--repo", "app", "--config", str(config)]
-    run += ["--store", store_url] if store_url else []
+    store = ["--store", store_url] if store_url else []
+    # The config names the indexes (app@main, app@develop in a store): refresh --all builds them so.
+    refresh = [sys.executable, "-m", "repolens", "refresh", "--all", "--config", str(config), *store]
+    done = subprocess.run(refresh, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = [sys.executable, "-m", "repolens", "compare", "--repo", "app", "--config", str(config), *store]
     proc = subprocess.run(
         [*run, "--path", "shop/billing.py", "--json"], capture_output=True, text=True, env=env
     )

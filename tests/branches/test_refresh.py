@@ -110,12 +110,72 @@ def test_refresh_all_prints_one_line_per_root_and_fails_when_one_fails(
     ]
 
 
-def test_refresh_needs_all_and_a_configured_root(branches, tmp_path: Path):
-    """Run inside a git worktree: refresh --all never takes the worktrees for roots."""
+def test_refresh_needs_all_and_a_root(branches, tmp_path: Path):
     bare = _refresh(cwd=tmp_path)
     assert bare.returncode == 2 and "pass --all" in bare.stderr
     config = tmp_path / "repolens.toml"
     config.write_text("[serve]\nwatch = false\n")
-    none = _refresh("--all", "--config", str(config), cwd=branches.develop)
-    assert none.returncode == 2 and none.stderr.startswith("error: no repository configured")
-    assert not (branches.main / ".repolens").exists() and not (branches.develop / ".repolens").exists()
+    outside = tmp_path / "outside"  # neither a configured root nor a git work tree
+    outside.mkdir()
+    none = _refresh("--all", "--config", str(config), cwd=outside)
+    assert none.returncode == 2 and none.stderr.startswith("error: no repository to refresh")
+
+
+def test_without_a_configured_root_it_refreshes_the_worktrees_as_its_help_says(branches, tmp_path: Path):
+    helped = _refresh("--help", cwd=tmp_path)
+    assert "else every git worktree of the current directory" in " ".join(helped.stdout.split())
+    config = tmp_path / "repolens.toml"
+    config.write_text("[serve]\nwatch = false\n")
+    done = _refresh("--all", "--config", str(config), cwd=branches.develop)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["repo"], r["branch"], r["mode"], r["error"]) for r in lines] == [
+        ("app-main@main", "main", "build", None),
+        ("app-main@develop", "develop", "build", None),
+    ]
+    assert (branches.main / ".repolens").is_dir() and (branches.develop / ".repolens").is_dir()
+
+
+def test_a_missing_folder_fails_its_line_and_the_other_roots_are_refreshed(
+    branches, tmp_path: Path, store_url
+):
+    gone = tmp_path / "deleted-checkout"
+    config = tmp_path / "repolens.toml"
+    config.write_text(
+        f'[roots]\napp = {{ main = "{branches.main}", develop = "{branches.develop}" }}\n'
+        f'old = "{gone}"\n' + _store_table(store_url)
+    )
+    done = _refresh("--all", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["repo"], r["root"], r["error"]) for r in lines] == [
+        (
+            "old",
+            str(gone),
+            f"{config} [roots]: repository root {gone} does not exist: pass an existing directory",
+        ),
+        ("app@main", str(branches.main), None),
+        ("app@develop", str(branches.develop), None),
+    ]
+    assert all(set(r) == KEYS for r in lines)
+    # REPOLENS_ROOTS too: one line per root, the missing one failed.
+    env_roots = f"app={branches.main},old={gone}"
+    unset = ("REPOLENS_INDEX_DIR", "REPOLENS_CONFIG", STORE_ENV)
+    env = {**{k: v for k, v in os.environ.items() if k not in unset}, "REPOLENS_ROOTS": env_roots}
+    if store_url:
+        env[STORE_ENV] = store_url
+    again = subprocess.run(
+        [sys.executable, "-m", "repolens", "refresh", "--all"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert again.returncode == 1, again.stderr
+    lines = [json.loads(line) for line in again.stdout.splitlines()]
+    assert [(r["repo"], r["mode"], r["error"] is None) for r in lines] == [
+        ("old", "", False),
+        ("app", "refresh" if store_url is None else "build", True),
+    ]

@@ -53,9 +53,10 @@ def _config(tmp_path: Path, b: Branches, registry: str = "registry.toml") -> Pat
 
 
 def test_list_repositories_shows_branches_with_index_facts_and_registry_facts(branches, tmp_path: Path):
-    service.index_repo(branches.main / "shop")
     config = load_serve_config(config_file=_config(tmp_path, branches), env={})
     assert list(config.roots) == ["app@main", "app@develop", "lib"]
+    for root in config.roots.values():  # in a store, under the names the config gives them
+        service.index_repo(root)
 
     async def session() -> list[str]:
         server = build_server(config.roots, remote=True, registry=config.registry)

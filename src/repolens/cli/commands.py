@@ -9,7 +9,6 @@ without click.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,17 @@ root_option = click.option("--root", "root", default=None, type=click.Path(file_
 _index_dir = click.option("--index-dir", default=None, type=click.Path(file_okay=False), help=INDEX_DIR_HELP)
 STORE_HELP = (
     "PostgreSQL store URL (postgresql://[user@]host[:port]/db); default $REPOLENS_STORE, "
-    "else [store] url in .repolens.toml, else the local index folder."
+    "else [store] url in .repolens.toml, else the local index folder. Not with --index-dir."
 )
 
 
 def _use_store(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    """``--store`` is the ``REPOLENS_STORE`` of this process: every store it opens uses it."""
+    """``--store`` names where every index this process opens lives, over
+    ``REPOLENS_STORE`` and config files (:func:`repolens.store.locate`)."""
     if value:
-        os.environ["REPOLENS_STORE"] = value
+        from repolens.store import use_store_flag
+
+        use_store_flag(value)
 
 
 _store = click.option("--store", metavar="URL", expose_value=False, callback=_use_store, help=STORE_HELP)
@@ -392,6 +394,10 @@ def serve_cmd(
         read_token=use_http and not no_auth,
     )
     index_path = Path(index_dir) if index_dir else None
+    if index_path is not None:  # two places named for one index: refused now, not at the first call
+        from repolens.store import locate
+
+        locate(next(iter(config.roots.values()), resolve_root(None)), index_path)
     if use_http:
         from repolens.server.web import DEFAULT_HOST, DEFAULT_PORT, serve
         from repolens.server.workers import default_workers
@@ -448,7 +454,7 @@ def compare_cmd(
     only_base (or single_branch when it has one), by content hash."""
     from repolens import service
 
-    roots, registry = service.configured_roots(config_file)
+    roots, registry, _ = service.configured_roots(config_file)
     result = service.compare_branches(
         repo, roots, registry, base=base, head=head, paths=paths, query=query, max_chars=max_chars
     )
@@ -462,7 +468,8 @@ def compare_cmd(
 @click.pass_context
 def refresh_cmd(ctx: click.Context, refresh_every: bool, config_file: str | None) -> None:
     """Refresh every configured repository and branch (for cron or a systemd timer; safe while
-    servers serve): one JSON line per root on stdout, exit 1 if any failed."""
+    servers serve), else every git worktree of the current directory: one JSON line per root
+    on stdout (a failed one with its error; the others are still refreshed), exit 1 if any failed."""
     if not refresh_every:
         raise click.UsageError("pass --all (to refresh one repository, run `repolens index ROOT`)")
     from repolens import service
@@ -473,6 +480,29 @@ def refresh_cmd(ctx: click.Context, refresh_every: bool, config_file: str | None
         failed += result.error is not None
     if failed:
         ctx.exit(1)
+
+
+@cli.command("indexes")
+@_store
+@json_option
+def indexes_cmd(as_json: bool) -> None:
+    """List the indexes of a store (--store, $REPOLENS_STORE, or the folder $REPOLENS_INDEX_DIR):
+    key, generation, size and the repository each holds."""
+    from repolens import service
+
+    _emit(service.list_indexes(), as_json)
+
+
+@cli.command("drop")
+@click.argument("key")
+@_store
+@json_option
+def drop_cmd(key: str, as_json: bool) -> None:
+    """Remove the index KEY (as `repolens indexes` lists it) from a store: an orphan, or an
+    index that holds another repository than its key's."""
+    from repolens import service
+
+    _emit(service.drop_index(key), as_json)
 
 
 @cli.command("setup")

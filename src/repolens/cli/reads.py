@@ -129,7 +129,7 @@ def run_index(
 # boolean flag, ON and OFF the two spellings of an on/off flag pair
 # (``--vectors/--no-vectors``, None when neither is given), MANY a
 # repeatable string, STORE the ``--store`` option (no value reaches the
-# command: it sets REPOLENS_STORE).
+# command: it names this process's store, repolens.store.use_store_flag).
 STR, INT, DIR, FLAG, ON, OFF, MANY, STORE = "str", "int", "dir", "flag", "on", "off", "many", "store"
 _SWITCHES = {FLAG: True, ON: True, OFF: False}
 
@@ -289,7 +289,9 @@ def _run(
     RepolensError spelled as the command line spells its arguments, an
     interruption and a closed pipe handled as click handles them."""
     if store:
-        os.environ["REPOLENS_STORE"] = str(store)
+        from repolens.store import use_store_flag
+
+        use_store_flag(str(store))
     try:
         code = run(**values)
     except RepolensError as exc:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repolens.branches.git import head_facts
+from repolens.branches.identity import GIT_ROOT_KEY, check_identity, holds, identity_of, recorded_identity
 from repolens.branches.reuse import Donors
 from repolens.chunk import chunker_identity
 from repolens.discover import (
@@ -192,6 +193,7 @@ def build_index(
     settings = settings or load_settings(root_path)
     with store.write_lock(wait=lock_wait), contextlib.ExitStack() as cleanup:
         current = store.current()
+        recorded = _check_holder(store, current)
         reason = "--rebuild" if rebuild else (rebuild_reason(store, current, settings) if current else "")
         found = None
         scope = None
@@ -234,6 +236,8 @@ def build_index(
                 report = IndexReport(
                     root_path, store.location, skipped=Counter(found.skipped), branch=report.branch
                 )
+        if target is not None and not reason:
+            _record_identity(store, target, recorded)
         if target is None or reason:
             report.reason = reason
 
@@ -279,6 +283,41 @@ def build_index(
     return report
 
 
+def _check_holder(store: Store, current: str | None) -> dict[str, str]:
+    """The meta of the published generation, after checking that it holds
+    this repository (``IndexIdentityError`` when another one's: a key or
+    folder given to two repositories); {} when there is none, or it cannot
+    be read (then it is rebuilt)."""
+    if current is None:
+        return {}
+    try:
+        meta = store.generation_meta(current)
+    except IndexCorruptError:
+        return {}
+    check_identity(meta, store)
+    return meta
+
+
+def _ours(meta: Mapping[str, str], store: Store) -> bool:
+    """Whether an interrupted build is this repository's to resume (not one
+    another repository left under the same key)."""
+    recorded = recorded_identity(dict(meta))
+    return store.foreign_fix() is None or recorded is None or holds(recorded, store.root)
+
+
+def _record_identity(store: Store, generation: str, meta: Mapping[str, str]) -> None:
+    """Record the repository's identity in a refreshed generation that lacks
+    it (written before identities were) or names another folder (the
+    repository moved); asking git for it walks the history, so only then."""
+    if GIT_ROOT_KEY in meta and meta.get("root") == str(store.root):
+        return
+    writer = store.open_writer(generation)
+    try:
+        writer.write_meta(identity_of(store.root).meta())
+    finally:
+        writer.close()
+
+
 def _resumable(store: Store, settings: Settings) -> str | None:
     """The newest interrupted build made with the same settings, if any."""
     for building in reversed(store.building()):
@@ -289,6 +328,7 @@ def _resumable(store: Store, settings: Settings) -> str | None:
         if (
             all(meta.get(k) == v for k, v in index_identity(settings).items())
             and meta.get("state") == "building"
+            and _ours(meta, store)
         ):
             return building
     return None
@@ -319,7 +359,7 @@ def _sync(
             writer.write_meta(
                 {
                     **index_identity(settings),
-                    "root": str(report.root),
+                    **identity_of(report.root).meta(),
                     "created_at": _now(),
                     "state": "building",
                 }

@@ -38,6 +38,7 @@ class IndexStatus:
     dense_search: str = ""  # exact, or the dense graph (IndexReader.dense_state), and why
     branch: str = ""  # the git branch the index was made from ("" outside git)
     history: str = ""  # what the history leg can draw on (see history_line)
+    named_by: str = ""  # what named where the index lives (--store, REPOLENS_INDEX_DIR, ...)
 
     @property
     def changed(self) -> int:
@@ -57,7 +58,8 @@ class IndexStatus:
             else "none (lexical only)"
         )
         lines = [
-            f"index of {self.root} in {self.index_dir} ({self.generation})",
+            f"index of {self.root} in {self.index_dir} ({self.generation}"
+            + (f"; named by {self.named_by})" if self.named_by else ")"),
             f"files {self.files}, chunks {self.chunks}, symbols {self.symbols}, vectors {vectors}",
             *([f"dense search: {self.dense_search}"] if self.dense_search else []),
             f"history: {self.history}",
@@ -121,6 +123,7 @@ def index_status(store: Store, reader: IndexReader, settings: Settings | None = 
         dense_search=reader.dense_state(settings.ann_min_vectors) if done else "",
         branch=meta.get("branch", ""),
         history=history_line(reader),
+        named_by=store.named_by,
     )
 
 

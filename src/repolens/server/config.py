@@ -39,6 +39,7 @@ from repolens.branches.names import REF_RE
 from repolens.branches.registry import REGISTRY_ENV
 from repolens.errors import ConfigError, RootError, UsageError
 from repolens.settings import coerce, environ, read_toml
+from repolens.store import Binding, bind_root, locate, store_flag, use_store_flag
 
 CONFIG_FILE = ".repolens.toml"
 CONFIG_ENV = "REPOLENS_CONFIG"
@@ -73,6 +74,38 @@ class ServeConfig:
     watch: bool = True
     config_file: Path | None = None
     registry: Path | None = None
+    # refresh --all: configured roots whose folder is missing: name -> (path as given, error)
+    missing: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # what the config says of each root's index, and this process's --store:
+    # re-applied by a worker process (apply_bindings), which starts without them
+    bindings: dict[Path, Binding] = field(default_factory=dict)
+    store_flag: str | None = None
+
+
+def apply_bindings(bindings: Mapping[Path, Binding], flag: str | None) -> None:
+    """Make this process open the roots' stores as the config says (a
+    spawned worker process calls it with its recipe's config)."""
+    use_store_flag(flag)
+    for root, binding in bindings.items():
+        bind_root(root, binding)
+
+
+def _check_keys(roots: Mapping[str, Path], src: str) -> None:
+    """Refuse two roots whose indexes would be one (a root is bound by its
+    folder, so two names of one folder would share its key or index folder)."""
+    seen: dict[tuple[str, str], str] = {}
+    for name, root in roots.items():
+        where = locate(root)
+        place = (where.store.url, where.store.key) if where.store else ("", str(where.index_dir))
+        if place in seen:
+            from repolens.store.postgres.connect import redact
+
+            shown = f"{redact(place[0])}#{place[1]}" if where.store else place[1]
+            raise ConfigError(
+                f"{src}: repositories {seen[place]} and {name} would share one index ({shown}), "
+                f"both being {root}: name each folder once"
+            )
+        seen[place] = name
 
 
 def name_for(path: Path) -> str:
@@ -103,8 +136,15 @@ def parse_root_spec(spec: str) -> tuple[str | None, str]:
     return None, spec.strip()
 
 
-def parse_roots(specs: Iterable[str], source: str, base: Path | None = None) -> dict[str, Path]:
-    """Roots from ``NAME=PATH`` / ``PATH`` items; names unique, paths existing."""
+def parse_roots(
+    specs: Iterable[str],
+    source: str,
+    base: Path | None = None,
+    *,
+    missing: dict[str, tuple[str, str]] | None = None,
+) -> dict[str, Path]:
+    """Roots from ``NAME=PATH`` / ``PATH`` items; names unique, paths existing
+    (with ``missing``, a missing one is named there with its error instead)."""
     roots: dict[str, Path] = {}
     for spec in specs:
         if not spec.strip():
@@ -112,7 +152,13 @@ def parse_roots(specs: Iterable[str], source: str, base: Path | None = None) -> 
         name, raw = parse_root_spec(spec)
         if not raw:
             raise ConfigError(f"{source}: {spec!r} names no path: use NAME=PATH or PATH")
-        path = _resolve_dir(raw, base, source)
+        try:
+            path = _resolve_dir(raw, base, source)
+        except RootError as exc:
+            if missing is None:
+                raise
+            missing[name or name_for(Path(raw))] = (raw, str(exc))
+            continue
         _add_root(roots, name or name_for(path), path, source)
     return roots
 
@@ -128,16 +174,15 @@ def _add_root(roots: dict[str, Path], name: str, path: Path, source: str) -> Non
     roots[name] = path
 
 
-def _bind_store(root: Path, name: str, entry: dict[str, Any], where: str) -> None:
-    """Serve ``root`` from the database store ``entry["store"]`` (with its
-    replicas ``entry["read_url"]``), under its served name."""
-    from repolens.store import StoreChoice, bind_store, check_store_url, store_urls
+def _entry_store(entry: Mapping[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
+    """The store URL a ``[roots]`` entry or the ``[store]`` table names, with its replicas."""
+    from repolens.store import check_store_url, store_urls
 
-    url = entry.get("store")
+    url = entry.get("store") if "store" in entry else entry.get("url")
     if not isinstance(url, str):
-        raise ConfigError(f"{where}.store must be a PostgreSQL URL string")
-    reads = store_urls(entry["read_url"], f"{where}.read_url") if entry.get("read_url") else ()
-    bind_store(root, StoreChoice(check_store_url(url, f"{where}.store"), name, reads))
+        raise ConfigError(f"{where}: the store must be a PostgreSQL URL string")
+    reads = store_urls(entry["read_url"], f"{where} read_url") if entry.get("read_url") else ()
+    return check_store_url(url, where), reads
 
 
 def _server_store(path: Path | None) -> dict[str, Any]:
@@ -147,7 +192,7 @@ def _server_store(path: Path | None) -> dict[str, Any]:
     table = read_toml(path).get("store", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [store] must be a table")
-    return {"store": table.get("url"), "read_url": table.get("read_url")} if table.get("url") else {}
+    return table if table.get("url") else {}
 
 
 def read_config_file(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -206,11 +251,20 @@ def load_serve_config(
     allow_tests: bool | None = None,
     watch: bool | None = None,
     read_token: bool = True,
+    missing_ok: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> ServeConfig:
     """Resolve a server's configuration; raises ``ConfigError``/``RootError`` with the fix.
 
     ``read_token=False`` (stdio) leaves the token sources alone.
+    ``missing_ok`` (``refresh --all``): a root whose folder is missing is
+    left out of ``roots`` and named in ``missing`` with its error, instead
+    of failing the whole configuration.
+
+    Every root is bound (:func:`repolens.store.bind_root`) to its name, the
+    key of its index in a store however the store's URL is given, and to
+    the store its entry or the file's ``[store]`` names; two roots whose
+    indexes would be one are refused.
     """
     env = os.environ if env is None else env
     path = config_path(config_file, env)
@@ -218,20 +272,31 @@ def load_serve_config(
     base = path.parent if path else None
     src = str(path) if path else CONFIG_FILE
 
-    roots = parse_roots(root_specs, "--root")
-    if not roots and (env_roots := environ(ROOTS_ENV, env) or "").strip():
-        roots = parse_roots(env_roots.split(","), ROOTS_ENV)
-    entries: dict[str, dict[str, Any]] = {}
-    if not roots and table:
+    missing: dict[str, tuple[str, str]] = {}
+    roots = parse_roots(root_specs, "--root", missing=missing if missing_ok else None)
+    if not roots and not missing and (env_roots := environ(ROOTS_ENV, env) or "").strip():
+        roots = parse_roots(env_roots.split(","), ROOTS_ENV, missing=missing if missing_ok else None)
+    stores: dict[str, tuple[str, tuple[str, ...]]] = {}
+    if not roots and not missing and table:
         for name, raw, entry in _root_items(table, src):
-            _add_root(roots, name, _resolve_dir(raw, base, f"{src} [roots]"), f"{src} [roots]")
-            entries[name] = entry
+            where = f"{src} [roots]"
+            try:
+                folder = _resolve_dir(raw, base, where)
+            except RootError as exc:
+                if not missing_ok:
+                    raise
+                missing[name] = (raw, str(exc))
+                continue
+            _add_root(roots, name, folder, where)
             if entry.get("store"):
-                _bind_store(roots[name], name, entry, f"{src} [roots] {name}")
+                stores[name] = _entry_store(entry, f"{src} [roots] {name}.store")
     if shared := _server_store(path):
-        for name, root in roots.items():
-            if not entries.get(name, {}).get("store"):
-                _bind_store(root, name, shared, f"{src} [store]")
+        for name in roots:
+            stores.setdefault(name, _entry_store(shared, f"{src} [store] url"))
+    bindings = {root: Binding(name, src, *stores.get(name, ("", ()))) for name, root in roots.items()}
+    given_store = store_flag()
+    apply_bindings(bindings, given_store)
+    _check_keys(roots, src)
 
     token, token_source = None, ""
     if not read_token:
@@ -271,6 +336,9 @@ def load_serve_config(
         watch=flag(watch, "watch", True),
         config_file=path,
         registry=registry,
+        missing=missing,
+        bindings=bindings,
+        store_flag=given_store,
     )
 
 

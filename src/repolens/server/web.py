@@ -33,8 +33,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from repolens import __version__, service
-from repolens.errors import ServeError, UsageError
-from repolens.server.config import TOKEN_ENV, TOKEN_FILE_ENV, TOKEN_HINT, ServeConfig, require_roots
+from repolens.errors import IndexLockedError, ServeError, UsageError
+from repolens.server.config import (
+    TOKEN_ENV,
+    TOKEN_FILE_ENV,
+    TOKEN_HINT,
+    ServeConfig,
+    apply_bindings,
+    require_roots,
+)
 from repolens.server.tools import build_server
 from repolens.server.workers import AppRecipe, read_workers, run_workers
 
@@ -141,6 +148,7 @@ def build_app(
     ``workers_file`` is the supervisor's list of workers, for ``/health``."""
     roots = require_roots(config)
     check_auth_policy(host, config.token, no_auth)
+    apply_bindings(config.bindings, config.store_flag)  # a spawned worker starts without them
     server = build_server(
         roots,
         remote=True,

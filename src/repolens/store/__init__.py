@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from repolens.errors import ROOT_FIX, ConfigError, IndexCorruptError, IndexVersionError, RootError
+from repolens.errors import ROOT_FIX, ConfigError, IndexCorruptError, IndexVersionError, RootError, UsageError
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
@@ -37,24 +37,69 @@ def resolve_root(root: str | os.PathLike[str] | None) -> Path:
 
 class StoreChoice(NamedTuple):
     """A database store for one repository: the primary's URL, the replicas
-    readers use, and the key naming the repository there."""
+    readers use, and the key naming the repository there (with what named it,
+    for the fix of an error about it)."""
 
     url: str
     key: str
     read_urls: tuple[str, ...] = ()
+    key_from: str = ""
+
+
+class Binding(NamedTuple):
+    """What a server's config file says of one of its roots: its ``name``
+    (the key of its index in a store, ``app@main``), and the store its
+    ``[roots]`` entry or the file's ``[store]`` names, if any."""
+
+    name: str
+    source: str  # the config file, for messages
+    url: str = ""
+    read_urls: tuple[str, ...] = ()
+
+
+class Location(NamedTuple):
+    """Where the index of one root lives: a database store, or a local
+    folder; ``source`` is what named it (``--store``, ``REPOLENS_STORE``,
+    a config file's ``[store] url``, ``--index-dir``, ...), for replies."""
+
+    store: StoreChoice | None
+    index_dir: Path | None
+    source: str
 
 
 STORE_ENV = "REPOLENS_STORE"
 READ_URL_ENV = "REPOLENS_STORE_READ_URL"
 KEY_ENV = "REPOLENS_STORE_KEY"
-# Stores named per repository by a server's config ([roots] app = {path, store}).
-_bound: dict[Path, StoreChoice] = {}
+INDEX_DIR_ENV = "REPOLENS_INDEX_DIR"
+# What the configs of a server say of its roots (bind_root), and this
+# process's --store (use_store_flag): set once by an adapter at start-up,
+# read by every open_store of the process.
+_bound: dict[Path, Binding] = {}
+_flags: dict[str, str] = {}
 
 
-def bind_store(root: Path, choice: StoreChoice) -> None:
-    """Use ``choice`` for the repository at ``root`` in this process (a
-    server's ``[roots]`` entry that names a store)."""
-    _bound[root.resolve()] = choice
+def bind_root(root: Path, binding: Binding) -> None:
+    """Name ``root`` as a server's config does (its key in a store, and the
+    store its entry names) for every store this process opens for it."""
+    _bound[root.resolve()] = binding
+
+
+def bound_roots() -> dict[Path, Binding]:
+    """The bindings of this process (a spawned worker process re-applies them)."""
+    return dict(_bound)
+
+
+def use_store_flag(url: str | None) -> None:
+    """``--store URL``: where this process's indexes live, over the
+    environment and config files (None: no flag)."""
+    if url:
+        _flags["store"] = url
+    else:
+        _flags.pop("store", None)
+
+
+def store_flag() -> str | None:
+    return _flags.get("store")
 
 
 def store_urls(value: object, where: str) -> tuple[str, ...]:
@@ -78,31 +123,127 @@ def check_store_url(url: str, where: str) -> str:
     return url
 
 
-def store_choice(root: Path, url: str | None = None) -> StoreChoice | None:
-    """The database store of ``root``, or None for the local store. The URL
-    comes from ``url`` (``--store``), else the repository's binding in a
-    server's ``[roots]``, else ``REPOLENS_STORE``, else ``[store] url`` in the
-    repository's ``.repolens.toml``. The key is the name a server's config
-    file gives the root, else ``[store] key``, else ``REPOLENS_STORE_KEY``,
-    else the folder's name."""
-    from repolens.settings import config_table, environ
+def locate(root: Path, index_dir: str | os.PathLike[str] | None = None, url: str | None = None) -> Location:
+    """Where the index of ``root`` lives, from what names a place for it:
+    flags (``index_dir``, ``url`` or this process's ``--store``), then the
+    environment (``REPOLENS_INDEX_DIR``, ``REPOLENS_STORE``), then config
+    files (the root's binding in a server's config, ``[store] url`` in the
+    repository's ``.repolens.toml``). A flag wins over the others; two
+    places named at one level that disagree are refused (``UsageError``
+    for flags, ``ConfigError`` otherwise), naming both and which to drop:
+    an index is never written or looked for where the user did not mean."""
+    from repolens.settings import environ
 
+    flag_url = url or store_flag()
+    if index_dir is not None and flag_url:
+        raise UsageError(
+            f"--index-dir {index_dir} and --store {_shown(flag_url)} both say where the index lives: "
+            "pass only one of them"
+        )
+    if index_dir is not None:
+        return Location(None, Path(index_dir).expanduser().resolve(), "--index-dir")
+    if flag_url:
+        return Location(_choice(root, check_store_url(flag_url, "--store")), None, "--store")
+    env_dir, env_url = environ(INDEX_DIR_ENV), environ(STORE_ENV)
+    config_url, config_from = _config_url(root)
+    if env_dir and env_url:
+        raise ConfigError(
+            f"{INDEX_DIR_ENV}={env_dir} and {STORE_ENV}={_shown(env_url)} both say where indexes live: "
+            "unset one of them (or pass --index-dir or --store, which win over both)"
+        )
+    if env_url:
+        if config_url and config_url != env_url:
+            raise ConfigError(
+                f"{STORE_ENV}={_shown(env_url)} and {config_from} ({_shown(config_url)}) name two stores: "
+                f"unset {STORE_ENV} or make them agree (or pass --store, which wins over both)"
+            )
+        return Location(_choice(root, check_store_url(env_url, STORE_ENV)), None, STORE_ENV)
+    if env_dir:
+        if config_url:
+            raise ConfigError(
+                f"{INDEX_DIR_ENV}={env_dir} names a local folder but {config_from} names the store "
+                f"{_shown(config_url)}: unset {INDEX_DIR_ENV} (or pass --index-dir or --store, which win)"
+            )
+        from repolens.store.local.layout import shared_index_dir
+
+        return Location(None, shared_index_dir(root, env_dir), INDEX_DIR_ENV)
+    if config_url:
+        return Location(_choice(root, check_store_url(config_url, config_from)), None, config_from)
+    from repolens.store.local.layout import INDEX_DIR_NAME
+
+    return Location(None, root / INDEX_DIR_NAME, "the default")
+
+
+def _config_url(root: Path) -> tuple[str, str]:
+    """The store URL config files name for ``root`` and which one (("", "")
+    when none): the server's binding and the repository's ``[store] url``,
+    refused when they disagree."""
     bound = _bound.get(root)
+    table = _store_table(root)
+    mine = table.get("url") or ""
+    if not isinstance(mine, str):
+        raise ConfigError(f"{root / CONFIG_FILE}: [store] url must be a PostgreSQL URL string")
+    if bound is not None and bound.url:
+        if mine and mine != bound.url:
+            raise ConfigError(
+                f"{bound.source} serves {root} from the store {_shown(bound.url)} but {root / CONFIG_FILE}"
+                f" [store] url names {_shown(mine)}: make them agree, or remove one"
+            )
+        return bound.url, f"{bound.source} [store]"
+    return (mine, f"{root / CONFIG_FILE} [store] url") if mine else ("", "")
+
+
+def _store_table(root: Path) -> dict[str, object]:
+    from repolens.settings import config_table
+
     table = config_table(root).get("store", {})
     if not isinstance(table, dict):
-        raise ConfigError(f"{root}/.repolens.toml: [store] must be a table")
-    chosen = url or (bound.url if bound else None) or environ(STORE_ENV) or table.get("url")
-    if not chosen:
-        return None
-    check_store_url(chosen, "the store URL")
+        raise ConfigError(f"{root / CONFIG_FILE}: [store] must be a table")
+    return table
+
+
+def _choice(root: Path, url: str) -> StoreChoice:
+    """The store at ``url`` for ``root``: its replicas and its key. The key is
+    the name a server's config gives the root (however the URL is given),
+    else ``[store] key`` in its ``.repolens.toml``, else ``REPOLENS_STORE_KEY``,
+    else the folder's name."""
+    from repolens.settings import environ
+
+    bound = _bound.get(root)
+    table = _store_table(root)
     reads_raw = environ(READ_URL_ENV) or table.get("read_url")
     reads = store_urls(reads_raw, "[store] read_url") if reads_raw else (bound.read_urls if bound else ())
-    key = (bound.key if bound else "") or table.get("key") or environ(KEY_ENV) or _folder_key(root)
-    return StoreChoice(chosen, str(key), reads)
+    config = root / CONFIG_FILE
+    if bound is not None:
+        return StoreChoice(url, bound.name, reads, f"{ROOTS_OF}{bound.source}")
+    if (key := table.get("key")) is not None:
+        if not isinstance(key, str) or not KEY_RE.match(key):
+            raise ConfigError(f"{config}: [store] key must be {KEY_FORM}, got {key!r}")
+        return StoreChoice(url, key, reads, f"[store] key in {config}")
+    if key := environ(KEY_ENV):
+        if not KEY_RE.match(key):
+            raise ConfigError(f"{KEY_ENV} must be {KEY_FORM}, got {key!r}")
+        return StoreChoice(url, key, reads, KEY_ENV)
+    return StoreChoice(url, folder_key(root), reads, "")
 
 
-def _folder_key(root: Path) -> str:
+# The start of StoreChoice.key_from for a key a server's config names.
+ROOTS_OF = "[roots] of "
+# A key travels in messages and in `repolens drop KEY`: plain text, as a repository name with its branch.
+KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+@-]{0,199}$")
+KEY_FORM = "1-200 letters, digits, '.', '_', '-', '/', '+' or '@', starting with a letter or digit"
+CONFIG_FILE = ".repolens.toml"
+
+
+def folder_key(root: Path) -> str:
+    """The key of a root nothing names: its folder's name, made plain."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-._") or "repo"
+
+
+def _shown(url: str) -> str:
+    from repolens.store.postgres.connect import redact
+
+    return redact(url)
 
 
 def open_store(
@@ -111,21 +252,28 @@ def open_store(
     *,
     url: str | None = None,
 ) -> Store:
-    """The store of ``root``: a PostgreSQL one when a store URL is configured
-    (:func:`store_choice`) and no ``index_dir`` is given, else the local one
-    in ``index_dir`` (default ``$REPOLENS_INDEX_DIR/<key>`` or
-    ``<root>/.repolens``). Cheap: nothing is opened until a reader or writer
-    is asked for (and psycopg is imported only for a database store)."""
+    """The store of ``root`` where :func:`locate` says its index lives
+    (``index_dir`` and ``url`` are flags: a local folder, a store URL).
+    Cheap: nothing is opened until a reader or writer is asked for (and
+    psycopg is imported only for a database store)."""
     root_path = resolve_root(root)
-    choice = store_choice(root_path, url) if index_dir is None else None
-    if choice is not None:
+    where = locate(root_path, index_dir, url)
+    if where.store is not None:
         from repolens.store.postgres import PgStore
 
-        return PgStore(root_path, choice.url, choice.key, choice.read_urls)
+        choice = where.store
+        return PgStore(
+            root_path,
+            choice.url,
+            choice.key,
+            choice.read_urls,
+            named_by=where.source,
+            key_from=choice.key_from,
+        )
     from repolens.store.local import LocalStore
-    from repolens.store.local.layout import resolve_index_dir
 
-    return LocalStore(root_path, resolve_index_dir(root_path, index_dir))
+    assert where.index_dir is not None
+    return LocalStore(root_path, where.index_dir, named_by=where.source)
 
 
 def format_versions() -> dict[str, int]:

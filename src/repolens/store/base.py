@@ -414,6 +414,16 @@ class Store(Protocol):
         discovery leaves it out and the watcher ignores its events."""
         ...
 
+    # What named this place (``--store``, ``REPOLENS_INDEX_DIR``, a config
+    # file, ...: :func:`repolens.store.locate`), for replies.
+    named_by: str
+
+    def foreign_fix(self) -> str | None:
+        """How to give the root an index of its own when the one here holds
+        another repository (:mod:`repolens.branches.identity`); None where
+        the place can only be the root's (a folder inside it moves with it)."""
+        ...
+
     def current(self) -> str | None:
         """The published generation, or None."""
         ...

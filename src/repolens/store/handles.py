@@ -18,11 +18,13 @@ from repolens.store.base import IndexReader, Store
 
 
 class ReaderCache:
-    """Readers by (store location, thread); invalidated by a new published generation."""
+    """Readers by (store location, root, thread); invalidated by a new
+    published generation. A reader is opened only for the repository its
+    index holds (:func:`~repolens.branches.identity.check_identity`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: dict[tuple[str, int], IndexReader] = {}
+        self._open: dict[tuple[str, str, int], IndexReader] = {}
 
     def get(self, store: Store, current: str | None = None) -> IndexReader:
         """This thread's reader of the store's published generation
@@ -31,7 +33,7 @@ class ReaderCache:
         current = current or store.current()
         if current is None:
             raise store.missing()
-        key = (store.location, threading.get_ident())
+        key = (store.location, str(store.root), threading.get_ident())
         with self._lock:
             reader = self._open.get(key)
         if reader is not None and reader.generation == current:
@@ -40,10 +42,18 @@ class ReaderCache:
         if reader is not None:
             reader.close()
         reader = store.open_reader()
+        if store.foreign_fix() is not None:  # a place another repository could have written
+            from repolens.branches.identity import check_identity
+
+            try:
+                check_identity(reader.meta(), store)
+            except BaseException:
+                reader.close()
+                raise
         with self._lock:
             self._open[key] = reader
             alive = {t.ident for t in threading.enumerate()}
-            ended = [k for k in self._open if k[1] not in alive]
+            ended = [k for k in self._open if k[2] not in alive]
             for k in ended:
                 self._open.pop(k).close()
         return reader

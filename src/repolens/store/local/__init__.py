@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 class LocalStore:
     """The index of ``root`` in ``index_dir`` (:class:`repolens.store.base.Store`)."""
 
-    def __init__(self, root: Path, index_dir: Path) -> None:
+    def __init__(self, root: Path, index_dir: Path, *, named_by: str = "") -> None:
         self.layout = IndexLayout(root, index_dir)
+        self.named_by = named_by  # what named the folder (repolens.store.locate), for replies
 
     @property
     def root(self) -> Path:
@@ -42,6 +43,14 @@ class LocalStore:
     @property
     def local_folder(self) -> Path:
         return self.layout.index_dir
+
+    def foreign_fix(self) -> str | None:
+        folder = self.layout.index_dir
+        if folder.parent == self.root:
+            return None
+        if self.named_by == "--index-dir":
+            return f"pass another --index-dir for {self.root}, or delete {folder} to index it anew"
+        return f"delete {folder} to index {self.root} anew"
 
     def _dir(self, generation: str) -> Path:
         building = self.layout.index_dir / f"{generation}{BUILDING}"

@@ -26,29 +26,23 @@ from pathlib import Path
 from typing import NamedTuple
 
 from repolens.errors import IndexLockedError, IndexMissingError, IndexReadOnlyError
-from repolens.settings import environ
 
 INDEX_DIR_NAME = ".repolens"
-INDEX_DIR_ENV = "REPOLENS_INDEX_DIR"
 _GEN = re.compile(r"^gen-(\d{6,})$")
 # Old generations are kept this long after being replaced so that a reader
 # that resolved ``current`` just before the swap can still open them.
 _GRACE_SECONDS = 120.0
 
 
-def resolve_index_dir(root: Path, index_dir: str | os.PathLike[str] | None = None) -> Path:
-    """``index_dir`` argument, else ``$REPOLENS_INDEX_DIR``, else ``<root>/.repolens``.
+def shared_index_dir(root: Path, parent: str | os.PathLike[str]) -> Path:
+    """The index folder of ``root`` in ``parent``, a folder shared by many
+    roots (``REPOLENS_INDEX_DIR``): one sub-folder per root, named by its path."""
+    return (Path(parent).expanduser() / shared_key(root)).resolve()
 
-    The environment variable names a *parent* folder shared by many roots, so
-    each root gets its own sub-folder keyed by its path.
-    """
-    if index_dir is not None:
-        return Path(index_dir).expanduser().resolve()
-    env = environ(INDEX_DIR_ENV)
-    if env:
-        key = re.sub(r"[^A-Za-z0-9._-]+", "_", str(root).strip("/")) or "root"
-        return (Path(env).expanduser() / key).resolve()
-    return root / INDEX_DIR_NAME
+
+def shared_key(root: Path) -> str:
+    """The name of ``root``'s sub-folder in a shared index folder."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(root).strip("/")) or "root"
 
 
 class IndexLayout(NamedTuple):
@@ -191,7 +185,8 @@ class IndexLayout(NamedTuple):
                         holder = _read_holder(fd)
                         raise IndexLockedError(
                             f"another process{holder} is writing the index in {self.index_dir}: "
-                            "wait for it to finish and try again"
+                            "wait for it to finish and try again",
+                            holder=holder,
                         ) from None
                     time.sleep(0.05)
             os.ftruncate(fd, 0)

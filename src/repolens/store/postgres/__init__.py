@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
-from repolens.store import check_versions
+from repolens.store import ROOTS_OF, check_versions
 from repolens.store.postgres import lexical, rows, schema
 from repolens.store.postgres.connect import connect, pooled, redact, translate, unavailable
 from repolens.store.postgres.reader import PgReader
@@ -56,11 +56,22 @@ class PgStore:
     """The index of ``root`` under ``key`` in the database at ``url``
     (:class:`~repolens.store.base.Store`)."""
 
-    def __init__(self, root: Path, url: str, key: str, read_urls: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        url: str,
+        key: str,
+        read_urls: Sequence[str] = (),
+        *,
+        named_by: str = "",
+        key_from: str = "",
+    ) -> None:
         self._root = root
         self.url = url
         self.key = key
         self.read_urls = tuple(read_urls)
+        self.named_by = named_by  # what named the store (repolens.store.locate), for replies
+        self.key_from = key_from  # what named the key ("" for the folder's name), for fixes
         self._checked: set[str] = set()
 
     # -- where ---------------------------------------------------------------
@@ -94,10 +105,20 @@ class PgStore:
             schema.check(schema.found_version(conn), redact(url))
         self._checked.add(url)
 
+    def foreign_fix(self) -> str | None:
+        drop = f"or remove the old index with `repolens drop {self.key}` and the same store"
+        if self.key_from.startswith(ROOTS_OF):
+            return f"name {self._root} apart in the {self.key_from}, {drop}"
+        return f"give {self._root} a key of its own with [store] key in its .repolens.toml, {drop}"
+
     def missing(self) -> IndexMissingError:
+        if self.key_from.startswith(ROOTS_OF):  # named by a server's config: the same config builds it
+            config = self.key_from.removeprefix(ROOTS_OF)
+            run = f"repolens refresh --all --config {config}"
+        else:
+            run = f"repolens index {self._root}"
         return IndexMissingError(
-            f"no index for {self._root} in {self.location}: run `repolens index"
-            f" {self._root}` with the same store"
+            f"no index for {self._root} in {self.location}: run `{run}` with the same store"
         )
 
     # -- generations -------------------------------------------------------------
@@ -275,6 +296,29 @@ class PgStore:
         finally:
             conn.close()
 
+    def drop_all(self) -> None:
+        """Remove this repository from the database: every generation, its
+        remembered results and its row (``repolens drop``; under the write lock)."""
+        with translate(self.url), pooled(self.url) as conn:
+            # Readers see "no index" from here on, not a generation being deleted.
+            conn.execute("UPDATE repos SET current_gen = NULL WHERE key = %s", (self.key,))
+            gens = conn.execute(
+                "SELECT g.gen FROM generations g JOIN repos r ON r.id = g.repo_id WHERE r.key = %s",
+                (self.key,),
+            ).fetchall()
+        for (gen,) in gens:
+            self._drop(int(gen))
+        conn = connect(self.url)
+        try:
+            with translate(self.url), conn.transaction():
+                conn.execute(
+                    "DELETE FROM remembered WHERE repo_id = (SELECT id FROM repos WHERE key = %s)",
+                    (self.key,),
+                )
+                conn.execute("DELETE FROM repos WHERE key = %s", (self.key,))
+        finally:
+            conn.close()
+
     def collect_garbage(self, keep: str | None = None) -> None:
         keep_gen = self.generation_id(keep) if keep is not None else None
         with pooled(self.url) as conn:
@@ -314,9 +358,11 @@ class PgStore:
                     "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, self.key)
                 ).fetchone()[0]:
                     if time.monotonic() >= deadline:
+                        holder = self._holder(conn)
                         raise IndexLockedError(
-                            f"another process{self._holder(conn)} is writing the index in {self.location}: "
-                            "wait for it to finish and try again"
+                            f"another process{holder} is writing the index in {self.location}: "
+                            "wait for it to finish and try again",
+                            holder=holder,
                         )
                     time.sleep(0.1)
             yield

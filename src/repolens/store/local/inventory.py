@@ -1,0 +1,48 @@
+"""The indexes of a folder shared by many roots (``REPOLENS_INDEX_DIR``),
+listed and dropped (:mod:`repolens.store.inventory`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from repolens.store.inventory import IndexEntry, entry_from_meta
+from repolens.store.local import sqlite as sq
+from repolens.store.local.generation import DB_NAME
+from repolens.store.local.layout import IndexLayout
+
+
+def local_indexes(parent: Path) -> list[IndexEntry]:
+    """Each sub-folder of ``parent`` holding an index (a published one, else
+    an interrupted build), by name."""
+    out = []
+    for folder in sorted(p for p in parent.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        layout = IndexLayout(folder, folder)
+        current = layout.current_generation()
+        building = layout.building_dirs()
+        gen_dir = current or (building[-1] if building else None)
+        if gen_dir is None:
+            continue
+        try:
+            db = sq.open_reader(gen_dir / DB_NAME)
+            try:
+                meta = sq.read_meta(db)
+            finally:
+                db.close()
+        except Exception:  # a damaged index is listed, to be dropped
+            meta = {}
+        state = "published" if current is not None else "building"
+        out.append(entry_from_meta(folder.name, gen_dir.name.removesuffix(".building"), state, meta))
+    return out
+
+
+def local_drop(parent: Path, key: str) -> None:
+    """Delete the index folder ``parent/key`` under its writer lock
+    (``IndexLockedError`` while one writes)."""
+    folder = parent / key
+    layout = IndexLayout(folder, folder)
+    with layout.write_lock():
+        doomed = parent / f".{key}.dropped-{os.getpid()}"
+        os.replace(folder, doomed)  # gone at once for readers; removed below
+    shutil.rmtree(doomed, ignore_errors=True)
