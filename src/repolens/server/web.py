@@ -183,7 +183,16 @@ def index_missing(roots: dict[str, Path], index_dir: Path | None = None) -> None
     for name, root in roots.items():
         if service.open_store(root, index_dir).current() is None:
             print(f"repolens: indexing {name} ({root}) ...", file=sys.stderr, flush=True)
-            report = service.index_repo(root, index_dir=index_dir)
+            try:
+                report = service.index_repo(root, index_dir=index_dir)
+            except IndexLockedError:  # an indexer started beside this server (deploy/compose.yaml)
+                print(
+                    f"repolens: {name} is being indexed by another process: calls on it say so until "
+                    "that build is published, then it is served",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                continue
             print(f"repolens: {name}: {report.summary().splitlines()[0]}", file=sys.stderr, flush=True)
 
 
