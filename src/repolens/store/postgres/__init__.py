@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
 from repolens.store import check_versions
 from repolens.store.postgres import lexical, rows, schema
-from repolens.store.postgres.connect import connect, pooled, redact, translate, unavailable
+from repolens.store.postgres.connect import connect, pooled, redact, require_driver, translate, unavailable
 from repolens.store.postgres.reader import PgReader
 from repolens.store.postgres.writer import PgWriter
 
@@ -57,6 +57,7 @@ class PgStore:
     (:class:`~repolens.store.base.Store`)."""
 
     def __init__(self, root: Path, url: str, key: str, read_urls: Sequence[str] = ()) -> None:
+        require_driver()  # before any use: a missing extra is one line, never an ImportError later
         self._root = root
         self.url = url
         self.key = key
