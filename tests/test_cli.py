@@ -170,7 +170,8 @@ def test_test_command_runs_an_allow_listed_runner_and_keeps_failures(tmp_path: P
     (project / "test_calc.py").write_text(
         "def test_ok():\n    assert 1 + 1 == 2\n\n\ndef test_bad():\n    assert 2 * 2 == 5, 'math broke'\n"
     )
-    out = run("test", "--root", str(project), "pytest")
+    suite_python = {"REPOLENS_TEST_PYTHON": sys.executable}  # not whichever pytest is on PATH
+    out = run("test", "--root", str(project), "pytest", env=suite_python)
     assert out.returncode == 1
     assert out.stdout.startswith("$ ") and "->  exit 1 in " in out.stdout.splitlines()[0]
     assert "AssertionError: math broke" in out.stdout
@@ -272,7 +273,7 @@ def test_a_missing_root_is_named_as_the_command_spells_it(tmp_path: Path):
 
 def test_test_list_names_only_runners_the_repository_can_use(tmp_path: Path):
     (tmp_path / "test_calc.py").write_text("def test_ok():\n    pass\n")
-    out = run("test", "--list", "--root", str(tmp_path))
+    out = run("test", "--list", "--root", str(tmp_path), env={"REPOLENS_TEST_PYTHON": sys.executable})
     assert out.returncode == 0, out.stderr
     assert [line.split(":")[0] for line in out.stdout.splitlines()] == ["pytest"]
     assert out.stdout.rstrip().endswith("(test_calc.py)")

@@ -97,6 +97,11 @@ class Settings:
     # touched (0 = off). 0.5 won on the development set (docs/benchmarks.md)
     history_weight: float = 0.5
 
+    # test runs: the Python whose pytest runs the tests (a path, relative to
+    # the root, or a command on PATH); "" = the root's .venv or venv, else
+    # pytest on PATH (repolens.testrun.runners.pytest_command)
+    test_python: str = ""
+
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
 _BOUNDS: dict[str, tuple[int, int]] = {
