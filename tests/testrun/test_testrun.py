@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -525,6 +526,12 @@ def test_a_remote_reply_shows_the_runner_folder_outside_the_root_as_server(
     assert remote.startswith("$ <server>/bin/python -m pytest  ->  exit 1 in ")
     assert remote.splitlines()[1] == f"[tests run under <server>/bin/python: {CONFIGURED}]"
     assert testrun.render(run).replace(str(server_env), "<server>") == remote
+    neighbours = dataclasses.replace(
+        run, text=f"{server_env}.old/a.py:1 {server_env}-2/b.py:2 {server_env}/c.py:3"
+    )
+    assert testrun.render(neighbours, remote=True).splitlines()[2] == (
+        f"{server_env}.old/a.py:1 {server_env}-2/b.py:2 <server>/c.py:3"
+    )
 
 
 def test_gradle_wrapper_runs_and_output_without_failures_falls_back_to_the_tail(tmp_path: Path) -> None:

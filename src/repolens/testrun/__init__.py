@@ -252,8 +252,8 @@ def render(run: TestRun, *, remote: bool = False) -> str:
     lines.extend(f"[{note}]" for note in run.notes)
     text = "\n".join(lines)
     if remote and run.server_folder:
-        # Whole path components only: /opt/env must not eat /opt/envoy.
-        text = re.sub(re.escape(run.server_folder) + r"(?![^/\s'\"):,;\]])", "<server>", text)
+        # Whole path components only: /opt/env must not eat /opt/envoy or /opt/env.old.
+        text = re.sub(re.escape(run.server_folder) + r"(?![\w-]|\.\w)", "<server>", text)
     return text
 
 
