@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -170,7 +171,8 @@ def test_test_command_runs_an_allow_listed_runner_and_keeps_failures(tmp_path: P
     (project / "test_calc.py").write_text(
         "def test_ok():\n    assert 1 + 1 == 2\n\n\ndef test_bad():\n    assert 2 * 2 == 5, 'math broke'\n"
     )
-    out = run("test", "--root", str(project), "pytest")
+    suite_python = {"REPOLENS_TEST_PYTHON": sys.executable}  # not whichever pytest is on PATH
+    out = run("test", "--root", str(project), "pytest", env=suite_python)
     assert out.returncode == 1
     assert out.stdout.startswith("$ ") and "->  exit 1 in " in out.stdout.splitlines()[0]
     assert "AssertionError: math broke" in out.stdout
@@ -270,9 +272,39 @@ def test_a_missing_root_is_named_as_the_command_spells_it(tmp_path: Path):
         )
 
 
+def test_index_and_watch_take_the_root_as_root_or_as_the_option(repo: Path, tmp_path: Path):
+    by_option = run("index", "--root", str(repo))
+    assert by_option.returncode == 0, by_option.stderr
+    assert by_option.stdout.startswith("indexed 5 files") and (repo / ".repolens").is_dir()
+    same_folder = run("index", str(repo), "--root", f"{repo}/src/..")
+    assert same_folder.returncode == 0 and same_folder.stdout.startswith("refreshed "), same_folder.stderr
+    two = run("index", str(repo), "--root", str(tmp_path))
+    assert (two.returncode, two.stdout) == (2, "")
+    assert two.stderr == (
+        f"error: ROOT {str(repo)!r} and --root {str(tmp_path)!r} name different folders: "
+        "give the repository root once\n"
+    )
+    missing = run("index", "--root", str(tmp_path / "nope"))
+    assert missing.stderr.endswith("pass an existing directory as --root\n")
+
+    assert run("watch", str(repo), "--root", str(tmp_path)).stderr == two.stderr
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "repolens", "watch", "--root", str(repo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = watcher.stdout.readline()  # the refresh it makes on start
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        _, err = watcher.communicate(timeout=60)
+    assert first.startswith("watch: ") and "No such option" not in err, err
+
+
 def test_test_list_names_only_runners_the_repository_can_use(tmp_path: Path):
     (tmp_path / "test_calc.py").write_text("def test_ok():\n    pass\n")
-    out = run("test", "--list", "--root", str(tmp_path))
+    out = run("test", "--list", "--root", str(tmp_path), env={"REPOLENS_TEST_PYTHON": sys.executable})
     assert out.returncode == 0, out.stderr
     assert [line.split(":")[0] for line in out.stdout.splitlines()] == ["pytest"]
     assert out.stdout.rstrip().endswith("(test_calc.py)")

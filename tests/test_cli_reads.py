@@ -141,6 +141,9 @@ QUICK = {
     "index-error-root": ["index", "{root}/missing", "--index-dir", "{fresh}"],
     "index-error-bound": ["index", "{root}", "--index-dir", "{fresh}", "--max-file-bytes", "0"],
     "index-error-store": ["index", "{root}", "--store", "mysql://x", "--vectors"],
+    "index-root-option": ["index", "--root", "{root}", "--index-dir", "{fresh}", "--no-vectors"],
+    "index-error-root-option": ["index", "--root", "{root}/missing", "--index-dir", "{fresh}"],
+    "index-error-two-roots": ["index", "{root}", "--root", "{root}/src", "--index-dir", "{fresh}"],
 }
 
 # What differs between two runs of the same command: an index's build time.
@@ -161,7 +164,7 @@ def test_the_quick_path_prints_what_click_prints(
     assert (code, err) == (click_code, click_err)
     assert _SECONDS.sub("in 0s", out) == _SECONDS.sub("in 0s", click_out)
     assert (code != 0) == ("error" in case)
-    assert ("indexed" in out) == (case in ("index", "index-options"))
+    assert ("indexed" in out) == (case in ("index", "index-options", "index-root-option"))
 
 
 CLICKS = {

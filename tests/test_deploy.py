@@ -146,6 +146,69 @@ def test_config_files_use_known_keys():
     assert set(registry.entries) == {"app", "docs"}
 
 
+def _readme_install_commands() -> list[list[str]]:
+    """The argument lists of the README's install block for the systemd units
+    (the ``sh`` block of "Deploying a server"), split at ``&&``."""
+    readme = (SRC.parents[1] / "README.md").read_text()
+    section = readme.split("### Deploying a server", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, flags=re.S)
+    assert block is not None, "README's deployment section shows no install commands"
+    commands: list[list[str]] = []
+    for line in block.group(1).splitlines():
+        words = shlex.split(line, comments=True)
+        while "&&" in words:
+            commands.append(words[: words.index("&&")])
+            words = words[words.index("&&") + 1 :]
+        if words:
+            commands.append(words)
+    return commands
+
+
+def _copied(commands: list[list[str]]) -> dict[str, str]:
+    """{where a file lands: the file in this checkout} for every `cp` of the commands."""
+    landed = {}
+    for command in commands:
+        if command[0] == "cp":
+            *sources, target = command[1:]
+            for source in sources:
+                landed[f"{target.rstrip('/')}/{Path(source).name}"] = source
+    return landed
+
+
+def test_the_readme_installs_the_program_user_and_files_the_systemd_unit_uses():
+    """What `repolens-refresh.service` needs exists after the README's steps:
+    the program of ExecStart (in the virtual environment the README makes, with
+    the postgres extra, since the unit's store is PostgreSQL), its User and
+    Group (one `useradd` makes both, with the home ~/.pgpass lives in), the
+    config file and the registry it names, and both units."""
+    commands = _readme_install_commands()
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.read(DEPLOY / "systemd" / "repolens-refresh.service")
+    service = parser["Service"]
+    run = shlex.split(service["ExecStart"])
+
+    venvs = [c[3] for c in commands if c[:3] == ["python3", "-m", "venv"]]
+    assert run[0] in [f"{v}/bin/repolens" for v in venvs], f"nothing installs {run[0]}"
+    venv = run[0].removesuffix("/bin/repolens")
+    pip = next(c for c in commands if c[0] == f"{venv}/bin/pip")
+    assert pip[1] == "install" and [a for a in pip[2:] if a.endswith("[postgres]")], pip
+    assert urlsplit(_unit_environment("repolens-refresh.service")[STORE_ENV]).scheme == "postgresql"
+
+    useradd = next(c for c in commands if c[0] == "useradd")
+    assert useradd[-1] == service["User"] == service["Group"]
+    assert {"--system", "--user-group", "--create-home", "--home-dir"} <= set(useradd)
+    assert {c[c.index("-u") + 1] for c in commands if c[0] == "sudo"} == {service["User"]}
+
+    landed = _copied(commands)
+    config = run[run.index("--config") + 1]
+    assert landed.get(config) == "deploy/repolens.toml"
+    registry = tomllib.loads((DEPLOY / "repolens.toml").read_text())["registry"]["path"]
+    assert landed.get(str(Path(config).parent / registry)) == f"deploy/{registry}"
+    for unit in ("repolens-refresh.service", "repolens-refresh.timer"):
+        assert landed.get(f"/etc/systemd/system/{unit}") == f"deploy/systemd/{unit}"
+    assert ["systemctl", "enable", "--now", "repolens-refresh.timer"] in commands
+
+
 @pytest.mark.parametrize("unit", ["repolens-refresh.service", "repolens-refresh.timer"])
 def test_systemd_units_parse(unit: str):
     parser = configparser.ConfigParser(strict=False, interpolation=None)

@@ -151,6 +151,11 @@ class ServerStartError(RepolensError):
     handshake the stdio front had already answered (:mod:`repolens.server.stdio`)."""
 
 
+class ExtraMissingError(UsageError):
+    """A feature needs an optional extra of repolens (``pip install 'repolens[NAME]'``)
+    that is not installed: how repolens was installed, not a bug."""
+
+
 class RunArgumentError(UsageError):
     """A ``run_tests`` argument is outside the allowed shapes (test path or filter)."""
 

@@ -101,6 +101,11 @@ class Settings:
     # for it to be published, then says it is being built
     index_wait: float = 30.0
 
+    # test runs: the Python whose pytest runs the tests (a path, relative to
+    # the root, or a command on PATH); "" = the root's .venv or venv, else
+    # pytest on PATH (repolens.testrun.runners.pytest_command)
+    test_python: str = ""
+
 
 # (minimum, maximum) for integer settings; a value outside is a ConfigError.
 _BOUNDS: dict[str, tuple[int, int]] = {

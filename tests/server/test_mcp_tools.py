@@ -10,6 +10,7 @@ from mcp import Client
 
 from repolens.server.tools import build_server
 from repolens.store.handles import readers
+from venvs import make_venv
 
 
 @pytest.fixture(autouse=True)
@@ -68,8 +69,12 @@ def test_list_repositories_pages_with_a_cursor(make_repo):
     assert bad.startswith("cursor must be a whole number")
 
 
-def test_remote_listing_hides_server_folders_and_tests_are_off_unless_allowed(make_repo):
+def test_remote_listing_hides_server_folders_and_tests_are_off_unless_allowed(
+    make_repo, tmp_path: Path, monkeypatch
+):
     root = make_repo({"a.py": "X = 1\n", "test_a.py": "def test_x():\n    assert False\n"})
+    server_env = tmp_path / "srv-python"  # the operator's interpreter for test runs, a server folder
+    monkeypatch.setenv("REPOLENS_TEST_PYTHON", str(make_venv(server_env, with_pytest=True)))
 
     async def session(allow: bool) -> list:
         async with Client(build_server({"app": root}, remote=True, allow_tests=allow)) as client:
@@ -83,6 +88,11 @@ def test_remote_listing_hides_server_folders_and_tests_are_off_unless_allowed(ma
     _, allowed = asyncio.run(session(True))
     assert not allowed.is_error
     assert " ->  exit 1 in " in _text(allowed) and "assert False" in _text(allowed)
+    assert str(server_env) not in _text(allowed) and str(root) not in _text(allowed)
+    assert _text(allowed).startswith("$ <server>/bin/python -m pytest  ->  exit 1 in ")
+    assert _text(allowed).splitlines()[1] == (
+        "[tests run under <server>/bin/python: test_python (.repolens.toml or REPOLENS_TEST_PYTHON)]"
+    )
 
 
 def test_usage_guide_prompt(sample_repo: Path):

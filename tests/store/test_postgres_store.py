@@ -92,6 +92,65 @@ def test_an_unreachable_server_is_one_line_without_the_password(sample_repo: Pat
         assert "PGPASSWORD" in lines[0]
 
 
+# What `pip install .` leaves out: the `postgres` extra (pyproject.toml).
+_NO_POSTGRES_EXTRA = ("psycopg", "psycopg_pool", "pgvector")
+_INSTALL_THE_EXTRA = "pip install 'repolens[postgres]'"
+
+
+def test_without_the_postgres_extra_a_store_is_a_usage_error_naming_the_extra(sample_repo: Path):
+    from pgserver import free_port
+    from without_modules import repolens_without
+
+    url = f"postgresql://alice@127.0.0.1:{free_port()}/code"
+    root = str(sample_repo)
+    for args in (
+        ("index", root, "--store", url),
+        ("search", "session", "--root", root, "--store", url),
+        ("status", "--root", root, "--store", url),
+        ("serve", "--http", "--no-auth", "--port", str(free_port()), "--root", root, "--store", url),
+    ):
+        done = subprocess.run(
+            [*repolens_without(*_NO_POSTGRES_EXTRA), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr == (
+            "error: a PostgreSQL store needs repolens's `postgres` extra, which is not installed"
+            f" (No module named 'psycopg'): install it with `{_INSTALL_THE_EXTRA}`"
+            " (in a checkout: `pip install '.[postgres]'`)\n"
+        ), args
+
+
+def test_without_the_postgres_extra_an_mcp_call_on_a_store_is_a_tool_error_naming_the_extra(
+    sample_repo: Path,
+):
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from pgserver import free_port
+    from without_modules import repolens_without
+
+    command, *prefix = repolens_without(*_NO_POSTGRES_EXTRA)
+    env = {**os.environ, "REPOLENS_STORE": f"postgresql://alice@127.0.0.1:{free_port()}/code"}
+    params = StdioServerParameters(
+        command=command, args=[*prefix, "serve", "--root", str(sample_repo), "--no-watch"], env=env
+    )
+
+    async def call() -> tuple[bool, str]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            result = await client.call_tool("search_code", {"query": "session"})
+            return result.is_error, "\n".join(c.text for c in result.content)
+
+    is_error, text = asyncio.run(call())
+    assert is_error and text.startswith("a PostgreSQL store needs repolens's `postgres` extra"), text
+    assert _INSTALL_THE_EXTRA in text and "\n" not in text
+
+
 def _build_both(tmp_path: Path, root: Path, url: str):
     local = open_store(root, tmp_path / "local-index")
     pg = open_store(root, url=url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from repolens import testrun
-from repolens.errors import RootError, RunArgumentError, RunnerUnavailableError, UsageError
+from repolens.errors import ConfigError, RootError, RunArgumentError, RunnerUnavailableError, UsageError
+from venvs import make_venv
 
 PYTEST_INI = "[pytest]\naddopts = -v -p no:cacheprovider\n"
 CALC = "def add(a, b):\n    return a + b\n"
@@ -34,6 +36,15 @@ FAILING_TESTS = textwrap.dedent(
 )
 # conftest.py runs whenever pytest starts in the project: its marker proves a run happened.
 CONFTEST_MARKER = "from pathlib import Path\n\nPath(__file__).with_name('ran.marker').write_text('ran')\n"
+CONFIGURED = "test_python (.repolens.toml or REPOLENS_TEST_PYTHON)"
+
+
+@pytest.fixture(autouse=True)
+def _suite_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest runs under this suite's interpreter, configured as an operator
+    would (the environment-choice tests below unset it): the results do not
+    depend on which pytest is on PATH."""
+    monkeypatch.setenv("REPOLENS_TEST_PYTHON", sys.executable)
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:
@@ -95,7 +106,8 @@ def test_failing_pytest_run_keeps_assertion_lines_and_failing_test_path(tmp_path
     assert run.filtered and not run.truncated and not run.timed_out
     rendered = testrun.render(run)
     assert rendered.startswith(f"$ {sys.executable} -m pytest  ->  exit 1 in ")
-    assert normalize(rendered.split("\n", 1)[1]) == textwrap.dedent(
+    assert rendered.splitlines()[1] == f"[tests run under {sys.executable}: {CONFIGURED}]"
+    assert normalize(rendered.split("\n", 2)[2]) == textwrap.dedent(
         """\
         test_calc.py::test_add_wrong FAILED [100%]
 
@@ -400,18 +412,126 @@ def test_unknown_runner_is_refused_with_the_supported_list(tmp_path: Path) -> No
         testrun.run_tests(tmp_path, "make")
 
 
-def test_pytest_runner_prefers_the_project_virtualenv(tmp_path: Path) -> None:
-    assert testrun.resolve_runner(tmp_path, "pytest").command == (sys.executable, "-m", "pytest")
-    python = tmp_path / ".venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.symlink_to(sys.executable)
-    write_files(tmp_path, {".venv/lib/python3.11/site-packages/pytest/__init__.py": ""})
-    write_files(tmp_path, {"pyproject.toml": ""})
+# A project test that passes only under the project's own environment.
+IN_PROJECT_ENV = textwrap.dedent(
+    """\
+    import sys
+    from pathlib import Path
 
-    runner = testrun.resolve_runner(tmp_path, "pytest")
 
-    assert runner == testrun.Runner("pytest", (str(python), "-m", "pytest"), "pyproject.toml")
-    assert runner.describe() == f"pytest: {python} -m pytest  (pyproject.toml)"
+    def test_runs_in_the_project_environment():
+        assert Path(sys.prefix).resolve() == (Path(__file__).parent / "{env}").resolve()
+    """
+)
+
+
+def _path_with_pytest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This suite's pytest script first on PATH; its path there."""
+    folder = tmp_path / "path-bin"
+    folder.mkdir()
+    (folder / "pytest").symlink_to(Path(sys.executable).with_name("pytest"))
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return folder / "pytest"
+
+
+@pytest.mark.parametrize("env", [".venv", "venv"])
+def test_the_repository_environment_runs_pytest_and_the_reply_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str
+) -> None:
+    monkeypatch.delenv("REPOLENS_TEST_PYTHON")
+    _path_with_pytest(tmp_path, monkeypatch)  # on PATH too: the repository's environment still wins
+    root = pytest_project(tmp_path / "proj", IN_PROJECT_ENV.format(env=env))
+    python = make_venv(root / env, with_pytest=True)  # pytest through a .pth file, not in its own folder
+
+    run = testrun.run_tests(root, "pytest")
+
+    assert run.argv == (str(python), "-m", "pytest")
+    assert run.exit_code == 0, run.text
+    assert testrun.render(run).splitlines()[1] == f"[tests run under {python}: the repository's {env}]"
+    assert testrun.resolve_runner(root, "pytest") == testrun.Runner(
+        "pytest", (str(python), "-m", "pytest"), "pytest.ini", f"the repository's {env}"
+    )
+
+
+def test_without_a_repository_environment_pytest_on_path_runs_not_repolens_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REPOLENS_TEST_PYTHON")
+    on_path = _path_with_pytest(tmp_path, monkeypatch)
+    root = pytest_project(tmp_path / "proj", "def test_ok():\n    assert True\n")
+
+    run = testrun.run_tests(root, "pytest")
+
+    assert run.argv == (str(on_path),) and run.exit_code == 0
+    assert testrun.render(run).splitlines()[1] == (
+        f"[tests run under {on_path}: pytest on PATH (the root has no .venv or venv, "
+        "and test_python is not set)]"
+    )
+
+
+def test_a_repository_environment_without_pytest_is_refused_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REPOLENS_TEST_PYTHON")
+    _path_with_pytest(tmp_path, monkeypatch)  # its tests would run without the project's packages
+    root = pytest_project(tmp_path / "proj", FAILING_TESTS)
+    make_venv(root / ".venv", with_pytest=False)
+
+    with pytest.raises(RunnerUnavailableError) as caught:
+        testrun.run_tests(root, "pytest")
+
+    assert str(caught.value) == (
+        "the repository's .venv has no pytest (.venv/bin/python cannot import it): install it there "
+        "(`.venv/bin/python -m pip install pytest`) or set test_python to an interpreter that has it"
+    )
+    assert not (root / "ran.marker").exists()
+    assert testrun.available_runners(root) == []
+
+
+def test_test_python_names_the_interpreter_relative_to_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REPOLENS_TEST_PYTHON")
+    root = pytest_project(tmp_path / "proj", IN_PROJECT_ENV.format(env="envs/py311"))
+    make_venv(root / ".venv", with_pytest=True)  # configured wins over the default
+    python = make_venv(root / "envs" / "py311", with_pytest=True)
+    write_files(root, {".repolens.toml": 'test_python = "envs/py311/bin/python"\n'})
+
+    run = testrun.run_tests(root, "pytest")
+
+    assert run.argv == (str(python), "-m", "pytest") and run.exit_code == 0, run.text
+    assert testrun.render(run).splitlines()[1] == f"[tests run under {python}: {CONFIGURED}]"
+
+    write_files(root, {".repolens.toml": 'test_python = "envs/py312/bin/python"\n'})
+    with pytest.raises(ConfigError) as caught:
+        testrun.run_tests(root, "pytest")
+    assert str(caught.value) == (
+        "test_python 'envs/py312/bin/python' is not an executable file (relative to the root) nor a "
+        "command on PATH: set test_python (.repolens.toml or REPOLENS_TEST_PYTHON) to a Python interpreter"
+    )
+
+
+def test_a_remote_reply_shows_the_runner_folder_outside_the_root_as_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server_env = tmp_path / "opt" / "env"  # the operator's interpreter, outside the repository
+    monkeypatch.setenv("REPOLENS_TEST_PYTHON", str(make_venv(server_env, with_pytest=True)))
+    root = pytest_project(tmp_path / "proj", FAILING_TESTS)
+    run = testrun.run_tests(root, "pytest")
+    assert run.server_folder == str(server_env)
+
+    remote = testrun.render(run, remote=True)
+
+    assert str(server_env) not in remote
+    assert remote.startswith("$ <server>/bin/python -m pytest  ->  exit 1 in ")
+    assert remote.splitlines()[1] == f"[tests run under <server>/bin/python: {CONFIGURED}]"
+    assert testrun.render(run).replace(str(server_env), "<server>") == remote
+    neighbours = dataclasses.replace(
+        run, text=f"{server_env}.old/a.py:1 {server_env}-2/b.py:2 {server_env}/c.py:3"
+    )
+    assert testrun.render(neighbours, remote=True).splitlines()[2] == (
+        f"{server_env}.old/a.py:1 {server_env}-2/b.py:2 <server>/c.py:3"
+    )
 
 
 def test_gradle_wrapper_runs_and_output_without_failures_falls_back_to_the_tail(tmp_path: Path) -> None:

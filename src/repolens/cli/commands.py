@@ -16,7 +16,7 @@ import click
 
 from repolens import __version__
 from repolens.cli import emit as _emit
-from repolens.cli.reads import run_index, run_read, run_search, run_symbols
+from repolens.cli.reads import one_root, root_spelling, run_index, run_read, run_search, run_symbols
 from repolens.errors import RepolensError
 from repolens.reply.budget import READ_MAX_CHARS
 
@@ -25,6 +25,10 @@ INDEX_DIR_HELP = "Index folder (default: <root>/.repolens, or $REPOLENS_INDEX_DI
 
 
 root_option = click.option("--root", "root", default=None, type=click.Path(file_okay=False), help=ROOT_HELP)
+# For the commands whose root is the argument ROOT: --root too, as every other command takes it.
+root_also_option = click.option(
+    "--root", "root_option", default=None, type=click.Path(file_okay=False), help="The same as ROOT."
+)
 _index_dir = click.option("--index-dir", default=None, type=click.Path(file_okay=False), help=INDEX_DIR_HELP)
 STORE_HELP = (
     "PostgreSQL store URL (postgresql://[user@]host[:port]/db); default $REPOLENS_STORE, "
@@ -58,7 +62,7 @@ class _Command(click.Command):
         try:
             return super().invoke(ctx)
         except RepolensError as exc:
-            names = {p.name: _spelling(p) for p in self.params if p.name}
+            names = {p.name: _spelling(p) for p in self.params if p.name} | root_spelling(ctx.params)
             exc.args = (exc.spelled(lambda name: names.get(name, name)),)
             raise
 
@@ -79,6 +83,7 @@ def cli() -> None:
 
 @cli.command("index")
 @click.argument("root", required=False, type=click.Path(file_okay=False))
+@root_also_option
 @index_dir_option
 @click.option("--max-file-bytes", type=int, default=None, help="Skip files larger than this (default 1 MiB).")
 @click.option(
@@ -291,15 +296,16 @@ def doctor_cmd(ctx: click.Context, root: str | None, index_dir: str | None, as_j
 
 @cli.command("watch")
 @click.argument("root", required=False, type=click.Path(file_okay=False))
+@root_also_option
 @index_dir_option
-def watch_cmd(root: str | None, index_dir: str | None) -> None:
+def watch_cmd(root: str | None, root_option: str | None, index_dir: str | None) -> None:
     """Keep the index of ROOT fresh as files change (Ctrl-C to stop)."""
     from repolens.index.watch import watch
 
     def show(event) -> None:
         click.echo(event.line(), err=bool(event.error))
 
-    watch(root, index_dir=index_dir, on_event=show)
+    watch(one_root(root, root_option), index_dir=index_dir, on_event=show)
 
 
 @cli.command("read")

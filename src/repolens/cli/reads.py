@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from repolens.cli import echo, emit, progress
-from repolens.errors import RepolensError
+from repolens.errors import RepolensError, UsageError
 from repolens.reply.budget import READ_MAX_CHARS
 
 
@@ -101,8 +101,27 @@ def run_read(path: str, start: int, end: int, root: str | None, max_chars: int) 
     echo(service.read_snippet(root, path, start, end).render(max_chars))
 
 
+def one_root(root: str | None, root_option: str | None) -> str | None:
+    """The root of a command that takes it as ROOT or as ``--root`` (``index``,
+    ``watch``): either, or both when they name one folder; two folders is a
+    ``UsageError``."""
+    if root is None or root_option is None:
+        return root if root is not None else root_option
+    if os.path.realpath(os.path.expanduser(root)) != os.path.realpath(os.path.expanduser(root_option)):
+        raise UsageError(
+            f"ROOT {root!r} and --root {root_option!r} name different folders: give the repository root once"
+        )
+    return root
+
+
+def root_spelling(values: dict[str, object]) -> dict[str, str]:
+    """How errors spell the root of a command that takes ROOT and ``--root``: as it was given."""
+    return {"root": "--root"} if values.get("root") is None and values.get("root_option") is not None else {}
+
+
 def run_index(
     root: str | None,
+    root_option: str | None,
     index_dir: str | None,
     max_file_bytes: int | None,
     vectors: bool | None,
@@ -112,7 +131,7 @@ def run_index(
     from repolens import service
 
     report = service.index_repo(
-        root,
+        one_root(root, root_option),
         index_dir=index_dir,
         rebuild=rebuild,
         max_file_bytes=max_file_bytes,
@@ -179,6 +198,7 @@ COMMANDS: dict[str, tuple[Callable[..., int | None], tuple[Param, ...], dict[str
         run_index,
         (("root", DIR, None),),
         {
+            "--root": ("root_option", DIR, None),
             **_INDEX,
             "--max-file-bytes": ("max_file_bytes", INT, None),
             "--vectors": ("vectors", ON, None),
@@ -252,6 +272,7 @@ def parse(args: Sequence[str]) -> Callable[[], int] | None:
     values.update(given)
     spelling = {name: s for s, (name, _, _) in reversed(options.items())}  # the first spelling wins
     spelling.update({name: name.upper() for name, _, _ in arguments})
+    spelling.update(root_spelling(values))
     store = values.pop("store", None)
     return lambda: _run(run, values, store, spelling)  # type: ignore[arg-type]
 

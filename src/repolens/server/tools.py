@@ -218,7 +218,7 @@ def build_server(
         where, _ = repos.resolve(root)
         run = testrun.run_tests(where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars)
         note_hits(run.lines_kept)
-        return cut_to_budget(repos.redact(testrun.render(run)), max_chars)
+        return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), max_chars)
 
     @tool(
         "Search the repository. mode=packet: the top hits (path, line range, score, only the "

@@ -4,9 +4,15 @@
 ``root`` and returns a :class:`TestRun`; ``render(run)`` is the exact text the
 CLI prints and the MCP tool returns::
 
-    $ /venv/bin/python -m pytest tests/test_x.py -k foo  ->  exit 1 in 2.3s
+    $ /repo/.venv/bin/python -m pytest tests/test_x.py -k foo  ->  exit 1 in 2.3s
+    [tests run under /repo/.venv/bin/python: the repository's .venv]
     <failure-relevant lines>
     [kept 14 of 212 lines (failure-relevant lines and their context); 198 dropped]
+
+``render(run, remote=True)`` (a remote caller's reply) shows the folder of
+the runner's executable as ``<server>`` when it is outside the root (the
+server's interpreter or tool folder: a venv's whole folder), wherever it
+appears; the adapter redacts the roots themselves.
 
 Safety model. Nothing goes through a shell: the command is an argv list built
 here from a runner name and arguments that match a small grammar -- test paths
@@ -32,9 +38,12 @@ gradle   ./gradlew or gradle: test --console=plain        ``-k`` or ``--tests PA
          [--tests PATTERN]
 =======  ==============================================  =============================
 
-pytest interpreter, first that exists: ``<root>/.venv`` or ``<root>/venv``
-with pytest installed (the project's own dependencies live there); else the
-current interpreter when it can import pytest; else ``pytest`` on ``PATH``.
+pytest interpreter, from the repository alone (never repolens's own, so a
+folder's results do not depend on how repolens was installed): the
+``test_python`` setting; else ``<root>/.venv`` or ``<root>/venv``, the first
+whose interpreter imports pytest (the project's own dependencies live there;
+a repository environment without pytest is refused, with the fix); else
+``pytest`` on ``PATH``. The reply says which, on its second line.
 
 Process handling (process group, streaming, timeout, kill) and the runner's
 environment are described in ``repolens.testrun.process``.
@@ -50,11 +59,13 @@ module ties them together: ``run_tests``, ``TestRun`` and ``render``.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from repolens.errors import RunnerUnavailableError
 from repolens.store import resolve_root
@@ -119,6 +130,9 @@ class TestRun:
     ``exit_code`` is the runner's own, 124 after a timeout, and 128+N when a
     signal N ended it. ``text`` holds the kept output lines (see
     ``filter_output``); ``notes`` are one-line remarks (timeout, signal).
+    ``via`` says which environment ran pytest ("" for other runners);
+    ``server_folder`` is the folder of the runner's executable when it lies
+    outside the root ("" when inside, or for a wrapper such as ./gradlew).
     """
 
     __test__ = False  # not a pytest test class, despite the name
@@ -135,6 +149,8 @@ class TestRun:
     filtered: bool
     truncated: bool
     notes: tuple[str, ...] = ()
+    via: str = ""
+    server_folder: str = ""
 
     @property
     def command(self) -> str:
@@ -207,17 +223,38 @@ def run_tests(
         filtered=out.filtered,
         truncated=out.truncated,
         notes=tuple(notes),
+        via=resolved.via,
+        server_folder=_tool_folder(argv[0], root_path),
     )
 
 
-def render(run: TestRun) -> str:
-    """The reply: a ``$ command  ->  exit N in Ts`` line, the kept lines, a trailer, then any notes."""
+def _tool_folder(executable: str, root: Path) -> str:
+    """The folder that holds the runner's executable, when outside ``root``:
+    a virtual environment's own folder (its site-packages show in tracebacks),
+    else the executable's directory."""
+    path = Path(executable)
+    if not path.is_absolute() or path.is_relative_to(root):
+        return ""
+    env = path.parent.parent
+    return str(env if (env / "pyvenv.cfg").is_file() else path.parent)
+
+
+def render(run: TestRun, *, remote: bool = False) -> str:
+    """The reply: a ``$ command  ->  exit N in Ts`` line, for pytest the
+    environment it ran under, the kept lines, a trailer, then any notes.
+    ``remote``: the runner's folder outside the root is shown as ``<server>``."""
     lines = [f"$ {run.command}  ->  exit {run.exit_code} in {run.duration_s:.1f}s"]
+    if run.via:
+        lines.append(f"[tests run under {run.argv[0]}: {run.via}]")
     if run.text:
         lines.append(run.text)
     lines.append(_trailer(run))
     lines.extend(f"[{note}]" for note in run.notes)
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if remote and run.server_folder:
+        # Whole path components only: /opt/env must not eat /opt/envoy or /opt/env.old.
+        text = re.sub(re.escape(run.server_folder) + r"(?![\w-]|\.\w)", "<server>", text)
+    return text
 
 
 def _trailer(run: TestRun) -> str:

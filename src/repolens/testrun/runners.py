@@ -7,16 +7,15 @@ the package docstring.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import shutil
-import sys
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repolens.errors import RunnerUnavailableError
+from repolens.errors import ConfigError, RunnerUnavailableError
 from repolens.store import resolve_root
 from repolens.testrun.limits import show
 
@@ -77,6 +76,9 @@ class Runner:
     name: str
     command: tuple[str, ...]
     marker: str | None
+    # pytest: which environment runs the tests and why, one phrase for the reply
+    # ("the repository's .venv"); "" for the other runners
+    via: str = ""
 
     def describe(self) -> str:
         where = f"  ({self.marker})" if self.marker else ""
@@ -106,6 +108,9 @@ def resolve_runner(root: str | os.PathLike[str], name: str) -> Runner:
             f"unknown test runner {show(name)}: use one of {', '.join(RUNNER_NAMES)} "
             f"({_available_text(root_path)})"
         )
+    if name == "pytest":
+        command, via = pytest_command(root_path)  # its own errors say which environment lacks what
+        return Runner(name, command, _marker(spec, root_path), via)
     runner = _runner(spec, root_path)
     if runner is None:
         wrapper = f" and no ./{spec.wrapper} at the root" if spec.wrapper else ""
@@ -127,13 +132,23 @@ def render_runners(runners: Sequence[Runner]) -> str:
 
 
 def _runner(spec: Spec, root: Path) -> Runner | None:
+    if spec.name == "pytest":
+        try:
+            command, via = pytest_command(root)
+        except (RunnerUnavailableError, ConfigError):
+            return None
+        return Runner(spec.name, command, _marker(spec, root), via)
     command = _base_command(spec, root)
     if command is None:
         return None
+    return Runner(spec.name, command, _marker(spec, root))
+
+
+def _marker(spec: Spec, root: Path) -> str | None:
     marker = next((m for m in spec.markers if (root / m).exists()), None)
     if marker is None and spec.name == "pytest":
         marker = _python_tests(root)
-    return Runner(spec.name, command, marker)
+    return marker
 
 
 def _python_tests(root: Path) -> str | None:
@@ -148,8 +163,6 @@ def _python_tests(root: Path) -> str | None:
 
 
 def _base_command(spec: Spec, root: Path) -> tuple[str, ...] | None:
-    if spec.name == "pytest":
-        return _pytest_command(root)
     if spec.wrapper:
         wrapper = root / spec.wrapper
         if wrapper.is_file() and os.access(wrapper, os.X_OK):
@@ -158,21 +171,78 @@ def _base_command(spec: Spec, root: Path) -> tuple[str, ...] | None:
     return (tool, *spec.subcommand) if tool else None
 
 
-def _pytest_command(root: Path) -> tuple[str, ...] | None:
-    # The project's own virtualenv first: it has the project's dependencies,
-    # which repolens's interpreter usually lacks.
-    for venv in (".venv", "venv"):
-        python = root / venv / "bin" / "python"
-        if (
-            python.is_file()
-            and os.access(python, os.X_OK)
-            and any((root / venv / "lib").glob("python3*/site-packages/pytest/__init__.py"))
-        ):
-            return (str(python), "-m", "pytest")
-    if importlib.util.find_spec("pytest") is not None:
-        return (sys.executable, "-m", "pytest")
+# The repository's own environments, in the order they are tried.
+VENVS = (".venv", "venv")
+_HAS_PYTEST = "import importlib.util, sys; sys.exit(importlib.util.find_spec('pytest') is None)"
+
+
+def pytest_command(root: Path) -> tuple[tuple[str, ...], str]:
+    """pytest's command at ``root`` and which environment it is, from the
+    repository alone, never from how repolens was installed: the configured
+    ``test_python``, else ``.venv`` or ``venv`` at the root (the first whose
+    interpreter imports pytest), else ``pytest`` on ``PATH``. A repository
+    environment without pytest is refused (its tests would otherwise run
+    without the project's dependencies), as is a configured interpreter
+    that does not exist or lacks pytest."""
+    from repolens.settings import load_settings
+
+    configured = load_settings(root).test_python
+    if configured:
+        python = _configured_python(root, configured)
+        if not _imports_pytest(python, root):
+            raise RunnerUnavailableError(
+                f"test_python {configured!r} cannot import pytest: install pytest there "
+                f"(`{configured} -m pip install pytest`) or set test_python to an interpreter that has it"
+            )
+        return (python, "-m", "pytest"), "test_python (.repolens.toml or REPOLENS_TEST_PYTHON)"
+    found = [root / v / "bin" / "python" for v in VENVS]
+    found = [p for p in found if p.is_file() and os.access(p, os.X_OK)]
+    for python in found:
+        if _imports_pytest(str(python), root):
+            return (str(python), "-m", "pytest"), f"the repository's {python.parent.parent.name}"
+    if found:
+        rel = found[0].relative_to(root).as_posix()
+        raise RunnerUnavailableError(
+            f"the repository's {found[0].parent.parent.name} has no pytest ({rel} cannot import it): "
+            f"install it there (`{rel} -m pip install pytest`) or set test_python to an interpreter "
+            "that has it"
+        )
     tool = shutil.which("pytest")
-    return (tool,) if tool else None
+    if tool is None:
+        raise RunnerUnavailableError(
+            "test runner 'pytest' is not installed here: the root has no .venv or venv, test_python is "
+            "not set, and there is no pytest on PATH; create the project's .venv with pytest in it, or "
+            "set test_python"
+        )
+    return (tool,), "pytest on PATH (the root has no .venv or venv, and test_python is not set)"
+
+
+def _configured_python(root: Path, value: str) -> str:
+    """``test_python`` as a path: relative to the root, or a command name looked up on PATH."""
+    if "/" in value:
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else root / path
+        found = str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    else:
+        found = shutil.which(value)
+    if found is None:
+        raise ConfigError(
+            f"test_python {value!r} is not an executable file (relative to the root) nor a command on "
+            "PATH: set test_python (.repolens.toml or REPOLENS_TEST_PYTHON) to a Python interpreter"
+        )
+    return found
+
+
+def _imports_pytest(python: str, root: Path) -> bool:
+    """Whether ``python`` can import pytest, asked of it (a venv may see pytest
+    through its system site-packages or a .pth file, not only its own folder)."""
+    try:
+        done = subprocess.run(
+            [python, "-c", _HAS_PYTEST], cwd=root, stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def _available_text(root: Path) -> str:

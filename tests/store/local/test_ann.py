@@ -164,6 +164,27 @@ def test_a_damaged_graph_file_falls_back_to_exact_search(make_repo):
         handle.close()
 
 
+def test_an_index_with_a_graph_is_searched_exactly_where_the_ann_extra_is_missing(make_repo):
+    """An index built with the `ann` extra, read by a repolens installed without it
+    (another machine, a server's own venv): exact search answers, status says why."""
+    from without_modules import repolens_without
+
+    root = make_repo(FILES)
+    assert "HNSW graph built" in build_index(root).summary()
+
+    def run(command: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *args, "--root", str(root)], capture_output=True, text=True, timeout=60, check=False
+        )
+
+    with_graph = run([sys.executable, "-m", "repolens"], "search", "handler 7 request reply")
+    searched = run(repolens_without("usearch"), "search", "handler 7 request reply")
+    assert searched.returncode == 0, searched.stderr
+    assert searched.stdout.splitlines()[0] == with_graph.stdout.splitlines()[0]
+    status = run(repolens_without("usearch"), "status")
+    assert "dense search: exact search over 40 vectors: install 'repolens[ann]' (usearch)" in status.stdout
+
+
 def test_usearch_and_onnxruntime_load_together():
     """usearch 2.26 made onnxruntime crash on import when loaded first
     (hence the pin): load them in that order with the bundled model."""

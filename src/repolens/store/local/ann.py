@@ -115,7 +115,11 @@ def new_graph(dim: int) -> Any:
 
 
 def load(handle: Generation) -> Any | None:
-    """The generation's graph, memory-mapped, when it matches the vectors now."""
+    """The generation's graph, memory-mapped, when it matches the vectors now
+    and usearch is installed (an index built with the ``ann`` extra may be
+    read by a repolens without it: exact search answers there, as documented)."""
+    if not available():
+        return None
     from usearch.index import Index
 
     try:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
 from repolens.store import ROOTS_OF, check_versions
 from repolens.store.postgres import lexical, rows, schema
-from repolens.store.postgres.connect import connect, pooled, redact, translate, unavailable
+from repolens.store.postgres.connect import connect, pooled, redact, require_driver, translate, unavailable
 from repolens.store.postgres.reader import PgReader
 from repolens.store.postgres.writer import PgWriter
 
@@ -66,6 +66,7 @@ class PgStore:
         named_by: str = "",
         key_from: str = "",
     ) -> None:
+        require_driver()  # before any use: a missing extra is one line, never an ImportError later
         self._root = root
         self.url = url
         self.key = key

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from repolens.errors import StoreUnavailableError
+from repolens.errors import ExtraMissingError, StoreUnavailableError
 
 if TYPE_CHECKING:
     import psycopg
@@ -47,6 +47,33 @@ FIX = (
     "check that the server runs and accepts connections, and the URL's user, database and "
     "credentials (PGPASSWORD, ~/.pgpass), then try again"
 )
+
+
+# What the ``postgres`` extra installs (pyproject.toml): a plain `pip install .` has none of it.
+_DRIVER = ("psycopg", "psycopg_pool", "pgvector")
+_driver_ok = False
+
+
+def require_driver() -> None:
+    """Raise :class:`ExtraMissingError` when the ``postgres`` extra is not
+    installed (or psycopg cannot load, e.g. no libpq for a non-binary psycopg):
+    how repolens was installed, said in one line with the install command."""
+    global _driver_ok
+    if _driver_ok:
+        return
+    import importlib
+
+    for name in _DRIVER:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise ExtraMissingError(
+                f"a PostgreSQL store needs repolens's `postgres` extra, which is not installed"
+                f" ({_first_line(exc)})",
+                fix="install it with `pip install 'repolens[postgres]'`"
+                " (in a checkout: `pip install '.[postgres]'`)",
+            ) from None
+    _driver_ok = True
 
 
 def is_store_url(value: str) -> bool:
@@ -88,6 +115,7 @@ def _options(timeout_ms: int) -> str:
 
 def connect(url: str, *, timeout_ms: int = WRITE_TIMEOUT_MS, autocommit: bool = True) -> psycopg.Connection:
     """A connection of its own (a writer's, or the one holding a write lock)."""
+    require_driver()
     import psycopg
 
     try:
@@ -177,6 +205,7 @@ def pooled(url: str, *, check: bool = False) -> Iterator[psycopg.Connection]:
     """A connection from ``url``'s pool (``check``: verified with a round
     trip first, see :func:`_check`); every database failure becomes one
     :class:`StoreUnavailableError` line (a lost server, a statement timeout)."""
+    require_driver()
     import psycopg
     from psycopg_pool import PoolTimeout
 
