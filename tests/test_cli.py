@@ -99,6 +99,14 @@ def test_read_snippet(repo: Path):
         (["read", "/etc/passwd", "1", "2"], "outside the repository root"),
         (["read", "src/web/forms.py", "5", "1"], "end (1) must be >= start (5)"),
         (["search"], "Missing argument"),
+        (
+            ["search", "session", "--path", "src/aut"],
+            "no indexed file is under 'src/aut'; the nearest indexed path is 'src/auth': "
+            "pass a folder or file the index holds as --path",
+        ),
+        (["symbols", "save", "--path", "lib"], "no indexed file is under 'lib':"),
+        (["focus", "save", "--path", "src/auth/sesion.py"], "nearest indexed path is 'src/auth/session.py'"),
+        (["history", "--path", "gone.py"], "no indexed file is under 'gone.py'"),
         (["frobnicate"], "No such command"),
     ],
 )

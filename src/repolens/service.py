@@ -376,4 +376,8 @@ def search_history(
     check_int("top_k", top_k, 1, MAX_TOP_K)
     check_budget(max_chars)
     reader, _ = open_index(root, index_dir)
+    if file and not reader.has_path(file) and not reader.history_of_file(file):
+        from repolens.search.filters import no_indexed_file
+
+        raise no_indexed_file(reader, file)  # (a deleted file's commits are still shown)
     return history_reply(reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars)

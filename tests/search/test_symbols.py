@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from repolens.errors import UsageError
+from repolens.errors import PathError, UsageError
 from repolens.index.build import build_index
 from repolens.roles import path_role
 from repolens.search.symbols import find_symbols, split_qualified
@@ -229,9 +229,15 @@ def test_kind_path_and_language_narrow_the_lookup(shop):
 
 
 def test_path_filter_matches_whole_folder_names_only(shop):
-    result = find_symbols(shop, "add_item", path="test")
-    assert result.matches == ()
-    assert result.render() == "No symbol matches 'add_item' (path=test)."
+    assert find_symbols(shop, "add_item", path="tests").matches
+    with pytest.raises(PathError) as err:
+        find_symbols(shop, "add_item", path="test")
+    assert str(err.value) == (
+        "no indexed file is under 'test'; the nearest indexed path is 'tests': "
+        "pass a folder or file the index holds as path"
+    )
+    result = find_symbols(shop, "no_such_name", path="tests")
+    assert result.render() == "No symbol matches 'no_such_name' (path=tests)."
 
 
 # -- output --------------------------------------------------------------------

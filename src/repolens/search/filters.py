@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.chunk import Chunk
-from repolens.store.base import LexFilters
+from repolens.errors import PathError
+from repolens.store.base import IndexReader, LexFilters
 from repolens.validate import check_globs, check_kind, check_language, check_subpath
 
 if TYPE_CHECKING:
@@ -59,6 +60,45 @@ def make_filters(
         include=check_globs("include", include),
         exclude=check_globs("exclude", exclude),
     )
+
+
+def no_indexed_file(reader: IndexReader, subpath: str, argument: str = "path") -> PathError:
+    """The error for a path filter under which the index holds no file (a
+    filter that names nothing must not answer "nothing found"), naming the
+    indexed path nearest to it (:func:`nearest_indexed`) when there is one.
+    ``argument`` is the API name of the filter, for the fix."""
+    near = nearest_indexed(reader.paths(), subpath)
+    hint = f"; the nearest indexed path is {near!r}" if near else ""
+    return PathError(
+        f"no indexed file is under {subpath!r}{hint}",
+        fix=f"pass a folder or file the index holds as {{{argument}}}",
+    )
+
+
+def nearest_indexed(paths: Sequence[str], subpath: str) -> str:
+    """The indexed path that ``subpath`` (under which nothing is indexed)
+    most likely meant: below its deepest indexed folder, the entry whose
+    name is closest to the next part it names (``src/ap`` -> ``src/app``);
+    else that folder itself; "" when nothing is near (the only folder in
+    common is the root). Reads every path: only for an error."""
+    import difflib  # only for this error
+
+    if not paths:
+        return ""
+    parts = subpath.split("/")
+    folders: dict[str, set[str]] = {}  # indexed folder ("" the root) -> the names right under it
+    for path in paths:
+        above = ""
+        for name in path.split("/"):
+            folders.setdefault(above, set()).add(name)
+            above = f"{above}/{name}" if above else name
+    depth = max(i for i in range(len(parts)) if "/".join(parts[:i]) in folders)
+    base = "/".join(parts[:depth])
+    names = {name.lower(): name for name in sorted(folders[base], reverse=True)}  # (case aside)
+    close = difflib.get_close_matches(parts[depth].lower(), sorted(names), n=1, cutoff=0.6)
+    if close:
+        return f"{base}/{names[close[0]]}" if base else names[close[0]]
+    return base
 
 
 _SPECS: dict[tuple[str, ...], GitIgnoreSpec] = {}

@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 
 from repolens.chunk import Chunk
 from repolens.errors import PathError, UsageError
-from repolens.search.filters import Filters
+from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.hits import Hit, matching_lines
 from repolens.search.query import ParsedQuery
 from repolens.search.ranking import search_index
@@ -63,9 +63,7 @@ def resolve_paths(reader: IndexReader, paths: Sequence[str]) -> tuple[str, ...]:
         if p in ("", "."):
             return ()  # the whole repository: no restriction at all
         if not reader.has_path(p):
-            raise PathError(
-                f"nothing is indexed at {p!r}: pass a file or folder relative to the repository root"
-            )
+            raise no_indexed_file(reader, p, "paths")
         out.append(p)
     return tuple(dict.fromkeys(out))
 

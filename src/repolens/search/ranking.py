@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.roles import path_role
-from repolens.search.filters import Filters
+from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.fusion import (
     add_path_boost,
     diversify,
@@ -87,7 +87,8 @@ def search(
     """``query`` ranked on ``reader`` as ``settings`` say, with every leg
     the repository configures (dense when the index has vectors, rerank when
     a cross-encoder is set up); a leg that is missing or fails is named in
-    the outcome's notes, and the search goes on without it."""
+    the outcome's notes, and the search goes on without it. ``PathError``
+    when nothing is found because nothing is indexed under the path filter."""
     parsed = parse_query(query, weighted=settings.query_weights)
     dense, notes = dense_leg(root, reader, settings, parsed)
     rerank, rerank_notes = rerank_leg(root, parsed)
@@ -100,6 +101,8 @@ def search(
         dense=dense,
         rerank=rerank,
     )
+    if not outcome.hits and filters.subpath and not reader.has_path(filters.subpath):
+        raise no_indexed_file(reader, filters.subpath)
     outcome.notes[:0] = [*filter(None, [reader.staleness()]), *notes, *rerank_notes]
     if rerank is not None and rerank.error:
         outcome.notes.append(f"rerank leg failed, order without it: {rerank.error}")

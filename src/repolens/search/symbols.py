@@ -456,7 +456,8 @@ def find_symbols(
     At most ``limit`` matches (1-200) are returned, and ``render()`` never
     exceeds ``max_chars`` (200-1,000,000). Raises ``UsageError`` for an
     empty name, one over 200 characters or one with no letters or digits,
-    and for an unknown kind or language.
+    and for an unknown kind or language; ``PathError`` when nothing matches
+    and nothing is indexed under ``path``.
     """
     q = _parse(name)
     check_int("limit", limit, 1, MAX_LIMIT)
@@ -474,6 +475,10 @@ def find_symbols(
             found, total = _fuzzy(reader, q, f)
     found.sort(key=lambda mc: _rank_key(mc[0], mc[1]))
     ranked = [m for m, _ in found[:limit]]
+    if not ranked and f.path and not reader.has_path(f.path):
+        from repolens.search.filters import no_indexed_file  # (a search's module: only for this error)
+
+        raise no_indexed_file(reader, f.path)
     suggestions = tuple(_suggest(reader, q, f)) if not ranked else ()
     return _render(q.text, ranked, total, suggestions, _describe(f), max_chars)
 
