@@ -6,9 +6,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.chunk import Chunk
+from repolens.chunk.labels import repeated_header_lines
 from repolens.errors import PathError
 from repolens.store.base import IndexReader, LexFilters
-from repolens.validate import check_globs, check_kind, check_language, check_subpath
+from repolens.validate import (
+    check_globs,
+    check_keywords,
+    check_kind,
+    check_language,
+    check_min_score,
+    check_subpath,
+)
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -16,13 +24,18 @@ if TYPE_CHECKING:
 
 class Filters(NamedTuple):
     """Every search filter. ``subpath``, languages and kinds run inside the
-    lexical query; globs are matched on paths afterwards (gitignore syntax)."""
+    lexical query; globs are matched on paths afterwards (gitignore syntax),
+    ``keywords`` on a chunk's own lines (each exactly, case-sensitive: the
+    lines a hit cites, without the header a part of a split definition
+    repeats). ``min_score`` drops the ranked hits that score below it."""
 
     subpath: str | None = None
     languages: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    min_score: float | None = None
 
     def lexical(self) -> LexFilters:
         return LexFilters(self.subpath, self.languages, self.kinds)
@@ -39,7 +52,17 @@ class Filters(NamedTuple):
             return False
         if self.include and not _spec(self.include).match_file(chunk.path):
             return False
-        return not (self.exclude and _spec(self.exclude).match_file(chunk.path))
+        if self.exclude and _spec(self.exclude).match_file(chunk.path):
+            return False
+        return not self.keywords or _contains(chunk, self.keywords)
+
+
+def _contains(chunk: Chunk, keywords: tuple[str, ...]) -> bool:
+    """Whether every keyword is in ``chunk``'s own lines."""
+    text = chunk.text
+    if header := repeated_header_lines(chunk):
+        text = text.split("\n", header)[-1]
+    return all(k in text for k in keywords)
 
 
 def make_filters(
@@ -48,10 +71,13 @@ def make_filters(
     kind: str | None = None,
     include: str | Sequence[str] | None = None,
     exclude: str | Sequence[str] | None = None,
+    keyword: str | Sequence[str] | None = None,
+    min_score: float | None = None,
 ) -> Filters:
     """Search filters from call arguments; ``UsageError`` for a path outside the
-    repository and for a language or kind that names nothing (aliases such as
-    ``py`` and ``func`` are accepted)."""
+    repository, for a language or kind that names nothing (aliases such as
+    ``py`` and ``func`` are accepted), for a blank keyword and for a
+    negative ``min_score``."""
     subpath, language, kind = check_subpath(path), check_language(language), check_kind(kind)
     return Filters(
         subpath=subpath,
@@ -59,6 +85,8 @@ def make_filters(
         kinds=(kind,) if kind else (),
         include=check_globs("include", include),
         exclude=check_globs("exclude", exclude),
+        keywords=check_keywords(keyword),
+        min_score=check_min_score(min_score),
     )
 
 

@@ -42,6 +42,7 @@ from repolens.search.legs import (
     RerankLeg,
     dense_leg,
     dense_scores,
+    lexical_accepted,
     lexical_leg,
     mentioned_chunks,
     mentioned_files,
@@ -124,9 +125,12 @@ def search_index(
     filters = filters or Filters()
     options = options or RankingOptions()
     fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
-    # Globs filter after retrieval, so fetch deeper to keep ``limit`` hits.
-    depth = limit * 4 if filters.has_globs() else limit
-    lexical = lexical_leg(reader, query, fields, depth, filters.lexical())
+    # Globs and keywords filter after retrieval, so fetch deeper to keep ``limit`` hits.
+    depth = limit * 4 if filters.has_globs() or filters.keywords else limit
+    if filters.keywords:
+        lexical = lexical_accepted(reader, query, fields, limit, filters)
+    else:
+        lexical = lexical_leg(reader, query, fields, depth, filters.lexical())
     legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": ranked(dict(lexical))}
     scores = dict(lexical)
     symbols: dict[int, tuple[float, str]] = {}
@@ -151,6 +155,8 @@ def search_index(
         votes, notes = history_leg(reader, query.weighted())
         join_voted(reader, votes, query.weighted(), fields, filters.lexical(), scores, stored)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
+    if filters.keywords and not chunks:
+        notes.append(f"no match contains {' and '.join(map(repr, filters.keywords))}")
     scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
     top = max(scores.values(), default=1.0)
     if mentioned:
@@ -193,6 +199,11 @@ def search_index(
             if n > 1:  # the score that decided the order is the one shown
                 factors[cid].update(spread=options.diversity ** (n - 1), nth=n)
                 scores[cid] *= options.diversity ** (n - 1)
+    if filters.min_score is not None and order:
+        best = scores[order[0]]
+        order = [cid for cid in order if scores[cid] >= filters.min_score]
+        if not order:
+            notes.append(f"every hit scored below min_score {filters.min_score:g} (the best {best:.3g})")
     hits = [
         Hit(
             cid,
