@@ -144,3 +144,38 @@ def test_the_search_tool_takes_a_keyword_and_a_lowest_score(ledgers: Path):
 
 def _text(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+# -- a partial identifier: zorb* ------------------------------------------------------
+
+_ZORBS = {
+    "src/core.py": "def zorbular(x):\n    return x + 1\n",
+    "src/more.py": "ZORB = 3\n",
+    "src/many.py": "".join(f"zq{a}{b} = 1\n" for a in "abcde" for b in "abcdefgh"),
+}
+
+
+@pytest.fixture
+def zorbs(make_repo, store_url) -> Path:
+    return make_repo(_ZORBS)
+
+
+def test_a_word_ending_in_a_star_finds_the_identifiers_it_starts(zorbs: Path):
+    assert _paths(service.search_code("zorb", zorbs, mode="json")) == ["src/more.py"]
+    found = service.search_code("zorb*", zorbs)
+    assert "src/core.py:1-2 function zorbular" in found.text and "1: def zorbular(x):" in found.text
+    assert "src/more.py:1-1" in found.text
+    assert sorted(_paths(service.search_code("where is zorbu* used", zorbs, mode="json"))) == ["src/core.py"]
+    again = service.search_code(None, zorbs, query_id=found.query_id)  # remembered: the same lines
+    assert again.text == found.text
+
+
+def test_a_prefix_says_when_nothing_or_too_much_completes_it(zorbs: Path):
+    assert service.search_code("qx*", zorbs).text.startswith(
+        "note: no indexed word starts with 'qx'\n\nNo matching chunks found."
+    )
+    many = service.search_code("zq*", zorbs)
+    assert many.text.startswith(
+        "note: zq* stands for the 32 shortest indexed words starting with it: type more of it for the others"
+    )
+    assert "src/many.py" in many.text

@@ -186,6 +186,29 @@ def test_prefix_then_substring_only_when_no_name_matches(shop):
     assert [m.tier for m in find_symbols(shop, "Store").matches] == ["exact"]
 
 
+def test_a_trailing_star_adds_the_names_starting_with_it_after_the_name_itself(make_repo, open_index):
+    reader = open_index(
+        make_repo(
+            {
+                "src/zorb.py": "def zorb():\n    return 1\n\n\ndef zorbular():\n    return zorb()\n",
+                "src/helpers.py": "class ZorbHelper:\n    pass\n",
+            }
+        )
+    )
+    assert _summary(find_symbols(reader, "zorb")) == [("zorb", "src/zorb.py", "exact")]
+    assert _summary(find_symbols(reader, "zorb*")) == [
+        ("zorb", "src/zorb.py", "exact"),
+        ("zorbular", "src/zorb.py", "prefix"),
+        ("ZorbHelper", "src/helpers.py", "prefix"),
+    ]
+    assert find_symbols(reader, "zorb*").render().startswith("3 symbols match 'zorb*':")
+    assert _summary(find_symbols(reader, "zorbu")) == [("zorbular", "src/zorb.py", "prefix")]
+    assert _summary(find_symbols(reader, "zorb.zorb*")) == [
+        ("zorb", "src/zorb.py", "qualified"),
+        ("zorbular", "src/zorb.py", "prefix"),
+    ]
+
+
 def test_markdown_sections_match_by_heading_path(shop):
     assert _summary(find_symbols(shop, "API > add_item")) == [("API > add_item", "docs/api.md", "qualified")]
 

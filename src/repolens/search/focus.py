@@ -24,7 +24,7 @@ from repolens.chunk import Chunk
 from repolens.errors import PathError, UsageError
 from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.hits import Hit, matching_lines
-from repolens.search.query import ParsedQuery
+from repolens.search.query import ParsedQuery, with_completions
 from repolens.search.ranking import search_index
 from repolens.store.base import IndexReader, SymbolRow
 
@@ -187,6 +187,7 @@ def find_candidates(
     ``hit_candidates`` retrieval hits, within ``paths`` (``PathError`` for a
     bad one, see :func:`resolve_paths`)."""
     subpaths = resolve_paths(reader, paths)
+    parsed, _ = with_completions(parsed, reader.terms_with_prefix)
     per_file = matches_by_file(retrieve(reader, parsed, subpaths, hit_candidates), parsed.tokens)
     cands = {path: candidates(reader, path, m) for path, m in per_file.items()}
     ranked = sorted(cands, key=lambda p: min((-c.score, -len(c.hit_lines)) for c in cands[p]))

@@ -50,7 +50,7 @@ from repolens.search.legs import (
     rerank_scores,
     symbol_leg,
 )
-from repolens.search.query import ParsedQuery, parse_query
+from repolens.search.query import ParsedQuery, parse_query, with_completions
 from repolens.store.base import IndexReader
 
 if TYPE_CHECKING:
@@ -85,12 +85,15 @@ class RankingOptions(NamedTuple):
 def search(
     reader: IndexReader, root: Path, query: str, settings: Settings, filters: Filters
 ) -> SearchOutcome:
-    """``query`` ranked on ``reader`` as ``settings`` say, with every leg
+    """``query`` ranked on ``reader`` as ``settings`` say (a partial
+    identifier, ``zorb*``, completed from the index), with every leg
     the repository configures (dense when the index has vectors, rerank when
     a cross-encoder is set up); a leg that is missing or fails is named in
     the outcome's notes, and the search goes on without it. ``PathError``
     when nothing is found because nothing is indexed under the path filter."""
-    parsed = parse_query(query, weighted=settings.query_weights)
+    parsed, completed = with_completions(
+        parse_query(query, weighted=settings.query_weights), reader.terms_with_prefix
+    )
     dense, notes = dense_leg(root, reader, settings, parsed)
     rerank, rerank_notes = rerank_leg(root, parsed)
     outcome = search_index(
@@ -104,7 +107,7 @@ def search(
     )
     if not outcome.hits and filters.subpath and not reader.has_path(filters.subpath):
         raise no_indexed_file(reader, filters.subpath)
-    outcome.notes[:0] = [*filter(None, [reader.staleness()]), *notes, *rerank_notes]
+    outcome.notes[:0] = [*filter(None, [reader.staleness()]), *completed, *notes, *rerank_notes]
     if rerank is not None and rerank.error:
         outcome.notes.append(f"rerank leg failed, order without it: {rerank.error}")
     return outcome
