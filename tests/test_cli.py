@@ -100,6 +100,14 @@ def test_read_snippet(repo: Path):
         (["read", "/etc/passwd", "1", "2"], "outside the repository root"),
         (["read", "src/web/forms.py", "5", "1"], "end (1) must be >= start (5)"),
         (["search"], "Missing argument"),
+        (
+            ["search", "session", "--path", "src/aut"],
+            "no indexed file is under 'src/aut'; the nearest indexed path is 'src/auth': "
+            "pass a folder or file the index holds as --path",
+        ),
+        (["symbols", "save", "--path", "lib"], "no indexed file is under 'lib':"),
+        (["focus", "save", "--path", "src/auth/sesion.py"], "nearest indexed path is 'src/auth/session.py'"),
+        (["history", "--path", "gone.py"], "no indexed file is under 'gone.py'"),
         (["frobnicate"], "No such command"),
     ],
 )
@@ -323,3 +331,15 @@ def test_read_takes_a_budget_and_prints_what_read_snippet_returns(repo: Path):
     small = run("read", "src/auth/session.py", "1", "24", "--max-chars", "100", "--root", str(repo))
     assert small.returncode == 2
     assert small.stderr == "error: max_chars must be between 200 and 1000000, got 100\n"
+
+
+def test_the_languages_setting_narrows_the_index_and_an_unknown_name_is_one_line(repo: Path):
+    bad = run("index", str(repo), env={"REPOLENS_LANGUAGES": "python,cobol"})
+    assert bad.returncode == 1 and bad.stdout == ""
+    assert bad.stderr.startswith(
+        "error: environment: languages: unknown language 'cobol': use one of asciidoc, "
+    )
+    assert bad.stderr.count("\n") == 1
+    out = run("index", str(repo), env={"REPOLENS_LANGUAGES": "py"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("indexed 2 files") and "skipped: 3 not in languages" in out.stdout

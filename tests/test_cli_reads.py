@@ -64,7 +64,7 @@ def _kind(param: click.Parameter) -> str:
         )
         assert not (t.executable or t.resolve_path or t.allow_dash)
         return reads.DIR
-    return {click.INT: reads.INT, click.STRING: reads.STR}[param.type]
+    return {click.INT: reads.INT, click.FLOAT: reads.FLOAT, click.STRING: reads.STR}[param.type]
 
 
 @pytest.mark.parametrize("name", sorted(reads.COMMANDS))
@@ -125,6 +125,17 @@ QUICK = {
         *WHERE,
     ],
     "search-files-explain": ["search", *WHERE, "store session", "--files", "--explain"],
+    "search-keyword-min-score": [
+        "search",
+        "session",
+        "--keyword",
+        "def load",
+        "--keyword=_sessions",
+        "--min-score",
+        "0.5",
+        *WHERE,
+    ],
+    "search-error-min-score": ["search", "session", "--min-score", "nan", *WHERE],
     "search-error-spelled": ["search", "session", "--root", "{root}/missing"],
     "search-error-bound": ["search", "session", "--top-k", "0", *WHERE],
     "search-error-language": ["search", "session", "--lang", "klingon", *WHERE],
@@ -173,6 +184,7 @@ CLICKS = {
     "no-query": ["search"],
     "no-name": ["symbols"],
     "not-a-number": ["search", "x", "--top-k", "many"],
+    "not-a-float": ["search", "x", "--min-score", "high"],
     "attached-short": ["search", "x", "-k5"],
     "short-with-equals": ["search", "x", "-k=5"],
     "empty-value": ["search", "x", "--top-k="],

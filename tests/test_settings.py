@@ -86,3 +86,40 @@ def test_a_section_reads_the_file_then_the_environment(
     (tmp_path / CONFIG_FILE).write_text("embed = 3\n")
     with pytest.raises(ConfigError, match=r"^\.repolens\.toml: \[embed\] must be a table$"):
         load_embed_config(tmp_path)
+
+
+def test_languages_take_names_and_aliases_from_the_file_or_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REPOLENS_LANGUAGES", raising=False)
+    assert load_settings(tmp_path).languages == ()  # every language
+    (tmp_path / CONFIG_FILE).write_text('languages = ["Py", "golang", "go"]\n')
+    assert load_settings(tmp_path).languages == ("go", "python")
+    monkeypatch.setenv("REPOLENS_LANGUAGES", "rs, typescript,")
+    assert load_settings(tmp_path).languages == ("rust", "typescript")
+    monkeypatch.setenv("REPOLENS_LANGUAGES", "")
+    assert load_settings(tmp_path).languages == ()
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        (
+            'languages = ["python", "cobol"]',
+            "{file}: languages: unknown language 'cobol': use one of asciidoc, ",
+        ),
+        ("languages = [1]", "{file}: languages must be a list of strings, got [1]"),
+        ("languages = true", "{file}: languages must be a list of strings, got True"),
+    ],
+)
+def test_an_unknown_language_is_refused_with_the_list(tmp_path: Path, toml: str, message: str) -> None:
+    (tmp_path / CONFIG_FILE).write_text(toml + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    text = str(caught.value)
+    assert text.startswith(message.format(file=tmp_path / CONFIG_FILE)) and "\n" not in text
+    if "cobol" in toml:
+        assert text.endswith(
+            "zig (or py, python3, js, node, ts, rs, golang, c++, cs, c#, rb, kt, sh, shell, "
+            "md, yml, objective-c, terraform)"
+        )

@@ -91,6 +91,8 @@ def search_code(
     kind: str | None = None,
     include: str | Sequence[str] | None = None,
     exclude: str | Sequence[str] | None = None,
+    keyword: str | Sequence[str] | None = None,
+    min_score: float | None = None,
     mode: str = "packet",
     query_id: str | None = None,
     explain: bool = False,
@@ -101,7 +103,9 @@ def search_code(
 
     Modes: ``packet`` (evidence packet), ``files`` (ranked file overview),
     ``json`` (hits, omitted hits and files for programs). Indexes first if
-    the repository has no index and ``auto_index`` is set.
+    the repository has no index and ``auto_index`` is set. ``keyword``: every
+    hit contains each of these strings exactly; ``min_score``: hits scoring
+    below it are dropped (a note says so when none is left).
     """
     from repolens.reply.modes import MODES, render_search
     from repolens.search.filters import make_filters
@@ -115,10 +119,11 @@ def search_code(
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if query_id is None:
         check_query(query)
-        filters = make_filters(path, language, kind, include, exclude)  # before any indexing
+        filters = make_filters(path, language, kind, include, exclude, keyword, min_score)  # before indexing
     else:
         given = {"query": query, "path": path, "language": language, "kind": kind}
-        check_rerender({**given, "include": include, "exclude": exclude})
+        more = {"keyword": keyword, "min_score": min_score is not None}
+        check_rerender({**given, "include": include, "exclude": exclude, **more})
     if top_k is not None:
         check_int("top_k", top_k, 1, MAX_TOP_K)
     if max_chars is not None:
@@ -407,4 +412,8 @@ def search_history(
     check_int("top_k", top_k, 1, MAX_TOP_K)
     check_budget(max_chars)
     reader, _ = open_index(root, index_dir)
+    if file and not reader.has_path(file) and not reader.history_of_file(file):
+        from repolens.search.filters import no_indexed_file
+
+        raise no_indexed_file(reader, file)  # (a deleted file's commits are still shown)
     return history_reply(reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars)

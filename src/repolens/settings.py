@@ -20,8 +20,15 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from repolens.errors import ConfigError, RepolensError
-from repolens.validate import MAX_BUDGET, MAX_CONTEXT_LINES, MAX_TOP_K, MIN_BUDGET, check_utf8
+from repolens.errors import ConfigError, RepolensError, UsageError
+from repolens.validate import (
+    MAX_BUDGET,
+    MAX_CONTEXT_LINES,
+    MAX_TOP_K,
+    MIN_BUDGET,
+    check_language,
+    check_utf8,
+)
 
 if TYPE_CHECKING:
     from repolens.models.factory import EmbedConfig
@@ -39,6 +46,9 @@ class Settings:
 
     # discovery
     max_file_bytes: int = 1_048_576
+    # discovery: index only files of these languages (names or aliases, as
+    # --lang takes them); () = every language
+    languages: tuple[str, ...] = ()
     # chunking: "syntax" (tree-sitter where a grammar exists) or "windows"
     chunker: str = "syntax"
     # syntax chunks: definitions of at most this many lines are packed together
@@ -161,7 +171,8 @@ def coerce(
 
     Booleans take ``true``/``false`` and the strings 1/0, true/false,
     yes/no, on/off; numbers take numbers or their text, but never a boolean,
-    and an integer never a fraction; strings must be strings. ``bounds``
+    and an integer never a fraction; strings must be strings; a tuple (of
+    strings) takes a list of strings or one comma-separated string. ``bounds``
     (inclusive) and ``choices`` narrow the value. Anything else raises
     ``error`` with one line: ``where`` (the source, such as ``"environment:
     "``) then ``key must be ..., got value``.
@@ -175,6 +186,11 @@ def coerce(
         if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
             return value.lower() in _TRUE
         raise error(f"{where}{key} must be true or false, got {value!r}")
+    if target is tuple:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
+            raise error(f"{where}{key} must be a list of strings, got {value!r}")
+        return tuple(v.strip() for v in items if v.strip())
     if target is str:
         if not isinstance(value, str):
             raise error(f"{where}{key} must be a string, got {value!r}")
@@ -222,7 +238,19 @@ def _from_mapping(base: Settings, values: dict[str, Any], source: str) -> Settin
             bounds=_BOUNDS.get(key) or _FLOAT_BOUNDS.get(key),
             choices=_CHOICES.get(key, ()),
         )
+        if key == "languages":
+            changes[key] = _languages(changes[key], source)
     return replace(base, **changes)
+
+
+def _languages(names: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """The ``languages`` setting in canonical names (aliases such as ``py``
+    mapped), each once and sorted: an index records it, and the same
+    languages given otherwise are the same setting."""
+    try:
+        return tuple(sorted({name for name in map(check_language, names) if name}))
+    except UsageError as exc:
+        raise ConfigError(f"{source}: languages: {exc}") from None
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -8,6 +8,7 @@ the argument, what it must be and what it got.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence, Set
 
 from repolens.errors import RepolensError, UsageError
@@ -26,6 +27,9 @@ MAX_QUERY_CHARS = 100_000
 # A path filter or a glob longer than this is not a path.
 MAX_PATH_CHARS = 1000
 MAX_GLOB_CHARS = 500
+# Exact strings a search hit must contain (``keyword``): a few, each a line or so.
+MAX_KEYWORDS = 8
+MAX_KEYWORD_CHARS = 500
 
 
 def check_utf8(
@@ -123,6 +127,34 @@ def check_globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]
     ):
         raise UsageError(f"{name} must be glob patterns like 'src/**/*.py' (non-empty strings)")
     return tuple(v.strip() for v in items)
+
+
+def check_keywords(value: object) -> tuple[str, ...]:
+    """Exact strings a hit must contain (``keyword``): one string or a list
+    of at most :data:`MAX_KEYWORDS`, each taken as given (case and spaces
+    kept) but never blank; () for None."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else [None]
+    if not all(
+        isinstance(v, str) and v.strip() and len(v) <= MAX_KEYWORD_CHARS and "\x00" not in v for v in items
+    ):
+        raise UsageError(
+            f"keyword must be text every hit contains, such as 'raise ValueError' "
+            f"(not blank, at most {MAX_KEYWORD_CHARS} chars)"
+        )
+    if len(items) > MAX_KEYWORDS:
+        raise UsageError(f"keyword: at most {MAX_KEYWORDS} strings, got {len(items)}")
+    return tuple(dict.fromkeys(items))  # type: ignore[arg-type]
+
+
+def check_min_score(value: object) -> float | None:
+    """The lowest score a shown hit may have (``min_score``): a number >= 0; None for None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise UsageError(f"min_score must be a number >= 0 (the score a hit shows), got {value!r}")
+    return float(value)
 
 
 def check_rerender(given: Mapping[str, object]) -> None:

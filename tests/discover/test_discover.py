@@ -824,3 +824,26 @@ def test_name_rules_give_the_verdict_of_the_whole_pattern_list(which: str) -> No
         for is_dir in (False, True):
             path = name + "/" if is_dir else name
             assert rules.check(name, is_dir) == whole.check_file(path).include, (name, is_dir)
+
+
+# --- the languages setting --------------------------------------------------------------
+
+
+def test_languages_keep_the_files_of_those_languages_only(
+    any_root: tuple[Path, str], write_tree: WriteTree
+) -> None:
+    root, mode = any_root
+    write_tree(root, {"a.py": "x = 1\n", "b.go": "package b\n", "docs/c.md": "# C\n", "d.txt": "d\n"})
+    found = discover(root, mode=mode, languages=("go", "python"))
+    assert paths(found) == ["a.py", "b.go"]
+    assert found.skipped == Counter({"not_in_languages": 2})
+    assert paths(discover(root, mode=mode)) == ["a.py", "b.go", "d.txt", "docs/c.md"]
+    assert paths(discover(root, mode=mode, languages=("text",))) == ["d.txt"]
+
+
+def test_nothing_in_the_languages_names_them(plain_dir: Path, write_tree: WriteTree) -> None:
+    write_tree(plain_dir, {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    found = discover(plain_dir, languages=("rust",))
+    assert str(nothing_to_index(found)) == (
+        f"nothing to index in {plain_dir}: all 2 files were not in the languages setting (rust)"
+    )

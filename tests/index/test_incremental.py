@@ -290,3 +290,24 @@ def test_a_named_folder_or_a_missing_index_means_a_whole_tree_scan(make_repo):
     (root / "newdir/y.py").write_text(_module(3, "y"))
     report = build_index(root, paths={"newdir"})  # a folder: git lists it whole
     assert report.added == 2 and report.unchanged == 1
+
+
+def test_a_languages_change_refreshes_what_it_changes_and_says_so(make_repo, store_url, monkeypatch):
+    root = make_repo(
+        {"a.py": _module(1, "a"), "b.go": "package b\n\nfunc B() int { return 1 }\n", "c.md": "# C\n"}
+    )
+    monkeypatch.delenv("REPOLENS_LANGUAGES", raising=False)
+    assert build_index(root).files == 3
+    (root / ".repolens.toml").write_text('languages = ["py"]\n')
+    narrowed = build_index(root)
+    assert (narrowed.mode, narrowed.deleted, narrowed.unchanged, narrowed.files) == ("refresh", 2, 1, 1)
+    assert narrowed.skipped["not_in_languages"] == 3  # b.go, c.md and the config file
+    assert "languages changed (all -> python): files of the others removed" in narrowed.summary()
+    assert "languages=python" in service.index_status(root).render()
+    assert build_index(root).languages == ""  # said once
+    # a watcher's refresh of one saved file looks at the whole tree when the setting moved
+    (root / ".repolens.toml").write_text('languages = ["python", "golang"]\n')
+    widened = build_index(root, paths={"a.py"})
+    assert (widened.added, widened.files, widened.languages) == (1, 2, "python -> go, python")
+    monkeypatch.setenv("REPOLENS_LANGUAGES", "")
+    assert build_index(root).added == 2  # c.md and the config file, back with every language

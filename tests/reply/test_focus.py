@@ -270,8 +270,11 @@ def test_absolute_path_inside_the_root_is_accepted(shop):
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        ("lib", "nothing is indexed at 'lib': pass a file or folder relative to the repository root"),
-        ("src/shop/cart", "nothing is indexed at 'src/shop/cart'"),
+        ("lib", "no indexed file is under 'lib': pass a folder or file the index holds as paths"),
+        (
+            "src/shop/cart",
+            "no indexed file is under 'src/shop/cart'; the nearest indexed path is 'src/shop/cart",
+        ),
         ("../x", "path '../x' contains '..': pass a path inside the repository root"),
         ("/etc", "path '/etc' is outside the indexed root"),
     ],

@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from conftest import Git, MakeRepo
 from conftest import commit_files as commit
 from repolens import service
-from repolens.errors import UsageError
+from repolens.errors import PathError, UsageError
 from repolens.store.handles import readers
 
 
@@ -89,9 +89,8 @@ def test_the_history_tool_says_what_is_wrong(story_repo: Path, plain_dir: Path):
         service.search_history("x", story_repo, top_k=0)
     with pytest.raises(UsageError, match="max_chars must be between 200"):
         service.search_history("x", story_repo, max_chars=10)
-    assert service.search_history(path="nothing.py", root=story_repo).notes == [
-        "no commit in the indexed history touches nothing.py"
-    ]
+    with pytest.raises(PathError, match=r"^no indexed file is under 'nothing\.py'"):
+        service.search_history(path="nothing.py", root=story_repo)
     (plain_dir / "a.py").write_text("x = 1\n", encoding="utf-8")
     assert service.search_history("x", plain_dir).notes == ["no history: not a git work tree"]
 

@@ -11,11 +11,13 @@ from repolens.index.build import build_index
 from repolens.search.filters import Filters
 from repolens.search.query import (
     IDENTIFIER_WEIGHT,
+    MAX_COMPLETIONS,
     MAX_TERMS,
     SUBJECT_WEIGHT,
     WORD_WEIGHT,
     looks_like_code,
     parse_query,
+    with_completions,
 )
 from repolens.search.ranking import search
 from repolens.settings import load_settings
@@ -182,3 +184,58 @@ def test_commit_scopes() -> None:
 )
 def test_looks_like_code(run: str, code: bool) -> None:
     assert looks_like_code(run) is code
+
+
+@pytest.mark.parametrize(
+    ("text", "plain", "prefixes"),
+    [
+        ("zorb*", "zorb", ("zorb",)),
+        ("find handleSub* and parse_ur*.", "find handleSub and parse_ur.", ("handlesub", "parseur")),
+        ("is `zorb*` (or Store.sa*) used?", "is `zorb` (or Store.sa) used?", ("zorb", "sa")),
+        ("**bold** and *emphasis*", "**bold** and *emphasis*", ()),
+        ("x*y + 2**3 and f(**kwargs) or int* p", "x*y + 2**3 and f(**kwargs) or int p", ("int",)),
+        ("pytest tests/test_*.py", "pytest tests/test_*.py", ()),
+        ("a* b* c*", "a b c", ()),  # a letter is no prefix: nothing is indexed that short
+        ("a* b* c* d* e*", "a b c d e", ()),
+        ("aa* bb* cc* dd* ee*", "aa bb cc dd ee", ("aa", "bb", "cc", "dd")),
+    ],
+)
+def test_a_word_ending_in_one_star_is_read_as_the_word_and_kept_as_a_prefix(
+    text: str, plain: str, prefixes: tuple[str, ...]
+) -> None:
+    parsed = parse_query(text)
+    assert tuple(p for p, _ in parsed.prefixes) == prefixes
+    assert parsed.text == text
+    assert parsed._replace(text=plain, prefixes=()) == parse_query(plain)
+
+
+def test_completions_join_at_the_weight_of_their_word_with_notes_for_none_and_too_many() -> None:
+    asked: list[tuple[str, int]] = []
+
+    def complete(prefix: str, limit: int) -> list[str]:
+        asked.append((prefix, limit))
+        words = {
+            "zorb": ["zorb", "zorbular", "zorbifyal"],
+            "handlesub": [],
+            "qq": [f"qq{i}" for i in range(40)],
+        }
+        return words[prefix][:limit]
+
+    parsed = parse_query("where is zorb* used by handleSub* and qq*")
+    done, notes = with_completions(parsed, complete)
+    assert asked == [
+        ("zorb", MAX_COMPLETIONS + 1),
+        ("handlesub", MAX_COMPLETIONS + 1),
+        ("qq", MAX_COMPLETIONS + 1),
+    ]
+    assert notes == [
+        "no indexed word starts with 'handlesub'",
+        f"qq* stands for the {MAX_COMPLETIONS} shortest indexed words starting with it: "
+        "type more of it for the others",
+    ]
+    added = {t.token: t.weight for t in done.terms[len(parsed.terms) :]}
+    word = {t.token: t.weight for t in parsed.terms}
+    assert list(added) == ["zorbular", "zorbifyal", *(f"qq{i}" for i in range(MAX_COMPLETIONS))]
+    assert added["zorbular"] == word["zorb"] and added["qq0"] == word["qq"]
+    assert done._replace(terms=parsed.terms) == parsed
+    assert with_completions(parse_query("no prefix here"), complete) == (parse_query("no prefix here"), [])

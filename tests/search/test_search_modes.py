@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from repolens import service
-from repolens.errors import NotFoundError, UsageError
+from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
 from repolens.reply.json import QUERY_ECHO_CHARS
 from repolens.settings import Settings
@@ -141,6 +141,23 @@ def test_filters_apply_to_every_search(store_repo: Path, kwargs, allowed):
 def test_bad_search_arguments(store_repo: Path, kwargs, needle):
     with pytest.raises(UsageError, match=needle):
         service.search_code("x", store_repo, **kwargs)
+
+
+def test_a_path_filter_under_which_nothing_is_indexed_says_so_and_names_the_nearest(store_repo: Path):
+    for mode in ("packet", "files", "json"):
+        with pytest.raises(PathError) as err:
+            service.search_code("SessionStore", store_repo, path="ap", mode=mode)
+        assert str(err.value) == (
+            "no indexed file is under 'ap'; the nearest indexed path is 'app': "
+            "pass a folder or file the index holds as path"
+        )
+    with pytest.raises(PathError, match=r"under 'app/missing/x\.py'; the nearest indexed path is 'app':"):
+        service.search_code("SessionStore", store_repo, path="app/missing/x.py")
+    with pytest.raises(PathError, match=r"^no indexed file is under 'zzz': pass"):
+        service.search_code("SessionStore", store_repo, path="zzz")
+    # a path that holds files answers as before when nothing there matches
+    nothing = service.search_code("xylophone", store_repo, path="app")
+    assert nothing.text.startswith("No matching chunks found.")
 
 
 # -- the JSON form carries what the packet shows -------------------------------------------

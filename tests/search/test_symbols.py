@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from repolens.errors import UsageError
+from repolens.errors import PathError, UsageError
 from repolens.index.build import build_index
 from repolens.roles import path_role
 from repolens.search.symbols import find_symbols, split_qualified
@@ -186,6 +186,29 @@ def test_prefix_then_substring_only_when_no_name_matches(shop):
     assert [m.tier for m in find_symbols(shop, "Store").matches] == ["exact"]
 
 
+def test_a_trailing_star_adds_the_names_starting_with_it_after_the_name_itself(make_repo, open_index):
+    reader = open_index(
+        make_repo(
+            {
+                "src/zorb.py": "def zorb():\n    return 1\n\n\ndef zorbular():\n    return zorb()\n",
+                "src/helpers.py": "class ZorbHelper:\n    pass\n",
+            }
+        )
+    )
+    assert _summary(find_symbols(reader, "zorb")) == [("zorb", "src/zorb.py", "exact")]
+    assert _summary(find_symbols(reader, "zorb*")) == [
+        ("zorb", "src/zorb.py", "exact"),
+        ("zorbular", "src/zorb.py", "prefix"),
+        ("ZorbHelper", "src/helpers.py", "prefix"),
+    ]
+    assert find_symbols(reader, "zorb*").render().startswith("3 symbols match 'zorb*':")
+    assert _summary(find_symbols(reader, "zorbu")) == [("zorbular", "src/zorb.py", "prefix")]
+    assert _summary(find_symbols(reader, "zorb.zorb*")) == [
+        ("zorb", "src/zorb.py", "qualified"),
+        ("zorbular", "src/zorb.py", "prefix"),
+    ]
+
+
 def test_markdown_sections_match_by_heading_path(shop):
     assert _summary(find_symbols(shop, "API > add_item")) == [("API > add_item", "docs/api.md", "qualified")]
 
@@ -229,9 +252,15 @@ def test_kind_path_and_language_narrow_the_lookup(shop):
 
 
 def test_path_filter_matches_whole_folder_names_only(shop):
-    result = find_symbols(shop, "add_item", path="test")
-    assert result.matches == ()
-    assert result.render() == "No symbol matches 'add_item' (path=test)."
+    assert find_symbols(shop, "add_item", path="tests").matches
+    with pytest.raises(PathError) as err:
+        find_symbols(shop, "add_item", path="test")
+    assert str(err.value) == (
+        "no indexed file is under 'test'; the nearest indexed path is 'tests': "
+        "pass a folder or file the index holds as path"
+    )
+    result = find_symbols(shop, "no_such_name", path="tests")
+    assert result.render() == "No symbol matches 'no_such_name' (path=tests)."
 
 
 # -- output --------------------------------------------------------------------

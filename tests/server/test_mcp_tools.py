@@ -142,6 +142,24 @@ def test_language_and_kind_arguments_take_aliases_and_refuse_unknown_names(sampl
     assert kind.is_error and _text(kind).startswith("unknown kind 'spell': use one of ")
 
 
+def test_a_path_filter_naming_nothing_indexed_is_an_error_naming_the_nearest_path(sample_repo: Path):
+    async def session() -> list:
+        async with Client(build_server(sample_repo)) as client:
+            return [
+                await client.call_tool("search_code", {"query": "session", "path": "src/aut"}),
+                await client.call_tool("find_symbol", {"name": "save", "path": "src/aut"}),
+                await client.call_tool("get_focused_context", {"query": "save", "paths": ["src/aut"]}),
+                await client.call_tool("search_history", {"path": "src/aut"}),
+            ]
+
+    results = asyncio.run(session())
+    assert all(r.is_error for r in results)
+    line = "no indexed file is under 'src/aut'; the nearest indexed path is 'src/auth': pass a folder or file"
+    assert [_text(r) for r in results] == [
+        f"{line} the index holds as `{arg}`" for arg in ("path", "path", "paths", "path")
+    ]
+
+
 def test_errors_name_the_tool_arguments_not_command_line_flags(sample_repo: Path, tmp_path: Path):
     missing = tmp_path / "nope"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from store_helpers import ANY, CART, CARTS, FIELDS, GUIDE, PAY, add, build, meta, query, refresh, vec
+from store_helpers import ANY, CART, CARTS, FIELDS, GUIDE, PAY, add, build, meta, parts, query, refresh, vec
 
 from repolens.errors import IndexLockedError, IndexMissingError, IndexVersionError
 from repolens.store import format_versions
@@ -25,6 +25,7 @@ from repolens.store.base import (
     SymbolFilters,
     normalize_symbol,
 )
+from repolens.store.document import TEXT_FIELDS, document_fields
 from repolens.tokens import tokenize
 
 
@@ -326,6 +327,42 @@ def test_lexical_in_files_is_each_files_own_search(shop):
     assert shop.lexical_in_files(terms, FIELDS, files, 0) == {}
     assert shop.lexical(terms, FIELDS, 0) == []  # no hit asked for, none given (tantivy panicked)
     assert shop.lexical_in_files([(t, 1.0) for t in tokenize("zebra")], FIELDS, files, 3) == {}
+
+
+def _tokens_starting(prefix: str, *specs: tuple) -> list[str]:
+    """The reference: every token of the files' scored fields that starts with ``prefix``."""
+    found = {
+        token
+        for spec in specs
+        for chunk in parts(*spec)[0]
+        for name, value in document_fields(chunk).items()
+        if name in TEXT_FIELDS
+        for token in str(value).split()
+        if token.startswith(prefix)
+    }
+    return sorted(found, key=lambda t: (len(t), t))
+
+
+def test_terms_with_a_prefix_are_the_indexed_tokens_shortest_first(store: Store, shop):
+    every = _tokens_starting("c", CART, PAY, GUIDE)
+    assert (
+        shop.terms_with_prefix("c", 100)
+        == every
+        == [
+            "cart",
+            "charg",
+            "class",
+            "currenc",
+            "checkout",
+            "checkoutcart",
+        ]
+    )
+    assert shop.terms_with_prefix("c", 3) == every[:3]
+    assert shop.terms_with_prefix("check", 100) == ["checkout", "checkoutcart"]
+    assert shop.terms_with_prefix("zebra", 10) == [] and shop.terms_with_prefix("c", 0) == []
+    refresh(store, lambda w: add(w, CARTS))  # rows written since the build count too
+    shop.refresh()
+    assert shop.terms_with_prefix("additem", 10) == ["additem", "additems"]
 
 
 # -- batches and counters ------------------------------------------------------------------

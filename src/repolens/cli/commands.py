@@ -125,6 +125,10 @@ def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
 @click.option("--kind", default=None, help="Only chunks of this kind (function or fn, class, method, ...).")
 @click.option("--include", multiple=True, help="Only paths matching this glob (repeatable).")
 @click.option("--exclude", multiple=True, help="Skip paths matching this glob (repeatable).")
+@click.option(
+    "--keyword", multiple=True, help="Only hits containing this exact text (repeatable: all of them)."
+)
+@click.option("--min-score", type=float, default=None, help="Drop hits scoring below this.")
 @click.option("--files", "files_mode", is_flag=True, help="Ranked file overview instead of the packet.")
 @click.option("--json", "as_json", is_flag=True, help="JSON for programs (hits, omitted hits, files).")
 @click.option(

@@ -38,6 +38,8 @@ def run_search(
     kind: str | None,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
+    keyword: tuple[str, ...],
+    min_score: float | None,
     files_mode: bool,
     as_json: bool,
     query_id: str | None,
@@ -57,6 +59,8 @@ def run_search(
         kind=kind,
         include=include or None,
         exclude=exclude or None,
+        keyword=keyword or None,
+        min_score=min_score,
         mode="json" if as_json else "files" if files_mode else "packet",
         query_id=query_id,
         explain=explain,
@@ -144,12 +148,22 @@ def run_index(
 
 
 # How click converts each kind of value (``commands.py`` declares them):
-# STR as given, INT by int(), DIR a click.Path(file_okay=False), FLAG a
+# STR as given, INT by int(), FLOAT by float(), DIR a click.Path(file_okay=False), FLAG a
 # boolean flag, ON and OFF the two spellings of an on/off flag pair
 # (``--vectors/--no-vectors``, None when neither is given), MANY a
 # repeatable string, STORE the ``--store`` option (no value reaches the
 # command: it names this process's store, repolens.store.use_store_flag).
-STR, INT, DIR, FLAG, ON, OFF, MANY, STORE = "str", "int", "dir", "flag", "on", "off", "many", "store"
+STR, INT, FLOAT, DIR, FLAG, ON, OFF, MANY, STORE = (
+    "str",
+    "int",
+    "float",
+    "dir",
+    "flag",
+    "on",
+    "off",
+    "many",
+    "store",
+)
 _SWITCHES = {FLAG: True, ON: True, OFF: False}
 
 # A parameter: (name, kind, default); options are keyed by every spelling,
@@ -174,6 +188,8 @@ COMMANDS: dict[str, tuple[Callable[..., int | None], tuple[Param, ...], dict[str
             "--kind": ("kind", STR, None),
             "--include": ("include", MANY, ()),
             "--exclude": ("exclude", MANY, ()),
+            "--keyword": ("keyword", MANY, ()),
+            "--min-score": ("min_score", FLOAT, None),
             "--files": ("files_mode", FLAG, False),
             "--json": ("as_json", FLAG, False),
             "--query-id": ("query_id", STR, None),
@@ -289,9 +305,9 @@ def _converted(value: str, kind: str) -> object | None:
     would refuse it (or where this parser leaves the case to click)."""
     if not _plain_value(value):
         return None
-    if kind == INT:
+    if kind in (INT, FLOAT):
         try:
-            return int(value)
+            return int(value) if kind == INT else float(value)
         except ValueError:
             return None
     if kind == DIR:  # click.Path(file_okay=False): a missing path passes, a file or unreadable one does not

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,13 +91,16 @@ def discover(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     index_dir: str | os.PathLike[str] | None = None,
     mode: str = "auto",
+    languages: Sequence[str] = (),
 ) -> Discovery:
     """List the files to index under ``root``.
 
     ``mode`` is "auto" (git inside a work tree, else walk), "git" or "walk".
     ``index_dir`` is excluded when it lies inside ``root`` (``.repolens``
     folders always are). Files above ``max_file_bytes`` (stat size) are
-    counted ``too_large``, empty ones ``empty``; no file is read.
+    counted ``too_large``, empty ones ``empty``, and with ``languages``
+    (canonical names) files of other languages ``not_in_languages``; no
+    file is read.
 
     Raises RootError when ``root`` is missing or not a directory, UsageError
     for a bad ``max_file_bytes`` or ``mode`` (or mode "git" outside a work
@@ -110,7 +113,7 @@ def discover(
     from repolens.discover.git import git_ls_files
 
     root_path = resolve_root(root)
-    collector = _collector(root_path, index_dir, max_file_bytes)
+    collector = _collector(root_path, index_dir, max_file_bytes, languages)
     listed = None if mode == "walk" else git_ls_files(root_path)
     if listed is None and mode == "git":
         raise UsageError(
@@ -129,6 +132,7 @@ def discover_paths(
     *,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     index_dir: str | os.PathLike[str] | None = None,
+    languages: Sequence[str] = (),
 ) -> Discovery | None:
     """:func:`discover` restricted to ``paths`` (root-relative), for the
     watcher's refresh after a few saves: git lists just those paths, and the
@@ -141,7 +145,7 @@ def discover_paths(
     root_path = resolve_root(root)
     wanted = sorted(set(paths))
     if not wanted:
-        return Discovery(root_path, [], Counter(), "git", max_file_bytes)
+        return Discovery(root_path, [], Counter(), "git", max_file_bytes, tuple(languages))
     for rel in wanted:
         p = root_path / rel
         if p.is_symlink() or p.is_dir():
@@ -149,7 +153,7 @@ def discover_paths(
     listed = git_ls_files(root_path, wanted)
     if listed is None:
         return None
-    collector = _collector(root_path, index_dir, max_file_bytes)
+    collector = _collector(root_path, index_dir, max_file_bytes, languages)
     collector.collect_git(listed)
     return collector.finish("git")
 
@@ -162,17 +166,23 @@ def nothing_to_index(
     if content_skips:
         skipped.update(content_skips)
     return nothing_to_index_error(
-        discovery.root, skipped, mode=discovery.mode, max_file_bytes=discovery.max_file_bytes
+        discovery.root,
+        skipped,
+        mode=discovery.mode,
+        max_file_bytes=discovery.max_file_bytes,
+        languages=discovery.languages,
     )
 
 
-def _collector(root: Path, index_dir: str | os.PathLike[str] | None, max_file_bytes: int) -> Collector:
+def _collector(
+    root: Path, index_dir: str | os.PathLike[str] | None, max_file_bytes: int, languages: Sequence[str] = ()
+) -> Collector:
     """A collector applying ``root``'s ignore rules (reads its ``.repolensignore``)."""
     from repolens.discover.listing import Collector
     from repolens.discover.rules import IgnoreRules, load_project_patterns
 
     rules = IgnoreRules(load_project_patterns(root), index_rel=_index_rel(root, index_dir))
-    return Collector(root, rules, max_file_bytes)
+    return Collector(root, rules, max_file_bytes, tuple(languages))
 
 
 def _index_rel(root: Path, index_dir: str | os.PathLike[str] | None) -> str | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from repolens.chunk.languages import language_for
 from repolens.discover.gitignore import GitIgnoreChain, read_gitignore
 from repolens.discover.rules import ROOT_STATE, DirState, IgnoreRules
 from repolens.discover.skips import DEFAULT_MAX_FILE_BYTES, SkipReason
@@ -47,6 +48,7 @@ class Discovery:
     skipped: Counter[str]  # SkipReason value -> number of paths
     mode: str  # "git" or "walk"
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    languages: tuple[str, ...] = ()  # only files of these (() = all)
 
 
 def _bad_name(rel: str) -> bool:
@@ -64,6 +66,7 @@ class Collector:
     root: Path
     rules: IgnoreRules
     max_file_bytes: int
+    languages: tuple[str, ...] = ()
     files: list[SourceFile] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     # root-relative paths of the regular files listed, to drop symlinks to them
@@ -164,6 +167,9 @@ class Collector:
 
     def add(self, rel: str, abs_str: str, st: os.stat_result) -> None:
         """A path that passed the name rules; ``st`` is its lstat."""
+        if self.languages and language_for(rel) not in self.languages:
+            self.skip(SkipReason.NOT_IN_LANGUAGES)  # (a link's language is its own name's, as indexed)
+            return
         if stat.S_ISLNK(st.st_mode):
             self._links.append((rel, abs_str))  # resolved once all regular files are known
         elif not stat.S_ISREG(st.st_mode):
@@ -215,4 +221,4 @@ class Collector:
         for rel, abs_str in sorted(self._links):
             self._add_link(rel, abs_str)
         self.files.sort(key=lambda f: f.path)
-        return Discovery(self.root, self.files, self.skipped, mode, self.max_file_bytes)
+        return Discovery(self.root, self.files, self.skipped, mode, self.max_file_bytes, self.languages)

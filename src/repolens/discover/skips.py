@@ -8,7 +8,7 @@ by count, most frequent first, in the words of ``_PHRASES``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 
@@ -46,6 +46,7 @@ class SkipReason(StrEnum):
     NOT_REGULAR = "not_regular"
     UNREADABLE = "unreadable"
     BAD_NAME = "bad_name"
+    NOT_IN_LANGUAGES = "not_in_languages"  # a language the ``languages`` setting leaves out
 
 
 # reason -> (phrase for one path, phrase for several); "{limit}" is the size cap.
@@ -84,6 +85,10 @@ _PHRASES: dict[str, tuple[str, str]] = {
     SkipReason.NOT_REGULAR: ("was not a regular file", "were not regular files"),
     SkipReason.UNREADABLE: ("could not be read (permission denied)", "could not be read (permission denied)"),
     SkipReason.BAD_NAME: ("had a name that is not valid UTF-8", "had names that are not valid UTF-8"),
+    SkipReason.NOT_IN_LANGUAGES: (
+        "was not in the languages setting ({languages})",
+        "were not in the languages setting ({languages})",
+    ),
 }
 # Reasons that can stand for a whole directory in walk mode.
 _DIRECTORY_REASONS = frozenset(
@@ -103,18 +108,21 @@ def nothing_to_index_error(
     *,
     mode: str = "walk",
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    languages: Sequence[str] = (),
 ) -> NothingToIndexError:
     """The error for ``root``, saying in one line why nothing can be indexed.
 
     ``skipped`` is the combined count: discovery's plus load_text's. Keys
     outside ``SkipReason`` are named as they are; DECODED_WITH_REPLACEMENT
-    is a note and ignored. ``mode`` and ``max_file_bytes`` are the
-    discovery's (they change the wording).
+    is a note and ignored. ``mode``, ``max_file_bytes`` and ``languages``
+    are the discovery's (they change the wording).
     """
-    return NothingToIndexError(_describe(root, skipped, mode, max_file_bytes))
+    return NothingToIndexError(_describe(root, skipped, mode, max_file_bytes, languages))
 
 
-def _describe(root: Path, skipped: Mapping[str, int], mode: str, max_file_bytes: int) -> str:
+def _describe(
+    root: Path, skipped: Mapping[str, int], mode: str, max_file_bytes: int, languages: Sequence[str] = ()
+) -> str:
     counts = {key: n for key, n in skipped.items() if n > 0 and key != DECODED_WITH_REPLACEMENT}
     head = f"nothing to index in {root}: "
     if not counts:
@@ -127,7 +135,7 @@ def _describe(root: Path, skipped: Mapping[str, int], mode: str, max_file_bytes:
 
     def phrase(key: str, n: int) -> str:
         one, many = _PHRASES.get(key, (f"was skipped ({key})", f"were skipped ({key})"))
-        return (one if n == 1 else many).format(limit=limit)
+        return (one if n == 1 else many).format(limit=limit, languages=", ".join(languages))
 
     noun = "paths" if mode == "walk" and _DIRECTORY_REASONS.intersection(counts) else "files"
     order = list(_PHRASES)

@@ -91,6 +91,7 @@ class IndexReport:
     chunks_reused: int = 0  # their chunks
     vectors_copied: int = 0  # their vectors (same model and style)
     history: HistoryReport | None = None
+    languages: str = ""  # how the languages setting changed since the last run ("" when it did not)
 
     def summary(self) -> str:
         """The short report ``repolens index`` prints."""
@@ -110,6 +111,10 @@ class IndexReport:
         out = [head]
         if self.reason:
             out.append(f"rebuilt: {self.reason}")
+        if self.languages:
+            out.append(
+                f"languages changed ({self.languages}): files of the others removed, of the new ones added"
+            )
         if self.skipped:
             parts = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(self.skipped.items()))
             out.append(f"skipped: {parts}")
@@ -198,12 +203,21 @@ def build_index(
         found = None
         scope = None
         own = store.local_folder
-        if paths is not None and current is not None and not reason:
-            found = discover_paths(root_path, paths, max_file_bytes=settings.max_file_bytes, index_dir=own)
+        limits = {
+            "max_file_bytes": settings.max_file_bytes,
+            "index_dir": own,
+            "languages": settings.languages,
+        }
+        # Another languages setting than the index was built with: the whole tree is looked at.
+        was = _languages_of(recorded) if current is not None and not reason else None
+        if paths is not None and current is not None and not reason and was == settings.languages:
+            found = discover_paths(root_path, paths, **limits)
             scope = frozenset(paths) if found is not None else None
         if found is None:
-            found = discover(root_path, max_file_bytes=settings.max_file_bytes, index_dir=own)
+            found = discover(root_path, **limits)
         report = IndexReport(root_path, store.location, skipped=Counter(found.skipped), discovery=found.mode)
+        if was is not None and was != settings.languages:
+            report.languages = f"{', '.join(was) or 'all'} -> {', '.join(settings.languages) or 'all'}"
         embedder = _embedder(root_path) if settings.vectors else None
         embed = (embedder.identity, settings.embed_style) if embedder is not None else None
         # The watcher's refresh of a few saved files never looks for siblings.
@@ -318,6 +332,13 @@ def _record_identity(store: Store, generation: str, meta: Mapping[str, str]) -> 
         writer.close()
 
 
+def _languages_of(meta: Mapping[str, str]) -> tuple[str, ...]:
+    """The languages setting a generation (its ``meta``) was last synced with
+    (() for all; an index written before the setting existed holds every language)."""
+    recorded = meta.get("languages", "")
+    return tuple(recorded.split(",")) if recorded else ()
+
+
 def _resumable(store: Store, settings: Settings) -> str | None:
     """The newest interrupted build made with the same settings, if any."""
     for building in reversed(store.building()):
@@ -380,7 +401,10 @@ def _sync(
         report.files, report.chunks, report.symbols = totals["files"], totals["chunks"], totals["symbols"]
         report.bytes, report.lines = totals["bytes"], totals["lines"]
         branch = {"branch": report.branch} if report.branch else {}
-        writer.write_meta({"state": "ready", "updated_at": _now(), **totals, **branch})
+        languages = ",".join(settings.languages)  # what _languages_of reads back
+        writer.write_meta(
+            {"state": "ready", "updated_at": _now(), **totals, **branch, "languages": languages}
+        )
     finally:
         writer.close()
 

@@ -77,7 +77,12 @@ def index_status(store: Store, reader: IndexReader, settings: Settings | None = 
     meta = reader.meta()
     records = reader.files()
     skips = reader.skipped_files()
-    found = discover(store.root, max_file_bytes=settings.max_file_bytes, index_dir=store.local_folder)
+    found = discover(
+        store.root,
+        max_file_bytes=settings.max_file_bytes,
+        index_dir=store.local_folder,
+        languages=settings.languages,
+    )
     present = {src.path: src for src in found.files}
     new = modified = 0
     for path, src in present.items():
@@ -101,6 +106,7 @@ def index_status(store: Store, reader: IndexReader, settings: Settings | None = 
         "dense": settings.dense,
         "embed_identity": meta.get("embed_identity", ""),
         "embed_style": meta.get("embed_style", ""),
+        "languages": meta.get("languages", ""),  # those the index holds ("": all)
         "symbol_boost": settings.symbol_boost,
         "priors": settings.priors,
         "top_k": settings.top_k,

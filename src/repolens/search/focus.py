@@ -22,9 +22,9 @@ from pathlib import PurePosixPath
 
 from repolens.chunk import Chunk
 from repolens.errors import PathError, UsageError
-from repolens.search.filters import Filters
+from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.hits import Hit, matching_lines
-from repolens.search.query import ParsedQuery
+from repolens.search.query import ParsedQuery, with_completions
 from repolens.search.ranking import search_index
 from repolens.store.base import IndexReader, SymbolRow
 
@@ -63,9 +63,7 @@ def resolve_paths(reader: IndexReader, paths: Sequence[str]) -> tuple[str, ...]:
         if p in ("", "."):
             return ()  # the whole repository: no restriction at all
         if not reader.has_path(p):
-            raise PathError(
-                f"nothing is indexed at {p!r}: pass a file or folder relative to the repository root"
-            )
+            raise no_indexed_file(reader, p, "paths")
         out.append(p)
     return tuple(dict.fromkeys(out))
 
@@ -189,6 +187,7 @@ def find_candidates(
     ``hit_candidates`` retrieval hits, within ``paths`` (``PathError`` for a
     bad one, see :func:`resolve_paths`)."""
     subpaths = resolve_paths(reader, paths)
+    parsed, _ = with_completions(parsed, reader.terms_with_prefix)
     per_file = matches_by_file(retrieve(reader, parsed, subpaths, hit_candidates), parsed.tokens)
     cands = {path: candidates(reader, path, m) for path, m in per_file.items()}
     ranked = sorted(cands, key=lambda p: min((-c.score, -len(c.hit_lines)) for c in cands[p]))

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from repolens.chunk import Chunk
 from repolens.errors import EmbedderError, RepolensError
+from repolens.search.filters import Filters
 from repolens.search.mentions import path_index
 from repolens.search.query import ParsedQuery
 from repolens.store.base import IndexReader, LexFilters, NameMatch, SymbolFilters, normalize_symbol
@@ -61,6 +62,32 @@ def lexical_leg(
 ) -> list[tuple[int, float]]:
     """The top ``depth`` (cid, BM25 score), best first."""
     return reader.lexical(query.weighted(), fields, depth, filters)
+
+
+# A keyword filter is checked on the text of the lexical leg's candidates:
+# the leg is asked deeper, x4 at a time, until enough of them contain it, it
+# has no more, or it was asked for this many.
+MAX_KEYWORD_DEPTH = 25_600
+
+
+def lexical_accepted(
+    reader: IndexReader, query: ParsedQuery, fields: Mapping[str, float], wanted: int, filters: Filters
+) -> list[tuple[int, float]]:
+    """The lexical leg's candidates that ``filters`` accept (their chunks
+    read from the store), best first: at least ``wanted`` of them when that
+    many are within the leg's best :data:`MAX_KEYWORD_DEPTH`, so that a rare
+    keyword still leaves a search its hits."""
+    accepted: dict[int, bool] = {}
+    depth = wanted * 4
+    while True:
+        found = lexical_leg(reader, query, fields, depth, filters.lexical())
+        new = [cid for cid, _ in found if cid not in accepted]
+        stored = reader.chunks(new)
+        accepted.update({cid: cid in stored and filters.accepts(stored[cid].chunk) for cid in new})
+        kept = [(cid, score) for cid, score in found if accepted[cid]]
+        if len(kept) >= wanted or len(found) < depth or depth >= MAX_KEYWORD_DEPTH:
+            return kept
+        depth = min(depth * 4, MAX_KEYWORD_DEPTH)
 
 
 # -- symbol ----------------------------------------------------------------------

@@ -15,12 +15,17 @@ matter. So:
   around it often pastes output (package lists, linter reports, reprs) whose
   many code-looking words would otherwise outweigh it;
 * very long questions keep only their strongest terms.
+
+A word that stands alone and ends in one ``*`` (``zorb*``, ``handleSub*``)
+is a partial identifier: it searches as the word itself, and
+:func:`with_completions` adds the indexed terms that start with it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from repolens.tokens import STOPWORDS, split_identifier, surface_forms, tokenize
@@ -46,6 +51,15 @@ MAX_PATHS = 16
 _PATH = re.compile(r"(?<![\w./-])(/?(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9})(?![\w/])")
 # A conventional-commit scope: ``fix(validator):``, ``feat(cli)!:``.
 _SCOPE = re.compile(r"^\s*\w+\(([\w./,\s-]{1,60})\)!?:", re.M)
+# A partial identifier: word characters (and inner hyphens) then one ``*``,
+# neither inside a longer word nor glued to more ``*`` (``**bold**``,
+# ``x*y``, ``**kwargs``), and followed by the end of the text, a space or
+# closing punctuation (not ``*.py``: a glob).
+_PREFIX = re.compile(r"(?<![\w*])(\w[\w-]*)\*(?=$|[\s)\]}'\"`,;:!?]|\.(?!\w))")
+# At most this many prefixes in a question, each standing for at most this
+# many indexed terms (the shortest: the closest to what was typed).
+MAX_PREFIXES = 4
+MAX_COMPLETIONS = 32
 _NOT_FILE_EXT = frozenset({"com", "org", "net", "io", "html", "htm", "0", "1", "2", "3", "x", "e", "g", "i"})
 
 
@@ -70,6 +84,9 @@ class ParsedQuery(NamedTuple):
     # and module scopes (``fix(validator):``): the path leg favours them.
     paths: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
+    # Partial identifiers (``zorb*``): (normalised prefix, the weight of
+    # each term that completes it), for :func:`with_completions`.
+    prefixes: tuple[tuple[str, float], ...] = ()
 
     @property
     def tokens(self) -> frozenset[str]:
@@ -174,7 +191,12 @@ def _subject_tokens(text: str) -> frozenset[str]:
 
 def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
     """``weighted=False`` is plain BM25's view of the question, for measuring
-    what query understanding earns: every token (stopwords too) at weight 1."""
+    what query understanding earns: every token (stopwords too) at weight 1.
+    A partial identifier (``zorb*``) is read as the word, and kept as a prefix."""
+    asked = text
+    prefixed = list(dict.fromkeys(_PREFIX.findall(text)))
+    if prefixed:
+        text = _PREFIX.sub(r"\1", text)
     code_tokens: set[str] = set()
     for span in _CODE_SPAN.findall(text):
         code_tokens.update(tokenize(span))
@@ -210,9 +232,54 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
         keep = sorted(range(len(terms)), key=lambda i: -terms[i].weight)[:MAX_TERMS]
         terms = [terms[i] for i in sorted(keep)]
     return ParsedQuery(
-        text=text,
+        text=asked,
         terms=tuple(terms),
         identifiers=tuple(_identifiers(text, code_runs)),
         paths=tuple(_paths(text)),
         scopes=tuple(_scopes(text)),
+        prefixes=_prefixes(prefixed, terms, weighted),
     )
+
+
+def _prefixes(words: list[str], terms: list[QueryTerm], weighted: bool) -> tuple[tuple[str, float], ...]:
+    """The first :data:`MAX_PREFIXES` partial identifiers of 2+ characters,
+    normalised as indexed whole identifiers are (lowercase, no ``_`` or
+    ``-``), each with the weight its word's own terms have (its completions
+    weigh what the word weighs)."""
+    weights = {t.token: t.weight for t in terms}
+    out: dict[str, float] = {}
+    for word in words:
+        prefix = word.replace("_", "").replace("-", "").lower()
+        if len(prefix) < 2 or prefix in out:
+            continue
+        own = [weights[t] for t in tokenize(word) if t in weights]
+        out[prefix] = max(own) if own and weighted else WORD_WEIGHT
+        if len(out) == MAX_PREFIXES:
+            break
+    return tuple(out.items())
+
+
+def with_completions(
+    query: ParsedQuery, complete: Callable[[str, int], list[str]]
+) -> tuple[ParsedQuery, list[str]]:
+    """``query`` with the terms that complete each of its prefixes added,
+    as ``complete(prefix, limit)`` lists them (an index's
+    ``terms_with_prefix``: the shortest first), at most
+    :data:`MAX_COMPLETIONS` each; and a note for a prefix that nothing
+    completes or that had more completions than were kept."""
+    if not query.prefixes:
+        return query, []
+    terms = {t.token: t for t in query.terms}
+    notes = []
+    for prefix, weight in query.prefixes:
+        found = complete(prefix, MAX_COMPLETIONS + 1)
+        if not found:
+            notes.append(f"no indexed word starts with {prefix!r}")
+        elif len(found) > MAX_COMPLETIONS:
+            notes.append(
+                f"{prefix}* stands for the {MAX_COMPLETIONS} shortest indexed words starting with it: "
+                "type more of it for the others"
+            )
+        for token in found[:MAX_COMPLETIONS]:
+            terms.setdefault(token, QueryTerm(token, weight, True, token))
+    return query._replace(terms=tuple(terms.values())), notes

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.roles import path_role
-from repolens.search.filters import Filters
+from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.fusion import (
     add_path_boost,
     diversify,
@@ -42,6 +42,7 @@ from repolens.search.legs import (
     RerankLeg,
     dense_leg,
     dense_scores,
+    lexical_accepted,
     lexical_leg,
     mentioned_chunks,
     mentioned_files,
@@ -49,7 +50,7 @@ from repolens.search.legs import (
     rerank_scores,
     symbol_leg,
 )
-from repolens.search.query import ParsedQuery, parse_query
+from repolens.search.query import ParsedQuery, parse_query, with_completions
 from repolens.store.base import IndexReader
 
 if TYPE_CHECKING:
@@ -84,11 +85,15 @@ class RankingOptions(NamedTuple):
 def search(
     reader: IndexReader, root: Path, query: str, settings: Settings, filters: Filters
 ) -> SearchOutcome:
-    """``query`` ranked on ``reader`` as ``settings`` say, with every leg
+    """``query`` ranked on ``reader`` as ``settings`` say (a partial
+    identifier, ``zorb*``, completed from the index), with every leg
     the repository configures (dense when the index has vectors, rerank when
     a cross-encoder is set up); a leg that is missing or fails is named in
-    the outcome's notes, and the search goes on without it."""
-    parsed = parse_query(query, weighted=settings.query_weights)
+    the outcome's notes, and the search goes on without it. ``PathError``
+    when nothing is found because nothing is indexed under the path filter."""
+    parsed, completed = with_completions(
+        parse_query(query, weighted=settings.query_weights), reader.terms_with_prefix
+    )
     dense, notes = dense_leg(root, reader, settings, parsed)
     rerank, rerank_notes = rerank_leg(root, parsed)
     outcome = search_index(
@@ -100,7 +105,9 @@ def search(
         dense=dense,
         rerank=rerank,
     )
-    outcome.notes[:0] = [*filter(None, [reader.staleness()]), *notes, *rerank_notes]
+    if not outcome.hits and filters.subpath and not reader.has_path(filters.subpath):
+        raise no_indexed_file(reader, filters.subpath)
+    outcome.notes[:0] = [*filter(None, [reader.staleness()]), *completed, *notes, *rerank_notes]
     if rerank is not None and rerank.error:
         outcome.notes.append(f"rerank leg failed, order without it: {rerank.error}")
     return outcome
@@ -121,9 +128,12 @@ def search_index(
     filters = filters or Filters()
     options = options or RankingOptions()
     fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
-    # Globs filter after retrieval, so fetch deeper to keep ``limit`` hits.
-    depth = limit * 4 if filters.has_globs() else limit
-    lexical = lexical_leg(reader, query, fields, depth, filters.lexical())
+    # Globs and keywords filter after retrieval, so fetch deeper to keep ``limit`` hits.
+    depth = limit * 4 if filters.has_globs() or filters.keywords else limit
+    if filters.keywords:
+        lexical = lexical_accepted(reader, query, fields, limit, filters)
+    else:
+        lexical = lexical_leg(reader, query, fields, depth, filters.lexical())
     legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": ranked(dict(lexical))}
     scores = dict(lexical)
     symbols: dict[int, tuple[float, str]] = {}
@@ -148,6 +158,8 @@ def search_index(
         votes, notes = history_leg(reader, query.weighted())
         join_voted(reader, votes, query.weighted(), fields, filters.lexical(), scores, stored)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
+    if filters.keywords and not chunks:
+        notes.append(f"no match contains {' and '.join(map(repr, filters.keywords))}")
     scores = {cid: sc for cid, sc in scores.items() if cid in chunks}
     top = max(scores.values(), default=1.0)
     if mentioned:
@@ -190,6 +202,11 @@ def search_index(
             if n > 1:  # the score that decided the order is the one shown
                 factors[cid].update(spread=options.diversity ** (n - 1), nth=n)
                 scores[cid] *= options.diversity ** (n - 1)
+    if filters.min_score is not None and order:
+        best = scores[order[0]]
+        order = [cid for cid in order if scores[cid] >= filters.min_score]
+        if not order:
+            notes.append(f"every hit scored below min_score {filters.min_score:g} (the best {best:.3g})")
     hits = [
         Hit(
             cid,

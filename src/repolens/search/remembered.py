@@ -21,7 +21,7 @@ from repolens.errors import NotFoundError, UsageError
 from repolens.hashing import blake2b
 from repolens.search.filters import Filters
 from repolens.search.hits import Hit, SearchOutcome
-from repolens.search.query import parse_query
+from repolens.search.query import parse_query, with_completions
 from repolens.store.base import IndexReader
 
 if TYPE_CHECKING:
@@ -119,5 +119,7 @@ def recall_outcome(reader: IndexReader, query_id: str, settings: Settings) -> Se
     remembered = recall(reader, query_id, generation_key(reader))
     stored = reader.chunks(r[0] for r in remembered.ranked)
     hits = [Hit(c, stored[c].chunk, *ranked) for c, *ranked in remembered.ranked if c in stored]
-    parsed = parse_query(remembered.query, weighted=settings.query_weights)
+    parsed, _ = with_completions(
+        parse_query(remembered.query, weighted=settings.query_weights), reader.terms_with_prefix
+    )
     return SearchOutcome(parsed, hits, filters=remembered.filters)

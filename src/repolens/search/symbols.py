@@ -31,6 +31,9 @@ For a plain name, only when none of the first three matched:
 ``prefix``                 the name starts with the query (``handle`` finds ``handleSubmit``)
 ``substring``              the name contains the query (3+ characters)
 
+A name ending in ``*`` (``zorb*``, ``Store.sav*``) asks for the prefix tier
+whatever else matched: names that start with it follow the ones equal to it.
+
 When nothing matches at all, up to three "did you mean" suggestions come
 from a typo-tolerant comparison (``difflib``) against a bounded candidate
 set: names sharing the query's first or second character and of similar
@@ -333,8 +336,11 @@ def _in_order(want: Sequence[str], parts: Sequence[str], *, loose: bool) -> int 
     return cost
 
 
-def _qualified(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[tuple[SymbolMatch, int]], int]:
-    """Tiers for a query with a qualifier; see the module docstring."""
+def _qualified(
+    reader: IndexReader, q: _Query, f: SymbolFilters, prefix: bool = False
+) -> tuple[list[tuple[SymbolMatch, int]], int]:
+    """Tiers for a query with a qualifier; see the module docstring
+    (``prefix``: the name ended in ``*``)."""
     quals = [normalize_symbol(p) for p in q.parts[:-1]]
     exact: list[tuple[SymbolMatch, int]] = []
     partial: list[tuple[SymbolMatch, int]] = []
@@ -349,7 +355,7 @@ def _qualified(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[t
         if cost is not None:
             partial.append((_match(r, "qualified-partial"), cost))
     found = exact or partial
-    if found or len(q.norm) < MIN_SUBSTRING:
+    if (found and not prefix) or len(q.norm) < (1 if prefix else MIN_SUBSTRING):
         return found, len(found)
     # The name may be unfinished (Store.sav): names starting with it, whose
     # qualifier parts are spelled out in full.
@@ -359,15 +365,20 @@ def _qualified(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[t
         cost = _in_order(quals, normed, loose=False)
         if cost is not None:
             out.append((_match(r, "prefix"), len(r[9]) - len(q.norm) + cost))
-    return out, len(out)
+    return found + out, len(found) + len(out)
 
 
-def _fuzzy(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+def _prefixed(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+    """The prefix tier: names longer than the query that start with it."""
     # Shortest names first, so the rows cut by the cap are the least close.
     longer = NameMatch(prefix=q.norm)
     rows = reader.symbols(longer, f, FETCH_CAP, order="length")
     total = len(rows) if len(rows) < FETCH_CAP else reader.count_symbols(longer, f)
-    out = [(_match(r, "prefix"), len(r[9]) - len(q.norm)) for r in rows]
+    return [(_match(r, "prefix"), len(r[9]) - len(q.norm)) for r in rows], total
+
+
+def _fuzzy(reader: IndexReader, q: _Query, f: SymbolFilters) -> tuple[list[tuple[SymbolMatch, int]], int]:
+    out, total = _prefixed(reader, q, f)
     if len(q.norm) >= MIN_SUBSTRING:
         inner = NameMatch(inner=q.norm)
         # Distinct names containing the query past their first character.
@@ -447,7 +458,8 @@ def find_symbols(
     limit: int = 20,
     max_chars: int = 4000,
 ) -> SymbolMatches:
-    """Definitions named ``name``, ranked (see the module docstring).
+    """Definitions named ``name``, ranked (see the module docstring); a
+    trailing ``*`` adds the names that start with it.
 
     ``kind`` (one of :data:`repolens.roles.KINDS`), ``path`` (a
     file or folder, root-relative) and ``language`` (one of
@@ -456,7 +468,8 @@ def find_symbols(
     At most ``limit`` matches (1-200) are returned, and ``render()`` never
     exceeds ``max_chars`` (200-1,000,000). Raises ``UsageError`` for an
     empty name, one over 200 characters or one with no letters or digits,
-    and for an unknown kind or language.
+    and for an unknown kind or language; ``PathError`` when nothing matches
+    and nothing is indexed under ``path``.
     """
     q = _parse(name)
     check_int("limit", limit, 1, MAX_LIMIT)
@@ -466,14 +479,22 @@ def find_symbols(
         language=check_language(language),
         path=_clean_subpath(path) or None if path else None,
     )
+    prefix = name.strip().endswith("*")
     if q.qualified:
-        found, total = _qualified(reader, q, f)
+        found, total = _qualified(reader, q, f, prefix)
     else:
         found, total = _same_name(reader, q, f)
-        if not found:
+        if prefix:
+            longer, more = _prefixed(reader, q, f)
+            found, total = found + longer, total + more
+        elif not found:
             found, total = _fuzzy(reader, q, f)
     found.sort(key=lambda mc: _rank_key(mc[0], mc[1]))
     ranked = [m for m, _ in found[:limit]]
+    if not ranked and f.path and not reader.has_path(f.path):
+        from repolens.search.filters import no_indexed_file  # (a search's module: only for this error)
+
+        raise no_indexed_file(reader, f.path)
     suggestions = tuple(_suggest(reader, q, f)) if not ranked else ()
     return _render(q.text, ranked, total, suggestions, _describe(f), max_chars)
 

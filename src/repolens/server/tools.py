@@ -241,6 +241,8 @@ def build_server(
         kind: Annotated[str | None, Field(description="Only this chunk kind, e.g. function.")] = None,
         include: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
         exclude: Annotated[list[str] | None, Field(description="Skip paths matching these globs.")] = None,
+        keyword: Annotated[str | None, Field(description="Only hits containing this exact text.")] = None,
+        min_score: Annotated[float | None, Field(description="Drop hits scoring below this.")] = None,
         query_id: Annotated[str | None, Field(description="Re-render a previous reply's result.")] = None,
         explain: Annotated[bool, Field(description="Add each hit's per-leg ranks and priors.")] = False,
     ) -> str:
@@ -256,6 +258,8 @@ def build_server(
             kind=kind,
             include=include,
             exclude=exclude,
+            keyword=keyword,
+            min_score=min_score,
             mode=mode,
             query_id=query_id,
             explain=explain,

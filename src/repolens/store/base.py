@@ -226,6 +226,13 @@ class IndexReader(Protocol):
         file as its subpath (``filters.subpath`` is replaced)."""
         ...
 
+    def terms_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """At most ``limit`` distinct tokens of the scored fields (path,
+        name, sig, body) that start with ``prefix`` (itself included),
+        shortest first, then in code point order. A token whose chunks are
+        all deleted may still be listed until the store purges it."""
+        ...
+
     # -- vectors (meaningful when meta has ``embed_identity``) -------------
     def vector_count(self) -> int: ...
 

@@ -162,6 +162,14 @@ class LexicalIndex:
     def doc_freq(self, field: str, token: str) -> int:
         return self.index.searcher().doc_freq(field, token)
 
+    def terms_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """See :meth:`repolens.store.base.IndexReader.terms_with_prefix`."""
+        if not prefix or limit <= 0:
+            return []
+        searcher = self.index.searcher()
+        found = {term for field in TEXT_FIELDS for term, _ in searcher.terms_with_prefix(field, prefix)}
+        return sorted(found, key=lambda term: (len(term), term))[:limit]
+
     def search(
         self,
         terms: Sequence[tuple[str, float]],

@@ -132,6 +132,9 @@ class LocalReader(Generation):
         out.pop("", None)  # a chunk of the lexical index SQLite no longer holds
         return out
 
+    def terms_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        return self.lex.terms_with_prefix(prefix, limit)
+
     # -- vectors (numpy, usearch: loaded only for indexes with vectors) -----
     def vector_count(self) -> int:
         """Counted once per ``vectors_version``: count(*) reads every row (~30 ms at 100k)."""

@@ -202,6 +202,23 @@ def _bm25(lists: Lists, boosts: Mapping[tuple[str, int], float]) -> tuple[np.nda
     return np.concatenate(cids), np.concatenate(parts)
 
 
+# The tokens of the scored fields in a range (``COLLATE "C"``: code point
+# order, so a prefix is the range from it to it followed by U+10FFFF), in
+# both the packed lists and the rows written since.
+PREFIX_TERMS = """
+SELECT token FROM lex_blobs WHERE gen = %(g)s AND token >= %(lo)s AND token < %(hi)s AND field < %(f)s
+UNION
+SELECT token FROM lex_postings WHERE gen = %(g)s AND token >= %(lo)s AND token < %(hi)s AND field < %(f)s
+"""
+
+
+def terms_with_prefix(conn: psycopg.Connection, gen: int, prefix: str, limit: int) -> list[str]:
+    """See :meth:`repolens.store.base.IndexReader.terms_with_prefix`."""
+    params = {"g": gen, "lo": prefix, "hi": prefix + "\U0010ffff", "f": len(TEXT_FIELDS)}
+    found = [row[0] for row in conn.execute(PREFIX_TERMS, params)]
+    return sorted(found, key=lambda term: (len(term), term))[:limit]
+
+
 def search_each(
     conn: psycopg.Connection,
     gen: int,

@@ -184,6 +184,12 @@ class PgReader:
         found = self._lexical(terms, field_weights, asks)
         return {path: hits for path, hits in zip(wanted, found, strict=True) if hits}
 
+    def terms_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        if not prefix or limit <= 0:
+            return []
+        with self._conn() as conn:
+            return lexical.terms_with_prefix(conn, self.gen, prefix, limit)
+
     # -- vectors ---------------------------------------------------------
     def vector_count(self) -> int:
         with self._conn() as conn:
