@@ -522,8 +522,11 @@ HEADLINE_COLS |= {"chars_p50": 0, "chars_p90": 0, "chars_mean": 0, "lat_p50": 1,
 
 
 def set_names(rows: list[dict]) -> list[str]:
-    """The sets present in ``rows``, in first-appearance (data file) order."""
-    return list(dict.fromkeys(r["set"] for r in rows))
+    """The sets present in ``rows``, in ``KEY_FIGURES`` order (rows come by checkout,
+    and the identifier questions share checkouts with the other sets)."""
+    order = list(KEY_FIGURES)
+    present = {r["set"] for r in rows}
+    return sorted(present, key=lambda name: (order.index(name) if name in order else len(order), name))
 
 
 def headline(rows: list[dict], systems: list[str]) -> str:
