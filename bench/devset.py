@@ -2,15 +2,19 @@
 
     python bench/devset.py --checkouts DIR [--data DIR] [--index-cache DIR]
         [--variants windows,syntax] [--variant NAME:key=val,key=val ...] [--baseline rg|none]
-        [--input query|title|both] [--limit N] [--only REGEX] [--top-k N] [--detail]
-        [--reindex] [--out results.json]
+        [--input query|title|both] [--sets swebench,commits,identifiers] [--limit N]
+        [--only REGEX] [--top-k N] [--detail] [--reindex] [--out results.json]
 
-Scores every query of ``shared/bench/{swebench,commits}-dev.json`` against the
-checkout of its repo@commit, as ``shared/bench/README.md`` ("Metrics to
-report") defines it: one query at a time, each system's own ranking and its
-default output. Indexes are built first, in one pass, into a cache outside the
-repository keyed by the settings that affect indexing (``INDEX_KEYS``) and the
-code's format and chunking versions, so repeated runs reuse them.
+Scores every query of ``shared/bench/{swebench,commits,identifiers}-dev.json``
+against the checkout of its repo@commit, as ``shared/bench/README.md``
+("Metrics to report") defines it: one query at a time, each system's own
+ranking and its default output. Each set has its key figure (``KEY_FIGURES``):
+all gold files within the first 5 for the issue and commit questions, the one
+definition first (R@1, i.e. Acc@1) for the bare-identifier ones.
+
+Indexes are built first, in one pass, into a cache outside the repository
+keyed by the settings that affect indexing (``INDEX_KEYS``) and the code's
+format and chunking versions, so repeated runs reuse them.
 
 A *variant* is a named dict of repolens settings, applied as ``REPOLENS_<KEY>``
 environment variables while it indexes and searches. The ``rg`` baseline is a
@@ -53,7 +57,10 @@ from repolens.store.handles import readers
 from repolens.tokens import STOPWORDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DATA_FILES = ("swebench-dev.json", "commits-dev.json")
+DATA_FILES = ("swebench-dev.json", "commits-dev.json", "identifiers-dev.json")
+# The figure each set is judged by (shared/bench/README.md): the identifier
+# questions have one gold file, the definition, which a good tool puts first.
+KEY_FIGURES = {"swebench": "acc5", "commits": "acc5", "identifiers": "acc1"}
 
 # Named variants: settings overrides (keys of repolens.settings.Settings). Add
 # entries here as settings appear; ad-hoc ones come from --variant.
@@ -341,8 +348,13 @@ def rg_answers(text: str, root: Path, top_k: int, budget: int) -> tuple[Answer, 
 # -- the run ---------------------------------------------------------------------
 
 
-def load_queries(data: Path, only: str | None, limit: int | None) -> list[dict]:
+def load_queries(
+    data: Path, only: str | None, limit: int | None, sets: list[str] | None = None
+) -> list[dict]:
+    """The queries of ``DATA_FILES`` in file order; ``sets`` (their ``set`` field) narrows them."""
     queries = [q for name in DATA_FILES for q in json.loads((data / name).read_text())]
+    if sets:
+        queries = [q for q in queries if q["set"] in sets]
     if only:
         queries = [q for q in queries if re.search(only, q["id"])]
     return queries[:limit] if limit else queries
@@ -509,9 +521,17 @@ HEADLINE_COLS = {
 HEADLINE_COLS |= {"chars_p50": 0, "chars_p90": 0, "chars_mean": 0, "lat_p50": 1, "lat_p90": 1}
 
 
+def set_names(rows: list[dict]) -> list[str]:
+    """The sets present in ``rows``, in ``KEY_FIGURES`` order (rows come by checkout,
+    and the identifier questions share checkouts with the other sets)."""
+    order = list(KEY_FIGURES)
+    present = {r["set"] for r in rows}
+    return sorted(present, key=lambda name: (order.index(name) if name in order else len(order), name))
+
+
 def headline(rows: list[dict], systems: list[str]) -> str:
     out = []
-    for scope in ("all", "swebench", "commits"):
+    for scope in ("all", *set_names(rows)):
         for system in systems:
             sel = [r for r in rows if r["system"] == system and scope in ("all", r["set"])]
             if sel:
@@ -520,17 +540,31 @@ def headline(rows: list[dict], systems: list[str]) -> str:
     return table(HEADLINE.split("|"), out)
 
 
-def breakdown(rows: list[dict], systems: list[str], field: str) -> str:
-    """Acc@5 / MRR / Line@5 per value of ``field`` (language, repo), one column per system."""
-    groups = sorted({r[field] for r in rows})
+def key_figures(rows: list[dict], systems: list[str]) -> str:
+    """Each set's own figure (``KEY_FIGURES``), one column per system."""
     out = []
-    for g in groups:
-        cells = [g, str(len({r["id"] for r in rows if r[field] == g}))]
-        for system in systems:
-            s = summarize([r for r in rows if r[field] == g and r["system"] == system])
-            cells.append(f"{fmt(s['acc5'])} / {fmt(s['mrr'], 3)} / {fmt(s['line5'])}")
+    for name in set_names(rows):
+        key = KEY_FIGURES.get(name, "acc5")
+        sel = [r for r in rows if r["set"] == name]
+        cells = [name, str(len({r["id"] for r in sel})), "R@1" if key == "acc1" else "Acc@5"]
+        cells += [fmt(summarize([r for r in sel if r["system"] == s])[key]) for s in systems]
         out.append(cells)
-    return table([field, "n", *(f"{s} Acc@5 / MRR / Line@5" for s in systems)], out)
+    return table(["set", "n", "figure", *systems], out)
+
+
+def breakdown(rows: list[dict], systems: list[str], field: str) -> str:
+    """Acc@1 / Acc@5 / MRR / Line@5 per set and value of ``field`` (language, repo), one
+    column per system. Sets stay apart: a language's identifier questions are not its issues."""
+    groups = sorted({(r["set"], r[field]) for r in rows}, key=lambda g: (set_names(rows).index(g[0]), g[1]))
+    out = []
+    for name, value in groups:
+        sel = [r for r in rows if r["set"] == name and r[field] == value]
+        cells = [f"{name}/{value}", str(len({r["id"] for r in sel}))]
+        for system in systems:
+            s = summarize([r for r in sel if r["system"] == system])
+            cells.append(f"{fmt(s['acc1'])} / {fmt(s['acc5'])} / {fmt(s['mrr'], 3)} / {fmt(s['line5'])}")
+        out.append(cells)
+    return table([f"set/{field}", "n", *(f"{s} Acc@1 / Acc@5 / MRR / Line@5" for s in systems)], out)
 
 
 def index_table(status: dict, variants: list[Variant]) -> str:
@@ -581,7 +615,7 @@ def report(rows, status, variants, args, inputs, interrupted, timings) -> None:
     print(f"$ {shlex.join(['python', *sys.argv])}\n")
     print(
         f"{engine_state()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
-        f"queries {len({r['id'] for r in rows})}; inputs {', '.join(inputs)}"
+        f"queries {len({r['id'] for r in rows})} ({', '.join(set_names(rows))}); inputs {', '.join(inputs)}"
     )
     for v in variants:
         print(f"variant {v.name}: {v.overrides or 'defaults'}")
@@ -611,10 +645,12 @@ def report(rows, status, variants, args, inputs, interrupted, timings) -> None:
         sel = [r for r in rows if r["input"] == inp]
         print(f"\n## Input: {inp}\n")
         print(headline(sel, systems))
-        print(f"\n### {inp}: per language (Acc@5 / MRR@10 / Line@5)\n")
+        print(f"\n### {inp}: key figure per set (identifiers: R@1 = Acc@1; the others: Acc@5)\n")
+        print(key_figures(sel, systems))
+        print(f"\n### {inp}: per language (Acc@1 / Acc@5 / MRR@10 / Line@5)\n")
         print(breakdown(sel, systems, "language"))
         if args.detail:
-            print(f"\n### {inp}: per repo (Acc@5 / MRR@10 / Line@5)\n")
+            print(f"\n### {inp}: per repo (Acc@1 / Acc@5 / MRR@10 / Line@5)\n")
             print(breakdown(sel, systems, "repo"))
             fails = all_fail(rows, inp)
             print(f"\n{inp}: no system finds a gold file for {len(fails)} queries: {', '.join(fails)}")
@@ -646,6 +682,11 @@ def main() -> None:
     ap.add_argument("--baseline", choices=["rg", "none"], default="rg")
     ap.add_argument("--input", choices=["query", "title", "both"], default="both")
     ap.add_argument("--top-k", type=int, help="diagnostic: deeper lists than the default output")
+    ap.add_argument(
+        "--sets",
+        default=",".join(KEY_FIGURES),
+        help=f"comma list of question sets to score (default: all of {', '.join(KEY_FIGURES)})",
+    )
     ap.add_argument("--limit", type=int)
     ap.add_argument("--only", help="regex on query ids")
     ap.add_argument("--detail", action="store_true", help="per-repo tables and all-fail queries")
@@ -672,7 +713,10 @@ def main() -> None:
     args.index_cache = args.index_cache.expanduser().resolve()
     inputs = ["query", "title"] if args.input == "both" else [args.input]
     variants = parse_variants(args.variants, args.variant)
-    queries = load_queries(args.data, args.only, args.limit)
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if unknown := set(sets) - set(KEY_FIGURES):
+        sys.exit(f"unknown set(s) {', '.join(sorted(unknown))}; known: {', '.join(KEY_FIGURES)}")
+    queries = load_queries(args.data, args.only, args.limit, sets)
     if not queries:
         sys.exit("no queries selected")
 
