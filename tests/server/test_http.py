@@ -256,6 +256,30 @@ def test_sdk_client_with_the_token_lists_searches_and_reads(served: Served):
     assert "class SessionStore" in text_of(symbol)
 
 
+def test_arguments_are_taken_at_their_word_over_http(served: Served):
+    """A JSON-looking string stays a string (``path="null"`` names a path, it
+    does not drop the filter); a boolean is no integer, a digit string no budget."""
+
+    async def session():
+        async with connect(served.server.url) as client:
+            return (
+                await client.call_tool("search_code", {"query": "session", "repo": "app", "path": "null"}),
+                await client.call_tool("search_code", {"query": "null", "repo": "app"}),
+                await client.call_tool(
+                    "read_snippet", {"path": "src/web/forms.py", "start": True, "end": 4, "repo": "app"}
+                ),
+                await client.call_tool("search_history", {"query": "x", "repo": "app", "max_chars": "300"}),
+            )
+
+    null_path, null_query, start, budget = asyncio.run(session())
+    assert null_path.is_error and text_of(null_path).startswith("no file null in <app>")
+    assert "query is empty" not in text_of(null_query)
+    assert text_of(start) == "invalid arguments for read_snippet: start: expected an integer, got a boolean"
+    assert text_of(budget) == (
+        "invalid arguments for search_history: max_chars: expected an integer, got a string"
+    )
+
+
 def test_sdk_client_without_the_token_cannot_connect(served: Served):
     async def session():
         async with connect(served.server.url, token="not-the-token-0123456789"):

@@ -6,7 +6,9 @@ a remote ``repo`` name from the allow-list, with strict path checks).
 refused by name, validation errors and crashes as one line (the traceback
 stays in the log), every reply within its budget, and the optional
 JSON-lines query log. :func:`tool_body` adapts a tool function to the
-mode. The tools themselves are in :mod:`repolens.server.tools`.
+mode, and :func:`strict_tool` makes it a tool whose arguments are taken at
+their word (strict types, strings never decoded as JSON). The tools
+themselves are in :mod:`repolens.server.tools`.
 """
 
 from __future__ import annotations
@@ -22,15 +24,17 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from repolens.branches.names import resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
@@ -293,13 +297,46 @@ def _budget(value: Any, default: int) -> int:
     return default
 
 
+# What a strict type check expected, by pydantic's error type, and what JSON sent instead.
+_EXPECTED = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "a number"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
 def _validation_message(tool: str, exc: ValidationError) -> str:
-    """pydantic's multi-line report as one line: field and problem, never the rejected value."""
+    """pydantic's multi-line report as one line: field and problem (the type
+    expected and the type sent), never the rejected value."""
     parts = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-        msg = "missing" if err.get("type") == "missing" else err.get("msg", "invalid")
-        parts.append(f"{loc}: {msg}")
+        kind = err.get("type", "")
+        if kind == "missing":
+            problem = "missing"
+        elif kind in _EXPECTED:
+            problem = f"expected {_EXPECTED[kind]}, got {_json_type(err.get('input'))}"
+        else:
+            problem = err.get("msg", "invalid")
+        parts.append(f"{loc}: {problem}")
     more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
     return f"invalid arguments for {tool}: {'; '.join(parts)}{more}"
 
@@ -420,6 +457,54 @@ class RepolensServer(MCPServer):
 
 
 # -- the tools ----------------------------------------------------------------------
+
+
+class _AsSent(FuncMetadata):
+    """The SDK's argument handling less its guess. The SDK decodes a
+    JSON-looking string given for any parameter not typed plain ``str``
+    (``pre_parse_json``): ``path="null"`` became None, dropping the filter
+    without a word, and ``query="[]"`` a list. Here a string is the string
+    sent. Only a parameter that takes a list also takes one written as JSON
+    text (as some clients send lists): no string is a valid value there."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        fields = self.arg_model.model_fields
+        lists = {field.alias or name for name, field in fields.items() if _takes_list(field.annotation)}
+        parsed = dict(data)
+        for key in lists & data.keys():
+            if isinstance(data[key], str):
+                try:
+                    value = json.loads(data[key])
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(value, list):
+                    parsed[key] = value
+        return parsed
+
+
+def _takes_list(annotation: Any) -> bool:
+    return any(get_origin(a) is list for a in (annotation, *get_args(annotation)))
+
+
+def strict_tool(
+    fn: Callable[..., str], *, name: str, description: str, annotations: ToolAnnotations | None
+) -> Tool:
+    """The SDK's tool for ``fn``, its arguments taken at their word: checked
+    strictly (an integer is an integer, not ``true`` or ``"300"``; a boolean
+    is ``true`` or ``false``, not ``"yes"``; a number may be an integer), and
+    strings never decoded (:class:`_AsSent`). The schema is the SDK's."""
+    tool = Tool.from_function(
+        fn,
+        name=name,
+        description=description,
+        annotations=annotations,
+        structured_output=False,  # the text is the reply; a copy in structuredContent doubles it
+    )
+    model = tool.fn_metadata.arg_model
+    strict = type(
+        model.__name__, (model,), {"model_config": ConfigDict(strict=True), "__module__": model.__module__}
+    )
+    return tool.model_copy(update={"fn_metadata": _AsSent(arg_model=strict)})
 
 
 def tool_body(fn: Callable[..., str], repos: Repos) -> Callable[..., str]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
@@ -47,6 +48,7 @@ from repolens.server.calls import (
     Repos,
     note_evidence_budget,
     note_hits,
+    strict_tool,
     tool_body,
 )
 from repolens.server.config import name_for
@@ -83,26 +85,13 @@ def build_server(
     if isinstance(roots, Path):
         roots = {name_for(roots): roots}
     repos = Repos(roots or {}, remote=remote, index_dir=index_dir, registry=load_registry(registry))
-    instructions = INSTRUCTIONS
-    if remote:
-        instructions += f" Repositories served: {repos.names} (pass repo=<name>)."
-    server = RepolensServer(
-        repos=repos,
-        query_log=QueryLog(query_log) if query_log else None,
-        name=SERVER_NAME,
-        version=__version__,
-        instructions=instructions,
-        log_level="WARNING",
-    )
+    tools: list[Tool] = []
 
     def tool(description: str, annotations: ToolAnnotations | None = READ_ONLY):
         def register(fn: Callable[..., str]) -> Callable[..., str]:
-            server.add_tool(
-                tool_body(fn, repos),
-                name=fn.__name__,
-                description=description,
-                annotations=annotations,
-                structured_output=False,  # the text is the reply; a copy in structuredContent doubles it
+            body = tool_body(fn, repos)
+            tools.append(
+                strict_tool(body, name=fn.__name__, description=description, annotations=annotations)
             )
             return fn
 
@@ -399,6 +388,19 @@ def build_server(
         view = service.get_chunk(chunk_id, where, index_dir=idx, max_chars=max_chars)
         note_hits(1)
         return view.render()
+
+    instructions = INSTRUCTIONS
+    if remote:
+        instructions += f" Repositories served: {repos.names} (pass repo=<name>)."
+    server = RepolensServer(
+        repos=repos,
+        query_log=QueryLog(query_log) if query_log else None,
+        name=SERVER_NAME,
+        version=__version__,
+        instructions=instructions,
+        log_level="WARNING",
+        tools=tools,
+    )
 
     @server.prompt(name="repolens_guide", description="How to use repolens's tools well (short).")
     def repolens_guide() -> str:
