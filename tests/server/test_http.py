@@ -402,13 +402,15 @@ def test_unknown_repository_is_refused_with_the_known_names(served: Served):
                 await client.call_tool("search_code", {"query": "session"}),
                 await client.call_tool("search_code", {"query": "session", "repo": str(served.root)}),
                 await client.call_tool("search_code", {"query": "session", "root": str(served.root)}),
+                await client.call_tool("search_code", {"query": "session", "root": "app"}),
             )
 
-    unknown, missing, by_path, root_arg = asyncio.run(session())
+    unknown, missing, by_path, root_arg, root_name = asyncio.run(session())
     assert text_of(unknown) == "unknown repository 'nope': known repositories are app, other"
-    assert text_of(missing) == "pass repo: one of app, other"
-    assert by_path.is_error and "known repositories are app, other" in text_of(by_path)
-    assert root_arg.is_error and text_of(root_arg).startswith("unknown argument 'root' for search_code")
+    assert text_of(missing) == "several repositories are served: pass `repo`, one of app, other"
+    named = "`repo` names a served repository, not a folder: pass one of app, other"
+    assert text_of(by_path) == text_of(root_arg) == named  # root: repo's other name
+    assert text_of(root_name).startswith("src/auth/session.py:")
 
 
 def test_full_rebuild_is_refused_for_remote_callers(served: Served):

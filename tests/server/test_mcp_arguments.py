@@ -147,3 +147,75 @@ def test_arguments_are_taken_at_their_word_over_stdio(repo: Path):
     null_path, start = asyncio.run(session())
     assert "null/notes.py" in _text(null_path) and "src/session.py" not in _text(null_path)
     assert _text(start) == "invalid arguments for read_snippet: start: expected an integer, got a boolean"
+
+
+# -- the repository argument ---------------------------------------------------------
+
+
+def test_repo_names_the_repository_on_every_transport_and_root_is_its_alias(make_repo):
+    """stdio servers took ``root``, HTTP servers ``repo``: one name now, the other accepted."""
+    app = make_repo({"app.py": "def apple_pie():\n    return 1\n"}, name="app")
+    lib = make_repo({"lib.py": "def lemon_tart():\n    return 2\n"}, name="lib")
+
+    async def session(remote: bool) -> dict[str, Any]:
+        async with Client(build_server({"app": app, "lib": lib}, remote=remote)) as client:
+            tools = (await client.list_tools()).tools
+            find = "find_symbol"
+            return {
+                "params": {t.name: set(t.input_schema["properties"]) for t in tools},
+                "described": tools[0].input_schema["properties"]["repo"]["description"],
+                "repo": await client.call_tool(find, {"name": "lemon_tart", "repo": "lib"}),
+                "root": await client.call_tool(find, {"name": "lemon_tart", "root": "lib"}),
+                "both": await client.call_tool(find, {"name": "lemon_tart", "root": "lib", "repo": "lib"}),
+                "clash": await client.call_tool(find, {"name": "lemon_tart", "root": "lib", "repo": "app"}),
+                "none": await client.call_tool(find, {"name": "lemon_tart"}),
+                "path": await client.call_tool(find, {"name": "lemon_tart", "repo": str(lib)}),
+            }
+
+    for remote in (False, True):
+        out = asyncio.run(session(remote))
+        assert {name for name, params in out["params"].items() if "root" in params} == set()
+        assert {name for name, params in out["params"].items() if "repo" not in params} == {
+            "list_repositories"
+        }
+        assert out["described"].endswith("(required); alias: root.")
+        for key in ("repo", "root", "both"):
+            assert _text(out[key]).splitlines()[1].startswith("lib.py:1-2 function lemon_tart"), key
+        assert _text(out["clash"]) == "`root` is another name for `repo`: pass one of them"
+        assert _text(out["none"]) == "several repositories are served: pass `repo`, one of app, lib"
+        if remote:  # a remote caller names a repository, never a folder
+            assert (
+                _text(out["path"]) == "`repo` names a served repository, not a folder: pass one of app, lib"
+            )
+        else:  # a local caller may name a folder
+            assert not out["path"].is_error and "lemon_tart" in _text(out["path"])
+
+
+def test_branches_of_one_repository_need_no_name(make_repo):
+    main = make_repo({"a.py": "def on_main():\n    return 1\n"}, name="main")
+    develop = make_repo({"a.py": "def on_develop():\n    return 1\n"}, name="develop")
+
+    async def session() -> str:
+        async with Client(build_server({"app@main": main, "app@develop": develop})) as client:
+            await client.call_tool("index_repo", {"repo": "app@develop"})
+            return _text(await client.call_tool("find_symbol", {"name": "on_develop"}))
+
+    # several served roots, but one repository: its only indexed branch, as for repo="app"
+    assert "a.py:1-2 function on_develop" in asyncio.run(session())
+
+
+def test_repo_and_its_alias_over_stdio(make_repo):
+    app = make_repo({"app.py": "def apple_pie():\n    return 1\n"}, name="app")
+    lib = make_repo({"lib.py": "def lemon_tart():\n    return 2\n"}, name="lib")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    args = ["-m", "repolens", "serve", "--root", f"app={app}", "--root", f"lib={lib}", "--no-watch"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
+
+    async def session() -> list[str]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            calls = [{"repo": "lib"}, {"root": "lib"}, {"repo": str(lib)}, {}]
+            return [_text(await client.call_tool("find_symbol", {"name": "lemon_tart", **c})) for c in calls]
+
+    by_name, by_alias, by_path, unnamed = asyncio.run(session())
+    assert "lib.py:1-2 function lemon_tart" in by_name and by_name == by_alias == by_path
+    assert unnamed == "several repositories are served: pass `repo`, one of app, lib"

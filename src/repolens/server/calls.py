@@ -36,7 +36,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import ConfigDict, Field, ValidationError
 
-from repolens.branches.names import resolve_key, unknown
+from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import ROOT_FIX, PathError, RepolensError, RootError, UsageError
@@ -70,6 +70,10 @@ ERROR_MAX_CHARS = 1000
 LOG_ARG_CHARS = 300
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# The argument naming the repository a tool looks at, on every transport,
+# and the name it had over stdio before (still accepted).
+LOCATION = "repo"
+LOCATION_ALIAS = "root"
 
 
 # -- where a tool looks -----------------------------------------------------------
@@ -78,13 +82,15 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 class Repos:
     """The served repositories and how a caller names one.
 
-    ``roots`` maps names to resolved folders; the first is the default.
-    Local mode: ``resolve(root)`` takes a path or a name (None: the default
-    root, else the current directory). Remote mode: ``resolve(repo)`` takes a
-    name from ``roots`` only (None: the only one, when there is one). Either
-    way a name may be ``name@branch``, and ``name`` alone of a repository
-    with several branches means the ``registry``'s base, else the only one
-    (:func:`repolens.branches.names.resolve_key`).
+    Every tool that looks at a repository takes ``repo`` (``root``, its
+    name before, is an alias: :data:`LOCATION_ALIAS`). ``roots`` maps names
+    to resolved folders. Local mode: ``resolve(repo)`` takes a served name
+    or a path. Remote mode: a served name only. Either way a name may be
+    ``name@branch``, and ``name`` alone of a repository with several
+    branches means the ``registry``'s base, else the only one
+    (:func:`repolens.branches.names.resolve_key`); no name means the only
+    repository served (locally with none served: the current directory),
+    and is refused, listing the names, when several are.
     """
 
     def __init__(
@@ -118,19 +124,20 @@ class Repos:
 
     def location_param(self) -> tuple[str, Any]:
         """Name and annotation of the tools' location parameter in this mode."""
-        if self.remote:
+        if not self.roots:
+            desc = "Repository path (default: the current directory)"
+        else:
             default = f"default: {next(iter(self.roots))}" if len(self.roots) == 1 else "required"
-            desc = f"Repository name, one of: {self.names} ({default})."
-            return "repo", Annotated[str | None, Field(description=desc)]
-        desc = "Repository root (a path, or a served repository's name); default: the server's root."
-        return "root", Annotated[str | None, Field(description=desc)]
+            kind = f"name, one of: {self.names}" if self.remote else f"name ({self.names}) or a path"
+            desc = f"Repository {kind} ({default})"
+        return LOCATION, Annotated[str | None, Field(description=f"{desc}; alias: {LOCATION_ALIAS}.")]
 
     def resolve(self, where: str | None) -> tuple[Path, Path | None]:
         """(root folder, index folder or None for the default) for a caller's argument."""
-        if self.remote:
-            return self._remote(where), self.index_dir
         if where is None or not str(where).strip():
-            root = self.default if self.default is not None else resolve_root(None)
+            root = self._unnamed()
+        elif self.remote:
+            root = self._remote(where)
         elif (key := self.key(where)) is not None:
             root = self.roots[key]
         else:
@@ -138,15 +145,26 @@ class Repos:
         # An explicit index folder belongs to the server's own root, not to any root a caller names.
         return root, self.index_dir if root == self.default else None
 
-    def _remote(self, repo: str | None) -> Path:
-        if repo is None or not repo.strip():
-            if len(self.roots) == 1:
-                return self.default  # type: ignore[return-value]
-            raise UsageError(f"pass repo: one of {self.names}")
+    def _unnamed(self) -> Path:
+        """The repository a call that names none means: the only one served
+        (or the only repository, of several branches), else an error listing them."""
+        if not self.roots:
+            return resolve_root(None)
+        if len(self.roots) == 1:
+            return next(iter(self.roots.values()))
+        if len(names := branches_of(self.roots)) == 1:
+            key = self.key(next(iter(names)))
+            assert key is not None  # the name of served branches
+            return self.roots[key]
+        raise UsageError(f"several repositories are served: pass `{LOCATION}`, one of {self.names}")
+
+    def _remote(self, repo: str) -> Path:
         key = self.key(repo)
-        if key is None:
-            raise unknown(repo, self.roots)
-        return self.roots[key]
+        if key is not None:
+            return self.roots[key]
+        if parse_ref(repo) is None and (any(c in repo for c in "/\\") or repo.startswith(("~", "."))):
+            raise PathError(f"`{LOCATION}` names a served repository, not a folder: pass one of {self.names}")
+        raise unknown(repo, self.roots)
 
     def key(self, name: str) -> str | None:
         """The served root ``name`` means (``name@branch``, or ``name`` alone),
@@ -394,6 +412,7 @@ class RepolensServer(MCPServer):
         error: str | None = None
         try:
             params = await self._tool_params()
+            arguments = _unaliased(arguments or {}, params.get(name, set()))
             if name not in params:
                 error = f"unknown tool {one_line(name, 100)!r}: known tools are {', '.join(params)}"
             elif unknown := sorted(set(arguments or {}) - params[name]):
@@ -408,7 +427,7 @@ class RepolensServer(MCPServer):
         except MCPError:
             raise
         except RepolensError as exc:
-            error = str(exc)
+            error = exc.spelled(_spelling)
         except UnexpectedToolError as exc:
             log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__ or exc)
             kind = type(exc.__cause__).__name__
@@ -507,26 +526,38 @@ def strict_tool(
     return tool.model_copy(update={"fn_metadata": _AsSent(arg_model=strict)})
 
 
+def _unaliased(arguments: dict[str, Any], params: set[str]) -> dict[str, Any]:
+    """``arguments`` with :data:`LOCATION_ALIAS` renamed to :data:`LOCATION`
+    for a tool that takes it; both at once must agree."""
+    if LOCATION_ALIAS not in arguments or LOCATION not in params:
+        return arguments
+    renamed = {k: v for k, v in arguments.items() if k != LOCATION_ALIAS}
+    value = arguments[LOCATION_ALIAS]
+    if LOCATION in arguments and arguments[LOCATION] != value:
+        raise UsageError(f"`{LOCATION_ALIAS}` is another name for `{LOCATION}`: pass one of them")
+    renamed[LOCATION] = value
+    return renamed
+
+
+def _spelling(arg: str) -> str:
+    """An argument as a fix names it to a tool caller: ``repo`` for ``{root}``."""
+    return f"`{LOCATION if arg == LOCATION_ALIAS else arg}`"
+
+
 def tool_body(fn: Callable[..., str], repos: Repos) -> Callable[..., str]:
     """``fn`` as the SDK sees it: domain errors as ``ToolError`` (one line, server
-    folders redacted for remote callers), and the location parameter named
-    and described for this mode (``root`` locally, ``repo`` remotely)."""
+    folders redacted for remote callers), and the location parameter
+    described for this mode (a name or a path locally, a name remotely)."""
     name, annotation = repos.location_param()
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> str:
-        if name != "root" and name in kwargs:
-            kwargs["root"] = kwargs.pop(name)
         try:
             return fn(*args, **kwargs)
         except RepolensError as exc:
-            text = exc.spelled(lambda arg: f"`{name if arg == 'root' else arg}`")
-            raise ToolError(repos.redact(text)) from exc
+            raise ToolError(repos.redact(exc.spelled(_spelling))) from exc
 
     sig = inspect.signature(fn, eval_str=True)
-    params = [
-        p.replace(name=name, annotation=annotation) if p.name == "root" else p
-        for p in sig.parameters.values()
-    ]
+    params = [p.replace(annotation=annotation) if p.name == name else p for p in sig.parameters.values()]
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return wrapper
