@@ -75,6 +75,24 @@ def _escaped(text: str) -> str:
     return f"{'...' if first > 30 else ''}'{shown}'{'...' if first + 30 < len(text) else ''}"
 
 
+def json_type(value: object) -> str:
+    """What a decoded JSON value is, in JSON's words ("a string", "an array"):
+    how a refusal names what a caller sent without repeating it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "a number"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
 def check_int(name: str, value: object, lo: int, hi: int) -> int:
     """``value`` when it is a whole number in ``[lo, hi]``; else a one-line
     ``UsageError`` naming the argument and its bounds (booleans refused)."""

@@ -225,6 +225,39 @@ def test_right_token_reaches_mcp_and_the_scheme_is_case_insensitive(served: Serv
         assert b'"serverInfo"' in body
 
 
+def test_a_body_the_sdk_cannot_read_gets_the_json_rpc_error_stdio_gives(served: Served):
+    """Not a multi-line -32602 naming pydantic's models, nor no answer at all
+    (a boolean id); the same error lines as over stdio (tests/server/test_stdio_lines.py)."""
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    surrogate = (
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
+        b'"params":{"name":"search_code","arguments":{"query":"\\ud800","repo":"app"}}}'
+    )
+    not_rpc = "is no JSON-RPC 2.0 request, notification or response"
+    for body, (request_id, code, message) in (
+        (b"{not json", (None, -32700, "Parse error")),
+        (b"[]", (None, -32600, f"Invalid Request: an array {not_rpc}")),
+        (b'{"a": 1}', (None, -32600, f"Invalid Request: an object {not_rpc}")),
+        (
+            b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+            (None, -32600, "Invalid Request: id must be a string or an integer"),
+        ),
+        (
+            surrogate,
+            (2, -32602, "argument 'query' of search_code is not valid UTF-8 ('\\ud800'): send UTF-8 text"),
+        ),
+    ):
+        status, _, reply = raw("POST", served.server.url, headers, body)
+        assert status == 400, body
+        assert json.loads(reply) == {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {"code": code, "message": message},
+        }
+    status, _, reply = raw("POST", served.server.url, headers, INIT)  # a readable body reaches the SDK whole
+    assert status == 200 and b'"serverInfo"' in reply
+
+
 def test_dns_rebinding_host_is_refused_on_loopback(served: Served):
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}", "Host": "evil.example:80"}
     status, _, _ = raw("POST", served.server.url, headers, INIT)

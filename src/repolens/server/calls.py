@@ -43,7 +43,7 @@ from repolens.errors import ROOT_FIX, PathError, RepolensError, RootError, Usage
 from repolens.reply.budget import READ_MAX_CHARS
 from repolens.reply.snippet import MAX_PATH_CHARS, safe_path
 from repolens.store import open_store, resolve_root
-from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8
+from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type
 
 log = logging.getLogger("repolens")
 
@@ -321,24 +321,8 @@ _EXPECTED = {
     "float_type": "a number",
     "bool_type": "true or false",
     "string_type": "a string",
-    "list_type": "a list",
+    "list_type": "an array",
 }
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "a number"
-    if isinstance(value, float):
-        return "a decimal number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "null" if value is None else type(value).__name__
 
 
 def _validation_message(tool: str, exc: ValidationError) -> str:
@@ -351,7 +335,7 @@ def _validation_message(tool: str, exc: ValidationError) -> str:
         if kind == "missing":
             problem = "missing"
         elif kind in _EXPECTED:
-            problem = f"expected {_EXPECTED[kind]}, got {_json_type(err.get('input'))}"
+            problem = f"expected {_EXPECTED[kind]}, got {json_type(err.get('input'))}"
         else:
             problem = err.get("msg", "invalid")
         parts.append(f"{loc}: {problem}")
