@@ -219,3 +219,24 @@ def test_repo_and_its_alias_over_stdio(make_repo):
     by_name, by_alias, by_path, unnamed = asyncio.run(session())
     assert "lib.py:1-2 function lemon_tart" in by_name and by_name == by_alias == by_path
     assert unnamed == "several repositories are served: pass `repo`, one of app, lib"
+
+
+def test_a_repo_path_that_can_name_no_folder_is_one_line(repo: Path, caplog: pytest.LogCaptureFixture):
+    """Over MCP these were "internal error ... (RuntimeError)" / (OSError), a traceback in the log."""
+
+    async def session() -> list[str]:
+        async with Client(build_server({"app": repo})) as client:
+            calls = ["~repolens-no-such-user", "x" * 300, "~repolens-no-such-user/src"]
+            return [_text(await client.call_tool("index_status", {"repo": where})) for where in calls]
+
+    unknown_user, long_name, under_unknown = asyncio.run(session())
+    fix = "pass an existing directory as `repo`"
+    assert unknown_user == (
+        "repository root ~repolens-no-such-user starts with the home folder of user "
+        f"'repolens-no-such-user', who is unknown here: {fix}"
+    )
+    assert long_name == (
+        f"repository root {'x' * 80!r}... (300 chars) holds a name of 300 bytes; the limit is 255: {fix}"
+    )
+    assert under_unknown.startswith("repository root ~repolens-no-such-user/src starts with the home folder")
+    assert "Traceback" not in caplog.text and "failed unexpectedly" not in caplog.text

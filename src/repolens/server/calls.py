@@ -39,9 +39,9 @@ from pydantic import ConfigDict, Field, ValidationError
 from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.discover.rules import IgnoreRules
-from repolens.errors import ROOT_FIX, PathError, RepolensError, RootError, UsageError
+from repolens.errors import PathError, RepolensError, UsageError
 from repolens.reply.budget import READ_MAX_CHARS
-from repolens.reply.snippet import MAX_PATH_CHARS, safe_path
+from repolens.reply.snippet import safe_path
 from repolens.store import open_store, resolve_root
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type
 
@@ -141,7 +141,7 @@ class Repos:
         elif (key := self.key(where)) is not None:
             root = self.roots[key]
         else:
-            root = _local_root(where)
+            root = resolve_root(where)
         # An explicit index folder belongs to the server's own root, not to any root a caller names.
         return root, self.index_dir if root == self.default else None
 
@@ -216,18 +216,6 @@ class Repos:
         for name, root in sorted(self.roots.items(), key=lambda item: -len(str(item[1]))):
             text = text.replace(str(root), f"<{name}>")
         return text
-
-
-def _local_root(where: str) -> Path:
-    """A root path from a local caller; odd input is a ``RootError``, never a crash."""
-    if len(where) > MAX_PATH_CHARS or "\x00" in where:
-        raise RootError(f"repository root {where[:80]!r}... is not a usable path", fix=ROOT_FIX)
-    try:
-        return resolve_root(where)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        shown = repr(where[:200])
-        raise RootError(f"repository root {shown} cannot be used ({reason})", fix=ROOT_FIX) from None
 
 
 # -- query log --------------------------------------------------------------------

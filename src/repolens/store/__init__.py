@@ -21,18 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.errors import ROOT_FIX, ConfigError, IndexCorruptError, IndexVersionError, RootError
+from repolens.validate import check_dir, check_user_path
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
 
 
 def resolve_root(root: str | os.PathLike[str] | None) -> Path:
-    """The repository root, resolved (``RootError`` when it is not a directory)."""
-    path = Path(root if root is not None else ".").expanduser()
-    if not path.is_dir():
-        state = "is not a directory" if path.exists() else "does not exist"
-        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
-    return path.resolve()
+    """The repository root, resolved; ``RootError``, one line, when it is no
+    directory or no usable path (:func:`repolens.validate.check_dir`)."""
+    return check_dir("repository root", root if root is not None else ".", RootError, ROOT_FIX)
 
 
 class StoreChoice(NamedTuple):
@@ -117,15 +115,30 @@ def open_store(
     ``<root>/.repolens``). Cheap: nothing is opened until a reader or writer
     is asked for (and psycopg is imported only for a database store)."""
     root_path = resolve_root(root)
+    index_dir = _index_dir(index_dir)
     choice = store_choice(root_path, url) if index_dir is None else None
     if choice is not None:
         from repolens.store.postgres import PgStore
 
         return PgStore(root_path, choice.url, choice.key, choice.read_urls)
+    from repolens.settings import environ
     from repolens.store.local import LocalStore
-    from repolens.store.local.layout import resolve_index_dir
+    from repolens.store.local.layout import INDEX_DIR_ENV, resolve_index_dir
 
+    if index_dir is None and (env := environ(INDEX_DIR_ENV)):
+        check_user_path(INDEX_DIR_ENV, env, ConfigError, fix=f"set {INDEX_DIR_ENV} to a folder")
     return LocalStore(root_path, resolve_index_dir(root_path, index_dir))
+
+
+def _index_dir(index_dir: str | os.PathLike[str] | None) -> Path | None:
+    """``index_dir`` checked as a path: one line for a path that can name no folder."""
+    from repolens.validate import check_user_path
+
+    return (
+        None
+        if index_dir is None
+        else check_user_path("index folder", index_dir, fix="pass another {index_dir}")
+    )
 
 
 def format_versions() -> dict[str, int]:
