@@ -1,7 +1,7 @@
 """What every MCP tool call goes through: where it looks, budgets, errors, the log.
 
-:class:`Repos` decides where a call looks (a local ``root`` path or name;
-a remote ``repo`` name from the allow-list, with strict path checks).
+:class:`Repos` decides where a call looks (``repo``, alias ``root``: a
+served name, or locally also a path; strict path checks for remote callers).
 :class:`RepolensServer` wraps every call once: unknown tools and arguments
 refused by name, validation errors and crashes as one line (the traceback
 stays in the log), every reply within its budget, and the optional
