@@ -343,3 +343,60 @@ def test_the_languages_setting_narrows_the_index_and_an_unknown_name_is_one_line
     out = run("index", str(repo), env={"REPOLENS_LANGUAGES": "py"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("indexed 2 files") and "skipped: 3 not in languages" in out.stdout
+
+
+NO_USER = "~repolens-no-such-user"
+LONG_NAME = "x" * 300
+
+
+def test_a_path_that_can_name_no_file_is_one_line_not_a_bug(repo: Path, tmp_path: Path):
+    """A name over 255 bytes and an unknown user's home made the system raise
+    errors that reached the user as "unexpected ... (a bug)", exit 70."""
+    long_path = str(tmp_path / LONG_NAME)
+    long_shown = f"{long_path[:80]!r}... ({len(long_path)} chars)"
+    unknown = "starts with the home folder of user 'repolens-no-such-user', who is unknown here"
+    too_long = "holds a name of 300 bytes; the limit is 255"
+    cases = [
+        (
+            ["status", "--root", LONG_NAME],
+            {},
+            1,
+            f"repository root {LONG_NAME[:80]!r}... (300 chars) {too_long}",
+        ),
+        (["status", "--root", NO_USER], {}, 1, f"repository root {NO_USER} {unknown}"),
+        (
+            ["search", "x", "--root", str(repo), "--index-dir", f"{NO_USER}/i"],
+            {},
+            2,
+            f"index folder {NO_USER}/i {unknown}",
+        ),
+        (
+            ["status", "--root", str(repo)],
+            {"REPOLENS_INDEX_DIR": long_path},
+            1,
+            f"REPOLENS_INDEX_DIR {long_shown} {too_long}",
+        ),
+        (
+            ["serve", "--config", f"{NO_USER}/k.toml"],
+            {},
+            1,
+            f"--config: config file {NO_USER}/k.toml {unknown}",
+        ),
+        (
+            ["serve", "--http", "--token-file", long_path, "--root", str(repo)],
+            {},
+            1,
+            f"--token-file: token file {long_shown} {too_long}",
+        ),
+        (
+            ["serve", "--query-log", f"{NO_USER}/q", "--root", str(repo)],
+            {},
+            1,
+            f"--query-log {NO_USER}/q {unknown}",
+        ),
+    ]
+    for args, env, code, problem in cases:
+        out = run(*args, cwd=tmp_path, env=env)
+        assert (out.returncode, out.stderr.count("\n")) == (code, 1), out.stderr
+        assert out.stderr.startswith(f"error: {problem}"), out.stderr
+        assert "unexpected" not in out.stderr

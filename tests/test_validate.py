@@ -12,9 +12,11 @@ from repolens.validate import (
     MAX_BUDGET,
     MIN_BUDGET,
     check_budget,
+    check_dir,
     check_globs,
     check_query,
     check_subpath,
+    check_user_path,
 )
 
 BUDGET_REFUSED = f"max_chars must be between {MIN_BUDGET} and {MAX_BUDGET}, got {MIN_BUDGET - 1}"
@@ -73,3 +75,34 @@ def test_globs_are_one_string_or_a_list_of_them() -> None:
     assert refusal(check_globs, "exclude", ["ok", ""]) == (
         "exclude must be glob patterns like 'src/**/*.py' (non-empty strings)"
     )
+
+
+def test_a_user_path_that_can_name_no_file_is_refused_naming_what_is_wrong(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert check_user_path("log", "~/q.jsonl") == tmp_path / "q.jsonl"
+    assert check_user_path("log", "q.jsonl", base=tmp_path) == tmp_path / "q.jsonl"
+    assert check_user_path("log", "/abs/q.jsonl", base=tmp_path) == Path("/abs/q.jsonl")
+    assert refusal(check_user_path, "log", "~repolens-no-such-user/q") == (
+        "log ~repolens-no-such-user/q starts with the home folder of user 'repolens-no-such-user', "
+        "who is unknown here: write the path in full"
+    )
+    long_name = "a/" + "y" * 256
+    assert refusal(check_user_path, "log", long_name) == (
+        f"log {long_name[:80]!r}... (258 chars) holds a name of 256 bytes; the limit is 255: shorten it"
+    )
+    assert refusal(check_user_path, "log", "/a" * 2100).endswith(
+        "is 4200 bytes long; the limit is 4095: shorten it"
+    )
+    assert refusal(check_user_path, "log", "a\x00b") == "log 'a\\x00b' holds a NUL byte: remove it"
+
+
+def test_a_folder_is_checked_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_text("x")
+    assert check_dir("root", tmp_path, UsageError) == tmp_path.resolve()
+    assert (
+        refusal(check_dir, "root", tmp_path / "file.txt", UsageError)
+        == f"root {tmp_path}/file.txt is not a directory"
+    )
+    assert refusal(check_dir, "root", tmp_path / "nope", UsageError) == f"root {tmp_path}/nope does not exist"

@@ -336,7 +336,7 @@ def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = N
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
     # [embed] is read by load_embed_config; [serve], [roots] and [registry] by repolens.server.config;
-    # [store] by repolens.store.store_choice.
+    # [store] by repolens.store.locate.
     tables = ("embed", "rerank", "serve", "roots", "registry", "store")
     section = {k: v for k, v in config_table(root).items() if k not in tables}
     if section:

@@ -9,9 +9,14 @@ the argument, what it must be and what it got.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence, Set
+from typing import TYPE_CHECKING
 
 from repolens.errors import RepolensError, UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path  # pathlib imports urllib and ipaddress: not for every command line
 
 # The budget of every reply, in characters (search packets and overviews,
 # symbols, focus, a stored chunk, a snippet, a test run's output): below 200
@@ -30,6 +35,11 @@ MAX_GLOB_CHARS = 500
 # Exact strings a search hit must contain (``keyword``): a few, each a line or so.
 MAX_KEYWORDS = 8
 MAX_KEYWORD_CHARS = 500
+# The longest name of one folder or file, and of a whole path, in bytes
+# (NAME_MAX and PATH_MAX on Linux and macOS): the system refuses longer ones
+# with an error that says nothing of which name is too long.
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 4095
 
 
 def check_utf8(
@@ -77,6 +87,96 @@ def _escaped(text: str) -> str:
         for c in part
     )
     return f"{'...' if first > 30 else ''}'{shown}'{'...' if first + 30 < len(text) else ''}"
+
+
+def json_type(value: object) -> str:
+    """What a decoded JSON value is, in JSON's words ("a string", "an array"):
+    how a refusal names what a caller sent without repeating it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "a number"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
+def check_user_path(
+    what: str,
+    raw: str | os.PathLike[str],
+    error: type[RepolensError] = UsageError,
+    fix: str | None = None,
+    base: Path | None = None,
+) -> Path:
+    """``raw`` as a path with ``~`` and ``~user`` expanded (a relative one
+    under ``base`` when given), or one line naming ``what`` and what is wrong
+    when it can name no file: a NUL byte, the home of an unknown user (or of
+    none, without ``$HOME``), a name over :data:`MAX_NAME_BYTES` or a path
+    over :data:`MAX_PATH_BYTES`. Raises ``error`` (with ``fix``); whether the
+    file exists is the caller's to ask (:func:`check_dir` asks for a folder)."""
+    from pathlib import Path
+
+    text = os.fspath(raw)
+    shown = shown_path(text)
+    if "\x00" in text:
+        raise error(f"{what} {shown} holds a NUL byte", fix=fix or "remove it")
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # pwd knows no such user, or HOME is unset and pwd knows no home
+        user = text[1:].partition("/")[0]
+        whose = f"of user {user!r}, who is unknown here" if user else "of the current user ($HOME is not set)"
+        raise error(
+            f"{what} {shown} starts with the home folder {whose}", fix=fix or "write the path in full"
+        ) from None
+    if base is not None and not path.is_absolute():
+        path = base / path
+    longest, length = max(path.parts, key=_bytes, default=""), _bytes(str(path))
+    if _bytes(longest) > MAX_NAME_BYTES or length > MAX_PATH_BYTES:
+        problem = (
+            f"holds a name of {_bytes(longest)} bytes; the limit is {MAX_NAME_BYTES}"
+            if _bytes(longest) > MAX_NAME_BYTES
+            else f"is {length} bytes long; the limit is {MAX_PATH_BYTES}"
+        )
+        raise error(f"{what} {shown} {problem}", fix=fix or "shorten it")
+    return path
+
+
+def check_dir(
+    what: str,
+    raw: str | os.PathLike[str],
+    error: type[RepolensError],
+    fix: str | None = None,
+    base: Path | None = None,
+) -> Path:
+    """:func:`check_user_path`, resolved, when it names a folder; else one
+    line saying it does not exist, is no folder, or cannot be looked into."""
+    path = check_user_path(what, raw, error, fix, base)
+    try:
+        if path.is_dir():
+            return path.resolve()
+        state = "is not a directory" if path.exists() else "does not exist"
+    except OSError as exc:  # a folder on the way that cannot be searched, a loop of links
+        state = f"cannot be used ({exc.strerror or type(exc).__name__})"
+    raise error(f"{what} {shown_path(str(path))} {state}", fix=fix)
+
+
+def shown_path(text: str, limit: int = 80) -> str:
+    """A path as an error line shows it: as it is when short and printable,
+    else quoted, cut at ``limit`` characters."""
+    if len(text) <= limit and text.isprintable():
+        return text
+    return repr(text[:limit]) + (f"... ({len(text)} chars)" if len(text) > limit else "")
+
+
+def _bytes(name: str) -> int:
+    """The length of ``name`` on disk (an undecodable byte, held as a surrogate, counts 3: near enough)."""
+    return len(name.encode("utf-8", "surrogatepass"))
 
 
 def check_int(name: str, value: object, lo: int, hi: int) -> int:

@@ -138,7 +138,7 @@ def test_the_mcp_tool_over_stdio(story_repo: Path):
             }
 
     out = asyncio.run(session())
-    assert {"query", "path", "top_k", "max_chars", "root"} <= set(out["schema"])
+    assert {"query", "path", "top_k", "max_chars", "repo"} <= set(out["schema"])
     text = out["question"].content[0].text
     assert not out["question"].is_error and "Expire sessions after an hour" in text
     file_text = out["file"].content[0].text

@@ -225,6 +225,39 @@ def test_right_token_reaches_mcp_and_the_scheme_is_case_insensitive(served: Serv
         assert b'"serverInfo"' in body
 
 
+def test_a_body_the_sdk_cannot_read_gets_the_json_rpc_error_stdio_gives(served: Served):
+    """Not a multi-line -32602 naming pydantic's models, nor no answer at all
+    (a boolean id); the same error lines as over stdio (tests/server/test_stdio_lines.py)."""
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    surrogate = (
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
+        b'"params":{"name":"search_code","arguments":{"query":"\\ud800","repo":"app"}}}'
+    )
+    not_rpc = "is no JSON-RPC 2.0 request, notification or response"
+    for body, (request_id, code, message) in (
+        (b"{not json", (None, -32700, "Parse error")),
+        (b"[]", (None, -32600, f"Invalid Request: an array {not_rpc}")),
+        (b'{"a": 1}', (None, -32600, f"Invalid Request: an object {not_rpc}")),
+        (
+            b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+            (None, -32600, "Invalid Request: id must be a string or an integer"),
+        ),
+        (
+            surrogate,
+            (2, -32602, "argument 'query' of search_code is not valid UTF-8 ('\\ud800'): send UTF-8 text"),
+        ),
+    ):
+        status, _, reply = raw("POST", served.server.url, headers, body)
+        assert status == 400, body
+        assert json.loads(reply) == {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {"code": code, "message": message},
+        }
+    status, _, reply = raw("POST", served.server.url, headers, INIT)  # a readable body reaches the SDK whole
+    assert status == 200 and b'"serverInfo"' in reply
+
+
 def test_dns_rebinding_host_is_refused_on_loopback(served: Served):
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}", "Host": "evil.example:80"}
     status, _, _ = raw("POST", served.server.url, headers, INIT)
@@ -254,6 +287,30 @@ def test_sdk_client_with_the_token_lists_searches_and_reads(served: Served):
     assert not search.is_error and text_of(search).startswith("src/auth/session.py:")
     assert text_of(read).splitlines()[1] == "4: def handle_submit(form, store: SessionStore):"
     assert "class SessionStore" in text_of(symbol)
+
+
+def test_arguments_are_taken_at_their_word_over_http(served: Served):
+    """A JSON-looking string stays a string (``path="null"`` names a path, it
+    does not drop the filter); a boolean is no integer, a digit string no budget."""
+
+    async def session():
+        async with connect(served.server.url) as client:
+            return (
+                await client.call_tool("search_code", {"query": "session", "repo": "app", "path": "null"}),
+                await client.call_tool("search_code", {"query": "null", "repo": "app"}),
+                await client.call_tool(
+                    "read_snippet", {"path": "src/web/forms.py", "start": True, "end": 4, "repo": "app"}
+                ),
+                await client.call_tool("search_history", {"query": "x", "repo": "app", "max_chars": "300"}),
+            )
+
+    null_path, null_query, start, budget = asyncio.run(session())
+    assert null_path.is_error and text_of(null_path).startswith("no file null in <app>")
+    assert "query is empty" not in text_of(null_query)
+    assert text_of(start) == "invalid arguments for read_snippet: start: expected an integer, got a boolean"
+    assert text_of(budget) == (
+        "invalid arguments for search_history: max_chars: expected an integer, got a string"
+    )
 
 
 def test_sdk_client_without_the_token_cannot_connect(served: Served):
@@ -378,13 +435,15 @@ def test_unknown_repository_is_refused_with_the_known_names(served: Served):
                 await client.call_tool("search_code", {"query": "session"}),
                 await client.call_tool("search_code", {"query": "session", "repo": str(served.root)}),
                 await client.call_tool("search_code", {"query": "session", "root": str(served.root)}),
+                await client.call_tool("search_code", {"query": "session", "root": "app"}),
             )
 
-    unknown, missing, by_path, root_arg = asyncio.run(session())
+    unknown, missing, by_path, root_arg, root_name = asyncio.run(session())
     assert text_of(unknown) == "unknown repository 'nope': known repositories are app, other"
-    assert text_of(missing) == "pass repo: one of app, other"
-    assert by_path.is_error and "known repositories are app, other" in text_of(by_path)
-    assert root_arg.is_error and text_of(root_arg).startswith("unknown argument 'root' for search_code")
+    assert text_of(missing) == "several repositories are served: pass `repo`, one of app, other"
+    named = "`repo` names a served repository, not a folder: pass one of app, other"
+    assert text_of(by_path) == text_of(root_arg) == named  # root: repo's other name
+    assert text_of(root_name).startswith("src/auth/session.py:")
 
 
 def test_full_rebuild_is_refused_for_remote_callers(served: Served):

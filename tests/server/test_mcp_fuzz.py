@@ -254,8 +254,8 @@ def test_validation_errors_are_one_line_and_name_the_fields(sample_repo: Path):
 
     wrong_types, missing, two, unknown, typo = (r.content[0].text for r in asyncio.run(session()))
     assert wrong_types == (
-        "invalid arguments for read_snippet: start: Input should be a valid integer, unable to parse "
-        "string as an integer; end: Input should be a valid integer"
+        "invalid arguments for read_snippet: start: expected an integer, got a string; "
+        "end: expected an integer, got an array"
     )
     assert missing == "invalid arguments for read_snippet: start: missing; end: missing"
     assert two.startswith("invalid arguments for search_code: top_k: ") and "max_chars: " in two

@@ -177,7 +177,7 @@ def test_errors_name_the_tool_arguments_not_command_line_flags(sample_repo: Path
 
     search, tests, rerender = asyncio.run(session())
     assert search.is_error and tests.is_error and rerender.is_error
-    no_root = f"repository root {missing} does not exist: pass an existing directory as `root`"
+    no_root = f"repository root {missing} does not exist: pass an existing directory as `repo`"
     assert _text(search) == _text(tests) == no_root
     assert _text(rerender) == (
         "a remembered search is shown with its own question and filters: pass `query_id` alone "

@@ -20,6 +20,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIO
 
 from repolens.errors import ServerStartError
 from repolens.server.handshake import Reply, initialize_reply, sdk_versions
+from repolens.server.lines import refusal
 from repolens.server.stdio import FRONT_ENV, _OneReply
 from repolens.server.tools import build_server
 
@@ -50,36 +51,38 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def _serve(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+def _serve(root: Path, env: dict[str, str], *, text: bool = True) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "repolens", "serve", "--root", str(root), "--no-watch"],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        text=text,
     )
 
 
 def _exchange(
-    root: Path, messages: list[dict], until_id: object, env: dict[str, str]
+    root: Path, messages: list[dict] | bytes, until_id: object, env: dict[str, str]
 ) -> tuple[list[str], str]:
     """The server's stdout lines up to its reply to ``until_id`` (then stdin is
-    closed and the server exits), and its stderr."""
-    proc = _serve(root, env)
+    closed and the server exits), and its stderr. ``messages`` go as JSON
+    lines, or as the very bytes given."""
+    stdin = messages if isinstance(messages, bytes) else "".join(_line(m) for m in messages).encode()
+    proc = _serve(root, env, text=False)
     lines: list[str] = []
     try:
-        proc.stdin.write("".join(_line(m) for m in messages))
+        proc.stdin.write(stdin)
         proc.stdin.flush()
         while not lines or json.loads(lines[-1]).get("id") != until_id:
-            line = proc.stdout.readline()
+            line = proc.stdout.readline().decode()
             if not line:
                 break
             lines.append(line)
     finally:
         proc.stdin.close()
-        lines += proc.stdout.read().splitlines(keepends=True)
-        err = proc.stderr.read()
+        lines += proc.stdout.read().decode().splitlines(keepends=True)
+        err = proc.stderr.read().decode(errors="replace")
         proc.wait(timeout=60)
     assert proc.returncode == 0, err
     return lines, err
@@ -206,7 +209,7 @@ def test_a_first_message_other_than_initialize_gets_the_sdks_answer(sample_repo:
     assert with_front == without and len(with_front) == 1
 
 
-def test_bad_json_first_and_eof_reach_the_sdk(sample_repo: Path):
+def test_bad_json_first_and_eof_get_the_same_answer_with_the_front_off(sample_repo: Path):
     for stdin in ("{not json\n" + _line(_initialize()), ""):
         runs = []
         for env in (_env(), _env(**{FRONT_ENV: "0"})):
@@ -326,3 +329,93 @@ def test_a_legacy_client_session_works_after_the_front(indexed_sample):
     names, text = asyncio.run(session())
     assert {"search_code", "read_snippet", "index_repo"} <= names
     assert "\nsrc/auth/session.py:" in text
+
+
+# -- every line gets an answer ---------------------------------------------------
+# A line the MCP SDK cannot read (not UTF-8, not JSON, no JSON-RPC message, a
+# lone surrogate) gets a JSON-RPC error instead of silence, before the SDK
+# loads (the first line, read by the front) and after the handover alike.
+
+PING = {"jsonrpc": "2.0", "id": 99, "method": "ping"}
+NOT_RPC = "is no JSON-RPC 2.0 request, notification or response"
+SURROGATE_CALL = (
+    b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
+    b'"params":{"name":"search_code","arguments":{"query":"\\ud800"}}}\n'
+)
+
+# A line the SDK cannot read, and the reply it gets: (id, code, message).
+BAD_LINES: list[tuple[bytes, tuple[object, int, str]]] = [
+    (b"{not json\n", (None, -32700, "Parse error")),
+    (b"\xff\xfe{}\n", (None, -32700, "Parse error: the line is not UTF-8 (byte 0)")),
+    (b"   \n", (None, -32700, "Parse error")),
+    (b"\n", (None, -32700, "Parse error")),
+    (b"[]\n", (None, -32600, f"Invalid Request: an array {NOT_RPC}")),
+    (b"5\n", (None, -32600, f"Invalid Request: a number {NOT_RPC}")),
+    (b'{"a": 1}\n', (None, -32600, f"Invalid Request: an object {NOT_RPC}")),
+    (b'{"jsonrpc":"2.0","id":7,"method":5}\n', (7, -32600, f"Invalid Request: an object {NOT_RPC}")),
+    (
+        b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n',
+        (None, -32600, "Invalid Request: id must be a string or an integer"),
+    ),
+    (
+        b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}\n',
+        (None, -32600, "Invalid Request: id must be a string or an integer"),
+    ),
+    (
+        SURROGATE_CALL,
+        (2, -32602, "argument 'query' of search_code is not valid UTF-8 ('\\ud800'): send UTF-8 text"),
+    ),
+]
+
+
+def _bytes(message: dict) -> bytes:
+    return _line(message).encode()
+
+
+def _reply(request_id: object, code: int, message: str) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _replies(stdin: bytes, root: Path, env: dict[str, str]) -> tuple[list[dict], str]:
+    """Every reply (parsed) up to the one to ``PING``, and stderr."""
+    lines, err = _exchange(root, stdin, PING["id"], env)
+    return [json.loads(line) for line in lines], err
+
+
+@pytest.mark.parametrize("line,reply", BAD_LINES, ids=[repr(line[:24]) for line, _ in BAD_LINES])
+def test_a_line_the_sdk_cannot_read_is_refused_in_json_rpc_terms(line: bytes, reply: tuple):
+    refused = refusal(line)
+    assert refused is not None and json.loads(refused.reply) == _reply(*reply)
+
+
+def test_lines_the_sdk_reads_pass_and_a_bad_notification_has_nobody_to_answer():
+    for message in (_initialize(), INITIALIZED, PING, {"jsonrpc": "2.0", "id": "a", "result": {}}):
+        assert refusal(_bytes(message)) is None
+    refused = refusal(b'{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\\udfff"}}\n')
+    assert refused is not None and refused.notification
+    assert refused.reason == "a string in the request is not valid UTF-8 ('\\udfff'): send UTF-8 text"
+
+
+@pytest.mark.parametrize("front", ["1", "0"], ids=["front", "front-off"])
+def test_every_bad_line_is_answered_before_the_handshake(sample_repo: Path, front: str):
+    """The first line is read by the front, before the SDK loads; the rest after."""
+    bad = b"".join(line for line, _ in BAD_LINES)
+    stdin = bad + _bytes(_initialize()) + _bytes(INITIALIZED) + _bytes(PING)
+    replies, _ = _replies(stdin, sample_repo, _env(**{FRONT_ENV: front}))
+    assert replies[: len(BAD_LINES)] == [_reply(*reply) for _, reply in BAD_LINES]
+    assert [r.get("id") for r in replies[len(BAD_LINES) :]] == [1, 99]
+    assert "result" in replies[-2] and replies[-1]["result"] == {}
+
+
+def test_every_bad_line_is_answered_after_the_handover(sample_repo: Path):
+    bad = b"".join(line for line, _ in BAD_LINES)
+    notification = b'{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\\udfff"}}\n'
+    stdin = _bytes(_initialize()) + _bytes(INITIALIZED) + bad + notification + _bytes(PING)
+    replies, err = _replies(stdin, sample_repo, _env())
+    assert replies[0]["id"] == 1 and "result" in replies[0]
+    assert replies[1:-1] == [_reply(*reply) for _, reply in BAD_LINES]
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 99, "result": {}}
+    assert (
+        "repolens: a notification the MCP SDK cannot read was dropped: "
+        "a string in the request is not valid UTF-8 ('\\udfff'): send UTF-8 text"
+    ) in err.splitlines()

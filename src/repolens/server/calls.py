@@ -1,12 +1,14 @@
 """What every MCP tool call goes through: where it looks, budgets, errors, the log.
 
-:class:`Repos` decides where a call looks (a local ``root`` path or name;
-a remote ``repo`` name from the allow-list, with strict path checks).
+:class:`Repos` decides where a call looks (``repo``, alias ``root``: a
+served name, or locally also a path; strict path checks for remote callers).
 :class:`RepolensServer` wraps every call once: unknown tools and arguments
 refused by name, validation errors and crashes as one line (the traceback
 stays in the log), every reply within its budget, and the optional
 JSON-lines query log. :func:`tool_body` adapts a tool function to the
-mode. The tools themselves are in :mod:`repolens.server.tools`.
+mode, and :func:`strict_tool` makes it a tool whose arguments are taken at
+their word (strict types, strings never decoded as JSON). The tools
+themselves are in :mod:`repolens.server.tools`.
 """
 
 from __future__ import annotations
@@ -22,24 +24,26 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
-from repolens.branches.names import resolve_key, unknown
+from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.discover.rules import IgnoreRules
-from repolens.errors import ROOT_FIX, PathError, RepolensError, RootError, UsageError
+from repolens.errors import PathError, RepolensError, UsageError
 from repolens.reply.budget import READ_MAX_CHARS
-from repolens.reply.snippet import MAX_PATH_CHARS, safe_path
+from repolens.reply.snippet import safe_path
 from repolens.store import open_store, resolve_root
-from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8
+from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type
 
 log = logging.getLogger("repolens")
 
@@ -66,6 +70,10 @@ ERROR_MAX_CHARS = 1000
 LOG_ARG_CHARS = 300
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# The argument naming the repository a tool looks at, on every transport,
+# and the name it had over stdio before (still accepted).
+LOCATION = "repo"
+LOCATION_ALIAS = "root"
 
 
 # -- where a tool looks -----------------------------------------------------------
@@ -74,13 +82,15 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 class Repos:
     """The served repositories and how a caller names one.
 
-    ``roots`` maps names to resolved folders; the first is the default.
-    Local mode: ``resolve(root)`` takes a path or a name (None: the default
-    root, else the current directory). Remote mode: ``resolve(repo)`` takes a
-    name from ``roots`` only (None: the only one, when there is one). Either
-    way a name may be ``name@branch``, and ``name`` alone of a repository
-    with several branches means the ``registry``'s base, else the only one
-    (:func:`repolens.branches.names.resolve_key`).
+    Every tool that looks at a repository takes ``repo`` (``root``, its
+    name before, is an alias: :data:`LOCATION_ALIAS`). ``roots`` maps names
+    to resolved folders. Local mode: ``resolve(repo)`` takes a served name
+    or a path. Remote mode: a served name only. Either way a name may be
+    ``name@branch``, and ``name`` alone of a repository with several
+    branches means the ``registry``'s base, else the only one
+    (:func:`repolens.branches.names.resolve_key`); no name means the only
+    repository served (locally with none served: the current directory),
+    and is refused, listing the names, when several are.
     """
 
     def __init__(
@@ -114,35 +124,47 @@ class Repos:
 
     def location_param(self) -> tuple[str, Any]:
         """Name and annotation of the tools' location parameter in this mode."""
-        if self.remote:
+        if not self.roots:
+            desc = "Repository path (default: the current directory)"
+        else:
             default = f"default: {next(iter(self.roots))}" if len(self.roots) == 1 else "required"
-            desc = f"Repository name, one of: {self.names} ({default})."
-            return "repo", Annotated[str | None, Field(description=desc)]
-        desc = "Repository root (a path, or a served repository's name); default: the server's root."
-        return "root", Annotated[str | None, Field(description=desc)]
+            kind = f"name, one of: {self.names}" if self.remote else f"name ({self.names}) or a path"
+            desc = f"Repository {kind} ({default})"
+        return LOCATION, Annotated[str | None, Field(description=f"{desc}; alias: {LOCATION_ALIAS}.")]
 
     def resolve(self, where: str | None) -> tuple[Path, Path | None]:
         """(root folder, index folder or None for the default) for a caller's argument."""
-        if self.remote:
-            return self._remote(where), self.index_dir
         if where is None or not str(where).strip():
-            root = self.default if self.default is not None else resolve_root(None)
+            root = self._unnamed()
+        elif self.remote:
+            root = self._remote(where)
         elif (key := self.key(where)) is not None:
             root = self.roots[key]
         else:
-            root = _local_root(where)
+            root = resolve_root(where)
         # An explicit index folder belongs to the server's own root, not to any root a caller names.
         return root, self.index_dir if root == self.default else None
 
-    def _remote(self, repo: str | None) -> Path:
-        if repo is None or not repo.strip():
-            if len(self.roots) == 1:
-                return self.default  # type: ignore[return-value]
-            raise UsageError(f"pass repo: one of {self.names}")
+    def _unnamed(self) -> Path:
+        """The repository a call that names none means: the only one served
+        (or the only repository, of several branches), else an error listing them."""
+        if not self.roots:
+            return resolve_root(None)
+        if len(self.roots) == 1:
+            return next(iter(self.roots.values()))
+        if len(names := branches_of(self.roots)) == 1:
+            key = self.key(next(iter(names)))
+            assert key is not None  # the name of served branches
+            return self.roots[key]
+        raise UsageError(f"several repositories are served: pass `{LOCATION}`, one of {self.names}")
+
+    def _remote(self, repo: str) -> Path:
         key = self.key(repo)
-        if key is None:
-            raise unknown(repo, self.roots)
-        return self.roots[key]
+        if key is not None:
+            return self.roots[key]
+        if parse_ref(repo) is None and (any(c in repo for c in "/\\") or repo.startswith(("~", "."))):
+            raise PathError(f"`{LOCATION}` names a served repository, not a folder: pass one of {self.names}")
+        raise unknown(repo, self.roots)
 
     def key(self, name: str) -> str | None:
         """The served root ``name`` means (``name@branch``, or ``name`` alone),
@@ -194,18 +216,6 @@ class Repos:
         for name, root in sorted(self.roots.items(), key=lambda item: -len(str(item[1]))):
             text = text.replace(str(root), f"<{name}>")
         return text
-
-
-def _local_root(where: str) -> Path:
-    """A root path from a local caller; odd input is a ``RootError``, never a crash."""
-    if len(where) > MAX_PATH_CHARS or "\x00" in where:
-        raise RootError(f"repository root {where[:80]!r}... is not a usable path", fix=ROOT_FIX)
-    try:
-        return resolve_root(where)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        shown = repr(where[:200])
-        raise RootError(f"repository root {shown} cannot be used ({reason})", fix=ROOT_FIX) from None
 
 
 # -- query log --------------------------------------------------------------------
@@ -293,13 +303,30 @@ def _budget(value: Any, default: int) -> int:
     return default
 
 
+# What a strict type check expected, by pydantic's error type, and what JSON sent instead.
+_EXPECTED = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "an array",
+}
+
+
 def _validation_message(tool: str, exc: ValidationError) -> str:
-    """pydantic's multi-line report as one line: field and problem, never the rejected value."""
+    """pydantic's multi-line report as one line: field and problem (the type
+    expected and the type sent), never the rejected value."""
     parts = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-        msg = "missing" if err.get("type") == "missing" else err.get("msg", "invalid")
-        parts.append(f"{loc}: {msg}")
+        kind = err.get("type", "")
+        if kind == "missing":
+            problem = "missing"
+        elif kind in _EXPECTED:
+            problem = f"expected {_EXPECTED[kind]}, got {json_type(err.get('input'))}"
+        else:
+            problem = err.get("msg", "invalid")
+        parts.append(f"{loc}: {problem}")
     more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
     return f"invalid arguments for {tool}: {'; '.join(parts)}{more}"
 
@@ -357,6 +384,7 @@ class RepolensServer(MCPServer):
         error: str | None = None
         try:
             params = await self._tool_params()
+            arguments = _unaliased(arguments or {}, params.get(name, set()))
             if name not in params:
                 error = f"unknown tool {one_line(name, 100)!r}: known tools are {', '.join(params)}"
             elif unknown := sorted(set(arguments or {}) - params[name]):
@@ -371,7 +399,7 @@ class RepolensServer(MCPServer):
         except MCPError:
             raise
         except RepolensError as exc:
-            error = str(exc)
+            error = exc.spelled(_spelling)
         except UnexpectedToolError as exc:
             log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__ or exc)
             kind = type(exc.__cause__).__name__
@@ -422,26 +450,86 @@ class RepolensServer(MCPServer):
 # -- the tools ----------------------------------------------------------------------
 
 
+class _AsSent(FuncMetadata):
+    """The SDK's argument handling less its guess. The SDK decodes a
+    JSON-looking string given for any parameter not typed plain ``str``
+    (``pre_parse_json``): ``path="null"`` became None, dropping the filter
+    without a word, and ``query="[]"`` a list. Here a string is the string
+    sent. Only a parameter that takes a list also takes one written as JSON
+    text (as some clients send lists): no string is a valid value there."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        fields = self.arg_model.model_fields
+        lists = {field.alias or name for name, field in fields.items() if _takes_list(field.annotation)}
+        parsed = dict(data)
+        for key in lists & data.keys():
+            if isinstance(data[key], str):
+                try:
+                    value = json.loads(data[key])
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(value, list):
+                    parsed[key] = value
+        return parsed
+
+
+def _takes_list(annotation: Any) -> bool:
+    return any(get_origin(a) is list for a in (annotation, *get_args(annotation)))
+
+
+def strict_tool(
+    fn: Callable[..., str], *, name: str, description: str, annotations: ToolAnnotations | None
+) -> Tool:
+    """The SDK's tool for ``fn``, its arguments taken at their word: checked
+    strictly (an integer is an integer, not ``true`` or ``"300"``; a boolean
+    is ``true`` or ``false``, not ``"yes"``; a number may be an integer), and
+    strings never decoded (:class:`_AsSent`). The schema is the SDK's."""
+    tool = Tool.from_function(
+        fn,
+        name=name,
+        description=description,
+        annotations=annotations,
+        structured_output=False,  # the text is the reply; a copy in structuredContent doubles it
+    )
+    model = tool.fn_metadata.arg_model
+    strict = type(
+        model.__name__, (model,), {"model_config": ConfigDict(strict=True), "__module__": model.__module__}
+    )
+    return tool.model_copy(update={"fn_metadata": _AsSent(arg_model=strict)})
+
+
+def _unaliased(arguments: dict[str, Any], params: set[str]) -> dict[str, Any]:
+    """``arguments`` with :data:`LOCATION_ALIAS` renamed to :data:`LOCATION`
+    for a tool that takes it; both at once must agree."""
+    if LOCATION_ALIAS not in arguments or LOCATION not in params:
+        return arguments
+    renamed = {k: v for k, v in arguments.items() if k != LOCATION_ALIAS}
+    value = arguments[LOCATION_ALIAS]
+    if LOCATION in arguments and arguments[LOCATION] != value:
+        raise UsageError(f"`{LOCATION_ALIAS}` is another name for `{LOCATION}`: pass one of them")
+    renamed[LOCATION] = value
+    return renamed
+
+
+def _spelling(arg: str) -> str:
+    """An argument as a fix names it to a tool caller: ``repo`` for ``{root}``."""
+    return f"`{LOCATION if arg == LOCATION_ALIAS else arg}`"
+
+
 def tool_body(fn: Callable[..., str], repos: Repos) -> Callable[..., str]:
     """``fn`` as the SDK sees it: domain errors as ``ToolError`` (one line, server
-    folders redacted for remote callers), and the location parameter named
-    and described for this mode (``root`` locally, ``repo`` remotely)."""
+    folders redacted for remote callers), and the location parameter
+    described for this mode (a name or a path locally, a name remotely)."""
     name, annotation = repos.location_param()
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> str:
-        if name != "root" and name in kwargs:
-            kwargs["root"] = kwargs.pop(name)
         try:
             return fn(*args, **kwargs)
         except RepolensError as exc:
-            text = exc.spelled(lambda arg: f"`{name if arg == 'root' else arg}`")
-            raise ToolError(repos.redact(text)) from exc
+            raise ToolError(repos.redact(exc.spelled(_spelling))) from exc
 
     sig = inspect.signature(fn, eval_str=True)
-    params = [
-        p.replace(name=name, annotation=annotation) if p.name == "root" else p
-        for p in sig.parameters.values()
-    ]
+    params = [p.replace(annotation=annotation) if p.name == name else p for p in sig.parameters.values()]
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return wrapper

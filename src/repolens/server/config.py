@@ -40,6 +40,7 @@ from repolens.branches.registry import REGISTRY_ENV
 from repolens.errors import ConfigError, RootError, UsageError
 from repolens.settings import coerce, environ, read_toml
 from repolens.store import Binding, bind_root, locate, store_flag, use_store_flag
+from repolens.validate import check_dir, check_user_path, shown_path
 
 CONFIG_FILE = ".repolens.toml"
 CONFIG_ENV = "REPOLENS_CONFIG"
@@ -115,13 +116,7 @@ def name_for(path: Path) -> str:
 
 
 def _resolve_dir(raw: str, base: Path | None, source: str) -> Path:
-    path = Path(raw).expanduser()
-    if not path.is_absolute() and base is not None:
-        path = base / path
-    if not path.is_dir():
-        what = "does not exist" if not path.exists() else "is not a directory"
-        raise RootError(f"{source}: repository root {path} {what}: pass an existing directory")
-    return path.resolve()
+    return check_dir(f"{source}: repository root", raw, RootError, "pass an existing directory", base)
 
 
 def parse_root_spec(spec: str) -> tuple[str | None, str]:
@@ -210,13 +205,15 @@ def read_config_file(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]
 
 
 def read_token_file(path: Path, source: str) -> str:
+    path = check_user_path(f"{source}: token file", path, ConfigError)
     try:
-        text = path.expanduser().read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{source}: token file {path} does not exist") from None
+        raise ConfigError(f"{source}: token file {shown_path(str(path))} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{source}: cannot read token file {path} ({exc.__class__.__name__})") from None
-    return check_token(text.strip(), f"token file {path}")
+        reason = getattr(exc, "strerror", None) or exc.__class__.__name__
+        raise ConfigError(f"{source}: cannot read token file {shown_path(str(path))} ({reason})") from None
+    return check_token(text.strip(), f"token file {shown_path(str(path))}")
 
 
 def check_token(token: str, source: str) -> str:
@@ -233,9 +230,9 @@ def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str])
     """``explicit`` (must exist), else ``$REPOLENS_CONFIG`` (must exist), else ``./.repolens.toml``."""
     for raw, source in ((explicit, "--config"), (environ(CONFIG_ENV, env) or None, CONFIG_ENV)):
         if raw:
-            path = Path(raw).expanduser()
-            if not path.is_file():
-                raise ConfigError(f"{source}: config file {path} does not exist")
+            path = check_user_path(f"{source}: config file", raw, ConfigError)
+            if not os.path.isfile(path):  # False, not an error, for a folder it may not look into
+                raise ConfigError(f"{source}: config file {shown_path(str(path))} does not exist")
             return path.resolve()
     local = Path(CONFIG_FILE)
     return local.resolve() if local.is_file() else None
@@ -308,18 +305,21 @@ def load_serve_config(
     elif env_token_file := environ(TOKEN_FILE_ENV, env):
         token, token_source = read_token_file(Path(env_token_file), TOKEN_FILE_ENV), TOKEN_FILE_ENV
     elif serve.get("token_file"):
-        raw = Path(str(serve["token_file"])).expanduser()
-        token = read_token_file(raw if raw.is_absolute() or base is None else base / raw, src)
+        token_path = check_user_path(
+            f"{src} [serve] token_file", str(serve["token_file"]), ConfigError, base=base
+        )
+        token = read_token_file(token_path, src)
         token_source = f"{src} [serve] token_file"
 
     log_path: Path | None = None
     if query_log:
-        log_path = Path(query_log).expanduser()
+        log_path = check_user_path("--query-log", query_log, ConfigError)
     elif env_log := environ(QUERY_LOG_ENV, env):
-        log_path = Path(env_log).expanduser()
+        log_path = check_user_path(QUERY_LOG_ENV, env_log, ConfigError)
     elif serve.get("query_log"):
-        raw = Path(str(serve["query_log"])).expanduser()
-        log_path = raw if raw.is_absolute() or base is None else base / raw
+        log_path = check_user_path(
+            f"{src} [serve] query_log", str(serve["query_log"]), ConfigError, base=base
+        )
 
     registry = registry_path(path, env)
 
@@ -372,7 +372,7 @@ def registry_path(config_file: Path | None, env: Mapping[str, str]) -> Path | No
     """The registry file: ``$REPOLENS_REGISTRY``, else the config file's
     ``[registry] path`` (relative to that file's folder), else None."""
     if raw := (environ(REGISTRY_ENV, env) or "").strip():
-        return Path(raw).expanduser().resolve()
+        return check_user_path(REGISTRY_ENV, raw, ConfigError).resolve()
     if config_file is None or not config_file.is_file():
         return None
     table = read_toml(config_file).get("registry", {})
@@ -382,8 +382,9 @@ def registry_path(config_file: Path | None, env: Mapping[str, str]) -> Path | No
         return None
     if not isinstance(raw, str):
         raise ConfigError(f"{config_file}: [registry] path must be a string")
-    path = Path(raw).expanduser()
-    return (path if path.is_absolute() else config_file.parent / path).resolve()
+    return check_user_path(
+        f"{config_file}: [registry] path", raw, ConfigError, base=config_file.parent
+    ).resolve()
 
 
 def require_roots(config: ServeConfig) -> dict[str, Path]:

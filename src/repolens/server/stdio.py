@@ -11,14 +11,20 @@ runs it over streams that replay that first line (so the SDK's session
 records the client and moves to initialized) before the client's next
 lines, and drop the SDK's own reply to the replayed request: the client
 sees one reply, and every other byte passes through. A first line of any
-other kind (another method, a shape the front does not check, bad JSON,
-EOF) reaches the SDK unchanged, and the SDK answers it.
+other kind (another method, a shape the front does not check, EOF)
+reaches the SDK unchanged, and the SDK answers it.
+
+Every line, the first included, reaches the SDK only if the SDK can read
+it; any other (not UTF-8, not JSON, no JSON-RPC message, a lone surrogate)
+is answered here with a JSON-RPC error (:mod:`repolens.server.lines`):
+the SDK would drop it without a word, and the client would wait for its
+timeout.
 
 The dropped reply is compared with the front's: an SDK that answers
 otherwise is logged (stderr), one that refuses the request ends the server
 with a one-line error, as does an SDK that fails to load after the front
-replied. ``REPOLENS_STDIO_FRONT=0`` turns the front off (the SDK reads
-stdin itself, as before).
+replied. ``REPOLENS_STDIO_FRONT=0`` turns the front off (the SDK answers
+``initialize`` once it has loaded).
 
 stdout carries protocol JSON only: while serving, file descriptor 1 points
 at stderr and 0 at the null device (as the SDK's own stdio transport
@@ -28,6 +34,7 @@ does), so stray output of a library or a child process misses the wire.
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import os
 import sys
@@ -38,6 +45,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from repolens.errors import RepolensError, ServerStartError
 from repolens.server.handshake import Reply, initialize_reply
+from repolens.server.lines import Refusal, refusal
 
 if TYPE_CHECKING:
     from repolens.server.calls import RepolensServer
@@ -84,20 +92,21 @@ def run_stdio(
             server.middleware.append(after_handshake(lambda: _start_background(server, index_dir)))
         return server
 
-    claim = None if os.environ.get(FRONT_ENV, "1").strip() == "0" else _claim_stdio()
+    claim = _claim_stdio()
     if claim is None:
         build().run("stdio")
         return
+    front = os.environ.get(FRONT_ENV, "1").strip() != "0"
     wire_in, wire_out, release = claim
     try:
         first = wire_in.readline()
-        answered = initialize_reply(first)
+        answered = initialize_reply(first) if front else None
         if answered is not None:
             wire_out.write(answered.line.encode("utf-8"))
             wire_out.flush()
         server = build()  # the SDK loads here
-        stdin = _Replayed(first.decode("utf-8", errors="replace"), wire_in)
-        _serve(server, stdin, _OneReply(wire_out, answered))
+        stdout = _OneReply(wire_out, answered)
+        _serve(server, _Replayed(first, wire_in, stdout), stdout)
     finally:
         release()
 
@@ -152,12 +161,15 @@ def _on_fd(stream: Any, fd: int) -> bool:
 
 class _Replayed:
     """The SDK's stdin: ``first`` (the line the front read), then the lines
-    of ``wire``. A daemon thread reads ``wire``, so that a server stopping
-    early (an error) never waits at exit for a read that may never return."""
+    of ``wire``, each one the SDK can read (:func:`repolens.server.lines.refusal`):
+    any other is answered on ``stdout`` here (the SDK would drop it without
+    a word). A daemon thread reads ``wire``, so that a server stopping early
+    (an error) never waits at exit for a read that may never return."""
 
-    def __init__(self, first: str, wire: IO[bytes]) -> None:
+    def __init__(self, first: bytes, wire: IO[bytes], stdout: _OneReply) -> None:
         self.first = first
         self.wire = wire
+        self.stdout = stdout
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -168,24 +180,29 @@ class _Replayed:
 
         if not self.first:
             return  # EOF before any line
-        yield self.first
-        send, receive = anyio.create_memory_object_stream[str](0)
+        send, receive = anyio.create_memory_object_stream[str | Refusal](0)
         token = anyio.lowlevel.current_token()
         threading.Thread(target=self._pump, args=(send, token), name="repolens-stdin", daemon=True).start()
         async with receive:
-            async for line in receive:
-                yield line
+            async for item in receive:
+                if isinstance(item, str):
+                    yield item
+                elif item.notification:
+                    log.warning("a notification the MCP SDK cannot read was dropped: %s", item.reason)
+                else:
+                    await self.stdout.answer(item.reply)
 
     def _pump(self, send: Any, token: Any) -> None:
-        """Read lines (UTF-8, bad bytes replaced, as the SDK reads them) and
-        hand them to the event loop; close ``send`` at EOF."""
+        """Read lines, check each (here, off the event loop: the check parses
+        it), and hand it or its refusal to the event loop; close ``send`` at EOF."""
         import anyio
         import anyio.from_thread
 
-        text = io.TextIOWrapper(self.wire, encoding="utf-8", errors="replace")
         try:
-            for line in text:
-                anyio.from_thread.run(send.send, line, token=token)
+            for line in itertools.chain((self.first,), self.wire):
+                refused = refusal(line)
+                item = line.decode("utf-8") if refused is None else refused
+                anyio.from_thread.run(send.send, item, token=token)
             anyio.from_thread.run_sync(send.close, token=token)
         except (anyio.RunFinishedError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the server stopped first
@@ -194,13 +211,15 @@ class _Replayed:
 class _OneReply:
     """The SDK's stdout: every line to ``wire`` but the SDK's reply to the
     ``initialize`` request the front has answered (``answered``), which is
-    compared with the front's instead."""
+    compared with the front's instead; and the answers to lines the SDK
+    cannot read (:meth:`answer`). A lock keeps the two writers' lines whole."""
 
     def __init__(self, wire: IO[bytes], answered: Reply | None) -> None:
         import anyio
 
         self.out = anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8"))
         self.answered = answered
+        self.lock = anyio.Lock()
 
     async def write(self, line: str) -> None:
         if self.answered is not None and _replies_to(line, self.answered.request_id):
@@ -208,10 +227,17 @@ class _OneReply:
             if line != front:
                 _differs(line)
             return
-        await self.out.write(line)
+        async with self.lock:
+            await self.out.write(line)
 
     async def flush(self) -> None:
-        await self.out.flush()
+        async with self.lock:
+            await self.out.flush()
+
+    async def answer(self, line: str) -> None:
+        async with self.lock:
+            await self.out.write(line)
+            await self.out.flush()
 
 
 def _replies_to(line: str, request_id: int | str) -> bool:

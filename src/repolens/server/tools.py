@@ -6,10 +6,10 @@ so do bad arguments, unknown tools and bugs (whose traceback stays in the
 server's log).
 
 One set of tool bodies serves both transports. What differs is where a tool
-looks, chosen once by :class:`Repos`: a local (stdio) caller passes an
-optional ``root`` (a path, or a served repository's name; default the
-server's root); a remote (HTTP) caller passes ``repo``, a name from the
-allow-list, and every path it sends is checked strictly
+looks, chosen once by :class:`Repos`: every caller names the repository
+with ``repo`` (``root`` is an alias; none: the only one served). A local
+(stdio) caller may pass a served repository's name or a path; a remote
+(HTTP) caller a name from the allow-list, and every path it sends is checked strictly
 (:func:`repolens.reply.snippet.safe_path` with ``strict=True``, plus secrets and
 version-control folders by name).
 
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import anyio.from_thread
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
@@ -47,6 +48,7 @@ from repolens.server.calls import (
     Repos,
     note_evidence_budget,
     note_hits,
+    strict_tool,
     tool_body,
 )
 from repolens.server.config import name_for
@@ -71,10 +73,10 @@ def build_server(
     query_log: Path | None = None,
     registry: Path | None = None,
 ) -> RepolensServer:
-    """An MCP server over ``roots`` (name -> folder; the first is the default;
-    a single folder is served under its own name).
+    """An MCP server over ``roots`` (name -> folder; a single folder is
+    served under its own name, and is the default).
 
-    ``remote=False`` (stdio): tools take an optional ``root`` path or name.
+    ``remote=False`` (stdio): tools take an optional ``repo``, a name or a path.
     ``remote=True`` (HTTP): tools take ``repo``, a name from ``roots``; file
     paths are checked strictly, and ``index_repo(rebuild=true)`` is refused
     unless ``allow_rebuild``. ``query_log`` appends one JSON line per call.
@@ -83,26 +85,13 @@ def build_server(
     if isinstance(roots, Path):
         roots = {name_for(roots): roots}
     repos = Repos(roots or {}, remote=remote, index_dir=index_dir, registry=load_registry(registry))
-    instructions = INSTRUCTIONS
-    if remote:
-        instructions += f" Repositories served: {repos.names} (pass repo=<name>)."
-    server = RepolensServer(
-        repos=repos,
-        query_log=QueryLog(query_log) if query_log else None,
-        name=SERVER_NAME,
-        version=__version__,
-        instructions=instructions,
-        log_level="WARNING",
-    )
+    tools: list[Tool] = []
 
     def tool(description: str, annotations: ToolAnnotations | None = READ_ONLY):
         def register(fn: Callable[..., str]) -> Callable[..., str]:
-            server.add_tool(
-                tool_body(fn, repos),
-                name=fn.__name__,
-                description=description,
-                annotations=annotations,
-                structured_output=False,  # the text is the reply; a copy in structuredContent doubles it
+            body = tool_body(fn, repos)
+            tools.append(
+                strict_tool(body, name=fn.__name__, description=description, annotations=annotations)
             )
             return fn
 
@@ -115,7 +104,7 @@ def build_server(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def index_repo(
-        root: str | None = None,
+        repo: str | None = None,
         rebuild: Annotated[bool, Field(description="Build a fresh index instead of updating.")] = False,
         ctx: Context | None = None,
     ) -> str:
@@ -124,7 +113,7 @@ def build_server(
                 "a full rebuild is off for remote callers: call index_repo without rebuild to update "
                 "the index, or ask the operator to start the server with --allow-rebuild"
             )
-        where, idx = repos.resolve(root)
+        where, idx = repos.resolve(repo)
         report = service.index_repo(
             where,
             index_dir=idx,
@@ -141,8 +130,8 @@ def build_server(
         "The server's watcher usually does this by itself; call it after bulk edits.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
-    def refresh_index(root: str | None = None, ctx: Context | None = None) -> str:
-        where, idx = repos.resolve(root)
+    def refresh_index(repo: str | None = None, ctx: Context | None = None) -> str:
+        where, idx = repos.resolve(repo)
         report = service.index_repo(
             where,
             index_dir=idx,
@@ -156,8 +145,8 @@ def build_server(
         "What the index holds (files, chunks, vectors), when it was updated, how many files "
         "changed on disk since, and the settings in force."
     )
-    def index_status(root: str | None = None) -> str:
-        where, idx = repos.resolve(root)
+    def index_status(repo: str | None = None) -> str:
+        where, idx = repos.resolve(repo)
         return cut_to_budget(
             repos.redact(service.index_status(where, index_dir=idx).render()), DEFAULT_BUDGETS["index_repo"]
         )
@@ -203,7 +192,7 @@ def build_server(
             str, Field(description="pytest, npm, pnpm or yarn (its test script), go, cargo, mvn or gradle.")
         ],
         args: Annotated[list[str] | None, Field(description="Test paths and one filter.")] = None,
-        root: str | None = None,
+        repo: str | None = None,
         timeout_s: Annotated[float, Field(description="Seconds before the run is killed (1-3600).")] = 300,
         max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
     ) -> str:
@@ -215,7 +204,7 @@ def build_server(
         check_budget(max_chars)
         from repolens import testrun
 
-        where, _ = repos.resolve(root)
+        where, _ = repos.resolve(repo)
         run = testrun.run_tests(where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars)
         note_hits(run.lines_kept)
         return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), max_chars)
@@ -232,7 +221,7 @@ def build_server(
         query: Annotated[
             str | None, Field(description="A question, an identifier, or an error message.")
         ] = None,
-        root: str | None = None,
+        repo: str | None = None,
         mode: Annotated[str, Field(description="packet, files or json.")] = "packet",
         top_k: Annotated[int, Field(description="Number of hits (1-50).")] = 5,
         max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 6000,
@@ -246,7 +235,7 @@ def build_server(
         query_id: Annotated[str | None, Field(description="Re-render a previous reply's result.")] = None,
         explain: Annotated[bool, Field(description="Add each hit's per-leg ranks and priors.")] = False,
     ) -> str:
-        where, idx = repos.resolve(root)
+        where, idx = repos.resolve(repo)
         reply = service.search_code(
             query,
             where,
@@ -278,11 +267,11 @@ def build_server(
         path: Annotated[str, Field(description="File path relative to the repository root.")],
         start: Annotated[int, Field(description="First line (1-based).")],
         end: Annotated[int, Field(description="Last line (inclusive).")],
-        root: str | None = None,
+        repo: str | None = None,
         max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = READ_MAX_CHARS,
     ) -> str:
         check_budget(max_chars)
-        where, _ = repos.resolve(root)
+        where, _ = repos.resolve(repo)
         snippet = service.read_snippet(where, repos.check_file(where, path), start, end)
         note_hits(len(snippet.lines))
         return snippet.render(max_chars)
@@ -295,14 +284,14 @@ def build_server(
     )
     def find_symbol(
         name: Annotated[str, Field(description="Symbol name, optionally qualified (Class.method).")],
-        root: str | None = None,
+        repo: str | None = None,
         kind: Annotated[str | None, Field(description="Only this kind: function, method, class, ...")] = None,
         path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
         language: Annotated[str | None, Field(description="Only this language.")] = None,
         limit: Annotated[int, Field(description="Most matches to list (1-200).")] = 20,
         max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
     ) -> str:
-        where, idx = repos.resolve(root)
+        where, idx = repos.resolve(repo)
         result = service.find_symbol(
             name,
             where,
@@ -323,14 +312,14 @@ def build_server(
     )
     def get_focused_context(
         query: Annotated[str, Field(description="What to look for.")],
-        root: str | None = None,
+        repo: str | None = None,
         paths: Annotated[list[str] | None, Field(description="Only matches in these files/folders.")] = None,
         max_files: Annotated[int, Field(description="Most files.")] = 3,
         blocks_per_file: Annotated[int, Field(description="Most definitions per file.")] = 3,
         max_blocks: Annotated[int, Field(description="Most definitions in all.")] = 6,
         max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
     ) -> str:
-        where, idx = repos.resolve(root)
+        where, idx = repos.resolve(repo)
         if repos.remote and paths:
             paths = [repos.check_filter(where, p) or "." for p in paths]
         result = service.focus(
@@ -351,7 +340,7 @@ def build_server(
         "only_base or single_branch. Pass paths (files, folders) or a query."
     )
     def compare_branches(
-        root: str | None = None,
+        repo: str | None = None,
         base: str | None = None,
         head: str | None = None,
         paths: list[str] | None = None,
@@ -360,7 +349,7 @@ def build_server(
     ) -> str:
         # paths are looked up in the indexes only (never read from disk): check_subpath is the check.
         result = service.compare_branches(
-            _repo_name(repos, root),
+            _repo_name(repos, repo),
             repos.roots,
             repos.registry,
             base=base,
@@ -379,12 +368,12 @@ def build_server(
     )
     def search_history(
         query: Annotated[str | None, Field(description="What changed, or why.")] = None,
-        root: str | None = None,
+        repo: str | None = None,
         path: Annotated[str | None, Field(description="A file: its commits.")] = None,
         top_k: Annotated[int, Field(description="Most commits to list (1-50).")] = 10,
         max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 6000,
     ) -> str:
-        where, idx = repos.resolve(root)
+        where, idx = repos.resolve(repo)
         if path is not None:
             path = repos.check_filter(where, path)
         reply = service.search_history(
@@ -396,13 +385,26 @@ def build_server(
     @tool("Return one indexed chunk by its id (ids appear in JSON replies).")
     def get_chunk(
         chunk_id: Annotated[str, Field(description="A chunk id from a JSON reply.")],
-        root: str | None = None,
+        repo: str | None = None,
         max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
     ) -> str:
-        where, idx = repos.resolve(root)
+        where, idx = repos.resolve(repo)
         view = service.get_chunk(chunk_id, where, index_dir=idx, max_chars=max_chars)
         note_hits(1)
         return view.render()
+
+    instructions = INSTRUCTIONS
+    if remote:
+        instructions += f" Repositories served: {repos.names} (pass repo=<name>)."
+    server = RepolensServer(
+        repos=repos,
+        query_log=QueryLog(query_log) if query_log else None,
+        name=SERVER_NAME,
+        version=__version__,
+        instructions=instructions,
+        log_level="WARNING",
+        tools=tools,
+    )
 
     @server.prompt(name="repolens_guide", description="How to use repolens's tools well (short).")
     def repolens_guide() -> str:
@@ -428,6 +430,8 @@ within a character budget.
 - A hit marked (stale: ...) is from a file that changed since indexing;
   refresh_index brings the index up to date (the server's watcher usually does).
 - Check your change with run_tests (only failure lines come back).
+- Several repositories served: name one with repo=<name> (list_repositories
+  lists them; root is the same argument's other name).
 """
 
 
@@ -467,7 +471,7 @@ def _repo_name(repos: Repos, where: str | None) -> str:
     if where is None or not where.strip():
         if len(names) == 1:
             return names[0]
-        raise UsageError(f"pass a repository: one of {', '.join(names)}", fix="set {root}")
+        raise UsageError(f"several repositories are served: pass `repo`, one of {', '.join(names)}")
     if parse_ref(where) is not None or repos.remote:
         return where
     root = repos.resolve(where)[0]

@@ -30,7 +30,7 @@ from pathlib import Path
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from repolens import __version__, service
 from repolens.errors import IndexLockedError, ServeError, UsageError
@@ -42,6 +42,7 @@ from repolens.server.config import (
     apply_bindings,
     require_roots,
 )
+from repolens.server.lines import refusal
 from repolens.server.tools import build_server
 from repolens.server.workers import AppRecipe, read_workers, run_workers
 
@@ -135,6 +136,48 @@ class BearerAuth:
             await send({"type": "http.response.body", "body": b""})
 
 
+class ReadableBodies:
+    """ASGI middleware: a POST to ``/mcp`` whose body the SDK cannot read as
+    a JSON-RPC message gets the JSON-RPC error the stdio server writes for
+    such a line (:func:`repolens.server.lines.refusal`), with status 400;
+    any other request reaches the app with its body as sent. The SDK would
+    answer some of these itself, some in a multi-line ``-32602`` naming
+    pydantic's models, and a request with a boolean id not at all."""
+
+    def __init__(self, app: ASGIApp, path: str = MCP_PATH) -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST" or scope.get("path") != self.path:
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client left: nothing to answer
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        refused = refusal(body)
+        if refused is not None:
+            answer = Response(refused.reply.strip(), status_code=400, media_type="application/json")
+            await answer(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
 def build_app(
     config: ServeConfig,
     *,
@@ -175,7 +218,7 @@ def build_app(
         transport_security=transport_security(host),
         stateless_http=True,
     )
-    return BearerAuth(app, None if no_auth else config.token)
+    return BearerAuth(ReadableBodies(app), None if no_auth else config.token)
 
 
 def index_missing(roots: dict[str, Path], index_dir: Path | None = None) -> None:

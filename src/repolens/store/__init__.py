@@ -3,7 +3,7 @@
 :func:`open_store` gives the :class:`~repolens.store.base.Store` of a
 repository: the local store (SQLite + tantivy files in ``<root>/.repolens``
 or ``--index-dir``, :mod:`repolens.store.local`), or, when a store URL is
-configured (:func:`store_choice`), the PostgreSQL store
+configured (:func:`locate`), the PostgreSQL store
 (:mod:`repolens.store.postgres`).
 :func:`format_versions` are what an index must have been written with to
 be read by this code; anything else is refused with the fix
@@ -21,18 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.errors import ROOT_FIX, ConfigError, IndexCorruptError, IndexVersionError, RootError, UsageError
+from repolens.validate import check_dir, check_user_path
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
 
 
 def resolve_root(root: str | os.PathLike[str] | None) -> Path:
-    """The repository root, resolved (``RootError`` when it is not a directory)."""
-    path = Path(root if root is not None else ".").expanduser()
-    if not path.is_dir():
-        state = "is not a directory" if path.exists() else "does not exist"
-        raise RootError(f"repository root {path} {state}", fix=ROOT_FIX)
-    return path.resolve()
+    """The repository root, resolved; ``RootError``, one line, when it is no
+    directory or no usable path (:func:`repolens.validate.check_dir`)."""
+    return check_dir("repository root", root if root is not None else ".", RootError, ROOT_FIX)
 
 
 class StoreChoice(NamedTuple):
@@ -159,6 +157,7 @@ def locate(root: Path, index_dir: str | os.PathLike[str] | None = None, url: str
             )
         return Location(_choice(root, check_store_url(env_url, STORE_ENV)), None, STORE_ENV)
     if env_dir:
+        check_user_path(INDEX_DIR_ENV, env_dir, ConfigError, fix=f"set {INDEX_DIR_ENV} to a folder")
         if config_url:
             raise ConfigError(
                 f"{INDEX_DIR_ENV}={env_dir} names a local folder but {config_from} names the store "
@@ -257,7 +256,7 @@ def open_store(
     Cheap: nothing is opened until a reader or writer is asked for (and
     psycopg is imported only for a database store)."""
     root_path = resolve_root(root)
-    where = locate(root_path, index_dir, url)
+    where = locate(root_path, _index_dir(index_dir), url)
     if where.store is not None:
         from repolens.store.postgres import PgStore
 
@@ -274,6 +273,17 @@ def open_store(
 
     assert where.index_dir is not None
     return LocalStore(root_path, where.index_dir, named_by=where.source)
+
+
+def _index_dir(index_dir: str | os.PathLike[str] | None) -> Path | None:
+    """``index_dir`` checked as a path: one line for a path that can name no folder."""
+    from repolens.validate import check_user_path
+
+    return (
+        None
+        if index_dir is None
+        else check_user_path("index folder", index_dir, fix="pass another {index_dir}")
+    )
 
 
 def format_versions() -> dict[str, int]:

@@ -4,7 +4,7 @@ It meets the guarantees of :mod:`repolens.store.base` with the database's
 own means:
 
 * **Namespaces.** A repository is a row of ``repos`` named by its *key*
-  (:func:`repolens.store.store_choice`: the name a server gives it, ``[store]
+  (:func:`repolens.store.locate`: the name a server gives it, ``[store]
   key`` or the folder's name, never the local path, so an indexer and
   servers on other machines agree on it); every other row belongs to one of
   its generations.
@@ -350,6 +350,7 @@ class PgStore:
         """Hold the repository's advisory lock on a connection of its own; the
         tables are created or migrated first (``repolens index`` migrates)."""
         conn = connect(self.url)
+        held = False
         try:
             with translate(self.url):
                 schema.ensure(conn, redact(self.url))
@@ -366,9 +367,16 @@ class PgStore:
                             holder=holder,
                         )
                     time.sleep(0.1)
+            held = True
             yield
         finally:
-            conn.close()  # releases the lock
+            # Closing the connection releases the lock too, but only once the
+            # server has seen the close: a writer that follows at once (the
+            # next command of a script) would find it still held.
+            if held:
+                with contextlib.suppress(Exception):
+                    conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_CLASS, self.key))
+            conn.close()
 
     def _holder(self, conn: psycopg.Connection) -> str:
         row = conn.execute(
