@@ -387,3 +387,16 @@ def test_small_definitions_are_packed_up_to_the_target_by_default() -> None:
     assert len(packed.chunks) == 1
     assert packed.chunks[0].qualname == "f0, f1, f2 (+7 more)"
     assert len(packed.symbols) == len(fine.symbols) == 10  # every definition is still a symbol
+
+
+def test_a_name_does_not_repeat_its_kind() -> None:
+    """A header reads ``impl Store for Cache``, not ``impl impl Store for Cache``:
+    the kind says what a definition is, its name does not say it again."""
+    spelled = {"impl": ("impl", "implementation"), "module": ("mod", "module")}
+    for name in sorted(EXPECTED):
+        result = _chunk(name, (FIXTURES / name).read_text())
+        for s in result.symbols:
+            first = s.qualname.split()[0].lstrip("@").lower()
+            assert first not in (s.kind, *spelled.get(s.kind, ())), (name, s.kind, s.qualname)
+    rust = _chunk("cache.rs", "struct Cache;\nimpl Cache {\n    fn new() -> Self { Cache }\n}\n")
+    assert [(c.kind, c.qualname) for c in rust.chunks if c.kind == "impl"] == [("impl", "Cache")]
