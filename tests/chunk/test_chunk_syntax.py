@@ -429,7 +429,7 @@ _SHAPES = {
         "class Relay {\n    int hops;\n\n    void forward() {\n"
         + _LONG_BODY
         + "    }\n\n    int retries = 3;\n\n    void refresh() {\n        hops = 0;\n    }\n}\n",
-        ("block", "Relay.refresh", "void refresh()"),
+        ("block", "Relay.refresh", ""),
     ),
     "relay.rs": (
         "struct Relay;\n\nimpl Relay {\n    fn forward(&self) {\n"
@@ -441,7 +441,7 @@ _SHAPES = {
         "class Relay {\n  hops = 0;\n\n  forward(): void {\n"
         + _LONG_BODY
         + "  }\n\n  // retried on failure\n\n  refresh(): void {\n    this.hops = 0;\n  }\n}\n",
-        ("block", "Relay.refresh", "refresh(): void"),
+        ("block", "Relay.refresh", ""),
     ),
 }
 

@@ -31,8 +31,8 @@ The rules, in order:
 * A chunk is named by the innermost definitions it holds. Blank lines and
   closers packed with definitions do not count: a method packed with the
   blank line after a long neighbour is that method (kind, name, signature).
-  A packed chunk with other code is a ``block`` naming its definitions (with
-  the signature when it holds one), except a chunk that holds a class's (or
+  A packed chunk with other code is a ``block`` naming its definitions,
+  except a chunk that holds a class's (or
   namespace's) first line, or no definition at all: that one is labelled
   with the class. A hit in a method thus names the method, and a stale hit
   finds the method again, not the class's head.
@@ -288,13 +288,14 @@ class Packer:
             return _meta(owner)
         if not defs:
             return ("block", "", "", "", "", "")
-        signature = defs[0].signature if len(defs) == 1 else ""
+        # No signature: the block is more than the definition (a signature
+        # would weigh its words as the block's own in the lexical index).
         return (
             "block",
             join_names([d.name for d in defs]),
             join_names([d.qualname for d in defs]),
-            signature,
-            defs[0].parent,
+            "",
+            "",
             "",
         )
 
