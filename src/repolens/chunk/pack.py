@@ -32,10 +32,10 @@ The rules, in order:
   closers packed with definitions do not count: a method packed with the
   blank line after a long neighbour is that method (kind, name, signature).
   A packed chunk with other code is a ``block`` naming its definitions,
-  except a chunk that holds a class's (or
-  namespace's) first line, or no definition at all: that one is labelled
-  with the class. A hit in a method thus names the method, and a stale hit
-  finds the method again, not the class's head.
+  except a chunk that holds a class's (or namespace's) first line, or no
+  definition at all: that one is labelled with the class. A hit in a method
+  thus names the method, and a stale hit finds the method again, not the
+  class's head.
 """
 
 from __future__ import annotations

@@ -204,7 +204,8 @@ def fit_block(
     position = {n: i for i, n in enumerate(numbers)}
     ranked = _ranked_lines(block, weights)
     body = BodySize(block, sizes, open_end=budget)
-    for first in (best_line(block, weights), block.head):  # what the hit is, then where
+    best = ranked[0] if ranked else numbers[0]  # as best_line, from the ranking made here
+    for first in (best, block.head):  # what the hit is, then where
         if first in position and body.with_lines([first]) <= room:
             body.add([first])
     for n in ranked:
