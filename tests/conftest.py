@@ -138,6 +138,42 @@ def _no_store_bindings_left() -> Iterator[None]:
     stores._bound.clear()
 
 
+def relay_source(forward_steps: int = 130) -> str:
+    """A module with one long class shaped like many real ones: fields and a
+    stub first, a method long enough to be split (``forward``), then short
+    methods. ``refresh_credentials`` (short) follows the long method, so its
+    chunk starts with the blank line after it; ``refresh_route`` is long
+    enough to stand alone."""
+    steps = "".join(f"            hops += self.step({i}, message)\n" for i in range(forward_steps))
+    credentials = "".join(f"        headers.pop('X-Trace-{i}', None)\n" for i in range(14))
+    routes = "".join(f"        self.forget(message, {i})\n" for i in range(30))
+    return (
+        '"""Hops a message through a chain of relays."""\n\nimport logging\n\n'
+        "log = logging.getLogger(__name__)\n\n\n"
+        "class Relay:\n    hops: int\n    strict: bool\n\n"
+        "    def send(self, message) -> None: ...\n\n"
+        "    def next_target(self, reply):\n"
+        '        """The address a reply points to, or None."""\n'
+        "        if reply.redirect:\n            return reply.location\n        return None\n\n"
+        "    def forward(self, message, reply):\n"
+        '        """Follow every hop until the message arrives."""\n'
+        "        hops = 0\n        while reply.redirect:\n"
+        f"{steps}"
+        "            reply = self.send(message)\n        return hops\n\n"
+        "    def refresh_credentials(\n        self, message, reply\n    ) -> None:\n"
+        '        """Drop the credentials when a hop leaves the origin."""\n'
+        "        headers = message.headers\n"
+        "        if 'Credentials' in headers and reply.origin != message.origin:\n"
+        "            del headers['Credentials']\n"
+        f"{credentials}"
+        "        log.debug('credentials refreshed for %s', message.origin)\n\n"
+        "    def refresh_route(self, message):\n"
+        '        """Pick the route again after a hop."""\n'
+        f"{routes}"
+        "        message.route = self.route_for(message.origin)\n        return message.route\n"
+    )
+
+
 @pytest.fixture
 def isolated_git_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the user's global and system git config (global excludes, hooks) out of tests."""

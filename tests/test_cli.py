@@ -318,6 +318,19 @@ def test_test_list_names_only_runners_the_repository_can_use(tmp_path: Path):
     assert out.stdout.rstrip().endswith("(test_calc.py)")
 
 
+def test_files_mode_lists_top_k_files_over_the_cli_and_mcp(repo: Path):
+    async def tool_reply() -> str:
+        async with Client(build_server(repo)) as client:
+            args = {"query": "session", "mode": "files", "top_k": 2}
+            return (await client.call_tool("search_code", args)).content[0].text
+
+    out = run("search", "session", "--files", "-k", "2", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    listed = [line for line in out.stdout.splitlines() if line[:1].isdigit()]
+    assert [line.split(". ")[0] for line in listed] == ["1", "2"]
+    assert out.stdout == asyncio.run(tool_reply()) + "\n"
+
+
 def test_read_takes_a_budget_and_prints_what_read_snippet_returns(repo: Path):
     async def tool_reply() -> str:
         async with Client(build_server(repo)) as client:

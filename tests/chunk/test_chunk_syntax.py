@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import relay_source
 from repolens.chunk import ChunkedFile, chunk_file, chunking_config, dispatch
 from repolens.chunk.grammars import KINDS, SPECS, available_languages, grammar_versions
 from repolens.chunk.labels import repeated_header_lines
@@ -387,3 +388,69 @@ def test_small_definitions_are_packed_up_to_the_target_by_default() -> None:
     assert len(packed.chunks) == 1
     assert packed.chunks[0].qualname == "f0, f1, f2 (+7 more)"
     assert len(packed.symbols) == len(fine.symbols) == 10  # every definition is still a symbol
+
+
+def test_a_name_does_not_repeat_its_kind() -> None:
+    """A header reads ``impl Store for Cache``, not ``impl impl Store for Cache``:
+    the kind says what a definition is, its name does not say it again."""
+    spelled = {"impl": ("impl", "implementation"), "module": ("mod", "module")}
+    for name in sorted(EXPECTED):
+        result = _chunk(name, (FIXTURES / name).read_text())
+        for s in result.symbols:
+            first = s.qualname.split()[0].lstrip("@").lower()
+            assert first not in (s.kind, *spelled.get(s.kind, ())), (name, s.kind, s.qualname)
+    rust = _chunk("cache.rs", "struct Cache;\nimpl Cache {\n    fn new() -> Self { Cache }\n}\n")
+    assert [(c.kind, c.qualname) for c in rust.chunks if c.kind == "impl"] == [("impl", "Cache")]
+
+
+def test_a_method_packed_after_a_long_one_is_named_by_the_method() -> None:
+    """The blank line after a split method goes with the next method: that
+    chunk is the method (kind, name, signature), not its class."""
+    result = chunk_file("relay.py", relay_source(), "python")
+    labels = [(c.start_line, c.kind, c.qualname) for c in result.chunks]
+    assert labels == [
+        (1, "block", ""),
+        (8, "class", "Relay"),
+        (20, "method", "Relay.forward"),
+        (88, "method", "Relay.forward"),
+        (156, "method", "Relay.refresh_credentials"),
+        (180, "method", "Relay.refresh_route"),
+    ]
+    credentials = result.chunks[4]
+    assert credentials.text.startswith("\n    def refresh_credentials(")
+    assert credentials.signature == "def refresh_credentials( self, message, reply ) -> None"
+
+
+# The same shape in other languages: a class (impl) whose long method is split,
+# a field between methods, then a short method. One labelling, in pack.py.
+_LONG_BODY = "".join(f"        step({i});\n" for i in range(130))
+_SHAPES = {
+    "Relay.java": (
+        "class Relay {\n    int hops;\n\n    void forward() {\n"
+        + _LONG_BODY
+        + "    }\n\n    int retries = 3;\n\n    void refresh() {\n        hops = 0;\n    }\n}\n",
+        ("block", "Relay.refresh", ""),
+    ),
+    "relay.rs": (
+        "struct Relay;\n\nimpl Relay {\n    fn forward(&self) {\n"
+        + _LONG_BODY
+        + "    }\n\n    const RETRIES: u32 = 3;\n\n    fn refresh(&self) {\n        hop();\n    }\n}\n",
+        ("block", "Relay::RETRIES, Relay::refresh", ""),
+    ),
+    "relay.ts": (
+        "class Relay {\n  hops = 0;\n\n  forward(): void {\n"
+        + _LONG_BODY
+        + "  }\n\n  // retried on failure\n\n  refresh(): void {\n    this.hops = 0;\n  }\n}\n",
+        ("block", "Relay.refresh", ""),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHAPES))
+def test_class_code_packed_with_a_method_names_the_method(name: str) -> None:
+    text, expected = _SHAPES[name]
+    result = chunk_file(name, text, language_for(name))
+    last = result.chunks[-1]
+    assert (last.kind, last.qualname, last.signature) == expected
+    assert all(c.kind != "class" or c.start_line == 1 for c in result.chunks)
+    _assert_tiles(result, text)

@@ -28,7 +28,13 @@ def _states(root: Path) -> dict[str, str]:
 
 def test_lexical_only_index_is_healthy_with_dense_and_rerank_off(sample_repo: Path):
     build_index(sample_repo)
-    assert _states(sample_repo) == {"index": "ok", "lexical": "ok", "dense": "off", "rerank": "off"}
+    assert _states(sample_repo) == {
+        "index": "ok",
+        "lexical": "ok",
+        "dense": "off",
+        "rerank": "off",
+        "history": "ok",
+    }
 
 
 def test_counts_read_in_the_singular_for_one(make_repo):

@@ -80,6 +80,25 @@ def test_the_history_reply_fits_its_budget(story_repo: Path):
     assert hashes and reply.text.endswith(f"... {len(hashes)} more commits did not fit: {', '.join(hashes)}")
 
 
+@pytest.mark.parametrize("max_chars", [200, 300, 500, 800])
+@pytest.mark.parametrize("top_k", [1, 4])
+def test_the_best_commits_hash_and_subject_fit_at_every_budget(story_repo: Path, max_chars: int, top_k: int):
+    """A commit too big for the budget is shown cut (its changed lines
+    counted with the ``git show`` that shows them), never left out whole."""
+    question = "which commit renumbered the values of the session store " * 4
+    for query in (None, question):
+        reply = service.search_history(
+            query, story_repo, path="session/store.py", top_k=top_k, max_chars=max_chars
+        )
+        best = reply.entries[0]
+        assert len(reply.text) <= max_chars
+        assert f"\n\n{best.hash[:7]} {best.date} {best.subject}" in reply.text
+    if max_chars <= 300:
+        sha = best.hash[:7]
+        assert reply.text.splitlines()[3].startswith("  ")  # a changed line or the marker
+        assert f"changed lines; git show {sha} -- session/store.py)" in reply.text
+
+
 def test_the_history_tool_says_what_is_wrong(story_repo: Path, plain_dir: Path):
     with pytest.raises(UsageError, match="a question, a file path, or both"):
         service.search_history(root=story_repo)

@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from repolens.chunk import Chunk
+from conftest import relay_source
+from repolens.chunk import Chunk, chunk_file
 from repolens.reply.packet import NO_MATCH, PacketOptions, render_packet
 from repolens.reply.prose import prose_lines
 from repolens.search.hits import Hit
@@ -103,14 +104,35 @@ def test_budget_cut_names_the_follow_up_read_and_lists_what_did_not_fit():
     lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
     hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]
     packet = render_packet(
-        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=1500, hit_max_chars=1200)
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=1600, hit_max_chars=1200)
     )
     text = packet.text
-    assert len(text) <= 1500
+    assert len(text) <= 1600
     assert "... (truncated at " in text  # the first hits get their share
-    assert "... (budget: " in text and "to expand)" in text
+    cut = packet.rendered[-1]
+    assert cut.budget_cut
+    assert cut.text == "\n".join(  # its best line, not just markers
+        [
+            "f3.py:1-100 (score 7.00)",
+            lines[0].join(["1: ", ""]),
+            "... (budget: 8104 chars omitted; use read_snippet f3.py 2 100 to expand)",
+        ]
+    )
     last = text.splitlines()[-1]
     assert last == "... 1 more hit did not fit: f4.py:1-100 (score 6.00)"
+
+
+def test_a_hit_that_cannot_show_a_line_is_listed_not_shown_as_a_bare_header():
+    lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
+    hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]
+    packet = render_packet(
+        "parse_url", hits, parse_query("parse_url").tokens, PacketOptions(max_chars=1500, hit_max_chars=1200)
+    )
+    assert [r.block.path for r in packet.rendered] == ["f0.py", "f1.py", "f2.py"]
+    assert all(r.text.splitlines()[1].startswith("1: ") for r in packet.rendered)
+    assert packet.text.splitlines()[-1] == (
+        "... 2 more hits did not fit: f3.py:1-100 (score 7.00), f4.py:1-100 (score 6.00)"
+    )
 
 
 def test_fair_shares_let_every_top_hit_fit():
@@ -342,12 +364,15 @@ def test_pointers_take_a_small_share_of_the_budget_and_none_when_off():
     assert not off.pointers and "next files" not in off.text
 
 
+@pytest.mark.parametrize("open_end", [False, True])
 @pytest.mark.parametrize("seed", range(20))
-def test_a_cut_block_is_sized_exactly_as_it_is_written(seed):
+def test_a_cut_block_is_sized_exactly_as_it_is_written(seed, open_end):
     """The per-hit cap decides line by line from sizes computed without
     building the text; they must be the written text's, or a cut block
-    would keep fewer lines than fit (or overrun its share)."""
-    from repolens.reply.packet import Block, _body, _BodySize
+    would keep fewer lines than fit (or overrun its share). Cut by the
+    packet's budget (``open_end``), the stretch that ends the span is the
+    budget marker's, not written as an omission."""
+    from repolens.reply.block import Block, BodySize, body_lines
 
     rng = random.Random(seed)
     start = rng.randint(1, 500)
@@ -357,9 +382,12 @@ def test_a_cut_block_is_sized_exactly_as_it_is_written(seed):
     sizes = {n: len(f"{n}: {text}") for n, text in lines}
 
     def written(keep: set[int]) -> int:
-        return len("".join("\n" + piece for piece in _body(block, keep)))
+        pieces = body_lines(block, keep)
+        if open_end and max(keep, default=start - 1) < block.end_line:
+            pieces.pop()
+        return len("".join("\n" + piece for piece in pieces))
 
-    body = _BodySize(block, sizes)
+    body = BodySize(block, sizes, open_end=open_end)
     assert body.size == written(set())
     for _ in range(10):  # a kept set grows as _fit grows it: groups, some overlapping what is kept
         group = set(rng.sample(numbers, rng.randint(0, min(6, len(numbers)))))
@@ -367,3 +395,46 @@ def test_a_cut_block_is_sized_exactly_as_it_is_written(seed):
         if rng.random() < 0.7:
             body.add(group)
             assert body.size == written(body.keep)
+
+
+@pytest.mark.parametrize("max_chars", [300, 500, 1000, 6000])
+def test_a_method_packed_after_a_blank_line_shows_its_def_line_when_cut(max_chars):
+    """The chunk starts with a blank line, then the method: the block names
+    the method and shows its ``def`` line (not the blank line) with the match."""
+    (chunk,) = [c for c in chunk_file("relay.py", relay_source(), "python").chunks if c.start_line == 156]
+    query = "log debug"
+    packet = render_packet(
+        query, [_hit(chunk, 2.0)], parse_query(query).tokens, PacketOptions(max_chars=max_chars)
+    )
+    lines = packet.text.splitlines()
+    assert len(packet.text) <= max_chars
+    assert lines[0] == "relay.py:156-179 method Relay.refresh_credentials (score 2.00)"
+    assert "157:     def refresh_credentials(" in lines
+    assert "178:         log.debug('credentials refreshed for %s', message.origin)" in lines
+
+
+_NOTE = "1 cited file changed since indexing; `repolens index` refreshes the index"
+
+
+@pytest.mark.parametrize("max_chars", [200, 300, 500, 1000])
+def test_the_best_hits_best_line_fits_at_every_budget(max_chars):
+    """Notes, pointers to the next files and a long header before it: the
+    best line of the best hit still shows (and its header), and the packet
+    keeps to its budget."""
+    best = "    return self.session_cookie_name  # where the session cookie is named"
+    lines = _filler(60, {1: "def get_cookie_name(self):", 45: best, 50: "    session = 1"}, start=1)
+    name = "Application.configuration.sessions.SecureCookieSessionInterface.get_cookie_name"
+    first = _chunk("src/flask/sessions/secure_cookie_interface.py", 100, lines, kind="method", qualname=name)
+    others = [
+        _hit(_chunk(f"src/flask/module_{i}.py", 1, _filler(40, {20: "session cookie"})), 5.0 - i)
+        for i in range(4)
+    ]
+    files = _entries([f"src/flask/next_{i}.py" for i in range(10)])
+    query = "where is the session cookie named"
+    opts = PacketOptions(max_chars=max_chars, notes=[_NOTE, _NOTE], files=lambda named: files)
+    packet = render_packet(query, [_hit(first, 9.0), *others], dict(parse_query(query).weighted()), opts)
+    text = packet.text.splitlines()
+    assert len(packet.text) <= max_chars
+    assert f"144: {best}" in text
+    header = [line for line in text if line.startswith("src/flask/sessions/")]
+    assert header and header[0].startswith("src/flask/sessions/secure_cookie_interface.py:100-159 ")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import relay_source
 from repolens import service
 from repolens.index.build import build_index
 from repolens.store.handles import readers
@@ -63,3 +64,51 @@ def test_deleted_file_is_marked(sample_repo: Path):
     reply = service.search_code("SessionStore", sample_repo, top_k=1)
     assert reply.packet.rendered[0].text.splitlines()[0].endswith("(stale: file deleted since indexing)")
     assert reply.text.startswith("note: 1 cited file changed since indexing")
+
+
+def _header(reply) -> str:
+    return reply.packet.rendered[0].text.splitlines()[0]
+
+
+def test_an_edited_method_packed_after_a_long_one_is_found_again(make_repo):
+    """Its chunk is the method's, so the stale hit cites the method as it is
+    now, its ``def`` line included, and not the class's head."""
+    root = make_repo({"relay.py": relay_source()})
+    build_index(root)
+    relay = root / "relay.py"
+    relay.write_text(
+        relay.read_text().replace(
+            "        headers = message.headers\n", "        headers = dict(message.headers)\n"
+        )
+    )
+    reply = service.search_code("credentials origin", root, top_k=1)
+    assert _header(reply).startswith("relay.py:156-179 method Relay.refresh_credentials (score ")
+    assert _header(reply).endswith("(stale: file changed since indexing)")
+    shown = dict(_shown_lines(reply.packet.rendered[0].text))
+    assert shown[157] == "    def refresh_credentials("
+    assert "        headers = dict(message.headers)" in shown.values()
+    current = relay.read_text().splitlines()
+    assert all(current[n - 1] == text for n, text in shown.items())
+
+
+def test_a_stale_part_of_a_split_method_is_found_again_at_that_part(make_repo):
+    root = make_repo({"relay.py": relay_source()})
+    build_index(root)
+    relay = root / "relay.py"
+    text = relay.read_text()
+    relay.write_text(text.replace("self.step(120, message)", "self.step(120, message, tracing=True)"))
+    reply = service.search_code("step 120 tracing", root, top_k=1)
+    assert _header(reply).startswith(
+        "relay.py:88-155 method Relay.forward (score "
+    )  # the second part, not the first
+    assert "            hops += self.step(120, message, tracing=True)" in reply.packet.rendered[0].text
+
+
+def test_a_definition_gone_from_the_file_says_so_instead_of_citing_other_code(make_repo):
+    root = make_repo({"relay.py": relay_source()})
+    build_index(root)
+    relay = root / "relay.py"
+    relay.write_text(relay.read_text().replace("def refresh_credentials(", "def renew_credentials("))
+    reply = service.search_code("refresh_credentials", root, top_k=1)
+    assert _header(reply).startswith("relay.py:156-179 method Relay.refresh_credentials (score ")
+    assert _header(reply).endswith("(stale: definition no longer in the file; lines as indexed)")

@@ -10,6 +10,7 @@ from conftest import UPLOAD_FILES, Git, MakeRepo, commit_upload_history
 from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import commit_files as commit
 from repolens import service
+from repolens.ops.doctor import diagnose
 from repolens.search.history_leg import vote_files
 from repolens.search.query import parse_query
 from repolens.store.handles import readers
@@ -69,19 +70,25 @@ def test_the_vote_decays_with_age_counted_from_the_newest_commit(make_repo: Make
     assert votes.files["a.py"].strength == pytest.approx(0.25, rel=0.01)
 
 
-def test_the_leg_is_on_by_default_and_off_with_a_note_when_there_is_no_history(
+def test_the_leg_off_for_good_is_said_by_status_and_doctor_not_by_every_reply(
     make_repo: MakeRepo, plain_dir: Path, monkeypatch
 ):
+    """Outside git or before the first commit the leg is off until that
+    changes: ``status`` and ``doctor`` say so, once; replies carry no note."""
     (plain_dir / "a.py").write_text("def retry():\n    return 1\n", encoding="utf-8")
     reply = service.search_code("retry", plain_dir)
-    assert "history leg off: not a git work tree" in reply.notes
-    assert "note: history leg off: not a git work tree" in reply.text
-    assert "a.py:1-2" in reply.text
+    assert not any("history" in n for n in reply.notes)
+    assert reply.text.startswith("a.py:1-2 function retry (score ")
+    status = service.index_status(plain_dir).render()
+    assert "\nhistory: none (not a git work tree): the history leg is off\n" in status
+    checks = {c.name: (c.state, c.detail) for c in diagnose(plain_dir).checks}
+    assert checks["history"] == ("off", "none (not a git work tree): searches rank without past commits")
     unborn = make_repo({"a.py": "def retry():\n    return 1\n"}, name="unborn", commit=False)
-    notes = service.search_code("retry", unborn).notes
-    assert "history leg off: the repository has no commits yet" in notes
+    assert not any("history" in n for n in service.search_code("retry", unborn).notes)
+    history = {c.name: c.detail for c in diagnose(unborn).checks}["history"]
+    assert history.startswith("none (the repository has no commits yet)")
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
-    assert not any("history" in n for n in service.search_code("retry", plain_dir).notes)
+    assert {c.name: c.detail for c in diagnose(plain_dir).checks}["history"] == "history_weight is 0"
 
 
 def test_a_commit_touching_most_files_does_not_vote(make_repo: MakeRepo, git: Git):

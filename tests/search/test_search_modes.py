@@ -80,6 +80,17 @@ def test_files_mode_ranks_files_with_reasons(store_repo: Path):
     assert roles["tests/test_store.py"] == "test" and roles["docs/store.md"] == "doc"
 
 
+@pytest.mark.parametrize("top_k", [1, 2, 7])
+def test_files_mode_lists_top_k_files(store_repo: Path, top_k: int):
+    reply = service.search_code("SessionStore sessions", store_repo, mode="files", top_k=top_k)
+    assert len(reply.files) == top_k
+    assert [line.split(". ")[0] for line in reply.text.splitlines()[:-1]] == [
+        str(i + 1) for i in range(top_k)
+    ]
+    again = service.search_code(None, store_repo, query_id=reply.query_id, mode="files", top_k=top_k)
+    assert again.text == reply.text
+
+
 def test_source_preferred_over_docs_and_tests_when_close(store_repo: Path):
     reply = service.search_code("session store expire", store_repo, mode="files")
     order = [f.path for f in reply.files]

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # settings imports validate, which imports the chunk vocabula
     from repolens.settings import Settings
 
 # Bump when any chunker's output changes for the same input and grammars.
-CHUNKING_VERSION = 2
+CHUNKING_VERSION = 3
 
 DEFAULT_MERGE_LINES = 30  # keep equal to settings.Settings.chunk_merge_lines
 SYNTAX = SyntaxChunker(merge_max_lines=DEFAULT_MERGE_LINES)

@@ -3,7 +3,8 @@
 :mod:`repolens.chunk.pack` writes these forms; the read path (hits, packets,
 chunks) reads them, without loading the packer: a part of a split
 definition repeats its header lines, and a chunk holding several
-definitions is labelled with their names.
+definitions is labelled with their names, and a definition's signature is
+found again among its lines.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ if TYPE_CHECKING:
     from repolens.chunk import Chunk
 
 _NAMES_SHOWN = 3
+# How far below a definition's start its signature line may be (decorators,
+# doc comments, attributes in front of it), and how many lines it may span.
+_SIGNATURE_SEARCH = 60
+_MAX_SIGNATURE_LINES = 5
 
 
 def repeated_header_lines(chunk: Chunk) -> int:
@@ -41,3 +46,32 @@ def split_names(label: str) -> tuple[list[str], int]:
     m = _MORE.search(label)
     shown = label[: m.start()] if m else label
     return [n for n in shown.split(", ") if n], int(m.group(1)) if m else 0
+
+
+def signature_lines(lines: dict[int, str], start: int, end: int, signature: str) -> list[int]:
+    """The rows of a definition's signature: the first line whose text begins
+    the stored signature, and the lines after it that continue it."""
+
+    def squash(s: str) -> str:
+        return " ".join(s.split())
+
+    target = squash(signature)
+    if not target:
+        return []
+    for n in range(start, min(end, start + _SIGNATURE_SEARCH) + 1):
+        first = squash(lines.get(n, ""))
+        stem = first.rstrip("{:=(").rstrip()  # a lone ``{`` begins every signature: not a match
+        if not stem or not (target.startswith(stem) or first.startswith(target)):
+            continue
+        rows, acc = [n], first
+        m = n + 1
+        while m <= end and len(rows) < _MAX_SIGNATURE_LINES and len(acc) < len(target):
+            nxt = squash(lines.get(m, ""))
+            joined = f"{acc} {nxt}"
+            if not nxt or not target.startswith(joined.rstrip("{:=(").rstrip()):
+                break
+            rows.append(m)
+            acc = joined
+            m += 1
+        return rows
+    return []

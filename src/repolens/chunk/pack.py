@@ -27,8 +27,15 @@ The rules, in order:
   ``TARGET_LINES``: gaps, and definitions of at most ``merge_max_lines``
   lines (one-line constants, getters). A packed chunk that holds only
   definitions names them all in ``qualname`` (``a, b, c (+2 more)``,
-  :func:`repolens.chunk.labels.join_names`); one that
-  holds code of a class is labelled with the class.
+  :func:`repolens.chunk.labels.join_names`).
+* A chunk is named by the innermost definitions it holds. Blank lines and
+  closers packed with definitions do not count: a method packed with the
+  blank line after a long neighbour is that method (kind, name, signature).
+  A packed chunk with other code is a ``block`` naming its definitions,
+  except a chunk that holds a class's (or namespace's) first line, or no
+  definition at all: that one is labelled with the class. A hit in a method
+  thus names the method, and a stale hit finds the method again, not the
+  class's head.
 """
 
 from __future__ import annotations
@@ -245,7 +252,9 @@ class Packer:
             return
         s, e = acc[0].start, acc[-1].end
         defs = [p.d for p in acc if p.d is not None]
-        if len(defs) == len(acc):
+        # Blank lines and closers are no code of their own: a method packed
+        # with the blank line after a long one is that method alone.
+        if defs and all(p.d is not None or self._is_trivial(p.start, p.end) for p in acc):
             if len(defs) == 1:
                 self._add(s, e, _meta(defs[0]))
                 return
@@ -265,23 +274,30 @@ class Packer:
         self._add(s, e, self._gap_meta(acc, defs))
 
     def _gap_meta(self, acc: list[_Piece], defs: list[Def]) -> tuple[str, str, str, str, str, str]:
-        group = acc[0].group
-        if group is not None:
-            return _meta(group)
-        owners = {id(p.owner) for p in acc}
-        owner = acc[0].owner
-        if len(owners) == 1 and owner is not None:
+        """The label of lines that are no definition, packed with ``defs``.
+
+        Lines of a class (or namespace) are labelled with it when the chunk
+        holds its first line or no definition of its own; otherwise the
+        chunk is named by the definitions it holds, innermost first.
+        """
+        s, e = acc[0].start, acc[-1].end
+        owner = acc[0].group
+        if owner is None and len({id(p.owner) for p in acc}) == 1:
+            owner = acc[0].owner
+        if owner is not None and (not defs or s <= owner.start <= e):
             return _meta(owner)
-        if defs:
-            return (
-                "block",
-                join_names([d.name for d in defs]),
-                join_names([d.qualname for d in defs]),
-                "",
-                "",
-                "",
-            )
-        return ("block", "", "", "", "", "")
+        if not defs:
+            return ("block", "", "", "", "", "")
+        # No signature: the block is more than the definition (a signature
+        # would weigh its words as the block's own in the lexical index).
+        return (
+            "block",
+            join_names([d.name for d in defs]),
+            join_names([d.qualname for d in defs]),
+            "",
+            "",
+            "",
+        )
 
     def _emit_gap(self, p: _Piece) -> None:
         meta = self._gap_meta([p], [])

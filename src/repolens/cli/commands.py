@@ -118,7 +118,9 @@ def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
 @click.argument("query", required=False)
 @root_option
 @index_dir_option
-@click.option("--top-k", "-k", type=int, default=None, help="Hits to show (default 5, max 50).")
+@click.option(
+    "--top-k", "-k", type=int, default=None, help="Hits (files with --files) to show (default 5, max 50)."
+)
 @click.option("--max-chars", type=int, default=None, help="Reply budget in characters (default 6000).")
 @click.option("--path", default=None, help="Only search under this folder or file.")
 @click.option("--lang", "language", default=None, help="Only files of this language (e.g. python, or py).")

@@ -87,7 +87,18 @@ def diagnose(root: str | Path | None, index_dir: str | Path | None = None) -> Di
     d.checks.append(_check_embedder(store.root, settings.vectors, meta))
     # 4. the reranker
     d.checks.append(_check_reranker(store.root))
+    # 5. the history leg: what it can draw on (replies do not repeat why it is off)
+    d.checks.append(_check_history(status.history, settings.history_weight))
     return d
+
+
+def _check_history(history: str, weight: float) -> Check:
+    """``history`` is the status line (:func:`repolens.ops.status.history_line`)."""
+    if weight <= 0:
+        return Check("history", "off", "history_weight is 0")
+    if history.startswith("none"):
+        return Check("history", "off", f"{history}: searches rank without past commits")
+    return Check("history", "ok", history)
 
 
 def _check_embedder(root: Path, vectors_on: bool, meta: dict[str, str]) -> Check:

@@ -62,7 +62,8 @@ class IndexStatus:
             + (f"; named by {self.named_by})" if self.named_by else ")"),
             f"files {self.files}, chunks {self.chunks}, symbols {self.symbols}, vectors {vectors}",
             *([f"dense search: {self.dense_search}"] if self.dense_search else []),
-            f"history: {self.history}",
+            f"history: {self.history}"
+            + (": the history leg is off" if self.history.startswith("none") else ""),
             f"updated {self.updated_at}; {fresh}",
             "settings: " + ", ".join(f"{k}={v}" for k, v in self.settings.items()),
         ]

@@ -57,6 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from repolens.chunk.labels import signature_lines
 from repolens.reply.budget import BLOCK_SEP, budget_marker, did_not_fit, omitted_marker, trailer_reserve
 from repolens.reply.chunk import file_lines
 from repolens.search.focus import Candidate, find_candidates, in_holes, resolve_nesting
@@ -70,12 +71,8 @@ NO_MATCH = "No matching definitions found."
 # "and N more" (the JSON form lists every omitted block).
 _TRAILER_MAX = 800
 _MATCHED_SHOWN = 12
-_MAX_SIGNATURE_LINES = 5
 # Matched lines tried, strongest first, when a block must be cut to fit.
 _MAX_CUT_TRIALS = 200
-# How far below a definition's start its signature line may be (decorators,
-# doc comments, attributes in front of it).
-_SIGNATURE_SEARCH = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,34 +239,6 @@ def _runs(lines: Sequence[int]) -> str:
     shown = [f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:_MATCHED_SHOWN]]
     rest = len(runs) - _MATCHED_SHOWN
     return ", ".join(shown) + (f" (+{rest} more)" if rest > 0 else "")
-
-
-def signature_lines(lines: dict[int, str], start: int, end: int, signature: str) -> list[int]:
-    """The rows of a definition's signature: the first line whose text begins
-    the stored signature, and the lines after it that continue it."""
-
-    def squash(s: str) -> str:
-        return " ".join(s.split())
-
-    target = squash(signature)
-    if not target:
-        return []
-    for n in range(start, min(end, start + _SIGNATURE_SEARCH) + 1):
-        first = squash(lines.get(n, ""))
-        if not first or not (target.startswith(first.rstrip("{:=(").rstrip()) or first.startswith(target)):
-            continue
-        rows, acc = [n], first
-        m = n + 1
-        while m <= end and len(rows) < _MAX_SIGNATURE_LINES and len(acc) < len(target):
-            nxt = squash(lines.get(m, ""))
-            joined = f"{acc} {nxt}"
-            if not nxt or not target.startswith(joined.rstrip("{:=(").rstrip()):
-                break
-            rows.append(m)
-            acc = joined
-            m += 1
-        return rows
-    return []
 
 
 def _signature_rows(b: FocusBlock, text: _FileText) -> set[int]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from repolens.history.gitlog import changed_lines
-from repolens.reply.budget import counted, did_not_fit, diff_marker
+from repolens.reply.budget import counted, did_not_fit, diff_marker, more_did_not_fit
 from repolens.search.history_leg import commits_for, unavailable
 from repolens.search.query import parse_query
 from repolens.store.base import IndexReader
@@ -29,6 +29,9 @@ from repolens.store.base import IndexReader
 MAX_DIFF_LINES = 20
 MAX_PATHS_SHOWN = 8
 _ABOUT_CHARS = 200
+# The question and path echoed in the head line are cut to a quarter of the
+# budget, at least this many characters, so that small budgets hold a commit.
+_ABOUT_MIN = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,17 +45,50 @@ class HistoryEntry:
     diff_omitted: int = 0  # changed lines not shown
     named: str = ""  # the asked file's name in this commit
 
+    def head(self) -> str:
+        """``hash date subject``: the line that names the commit."""
+        return f"{self.hash[:7]} {self.date} {self.subject}"
+
     def render(self) -> str:
+        return self.render_within(None)
+
+    def render_within(self, limit: int | None) -> str:
+        """The entry, whole when it fits in ``limit`` chars (None: no limit).
+        Else its head line, then as many changed lines as fit beside the
+        marker that counts the rest and names the ``git show`` that shows
+        them (its files line too when it fits beside that marker); a head
+        line longer than ``limit`` is cut in its subject (the hash stays)."""
         shown = ", ".join(self.paths[:MAX_PATHS_SHOWN])
         more = len(self.paths) - MAX_PATHS_SHOWN
-        lines = [
-            f"{self.hash[:7]} {self.date} {self.subject}",
-            f"  files: {shown}{f', +{more} more' if more > 0 else ''}",
-        ]
+        head = self.head()
+        lines = [head, f"  files: {shown}{f', +{more} more' if more > 0 else ''}"]
         lines += [f"  {line}" for line in self.diff]
         if self.diff_omitted:
-            lines.append(f"  {diff_marker(self.diff_omitted, self.hash[:7], self.named)}")
-        return "\n".join(lines)
+            lines.append(self._marker(self.diff_omitted))
+        text = "\n".join(lines)
+        if limit is None or len(text) <= limit:
+            return text
+        if len(head) > limit:
+            return head[: max(limit - 3, len(self.hash[:7]))] + "..."
+        out, size = [head], len(head)
+        left = len(self.diff) + self.diff_omitted
+        # the files line only beside the marker that says how to see the changes
+        if size + 1 + len(lines[1]) + (1 + len(self._marker(left)) if left else 0) <= limit:
+            out.append(lines[1])
+            size += 1 + len(lines[1])
+        for line in self.diff:
+            after = f"\n{self._marker(left - 1)}" if left > 1 else ""
+            if size + 1 + len(line) + 2 + len(after) > limit:
+                break
+            out.append(f"  {line}")
+            size += 3 + len(line)
+            left -= 1
+        if left and size + 1 + len(self._marker(left)) <= limit:
+            out.append(self._marker(left))
+        return "\n".join(out)
+
+    def _marker(self, n: int) -> str:
+        return f"  {diff_marker(n, self.hash[:7], self.named)}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,22 +168,31 @@ def history_reply(
 
 def _render(reply: HistoryReply, max_chars: int) -> HistoryReply:
     """The text: a head line, the commits that fit, then one line naming
-    those that did not (it always fits: it drops names to fit)."""
+    those that did not (it always fits: it drops names to fit). A commit
+    that does not fit whole is shown cut (:meth:`HistoryEntry.render_within`)
+    when its head line fits, and the best one always is: its hash and
+    subject fit at every budget, beside the trailer's count or alone."""
     about = " and ".join(p for p in (repr(reply.query) if reply.query else "", reply.path or "") if p)
-    parts = [f"history for {about[:_ABOUT_CHARS]}: {counted(len(reply.entries), 'commit')}"]
+    about_chars = min(_ABOUT_CHARS, max(_ABOUT_MIN, max_chars // 4))  # leave room for the best commit
+    parts = [f"history for {about[:about_chars]}: {counted(len(reply.entries), 'commit')}"]
     parts += [f"note: {n}" for n in reply.notes]
     used = sum(len(p) + 2 for p in parts)
     shown: list[HistoryEntry] = []
     for i, entry in enumerate(reply.entries):
-        block = entry.render()
         rest = reply.entries[i + 1 :]
-        reserve = len(did_not_fit("commit", [e.hash[:7] for e in rest], max_chars)) + 2 if rest else 0
-        if used + len(block) + reserve > max_chars:
+        reserves = [len(did_not_fit("commit", [e.hash[:7] for e in rest], max_chars)) + 2 if rest else 0]
+        if rest and not shown:  # the best commit before the list of the others
+            reserves += [len(more_did_not_fit("commit", len(rest))) + 2, 0]
+        block = _fitted(entry, max_chars - used, reserves, must=not shown)
+        if block is None:
             reply.omitted = reply.entries[i:]
             break
         parts.append(block)
         used += len(block) + 2
         shown.append(entry)
+        if block != entry.render():  # cut: the commits after it are named in the trailer
+            reply.omitted = list(rest)
+            break
     reply.entries = shown
     text = "\n\n".join(parts)
     if reply.omitted:
@@ -156,3 +201,24 @@ def _render(reply: HistoryReply, max_chars: int) -> HistoryReply:
             text += "\n\n" + trailer
     reply.text = text[:max_chars]
     return reply
+
+
+def _fitted(entry: HistoryEntry, room: int, reserves: list[int], *, must: bool) -> str | None:
+    """``entry`` in ``room`` chars beside the trailer's ``reserves`` (most
+    first): whole beside the most, else cut beside the most that leaves room
+    for more than its head line, else for its head line; None when not even
+    that fits, unless it ``must`` show (the best commit), which then shows
+    its head line, cut if need be."""
+    whole = entry.render()
+    if len(whole) + reserves[0] <= room:
+        return whole
+    head_only = None
+    for reserve in reserves:
+        if len(entry.head()) <= room - reserve:
+            cut = entry.render_within(room - reserve)
+            if "\n" in cut:
+                return cut
+            head_only = head_only or cut
+    if head_only is not None:
+        return head_only
+    return entry.render_within(max(room, 0)) if must else None

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from repolens.settings import Settings
 
 MODES = ("packet", "files", "json")
-# The file overview lists at least this many files.
+# The JSON form's file overview lists at least this many files (mode=files
+# lists ``top_k``, as it is asked).
 MIN_OVERVIEW_FILES = 10
 
 
@@ -60,7 +61,7 @@ def render_search(
     reply = SearchReply(query=query, query_id=query_id, mode=mode, text="", notes=tuple(outcome.notes))
     overview_size = max(settings.top_k, MIN_OVERVIEW_FILES)
     if mode == "files":
-        reply.files = file_overview(hits, parsed, limit=overview_size)
+        reply.files = file_overview(hits, parsed, limit=settings.top_k)
         reply.text = render_files(reply.files, settings.max_chars, footer)
         return reply
     opts = PacketOptions.from_settings(

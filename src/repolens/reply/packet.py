@@ -21,14 +21,22 @@ Format contract (tests assert it)::
 
 from __future__ import annotations
 
-import bisect
 import itertools
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from repolens.chunk import Chunk
-from repolens.chunk.labels import join_names, repeated_header_lines, split_names
+from repolens.chunk.labels import join_names, repeated_header_lines, signature_lines, split_names
+from repolens.reply.block import (
+    Block,
+    RenderedBlock,
+    best_line,
+    body_lines,
+    joined,
+    render_block,
+    shown_numbers,
+)
 from repolens.reply.budget import (
     BLOCK_SEP,
     NEXT_FILES,
@@ -36,16 +44,13 @@ from repolens.reply.budget import (
     did_not_fit,
     more_did_not_fit,
     next_file_line,
-    omitted_marker,
     trailer_reserve,
-    truncated_marker,
 )
 from repolens.reply.files import FileEntry
 from repolens.reply.json import packet_json
 from repolens.reply.prose import prose_lines
 from repolens.search.hits import Hit, matching_lines, own_lines
 from repolens.settings import Settings
-from repolens.tokens import tokens_by_line
 
 NO_MATCH = "No matching chunks found."
 # Lines shown of a hit found by meaning only (no word of the query in it).
@@ -55,56 +60,6 @@ _POINTER_SHARE = 0.15
 # The smallest share of the budget a block is given: below this a hit shows
 # too little to be worth its header.
 _MIN_SHARE = 500
-_NAME_MAX = 80
-
-
-class Block(NamedTuple):
-    """One rendered hit (possibly several merged chunks of one file)."""
-
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    kind: str
-    qualname: str
-    chunk_ids: tuple[str, ...]
-    lines: tuple[tuple[int, str], ...]  # shown lines, ascending
-    path_only: bool = False
-    prose: frozenset[int] = frozenset()  # line numbers wholly comment or docstring
-    explain: str = ""  # set when the packet explains its ranking
-    stale: str = ""  # set when the file changed since indexing and lines may not hold
-
-    def header(self) -> str:
-        """``path:start-end kind name (score S)``; a name over ``_NAME_MAX``
-        characters (a deep markdown section path) is cut, so that the header
-        leaves room for lines at small budgets (the JSON form keeps it whole)."""
-        name = self.qualname
-        if len(name) > _NAME_MAX:
-            name = name[: _NAME_MAX - 3] + "..."
-        label = f" {self.kind} {name}" if name else ""
-        head = f"{self.path}:{self.start_line}-{self.end_line}{label} (score {self.score:.2f})"
-        if self.stale:
-            head += f" ({self.stale})"
-
-        return f"{head}\n{self.explain}" if self.explain else head
-
-    def pointer(self) -> str:
-        return (
-            f"{self.path}:{self.start_line}-{self.end_line} (path match only; use read_snippet "
-            f"{self.path} {self.start_line} {self.end_line})"
-        )
-
-    def ref(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line} (score {self.score:.2f})"
-
-
-class RenderedBlock(NamedTuple):
-    """A block as the packet shows it, and whether the budget cut it."""
-
-    block: Block
-    text: str
-    truncated: bool  # cut by the per-hit cap or by the packet budget
-    budget_cut: bool = False  # cut by the packet budget: later blocks cannot follow
 
 
 @dataclass(frozen=True)
@@ -166,11 +121,11 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int,
     plus ``context`` around.
 
     Empty when no line matches (the chunk matched through its path). A
-    definition's first line (its signature) is always shown with a match,
-    so a hit deep in a long function still says which function it is. Part
-    2..n of a split definition repeats the definition's header at the top of
-    its text; those lines are not the part's own and are left out (the block
-    header names the definition).
+    definition's first line (:func:`head_line`) is always shown with a
+    match, so a hit deep in a long function still says which function it is.
+    Part 2..n of a split definition repeats the definition's header at the
+    top of its text; those lines are not the part's own and are left out
+    (the block header names the definition).
     """
     matches = matching_lines(chunk, tokens)
     if not matches:
@@ -180,9 +135,25 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int,
     for n in matches:
         i = n - start
         keep.update(range(max(0, i - context), min(len(lines), i + context + 1)))
-    if chunk.qualname and not repeated_header_lines(chunk):
-        keep.add(0)
+    head = head_line(chunk)
+    if head:
+        keep.add(head - start)
     return {start + i: lines[i] for i in sorted(keep)}
+
+
+def head_line(chunk: Chunk) -> int:
+    """The line that says which definition ``chunk`` is: the first line of
+    its signature (below its decorators and doc comment, after a blank line
+    packed in front of it), else its first non-blank line. 0 for a chunk that
+    is no definition, and for part 2..n of a split one (its first line is
+    the middle of a body; the block header names the definition)."""
+    if not chunk.qualname or repeated_header_lines(chunk):
+        return 0
+    lines, start = own_lines(chunk), chunk.start_line
+    rows = signature_lines(dict(enumerate(lines, start)), start, chunk.end_line, chunk.signature)
+    if rows:
+        return rows[0]
+    return next((n for n, line in enumerate(lines, start) if line.strip()), start)
 
 
 def leading_lines(chunk: Chunk, n: int) -> dict[int, str]:
@@ -248,6 +219,7 @@ def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = Fals
             merged.update(lines)
         chunks = [h.chunk for h, _ in group]
         kind, qualname = _label(chunks)
+        head = next((n for n in map(head_line, chunks) if n in merged), 0)
         blocks.append(
             Block(
                 path=best.chunk.path,
@@ -262,6 +234,7 @@ def _blocks(selected: Sequence[tuple[Hit, dict[int, str]]], explain: bool = Fals
                 prose=frozenset(n for c in chunks for n in chunk_prose(c)),
                 explain=best.explain() if explain else "",
                 stale=next((h.stale for h, _ in group if h.stale), ""),
+                head=head,
             )
         )
     return blocks
@@ -291,166 +264,7 @@ def _touches(a: Hit, alines: dict[int, str], b: Hit, blines: dict[int, str]) -> 
     return min(alines) <= max(blines) + 1 and min(blines) <= max(alines) + 1
 
 
-# -- rendering ---------------------------------------------------------------
-
-
-def _pieces(block: Block, numbers: Iterable[int]) -> Iterator[int | tuple[int, int]]:
-    """The body of ``block`` showing the lines ``numbers`` (ascending): each
-    shown line's number, and ``(a, b)`` for every stretch of the span left
-    out (before a line, or after the last). :func:`_body` writes it;
-    :class:`_BodySize` counts the same pieces."""
-    expect = block.start_line
-    for n in numbers:
-        if n > expect:
-            yield (expect, n - 1)
-        yield n
-        expect = n + 1
-    if expect <= block.end_line:
-        yield (expect, block.end_line)
-
-
-def _body(block: Block, keep: set[int] | None = None) -> list[str]:
-    """Body lines (``N: text``) for the shown lines in ``keep`` (all when
-    None), with an omission marker for every stretch of the span left out."""
-    texts = dict(block.lines)
-    numbers = [n for n, _ in block.lines if keep is None or n in keep]
-    return [
-        omitted_marker(*piece) if isinstance(piece, tuple) else f"{piece}: {texts[piece]}"
-        for piece in _pieces(block, numbers)
-    ]
-
-
-def _joined(header: str, body: list[str], tail: str = "") -> str:
-    return "\n".join([header, *body, tail] if tail else [header, *body])
-
-
-class _BodySize:
-    """``len`` of what :func:`_body` gives for a growing ``keep``, each line
-    counted with the newline that joins it, without building the text:
-    :func:`_fit` asks for every line it tries to add, and a long chunk has
-    hundreds, so a trial costs what it changes (the stretches it splits),
-    not a walk of the whole body. ``sizes``: the length of each line as
-    :func:`_body` writes it. The pieces are :func:`_pieces`'s: shown lines
-    and the omitted stretches between them."""
-
-    def __init__(self, block: Block, sizes: Mapping[int, int]) -> None:
-        self.start, self.end, self.sizes = block.start_line, block.end_line, sizes
-        self.keep: set[int] = set()
-        self._ascending: list[int] = []  # keep, sorted
-        self.size = self._gap(self.start, self.end)
-
-    @staticmethod
-    def _gap(a: int, b: int) -> int:
-        return 1 + len(omitted_marker(a, b)) if a <= b else 0
-
-    def with_lines(self, new: Iterable[int]) -> int:
-        """The size were the lines ``new`` kept too."""
-        size = self.size
-        kept = self._ascending
-        added = sorted(set(new) - self.keep)
-        i = 0
-        while i < len(added):
-            at = bisect.bisect_left(kept, added[i])  # the stretch between kept[at - 1] and kept[at]
-            lo = kept[at - 1] + 1 if at else self.start
-            hi = kept[at] - 1 if at < len(kept) else self.end
-            size -= self._gap(lo, hi)
-            expect = lo
-            while i < len(added) and added[i] <= hi:
-                n = added[i]
-                size += self._gap(expect, n - 1) + 1 + self.sizes[n]
-                expect = n + 1
-                i += 1
-            size += self._gap(expect, hi)
-        return size
-
-    def add(self, new: Iterable[int]) -> None:
-        new = set(new)
-        self.size = self.with_lines(new)
-        self.keep |= new
-        self._ascending = sorted(self.keep)
-
-
-def _fit(block: Block, cap: int, weights: Mapping[str, float], context: int) -> tuple[str, bool]:
-    """The block within ``cap`` chars, keeping its most relevant lines.
-
-    When everything does not fit, matching lines are taken best first (code
-    before comments and docstrings, which say in words what the code does
-    and so hold a question's words more often; then by the summed weight of
-    the distinct query terms on them), each with its context (for a code
-    line, the code around it), plus the signature line of a definition;
-    everything else of the
-    span is marked omitted, and a last marker names the read for the whole
-    span. Returns (text, was_cut); text is longer than ``cap`` only when not
-    even the header and the marker fit (the caller checks).
-    """
-    header = block.header()
-    full = _joined(header, _body(block))
-    if len(full) <= cap:
-        return full, False
-    tail = truncated_marker(block.path, block.start_line, block.end_line, cap)
-    room = cap - len(header) - 1 - len(tail)  # what the body may take beside the header and the tail
-    sizes = {n: len(f"{n}: {text}") for n, text in block.lines}
-    numbers = [n for n, _ in block.lines]
-    position = {n: i for i, n in enumerate(numbers)}
-    scored = []
-    for n, found in zip(numbers, tokens_by_line([text for _, text in block.lines], weights), strict=True):
-        # Summed in a fixed order: a set's order follows the hash seed, and float sums
-        # in another order can break a tie differently from one run to the next. (A
-        # term without a weight added 0.0 when it was summed too: the same sum.)
-        score = sum(weights[t] for t in dict.fromkeys(found))
-        if score > 0:
-            scored.append((n in block.prose, -score, n))
-    body = _BodySize(block, sizes)
-    if block.qualname and numbers and numbers[0] == block.start_line:
-        body.add([block.start_line])  # the signature says what the block is
-    for prose, _, n in sorted(scored):
-        i = position[n]
-        # the context of a code line is code: a docstring next to it is not
-        group = {m for m in numbers[max(0, i - context) : i + context + 1] if prose or m not in block.prose}
-        if body.with_lines(group) <= room:
-            body.add(group)
-        elif n not in body.keep and body.with_lines([n]) <= room:
-            body.add([n])
-    return _joined(header, _body(block, body.keep), tail), True
-
-
-def render_block(
-    block: Block, limit: int, cap: int, weights: Mapping[str, float], context: int
-) -> RenderedBlock | None:
-    """Render one block within its share ``cap`` and the ``limit`` left in
-    the packet; None when not even its header and a marker fit."""
-    if block.path_only:
-        text = block.pointer()
-        return RenderedBlock(block, text, False) if len(text) <= limit else None
-    if cap <= limit:
-        text, cut = _fit(block, cap, weights, context)
-        if len(text) <= limit:
-            return RenderedBlock(block, text, cut)
-    # The packet's budget runs out inside this block: cut at a line boundary.
-    full = _joined(block.header(), _body(block))
-    kept = [block.header()]
-    size = len(kept[0])
-    nxt = block.start_line
-    for line in _body(block):
-        n = _line_number(line)
-        if n is not None:
-            nxt = n
-        tail = budget_marker(block.path, nxt, block.end_line, len(full) - size)
-        if size + 1 + len(line) + 1 + len(tail) > limit:
-            break
-        kept.append(line)
-        size += 1 + len(line)
-        nxt = n + 1 if n is not None else nxt
-    tail = budget_marker(block.path, min(nxt, block.end_line), block.end_line, len(full) - size)
-    if len(kept) == 1 and size + 1 + len(tail) > limit:
-        return None
-    kept.append(tail)
-    return RenderedBlock(block, "\n".join(kept), True, budget_cut=True)
-
-
-def _line_number(line: str) -> int | None:
-    head, sep, _ = line.partition(": ")
-    return int(head) if sep and head.isdigit() else None
+# -- placing ------------------------------------------------------------------
 
 
 def _trailer(blocks: Sequence[Block], limit: int) -> str:
@@ -481,23 +295,24 @@ def _place(
 ) -> RenderedBlock | None:
     """``block`` rendered in ``room`` chars beside the trailer naming ``rest``
     (see :func:`_trailer_reserves`); the first block takes the most trailer
-    that still lets it show lines, else the most trailer it fits beside."""
+    that still lets it show its best line, else the most trailer it fits beside."""
     tries = []
+    best = best_line(block, weights)
     for reserve in _trailer_reserves(rest, room, first=first):
         left = room - reserve
         share = max(_MIN_SHARE, (left - len(BLOCK_SEP) * len(rest)) // (len(rest) + 1))
         if not opts.fair_share:
             share = opts.hit_max_chars
         r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
-        if r is not None and (not first or _shows_lines(r)):
+        if r is not None and (not first or _shows(r, best)):
             return r
         tries.append(r)
     return next(filter(None, tries), None)
 
 
-def _shows_lines(r: RenderedBlock) -> bool:
-    """A pointer, or a block that shows at least one of its lines."""
-    return r.block.path_only or any(_line_number(line) is not None for line in r.text.split("\n")[1:])
+def _shows(r: RenderedBlock, line: int) -> bool:
+    """A pointer, or a block that shows source line ``line``."""
+    return r.block.path_only or line in shown_numbers(r.text)
 
 
 def render_packet(
@@ -509,20 +324,46 @@ def render_packet(
     Each block gets a fair share of what is left of the budget (what is left
     divided by the blocks still to come, at most ``hit_max_chars``), so the
     top hits all fit; a block that needs less leaves its share to the next.
+    The best hit's best line (:func:`best_line`) and its header fit at every
+    budget: when they do not beside the pointers to the next files, the
+    pointers go; when not beside the notes either, the notes that do not fit
+    go too (the JSON form keeps them all), and the hit shows that line alone.
     """
     weights: Mapping[str, float] = tokens if isinstance(tokens, Mapping) else dict.fromkeys(tokens, 1.0)
-    token_set = frozenset(weights)
     notes = tuple(opts.notes)
-    note_text = "\n".join(f"note: {n}" for n in notes)
-    budget = opts.max_chars - (len(note_text) + len(BLOCK_SEP) if note_text else 0)
-    blocks = _blocks(select_hits(hits, token_set, opts.top_k, opts.context_lines), opts.explain)
+    blocks = _blocks(select_hits(hits, frozenset(weights), opts.top_k, opts.context_lines), opts.explain)
     if not blocks:
+        note_text = _note_text(notes)
         text = NO_MATCH if not note_text else f"{note_text}{BLOCK_SEP}{NO_MATCH}"
         return Packet(query, [], [], text[: opts.max_chars], notes)
     named = {b.path for b in blocks}
     others = (e for e in opts.files(named) if e.path not in named)
     wanted = list(itertools.islice(others, max(0, opts.cite_files - len(named))))
-    pointers, pointer_text = _pointers(wanted, int(budget * _POINTER_SHARE))
+    best = best_line(blocks[0], weights)
+    for entries in (wanted, []) if wanted else ([],):
+        packet = _assemble(query, blocks, weights, opts, notes, entries)
+        if packet.rendered and _shows(packet.rendered[0], best):
+            return packet
+    return _bare(query, blocks, best, notes, opts.max_chars)
+
+
+def _note_text(notes: Sequence[str]) -> str:
+    return "\n".join(f"note: {n}" for n in notes)
+
+
+def _assemble(
+    query: str,
+    blocks: Sequence[Block],
+    weights: Mapping[str, float],
+    opts: PacketOptions,
+    notes: tuple[str, ...],
+    entries: Sequence[FileEntry],
+) -> Packet:
+    """The notes, the blocks that fit, the trailer naming the others, and the
+    pointers to ``entries`` (what fits of them)."""
+    note_text = _note_text(notes)
+    budget = opts.max_chars - (len(note_text) + len(BLOCK_SEP) if note_text else 0)
+    pointers, pointer_text = _pointers(entries, int(budget * _POINTER_SHARE))
     if pointer_text:
         budget -= len(pointer_text) + len(BLOCK_SEP)
 
@@ -552,6 +393,44 @@ def render_packet(
     if note_text:
         text = f"{note_text}{BLOCK_SEP}{text}"
     return Packet(query, rendered, omitted, text, notes, pointers)
+
+
+def _bare(query: str, blocks: Sequence[Block], best: int, notes: tuple[str, ...], max_chars: int) -> Packet:
+    """The smallest packet: the best hit's header and its best line (the name
+    left out of the header, then the line cut, when even they do not fit),
+    then as far as they fit the budget marker naming the read of the whole
+    span, the count of the other hits, and the notes."""
+    block = blocks[0]
+    if block.path_only:
+        text = block.pointer()[:max_chars]
+        pointer = RenderedBlock(block, text, True, budget_cut=True)
+        return Packet(query, [pointer], list(blocks[1:]), text, notes)
+    line = f"{best}: {dict(block.lines).get(best, '')}"
+    header = block.header()
+    if len(header) + 1 + len(line) > max_chars:  # the line before the name: the span still cites it
+        header = block._replace(qualname="").header()
+    room = max_chars - len(header) - 1
+    if len(line) > room:  # a long line keeps its head, and at least its number and a few characters
+        keep = max(room, min(len(line), len(f"{best}: ") + 20))
+        line = line[: keep - 3] + "..."
+        header = header[: max_chars - len(line) - 1]
+    text = f"{header}\n{line}"
+    full = len(joined(block.header(), body_lines(block)))
+    marker = budget_marker(block.path, block.start_line, block.end_line, full - len(text))
+    if len(text) + 1 + len(marker) <= max_chars:
+        text = f"{text}\n{marker}"
+    parts = [text]
+    count = more_did_not_fit("hit", len(blocks) - 1) if len(blocks) > 1 else ""
+    if count and len(text) + len(BLOCK_SEP) + len(count) <= max_chars:
+        parts.append(count)
+    body = BLOCK_SEP.join(parts)
+    kept = list(notes)
+    while kept and len(_note_text(kept)) + len(BLOCK_SEP) + len(body) > max_chars:
+        kept.pop()
+    if kept:
+        body = f"{_note_text(kept)}{BLOCK_SEP}{body}"
+    rendered = RenderedBlock(block, text, True, budget_cut=True)
+    return Packet(query, [rendered], list(blocks[1:]), body, notes)
 
 
 def _pointers(entries: Sequence[FileEntry], limit: int) -> tuple[tuple[FileEntry, ...], str]:

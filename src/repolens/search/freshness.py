@@ -8,9 +8,15 @@ that changed since indexing, the file is re-chunked on the fly:
   current lines, silently: its lines are true again;
 * a chunk whose definition still exists (same kind and qualified name) is
   cited with its current text and lines, marked
-  ``(stale: file changed since indexing)``;
-* otherwise the indexed chunk is shown, marked stale: its lines may not
-  hold, and the mark says so. A deleted file is marked likewise.
+  ``(stale: file changed since indexing)``; when several chunks carry that
+  name (the parts of a split definition), the one sharing the most lines
+  with the indexed chunk, then the nearest;
+* a chunk of a definition that is no longer in the file (renamed, deleted)
+  is shown as indexed, marked ``(stale: definition no longer in the file;
+  lines as indexed)``: never another definition's code in its place;
+* otherwise (a chunk that is no definition) the indexed chunk is shown,
+  marked stale: its lines may not hold, and the mark says so. A deleted
+  file is marked likewise.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ if TYPE_CHECKING:
 
 STALE = "stale: file changed since indexing"
 GONE = "stale: file deleted since indexing"
+LOST = "stale: definition no longer in the file; lines as indexed"
 
 
 def freshen_outcome(root: Path, reader: IndexReader, outcome: SearchOutcome, settings: Settings) -> None:
@@ -104,8 +111,20 @@ def _relocated(hit: Hit, now: list[Chunk] | None) -> Hit:
     if same is not None:
         return replace(hit, chunk=replace(same))
     old = hit.chunk
-    if old.qualname:
-        for c in now:
-            if c.qualname == old.qualname and c.kind == old.kind:
-                return replace(hit, chunk=c, stale=STALE)
-    return replace(hit, stale=STALE)
+    if not old.qualname:
+        return replace(hit, stale=STALE)
+    same_name = [c for c in now if c.qualname == old.qualname and c.kind == old.kind]
+    if not same_name:
+        return replace(hit, stale=LOST)
+    return replace(hit, chunk=_closest(old, same_name), stale=STALE)
+
+
+def _closest(old: Chunk, candidates: list[Chunk]) -> Chunk:
+    """The candidate sharing the most non-blank lines with ``old``, then the nearest to it."""
+    before = {line.strip() for line in old.text.split("\n")} - {""}
+
+    def key(c: Chunk) -> tuple[int, int]:
+        shared = len(before & {line.strip() for line in c.text.split("\n")})
+        return (-shared, abs(c.start_line - old.start_line))
+
+    return min(candidates, key=key)

@@ -152,10 +152,13 @@ def _touches_most(touched: int, files: int) -> bool:
 
 
 def history_leg(reader: IndexReader, terms: Sequence[tuple[str, float]]) -> tuple[HistoryVotes, list[str]]:
-    """The leg for a search: the votes, and a note when it is on but the
-    index has no history to vote with."""
+    """The leg for a search: the votes, and a note when the index has no
+    history yet (``repolens index`` reads it: the reader can act on it).
+    Why the leg is off for good (outside git, before the first commit,
+    ``history_commits = 0``) is no news to repeat on every reply: ``status``
+    and ``doctor`` say it."""
     votes = vote_files(reader, terms)
-    return votes, [f"history leg off: {votes.note}"] if votes.note else []
+    return votes, [f"history leg off: {votes.note}"] if votes.note == NO_INDEXED_HISTORY else []
 
 
 def join_voted(

@@ -130,9 +130,8 @@ def _objc_class(node: Node, scope: Scope) -> Found | None:
         return None
     name = text(name_node, scope.src)
     if node.type in ("class_implementation", "category_implementation"):
-        return Found(
-            "impl", name, name_node, body=node, qualname=f"@implementation {name}", child_prefix=name
-        )
+        # kind "impl" already says @implementation: the name is the class's
+        return Found("impl", name, name_node, body=node, child_prefix=name)
     kind = "interface" if node.type == "protocol_declaration" else "class"
     return Found(kind, name, name_node, body=node)
 

@@ -77,7 +77,9 @@ def _rust_impl(node: Node, scope: Scope) -> Found | None:
         return None
     tname = strip_generics(text(ty, scope.src))
     trait = node.child_by_field_name("trait")
-    label = f"impl {text(trait, scope.src)} for {tname}" if trait is not None else f"impl {tname}"
+    # The kind says "impl": the name does not repeat it (a header reads
+    # ``impl Store for Cache``, not ``impl impl Store for Cache``).
+    label = f"{text(trait, scope.src)} for {tname}" if trait is not None else tname
     prefix = qualify(scope.qualname, tname, "::")
     return Found(
         "impl",
