@@ -2,10 +2,11 @@
 
     python bench/devset.py --checkouts DIR [--data DIR] [--index-cache DIR]
         [--variants windows,syntax] [--variant NAME:key=val,key=val ...] [--baseline rg|none]
-        [--input query|title|both] [--sets swebench,commits,identifiers] [--limit N]
-        [--only REGEX] [--top-k N] [--detail] [--reindex] [--out results.json]
+        [--input query|title|both] [--sets swebench,commits,identifiers] [--files a.json,b.json]
+        [--limit N] [--only REGEX] [--top-k N] [--detail] [--reindex] [--out results.json]
 
 Scores every query of ``shared/bench/{swebench,commits,identifiers}-dev.json``
+(or of ``--files`` in ``--data``, such as the mined set's ``questions.json``)
 against the checkout of its repo@commit, as ``shared/bench/README.md``
 ("Metrics to report") defines it: one query at a time, each system's own
 ranking and its default output. Each set has its key figure (``KEY_FIGURES``):
@@ -60,7 +61,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_FILES = ("swebench-dev.json", "commits-dev.json", "identifiers-dev.json")
 # The figure each set is judged by (shared/bench/README.md): the identifier
 # questions have one gold file, the definition, which a good tool puts first.
-KEY_FIGURES = {"swebench": "acc5", "commits": "acc5", "identifiers": "acc1"}
+# ``subjects``: commit subjects asked alone, a kind of the mined training set
+# (bench/mine_questions.py), which --files reads too.
+KEY_FIGURES = {"swebench": "acc5", "commits": "acc5", "subjects": "acc5", "identifiers": "acc1"}
 
 # Named variants: settings overrides (keys of repolens.settings.Settings). Add
 # entries here as settings appear; ad-hoc ones come from --variant.
@@ -349,10 +352,15 @@ def rg_answers(text: str, root: Path, top_k: int, budget: int) -> tuple[Answer, 
 
 
 def load_queries(
-    data: Path, only: str | None, limit: int | None, sets: list[str] | None = None
+    data: Path,
+    only: str | None,
+    limit: int | None,
+    sets: list[str] | None = None,
+    files: tuple[str, ...] = DATA_FILES,
 ) -> list[dict]:
-    """The queries of ``DATA_FILES`` in file order; ``sets`` (their ``set`` field) narrows them."""
-    queries = [q for name in DATA_FILES for q in json.loads((data / name).read_text())]
+    """The queries of ``files`` (in ``data``; the development set's by default) in file
+    order; ``sets`` (their ``set`` field) narrows them."""
+    queries = [q for name in files for q in json.loads((data / name).read_text())]
     if sets:
         queries = [q for q in queries if q["set"] in sets]
     if only:
@@ -687,6 +695,12 @@ def main() -> None:
         default=",".join(KEY_FIGURES),
         help=f"comma list of question sets to score (default: all of {', '.join(KEY_FIGURES)})",
     )
+    ap.add_argument(
+        "--files",
+        default=",".join(DATA_FILES),
+        help="comma list of question files in --data (default: the development set's three; "
+        "the mined set: questions.json)",
+    )
     ap.add_argument("--limit", type=int)
     ap.add_argument("--only", help="regex on query ids")
     ap.add_argument("--detail", action="store_true", help="per-repo tables and all-fail queries")
@@ -716,7 +730,10 @@ def main() -> None:
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     if unknown := set(sets) - set(KEY_FIGURES):
         sys.exit(f"unknown set(s) {', '.join(sorted(unknown))}; known: {', '.join(KEY_FIGURES)}")
-    queries = load_queries(args.data, args.only, args.limit, sets)
+    files = tuple(f.strip() for f in args.files.split(",") if f.strip())
+    if missing := [f for f in files if not (args.data / f).is_file()]:
+        sys.exit(f"no question file {', '.join(missing)} in {args.data}")
+    queries = load_queries(args.data, args.only, args.limit, sets, files)
     if not queries:
         sys.exit("no queries selected")
 

@@ -1,0 +1,159 @@
+"""The training-question miner (bench/mine_*.py) on real git repositories made here."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+from conftest import Git, commit_files
+from mine_commits import Change, Commit, clean_message, commit_question, qualify, window_commits
+from mine_defs import brace_end, identifier_questions, run_ctags
+from mine_paths import RepoSpec
+from mine_questions import verify_commit_questions
+
+SPEC = RepoSpec("owner/name", "python", ("python",))
+APP = "".join(f"value_{i} = {i}\n" for i in range(1, 11))
+
+
+def blobs_of(git: Git, repo: Path, commit: str) -> dict[str, str]:
+    out = git(repo, "ls-tree", "-r", commit)
+    return {line.split("\t")[1]: line.split()[2] for line in out.splitlines()}
+
+
+def checkout_of(git: Git, repo: Path, commit: str, dest: Path) -> Path:
+    git(repo, "worktree", "add", "-q", "--detach", str(dest), commit)
+    return dest
+
+
+def test_a_commit_is_asked_at_the_snapshot_with_the_lines_it_replaced(
+    git: Git, git_repo: Path, tmp_path: Path
+):
+    snap = commit_files(
+        git, git_repo, "initial", {"src/app.py": APP, "src/util.py": "def helper():\n    pass\n"}
+    )
+    lines = APP.splitlines(keepends=True)
+    lines[2:4] = ["value_3 = 30\n", "value_4 = 40\n"]  # lines 3-4 replaced
+    lines.insert(7, "value_7b = 7\n")  # inserted after line 7
+    fix = commit_files(
+        git,
+        git_repo,
+        "Make the parser keep the third and fourth values apart (#12)\n\nThey were merged before.\n\n"
+        "Signed-off-by: A Person <a@example.org>\nFixes #12\n",
+        {"src/app.py": "".join(lines)},
+    )
+    commit_files(
+        git,
+        git_repo,
+        "Make the parser accept tabs as separators in every input line",
+        {"src/app.py": "".join(lines) + "value_11 = 11\n"},
+    )
+    tree = checkout_of(git, git_repo, snap, tmp_path / "snapshot")
+    verdicts = {
+        c.sha: qualify(c, SPEC, blobs_of(git, git_repo, snap))
+        for c in window_commits(git_repo / ".git", snap, "HEAD")
+    }
+    cand = verdicts.pop(fix)
+    assert list(verdicts.values()) == ["gold file differs at the snapshot"]  # app.py changed since
+    assert cand.query == "Make the parser keep the third and fourth values apart\n\nThey were merged before."
+    gold = commit_question(cand, git_repo / ".git", tree)
+    assert gold == {
+        "gold_files": ["src/app.py"],
+        "gold_ranges": [
+            {"path": "src/app.py", "start_line": 3, "end_line": 4},
+            {"path": "src/app.py", "start_line": 7, "end_line": 8},
+        ],
+    }
+    question = {"id": f"commit:owner/name@{fix[:12]}", "set": "commits", "repo": "owner/name", "commit": snap}
+    question |= {"gold_files": ["src/app.py"], "source": {"fix_commit": fix, "parent": snap}}
+    assert verify_commit_questions([question], {"owner/name": git_repo / ".git"}) == []
+    past_fix = {**question, "commit": git(git_repo, "rev-parse", "HEAD").strip()}
+    assert verify_commit_questions([past_fix], {"owner/name": git_repo / ".git"}) == [
+        f"owner/name@{fix[:12]}: the snapshot is not an ancestor of the fix's parent"
+    ]
+
+
+def change(path: str, status: str = "M") -> Change:
+    return Change(status, "100644", "100644", "b" * 40, path)
+
+
+MESSAGE = "Stop the parser from dropping the last value of every input"
+
+
+@pytest.mark.parametrize(
+    ("message", "changes", "reason"),
+    [
+        ("docs: explain how the parser drops values in the guide", [change("src/app.py")], "chore subject"),
+        ("Bump the parser dependency from 1.2 to 1.3 for everyone", [change("src/app.py")], "chore subject"),
+        (MESSAGE, [change("tests/test_app.py"), change("docs/app.md")], "no source file"),
+        (MESSAGE, [change("src/app.py"), change("src/new.py", "A")], "adds or deletes a source file"),
+        (MESSAGE, [change(f"src/m{i}.py") for i in range(4)], "too many source files"),
+        (MESSAGE, [change("src/app.py"), change("src/native.c")], "changes code of another language"),
+        (
+            "Fix the parser (#3)\n\nSigned-off-by: A <a@b.org>",
+            [change("src/app.py")],
+            "message under 8 words",
+        ),
+        (MESSAGE + " in app.py", [change("src/app.py")], "message names a changed file"),
+    ],
+)
+def test_commits_outside_the_rules_are_not_asked(message: str, changes: list[Change], reason: str):
+    commit = Commit("c" * 40, ("p" * 40,), "2024-01-01T00:00:00+00:00", message, tuple(changes))
+    assert qualify(commit, SPEC, None) == reason
+
+
+def test_a_kept_commit_names_test_changes_and_other_folders_freely():
+    changes = (change("src/app.py"), change("tests/test_app.py", "A"), change("examples/demo.py", "D"))
+    got = qualify(Commit("c" * 40, ("p" * 40,), "", MESSAGE, changes), SPEC, None)
+    assert not isinstance(got, str)
+    assert got.gold_files == ("src/app.py",)
+
+
+def test_cleaning_drops_trailers_references_and_github_urls():
+    message = (
+        "Fix the widget (#123)\n\nSee https://github.com/o/n/issues/9 for the report, and gh-4.\n"
+        "Closes #7, #8\n\nCo-authored-by: B <b@example.org>\n"
+    )
+    assert clean_message(message) == "Fix the widget\n\nSee for the report, and."
+    long = "word " * 400
+    assert len(clean_message(long)) <= 1200
+
+
+def test_braces_close_a_body_and_an_expression_body_has_none():
+    text = "fn parse(s: &str) -> u32 {\n    let c = '}';\n    if s.is_empty() { 0 } else { 1 }\n}\n"
+    text += "fun size(): Int = items.count { it.ok }\n"
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    assert brace_end(text, starts, 1) == 4
+    assert brace_end(text, starts, 5) is None
+
+
+@pytest.mark.skipif(shutil.which("ctags") is None, reason="universal-ctags is not installed")
+def test_a_name_defined_once_and_used_in_two_other_files_is_asked(write_tree, tmp_path: Path):
+    files = {
+        "src/lib.py": "def parse_header_block(s):\n    return s\n\n\ndef rarely_called_helper():\n    ...\n",
+        "src/a.py": "class DuplicatedName:\n    pass\n",
+        "src/b.py": "class DuplicatedName:\n    pass\n",
+        "src/use1.py": "from lib import parse_header_block, rarely_called_helper\nDuplicatedName\n",
+        "src/use2.py": "parse_header_block('x')\nDuplicatedName\n",
+        "docs/guide.md": "Call DuplicatedName.\n",
+        "tests/test_lib.py": "def parse_header_block():\n    pass\n",  # tests aside: still defined once
+    }
+    write_tree(tmp_path, files)
+    tags = run_ctags(tmp_path, [p for p in files if p.endswith(".py") and not p.startswith("tests/")])
+    got = identifier_questions(tags, tmp_path, sorted(files), SPEC, set(), 10, random.Random(1))
+    assert got == [
+        {
+            "gold_files": ["src/lib.py"],
+            "gold_ranges": [{"path": "src/lib.py", "start_line": 1, "end_line": 1}],
+            "gold_functions": [
+                {"path": "src/lib.py", "name": "parse_header_block", "start_line": 1, "end_line": 2}
+            ],
+            "source": {"kind": "function", "files_mentioning": 4},
+            "name": "parse_header_block",
+        }
+    ]
