@@ -133,7 +133,7 @@ def search_code(
     reader, indexed = _reader(store, settings, auto_index and query_id is None, progress)
     if query_id is None:
         assert query is not None
-        outcome = search(reader, store.root, query, settings, filters)
+        outcome = search(reader, store.root, query, settings, filters, explain=explain)
         query_id = remember_outcome(reader, outcome)
     else:
         outcome = recall_outcome(reader, query_id, settings)

@@ -38,6 +38,9 @@ class Hit:
             steps.append(f"x prior {f['prior']:.2f} ({f.get('role', '')})")
         if f.get("file"):
             steps.append(f"+ file {f['file']:.3g}")
+        if "learned" in f:
+            moved = f" ({f['moved']})" if f.get("moved") else ""
+            steps.append(f"-> learned {f['learned']:.3g}{moved}")
         if "vote" in f:
             steps.append(f"-> rerank vote {f['vote']:.3g}")
         if "spread" in f:

@@ -60,6 +60,8 @@ __all__ = ["CANDIDATES", "Filters", "Hit", "RankingOptions", "SearchOutcome", "s
 
 # Candidates ranked per search (at least; four per shown hit when more are shown).
 CANDIDATES = 100
+# The learned ranking says which features moved a hit for this many of the first hits (--explain).
+EXPLAINED = 10
 
 
 class RankingOptions(NamedTuple):
@@ -75,6 +77,7 @@ class RankingOptions(NamedTuple):
     path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
     history_weight: float = 0.0  # weight of files past commits like the query touched
     field_weights: bool = True  # a match in a name or signature counts more than in a body
+    ranking: str = "tuned"  # tuned: the fused score orders; learned: the model over every leg's features
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RankingOptions:
@@ -83,7 +86,13 @@ class RankingOptions(NamedTuple):
 
 
 def search(
-    reader: IndexReader, root: Path, query: str, settings: Settings, filters: Filters
+    reader: IndexReader,
+    root: Path,
+    query: str,
+    settings: Settings,
+    filters: Filters,
+    *,
+    explain: bool = False,
 ) -> SearchOutcome:
     """``query`` ranked on ``reader`` as ``settings`` say (a partial
     identifier, ``zorb*``, completed from the index), with every leg
@@ -104,6 +113,7 @@ def search(
         options=RankingOptions.from_settings(settings),
         dense=dense,
         rerank=rerank,
+        explain=explain,
     )
     if not outcome.hits and filters.subpath and not reader.has_path(filters.subpath):
         raise no_indexed_file(reader, filters.subpath)
@@ -122,9 +132,15 @@ def search_index(
     options: RankingOptions | None = None,
     dense: DenseLeg | None = None,
     rerank: RerankLeg | None = None,
+    features_out: dict[int, list[float]] | None = None,
+    explain: bool = False,
 ) -> SearchOutcome:
     """The best ``limit`` chunks for ``query``, each with its per-leg ranks
-    and the factors of its score (see the module docstring for the steps)."""
+    and the factors of its score (see the module docstring for the steps).
+    ``features_out``, when given, receives every candidate's row of
+    :data:`repolens.search.features.FEATURES` (what a ranking is learned from).
+    ``explain``: the learned ranking also says which features moved each of
+    the first hits (``--explain``; it costs a second walk of the trees)."""
     filters = filters or Filters()
     options = options or RankingOptions()
     fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
@@ -187,6 +203,16 @@ def search_index(
         for cid, sc in boosted.items():
             factors[cid]["file"] = sc - scores[cid]
         scores = boosted
+    learned = options.ranking == "learned" and bool(scores)
+    if features_out is not None or learned:
+        from repolens.search.features import candidate_features
+
+        priors = {cid: float(f.get("prior", 1.0)) for cid, f in factors.items()}
+        rows = candidate_features(query, chunks, legs, scores, priors)
+        if features_out is not None:
+            features_out.update(rows)
+        if learned:
+            scores = _learned_scores(rows, factors)
     order = sorted(scores, key=lambda cid: -scores[cid])
     if rerank is not None and order:
         head = order[: rerank.top_n]
@@ -202,6 +228,8 @@ def search_index(
             if n > 1:  # the score that decided the order is the one shown
                 factors[cid].update(spread=options.diversity ** (n - 1), nth=n)
                 scores[cid] *= options.diversity ** (n - 1)
+    if learned and explain:
+        _explain_learned(order[:EXPLAINED], rows, factors)
     if filters.min_score is not None and order:
         best = scores[order[0]]
         order = [cid for cid in order if scores[cid] >= filters.min_score]
@@ -218,3 +246,27 @@ def search_index(
         for cid in order[:limit]
     ]
     return SearchOutcome(query, hits, notes, filters=filters)
+
+
+def _learned_scores(
+    rows: dict[int, list[float]], factors: dict[int, dict[str, float | str]]
+) -> dict[int, float]:
+    """The learned model's score of each candidate, made positive for the
+    spread over files (:func:`repolens.search.learned.positive`)."""
+    from repolens.search.learned import bundled_ranker, positive
+
+    raw = bundled_ranker().score(rows)
+    for cid, value in raw.items():
+        factors[cid]["learned"] = value
+    return positive(raw)
+
+
+def _explain_learned(
+    cids: list[int], rows: dict[int, list[float]], factors: dict[int, dict[str, float | str]]
+) -> None:
+    """For ``--explain``: the features that moved each of ``cids`` most."""
+    from repolens.search.learned import bundled_ranker
+
+    model = bundled_ranker()
+    for cid in cids:
+        factors[cid]["moved"] = ", ".join(f"{name} {delta:+.2f}" for name, delta in model.explain(rows[cid]))
