@@ -107,8 +107,10 @@ VARIANTS: dict[str, dict[str, str]] = {
     "spine": {"chunker": "windows", **_PLAIN},
     # the ablation ladder of issues 3 and 4, one lever at a time
     **_ladder(),
-    # whatever the current defaults are
+    # whatever the current defaults are, and each ranking (issue 28)
     "default": {},
+    "tuned": {"ranking": "tuned"},
+    "learned": {"ranking": "learned"},
     "windows": {"chunker": "windows"},
 }
 

@@ -1,0 +1,422 @@
+"""Learn the ranking from mined questions: extract features, cross-validate, fit, export.
+
+    python bench/train_ranker.py extract --questions Q.json --checkouts DIR --index-cache DIR --out D.npz
+    python bench/train_ranker.py cv --data D.npz [--folds 5]
+    python bench/train_ranker.py fit --data D.npz [--out src/repolens/search/data/ranker.json]
+    python bench/train_ranker.py all --questions ... --checkouts ... --index-cache ... --data D.npz
+
+``extract`` asks every mined question of ``bench/mine_questions.py``'s set
+(commit messages, their subjects alone, bare identifiers) against the index of its
+snapshot, through the tuned ranking (``search_index`` with the default
+settings), and keeps each candidate's row of
+:data:`repolens.search.features.FEATURES` with its label: 2 when the chunk
+overlaps a gold line range, 1 when it is in a gold file, else 0.
+
+``cv`` trains LambdaMART (LightGBM, ``pip install 'repolens[train]'``) on
+all repositories but a fold's and scores the fold's questions the way a
+packet cites them (candidates ordered by the model, spread over files as the
+packet spreads them, five hits, then the next files as pointers), against
+the tuned order of the same candidates: file Acc@1, Acc@5, Line@5, overall,
+per question kind and per language. A repository is never in a fold's
+training and test at once.
+
+``fit`` trains on everything and writes the model (the trees as flat lists,
+:mod:`repolens.search.learned`) with its provenance: the questions'
+repositories and snapshots, the date, the parameters, the cross-validated
+figures of the last ``cv`` run on the same data.
+
+Training code and LightGBM stay out of repolens's run time: the model file
+is evaluated in plain Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from devset import checkout_name, ensure_index, identity_key, index_identity
+from repolens.search.features import FEATURES
+from repolens.search.query import parse_query
+from repolens.search.ranking import CANDIDATES, RankingOptions, search_index
+from repolens.settings import load_settings
+from repolens.store import open_store
+from repolens.store.handles import readers
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+MODEL_OUT = REPO_ROOT / "src" / "repolens" / "search" / "data" / "ranker.json"
+HITS = 5  # a packet's hits (top_k)
+CITED = 10  # files a packet names in all (cite_files)
+DIVERSITY = 0.8  # the packet's spread over files (the diversity setting)
+PARAMS = {
+    "objective": "lambdarank",
+    "metric": "ndcg",
+    "eval_at": [5],
+    "label_gain": [0.0, 1.0, 3.0],
+    "num_leaves": 7,
+    "min_data_in_leaf": 40,
+    "learning_rate": 0.1,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambdarank_truncation_level": 20,
+    "verbose": -1,
+    "seed": 7,
+    "deterministic": True,
+    "num_threads": 2,
+}
+# 80 trees of 7 leaves cross-validate as well as 250 of 15 (docs/benchmarks.md)
+# and are evaluated in a third of the time: every search pays for them.
+ROUNDS = 80
+
+
+# -- extract ---------------------------------------------------------------------
+
+
+def _inputs(q: dict) -> list[tuple[str, str]]:
+    """(input name, text) of a question: its text only (the mined set asks a
+    commit's subject alone as a question of its own, set ``subjects``)."""
+    return [("query", q["query"])]
+
+
+def _label(path: str, start: int, end: int, q: dict) -> int:
+    if path not in q["gold_files"]:
+        return 0
+    for g in q["gold_ranges"]:
+        if g["path"] == path and start <= g["end_line"] and g["start_line"] <= end:
+            return 2
+    return 1
+
+
+def extract(args: argparse.Namespace) -> None:
+    questions = json.loads(Path(args.questions).read_text())
+    if args.only:
+        questions = [q for q in questions if re.search(args.only, q["id"])]
+    if args.limit:
+        questions = questions[: args.limit]
+    by_checkout: dict[str, list[dict]] = defaultdict(list)
+    for q in questions:
+        by_checkout[checkout_name(q)].append(q)
+    rows: list[list[float]] = []
+    labels: list[int] = []
+    groups: list[dict] = []
+    paths: list[str] = []
+    spans: list[tuple[int, int]] = []
+    started = time.monotonic()
+    for n, (name, qs) in enumerate(sorted(by_checkout.items()), 1):
+        root = Path(args.checkouts) / name
+        settings = load_settings(root)
+        identity = index_identity(settings, history=(root / ".git").exists())
+        index_dir = Path(args.index_cache) / name / identity_key(identity)
+        status = ensure_index(root, index_dir, identity, reindex=False)
+        if not status.ok:
+            print(f"[{n}/{len(by_checkout)}] {name}: index {status.state} {status.error}", file=sys.stderr)
+            continue
+        reader = readers.get(open_store(root, index_dir))
+        options = RankingOptions.from_settings(settings)
+        for q in qs:
+            for inp, text in _inputs(q):
+                found: dict[int, list[float]] = {}
+                outcome = search_index(
+                    reader,
+                    parse_query(text, weighted=settings.query_weights),
+                    limit=max(CANDIDATES, settings.top_k * 4),
+                    options=options,
+                    features_out=found,
+                )
+                chunks = {h.cid: h.chunk for h in outcome.hits}
+                cids = [cid for cid in found if cid in chunks]
+                if not cids:
+                    continue
+                groups.append(
+                    {
+                        "id": q["id"],
+                        "input": inp,
+                        "set": q["set"],
+                        "repo": q["repo"],
+                        "language": q["language"],
+                        "gold_files": q["gold_files"],
+                        "gold_ranges": q["gold_ranges"],
+                        "start": len(rows),
+                        "size": len(cids),
+                    }
+                )
+                for cid in cids:
+                    c = chunks[cid]
+                    rows.append(found[cid])
+                    labels.append(_label(c.path, c.start_line, c.end_line, q))
+                    paths.append(c.path)
+                    spans.append((c.start_line, c.end_line))
+        readers.clear()
+        print(
+            f"[{n}/{len(by_checkout)}] {name}: {len(qs)} questions, {len(groups)} groups, "
+            f"{len(rows)} rows, {time.monotonic() - started:.0f}s",
+            file=sys.stderr,
+            flush=True,
+        )
+    np.savez_compressed(
+        args.out,
+        rows=np.asarray(rows, dtype=np.float32),
+        labels=np.asarray(labels, dtype=np.int8),
+        spans=np.asarray(spans, dtype=np.int32),
+        paths=np.asarray(paths, dtype=object),
+        features=np.asarray(FEATURES, dtype=object),
+        groups=np.asarray([json.dumps(g) for g in groups], dtype=object),
+        source=np.asarray([str(Path(args.questions).resolve()), _digest(Path(args.questions))], dtype=object),
+    )
+    print(f"wrote {args.out}: {len(groups)} groups, {len(rows)} rows", file=sys.stderr)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
+
+
+# -- data, metrics ---------------------------------------------------------------
+
+
+class Data:
+    def __init__(self, path: str) -> None:
+        z = np.load(path, allow_pickle=True)
+        if tuple(z["features"]) != FEATURES:
+            sys.exit("the data was extracted with other features than this repolens computes: extract again")
+        self.rows = z["rows"]
+        self.labels = z["labels"]
+        self.spans = z["spans"]
+        self.paths = z["paths"]
+        self.groups = [json.loads(g) for g in z["groups"]]
+        self.source = tuple(z["source"])
+
+    def group_slice(self, g: dict) -> slice:
+        return slice(g["start"], g["start"] + g["size"])
+
+
+def cited(scores: np.ndarray, paths: np.ndarray) -> tuple[list[int], list[str]]:
+    """What a packet would cite for candidates scored ``scores``: the indexes
+    of its hits (spread over files as ``diversify`` does) and its files in
+    order (the hits', then the next files as pointers)."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    positive = [math.exp(min(50.0, float(scores[i] - scores[order[0]]))) for i in range(len(scores))]
+    seen: Counter[str] = Counter()
+    picked: list[int] = []
+    left = list(order)
+    while left and len(picked) < HITS:
+        best = max(left, key=lambda i: positive[i] * DIVERSITY ** seen[paths[i]])
+        picked.append(best)
+        seen[paths[best]] += 1
+        left.remove(best)
+    files = list(dict.fromkeys(paths[i] for i in picked))
+    for i in order:
+        if len(files) >= CITED:
+            break
+        if paths[i] not in files:
+            files.append(paths[i])
+    return picked, files
+
+
+def metrics(data: Data, groups: list[dict], scores_of) -> dict[str, float]:
+    acc1 = acc5 = line5 = 0
+    for g in groups:
+        sl = data.group_slice(g)
+        picked, files = cited(scores_of(g, sl), data.paths[sl])
+        gold = set(g["gold_files"])
+        acc1 += bool(files) and gold <= set(files[:1])
+        acc5 += gold <= set(files[:5])
+        labels = data.labels[sl]
+        line5 += any(labels[i] == 2 for i in picked)
+    n = max(len(groups), 1)
+    return {"n": len(groups), "acc1": acc1 / n, "acc5": acc5 / n, "line5": line5 / n}
+
+
+def tuned_scores(data: Data):
+    col = FEATURES.index("tuned_score")
+    return lambda g, sl: data.rows[sl, col].astype(float)
+
+
+# -- training --------------------------------------------------------------------
+
+
+def _train(data: Data, groups: list[dict], rounds: int | None = None):
+    import lightgbm as lgb
+
+    idx = np.concatenate([np.arange(g["start"], g["start"] + g["size"]) for g in groups])
+    train = lgb.Dataset(
+        data.rows[idx],
+        label=data.labels[idx],
+        group=[g["size"] for g in groups],
+        feature_name=list(FEATURES),
+        free_raw_data=False,
+    )
+    return lgb.train(PARAMS, train, num_boost_round=rounds or ROUNDS)
+
+
+def folds_by_repo(groups: list[dict], k: int) -> list[set[str]]:
+    """Repositories split in ``k`` folds of about equal numbers of questions."""
+    sizes = Counter(g["repo"] for g in groups)
+    folds: list[set[str]] = [set() for _ in range(k)]
+    load = [0] * k
+    for repo, n in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])):
+        i = load.index(min(load))
+        folds[i].add(repo)
+        load[i] += n
+    return folds
+
+
+def cross_validate(data: Data, k: int) -> dict:
+    """Per fold: train on the other repositories, score this fold's questions."""
+    model_scores: dict[int, np.ndarray] = {}
+    for n, fold in enumerate(folds_by_repo(data.groups, k), 1):
+        train = [g for g in data.groups if g["repo"] not in fold]
+        test = [(i, g) for i, g in enumerate(data.groups) if g["repo"] in fold]
+        booster = _train(data, train)
+        for i, g in test:
+            model_scores[i] = booster.predict(data.rows[data.group_slice(g)])
+        print(
+            f"fold {n}/{k}: {len(train)} train groups, {len(test)} test groups", file=sys.stderr, flush=True
+        )
+    index = {id(g): i for i, g in enumerate(data.groups)}
+
+    def learned(g, sl):
+        return model_scores[index[id(g)]]
+
+    tuned = tuned_scores(data)
+    report: dict[str, dict] = {}
+    slices = {"all": data.groups}
+    for field in ("set", "input", "language"):
+        for value in sorted({g[field] for g in data.groups}):
+            slices[f"{field}={value}"] = [g for g in data.groups if g[field] == value]
+    for name, groups in slices.items():
+        report[name] = {"tuned": metrics(data, groups, tuned), "learned": metrics(data, groups, learned)}
+    return report
+
+
+def render(report: dict) -> str:
+    lines = [
+        "| slice | n | Acc@1 tuned | learned | Acc@5 tuned | learned | Line@5 tuned | learned |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, r in report.items():
+        t, m = r["tuned"], r["learned"]
+        lines.append(
+            f"| {name} | {t['n']} | {t['acc1']:.3f} | {m['acc1']:.3f} | {t['acc5']:.3f} | {m['acc5']:.3f} "
+            f"| {t['line5']:.3f} | {m['line5']:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def cv(args: argparse.Namespace) -> None:
+    data = Data(args.data)
+    report = cross_validate(data, args.folds)
+    Path(args.data).with_suffix(".cv.json").write_text(json.dumps(report, indent=1))
+    print(f"$ {' '.join(sys.argv)}\n")
+    print(render(report))
+
+
+# -- export ----------------------------------------------------------------------
+
+
+def export(booster, data: Data, cv_report: dict | None) -> dict:
+    """The model file: the trees as flat lists (see repolens.search.learned)."""
+    dump = booster.dump_model()
+    feature, threshold, left, right, value, roots = [], [], [], [], [], []
+
+    def add(node: dict) -> int:
+        i = len(feature)
+        feature.append(-1)
+        threshold.append(0.0)
+        left.append(-1)
+        right.append(-1)
+        value.append(0.0)
+        if "leaf_value" in node:
+            value[i] = float(node["leaf_value"])
+            return i
+        if node.get("decision_type", "<=") != "<=" or (
+            node.get("default_left") is False and node.get("missing_type") not in (None, "None")
+        ):
+            raise SystemExit(f"unsupported split: {node.get('decision_type')} / {node.get('missing_type')}")
+        feature[i] = int(node["split_feature"])
+        threshold[i] = float(node["threshold"])
+        value[i] = float(node.get("internal_value", 0.0))
+        left[i] = add(node["left_child"])
+        right[i] = add(node["right_child"])
+        return i
+
+    for tree in dump["tree_info"]:
+        roots.append(add(tree["tree_structure"]))
+    import lightgbm
+
+    repos = Counter(g["repo"] for g in data.groups)
+    return {
+        "format": 1,
+        "features": list(FEATURES),
+        "roots": roots,
+        "nodes": {"feature": feature, "threshold": threshold, "left": left, "right": right, "value": value},
+        "provenance": {
+            "made_by": "bench/train_ranker.py fit",
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "questions": data.source[0],
+            "questions_digest": data.source[1],
+            "groups": len(data.groups),
+            "candidates": len(data.rows),
+            "repositories": dict(sorted(repos.items())),
+            "kinds": dict(Counter(g["set"] for g in data.groups)),
+            "lightgbm": lightgbm.__version__,
+            "params": {k: v for k, v in PARAMS.items() if k not in ("verbose", "num_threads")},
+            "rounds": ROUNDS,
+            "cross_validated": {
+                name: r for name, r in (cv_report or {}).items() if not name.startswith("language=")
+            },
+        },
+    }
+
+
+def fit(args: argparse.Namespace) -> None:
+    data = Data(args.data)
+    booster = _train(data, data.groups)
+    cv_path = Path(args.data).with_suffix(".cv.json")
+    cv_report = json.loads(cv_path.read_text()) if cv_path.is_file() else None
+    model = export(booster, data, cv_report)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(model, separators=(",", ":")) + "\n")
+    print(
+        f"wrote {out}: {len(model['roots'])} trees, {len(model['nodes']['feature'])} nodes, "
+        f"{out.stat().st_size // 1024} KB",
+        file=sys.stderr,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["extract", "cv", "fit", "all"])
+    ap.add_argument("--questions", help="the mined set (bench/mine_questions.py)")
+    ap.add_argument("--checkouts", help="its snapshots' git checkouts")
+    ap.add_argument("--index-cache", help="where their indexes are kept (as devset.py keeps them)")
+    ap.add_argument("--data", "--out-data", dest="data", default="/work/bench-data/mined/ranker-data.npz")
+    ap.add_argument("--out", default=str(MODEL_OUT))
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--only", help="regex on question ids (extract)")
+    ap.add_argument("--limit", type=int)
+    args = ap.parse_args()
+    if args.command in ("extract", "all"):
+        if not (args.questions and args.checkouts and args.index_cache):
+            ap.error("extract needs --questions, --checkouts and --index-cache")
+        extract(argparse.Namespace(**{**vars(args), "out": args.data}))
+    if args.command in ("cv", "all"):
+        cv(args)
+    if args.command in ("fit", "all"):
+        fit(args)
+
+
+if __name__ == "__main__":
+    main()
