@@ -82,6 +82,9 @@ class Settings:
     # 0.8 since packets name the next files as pointers: the hits can go
     # deeper into the best files (Line@5 +3 points, docs/benchmarks.md)
     diversity: float = 0.8
+    # ranking: "tuned" (the fused score of the legs orders the candidates) or
+    # "learned" (a model over every leg's features: repolens.search.learned)
+    ranking: str = "learned"
     # dense leg: compute vectors when indexing, and use them when searching
     vectors: bool = False
     dense: bool = True
@@ -142,6 +145,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "chunker": ("syntax", "windows"),
     "embed_style": ("code", "header", "header+idents", "header+code"),
     "fusion": ("boost", "rrf", "rerank"),
+    "ranking": ("tuned", "learned"),
 }
 
 

@@ -35,6 +35,7 @@ def _files(root: Path, question: str) -> list[str]:
 
 
 def test_a_similar_past_commit_moves_the_file_it_touched_first(upload_repo: Path, git: Git, monkeypatch):
+    monkeypatch.setenv("REPOLENS_RANKING", "tuned")  # history_weight is a lever of the tuned ranking
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
     assert _files(upload_repo, QUESTION)[0] == "cli/options.py"
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "1.0")

@@ -64,6 +64,7 @@ def test_one_identifier_query_returns_its_definition_first(store_repo: Path):
 
 
 def test_without_symbol_boost_mentions_can_outrank_the_definition(store_repo: Path, monkeypatch):
+    monkeypatch.setenv("REPOLENS_RANKING", "tuned")  # a lever of the tuned ranking
     monkeypatch.setenv("REPOLENS_SYMBOL_BOOST", "0")
     monkeypatch.setenv("REPOLENS_PRIORS", "0")
     data = service.search_code("SessionStore", store_repo, mode="json").to_json()
@@ -71,7 +72,8 @@ def test_without_symbol_boost_mentions_can_outrank_the_definition(store_repo: Pa
 
 
 def test_files_mode_ranks_files_with_reasons(store_repo: Path):
-    reply = service.search_code("where does SessionStore expire sessions?", store_repo, mode="files")
+    question = "where does SessionStore expire sessions?"
+    reply = service.search_code(question, store_repo, mode="files", top_k=11)  # every file, with its role
     lines = reply.text.splitlines()
     assert lines[0].startswith("1. store.py (score ")
     assert "defines SessionStore" in lines[0] and "source file" in lines[0]
@@ -92,7 +94,7 @@ def test_files_mode_lists_top_k_files(store_repo: Path, top_k: int):
 
 
 def test_source_preferred_over_docs_and_tests_when_close(store_repo: Path):
-    reply = service.search_code("session store expire", store_repo, mode="files")
+    reply = service.search_code("session store expire", store_repo, mode="files", top_k=11)
     order = [f.path for f in reply.files]
     assert order.index("store.py") < order.index("tests/test_store.py")
     assert order.index("store.py") < order.index("docs/store.md")
