@@ -124,7 +124,8 @@ def extract(args: argparse.Namespace) -> None:
             print(f"[{n}/{len(by_checkout)}] {name}: index {status.state} {status.error}", file=sys.stderr)
             continue
         reader = readers.get(open_store(root, index_dir))
-        options = RankingOptions.from_settings(settings)
+        # the features come with the tuned order (one of them), whatever ranking is the default
+        options = RankingOptions.from_settings(settings)._replace(ranking="tuned")
         for q in qs:
             for inp, text in _inputs(q):
                 found: dict[int, list[float]] = {}
