@@ -17,7 +17,9 @@ Work is committed in batches of whole files through the store's
 :class:`~repolens.store.base.IndexWriter`. A reader sees, for every file,
 either its old or its new chunks, never a mix within a file; whatever a
 crash left half-written between the parts of the store is repaired by the
-next writer (:meth:`~repolens.store.base.IndexWriter.reconcile`).
+next writer (:meth:`~repolens.store.base.IndexWriter.reconcile`). A refresh
+of the whole tree first reads every page of the index (``verify``): a
+damaged index is rebuilt, not patched.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from repolens.discover import (
 from repolens.errors import IndexCorruptError, IndexVersionError, StoreUnavailableError
 from repolens.history.sync import HistoryReport, sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
+from repolens.index.space import full_disk_said
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
 from repolens.store import format_versions, open_store
@@ -190,7 +193,11 @@ def build_index(
         store = open_store(root, index_dir)
     root_path = store.root
     settings = settings or load_settings(root_path)
-    with store.write_lock(wait=lock_wait), contextlib.ExitStack() as cleanup:
+    with (
+        full_disk_said(store, settings, rebuild=rebuild),
+        store.write_lock(wait=lock_wait),
+        contextlib.ExitStack() as cleanup,
+    ):
         current = store.current()
         reason = "--rebuild" if rebuild else (rebuild_reason(store, current, settings) if current else "")
         found = None
@@ -325,6 +332,8 @@ def _sync(
                 }
             )
         writer.reconcile()
+        if not create and scope is None:
+            writer.verify()
         try:
             _apply_changes(writer, found, settings, report, progress, scope, donors, workers)
         except BaseException:

@@ -303,6 +303,12 @@ class IndexWriter(Protocol):
         store; how many chunks were replayed (0 for a transactional store)."""
         ...
 
+    def verify(self) -> None:
+        """Raise ``IndexCorruptError`` when the generation's files are damaged
+        where a refresh might not read them (nothing for a store whose server
+        checks its own pages)."""
+        ...
+
     def close(self) -> None: ...
 
     # -- a batch: everything between begin() and commit() is atomic --------

@@ -17,6 +17,7 @@ from repolens.store import check_versions
 from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
+from repolens.store.local.failures import guarded
 
 if TYPE_CHECKING:
     from repolens.store.local.lexical import LexicalIndex
@@ -26,6 +27,7 @@ LEXICAL_DIR = "lexical"
 BUILDING = ".building"
 
 
+@guarded
 class Generation:
     """Both halves of one generation folder; closed together.
 

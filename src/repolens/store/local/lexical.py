@@ -24,9 +24,9 @@ from pathlib import Path
 import tantivy
 
 from repolens.chunk import Chunk
-from repolens.errors import IndexCorruptError
 from repolens.store.base import LexFilters, LexicalFields
 from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields
+from repolens.store.local.failures import damaged, failure, lexical_damage
 
 __all__ = ["LEXICAL_VERSION", "LexicalIndex"]
 
@@ -72,11 +72,11 @@ class LexicalIndex:
                 self.index = tantivy.Index(self.schema, path=str(directory), reuse=True)
             else:
                 if not tantivy.Index.exists(str(directory)):
-                    raise IndexCorruptError(f"lexical index {directory} is missing")
+                    raise damaged(directory.parent, f"{directory.name}: its files are missing")
                 opener = _open_read_only if self.read_only else _open
                 self.index = opener(directory)
         except (ValueError, OSError) as exc:
-            raise IndexCorruptError(f"lexical index {directory} cannot be read ({exc})") from exc
+            raise failure(exc, directory.parent) or lexical_damage(directory.parent, exc) from exc
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
         self._last_query: tuple[object, tantivy.Query | None] = (None, None)

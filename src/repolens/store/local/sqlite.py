@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from repolens.chunk import Chunk, Symbol
-from repolens.errors import IndexCorruptError
+from repolens.errors import IndexCorruptError, RepolensError
 from repolens.store.base import (
     FileRecord,
     NameMatch,
@@ -30,6 +30,7 @@ from repolens.store.base import (
     normalize_symbol,
 )
 from repolens.store.chunk_rows import CHUNK_COLS, compress, stored_chunk
+from repolens.store.local.failures import failure
 
 SCHEMA_VERSION = 3
 
@@ -111,12 +112,16 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
         raise _missing(path)
     try:
         db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    except sqlite3.DatabaseError as exc:
+        raise _unreadable(path, exc) from exc
+    try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         db.executescript(_SCHEMA)  # all IF NOT EXISTS
         db.execute("SELECT count(*) FROM meta").fetchone()
     except sqlite3.DatabaseError as exc:
+        db.close()
         raise _unreadable(path, exc) from exc
     return db
 
@@ -161,8 +166,10 @@ def _missing(path: Path) -> IndexCorruptError:
     return IndexCorruptError(f"index database {path} is missing", fix="re-run `repolens index`")
 
 
-def _unreadable(path: Path, exc: Exception) -> IndexCorruptError:
-    return IndexCorruptError(f"index database {path} cannot be read ({exc})")
+def _unreadable(path: Path, exc: Exception) -> RepolensError:
+    """A damaged file or a full disk said as such (:mod:`.failures`), any other failure as unreadable."""
+    known = failure(exc, path.parent, path.name)
+    return known or IndexCorruptError(f"index database {path} cannot be read ({exc})")
 
 
 def read_meta(db: sqlite3.Connection) -> dict[str, str]:
@@ -495,6 +502,13 @@ def pending_lexical(db: sqlite3.Connection) -> list[tuple[int, str]]:
 
 def clear_pending(db: sqlite3.Connection, cids: Iterable[int]) -> None:
     db.executemany("DELETE FROM lex_pending WHERE cid=?", [(c,) for c in cids])
+
+
+def damaged_pages(db: sqlite3.Connection) -> str:
+    """What ``PRAGMA quick_check`` (every page read, not the texts) finds
+    wrong with the database, in SQLite's words ("" when nothing)."""
+    rows = db.execute("PRAGMA quick_check").fetchall()
+    return "" if rows == [("ok",)] else "database disk image is malformed"
 
 
 def counts(db: sqlite3.Connection) -> dict[str, int]:

@@ -18,9 +18,11 @@ from repolens.chunk import Chunk, Symbol
 from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
+from repolens.store.local.failures import damaged, guarded
 from repolens.store.local.generation import DB_NAME, Generation, open_parts
 
 
+@guarded
 class LocalWriter(Generation):
     """The one writer of a generation folder (the caller holds the write lock)."""
 
@@ -89,6 +91,14 @@ class LocalWriter(Generation):
         sq.clear_pending(self.db, cids)
         self.db.execute("COMMIT")
         return len(cids)
+
+    def verify(self) -> None:
+        """Read every page of the database (``PRAGMA quick_check``, ~3 ms a
+        MB): damage a refresh would not touch still makes the next index a
+        rebuild. Chunk texts are not decompressed; a reader that meets a
+        damaged one marks the generation (:mod:`.failures`)."""
+        if problem := sq.damaged_pages(self.db):
+            raise damaged(self.gen_dir, f"{DB_NAME}: {problem}")
 
     # -- files -------------------------------------------------------------
     def add_file(
