@@ -238,6 +238,36 @@ def test_interrupting_a_refresh_mid_batch_leaves_both_stores_consistent(make_rep
     assert _content(root) == _content(root, tmp_path / "fresh")
 
 
+_CRASH_BETWEEN_COMMITS = """
+import os, sys
+from repolens.store import open_store
+store = open_store(sys.argv[1])
+with store.write_lock():
+    writer = store.open_writer(store.current())
+    writer.begin()
+    for record in writer.files().values():
+        writer.delete_file(record.id)
+    writer.lex.commit()  # tantivy committed every deletion...
+    os._exit(0)  # ...and the process died before SQLite did
+"""
+
+
+def test_a_crash_between_the_lexical_and_database_commits_is_undone(make_repo, tmp_path: Path):
+    root = make_repo({f"m{i}.py": _module(i, "alpha") for i in range(12)})
+    build_index(root)
+    proc = subprocess.run([sys.executable, "-c", _CRASH_BETWEEN_COMMITS, str(root)], capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    lexical = open_store(root).layout.current_generation() / "lexical"
+    assert (lexical / "previous").is_dir()
+    report = build_index(root)  # the next writer puts tantivy's previous commit back
+    assert report.mode == "refresh" and report.unchanged == 12
+    assert not (lexical / "previous").exists()
+    build_index(root, index_dir=tmp_path / "fresh")
+    got = _content(root)
+    assert got == _content(root, tmp_path / "fresh") and got["lexical_docs"] == len(got["chunks"])
+    assert "alpha_3" in service.search_code("second_3", root).text
+
+
 def test_scoped_refresh_reads_only_the_named_paths_and_matches_a_full_refresh(make_repo, tmp_path):
     files = {f"pkg/m{i}.py": _module(i, "alpha") for i in range(8)}
     files[".gitignore"] = "build/\n"

@@ -124,10 +124,18 @@ def test_adds_deletes_commits_and_aborts_apply_in_order(tmp_path: Path):
     lex.add_fields([(1, _doc("alpha")), (2, _doc("alpha")), (3, _doc("beta"))])
     lex.delete([2])
     lex.add_fields([(2, _doc("alpha"))])
-    lex.commit()
+    _commit(lex)
     assert _found(lex, "alpha") == [1, 2] and _found(lex, "beta") == [3]
     lex.add_fields([(4, _doc("gamma"))])
     lex.abort()
     lex.add_fields([(5, _doc("beta"))])
-    lex.close()
+    _commit(lex)
+    lex.add_fields([(6, _doc("beta"))])
+    lex.close()  # what was never committed is dropped
     assert _found(lex, "gamma") == [] and _found(lex, "beta") == [3, 5]
+
+
+def _commit(lex) -> None:
+    """A batch's commit, as the writer makes it (the database committed too)."""
+    lex.commit()
+    lex.forget_previous()

@@ -13,13 +13,15 @@ One operation, :func:`build_index`, serves three cases:
 * **resume**: a build that was interrupted left ``gen-N.building``; the
   next run continues it instead of starting over.
 
-Work is committed in batches of whole files through the store's
-:class:`~repolens.store.base.IndexWriter`. A reader sees, for every file,
-either its old or its new chunks, never a mix within a file; whatever a
-crash left half-written between the parts of the store is repaired by the
-next writer (:meth:`~repolens.store.base.IndexWriter.reconcile`). A refresh
-of the whole tree first reads every page of the index (``verify``): a
-damaged index is rebuilt, not patched.
+A build commits its work in batches of whole files through the store's
+:class:`~repolens.store.base.IndexWriter`, so an interrupted one resumes; a
+refresh is one batch, so one that fails (a full disk, Ctrl-C) leaves the
+index as it was. A reader sees, for every file, either its old or its new
+chunks, never a mix within a file; whatever a crash left half-written
+between the parts of the store is repaired by the next writer
+(:meth:`~repolens.store.base.IndexWriter.reconcile`). A refresh of the whole
+tree first reads every page of the index (``verify``): a damaged index is
+rebuilt, not patched.
 """
 
 from __future__ import annotations
@@ -318,7 +320,8 @@ def _sync(
     workers: ForkedPool | None = None,
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
-    given), batch by batch; ``workers`` prepare them when given (see
+    given): a new generation (``create``) batch by batch, a published one in
+    one batch; ``workers`` prepare them when given (see
     :func:`~repolens.index.prepare.prepare_all`)."""
     writer = store.open_writer(gen, create=create)
     try:
@@ -335,11 +338,13 @@ def _sync(
         if not create and scope is None:
             writer.verify()
         try:
-            _apply_changes(writer, found, settings, report, progress, scope, donors, workers)
+            _apply_changes(
+                writer, found, settings, report, progress, scope, donors, workers, whole=not create
+            )
         except BaseException:
-            # Stopped mid-batch (Ctrl-C, cancellation, an error): the open
-            # batch is undone everywhere; committed batches stay, and the
-            # next run carries on from them.
+            # Stopped mid-batch (Ctrl-C, cancellation, a full disk): the open
+            # batch is undone everywhere; a build's committed batches stay,
+            # and the next run carries on from them.
             writer.abort()
             raise
         # the branch's commits, kept with the code they describe (repolens.history)
@@ -363,7 +368,11 @@ def _apply_changes(
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
     workers: ForkedPool | None = None,
+    *,
+    whole: bool = False,
 ) -> None:
+    """Apply the changes between the index and ``found``, in batches, or in one
+    when ``whole``."""
     records = writer.files()
     skips = writer.skipped_files()
     present = {src.path for src in found.files}
@@ -379,7 +388,7 @@ def _apply_changes(
         else:
             work.append((src, rec))
     total = len(work) + len(deleted)
-    batch = _Batch(writer)
+    batch = _Batch(writer, whole=whole)
     for rec in deleted:
         batch.begin()
         writer.delete_file(rec.id)
@@ -470,10 +479,12 @@ def _remember_skip(
 
 
 class _Batch:
-    """Groups file updates into batches of ``BATCH_FILES`` / ``BATCH_BYTES``."""
+    """Groups file updates into batches of ``BATCH_FILES`` / ``BATCH_BYTES``
+    (into one when ``whole``)."""
 
-    def __init__(self, writer: IndexWriter) -> None:
+    def __init__(self, writer: IndexWriter, *, whole: bool = False) -> None:
         self.writer = writer
+        self.whole = whole
         self.files = self.bytes = 0
 
     def begin(self) -> None:
@@ -483,7 +494,7 @@ class _Batch:
     def done(self, size: int) -> None:
         self.files += 1
         self.bytes += size
-        if self.files >= BATCH_FILES or self.bytes >= BATCH_BYTES:
+        if not self.whole and (self.files >= BATCH_FILES or self.bytes >= BATCH_BYTES):
             self.flush()
 
     def flush(self) -> None:

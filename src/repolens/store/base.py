@@ -26,11 +26,13 @@ What every backend must guarantee
   answer reads (files, chunks, symbols, lexical postings, vectors): a reader
   sees, for every file, its old or its new content, never a mix within a
   file, and a lexical or dense hit never names a chunk the reader cannot
-  read. :meth:`IndexWriter.abort` undoes the open batch everywhere. (The
-  local store commits SQLite first and tantivy second, and resolves every
-  hit against SQLite, so a hit of the old postings whose rows are gone is
-  dropped; its outbox replays what a crash left between the two, see
-  :meth:`IndexWriter.reconcile`.)
+  read. :meth:`IndexWriter.abort` undoes the open batch everywhere, a
+  batch a full disk stopped too. (The local store commits tantivy first,
+  keeping the state it replaced, then SQLite, which records the tantivy
+  commit it holds; a failed batch puts tantivy's previous state back, and so
+  does the next writer after a crash; it resolves every hit against SQLite,
+  so a hit whose rows are gone is dropped. See
+  :mod:`repolens.store.local.writer`.)
 * **One writer per repository**, any number of readers.
   :meth:`Store.write_lock` raises ``IndexLockedError`` (after waiting
   ``wait`` seconds) when another process writes; a writer that dies

@@ -5,8 +5,9 @@ symbols, vectors, meta) and a tantivy index (BM25); :mod:`.layout` says how
 the folders are laid out, locked and published. It meets the guarantees of
 :mod:`repolens.store.base` with a symlink swapped by one ``rename`` (atomic
 publish), ``flock`` (one writer), SQLite's WAL (readers keep a snapshot while
-the writer commits) and an outbox between SQLite and tantivy (batches). A
-damaged file or a full disk is said in one line (:mod:`.failures`).
+the writer commits) and tantivy's previous commit kept until SQLite's lands
+(batches, :mod:`.writer`). A damaged file or a full disk is said in one line
+(:mod:`.failures`).
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 DB_NAME = "index.db"
 LEXICAL_DIR = "lexical"
+# The meta key naming the lexical index's commit that SQLite holds (see .writer)
+LEXICAL_OPSTAMP = "lexical_opstamp"
 BUILDING = ".building"
 
 
@@ -102,7 +104,12 @@ def open_parts(
         meta = sq.read_meta(db)
         if meta or not create:
             check_versions(meta, root)
-        lex = _open_lexical(gen_dir, create=create) if write else None
+        lex = None
+        if write:
+            from repolens.store.local.segments import recover
+
+            recover(gen_dir / LEXICAL_DIR, meta.get(LEXICAL_OPSTAMP))
+            lex = _open_lexical(gen_dir, create=create)
     except BaseException:
         db.close()
         raise

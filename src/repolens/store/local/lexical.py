@@ -5,8 +5,7 @@ the same tokens in both; ``bench/lexical_backends.py``), tantivy answered
 long questions in 0.5 ms p50 against 22 ms for FTS5, built faster and was
 40% smaller, and it takes a weight per query term (FTS5's ``bm25()`` does
 not), which query understanding needs. The price is a second store beside
-SQLite; ``store.local.sqlite`` keeps an outbox (``lex_pending``) so the two are
-reconciled after a crash.
+SQLite, committed with it batch by batch (:mod:`.writer`).
 
 Documents come pre-tokenized (:mod:`repolens.store.document`) and are
 indexed with a whitespace analyzer, so indexing and querying split text the
@@ -27,6 +26,12 @@ from repolens.chunk import Chunk
 from repolens.store.base import LexFilters, LexicalFields
 from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields
 from repolens.store.local.failures import damaged, failure, lexical_damage
+from repolens.store.local.segments import (
+    forget_previous,
+    keep_previous,
+    remove_unreferenced,
+    restore_previous,
+)
 
 __all__ = ["LEXICAL_VERSION", "LexicalIndex"]
 
@@ -97,7 +102,7 @@ class LexicalIndex:
         (possibly in another process)."""
         n = 0
         for cid, fields in items:
-            self._dirty = True
+            self._changing()
             self._w().add_document(tantivy.Document(cid=cid, **fields))
             n += 1
         return n
@@ -105,33 +110,58 @@ class LexicalIndex:
     def delete(self, cids: Iterable[int]) -> None:
         w = self._w()
         for cid in cids:
-            self._dirty = True
+            self._changing()
             w.delete_documents_by_term("cid", cid)
 
-    def commit(self) -> None:
-        if self._writer is not None:
-            self._writer.commit()
-            self._dirty = False
-            self._share_meta()
+    def _changing(self) -> None:
+        """Before the first change since the last commit, keep the committed
+        state (until :meth:`forget_previous`), so that :meth:`abort` can put
+        it back whatever tantivy wrote meanwhile (:mod:`.segments`)."""
+        if not self._dirty:
+            keep_previous(self.directory)
+            self._dirty = True
+
+    def commit(self) -> int | None:
+        """Commit what was added and deleted since the last commit; the
+        opstamp of the commit (None when there was nothing to commit)."""
+        if not self._dirty:
+            return None
+        opstamp = self._w().commit()
+        self._dirty = False
+        self._share_meta()
+        return opstamp
+
+    def forget_previous(self) -> None:
+        """The database committed the batch too: the previous state is not needed."""
+        forget_previous(self.directory)
 
     def abort(self) -> None:
-        """Drop everything added or deleted since the last commit (the SQLite
-        transaction they mirror was rolled back) and release the writer."""
+        """Undo the batch: drop what was added or deleted and put back the
+        state kept at its first change, even if it committed since (the
+        SQLite transaction it mirrors was rolled back), with the files a
+        failed commit left deleted; release the writer."""
         self._dirty = False
         if self._writer is not None:
-            self._writer.rollback()
-            self._writer = None
+            writer, self._writer = self._writer, None
+            with contextlib.suppress(ValueError):  # a writer a full disk killed cannot roll back
+                writer.rollback()
+            with contextlib.suppress(ValueError):
+                writer.wait_merging_threads()
+            del writer
+        if restore_previous(self.directory):
+            self.index = _open(self.directory)
+            _register(self.index)
+        else:
+            remove_unreferenced(self.directory)
 
     def close(self) -> None:
-        """Commit what is left (a commit with nothing new still rewrites and
-        syncs tantivy's meta), finish merges and release tantivy's own writer lock."""
+        """Drop what was never committed (its batch was not either), finish
+        merges and release tantivy's own writer lock."""
+        if self._dirty:
+            self.abort()
         if self._writer is not None:
-            writer = self._writer
-            if self._dirty:
-                writer.commit()
-                self._dirty = False
+            writer, self._writer = self._writer, None
             writer.wait_merging_threads()
-            self._writer = None
             self._share_meta()
 
     def _share_meta(self) -> None:

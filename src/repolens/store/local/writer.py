@@ -1,10 +1,17 @@
 """Writing one local generation (:class:`repolens.store.base.IndexWriter`).
 
-A batch is a SQLite transaction mirrored by tantivy: SQLite commits first,
-then tantivy, then the ``lex_pending`` outbox is drained. A crash between
-any two steps leaves outbox rows that the next writer replays
-(:meth:`LocalWriter.reconcile`); a reader resolves every lexical hit
-against SQLite, so it never cites a chunk whose rows are gone.
+A batch is a SQLite transaction mirrored by the lexical index (tantivy).
+tantivy commits first, keeping the state it replaced (:mod:`.segments`),
+then SQLite commits with the opstamp of that tantivy commit in its meta
+(``lexical_opstamp``). A batch that fails anywhere, a full disk included, is
+undone in both halves: SQLite rolls back and tantivy's previous state is put
+back. A crash between the two commits is repaired by the next writer, which
+keeps tantivy's commit only if SQLite recorded it. A refresh is one batch
+(:mod:`repolens.index.build`), so a failed refresh leaves the index as it was.
+
+Indexes written before the opstamp was recorded kept an outbox of chunks
+(``lex_pending``) instead; :meth:`LocalWriter.reconcile` replays one a crash
+left there.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import damaged, guarded
-from repolens.store.local.generation import DB_NAME, Generation, open_parts
+from repolens.store.local.generation import DB_NAME, LEXICAL_OPSTAMP, Generation, open_parts
 
 
 @guarded
@@ -45,7 +52,7 @@ class LocalWriter(Generation):
         self._wrote = set()
 
     def commit(self) -> None:
-        """Commit SQLite, then tantivy, then drain the outbox. A batch that
+        """Commit tantivy, then SQLite (see the module docstring). A batch that
         wrote only vectors moves ``vectors_version``; any other batch moves
         ``content_version`` and ``vectors_version`` too and sets ``updated_at``,
         telling cached readers (dense matrix, path index, remembered queries)
@@ -55,41 +62,37 @@ class LocalWriter(Generation):
         if content:
             sq.bump(self.db, "content_version")
             sq.write_meta(self.db, {"updated_at": _now()})
+            opstamp = self.lex.commit()
+            if opstamp is not None:
+                sq.write_meta(self.db, {LEXICAL_OPSTAMP: str(opstamp)})
         self.db.execute("COMMIT")
         self._open = False
-        if content:
-            self.lex.commit()
-            pending = sq.pending_lexical(self.db)
-            if pending:
-                self.db.execute("BEGIN")
-                sq.clear_pending(self.db, [cid for cid, _ in pending])
-                self.db.execute("COMMIT")
+        self.lex.forget_previous()
 
     def abort(self) -> None:
-        """Undo the open batch in both halves (the tantivy writer mirrors the
-        rolled-back transaction) and release tantivy's writer."""
+        """Undo the open batch in both halves (tantivy's previous state is put
+        back if it had committed) and release tantivy's writer; the log of a
+        transaction a full disk stopped is emptied."""
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
         self.lex.abort()
         self._open = False
+        sq.shrink_log(self.db)
 
     def reconcile(self) -> int:
-        """Replay the outbox left by a crash between the SQLite and tantivy commits.
-
-        Every pending key is deleted from tantivy and re-added when its chunk
-        still exists, so a replay is idempotent. Returns how many were replayed.
-        """
+        """Replay the outbox an older version's crash left between the SQLite
+        and tantivy commits: every pending key is deleted from tantivy and
+        re-added when its chunk still exists, as one batch. Returns how many
+        were replayed."""
         pending = sq.pending_lexical(self.db)
         if not pending:
             return 0
         cids = [cid for cid, _ in pending]
+        self.begin()
         self.lex.delete(cids)
-        stored = sq.chunks_by_cid(self.db, cids)
-        self.lex.add((cid, s.chunk) for cid, s in stored.items())
-        self.lex.commit()
-        self.db.execute("BEGIN")
+        self.lex.add((cid, s.chunk) for cid, s in sq.chunks_by_cid(self.db, cids).items())
         sq.clear_pending(self.db, cids)
-        self.db.execute("COMMIT")
+        self.commit()
         return len(cids)
 
     def verify(self) -> None:

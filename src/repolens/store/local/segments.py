@@ -1,0 +1,136 @@
+"""The files of a tantivy index, and putting its previous commit back.
+
+A batch commits the lexical index before SQLite (:mod:`.writer`), so until
+SQLite has committed too, tantivy's previous commit must stay restorable: a
+SQLite commit that fails (a full disk) or a crash between the two puts it
+back. tantivy deletes the files of the segments a commit dropped as soon as
+it has committed, so before the first commit of a batch the state files and
+every file its ``meta.json`` names are hard-linked into ``previous/`` (no
+data is copied, and tantivy never looks into a sub-folder); restoring links
+them back, forgetting removes the folder. Which commit SQLite holds is its
+``lexical_opstamp`` (the opstamp in tantivy's ``meta.json``): a writer that
+opens a generation after a crash restores ``previous/`` unless SQLite
+recorded the commit that replaced it (:func:`recover`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+PREVIOUS = "previous"
+# keep_previous tries again when a merge ends while it links (rare)
+_TRIES = 5
+_STATE = ("meta.json", ".managed.json")
+# A segment's files: <32 hex digits of its id>.<component>, deletes <id>.<opstamp>.del
+_SEGMENT_FILE = re.compile(r"^([0-9a-f]{32})\.(?:(\d+)\.del|[a-z.]+)$")
+
+
+def read_meta(directory: Path) -> dict[str, Any]:
+    """tantivy's ``meta.json`` ({} when it is missing or cut)."""
+    try:
+        meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _referenced(meta: dict[str, Any]) -> dict[str, int | None]:
+    """Segment id (hex) -> the opstamp of its deletes file, of every segment ``meta`` names."""
+    out: dict[str, int | None] = {}
+    for seg in meta.get("segments", ()):
+        deletes = seg.get("deletes") or {}
+        out[str(seg.get("segment_id", "")).replace("-", "")] = deletes.get("opstamp")
+    return out
+
+
+def _is_referenced(name: str, referenced: dict[str, int | None]) -> bool:
+    m = _SEGMENT_FILE.match(name)
+    if m is None:
+        return True  # not a segment's file: state, locks, ``previous/``
+    if m.group(1) not in referenced:
+        return False
+    return m.group(2) is None or int(m.group(2)) == referenced[m.group(1)]
+
+
+def keep_previous(directory: Path) -> None:
+    """Link the committed state into ``previous/``, before a batch's commits
+    (kept until :func:`forget_previous`)."""
+    forget_previous(directory)
+    staging = directory / f".{PREVIOUS}.tmp"
+    for _ in range(_TRIES):
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        try:
+            _link_state(directory, staging)
+        except FileNotFoundError:  # a merge of the last batch's segments ended meanwhile: again
+            continue
+        os.replace(staging, directory / PREVIOUS)  # whole or not at all: recover() trusts what it finds
+        return
+    raise OSError(f"the files of the lexical index in {directory} kept changing")
+
+
+def _link_state(directory: Path, into: Path) -> None:
+    """Hard-link the state files, then every file of the segments the linked
+    ``meta.json`` names, into ``into``."""
+    for name in _STATE:
+        if name == "meta.json" or (directory / name).exists():
+            os.link(directory / name, into / name)
+    referenced = _referenced(read_meta(into))
+    for entry in os.scandir(directory):
+        if _SEGMENT_FILE.match(entry.name) and _is_referenced(entry.name, referenced):
+            os.link(entry.path, into / entry.name)
+    missing = {seg for seg in referenced if not any(into.glob(f"{seg}.*"))}
+    if missing:
+        raise FileNotFoundError(f"segment files gone: {sorted(missing)}")
+
+
+def forget_previous(directory: Path) -> None:
+    shutil.rmtree(directory / PREVIOUS, ignore_errors=True)
+
+
+def restore_previous(directory: Path) -> bool:
+    """Put back the state kept by :func:`keep_previous` (no tantivy writer may
+    be open); False when none was kept."""
+    previous = directory / PREVIOUS
+    if not previous.is_dir():
+        return False
+    for entry in os.scandir(previous):
+        if entry.name not in _STATE and not (directory / entry.name).exists():
+            os.link(entry.path, directory / entry.name)
+    for name in _STATE:  # the state last: it names files that are all back
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(previous / name, directory / name)
+    forget_previous(directory)
+    remove_unreferenced(directory)
+    return True
+
+
+def remove_unreferenced(directory: Path) -> None:
+    """Delete segment files ``meta.json`` does not name: what a failed or
+    undone commit wrote. No tantivy writer may be open (it would be writing
+    such files)."""
+    meta = read_meta(directory)
+    if not meta:
+        return
+    referenced = _referenced(meta)
+    for entry in os.scandir(directory):
+        if entry.is_file(follow_symlinks=False) and not _is_referenced(entry.name, referenced):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+
+
+def recover(directory: Path, recorded: str | None) -> None:
+    """After a crash: keep tantivy's commit if SQLite recorded it
+    (``recorded``, its ``lexical_opstamp``), else restore the previous one."""
+    if not (directory / PREVIOUS).is_dir():
+        return
+    if recorded is not None and str(read_meta(directory).get("opstamp")) == recorded:
+        forget_previous(directory)
+    else:
+        restore_previous(directory)
