@@ -16,6 +16,8 @@ from conftest import kill_survivors, running_processes, tagged_env
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.prepare import PARALLEL_MIN_BYTES, workers
+from repolens.search.legs import FIELD_WEIGHTS
+from repolens.search.query import parse_query
 from repolens.store import open_store
 from repolens.store.handles import readers
 
@@ -130,6 +132,87 @@ def test_refresh_matches_a_fresh_build(make_repo, tmp_path: Path):
     build_index(root)
     build_index(root, index_dir=tmp_path / "fresh")
     assert _content(root) == _content(root, tmp_path / "fresh")
+
+
+_WORDS = """
+    parse request response session token cache header cookie route handler config error value
+    stream buffer socket timeout retry encode decode json schema field record index query result
+""".split()  # noqa: SIM905
+_QUESTIONS = [
+    "where is the session token cache refreshed?",
+    "parse_request header cookie",
+    "retry timeout on the socket stream",
+    "decode json schema field",
+    "record index query result",
+    "handler route config error",
+]
+
+
+def _worded(rng: random.Random, i: int) -> str:
+    """A module of functions whose bodies run from a few words to hundreds (so
+    lengths cross the exact range of tantivy's one-byte length code)."""
+    out = [f'"""Module {i}: {" ".join(rng.choices(_WORDS, k=rng.randint(2, 9)))}."""\n']
+    for j in range(rng.randint(1, 5)):
+        a, b = rng.sample(_WORDS, 2)
+        words = rng.choices(
+            _WORDS, weights=[1 / (k + 1) for k in range(len(_WORDS))], k=rng.choice([4, 30, 90, 300])
+        )
+        body = "\n".join(f"    # {' '.join(words[k : k + 8])}" for k in range(0, len(words), 8))
+        out.append(f"\n\ndef {a}_{b}_{j}(value):\n{body}\n    return {a}\n")
+    return "".join(out)
+
+
+def _lexical_scores(root: Path, index_dir: Path | None = None) -> dict[str, dict[tuple, float]]:
+    """Every chunk's BM25 score for each of ``_QUESTIONS``, by (path, lines)."""
+    reader = open_store(root, index_dir).open_reader()
+    try:
+        out = {}
+        for question in _QUESTIONS:
+            hits = reader.lexical(parse_query(question).weighted(), FIELD_WEIGHTS, 10_000, None)
+            stored = reader.chunks([cid for cid, _ in hits])
+            out[question] = {
+                (s.chunk.path, s.chunk.start_line, s.chunk.end_line): score
+                for cid, score in hits
+                if (s := stored[cid])
+            }
+        return out
+    finally:
+        reader.close()
+
+
+def test_a_refreshed_index_ranks_as_a_fresh_build(make_repo, tmp_path: Path):
+    """tantivy's BM25 counts a deleted document (in the number of documents,
+    of documents holding a term, of tokens) until its segment goes: refreshes
+    that edit, delete and add files, whole-tree and scoped, must leave every
+    chunk scoring as in a fresh build of the same files (and so the same top
+    10), to float32 rounding."""
+    rng = random.Random(27)
+    count = 40
+    root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(count)})
+    build_index(root)
+    for step in range(10):
+        changed = set()
+        for i in rng.sample(range(count), 6):
+            path = root / f"pkg/m{i:02d}.py"
+            if rng.random() < 0.25 and path.exists():
+                path.unlink()
+            else:
+                path.write_text(_worded(rng, i))
+            changed.add(f"pkg/m{i:02d}.py")
+        new = f"pkg/new{step}.py"
+        (root / new).write_text(_worded(rng, 100 + step))
+        build_index(root, paths=changed | {new}) if step % 2 else build_index(root)
+    build_index(root, index_dir=tmp_path / "fresh")
+    got, want = _lexical_scores(root), _lexical_scores(root, tmp_path / "fresh")
+    for question in _QUESTIONS:
+        assert got[question].keys() == want[question].keys(), question
+        for key, score in want[question].items():
+            assert got[question][key] == pytest.approx(score, rel=1e-6), (question, key)
+        top = [
+            sorted(scores, key=lambda k: (-round(scores[k], 4), k))[:10]
+            for scores in (got[question], want[question])
+        ]
+        assert top[0] == top[1], question
 
 
 def _mutate(root: Path, rng: random.Random, step: int, count: int) -> None:
@@ -247,7 +330,7 @@ with store.write_lock():
     writer.begin()
     for record in writer.files().values():
         writer.delete_file(record.id)
-    writer.lex.commit()  # tantivy committed every deletion...
+    writer.lex.commit(writer._fields_of)  # tantivy committed every deletion...
     os._exit(0)  # ...and the process died before SQLite did
 """
 

@@ -121,21 +121,46 @@ def test_adds_deletes_commits_and_aborts_apply_in_order(tmp_path: Path):
     from repolens.store.local import lexical
 
     lex = lexical.LexicalIndex(tmp_path / "lex", create=True)
-    lex.add_fields([(1, _doc("alpha")), (2, _doc("alpha")), (3, _doc("beta"))])
+    docs = {1: _doc("alpha"), 2: _doc("alpha"), 3: _doc("beta"), 5: _doc("beta")}
+    lex.add_fields([(1, docs[1]), (2, docs[2]), (3, docs[3])])
     lex.delete([2])
-    lex.add_fields([(2, _doc("alpha"))])
-    _commit(lex)
+    lex.add_fields([(2, docs[2])])
+    _commit(lex, docs)
     assert _found(lex, "alpha") == [1, 2] and _found(lex, "beta") == [3]
     lex.add_fields([(4, _doc("gamma"))])
     lex.abort()
-    lex.add_fields([(5, _doc("beta"))])
-    _commit(lex)
+    lex.add_fields([(5, docs[5])])
+    _commit(lex, docs)
     lex.add_fields([(6, _doc("beta"))])
     lex.close()  # what was never committed is dropped
     assert _found(lex, "gamma") == [] and _found(lex, "beta") == [3, 5]
 
 
-def _commit(lex) -> None:
+def _commit(lex, docs: dict) -> None:
     """A batch's commit, as the writer makes it (the database committed too)."""
-    lex.commit()
+    lex.commit(lambda cids: [(cid, docs[cid]) for cid in cids])
     lex.forget_previous()
+
+
+def test_a_refresh_rewrites_a_fifth_of_the_index_and_keeps_at_most_seven_segments():
+    """What an edit costs is the size of the segment it hits: a rewrite is cut
+    into fifths of the index, and small segments are joined before tantivy's
+    own policy would merge eight of them into one (the whole repository)."""
+    from repolens.store.local.segments import MAX_SEGMENTS, rewrite_plan
+
+    one_segment = [(0, cid) for cid in range(1000)]
+    pieces = rewrite_plan(one_segment, {0}, adding=True, layout=True)
+    assert [len(p) for p in pieces] == [200] * 5 and sorted(cid for piece in pieces for cid in piece) == list(
+        range(1000)
+    )
+
+    fifths = [(cid // 200, cid) for cid in range(1000)]
+    assert rewrite_plan(fifths, {3}, adding=True, layout=True) == [list(range(600, 800))]
+
+    young = [*fifths, (5, 1000), (6, 1001)]  # two small segments of earlier refreshes
+    pieces = rewrite_plan(young, {3}, adding=True, layout=True)
+    assert sorted(cid for piece in pieces for cid in piece) == [*range(600, 800), 1000]  # the smaller joins
+    assert len({0, 1, 2, 4, 6}) + len(pieces) + 1 == MAX_SEGMENTS
+
+    assert rewrite_plan(fifths, {3}, adding=False, layout=False) == [list(range(600, 800))]
+    assert rewrite_plan(fifths, set(), adding=True, layout=False) == []

@@ -5,7 +5,9 @@ the same tokens in both; ``bench/lexical_backends.py``), tantivy answered
 long questions in 0.5 ms p50 against 22 ms for FTS5, built faster and was
 40% smaller, and it takes a weight per query term (FTS5's ``bm25()`` does
 not), which query understanding needs. The price is a second store beside
-SQLite, committed with it batch by batch (:mod:`.writer`).
+SQLite, committed with it batch by batch (:mod:`.writer`), and statistics
+that count deleted documents until their segment is rewritten (see
+:meth:`LexicalIndex.commit`).
 
 Documents come pre-tokenized (:mod:`repolens.store.document`) and are
 indexed with a whitespace analyzer, so indexing and querying split text the
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import tantivy
@@ -27,10 +30,13 @@ from repolens.store.base import LexFilters, LexicalFields
 from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields
 from repolens.store.local.failures import damaged, failure, lexical_damage
 from repolens.store.local.segments import (
+    deleted_per_segment,
     forget_previous,
     keep_previous,
+    read_meta,
     remove_unreferenced,
     restore_previous,
+    rewrite_plan,
 )
 
 __all__ = ["LEXICAL_VERSION", "LexicalIndex"]
@@ -43,6 +49,13 @@ _ANALYZER = "ws"
 # corpus-1m, where worker processes keep both cores busy anyway
 # (docs/benchmarks.md, issue 15: small indexes, fifth pass).
 _HEAP_BYTES = 64_000_000
+# A refresh holds at most this many new documents apart (see
+# LexicalIndex.commit); more (a checkout of another branch) go straight into
+# the segment the commit rewrites, which ranks the same.
+_HELD_MAX = 20_000
+
+# The fields of documents by cid, from the database (LexicalIndex.commit).
+Refill = Callable[[Sequence[int]], Iterable[tuple[int, LexicalFields]]]
 
 
 def _schema() -> tantivy.Schema:
@@ -86,6 +99,9 @@ class LexicalIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._last_query: tuple[object, tantivy.Query | None] = (None, None)
         self._dirty = False  # added or deleted since the last commit
+        self._deleted: set[int] = set()  # since the last commit
+        # a refresh's new documents, held for its last commit (see commit)
+        self._held: dict[int, LexicalFields] | None = None if create else {}
 
     # -- writing ---------------------------------------------------------
     def _w(self) -> tantivy.IndexWriter:
@@ -99,11 +115,15 @@ class LexicalIndex:
 
     def add_fields(self, items: Iterable[tuple[int, LexicalFields]]) -> int:
         """Add documents whose fields were made by :func:`document_fields`
-        (possibly in another process)."""
+        (possibly in another process). A refresh holds them until its commit
+        (see :meth:`commit`); a build indexes them at once."""
         n = 0
         for cid, fields in items:
             self._changing()
-            self._w().add_document(tantivy.Document(cid=cid, **fields))
+            if self._held is not None and len(self._held) < _HELD_MAX:
+                self._held[cid] = fields
+            else:
+                self._w().add_document(tantivy.Document(cid=cid, **fields))
             n += 1
         return n
 
@@ -111,6 +131,9 @@ class LexicalIndex:
         w = self._w()
         for cid in cids:
             self._changing()
+            self._deleted.add(cid)
+            if self._held is not None:
+                self._held.pop(cid, None)
             w.delete_documents_by_term("cid", cid)
 
     def _changing(self) -> None:
@@ -121,15 +144,74 @@ class LexicalIndex:
             keep_previous(self.directory)
             self._dirty = True
 
-    def commit(self) -> int | None:
+    def commit(self, refill: Refill) -> int | None:
         """Commit what was added and deleted since the last commit; the
-        opstamp of the commit (None when there was nothing to commit)."""
+        opstamp of the last commit (None when there was nothing to commit).
+
+        Deleted documents must not count: tantivy's BM25 statistics (the
+        number of documents, of documents holding a term, of tokens per
+        field) still count a deleted document until its segment is merged,
+        and a merge estimates the token counts of a segment with deletions
+        from lengths rounded to one byte. A refreshed index would then rank
+        unlike a fresh build of the same files (up to 56% apart, near-ties
+        swapped). So every segment holding a deleted document is rewritten
+        whole: its other documents are deleted too and added again
+        (``refill`` gives their fields from the database), and tantivy drops
+        a segment whose documents are all deleted. That happens in the
+        batch's first commit, so no merge can take a segment with deletions
+        (the writer of a refresh is new, and the last one waited for its
+        merges); the rest of the rewrite, cut in pieces
+        (:func:`~.segments.rewrite_plan`), and then a refresh's own new
+        documents follow in commits of their own, which only add: editing
+        the same files again rewrites their small segment, and a file
+        elsewhere rewrites its piece, not the whole repository. A search
+        that reloads between these commits (milliseconds) may miss the
+        documents not yet added again.
+        """
         if not self._dirty:
             return None
-        opstamp = self._w().commit()
-        self._dirty = False
+        writer = self._w()
+        held = list((self._held or {}).items())
+        pieces = self._rewrite_plan(adding=bool(held))
+        if rewritten := [cid for piece in pieces for cid in piece]:
+            writer.delete_documents_by_query(tantivy.Query.term_set_query(self.schema, "cid", rewritten))
+        for i, piece in enumerate(pieces):
+            for cid, fields in refill(piece):
+                writer.add_document(tantivy.Document(cid=cid, **fields))
+            if i < len(pieces) - 1 or held:
+                writer.commit()
+        for cid, fields in held:
+            writer.add_document(tantivy.Document(cid=cid, **fields))
+        opstamp = writer.commit()
+        self._clear()
         self._share_meta()
         return opstamp
+
+    def _rewrite_plan(self, *, adding: bool) -> list[list[int]]:
+        """What :meth:`commit` rewrites: the documents that stay in the
+        committed segments holding a deleted one (and, for a refresh, the
+        small segments its layout joins)."""
+        counts = deleted_per_segment(read_meta(self.directory))
+        layout = self._held is not None
+        if not (self._deleted or layout or any(deleted for _, deleted in counts)):
+            return []  # a build that only added
+        self.index.reload()
+        live = _live_documents(self.index.searcher())
+        hit = {seg for seg, cid in live if cid in self._deleted}
+        if any(deleted for _, deleted in counts):  # left by an older version, or a merge's race
+            per_segment = Counter(seg for seg, _ in live)
+            if [per_segment[i] for i in range(len(counts))] == [docs - dead for docs, dead in counts]:
+                hit.update(i for i, (_, deleted) in enumerate(counts) if deleted)
+            else:  # the searcher numbers segments otherwise: rewrite them all
+                hit.update(seg for seg, _ in live)
+        staying = [(seg, cid) for seg, cid in live if cid not in self._deleted]
+        return rewrite_plan(staying, hit, adding=adding, layout=layout)
+
+    def _clear(self) -> None:
+        self._dirty = False
+        self._deleted.clear()
+        if self._held is not None:
+            self._held.clear()
 
     def forget_previous(self) -> None:
         """The database committed the batch too: the previous state is not needed."""
@@ -140,7 +222,7 @@ class LexicalIndex:
         state kept at its first change, even if it committed since (the
         SQLite transaction it mirrors was rolled back), with the files a
         failed commit left deleted; release the writer."""
-        self._dirty = False
+        self._clear()
         if self._writer is not None:
             writer, self._writer = self._writer, None
             with contextlib.suppress(ValueError):  # a writer a full disk killed cannot roll back
@@ -308,3 +390,12 @@ def _filter_clauses(
             q = tantivy.Query.term_set_query(schema, field, list(values))
             out.append((tantivy.Occur.Must, q))
     return out
+
+
+def _live_documents(searcher: tantivy.Searcher) -> list[tuple[int, int]]:
+    """(segment_ord, cid) of every live document."""
+    if searcher.num_docs == 0:
+        return []
+    addresses = [address for _, address in searcher.search(tantivy.Query.all_query(), searcher.num_docs).hits]
+    cids = searcher.fast_field_values("cid", addresses)
+    return [(a.segment_ord, int(c)) for a, c in zip(addresses, cids, strict=True) if c is not None]

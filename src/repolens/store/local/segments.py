@@ -1,16 +1,27 @@
-"""The files of a tantivy index, and putting its previous commit back.
+"""The segments of a tantivy index: which to rewrite, and putting its previous commit back.
 
-A batch commits the lexical index before SQLite (:mod:`.writer`), so until
-SQLite has committed too, tantivy's previous commit must stay restorable: a
-SQLite commit that fails (a full disk) or a crash between the two puts it
-back. tantivy deletes the files of the segments a commit dropped as soon as
-it has committed, so before the first commit of a batch the state files and
-every file its ``meta.json`` names are hard-linked into ``previous/`` (no
-data is copied, and tantivy never looks into a sub-folder); restoring links
-them back, forgetting removes the folder. Which commit SQLite holds is its
-``lexical_opstamp`` (the opstamp in tantivy's ``meta.json``): a writer that
-opens a generation after a crash restores ``previous/`` unless SQLite
-recorded the commit that replaced it (:func:`recover`).
+**Rewrites.** A segment that holds a deleted document is rewritten whole
+(see :meth:`repolens.store.local.lexical.LexicalIndex.commit`), so its size
+is what an edit of one of its files costs. :func:`rewrite_plan` keeps them
+small for a refresh: what it rewrites is cut into pieces of about a fifth of
+the index, one segment each, and the smallest segments join a rewrite
+whenever the index would hold more than ``MAX_SEGMENTS``: tantivy's own
+policy merges eight segments of a size (every segment under 10,000
+documents is one size) into one, which would put a whole small repository
+back into one segment.
+
+**Undo.** A batch commits the lexical index before SQLite (:mod:`.writer`),
+so until SQLite has committed too, tantivy's previous commit must stay
+restorable: a SQLite commit that fails (a full disk) or a crash between the
+two puts it back. tantivy deletes the files of the segments a commit
+dropped as soon as it has committed, so at the first change of a batch the
+state files and every file its ``meta.json`` names are hard-linked into
+``previous/`` (no data is copied, and tantivy never looks into a
+sub-folder); restoring links them back, forgetting removes the folder.
+Which commit SQLite holds is its ``lexical_opstamp`` (the opstamp in
+tantivy's ``meta.json``): a writer that opens a generation after a crash
+restores ``previous/`` unless SQLite recorded the commit that replaced it
+(:func:`recover`).
 """
 
 from __future__ import annotations
@@ -20,10 +31,15 @@ import json
 import os
 import re
 import shutil
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 PREVIOUS = "previous"
+PIECES = 5  # a rewrite is cut into pieces of about this fraction of the index
+MIN_PIECE = 64  # documents; smaller pieces would cost more commits than they save
+MAX_SEGMENTS = 7  # one fewer than tantivy merges at once
 # keep_previous tries again when a merge ends while it links (rare)
 _TRIES = 5
 _STATE = ("meta.json", ".managed.json")
@@ -38,6 +54,45 @@ def read_meta(directory: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return meta if isinstance(meta, dict) else {}
+
+
+def deleted_per_segment(meta: dict[str, Any]) -> list[tuple[int, int]]:
+    """(documents, of them deleted) of each segment, in the order tantivy's
+    searcher numbers them (``DocAddress.segment_ord``)."""
+    out = []
+    for seg in meta.get("segments", ()):
+        deletes = seg.get("deletes") or {}
+        out.append((int(seg.get("max_doc", 0)), int(deletes.get("num_deleted_docs", 0))))
+    return out
+
+
+def rewrite_plan(
+    live: Sequence[tuple[int, int]], hit: set[int], *, adding: bool, layout: bool
+) -> list[list[int]]:
+    """The documents to delete and add again, in pieces (a commit each).
+
+    ``live``: (segment, cid) of every document that stays; ``hit``: the
+    segments that lose one, which are rewritten whole. With ``layout`` (a
+    refresh) the pieces hold about a fifth of the index, and the smallest
+    other segments join until the index holds at most ``MAX_SEGMENTS``,
+    counting one more for new documents when ``adding``; else (a build) the
+    rewrite is one piece.
+    """
+    sizes = Counter(seg for seg, _ in live)
+    chosen = set(hit) & set(sizes)
+    piece = max(MIN_PIECE, -(-len(live) // PIECES)) if layout else max(len(live), 1)
+
+    def segments_after() -> int:
+        rewritten = sum(sizes[seg] for seg in chosen)
+        return len(sizes) - len(chosen) + -(-rewritten // piece) + adding
+
+    if layout:
+        for seg in sorted(sizes, key=lambda seg: (sizes[seg], seg)):
+            if segments_after() <= MAX_SEGMENTS:
+                break
+            chosen.add(seg)
+    docs = sorted(cid for seg, cid in live if seg in chosen)
+    return [docs[i : i + piece] for i in range(0, len(docs), piece)]
 
 
 def _referenced(meta: dict[str, Any]) -> dict[str, int | None]:

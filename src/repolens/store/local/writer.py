@@ -17,12 +17,13 @@ left there.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from repolens.chunk import Chunk, Symbol
 from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
+from repolens.store.document import document_fields
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import damaged, guarded
@@ -62,12 +63,17 @@ class LocalWriter(Generation):
         if content:
             sq.bump(self.db, "content_version")
             sq.write_meta(self.db, {"updated_at": _now()})
-            opstamp = self.lex.commit()
+            opstamp = self.lex.commit(self._fields_of)
             if opstamp is not None:
                 sq.write_meta(self.db, {LEXICAL_OPSTAMP: str(opstamp)})
         self.db.execute("COMMIT")
         self._open = False
         self.lex.forget_previous()
+
+    def _fields_of(self, cids: Sequence[int]) -> Iterator[tuple[int, LexicalFields]]:
+        """The lexical fields of stored chunks, as the indexer made them."""
+        for cid, stored in sq.chunks_by_cid(self.db, cids).items():
+            yield cid, document_fields(stored.chunk)
 
     def abort(self) -> None:
         """Undo the open batch in both halves (tantivy's previous state is put
