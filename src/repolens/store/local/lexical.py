@@ -30,6 +30,7 @@ from repolens.store.base import LexFilters, LexicalFields
 from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields
 from repolens.store.local.failures import damaged, failure, lexical_damage
 from repolens.store.local.segments import (
+    MIN_PIECE,
     deleted_per_segment,
     forget_previous,
     keep_previous,
@@ -164,7 +165,8 @@ class LexicalIndex:
         (:func:`~.segments.rewrite_plan`), and then a refresh's own new
         documents follow in commits of their own, which only add: editing
         the same files again rewrites their small segment, and a file
-        elsewhere rewrites its piece, not the whole repository. A search
+        elsewhere rewrites its piece, not the whole repository (new
+        documents share the last commit when its piece is small). A search
         that reloads between these commits (milliseconds) may miss the
         documents not yet added again.
         """
@@ -175,10 +177,13 @@ class LexicalIndex:
         pieces = self._rewrite_plan(adding=bool(held))
         if rewritten := [cid for piece in pieces for cid in piece]:
             writer.delete_documents_by_query(tantivy.Query.term_set_query(self.schema, "cid", rewritten))
+        # New documents share a small last piece (a segment of new documents
+        # rewritten), saving a commit (~20-50 ms on a slow disk).
+        apart = bool(held) and bool(pieces) and len(pieces[-1]) >= MIN_PIECE
         for i, piece in enumerate(pieces):
             for cid, fields in refill(piece):
                 writer.add_document(tantivy.Document(cid=cid, **fields))
-            if i < len(pieces) - 1 or held:
+            if i < len(pieces) - 1 or apart:
                 writer.commit()
         for cid, fields in held:
             writer.add_document(tantivy.Document(cid=cid, **fields))
