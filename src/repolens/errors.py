@@ -14,7 +14,6 @@ argument in backquotes for an MCP tool). ``str(err)`` uses the API names.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 
 class RepolensError(Exception):
@@ -118,11 +117,12 @@ class StorageFullError(RepolensError):
 
 def _free_bytes(folder: str) -> int:
     """Free bytes on the disk of ``folder`` (or of its nearest existing parent)."""
-    import shutil  # only for this error
+    import os.path  # only for this error (not pathlib: the read path's start is kept small)
+    import shutil
 
-    path = Path(folder)
-    while not path.exists() and path != path.parent:
-        path = path.parent
+    path = folder
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
     try:
         return shutil.disk_usage(path).free
     except OSError:

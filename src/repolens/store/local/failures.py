@@ -23,10 +23,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
-import inspect
 import re
-import shutil
 import sqlite3
+import types
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +60,8 @@ def disk_full(index_dir: Path) -> StorageFullError:
 
 
 def _nearly_full(gen_dir: Path) -> bool:
+    import shutil  # only when a write failed: a search need not load it
+
     try:
         return shutil.disk_usage(gen_dir).free < _NEARLY_FULL
     except OSError:
@@ -123,7 +124,7 @@ def guarded(cls: type[T]) -> type[T]:
     """``cls`` (with a ``gen_dir``) whose public methods report a failing disk
     as above; damage they meet is marked (:func:`mark_damaged`)."""
     for name, attr in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.isfunction(attr):
+        if not name.startswith("_") and isinstance(attr, types.FunctionType):
             setattr(cls, name, _guard(attr))
     return cls
 

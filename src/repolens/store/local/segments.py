@@ -30,7 +30,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -116,6 +115,8 @@ def _is_referenced(name: str, referenced: dict[str, int | None]) -> bool:
 def keep_previous(directory: Path) -> None:
     """Link the committed state into ``previous/``, before a batch's commits
     (kept until :func:`forget_previous`)."""
+    import shutil  # the write path only: a search loads this module, not shutil
+
     forget_previous(directory)
     staging = directory / f".{PREVIOUS}.tmp"
     for _ in range(_TRIES):
@@ -146,6 +147,8 @@ def _link_state(directory: Path, into: Path) -> None:
 
 
 def forget_previous(directory: Path) -> None:
+    import shutil  # the write path only: a search loads this module, not shutil
+
     shutil.rmtree(directory / PREVIOUS, ignore_errors=True)
 
 
