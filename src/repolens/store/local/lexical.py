@@ -30,6 +30,7 @@ from repolens.store.base import LexFilters, LexicalFields
 from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields
 from repolens.store.local.failures import damaged, failure, lexical_damage
 from repolens.store.local.segments import (
+    MAX_SEGMENTS,
     MIN_PIECE,
     deleted_per_segment,
     forget_previous,
@@ -198,8 +199,9 @@ class LexicalIndex:
         small segments its layout joins)."""
         counts = deleted_per_segment(read_meta(self.directory))
         layout = self._held is not None
-        if not (self._deleted or layout or any(deleted for _, deleted in counts)):
-            return []  # a build that only added
+        lost = bool(self._deleted) or any(deleted for _, deleted in counts)
+        if not lost and (not layout or len(counts) + adding <= MAX_SEGMENTS):
+            return []  # nothing to rewrite, nor to join: no need to list the documents
         self.index.reload()
         live = _live_documents(self.index.searcher())
         hit = {seg for seg, cid in live if cid in self._deleted}
