@@ -16,10 +16,13 @@ from conftest import kill_survivors, running_processes, tagged_env
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.prepare import PARALLEL_MIN_BYTES, workers
+from repolens.index.watch import compact_index
 from repolens.search.legs import FIELD_WEIGHTS
 from repolens.search.query import parse_query
+from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
+from repolens.store.local.segments import MAX_SEGMENTS, read_meta
 
 
 @pytest.fixture(autouse=True)
@@ -191,19 +194,87 @@ def test_a_refreshed_index_ranks_as_a_fresh_build(make_repo, tmp_path: Path):
     root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(count)})
     build_index(root)
     for step in range(10):
-        changed = set()
-        for i in rng.sample(range(count), 6):
-            path = root / f"pkg/m{i:02d}.py"
-            if rng.random() < 0.25 and path.exists():
-                path.unlink()
-            else:
-                path.write_text(_worded(rng, i))
-            changed.add(f"pkg/m{i:02d}.py")
-        new = f"pkg/new{step}.py"
-        (root / new).write_text(_worded(rng, 100 + step))
-        build_index(root, paths=changed | {new}) if step % 2 else build_index(root)
-    build_index(root, index_dir=tmp_path / "fresh")
-    got, want = _lexical_scores(root), _lexical_scores(root, tmp_path / "fresh")
+        changed = _edit(root, rng, count, step, files=6)
+        build_index(root, paths=changed) if step % 2 else build_index(root)
+    _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def _edit(root: Path, rng: random.Random, count: int, step: int, files: int = 3) -> set[str]:
+    """Edit or delete ``files`` of the ``count`` ``_worded`` modules, and add
+    one; the paths touched."""
+    changed = set()
+    for i in rng.sample(range(count), files):
+        path = root / f"pkg/m{i:02d}.py"
+        if rng.random() < 0.25 and path.exists():
+            path.unlink()
+        else:
+            path.write_text(_worded(rng, i))
+        changed.add(f"pkg/m{i:02d}.py")
+    (root / f"pkg/new{step}.py").write_text(_worded(rng, 100 + step))
+    return changed | {f"pkg/new{step}.py"}
+
+
+def _segments(root: Path) -> list[dict]:
+    """The segments in tantivy's meta.json of the published index."""
+    reader = open_store(root).open_reader()
+    try:
+        return read_meta(reader.lex.directory)["segments"]
+    finally:
+        reader.close()
+
+
+def test_refreshes_that_do_not_compact_keep_tantivy_from_merging_and_compaction_makes_them_exact(
+    make_repo, tmp_path: Path
+):
+    """Many refreshes without compaction in a row (the watcher's, each a
+    segment of new chunks, deletions left in place): tantivy would merge
+    eight segments of a size, estimating the token counts of those with
+    deletions (no later rewrite could find them), so the index never holds
+    more than MAX_SEGMENTS; compaction then leaves every chunk scoring as in
+    a fresh build."""
+    rng = random.Random(61)
+    count = 40
+    root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(count)})
+    build_index(root)
+    store, settings = open_store(root), load_settings(root, {"vectors": False})
+    for step in range(12):
+        changed = _edit(root, rng, count, step)
+        build_index(root, store=store, settings=settings, paths=changed, compact=False)
+        assert len(_segments(root)) <= MAX_SEGMENTS
+    assert any((seg["deletes"] or {}).get("num_deleted_docs") for seg in _segments(root))
+    assert compact_index(store, settings)
+    assert not any(seg["deletes"] for seg in _segments(root))
+    _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def test_a_compaction_stops_for_a_save_and_leaves_the_index_as_it_was(make_repo, tmp_path: Path):
+    """A save that comes during a compaction stops it (``should_stop``,
+    asked every few hundred chunks): what it had rewritten is undone, and
+    the index answers as before it started; the next one completes."""
+    rng = random.Random(62)
+    root = make_repo({f"pkg/m{i:03d}.py": _worded(rng, i) for i in range(150)})
+    build_index(root)
+    store, settings = open_store(root), load_settings(root, {"vectors": False})
+    (root / "pkg/m001.py").write_text(_worded(rng, 1))
+    build_index(root, store=store, settings=settings, paths={"pkg/m001.py"}, compact=False)
+    before, scores = _segments(root), _lexical_scores(root)
+    asked = []
+
+    def second_slice() -> bool:  # asked before compacting, then before each slice of chunks
+        asked.append(1)
+        return len(asked) == 3
+
+    assert compact_index(store, settings, second_slice) is None
+    assert _segments(root) == before and _lexical_scores(root) == scores
+    assert compact_index(store, settings) and not any(seg["deletes"] for seg in _segments(root))
+    _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def _assert_ranks_as_a_fresh_build(root: Path, fresh: Path) -> None:
+    """Every chunk of the index of ``root`` scores as in a fresh build of the
+    same files (to float32 rounding), and so the top 10 is the same."""
+    build_index(root, index_dir=fresh)
+    got, want = _lexical_scores(root), _lexical_scores(root, fresh)
     for question in _QUESTIONS:
         assert got[question].keys() == want[question].keys(), question
         for key, score in want[question].items():

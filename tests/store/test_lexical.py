@@ -164,3 +164,23 @@ def test_a_refresh_rewrites_a_fifth_of_the_index_and_keeps_at_most_seven_segment
 
     assert rewrite_plan(fifths, {3}, adding=False, layout=False) == [list(range(600, 800))]
     assert rewrite_plan(fifths, set(), adding=True, layout=False) == []
+
+
+@pytest.mark.parametrize(("commits", "segments"), [(7, 7), (8, 1)])
+def test_tantivy_merges_eight_segments_of_a_size_into_one_and_never_seven(tmp_path: Path, commits, segments):
+    """Why a refresh never leaves more than MAX_SEGMENTS (:mod:`.segments`):
+    tantivy merges eight segments of a size (every one under 10,000
+    documents is one size), estimating the token counts of those with
+    deletions from rounded lengths; seven it leaves alone."""
+    from repolens.store.local import lexical
+    from repolens.store.local.segments import MAX_SEGMENTS, read_meta
+
+    assert MAX_SEGMENTS == 7
+    lex = lexical.LexicalIndex(tmp_path / "lex", create=True)
+    docs = {}
+    for cid in range(commits):  # a build's batches: a segment each
+        docs[cid] = _doc("alpha")
+        lex.add_fields([(cid, docs[cid])])
+        _commit(lex, docs)
+    lex.close()  # waits for tantivy's merges
+    assert len(read_meta(lex.directory)["segments"]) == segments

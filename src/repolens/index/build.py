@@ -169,6 +169,7 @@ def build_index(
     lock_wait: float = 0.0,
     paths: Collection[str] | None = None,
     siblings: Sequence[Store] | None = None,
+    compact: bool = True,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date (see the module docstring),
     then (when the ``vectors`` setting is on) fill its missing vectors.
@@ -180,6 +181,11 @@ def build_index(
     folder). Whenever that cannot be exact (no index yet, settings changed,
     not a git work tree, a path that is a folder or a symlink) the whole
     tree is discovered as usual.
+
+    ``compact``: a refresh leaves an index that ranks as a fresh build
+    (deleted chunks gone from BM25's statistics); the watcher says False, so
+    a save costs no rewrite, and compacts when saves pause
+    (:func:`repolens.index.watch.compact_index`).
 
     Files that a sibling branch's index holds with the same content are
     copied from it, and missing vectors are taken from siblings by chunk
@@ -237,6 +243,7 @@ def build_index(
                     create=False,
                     scope=scope,
                     donors=donors,
+                    compact=compact,
                 )
             except IndexCorruptError as exc:  # a damaged store is rebuilt, not patched
                 reason = _unreadable(exc.problem)
@@ -318,10 +325,12 @@ def _sync(
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
     workers: ForkedPool | None = None,
+    compact: bool = True,
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
     given): a new generation (``create``) batch by batch, a published one in
-    one batch; ``workers`` prepare them when given (see
+    one batch, compacted when ``compact`` (see :func:`build_index`) even if
+    nothing changed; ``workers`` prepare them when given (see
     :func:`~repolens.index.prepare.prepare_all`)."""
     writer = store.open_writer(gen, create=create)
     try:
@@ -337,16 +346,17 @@ def _sync(
         writer.reconcile()
         if not create and scope is None:
             writer.verify()
+        batch = _Batch(writer, whole=not create, compact=compact)
         try:
-            _apply_changes(
-                writer, found, settings, report, progress, scope, donors, workers, whole=not create
-            )
+            _apply_changes(writer, found, settings, report, progress, scope, donors, workers, batch)
         except BaseException:
             # Stopped mid-batch (Ctrl-C, cancellation, a full disk): the open
             # batch is undone everywhere; a build's committed batches stay,
             # and the next run carries on from them.
             writer.abort()
             raise
+        if compact and not create:  # what refreshes that did not compact left
+            writer.compact()
         # the branch's commits, kept with the code they describe (repolens.history)
         report.history = sync_history(writer, report.root, settings.history_commits)
         totals = writer.counts()
@@ -368,11 +378,10 @@ def _apply_changes(
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
     workers: ForkedPool | None = None,
-    *,
-    whole: bool = False,
+    batch: _Batch | None = None,
 ) -> None:
-    """Apply the changes between the index and ``found``, in batches, or in one
-    when ``whole``."""
+    """Apply the changes between the index and ``found``, in ``batch``'s
+    batches (by default of ``BATCH_FILES`` / ``BATCH_BYTES``)."""
     records = writer.files()
     skips = writer.skipped_files()
     present = {src.path for src in found.files}
@@ -388,7 +397,7 @@ def _apply_changes(
         else:
             work.append((src, rec))
     total = len(work) + len(deleted)
-    batch = _Batch(writer, whole=whole)
+    batch = batch or _Batch(writer)
     for rec in deleted:
         batch.begin()
         writer.delete_file(rec.id)
@@ -480,11 +489,12 @@ def _remember_skip(
 
 class _Batch:
     """Groups file updates into batches of ``BATCH_FILES`` / ``BATCH_BYTES``
-    (into one when ``whole``)."""
+    (into one when ``whole``), committed compacted or not (:func:`build_index`)."""
 
-    def __init__(self, writer: IndexWriter, *, whole: bool = False) -> None:
+    def __init__(self, writer: IndexWriter, *, whole: bool = False, compact: bool = True) -> None:
         self.writer = writer
         self.whole = whole
+        self.compact = compact
         self.files = self.bytes = 0
 
     def begin(self) -> None:
@@ -499,7 +509,7 @@ class _Batch:
 
     def flush(self) -> None:
         if self.writer.in_batch:
-            self.writer.commit()
+            self.writer.commit(compact=self.compact)
         self.files = self.bytes = 0
 
 

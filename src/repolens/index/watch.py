@@ -33,6 +33,7 @@ import watchfiles
 
 from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
 from repolens.index.build import IndexReport, build_index
+from repolens.index.space import full_disk_said
 from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.base import Store
@@ -130,6 +131,25 @@ def refresh_once(
         except (NothingToIndexError, RepolensError) as exc:
             return WatchEvent(changes, None, str(exc), time.monotonic() - started)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def compact_index(
+    store: Store, settings: Settings, should_stop: Callable[[], bool] = lambda: False, lock_wait: float = 0.0
+) -> int | None:
+    """Make the published index of ``store`` rank as a fresh build again after
+    refreshes that did not compact (:meth:`~repolens.store.base.IndexWriter.compact`):
+    how many chunks were rewritten, None when ``should_stop()`` cut it short.
+    Raises ``IndexLockedError`` when another writer holds the index longer
+    than ``lock_wait`` seconds."""
+    with full_disk_said(store, settings, rebuild=False), store.write_lock(wait=lock_wait):
+        current = store.current()
+        if current is None:
+            return 0
+        writer = store.open_writer(current)
+        try:
+            return writer.compact(should_stop)
+        finally:
+            writer.close()
 
 
 def watch(

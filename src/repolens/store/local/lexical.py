@@ -41,7 +41,7 @@ from repolens.store.local.segments import (
     rewrite_plan,
 )
 
-__all__ = ["LEXICAL_VERSION", "LexicalIndex"]
+__all__ = ["LEXICAL_VERSION", "LexicalIndex", "Stopped"]
 
 _ANALYZER = "ws"
 # tantivy's writer has one indexing thread and starts with the first
@@ -56,8 +56,16 @@ _HEAP_BYTES = 64_000_000
 # the segment the commit rewrites, which ranks the same.
 _HELD_MAX = 20_000
 
+# A rewrite asks the database for this many documents' fields at a time
+# (~50 ms of tokenizing), and a compaction looks whether to stop between.
+_REFILL_SLICE = 256
+
 # The fields of documents by cid, from the database (LexicalIndex.commit).
 Refill = Callable[[Sequence[int]], Iterable[tuple[int, LexicalFields]]]
+
+
+class Stopped(Exception):
+    """A compaction was told to stop (:meth:`LexicalIndex.compact`)."""
 
 
 def _schema() -> tantivy.Schema:
@@ -146,7 +154,7 @@ class LexicalIndex:
             keep_previous(self.directory)
             self._dirty = True
 
-    def commit(self, refill: Refill) -> int | None:
+    def commit(self, refill: Refill, *, compact: bool = True) -> int | None:
         """Commit what was added and deleted since the last commit; the
         opstamp of the last commit (None when there was nothing to commit).
 
@@ -156,34 +164,83 @@ class LexicalIndex:
         and a merge estimates the token counts of a segment with deletions
         from lengths rounded to one byte. A refreshed index would then rank
         unlike a fresh build of the same files (up to 56% apart, near-ties
-        swapped). So every segment holding a deleted document is rewritten
-        whole: its other documents are deleted too and added again
-        (``refill`` gives their fields from the database), and tantivy drops
-        a segment whose documents are all deleted. That happens in the
-        batch's first commit, so no merge can take a segment with deletions
-        (the writer of a refresh is new, and the last one waited for its
-        merges); the rest of the rewrite, cut in pieces
-        (:func:`~.segments.rewrite_plan`), and then a refresh's own new
-        documents follow in commits of their own, which only add: editing
-        the same files again rewrites their small segment, and a file
-        elsewhere rewrites its piece, not the whole repository (new
-        documents share the last commit when its piece is small). A search
-        that reloads between these commits (milliseconds) may miss the
-        documents not yet added again.
+        swapped). So with ``compact`` every segment holding a deleted
+        document is rewritten whole: its other documents are deleted too
+        and added again (``refill`` gives their fields from the database),
+        and tantivy drops a segment whose documents are all deleted. The
+        rewrite, cut in pieces (:func:`~.segments.rewrite_plan`), and then a
+        refresh's own new documents follow in commits of their own, which
+        only add: editing the same files again rewrites their small segment,
+        and a file elsewhere rewrites its piece, not the whole repository
+        (new documents share the last commit when its piece is small). A
+        search that reloads between these commits may miss the documents
+        not yet added again.
+
+        Without ``compact`` (the watcher, between saves: a rewrite costs
+        ~200 µs a document, a fifth of corpus-1m 1.4 s) deletions stay
+        tantivy's until :meth:`compact`, and one commit holds the new
+        documents. Either way no merge can take a segment with deletions,
+        whose estimated token counts no later rewrite would find: tantivy
+        merges only eight segments of a size, and a refresh keeps at most
+        ``MAX_SEGMENTS`` by joining the smallest (those of earlier saves).
         """
         if not self._dirty:
             return None
-        writer = self._w()
         held = list((self._held or {}).items())
-        pieces = self._rewrite_plan(adding=bool(held))
-        if rewritten := [cid for piece in pieces for cid in piece]:
-            writer.delete_documents_by_query(tantivy.Query.term_set_query(self.schema, "cid", rewritten))
+        pieces = self._rewrite_plan(adding=bool(held), compact=compact)
         # New documents share a small last piece (a segment of new documents
         # rewritten), saving a commit (~20-50 ms on a slow disk).
-        apart = bool(held) and bool(pieces) and len(pieces[-1]) >= MIN_PIECE
+        apart = compact and bool(held) and bool(pieces) and len(pieces[-1]) >= MIN_PIECE
+        return self._rewrite(pieces, refill, held, apart=apart)
+
+    def compact(self, refill: Refill, should_stop: Callable[[], bool]) -> tuple[int, int] | None:
+        """Rewrite the smallest segment holding deleted documents (see
+        :meth:`commit`), joining the smallest others so that the next save
+        finds a free segment slot: (the opstamp of the last commit, how many
+        documents were rewritten), None when no segment holds a deleted
+        document. Raises :class:`Stopped`, the rewrite left uncommitted, as
+        soon as ``should_stop()`` (asked every few hundred documents) says
+        so: the caller aborts the batch."""
+        counts = deleted_per_segment(read_meta(self.directory))
+        if not any(deleted for _, deleted in counts):
+            return None
+        self._changing()
+        live = self._live()
+        sizes = Counter(seg for seg, _ in live)
+        hit = _segments_with_deletions(live, counts)
+        if hit is None:  # the searcher numbers segments otherwise: rewrite them all
+            hit = set(sizes)
+        elif hit:
+            hit = {min(hit, key=lambda seg: (sizes[seg], seg))}
+        pieces = rewrite_plan(live, hit, adding=True, layout=True)
+        opstamp = self._rewrite(pieces, refill, [], apart=False, should_stop=should_stop)
+        return opstamp, sum(len(piece) for piece in pieces)
+
+    def has_deletions(self) -> bool:
+        """Whether a committed segment holds a deleted document (see :meth:`compact`)."""
+        return any(deleted for _, deleted in deleted_per_segment(read_meta(self.directory)))
+
+    def _rewrite(
+        self,
+        pieces: list[list[int]],
+        refill: Refill,
+        held: list[tuple[int, LexicalFields]],
+        *,
+        apart: bool,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Delete the documents of ``pieces`` and add them again, a commit a
+        piece, then the ``held`` new documents (in the last piece's commit
+        unless ``apart``); the last opstamp."""
+        writer = self._w()
+        if rewritten := [cid for piece in pieces for cid in piece]:
+            writer.delete_documents_by_query(tantivy.Query.term_set_query(self.schema, "cid", rewritten))
         for i, piece in enumerate(pieces):
-            for cid, fields in refill(piece):
-                writer.add_document(tantivy.Document(cid=cid, **fields))
+            for start in range(0, len(piece), _REFILL_SLICE):
+                if should_stop is not None and should_stop():
+                    raise Stopped
+                for cid, fields in refill(piece[start : start + _REFILL_SLICE]):
+                    writer.add_document(tantivy.Document(cid=cid, **fields))
             if i < len(pieces) - 1 or apart:
                 writer.commit()
         for cid, fields in held:
@@ -193,26 +250,27 @@ class LexicalIndex:
         self._share_meta()
         return opstamp
 
-    def _rewrite_plan(self, *, adding: bool) -> list[list[int]]:
-        """What :meth:`commit` rewrites: the documents that stay in the
-        committed segments holding a deleted one (and, for a refresh, the
-        small segments its layout joins)."""
+    def _rewrite_plan(self, *, adding: bool, compact: bool) -> list[list[int]]:
+        """What :meth:`commit` rewrites: with ``compact``, the documents that
+        stay in the committed segments holding a deleted one; for a refresh,
+        the small segments its layout joins."""
         counts = deleted_per_segment(read_meta(self.directory))
         layout = self._held is not None
-        lost = bool(self._deleted) or any(deleted for _, deleted in counts)
+        lost = compact and (bool(self._deleted) or any(deleted for _, deleted in counts))
         if not lost and (not layout or len(counts) + adding <= MAX_SEGMENTS):
             return []  # nothing to rewrite, nor to join: no need to list the documents
-        self.index.reload()
-        live = _live_documents(self.index.searcher())
-        hit = {seg for seg, cid in live if cid in self._deleted}
-        if any(deleted for _, deleted in counts):  # left by an older version, or a merge's race
-            per_segment = Counter(seg for seg, _ in live)
-            if [per_segment[i] for i in range(len(counts))] == [docs - dead for docs, dead in counts]:
-                hit.update(i for i, (_, deleted) in enumerate(counts) if deleted)
-            else:  # the searcher numbers segments otherwise: rewrite them all
-                hit.update(seg for seg, _ in live)
+        live = self._live()
+        hit = {seg for seg, cid in live if cid in self._deleted} if compact else set()
+        if compact and any(deleted for _, deleted in counts):  # left by the watcher, or an older version
+            old = _segments_with_deletions(live, counts)
+            hit.update({seg for seg, _ in live} if old is None else old)
         staying = [(seg, cid) for seg, cid in live if cid not in self._deleted]
-        return rewrite_plan(staying, hit, adding=adding, layout=layout)
+        return rewrite_plan(staying, hit, adding=adding, layout=layout, sharing=not compact)
+
+    def _live(self) -> list[tuple[int, int]]:
+        """(segment_ord, cid) of every committed live document."""
+        self.index.reload()
+        return _live_documents(self.index.searcher())
 
     def _clear(self) -> None:
         self._dirty = False
@@ -397,6 +455,18 @@ def _filter_clauses(
             q = tantivy.Query.term_set_query(schema, field, list(values))
             out.append((tantivy.Occur.Must, q))
     return out
+
+
+def _segments_with_deletions(
+    live: Sequence[tuple[int, int]], counts: Sequence[tuple[int, int]]
+) -> set[int] | None:
+    """The segments (``segment_ord``) that ``counts`` (from ``meta.json``)
+    say hold deleted documents; None when the live documents per segment do
+    not match ``counts`` (the searcher numbers segments otherwise)."""
+    per_segment = Counter(seg for seg, _ in live)
+    if [per_segment[i] for i in range(len(counts))] != [docs - dead for docs, dead in counts]:
+        return None
+    return {i for i, (_, deleted) in enumerate(counts) if deleted}
 
 
 def _live_documents(searcher: tantivy.Searcher) -> list[tuple[int, int]]:

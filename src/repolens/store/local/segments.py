@@ -1,14 +1,16 @@
 """The segments of a tantivy index: which to rewrite, and putting its previous commit back.
 
 **Rewrites.** A segment that holds a deleted document is rewritten whole
-(see :meth:`repolens.store.local.lexical.LexicalIndex.commit`), so its size
-is what an edit of one of its files costs. :func:`rewrite_plan` keeps them
+(see :meth:`repolens.store.local.lexical.LexicalIndex.commit`), at once by
+an explicit refresh, when the saves pause for the watcher's, so its size is
+what an edit of one of its files costs. :func:`rewrite_plan` keeps them
 small for a refresh: what it rewrites is cut into pieces of about a fifth of
 the index, one segment each, and the smallest segments join a rewrite
 whenever the index would hold more than ``MAX_SEGMENTS``: tantivy's own
 policy merges eight segments of a size (every segment under 10,000
 documents is one size) into one, which would put a whole small repository
-back into one segment.
+back into one segment, and estimate the token counts of those with
+deletions from rounded lengths, which no later rewrite could find.
 
 **Undo.** A batch commits the lexical index before SQLite (:mod:`.writer`),
 so until SQLite has committed too, tantivy's previous commit must stay
@@ -66,7 +68,7 @@ def deleted_per_segment(meta: dict[str, Any]) -> list[tuple[int, int]]:
 
 
 def rewrite_plan(
-    live: Sequence[tuple[int, int]], hit: set[int], *, adding: bool, layout: bool
+    live: Sequence[tuple[int, int]], hit: set[int], *, adding: bool, layout: bool, sharing: bool = False
 ) -> list[list[int]]:
     """The documents to delete and add again, in pieces (a commit each).
 
@@ -74,16 +76,17 @@ def rewrite_plan(
     segments that lose one, which are rewritten whole. With ``layout`` (a
     refresh) the pieces hold about a fifth of the index, and the smallest
     other segments join until the index holds at most ``MAX_SEGMENTS``,
-    counting one more for new documents when ``adding``; else (a build) the
-    rewrite is one piece.
+    counting one more for new documents when ``adding`` (unless
+    ``sharing``: they go into the last piece's segment when there is one);
+    else (a build) the rewrite is one piece.
     """
     sizes = Counter(seg for seg, _ in live)
     chosen = set(hit) & set(sizes)
     piece = max(MIN_PIECE, -(-len(live) // PIECES)) if layout else max(len(live), 1)
 
     def segments_after() -> int:
-        rewritten = sum(sizes[seg] for seg in chosen)
-        return len(sizes) - len(chosen) + -(-rewritten // piece) + adding
+        pieces = -(-sum(sizes[seg] for seg in chosen) // piece)
+        return len(sizes) - len(chosen) + pieces + (adding and not (sharing and pieces))
 
     if layout:
         for seg in sorted(sizes, key=lambda seg: (sizes[seg], seg)):

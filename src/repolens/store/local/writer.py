@@ -7,7 +7,8 @@ then SQLite commits with the opstamp of that tantivy commit in its meta
 undone in both halves: SQLite rolls back and tantivy's previous state is put
 back. A crash between the two commits is repaired by the next writer, which
 keeps tantivy's commit only if SQLite recorded it. A refresh is one batch
-(:mod:`repolens.index.build`), so a failed refresh leaves the index as it was.
+(:mod:`repolens.index.build`), so a failed refresh leaves the index as it was;
+so does a compaction's rewrite of a segment that fails (:meth:`LocalWriter.compact`).
 
 Indexes written before the opstamp was recorded kept an outbox of chunks
 (``lex_pending``) instead; :meth:`LocalWriter.reconcile` replays one a crash
@@ -17,7 +18,7 @@ left there.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from repolens.store.local import history
 from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import damaged, guarded
 from repolens.store.local.generation import DB_NAME, LEXICAL_OPSTAMP, Generation, open_parts
+from repolens.store.local.lexical import Stopped
+from repolens.store.local.segments import MAX_SEGMENTS
 
 
 @guarded
@@ -52,20 +55,58 @@ class LocalWriter(Generation):
         self._open = True
         self._wrote = set()
 
-    def commit(self) -> None:
+    def commit(self, *, compact: bool = True) -> None:
         """Commit tantivy, then SQLite (see the module docstring). A batch that
         wrote only vectors moves ``vectors_version``; any other batch moves
         ``content_version`` and ``vectors_version`` too and sets ``updated_at``,
         telling cached readers (dense matrix, path index, remembered queries)
-        that content moved."""
+        that content moved. Without ``compact`` the lexical segments that
+        lost a chunk are left for :meth:`compact` (see
+        :meth:`~.lexical.LexicalIndex.commit`)."""
         content = "content" in self._wrote or not self._wrote
         sq.bump(self.db, "vectors_version")
         if content:
             sq.bump(self.db, "content_version")
             sq.write_meta(self.db, {"updated_at": _now()})
-            opstamp = self.lex.commit(self._fields_of)
-            if opstamp is not None:
-                sq.write_meta(self.db, {LEXICAL_OPSTAMP: str(opstamp)})
+            self._lexical_committed(self.lex.commit(self._fields_of, compact=compact))
+        self._committed()
+
+    def compact(self, should_stop: Callable[[], bool] = lambda: False) -> int | None:
+        """Rewrite the lexical segments that hold deleted chunks, a batch per
+        segment (:meth:`~.lexical.LexicalIndex.compact`), so the index ranks
+        as a fresh build; how many chunks were rewritten, None when
+        ``should_stop()`` cut it short (the segment being rewritten is left
+        as it was, those done stay done). Content does not move: no counter
+        does, and remembered searches stay valid."""
+        done = 0
+        # A segment a batch; more than there can be segments would be a rewrite that did not take.
+        for _ in range(MAX_SEGMENTS + 1):
+            if not self.lex.has_deletions():
+                break
+            if should_stop():
+                return None
+            self.begin()
+            try:
+                compacted = self.lex.compact(self._fields_of, should_stop)
+            except Stopped:
+                self.abort()
+                return None
+            except BaseException:
+                self.abort()
+                raise
+            if compacted is None:  # (has_deletions() said otherwise a moment ago)
+                self.abort()
+                break
+            self._lexical_committed(compacted[0])
+            self._committed()
+            done += compacted[1]
+        return done
+
+    def _lexical_committed(self, opstamp: int | None) -> None:
+        if opstamp is not None:
+            sq.write_meta(self.db, {LEXICAL_OPSTAMP: str(opstamp)})
+
+    def _committed(self) -> None:
         self.db.execute("COMMIT")
         self._open = False
         self.lex.forget_previous()
