@@ -142,6 +142,36 @@ def _commit(lex, docs: dict) -> None:
     lex.forget_previous()
 
 
+def test_a_search_during_a_rewrite_in_pieces_finds_every_document(tmp_path: Path):
+    """A segment cut into pieces is rewritten a commit a piece, and each
+    commit deletes the old copies of its own piece only: a search between
+    two of them (the next piece's refill takes seconds on a large segment)
+    finds every document, once."""
+    from repolens.store.local import lexical
+
+    docs = {cid: _doc("alpha") for cid in range(1000)}
+    lex = lexical.LexicalIndex(tmp_path / "lex", create=True)
+    lex.add_fields(docs.items())
+    _commit(lex, docs)
+    lex.close()
+    refresh = lexical.LexicalIndex(tmp_path / "lex")  # a refresh: its rewrite is cut into fifths
+    reader = lexical.LexicalIndex(tmp_path / "lex")
+    seen = []
+
+    def refill(cids):
+        reader.reload()
+        seen.append(reader.num_docs)
+        return [(cid, docs[cid]) for cid in cids]
+
+    refresh.delete([0])
+    del docs[0]
+    refresh.commit(refill)
+    refresh.forget_previous()
+    refresh.close()
+    reader.reload()
+    assert seen == [1000, 999, 999, 999, 999] and reader.num_docs == 999  # (the first before any commit)
+
+
 def test_a_refresh_rewrites_a_fifth_of_the_index_and_keeps_at_most_seven_segments():
     """What an edit costs is the size of the segment it hits: a rewrite is cut
     into fifths of the index, and small segments are joined before tantivy's
@@ -184,3 +214,18 @@ def test_tantivy_merges_eight_segments_of_a_size_into_one_and_never_seven(tmp_pa
         _commit(lex, docs)
     lex.close()  # waits for tantivy's merges
     assert len(read_meta(lex.directory)["segments"]) == segments
+
+
+def test_each_piece_deletes_its_old_copies_unless_the_index_would_hold_eight_segments_meanwhile():
+    """Pieces that delete their own old copies leave the old segments alive,
+    partly rewritten, until their last piece: never more than MAX_SEGMENTS
+    at once, or tantivy merges them (then the first commit deletes all)."""
+    from repolens.store.local.segments import piece_by_piece
+
+    old = [(seg, seg * 1000 + i) for seg in range(4) for i in range(120)]  # 4 segments, 480 documents
+    docs = [cid for _, cid in old]
+    pieces = [docs[i : i + 200] for i in range(0, len(docs), 200)]
+    others = [(10 + seg, 10_000 + seg) for seg in range(4)]
+    # after the first piece: the others, 1 new, and 3 old ones still alive
+    assert piece_by_piece([*old, *others[:3]], pieces)  # 3 + 1 + 3 = 7
+    assert not piece_by_piece([*old, *others], pieces)  # 4 + 1 + 3 = 8

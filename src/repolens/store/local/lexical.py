@@ -35,6 +35,7 @@ from repolens.store.local.segments import (
     deleted_per_segment,
     forget_previous,
     keep_previous,
+    piece_by_piece,
     read_meta,
     remove_unreferenced,
     restore_previous,
@@ -168,13 +169,14 @@ class LexicalIndex:
         document is rewritten whole: its other documents are deleted too
         and added again (``refill`` gives their fields from the database),
         and tantivy drops a segment whose documents are all deleted. The
-        rewrite, cut in pieces (:func:`~.segments.rewrite_plan`), and then a
-        refresh's own new documents follow in commits of their own, which
-        only add: editing the same files again rewrites their small segment,
-        and a file elsewhere rewrites its piece, not the whole repository
-        (new documents share the last commit when its piece is small). A
-        search that reloads between these commits may miss the documents
-        not yet added again.
+        rewrite is cut in pieces (:func:`~.segments.rewrite_plan`), a commit
+        each, which deletes its own documents' old copies when it can
+        (:func:`~.segments.piece_by_piece`), so a search between them finds
+        every document once; a refresh's own new documents follow in a
+        commit of their own: editing the same files again rewrites their
+        small segment, and a file elsewhere rewrites its piece, not the
+        whole repository (new documents share the last commit when its
+        piece is small).
 
         Without ``compact`` (the watcher, between saves: a rewrite costs
         ~200 µs a document, a fifth of corpus-1m 1.4 s) deletions stay
@@ -187,11 +189,11 @@ class LexicalIndex:
         if not self._dirty:
             return None
         held = list((self._held or {}).items())
-        pieces = self._rewrite_plan(adding=bool(held), compact=compact)
+        live, pieces = self._rewrite_plan(adding=bool(held), compact=compact)
         # New documents share a small last piece (a segment of new documents
         # rewritten), saving a commit (~20-50 ms on a slow disk).
         apart = compact and bool(held) and bool(pieces) and len(pieces[-1]) >= MIN_PIECE
-        return self._rewrite(pieces, refill, held, apart=apart)
+        return self._rewrite(live, pieces, refill, held, apart=apart)
 
     def compact(self, refill: Refill, should_stop: Callable[[], bool]) -> tuple[int, int] | None:
         """Rewrite the smallest segment holding deleted documents (see
@@ -213,7 +215,7 @@ class LexicalIndex:
         elif hit:
             hit = {min(hit, key=lambda seg: (sizes[seg], seg))}
         pieces = rewrite_plan(live, hit, adding=True, layout=True)
-        opstamp = self._rewrite(pieces, refill, [], apart=False, should_stop=should_stop)
+        opstamp = self._rewrite(live, pieces, refill, [], apart=False, should_stop=should_stop)
         return opstamp, sum(len(piece) for piece in pieces)
 
     def has_deletions(self) -> bool:
@@ -222,6 +224,7 @@ class LexicalIndex:
 
     def _rewrite(
         self,
+        live: list[tuple[int, int]],
         pieces: list[list[int]],
         refill: Refill,
         held: list[tuple[int, LexicalFields]],
@@ -230,12 +233,15 @@ class LexicalIndex:
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
         """Delete the documents of ``pieces`` and add them again, a commit a
-        piece, then the ``held`` new documents (in the last piece's commit
-        unless ``apart``); the last opstamp."""
+        piece (:func:`~.segments.piece_by_piece`), then the ``held`` new
+        documents (in the last piece's commit unless ``apart``); the last
+        opstamp. (A deletion takes the copies added before it, not after.)"""
         writer = self._w()
-        if rewritten := [cid for piece in pieces for cid in piece]:
-            writer.delete_documents_by_query(tantivy.Query.term_set_query(self.schema, "cid", rewritten))
+        by_piece = piece_by_piece(live, pieces)
         for i, piece in enumerate(pieces):
+            if by_piece or i == 0:
+                gone = piece if by_piece else [cid for p in pieces for cid in p]
+                writer.delete_documents_by_query(tantivy.Query.term_set_query(self.schema, "cid", gone))
             for start in range(0, len(piece), _REFILL_SLICE):
                 if should_stop is not None and should_stop():
                     raise Stopped
@@ -250,22 +256,23 @@ class LexicalIndex:
         self._share_meta()
         return opstamp
 
-    def _rewrite_plan(self, *, adding: bool, compact: bool) -> list[list[int]]:
+    def _rewrite_plan(self, *, adding: bool, compact: bool) -> tuple[list[tuple[int, int]], list[list[int]]]:
         """What :meth:`commit` rewrites: with ``compact``, the documents that
         stay in the committed segments holding a deleted one; for a refresh,
-        the small segments its layout joins."""
+        the small segments its layout joins. With the committed documents
+        that stay, (segment, cid)."""
         counts = deleted_per_segment(read_meta(self.directory))
         layout = self._held is not None
         lost = compact and (bool(self._deleted) or any(deleted for _, deleted in counts))
         if not lost and (not layout or len(counts) + adding <= MAX_SEGMENTS):
-            return []  # nothing to rewrite, nor to join: no need to list the documents
+            return [], []  # nothing to rewrite, nor to join: no need to list the documents
         live = self._live()
         hit = {seg for seg, cid in live if cid in self._deleted} if compact else set()
         if compact and any(deleted for _, deleted in counts):  # left by the watcher, or an older version
             old = _segments_with_deletions(live, counts)
             hit.update({seg for seg, _ in live} if old is None else old)
         staying = [(seg, cid) for seg, cid in live if cid not in self._deleted]
-        return rewrite_plan(staying, hit, adding=adding, layout=layout, sharing=not compact)
+        return staying, rewrite_plan(staying, hit, adding=adding, layout=layout, sharing=not compact)
 
     def _live(self) -> list[tuple[int, int]]:
         """(segment_ord, cid) of every committed live document."""

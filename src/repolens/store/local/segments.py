@@ -78,7 +78,8 @@ def rewrite_plan(
     other segments join until the index holds at most ``MAX_SEGMENTS``,
     counting one more for new documents when ``adding`` (unless
     ``sharing``: they go into the last piece's segment when there is one);
-    else (a build) the rewrite is one piece.
+    else (a build) the rewrite is one piece. The smallest segments come
+    first, each segment's documents together (see :func:`piece_by_piece`).
     """
     sizes = Counter(seg for seg, _ in live)
     chosen = set(hit) & set(sizes)
@@ -93,8 +94,29 @@ def rewrite_plan(
             if segments_after() <= MAX_SEGMENTS:
                 break
             chosen.add(seg)
-    docs = sorted(cid for seg, cid in live if seg in chosen)
+    docs = [cid for _, _, cid in sorted((sizes[seg], seg, cid) for seg, cid in live if seg in chosen)]
     return [docs[i : i + piece] for i in range(0, len(docs), piece)]
+
+
+def piece_by_piece(live: Sequence[tuple[int, int]], pieces: Sequence[Sequence[int]]) -> bool:
+    """Whether each piece of a rewrite may delete its documents' old copies
+    in its own commit, so that a search between the commits finds every
+    document once (deleting them all in the first commit leaves the later
+    pieces out of searches for as long as their refill takes: seconds for a
+    large segment). Not when the index would meanwhile hold more than
+    ``MAX_SEGMENTS``, the old segments that are partly rewritten included:
+    tantivy would merge them, deletions and all.
+
+    ``live``: (segment, cid) of every committed live document.
+    """
+    segment_of = {cid: seg for seg, cid in live}
+    left = Counter(segment_of[cid] for piece in pieces for cid in piece)
+    others = len({seg for seg, _ in live}) - len(left)
+    for done, piece in enumerate(pieces[:-1], start=1):
+        left.subtract(segment_of[cid] for cid in piece)
+        if others + done + sum(1 for n in left.values() if n > 0) > MAX_SEGMENTS:
+            return False
+    return True
 
 
 def _referenced(meta: dict[str, Any]) -> dict[str, int | None]:
