@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -420,6 +421,45 @@ def test_a_crash_between_the_lexical_and_database_commits_is_undone(make_repo, t
     got = _content(root)
     assert got == _content(root, tmp_path / "fresh") and got["lexical_docs"] == len(got["chunks"])
     assert "alpha_3" in service.search_code("second_3", root).text
+
+
+_KILLED_WHILE_TANTIVY_COMMITS = """
+import os, shutil, sys
+from repolens.store import open_store
+store = open_store(sys.argv[1])
+with store.write_lock():
+    writer = store.open_writer(store.current())
+    writer.begin()
+    for record in list(writer.files().values())[:3]:
+        writer.delete_file(record.id)
+    lexical = writer.lex.directory
+    writer.lex.commit(writer._fields_of, compact=False)  # tantivy wrote its lists of deletions...
+    for name in ("meta.json", ".managed.json"):  # ...and died before its meta.json named them
+        shutil.copy(lexical / "previous" / name, lexical / name)
+    os._exit(0)
+"""
+
+
+def test_a_writer_killed_while_tantivy_commits_leaves_no_file_in_the_next_ones_way(make_repo):
+    """The files of a tantivy commit that did not land are removed by the next
+    writer even when SQLite holds the commit before it: that writer counts
+    opstamps from there, and its first commit with deletions would meet a
+    list of deletions of the same name (``FileAlreadyExists``)."""
+    root = make_repo({f"m{i}.py": _module(i, "alpha") for i in range(12)})
+    build_index(root)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_TANTIVY_COMMITS, str(root)], capture_output=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    lexical = open_store(root).layout.current_generation() / "lexical"
+    assert list(lexical.glob("*.del"))
+    report = build_index(root)
+    assert report.mode == "refresh" and report.unchanged == 12
+    named = {seg["segment_id"].replace("-", "") for seg in _segments(root)}
+    assert {
+        p.name.split(".")[0] for p in lexical.iterdir() if re.fullmatch(r"[0-9a-f]{32}\..+", p.name)
+    } == named
+    assert not list(lexical.glob("*.del"))
 
 
 def test_scoped_refresh_reads_only_the_named_paths_and_matches_a_full_refresh(make_repo, tmp_path):

@@ -210,10 +210,16 @@ def remove_unreferenced(directory: Path) -> None:
 
 def recover(directory: Path, recorded: str | None) -> None:
     """After a crash: keep tantivy's commit if SQLite recorded it
-    (``recorded``, its ``lexical_opstamp``), else restore the previous one."""
+    (``recorded``, its ``lexical_opstamp``), else restore the previous one.
+    Either way the files of a commit that did not land go: a writer killed
+    while tantivy committed may have written a segment's deletions
+    (``<id>.<opstamp>.del``) but not the ``meta.json`` naming them, and the
+    next writer, counting opstamps from the same commit, would meet the file
+    when it commits (``FileAlreadyExists``)."""
     if not (directory / PREVIOUS).is_dir():
         return
     if recorded is not None and str(read_meta(directory).get("opstamp")) == recorded:
         forget_previous(directory)
+        remove_unreferenced(directory)
     else:
         restore_previous(directory)
