@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_survivors, running_processes, tagged_env
+from conftest import kill_survivors, running_processes, tagged_env, wait_for
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.prepare import PARALLEL_MIN_BYTES, workers
-from repolens.index.watch import compact_index
+from repolens.index.watch import WatchEvent, compact_index, refresh_once, start_watcher
 from repolens.search.legs import FIELD_WEIGHTS
 from repolens.search.query import parse_query
 from repolens.settings import load_settings
@@ -224,6 +224,35 @@ def _segments(root: Path) -> list[dict]:
         reader.close()
 
 
+def test_a_watcher_refresh_rewrites_no_segment(make_repo):
+    """The watcher's refresh of a saved file costs no rewrite: a segment that
+    loses a chunk keeps it as tantivy's deletion (compaction comes when the
+    saves pause), and every segment file of the index stays as it was."""
+    rng = random.Random(6)
+    root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(40)})
+    build_index(root)
+    before, files = _segments(root), _segment_files(root)
+    (root / "pkg/m07.py").write_text(_worded(rng, 7))
+    event = refresh_once(
+        open_store(root), load_settings(root, {"vectors": False}), 1, frozenset({"pkg/m07.py"})
+    )
+    assert event.report is not None and event.report.changed == 1
+    after = _segments(root)
+    assert files.items() <= _segment_files(root).items(), "a segment was rewritten"
+    assert len(after) == len(before) + 1  # the saved file's new chunks
+    assert [seg["segment_id"] for seg in before] == [seg["segment_id"] for seg in after[: len(before)]]
+    assert any(seg["deletes"] for seg in after)
+
+
+def _segment_files(root: Path) -> dict[str, int]:
+    """The inode of every file of the segments of the published index, but
+    their lists of deletions (``<id>.<opstamp>.del``)."""
+    directory = open_store(root).local_folder / "current" / "lexical"
+    return {
+        e.name: e.stat().st_ino for e in directory.iterdir() if re.fullmatch(r"[0-9a-f]{32}\.[a-z]+", e.name)
+    }
+
+
 def test_refreshes_that_do_not_compact_keep_tantivy_from_merging_and_compaction_makes_them_exact(
     make_repo, tmp_path: Path
 ):
@@ -269,6 +298,45 @@ def test_a_compaction_stops_for_a_save_and_leaves_the_index_as_it_was(make_repo,
     assert _segments(root) == before and _lexical_scores(root) == scores
     assert compact_index(store, settings) and not any(seg["deletes"] for seg in _segments(root))
     _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def test_a_watched_index_ranks_as_a_fresh_build_once_the_saves_pause(make_repo, tmp_path: Path):
+    """Saves through the watcher are searchable at once, scored with the
+    deleted chunks still counted; once no event has come for
+    COMPACT_IDLE_S the watcher compacts, and every chunk scores as in a
+    fresh build of the same files."""
+    rng = random.Random(63)
+    count = 40
+    root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(count)})
+    build_index(root)
+    events: list[WatchEvent] = []
+    thread, stop = start_watcher(root, on_event=events.append)
+    try:
+        wait_for(lambda: bool(events), "the first refresh")
+        for step in range(4):
+            _edit(root, rng, count, step)
+            wait_for(lambda step=step: _added(events) == step + 1, "the saves to be indexed")
+        wait_for(lambda: _compacted(root, events), "the compaction after the saves")
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    assert not [e for e in events if e.error]
+    assert any(e.compacted for e in events), "the watcher's refreshes rewrote what they deleted"
+    _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def _added(events: list[WatchEvent]) -> int:
+    """The files the watcher's refreshes added to the index so far."""
+    return sum(e.report.added for e in events if e.report is not None)
+
+
+def _compacted(root: Path, events: list[WatchEvent]) -> bool:
+    """Whether the watcher's last event is a compaction that left no deleted chunk."""
+    return (
+        bool(events)
+        and events[-1].compacted is not None
+        and not any(seg["deletes"] for seg in _segments(root))
+    )
 
 
 def _assert_ranks_as_a_fresh_build(root: Path, fresh: Path) -> None:
