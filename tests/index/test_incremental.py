@@ -290,7 +290,7 @@ def test_a_compaction_stops_for_a_save_and_leaves_the_index_as_it_was(make_repo,
     before, scores = _segments(root), _lexical_scores(root)
     asked = []
 
-    def second_slice() -> bool:  # asked before compacting, then before each slice of chunks
+    def second_slice() -> bool:  # asked before compacting, then before each slice of chunks and commit
         asked.append(1)
         return len(asked) == 3
 

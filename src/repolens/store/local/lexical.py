@@ -243,14 +243,15 @@ class LexicalIndex:
                 gone = piece if by_piece else [cid for p in pieces for cid in p]
                 writer.delete_documents_by_query(tantivy.Query.term_set_query(self.schema, "cid", gone))
             for start in range(0, len(piece), _REFILL_SLICE):
-                if should_stop is not None and should_stop():
-                    raise Stopped
+                _stop_if(should_stop)
                 for cid, fields in refill(piece[start : start + _REFILL_SLICE]):
                     writer.add_document(tantivy.Document(cid=cid, **fields))
             if i < len(pieces) - 1 or apart:
+                _stop_if(should_stop)  # (a commit of a fifth of corpus-1m takes ~0.2 s)
                 writer.commit()
         for cid, fields in held:
             writer.add_document(tantivy.Document(cid=cid, **fields))
+        _stop_if(should_stop)
         opstamp = writer.commit()
         self._clear()
         self._share_meta()
@@ -462,6 +463,11 @@ def _filter_clauses(
             q = tantivy.Query.term_set_query(schema, field, list(values))
             out.append((tantivy.Occur.Must, q))
     return out
+
+
+def _stop_if(should_stop: Callable[[], bool] | None) -> None:
+    if should_stop is not None and should_stop():
+        raise Stopped
 
 
 def _segments_with_deletions(
