@@ -174,6 +174,17 @@ def relay_source(forward_steps: int = 130) -> str:
     )
 
 
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Wait until ``condition()`` holds, else fail naming ``what``. Generous:
+    it waits for something to happen (a watcher's refresh), it measures
+    nothing (the benchmarks do)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
 @pytest.fixture
 def isolated_git_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the user's global and system git config (global excludes, hooks) out of tests."""

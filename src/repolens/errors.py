@@ -77,11 +77,11 @@ class IndexVersionError(RepolensError):
 
 class IndexCorruptError(RepolensError):
     """The index files cannot be read. ``problem`` is the message without the
-    fix, for the indexer that rebuilds and says why."""
+    fix, for the indexer that rebuilds and says why (``repolens index``
+    rebuilds an index it cannot read instead of refreshing it)."""
 
-    def __init__(self, problem: str, *, fix: str = "re-run `repolens index --rebuild`") -> None:
-        super().__init__(f"{problem}: {fix}")
-        self.problem = " ".join(problem.split())
+    def __init__(self, problem: str, *, fix: str = "run `repolens index` to rebuild it") -> None:
+        super().__init__(problem, fix=fix)
 
 
 class WorkerDiedError(RepolensError):
@@ -102,6 +102,42 @@ class IndexIdentityError(RepolensError):
 
 class IndexReadOnlyError(RepolensError):
     """The index folder cannot be written (a read-only disk, another user's folder)."""
+
+
+class StorageFullError(RepolensError):
+    """The disk holding the index has no space left for what was being
+    written (which was undone). ``folder`` is the index folder; ``need``,
+    when known, an estimate of the free space a retry needs (bytes)."""
+
+    def __init__(self, folder: str, *, need: int = 0, free: int | None = None) -> None:
+        self.folder, self.need = folder, need
+        self.free = _free_bytes(folder) if free is None else free
+        wanted = f"; the index needs about {_megabytes(need)} free" if need else ""
+        super().__init__(
+            f"no space left on the disk holding the index in {folder} ({_megabytes(self.free)} free{wanted})",
+            fix="free some space (or pass --index-dir with a folder on another disk) "
+            "and run `repolens index` again",
+        )
+
+
+def _free_bytes(folder: str) -> int:
+    """Free bytes on the disk of ``folder`` (or of its nearest existing parent)."""
+    import os.path  # only for this error (not pathlib: the read path's start is kept small)
+    import shutil
+
+    path = folder
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return 0
+
+
+def _megabytes(n: int) -> str:
+    """A size for a message: ``0.4 MB``, ``12 MB``."""
+    mb = n / 1e6
+    return f"{mb:.1f} MB" if mb < 10 else f"{mb:.0f} MB"
 
 
 class IndexLockedError(RepolensError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -12,12 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_survivors, running_processes, tagged_env
+from conftest import kill_survivors, running_processes, tagged_env, wait_for
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.prepare import PARALLEL_MIN_BYTES, workers
+from repolens.index.watch import WatchEvent, compact_index, refresh_once, start_watcher
+from repolens.search.legs import FIELD_WEIGHTS
+from repolens.search.query import parse_query
+from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
+from repolens.store.local.segments import MAX_SEGMENTS, read_meta
 
 
 @pytest.fixture(autouse=True)
@@ -132,6 +138,223 @@ def test_refresh_matches_a_fresh_build(make_repo, tmp_path: Path):
     assert _content(root) == _content(root, tmp_path / "fresh")
 
 
+_WORDS = """
+    parse request response session token cache header cookie route handler config error value
+    stream buffer socket timeout retry encode decode json schema field record index query result
+""".split()  # noqa: SIM905
+_QUESTIONS = [
+    "where is the session token cache refreshed?",
+    "parse_request header cookie",
+    "retry timeout on the socket stream",
+    "decode json schema field",
+    "record index query result",
+    "handler route config error",
+]
+
+
+def _worded(rng: random.Random, i: int) -> str:
+    """A module of functions whose bodies run from a few words to hundreds (so
+    lengths cross the exact range of tantivy's one-byte length code)."""
+    out = [f'"""Module {i}: {" ".join(rng.choices(_WORDS, k=rng.randint(2, 9)))}."""\n']
+    for j in range(rng.randint(1, 5)):
+        a, b = rng.sample(_WORDS, 2)
+        words = rng.choices(
+            _WORDS, weights=[1 / (k + 1) for k in range(len(_WORDS))], k=rng.choice([4, 30, 90, 300])
+        )
+        body = "\n".join(f"    # {' '.join(words[k : k + 8])}" for k in range(0, len(words), 8))
+        out.append(f"\n\ndef {a}_{b}_{j}(value):\n{body}\n    return {a}\n")
+    return "".join(out)
+
+
+def _lexical_scores(root: Path, index_dir: Path | None = None) -> dict[str, dict[tuple, float]]:
+    """Every chunk's BM25 score for each of ``_QUESTIONS``, by (path, lines)."""
+    reader = open_store(root, index_dir).open_reader()
+    try:
+        out = {}
+        for question in _QUESTIONS:
+            hits = reader.lexical(parse_query(question).weighted(), FIELD_WEIGHTS, 10_000, None)
+            stored = reader.chunks([cid for cid, _ in hits])
+            out[question] = {
+                (s.chunk.path, s.chunk.start_line, s.chunk.end_line): score
+                for cid, score in hits
+                if (s := stored[cid])
+            }
+        return out
+    finally:
+        reader.close()
+
+
+def test_a_refreshed_index_ranks_as_a_fresh_build(make_repo, tmp_path: Path):
+    """tantivy's BM25 counts a deleted document (in the number of documents,
+    of documents holding a term, of tokens) until its segment goes: refreshes
+    that edit, delete and add files, whole-tree and scoped, must leave every
+    chunk scoring as in a fresh build of the same files (and so the same top
+    10), to float32 rounding."""
+    rng = random.Random(27)
+    count = 40
+    root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(count)})
+    build_index(root)
+    for step in range(10):
+        changed = _edit(root, rng, count, step, files=6)
+        build_index(root, paths=changed) if step % 2 else build_index(root)
+    _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def _edit(root: Path, rng: random.Random, count: int, step: int, files: int = 3) -> set[str]:
+    """Edit or delete ``files`` of the ``count`` ``_worded`` modules, and add
+    one; the paths touched."""
+    changed = set()
+    for i in rng.sample(range(count), files):
+        path = root / f"pkg/m{i:02d}.py"
+        if rng.random() < 0.25 and path.exists():
+            path.unlink()
+        else:
+            path.write_text(_worded(rng, i))
+        changed.add(f"pkg/m{i:02d}.py")
+    (root / f"pkg/new{step}.py").write_text(_worded(rng, 100 + step))
+    return changed | {f"pkg/new{step}.py"}
+
+
+def _segments(root: Path) -> list[dict]:
+    """The segments in tantivy's meta.json of the published index."""
+    reader = open_store(root).open_reader()
+    try:
+        return read_meta(reader.lex.directory)["segments"]
+    finally:
+        reader.close()
+
+
+def test_a_watcher_refresh_rewrites_no_segment(make_repo):
+    """The watcher's refresh of a saved file costs no rewrite: a segment that
+    loses a chunk keeps it as tantivy's deletion (compaction comes when the
+    saves pause), and every segment file of the index stays as it was."""
+    rng = random.Random(6)
+    root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(40)})
+    build_index(root)
+    before, files = _segments(root), _segment_files(root)
+    (root / "pkg/m07.py").write_text(_worded(rng, 7))
+    event = refresh_once(
+        open_store(root), load_settings(root, {"vectors": False}), 1, frozenset({"pkg/m07.py"})
+    )
+    assert event.report is not None and event.report.changed == 1
+    after = _segments(root)
+    assert files.items() <= _segment_files(root).items(), "a segment was rewritten"
+    assert len(after) == len(before) + 1  # the saved file's new chunks
+    assert [seg["segment_id"] for seg in before] == [seg["segment_id"] for seg in after[: len(before)]]
+    assert any(seg["deletes"] for seg in after)
+
+
+def _segment_files(root: Path) -> dict[str, int]:
+    """The inode of every file of the segments of the published index, but
+    their lists of deletions (``<id>.<opstamp>.del``)."""
+    directory = open_store(root).local_folder / "current" / "lexical"
+    return {
+        e.name: e.stat().st_ino for e in directory.iterdir() if re.fullmatch(r"[0-9a-f]{32}\.[a-z]+", e.name)
+    }
+
+
+def test_refreshes_that_do_not_compact_keep_tantivy_from_merging_and_compaction_makes_them_exact(
+    make_repo, tmp_path: Path
+):
+    """Many refreshes without compaction in a row (the watcher's, each a
+    segment of new chunks, deletions left in place): tantivy would merge
+    eight segments of a size, estimating the token counts of those with
+    deletions (no later rewrite could find them), so the index never holds
+    more than MAX_SEGMENTS; compaction then leaves every chunk scoring as in
+    a fresh build."""
+    rng = random.Random(61)
+    count = 40
+    root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(count)})
+    build_index(root)
+    store, settings = open_store(root), load_settings(root, {"vectors": False})
+    for step in range(12):
+        changed = _edit(root, rng, count, step)
+        build_index(root, store=store, settings=settings, paths=changed, compact=False)
+        assert len(_segments(root)) <= MAX_SEGMENTS
+    assert any((seg["deletes"] or {}).get("num_deleted_docs") for seg in _segments(root))
+    assert compact_index(store, settings)
+    assert not any(seg["deletes"] for seg in _segments(root))
+    _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def test_a_compaction_stops_for_a_save_and_leaves_the_index_as_it_was(make_repo, tmp_path: Path):
+    """A save that comes during a compaction stops it (``should_stop``,
+    asked every few hundred chunks): what it had rewritten is undone, and
+    the index answers as before it started; the next one completes."""
+    rng = random.Random(62)
+    root = make_repo({f"pkg/m{i:03d}.py": _worded(rng, i) for i in range(150)})
+    build_index(root)
+    store, settings = open_store(root), load_settings(root, {"vectors": False})
+    (root / "pkg/m001.py").write_text(_worded(rng, 1))
+    build_index(root, store=store, settings=settings, paths={"pkg/m001.py"}, compact=False)
+    before, scores = _segments(root), _lexical_scores(root)
+    asked = []
+
+    def second_slice() -> bool:  # asked before compacting, then before each slice of chunks and commit
+        asked.append(1)
+        return len(asked) == 3
+
+    assert compact_index(store, settings, second_slice) is None
+    assert _segments(root) == before and _lexical_scores(root) == scores
+    assert compact_index(store, settings) and not any(seg["deletes"] for seg in _segments(root))
+    _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def test_a_watched_index_ranks_as_a_fresh_build_once_the_saves_pause(make_repo, tmp_path: Path):
+    """Saves through the watcher are searchable at once, scored with the
+    deleted chunks still counted; once no event has come for
+    COMPACT_IDLE_S the watcher compacts, and every chunk scores as in a
+    fresh build of the same files."""
+    rng = random.Random(63)
+    count = 40
+    root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(count)})
+    build_index(root)
+    events: list[WatchEvent] = []
+    thread, stop = start_watcher(root, on_event=events.append)
+    try:
+        wait_for(lambda: bool(events), "the first refresh")
+        for step in range(4):
+            _edit(root, rng, count, step)
+            wait_for(lambda step=step: _added(events) == step + 1, "the saves to be indexed")
+        wait_for(lambda: _compacted(root, events), "the compaction after the saves")
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    assert not [e for e in events if e.error]
+    assert any(e.compacted for e in events), "the watcher's refreshes rewrote what they deleted"
+    _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
+
+
+def _added(events: list[WatchEvent]) -> int:
+    """The files the watcher's refreshes added to the index so far."""
+    return sum(e.report.added for e in events if e.report is not None)
+
+
+def _compacted(root: Path, events: list[WatchEvent]) -> bool:
+    """Whether the watcher's last event is a compaction that left no deleted chunk."""
+    return (
+        bool(events)
+        and events[-1].compacted is not None
+        and not any(seg["deletes"] for seg in _segments(root))
+    )
+
+
+def _assert_ranks_as_a_fresh_build(root: Path, fresh: Path) -> None:
+    """Every chunk of the index of ``root`` scores as in a fresh build of the
+    same files (to float32 rounding), and so the top 10 is the same."""
+    build_index(root, index_dir=fresh)
+    got, want = _lexical_scores(root), _lexical_scores(root, fresh)
+    for question in _QUESTIONS:
+        assert got[question].keys() == want[question].keys(), question
+        for key, score in want[question].items():
+            assert got[question][key] == pytest.approx(score, rel=1e-6), (question, key)
+        top = [
+            sorted(scores, key=lambda k: (-round(scores[k], 4), k))[:10]
+            for scores in (got[question], want[question])
+        ]
+        assert top[0] == top[1], question
+
+
 def _mutate(root: Path, rng: random.Random, step: int, count: int) -> None:
     for i in range(count):
         path = root / f"pkg/m{i:04d}.py"
@@ -236,6 +459,75 @@ def test_interrupting_a_refresh_mid_batch_leaves_both_stores_consistent(make_rep
     build_index(root)
     build_index(root, index_dir=tmp_path / "fresh")
     assert _content(root) == _content(root, tmp_path / "fresh")
+
+
+_CRASH_BETWEEN_COMMITS = """
+import os, sys
+from repolens.store import open_store
+store = open_store(sys.argv[1])
+with store.write_lock():
+    writer = store.open_writer(store.current())
+    writer.begin()
+    for record in writer.files().values():
+        writer.delete_file(record.id)
+    writer.lex.commit(writer._fields_of)  # tantivy committed every deletion...
+    os._exit(0)  # ...and the process died before SQLite did
+"""
+
+
+def test_a_crash_between_the_lexical_and_database_commits_is_undone(make_repo, tmp_path: Path):
+    root = make_repo({f"m{i}.py": _module(i, "alpha") for i in range(12)})
+    build_index(root)
+    proc = subprocess.run([sys.executable, "-c", _CRASH_BETWEEN_COMMITS, str(root)], capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    lexical = open_store(root).layout.current_generation() / "lexical"
+    assert (lexical / "previous").is_dir()
+    report = build_index(root)  # the next writer puts tantivy's previous commit back
+    assert report.mode == "refresh" and report.unchanged == 12
+    assert not (lexical / "previous").exists()
+    build_index(root, index_dir=tmp_path / "fresh")
+    got = _content(root)
+    assert got == _content(root, tmp_path / "fresh") and got["lexical_docs"] == len(got["chunks"])
+    assert "alpha_3" in service.search_code("second_3", root).text
+
+
+_KILLED_WHILE_TANTIVY_COMMITS = """
+import os, shutil, sys
+from repolens.store import open_store
+store = open_store(sys.argv[1])
+with store.write_lock():
+    writer = store.open_writer(store.current())
+    writer.begin()
+    for record in list(writer.files().values())[:3]:
+        writer.delete_file(record.id)
+    lexical = writer.lex.directory
+    writer.lex.commit(writer._fields_of, compact=False)  # tantivy wrote its lists of deletions...
+    for name in ("meta.json", ".managed.json"):  # ...and died before its meta.json named them
+        shutil.copy(lexical / "previous" / name, lexical / name)
+    os._exit(0)
+"""
+
+
+def test_a_writer_killed_while_tantivy_commits_leaves_no_file_in_the_next_ones_way(make_repo):
+    """The files of a tantivy commit that did not land are removed by the next
+    writer even when SQLite holds the commit before it: that writer counts
+    opstamps from there, and its first commit with deletions would meet a
+    list of deletions of the same name (``FileAlreadyExists``)."""
+    root = make_repo({f"m{i}.py": _module(i, "alpha") for i in range(12)})
+    build_index(root)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_TANTIVY_COMMITS, str(root)], capture_output=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    lexical = open_store(root).layout.current_generation() / "lexical"
+    assert list(lexical.glob("*.del"))
+    report = build_index(root)
+    assert report.mode == "refresh" and report.unchanged == 12
+    named = {seg["segment_id"].replace("-", "") for seg in _segments(root)}
+    assert {
+        p.name.split(".")[0] for p in lexical.iterdir() if re.fullmatch(r"[0-9a-f]{32}\..+", p.name)
+    } == named
+    assert not list(lexical.glob("*.del"))
 
 
 def test_scoped_refresh_reads_only_the_named_paths_and_matches_a_full_refresh(make_repo, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sqlite3
@@ -151,12 +152,13 @@ def test_corrupt_index_is_reported_not_a_traceback(sample_repo: Path):
     for extra in ("-wal", "-shm"):
         Path(str(db_path) + extra).unlink(missing_ok=True)
     db_path.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(IndexCorruptError, match="re-run `repolens index"):
+    damage = f"the index in {db_path.parent.parent} is damaged (gen-000001/index.db: file is not a database)"
+    with pytest.raises(IndexCorruptError) as caught:
         service.search_code("session", sample_repo)
+    assert str(caught.value) == f"{damage}: run `repolens index` to rebuild it"
     report = build_index(sample_repo)
     assert report.summary().splitlines()[1] == (
-        f"rebuilt: the index could not be read (index database {db_path} cannot be read "
-        "(file is not a database))"
+        f"rebuilt: the index could not be read ({damage})"
     )  # why it rebuilt; not the fix the rebuild just applied
     assert "session" in service.search_code("session", sample_repo).text
 
@@ -175,10 +177,111 @@ def test_damaged_lexical_index_is_rebuilt_with_a_message(sample_repo: Path):
     lexical = _layout(sample_repo).current_generation() / "lexical"
     for f in lexical.iterdir():
         f.unlink()
-    with pytest.raises(IndexCorruptError, match="re-run `repolens index"):
+    with pytest.raises(
+        IndexCorruptError,
+        match=r"damaged \(gen-000001/lexical: its files are missing\): run `repolens index` to rebuild it$",
+    ):
         service.search_code("session", sample_repo)
     readers.clear()
     report = build_index(sample_repo)
-    assert report.mode == "build" and report.reason.startswith("the index could not be read (lexical index ")
-    assert "re-run" not in report.summary()
+    assert report.mode == "build" and report.reason.startswith("the index could not be read (the index in ")
+    assert "to rebuild it" not in report.summary()
     assert "session" in service.search_code("session", sample_repo).text
+
+
+# -- damage inside the files, through the real CLI and MCP ------------------------
+
+
+def _overwrite_pages(gen: Path) -> None:
+    """Eight pages in the middle of the database, overwritten."""
+    db = gen / DB_NAME
+    size = db.stat().st_size
+    with open(db, "r+b") as f:
+        f.seek(size // 2 - (size // 2) % 4096)
+        f.write(b"\xab" * 4096 * 8)
+
+
+def _flip_chunk_text(gen: Path) -> None:
+    """Bytes flipped inside the stored (compressed) text of session.py's chunks."""
+    db = sqlite3.connect(gen / DB_NAME)
+    blobs = [r[0] for r in db.execute("SELECT text FROM chunks WHERE path = 'src/auth/session.py'")]
+    db.close()
+    data = bytearray((gen / DB_NAME).read_bytes())
+    for blob in blobs:
+        at = data.find(blob)
+        assert at > 0
+        data[at + 12 : at + 20] = bytes(b ^ 0xFF for b in data[at + 12 : at + 20])
+    (gen / DB_NAME).write_bytes(bytes(data))
+
+
+def _cut_lexical_meta(gen: Path) -> None:
+    meta = gen / "lexical" / "meta.json"
+    meta.write_text(meta.read_text()[: meta.stat().st_size // 2])
+
+
+DAMAGE = {
+    "pages": (_overwrite_pages, "index.db: database disk image is malformed"),
+    "chunk-text": (_flip_chunk_text, "index.db: a chunk's stored text is damaged"),
+    "lexical-meta": (_cut_lexical_meta, "lexical/meta.json: EOF while parsing a string"),
+}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    return subprocess.run(
+        [sys.executable, "-m", "repolens", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_damage_inside_the_files_is_one_line_and_index_repairs_it(sample_repo: Path, damage: str):
+    """search and status say the index is damaged and how to repair it (not
+    "unexpected ... (a bug)", exit 70), over MCP too; index rebuilds it."""
+    from mcp import Client
+
+    from repolens.server.tools import build_server
+
+    root = str(sample_repo)
+    assert _cli("index", root).returncode == 0
+    gen = _layout(sample_repo).current_generation()
+    damage_files, what = DAMAGE[damage]
+    damage_files(gen)
+    line = f"the index in {gen.parent} is damaged ({gen.name}/{what}): run `repolens index` to rebuild it"
+
+    search = _cli("search", "session expire", "--root", root)
+    status = _cli("status", "--root", root)
+    for out in (search, status):
+        assert (out.returncode, out.stdout, out.stderr) == (1, "", f"error: {line}\n")
+    assert len(line) - len(str(gen.parent)) < 150  # not tantivy's quote of a whole meta.json
+
+    async def session() -> list:
+        async with Client(build_server(sample_repo)) as client:
+            return [
+                await client.call_tool("search_code", {"query": "session expire"}),
+                await client.call_tool("index_status", {}),
+            ]
+
+    for result in asyncio.run(session()):
+        assert result.is_error
+        assert "\n".join(c.text for c in result.content) == line
+
+    index = _cli("index", root)
+    assert index.returncode == 0, index.stderr
+    assert f"rebuilt: the index could not be read (the index in {gen.parent} is damaged" in index.stdout
+    after = _cli("search", "session expire", "--root", root)
+    assert after.returncode == 0 and after.stdout.startswith("src/auth/session.py:"), after
+
+
+@pytest.mark.parametrize("damage", ["pages", "lexical-meta"])
+def test_index_rebuilds_damage_it_finds_itself(sample_repo: Path, damage: str):
+    """Without a search first: index reads every page of the database, and
+    opens the lexical index, before it refreshes."""
+    root = str(sample_repo)
+    assert _cli("index", root).returncode == 0
+    gen = _layout(sample_repo).current_generation()
+    DAMAGE[damage][0](gen)
+    index = _cli("index", root)
+    assert index.returncode == 0, index.stderr
+    assert "rebuilt: the index could not be read (the index in " in index.stdout
+    after = _cli("search", "session expire", "--root", root)
+    assert after.returncode == 0 and after.stdout.startswith("src/auth/session.py:"), after

@@ -4,31 +4,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import run_git
+from conftest import run_git, wait_for
 from repolens import service
 from repolens.index.build import build_index
-from repolens.index.watch import WatchEvent, start_watcher
+from repolens.index.watch import COMPACT_IDLE_S, WatchEvent, start_watcher
 from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
-
-# Generous: these wait for a condition, they do not measure speed
-# (bench/watch_latency.py does).
-TIMEOUT_S = 30.0
-
-
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT_S
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _indexed_paths(root: Path) -> set[str]:
@@ -49,7 +36,7 @@ def watched(sample_repo: Path) -> Iterator[tuple[Path, list[WatchEvent]]]:
             events.append(event)
 
     thread, stop = start_watcher(sample_repo, on_event=record)
-    _wait_for(lambda: bool(events), "the first refresh")
+    wait_for(lambda: bool(events), "the first refresh")
     yield sample_repo, events
     stop.set()
     thread.join(timeout=10)
@@ -59,7 +46,7 @@ def watched(sample_repo: Path) -> Iterator[tuple[Path, list[WatchEvent]]]:
 def test_a_saved_file_becomes_searchable(watched):
     root, _ = watched
     (root / "src/web/fresh.py").write_text("def freshly_saved_handler():\n    return 1\n")
-    _wait_for(lambda: "src/web/fresh.py" in _indexed_paths(root), "the new file to be indexed")
+    wait_for(lambda: "src/web/fresh.py" in _indexed_paths(root), "the new file to be indexed")
     assert "freshly_saved_handler" in service.search_code("freshly_saved_handler", root).text
 
 
@@ -69,23 +56,29 @@ def test_a_directory_created_with_files_is_rescanned(watched):
     folder.mkdir(parents=True)
     for i in range(5):
         (folder / f"m{i}.py").write_text(f"def made_right_away_{i}():\n    pass\n")
-    _wait_for(lambda: {f"pkg/deep/er/m{i}.py" for i in range(5)} <= _indexed_paths(root), "all five files")
+    wait_for(lambda: {f"pkg/deep/er/m{i}.py" for i in range(5)} <= _indexed_paths(root), "all five files")
 
 
 def test_ignore_file_changes_re_evaluate_what_is_indexed(watched):
     root, _ = watched
     assert "docs/guide.md" in _indexed_paths(root)
     (root / ".repolensignore").write_text("docs/\n")
-    _wait_for(lambda: "docs/guide.md" not in _indexed_paths(root), "docs/ to leave the index")
+    wait_for(lambda: "docs/guide.md" not in _indexed_paths(root), "docs/ to leave the index")
 
 
 def test_our_own_writes_do_not_trigger_refreshes(watched):
     root, events = watched
+
+    def refreshes() -> int:  # (the compaction when saves pause writes the index too)
+        return sum(e.compacted is None for e in events)
+
     (root / "README.md").write_text("# Changed\n")
-    _wait_for(lambda: len(events) >= 2, "the refresh")
-    settled = len(events)
-    time.sleep(3)  # the refresh wrote the index; that must not start another
-    assert len(events) == settled
+    wait_for(lambda: refreshes() >= 2, "the refresh")
+    settled = refreshes()
+    time.sleep(
+        COMPACT_IDLE_S + 2
+    )  # the refresh and the compaction wrote the index; neither may start another
+    assert refreshes() == settled
 
 
 def test_branch_switch_is_one_consistent_refresh(make_repo, tmp_path: Path):
@@ -102,9 +95,9 @@ def test_branch_switch_is_one_consistent_refresh(make_repo, tmp_path: Path):
     events: list[WatchEvent] = []
     thread, stop = start_watcher(root, on_event=events.append)
     try:
-        _wait_for(lambda: bool(events), "the first refresh")
+        wait_for(lambda: bool(events), "the first refresh")
         run_git(root, "checkout", "-q", "other")
-        _wait_for(lambda: len(_indexed_paths(root)) == 320, "the other branch's files")
+        wait_for(lambda: len(_indexed_paths(root)) == 320, "the other branch's files")
         time.sleep(2)
         refreshes = [e for e in events[1:] if e.report is not None]
         assert sum(e.report.added + e.report.changed for e in refreshes) == 320
@@ -135,9 +128,9 @@ def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeyp
     assert coverage()[0] == 0
     stop = start_background({"app": root})
     try:
-        _wait_for(lambda: coverage()[0] == coverage()[1], "every chunk to get a vector")
+        wait_for(lambda: coverage()[0] == coverage()[1], "every chunk to get a vector")
         (root / "m_new.py").write_text("def brand_new_handler():\n    return 1\n")
-        _wait_for(
+        wait_for(
             lambda: "m_new.py" in _indexed_paths(root) and coverage()[0] == coverage()[1],
             "the new file embedded",
         )

@@ -121,13 +121,111 @@ def test_adds_deletes_commits_and_aborts_apply_in_order(tmp_path: Path):
     from repolens.store.local import lexical
 
     lex = lexical.LexicalIndex(tmp_path / "lex", create=True)
-    lex.add_fields([(1, _doc("alpha")), (2, _doc("alpha")), (3, _doc("beta"))])
+    docs = {1: _doc("alpha"), 2: _doc("alpha"), 3: _doc("beta"), 5: _doc("beta")}
+    lex.add_fields([(1, docs[1]), (2, docs[2]), (3, docs[3])])
     lex.delete([2])
-    lex.add_fields([(2, _doc("alpha"))])
-    lex.commit()
+    lex.add_fields([(2, docs[2])])
+    _commit(lex, docs)
     assert _found(lex, "alpha") == [1, 2] and _found(lex, "beta") == [3]
     lex.add_fields([(4, _doc("gamma"))])
     lex.abort()
-    lex.add_fields([(5, _doc("beta"))])
-    lex.close()
+    lex.add_fields([(5, docs[5])])
+    _commit(lex, docs)
+    lex.add_fields([(6, _doc("beta"))])
+    lex.close()  # what was never committed is dropped
     assert _found(lex, "gamma") == [] and _found(lex, "beta") == [3, 5]
+
+
+def _commit(lex, docs: dict) -> None:
+    """A batch's commit, as the writer makes it (the database committed too)."""
+    lex.commit(lambda cids: [(cid, docs[cid]) for cid in cids])
+    lex.forget_previous()
+
+
+def test_a_search_during_a_rewrite_in_pieces_finds_every_document(tmp_path: Path):
+    """A segment cut into pieces is rewritten a commit a piece, and each
+    commit deletes the old copies of its own piece only: a search between
+    two of them (the next piece's refill takes seconds on a large segment)
+    finds every document, once."""
+    from repolens.store.local import lexical
+
+    docs = {cid: _doc("alpha") for cid in range(1000)}
+    lex = lexical.LexicalIndex(tmp_path / "lex", create=True)
+    lex.add_fields(docs.items())
+    _commit(lex, docs)
+    lex.close()
+    refresh = lexical.LexicalIndex(tmp_path / "lex")  # a refresh: its rewrite is cut into fifths
+    reader = lexical.LexicalIndex(tmp_path / "lex")
+    seen = []
+
+    def refill(cids):
+        reader.reload()
+        seen.append(reader.num_docs)
+        return [(cid, docs[cid]) for cid in cids]
+
+    refresh.delete([0])
+    del docs[0]
+    refresh.commit(refill)
+    refresh.forget_previous()
+    refresh.close()
+    reader.reload()
+    assert seen == [1000, 999, 999, 999, 999] and reader.num_docs == 999  # (the first before any commit)
+
+
+def test_a_refresh_rewrites_a_fifth_of_the_index_and_keeps_at_most_seven_segments():
+    """What an edit costs is the size of the segment it hits: a rewrite is cut
+    into fifths of the index, and small segments are joined before tantivy's
+    own policy would merge eight of them into one (the whole repository)."""
+    from repolens.store.local.segments import MAX_SEGMENTS, rewrite_plan
+
+    one_segment = [(0, cid) for cid in range(1000)]
+    pieces = rewrite_plan(one_segment, {0}, adding=True, layout=True)
+    assert [len(p) for p in pieces] == [200] * 5 and sorted(cid for piece in pieces for cid in piece) == list(
+        range(1000)
+    )
+
+    fifths = [(cid // 200, cid) for cid in range(1000)]
+    assert rewrite_plan(fifths, {3}, adding=True, layout=True) == [list(range(600, 800))]
+
+    young = [*fifths, (5, 1000), (6, 1001)]  # two small segments of earlier refreshes
+    pieces = rewrite_plan(young, {3}, adding=True, layout=True)
+    assert sorted(cid for piece in pieces for cid in piece) == [*range(600, 800), 1000]  # the smaller joins
+    assert len({0, 1, 2, 4, 6}) + len(pieces) + 1 == MAX_SEGMENTS
+
+    assert rewrite_plan(fifths, {3}, adding=False, layout=False) == [list(range(600, 800))]
+    assert rewrite_plan(fifths, set(), adding=True, layout=False) == []
+
+
+@pytest.mark.parametrize(("commits", "segments"), [(7, 7), (8, 1)])
+def test_tantivy_merges_eight_segments_of_a_size_into_one_and_never_seven(tmp_path: Path, commits, segments):
+    """Why a refresh never leaves more than MAX_SEGMENTS (:mod:`.segments`):
+    tantivy merges eight segments of a size (every one under 10,000
+    documents is one size), estimating the token counts of those with
+    deletions from rounded lengths; seven it leaves alone."""
+    from repolens.store.local import lexical
+    from repolens.store.local.segments import MAX_SEGMENTS, read_meta
+
+    assert MAX_SEGMENTS == 7
+    lex = lexical.LexicalIndex(tmp_path / "lex", create=True)
+    docs = {}
+    for cid in range(commits):  # a build's batches: a segment each
+        docs[cid] = _doc("alpha")
+        lex.add_fields([(cid, docs[cid])])
+        _commit(lex, docs)
+    lex.close()  # waits for tantivy's merges
+    assert len(read_meta(lex.directory)["segments"]) == segments
+
+
+def test_each_piece_deletes_its_old_copies_unless_the_index_would_hold_eight_segments_meanwhile():
+    """Pieces that delete their own old copies leave the old segments alive,
+    partly rewritten, until their last piece: never more than MAX_SEGMENTS
+    at once, or tantivy merges them (then the first commit deletes all)."""
+    from repolens.store.local.segments import piece_by_piece
+
+    old = [(seg, seg * 1000 + i) for seg in range(4) for i in range(120)]  # 4 segments, 480 documents
+    docs = [cid for _, cid in old]
+    pieces = [docs[i : i + 200] for i in range(0, len(docs), 200)]
+    others = [(10 + seg, 10_000 + seg) for seg in range(4)]
+    # after the first piece: the others, 1 new, and 3 old ones still alive
+    assert piece_by_piece([*old, *others[:3]], pieces)  # 3 + 1 + 3 = 7
+    assert not piece_by_piece([*old, *others], pieces)  # 4 + 1 + 3 = 8

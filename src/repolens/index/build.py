@@ -13,11 +13,15 @@ One operation, :func:`build_index`, serves three cases:
 * **resume**: a build that was interrupted left ``gen-N.building``; the
   next run continues it instead of starting over.
 
-Work is committed in batches of whole files through the store's
-:class:`~repolens.store.base.IndexWriter`. A reader sees, for every file,
-either its old or its new chunks, never a mix within a file; whatever a
-crash left half-written between the parts of the store is repaired by the
-next writer (:meth:`~repolens.store.base.IndexWriter.reconcile`).
+A build commits its work in batches of whole files through the store's
+:class:`~repolens.store.base.IndexWriter`, so an interrupted one resumes; a
+refresh is one batch, so one that fails (a full disk, Ctrl-C) leaves the
+index as it was. A reader sees, for every file, either its old or its new
+chunks, never a mix within a file; whatever a crash left half-written
+between the parts of the store is repaired by the next writer
+(:meth:`~repolens.store.base.IndexWriter.reconcile`). A refresh of the whole
+tree first reads every page of the index (``verify``): a damaged index is
+rebuilt, not patched.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from repolens.discover import (
 from repolens.errors import IndexCorruptError, IndexVersionError, StoreUnavailableError
 from repolens.history.sync import HistoryReport, sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
+from repolens.index.space import full_disk_said
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_embed_config, load_settings
 from repolens.store import format_versions, open_store
@@ -170,6 +175,7 @@ def build_index(
     lock_wait: float = 0.0,
     paths: Collection[str] | None = None,
     siblings: Sequence[Store] | None = None,
+    compact: bool = True,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date (see the module docstring),
     then (when the ``vectors`` setting is on) fill its missing vectors.
@@ -181,6 +187,11 @@ def build_index(
     folder). Whenever that cannot be exact (no index yet, settings changed,
     not a git work tree, a path that is a folder or a symlink) the whole
     tree is discovered as usual.
+
+    ``compact``: a refresh leaves an index that ranks as a fresh build
+    (deleted chunks gone from BM25's statistics); the watcher says False, so
+    a save costs no rewrite, and compacts when saves pause
+    (:func:`repolens.index.watch.compact_index`).
 
     Files that a sibling branch's index holds with the same content are
     copied from it, and missing vectors are taken from siblings by chunk
@@ -196,7 +207,11 @@ def build_index(
         store = open_store(root, index_dir)
     root_path = store.root
     settings = settings or load_settings(root_path)
-    with store.write_lock(wait=lock_wait), contextlib.ExitStack() as cleanup:
+    with (
+        full_disk_said(store, settings, rebuild=rebuild),
+        store.write_lock(wait=lock_wait),
+        contextlib.ExitStack() as cleanup,
+    ):
         current = store.current()
         recorded = _check_holder(store, current)
         reason = "--rebuild" if rebuild else (rebuild_reason(store, current, settings) if current else "")
@@ -244,6 +259,7 @@ def build_index(
                     create=False,
                     scope=scope,
                     donors=donors,
+                    compact=compact,
                 )
             except IndexCorruptError as exc:  # a damaged store is rebuilt, not patched
                 reason = _unreadable(exc.problem)
@@ -370,9 +386,12 @@ def _sync(
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
     workers: ForkedPool | None = None,
+    compact: bool = True,
 ) -> None:
     """Make ``gen`` hold exactly the discovered files (within ``scope``, when
-    given), batch by batch; ``workers`` prepare them when given (see
+    given): a new generation (``create``) batch by batch, a published one in
+    one batch, compacted when ``compact`` (see :func:`build_index`) even if
+    nothing changed; ``workers`` prepare them when given (see
     :func:`~repolens.index.prepare.prepare_all`)."""
     writer = store.open_writer(gen, create=create)
     try:
@@ -386,14 +405,19 @@ def _sync(
                 }
             )
         writer.reconcile()
+        if not create and scope is None:
+            writer.verify()
+        batch = _Batch(writer, whole=not create, compact=compact)
         try:
-            _apply_changes(writer, found, settings, report, progress, scope, donors, workers)
+            _apply_changes(writer, found, settings, report, progress, scope, donors, workers, batch)
         except BaseException:
-            # Stopped mid-batch (Ctrl-C, cancellation, an error): the open
-            # batch is undone everywhere; committed batches stay, and the
-            # next run carries on from them.
+            # Stopped mid-batch (Ctrl-C, cancellation, a full disk): the open
+            # batch is undone everywhere; a build's committed batches stay,
+            # and the next run carries on from them.
             writer.abort()
             raise
+        if compact and not create:  # what refreshes that did not compact left
+            writer.compact()
         # the branch's commits, kept with the code they describe (repolens.history)
         report.history = sync_history(writer, report.root, settings.history_commits)
         totals = writer.counts()
@@ -418,7 +442,10 @@ def _apply_changes(
     scope: frozenset[str] | None = None,
     donors: Donors | None = None,
     workers: ForkedPool | None = None,
+    batch: _Batch | None = None,
 ) -> None:
+    """Apply the changes between the index and ``found``, in ``batch``'s
+    batches (by default of ``BATCH_FILES`` / ``BATCH_BYTES``)."""
     records = writer.files()
     skips = writer.skipped_files()
     present = {src.path for src in found.files}
@@ -434,7 +461,7 @@ def _apply_changes(
         else:
             work.append((src, rec))
     total = len(work) + len(deleted)
-    batch = _Batch(writer)
+    batch = batch or _Batch(writer)
     for rec in deleted:
         batch.begin()
         writer.delete_file(rec.id)
@@ -525,10 +552,13 @@ def _remember_skip(
 
 
 class _Batch:
-    """Groups file updates into batches of ``BATCH_FILES`` / ``BATCH_BYTES``."""
+    """Groups file updates into batches of ``BATCH_FILES`` / ``BATCH_BYTES``
+    (into one when ``whole``), committed compacted or not (:func:`build_index`)."""
 
-    def __init__(self, writer: IndexWriter) -> None:
+    def __init__(self, writer: IndexWriter, *, whole: bool = False, compact: bool = True) -> None:
         self.writer = writer
+        self.whole = whole
+        self.compact = compact
         self.files = self.bytes = 0
 
     def begin(self) -> None:
@@ -538,12 +568,12 @@ class _Batch:
     def done(self, size: int) -> None:
         self.files += 1
         self.bytes += size
-        if self.files >= BATCH_FILES or self.bytes >= BATCH_BYTES:
+        if not self.whole and (self.files >= BATCH_FILES or self.bytes >= BATCH_BYTES):
             self.flush()
 
     def flush(self) -> None:
         if self.writer.in_batch:
-            self.writer.commit()
+            self.writer.commit(compact=self.compact)
         self.files = self.bytes = 0
 
 

@@ -18,11 +18,23 @@ a save is searchable in a fraction of what a whole-tree scan costs on a big
 repository. Anything that can change more than the named files -- an
 ignore or config file, a folder, a symlink, a burst of more than
 ``SCOPED_MAX_PATHS`` paths -- gets the whole-tree refresh.
+
+A refresh here does not compact (``build_index(compact=False)``): the
+lexical segments that lost a chunk keep counting it in BM25's statistics,
+since rewriting them costs ~200 µs a chunk (seconds on a large repository)
+and a save must be searchable at once. Once no event has come for
+``COMPACT_IDLE_S``, the watcher compacts (:func:`compact_index`), so the
+index ranks as a fresh build again a few seconds after the last save; a
+save that comes meanwhile stops the compaction, which starts again at the
+next pause. Events are gathered by a thread of their own, so that a
+compaction sees that a save came.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +45,8 @@ import watchfiles
 
 from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
 from repolens.index.build import IndexReport, build_index
+from repolens.index.space import full_disk_said
+from repolens.reply.budget import counted
 from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.base import Store
@@ -43,6 +57,14 @@ DEBOUNCE_MS = 1000
 STEP_MS = 50
 LOCK_WAIT_S = 10.0
 SCOPED_MAX_PATHS = 200
+# Quiet seconds after a refresh before the watcher compacts: more than a
+# burst's debounce (DEBOUNCE_MS) and the gaps between the saves of one edit
+# (an editor's "save all", an agent's patch of several files), which would
+# otherwise stop compactions they cannot wait for; few enough that the index
+# ranks exactly again before the next question, most of the time. A save
+# stops a compaction within ~50 ms, so a shorter pause would waste work, not
+# hold saves up.
+COMPACT_IDLE_S = 3.0
 # Files whose change can alter what else is indexed.
 _FULL_SCAN_NAMES = frozenset({".gitignore", ".repolensignore", ".repolens.toml", ".gitmodules"})
 _NOISE_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"})
@@ -75,16 +97,22 @@ class EventFilter:
 
 @dataclass
 class WatchEvent:
-    """One refresh done by the watcher (or the error it met)."""
+    """One refresh done by the watcher (or the error it met), or a
+    compaction (``compacted``: how many chunks it rewrote)."""
 
     changes: int
     report: IndexReport | None
     error: str = ""
     seconds: float = 0.0
+    compacted: int | None = None
 
     def line(self) -> str:
+        done = "compaction" if self.compacted is not None else "refresh"
         if self.error:
-            return f"watch: {self.changes} file events; refresh failed: {self.error}"
+            return f"watch: {self.changes} file events; {done} failed: {self.error}"
+        if self.compacted is not None:
+            rewritten = counted(self.compacted, "chunk")
+            return f"watch: compacted the lexical index ({rewritten} rewritten) in {self.seconds:.2f}s"
         r = self.report
         assert r is not None
         return (
@@ -120,7 +148,7 @@ def refresh_once(
     for attempt in range(3):
         try:
             report = build_index(
-                store.root, store=store, settings=settings, lock_wait=LOCK_WAIT_S, paths=paths
+                store.root, store=store, settings=settings, lock_wait=LOCK_WAIT_S, paths=paths, compact=False
             )
             return WatchEvent(changes, report, seconds=time.monotonic() - started)
         except IndexLockedError as exc:  # another writer held on: try again shortly
@@ -130,6 +158,103 @@ def refresh_once(
         except (NothingToIndexError, RepolensError) as exc:
             return WatchEvent(changes, None, str(exc), time.monotonic() - started)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def compact_index(
+    store: Store, settings: Settings, should_stop: Callable[[], bool] = lambda: False, lock_wait: float = 0.0
+) -> int | None:
+    """Make the published index of ``store`` rank as a fresh build again after
+    refreshes that did not compact (:meth:`~repolens.store.base.IndexWriter.compact`):
+    how many chunks were rewritten, None when ``should_stop()`` cut it short.
+    Raises ``IndexLockedError`` when another writer holds the index longer
+    than ``lock_wait`` seconds."""
+    with full_disk_said(store, settings, rebuild=False), store.write_lock(wait=lock_wait):
+        current = store.current()
+        if current is None:
+            return 0
+        writer = store.open_writer(current)
+        try:
+            return writer.compact(should_stop)
+        finally:
+            writer.close()
+
+
+def compact_once(store: Store, settings: Settings, should_stop: Callable[[], bool]) -> WatchEvent | None:
+    """The watcher's compaction when saves pause: its event, None when it
+    was stopped or another writer held the index (it is tried again at the
+    next pause)."""
+    started = time.monotonic()
+    try:
+        done = compact_index(store, settings, should_stop)
+    except IndexLockedError:
+        return None
+    except RepolensError as exc:
+        return WatchEvent(0, None, str(exc), time.monotonic() - started, compacted=0)
+    if done is None:
+        return None
+    return WatchEvent(0, None, seconds=time.monotonic() - started, compacted=done)
+
+
+class _Bursts:
+    """The watched tree's bursts of file events, gathered by watchfiles in a
+    thread of their own (see the module docstring)."""
+
+    def __init__(
+        self, root: Path, event_filter: EventFilter, debounce_ms: int, step_ms: int, stop: threading.Event
+    ):
+        self._queue: queue.SimpleQueue[set[tuple[watchfiles.Change, str]] | BaseException | None] = (
+            queue.SimpleQueue()
+        )
+        self._ended: BaseException | None = None
+        threading.Thread(
+            target=self._gather,
+            args=(root, event_filter, debounce_ms, step_ms, stop),
+            name=f"repolens-events-{root.name}",
+            daemon=True,
+        ).start()
+
+    def _gather(
+        self, root: Path, event_filter: EventFilter, debounce_ms: int, step_ms: int, stop: threading.Event
+    ) -> None:
+        try:
+            for changes in watchfiles.watch(
+                root, watch_filter=event_filter, debounce=debounce_ms, step=step_ms, stop_event=stop
+            ):
+                self._queue.put(changes)
+            self._queue.put(None)
+        except BaseException as exc:  # (a root that went away): said by the thread that refreshes
+            self._queue.put(exc)
+
+    @property
+    def pending(self) -> bool:
+        """Whether a burst is waiting."""
+        return not self._queue.empty()
+
+    def next(self, timeout: float | None) -> set[tuple[watchfiles.Change, str]]:
+        """The next burst with every one queued behind it (one refresh for
+        them all); empty when none came within ``timeout`` seconds or
+        watching ended (see :attr:`ended`)."""
+        out: set[tuple[watchfiles.Change, str]] = set()
+        with contextlib.suppress(queue.Empty):
+            item = self._queue.get(timeout=timeout)
+            while not self._end(item):
+                out |= item
+                item = self._queue.get_nowait()
+        return out
+
+    def _end(self, item: set[tuple[watchfiles.Change, str]] | BaseException | None) -> bool:
+        """Whether ``item`` says that watching ended (remembered for :attr:`ended`)."""
+        if item is not None and not isinstance(item, BaseException):
+            return False
+        self._ended = item or StopIteration()
+        return True
+
+    @property
+    def ended(self) -> bool:
+        """Whether watching ended; raises what ended it when that was an error."""
+        if self._ended is not None and not isinstance(self._ended, StopIteration):
+            raise self._ended
+        return self._ended is not None
 
 
 def watch(
@@ -142,7 +267,8 @@ def watch(
     step_ms: int = STEP_MS,
 ) -> None:
     """Refresh the index of ``root`` now and after every burst of changes,
-    until ``stop`` is set (or Ctrl-C). Blocks; run it in a thread to serve.
+    and compact it when they pause (see the module docstring), until
+    ``stop`` is set (or Ctrl-C). Blocks; run it in a thread to serve.
 
     The lexical index only: vectors are filled by whoever owns embedding
     (``repolens index``, or the server's background embedder), so a save is
@@ -152,20 +278,27 @@ def watch(
     root_path = store.root
     settings = load_settings(root_path, {"vectors": False})
     report = on_event or (lambda e: log.info(e.line()))
-    report(refresh_once(store, settings))
-    event_filter = EventFilter(root_path, store.local_folder)
-    for changes in watchfiles.watch(
-        root_path,
-        watch_filter=event_filter,
-        debounce=debounce_ms,
-        step=step_ms,
-        stop_event=stop,
-        raise_interrupt=False,
-    ):
-        paths = changed_paths(root_path, changes)
-        report(refresh_once(store, settings, len(changes), paths))
-        if stop is not None and stop.is_set():
-            break
+    stop = stop or threading.Event()
+    bursts = _Bursts(root_path, EventFilter(root_path, store.local_folder), debounce_ms, step_ms, stop)
+    try:
+        report(refresh_once(store, settings))
+        owed = True  # a compaction, since a refresh does not compact
+        while not stop.is_set():
+            try:
+                changes = bursts.next(timeout=COMPACT_IDLE_S if owed else None)
+            except KeyboardInterrupt:
+                return
+            if changes:
+                report(refresh_once(store, settings, len(changes), changed_paths(root_path, changes)))
+                owed = True
+            elif bursts.ended:
+                return
+            elif owed and (event := compact_once(store, settings, lambda: bursts.pending or stop.is_set())):
+                owed = False  # (one that failed is said once, and tried again after the next refresh)
+                if event.error or event.compacted:
+                    report(event)
+    finally:
+        stop.set()  # (Ctrl-C, an error) the thread gathering events ends too
 
 
 def start_watcher(

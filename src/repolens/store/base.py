@@ -26,11 +26,13 @@ What every backend must guarantee
   answer reads (files, chunks, symbols, lexical postings, vectors): a reader
   sees, for every file, its old or its new content, never a mix within a
   file, and a lexical or dense hit never names a chunk the reader cannot
-  read. :meth:`IndexWriter.abort` undoes the open batch everywhere. (The
-  local store commits SQLite first and tantivy second, and resolves every
-  hit against SQLite, so a hit of the old postings whose rows are gone is
-  dropped; its outbox replays what a crash left between the two, see
-  :meth:`IndexWriter.reconcile`.)
+  read. :meth:`IndexWriter.abort` undoes the open batch everywhere, a
+  batch a full disk stopped too. (The local store commits tantivy first,
+  keeping the state it replaced, then SQLite, which records the tantivy
+  commit it holds; a failed batch puts tantivy's previous state back, and so
+  does the next writer after a crash; it resolves every hit against SQLite,
+  so a hit whose rows are gone is dropped. See
+  :mod:`repolens.store.local.writer`.)
 * **One writer per repository**, any number of readers.
   :meth:`Store.write_lock` raises ``IndexLockedError`` (after waiting
   ``wait`` seconds) when another process writes; a writer that dies
@@ -51,7 +53,9 @@ What every backend must guarantee
   :func:`repolens.store.document.document_fields` makes (per field,
   weighted per query term and per field, summed); symbol names are compared
   in their :func:`normalize_symbol` form; rows come back in the orders
-  written down here. Two backends rank alike because they score alike.
+  written down here. Two backends rank alike because they score alike
+  (statistics over live chunks only, but between a commit without
+  ``compact`` and :meth:`IndexWriter.compact`).
 * **History** (optional per index; :mod:`repolens.history` fills it): the
   branch's past commits with the paths they touched and a BM25 document
   each. :meth:`IndexWriter.update_history` is atomic on its own (outside a
@@ -67,7 +71,7 @@ What every backend must guarantee
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -310,16 +314,31 @@ class IndexWriter(Protocol):
         store; how many chunks were replayed (0 for a transactional store)."""
         ...
 
+    def verify(self) -> None:
+        """Raise ``IndexCorruptError`` when the generation's files are damaged
+        where a refresh might not read them (nothing for a store whose server
+        checks its own pages)."""
+        ...
+
     def close(self) -> None: ...
 
     # -- a batch: everything between begin() and commit() is atomic --------
     def begin(self) -> None: ...
 
-    def commit(self) -> None:
+    def commit(self, *, compact: bool = True) -> None:
         """Make the batch visible to readers, and move the counters: a batch
         that changed files or skips increments ``content_version`` and
         ``vectors_version`` and sets ``updated_at``; one that changed only
-        vectors increments ``vectors_version``."""
+        vectors increments ``vectors_version``. Without ``compact`` the
+        lexical statistics may count deleted chunks until :meth:`compact`
+        (the local store's, cheaper for a watcher's saves)."""
+        ...
+
+    def compact(self, should_stop: Callable[[], bool] = ...) -> int | None:
+        """Make the lexical statistics count live chunks only, as in a fresh
+        build (after commits without ``compact``), in batches; how many
+        chunks were rewritten (0 for a store whose statistics never count
+        deleted ones), None when ``should_stop()`` cut it short."""
         ...
 
     def abort(self) -> None:

@@ -5,7 +5,9 @@ symbols, vectors, meta) and a tantivy index (BM25); :mod:`.layout` says how
 the folders are laid out, locked and published. It meets the guarantees of
 :mod:`repolens.store.base` with a symlink swapped by one ``rename`` (atomic
 publish), ``flock`` (one writer), SQLite's WAL (readers keep a snapshot while
-the writer commits) and an outbox between SQLite and tantivy (batches).
+the writer commits) and tantivy's previous commit kept until SQLite's lands
+(batches, :mod:`.writer`). A damaged file or a full disk is said in one line
+(:mod:`.failures`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexMissingError
 from repolens.store.local import sqlite as sq
+from repolens.store.local.failures import damage_mark, failure
 from repolens.store.local.generation import BUILDING, DB_NAME
 from repolens.store.local.layout import IndexLayout
 from repolens.store.local.reader import LocalReader
@@ -65,6 +68,8 @@ class LocalStore:
 
     def open_reader(self) -> LocalReader:
         gen = self.layout.require_current()
+        if (damage := damage_mark(gen)) is not None:
+            raise damage
         try:
             return LocalReader(self.root, self.layout.index_dir, gen)
         except IndexCorruptError:
@@ -79,11 +84,14 @@ class LocalStore:
         return self.layout.write_lock(wait=wait)
 
     def generation_meta(self, generation: str) -> dict[str, str]:
-        db = sq.open_reader(self._dir(generation) / DB_NAME)
+        gen_dir = self._dir(generation)
+        if (damage := damage_mark(gen_dir)) is not None:
+            raise damage
+        db = sq.open_reader(gen_dir / DB_NAME)
         try:
             return sq.read_meta(db)
         except Exception as exc:  # a damaged file
-            raise IndexCorruptError(type(exc).__name__) from exc
+            raise failure(exc, gen_dir) or IndexCorruptError(type(exc).__name__) from exc
         finally:
             db.close()
 

@@ -17,15 +17,19 @@ from repolens.store import check_versions
 from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
+from repolens.store.local.failures import guarded
 
 if TYPE_CHECKING:
     from repolens.store.local.lexical import LexicalIndex
 
 DB_NAME = "index.db"
 LEXICAL_DIR = "lexical"
+# The meta key naming the lexical index's commit that SQLite holds (see .writer)
+LEXICAL_OPSTAMP = "lexical_opstamp"
 BUILDING = ".building"
 
 
+@guarded
 class Generation:
     """Both halves of one generation folder; closed together.
 
@@ -100,7 +104,12 @@ def open_parts(
         meta = sq.read_meta(db)
         if meta or not create:
             check_versions(meta, root)
-        lex = _open_lexical(gen_dir, create=create) if write else None
+        lex = None
+        if write:
+            from repolens.store.local.segments import recover
+
+            recover(gen_dir / LEXICAL_DIR, meta.get(LEXICAL_OPSTAMP))
+            lex = _open_lexical(gen_dir, create=create)
     except BaseException:
         db.close()
         raise

@@ -18,6 +18,7 @@ never a mix. A crash before the swap leaves the previous generation current.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import time
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from repolens.errors import IndexLockedError, IndexMissingError, IndexReadOnlyError
+from repolens.errors import IndexLockedError, IndexMissingError, IndexReadOnlyError, StorageFullError
 
 INDEX_DIR_NAME = ".repolens"
 _GEN = re.compile(r"^gen-(\d{6,})$")
@@ -91,7 +92,9 @@ class IndexLayout(NamedTuple):
             path = path.parent
         return os.access(path, os.W_OK)
 
-    def not_writable(self, exc: OSError) -> IndexReadOnlyError:
+    def not_writable(self, exc: OSError) -> IndexReadOnlyError | StorageFullError:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return StorageFullError(str(self.index_dir))
         return IndexReadOnlyError(
             f"cannot write index folder {self.index_dir} ({exc.strerror or exc}): "
             "pass --index-dir with a folder on a writable disk"
@@ -121,7 +124,10 @@ class IndexLayout(NamedTuple):
         gens = self._generations()
         n = (gens[-1][0] + 1) if gens else 1
         path = self.index_dir / f"gen-{n:06d}.building"
-        path.mkdir()
+        try:
+            path.mkdir()
+        except OSError as exc:
+            raise self.not_writable(exc) from exc
         return path
 
     def building_dirs(self) -> list[Path]:
@@ -189,8 +195,10 @@ class IndexLayout(NamedTuple):
                             holder=holder,
                         ) from None
                     time.sleep(0.05)
-            os.ftruncate(fd, 0)
-            os.write(fd, str(os.getpid()).encode())
+            # who holds it, for a second writer's message (a full disk may refuse even that)
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.write(fd, str(os.getpid()).encode())
             yield
         finally:
             os.close(fd)

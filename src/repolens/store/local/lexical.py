@@ -5,8 +5,9 @@ the same tokens in both; ``bench/lexical_backends.py``), tantivy answered
 long questions in 0.5 ms p50 against 22 ms for FTS5, built faster and was
 40% smaller, and it takes a weight per query term (FTS5's ``bm25()`` does
 not), which query understanding needs. The price is a second store beside
-SQLite; ``store.local.sqlite`` keeps an outbox (``lex_pending``) so the two are
-reconciled after a crash.
+SQLite, committed with it batch by batch (:mod:`.writer`), and statistics
+that count deleted documents until their segment is rewritten (see
+:meth:`LexicalIndex.commit`).
 
 Documents come pre-tokenized (:mod:`repolens.store.document`) and are
 indexed with a whitespace analyzer, so indexing and querying split text the
@@ -18,17 +19,30 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import tantivy
 
 from repolens.chunk import Chunk
-from repolens.errors import IndexCorruptError
 from repolens.store.base import LexFilters, LexicalFields
 from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields
+from repolens.store.local.failures import damaged, failure, lexical_damage
+from repolens.store.local.segments import (
+    MAX_SEGMENTS,
+    MIN_PIECE,
+    deleted_per_segment,
+    forget_previous,
+    keep_previous,
+    piece_by_piece,
+    read_meta,
+    remove_unreferenced,
+    restore_previous,
+    rewrite_plan,
+)
 
-__all__ = ["LEXICAL_VERSION", "LexicalIndex"]
+__all__ = ["LEXICAL_VERSION", "LexicalIndex", "Stopped"]
 
 _ANALYZER = "ws"
 # tantivy's writer has one indexing thread and starts with the first
@@ -38,6 +52,21 @@ _ANALYZER = "ws"
 # corpus-1m, where worker processes keep both cores busy anyway
 # (docs/benchmarks.md, issue 15: small indexes, fifth pass).
 _HEAP_BYTES = 64_000_000
+# A refresh holds at most this many new documents apart (see
+# LexicalIndex.commit); more (a checkout of another branch) go straight into
+# the segment the commit rewrites, which ranks the same.
+_HELD_MAX = 20_000
+
+# A rewrite asks the database for this many documents' fields at a time
+# (~50 ms of tokenizing), and a compaction looks whether to stop between.
+_REFILL_SLICE = 256
+
+# The fields of documents by cid, from the database (LexicalIndex.commit).
+Refill = Callable[[Sequence[int]], Iterable[tuple[int, LexicalFields]]]
+
+
+class Stopped(Exception):
+    """A compaction was told to stop (:meth:`LexicalIndex.compact`)."""
 
 
 def _schema() -> tantivy.Schema:
@@ -72,15 +101,18 @@ class LexicalIndex:
                 self.index = tantivy.Index(self.schema, path=str(directory), reuse=True)
             else:
                 if not tantivy.Index.exists(str(directory)):
-                    raise IndexCorruptError(f"lexical index {directory} is missing")
+                    raise damaged(directory.parent, f"{directory.name}: its files are missing")
                 opener = _open_read_only if self.read_only else _open
                 self.index = opener(directory)
         except (ValueError, OSError) as exc:
-            raise IndexCorruptError(f"lexical index {directory} cannot be read ({exc})") from exc
+            raise failure(exc, directory.parent) or lexical_damage(directory.parent, exc) from exc
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
         self._last_query: tuple[object, tantivy.Query | None] = (None, None)
         self._dirty = False  # added or deleted since the last commit
+        self._deleted: set[int] = set()  # since the last commit
+        # a refresh's new documents, held for its last commit (see commit)
+        self._held: dict[int, LexicalFields] | None = None if create else {}
 
     # -- writing ---------------------------------------------------------
     def _w(self) -> tantivy.IndexWriter:
@@ -94,44 +126,197 @@ class LexicalIndex:
 
     def add_fields(self, items: Iterable[tuple[int, LexicalFields]]) -> int:
         """Add documents whose fields were made by :func:`document_fields`
-        (possibly in another process)."""
+        (possibly in another process). A refresh holds them until its commit
+        (see :meth:`commit`); a build indexes them at once."""
         n = 0
         for cid, fields in items:
-            self._dirty = True
-            self._w().add_document(tantivy.Document(cid=cid, **fields))
+            self._changing()
+            if self._held is not None and len(self._held) < _HELD_MAX:
+                self._held[cid] = fields
+            else:
+                self._w().add_document(tantivy.Document(cid=cid, **fields))
             n += 1
         return n
 
     def delete(self, cids: Iterable[int]) -> None:
         w = self._w()
         for cid in cids:
-            self._dirty = True
+            self._changing()
+            self._deleted.add(cid)
+            if self._held is not None:
+                self._held.pop(cid, None)
             w.delete_documents_by_term("cid", cid)
 
-    def commit(self) -> None:
-        if self._writer is not None:
-            self._writer.commit()
-            self._dirty = False
-            self._share_meta()
+    def _changing(self) -> None:
+        """Before the first change since the last commit, keep the committed
+        state (until :meth:`forget_previous`), so that :meth:`abort` can put
+        it back whatever tantivy wrote meanwhile (:mod:`.segments`)."""
+        if not self._dirty:
+            keep_previous(self.directory)
+            self._dirty = True
+
+    def commit(self, refill: Refill, *, compact: bool = True) -> int | None:
+        """Commit what was added and deleted since the last commit; the
+        opstamp of the last commit (None when there was nothing to commit).
+
+        Deleted documents must not count: tantivy's BM25 statistics (the
+        number of documents, of documents holding a term, of tokens per
+        field) still count a deleted document until its segment is merged,
+        and a merge estimates the token counts of a segment with deletions
+        from lengths rounded to one byte. A refreshed index would then rank
+        unlike a fresh build of the same files (up to 56% apart, near-ties
+        swapped). So with ``compact`` every segment holding a deleted
+        document is rewritten whole: its other documents are deleted too
+        and added again (``refill`` gives their fields from the database),
+        and tantivy drops a segment whose documents are all deleted. The
+        rewrite is cut in pieces (:func:`~.segments.rewrite_plan`), a commit
+        each, which deletes its own documents' old copies when it can
+        (:func:`~.segments.piece_by_piece`), so a search between them finds
+        every document once; a refresh's own new documents follow in a
+        commit of their own: editing the same files again rewrites their
+        small segment, and a file elsewhere rewrites its piece, not the
+        whole repository (new documents share the last commit when its
+        piece is small).
+
+        Without ``compact`` (the watcher, between saves: a rewrite costs
+        ~200 µs a document, a fifth of corpus-1m 1.4 s) deletions stay
+        tantivy's until :meth:`compact`, and one commit holds the new
+        documents. Either way no merge can take a segment with deletions,
+        whose estimated token counts no later rewrite would find: tantivy
+        merges only eight segments of a size, and a refresh keeps at most
+        ``MAX_SEGMENTS`` by joining the smallest (those of earlier saves).
+        """
+        if not self._dirty:
+            return None
+        held = list((self._held or {}).items())
+        live, pieces = self._rewrite_plan(adding=bool(held), compact=compact)
+        # New documents share a small last piece (a segment of new documents
+        # rewritten), saving a commit (~20-50 ms on a slow disk).
+        apart = compact and bool(held) and bool(pieces) and len(pieces[-1]) >= MIN_PIECE
+        return self._rewrite(live, pieces, refill, held, apart=apart)
+
+    def compact(self, refill: Refill, should_stop: Callable[[], bool]) -> tuple[int, int] | None:
+        """Rewrite the smallest segment holding deleted documents (see
+        :meth:`commit`), joining the smallest others so that the next save
+        finds a free segment slot: (the opstamp of the last commit, how many
+        documents were rewritten), None when no segment holds a deleted
+        document. Raises :class:`Stopped`, the rewrite left uncommitted, as
+        soon as ``should_stop()`` (asked every few hundred documents) says
+        so: the caller aborts the batch."""
+        counts = deleted_per_segment(read_meta(self.directory))
+        if not any(deleted for _, deleted in counts):
+            return None
+        self._changing()
+        live = self._live()
+        sizes = Counter(seg for seg, _ in live)
+        hit = _segments_with_deletions(live, counts)
+        if hit is None:  # the searcher numbers segments otherwise: rewrite them all
+            hit = set(sizes)
+        elif hit:
+            hit = {min(hit, key=lambda seg: (sizes[seg], seg))}
+        pieces = rewrite_plan(live, hit, adding=True, layout=True)
+        opstamp = self._rewrite(live, pieces, refill, [], apart=False, should_stop=should_stop)
+        return opstamp, sum(len(piece) for piece in pieces)
+
+    def has_deletions(self) -> bool:
+        """Whether a committed segment holds a deleted document (see :meth:`compact`)."""
+        return any(deleted for _, deleted in deleted_per_segment(read_meta(self.directory)))
+
+    def _rewrite(
+        self,
+        live: list[tuple[int, int]],
+        pieces: list[list[int]],
+        refill: Refill,
+        held: list[tuple[int, LexicalFields]],
+        *,
+        apart: bool,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Delete the documents of ``pieces`` and add them again, a commit a
+        piece (:func:`~.segments.piece_by_piece`), then the ``held`` new
+        documents (in the last piece's commit unless ``apart``); the last
+        opstamp. (A deletion takes the copies added before it, not after.)"""
+        writer = self._w()
+        by_piece = piece_by_piece(live, pieces)
+        for i, piece in enumerate(pieces):
+            if by_piece or i == 0:
+                gone = piece if by_piece else [cid for p in pieces for cid in p]
+                writer.delete_documents_by_query(tantivy.Query.term_set_query(self.schema, "cid", gone))
+            for start in range(0, len(piece), _REFILL_SLICE):
+                _stop_if(should_stop)
+                for cid, fields in refill(piece[start : start + _REFILL_SLICE]):
+                    writer.add_document(tantivy.Document(cid=cid, **fields))
+            if i < len(pieces) - 1 or apart:
+                _stop_if(should_stop)  # (a commit of a fifth of corpus-1m takes ~0.2 s)
+                writer.commit()
+        for cid, fields in held:
+            writer.add_document(tantivy.Document(cid=cid, **fields))
+        _stop_if(should_stop)
+        opstamp = writer.commit()
+        self._clear()
+        self._share_meta()
+        return opstamp
+
+    def _rewrite_plan(self, *, adding: bool, compact: bool) -> tuple[list[tuple[int, int]], list[list[int]]]:
+        """What :meth:`commit` rewrites: with ``compact``, the documents that
+        stay in the committed segments holding a deleted one; for a refresh,
+        the small segments its layout joins. With the committed documents
+        that stay, (segment, cid)."""
+        counts = deleted_per_segment(read_meta(self.directory))
+        layout = self._held is not None
+        lost = compact and (bool(self._deleted) or any(deleted for _, deleted in counts))
+        if not lost and (not layout or len(counts) + adding <= MAX_SEGMENTS):
+            return [], []  # nothing to rewrite, nor to join: no need to list the documents
+        live = self._live()
+        hit = {seg for seg, cid in live if cid in self._deleted} if compact else set()
+        if compact and any(deleted for _, deleted in counts):  # left by the watcher, or an older version
+            old = _segments_with_deletions(live, counts)
+            hit.update({seg for seg, _ in live} if old is None else old)
+        staying = [(seg, cid) for seg, cid in live if cid not in self._deleted]
+        return staying, rewrite_plan(staying, hit, adding=adding, layout=layout, sharing=not compact)
+
+    def _live(self) -> list[tuple[int, int]]:
+        """(segment_ord, cid) of every committed live document."""
+        self.index.reload()
+        return _live_documents(self.index.searcher())
+
+    def _clear(self) -> None:
+        self._dirty = False
+        self._deleted.clear()
+        if self._held is not None:
+            self._held.clear()
+
+    def forget_previous(self) -> None:
+        """The database committed the batch too: the previous state is not needed."""
+        forget_previous(self.directory)
 
     def abort(self) -> None:
-        """Drop everything added or deleted since the last commit (the SQLite
-        transaction they mirror was rolled back) and release the writer."""
-        self._dirty = False
+        """Undo the batch: drop what was added or deleted and put back the
+        state kept at its first change, even if it committed since (the
+        SQLite transaction it mirrors was rolled back), with the files a
+        failed commit left deleted; release the writer."""
+        self._clear()
         if self._writer is not None:
-            self._writer.rollback()
-            self._writer = None
+            writer, self._writer = self._writer, None
+            with contextlib.suppress(ValueError):  # a writer a full disk killed cannot roll back
+                writer.rollback()
+            with contextlib.suppress(ValueError):
+                writer.wait_merging_threads()
+            del writer
+        if restore_previous(self.directory):
+            self.index = _open(self.directory)
+            _register(self.index)
+        else:
+            remove_unreferenced(self.directory)
 
     def close(self) -> None:
-        """Commit what is left (a commit with nothing new still rewrites and
-        syncs tantivy's meta), finish merges and release tantivy's own writer lock."""
+        """Drop what was never committed (its batch was not either), finish
+        merges and release tantivy's own writer lock."""
+        if self._dirty:
+            self.abort()
         if self._writer is not None:
-            writer = self._writer
-            if self._dirty:
-                writer.commit()
-                self._dirty = False
+            writer, self._writer = self._writer, None
             writer.wait_merging_threads()
-            self._writer = None
             self._share_meta()
 
     def _share_meta(self) -> None:
@@ -286,3 +471,29 @@ def _filter_clauses(
             q = tantivy.Query.term_set_query(schema, field, list(values))
             out.append((tantivy.Occur.Must, q))
     return out
+
+
+def _stop_if(should_stop: Callable[[], bool] | None) -> None:
+    if should_stop is not None and should_stop():
+        raise Stopped
+
+
+def _segments_with_deletions(
+    live: Sequence[tuple[int, int]], counts: Sequence[tuple[int, int]]
+) -> set[int] | None:
+    """The segments (``segment_ord``) that ``counts`` (from ``meta.json``)
+    say hold deleted documents; None when the live documents per segment do
+    not match ``counts`` (the searcher numbers segments otherwise)."""
+    per_segment = Counter(seg for seg, _ in live)
+    if [per_segment[i] for i in range(len(counts))] != [docs - dead for docs, dead in counts]:
+        return None
+    return {i for i, (_, deleted) in enumerate(counts) if deleted}
+
+
+def _live_documents(searcher: tantivy.Searcher) -> list[tuple[int, int]]:
+    """(segment_ord, cid) of every live document."""
+    if searcher.num_docs == 0:
+        return []
+    addresses = [address for _, address in searcher.search(tantivy.Query.all_query(), searcher.num_docs).hits]
+    cids = searcher.fast_field_values("cid", addresses)
+    return [(a.segment_ord, int(c)) for a, c in zip(addresses, cids, strict=True) if c is not None]

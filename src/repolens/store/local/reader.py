@@ -17,6 +17,7 @@ from repolens.store.base import (
 )
 from repolens.store.local import history, remembered
 from repolens.store.local import sqlite as sq
+from repolens.store.local.failures import guarded
 from repolens.store.local.generation import Generation, open_parts
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+@guarded
 class LocalReader(Generation):
     """A read-only view of one generation folder."""
 

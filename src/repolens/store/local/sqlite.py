@@ -11,6 +11,7 @@ stable across edits elsewhere in the file and is what users see.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from repolens.chunk import Chunk, Symbol
-from repolens.errors import IndexCorruptError
+from repolens.errors import IndexCorruptError, RepolensError
 from repolens.store.base import (
     FileRecord,
     NameMatch,
@@ -30,6 +31,7 @@ from repolens.store.base import (
     normalize_symbol,
 )
 from repolens.store.chunk_rows import CHUNK_COLS, compress, stored_chunk
+from repolens.store.local.failures import failure
 
 SCHEMA_VERSION = 3
 
@@ -80,9 +82,9 @@ CREATE TABLE IF NOT EXISTS symbols (
 );
 CREATE INDEX IF NOT EXISTS symbols_norm ON symbols(norm);
 CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
--- Lexical-index outbox: chunks written here but not yet committed to (or
--- removed from) the lexical index. Drained after each lexical commit, so a
--- crash between the two stores is repaired by the next writer.
+-- Lexical-index outbox of older versions: chunks written here but not yet
+-- committed to (or removed from) the lexical index; the next writer replays
+-- what a crash left. Now the two halves commit together (see .writer).
 CREATE TABLE IF NOT EXISTS lex_pending (cid INTEGER PRIMARY KEY, op TEXT NOT NULL);
 -- Dense vectors (float16, unit length), one per chunk, filled after the
 -- lexical index is published; they go when their chunk goes.
@@ -111,12 +113,16 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
         raise _missing(path)
     try:
         db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    except sqlite3.DatabaseError as exc:
+        raise _unreadable(path, exc) from exc
+    try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         db.executescript(_SCHEMA)  # all IF NOT EXISTS
         db.execute("SELECT count(*) FROM meta").fetchone()
     except sqlite3.DatabaseError as exc:
+        db.close()
         raise _unreadable(path, exc) from exc
     return db
 
@@ -161,8 +167,10 @@ def _missing(path: Path) -> IndexCorruptError:
     return IndexCorruptError(f"index database {path} is missing", fix="re-run `repolens index`")
 
 
-def _unreadable(path: Path, exc: Exception) -> IndexCorruptError:
-    return IndexCorruptError(f"index database {path} cannot be read ({exc})")
+def _unreadable(path: Path, exc: Exception) -> RepolensError:
+    """A damaged file or a full disk said as such (:mod:`.failures`), any other failure as unreadable."""
+    known = failure(exc, path.parent, path.name)
+    return known or IndexCorruptError(f"index database {path} cannot be read ({exc})")
 
 
 def read_meta(db: sqlite3.Connection) -> dict[str, str]:
@@ -298,14 +306,12 @@ def insert_file(
             for s in symbols
         ],
     )
-    db.executemany("INSERT OR REPLACE INTO lex_pending(cid, op) VALUES(?, 'add')", [(c,) for c in cids])
     return cids
 
 
 def delete_file(db: sqlite3.Connection, file_id: int) -> list[int]:
-    """Delete a file's rows; queue its chunks for removal from the lexical index."""
+    """Delete a file's rows; the cids of its chunks (for the lexical index)."""
     cids = [r[0] for r in db.execute("SELECT cid FROM chunks WHERE file_id=?", (file_id,))]
-    db.executemany("INSERT OR REPLACE INTO lex_pending(cid, op) VALUES(?, 'delete')", [(c,) for c in cids])
     db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
     db.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
     db.execute("DELETE FROM files WHERE id=?", (file_id,))
@@ -495,6 +501,25 @@ def pending_lexical(db: sqlite3.Connection) -> list[tuple[int, str]]:
 
 def clear_pending(db: sqlite3.Connection, cids: Iterable[int]) -> None:
     db.executemany("DELETE FROM lex_pending WHERE cid=?", [(c,) for c in cids])
+
+
+def shrink_log(db: sqlite3.Connection) -> None:
+    """Empty the write-ahead log after a rolled-back transaction (which leaves
+    its pages there); best effort: a reader still in it, or a disk too full to
+    checkpoint, keeps it for later."""
+    with contextlib.suppress(sqlite3.Error):
+        db.execute("PRAGMA busy_timeout=200")  # not the writer's 30 s wait for readers to move on
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            db.execute("PRAGMA busy_timeout=30000")
+
+
+def damaged_pages(db: sqlite3.Connection) -> str:
+    """What ``PRAGMA quick_check`` (every page read, not the texts) finds
+    wrong with the database, in SQLite's words ("" when nothing)."""
+    rows = db.execute("PRAGMA quick_check").fetchall()
+    return "" if rows == [("ok",)] else "database disk image is malformed"
 
 
 def counts(db: sqlite3.Connection) -> dict[str, int]:

@@ -1,26 +1,39 @@
 """Writing one local generation (:class:`repolens.store.base.IndexWriter`).
 
-A batch is a SQLite transaction mirrored by tantivy: SQLite commits first,
-then tantivy, then the ``lex_pending`` outbox is drained. A crash between
-any two steps leaves outbox rows that the next writer replays
-(:meth:`LocalWriter.reconcile`); a reader resolves every lexical hit
-against SQLite, so it never cites a chunk whose rows are gone.
+A batch is a SQLite transaction mirrored by the lexical index (tantivy).
+tantivy commits first, keeping the state it replaced (:mod:`.segments`),
+then SQLite commits with the opstamp of that tantivy commit in its meta
+(``lexical_opstamp``). A batch that fails anywhere, a full disk included, is
+undone in both halves: SQLite rolls back and tantivy's previous state is put
+back. A crash between the two commits is repaired by the next writer, which
+keeps tantivy's commit only if SQLite recorded it. A refresh is one batch
+(:mod:`repolens.index.build`), so a failed refresh leaves the index as it was;
+so does a compaction's rewrite of a segment that fails (:meth:`LocalWriter.compact`).
+
+Indexes written before the opstamp was recorded kept an outbox of chunks
+(``lex_pending``) instead; :meth:`LocalWriter.reconcile` replays one a crash
+left there.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from repolens.chunk import Chunk, Symbol
 from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
+from repolens.store.document import document_fields
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
-from repolens.store.local.generation import DB_NAME, Generation, open_parts
+from repolens.store.local.failures import damaged, guarded
+from repolens.store.local.generation import DB_NAME, LEXICAL_OPSTAMP, Generation, open_parts
+from repolens.store.local.lexical import Stopped
+from repolens.store.local.segments import MAX_SEGMENTS
 
 
+@guarded
 class LocalWriter(Generation):
     """The one writer of a generation folder (the caller holds the write lock)."""
 
@@ -42,53 +55,100 @@ class LocalWriter(Generation):
         self._open = True
         self._wrote = set()
 
-    def commit(self) -> None:
-        """Commit SQLite, then tantivy, then drain the outbox. A batch that
+    def commit(self, *, compact: bool = True) -> None:
+        """Commit tantivy, then SQLite (see the module docstring). A batch that
         wrote only vectors moves ``vectors_version``; any other batch moves
         ``content_version`` and ``vectors_version`` too and sets ``updated_at``,
         telling cached readers (dense matrix, path index, remembered queries)
-        that content moved."""
+        that content moved. Without ``compact`` the lexical segments that
+        lost a chunk are left for :meth:`compact` (see
+        :meth:`~.lexical.LexicalIndex.commit`)."""
         content = "content" in self._wrote or not self._wrote
         sq.bump(self.db, "vectors_version")
         if content:
             sq.bump(self.db, "content_version")
             sq.write_meta(self.db, {"updated_at": _now()})
+            self._lexical_committed(self.lex.commit(self._fields_of, compact=compact))
+        self._committed()
+
+    def compact(self, should_stop: Callable[[], bool] = lambda: False) -> int | None:
+        """Rewrite the lexical segments that hold deleted chunks, a batch per
+        segment (:meth:`~.lexical.LexicalIndex.compact`), so the index ranks
+        as a fresh build; how many chunks were rewritten, None when
+        ``should_stop()`` cut it short (the segment being rewritten is left
+        as it was, those done stay done). Content does not move: no counter
+        does, and remembered searches stay valid."""
+        done = 0
+        # A segment a batch; more than there can be segments would be a rewrite that did not take.
+        for _ in range(MAX_SEGMENTS + 1):
+            if not self.lex.has_deletions():
+                break
+            if should_stop():
+                return None
+            self.begin()
+            try:
+                compacted = self.lex.compact(self._fields_of, should_stop)
+            except Stopped:
+                self.abort()
+                return None
+            except BaseException:
+                self.abort()
+                raise
+            if compacted is None:  # (has_deletions() said otherwise a moment ago)
+                self.abort()
+                break
+            self._lexical_committed(compacted[0])
+            self._committed()
+            done += compacted[1]
+        return done
+
+    def _lexical_committed(self, opstamp: int | None) -> None:
+        if opstamp is not None:
+            sq.write_meta(self.db, {LEXICAL_OPSTAMP: str(opstamp)})
+
+    def _committed(self) -> None:
         self.db.execute("COMMIT")
         self._open = False
-        if content:
-            self.lex.commit()
-            pending = sq.pending_lexical(self.db)
-            if pending:
-                self.db.execute("BEGIN")
-                sq.clear_pending(self.db, [cid for cid, _ in pending])
-                self.db.execute("COMMIT")
+        self.lex.forget_previous()
+
+    def _fields_of(self, cids: Sequence[int]) -> Iterator[tuple[int, LexicalFields]]:
+        """The lexical fields of stored chunks, as the indexer made them."""
+        for cid, stored in sq.chunks_by_cid(self.db, cids).items():
+            yield cid, document_fields(stored.chunk)
 
     def abort(self) -> None:
-        """Undo the open batch in both halves (the tantivy writer mirrors the
-        rolled-back transaction) and release tantivy's writer."""
+        """Undo the open batch in both halves (tantivy's previous state is put
+        back if it had committed) and release tantivy's writer; the log of a
+        transaction a full disk stopped is emptied."""
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
         self.lex.abort()
         self._open = False
+        sq.shrink_log(self.db)
 
     def reconcile(self) -> int:
-        """Replay the outbox left by a crash between the SQLite and tantivy commits.
-
-        Every pending key is deleted from tantivy and re-added when its chunk
-        still exists, so a replay is idempotent. Returns how many were replayed.
-        """
+        """Replay the outbox an older version's crash left between the SQLite
+        and tantivy commits: every pending key is deleted from tantivy and
+        re-added when its chunk still exists, as one batch. Returns how many
+        were replayed."""
         pending = sq.pending_lexical(self.db)
         if not pending:
             return 0
         cids = [cid for cid, _ in pending]
+        self.begin()
         self.lex.delete(cids)
-        stored = sq.chunks_by_cid(self.db, cids)
-        self.lex.add((cid, s.chunk) for cid, s in stored.items())
-        self.lex.commit()
-        self.db.execute("BEGIN")
+        self.lex.add((cid, s.chunk) for cid, s in sq.chunks_by_cid(self.db, cids).items())
         sq.clear_pending(self.db, cids)
-        self.db.execute("COMMIT")
+        self.commit()
         return len(cids)
+
+    def verify(self) -> None:
+        """Read every page of the database (``PRAGMA quick_check``, ~3 ms a
+        MB): damage a refresh would not touch still makes the next index a
+        rebuild. Chunk texts are not decompressed; a reader that meets a
+        damaged one marks the generation (:mod:`.failures`)."""
+        if problem := sq.damaged_pages(self.db):
+            raise damaged(self.gen_dir, f"{DB_NAME}: {problem}")
 
     # -- files -------------------------------------------------------------
     def add_file(

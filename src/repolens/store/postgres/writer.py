@@ -12,7 +12,7 @@ the write lock) moves.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -124,6 +124,9 @@ class PgWriter:
     def reconcile(self) -> int:
         return 0  # one transaction per batch: nothing can be left between parts
 
+    def verify(self) -> None:
+        return None  # the server checks its own pages
+
     def close(self) -> None:
         """End the writer; a published generation whose refreshes changed
         enough of it gets its lexical lists folded (one transaction)."""
@@ -151,8 +154,9 @@ class PgWriter:
         self._open = True
         self._wrote = set()
 
-    def commit(self) -> None:
-        """Write the buffered rows, move the counters and commit, all in one transaction."""
+    def commit(self, *, compact: bool = True) -> None:
+        """Write the buffered rows, move the counters and commit, all in one
+        transaction (statistics count live rows whatever ``compact`` says)."""
         content = "content" in self._wrote or not self._wrote
         with translate(self.store.url):
             self._flush()
@@ -162,6 +166,9 @@ class PgWriter:
                 self.conn.execute(write_meta_sql(), (self.gen, "updated_at", _now()))
             self.conn.execute("COMMIT")
         self._open = False
+
+    def compact(self, should_stop: Callable[[], bool] = lambda: False) -> int:
+        return 0  # the lexical statistics are kept over live rows (see .lexical)
 
     def abort(self) -> None:
         with translate(self.store.url):
