@@ -18,7 +18,7 @@ from repolens.store import open_store
 from repolens.store.handles import readers
 
 # Generous: these wait for a condition, they do not measure speed
-# (bench/watch_latency.py does).
+# (bench/freshness.py does).
 TIMEOUT_S = 30.0
 
 
