@@ -1,6 +1,6 @@
 """Learn the ranking from mined questions: extract features, cross-validate, fit, export.
 
-    python bench/train_ranker.py extract --questions Q.json --checkouts DIR --index-cache DIR --out D.npz
+    python bench/train_ranker.py extract --questions Q.json --checkouts DIR --index-cache DIR --data D.npz
     python bench/train_ranker.py cv --data D.npz [--folds 5]
     python bench/train_ranker.py fit --data D.npz [--out src/repolens/search/data/ranker.json]
     python bench/train_ranker.py all --questions ... --checkouts ... --index-cache ... --data D.npz
@@ -403,8 +403,14 @@ def main() -> None:
     ap.add_argument("--questions", help="the mined set (bench/mine_questions.py)")
     ap.add_argument("--checkouts", help="its snapshots' git checkouts")
     ap.add_argument("--index-cache", help="where their indexes are kept (as devset.py keeps them)")
-    ap.add_argument("--data", "--out-data", dest="data", default="/work/bench-data/mined/ranker-data.npz")
-    ap.add_argument("--out", default=str(MODEL_OUT))
+    ap.add_argument(
+        "--data",
+        "--out-data",
+        dest="data",
+        default="/work/bench-data/mined/ranker-data.npz",
+        help="the candidates' features: extract writes it, cv and fit read it (cv writes D.cv.json by it)",
+    )
+    ap.add_argument("--out", default=str(MODEL_OUT), help="the model file fit writes (not extract's data)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--only", help="regex on question ids (extract)")
     ap.add_argument("--limit", type=int)

@@ -1,6 +1,6 @@
 """Chunking throughput per language, and chunking's share of indexing.
 
-    python bench/chunk_perf.py CORPUS_DIR [--repeat 1]
+    python bench/probes/chunk_perf.py CORPUS_DIR [--repeat 1]
 
 Discovers CORPUS_DIR as ``repolens index`` would, reads every file once,
 then chunks each file in this process on one core, once with line windows

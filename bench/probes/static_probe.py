@@ -1,6 +1,6 @@
 """Would a static (model2vec-style) embedder earn its place as a ``fast`` option?
 
-    python bench/static_probe.py --only 'commit:|requests|flask' [--data DIR]
+    python bench/probes/static_probe.py --only 'commit:|requests|flask' [--data DIR]
 
 A static model is distilled from the bundled MiniLM with onnxruntime and
 numpy (no torch): every word piece of the vocabulary is run through the
@@ -22,10 +22,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+# The development benchmark's modules live one folder up (bench/).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import devset
 from devset_metrics import first_gold_rank

@@ -1,6 +1,6 @@
 """halfvec against vector for the dense leg on pgvector: size, latency, recall.
 
-    python bench/pg_halfvec.py [--vectors EMBED_CACHE.db] [--synthetic N] [--queries N]
+    python bench/probes/pg_halfvec.py [--vectors EMBED_CACHE.db] [--synthetic N] [--queries N]
 
 The PostgreSQL store keeps vectors as ``halfvec`` (float16, 2 bytes a
 dimension, what the local store and the embedder's output already are);
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 SHARED = Path("/work/shared/bench")
-TESTS = Path(__file__).resolve().parents[1] / "tests"
+TESTS = Path(__file__).resolve().parents[2] / "tests"
 EMBED_CACHE = Path("/work/bench-data/embed-cache/vectors.db")
 K = 10
 M, EF_CONSTRUCTION, EF_SEARCH = 16, 128, 256  # repolens.store.postgres.dense
@@ -157,7 +157,7 @@ def main() -> None:
                 results.append((label, measure(conn, x, qs)))
     finally:
         harness.close()
-    print(f"\n`python bench/pg_halfvec.py {' '.join(sys.argv[1:])}`\n")
+    print(f"\n`python bench/probes/pg_halfvec.py {' '.join(sys.argv[1:])}`\n")
     print(
         "| vectors | type | table MB | exact p50 / p95 ms | exact recall@10 | HNSW build s | HNSW MB"
         " | HNSW p50 / p95 ms | HNSW recall@10 |"

@@ -1,7 +1,7 @@
 """The dense leg's costs: embedding throughput, time to a fully embedded index,
 and warm hybrid query latency at scale.
 
-    python bench/dense_perf.py --repo MID_SIZED_REPO --large LARGE_CORPUS [--queries N]
+    python bench/probes/dense_perf.py --repo MID_SIZED_REPO --large LARGE_CORPUS [--queries N]
 
 1. Throughput of the bundled model (all-MiniLM-L6-v2 int8 on onnxruntime)
    on the texts repolens embeds (style header+idents) of MID_SIZED_REPO.
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "bench"
 
 
 def pct(values: list[float], q: float) -> float:

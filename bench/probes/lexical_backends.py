@@ -1,6 +1,6 @@
 """Why the lexical index is tantivy: FTS5 and tantivy on the same tokens.
 
-    python bench/lexical_backends.py CORPUS_DIR [--queries FILE.json ...]
+    python bench/probes/lexical_backends.py CORPUS_DIR [--queries FILE.json ...]
 
 Chunks every text file of CORPUS_DIR with repolens's line windows, tokenizes
 them with repolens's tokenizer, and builds (a) a SQLite FTS5 table and (b) a
@@ -29,7 +29,7 @@ from repolens.chunk.text import WindowChunker
 from repolens.search.query import parse_query
 from repolens.tokens import tokenize, tokenize_path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "bench"
 EXTS = {".py", ".js", ".ts", ".go", ".rs", ".java", ".html", ".txt", ".css", ".md", ".rst"}
 
 

@@ -1,6 +1,6 @@
 """How to compute the lexical index's BM25 in PostgreSQL: designs measured against tantivy.
 
-    python bench/pg_bm25_probe.py --repo NAME=ROOT[:INDEX_DIR] ... [--url URL]
+    python bench/probes/pg_bm25_probe.py --repo NAME=ROOT[:INDEX_DIR] ... [--url URL]
         [--designs postings,maxscore,arrays,sparsevec] [--fields flat|weighted]
         [--limit 100] [--runs 3] [--out FILE.json]
 
@@ -82,8 +82,8 @@ from repolens.store.bm25 import (
 from repolens.store.document import document_fields
 from repolens.store.local.reader import LocalReader
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
-TESTS = Path(__file__).resolve().parents[1] / "tests"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "bench"
+TESTS = Path(__file__).resolve().parents[2] / "tests"
 DESIGNS = ("postings", "maxscore", "arrays", "sparsevec", "blobs")
 # maxscore is a way to query the postings tables: it loads nothing of its own.
 TABLES_OF = {"maxscore": "postings"}
@@ -584,7 +584,7 @@ def main() -> None:
     unknown = set(args.designs) - set(DESIGNS)
     if unknown:
         ap.error(f"unknown design(s) {sorted(unknown)}: choose from {', '.join(DESIGNS)}")
-    command = "python bench/pg_bm25_probe.py " + " ".join(sys.argv[1:])
+    command = "python bench/probes/pg_bm25_probe.py " + " ".join(sys.argv[1:])
     if args.url:
         with psycopg.connect(args.url, autocommit=True) as conn:
             report = run(args, conn)
