@@ -21,20 +21,23 @@ Three kinds of numbers, side by side in every row:
 
 Scores are divided by their leg's best (scales differ between questions
 and repositories) and ranks are ``log1p(rank)`` (0 for a candidate the leg
-did not return), so the rows mean the same across repositories.
+did not return), so the rows mean the same across repositories; ranks are
+competition ranks (equal scores share one), so a row never depends on the
+order in which a store lists equal documents.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import TypeVar
 
 from repolens.chunk import Chunk
 from repolens.roles import PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.search.query import ParsedQuery
 from repolens.store.base import normalize_symbol
 
+K = TypeVar("K")
 _ROLES = ("source", "test", "doc", "example", "config", "generated", "vendored")
 _LEGS = ("lexical", "symbol", "dense", "path", "history")
 
@@ -75,13 +78,6 @@ FEATURES: tuple[str, ...] = (
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
 
 
-class Leg(NamedTuple):
-    """One leg's view of the candidates: (rank from 1, score) by cid."""
-
-    name: str
-    ranks: Mapping[int, tuple[int, float]]
-
-
 def question_row(query: ParsedQuery) -> dict[str, float]:
     """The question's features (the same in every row of a search)."""
     text = query.text.strip()
@@ -117,9 +113,10 @@ def candidate_features(
     tokens = [(t.token, t.weight) for t in query.terms]
     wanted_names = {normalize_symbol(i.replace("::", ".").rsplit(".", 1)[-1]) for i in query.identifiers}
     best = {name: max((s for _, s in leg.values()), default=0.0) for name, leg in legs.items()}
+    leg_rank = {name: _ranks({cid: s for cid, (_, s) in leg.items()}) for name, leg in legs.items()}
     top = max(tuned.values(), default=0.0)
     order = sorted(tuned, key=lambda cid: -tuned[cid])
-    tuned_rank = {cid: i + 1 for i, cid in enumerate(order)}
+    tuned_rank = _ranks(tuned)
 
     # Per file: its candidates, and which of the question's terms any of them holds.
     lowered = {cid: chunks[cid].text.lower() for cid in tuned}
@@ -127,7 +124,7 @@ def candidate_features(
     files: dict[str, list[int]] = {}
     for cid in order:
         files.setdefault(chunks[cid].path, []).append(cid)
-    file_rank = {path: i + 1 for i, path in enumerate(files)}
+    file_rank = _ranks({path: tuned[cids[0]] for path, cids in files.items()})
     lexical = legs.get("lexical", {})
     lex_best = best.get("lexical") or 1.0
     per_file: dict[str, tuple[float, ...]] = {}
@@ -137,7 +134,7 @@ def candidate_features(
         per_file[path] = (
             math.log1p(len(cids)),
             max(lex, default=0.0),
-            sum(lex),
+            math.fsum(lex),  # exactly rounded: the same whatever order the candidates came in
             tuned[cids[0]] / top if top > 0 else 0.0,
             math.log1p(file_rank[path]),
             sum(w for tok, w in tokens if tok in covered) / weight,
@@ -149,9 +146,9 @@ def candidate_features(
         row = dict(base)
         for name in _LEGS:
             leg = legs.get(name, {})
-            rank, score = leg.get(cid, (0, 0.0))
-            row[f"{name}_score"] = score / best[name] if rank and best.get(name) else 0.0
-            row[f"{name}_rank"] = math.log1p(rank)
+            found = cid in leg
+            row[f"{name}_score"] = leg[cid][1] / best[name] if found and best.get(name) else 0.0
+            row[f"{name}_rank"] = math.log1p(leg_rank[name][cid]) if found else 0.0
         row["tuned_score"] = tuned[cid] / top if top > 0 else 0.0
         row["tuned_rank"] = math.log1p(tuned_rank[cid])
         row["prior"] = priors.get(cid, 1.0)
@@ -174,6 +171,18 @@ def candidate_features(
             row[name] = value
         rows[cid] = [row[name] for name in FEATURES]
     return rows
+
+
+def _ranks(scores: Mapping[K, float]) -> dict[K, int]:
+    """Competition ranks, from 1 (equal scores share a rank: 1, 2, 2, 4), so
+    a rank never depends on the order equal scores were found in (an index
+    refreshed many times lists documents in another order than a fresh build
+    of the same files, and ranks as it does)."""
+    ordered = sorted(scores.values(), reverse=True)
+    first: dict[float, int] = {}
+    for i, value in enumerate(ordered, 1):
+        first.setdefault(value, i)
+    return {key: first[value] for key, value in scores.items()}
 
 
 def feature_index(name: str) -> int:

@@ -60,8 +60,42 @@ def lexical_leg(
     depth: int,
     filters: LexFilters | None,
 ) -> list[tuple[int, float]]:
-    """The top ``depth`` (cid, BM25 score), best first."""
-    return reader.lexical(query.weighted(), fields, depth, filters)
+    """The top ``depth`` (cid, BM25 score), best first, scores to
+    :func:`six_digits`. Equal scores across the cut are settled by the
+    chunks' place in the tree (:func:`settle_ties`), not by the order the
+    store lists them in."""
+    found = reader.lexical(query.weighted(), fields, depth + TIE_SLACK, filters)
+    return settle_ties(reader, [(cid, six_digits(score)) for cid, score in found], depth)
+
+
+# Candidates beyond the cut a lexical search asks for, to see whether equal scores cross it.
+TIE_SLACK = 32
+
+
+def settle_ties(reader: IndexReader, found: list[tuple[int, float]], depth: int) -> list[tuple[int, float]]:
+    """The first ``depth`` of ``found`` (best first), where the chunks whose
+    score equals the one at the cut are taken by (path, first line, chunk
+    id): two chunks alike (the parts of a long definition repeat its header)
+    score alike, and which of them a store lists first depends on its
+    segments, so an index refreshed many times would keep another one than a
+    fresh build of the same files. Only a tie across the cut reads chunks."""
+    if len(found) <= depth or found[depth][1] != found[depth - 1][1]:
+        return found[:depth]
+    edge = found[depth - 1][1]
+    above = [hit for hit in found if hit[1] > edge]
+    tied = [cid for cid, score in found if score == edge]
+    chunks = reader.chunks(tied)
+    tied.sort(key=lambda cid: (chunks[cid].chunk.path, chunks[cid].chunk.start_line, chunks[cid].chunk.id))
+    return above + [(cid, edge) for cid in tied[: depth - len(above)]]
+
+
+def six_digits(score: float) -> float:
+    """``score`` to six significant digits. BM25 summed in another order (by
+    a store in 32 bits, another in 64; by an index refreshed many times and a
+    fresh build of the same files) differs in the last bits, and two chunks
+    alike would change places by that noise; rounded, they tie, and ties are
+    ordered by their place in the tree."""
+    return float(f"{score:.6g}")
 
 
 # A keyword filter is checked on the text of the lexical leg's candidates:
@@ -160,7 +194,7 @@ def mentioned_chunks(
     if not strongest:
         return []
     best = reader.lexical_in_files(query.weighted(), fields, strongest, MENTIONED_CHUNKS, filters)
-    return [hit for path in strongest for hit in best.get(path, ())]
+    return [(cid, six_digits(score)) for path in strongest for cid, score in best.get(path, ())]
 
 
 # -- dense -----------------------------------------------------------------------

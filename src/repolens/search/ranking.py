@@ -213,7 +213,11 @@ def search_index(
             features_out.update(rows)
         if learned:
             scores = _learned_scores(rows, factors)
-    order = sorted(scores, key=lambda cid: -scores[cid])
+    # Equal scores (two chunks alike) in the order of their place in the tree, not
+    # of the order the store listed them in: a refreshed index ranks as a fresh build.
+    order = sorted(
+        scores, key=lambda cid: (-scores[cid], chunks[cid].path, chunks[cid].start_line, chunks[cid].id)
+    )
     if rerank is not None and order:
         head = order[: rerank.top_n]
         relevance = rerank_scores(rerank, head, chunks)
