@@ -170,6 +170,7 @@ def test_repo_names_the_repository_on_every_transport_and_root_is_its_alias(make
                 "clash": await client.call_tool(find, {"name": "lemon_tart", "root": "lib", "repo": "app"}),
                 "none": await client.call_tool(find, {"name": "lemon_tart"}),
                 "path": await client.call_tool(find, {"name": "lemon_tart", "repo": str(lib)}),
+                "guess": await client.call_tool(find, {"name": "lemon_tart", "repo": "pastry"}),
             }
 
     for remote in (False, True):
@@ -178,7 +179,7 @@ def test_repo_names_the_repository_on_every_transport_and_root_is_its_alias(make
         assert {name for name, params in out["params"].items() if "repo" not in params} == {
             "list_repositories"
         }
-        assert out["described"].endswith("(required); alias: root.")
+        assert out["described"] == ("One of: app, lib." if remote else "One of: app, lib; or a path.")
         for key in ("repo", "root", "both"):
             assert _text(out[key]).splitlines()[1].startswith("lib.py:1-2 function lemon_tart"), key
         assert _text(out["clash"]) == "`root` is another name for `repo`: pass one of them"
@@ -189,6 +190,13 @@ def test_repo_names_the_repository_on_every_transport_and_root_is_its_alias(make
             )
         else:  # a local caller may name a folder
             assert not out["path"].is_error and "lemon_tart" in _text(out["path"])
+        # a guess at a name (the tool list names no repository when one is served) gets the names
+        assert _text(out["guess"]) == (
+            "unknown repository 'pastry': known repositories are app, lib"
+            if remote
+            else "unknown repository 'pastry': none of that name is served (app, lib) and no folder "
+            "has that path: pass a served name or a folder's path as `repo`"
+        )
 
 
 def test_branches_of_one_repository_need_no_name(make_repo):

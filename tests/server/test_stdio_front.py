@@ -22,6 +22,7 @@ from repolens.errors import ServerStartError
 from repolens.server.handshake import Reply, initialize_reply, sdk_versions
 from repolens.server.lines import refusal
 from repolens.server.stdio import FRONT_ENV, _OneReply
+from repolens.server.tool_list import RECORD_COMMAND, sdk_replies, tools_list_reply
 from repolens.server.tools import build_server
 
 
@@ -102,30 +103,9 @@ VERSIONS = [*KNOWN_PROTOCOL_VERSIONS, "1999-01-01", "draft"]
 def _sdk_replies(requests: list[bytes], root: Path) -> list[str]:
     """What the SDK's own stdio server writes for each request, alone on a
     fresh connection (the server as ``repolens serve`` builds it)."""
-
-    async def one(request: bytes) -> str:
-        written: list[str] = []
-
-        class Lines:
-            def __aiter__(self):
-                return self.lines()
-
-            async def lines(self):
-                yield request.decode()
-
-        class Out:
-            async def write(self, text: str) -> None:
-                written.append(text)
-
-            async def flush(self) -> None:
-                pass
-
-        server = build_server(root)
-        await server.run_stdio_streams(Lines(), Out())
-        assert len(written) == 1, written
-        return written[0]
-
-    return [anyio.run(one, request) for request in requests]
+    replies = [sdk_replies(build_server(root), [request.decode()]) for request in requests]
+    assert all(len(written) == 1 for written in replies), replies
+    return [written[0] for written in replies]
 
 
 def test_the_front_replies_exactly_as_the_sdk_for_every_protocol_version(tmp_path: Path):
@@ -241,8 +221,8 @@ def broken_sdk(tmp_path: Path) -> dict[str, str]:
 
 
 def test_the_real_client_is_answered_before_the_sdk_loads(sample_repo: Path, broken_sdk: dict[str, str]):
-    """The handshake succeeds though the SDK never loads; then the server
-    ends with one line on stderr and a non-zero exit."""
+    """The handshake succeeds and the tools are listed though the SDK never
+    loads; then the server ends with one line on stderr and a non-zero exit."""
     args = ["-m", "repolens", "serve", "--root", str(sample_repo), "--no-watch"]
     params = StdioServerParameters(command=sys.executable, args=args, env=broken_sdk)
     seen: dict = {}
@@ -251,11 +231,17 @@ def test_the_real_client_is_answered_before_the_sdk_loads(sample_repo: Path, bro
         async with Client(params, read_timeout_seconds=60, mode="legacy") as client:
             seen["server"] = client.server_info.name
             seen["version"] = client.protocol_version
-            await client.list_tools()
+            seen["tools"] = (await client.list_tools()).tools
+            await client.call_tool("index_status", {})
+
+    async def in_process() -> list:
+        async with Client(build_server(sample_repo)) as client:
+            return (await client.list_tools()).tools
 
     with pytest.raises(ExceptionGroup) as raised:
         asyncio.run(session())
     assert raised.group_contains(MCPError, match="Connection closed", depth=None)
+    assert seen.pop("tools") == asyncio.run(in_process())
     assert seen == {"server": "repolens", "version": "2025-11-25"}
 
 
@@ -282,13 +268,13 @@ def test_an_sdk_failing_to_load_after_the_reply_ends_the_server_with_one_line(
     ]
 
 
-def _through(lines: list[str], answered: Reply) -> list[str]:
+def _through(lines: list[str], *answered: Reply) -> list[str]:
     """What the SDK's stdout writes ``lines`` as, after the front answered."""
     read, write = os.pipe()
 
     async def run() -> None:
         with open(write, "wb") as wire:
-            out = _OneReply(wire, answered)
+            out = _OneReply(wire, {reply.request_id: reply for reply in answered})
             for line in lines:
                 await out.write(line)
                 await out.flush()
@@ -311,6 +297,13 @@ def test_the_sdks_reply_to_the_replayed_request_is_dropped_and_checked(caplog: p
     refusal = '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}\n'
     with pytest.raises(ServerStartError, match=r"refused the initialize request .*\(Invalid params\)"):
         _through([refusal], answered)
+
+    listed = tools_list_reply(_bytes(TOOLS_LIST), ["app"], "2025-11-25")
+    assert _through([listed.line, answered.line, note], answered, listed) == [note]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="repolens"):  # the client has its list: the server goes on
+        assert _through([refusal.replace('"id":1', '"id":2')], answered, listed) == []
+    assert "reply to tools/list differs from the MCP SDK's" in caplog.text
 
 
 def test_a_legacy_client_session_works_after_the_front(indexed_sample):
@@ -420,3 +413,60 @@ def test_every_bad_line_is_answered_after_the_handover(sample_repo: Path):
         "repolens: a notification the MCP SDK cannot read was dropped: "
         "a string in the request is not valid UTF-8 ('\\udfff'): send UTF-8 text"
     ) in err.splitlines()
+
+
+# -- tools/list answered by the front ----------------------------------------------
+# The recorded tool list (repolens.server.tool_list) answers a plain tools/list
+# after the front's initialize, before the SDK loads: byte for byte the SDK's.
+
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+TOOLS_LISTS = [TOOLS_LIST, {**TOOLS_LIST, "params": {}}, {**TOOLS_LIST, "id": "list-7"}]
+
+
+@pytest.mark.parametrize("served", [["app"], ["app", "lib@develop"], []], ids=["one", "several", "none"])
+def test_the_front_lists_the_tools_exactly_as_the_sdk(make_repo, served: list[str]):
+    """For every protocol version and the shapes clients send; the ``repo``
+    argument described for the repositories served (or none). A tool changed
+    without recording the list again fails here."""
+    roots = {name: make_repo(name=name.replace("@", "-")) for name in served} or None
+    for version in [*HANDSHAKE_PROTOCOL_VERSIONS, "1999-01-01"]:
+        for request in TOOLS_LISTS:
+            messages = [_initialize(version), INITIALIZED, request]
+            sdk = sdk_replies(build_server(roots), [_line(m) for m in messages])[-1]
+            front = initialize_reply(_bytes(_initialize(version)))
+            listed = tools_list_reply(_bytes(request), served, front.protocol_version)
+            assert listed is not None, f"no answer to {request} in {version}: run {RECORD_COMMAND}"
+            assert listed.line == sdk, f"the recorded tool list is not the SDK's: run {RECORD_COMMAND}"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _bytes({**TOOLS_LIST, "params": {"cursor": "x"}}),
+        _bytes({**TOOLS_LIST, "params": {"_meta": {"progressToken": 1}}}),
+        _bytes({**TOOLS_LIST, "params": []}),
+        _bytes({**TOOLS_LIST, "id": True}),
+        _bytes({**TOOLS_LIST, "id": 1.5}),
+        _bytes({**TOOLS_LIST, "id": None}),
+        _bytes({**TOOLS_LIST, "extra": 1}),
+        _bytes({**TOOLS_LIST, "jsonrpc": "1.0"}),
+        _bytes({"jsonrpc": "2.0", "method": "tools/list"}),
+        _bytes({**TOOLS_LIST, "method": "prompts/list"}),
+        b"{not json\n",
+        b"",
+    ],
+)
+def test_anything_but_a_plain_tools_list_is_left_to_the_sdk(line: bytes):
+    assert tools_list_reply(line, ["app"], "2025-11-25") is None
+
+
+def test_a_protocol_version_the_recording_was_not_made_for_is_left_to_the_sdk():
+    assert tools_list_reply(_bytes(TOOLS_LIST), ["app"], "2026-07-28") is None
+
+
+def test_over_stdio_the_tool_list_is_the_same_with_the_front_on_and_off(sample_repo: Path):
+    messages = [_initialize(), INITIALIZED, TOOLS_LIST, {**TOOLS_LIST, "id": 3}]
+    on, err = _exchange(sample_repo, messages, 3, _env())
+    off, _ = _exchange(sample_repo, messages, 3, _env(**{FRONT_ENV: "0"}))
+    assert on == off and [json.loads(line)["id"] for line in on] == [1, 2, 3]
+    assert "differs" not in err

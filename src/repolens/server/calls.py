@@ -39,9 +39,10 @@ from pydantic import ConfigDict, Field, ValidationError
 from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.discover.rules import IgnoreRules
-from repolens.errors import PathError, RepolensError, UsageError
+from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.budget import READ_MAX_CHARS
 from repolens.reply.snippet import safe_path
+from repolens.server.tool_list import LOCATION, location_description
 from repolens.store import open_store, resolve_root
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type
 
@@ -70,9 +71,7 @@ ERROR_MAX_CHARS = 1000
 LOG_ARG_CHARS = 300
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-# The argument naming the repository a tool looks at, on every transport,
-# and the name it had over stdio before (still accepted).
-LOCATION = "repo"
+# The name the argument naming the repository (LOCATION) had over stdio before (still accepted).
 LOCATION_ALIAS = "root"
 
 
@@ -123,14 +122,13 @@ class Repos:
         return ", ".join(self.roots) or "(none)"
 
     def location_param(self) -> tuple[str, Any]:
-        """Name and annotation of the tools' location parameter in this mode."""
-        if not self.roots:
-            desc = "Repository path (default: the current directory)"
-        else:
-            default = f"default: {next(iter(self.roots))}" if len(self.roots) == 1 else "required"
-            kind = f"name, one of: {self.names}" if self.remote else f"name ({self.names}) or a path"
-            desc = f"Repository {kind} ({default})"
-        return LOCATION, Annotated[str | None, Field(description=f"{desc}; alias: {LOCATION_ALIAS}.")]
+        """Name and annotation of the tools' location parameter in this mode
+        (described only where there is a choice to make: the stdio front
+        fills in the same words, :mod:`repolens.server.tool_list`)."""
+        description = location_description(list(self.roots), remote=self.remote)
+        if description is None:
+            return LOCATION, str | None
+        return LOCATION, Annotated[str | None, Field(description=description)]
 
     def resolve(self, where: str | None) -> tuple[Path, Path | None]:
         """(root folder, index folder or None for the default) for a caller's argument."""
@@ -141,7 +139,7 @@ class Repos:
         elif (key := self.key(where)) is not None:
             root = self.roots[key]
         else:
-            root = resolve_root(where)
+            root = self._folder(where)
         # An explicit index folder belongs to the server's own root, not to any root a caller names.
         return root, self.index_dir if root == self.default else None
 
@@ -157,6 +155,22 @@ class Repos:
             assert key is not None  # the name of served branches
             return self.roots[key]
         raise UsageError(f"several repositories are served: pass `{LOCATION}`, one of {self.names}")
+
+    def _folder(self, where: str) -> Path:
+        """The folder a local caller names that no served name matches. A
+        name (``NAME`` or ``NAME@BRANCH``) that is no folder either, a guess,
+        is refused with the names served: the tool list does not repeat them
+        when one repository is served."""
+        try:
+            return resolve_root(where)
+        except RootError:
+            if not self.roots or parse_ref(where) is None:
+                raise
+            raise NotFoundError(
+                f"unknown repository {where.strip()!r}: none of that name is served ({self.names}) "
+                "and no folder has that path",
+                fix=f"pass a served name or a folder's path as {{{LOCATION}}}",
+            ) from None
 
     def _remote(self, repo: str) -> Path:
         key = self.key(repo)

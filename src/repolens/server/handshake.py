@@ -58,11 +58,14 @@ _ID_RANGE = range(-(2**63), 2**63)
 
 @dataclass(frozen=True)
 class Reply:
-    """The front's answer to an ``initialize`` request: the request's id and
-    the reply line (newline-delimited JSON, as the SDK writes it)."""
+    """The front's answer to a request: the request's id, the reply line
+    (newline-delimited JSON, as the SDK writes it), the request's method, and
+    for ``initialize`` the protocol version negotiated."""
 
     request_id: int | str
     line: str
+    method: str = "initialize"
+    protocol_version: str = ""
 
 
 @functools.cache
@@ -112,21 +115,22 @@ def initialize_reply(line: bytes) -> Reply | None:
         return None
     if versions is None or not _plain_initialize(message):
         return None
-    params = message["params"]
+    version = negotiate(message["params"]["protocolVersion"], versions)
     result = {
         "capabilities": CAPABILITIES,
         "instructions": INSTRUCTIONS,
-        "protocolVersion": negotiate(params["protocolVersion"], versions),
+        "protocolVersion": version,
         "serverInfo": {"name": SERVER_NAME, "version": __version__},
     }
     reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-    return Reply(message["id"], json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n")
+    line = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return Reply(message["id"], line, protocol_version=version)
 
 
 def _plain_initialize(message: Any) -> bool:
     if not isinstance(message, dict) or message.keys() != {"jsonrpc", "id", "method", "params"}:
         return False
-    if message["jsonrpc"] != "2.0" or message["method"] != "initialize" or not _plain_id(message["id"]):
+    if message["jsonrpc"] != "2.0" or message["method"] != "initialize" or not plain_id(message["id"]):
         return False
     params = message["params"]
     if not isinstance(params, dict) or params.keys() != {"protocolVersion", "capabilities", "clientInfo"}:
@@ -141,7 +145,9 @@ def _plain_initialize(message: Any) -> bool:
     )
 
 
-def _plain_id(value: Any) -> bool:
+def plain_id(value: Any) -> bool:
+    """An id the SDK takes as it is (and echoes as it came): an integer of 64
+    bits or a string of printable ASCII."""
     if isinstance(value, bool):  # a JSON true is not an id
         return False
     if isinstance(value, int):

@@ -1,18 +1,22 @@
-"""The MCP server over stdio, with a front that answers ``initialize`` before
-the MCP SDK loads.
+"""The MCP server over stdio, with a front that answers ``initialize`` and
+``tools/list`` before the MCP SDK loads.
 
-Importing the SDK takes over a second, and a client waits for the reply to
-``initialize`` before it does anything else. So :func:`run_stdio` reads the
-first line from stdin itself, with the standard library: when it is an
-``initialize`` request of the plain shape clients send, it writes the
-reply at once (:func:`repolens.server.handshake.initialize_reply`, the
-SDK's reply to the byte). Then it imports the SDK, builds the server and
-runs it over streams that replay that first line (so the SDK's session
-records the client and moves to initialized) before the client's next
-lines, and drop the SDK's own reply to the replayed request: the client
-sees one reply, and every other byte passes through. A first line of any
-other kind (another method, a shape the front does not check, EOF)
-reaches the SDK unchanged, and the SDK answers it.
+Importing the SDK takes over half a second, and a client waits for the
+reply to ``initialize`` before it does anything else, then lists the tools
+before its first call. So :func:`run_stdio` reads the first line from stdin
+itself, with the standard library: when it is an ``initialize`` request of
+the plain shape clients send, it writes the reply at once
+(:func:`repolens.server.handshake.initialize_reply`, the SDK's reply to the
+byte). Then it imports the SDK and builds the server, while a thread reads
+the client's next lines and answers a plain ``tools/list`` among them from
+the recorded list (:func:`repolens.server.tool_list.tools_list_reply`, the
+SDK's reply to the byte, too). The server then runs over streams that
+replay every line read (so the SDK's session records the client and moves
+to initialized) before the client's next ones, and drop the SDK's own
+replies to the requests the front answered: the client sees one reply to
+each, and every other byte passes through. A first line of any other kind
+(another method, a shape the front does not check, EOF) reaches the SDK
+unchanged, and the SDK answers it and everything after.
 
 Every line, the first included, reaches the SDK only if the SDK can read
 it; any other (not UTF-8, not JSON, no JSON-RPC message, a lone surrogate)
@@ -20,11 +24,11 @@ is answered here with a JSON-RPC error (:mod:`repolens.server.lines`):
 the SDK would drop it without a word, and the client would wait for its
 timeout.
 
-The dropped reply is compared with the front's: an SDK that answers
-otherwise is logged (stderr), one that refuses the request ends the server
-with a one-line error, as does an SDK that fails to load after the front
-replied. ``REPOLENS_STDIO_FRONT=0`` turns the front off (the SDK answers
-``initialize`` once it has loaded).
+The dropped replies are compared with the front's: an SDK that answers
+otherwise is logged (stderr), one that refuses the ``initialize`` request
+ends the server with a one-line error, as does an SDK that fails to load
+after the front replied. ``REPOLENS_STDIO_FRONT=0`` turns the front off (the
+SDK answers everything once it has loaded).
 
 stdout carries protocol JSON only: while serving, file descriptor 1 points
 at stderr and 0 at the null device (as the SDK's own stdio transport
@@ -46,6 +50,7 @@ from typing import IO, TYPE_CHECKING, Any
 from repolens.errors import RepolensError, ServerStartError
 from repolens.server.handshake import Reply, initialize_reply
 from repolens.server.lines import Refusal, refusal
+from repolens.server.tool_list import tool_list_applies, tools_list_reply
 
 if TYPE_CHECKING:
     from repolens.server.calls import RepolensServer
@@ -104,9 +109,10 @@ def run_stdio(
         if answered is not None:
             wire_out.write(answered.line.encode("utf-8"))
             wire_out.flush()
-        server = build()  # the SDK loads here
-        stdout = _OneReply(wire_out, answered)
-        _serve(server, _Replayed(first, wire_in, stdout), stdout)
+        stdin = _Replayed(first, wire_in, wire_out, answered, list(roots or {}))
+        server = build()  # the SDK loads here, while stdin's thread reads on
+        stdout = _OneReply(wire_out, stdin.answered)
+        _serve(server, stdin, stdout)
     finally:
         release()
 
@@ -114,6 +120,7 @@ def run_stdio(
 def _serve(server: RepolensServer, stdin: _Replayed, stdout: _OneReply) -> None:
     import anyio
 
+    stdin.refusals = stdout
     try:
         anyio.run(server.run_stdio_streams, stdin, stdout)
     except BaseExceptionGroup as group:  # anyio's task groups wrap what they raise
@@ -162,14 +169,38 @@ def _on_fd(stream: Any, fd: int) -> bool:
 class _Replayed:
     """The SDK's stdin: ``first`` (the line the front read), then the lines
     of ``wire``, each one the SDK can read (:func:`repolens.server.lines.refusal`):
-    any other is answered on ``stdout`` here (the SDK would drop it without
-    a word). A daemon thread reads ``wire``, so that a server stopping early
-    (an error) never waits at exit for a read that may never return."""
+    any other is answered on ``refusals`` (the SDK would drop it without a
+    word). A daemon thread reads ``wire`` from the start, while the SDK
+    loads, so that a server stopping early (an error) never waits at exit
+    for a read that may never return.
 
-    def __init__(self, first: bytes, wire: IO[bytes], stdout: _OneReply) -> None:
+    Until the SDK's event loop takes the lines (``async for``), they wait
+    here, and when the front answered ``initialize`` (``answered``) a
+    ``tools/list`` request among them is answered at once
+    (:func:`repolens.server.tool_list.tools_list_reply`, for the
+    repositories ``names``): its reply written to ``out``, and kept in
+    :attr:`answered` by request id, so that the SDK's own is dropped and
+    compared (:class:`_OneReply`). Lines read after the event loop took
+    over go to the SDK as they come."""
+
+    def __init__(
+        self, first: bytes, wire: IO[bytes], out: IO[bytes], answered: Reply | None, names: list[str]
+    ) -> None:
         self.first = first
         self.wire = wire
-        self.stdout = stdout
+        self.out = out
+        self.names = names
+        self.answered: dict[int | str, Reply] = {}
+        self.protocol_version = ""
+        if answered is not None:
+            self.answered[answered.request_id] = answered
+            self.protocol_version = answered.protocol_version
+        self.refusals: _OneReply | None = None  # set before the SDK reads
+        self._lock = threading.Lock()
+        self._early: list[bytes] = []  # read before the event loop took over
+        self._sink: tuple[Any, Any] | None = None  # then: (memory stream, event loop token)
+        self._ended = False  # EOF before the event loop took over
+        threading.Thread(target=self._pump, name="repolens-stdin", daemon=True).start()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -178,43 +209,103 @@ class _Replayed:
         import anyio
         import anyio.lowlevel
 
-        if not self.first:
-            return  # EOF before any line
         send, receive = anyio.create_memory_object_stream[str | Refusal](0)
-        token = anyio.lowlevel.current_token()
-        threading.Thread(target=self._pump, args=(send, token), name="repolens-stdin", daemon=True).start()
+        with self._lock:
+            early, ended = self._early, self._ended
+            self._early = []
+            self._sink = (send, anyio.lowlevel.current_token())
         async with receive:
+            for line in early:
+                item = _checked(line)
+                if isinstance(item, str):
+                    yield item
+                else:
+                    await self._refused(item)
+            if ended:
+                send.close()
+                return
             async for item in receive:
                 if isinstance(item, str):
                     yield item
-                elif item.notification:
-                    log.warning("a notification the MCP SDK cannot read was dropped: %s", item.reason)
                 else:
-                    await self.stdout.answer(item.reply)
+                    await self._refused(item)
 
-    def _pump(self, send: Any, token: Any) -> None:
-        """Read lines, check each (here, off the event loop: the check parses
-        it), and hand it or its refusal to the event loop; close ``send`` at EOF."""
-        import anyio
-        import anyio.from_thread
+    async def _refused(self, refused: Refusal) -> None:
+        if refused.notification:
+            log.warning("a notification the MCP SDK cannot read was dropped: %s", refused.reason)
+        elif self.refusals is not None:
+            await self.refusals.answer(refused.reply)
 
+    def _pump(self) -> None:
+        """Read lines: before the event loop takes them, keep them (and answer
+        ``tools/list``); after, check each (here, off the event loop: the
+        check parses it) and hand it or its refusal to the event loop. At EOF,
+        close the event loop's stream (or say so, before it took over)."""
+        if self.protocol_version and not tool_list_applies():
+            self.protocol_version = ""  # no usable recording: the SDK answers
+        lines = itertools.chain((self.first,), self.wire) if self.first else iter(())
+        for line in lines:
+            with self._lock:
+                if self._sink is None:
+                    self._keep(line)
+                    continue
+                sink = self._sink
+            if not _hand_over(_checked(line), sink):
+                return
+        with self._lock:
+            self._ended = self._sink is None
+            sink = self._sink
+        if sink is not None:
+            _hand_over(None, sink)
+
+    def _keep(self, line: bytes) -> None:
+        """Keep ``line`` for the SDK; a plain ``tools/list`` after the front's
+        ``initialize`` is answered now (the lock is held: one writer)."""
+        self._early.append(line)
+        if not self.protocol_version:
+            return
+        reply = tools_list_reply(line, self.names, self.protocol_version)
+        if reply is None or reply.request_id in self.answered:
+            return
         try:
-            for line in itertools.chain((self.first,), self.wire):
-                refused = refusal(line)
-                item = line.decode("utf-8") if refused is None else refused
-                anyio.from_thread.run(send.send, item, token=token)
+            self.out.write(reply.line.encode("utf-8"))
+            self.out.flush()
+        except OSError:  # the client has gone: its EOF ends the session, the SDK answers nothing more
+            self.protocol_version = ""
+            return
+        self.answered[reply.request_id] = reply
+
+
+def _checked(line: bytes) -> str | Refusal:
+    """The line as the SDK reads it, or why it cannot."""
+    refused = refusal(line)
+    return line.decode("utf-8") if refused is None else refused
+
+
+def _hand_over(item: str | Refusal | None, sink: tuple[Any, Any]) -> bool:
+    """Send ``item`` to the event loop (None: close the stream); False once
+    the server has stopped."""
+    import anyio
+    import anyio.from_thread
+
+    send, token = sink
+    try:
+        if item is None:
             anyio.from_thread.run_sync(send.close, token=token)
-        except (anyio.RunFinishedError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the server stopped first
+        else:
+            anyio.from_thread.run(send.send, item, token=token)
+    except (anyio.RunFinishedError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        return False  # the server stopped first
+    return True
 
 
 class _OneReply:
-    """The SDK's stdout: every line to ``wire`` but the SDK's reply to the
-    ``initialize`` request the front has answered (``answered``), which is
-    compared with the front's instead; and the answers to lines the SDK
+    """The SDK's stdout: every line to ``wire`` but the SDK's replies to the
+    requests the front has answered (``answered``, by request id), which
+    are compared with the front's instead; and the answers to lines the SDK
     cannot read (:meth:`answer`). A lock keeps the two writers' lines whole."""
 
-    def __init__(self, wire: IO[bytes], answered: Reply | None) -> None:
+    def __init__(self, wire: IO[bytes], answered: dict[int | str, Reply]) -> None:
         import anyio
 
         self.out = anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8"))
@@ -222,10 +313,10 @@ class _OneReply:
         self.lock = anyio.Lock()
 
     async def write(self, line: str) -> None:
-        if self.answered is not None and _replies_to(line, self.answered.request_id):
-            front, self.answered = self.answered.line, None
-            if line != front:
-                _differs(line)
+        front = self._front_reply(line)
+        if front is not None:
+            if line != front.line:
+                _differs(line, front)
             return
         async with self.lock:
             await self.out.write(line)
@@ -239,34 +330,47 @@ class _OneReply:
             await self.out.write(line)
             await self.out.flush()
 
+    def _front_reply(self, line: str) -> Reply | None:
+        """The front's reply to the request ``line`` replies to, if the front
+        answered it (taken out: one reply per request)."""
+        if not self.answered:
+            return None
+        request_id = _reply_id(line)
+        front = self.answered.get(request_id) if request_id is not None else None
+        if front is None or type(front.request_id) is not type(request_id):
+            return None
+        del self.answered[front.request_id]
+        return front
 
-def _replies_to(line: str, request_id: int | str) -> bool:
+
+def _reply_id(line: str) -> int | str | None:
+    """The id of the request ``line`` replies to; None when it is no reply."""
     import json
 
     try:
         message = json.loads(line)
     except ValueError:
-        return False
+        return None
     if not isinstance(message, dict) or "id" not in message or "method" in message:
-        return False
+        return None
     found = message["id"]
-    return type(found) is type(request_id) and found == request_id
+    return found if isinstance(found, int | str) and not isinstance(found, bool) else None
 
 
-def _differs(sdk_line: str) -> None:
-    """The SDK's reply to the replayed ``initialize`` is not the front's:
-    a refusal ends the server (the client believes it is initialized, the
-    SDK's session does not), another result is logged."""
+def _differs(sdk_line: str, front: Reply) -> None:
+    """The SDK's reply to a request the front answered is not the front's.
+    A refused ``initialize`` ends the server (the client believes it is
+    initialized, the SDK's session does not); anything else is logged."""
     import json
 
     error = json.loads(sdk_line).get("error")
-    if error is not None:
+    if error is not None and front.method == "initialize":
         detail = error.get("message") if isinstance(error, dict) else error
         raise ServerStartError(
             f"the MCP SDK refused the initialize request the stdio front had answered ({detail})",
             fix=FRONT_OFF_FIX,
         )
-    log.warning("the stdio front's reply to initialize differs from the MCP SDK's: %s", FRONT_OFF_FIX)
+    log.warning("the stdio front's reply to %s differs from the MCP SDK's: %s", front.method, FRONT_OFF_FIX)
 
 
 def _first_named(group: BaseExceptionGroup) -> RepolensError | None:

@@ -98,14 +98,13 @@ def build_server(
         return register
 
     @tool(
-        "Bring the search index of a repository up to date (only changed files are read); "
-        "rebuild=true builds a fresh index. search_code indexes automatically when no index "
-        "exists, so call this only after large changes.",
+        "Update the index, reading only changed files (rebuild=true: from scratch). "
+        "search_code indexes on first use.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def index_repo(
         repo: str | None = None,
-        rebuild: Annotated[bool, Field(description="Build a fresh index instead of updating.")] = False,
+        rebuild: bool = False,
         ctx: Context | None = None,
     ) -> str:
         if rebuild and remote and not allow_rebuild:
@@ -126,8 +125,7 @@ def build_server(
         return cut_to_budget(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
 
     @tool(
-        "Bring the index up to date with the files on disk (new, changed, deleted files only). "
-        "The server's watcher usually does this by itself; call it after bulk edits.",
+        "Update the index for files changed on disk; the server's watcher usually does it.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def refresh_index(repo: str | None = None, ctx: Context | None = None) -> str:
@@ -141,24 +139,18 @@ def build_server(
         )
         return cut_to_budget(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
 
-    @tool(
-        "What the index holds (files, chunks, vectors), when it was updated, how many files "
-        "changed on disk since, and the settings in force."
-    )
+    @tool("What the index holds, when it was updated, files changed since, settings in force.")
     def index_status(repo: str | None = None) -> str:
         where, idx = repos.resolve(repo)
         return cut_to_budget(
             repos.redact(service.index_status(where, index_dir=idx).render()), DEFAULT_BUDGETS["index_repo"]
         )
 
-    @tool(
-        "The repositories served, each branch (name@branch) with index stats and registry facts "
-        "(project, base, head). Pages with cursor (a reply's next_cursor)."
-    )
+    @tool("The repositories and branches served, with index and registry facts; pages with cursor.")
     def list_repositories(
-        cursor: Annotated[int, Field(description="Where to start (from a previous reply).")] = 0,
-        limit: Annotated[int, Field(description="Repositories per page (1-100).")] = 20,
-        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+        cursor: Annotated[int, Field(description="A reply's next_cursor.")] = 0,
+        limit: int = 20,
+        max_chars: int = 4000,
         project: str | None = None,
     ) -> str:
         check_budget(max_chars)
@@ -182,19 +174,17 @@ def build_server(
         return cut_to_budget("\n".join(lines), max_chars)
 
     @tool(
-        "Run the repository's tests with an allow-listed runner and get only the "
-        "failure-relevant lines. args: test paths and one filter (-k EXPR for pytest), never "
-        "shell text.",
+        "Run tests with an allow-listed runner; only failure-relevant lines come back.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def run_tests(
-        runner: Annotated[
-            str, Field(description="pytest, npm, pnpm or yarn (its test script), go, cargo, mvn or gradle.")
-        ],
-        args: Annotated[list[str] | None, Field(description="Test paths and one filter.")] = None,
+        runner: Annotated[str, Field(description="pytest, npm, pnpm, yarn, go, cargo, mvn or gradle.")],
+        args: Annotated[
+            list[str] | None, Field(description="Test paths and one filter (-k EXPR), no shell text.")
+        ] = None,
         repo: str | None = None,
-        timeout_s: Annotated[float, Field(description="Seconds before the run is killed (1-3600).")] = 300,
-        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+        timeout_s: float = 300,
+        max_chars: int = 4000,
     ) -> str:
         if remote and not allow_tests:
             raise UsageError(
@@ -210,30 +200,25 @@ def build_server(
         return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), max_chars)
 
     @tool(
-        "Search the repository. mode=packet: the top hits (path, line range, score, only the "
-        "lines that matter) within max_chars; files: ranked files, each with why; json: the "
-        "hits as JSON (max_chars budgets their text, not the keys). Best for broad or "
-        "natural-language questions; for one exact identifier grep is cheaper. A reply's "
-        "query_id, passed back with another mode, re-renders it without searching. Omission "
-        "markers name the read_snippet call that expands them."
+        "Search for a question, an identifier or an error message: the top hits (path, lines, "
+        "score, the lines that matter). An omission marker names the read_snippet call that "
+        "expands it. For an exact string grep is cheaper."
     )
     def search_code(
-        query: Annotated[
-            str | None, Field(description="A question, an identifier, or an error message.")
-        ] = None,
+        query: str | None = None,
         repo: str | None = None,
-        mode: Annotated[str, Field(description="packet, files or json.")] = "packet",
-        top_k: Annotated[int, Field(description="Number of hits (1-50).")] = 5,
-        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 6000,
+        mode: Annotated[str, Field(description="packet, files (ranked files) or json.")] = "packet",
+        top_k: int = 5,
+        max_chars: int = 6000,
         path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
-        language: Annotated[str | None, Field(description="Only this language, e.g. python.")] = None,
-        kind: Annotated[str | None, Field(description="Only this chunk kind, e.g. function.")] = None,
-        include: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
-        exclude: Annotated[list[str] | None, Field(description="Skip paths matching these globs.")] = None,
-        keyword: Annotated[str | None, Field(description="Only hits containing this exact text.")] = None,
-        min_score: Annotated[float | None, Field(description="Drop hits scoring below this.")] = None,
-        query_id: Annotated[str | None, Field(description="Re-render a previous reply's result.")] = None,
-        explain: Annotated[bool, Field(description="Add each hit's per-leg ranks and priors.")] = False,
+        language: str | None = None,
+        kind: str | None = None,
+        include: Annotated[list[str] | None, Field(description="Path globs.")] = None,
+        exclude: Annotated[list[str] | None, Field(description="Path globs.")] = None,
+        keyword: Annotated[str | None, Field(description="Exact text every hit contains.")] = None,
+        min_score: float | None = None,
+        query_id: Annotated[str | None, Field(description="A reply's query_id: show it again.")] = None,
+        explain: bool = False,
     ) -> str:
         where, idx = repos.resolve(repo)
         reply = service.search_code(
@@ -259,16 +244,13 @@ def build_server(
             note_evidence_budget()
         return reply.text
 
-    @tool(
-        "Read lines start..end (1-based, inclusive; at most 300 per call) of a file in the "
-        "repository, within max_chars. Use it to expand what a packet's omission marker names."
-    )
+    @tool("Lines start..end of a file (1-based, inclusive, at most 300): what an omission marker names.")
     def read_snippet(
-        path: Annotated[str, Field(description="File path relative to the repository root.")],
-        start: Annotated[int, Field(description="First line (1-based).")],
-        end: Annotated[int, Field(description="Last line (inclusive).")],
+        path: str,
+        start: int,
+        end: int,
         repo: str | None = None,
-        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = READ_MAX_CHARS,
+        max_chars: int = READ_MAX_CHARS,
     ) -> str:
         check_budget(max_chars)
         where, _ = repos.resolve(repo)
@@ -277,19 +259,17 @@ def build_server(
         return snippet.render(max_chars)
 
     @tool(
-        "Where a symbol is defined: exact, case- and separator-insensitive (handle_submit "
-        "finds handleSubmit), qualified (Store.save, Type::method) and fuzzy lookup; "
-        "definitions first, with signature and location. Cheaper than search_code when you "
-        "know the name."
+        "Where a symbol is defined: exact, case/separator-insensitive, qualified (Store.save) "
+        "or fuzzy. Cheaper than search_code when you know the name."
     )
     def find_symbol(
-        name: Annotated[str, Field(description="Symbol name, optionally qualified (Class.method).")],
+        name: str,
         repo: str | None = None,
-        kind: Annotated[str | None, Field(description="Only this kind: function, method, class, ...")] = None,
+        kind: str | None = None,
         path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
-        language: Annotated[str | None, Field(description="Only this language.")] = None,
-        limit: Annotated[int, Field(description="Most matches to list (1-200).")] = 20,
-        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 4000,
+        language: str | None = None,
+        limit: int = 20,
+        max_chars: int = 4000,
     ) -> str:
         where, idx = repos.resolve(repo)
         result = service.find_symbol(
@@ -306,18 +286,17 @@ def build_server(
         return result.render()
 
     @tool(
-        "The whole functions/classes enclosing a query's matches (not windows), matched "
-        "lines listed, under budgets. After search_code, when you need a full definition to "
-        "understand or edit it; paths keeps to known files."
+        "The whole functions or classes around a query's matches: to read or edit a full "
+        "definition after search_code."
     )
     def get_focused_context(
-        query: Annotated[str, Field(description="What to look for.")],
+        query: str,
         repo: str | None = None,
-        paths: Annotated[list[str] | None, Field(description="Only matches in these files/folders.")] = None,
-        max_files: Annotated[int, Field(description="Most files.")] = 3,
-        blocks_per_file: Annotated[int, Field(description="Most definitions per file.")] = 3,
-        max_blocks: Annotated[int, Field(description="Most definitions in all.")] = 6,
-        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
+        paths: list[str] | None = None,
+        max_files: int = 3,
+        blocks_per_file: int = 3,
+        max_blocks: int = 6,
+        max_chars: int = 8000,
     ) -> str:
         where, idx = repos.resolve(repo)
         if repos.remote and paths:
@@ -336,8 +315,8 @@ def build_server(
         return result.render()
 
     @tool(
-        "Which files differ between two branches, by content hash: same, modified, only_head, "
-        "only_base or single_branch. Pass paths (files, folders) or a query."
+        "Which files differ between two branches (same, modified, only_head, only_base), "
+        "for paths or the files a query finds."
     )
     def compare_branches(
         repo: str | None = None,
@@ -363,15 +342,15 @@ def build_server(
         return repos.redact(result.render())
 
     @tool(
-        "Past commits relevant to a question, a file (path), or both: hash, date, subject, "
-        "touched paths; with path, the lines each changed in it. Why is code like this, when did it change."
+        "Commits relevant to a question or a file: hash, date, subject, paths (with path, the "
+        "lines changed). Why code is so, when it changed."
     )
     def search_history(
-        query: Annotated[str | None, Field(description="What changed, or why.")] = None,
+        query: str | None = None,
         repo: str | None = None,
         path: Annotated[str | None, Field(description="A file: its commits.")] = None,
-        top_k: Annotated[int, Field(description="Most commits to list (1-50).")] = 10,
-        max_chars: Annotated[int, Field(description="Reply budget in characters (>= 200).")] = 6000,
+        top_k: int = 10,
+        max_chars: int = 6000,
     ) -> str:
         where, idx = repos.resolve(repo)
         if path is not None:
@@ -382,11 +361,11 @@ def build_server(
         note_hits(len(reply.entries))
         return reply.render()
 
-    @tool("Return one indexed chunk by its id (ids appear in JSON replies).")
+    @tool("One indexed chunk by its id (ids are in JSON replies).")
     def get_chunk(
-        chunk_id: Annotated[str, Field(description="A chunk id from a JSON reply.")],
+        chunk_id: str,
         repo: str | None = None,
-        max_chars: Annotated[int, Field(description="Reply budget in characters.")] = 8000,
+        max_chars: int = 8000,
     ) -> str:
         where, idx = repos.resolve(repo)
         view = service.get_chunk(chunk_id, where, index_dir=idx, max_chars=max_chars)
@@ -416,22 +395,54 @@ def build_server(
 GUIDE = """\
 repolens answers questions about this repository with evidence packets: the
 top hits with path, line range and score, and only the lines that matter,
-within a character budget.
+within a character budget (max_chars, which every tool takes).
 
+Which tool
 - Broad or natural-language question, unfamiliar code, an error message:
-  search_code (mode=files first if you only need where to look).
-- You know a name: find_symbol (handle_submit also finds handleSubmit).
-- You need a whole function or class around the matches: get_focused_context.
+  search_code. mode=files ranks files, each with why (when you only need
+  where to look); mode=json gives the hits as JSON, with chunk ids for
+  get_chunk (max_chars budgets their text, not the keys).
+- You know a name: find_symbol. Exact, case- and separator-insensitive
+  (handle_submit finds handleSubmit), qualified (Store.save, Type::method)
+  and fuzzy; definitions first, with signature and location.
+- A whole function or class around the matches: get_focused_context (paths
+  keeps to files you know).
 - Why is this code like this, when did it change: search_history (a
-  question, a path, or both).
-- An omission marker says `use read_snippet <path> <start> <end>`: call
-  read_snippet with exactly that to see the rest.
+  question, a path, or both; with path, the lines each commit changed there).
+- Two branches: compare_branches, for paths or for the files a query finds
+  (base and head default to the registry's, else main and the other one).
 - An exact string you already know: grep is cheaper.
-- A hit marked (stale: ...) is from a file that changed since indexing;
-  refresh_index brings the index up to date (the server's watcher usually does).
-- Check your change with run_tests (only failure lines come back).
+
+Replies
+- An omission marker says `use read_snippet <path> <start> <end>`: call
+  read_snippet with exactly that (at most 300 lines a call).
+- A search_code reply ends with its query_id: pass it back, with no question
+  or filters (another mode, top_k or max_chars if you like), to see that
+  result again without searching.
+- A hit marked (stale: ...) is from a file changed since indexing;
+  refresh_index updates the index (the server's watcher usually does).
+- An error is one line saying what to pass instead.
+
+search_code arguments
+- Filters: path (a folder or file), language (python or py, ...), kind
+  (function or fn, class, ...), include and exclude (path globs), keyword
+  (every hit contains this exact text, case included), min_score (weaker
+  hits are dropped). An unknown language or kind is refused with the list.
+- A word ending in * is a partial identifier: zorb* also searches the
+  indexed words starting with zorb.
+- top_k: 1-50 hits (default 5); explain=true adds each hit's leg ranks and
+  what moved its score.
+
+Other tools
+- run_tests: runner is pytest, npm, pnpm or yarn (the test script), go,
+  cargo, mvn or gradle; args are test paths and one filter (-k EXPR for
+  pytest), never shell text; only the failure-relevant lines come back.
+- index_repo: search_code indexes on first use; call it after large changes
+  (rebuild=true builds anew). index_status: what the index holds and how
+  fresh it is.
 - Several repositories served: name one with repo=<name> (list_repositories
-  lists them; root is the same argument's other name).
+  lists them, a branch as name@branch); locally repo may also be a path.
+  root is the same argument's other name.
 """
 
 

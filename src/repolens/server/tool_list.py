@@ -1,0 +1,201 @@
+"""``tools/list`` over stdio without the MCP SDK: the SDK's reply, recorded.
+
+A client lists the tools right after the handshake, and the SDK takes half
+a second to import after the front (:mod:`repolens.server.stdio`) has
+answered ``initialize``. The list is the same for every stdio server but
+for what the ``repo`` argument says (:func:`location_description`: the
+repositories served), so the SDK's own reply is recorded in
+``tool_list.json`` with ``repo`` undescribed (one repository served), and
+:func:`tools_list_reply` fills the description in and writes the reply as
+the SDK would, byte for byte: ``tests/server/test_stdio_front.py`` holds it
+so for every protocol version and several sets of repositories.
+
+The recording names what made it (the versions of the SDK and of pydantic,
+which writes the argument schemas) and the protocol versions the reply was
+the same for: in another protocol version the front leaves ``tools/list``
+to the SDK. As for ``initialize``, the running server compares the SDK's
+reply with the front's and logs a difference. Record it again after
+changing a tool or the SDK (``python -m repolens.server.tool_list``); the
+tests fail until then.
+
+Nothing here imports the SDK but :func:`record`, run by hand.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from repolens.server.handshake import Reply, plain_id
+
+RECORDED = Path(__file__).with_name("tool_list.json")
+RECORD_COMMAND = "python -m repolens.server.tool_list"
+# What writes the reply: the SDK (its two distributions) and pydantic (the schemas).
+SDK_DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")
+# The argument naming the repository a tool looks at (see repolens.server.calls.Repos).
+LOCATION = "repo"
+
+
+def location_description(names: Sequence[str], *, remote: bool) -> str | None:
+    """What the tools' ``repo`` argument says, given the served repositories'
+    ``names``: the choice a caller has. None when there is none to make (one
+    repository, the default): every tool would repeat it for nothing."""
+    if not names:
+        return "A repository path (default: the current directory)."
+    if len(names) == 1:
+        return None
+    listed = ", ".join(names)
+    return f"One of: {listed}." if remote else f"One of: {listed}; or a path."
+
+
+@functools.cache
+def _recorded() -> dict[str, Any] | None:
+    """The recording; None when the file is missing or not as written."""
+    try:
+        recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
+        tools, versions = recorded["tools"], recorded["protocol_versions"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return recorded if isinstance(versions, list) and _well_formed(tools) else None
+
+
+def _well_formed(tools: Any) -> bool:
+    """Tools whose arguments :func:`described` can fill in (a failure there,
+    in the thread reading stdin, would leave the session hanging)."""
+    if not isinstance(tools, list):
+        return False
+    for tool in tools:
+        schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(properties, dict) or not isinstance(properties.get(LOCATION, {}), dict):
+            return False
+    return True
+
+
+def tool_list_applies() -> bool:
+    """Whether the recording can be used (read once, then cached)."""
+    return _recorded() is not None
+
+
+def tools_list_reply(line: bytes, names: Sequence[str], protocol_version: str) -> Reply | None:
+    """The SDK's reply to ``line`` on a stdio server of the repositories
+    ``names`` (after an ``initialize`` that negotiated ``protocol_version``),
+    if ``line`` is a ``tools/list`` request of the plain shape clients send:
+    exactly ``jsonrpc`` "2.0", an integer or printable ASCII ``id``,
+    ``method``, and no ``params`` or empty ones. None for anything else, and
+    when the recording cannot be used (see the module docstring)."""
+    recorded = _recorded()
+    if recorded is None or protocol_version not in recorded["protocol_versions"]:
+        return None
+    try:
+        message = json.loads(line.decode("utf-8"))
+    except ValueError:
+        return None
+    if not _plain_tools_list(message):
+        return None
+    tools = described(recorded["tools"], location_description(names, remote=False))
+    reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": tools}}
+    text = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return Reply(message["id"], text, method="tools/list")
+
+
+def described(tools: list[dict[str, Any]], description: str | None) -> list[dict[str, Any]]:
+    """``tools`` with ``description`` on every ``repo`` argument, its keys in
+    the sorted order of the SDK's schemas (the recording has none)."""
+    if description is None:
+        return tools
+    out = []
+    for tool in tools:
+        properties = tool["inputSchema"]["properties"]
+        if LOCATION in properties:
+            argument = dict(sorted({**properties[LOCATION], "description": description}.items()))
+            properties = {**properties, LOCATION: argument}
+            tool = {**tool, "inputSchema": {**tool["inputSchema"], "properties": properties}}
+        out.append(tool)
+    return out
+
+
+def _plain_tools_list(message: Any) -> bool:
+    if not isinstance(message, dict) or message.get("method") != "tools/list":
+        return False
+    if message.keys() - {"params"} != {"jsonrpc", "id", "method"} or message.get("params", {}) != {}:
+        return False
+    return message["jsonrpc"] == "2.0" and plain_id(message["id"])
+
+
+# -- recording (imports the SDK) ------------------------------------------------------
+
+
+def sdk_replies(server: Any, lines: Sequence[str]) -> list[str]:
+    """What the SDK's stdio server ``server`` writes for ``lines`` sent in
+    one session (the input stays open until every request is answered)."""
+    import anyio
+
+    written: list[str] = []
+    ids = [message["id"] for message in map(json.loads, lines) if "id" in message]
+
+    class Lines:
+        def __aiter__(self) -> Any:
+            return self.lines()
+
+        async def lines(self) -> Any:
+            for line in lines:
+                yield line
+            while len(written) < len(ids):
+                await anyio.sleep(0.005)
+
+    class Out:
+        async def write(self, text: str) -> None:
+            written.append(text)
+
+        async def flush(self) -> None:
+            pass
+
+    anyio.run(server.run_stdio_streams, Lines(), Out())
+    return written
+
+
+def sdk_tools_list(server: Any, protocol_version: str) -> str:
+    """The SDK's reply line to ``tools/list`` (id 2) after ``initialize`` in ``protocol_version``."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": protocol_version,
+            "capabilities": {},
+            "clientInfo": {"name": "record", "version": "0"},
+        },
+    }
+    messages = [initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    messages.append({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    return sdk_replies(server, [json.dumps(m) + "\n" for m in messages])[-1]
+
+
+def record(path: Path = RECORDED) -> dict[str, Any]:
+    """Record the SDK's ``tools/list`` reply of a stdio server of one
+    repository, for every handshake protocol version it answers alike in."""
+    from importlib import metadata
+
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from repolens.server.tools import build_server
+
+    replies = {v: sdk_tools_list(build_server(Path.cwd()), v) for v in HANDSHAKE_PROTOCOL_VERSIONS}
+    latest = replies[HANDSHAKE_PROTOCOL_VERSIONS[-1]]
+    recorded = {
+        "made_by": RECORD_COMMAND,
+        "sdk": {name: metadata.version(name) for name in SDK_DISTRIBUTIONS},
+        "protocol_versions": [v for v, reply in replies.items() if reply == latest],
+        "tools": json.loads(latest)["result"]["tools"],
+    }
+    path.write_text(json.dumps(recorded, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return recorded
+
+
+if __name__ == "__main__":
+    made = record()
+    print(f"{RECORDED}: {len(made['tools'])} tools, protocol versions {', '.join(made['protocol_versions'])}")
