@@ -46,8 +46,9 @@ from repolens.discover import (
 from repolens.errors import IndexCorruptError, IndexVersionError, StoreUnavailableError
 from repolens.history.sync import HistoryReport, sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
+from repolens.models.embed_config import load_embed_config
 from repolens.reply.budget import counted
-from repolens.settings import Settings, load_embed_config, load_settings
+from repolens.settings import Settings, load_settings
 from repolens.store import format_versions, open_store
 from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store
 
