@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     from repolens.branches.registry import Registry
     from repolens.index.build import IndexReport, ProgressFn
     from repolens.ops.status import IndexStatus
-    from repolens.reply.chunk import ChunkView
     from repolens.reply.focus import FocusResult
     from repolens.reply.history import HistoryReply
     from repolens.reply.modes import SearchReply
     from repolens.reply.snippet import Snippet
+    from repolens.reply.stored import ChunkView
     from repolens.search.symbols import SymbolMatches
     from repolens.settings import Settings
     from repolens.store.base import IndexReader, Store
@@ -249,7 +249,7 @@ def get_chunk(
     index_dir: str | Path | None = None,
     max_chars: int = 8000,
 ) -> ChunkView:
-    from repolens.reply.chunk import get_chunk as _get_chunk
+    from repolens.reply.stored import get_chunk as _get_chunk
 
     reader, _ = open_index(root, index_dir, auto_index=False)
     return _get_chunk(reader, chunk_id, max_chars=max_chars)
