@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from repolens import __version__
-from repolens.cli import emit as _emit
+from repolens.cli.output import emit as _emit
 from repolens.cli.reads import one_root, root_spelling, run_index, run_read, run_search, run_symbols
 from repolens.errors import RepolensError
 from repolens.reply.budget import READ_MAX_CHARS
