@@ -53,8 +53,8 @@ from repolens import service
 from repolens.chunk import chunking_config
 from repolens.errors import RepolensError
 from repolens.settings import ENV_PREFIX, Settings, load_settings
-from repolens.store import format_versions
 from repolens.store.handles import readers
+from repolens.store.versions import format_versions
 from repolens.tokens import STOPWORDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -49,8 +49,9 @@ from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_wor
 from repolens.models.embed_config import load_embed_config
 from repolens.reply.budget import counted
 from repolens.settings import Settings, load_settings
-from repolens.store import format_versions, open_store
+from repolens.store import open_store
 from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store
+from repolens.store.versions import format_versions
 
 if TYPE_CHECKING:
     from repolens.index.forked import ForkedPool

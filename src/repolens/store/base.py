@@ -39,7 +39,7 @@ What every backend must guarantee
 * **Resumable.** A build that was interrupted keeps its committed batches
   and stays listed by :meth:`Store.building` until it is published or
   discarded; the next run finds it and carries on.
-* **Versioned.** ``repolens.store.format_versions()`` are recorded in every
+* **Versioned.** ``repolens.store.versions.format_versions()`` are recorded in every
   generation's meta; opening a generation written with other versions is
   refused with the fix (``IndexVersionError``), never misread.
 * **Counters for caches.** Every committed batch that changes content
@@ -399,6 +399,12 @@ class IndexWriter(Protocol):
     def update_history(self, update: HistoryUpdate) -> None:
         """Apply ``update`` atomically (see :class:`HistoryUpdate`)."""
         ...
+
+
+# How a store key a server's config names is recorded (the start of
+# ``StoreChoice.key_from``, :func:`repolens.store.locate`): a store's fixes
+# then name that config (:meth:`Store.foreign_fix`, :meth:`Store.missing`).
+ROOTS_OF = "[roots] of "
 
 
 class Store(Protocol):

@@ -31,7 +31,8 @@ from repolens.store.base import (
 )
 from repolens.store.chunk_rows import CHUNK_COLS, compress, stored_chunk
 
-SCHEMA_VERSION = 3
+# The version of these tables, recorded in every index, is
+# repolens.store.versions.SCHEMA_VERSION: bump it with any change here.
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
