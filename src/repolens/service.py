@@ -373,8 +373,7 @@ def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult
     failed result, and the others are refreshed. Without a configured root,
     the git worktrees of the current directory. Errors of the configuration
     itself are raised before any root is touched."""
-    from repolens.branches.refresh import RefreshResult
-    from repolens.branches.refresh import refresh_all as _refresh_all
+    from repolens.branches.refresh import refresh_roots
 
     roots, registry, missing = configured_roots(config_file, missing_ok=True)
     if not roots and not missing:
@@ -383,9 +382,7 @@ def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult
             "$REPOLENS_CONFIG or ./.repolens.toml), set REPOLENS_ROOTS=name=/path,..., "
             "or run it inside a git work tree (its worktrees are refreshed)"
         )
-    for name, (path, error) in missing.items():
-        yield RefreshResult(repo=name, root=path, error=error)
-    yield from _refresh_all(roots, registry)
+    yield from refresh_roots(roots, registry, missing)
 
 
 def search_history(
