@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repolens.chunk import ChunkedFile, chunk_file
+from repolens.chunk.chunker import ChunkedFile
+from repolens.chunk.dispatch import chunk_file
 from repolens.chunk.labels import repeated_header_lines
 from repolens.chunk.markdown import scan
 from repolens.chunk.pack import source_lines

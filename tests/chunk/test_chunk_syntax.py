@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import relay_source
-from repolens.chunk import ChunkedFile, chunk_file, chunking_config, dispatch
+from repolens.chunk import dispatch
+from repolens.chunk.chunker import ChunkedFile
+from repolens.chunk.dispatch import chunk_file, chunking_config
 from repolens.chunk.grammars import KINDS, SPECS, available_languages, grammar_versions
 from repolens.chunk.labels import repeated_header_lines
 from repolens.chunk.languages import language_for

@@ -1,21 +1,22 @@
 """Chunks: the unit the index stores, retrieves and cites.
 
-A chunker turns one file's text into a :class:`ChunkedFile`: chunks that
+A chunker turns one file's text into a ``ChunkedFile``: chunks that
 together cover every line of the file, plus the definitions (symbols) it
-found. The index only talks to :func:`chunk_file`; which chunker runs for a
-file (syntax-aware, markdown headings or line windows) is decided in
-:mod:`repolens.chunk.dispatch`.
+found. The index only talks to :func:`repolens.chunk.dispatch.chunk_file`,
+which decides the chunker that runs for a file (syntax-aware, markdown
+headings or line windows).
 
-This module holds what the read path needs (:class:`Chunk`, :class:`Symbol`);
-what only chunking needs (``ChunkedFile``, ``Chunker``, ``ChunkFn`` in
-:mod:`repolens.chunk.chunker`, the dispatcher) loads on first use of its
-name here, so a search that re-chunks nothing never creates those classes.
+This module holds what the read path needs (:class:`Chunk`, :class:`Symbol`)
+and imports none of the modules beside it, which import it: what only
+chunking needs (``ChunkedFile``, ``Chunker``, ``ChunkFn`` in
+:mod:`repolens.chunk.chunker`, the dispatcher and its grammars) is imported
+from there, so a search that re-chunks nothing never creates those classes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import NamedTuple
 
 from repolens.hashing import blake2b
 
@@ -84,54 +85,4 @@ def assign_ids(chunks: list[Chunk]) -> list[Chunk]:
     return out
 
 
-# The dispatcher (tree-sitter and every grammar) and the chunkers' own types
-# load on first use of their names (PEP 562): the read path needs Chunk and
-# Symbol, never a parser.
-_DISPATCH = frozenset({"chunk_file", "chunker_for", "chunker_identity", "chunking_config"})
-_CHUNKER = frozenset({"ChunkFn", "ChunkedFile", "Chunker"})
-
-if TYPE_CHECKING:
-    from repolens.chunk.chunker import ChunkedFile, Chunker, ChunkFn
-    from repolens.chunk.dispatch import chunk_file, chunker_for, chunker_identity, chunking_config
-    from repolens.settings import Settings
-
-
-def make_chunker(settings: Settings) -> ChunkFn:
-    """``chunk_file`` bound to the chunking settings: (path, text, language) ->
-    ChunkedFile. The grammars load when the first file is chunked, so a search
-    that finds every cited file unchanged never loads a parser."""
-    mode, merge = settings.chunker, settings.chunk_merge_lines
-
-    def chunk(path: str, text: str, language: str) -> ChunkedFile:
-        from repolens.chunk.dispatch import chunk_file
-
-        return chunk_file(path, text, language, mode=mode, merge_lines=merge)
-
-    return chunk
-
-
-def __getattr__(name: str) -> Any:
-    if name in _CHUNKER:
-        from repolens.chunk import chunker
-
-        return getattr(chunker, name)
-    if name in _DISPATCH:
-        from repolens.chunk import dispatch
-
-        return getattr(dispatch, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = [
-    "Chunk",
-    "ChunkFn",
-    "ChunkedFile",
-    "Chunker",
-    "Symbol",
-    "assign_ids",
-    "chunk_file",
-    "chunker_for",
-    "chunker_identity",
-    "chunking_config",
-    "make_chunker",
-]
+__all__ = ["Chunk", "Symbol", "assign_ids"]

@@ -27,7 +27,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from repolens.chunk import Chunk, Symbol, chunk_file
+from repolens.chunk import Chunk, Symbol
+from repolens.chunk.dispatch import chunk_file
 from repolens.chunk.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.errors import WorkerDiedError
