@@ -50,7 +50,7 @@ from pathlib import Path
 import repolens
 from devset_metrics import Answer, Hit, line_ranges, score, summarize
 from repolens import service
-from repolens.chunk.dispatch import chunking_config
+from repolens.chunking.dispatch import chunking_config
 from repolens.errors import RepolensError
 from repolens.settings import ENV_PREFIX, Settings, load_settings
 from repolens.store.handles import readers

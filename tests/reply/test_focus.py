@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from repolens.chunk.labels import repeated_header_lines
+from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
 from repolens.reply.focus import NO_MATCH, FocusResult, focused_context

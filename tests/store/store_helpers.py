@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from repolens.chunk import Chunk, Symbol, assign_ids
+from repolens.chunking import Chunk, Symbol, assign_ids
 from repolens.store.base import IndexWriter, LexFilters, Store, SymbolFilters
 from repolens.store.document import document_fields
 from repolens.store.versions import format_versions

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from repolens.branches.git import head_facts
 from repolens.branches.identity import GIT_ROOT_KEY, check_identity, holds, identity_of, recorded_identity
 from repolens.branches.reuse import Donors
-from repolens.chunk.dispatch import chunker_identity
+from repolens.chunking.dispatch import chunker_identity
 from repolens.discover import (
     Discovery,
     SkipReason,

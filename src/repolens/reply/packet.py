@@ -26,8 +26,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from repolens.chunk import Chunk
-from repolens.chunk.labels import join_names, repeated_header_lines, signature_lines, split_names
+from repolens.chunking import Chunk
+from repolens.chunking.labels import join_names, repeated_header_lines, signature_lines, split_names
 from repolens.reply.block import (
     Block,
     RenderedBlock,

@@ -26,12 +26,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.store.base import IndexReader
 
 if TYPE_CHECKING:
-    from repolens.chunk.chunker import ChunkedFile, ChunkFn
+    from repolens.chunking.chunker import ChunkedFile, ChunkFn
     from repolens.settings import Settings
 
 # Reading and re-chunking a file (``repolens.discover.load``, the language
@@ -62,7 +62,7 @@ def _chunker(settings: Settings) -> ChunkFn:
     mode, merge = settings.chunker, settings.chunk_merge_lines
 
     def chunk(path: str, text: str, language: str) -> ChunkedFile:
-        from repolens.chunk.dispatch import chunk_file
+        from repolens.chunking.dispatch import chunk_file
 
         return chunk_file(path, text, language, mode=mode, merge_lines=merge)
 
@@ -70,7 +70,7 @@ def _chunker(settings: Settings) -> ChunkFn:
 
 
 def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | None:
-    from repolens.chunk.languages import language_for
+    from repolens.chunking.languages import language_for
     from repolens.discover.load import LoadedText, load_text
 
     loaded = load_text(root / path)

@@ -25,7 +25,7 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.errors import EmbedderError, RepolensError
 from repolens.search.filters import Filters
 from repolens.search.mentions import path_index

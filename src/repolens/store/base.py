@@ -92,7 +92,7 @@ from repolens.store.records import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from repolens.chunk import Chunk, Symbol
+    from repolens.chunking import Chunk, Symbol
     from repolens.errors import IndexMissingError
 
 # The lexical document of a chunk: field name -> space-separated tokens (or

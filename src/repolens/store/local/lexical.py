@@ -23,7 +23,7 @@ from pathlib import Path
 
 import tantivy
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.errors import IndexCorruptError
 from repolens.store.base import LexFilters, LexicalFields
 from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields

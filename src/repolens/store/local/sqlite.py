@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from repolens.chunk import Chunk, Symbol
+from repolens.chunking import Chunk, Symbol
 from repolens.errors import IndexCorruptError
 from repolens.store.base import (
     FileRecord,

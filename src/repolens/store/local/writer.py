@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from repolens.chunk import Chunk, Symbol
+from repolens.chunking import Chunk, Symbol
 from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq

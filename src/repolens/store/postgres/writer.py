@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk, Symbol
+from repolens.chunking import Chunk, Symbol
 from repolens.store.base import (
     FileRecord,
     HistoryState,

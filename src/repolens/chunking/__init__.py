@@ -2,14 +2,14 @@
 
 A chunker turns one file's text into a ``ChunkedFile``: chunks that
 together cover every line of the file, plus the definitions (symbols) it
-found. The index only talks to :func:`repolens.chunk.dispatch.chunk_file`,
+found. The index only talks to :func:`repolens.chunking.dispatch.chunk_file`,
 which decides the chunker that runs for a file (syntax-aware, markdown
 headings or line windows).
 
 This module holds what the read path needs (:class:`Chunk`, :class:`Symbol`)
 and imports none of the modules beside it, which import it: what only
 chunking needs (``ChunkedFile``, ``Chunker``, ``ChunkFn`` in
-:mod:`repolens.chunk.chunker`, the dispatcher and its grammars) is imported
+:mod:`repolens.chunking.chunker`, the dispatcher and its grammars) is imported
 from there, so a search that re-chunks nothing never creates those classes.
 """
 
