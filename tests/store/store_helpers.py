@@ -96,8 +96,9 @@ def meta(store: Store) -> dict[str, object]:
     return {**format_versions(), "root": str(store.root), "state": "building"}
 
 
-def build(store: Store, *files: tuple) -> str:
-    """A new published generation holding ``files``."""
+def unpublished(store: Store, *files: tuple) -> str:
+    """A new generation holding ``files`` in one committed batch, not
+    published: a build whose run stopped there (interrupted)."""
     with store.write_lock():
         gen = store.new_generation()
         writer = store.open_writer(gen, create=True)
@@ -107,6 +108,17 @@ def build(store: Store, *files: tuple) -> str:
             for spec in files:
                 add(writer, spec)
             writer.commit()
+        finally:
+            writer.close()
+    return gen
+
+
+def build(store: Store, *files: tuple) -> str:
+    """A new published generation holding ``files``."""
+    gen = unpublished(store, *files)
+    with store.write_lock():
+        writer = store.open_writer(gen, create=True)
+        try:
             writer.write_meta({"state": "ready"})
         finally:
             writer.close()

@@ -12,7 +12,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from store_helpers import ANY, CART, CARTS, FIELDS, GUIDE, PAY, add, build, meta, parts, query, refresh, vec
+from store_helpers import (
+    ANY,
+    CART,
+    CARTS,
+    FIELDS,
+    GUIDE,
+    PAY,
+    add,
+    build,
+    meta,
+    parts,
+    query,
+    refresh,
+    unpublished,
+    vec,
+)
 
 from repolens.errors import IndexLockedError, IndexMissingError, IndexVersionError
 from repolens.store.base import (
@@ -94,7 +109,7 @@ def test_a_reader_keeps_its_generation_while_a_new_one_is_published(store: Store
         before.close()
 
 
-def test_an_interrupted_build_is_resumed_with_its_committed_batches(store: Store):
+def test_an_unpublished_is_resumed_with_its_committed_batches(store: Store):
     build(store, CART)
     with store.write_lock():
         gen = store.new_generation()
@@ -118,6 +133,52 @@ def test_an_interrupted_build_is_resumed_with_its_committed_batches(store: Store
         store.discard(gen)
     assert store.building() == []
     assert store.current() is not None and store.current() != gen
+
+
+def _ranked(store: Store, texts: tuple[str, ...]) -> list[list[tuple[str, float]]]:
+    """Each text's hits as (qualname, score to 6 significant digits), best first, ties by name."""
+    reader = store.open_reader()
+    try:
+        out = []
+        for text in texts:
+            hits = reader.lexical([(t, 1.0) for t in dict.fromkeys(tokenize(text))], FIELDS, 10)
+            chunks = reader.chunks(cid for cid, _ in hits)
+            out.append(
+                sorted(
+                    ((chunks[c].chunk.qualname, float(f"{s:.6g}")) for c, s in hits),
+                    key=lambda h: (-h[1], h[0]),
+                )
+            )
+        return out
+    finally:
+        reader.close()
+
+
+def test_a_resumed_build_whose_files_changed_ranks_as_one_built_at_once(store_factory, tmp_path: Path):
+    # The first run commits a batch and dies; the file it wrote has changed
+    # when the next run resumes, which replaces it and adds the rest.
+    old_cart = (CART[0], CART[1], [("class", "Cart", 1, 2, "class Cart:\n    legacy_items = []")])
+    for name in ("resumed", "straight"):
+        (tmp_path / name).mkdir()
+    resumed = store_factory(tmp_path / "resumed")
+    gen = unpublished(resumed, old_cart, PAY)
+    with resumed.write_lock():
+        writer = resumed.open_writer(gen, create=True)
+        try:
+            writer.begin()
+            writer.delete_file(writer.files()[CART[0]].id)
+            add(writer, CART)
+            add(writer, GUIDE)
+            writer.commit()
+            writer.write_meta({"state": "ready"})
+        finally:
+            writer.close()
+        resumed.publish(gen)
+    straight = store_factory(tmp_path / "straight")
+    build(straight, PAY, CART, GUIDE)
+    texts = ("cart items", "legacy items", "pay invoice", "checkout cart total")
+    assert _ranked(resumed, texts) == _ranked(straight, texts)
+    assert _ranked(resumed, ("legacy",)) == [[]]
 
 
 def test_garbage_collection_keeps_the_current_and_the_keptbuild(store: Store):

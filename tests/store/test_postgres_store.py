@@ -209,45 +209,52 @@ def test_a_folder_named_with_a_backslash_and_a_tab_filters_as_on_the_local_store
     local.close()
 
 
+def _ranked(store) -> list[list[tuple[str, object]]]:
+    """The lexical top 20 of a few questions: (chunk id, score to 1e-5) each."""
+    from repolens.search.legs import FIELD_WEIGHTS
+
+    reader = store.open_reader()
+    out = []
+    for q in (*QUERIES, "session timed out ttl", "audit session store", "forms validated"):
+        hits = reader.lexical(parse_query(q).weighted(), FIELD_WEIGHTS, 20)
+        ids = reader.chunks(c for c, _ in hits)
+        # tantivy scores in float32, PostgreSQL's lists in float64
+        out.append([(ids[c].chunk.id, pytest.approx(s, rel=1e-5)) for c, s in hits])
+    reader.close()
+    return out
+
+
+def _rows(db, table: str) -> int:
+    with db.connect() as conn:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def _edit(root: Path) -> None:
+    """A change to each kind of file a refresh meets: edited, deleted, added."""
+    session = root / "src" / "auth" / "session.py"
+    session.write_text(session.read_text().replace("expired", "timed out after the session ttl"))
+    (root / "docs" / "guide.md").unlink()
+    (root / "src" / "auth" / "audit.py").write_text("def audit_session(store):\n    return store.load\n")
+
+
 def test_refreshed_ranking_equals_a_fresh_local_build_before_and_after_folding(
     pg_db, sample_repo: Path, tmp_path: Path, monkeypatch
 ):
-    from repolens.search.legs import FIELD_WEIGHTS
-    from repolens.store.postgres import lexical
+    from repolens.store.postgres import packing
 
     pg = open_store(sample_repo, url=pg_db.url)
     service.build_index(sample_repo, store=pg)
-    monkeypatch.setattr(lexical, "FOLD_SHARE", 1e9)  # keep the refresh's rows apart from the lists
-    session = sample_repo / "src" / "auth" / "session.py"
-    session.write_text(session.read_text().replace("expired", "timed out after the session ttl"))
-    (sample_repo / "docs" / "guide.md").unlink()
-    (sample_repo / "src" / "auth" / "audit.py").write_text(
-        "def audit_session(store):\n    return store.load\n"
-    )
+    monkeypatch.setattr(packing, "FOLD_SHARE", 1e9)  # keep the refresh's rows apart from the lists
+    _edit(sample_repo)
     service.build_index(sample_repo, store=pg)
     local = open_store(sample_repo, tmp_path / "fresh")
     service.build_index(sample_repo, store=local)
-
-    def ranked(store):
-        reader = store.open_reader()
-        out = []
-        for q in (*QUERIES, "session timed out ttl", "audit session store", "forms validated"):
-            hits = reader.lexical(parse_query(q).weighted(), FIELD_WEIGHTS, 20)
-            ids = reader.chunks(c for c, _ in hits)
-            out.append([(ids[c].chunk.id, pytest.approx(s, rel=1e-5)) for c, s in hits])
-        reader.close()
-        return out
-
-    def rows(table: str) -> int:
-        with pg_db.connect() as conn:
-            return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-
-    assert rows("lex_postings") > 0 and rows("lex_deleted") > 0
-    assert ranked(pg) == ranked(local)
-    monkeypatch.setattr(lexical, "FOLD_SHARE", 0.05)
+    assert _rows(pg_db, "lex_postings") > 0 and _rows(pg_db, "lex_deleted") > 0
+    assert _ranked(pg) == _ranked(local)
+    monkeypatch.setattr(packing, "FOLD_SHARE", 0.05)
     service.build_index(sample_repo, store=pg)  # nothing changed; the writer folds
-    assert rows("lex_postings") == 0 and rows("lex_deleted") == 0
-    assert ranked(pg) == ranked(local)
+    assert _rows(pg_db, "lex_postings") == 0 and _rows(pg_db, "lex_deleted") == 0
+    assert _ranked(pg) == _ranked(local)
 
 
 def test_a_reader_keeps_the_old_generation_through_a_rebuild(pg_db, sample_repo: Path, git):
@@ -420,17 +427,58 @@ def test_tables_of_another_schema_version_are_refused_with_the_fix(pg_db, sample
         assert "upgrade repolens" in done.stderr
 
 
+def _back_to_version_2(conn) -> None:
+    """The tables as version 2 made them: one list per term in ``lex_blobs``
+    (a published index has one part per term)."""
+    conn.execute("DROP AGGREGATE repolens_concat(int8[])")
+    conn.execute("ALTER TABLE lex_blobs DROP CONSTRAINT lex_blobs_pkey")
+    conn.execute("ALTER TABLE lex_blobs DROP COLUMN part")
+    conn.execute("ALTER TABLE lex_blobs ADD PRIMARY KEY (gen, token, field)")
+    conn.execute("UPDATE repolens_schema SET version = 2")
+
+
+def test_an_index_of_schema_version_2_is_migrated_then_ranks_refreshes_and_folds_as_before(
+    pg_db, sample_repo: Path, tmp_path: Path, monkeypatch
+):
+    from repolens.store.postgres import packing
+
+    pg = open_store(sample_repo, url=pg_db.url)
+    service.build_index(sample_repo, store=pg)
+    before = _ranked(pg)
+    with pg_db.connect() as conn:
+        _back_to_version_2(conn)
+    refused = cli("search", "session expiry", "--root", str(sample_repo), "--store", pg_db.url)
+    assert (
+        refused.returncode != 0 and "has schema version 2 but this repolens reads version 3" in refused.stderr
+    )
+    migrated = service.build_index(sample_repo, store=pg)  # nothing changed: the tables only
+    assert (migrated.mode, migrated.added, migrated.changed, migrated.deleted) == ("refresh", 0, 0, 0)
+    assert _ranked(pg) == before  # each list is its term's one part
+    monkeypatch.setattr(packing, "FOLD_SHARE", 0.0)  # the next refresh is folded into the lists at once
+    _edit(sample_repo)
+    service.build_index(sample_repo, store=pg)
+    assert _rows(pg_db, "lex_postings") == 0 and _rows(pg_db, "lex_deleted") == 0
+    with pg_db.connect() as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM lex_blobs GROUP BY token, field ORDER BY 1 DESC"
+        ).fetchone() == (1,)
+    local = open_store(sample_repo, tmp_path / "fresh")
+    service.build_index(sample_repo, store=local)
+    assert _ranked(pg) == _ranked(local)
+
+
 def test_an_older_schema_is_refused_until_index_migrates_it(pg_db, make_repo, git):
     root = make_repo({"app.py": "def start():\n    return 1\n"})
     git(root, "commit", "-q", "--allow-empty", "-m", "Tune the start timeout")
     assert cli("index", str(root), "--store", pg_db.url).returncode == 0
     with pg_db.connect() as conn:  # back to version 1: the tables before the history
+        _back_to_version_2(conn)
         for table in ("history_state", "history_postings", "history_files", "history_commits"):
             conn.execute(f"DROP TABLE {table}")
         conn.execute("UPDATE repolens_schema SET version = 1")
     refused = cli("history", "start timeout", "--root", str(root), "--store", pg_db.url)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
-    assert "has schema version 1 but this repolens reads version 2" in refused.stderr
+    assert "has schema version 1 but this repolens reads version 3" in refused.stderr
     assert "run `repolens index` with this store once (it migrates the tables)" in refused.stderr
     migrated = cli("index", str(root), "--store", pg_db.url)
     assert migrated.returncode == 0, migrated.stderr

@@ -34,14 +34,15 @@ from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
 from repolens.store.base import ROOTS_OF
-from repolens.store.postgres import lexical, rows, schema
+from repolens.store.postgres import packing, rows, schema
 from repolens.store.postgres.connect import connect, pooled, redact, require_driver, translate, unavailable
-from repolens.store.postgres.reader import PgReader
 from repolens.store.postgres.writer import PgWriter
 from repolens.store.versions import check_versions
 
 if TYPE_CHECKING:
     import psycopg
+
+    from repolens.store.postgres.reader import PgReader
 
 # Replaced generations stay readable this long (a reader that looked up
 # ``current`` just before the swap can still read it).
@@ -149,6 +150,8 @@ class PgStore:
         return found[1] if found else None
 
     def open_reader(self) -> PgReader:
+        from repolens.store.postgres.reader import PgReader  # here: an indexer never loads the scoring
+
         url = self.read_url
         found = self._current_on(url)
         if found is None:
@@ -211,8 +214,8 @@ class PgStore:
         return gen
 
     def generation_meta(self, generation: str) -> dict[str, str]:
-        """The meta; a generation whose publish did not finish (packing a big
-        build's lists takes a while) says ``building``, so the next run resumes
+        """The meta; a generation whose publish did not finish (joining a big
+        build's parts takes a while) says ``building``, so the next run resumes
         it (nothing left to write) and publishes it, instead of starting over."""
         gen = self._require(generation)
         with pooled(self.url) as conn:
@@ -257,14 +260,15 @@ class PgStore:
         return writer
 
     def publish(self, generation: str) -> None:
-        """Pack the build's postings into per-term lists, then point ``current``
-        at it and mark the one it replaces, in one transaction."""
+        """Join each term's parts into one list (:func:`.packing.fold`), then
+        point ``current`` at the generation and mark the one it replaces, in
+        one transaction."""
         gen = self._require(generation)
         conn = connect(self.url)
         try:
             with translate(self.url), conn.transaction():
-                conn.execute("SET LOCAL statement_timeout = 0")  # a big build packs millions of postings
-                lexical.fold(conn, gen)
+                conn.execute("SET LOCAL statement_timeout = 0")  # a big build joins millions of postings
+                packing.fold(conn, gen)
                 conn.execute("UPDATE generations SET state = 'ready' WHERE gen = %s", (gen,))
                 conn.execute(
                     "UPDATE generations SET replaced_at = now() WHERE gen ="

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate
 from repolens.store.history_rank import query_weights, top_commits
-from repolens.store.postgres.lexical import int8_values
 
 if TYPE_CHECKING:
     import psycopg
@@ -168,6 +167,8 @@ def search(
 ) -> list[tuple[int, float]]:
     """BM25 over the stored commits (:class:`HistoryState`), top ``k``, in one statement."""
     import numpy as np
+
+    from repolens.store.postgres.lexical import int8_values  # here: the indexer never loads the scoring
 
     weights = query_weights(terms)
     if not weights or k <= 0:

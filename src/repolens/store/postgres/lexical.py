@@ -6,13 +6,15 @@ about a microsecond each in the executor, 11-21x slower than the local
 store; fetching the query terms' posting lists packed and summing them here
 with numpy is 2.4-3x, and exact.
 
-**Postings.** One ``int8`` per (chunk, field, token): ``cid << 32 | tf << 8 |
-length code`` (the one-byte field-norm code of the field's length), so a
-list sorted by value is sorted by cid. A published build keeps each (token,
-field)'s list as one ``int8[]`` in ``lex_blobs``; chunks added since are rows
-of ``lex_postings`` and chunks removed since are ``lex_deleted``; one statement
-returns the query terms' blobs and rows (``array_send``: raw big-endian
-values, no text to parse), the live statistics and the deleted cids.
+**Postings.** One ``int8`` per (chunk, field, token)
+(:mod:`repolens.store.postgres.postings`), so a list sorted by value is
+sorted by cid. A published generation keeps each (token, field)'s list as
+one ``int8[]`` in ``lex_blobs`` (written packed by
+:mod:`repolens.store.postgres.packing`); chunks a refresh added since are
+rows of ``lex_postings`` and chunks removed since are ``lex_deleted``; one
+statement returns the query terms' lists and rows (``array_send``: raw
+big-endian values, no text to parse), the live statistics and the deleted
+cids.
 
 **Statistics are live and exact**: ``N`` and the token totals come from
 ``lex_stats``, maintained in each batch's transaction; ``df`` is the length
@@ -27,93 +29,24 @@ MUST clause does), 5 ``lang`` and 6 ``kind`` (filters adding 1.0 each).
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repolens.store.bm25 import K1, B, fieldnorm_to_id, id_to_fieldnorm, split_tokens
+from repolens.store.bm25 import K1, B, id_to_fieldnorm
 from repolens.store.document import TEXT_FIELDS
+from repolens.store.postgres.postings import DIRS, KIND, LANG, MAX_TF, SCORED
 
 if TYPE_CHECKING:
     import psycopg
 
-    from repolens.store.base import LexFilters, LexicalFields
+    from repolens.store.base import LexFilters
 
-DIRS, LANG, KIND = 4, 5, 6
-SCORED = (*TEXT_FIELDS, "dirs")  # the fields with lengths and statistics
-MAX_TF = (1 << 24) - 1
 _NORMS = np.array([id_to_fieldnorm(code) for code in range(256)], dtype=np.float64)
 # array_send(int8[]): ndim, flags, element type, then (length, lower bound)
 # per dimension; then each element as a 4-byte length and 8 bytes.
 _ELEMENT = np.dtype([("n", ">i4"), ("v", ">i8")])
-
-
-def pack(cid: int, tf: int, length: int) -> int:
-    return cid << 32 | min(tf, MAX_TF) << 8 | fieldnorm_to_id(length)
-
-
-def postings(cid: int, fields: LexicalFields) -> tuple[list[tuple[str, int, int]], list[int]]:
-    """The (token, field, packed) postings of one chunk's document, and its
-    token count per scored field (path, name, sig, body, dirs)."""
-    out: list[tuple[str, int, int]] = []
-    lens: list[int] = []
-    for f, name in enumerate(SCORED):
-        value = fields.get(name, "")
-        tokens = split_tokens(value) if isinstance(value, str) else [t for t in value if t]
-        lens.append(len(tokens))
-        for token, tf in Counter(tokens).items():
-            out.append((token, f, pack(cid, tf, len(tokens))))
-    for f, name in ((LANG, "lang"), (KIND, "kind")):
-        value = fields.get(name, "")
-        for token in {value} if isinstance(value, str) else set(value):
-            if token:
-                out.append((token, f, pack(cid, 1, 1)))
-    return out, lens
-
-
-# A refresh's rows and deletions are folded into the lists once they touch
-# this share of the documents (each query reads them besides the lists).
-FOLD_SHARE = 0.05
-
-
-def fold(conn: psycopg.Connection, gen: int) -> None:
-    """Fold the rows added since the lists were packed into them, and drop the
-    deleted chunks from them; in the caller's transaction. At publish this
-    packs a whole build (there are no lists yet, so nothing to filter)."""
-    deleted = [r[0] for r in conn.execute("SELECT cid FROM lex_deleted WHERE gen = %s", (gen,))]
-    if deleted:
-        # Which lists hold a deleted chunk is not recorded: filter them all
-        # (a rare, bounded rewrite, at most once per FOLD_SHARE of changes).
-        conn.execute(
-            "UPDATE lex_blobs SET postings = ARRAY(SELECT p FROM unnest(postings) AS p"
-            " WHERE NOT ((p >> 32)::int = ANY(%(d)s)) ORDER BY p) WHERE gen = %(g)s",
-            {"g": gen, "d": deleted},
-        )
-        conn.execute("DELETE FROM lex_blobs WHERE gen = %s AND cardinality(postings) = 0", (gen,))
-    conn.execute(
-        "INSERT INTO lex_blobs (gen, token, field, postings)"
-        " SELECT gen, token, field, array_agg(packed ORDER BY packed) FROM lex_postings"
-        " WHERE gen = %(g)s GROUP BY gen, token, field ON CONFLICT (gen, token, field)"
-        " DO UPDATE SET postings = ARRAY(SELECT x FROM unnest(lex_blobs.postings || excluded.postings) AS x"
-        " ORDER BY x)",
-        {"g": gen},
-    )
-    conn.execute("DELETE FROM lex_postings WHERE gen = %s", (gen,))
-    conn.execute("DELETE FROM lex_deleted WHERE gen = %s", (gen,))
-
-
-def should_fold(conn: psycopg.Connection, gen: int) -> bool:
-    """Whether a refreshed generation's rows and deletions passed :data:`FOLD_SHARE`."""
-    row = conn.execute(
-        "SELECT (SELECT count(*) FROM lex_deleted WHERE gen = %(g)s)"
-        " + (SELECT count(DISTINCT cid) FROM lex_postings WHERE gen = %(g)s),"
-        " (SELECT num_docs FROM lex_stats WHERE gen = %(g)s)",
-        {"g": gen},
-    ).fetchone()
-    changed, docs = (row[0] or 0), (row[1] or 0)
-    return changed > 0 and changed >= FOLD_SHARE * max(docs, 1)
 
 
 LISTS = """

@@ -10,11 +10,11 @@ with one ``DELETE`` per table. With Citus, distribute every ``gen`` table by
 ``gen`` and make ``repos`` and ``generations`` reference tables.
 
 The lexical index (see :mod:`repolens.store.postgres.lexical`) is
-``lex_blobs`` (each (token, field)'s postings packed in one ``int8[]``,
-written when a build is published), ``lex_postings`` (rows of postings
-written since: a build's batches, a refresh's new chunks), ``lex_deleted``
-(chunks removed since the blobs were written) and ``lex_stats`` (live
-document count and token totals per field).
+``lex_blobs`` (each (token, field)'s postings packed in ``int8[]`` parts:
+a build writes one part per batch, and its publish joins each term's parts
+into one), ``lex_postings`` (rows of postings a refresh wrote since),
+``lex_deleted`` (chunks removed since the blobs were written) and
+``lex_stats`` (live document count and token totals per field).
 
 The git history (see :mod:`repolens.store.postgres.history`) is
 ``history_commits`` (id ascending with recency), ``history_files`` (each
@@ -37,7 +37,7 @@ from repolens.errors import IndexVersionError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _MIGRATE_LOCK = 0x52_4C_53_43  # "RLSC": one migrating process at a time
 
 DDL = """
@@ -131,8 +131,21 @@ CREATE TABLE history_state (
 );
 """
 
-# Migrations from version N to N + 1, run in order by ensure().
-MIGRATIONS: dict[int, str] = {1: HISTORY_DDL}
+# Version 3: a term's postings in parts, numbered by their first chunk id
+# (parts of one term hold ascending, disjoint ranges of chunk ids), so a
+# build writes each batch's lists packed, with no row per posting and no
+# sort at publish; the lists of version 2 become part 0.
+PARTS_DDL = """
+ALTER TABLE lex_blobs ADD COLUMN part int NOT NULL DEFAULT 0;
+ALTER TABLE lex_blobs ALTER COLUMN part DROP DEFAULT;
+ALTER TABLE lex_blobs DROP CONSTRAINT lex_blobs_pkey;
+ALTER TABLE lex_blobs ADD PRIMARY KEY (gen, token, field, part);
+CREATE AGGREGATE repolens_concat(int8[]) (SFUNC = array_cat, STYPE = int8[]);
+"""
+
+# Migrations from version N to N + 1, run in order by ensure() (a new
+# database: DDL, then each of them).
+MIGRATIONS: dict[int, str] = {1: HISTORY_DDL, 2: PARTS_DDL}
 
 # Every table holding rows of one generation, in the order a generation is dropped.
 GEN_TABLES = (
@@ -185,10 +198,9 @@ def ensure(conn: psycopg.Connection, where: str) -> None:
         if version is None:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute(DDL)
-            conn.execute(HISTORY_DDL)
-            conn.execute("INSERT INTO repolens_schema VALUES (%s)", (SCHEMA_VERSION,))
-            return
-        if version > SCHEMA_VERSION:
+            conn.execute("INSERT INTO repolens_schema VALUES (1)")
+            version = 1
+        elif version > SCHEMA_VERSION:
             check(version, where)
         while version < SCHEMA_VERSION:
             conn.execute(MIGRATIONS[version])

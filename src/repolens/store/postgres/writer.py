@@ -7,6 +7,15 @@ batch are buffered and written with ``COPY`` when the batch commits (or
 before anything reads or deletes within it); chunk and file ids are
 assigned here from the generation's counters, which only this writer (under
 the write lock) moves.
+
+A build (a generation not yet published) writes its postings as the
+batch's packed lists (:func:`repolens.store.postgres.packing.write_parts`),
+and commits without waiting for the server to flush them to disk
+(``synchronous_commit`` off for its own connection): a batch a crash loses
+is written again by the run that resumes the build, whose counters come
+from the database, and the publish, on a connection of its own, is durable
+as ever. A refresh writes a row per posting into ``lex_postings``, which
+the next reader reads beside the lists.
 """
 
 from __future__ import annotations
@@ -27,9 +36,9 @@ from repolens.store.base import (
     normalize_symbol,
 )
 from repolens.store.chunk_rows import compress
-from repolens.store.postgres import history, lexical, rows
+from repolens.store.postgres import history, packing, rows
 from repolens.store.postgres.connect import connect, translate
-from repolens.store.postgres.lexical import SCORED
+from repolens.store.postgres.postings import SCORED, postings
 
 if TYPE_CHECKING:
     from repolens.store.postgres.handle import StoreHandle
@@ -72,7 +81,11 @@ class PgWriter:
         self.conn = connect(store.url)
         self._open = False
         self._wrote: set[str] = set()
+        self._building = False
         self._reset_buffers()
+        if self._building:
+            with translate(store.url):
+                self.conn.execute("SET synchronous_commit = off")
 
     @property
     def generation(self) -> str:
@@ -80,17 +93,19 @@ class PgWriter:
 
     def _reset_buffers(self) -> None:
         self._rows: dict[str, list[tuple]] = {table: [] for table in _COPY}
+        self._lists: dict[tuple[str, int], list[int]] = {}  # a build's postings by (token, field)
         self._docs = 0
         self._totals = [0] * len(SCORED)
         with translate(self.store.url):
             row = self.conn.execute(
                 "SELECT next_cid, next_file, (SELECT coalesce(max(seq), 0) + 1 FROM"
-                " symbols WHERE gen = %(g)s)"
+                " symbols WHERE gen = %(g)s), state"
                 " FROM generations WHERE gen = %(g)s",
                 {"g": self.gen},
             ).fetchone()
         assert row is not None
-        self._next_cid, self._next_file, self._next_symbol = (int(v) for v in row)
+        self._next_cid, self._next_file, self._next_symbol = (int(v) for v in row[:3])
+        self._building = row[3] == "building"
 
     # -- plain reads (after the buffered rows are written) -------------------
     def meta(self) -> dict[str, str]:
@@ -136,10 +151,10 @@ class PgWriter:
             with translate(self.store.url):
                 sql = "SELECT state FROM generations WHERE gen = %s"
                 state = self.conn.execute(sql, (self.gen,)).fetchone()
-                if state and state[0] == "ready" and lexical.should_fold(self.conn, self.gen):
+                if state and state[0] == "ready" and packing.should_fold(self.conn, self.gen):
                     with self.conn.transaction():
                         self.conn.execute("SET LOCAL statement_timeout = 0")
-                        lexical.fold(self.conn, self.gen)
+                        packing.fold(self.conn, self.gen)
         finally:
             self.conn.close()
 
@@ -179,7 +194,7 @@ class PgWriter:
 
     def _flush(self) -> None:
         """Write the buffered rows of the open batch (COPY) and the statistics they move."""
-        if not any(self._rows.values()):
+        if not any(self._rows.values()) and not self._lists:
             return
         with translate(self.store.url):
             self._write_buffered()
@@ -193,6 +208,9 @@ class PgWriter:
                     for row in buffered:
                         copy.write_row(row)
                 buffered.clear()
+        if self._lists:
+            packing.write_parts(self.conn, self.gen, self._lists)
+            self._lists = {}
         cur.execute(
             "INSERT INTO lex_stats (gen, num_docs, totals) VALUES (%(g)s, %(n)s, %(t)s)"
             " ON CONFLICT (gen) DO UPDATE SET num_docs = lex_stats.num_docs + excluded.num_docs,"
@@ -229,9 +247,17 @@ class PgWriter:
         cids = list(range(self._next_cid, self._next_cid + len(chunks)))
         self._next_cid += len(chunks)
         kept = []
+        lists = self._lists
         for cid, c, doc in zip(cids, chunks, fields, strict=True):
-            found, lens = lexical.postings(cid, doc)
-            self._rows["lex_postings"].extend((g, token, f, cid, packed) for token, f, packed in found)
+            found, lens = postings(cid, doc)
+            if self._building:  # cids ascend, so each list does
+                for token, f, packed in found:
+                    if (values := lists.get((token, f))) is None:
+                        lists[token, f] = [packed]
+                    else:
+                        values.append(packed)
+            else:
+                self._rows["lex_postings"].extend((g, token, f, cid, packed) for token, f, packed in found)
             self._docs += 1
             self._totals = [a + b for a, b in zip(self._totals, lens, strict=True)]
             self._rows["chunks"].append(
