@@ -1,11 +1,13 @@
 """A fresh build of a mid-sized repository prepares its files in worker
-processes forked before the store's writer opens: the same index as in
-process, a clear error when a worker dies, and no process left behind."""
+processes forked before the store's writer opens, into either store: the
+same index as in process, a clear error when a worker dies, and no process
+left behind."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,11 +44,12 @@ def _repo(root: Path, size: int) -> Path:
     return root
 
 
-# Builds ROOT into INDEX_DIR in a new process (one thread, as `repolens index`)
+# Builds ROOT into INDEX_DIR (or a store URL) in a new process (one thread, as `repolens index`)
 # and prints a first line, then how many child processes it had while it wrote the files.
 _BUILD = """
 import json, os, sys
 from repolens.index.build import build_index
+from repolens.store import open_store
 
 def children():
     me = str(os.getpid())
@@ -62,7 +65,9 @@ def children():
 
 print("building", sys.argv[1])  # left in stdout's buffer (a pipe) when the workers fork
 seen = set()
-report = build_index(sys.argv[1], index_dir=sys.argv[2], progress=lambda done, total: seen.update(children()))
+where = sys.argv[2]
+store = open_store(sys.argv[1], url=where) if "://" in where else open_store(sys.argv[1], where)
+report = build_index(sys.argv[1], store=store, progress=lambda done, total: seen.update(children()))
 print(json.dumps({"workers": len(seen), "files": report.files}))
 """
 
@@ -99,6 +104,37 @@ def test_a_fresh_build_forks_workers_and_indexes_as_in_process(tmp_path: Path, m
     here = build_index(root, index_dir=tmp_path / "here")
     assert got["files"] == here.files
     assert _content(root, tmp_path / "forked") == _content(root, tmp_path / "here")
+
+
+def _pg_content(db, key: str) -> dict:
+    """The published index of ``key`` in ``db``: its rows, and its lexical lists as stored."""
+    tables = {
+        "files": "SELECT path, hash, lines FROM files",
+        "chunks": "SELECT cid, id, path, start_line, end_line, text FROM chunks",
+        "symbols": "SELECT path, qualname, start_line FROM symbols",
+        "lists": "SELECT token, field, postings FROM lex_blobs",
+        "stats": "SELECT num_docs, totals FROM lex_stats",
+    }
+    with db.connect() as conn:
+        (gen,) = conn.execute("SELECT current_gen FROM repos WHERE key = %s", (key,)).fetchone()
+        return {
+            name: sorted(conn.execute(f"{sql} WHERE gen = %s", (gen,)).fetchall())
+            for name, sql in tables.items()
+        }
+
+
+def test_a_fresh_build_into_postgresql_forks_workers_and_indexes_as_in_process(
+    tmp_path: Path, pg_db, monkeypatch
+):
+    root = _repo(tmp_path / "forked", prepare.FORK_MIN_BYTES * 3 // 2)
+    twin = shutil.copytree(root, tmp_path / "here")
+    forked = subprocess.run(
+        [sys.executable, "-c", _BUILD, str(root), pg_db.url], capture_output=True, text=True, check=True
+    )
+    assert json.loads(forked.stdout.splitlines()[-1])["workers"] == prepare.workers()
+    monkeypatch.setattr(prepare, "FORK_MIN_BYTES", 1 << 62)  # this process: prepared in process
+    build_index(twin, store=open_store(twin, url=pg_db.url))
+    assert _pg_content(pg_db, "forked") == _pg_content(pg_db, "here")
 
 
 def test_a_small_fresh_build_forks_no_worker(tmp_path: Path):
@@ -181,18 +217,20 @@ def test_ctrl_c_during_a_build_with_workers_prints_one_line_and_ends_every_proce
 
 
 # In a new process: is a pool forked for a big job, with nothing else held,
-# then with the process holding a second thread or a socket (a database connection)?
+# then with the process holding a second thread or a socket (a database
+# connection), or a socket the store says its write lock holds idle?
 _FORKS = """
 import json, socket, sys, threading
 from repolens.index.prepare import forked_workers
 
-def forks():
-    with forked_workers(1 << 40) as pool:
+def forks(idle=()):
+    with forked_workers(1 << 40, idle) as pool:
         return pool is not None
 
 got = {"alone": forks()}
 with socket.socket() as conn:
     got["socket"] = forks()
+    got["idle socket"] = forks({conn.fileno()})
 stop = threading.Event()
 thread = threading.Thread(target=stop.wait)
 thread.start()
@@ -205,7 +243,7 @@ print(json.dumps(got))
 
 def test_workers_are_not_forked_by_a_process_holding_a_thread_or_a_connection():
     out = subprocess.run([sys.executable, "-c", _FORKS], capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout) == {"alone": True, "socket": False, "thread": False}
+    assert json.loads(out.stdout) == {"alone": True, "socket": False, "idle socket": True, "thread": False}
 
 
 def _cut(items: list, size: int) -> list[list]:

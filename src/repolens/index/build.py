@@ -282,7 +282,7 @@ def build_index(
             try:
                 # Every discovered file is to be read (but those a sibling gives):
                 # worker processes, when worth it, are forked now, before the writer opens.
-                with forked_workers(sum(src.size for src in found.files)) as workers:
+                with forked_workers(sum(src.size for src in found.files), store.lock_sockets()) as workers:
                     _sync(
                         store,
                         building,

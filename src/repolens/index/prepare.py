@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.chunking import Chunk, Symbol
@@ -119,21 +119,23 @@ def workers() -> int:
 
 
 @contextlib.contextmanager
-def forked_workers(expected_bytes: int) -> Iterator[ForkedPool | None]:
+def forked_workers(expected_bytes: int, idle_sockets: Collection[int] = ()) -> Iterator[ForkedPool | None]:
     """Worker processes forked now for a job of about ``expected_bytes``, or
     None when it is too small (below ``FORK_MIN_BYTES``), there is one core,
     or forking is not safe here.
 
     Call it before the store's writer opens: a fork copies the process as it
-    is, and a copy of a thread-holding lock or a database connection is
-    unsafe. So the workers are forked only on Linux, only while this process
-    has a single thread (of any kind: tantivy's are not Python's) and no
-    socket open (a PostgreSQL store holds its write lock on a connection; a
+    is, and a copy of a thread-holding lock or of a database connection in
+    use is unsafe. So the workers are forked only on Linux, only while this
+    process has a single thread (of any kind: tantivy's are not Python's)
+    and no socket open but ``idle_sockets`` (the store's write lock, see
+    :meth:`repolens.store.base.Store.lock_sockets`: a worker never touches
+    it and leaves with ``os._exit``, which closes nothing in its name; a
     local store's SQLite files are not open yet); otherwise the caller gets
     None and :func:`prepare_all` works as without it. On leaving, pending
     jobs are cancelled and the workers are joined.
     """
-    if expected_bytes < FORK_MIN_BYTES or workers() < 2 or not _safe_to_fork():
+    if expected_bytes < FORK_MIN_BYTES or workers() < 2 or not _safe_to_fork(idle_sockets):
         yield None
         return
     from repolens.index.forked import ForkedPool
@@ -145,8 +147,8 @@ def forked_workers(expected_bytes: int) -> Iterator[ForkedPool | None]:
         pool.close()
 
 
-def _safe_to_fork() -> bool:
-    """One thread and no socket in this process (read from /proc: Linux only)."""
+def _safe_to_fork(idle_sockets: Collection[int] = ()) -> bool:
+    """One thread and no socket but ``idle_sockets`` in this process (read from /proc: Linux only)."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -154,7 +156,7 @@ def _safe_to_fork() -> bool:
             return False
         for fd in os.listdir("/proc/self/fd"):
             with contextlib.suppress(OSError):  # the listing's own descriptor is gone
-                if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                if int(fd) not in idle_sockets and os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
                     return False
     except OSError:
         return False

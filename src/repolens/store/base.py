@@ -472,6 +472,12 @@ class Store(Protocol):
         """Be the one writer (see the module docstring); creates the store's home."""
         ...
 
+    def lock_sockets(self) -> frozenset[int]:
+        """The sockets the write lock holds open (a database connection): a
+        worker process forked while it is held inherits them and never uses
+        them (:func:`repolens.index.prepare.forked_workers`)."""
+        ...
+
     def generation_meta(self, generation: str) -> dict[str, str]:
         """A generation's meta without opening it for reading
         (``IndexCorruptError`` when it cannot be read)."""

@@ -83,6 +83,9 @@ class LocalStore:
     def write_lock(self, wait: float = 0.0) -> AbstractContextManager[None]:
         return self.layout.write_lock(wait=wait)
 
+    def lock_sockets(self) -> frozenset[int]:
+        return frozenset()  # the lock is a file's
+
     def generation_meta(self, generation: str) -> dict[str, str]:
         gen_dir = self._dir(generation)
         if (damage := damage_mark(gen_dir)) is not None:

@@ -14,7 +14,9 @@ own means:
 * **Batches** are transactions (:mod:`.writer`).
 * **One writer per repository**: a session advisory lock keyed by the
   repository, held by a connection of its own for the whole write; a
-  writer that dies drops its connection and with it the lock.
+  writer that dies drops its connection and with it the lock. The thread
+  holding it runs the store's own statements on it too (no pool, so no
+  threads: ``repolens index`` forks its workers as on the local store).
 * **Readers** read a replica when ``read_url`` names one (``Store.current``,
   the writer and remembered results use the primary); :meth:`PgStore.replica_lag`
   says when the replica is behind the last published index.
@@ -27,6 +29,7 @@ own means:
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -76,6 +79,8 @@ class PgStore:
         self.named_by = named_by  # what named the store (repolens.store.locate), for replies
         self.key_from = key_from  # what named the key ("" for the folder's name), for fixes
         self._checked: set[str] = set()
+        self._held: psycopg.Connection | None = None  # the write lock's connection, while held
+        self._holder = 0  # the thread holding it
 
     # -- where ---------------------------------------------------------------
     @property
@@ -130,7 +135,8 @@ class PgStore:
         one round trip: every search asks this (twice)."""
         import psycopg
 
-        with pooled(url, check=True) as conn:  # a search's first statement: see connect._check
+        # A search's first statement: its connection is checked (see connect._check).
+        with self._primary(check=True) if url == self.url else pooled(url, check=True) as conn:
             try:
                 version, gen, seq = conn.execute(
                     "SELECT (SELECT max(version) FROM repolens_schema), g.gen, g.seq FROM (SELECT 1) AS one"
@@ -172,7 +178,7 @@ class PgStore:
             " '0') FROM repos r JOIN generations g ON g.gen = r.current_gen WHERE r.key = %s"
         )
         try:
-            with pooled(self.url) as conn:
+            with self._primary() as conn:
                 primary = conn.execute(sql, (self.key,)).fetchone()
             with pooled(url) as conn:
                 replica = conn.execute(sql, (self.key,)).fetchone()
@@ -197,7 +203,7 @@ class PgStore:
 
     def generation_id(self, name: str) -> int | None:
         seq = _seq(name)
-        with pooled(self.url) as conn:
+        with self._primary() as conn:
             row = conn.execute(
                 "SELECT g.gen FROM generations g JOIN repos r ON r.id = g.repo_id"
                 " WHERE r.key = %s AND g.seq = %s",
@@ -218,7 +224,7 @@ class PgStore:
         build's parts takes a while) says ``building``, so the next run resumes
         it (nothing left to write) and publishes it, instead of starting over."""
         gen = self._require(generation)
-        with pooled(self.url) as conn:
+        with self._primary() as conn:
             meta = rows.read_meta(conn, gen)
             row = conn.execute("SELECT state FROM generations WHERE gen = %s", (gen,)).fetchone()
         if row and row[0] == "building" and meta.get("state") == "ready":
@@ -226,7 +232,7 @@ class PgStore:
         return meta
 
     def building(self) -> list[str]:
-        with pooled(self.url) as conn:
+        with self._primary() as conn:
             if schema.found_version(conn) is None:
                 return []
             found = conn.execute(
@@ -237,7 +243,7 @@ class PgStore:
         return [_name(r[0]) for r in found]
 
     def new_generation(self) -> str:
-        with pooled(self.url) as conn, conn.transaction():
+        with self._primary() as conn, conn.transaction():
             repo = self._repo_id(conn)
             row = conn.execute(
                 "INSERT INTO generations (repo_id, seq, state) SELECT %(r)s,"
@@ -264,9 +270,8 @@ class PgStore:
         point ``current`` at the generation and mark the one it replaces, in
         one transaction."""
         gen = self._require(generation)
-        conn = connect(self.url)
-        try:
-            with translate(self.url), conn.transaction():
+        with self._primary(write=True) as conn:
+            with conn.transaction():
                 conn.execute("SET LOCAL statement_timeout = 0")  # a big build joins millions of postings
                 packing.fold(conn, gen)
                 conn.execute("UPDATE generations SET state = 'ready' WHERE gen = %s", (gen,))
@@ -278,11 +283,8 @@ class PgStore:
                 conn.execute(
                     "UPDATE repos SET current_gen = %s, published_at = now() WHERE key = %s", (gen, self.key)
                 )
-            with translate(self.url):
-                for table in ("lex_blobs", "chunks", "files", "symbols", "history_postings", "history_files"):
-                    conn.execute(f"ANALYZE {table}")
-        finally:
-            conn.close()
+            for table in ("lex_blobs", "chunks", "files", "symbols", "history_postings", "history_files"):
+                conn.execute(f"ANALYZE {table}")
 
     def discard(self, generation: str) -> None:
         gen = self.generation_id(generation)
@@ -292,20 +294,16 @@ class PgStore:
     def _drop(self, gen: int) -> None:
         from repolens.store.postgres.dense import index_name
 
-        conn = connect(self.url)
-        try:
-            with translate(self.url), conn.transaction():
-                conn.execute(f"DROP INDEX IF EXISTS {index_name(gen)}")
-                for table in schema.GEN_TABLES:
-                    conn.execute(f"DELETE FROM {table} WHERE gen = %s", (gen,))
-                conn.execute("DELETE FROM generations WHERE gen = %s", (gen,))
-        finally:
-            conn.close()
+        with self._primary(write=True) as conn, conn.transaction():
+            conn.execute(f"DROP INDEX IF EXISTS {index_name(gen)}")
+            for table in schema.GEN_TABLES:
+                conn.execute(f"DELETE FROM {table} WHERE gen = %s", (gen,))
+            conn.execute("DELETE FROM generations WHERE gen = %s", (gen,))
 
     def drop_all(self) -> None:
         """Remove this repository from the database: every generation, its
         remembered results and its row (``repolens drop``; under the write lock)."""
-        with translate(self.url), pooled(self.url) as conn:
+        with self._primary() as conn:
             # Readers see "no index" from here on, not a generation being deleted.
             conn.execute("UPDATE repos SET current_gen = NULL WHERE key = %s", (self.key,))
             gens = conn.execute(
@@ -314,20 +312,16 @@ class PgStore:
             ).fetchall()
         for (gen,) in gens:
             self._drop(int(gen))
-        conn = connect(self.url)
-        try:
-            with translate(self.url), conn.transaction():
-                conn.execute(
-                    "DELETE FROM remembered WHERE repo_id = (SELECT id FROM repos WHERE key = %s)",
-                    (self.key,),
-                )
-                conn.execute("DELETE FROM repos WHERE key = %s", (self.key,))
-        finally:
-            conn.close()
+        with self._primary(write=True) as conn, conn.transaction():
+            conn.execute(
+                "DELETE FROM remembered WHERE repo_id = (SELECT id FROM repos WHERE key = %s)",
+                (self.key,),
+            )
+            conn.execute("DELETE FROM repos WHERE key = %s", (self.key,))
 
     def collect_garbage(self, keep: str | None = None) -> None:
         keep_gen = self.generation_id(keep) if keep is not None else None
-        with pooled(self.url) as conn:
+        with self._primary() as conn:
             found = conn.execute(
                 "SELECT g.gen FROM generations g JOIN repos r ON r.id = g.repo_id WHERE r.key = %s"
                 " AND g.gen IS DISTINCT FROM r.current_gen AND g.gen IS DISTINCT FROM %s"
@@ -345,7 +339,7 @@ class PgStore:
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
-        with pooled(self.url) as conn:
+        with self._primary() as conn:
             gens = rows.published_with(conn, meta, self.key)
             return dense.vectors_by_chunk_id(conn, gens, ids) if gens else {}
 
@@ -365,7 +359,7 @@ class PgStore:
                     "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, self.key)
                 ).fetchone()[0]:
                     if time.monotonic() >= deadline:
-                        holder = self._holder(conn)
+                        holder = self._holder_name(conn)
                         raise IndexLockedError(
                             f"another process{holder} is writing the index in {self.location}: "
                             "wait for it to finish and try again",
@@ -373,17 +367,48 @@ class PgStore:
                         )
                     time.sleep(0.1)
             held = True
+            self._held, self._holder = conn, threading.get_ident()
             yield
         finally:
             # Closing the connection releases the lock too, but only once the
             # server has seen the close: a writer that follows at once (the
             # next command of a script) would find it still held.
             if held:
+                self._held = None
                 with contextlib.suppress(Exception):
                     conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_CLASS, self.key))
             conn.close()
 
-    def _holder(self, conn: psycopg.Connection) -> str:
+    def lock_sockets(self) -> frozenset[int]:
+        """The write lock's connection, while held: a worker forked meanwhile
+        inherits it and never uses it (see :meth:`_primary`)."""
+        held = self._held
+        return frozenset({held.fileno()}) if held is not None else frozenset()
+
+    @contextlib.contextmanager
+    def _primary(self, *, write: bool = False, check: bool = False) -> Iterator[psycopg.Connection]:
+        """A connection to the primary for one call. The thread holding the
+        write lock is given the lock's own: an indexing process then opens
+        no pool (no threads, so its workers can be forked) and two
+        connections in all, this and its writer's. Another thread reads on
+        one from the pool (``check``: see :func:`pooled`) and writes on a
+        new one (the write timeout: see :func:`connect`)."""
+        held = self._held
+        if held is not None and self._holder == threading.get_ident():
+            with translate(self.url):
+                yield held
+        elif write:
+            conn = connect(self.url)
+            try:
+                with translate(self.url):
+                    yield conn
+            finally:
+                conn.close()
+        else:
+            with pooled(self.url, check=check) as conn:
+                yield conn
+
+    def _holder_name(self, conn: psycopg.Connection) -> str:
         row = conn.execute(
             "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
             " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = hashtext(%s)::oid"
