@@ -271,6 +271,14 @@ class PgStore:
         one transaction."""
         gen = self._require(generation)
         with self._primary(write=True) as conn:
+            # The planner must know the build's parts are there: with the
+            # statistics of a database that held only a small repository it
+            # took them for a row and read them all once per term. (Before the
+            # transaction: ANALYZE holds its lock to the end of it, and other
+            # repositories' publishes take the same lock.) Not the lists
+            # themselves: statistics of their elements serve no plan and cost
+            # most of an ANALYZE.
+            conn.execute("ANALYZE lex_blobs (gen, token, field, part)")
             with conn.transaction():
                 conn.execute("SET LOCAL statement_timeout = 0")  # a big build joins millions of postings
                 packing.fold(conn, gen)
@@ -283,7 +291,7 @@ class PgStore:
                 conn.execute(
                     "UPDATE repos SET current_gen = %s, published_at = now() WHERE key = %s", (gen, self.key)
                 )
-            for table in ("lex_blobs", "chunks", "files", "symbols", "history_postings", "history_files"):
+            for table in ("chunks", "files", "symbols", "history_postings (gen, term)", "history_files"):
                 conn.execute(f"ANALYZE {table}")
 
     def discard(self, generation: str) -> None:
