@@ -164,6 +164,8 @@ def test_lengths_are_coded_in_one_byte_exact_up_to_39():
 def test_tokens_split_on_ascii_whitespace_only():
     assert split_tokens(" a\tb\nc\r\fd  ") == ["a", "b", "c", "d"]
     assert split_tokens("a\u00a0b\x0bc") == ["a\u00a0b\x0bc"]
+    # ASCII, which str.split() would also split at \x0b and \x1c-\x1f
+    assert split_tokens("a\x0bb\x1cc\x1dd\x1ee\x1ff g") == ["a\x0bb\x1cc\x1dd\x1ee\x1ff", "g"]
 
 
 def test_the_reference_scores_plain_fields_without_an_index():

@@ -64,6 +64,8 @@ TEXT_FIELDS = ("path", "name", "sig", "body")
 _EXACT_CODES = 24
 # Tantivy's whitespace tokenizer splits on ASCII whitespace only (not U+000B).
 _ASCII_SPACE = re.compile(r"[ \t\n\f\r]+")
+# What str.split() also splits ASCII text at: without them it splits the same, in C (in about half the time).
+_OTHER_ASCII_SPACE = re.compile("[\x0b\x1c-\x1f]")
 
 
 def id_to_fieldnorm(code: int) -> int:
@@ -100,6 +102,8 @@ def term_score(tf: int, length: int, doc_freq: int, num_docs: int, avg_length: f
 
 def split_tokens(text: str) -> list[str]:
     """A field's tokens, split as the index's whitespace analyzer splits them."""
+    if text.isascii() and _OTHER_ASCII_SPACE.search(text) is None:
+        return text.split()
     return [t for t in _ASCII_SPACE.split(text) if t]
 
 

@@ -55,15 +55,17 @@ def int8_array(values: Sequence[int]) -> bytes:
     return _HEAD.pack(1, 0, _INT8, n, 1) + out
 
 
-def write_parts(conn: psycopg.Connection, gen: int, lists: Mapping[tuple[str, int], Sequence[int]]) -> None:
-    """Write a batch's lists (each ascending, its cids above every part
-    written before) as one part per (token, field), numbered by its first cid."""
+def write_parts(conn: psycopg.Connection, gen: int, lists: Sequence[Mapping[str, Sequence[int]]]) -> None:
+    """Write a batch's lists (by field, then token; each ascending, its cids
+    above every part written before) as one part per (token, field),
+    numbered by its first cid."""
     sql = "COPY lex_blobs (gen, token, field, part, postings) FROM STDIN (FORMAT BINARY)"
     with conn.cursor().copy(sql) as copy:
         # The postings go as bytes already in int8[]'s binary form; the server reads them as int8[].
         copy.set_types(["int8", "text", "int2", "int4", "bytea"])
-        for (token, field), values in lists.items():
-            copy.write_row((gen, token, field, values[0] >> 32, int8_array(values)))
+        for field, into in enumerate(lists):
+            for token, values in into.items():
+                copy.write_row((gen, token, field, values[0] >> 32, int8_array(values)))
 
 
 # A refresh's rows and deletions are folded into the lists once they touch

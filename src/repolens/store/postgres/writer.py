@@ -38,7 +38,7 @@ from repolens.store.base import (
 from repolens.store.chunk_rows import compress
 from repolens.store.postgres import history, packing, rows
 from repolens.store.postgres.connect import connect, translate
-from repolens.store.postgres.postings import SCORED, postings
+from repolens.store.postgres.postings import SCORED, add_postings, new_lists, postings
 
 if TYPE_CHECKING:
     from repolens.store.postgres.handle import StoreHandle
@@ -93,7 +93,7 @@ class PgWriter:
 
     def _reset_buffers(self) -> None:
         self._rows: dict[str, list[tuple]] = {table: [] for table in _COPY}
-        self._lists: dict[tuple[str, int], list[int]] = {}  # a build's postings by (token, field)
+        self._lists = new_lists()  # a build's postings of the batch, by field and token
         self._docs = 0
         self._totals = [0] * len(SCORED)
         with translate(self.store.url):
@@ -194,7 +194,7 @@ class PgWriter:
 
     def _flush(self) -> None:
         """Write the buffered rows of the open batch (COPY) and the statistics they move."""
-        if not any(self._rows.values()) and not self._lists:
+        if not any(self._rows.values()) and not any(self._lists):
             return
         with translate(self.store.url):
             self._write_buffered()
@@ -208,9 +208,9 @@ class PgWriter:
                     for row in buffered:
                         copy.write_row(row)
                 buffered.clear()
-        if self._lists:
+        if any(self._lists):
             packing.write_parts(self.conn, self.gen, self._lists)
-            self._lists = {}
+            self._lists = new_lists()
         cur.execute(
             "INSERT INTO lex_stats (gen, num_docs, totals) VALUES (%(g)s, %(n)s, %(t)s)"
             " ON CONFLICT (gen) DO UPDATE SET num_docs = lex_stats.num_docs + excluded.num_docs,"
@@ -247,16 +247,11 @@ class PgWriter:
         cids = list(range(self._next_cid, self._next_cid + len(chunks)))
         self._next_cid += len(chunks)
         kept = []
-        lists = self._lists
         for cid, c, doc in zip(cids, chunks, fields, strict=True):
-            found, lens = postings(cid, doc)
             if self._building:  # cids ascend, so each list does
-                for token, f, packed in found:
-                    if (values := lists.get((token, f))) is None:
-                        lists[token, f] = [packed]
-                    else:
-                        values.append(packed)
+                lens = add_postings(self._lists, cid, doc)
             else:
+                found, lens = postings(cid, doc)
                 self._rows["lex_postings"].extend((g, token, f, cid, packed) for token, f, packed in found)
             self._docs += 1
             self._totals = [a + b for a, b in zip(self._totals, lens, strict=True)]
