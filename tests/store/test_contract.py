@@ -487,6 +487,22 @@ def test_touched_and_skipped_files(store: Store, shop):
     assert shop.skipped_files() == {}
 
 
+def test_skipped_files_set_and_forgotten_within_a_batch_are_what_was_said_last(store: Store, shop):
+    again = SkippedFile("data/again.bin", "binary", 10, 1)
+    gone = SkippedFile("data/gone.txt", "empty", 0, 2)
+
+    def change(writer: IndexWriter) -> None:
+        writer.set_skipped(SkippedFile(again.path, "empty", 0, 1))
+        writer.set_skipped(gone)
+        writer.forget_skipped([again.path, gone.path])
+        writer.set_skipped(again)
+        assert writer.skipped_files() == {again.path: again}
+
+    refresh(store, change)
+    shop.refresh()
+    assert shop.skipped_files() == {again.path: again}
+
+
 def test_counters_move_with_content_and_with_vectors(store: Store, shop):
     def counters() -> tuple[int, int]:
         shop.refresh()

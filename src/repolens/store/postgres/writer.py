@@ -41,6 +41,8 @@ from repolens.store.postgres.connect import connect, translate
 from repolens.store.postgres.postings import SCORED, add_postings, new_lists, postings
 
 if TYPE_CHECKING:
+    import psycopg
+
     from repolens.store.postgres.handle import StoreHandle
 
 _COPY = {
@@ -94,6 +96,7 @@ class PgWriter:
     def _reset_buffers(self) -> None:
         self._rows: dict[str, list[tuple]] = {table: [] for table in _COPY}
         self._lists = new_lists()  # a build's postings of the batch, by field and token
+        self._skips: dict[str, SkippedFile] = {}  # skipped files of the batch, by path
         self._docs = 0
         self._totals = [0] * len(SCORED)
         with translate(self.store.url):
@@ -128,6 +131,7 @@ class PgWriter:
             return rows.files(self.conn, self.gen)
 
     def skipped_files(self) -> dict[str, SkippedFile]:
+        self._flush()
         with translate(self.store.url):
             return rows.skipped(self.conn, self.gen)
 
@@ -194,7 +198,7 @@ class PgWriter:
 
     def _flush(self) -> None:
         """Write the buffered rows of the open batch (COPY) and the statistics they move."""
-        if not any(self._rows.values()) and not any(self._lists):
+        if not any(self._rows.values()) and not any(self._lists) and not self._skips:
             return
         with translate(self.store.url):
             self._write_buffered()
@@ -211,6 +215,9 @@ class PgWriter:
         if any(self._lists):
             packing.write_parts(self.conn, self.gen, self._lists)
             self._lists = new_lists()
+        if self._skips:  # one round trip (a pipeline), not one per file: corpus-1m skips 1,301
+            self._write_skips(cur, self._skips.values())
+            self._skips = {}
         cur.execute(
             "INSERT INTO lex_stats (gen, num_docs, totals) VALUES (%(g)s, %(n)s, %(t)s)"
             " ON CONFLICT (gen) DO UPDATE SET num_docs = lex_stats.num_docs + excluded.num_docs,"
@@ -311,20 +318,27 @@ class PgWriter:
 
     def set_skipped(self, skip: SkippedFile) -> None:
         self._wrote.add("content")
+        if self._open:  # written with the batch's other rows
+            self._skips[skip.path] = skip
+            return
         with translate(self.store.url):
-            self.conn.execute(
-                "INSERT INTO skipped (gen, path, reason, size, mtime_ns) VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT (gen, path) DO UPDATE SET reason = excluded.reason, size = excluded.size,"
-                " mtime_ns = excluded.mtime_ns",
-                (self.gen, skip.path, skip.reason, skip.size, skip.mtime_ns),
-            )
+            self._write_skips(self.conn.cursor(), [skip])
+
+    def _write_skips(self, cur: psycopg.Cursor, skips: Iterable[SkippedFile]) -> None:
+        cur.executemany(
+            "INSERT INTO skipped (gen, path, reason, size, mtime_ns) VALUES (%s, %s, %s, %s, %s)"
+            " ON CONFLICT (gen, path) DO UPDATE SET reason = excluded.reason, size = excluded.size,"
+            " mtime_ns = excluded.mtime_ns",
+            [(self.gen, s.path, s.reason, s.size, s.mtime_ns) for s in skips],
+        )
 
     def forget_skipped(self, paths: Iterable[str]) -> None:
         self._wrote.add("content")
+        paths = list(paths)
+        for path in paths:  # forgotten after it was set: it is not written at all
+            self._skips.pop(path, None)
         with translate(self.store.url):
-            self.conn.execute(
-                "DELETE FROM skipped WHERE gen = %s AND path = ANY(%s)", (self.gen, list(paths))
-            )
+            self.conn.execute("DELETE FROM skipped WHERE gen = %s AND path = ANY(%s)", (self.gen, paths))
 
     # -- history: its own transaction, outside a batch ------------------------
     def history_state(self) -> HistoryState | None:
