@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repolens.errors import IndexBuildingError, IndexLockedError, UsageError
+from repolens.errors import UsageError
 from repolens.store import open_store, resolve_root
 
 # Each use case imports its own stack when it runs: a new process (``repolens
@@ -24,14 +24,13 @@ if TYPE_CHECKING:
     from repolens.branches.registry import Registry
     from repolens.index.build import IndexReport, ProgressFn
     from repolens.ops.status import IndexStatus
-    from repolens.reply.chunk import ChunkView
     from repolens.reply.focus import FocusResult
     from repolens.reply.history import HistoryReply
     from repolens.reply.modes import SearchReply
     from repolens.reply.snippet import Snippet
+    from repolens.reply.stored import ChunkView
     from repolens.search.symbols import SymbolMatches
-    from repolens.settings import Settings
-    from repolens.store.base import IndexReader, Store
+    from repolens.store.base import IndexReader
     from repolens.store.inventory import Dropped, Inventory
 
 
@@ -107,6 +106,7 @@ def search_code(
     hit contains each of these strings exactly; ``min_score``: hits scoring
     below it are dropped (a note says so when none is left).
     """
+    from repolens.index.ensure import published_reader
     from repolens.reply.modes import MODES, render_search
     from repolens.search.filters import make_filters
     from repolens.search.freshness import freshen_outcome
@@ -130,7 +130,7 @@ def search_code(
         check_budget(max_chars)
     store = open_store(root, index_dir)
     settings = load_settings(store.root, {"top_k": top_k, "max_chars": max_chars})
-    reader, indexed = _reader(store, settings, auto_index and query_id is None, progress)
+    reader, indexed = published_reader(store, settings, auto_index and query_id is None, progress)
     if query_id is None:
         assert query is not None
         outcome = search(reader, store.root, query, settings, filters, explain=explain)
@@ -144,38 +144,6 @@ def search_code(
     return reply
 
 
-def _reader(
-    store: Store, settings: Settings | None, auto_index: bool, progress: ProgressFn | None
-) -> tuple[IndexReader, IndexReport | None]:
-    """A reader of the store's published index; a repository that has none
-    is indexed first (``auto_index``, with the report of that build), else
-    refused with the store's fix. The published generation is asked once
-    (on PostgreSQL a round trip; every search starts here)."""
-    from repolens.settings import load_settings
-    from repolens.store.handles import readers
-
-    current = store.current()
-    if current is not None:
-        return readers.get(store, current), None
-    if not auto_index:
-        raise store.missing()
-    # A search that finds no index builds one; if another process (a watcher,
-    # an indexer beside a server) is building it, it waits for that a while.
-    settings = settings or load_settings(store.root)
-    try:
-        report = build_index(
-            store.root, store=store, settings=settings, progress=progress, lock_wait=settings.index_wait
-        )
-    except IndexLockedError as exc:  # another process is building it: say so, not "locked"
-        if store.current() is not None:
-            return readers.get(store), None
-        raise IndexBuildingError(
-            f"the index of {store.root} in {store.location} is still being built by another process"
-            f"{exc.holder}: it is answered from as soon as that build is published; try again shortly"
-        ) from None
-    return readers.get(store), report
-
-
 def open_index(
     root: str | Path | None,
     index_dir: str | Path | None = None,
@@ -184,7 +152,9 @@ def open_index(
     progress: ProgressFn | None = None,
 ) -> tuple[IndexReader, IndexReport | None]:
     """A reader of the current index of ``root`` (built first when missing and ``auto_index``)."""
-    return _reader(open_store(root, index_dir), None, auto_index, progress)
+    from repolens.index.ensure import published_reader
+
+    return published_reader(open_store(root, index_dir), None, auto_index, progress)
 
 
 def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:
@@ -249,7 +219,7 @@ def get_chunk(
     index_dir: str | Path | None = None,
     max_chars: int = 8000,
 ) -> ChunkView:
-    from repolens.reply.chunk import get_chunk as _get_chunk
+    from repolens.reply.stored import get_chunk as _get_chunk
 
     reader, _ = open_index(root, index_dir, auto_index=False)
     return _get_chunk(reader, chunk_id, max_chars=max_chars)
@@ -278,29 +248,6 @@ def drop_index(key: str, store: str | None = None) -> Dropped:
 
 # -- many repositories and branches (repolens.branches) -----------------------------
 
-# Hits searched per branch when compare_branches is given a query.
-COMPARE_HITS = 10
-
-
-def configured_roots(
-    config_file: str | Path | None = None, *, missing_ok: bool = False
-) -> tuple[dict[str, Path], Registry, dict[str, tuple[str, str]]]:
-    """The roots a command-line use case sees, the registry, and (with
-    ``missing_ok``) the configured roots whose folder is missing: the server
-    config's roots (``--config``, ``$REPOLENS_CONFIG``, ``./.repolens.toml``;
-    ``REPOLENS_ROOTS``), else the git worktrees of the current directory,
-    each ``<repository>@<branch>``."""
-    from repolens.branches.git import worktrees
-    from repolens.branches.registry import load_registry
-    from repolens.server.config import load_serve_config, name_for
-
-    config = load_serve_config(config_file=config_file, read_token=False, missing_ok=missing_ok)
-    roots = dict(config.roots)
-    if not roots and not config.missing and (trees := worktrees(resolve_root(None))):
-        name = name_for(trees[0][0])
-        roots = {f"{name}@{branch}": path for path, branch in trees}
-    return roots, load_registry(config.registry), config.missing
-
 
 def compare_branches(
     repo: str,
@@ -317,11 +264,7 @@ def compare_branches(
     """Compare two branches of ``repo`` (see :mod:`repolens.branches.compare`)
     on ``paths`` or on the files ``query`` finds in either. ``index_dir_of``
     gives a root key's index folder (None: the default)."""
-    from dataclasses import replace
-
-    from repolens.branches.compare import Comparison, merge_hits, pick_branches, statuses
-    from repolens.branches.compare import compare_paths as _compare_paths
-    from repolens.store.handles import readers
+    from repolens.branches.compare import COMPARE_HITS, compare_stores, pick_branches
     from repolens.validate import check_budget, check_query, check_subpath
 
     check_budget(max_chars)
@@ -340,31 +283,13 @@ def compare_branches(
     for store in stores:
         if store.current() is None:
             raise store.missing()
-    base_reader, head_reader = (
-        (readers.get(s) for s in stores) if head_key else (readers.get(stores[0]), None)
-    )
-    branch = [k.partition("@")[2] or k for k in keys]
-    result = Comparison(
-        name, branch[0], branch[1] if head_key else None, [], query or "", max_chars=max_chars
-    )
-    if query:
-        found = []
-        for side, key in zip(("base", "head"), keys, strict=False):
-            reply = search_code(
-                query,
-                roots[key],
-                index_dir=index_dir_of(key),
-                top_k=COMPARE_HITS,
-                mode="json",
-                auto_index=False,
-            )
-            found.append((side, reply.to_json().get("hits", [])))
-        by_file = merge_hits(found)
-        listed = statuses(base_reader, head_reader, list(by_file))
-        result.files = [replace(f, hits=tuple(by_file[f.path])) for f in listed]
-    else:
-        result.files, result.not_found, result.more = _compare_paths(base_reader, head_reader, clean)
-    return result
+
+    def hits(key: str) -> list[dict[str, Any]]:
+        options = {"index_dir": index_dir_of(key), "top_k": COMPARE_HITS, "mode": "json", "auto_index": False}
+        return search_code(query, roots[key], **options).to_json().get("hits", [])
+
+    found = [(side, hits(key)) for side, key in zip(("base", "head"), keys, strict=False)] if query else None
+    return compare_stores(name, keys, stores, clean, query or "", found, max_chars)
 
 
 def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult]:
@@ -373,8 +298,8 @@ def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult
     failed result, and the others are refreshed. Without a configured root,
     the git worktrees of the current directory. Errors of the configuration
     itself are raised before any root is touched."""
-    from repolens.branches.refresh import RefreshResult
-    from repolens.branches.refresh import refresh_all as _refresh_all
+    from repolens.branches.refresh import refresh_roots
+    from repolens.server.config import configured_roots
 
     roots, registry, missing = configured_roots(config_file, missing_ok=True)
     if not roots and not missing:
@@ -383,9 +308,7 @@ def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult
             "$REPOLENS_CONFIG or ./.repolens.toml), set REPOLENS_ROOTS=name=/path,..., "
             "or run it inside a git work tree (its worktrees are refreshed)"
         )
-    for name, (path, error) in missing.items():
-        yield RefreshResult(repo=name, root=path, error=error)
-    yield from _refresh_all(roots, registry)
+    yield from refresh_roots(roots, registry, missing)
 
 
 def search_history(

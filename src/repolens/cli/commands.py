@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from repolens import __version__
-from repolens.cli import emit as _emit
+from repolens.cli.output import emit as _emit
 from repolens.cli.reads import one_root, root_spelling, run_index, run_read, run_search, run_symbols
 from repolens.errors import RepolensError
 from repolens.reply.budget import READ_MAX_CHARS
@@ -465,8 +465,9 @@ def compare_cmd(
     """Which files differ between two branches of a repository: same, modified, only_head,
     only_base (or single_branch when it has one), by content hash."""
     from repolens import service
+    from repolens.server.config import configured_roots
 
-    roots, registry, _ = service.configured_roots(config_file)
+    roots, registry, _ = configured_roots(config_file)
     result = service.compare_branches(
         repo, roots, registry, base=base, head=head, paths=paths, query=query, max_chars=max_chars
     )

@@ -22,7 +22,7 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 
-from repolens.cli import echo, emit, progress
+from repolens.cli.output import echo, emit, progress
 from repolens.errors import RepolensError, UsageError
 from repolens.reply.budget import READ_MAX_CHARS
 

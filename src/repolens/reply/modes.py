@@ -1,6 +1,6 @@
 """A search outcome rendered in the mode asked for: ``packet`` (the evidence
 packet), ``files`` (the ranked file overview) or ``json`` (the packet's
-evidence and the overview, for programs; see :mod:`repolens.reply.json`).
+evidence and the overview, for programs; see :mod:`repolens.reply.json_reply`).
 
 Every mode ends with the search's ``query_id`` (in JSON, as a key), which
 re-renders the same outcome in another mode without searching again.
@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from repolens.reply.files import FileEntry, file_overview, ranked_files, render_files
-from repolens.reply.json import search_json
+from repolens.reply.json_reply import search_json
 from repolens.reply.packet import Packet, PacketOptions, render_packet
 from repolens.search.hits import SearchOutcome
 

@@ -463,7 +463,7 @@ def find_symbols(
 
     ``kind`` (one of :data:`repolens.roles.KINDS`), ``path`` (a
     file or folder, root-relative) and ``language`` (one of
-    :data:`repolens.chunk.languages.LANGUAGES`; aliases such as ``fn`` and
+    :data:`repolens.chunking.languages.LANGUAGES`; aliases such as ``fn`` and
     ``py`` too) narrow the lookup.
     At most ``limit`` matches (1-200) are returned, and ``render()`` never
     exceeds ``max_chars`` (200-1,000,000). Raises ``UsageError`` for an
