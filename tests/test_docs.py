@@ -12,8 +12,9 @@ a tool by one whose heading names it. An option counts only in the prose
 every command shares", and a tool's argument only in its tool's section, so
 a ``--limit`` said for one command does not document it for another. Everything is read from the
 code (click's commands, the recorded tool list, the settings dataclass, the
-config classes and string constants in the source), so a new option, tool,
-setting or variable fails here until the docs say what it does.
+config classes, the keys the config readers read and the string constants in
+the source), so a new option, tool, setting, key or variable fails here until
+the docs say what it does. The README's test command is the one `.ci/run` runs.
 """
 
 from __future__ import annotations
@@ -38,13 +39,20 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Linked from the docs and linking back: its links must resolve too.
 LINKED = [*DOCS, ROOT / "bench" / "README.md"]
 
-# The keys of config tables that no dataclass lists (each is read with
-# ``table.get(KEY)``): a server config's [roots] entries and [registry], and
-# [store] (in a repository's .repolens.toml or a server config).
-TABLE_KEYS = {
-    "[roots]": ("path", "store", "read_url"),
-    "[registry]": ("path",),
-    "[store]": ("url", "read_url", "key"),
+# The config tables no dataclass or constant lists: a server config's [roots]
+# entries and [registry], and [store] (a repository's .repolens.toml or a server
+# config). Each function that reads one, with the name it holds the table by and
+# the tables it may hold; the keys are what it reads of that name
+# (``table.get("url")``, ``entry["read_url"]``, ``"store" in entry``), so a key a
+# reader starts to read fails here until the docs name it beside its table.
+TABLE_READERS = {
+    ("store/__init__.py", "_config_url", "table"): ("[store]",),
+    ("store/__init__.py", "_choice", "table"): ("[store]",),
+    ("server/config.py", "_server_store", "table"): ("[store]",),
+    ("server/config.py", "_entry_store", "entry"): ("[store]", "[roots]"),  # the shared [store] or a root's
+    ("server/config.py", "load_serve_config", "entry"): ("[roots]",),
+    ("server/config.py", "_root_item", "raw"): ("[roots]",),
+    ("server/config.py", "registry_path", "table"): ("[registry]",),
 }
 # Config sections read into a dataclass: the class, and the prefix of each
 # field's environment variable (``REPOLENS_EMBED_MODEL_PATH`` sets ``model_path``).
@@ -113,6 +121,33 @@ def _commands() -> dict[str, click.Command]:
 
 def _modules() -> list[ast.Module]:
     return [ast.parse(path.read_text(encoding="utf-8")) for path in sorted(SRC.rglob("*.py"))]
+
+
+def _keys_read(module: str, function: str, name: str) -> set[str]:
+    """The string keys ``function`` of ``module`` reads of the dict it calls ``name``."""
+    tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
+    body = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function), None)
+    assert body is not None, f"no function {function} in {module}: update TABLE_READERS in {__file__}"
+
+    def holder(node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == name
+
+    def literal(node: ast.expr) -> str | None:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+    keys = set()
+    for node in ast.walk(body):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            key = literal(node.args[0]) if holder(node.func.value) and node.args else None
+        elif isinstance(node, ast.Subscript):
+            key = literal(node.slice) if holder(node.value) else None
+        elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In):
+            key = literal(node.left) if holder(node.comparators[0]) else None
+        else:
+            key = None
+        keys |= {key} if key else set()
+    assert keys, f"{function} in {module} reads no key of {name}: update TABLE_READERS in {__file__}"
+    return keys
 
 
 @cache
@@ -244,13 +279,17 @@ def test_every_key_of_embed_and_rerank_is_a_row_with_its_variable(section: str) 
 
 
 def test_every_serve_key_and_every_key_of_roots_store_and_registry_is_documented() -> None:
-    tables = {**TABLE_KEYS, "[serve]": tuple(_constant("SERVE_KEYS"))}  # type: ignore[arg-type]
+    """Each key on a line of the docs that names its table (one of them, for a
+    reader that may hold either)."""
+    serve = ("server/config.py", "SERVE_KEYS", "serve")
+    readers = {(serve, ("[serve]",)): set(_constant("SERVE_KEYS"))}  # type: ignore[arg-type]
+    readers |= {(reader, tables): _keys_read(*reader) for reader, tables in TABLE_READERS.items()}
     lines = _text().splitlines()
     missing = [
-        f"{table} {key}"
-        for table, keys in tables.items()
-        for key in keys
-        if not any(table in line and re.search(_word(key), line) for line in lines)
+        f"{'/'.join(tables)} {key} (read by {reader[-2]})"
+        for (reader, tables), keys in readers.items()
+        for key in sorted(keys)
+        if not any(re.search(_word(key), line) and any(t in line for t in tables) for line in lines)
     ]
     assert missing == []
 
@@ -289,3 +328,13 @@ def test_every_link_between_the_docs_leads_to_a_file_and_heading(doc: Path) -> N
             if anchor not in anchors:
                 broken.append(target)
     assert broken == [], f"{doc.relative_to(ROOT)}: links that lead nowhere: {broken}"
+
+
+def test_the_readme_runs_the_tests_as_ci_does() -> None:
+    """The README's second command is the one ``.ci/run`` runs on a clean checkout."""
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    ci = [line.strip() for line in script.splitlines() if "pytest" in line]
+    assert len(ci) == 1, f".ci/run runs the tests on {len(ci)} lines: update this test"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = [block.strip() for block in re.findall(r"```sh\n(.*?)```", readme, flags=re.S)]
+    assert ci[0] in blocks, "README.md does not show .ci/run's test command"
