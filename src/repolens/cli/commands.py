@@ -329,7 +329,7 @@ def test_cmd(
 @click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
 @click.pass_context
 def doctor_cmd(ctx: click.Context, root: str | None, index_dir: str | None, as_json: bool) -> None:
-    """Check each leg (index, lexical, dense, reranker) and say what to fix."""
+    """Check each leg (index, lexical, dense, reranker, history) and say what to fix."""
     from repolens.ops.doctor import diagnose
 
     result = diagnose(root, index_dir)
