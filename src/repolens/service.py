@@ -30,8 +30,11 @@ if TYPE_CHECKING:
     from repolens.reply.modes import SearchReply
     from repolens.reply.snippet import Snippet
     from repolens.reply.stored import ChunkView
-    from repolens.search.across import Target
+    from repolens.search.across import Answered, Target
+    from repolens.search.filters import Filters
+    from repolens.search.hits import SearchOutcome
     from repolens.search.symbols import SymbolMatches
+    from repolens.settings import Settings
     from repolens.store.base import IndexReader
     from repolens.store.inventory import Dropped, Inventory
 
@@ -219,15 +222,8 @@ def search_across(
     repository that cannot answer (no index yet, one being built, a failing
     store) is named in a note and the others answer; ``NotFoundError`` when
     none can. Not remembered: such a reply has no ``query_id``."""
-    from repolens.index.ensure import published_reader
-    from repolens.reply.modes import MODES, render_search
-    from repolens.search.across import ask_each, failed_notes, grouped_notes, merge_hits
+    from repolens.reply.modes import MODES
     from repolens.search.filters import make_filters
-    from repolens.search.freshness import freshen_outcome
-    from repolens.search.hits import SearchOutcome
-    from repolens.search.query import parse_query
-    from repolens.search.ranking import search
-    from repolens.settings import Settings, load_settings
     from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
 
     if mode not in MODES:
@@ -246,17 +242,75 @@ def search_across(
         check_budget(max_chars)
     if not targets:
         raise UsageError("name at least one repository to search")
-    overrides = {"top_k": top_k, "max_chars": max_chars}
+    answers, notes = ask_across(
+        query, targets, filters, {"top_k": top_k, "max_chars": max_chars}, explain=explain
+    )
+    return reply_across(query, answers, filters, mode, notes=notes, explain=explain)
+
+
+def ask_across(
+    query: str,
+    targets: Sequence[Target],
+    filters: Filters,
+    overrides: Mapping[str, Any],
+    *,
+    explain: bool = False,
+) -> tuple[list[Answered[tuple[SearchOutcome, Settings]]], list[str]]:
+    """The first half of :func:`search_across`: every repository searched as
+    alone (its settings with ``overrides``), its cited files checked; of
+    more than ``FULL_SEARCHES``, those whose index holds most of the
+    question (:func:`repolens.search.across.choose`), with a note saying so."""
+    from repolens.index.ensure import published_reader
+    from repolens.search.across import FULL_SEARCHES, Answered, ask_each, choose
+    from repolens.search.freshness import freshen_outcome
+    from repolens.search.query import parse_query
+    from repolens.search.ranking import search
+    from repolens.settings import load_settings
+
+    def reader_of(target: Target) -> tuple[IndexReader, Settings]:
+        store = open_store(target.root, target.index_dir)
+        settings = load_settings(store.root, dict(overrides))
+        return published_reader(store, settings, False, None)[0], settings
 
     def ask(target: Target) -> tuple[SearchOutcome, Settings]:
-        store = open_store(target.root, target.index_dir)
-        settings = load_settings(store.root, overrides)
-        reader, _ = published_reader(store, settings, False, None)
-        outcome = search(reader, store.root, query, settings, filters, explain=explain)
-        freshen_outcome(store.root, reader, outcome, settings)
+        reader, settings = reader_of(target)
+        outcome = search(reader, target.root, query, settings, filters, explain=explain)
+        freshen_outcome(target.root, reader, outcome, settings)
         return outcome, settings
 
-    answers = ask_each(targets, ask)
+    if len(targets) <= FULL_SEARCHES:
+        return ask_each(targets, ask), []
+    parsed = parse_query(query)
+    tokens = list(dict.fromkeys(t.token for t in parsed.terms))
+    probes = ask_each(targets, lambda target: reader_of(target)[0].held_terms(tokens))
+    held = {a.target.key: a.value for a in probes if a.value is not None}
+    chosen = set(choose(held, parsed, FULL_SEARCHES))
+    failed: list[Answered[tuple[SearchOutcome, Settings]]] = [
+        Answered(a.target, error=a.error) for a in probes if a.error
+    ]
+    note = (
+        f"{len(targets)} repositories asked: the {len(chosen)} whose indexes hold most of the question's "
+        "words were searched in full"
+    )
+    return failed + ask_each([t for t in targets if t.key in chosen], ask), [note]
+
+
+def reply_across(
+    query: str,
+    answers: Sequence[Answered[tuple[SearchOutcome, Settings]]],
+    filters: Filters,
+    mode: str,
+    *,
+    notes: Sequence[str] = (),
+    explain: bool = False,
+) -> SearchReply:
+    """The second half of :func:`search_across`: the answers merged and
+    rendered, ``notes`` (from :func:`ask_across`) first."""
+    from repolens.reply.modes import render_search
+    from repolens.search.across import failed_notes, grouped_notes, merge_hits
+    from repolens.search.hits import SearchOutcome
+    from repolens.search.query import parse_query
+
     answered = [(a.target.key, a.value) for a in answers if a.value is not None]
     if not answered:
         raise NotFoundError(
@@ -264,10 +318,15 @@ def search_across(
             fix="index them (repolens index, or refresh --all) and ask again",
         )
     settings = answered[0][1][1]  # the reply's budget and top_k: as the first repository's settings say
-    notes = failed_notes(answers) + grouped_notes([(key, outcome.notes) for key, (outcome, _) in answered])
+    notes = [
+        *notes,
+        *failed_notes(answers),
+        *grouped_notes([(key, outcome.notes) for key, (outcome, _) in answered]),
+    ]
     limit = max(settings.top_k * 4, 20)
-    hits = merge_hits([(key, outcome.hits) for key, (outcome, _) in answered], limit)
-    merged = SearchOutcome(parse_query(query, weighted=settings.query_weights), hits, notes, filters)
+    parsed = parse_query(query, weighted=settings.query_weights)
+    hits = merge_hits([(key, outcome.hits) for key, (outcome, _) in answered], limit, parsed)
+    merged = SearchOutcome(parsed, hits, notes, filters)
     return render_search(merged, None, mode, settings, explain=explain)
 
 

@@ -193,3 +193,30 @@ def test_each_repository_is_asked_on_its_own_thread_every_time(tmp_path: Path):
     second = ask_each(targets, lambda t: threading.get_ident())
     assert [a.value for a in first] == [a.value for a in second]
     assert len({a.value for a in first}) > 1  # (and several run at once)
+
+
+def test_of_many_repositories_those_holding_most_of_the_question_are_searched_in_full(three, monkeypatch):
+    from repolens.search import across
+
+    monkeypatch.setattr(across, "FULL_SEARCHES", 2)  # three repositories are "many"
+    (reply,) = _calls(three, [("search_code", {"query": QUESTION, "repo": "*"})])
+    text = _text(reply)
+    assert "3 repositories asked: the 2 whose indexes hold most of the question's words" in text
+    assert {c.split(":")[0] for c in _cited(text)} == {"billing", "web"}
+
+
+def test_choose_weighs_a_word_by_how_few_repositories_hold_it():
+    from repolens.search.across import choose
+    from repolens.search.query import parse_query
+
+    query = parse_query("parse the session cookie header")
+    held = {
+        "a": frozenset({"pars", "header"}),  # common words: every repository holds them
+        "b": frozenset({"pars", "header", "cooki"}),
+        "c": frozenset({"pars", "header", "session"}),
+        "d": frozenset({"pars"}),
+    }
+    tokens = {t.token for t in query.terms}
+    assert {"pars", "cooki", "session", "header"} <= tokens, tokens
+    assert choose(held, query, 2) == ["b", "c"]
+    assert choose(held, query, 9) == ["a", "b", "c", "d"]  # in the order given

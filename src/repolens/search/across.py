@@ -16,10 +16,16 @@ of the question and of features of each candidate (how many of the
 question's terms its file and chunk cover, whether it defines a named
 identifier, its role, its legs' ranks), which does not depend on which
 repository asked. :func:`cross_score` puts every hit back on that scale
-(the spread over files included), and the merged order sorts by it; the
-tuned ranking's scores are taken as they are (the log, so the same
-arithmetic holds). ``bench/cross_repo.py`` measures how well this ranks a
-question's own repository first among 20 and more others.
+(the spread over files included); the tuned ranking's scores are taken as
+they are (the log, so the same arithmetic holds). Alone, that puts a
+question's own repository first among 38 for 0.62 of the mined questions
+(each repository's shown score, best = 1 in each: 0.07). What the model
+never had to learn is which repository a question is about: a word rare
+in one repository (so weighty in its BM25) may be common in the others.
+So the merge adds the question's *coverage*, with each term weighted by an
+IDF over the repositories asked (:func:`coverage`): how much of the
+question a repository's best evidence holds, and how much the hit's file
+holds (0.79 first). ``bench/cross_repo.py`` measures it.
 
 Hits are relabelled ``key:path`` (``app@main:src/x.py``), so every block,
 marker and pointer of the reply names its repository, and
@@ -31,7 +37,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,6 +45,8 @@ from typing import Generic, TypeVar
 
 from repolens.errors import RepolensError
 from repolens.search.hits import Hit
+from repolens.search.query import ParsedQuery
+from repolens.tokens import terms_in
 
 log = logging.getLogger("repolens")
 
@@ -48,6 +56,22 @@ log = logging.getLogger("repolens")
 ACROSS_THREADS = 4
 # The separator between a repository's key and a path in a label.
 LABEL_SEP = ":"
+# A repository's coverage of the question (see coverage) counts as
+# COVERAGE_WEIGHT * log(coverage) in the order across repositories, from its
+# first EVIDENCE_HITS hits, and the hit's file's as FILE_COVERAGE_WEIGHT *
+# log(coverage); a coverage under MIN_COVERAGE counts as that. The weights
+# were chosen on questions mined from the training repositories, never the
+# development set's (bench/cross_repo.py on bench/mine_questions.py's set;
+# docs/benchmarks.md#across-repositories): with neither, 0.62 of the
+# questions have their own repository first among 38; with these, 0.79.
+COVERAGE_WEIGHT = 8.0
+FILE_COVERAGE_WEIGHT = 4.0
+# A search of more repositories than this asks each first which of the
+# question's terms its index holds (one look-up), and searches in full only
+# the FULL_SEARCHES that hold most of the question (see choose).
+FULL_SEARCHES = 16
+EVIDENCE_HITS = 10
+MIN_COVERAGE = 0.01
 
 T = TypeVar("T")
 
@@ -148,11 +172,83 @@ def cross_score(hit: Hit) -> float:
     return float(learned) + math.log(max(spread, 1e-300))
 
 
-def merge_hits(per_repo: Sequence[tuple[str, Sequence[Hit]]], limit: int) -> list[Hit]:
+def _mass(query: ParsedQuery, held: Mapping[str, frozenset[str]]) -> dict[str, float]:
+    """Each query term's weight: the query's, times an IDF over the
+    repositories of ``held`` (key -> the terms it holds): a word every
+    repository holds says nothing about which one the question is about; a
+    name only one holds says much."""
+    weights: dict[str, float] = {}
+    for term in query.terms:
+        weights[term.token] = max(weights.get(term.token, 0.0), term.weight)
+    n = len(held)
+    return {t: w * math.log(1 + n / (1 + sum(t in f for f in held.values()))) for t, w in weights.items()}
+
+
+def choose(held: Mapping[str, frozenset[str]], query: ParsedQuery, keep: int) -> list[str]:
+    """The ``keep`` repositories of ``held`` (key -> the question's terms its
+    index holds anywhere) that hold most of the question's weight
+    (:func:`_mass`), in ``held``'s order: those a search of many
+    repositories searches in full."""
+    mass = _mass(query, held)
+    weight = {key: sum(mass[t] for t in terms if t in mass) for key, terms in held.items()}
+    best = sorted(held, key=lambda key: -weight[key])[:keep]
+    return [key for key in held if key in best]
+
+
+def _term_mass(
+    per_repo: Sequence[tuple[str, Sequence[Hit]]], query: ParsedQuery
+) -> tuple[dict[str, float], dict[tuple[str, str], frozenset[str]], dict[str, frozenset[str]]]:
+    """:func:`_mass` over what each repository's first :data:`EVIDENCE_HITS`
+    hits hold; the terms each (repository, file) of the hits holds, and each
+    repository's first hits."""
+    wanted = frozenset(t.token for t in query.terms)
+    files: dict[tuple[str, str], frozenset[str]] = {}
+    held: dict[str, frozenset[str]] = {}
+    for key, hits in per_repo:
+        held[key] = frozenset()
+        for i, h in enumerate(hits):
+            found = terms_in(h.chunk.text, wanted)
+            spot = (key, h.chunk.path)
+            files[spot] = files.get(spot, frozenset()) | found
+            if i < EVIDENCE_HITS:
+                held[key] |= found
+    return _mass(query, held), files, held
+
+
+def coverage(per_repo: Sequence[tuple[str, Sequence[Hit]]], query: ParsedQuery) -> dict[str, float]:
+    """Per repository, the share of the question's term mass (see
+    :func:`_term_mass`) its best evidence (its first :data:`EVIDENCE_HITS`
+    hits) holds."""
+    mass, _, held = _term_mass(per_repo, query)
+    total = sum(mass.values()) or 1.0
+    return {key: sum(mass[t] for t in held.get(key, ())) / total if mass else 1.0 for key, _ in per_repo}
+
+
+def merge_hits(per_repo: Sequence[tuple[str, Sequence[Hit]]], limit: int, query: ParsedQuery) -> list[Hit]:
     """The hits of every repository (key, hits in its own order), ranked
-    together by :func:`cross_score` and relabelled ``key:path``; each score
-    shown becomes ``exp`` of the margin to the best (1 for the best)."""
-    scored = [(cross_score(h), key, h) for key, hits in per_repo for h in hits]
+    together by :func:`cross_score` plus :data:`COVERAGE_WEIGHT` times the
+    log of the repository's :func:`coverage` of the question (and
+    :data:`FILE_COVERAGE_WEIGHT` times that of the hit's file), and
+    relabelled ``key:path``; each score shown becomes ``exp`` of the margin
+    to the best (1 for the best)."""
+    share = coverage(per_repo, query)
+    mass, files, _ = _term_mass(per_repo, query)
+    total = sum(mass.values()) or 1.0
+
+    def file_share(key: str, path: str) -> float:
+        return sum(mass[t] for t in files[(key, path)]) / total if mass else 1.0
+
+    scored = [
+        (
+            cross_score(h)
+            + COVERAGE_WEIGHT * math.log(max(share[key], MIN_COVERAGE))
+            + FILE_COVERAGE_WEIGHT * math.log(max(file_share(key, h.chunk.path), MIN_COVERAGE)),
+            key,
+            h,
+        )
+        for key, hits in per_repo
+        for h in hits
+    ]
     scored.sort(key=lambda item: (-item[0], item[1], item[2].chunk.path, item[2].chunk.start_line))
     best = scored[0][0] if scored else 0.0
     out = []
