@@ -21,7 +21,8 @@ repositories are ordered; ``learned``: the engine's, by the learned model's
 own score, :func:`repolens.search.across.cross_score`; ``relative``: by each
 repository's shown score, best = 1 in each, the naive merge the engine does
 not do, measured to show why; ``coverage=R/F``: the engine's with other
-weights of the repository's and the file's coverage of the question):
+weights of the repository's and the file's coverage of the question; a
+name ending ``-history``: without the history's commits in the coverage):
 
 * own-first: the first cited file is the question's own repository's;
 * Acc@1 / Acc@5 / Line@5 across, beside the same alone (another
@@ -43,6 +44,7 @@ import statistics
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import devset
@@ -201,9 +203,15 @@ def main() -> None:
             answers, notes = service.ask_across(q[inp], [mine, *others], Filters(), {})
             asked = (time.perf_counter() - start) * 1000
             for name in merges:
-                with merge(name):
+                given = answers
+                if name.endswith("-history"):  # the same without the history's commits in the coverage
+                    given = [
+                        replace(a, value=a.value._replace(history=frozenset())) if a.value else a
+                        for a in answers
+                    ]
+                with merge(name.removesuffix("-history")):
                     start = time.perf_counter()
-                    reply = service.reply_across(q[inp], answers, Filters(), "packet", notes=notes)
+                    reply = service.reply_across(q[inp], given, Filters(), "packet", notes=notes)
                     took = asked + (time.perf_counter() - start) * 1000
                 answer, first = across_answer(reply, own, took)
                 row[name] = {**score(answer, q), "own_first": float(first), "notes": list(reply.notes)}

@@ -30,9 +30,8 @@ if TYPE_CHECKING:
     from repolens.reply.modes import SearchReply
     from repolens.reply.snippet import Snippet
     from repolens.reply.stored import ChunkView
-    from repolens.search.across import Answered, Target
+    from repolens.search.across import Answered, Asked, Target
     from repolens.search.filters import Filters
-    from repolens.search.hits import SearchOutcome
     from repolens.search.symbols import SymbolMatches
     from repolens.settings import Settings
     from repolens.store.base import IndexReader
@@ -255,13 +254,13 @@ def ask_across(
     overrides: Mapping[str, Any],
     *,
     explain: bool = False,
-) -> tuple[list[Answered[tuple[SearchOutcome, Settings]]], list[str]]:
+) -> tuple[list[Answered[Asked]], list[str]]:
     """The first half of :func:`search_across`: every repository searched as
     alone (its settings with ``overrides``), its cited files checked; of
     more than ``FULL_SEARCHES``, those whose index holds most of the
     question (:func:`repolens.search.across.choose`), with a note saying so."""
     from repolens.index.ensure import published_reader
-    from repolens.search.across import FULL_SEARCHES, Answered, ask_each, choose
+    from repolens.search.across import FULL_SEARCHES, Answered, Asked, ask_each, choose, history_terms
     from repolens.search.freshness import freshen_outcome
     from repolens.search.query import parse_query
     from repolens.search.ranking import search
@@ -272,11 +271,11 @@ def ask_across(
         settings = load_settings(store.root, dict(overrides))
         return published_reader(store, settings, False, None)[0], settings
 
-    def ask(target: Target) -> tuple[SearchOutcome, Settings]:
+    def ask(target: Target) -> Asked:
         reader, settings = reader_of(target)
         outcome = search(reader, target.root, query, settings, filters, explain=explain)
         freshen_outcome(target.root, reader, outcome, settings)
-        return outcome, settings
+        return Asked(outcome, settings, history_terms(reader, outcome.query))
 
     if len(targets) <= FULL_SEARCHES:
         return ask_each(targets, ask), []
@@ -285,9 +284,7 @@ def ask_across(
     probes = ask_each(targets, lambda target: reader_of(target)[0].held_terms(tokens))
     held = {a.target.key: a.value for a in probes if a.value is not None}
     chosen = set(choose(held, parsed, FULL_SEARCHES))
-    failed: list[Answered[tuple[SearchOutcome, Settings]]] = [
-        Answered(a.target, error=a.error) for a in probes if a.error
-    ]
+    failed: list[Answered[Asked]] = [Answered(a.target, error=a.error) for a in probes if a.error]
     note = (
         f"{len(targets)} repositories asked: the {len(chosen)} whose indexes hold most of the question's "
         "words were searched in full"
@@ -297,7 +294,7 @@ def ask_across(
 
 def reply_across(
     query: str,
-    answers: Sequence[Answered[tuple[SearchOutcome, Settings]]],
+    answers: Sequence[Answered[Asked]],
     filters: Filters,
     mode: str,
     *,
@@ -317,15 +314,16 @@ def reply_across(
             "no repository could answer: " + "; ".join(failed_notes(answers)),
             fix="index them (repolens index, or refresh --all) and ask again",
         )
-    settings = answered[0][1][1]  # the reply's budget and top_k: as the first repository's settings say
+    settings = answered[0][1].settings  # the reply's budget and top_k: as the first repository's settings say
     notes = [
         *notes,
         *failed_notes(answers),
-        *grouped_notes([(key, outcome.notes) for key, (outcome, _) in answered]),
+        *grouped_notes([(key, asked.outcome.notes) for key, asked in answered]),
     ]
     limit = max(settings.top_k * 4, 20)
     parsed = parse_query(query, weighted=settings.query_weights)
-    hits = merge_hits([(key, outcome.hits) for key, (outcome, _) in answered], limit, parsed)
+    history = {key: asked.history for key, asked in answered}
+    hits = merge_hits([(key, asked.outcome.hits) for key, asked in answered], limit, parsed, history)
     merged = SearchOutcome(parsed, hits, notes, filters)
     return render_search(merged, None, mode, settings, explain=explain)
 

@@ -41,12 +41,16 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from repolens.errors import RepolensError
-from repolens.search.hits import Hit
+from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import ParsedQuery
 from repolens.tokens import terms_in
+
+if TYPE_CHECKING:
+    from repolens.settings import Settings
+    from repolens.store.base import IndexReader
 
 log = logging.getLogger("repolens")
 
@@ -70,6 +74,8 @@ FILE_COVERAGE_WEIGHT = 4.0
 # question's terms its index holds (one look-up), and searches in full only
 # the FULL_SEARCHES that hold most of the question (see choose).
 FULL_SEARCHES = 16
+# The commits of a repository's history whose subjects count in its coverage (0: none).
+HISTORY_EVIDENCE = 10
 EVIDENCE_HITS = 10
 MIN_COVERAGE = 0.01
 
@@ -84,6 +90,28 @@ class Target:
     key: str
     root: Path
     index_dir: Path | None = None
+
+
+class Asked(NamedTuple):
+    """One repository's search, for the merge: the outcome, the settings it
+    ran with, and the question's terms its history's best commits hold."""
+
+    outcome: SearchOutcome
+    settings: Settings
+    history: frozenset[str] = frozenset()
+
+
+def history_terms(reader: IndexReader, query: ParsedQuery) -> frozenset[str]:
+    """The question's terms held by the subjects of the :data:`HISTORY_EVIDENCE`
+    commits of ``reader``'s history most like it: what a repository's past
+    says of a question (a commit message is often asked of the repository
+    whose history holds its like)."""
+    if HISTORY_EVIDENCE <= 0 or reader.history_state() is None:
+        return frozenset()
+    found = reader.history_search(query.weighted(), HISTORY_EVIDENCE)
+    commits = reader.history_commits([cid for cid, _ in found])
+    wanted = frozenset(t.token for t in query.terms)
+    return frozenset().union(*(terms_in(c.subject, wanted) for c in commits.values()))
 
 
 @dataclass(frozen=True)
@@ -196,7 +224,9 @@ def choose(held: Mapping[str, frozenset[str]], query: ParsedQuery, keep: int) ->
 
 
 def _term_mass(
-    per_repo: Sequence[tuple[str, Sequence[Hit]]], query: ParsedQuery
+    per_repo: Sequence[tuple[str, Sequence[Hit]]],
+    query: ParsedQuery,
+    history: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[dict[str, float], dict[tuple[str, str], frozenset[str]], dict[str, frozenset[str]]]:
     """:func:`_mass` over what each repository's first :data:`EVIDENCE_HITS`
     hits hold; the terms each (repository, file) of the hits holds, and each
@@ -205,7 +235,7 @@ def _term_mass(
     files: dict[tuple[str, str], frozenset[str]] = {}
     held: dict[str, frozenset[str]] = {}
     for key, hits in per_repo:
-        held[key] = frozenset()
+        held[key] = (history or {}).get(key, frozenset())
         for i, h in enumerate(hits):
             found = terms_in(h.chunk.text, wanted)
             spot = (key, h.chunk.path)
@@ -215,24 +245,33 @@ def _term_mass(
     return _mass(query, held), files, held
 
 
-def coverage(per_repo: Sequence[tuple[str, Sequence[Hit]]], query: ParsedQuery) -> dict[str, float]:
+def coverage(
+    per_repo: Sequence[tuple[str, Sequence[Hit]]],
+    query: ParsedQuery,
+    history: Mapping[str, frozenset[str]] | None = None,
+) -> dict[str, float]:
     """Per repository, the share of the question's term mass (see
     :func:`_term_mass`) its best evidence (its first :data:`EVIDENCE_HITS`
     hits) holds."""
-    mass, _, held = _term_mass(per_repo, query)
+    mass, _, held = _term_mass(per_repo, query, history)
     total = sum(mass.values()) or 1.0
     return {key: sum(mass[t] for t in held.get(key, ())) / total if mass else 1.0 for key, _ in per_repo}
 
 
-def merge_hits(per_repo: Sequence[tuple[str, Sequence[Hit]]], limit: int, query: ParsedQuery) -> list[Hit]:
+def merge_hits(
+    per_repo: Sequence[tuple[str, Sequence[Hit]]],
+    limit: int,
+    query: ParsedQuery,
+    history: Mapping[str, frozenset[str]] | None = None,
+) -> list[Hit]:
     """The hits of every repository (key, hits in its own order), ranked
     together by :func:`cross_score` plus :data:`COVERAGE_WEIGHT` times the
     log of the repository's :func:`coverage` of the question (and
     :data:`FILE_COVERAGE_WEIGHT` times that of the hit's file), and
     relabelled ``key:path``; each score shown becomes ``exp`` of the margin
     to the best (1 for the best)."""
-    share = coverage(per_repo, query)
-    mass, files, _ = _term_mass(per_repo, query)
+    share = coverage(per_repo, query, history)
+    mass, files, _ = _term_mass(per_repo, query, history)
     total = sum(mass.values()) or 1.0
 
     def file_share(key: str, path: str) -> float:
