@@ -52,6 +52,7 @@ from devset_metrics import Answer, Hit, line_ranges, score, summarize
 from repolens import service
 from repolens.chunking.dispatch import chunking_config
 from repolens.errors import RepolensError
+from repolens.reply.modes import SearchReply
 from repolens.settings import ENV_PREFIX, Settings, load_settings
 from repolens.store.handles import readers
 from repolens.store.versions import format_versions
@@ -238,7 +239,11 @@ def repolens_answer(text: str, root: Path, index_dir: Path, top_k: int | None, w
         service.search_code(text, root, index_dir=index_dir, top_k=top_k, auto_index=False)
     start = time.perf_counter()
     reply = service.search_code(text, root, index_dir=index_dir, top_k=top_k, auto_index=False)
-    latency = (time.perf_counter() - start) * 1000
+    return reply_answer(reply, (time.perf_counter() - start) * 1000)
+
+
+def reply_answer(reply: SearchReply, latency: float) -> Answer:
+    """A packet reply as the metrics read it: its blocks, then its pointers."""
     packet = reply.packet.to_json()
     hits = [
         Hit(h["path"], ((h["start_line"], h["end_line"]),), line_ranges(shown_numbers(h["text"])))

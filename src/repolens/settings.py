@@ -2,7 +2,7 @@
 
 The config file is ``.repolens.toml`` at the repository root (optional), with
 keys at top level or under ``[repolens]``. Environment variables are
-``REPOLENS_<KEY>`` in upper case. Every key is listed in the README table;
+``REPOLENS_<KEY>`` in upper case. Every key is listed in docs/configuration.md;
 :class:`Settings` below is the single source of truth for names, types and
 defaults, ``_BOUNDS``/``_FLOAT_BOUNDS``/``_CHOICES`` for what each accepts.
 Every value of every section goes through one coercer (:func:`coerce`);
@@ -40,7 +40,7 @@ ENV_PREFIX = "REPOLENS_"
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting: its name, type and default (the README table lists each one)."""
+    """Every setting: its name, type and default (docs/configuration.md lists each one)."""
 
     # discovery
     max_file_bytes: int = 1_048_576

@@ -426,6 +426,15 @@ def test_terms_with_a_prefix_are_the_indexed_tokens_shortest_first(store: Store,
     assert shop.terms_with_prefix("additem", 10) == ["additem", "additems"]
 
 
+def test_held_terms_are_the_asked_tokens_some_chunk_holds(store: Store, shop):
+    asked = ["cart", "payinvoice", "zebra", "checkout", "additems", ""]
+    assert shop.held_terms(asked) == {"cart", "payinvoice", "checkout"}
+    assert shop.held_terms([]) == frozenset()
+    refresh(store, lambda w: add(w, CARTS))  # rows written since the build count too
+    shop.refresh()
+    assert shop.held_terms(asked) == {"cart", "payinvoice", "checkout", "additems"}
+
+
 # -- batches and counters ------------------------------------------------------------------
 
 

@@ -24,7 +24,7 @@ QUERY_ECHO_CHARS = 200
 
 def search_json(
     query: str,
-    query_id: str,
+    query_id: str | None,
     packet: Packet | None,
     files: list[FileEntry] | None,
     notes: tuple[str, ...],

@@ -45,6 +45,8 @@ class Hit:
             steps.append(f"-> rerank vote {f['vote']:.3g}")
         if "spread" in f:
             steps.append(f"x spread {f['spread']:.2f} ({_ordinal(int(f.get('nth', 0)))} in its file)")
+        if "across" in f:  # a search of several repositories: the score they are ranked by
+            steps.append(f"-> across {f['across']:.3g}")
         line = f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
         return f"{line}; history: {f['history']}" if f.get("history") else line
 

@@ -237,6 +237,13 @@ class IndexReader(Protocol):
         all deleted may still be listed until the store purges it."""
         ...
 
+    def held_terms(self, tokens: Sequence[str]) -> frozenset[str]:
+        """The ones of ``tokens`` some chunk holds in a scored field: what a
+        search of several repositories asks each first, cheaply, to choose
+        the ones to search in full (:mod:`repolens.search.across`). As for
+        :meth:`terms_with_prefix`, a deleted chunk's may count until purged."""
+        ...
+
     # -- vectors (meaningful when meta has ``embed_identity``) -------------
     def vector_count(self) -> int: ...
 

@@ -347,6 +347,11 @@ class LexicalIndex:
     def doc_freq(self, field: str, token: str) -> int:
         return self.index.searcher().doc_freq(field, token)
 
+    def held_terms(self, tokens: Sequence[str]) -> frozenset[str]:
+        """See :meth:`repolens.store.base.IndexReader.held_terms`."""
+        searcher = self.index.searcher()
+        return frozenset(t for t in tokens if any(searcher.doc_freq(field, t) for field in TEXT_FIELDS))
+
     def terms_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """See :meth:`repolens.store.base.IndexReader.terms_with_prefix`."""
         if not prefix or limit <= 0:

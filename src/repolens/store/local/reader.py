@@ -137,6 +137,9 @@ class LocalReader(Generation):
     def terms_with_prefix(self, prefix: str, limit: int) -> list[str]:
         return self.lex.terms_with_prefix(prefix, limit)
 
+    def held_terms(self, tokens: Sequence[str]) -> frozenset[str]:
+        return self.lex.held_terms(tokens)
+
     # -- vectors (numpy, usearch: loaded only for indexes with vectors) -----
     def vector_count(self) -> int:
         """Counted once per ``vectors_version``: count(*) reads every row (~30 ms at 100k)."""

@@ -145,6 +145,19 @@ SELECT token FROM lex_postings WHERE gen = %(g)s AND token >= %(lo)s AND token <
 """
 
 
+HELD_TERMS = """
+SELECT token FROM lex_blobs WHERE gen = %(g)s AND token = ANY(%(t)s) AND field < %(f)s
+UNION
+SELECT token FROM lex_postings WHERE gen = %(g)s AND token = ANY(%(t)s) AND field < %(f)s
+"""
+
+
+def held_terms(conn: psycopg.Connection, gen: int, tokens: Sequence[str]) -> frozenset[str]:
+    """See :meth:`repolens.store.base.IndexReader.held_terms`: one statement."""
+    params = {"g": gen, "t": list(dict.fromkeys(tokens)), "f": len(TEXT_FIELDS)}
+    return frozenset(row[0] for row in conn.execute(HELD_TERMS, params))
+
+
 def terms_with_prefix(conn: psycopg.Connection, gen: int, prefix: str, limit: int) -> list[str]:
     """See :meth:`repolens.store.base.IndexReader.terms_with_prefix`."""
     params = {"g": gen, "lo": prefix, "hi": prefix + "\U0010ffff", "f": len(TEXT_FIELDS)}

@@ -190,6 +190,12 @@ class PgReader:
         with self._conn() as conn:
             return lexical.terms_with_prefix(conn, self.gen, prefix, limit)
 
+    def held_terms(self, tokens: Sequence[str]) -> frozenset[str]:
+        if not tokens:
+            return frozenset()
+        with self._conn() as conn:
+            return lexical.held_terms(conn, self.gen, tokens)
+
     # -- vectors ---------------------------------------------------------
     def vector_count(self) -> int:
         with self._conn() as conn:

@@ -1,0 +1,298 @@
+"""One question asked of several repositories: concurrent, bounded, and
+ranked across them.
+
+Each repository is searched as it would be alone (its own index, settings
+and legs), on a thread of a small pool that keeps its readers open between
+calls: a repository always goes to the same thread (by its key), so each
+holds one reader, not one per thread. A repository that fails (no index yet,
+one being built, a damaged one, a store that does not answer) becomes one
+line naming it, and the others answer.
+
+**Scores across repositories.** A repository's scores are relative to its
+own best hit (the learned ranking's are ``exp`` of the margin to that best,
+:func:`repolens.search.learned.positive`), so they cannot be merged as
+they are. What compares is the model's own score before that: a function
+of the question and of features of each candidate (how many of the
+question's terms its file and chunk cover, whether it defines a named
+identifier, its role, its legs' ranks), which does not depend on which
+repository asked. :func:`cross_score` puts every hit back on that scale
+(the spread over files included); the tuned ranking's scores are taken as
+they are (the log, so the same arithmetic holds). Alone, that puts a
+question's own repository first among 38 for 0.62 of the mined questions
+(each repository's shown score, best = 1 in each: 0.07). What the model
+never had to learn is which repository a question is about: a word rare
+in one repository (so weighty in its BM25) may be common in the others.
+So the merge adds the question's *coverage*, with each term weighted by an
+IDF over the repositories asked (:func:`coverage`): how much of the
+question a repository's best evidence holds, and how much the hit's file
+holds (0.79 first). ``bench/cross_repo.py`` measures it.
+
+Hits are relabelled ``key:path`` (``app@main:src/x.py``), so every block,
+marker and pointer of the reply names its repository, and
+``read_snippet app@main:src/x.py 3 9`` reads it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
+
+from repolens.errors import RepolensError
+from repolens.search.hits import Hit, SearchOutcome
+from repolens.search.query import ParsedQuery
+from repolens.tokens import terms_in
+
+if TYPE_CHECKING:
+    from repolens.settings import Settings
+    from repolens.store.base import IndexReader
+
+log = logging.getLogger("repolens")
+
+# Threads that search repositories at once (per process): enough to overlap a
+# store's I/O, few enough that a question over hundreds of repositories
+# cannot take every core or every database connection (a pool holds 8).
+ACROSS_THREADS = 4
+# The separator between a repository's key and a path in a label.
+LABEL_SEP = ":"
+# A repository's coverage of the question (see coverage) counts as
+# COVERAGE_WEIGHT * log(coverage) in the order across repositories, from its
+# first EVIDENCE_HITS hits, and the hit's file's as FILE_COVERAGE_WEIGHT *
+# log(coverage); a coverage under MIN_COVERAGE counts as that. The weights
+# were chosen on questions mined from the training repositories, never the
+# development set's (bench/cross_repo.py on bench/mine_questions.py's set;
+# docs/benchmarks.md#across-repositories): with neither, 0.62 of the
+# questions have their own repository first among 38; with these, 0.79.
+COVERAGE_WEIGHT = 8.0
+FILE_COVERAGE_WEIGHT = 4.0
+# A search of more repositories than this asks each first which of the
+# question's terms its index holds (one look-up), and searches in full only
+# the FULL_SEARCHES that hold most of the question (see choose).
+FULL_SEARCHES = 16
+# The commits of a repository's history whose subjects count in its coverage (0: none).
+HISTORY_EVIDENCE = 10
+EVIDENCE_HITS = 10
+MIN_COVERAGE = 0.01
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One repository (a served root) to ask: its key (``name`` or
+    ``name@branch``), folder and index folder (None: the default)."""
+
+    key: str
+    root: Path
+    index_dir: Path | None = None
+
+
+class Asked(NamedTuple):
+    """One repository's search, for the merge: the outcome, the settings it
+    ran with, and the question's terms its history's best commits hold."""
+
+    outcome: SearchOutcome
+    settings: Settings
+    history: frozenset[str] = frozenset()
+
+
+def history_terms(reader: IndexReader, query: ParsedQuery) -> frozenset[str]:
+    """The question's terms held by the subjects of the :data:`HISTORY_EVIDENCE`
+    commits of ``reader``'s history most like it: what a repository's past
+    says of a question (a commit message is often asked of the repository
+    whose history holds its like)."""
+    if HISTORY_EVIDENCE <= 0 or reader.history_state() is None:
+        return frozenset()
+    found = reader.history_search(query.weighted(), HISTORY_EVIDENCE)
+    commits = reader.history_commits([cid for cid, _ in found])
+    wanted = frozenset(t.token for t in query.terms)
+    return frozenset().union(*(terms_in(c.subject, wanted) for c in commits.values()))
+
+
+@dataclass(frozen=True)
+class Answered(Generic[T]):
+    """What one repository answered (``value``), or why it did not (``error``)."""
+
+    target: Target
+    value: T | None = None
+    error: str = ""
+
+
+def label(key: str, path: str) -> str:
+    """``app@main:src/x.py``: a path as a reply over several repositories names it."""
+    return f"{key}{LABEL_SEP}{path}"
+
+
+class _Pool:
+    """Single-thread executors, one chosen per repository key: a repository
+    is always read on the same thread, so its reader (one per thread,
+    :mod:`repolens.store.handles`) is opened once and kept."""
+
+    def __init__(self, threads: int) -> None:
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._executors: list[ThreadPoolExecutor] = []
+
+    def submit(self, key: str, fn: Callable[[], T]) -> Future[T]:
+        with self._lock:
+            if not self._executors:
+                self._executors = [
+                    ThreadPoolExecutor(1, thread_name_prefix=f"repolens-across-{i}")
+                    for i in range(self._threads)
+                ]
+            # A stable choice (not hash(), which varies per process): the same key, the same thread.
+            index = sum(key.encode()) % self._threads
+            return self._executors[index].submit(fn)
+
+
+_pool = _Pool(ACROSS_THREADS)
+
+
+def ask_each(targets: Sequence[Target], ask: Callable[[Target], T]) -> list[Answered[T]]:
+    """``ask(target)`` for every target, at most :data:`ACROSS_THREADS` at
+    once, in ``targets``' order. A ``RepolensError`` is that repository's
+    one-line error; anything else is a bug, logged with its traceback and
+    named as one (the other repositories still answer)."""
+    futures = [(t, _pool.submit(t.key, lambda t=t: ask(t))) for t in targets]
+    out: list[Answered[T]] = []
+    for target, future in futures:
+        try:
+            out.append(Answered(target, future.result()))
+        except RepolensError as exc:
+            out.append(Answered(target, error=str(exc).split("\n", 1)[0]))
+        except Exception as exc:  # a bug in one repository's search must not lose the others' answers
+            log.exception("search of %s failed", target.key)
+            out.append(Answered(target, error=f"unexpected {type(exc).__name__}: {exc} (a bug; see the log)"))
+    return out
+
+
+def failed_notes(answers: Sequence[Answered[object]]) -> list[str]:
+    """One note per repository that did not answer."""
+    return [f"{a.target.key} did not answer: {a.error}" for a in answers if a.error]
+
+
+def grouped_notes(per_repo: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """Each repository's notes, one line per distinct note naming every
+    repository it is about (``a, b: vectors not computed ...``), not the same
+    line once per repository."""
+    keys: dict[str, list[str]] = {}
+    for key, notes in per_repo:
+        for note in notes:
+            keys.setdefault(note, []).append(key)
+    return [f"{', '.join(names)}: {note}" for note, names in keys.items()]
+
+
+def cross_score(hit: Hit) -> float:
+    """``hit``'s score on a scale shared by every repository (see the module
+    docstring): the learned model's own score, less what the spread over
+    files took; a tuned score's log."""
+    score = max(hit.score, 1e-300)
+    learned = hit.factors.get("learned")
+    if learned is None:
+        return math.log(score)
+    relevance = hit.relevance  # exp(learned - best), before the spread
+    spread = score / relevance if relevance > 0 else 1.0
+    return float(learned) + math.log(max(spread, 1e-300))
+
+
+def _mass(query: ParsedQuery, held: Mapping[str, frozenset[str]]) -> dict[str, float]:
+    """Each query term's weight: the query's, times an IDF over the
+    repositories of ``held`` (key -> the terms it holds): a word every
+    repository holds says nothing about which one the question is about; a
+    name only one holds says much."""
+    weights: dict[str, float] = {}
+    for term in query.terms:
+        weights[term.token] = max(weights.get(term.token, 0.0), term.weight)
+    n = len(held)
+    return {t: w * math.log(1 + n / (1 + sum(t in f for f in held.values()))) for t, w in weights.items()}
+
+
+def choose(held: Mapping[str, frozenset[str]], query: ParsedQuery, keep: int) -> list[str]:
+    """The ``keep`` repositories of ``held`` (key -> the question's terms its
+    index holds anywhere) that hold most of the question's weight
+    (:func:`_mass`), in ``held``'s order: those a search of many
+    repositories searches in full."""
+    mass = _mass(query, held)
+    weight = {key: sum(mass[t] for t in terms if t in mass) for key, terms in held.items()}
+    best = sorted(held, key=lambda key: -weight[key])[:keep]
+    return [key for key in held if key in best]
+
+
+def _term_mass(
+    per_repo: Sequence[tuple[str, Sequence[Hit]]],
+    query: ParsedQuery,
+    history: Mapping[str, frozenset[str]] | None = None,
+) -> tuple[dict[str, float], dict[tuple[str, str], frozenset[str]], dict[str, frozenset[str]]]:
+    """:func:`_mass` over what each repository's first :data:`EVIDENCE_HITS`
+    hits hold; the terms each (repository, file) of the hits holds, and each
+    repository's first hits."""
+    wanted = frozenset(t.token for t in query.terms)
+    files: dict[tuple[str, str], frozenset[str]] = {}
+    held: dict[str, frozenset[str]] = {}
+    for key, hits in per_repo:
+        held[key] = (history or {}).get(key, frozenset())
+        for i, h in enumerate(hits):
+            found = terms_in(h.chunk.text, wanted)
+            spot = (key, h.chunk.path)
+            files[spot] = files.get(spot, frozenset()) | found
+            if i < EVIDENCE_HITS:
+                held[key] |= found
+    return _mass(query, held), files, held
+
+
+def coverage(
+    per_repo: Sequence[tuple[str, Sequence[Hit]]],
+    query: ParsedQuery,
+    history: Mapping[str, frozenset[str]] | None = None,
+) -> dict[str, float]:
+    """Per repository, the share of the question's term mass (see
+    :func:`_term_mass`) its best evidence (its first :data:`EVIDENCE_HITS`
+    hits) holds."""
+    mass, _, held = _term_mass(per_repo, query, history)
+    total = sum(mass.values()) or 1.0
+    return {key: sum(mass[t] for t in held.get(key, ())) / total if mass else 1.0 for key, _ in per_repo}
+
+
+def merge_hits(
+    per_repo: Sequence[tuple[str, Sequence[Hit]]],
+    limit: int,
+    query: ParsedQuery,
+    history: Mapping[str, frozenset[str]] | None = None,
+) -> list[Hit]:
+    """The hits of every repository (key, hits in its own order), ranked
+    together by :func:`cross_score` plus :data:`COVERAGE_WEIGHT` times the
+    log of the repository's :func:`coverage` of the question (and
+    :data:`FILE_COVERAGE_WEIGHT` times that of the hit's file), and
+    relabelled ``key:path``; each score shown becomes ``exp`` of the margin
+    to the best (1 for the best)."""
+    share = coverage(per_repo, query, history)
+    mass, files, _ = _term_mass(per_repo, query, history)
+    total = sum(mass.values()) or 1.0
+
+    def file_share(key: str, path: str) -> float:
+        return sum(mass[t] for t in files[(key, path)]) / total if mass else 1.0
+
+    scored = [
+        (
+            cross_score(h)
+            + COVERAGE_WEIGHT * math.log(max(share[key], MIN_COVERAGE))
+            + FILE_COVERAGE_WEIGHT * math.log(max(file_share(key, h.chunk.path), MIN_COVERAGE)),
+            key,
+            h,
+        )
+        for key, hits in per_repo
+        for h in hits
+    ]
+    scored.sort(key=lambda item: (-item[0], item[1], item[2].chunk.path, item[2].chunk.start_line))
+    best = scored[0][0] if scored else 0.0
+    out = []
+    for cross, key, hit in scored[:limit]:
+        chunk = replace(hit.chunk, path=label(key, hit.chunk.path))
+        factors = {**hit.factors, "across": cross}
+        out.append(replace(hit, chunk=chunk, score=math.exp(cross - best), factors=factors))
+    return out
