@@ -51,12 +51,21 @@ def print_stages(stages: list[tuple[str, dict]]) -> None:
     for n, st in stages:
         size = st["size"]
         top = ", ".join(f"{t} {v['total'] / 1e9:.2f}" for t, v in list(size["tables"].items())[:5])
-        per_m = size["bytes"] / 1e6 / (size["lines"] / 1e6)
-        rows.append([n, f"{size['bytes'] / 1e9:.2f}", f"{size['lines']:,}", f"{per_m:.0f}",
+        per_m = database_bytes(size) / 1e6 / (size["lines"] / 1e6)
+        rows.append([n, f"{database_bytes(size) / 1e9:.2f}", f"{size['lines']:,}", f"{per_m:.0f}",
                      f"{size['files']:,}", f"{size['chunks']:,}", top])  # fmt: skip
     table(
         ["indexes", "database GB", "lines", "MB per million lines", "files", "chunks", "largest (GB)"], rows
     )
+
+
+def database_bytes(size: dict) -> int:
+    """The database's size over an empty one's. The first stages recorded
+    lost it (the indexed source's bytes, also called ``bytes``, overwrote
+    it): their tables' total stands in, within the catalogs' few MB."""
+    if "database_bytes" in size:
+        return size["database_bytes"]
+    return sum(t["total"] for t in size["tables"].values())
 
 
 def label(sql: str) -> str:

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
-from org_report import SIDES, print_report
+from org_report import SIDES, database_bytes, print_report
 from pg_perf import BENCH_SETTINGS, SHARED, TESTS, pct
 
 REPO = Path(__file__).resolve().parents[1]
@@ -508,8 +508,9 @@ def sizes(url: str) -> dict:
         tables = {name: {"heap": heap, "indexes": idx, "toast": total - heap - idx, "total": total}
                   for name, heap, idx, total in conn.execute(TABLE_SIZES)}  # fmt: skip
     meta = indexed_meta(url)
-    totals = {k: sum(m.get(k, 0) for m in meta.values()) for k in ("lines", "files", "chunks", "bytes")}
-    return {"vacuum_s": vacuum_s, "bytes": db - empty, "tables": tables, "indexes": len(meta), **totals}
+    totals = {k: sum(m.get(k, 0) for m in meta.values()) for k in ("lines", "files", "chunks")}
+    return {"vacuum_s": vacuum_s, "database_bytes": db - empty, "tables": tables, "indexes": len(meta),
+            "source_bytes": sum(m.get("bytes", 0) for m in meta.values()), **totals}  # fmt: skip
 
 
 def measure(urls: Mapping[str, str], order: Sequence[Checkout], probes: Sequence[Checkout],
@@ -521,7 +522,7 @@ def measure(urls: Mapping[str, str], order: Sequence[Checkout], probes: Sequence
     stage_roots = [c for c in order if c.name in have]
     out: dict = {"at": time.strftime("%Y-%m-%d %H:%M"), "load_before": os.getloadavg()}
     out["size"] = sizes(urls["org"])
-    log(f"measuring at {len(have)} indexes ({out['size']['bytes'] / 1e9:.2f} GB)")
+    log(f"measuring at {len(have)} indexes ({database_bytes(out['size']) / 1e9:.2f} GB)")
     times = in_process(asks, urls, rounds)
     out["in_process"] = {side: summary(times[side]) for side in urls}
     asked = [a for a in asks for _ in range(rounds)]  # the question of each timing
@@ -553,7 +554,14 @@ def commit_of(repo: Path) -> str:
     return head.stdout.strip() + (" (src modified)" if dirty.stdout.strip() else "")
 
 
+def stopped(signum: int, frame: object) -> None:
+    raise SystemExit(f"stopped by signal {signum}")
+
+
 def run(args: argparse.Namespace) -> None:
+    # Run in the background, SIGINT is ignored: SIGTERM stops the build under
+    # way and the server, as Ctrl-C does (the run resumes where it was).
+    signal.signal(signal.SIGTERM, stopped)
     data: Path = args.data
     data.mkdir(parents=True, exist_ok=True)
     found = {c.name: c for c in checkouts_in(args.checkouts)}
