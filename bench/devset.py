@@ -50,11 +50,11 @@ from pathlib import Path
 import repolens
 from devset_metrics import Answer, Hit, line_ranges, score, summarize
 from repolens import service
-from repolens.chunk import chunking_config
+from repolens.chunking.dispatch import chunking_config
 from repolens.errors import RepolensError
 from repolens.settings import ENV_PREFIX, Settings, load_settings
-from repolens.store import format_versions
 from repolens.store.handles import readers
+from repolens.store.versions import format_versions
 from repolens.tokens import STOPWORDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

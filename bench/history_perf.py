@@ -51,9 +51,10 @@ from repolens.history.sync import sync_history
 from repolens.search.history_leg import vote_files
 from repolens.search.query import parse_query
 from repolens.settings import load_settings
-from repolens.store import format_versions, open_store
+from repolens.store import open_store
 from repolens.store.base import IndexReader, IndexWriter, Store
 from repolens.store.handles import readers
+from repolens.store.versions import format_versions
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -40,7 +40,7 @@ from devset import (
     table,
 )
 from repolens import service
-from repolens.reply.json import QUERY_ECHO_CHARS
+from repolens.reply.json_reply import QUERY_ECHO_CHARS
 from repolens.reply.modes import SearchReply
 from repolens.settings import load_settings
 from repolens.store.handles import readers

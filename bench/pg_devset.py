@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from devset import DATA_FILES, checkout_name, ensure_index, identity_key, index_identity, repolens_answer
 from devset_metrics import score
-from repolens.chunk import Symbol
+from repolens.chunking import Symbol
 from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.base import Store

@@ -27,7 +27,7 @@ HEAVY = (
     "onnxruntime",
     "pathspec",
     "pydantic",
-    "repolens.chunk.dispatch",
+    "repolens.chunking.dispatch",
     "repolens.index.build",
     "repolens.models.rerank",
     "repolens.server",
@@ -60,7 +60,7 @@ CLASSES_MARK = "--dataclasses--"
 
 # The write path: the store's writer and lock, removing folders, the chunk packer.
 _WRITES = ("repolens.store.local.writer", "fcntl", "shutil", "tempfile")
-_WRITES += ("repolens.chunk.pack", "repolens.chunk.text")
+_WRITES += ("repolens.chunking.pack", "repolens.chunking.text")
 # What each command an agent runs per question leaves out besides HEAVY: click
 # (the quick path of repolens.cli.reads), the write path, what the others need.
 # hashlib loads OpenSSL; the read path's one hash, blake2b, needs it not
@@ -129,9 +129,9 @@ def test_read_commands_load_no_heavy_module(indexed_sample: tuple[Path, Path], c
 # NamedTuples (never changed) or plain slotted classes (changed as they are
 # filled in). These are the ones left: Chunk, Hit and Packet by design
 # (STYLE.md), and Settings (read as class attributes). ChunkedFile, what a
-# chunker makes, waits in repolens.chunk.chunker until a file is re-chunked.
+# chunker makes, waits in repolens.chunking.chunker until a file is re-chunked.
 SEARCH_DATACLASSES = {
-    "repolens.chunk.Chunk",
+    "repolens.chunking.Chunk",
     "repolens.reply.packet.Packet",
     "repolens.search.hits.Hit",
     "repolens.settings.Settings",

@@ -127,14 +127,15 @@ def test_repolens_processes_use_the_postgresql_store_compose_starts():
 
 
 def test_every_variable_deploy_sets_for_repolens_is_documented():
-    """Each variable a repolens process gets (compose, systemd) is in the README:
-    REPOLENS_* in the settings tables, libpq's in the PostgreSQL section."""
-    readme = (SRC.parents[1] / "README.md").read_text()
+    """Each variable a repolens process gets (compose, systemd) is in the docs:
+    REPOLENS_* in the configuration reference, libpq's in the PostgreSQL section."""
+    docs = [SRC.parents[1] / "README.md", *(SRC.parents[1] / "docs").glob("*.md")]
+    readme = "\n".join(doc.read_text() for doc in docs)
     services = _compose()["services"]
     given = {key for name in ("server", "indexer") for key in services[name]["environment"]}
     given |= set(_unit_environment("repolens-refresh.service"))
     for name in sorted(given - {"REPOLENS_REFRESH_SECONDS"}):  # the indexer loop's own knob
-        assert f"`{name}`" in readme, f"{name} is set by deploy/ but not documented in README.md"
+        assert f"`{name}`" in readme, f"{name} is set by deploy/ but not documented in README.md or docs/"
 
 
 def test_config_files_use_known_keys():
@@ -147,12 +148,12 @@ def test_config_files_use_known_keys():
 
 
 def _readme_install_commands() -> list[list[str]]:
-    """The argument lists of the README's install block for the systemd units
-    (the ``sh`` block of "Deploying a server"), split at ``&&``."""
-    readme = (SRC.parents[1] / "README.md").read_text()
-    section = readme.split("### Deploying a server", 1)[1].split("\n## ", 1)[0]
+    """The argument lists of the docs' install block for the systemd units
+    (the ``sh`` block of "Deploying a server" in docs/serving.md), split at ``&&``."""
+    serving = (SRC.parents[1] / "docs" / "serving.md").read_text()
+    section = serving.split("## Deploying a server", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```sh\n(.*?)```", section, flags=re.S)
-    assert block is not None, "README's deployment section shows no install commands"
+    assert block is not None, "the deployment section of docs/serving.md shows no install commands"
     commands: list[list[str]] = []
     for line in block.group(1).splitlines():
         words = shlex.split(line, comments=True)
@@ -176,8 +177,8 @@ def _copied(commands: list[list[str]]) -> dict[str, str]:
 
 
 def test_the_readme_installs_the_program_user_and_files_the_systemd_unit_uses():
-    """What `repolens-refresh.service` needs exists after the README's steps:
-    the program of ExecStart (in the virtual environment the README makes, with
+    """What `repolens-refresh.service` needs exists after the docs' steps:
+    the program of ExecStart (in the virtual environment the docs make, with
     the postgres extra, since the unit's store is PostgreSQL), its User and
     Group (one `useradd` makes both, with the home ~/.pgpass lives in), the
     config file and the registry it names, and both units."""

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from repolens.errors import ConfigError, EmbedderError, RerankerError
+from repolens.models.embed_config import load_embed_config
 from repolens.models.factory import EmbedConfig
 from repolens.models.rerank import RerankConfig
 from repolens.server.config import load_serve_config
-from repolens.settings import CONFIG_FILE, coerce, load_embed_config, load_settings
+from repolens.settings import CONFIG_FILE, coerce, load_settings
 
 
 @pytest.mark.parametrize(

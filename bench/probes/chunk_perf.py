@@ -54,8 +54,8 @@ def main() -> None:
     args = ap.parse_args()
     print("$ python " + " ".join(sys.argv))
 
-    from repolens.chunk import chunk_file
-    from repolens.chunk.languages import language_for
+    from repolens.chunking.dispatch import chunk_file
+    from repolens.chunking.languages import language_for
     from repolens.discover import LoadedText, discover, load_text
 
     corpus = args.corpus.resolve()

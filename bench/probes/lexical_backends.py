@@ -25,7 +25,7 @@ from pathlib import Path
 
 import tantivy
 
-from repolens.chunk.text import WindowChunker
+from repolens.chunking.text import WindowChunker
 from repolens.search.query import parse_query
 from repolens.tokens import tokenize, tokenize_path
 

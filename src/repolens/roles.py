@@ -235,6 +235,9 @@ def path_role(path: str) -> PathRole:
     Cached: a pure function of the string, so the cache is never stale.
     """
     parts = PurePosixPath(path).parts
+    if parts and ":" in parts[0]:  # labelled with its repository (app@main:tests/x.py): the path's role
+        head = parts[0].split(":", 1)[1]
+        parts = ((head,) if head else ()) + parts[1:]
     if not parts:
         return "source"
     dirs = [p.lower() for p in parts[:-1]]

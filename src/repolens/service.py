@@ -9,10 +9,11 @@ a value whose ``render()``/``text`` is what the user sees.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repolens.errors import IndexBuildingError, IndexLockedError, UsageError
+from repolens.errors import NotFoundError, RepolensError, RootError, UsageError
 from repolens.store import open_store, resolve_root
 
 # Each use case imports its own stack when it runs: a new process (``repolens
@@ -24,14 +25,14 @@ if TYPE_CHECKING:
     from repolens.branches.registry import Registry
     from repolens.index.build import IndexReport, ProgressFn
     from repolens.ops.status import IndexStatus
-    from repolens.reply.chunk import ChunkView
     from repolens.reply.focus import FocusResult
-    from repolens.reply.history import HistoryReply
+    from repolens.reply.history import HistoryEntry, HistoryReply
     from repolens.reply.modes import SearchReply
     from repolens.reply.snippet import Snippet
+    from repolens.reply.stored import ChunkView
+    from repolens.search.across import Target
     from repolens.search.symbols import SymbolMatches
-    from repolens.settings import Settings
-    from repolens.store.base import IndexReader, Store
+    from repolens.store.base import IndexReader
     from repolens.store.inventory import Dropped, Inventory
 
 
@@ -107,6 +108,7 @@ def search_code(
     hit contains each of these strings exactly; ``min_score``: hits scoring
     below it are dropped (a note says so when none is left).
     """
+    from repolens.index.ensure import published_reader
     from repolens.reply.modes import MODES, render_search
     from repolens.search.filters import make_filters
     from repolens.search.freshness import freshen_outcome
@@ -130,7 +132,7 @@ def search_code(
         check_budget(max_chars)
     store = open_store(root, index_dir)
     settings = load_settings(store.root, {"top_k": top_k, "max_chars": max_chars})
-    reader, indexed = _reader(store, settings, auto_index and query_id is None, progress)
+    reader, indexed = published_reader(store, settings, auto_index and query_id is None, progress)
     if query_id is None:
         assert query is not None
         outcome = search(reader, store.root, query, settings, filters, explain=explain)
@@ -144,36 +146,129 @@ def search_code(
     return reply
 
 
-def _reader(
-    store: Store, settings: Settings | None, auto_index: bool, progress: ProgressFn | None
-) -> tuple[IndexReader, IndexReport | None]:
-    """A reader of the store's published index; a repository that has none
-    is indexed first (``auto_index``, with the report of that build), else
-    refused with the store's fix. The published generation is asked once
-    (on PostgreSQL a round trip; every search starts here)."""
-    from repolens.settings import load_settings
-    from repolens.store.handles import readers
+def named_repositories(
+    repos: Sequence[str],
+    project: str | None = None,
+    config_file: str | Path | None = None,
+) -> tuple[list[Target], bool]:
+    """The configured repositories the command line's ``--repo`` (repeatable;
+    ``*``: all) and ``--project`` name (see :mod:`repolens.branches.several`),
+    from the roots of the config file (``--config``, ``$REPOLENS_CONFIG``,
+    ``./.repolens.toml``), else the git worktrees of the current directory;
+    a ``--repo`` that names none may be a folder. Also whether they are
+    several (a list, ``*`` or a project): one reply over them all."""
+    from repolens.branches.names import resolve_key
+    from repolens.branches.several import PROJECT, names_several, selected
+    from repolens.search.across import Target
+    from repolens.server.config import configured_roots, name_for
 
-    current = store.current()
-    if current is not None:
-        return readers.get(store, current), None
-    if not auto_index:
-        raise store.missing()
-    # A search that finds no index builds one; if another process (a watcher,
-    # an indexer beside a server) is building it, it waits for that a while.
-    settings = settings or load_settings(store.root)
+    spec = [*repos, *([f"{PROJECT}{project}"] if project is not None else [])]
+    if not spec:
+        raise UsageError("name a repository with --repo NAME (repeatable, '*' for all) or --project NAME")
+    roots, registry, _ = configured_roots(config_file)
+
+    def key_of(name: str) -> str | None:
+        return resolve_key(name, roots, base_of=registry.base_of, indexed=_has_index)
+
+    out: dict[Path, Target] = {}
+    for entry in selected(spec if len(spec) > 1 else spec[0], roots, registry, key_of):
+        root = roots[entry] if entry in roots else _folder(entry, roots)
+        key = next((k for k, path in roots.items() if path == root), None) or name_for(root)
+        out.setdefault(root, Target(key, root))
+    return list(out.values()), len(spec) > 1 or names_several(spec[0])
+
+
+def _folder(entry: str, roots: Mapping[str, Path]) -> Path:
+    """A ``--repo`` that names no configured repository: a folder, or an error naming the configured ones."""
     try:
-        report = build_index(
-            store.root, store=store, settings=settings, progress=progress, lock_wait=settings.index_wait
-        )
-    except IndexLockedError as exc:  # another process is building it: say so, not "locked"
-        if store.current() is not None:
-            return readers.get(store), None
-        raise IndexBuildingError(
-            f"the index of {store.root} in {store.location} is still being built by another process"
-            f"{exc.holder}: it is answered from as soon as that build is published; try again shortly"
+        return resolve_root(entry)
+    except RootError:
+        configured = ", ".join(roots) or "none (--config, $REPOLENS_CONFIG or ./.repolens.toml name them)"
+        raise NotFoundError(
+            f"unknown repository {entry!r}: no folder has that path, and the configured ones are {configured}"
         ) from None
-    return readers.get(store), report
+
+
+def _has_index(root: Path) -> bool:
+    try:
+        return open_store(root).current() is not None
+    except RepolensError:
+        return False
+
+
+def search_across(
+    query: str | None,
+    targets: Sequence[Target],
+    *,
+    top_k: int | None = None,
+    max_chars: int | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    include: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
+    keyword: str | Sequence[str] | None = None,
+    min_score: float | None = None,
+    mode: str = "packet",
+    query_id: str | None = None,
+    explain: bool = False,
+) -> SearchReply:
+    """``query`` asked of every repository of ``targets`` at once, answered
+    in one reply ranked across them within one budget (see
+    :mod:`repolens.search.across`): every hit is named ``key:path``. A
+    repository that cannot answer (no index yet, one being built, a failing
+    store) is named in a note and the others answer; ``NotFoundError`` when
+    none can. Not remembered: such a reply has no ``query_id``."""
+    from repolens.index.ensure import published_reader
+    from repolens.reply.modes import MODES, render_search
+    from repolens.search.across import ask_each, failed_notes, grouped_notes, merge_hits
+    from repolens.search.filters import make_filters
+    from repolens.search.freshness import freshen_outcome
+    from repolens.search.hits import SearchOutcome
+    from repolens.search.query import parse_query
+    from repolens.search.ranking import search
+    from repolens.settings import Settings, load_settings
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
+
+    if mode not in MODES:
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if query_id is not None:
+        raise UsageError(
+            "query_id shows again a search of one repository; a search of several is not "
+            "remembered: ask the question again, or pass repo=<one name> with query_id"
+        )
+    check_query(query)
+    assert query is not None
+    filters = make_filters(path, language, kind, include, exclude, keyword, min_score)
+    if top_k is not None:
+        check_int("top_k", top_k, 1, MAX_TOP_K)
+    if max_chars is not None:
+        check_budget(max_chars)
+    if not targets:
+        raise UsageError("name at least one repository to search")
+    overrides = {"top_k": top_k, "max_chars": max_chars}
+
+    def ask(target: Target) -> tuple[SearchOutcome, Settings]:
+        store = open_store(target.root, target.index_dir)
+        settings = load_settings(store.root, overrides)
+        reader, _ = published_reader(store, settings, False, None)
+        outcome = search(reader, store.root, query, settings, filters, explain=explain)
+        freshen_outcome(store.root, reader, outcome, settings)
+        return outcome, settings
+
+    answers = ask_each(targets, ask)
+    answered = [(a.target.key, a.value) for a in answers if a.value is not None]
+    if not answered:
+        raise NotFoundError(
+            "no repository could answer: " + "; ".join(failed_notes(answers)),
+            fix="index them (repolens index, or refresh --all) and ask again",
+        )
+    settings = answered[0][1][1]  # the reply's budget and top_k: as the first repository's settings say
+    notes = failed_notes(answers) + grouped_notes([(key, outcome.notes) for key, (outcome, _) in answered])
+    limit = max(settings.top_k * 4, 20)
+    hits = merge_hits([(key, outcome.hits) for key, (outcome, _) in answered], limit)
+    merged = SearchOutcome(parse_query(query, weighted=settings.query_weights), hits, notes, filters)
+    return render_search(merged, None, mode, settings, explain=explain)
 
 
 def open_index(
@@ -184,7 +279,9 @@ def open_index(
     progress: ProgressFn | None = None,
 ) -> tuple[IndexReader, IndexReport | None]:
     """A reader of the current index of ``root`` (built first when missing and ``auto_index``)."""
-    return _reader(open_store(root, index_dir), None, auto_index, progress)
+    from repolens.index.ensure import published_reader
+
+    return published_reader(open_store(root, index_dir), None, auto_index, progress)
 
 
 def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:
@@ -213,6 +310,55 @@ def find_symbol(
     return find_symbols(
         reader, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
     )
+
+
+def find_symbol_across(
+    name: str,
+    targets: Sequence[Target],
+    *,
+    kind: str | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    limit: int = 20,
+    max_chars: int = 4000,
+) -> SymbolMatches:
+    """Definitions named ``name`` in every repository of ``targets``, in one
+    list ranked as one repository's is (the rank of a match depends on no
+    index), each located ``key:path:lines``; a repository that cannot answer
+    is named in a note line."""
+    from repolens.search.across import ask_each, failed_notes, label
+    from repolens.search.symbols import SymbolLookup, SymbolMatch
+    from repolens.validate import check_budget, check_int
+
+    lookup = SymbolLookup.parse(name, kind=kind, path=path, language=language)
+    check_int("limit", limit, 1, 200)
+    check_budget(max_chars)
+
+    def ask(target: Target) -> tuple[list[tuple[SymbolMatch, int]], int, list[SymbolMatch]]:
+        reader, _ = open_index(target.root, target.index_dir, auto_index=False)
+        found, total = lookup.ranked(reader)
+        return found, total, (lookup.suggestions(reader) if not found else [])
+
+    answers = ask_each(_checked(targets), ask)
+    found = [(m, c, a.target.key) for a in answers if a.value for m, c in a.value[0]]
+    found.sort(key=lambda mck: (*lookup.rank_key(mck[0], mck[1]), mck[2]))
+    total = sum(a.value[1] for a in answers if a.value)
+    ranked = [m._replace(path=label(key, m.path)) for m, _, key in found[:limit]]
+    suggestions = tuple(
+        m._replace(path=label(a.target.key, m.path)) for a in answers if a.value for m in a.value[2]
+    )
+    notes = failed_notes(answers)
+    result = lookup.render(ranked, total, suggestions[:5], max_chars - sum(len(n) + 7 for n in notes))
+    if not notes:
+        return result
+    text = "\n".join([*(f"note: {n}" for n in notes), result.text])[:max_chars]
+    return replace(result, text=text)
+
+
+def _checked(targets: Sequence[Target]) -> Sequence[Target]:
+    if not targets:
+        raise UsageError("name at least one repository")
+    return targets
 
 
 def focus(
@@ -249,7 +395,7 @@ def get_chunk(
     index_dir: str | Path | None = None,
     max_chars: int = 8000,
 ) -> ChunkView:
-    from repolens.reply.chunk import get_chunk as _get_chunk
+    from repolens.reply.stored import get_chunk as _get_chunk
 
     reader, _ = open_index(root, index_dir, auto_index=False)
     return _get_chunk(reader, chunk_id, max_chars=max_chars)
@@ -278,29 +424,6 @@ def drop_index(key: str, store: str | None = None) -> Dropped:
 
 # -- many repositories and branches (repolens.branches) -----------------------------
 
-# Hits searched per branch when compare_branches is given a query.
-COMPARE_HITS = 10
-
-
-def configured_roots(
-    config_file: str | Path | None = None, *, missing_ok: bool = False
-) -> tuple[dict[str, Path], Registry, dict[str, tuple[str, str]]]:
-    """The roots a command-line use case sees, the registry, and (with
-    ``missing_ok``) the configured roots whose folder is missing: the server
-    config's roots (``--config``, ``$REPOLENS_CONFIG``, ``./.repolens.toml``;
-    ``REPOLENS_ROOTS``), else the git worktrees of the current directory,
-    each ``<repository>@<branch>``."""
-    from repolens.branches.git import worktrees
-    from repolens.branches.registry import load_registry
-    from repolens.server.config import load_serve_config, name_for
-
-    config = load_serve_config(config_file=config_file, read_token=False, missing_ok=missing_ok)
-    roots = dict(config.roots)
-    if not roots and not config.missing and (trees := worktrees(resolve_root(None))):
-        name = name_for(trees[0][0])
-        roots = {f"{name}@{branch}": path for path, branch in trees}
-    return roots, load_registry(config.registry), config.missing
-
 
 def compare_branches(
     repo: str,
@@ -317,11 +440,7 @@ def compare_branches(
     """Compare two branches of ``repo`` (see :mod:`repolens.branches.compare`)
     on ``paths`` or on the files ``query`` finds in either. ``index_dir_of``
     gives a root key's index folder (None: the default)."""
-    from dataclasses import replace
-
-    from repolens.branches.compare import Comparison, merge_hits, pick_branches, statuses
-    from repolens.branches.compare import compare_paths as _compare_paths
-    from repolens.store.handles import readers
+    from repolens.branches.compare import COMPARE_HITS, compare_stores, pick_branches
     from repolens.validate import check_budget, check_query, check_subpath
 
     check_budget(max_chars)
@@ -340,31 +459,13 @@ def compare_branches(
     for store in stores:
         if store.current() is None:
             raise store.missing()
-    base_reader, head_reader = (
-        (readers.get(s) for s in stores) if head_key else (readers.get(stores[0]), None)
-    )
-    branch = [k.partition("@")[2] or k for k in keys]
-    result = Comparison(
-        name, branch[0], branch[1] if head_key else None, [], query or "", max_chars=max_chars
-    )
-    if query:
-        found = []
-        for side, key in zip(("base", "head"), keys, strict=False):
-            reply = search_code(
-                query,
-                roots[key],
-                index_dir=index_dir_of(key),
-                top_k=COMPARE_HITS,
-                mode="json",
-                auto_index=False,
-            )
-            found.append((side, reply.to_json().get("hits", [])))
-        by_file = merge_hits(found)
-        listed = statuses(base_reader, head_reader, list(by_file))
-        result.files = [replace(f, hits=tuple(by_file[f.path])) for f in listed]
-    else:
-        result.files, result.not_found, result.more = _compare_paths(base_reader, head_reader, clean)
-    return result
+
+    def hits(key: str) -> list[dict[str, Any]]:
+        options = {"index_dir": index_dir_of(key), "top_k": COMPARE_HITS, "mode": "json", "auto_index": False}
+        return search_code(query, roots[key], **options).to_json().get("hits", [])
+
+    found = [(side, hits(key)) for side, key in zip(("base", "head"), keys, strict=False)] if query else None
+    return compare_stores(name, keys, stores, clean, query or "", found, max_chars)
 
 
 def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult]:
@@ -373,8 +474,8 @@ def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult
     failed result, and the others are refreshed. Without a configured root,
     the git worktrees of the current directory. Errors of the configuration
     itself are raised before any root is touched."""
-    from repolens.branches.refresh import RefreshResult
-    from repolens.branches.refresh import refresh_all as _refresh_all
+    from repolens.branches.refresh import refresh_roots
+    from repolens.server.config import configured_roots
 
     roots, registry, missing = configured_roots(config_file, missing_ok=True)
     if not roots and not missing:
@@ -383,9 +484,46 @@ def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult
             "$REPOLENS_CONFIG or ./.repolens.toml), set REPOLENS_ROOTS=name=/path,..., "
             "or run it inside a git work tree (its worktrees are refreshed)"
         )
-    for name, (path, error) in missing.items():
-        yield RefreshResult(repo=name, root=path, error=error)
-    yield from _refresh_all(roots, registry)
+    yield from refresh_roots(roots, registry, missing)
+
+
+def search_history_across(
+    query: str | None,
+    targets: Sequence[Target],
+    *,
+    path: str | None = None,
+    top_k: int = 10,
+    max_chars: int = 6000,
+) -> HistoryReply:
+    """The commits most like ``query`` in every repository of ``targets``,
+    best first across them (each commit named by its repository); a
+    repository without history or that cannot answer is named in a note."""
+    from repolens.reply.history import HistoryReply, history_entries, render_history
+    from repolens.search.across import ask_each, failed_notes, grouped_notes
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
+
+    if path is not None:
+        raise UsageError("path names a file of one repository: pass one repo with path")
+    if query is None:
+        raise UsageError("pass a question to search the history of several repositories")
+    check_query(query)
+    check_int("top_k", top_k, 1, MAX_TOP_K)
+    check_budget(max_chars)
+
+    def ask(target: Target) -> tuple[list[HistoryEntry], list[str]]:
+        reader, _ = open_index(target.root, target.index_dir, auto_index=False)
+        return history_entries(reader, target.root, query, top_k=top_k)
+
+    answers = ask_each(_checked(targets), ask)
+    entries = [replace(e, repo=a.target.key) for a in answers if a.value for e in a.value[0]]
+    # Scores are each repository's BM25 of commit messages: like terms, like scales.
+    entries.sort(key=lambda e: (-e.score, e.repo))
+    notes = failed_notes(answers) + grouped_notes(
+        [(a.target.key, [n for n in a.value[1] if n.startswith("no history")]) for a in answers if a.value]
+    )
+    if not entries:
+        notes.append("no commit in the indexed history of these repositories matches the question")
+    return render_history(HistoryReply(query, None, entries[:top_k], notes=notes), max_chars)
 
 
 def search_history(

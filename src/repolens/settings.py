@@ -2,12 +2,14 @@
 
 The config file is ``.repolens.toml`` at the repository root (optional), with
 keys at top level or under ``[repolens]``. Environment variables are
-``REPOLENS_<KEY>`` in upper case. Every key is listed in the README table;
+``REPOLENS_<KEY>`` in upper case. Every key is listed in docs/configuration.md;
 :class:`Settings` below is the single source of truth for names, types and
 defaults, ``_BOUNDS``/``_FLOAT_BOUNDS``/``_CHOICES`` for what each accepts.
-The ``[embed]`` and ``[rerank]`` sections are read here too
-(:func:`load_embed_config`, :func:`load_rerank_config`), and every value of
-every section goes through one coercer (:func:`coerce`).
+Every value of every section goes through one coercer (:func:`coerce`);
+a stage's own section (``[embed]``, ``[rerank]``) is read by the stage's
+settings type (:mod:`repolens.models.embed_config`,
+:mod:`repolens.models.rerank_config`) through :func:`section_values`, so
+this module imports no stage.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from repolens.errors import ConfigError, RepolensError, UsageError
 from repolens.validate import (
@@ -30,10 +32,6 @@ from repolens.validate import (
     check_utf8,
 )
 
-if TYPE_CHECKING:
-    from repolens.models.factory import EmbedConfig
-    from repolens.models.rerank_config import RerankConfig
-
 T = TypeVar("T")
 
 CONFIG_FILE = ".repolens.toml"
@@ -42,7 +40,7 @@ ENV_PREFIX = "REPOLENS_"
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting: its name, type and default (the README table lists each one)."""
+    """Every setting: its name, type and default (docs/configuration.md lists each one)."""
 
     # discovery
     max_file_bytes: int = 1_048_576
@@ -320,26 +318,20 @@ def section_config(cls: type[T], section: str, values: Mapping[str, Any], error:
     return cls(**kwargs)
 
 
-def load_embed_config(root: Path | None = None) -> EmbedConfig:
-    """Embedding settings: the ``[embed]`` table of the config file (or
-    ``[repolens.embed]``), then ``REPOLENS_EMBED_<FIELD>`` variables."""
-    from repolens.models.factory import EmbedConfig  # numpy: only when embeddings are wanted
-
-    return EmbedConfig.from_mapping(section_values(root, "embed", (f.name for f in fields(EmbedConfig))))
-
-
-def load_rerank_config(root: Path | None = None) -> RerankConfig:
-    """Reranker settings: the ``[rerank]`` table of the config file (or
-    ``[repolens.rerank]``), then ``REPOLENS_RERANK_<FIELD>`` variables."""
-    from repolens.models.rerank_config import RerankConfig
-
-    return RerankConfig.from_mapping(section_values(root, "rerank", (f.name for f in fields(RerankConfig))))
+def load_section(cls: type[T], root: Path | None, section: str, error: type[RepolensError]) -> T:
+    """The dataclass ``cls`` of ``[section]`` for ``root``: the config file's
+    table, then the ``REPOLENS_<SECTION>_<FIELD>`` variables over it
+    (:func:`section_values`), read as :func:`section_config` reads a dict.
+    How a stage's own settings type (``[embed]``, ``[rerank]``) is loaded."""
+    names = (f.name for f in fields(cls))  # type: ignore[arg-type]
+    return section_config(cls, section, section_values(root, section, names), error)
 
 
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
-    # [embed] is read by load_embed_config; [serve], [roots] and [registry] by repolens.server.config;
+    # [embed] and [rerank] are read by repolens.models.embed_config and .rerank_config; [serve],
+    # [roots] and [registry] by repolens.server.config;
     # [store] by repolens.store.locate.
     tables = ("embed", "rerank", "serve", "roots", "registry", "store")
     section = {k: v for k, v in config_table(root).items() if k not in tables}

@@ -292,8 +292,8 @@ def check_choice(what: str, value: object, choices: Set[str], aliases: Mapping[s
 
 
 def check_language(value: object) -> str | None:
-    """A language filter: a name of :data:`repolens.chunk.languages.LANGUAGES` or an alias (``py``)."""
-    from repolens.chunk.languages import LANGUAGE_ALIASES, LANGUAGES  # the tables: only when filtering
+    """A language filter: a name of :data:`repolens.chunking.languages.LANGUAGES` or an alias (``py``)."""
+    from repolens.chunking.languages import LANGUAGE_ALIASES, LANGUAGES  # the tables: only when filtering
 
     return check_choice("language", value, LANGUAGES, LANGUAGE_ALIASES)
 

@@ -18,10 +18,10 @@ from conftest import kill_survivors, tagged_env, write_tree_files
 from repolens import service
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexVersionError, NothingToIndexError
 from repolens.index.build import build_index
-from repolens.store import format_versions
 from repolens.store.handles import readers
 from repolens.store.local.generation import DB_NAME
 from repolens.store.local.layout import IndexLayout
+from repolens.store.versions import format_versions
 
 
 @pytest.fixture(autouse=True)

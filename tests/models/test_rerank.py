@@ -27,7 +27,7 @@ from repolens.models.rerank import (
     make_reranker,
     probe,
 )
-from repolens.settings import load_rerank_config
+from repolens.models.rerank_config import load_rerank_config
 from repolens.store.handles import readers
 
 WORDS = "[UNK] [CLS] [SEP] [PAD] parse url scheme host path parse_url partition button color background"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.reply.files import FileEntry, file_overview, render_files
 from repolens.roles import OVERVIEW_WEIGHT
 from repolens.search.hits import Hit

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from repolens.chunk.labels import repeated_header_lines
+from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
-from repolens.reply.chunk import get_chunk
 from repolens.reply.focus import NO_MATCH, FocusResult, focused_context
+from repolens.reply.stored import get_chunk
 from repolens.settings import Settings
 from repolens.store import open_store
 from repolens.store.base import IndexReader

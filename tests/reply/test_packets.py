@@ -6,7 +6,8 @@ import random
 import pytest
 
 from conftest import relay_source
-from repolens.chunk import Chunk, chunk_file
+from repolens.chunking import Chunk
+from repolens.chunking.dispatch import chunk_file
 from repolens.reply.packet import NO_MATCH, PacketOptions, render_packet
 from repolens.reply.prose import prose_lines
 from repolens.search.hits import Hit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.index.build import build_index
 from repolens.search.focus import Candidate, find_candidates, resolve_nesting
 from repolens.search.hits import matching_lines

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.search.fusion import (
     RRF_K,
     add_path_boost,

@@ -52,6 +52,18 @@ def test_only_the_subject_line_of_a_long_question_asks_for_a_role() -> None:
     assert wanted_roles(parse_query("\nThe test for session expiry fails\n\nsince 2.0")) == {"test"}
 
 
+def test_the_priors_read_the_question_as_parsed_once() -> None:
+    """The subject line is tokenized when the question is parsed, once per
+    search: the priors read those tokens, not the question's text again
+    (the same tokens as the subject line's own, a partial identifier's
+    ``*`` aside, which splits no token)."""
+    parsed = parse_query("The test for zorb* expiry\n\nSteps: see the documentation")
+    assert parsed.subject == {"the", "test", "for", "zorb", "expiri"}
+    assert wanted_roles(parsed) == {"test"}
+    assert wanted_roles(parsed._replace(text="what the docs say")) == {"test"}
+    assert wanted_roles(parsed._replace(subject=frozenset({"doc"}))) == {"doc"}
+
+
 def test_a_wanted_role_is_not_discounted() -> None:
     wanted = wanted_roles(parse_query("the test for session expiry"))
     assert role_weight("tests/test_session.py", wanted) == 1.0

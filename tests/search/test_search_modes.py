@@ -10,7 +10,7 @@ import pytest
 from repolens import service
 from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
-from repolens.reply.json import QUERY_ECHO_CHARS
+from repolens.reply.json_reply import QUERY_ECHO_CHARS
 from repolens.settings import Settings
 from repolens.store.handles import readers
 

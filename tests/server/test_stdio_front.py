@@ -21,8 +21,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIO
 from repolens.errors import ServerStartError
 from repolens.server.handshake import Reply, initialize_reply, sdk_versions
 from repolens.server.lines import refusal
+from repolens.server.record_tools import sdk_replies
 from repolens.server.stdio import FRONT_ENV, _OneReply
-from repolens.server.tool_list import RECORD_COMMAND, sdk_replies, tools_list_reply
+from repolens.server.tool_list import RECORD_COMMAND, tools_list_reply
 from repolens.server.tools import build_server
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from repolens.chunk import Chunk, Symbol, assign_ids
-from repolens.store import format_versions
+from repolens.chunking import Chunk, Symbol, assign_ids
 from repolens.store.base import IndexWriter, LexFilters, Store, SymbolFilters
 from repolens.store.document import document_fields
+from repolens.store.versions import format_versions
 from repolens.tokens import tokenize
 
 FIELDS = {"path": 1.0, "name": 2.0, "sig": 1.5, "body": 1.0}

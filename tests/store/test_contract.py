@@ -15,7 +15,6 @@ import pytest
 from store_helpers import ANY, CART, CARTS, FIELDS, GUIDE, PAY, add, build, meta, parts, query, refresh, vec
 
 from repolens.errors import IndexLockedError, IndexMissingError, IndexVersionError
-from repolens.store import format_versions
 from repolens.store.base import (
     IndexWriter,
     LexFilters,
@@ -26,6 +25,7 @@ from repolens.store.base import (
     normalize_symbol,
 )
 from repolens.store.document import TEXT_FIELDS, document_fields
+from repolens.store.versions import format_versions
 from repolens.tokens import tokenize
 
 

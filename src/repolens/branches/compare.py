@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +29,15 @@ from repolens.branches.names import branches_of, parse_ref, unknown
 from repolens.branches.registry import Registry
 from repolens.errors import NotFoundError, UsageError
 from repolens.reply.budget import counted, did_not_fit
-from repolens.store.base import IndexReader
+from repolens.store.base import IndexReader, Store
 
 STATUSES = ("same", "modified", "only_head", "only_base", "single_branch")
 # Folders in ``paths`` stand for at most this many files (the rest are
 # counted, not compared): a bound on one call's work, far above a real tree.
 MAX_FILES = 100_000
 SNIPPET_CHARS = 100
+# Hits searched per branch when a comparison is given a query.
+COMPARE_HITS = 10
 # A packet's code lines start with their number ("12: ").
 _LINE_NUMBER = re.compile(r"^\d+: ")
 DEFAULT_BASES = ("main", "master")
@@ -133,6 +135,35 @@ class Comparison:
             "not_found": self.not_found,
             "more": self.more,
         }
+
+
+def compare_stores(
+    name: str,
+    keys: Sequence[str],
+    stores: Sequence[Store],
+    paths: Sequence[str],
+    query: str,
+    found: Sequence[tuple[str, Sequence[Mapping[str, Any]]]] | None,
+    max_chars: int,
+) -> Comparison:
+    """``name``'s branch ``keys[0]`` (base) against ``keys[1]`` (head, when
+    given), their indexes in ``stores`` (published: the caller checked):
+    on ``paths`` (checked subpaths, "." for the whole tree), or, with
+    ``found``, on the files the query's hits name (per side, ``base`` or
+    ``head``, as a JSON search reply lists them)."""
+    from repolens.store.handles import readers
+
+    base_reader = readers.get(stores[0])
+    head_reader = readers.get(stores[1]) if len(stores) > 1 else None
+    branch = [k.partition("@")[2] or k for k in keys]
+    result = Comparison(name, branch[0], branch[1] if len(keys) > 1 else None, [], query, max_chars=max_chars)
+    if found is not None:
+        by_file = merge_hits(found)
+        listed = statuses(base_reader, head_reader, list(by_file))
+        result.files = [replace(f, hits=tuple(by_file[f.path])) for f in listed]
+    else:
+        result.files, result.not_found, result.more = compare_paths(base_reader, head_reader, paths)
+    return result
 
 
 def pick_branches(

@@ -11,14 +11,17 @@ and exits non-zero when any failed.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repolens.branches.names import branches_of
 from repolens.branches.registry import Registry
 from repolens.errors import RepolensError
+
+if TYPE_CHECKING:
+    from repolens.index.build import IndexReport
 
 # A server's watcher may be writing: wait this long for it before failing the root.
 LOCK_WAIT_S = 120.0
@@ -66,16 +69,20 @@ def siblings_of(key: str, roots: Mapping[str, Path]) -> list[Path]:
     return []
 
 
-def refresh_all(roots: Mapping[str, Path], registry: Registry) -> Iterator[RefreshResult]:
-    """Refresh every root (see the module docstring), yielding each result as it is done."""
-    from repolens import service
-
+def refresh_roots(
+    roots: Mapping[str, Path], registry: Registry, missing: Mapping[str, tuple[str, str]] | None = None
+) -> Iterator[RefreshResult]:
+    """Refresh every root (see the module docstring), yielding each result as
+    it is done; first a failed result for each configured root whose folder
+    is ``missing`` (name -> (path, error))."""
+    for name, (path, error) in (missing or {}).items():
+        yield RefreshResult(repo=name, root=path, error=error)
     for key in refresh_order(roots, registry):
         root = roots[key]
         started = time.monotonic()
         result = RefreshResult(repo=key, root=str(root))
         try:
-            report = service.index_repo(root, siblings=siblings_of(key, roots), lock_wait=LOCK_WAIT_S)
+            report = _refresh(root, siblings_of(key, roots))
         except RepolensError as exc:
             result.error = str(exc)
         except Exception as exc:  # one root's bug must not stop the others; it is reported
@@ -89,3 +96,20 @@ def refresh_all(roots: Mapping[str, Path], registry: Registry) -> Iterator[Refre
                 result.vectors_reused = report.vectors.reused + report.vectors_copied
         result.seconds = round(time.monotonic() - started, 3)
         yield result
+
+
+def _refresh(root: Path, siblings: Sequence[Path]) -> IndexReport:
+    """``root``'s index brought up to date with its own settings, as ``repolens
+    index ROOT`` does, identical files copied from its ``siblings``' indexes."""
+    from repolens.branches.reuse import sibling_stores
+    from repolens.index.build import build_index
+    from repolens.settings import load_settings
+    from repolens.store import resolve_root
+
+    root = resolve_root(root)
+    return build_index(
+        root,
+        settings=load_settings(root),
+        lock_wait=LOCK_WAIT_S,
+        siblings=sibling_stores(root, siblings) if siblings else None,
+    )

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.branches import git
-from repolens.chunk import Symbol
+from repolens.chunking import Symbol
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.errors import RepolensError
 from repolens.index.prepare import Prepared

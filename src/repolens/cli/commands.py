@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from repolens import __version__
-from repolens.cli import emit as _emit
+from repolens.cli.output import emit as _emit
 from repolens.cli.reads import one_root, root_spelling, run_index, run_read, run_search, run_symbols
 from repolens.errors import RepolensError
 from repolens.reply.budget import READ_MAX_CHARS
@@ -46,6 +46,27 @@ def _use_store(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 _store = click.option("--store", metavar="URL", expose_value=False, callback=_use_store, help=STORE_HELP)
+
+
+def across_options(f):  # type: ignore[no-untyped-def]
+    """``--repo``, ``--project``, ``--config``: configured repositories to ask, several in one reply."""
+    f = click.option(
+        "--config",
+        "config_file",
+        default=None,
+        help="Config file whose [roots] and [registry] --repo and --project name "
+        "(default: $REPOLENS_CONFIG, ./.repolens.toml; without roots: the git worktrees here).",
+    )(f)
+    f = click.option(
+        "--project", default=None, help="Every configured repository of this registry project, in one reply."
+    )(f)
+    return click.option(
+        "--repo",
+        "repos",
+        multiple=True,
+        help="A configured repository (NAME or NAME@BRANCH; repeatable; '*': every one); "
+        "several answer in one reply, each hit named NAME@BRANCH:PATH.",
+    )(f)
 
 
 def index_dir_option(f):  # type: ignore[no-untyped-def]
@@ -139,6 +160,7 @@ def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
 @click.option(
     "--explain", is_flag=True, help="Show each hit's rank and score per leg and the priors applied."
 )
+@across_options
 def search_cmd(**params: Any) -> None:
     """Answer QUERY with an evidence packet (indexes the repository first if needed)."""
     if params["query"] is None and params["query_id"] is None:
@@ -159,6 +181,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="JSON for pro
 @click.option("--limit", type=int, default=20, show_default=True, help="Most matches to list (1-200).")
 @click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
 @json_option
+@across_options
 def symbols_cmd(**params: Any) -> None:
     """Find definitions named NAME (exact, case- and separator-insensitive, qualified, fuzzy)."""
     run_symbols(**params)
@@ -209,6 +232,7 @@ def focus_cmd(
 @click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Most commits to list (1-50).")
 @click.option("--max-chars", type=int, default=6000, show_default=True, help="Reply budget in characters.")
 @json_option
+@across_options
 def history_cmd(
     query: str | None,
     root: str | None,
@@ -217,10 +241,24 @@ def history_cmd(
     top_k: int,
     max_chars: int,
     as_json: bool,
+    repos: tuple[str, ...],
+    project: str | None,
+    config_file: str | None,
 ) -> None:
-    """The past commits most relevant to QUERY, to a file (--path), or both: why code is as it is."""
+    """The past commits most relevant to QUERY, to a file (--path), or both: why code is as it is.
+    With several repositories (--repo, --project), the commits most like QUERY across them."""
     from repolens import service
+    from repolens.cli.reads import named, one_named
 
+    several = named(repos, project, config_file, root, index_dir)
+    if several is not None:
+        _emit(
+            service.search_history_across(query, several, path=path, top_k=top_k, max_chars=max_chars),
+            as_json,
+        )
+        return
+    if repos:
+        root, index_dir = str(one_named(repos, config_file).root), None
     result = service.search_history(
         query, root, index_dir=index_dir, path=path, top_k=top_k, max_chars=max_chars
     )
@@ -291,7 +329,7 @@ def test_cmd(
 @click.option("--json", "as_json", is_flag=True, help="JSON for programs.")
 @click.pass_context
 def doctor_cmd(ctx: click.Context, root: str | None, index_dir: str | None, as_json: bool) -> None:
-    """Check each leg (index, lexical, dense, reranker) and say what to fix."""
+    """Check each leg (index, lexical, dense, reranker, history) and say what to fix."""
     from repolens.ops.doctor import diagnose
 
     result = diagnose(root, index_dir)
@@ -465,8 +503,9 @@ def compare_cmd(
     """Which files differ between two branches of a repository: same, modified, only_head,
     only_base (or single_branch when it has one), by content hash."""
     from repolens import service
+    from repolens.server.config import configured_roots
 
-    roots, registry, _ = service.configured_roots(config_file)
+    roots, registry, _ = configured_roots(config_file)
     result = service.compare_branches(
         repo, roots, registry, base=base, head=head, paths=paths, query=query, max_chars=max_chars
     )

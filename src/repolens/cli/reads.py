@@ -21,10 +21,14 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from repolens.cli import echo, emit, progress
+from repolens.cli.output import echo, emit, progress
 from repolens.errors import RepolensError, UsageError
 from repolens.reply.budget import READ_MAX_CHARS
+
+if TYPE_CHECKING:
+    from repolens.search.across import Target
 
 
 def run_search(
@@ -44,28 +48,35 @@ def run_search(
     as_json: bool,
     query_id: str | None,
     explain: bool,
+    repos: tuple[str, ...] = (),
+    project: str | None = None,
+    config_file: str | None = None,
 ) -> None:
-    """``repolens search``; the JSON is compact (``--max-chars`` budgets the hits' text, not the keys)."""
+    """``repolens search``; the JSON is compact (``--max-chars`` budgets the hits' text, not the keys).
+    ``--repo`` and ``--project`` name configured repositories, several in one reply."""
     from repolens import service
 
-    reply = service.search_code(
-        query,
-        root,
-        index_dir=index_dir,
-        top_k=top_k,
-        max_chars=max_chars,
-        path=path,
-        language=language,
-        kind=kind,
-        include=include or None,
-        exclude=exclude or None,
-        keyword=keyword or None,
-        min_score=min_score,
-        mode="json" if as_json else "files" if files_mode else "packet",
-        query_id=query_id,
-        explain=explain,
-        progress=progress("indexing"),
-    )
+    options = {
+        "top_k": top_k,
+        "max_chars": max_chars,
+        "path": path,
+        "language": language,
+        "kind": kind,
+        "include": include or None,
+        "exclude": exclude or None,
+        "keyword": keyword or None,
+        "min_score": min_score,
+        "mode": "json" if as_json else "files" if files_mode else "packet",
+        "query_id": query_id,
+        "explain": explain,
+    }
+    several = named(repos, project, config_file, root, index_dir)
+    if several is not None:
+        echo(service.search_across(query, several, **options).text)  # type: ignore[arg-type]
+        return
+    if repos:  # one configured repository, by its name
+        root, index_dir = str(one_named(repos, config_file).root), None
+    reply = service.search_code(query, root, index_dir=index_dir, progress=progress("indexing"), **options)  # type: ignore[arg-type]
     if reply.indexed is not None:
         echo(reply.indexed.summary(), err=True)
     echo(reply.text)
@@ -81,10 +92,20 @@ def run_symbols(
     limit: int,
     max_chars: int,
     as_json: bool,
+    repos: tuple[str, ...] = (),
+    project: str | None = None,
+    config_file: str | None = None,
 ) -> None:
-    """``repolens symbols``."""
+    """``repolens symbols``; ``--repo`` and ``--project`` as for ``search``."""
     from repolens import service
 
+    several = named(repos, project, config_file, root, index_dir)
+    if several is not None:
+        options = {"kind": kind, "path": path, "language": language, "limit": limit, "max_chars": max_chars}
+        emit(service.find_symbol_across(name, several, **options), as_json)  # type: ignore[arg-type]
+        return
+    if repos:
+        root, index_dir = str(one_named(repos, config_file).root), None
     result = service.find_symbol(
         name,
         root,
@@ -96,6 +117,35 @@ def run_symbols(
         max_chars=max_chars,
     )
     emit(result, as_json)
+
+
+def named(
+    repos: Sequence[str],
+    project: str | None,
+    config_file: str | None,
+    root: str | None,
+    index_dir: str | None,
+) -> list[Target] | None:
+    """The repositories ``--repo``/``--project`` name when they name several
+    (None: one, or none); ``--root`` and ``--index-dir`` name one folder and
+    are refused beside them, and ``--config`` alone means nothing."""
+    if not repos and project is None:
+        if config_file is not None:
+            raise UsageError("--config names where --repo and --project look: pass one of them too")
+        return None
+    if root is not None or index_dir is not None:
+        given = "--root" if root is not None else "--index-dir"
+        raise UsageError(f"{given} names one folder, --repo and --project configured repositories: pass one")
+    from repolens import service
+
+    targets, several = service.named_repositories(repos, project, config_file)
+    return targets if several else None
+
+
+def one_named(repos: Sequence[str], config_file: str | None) -> Target:
+    from repolens import service
+
+    return service.named_repositories(repos, None, config_file)[0][0]
 
 
 def run_read(path: str, start: int, end: int, root: str | None, max_chars: int) -> None:
@@ -172,6 +222,11 @@ Param = tuple[str, str, object]
 
 _ROOT: dict[str, Param] = {"--root": ("root", DIR, None)}
 _INDEX: dict[str, Param] = {"--index-dir": ("index_dir", DIR, None), "--store": ("store", STORE, None)}
+_ACROSS: dict[str, Param] = {
+    "--repo": ("repos", MANY, ()),
+    "--project": ("project", STR, None),
+    "--config": ("config_file", STR, None),
+}
 
 COMMANDS: dict[str, tuple[Callable[..., int | None], tuple[Param, ...], dict[str, Param]]] = {
     "search": (
@@ -194,6 +249,7 @@ COMMANDS: dict[str, tuple[Callable[..., int | None], tuple[Param, ...], dict[str
             "--json": ("as_json", FLAG, False),
             "--query-id": ("query_id", STR, None),
             "--explain": ("explain", FLAG, False),
+            **_ACROSS,
         },
     ),
     "symbols": (
@@ -208,6 +264,7 @@ COMMANDS: dict[str, tuple[Callable[..., int | None], tuple[Param, ...], dict[str
             "--limit": ("limit", INT, 20),
             "--max-chars": ("max_chars", INT, 4000),
             "--json": ("as_json", FLAG, False),
+            **_ACROSS,
         },
     ),
     "index": (

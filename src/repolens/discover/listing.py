@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from repolens.chunk.languages import language_for
+from repolens.chunking.languages import language_for
 from repolens.discover.gitignore import GitIgnoreChain, read_gitignore
 from repolens.discover.rules import ROOT_STATE, DirState, IgnoreRules
 from repolens.discover.skips import DEFAULT_MAX_FILE_BYTES, SkipReason

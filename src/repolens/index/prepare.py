@@ -27,8 +27,9 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from repolens.chunk import Chunk, Symbol, chunk_file
-from repolens.chunk.languages import language_for
+from repolens.chunking import Chunk, Symbol
+from repolens.chunking.dispatch import chunk_file
+from repolens.chunking.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.errors import WorkerDiedError
 from repolens.index.forked import become_worker, sigint_blocked

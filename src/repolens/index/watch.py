@@ -330,7 +330,7 @@ def embed_in_background(
     turn vectors on."""
     from repolens.index import vectors
     from repolens.models import make_embedder
-    from repolens.settings import load_embed_config
+    from repolens.models.embed_config import load_embed_config
 
     settings = load_settings(root)
     if not settings.vectors:

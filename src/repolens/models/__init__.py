@@ -28,14 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from repolens.models.base import Embedder, l2_normalise
-    from repolens.models.factory import PROVIDERS, EmbedConfig, make_embedder
+    from repolens.models.embed_config import EmbedConfig
+    from repolens.models.factory import PROVIDERS, make_embedder
     from repolens.models.onnx import clear_cache
 
 _HOMES = {
     "Embedder": "base",
     "l2_normalise": "base",
     "PROVIDERS": "factory",
-    "EmbedConfig": "factory",
+    "EmbedConfig": "embed_config",
     "make_embedder": "factory",
     "clear_cache": "onnx",
 }

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.tokens import STOPWORDS, split_identifier
 
 MAX_CHARS = 1200

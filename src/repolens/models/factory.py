@@ -8,57 +8,14 @@ but loads no model. Models load on first use and are cached per process (see
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from repolens.errors import EmbedderError
 from repolens.models.base import Embedder
-from repolens.settings import section_config
+from repolens.models.embed_config import EmbedConfig
 
 PROVIDERS = ("onnx", "local", "openai", "fake", "none")
-
-
-@dataclass(frozen=True, slots=True)
-class EmbedConfig:
-    """Embedding settings; each field is config key ``embed.<field>``.
-
-    ``None`` means "the provider's default". Which fields each provider reads:
-
-    - ``onnx`` (default; bundled all-MiniLM-L6-v2 int8): ``max_tokens``
-      (8..256, default 128), ``threads``, ``batch_size``, ``model_path``
-      (another copy of the pinned model file).
-    - ``local`` (ONNX model folder): ``path`` (required), ``family``,
-      ``model_path``, ``tokenizer_path``, ``pooling``, ``max_tokens``,
-      ``query_prefix``, ``document_prefix``, ``threads``, ``batch_size``.
-    - ``openai`` (HTTP endpoint): ``base_url`` and ``model`` (required),
-      ``api_key_env``, ``family`` (prefixes only), ``query_prefix``,
-      ``document_prefix``, ``max_tokens``, ``batch_size``, ``timeout``, ``dim``.
-    - ``fake`` (tests): ``dim`` (default 256).
-    - ``none``: no dense vectors; ``make_embedder`` returns ``None``.
-    """
-
-    provider: str = "onnx"
-    path: str | None = None
-    model_path: str | None = None
-    tokenizer_path: str | None = None
-    family: str | None = None
-    pooling: str | None = None
-    max_tokens: int | None = None
-    query_prefix: str | None = None
-    document_prefix: str | None = None
-    threads: int | None = None
-    batch_size: int | None = None
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    timeout: float | None = None
-    dim: int | None = None
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> EmbedConfig:
-        """Build from a dict (config file, environment): see :func:`repolens.settings.section_config`."""
-        return section_config(cls, "embed", values, EmbedderError)
 
 
 def make_embedder(config: EmbedConfig | Mapping[str, Any] | None = None) -> Embedder | None:

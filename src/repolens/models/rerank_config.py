@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from repolens.errors import RerankerError
-from repolens.settings import coerce, section_config
+from repolens.settings import coerce, load_section, section_config
 
 PROVIDERS = ("none", "local")
 
@@ -55,3 +56,9 @@ class RerankConfig:
     def from_mapping(cls, values: Mapping[str, Any]) -> RerankConfig:
         """Build from a dict (config file, environment): see :func:`repolens.settings.section_config`."""
         return section_config(cls, "rerank", values, RerankerError)
+
+
+def load_rerank_config(root: Path | None = None) -> RerankConfig:
+    """Reranker settings: the ``[rerank]`` table of the config file (or
+    ``[repolens.rerank]``), then ``REPOLENS_RERANK_<FIELD>`` variables."""
+    return load_section(RerankConfig, root, "rerank", RerankerError)

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from repolens.errors import RepolensError
+from repolens.models.embed_config import load_embed_config
 from repolens.reply.budget import counted
-from repolens.settings import load_embed_config, load_settings
+from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
 
@@ -146,7 +147,7 @@ def _check_embedder(root: Path, vectors_on: bool, meta: dict[str, str]) -> Check
 
 def _check_reranker(root: Path) -> Check:
     from repolens.models.rerank import make_reranker, probe
-    from repolens.settings import load_rerank_config
+    from repolens.models.rerank_config import load_rerank_config
 
     try:
         config = load_rerank_config(root)

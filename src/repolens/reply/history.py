@@ -44,10 +44,13 @@ class HistoryEntry:
     diff: tuple[str, ...] = ()  # changed lines of the asked file, hunk headers included
     diff_omitted: int = 0  # changed lines not shown
     named: str = ""  # the asked file's name in this commit
+    repo: str = ""  # the repository's key, in a reply over several
 
     def head(self) -> str:
-        """``hash date subject``: the line that names the commit."""
-        return f"{self.hash[:7]} {self.date} {self.subject}"
+        """``hash date subject``: the line that names the commit (``repo hash
+        date subject`` in a reply over several repositories)."""
+        head = f"{self.hash[:7]} {self.date} {self.subject}"
+        return f"{self.repo} {head}" if self.repo else head
 
     def render(self) -> str:
         return self.render_within(None)
@@ -92,6 +95,7 @@ class HistoryEntry:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"repo": self.repo} if self.repo else {}),
             "hash": self.hash,
             "date": self.date,
             "subject": self.subject,
@@ -137,21 +141,30 @@ def history_reply(
     at most ``top_k``, rendered within ``max_chars``. Arguments are checked
     by the caller; a note says when there is no history or nothing matched."""
     reply = HistoryReply(query, path)
+    reply.entries, reply.notes = history_entries(reader, root, query, path=path, top_k=top_k)
+    return render_history(reply, max_chars)
+
+
+def history_entries(
+    reader: IndexReader, root: Path, query: str | None, *, path: str | None = None, top_k: int = 10
+) -> tuple[list[HistoryEntry], list[str]]:
+    """The commits of :func:`history_reply`, best first, and its notes."""
+    entries: list[HistoryEntry] = []
     note = unavailable(reader.history_state())
     if note:
-        reply.notes.append(f"no history: {note}")
-        return _render(reply, max_chars)
+        return entries, [f"no history: {note}"]
+    notes = []
     terms = parse_query(query).weighted() if query else []
     found = commits_for(reader, terms, path, top_k)
     if path is not None and not reader.history_of_file(path):
-        reply.notes.append(f"no commit in the indexed history touches {path}")
+        notes.append(f"no commit in the indexed history touches {path}")
     elif not found:
-        reply.notes.append("no commit in the indexed history matches the question")
+        notes.append("no commit in the indexed history matches the question")
     for f in found:
         c = f.commit
         date = datetime.fromtimestamp(c.time, UTC).date().isoformat()
         diff = changed_lines(root, c.hash, f.named) if path is not None else []
-        reply.entries.append(
+        entries.append(
             HistoryEntry(
                 c.hash,
                 date,
@@ -163,10 +176,10 @@ def history_reply(
                 named=f.named,
             )
         )
-    return _render(reply, max_chars)
+    return entries, notes
 
 
-def _render(reply: HistoryReply, max_chars: int) -> HistoryReply:
+def render_history(reply: HistoryReply, max_chars: int) -> HistoryReply:
     """The text: a head line, the commits that fit, then one line naming
     those that did not (it always fits: it drops names to fit). A commit
     that does not fit whole is shown cut (:meth:`HistoryEntry.render_within`)

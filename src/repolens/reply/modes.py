@@ -1,9 +1,10 @@
 """A search outcome rendered in the mode asked for: ``packet`` (the evidence
 packet), ``files`` (the ranked file overview) or ``json`` (the packet's
-evidence and the overview, for programs; see :mod:`repolens.reply.json`).
+evidence and the overview, for programs; see :mod:`repolens.reply.json_reply`).
 
 Every mode ends with the search's ``query_id`` (in JSON, as a key), which
-re-renders the same outcome in another mode without searching again.
+re-renders the same outcome in another mode without searching again; a
+search of several repositories is not remembered, and has none.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from repolens.reply.files import FileEntry, file_overview, ranked_files, render_files
-from repolens.reply.json import search_json
+from repolens.reply.json_reply import search_json
 from repolens.reply.packet import Packet, PacketOptions, render_packet
 from repolens.search.hits import SearchOutcome
 
@@ -37,7 +38,9 @@ class SearchReply:
 
     __slots__ = ("files", "indexed", "mode", "notes", "packet", "query", "query_id", "text")
 
-    def __init__(self, query: str, query_id: str, mode: str, text: str, notes: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, query: str, query_id: str | None, mode: str, text: str, notes: tuple[str, ...] = ()
+    ) -> None:
         self.query = query
         self.query_id = query_id
         self.mode = mode
@@ -52,12 +55,12 @@ class SearchReply:
 
 
 def render_search(
-    outcome: SearchOutcome, query_id: str, mode: str, settings: Settings, *, explain: bool = False
+    outcome: SearchOutcome, query_id: str | None, mode: str, settings: Settings, *, explain: bool = False
 ) -> SearchReply:
     """``outcome`` in ``mode``, within ``settings.max_chars`` (the JSON
     form budgets the evidence, not its keys)."""
     query, hits, parsed = outcome.query.text, outcome.hits, outcome.query
-    footer = f"query_id {query_id}"
+    footer = f"query_id {query_id}" if query_id else ""
     reply = SearchReply(query=query, query_id=query_id, mode=mode, text="", notes=tuple(outcome.notes))
     overview_size = max(settings.top_k, MIN_OVERVIEW_FILES)
     if mode == "files":
@@ -66,7 +69,7 @@ def render_search(
         return reply
     opts = PacketOptions.from_settings(
         settings,
-        max_chars=settings.max_chars - len(footer) - 2,
+        max_chars=settings.max_chars - (len(footer) + 2 if footer else 0),
         explain=explain,
         notes=outcome.notes,
         files=functools.partial(ranked_files, hits, parsed),
@@ -76,5 +79,5 @@ def render_search(
         reply.files = file_overview(hits, parsed, limit=overview_size)
         reply.text = json.dumps(reply.to_json(), ensure_ascii=False)
     else:
-        reply.text = f"{reply.packet.text}\n\n{footer}"
+        reply.text = f"{reply.packet.text}\n\n{footer}" if footer else reply.packet.text
     return reply

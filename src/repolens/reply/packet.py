@@ -26,8 +26,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from repolens.chunk import Chunk
-from repolens.chunk.labels import join_names, repeated_header_lines, signature_lines, split_names
+from repolens.chunking import Chunk
+from repolens.chunking.labels import join_names, repeated_header_lines, signature_lines, split_names
 from repolens.reply.block import (
     Block,
     RenderedBlock,
@@ -47,7 +47,6 @@ from repolens.reply.budget import (
     trailer_reserve,
 )
 from repolens.reply.files import FileEntry
-from repolens.reply.json import packet_json
 from repolens.reply.prose import prose_lines
 from repolens.search.hits import Hit, matching_lines, own_lines
 from repolens.settings import Settings
@@ -74,8 +73,40 @@ class Packet:
     pointers: tuple[FileEntry, ...] = ()  # the next files, named after the hits
 
     def to_json(self) -> dict[str, Any]:
-        """See :func:`repolens.reply.json.packet_json`."""
-        return packet_json(self)
+        """The rendered blocks as they are (``text`` is the block's text in
+        ``self.text``), the hits that did not fit, the notes and the next files."""
+        data: dict[str, Any] = {
+            "hits": [
+                {
+                    "path": r.block.path,
+                    "start_line": r.block.start_line,
+                    "end_line": r.block.end_line,
+                    "score": round(r.block.score, 4),
+                    "kind": r.block.kind,
+                    "qualname": r.block.qualname,
+                    "chunk_ids": list(r.block.chunk_ids),
+                    "path_only": r.block.path_only,
+                    **({"explain": r.block.explain} if r.block.explain else {}),
+                    **({"stale": r.block.stale} if r.block.stale else {}),
+                    "truncated": r.truncated,
+                    "text": r.text,
+                }
+                for r in self.rendered
+            ],
+            "omitted": [
+                {
+                    "path": b.path,
+                    "start_line": b.start_line,
+                    "end_line": b.end_line,
+                    "score": round(b.score, 4),
+                }
+                for b in self.omitted
+            ],
+            "notes": list(self.notes),
+        }
+        if self.pointers:
+            data["next_files"] = [e.pointer_json() for e in self.pointers]
+        return data
 
 
 _DEFAULTS = Settings()

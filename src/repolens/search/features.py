@@ -32,7 +32,7 @@ import math
 from collections.abc import Mapping
 from typing import TypeVar
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.roles import PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.search.query import ParsedQuery
 from repolens.store.base import normalize_symbol

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from repolens.chunk import Chunk
-from repolens.chunk.labels import repeated_header_lines
+from repolens.chunking import Chunk
+from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import PathError
 from repolens.store.base import IndexReader, LexFilters
 from repolens.validate import (

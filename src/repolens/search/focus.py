@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.errors import PathError, UsageError
 from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.hits import Hit, matching_lines

@@ -26,12 +26,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk, make_chunker
+from repolens.chunking import Chunk
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.store.base import IndexReader
 
 if TYPE_CHECKING:
-    from repolens.chunk import ChunkFn
+    from repolens.chunking.chunker import ChunkedFile, ChunkFn
     from repolens.settings import Settings
 
 # Reading and re-chunking a file (``repolens.discover.load``, the language
@@ -46,7 +46,7 @@ LOST = "stale: definition no longer in the file; lines as indexed"
 def freshen_outcome(root: Path, reader: IndexReader, outcome: SearchOutcome, settings: Settings) -> None:
     """Check the hits a reply may cite (the first ``3 * top_k``) against the
     files on disk, in place; a note counts the files that changed."""
-    hits, stale_files = freshen(root, reader, outcome.hits, make_chunker(settings), first=settings.top_k * 3)
+    hits, stale_files = freshen(root, reader, outcome.hits, _chunker(settings), first=settings.top_k * 3)
     outcome.hits = hits
     if stale_files:
         outcome.notes.append(
@@ -55,8 +55,22 @@ def freshen_outcome(root: Path, reader: IndexReader, outcome: SearchOutcome, set
         )
 
 
+def _chunker(settings: Settings) -> ChunkFn:
+    """``chunk_file`` bound to the chunking settings: (path, text, language)
+    -> ChunkedFile. The grammars load when the first file is chunked, so a
+    search that finds every cited file unchanged never loads a parser."""
+    mode, merge = settings.chunker, settings.chunk_merge_lines
+
+    def chunk(path: str, text: str, language: str) -> ChunkedFile:
+        from repolens.chunking.dispatch import chunk_file
+
+        return chunk_file(path, text, language, mode=mode, merge_lines=merge)
+
+    return chunk
+
+
 def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | None:
-    from repolens.chunk.languages import language_for
+    from repolens.chunking.languages import language_for
     from repolens.discover.load import LoadedText, load_text
 
     loaded = load_text(root / path)

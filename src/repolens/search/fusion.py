@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.search.priors import role_weight, wanted_roles
 from repolens.search.query import ParsedQuery
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from repolens.chunk import Chunk
-from repolens.chunk.labels import repeated_header_lines
+from repolens.chunking import Chunk
+from repolens.chunking.labels import repeated_header_lines
 from repolens.search.filters import Filters
 from repolens.search.query import ParsedQuery
 from repolens.tokens import lines_with_token
@@ -45,6 +45,8 @@ class Hit:
             steps.append(f"-> rerank vote {f['vote']:.3g}")
         if "spread" in f:
             steps.append(f"x spread {f['spread']:.2f} ({_ordinal(int(f.get('nth', 0)))} in its file)")
+        if "across" in f:  # a search of several repositories: the score they are ranked by
+            steps.append(f"-> across {f['across']:.3g}")
         line = f"explain: {legs or 'no leg'}; {' '.join(steps)} = {self.score:.3g}"
         return f"{line}; history: {f['history']}" if f.get("history") else line
 
@@ -88,7 +90,7 @@ def own_lines(chunk: Chunk) -> list[str]:
     """The lines of ``chunk``'s text that are its own, the first at
     ``chunk.start_line``: parts 2..n of a split definition repeat the
     definition's header at the top of their text, and those lines are not
-    theirs (see :func:`repolens.chunk.labels.repeated_header_lines`). There
+    theirs (see :func:`repolens.chunking.labels.repeated_header_lines`). There
     are never more of them than the chunk's span has lines."""
     lines = chunk.text.split("\n")
     header = repeated_header_lines(chunk)

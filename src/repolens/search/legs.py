@@ -25,7 +25,7 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.errors import EmbedderError, RepolensError
 from repolens.search.filters import Filters
 from repolens.search.mentions import path_index
@@ -289,7 +289,7 @@ def dense_leg(
             return None, ["dense leg missing: this index has no vectors yet; run `repolens index` to embed"]
         return None, []
     from repolens.models import make_embedder  # onnxruntime: only for indexes with vectors
-    from repolens.settings import load_embed_config
+    from repolens.models.embed_config import load_embed_config
 
     try:
         embedder = make_embedder(load_embed_config(root))
@@ -348,11 +348,13 @@ def rerank_leg(root: Path, query: ParsedQuery) -> tuple[BoundRerank | None, list
     """The cross-encoder leg for ``query`` (it reads the text) when one is
     configured, or None with a note saying why it is missing (silence only
     when none is configured)."""
-    from repolens.settings import load_rerank_config, section_given
+    from repolens.settings import section_given
 
     try:
         if not section_given(root, "rerank"):  # the default, no reranker: no need to load its settings
             return None, []
+        from repolens.models.rerank_config import load_rerank_config
+
         config = load_rerank_config(root)
         if config.provider == "none":
             return None, []

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePosixPath
 
-from repolens.chunk.languages import EXTENSIONS
+from repolens.chunking.languages import EXTENSIONS
 
 # Extensions that make the last dotted part a file extension rather than a
 # module name (``conf.py`` vs ``np.array``).

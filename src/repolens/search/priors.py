@@ -15,7 +15,7 @@ changelog crowd source out of the packet.
 from __future__ import annotations
 
 from repolens.roles import RANKING_WEIGHT, PathRole, path_role
-from repolens.search.query import ParsedQuery, subject_line
+from repolens.search.query import ParsedQuery
 from repolens.tokens import tokenize
 
 # Query words that make a role the subject of the question (tokenized, so
@@ -32,9 +32,9 @@ _ROLE_WORDS: dict[PathRole, frozenset[str]] = {
 
 
 def wanted_roles(query: ParsedQuery) -> frozenset[str]:
-    """Roles the query's subject line is about (never discounted for this query)."""
-    tokens = frozenset(tokenize(subject_line(query.text)))
-    return frozenset(role for role, words in _ROLE_WORDS.items() if tokens & words)
+    """Roles the query's subject line is about (never discounted for this
+    query), from the tokens :func:`~repolens.search.query.parse_query` kept."""
+    return frozenset(role for role, words in _ROLE_WORDS.items() if query.subject & words)
 
 
 def role_weight(path: str, wanted: frozenset[str]) -> float:

@@ -87,6 +87,9 @@ class ParsedQuery(NamedTuple):
     # Partial identifiers (``zorb*``): (normalised prefix, the weight of
     # each term that completes it), for :func:`with_completions`.
     prefixes: tuple[tuple[str, float], ...] = ()
+    # Tokens of the subject line (:func:`subject_line`): what the question
+    # says it is about, which the role priors read (repolens.search.priors).
+    subject: frozenset[str] = frozenset()
 
     @property
     def tokens(self) -> frozenset[str]:
@@ -179,14 +182,10 @@ def subject_line(text: str) -> str:
     return "" if line.lstrip().startswith(("```", "~~~")) else line
 
 
-def _subject_tokens(text: str) -> frozenset[str]:
-    """Tokens of the subject line (:func:`subject_line`) when ``text`` has a
-    body after it; a one-line question is all subject, so none weigh more."""
-    subject = subject_line(text)
-    if not subject:
-        return frozenset()
-    body = text.partition(subject)[2]
-    return frozenset(tokenize(subject)) if body.strip() else frozenset()
+def _has_body(text: str, subject: str) -> bool:
+    """Whether ``text`` goes on after its subject line ``subject``: a one-line
+    question is all subject, so none of its terms weighs more."""
+    return bool(subject) and bool(text.partition(subject)[2].strip())
 
 
 def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
@@ -213,14 +212,16 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
     if not content:
         content = counts  # a question made only of stopwords still searches
     forms = surface_forms(text)
-    subject = _subject_tokens(text)
+    subject_text = subject_line(text)
+    subject = frozenset(tokenize(subject_text))
+    stressed = subject if _has_body(text, subject_text) else frozenset()
     terms = [
         QueryTerm(
             surface=forms.get(t, t),
             token=t,
             weight=(IDENTIFIER_WEIGHT if t in code_tokens else WORD_WEIGHT)
             * (1.0 + 0.5 * math.log(n))
-            * (SUBJECT_WEIGHT if t in subject else 1.0)
+            * (SUBJECT_WEIGHT if t in stressed else 1.0)
             if weighted
             else 1.0,
             code=t in code_tokens,
@@ -238,6 +239,7 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
         paths=tuple(_paths(text)),
         scopes=tuple(_scopes(text)),
         prefixes=_prefixes(prefixed, terms, weighted),
+        subject=subject,
     )
 
 

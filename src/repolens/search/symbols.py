@@ -463,7 +463,7 @@ def find_symbols(
 
     ``kind`` (one of :data:`repolens.roles.KINDS`), ``path`` (a
     file or folder, root-relative) and ``language`` (one of
-    :data:`repolens.chunk.languages.LANGUAGES`; aliases such as ``fn`` and
+    :data:`repolens.chunking.languages.LANGUAGES`; aliases such as ``fn`` and
     ``py`` too) narrow the lookup.
     At most ``limit`` matches (1-200) are returned, and ``render()`` never
     exceeds ``max_chars`` (200-1,000,000). Raises ``UsageError`` for an
@@ -471,32 +471,68 @@ def find_symbols(
     and for an unknown kind or language; ``PathError`` when nothing matches
     and nothing is indexed under ``path``.
     """
-    q = _parse(name)
+    lookup = SymbolLookup.parse(name, kind=kind, path=path, language=language)
     check_int("limit", limit, 1, MAX_LIMIT)
     check_budget(max_chars)
-    f = SymbolFilters(
-        kind=check_kind(kind),
-        language=check_language(language),
-        path=_clean_subpath(path) or None if path else None,
-    )
-    prefix = name.strip().endswith("*")
-    if q.qualified:
-        found, total = _qualified(reader, q, f, prefix)
-    else:
-        found, total = _same_name(reader, q, f)
-        if prefix:
-            longer, more = _prefixed(reader, q, f)
-            found, total = found + longer, total + more
-        elif not found:
-            found, total = _fuzzy(reader, q, f)
-    found.sort(key=lambda mc: _rank_key(mc[0], mc[1]))
+    found, total = lookup.ranked(reader)
     ranked = [m for m, _ in found[:limit]]
+    f = lookup.filters
     if not ranked and f.path and not reader.has_path(f.path):
         from repolens.search.filters import no_indexed_file  # (a search's module: only for this error)
 
         raise no_indexed_file(reader, f.path)
-    suggestions = tuple(_suggest(reader, q, f)) if not ranked else ()
-    return _render(q.text, ranked, total, suggestions, _describe(f), max_chars)
+    suggestions = tuple(lookup.suggestions(reader)) if not ranked else ()
+    return lookup.render(ranked, total, suggestions, max_chars)
+
+
+class SymbolLookup(NamedTuple):
+    """A checked lookup (the name and its filters), to rank in one index or
+    in several (:func:`repolens.service.find_symbol_across` merges their
+    matches by :meth:`rank_key`, which depends on no index)."""
+
+    query: _Query
+    filters: SymbolFilters
+    prefix: bool
+
+    @classmethod
+    def parse(
+        cls, name: str, *, kind: str | None = None, path: str | None = None, language: str | None = None
+    ) -> SymbolLookup:
+        """``UsageError`` for a bad name, kind or language (see :func:`find_symbols`)."""
+        q = _parse(name)
+        f = SymbolFilters(
+            kind=check_kind(kind),
+            language=check_language(language),
+            path=_clean_subpath(path) or None if path else None,
+        )
+        return cls(q, f, name.strip().endswith("*"))
+
+    def ranked(self, reader: IndexReader) -> tuple[list[tuple[SymbolMatch, int]], int]:
+        """Every match in ``reader`` with its closeness, best first, and how many there are."""
+        q, f = self.query, self.filters
+        if q.qualified:
+            found, total = _qualified(reader, q, f, self.prefix)
+        else:
+            found, total = _same_name(reader, q, f)
+            if self.prefix:
+                longer, more = _prefixed(reader, q, f)
+                found, total = found + longer, total + more
+            elif not found:
+                found, total = _fuzzy(reader, q, f)
+        found.sort(key=lambda mc: self.rank_key(*mc))
+        return found, total
+
+    @staticmethod
+    def rank_key(match: SymbolMatch, closeness: int) -> tuple[object, ...]:
+        return _rank_key(match, closeness)
+
+    def suggestions(self, reader: IndexReader) -> list[SymbolMatch]:
+        return _suggest(reader, self.query, self.filters)
+
+    def render(
+        self, ranked: list[SymbolMatch], total: int, suggestions: tuple[SymbolMatch, ...], max_chars: int
+    ) -> SymbolMatches:
+        return _render(self.query.text, ranked, total, suggestions, _describe(self.filters), max_chars)
 
 
 def _render(

@@ -38,10 +38,13 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
+from repolens.branches.several import selected
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.budget import READ_MAX_CHARS
 from repolens.reply.snippet import safe_path
+from repolens.search.across import LABEL_SEP, Target
+from repolens.server.config import name_for
 from repolens.server.tool_list import LOCATION, location_description
 from repolens.store import open_store, resolve_root
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type
@@ -121,14 +124,16 @@ class Repos:
     def names(self) -> str:
         return ", ".join(self.roots) or "(none)"
 
-    def location_param(self) -> tuple[str, Any]:
+    def location_param(self, several: bool = False) -> tuple[str, Any]:
         """Name and annotation of the tools' location parameter in this mode
         (described only where there is a choice to make: the stdio front
-        fills in the same words, :mod:`repolens.server.tool_list`)."""
+        fills in the same words, :mod:`repolens.server.tool_list`);
+        ``several``: for a tool that also takes a list of them."""
         description = location_description(list(self.roots), remote=self.remote)
+        kind: Any = str | list[str] | None if several else str | None
         if description is None:
-            return LOCATION, str | None
-        return LOCATION, Annotated[str | None, Field(description=description)]
+            return LOCATION, kind
+        return LOCATION, Annotated[kind, Field(description=description)]
 
     def resolve(self, where: str | None) -> tuple[Path, Path | None]:
         """(root folder, index folder or None for the default) for a caller's argument."""
@@ -179,6 +184,27 @@ class Repos:
         if parse_ref(repo) is None and (any(c in repo for c in "/\\") or repo.startswith(("~", "."))):
             raise PathError(f"`{LOCATION}` names a served repository, not a folder: pass one of {self.names}")
         raise unknown(repo, self.roots)
+
+    def targets(self, repo: str | list[str]) -> list[Target]:
+        """The repositories a call names when it names several (a list, ``*``,
+        ``project:NAME``: :mod:`repolens.branches.several`), each once."""
+        out: dict[Path, Target] = {}
+        for entry in selected(repo, self.roots, self.registry, self.key):
+            root, index_dir = (
+                (self.roots[entry], self.index_dir_of(entry)) if entry in self.roots else self.resolve(entry)
+            )
+            key = next((k for k, path in self.roots.items() if path == root), None) or name_for(root)
+            out.setdefault(root, Target(key, root, index_dir))
+        return list(out.values())
+
+    def split_label(self, path: str) -> tuple[str, str] | None:
+        """``(key, path)`` for a path labelled with a served repository, as a
+        reply over several names it (``app@main:src/x.py``); None otherwise."""
+        name, sep, rest = path.partition(LABEL_SEP)
+        if not sep or not rest or parse_ref(name) is None:
+            return None
+        key = self.key(name)
+        return (key, rest) if key is not None else None
 
     def key(self, name: str) -> str | None:
         """The served root ``name`` means (``name@branch``, or ``name`` alone),
@@ -534,7 +560,10 @@ def tool_body(fn: Callable[..., str], repos: Repos) -> Callable[..., str]:
     """``fn`` as the SDK sees it: domain errors as ``ToolError`` (one line, server
     folders redacted for remote callers), and the location parameter
     described for this mode (a name or a path locally, a name remotely)."""
-    name, annotation = repos.location_param()
+    sig = inspect.signature(fn, eval_str=True)
+    name_param = sig.parameters.get(LOCATION)
+    several = name_param is not None and _takes_list(name_param.annotation)
+    name, annotation = repos.location_param(several)
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> str:
@@ -543,7 +572,6 @@ def tool_body(fn: Callable[..., str], repos: Repos) -> Callable[..., str]:
         except RepolensError as exc:
             raise ToolError(repos.redact(exc.spelled(_spelling))) from exc
 
-    sig = inspect.signature(fn, eval_str=True)
     params = [p.replace(annotation=annotation) if p.name == name else p for p in sig.parameters.values()]
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return wrapper

@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from repolens.branches.names import REF_RE
-from repolens.branches.registry import REGISTRY_ENV
+from repolens.branches.registry import REGISTRY_ENV, Registry
 from repolens.errors import ConfigError, RootError, UsageError
 from repolens.settings import coerce, environ, read_toml
-from repolens.store import Binding, bind_root, locate, store_flag, use_store_flag
+from repolens.store import Binding, bind_root, locate, resolve_root, store_flag, use_store_flag
 from repolens.validate import check_dir, check_user_path, shown_path
 
 CONFIG_FILE = ".repolens.toml"
@@ -394,3 +394,22 @@ def require_roots(config: ServeConfig) -> dict[str, Path]:
             f"set {ROOTS_ENV}=name=/path,..., or add a [roots] table to {CONFIG_FILE}"
         )
     return config.roots
+
+
+def configured_roots(
+    config_file: str | Path | None = None, *, missing_ok: bool = False
+) -> tuple[dict[str, Path], Registry, dict[str, tuple[str, str]]]:
+    """The roots a command-line use case sees, the registry, and (with
+    ``missing_ok``) the configured roots whose folder is missing: the server
+    config's roots (``--config``, ``$REPOLENS_CONFIG``, ``./.repolens.toml``;
+    ``REPOLENS_ROOTS``), else the git worktrees of the current directory,
+    each ``<repository>@<branch>``."""
+    from repolens.branches.git import worktrees
+    from repolens.branches.registry import load_registry
+
+    config = load_serve_config(config_file=config_file, read_token=False, missing_ok=missing_ok)
+    roots = dict(config.roots)
+    if not roots and not config.missing and (trees := worktrees(resolve_root(None))):
+        name = name_for(trees[0][0])
+        roots = {f"{name}@{branch}": path for path, branch in trees}
+    return roots, load_registry(config.registry), config.missing

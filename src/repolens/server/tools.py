@@ -38,6 +38,7 @@ from repolens.branches import catalog
 from repolens.branches.names import branches_of, parse_ref, unknown
 from repolens.branches.refresh import siblings_of
 from repolens.branches.registry import load_registry
+from repolens.branches.several import names_several
 from repolens.errors import UsageError
 from repolens.reply.budget import READ_MAX_CHARS, cut_to_budget
 from repolens.server.calls import (
@@ -57,6 +58,7 @@ from repolens.validate import check_budget
 
 if TYPE_CHECKING:
     from repolens.ops.status import IndexStatus
+    from repolens.reply.modes import SearchReply
 
 log = logging.getLogger("repolens")
 # The server's own watcher may be writing when a tool asks to index: wait for it.
@@ -98,8 +100,7 @@ def build_server(
         return register
 
     @tool(
-        "Update the index, reading only changed files (rebuild=true: from scratch). "
-        "search_code indexes on first use.",
+        "Update the index, reading only changed files (rebuild=true: from scratch).",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def index_repo(
@@ -125,7 +126,7 @@ def build_server(
         return cut_to_budget(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
 
     @tool(
-        "Update the index for files changed on disk; the server's watcher usually does it.",
+        "Update the index for files changed on disk (the server's watcher usually does).",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def refresh_index(repo: str | None = None, ctx: Context | None = None) -> str:
@@ -146,7 +147,7 @@ def build_server(
             repos.redact(service.index_status(where, index_dir=idx).render()), DEFAULT_BUDGETS["index_repo"]
         )
 
-    @tool("The repositories and branches served, with index and registry facts; pages with cursor.")
+    @tool("Served repositories and branches, with index and registry facts; pages with cursor.")
     def list_repositories(
         cursor: Annotated[int, Field(description="A reply's next_cursor.")] = 0,
         limit: int = 20,
@@ -200,13 +201,13 @@ def build_server(
         return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), max_chars)
 
     @tool(
-        "Search for a question, an identifier or an error message: the top hits (path, lines, "
-        "score, the lines that matter). An omission marker names the read_snippet call that "
-        "expands it. For an exact string grep is cheaper."
+        "Search for a question, identifier or error message: top hits with path, lines, score and "
+        "the lines that matter. An omission marker names the read_snippet call that expands it. "
+        "Exact strings: grep is cheaper. repo: one, a list, * or project:NAME."
     )
     def search_code(
         query: str | None = None,
-        repo: str | None = None,
+        repo: str | list[str] | None = None,
         mode: Annotated[str, Field(description="packet, files (ranked files) or json.")] = "packet",
         top_k: int = 5,
         max_chars: int = 6000,
@@ -220,28 +221,31 @@ def build_server(
         query_id: Annotated[str | None, Field(description="A reply's query_id: show it again.")] = None,
         explain: bool = False,
     ) -> str:
+        options = {
+            "top_k": top_k,
+            "max_chars": max_chars,
+            "language": language,
+            "kind": kind,
+            "include": include,
+            "exclude": exclude,
+            "keyword": keyword,
+            "min_score": min_score,
+            "mode": mode,
+            "query_id": query_id,
+            "explain": explain,
+        }
+        if names_several(repo):
+            assert repo is not None
+            targets = repos.targets(repo)
+            path = repos.check_filter(targets[0].root, path)
+            reply = service.search_across(query, targets, path=path, **options)
+            _note_search(reply, mode)
+            return repos.redact(reply.text)
         where, idx = repos.resolve(repo)
         reply = service.search_code(
-            query,
-            where,
-            index_dir=idx,
-            top_k=top_k,
-            max_chars=max_chars,
-            path=repos.check_filter(where, path),
-            language=language,
-            kind=kind,
-            include=include,
-            exclude=exclude,
-            keyword=keyword,
-            min_score=min_score,
-            mode=mode,
-            query_id=query_id,
-            explain=explain,
+            query, where, index_dir=idx, path=repos.check_filter(where, path), **options
         )
-        shown = reply.files if mode == "files" else reply.packet.rendered if reply.packet else []
-        note_hits(len(shown or []))
-        if mode == "json":
-            note_evidence_budget()
+        _note_search(reply, mode)
         return reply.text
 
     @tool("Lines start..end of a file (1-based, inclusive, at most 300): what an omission marker names.")
@@ -253,6 +257,8 @@ def build_server(
         max_chars: int = READ_MAX_CHARS,
     ) -> str:
         check_budget(max_chars)
+        if repo is None and isinstance(path, str) and (labelled := repos.split_label(path)):
+            repo, path = labelled  # as a reply over several repositories names a file
         where, _ = repos.resolve(repo)
         snippet = service.read_snippet(where, repos.check_file(where, path), start, end)
         note_hits(len(snippet.lines))
@@ -260,17 +266,31 @@ def build_server(
 
     @tool(
         "Where a symbol is defined: exact, case/separator-insensitive, qualified (Store.save) "
-        "or fuzzy. Cheaper than search_code when you know the name."
+        "or fuzzy. Cheaper than search_code for a known name; repo: one or several."
     )
     def find_symbol(
         name: str,
-        repo: str | None = None,
+        repo: str | list[str] | None = None,
         kind: str | None = None,
         path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
         language: str | None = None,
         limit: int = 20,
         max_chars: int = 4000,
     ) -> str:
+        if names_several(repo):
+            assert repo is not None
+            targets = repos.targets(repo)
+            found = service.find_symbol_across(
+                name,
+                targets,
+                kind=kind,
+                path=repos.check_filter(targets[0].root, path),
+                language=language,
+                limit=limit,
+                max_chars=max_chars,
+            )
+            note_hits(len(found.matches))
+            return repos.redact(found.render())
         where, idx = repos.resolve(repo)
         result = service.find_symbol(
             name,
@@ -285,10 +305,7 @@ def build_server(
         note_hits(len(result.matches))
         return result.render()
 
-    @tool(
-        "The whole functions or classes around a query's matches: to read or edit a full "
-        "definition after search_code."
-    )
+    @tool("The whole functions or classes around a query's matches (to read or edit one after search_code).")
     def get_focused_context(
         query: str,
         repo: str | None = None,
@@ -343,15 +360,22 @@ def build_server(
 
     @tool(
         "Commits relevant to a question or a file: hash, date, subject, paths (with path, the "
-        "lines changed). Why code is so, when it changed."
+        "lines changed). repo: one or several."
     )
     def search_history(
         query: str | None = None,
-        repo: str | None = None,
+        repo: str | list[str] | None = None,
         path: Annotated[str | None, Field(description="A file: its commits.")] = None,
         top_k: int = 10,
         max_chars: int = 6000,
     ) -> str:
+        if names_several(repo):
+            assert repo is not None
+            commits = service.search_history_across(
+                query, repos.targets(repo), path=path, top_k=top_k, max_chars=max_chars
+            )
+            note_hits(len(commits.entries))
+            return repos.redact(commits.render())
         where, idx = repos.resolve(repo)
         if path is not None:
             path = repos.check_filter(where, path)
@@ -443,6 +467,11 @@ Other tools
 - Several repositories served: name one with repo=<name> (list_repositories
   lists them, a branch as name@branch); locally repo may also be a path.
   root is the same argument's other name.
+- search_code, find_symbol and search_history also ask several at once:
+  repo as a list of names, "*" (every one served) or "project:NAME" (the
+  registry's project). One reply ranked across them; every hit is named
+  name@branch:path, and read_snippet takes that path as it is. A repository
+  that cannot answer is named in a note.
 """
 
 
@@ -473,6 +502,14 @@ def _status_of(repos: Repos) -> Callable[[Path], IndexStatus]:
         return service.index_status(root, index_dir=repos.index_dir if root == repos.default else None)
 
     return status
+
+
+def _note_search(reply: SearchReply, mode: str) -> None:
+    """What the query log records of a search: hits shown, the budget's sense."""
+    shown = reply.files if mode == "files" else reply.packet.rendered if reply.packet else []
+    note_hits(len(shown or []))
+    if mode == "json":
+        note_evidence_budget()
 
 
 def _repo_name(repos: Repos, where: str | None) -> str:

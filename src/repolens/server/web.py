@@ -18,6 +18,7 @@ rebound domain name.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -25,6 +26,7 @@ import logging
 import socket
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from mcp.server.transport_security import TransportSecuritySettings
@@ -44,7 +46,7 @@ from repolens.server.config import (
 )
 from repolens.server.lines import refusal
 from repolens.server.tools import build_server
-from repolens.server.workers import AppRecipe, read_workers, run_workers
+from repolens.server.workers import read_workers, run_workers
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -221,6 +223,29 @@ def build_app(
     return BearerAuth(ReadableBodies(app), None if no_auth else config.token)
 
 
+@dataclass(frozen=True)
+class AppRecipe:
+    """What a worker process builds its app from (:func:`build_app`,
+    called in the worker): the app (an MCP server with its task groups and
+    caches) cannot cross a process boundary, these few values can."""
+
+    config: ServeConfig
+    host: str
+    no_auth: bool
+    index_dir: Path | None
+    workers_file: Path | None
+
+    def __call__(self) -> ASGIApp:
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
+        return build_app(
+            self.config,
+            host=self.host,
+            no_auth=self.no_auth,
+            index_dir=self.index_dir,
+            workers_file=self.workers_file,
+        )
+
+
 def index_missing(roots: dict[str, Path], index_dir: Path | None = None) -> None:
     """Index every served repository that has no index yet, before the first caller waits for it."""
     for name, root in roots.items():
@@ -306,7 +331,7 @@ def serve(
         )
         options = {"log_level": "warning", "access_log": False, "timeout_graceful_shutdown": 5}
         if workers > 1:
-            recipe = AppRecipe(config, host, no_auth, index_dir, None)
+            recipe = functools.partial(AppRecipe, config, host, no_auth, index_dir)
             run_workers(recipe, sockets, workers, host=host, port=port, **options)
             return
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, **options)).run(sockets=sockets)

@@ -27,7 +27,7 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from socket import socket
 from typing import TYPE_CHECKING, Any
@@ -37,8 +37,6 @@ from uvicorn.supervisors.multiprocess import Multiprocess
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
-
-    from repolens.server.config import ServeConfig
 
 WORKERS_FILE = "workers.json"
 
@@ -51,44 +49,24 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@dataclass(frozen=True)
-class AppRecipe:
-    """What a worker needs to build the app itself: the app (an MCP server
-    with its task groups and caches) cannot cross a process boundary, these
-    few values can."""
-
-    config: ServeConfig
-    host: str
-    no_auth: bool
-    index_dir: Path | None
-    workers_file: Path | None
-
-    def build(self) -> ASGIApp:
-        import logging
-
-        from repolens.server.web import build_app
-
-        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
-        return build_app(
-            self.config,
-            host=self.host,
-            no_auth=self.no_auth,
-            index_dir=self.index_dir,
-            workers_file=self.workers_file,
-        )
+# What a worker builds its app with: called in the worker, it returns the
+# app. It crosses the process boundary pickled (uvicorn pickles the config
+# into each spawned process), so it is a picklable callable, such as
+# :class:`repolens.server.web.AppRecipe`, holding plain values: the app (an MCP
+# server with its task groups and caches) cannot cross it.
+AppFactory = Callable[[], "ASGIApp"]
 
 
 class WorkerConfig(uvicorn.Config):
-    """uvicorn's settings for a worker: the app comes from ``recipe``,
-    built in the worker (uvicorn pickles this config into each spawned
-    process and loads the app there)."""
+    """uvicorn's settings for a worker: the app comes from ``factory``,
+    called in the worker (uvicorn loads the app there)."""
 
-    def __init__(self, recipe: AppRecipe, **kwargs: Any) -> None:
-        super().__init__(app="repolens.server.workers:AppRecipe", factory=True, **kwargs)
-        self.recipe = recipe
+    def __init__(self, factory: AppFactory, **kwargs: Any) -> None:
+        super().__init__(app="repolens.server.web:AppRecipe", factory=True, **kwargs)
+        self.app_factory = factory
 
     def load_app(self) -> Any:
-        return self.recipe.build
+        return self.app_factory
 
 
 class Supervisor(Multiprocess):
@@ -143,13 +121,16 @@ def read_workers(workers_file: Path | None) -> dict[str, Any]:
     return {"workers": len(pids), "worker_pids": pids, "pid": here}
 
 
-def run_workers(recipe: AppRecipe, sockets: list[socket], workers: int, **uvicorn_options: Any) -> None:
+def run_workers(
+    factory_for: Callable[[Path], AppFactory], sockets: list[socket], workers: int, **uvicorn_options: Any
+) -> None:
     """Serve ``sockets`` from ``workers`` spawned processes until SIGINT or
-    SIGTERM; each worker is stopped and joined before this returns."""
+    SIGTERM; each worker is stopped and joined before this returns. Each
+    builds its app with ``factory_for(workers_file)`` (the supervisor's list
+    of workers, which the app's ``/health`` reads: :func:`read_workers`)."""
     with tempfile.TemporaryDirectory(prefix="repolens-workers-") as tmp:
         workers_file = Path(tmp) / WORKERS_FILE
-        recipe = AppRecipe(recipe.config, recipe.host, recipe.no_auth, recipe.index_dir, workers_file)
-        config = WorkerConfig(recipe, workers=workers, **uvicorn_options)
+        config = WorkerConfig(factory_for(workers_file), workers=workers, **uvicorn_options)
         supervisor = Supervisor(config, sockets, workers_file)
         try:
             supervisor.run()

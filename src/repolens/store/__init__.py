@@ -5,9 +5,9 @@ repository: the local store (SQLite + tantivy files in ``<root>/.repolens``
 or ``--index-dir``, :mod:`repolens.store.local`), or, when a store URL is
 configured (:func:`locate`), the PostgreSQL store
 (:mod:`repolens.store.postgres`).
-:func:`format_versions` are what an index must have been written with to
-be read by this code; anything else is refused with the fix
-(:func:`check_versions`), never misread.
+What the two backends share is in modules they import, never here (this
+module opens them): the versions an index must have been written with
+(:mod:`repolens.store.versions`) and the protocols (:mod:`repolens.store.base`).
 
 This module stays light (no database or search-engine import): discovery
 and the adapters import it for :func:`resolve_root`.
@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from repolens.errors import ROOT_FIX, ConfigError, IndexCorruptError, IndexVersionError, RootError, UsageError
+from repolens.errors import ROOT_FIX, ConfigError, RootError, UsageError
 from repolens.validate import check_dir, check_user_path
 
 if TYPE_CHECKING:
@@ -207,6 +207,7 @@ def _choice(root: Path, url: str) -> StoreChoice:
     else ``[store] key`` in its ``.repolens.toml``, else ``REPOLENS_STORE_KEY``,
     else the folder's name."""
     from repolens.settings import environ
+    from repolens.store.base import ROOTS_OF
 
     bound = _bound.get(root)
     table = _store_table(root)
@@ -226,8 +227,6 @@ def _choice(root: Path, url: str) -> StoreChoice:
     return StoreChoice(url, folder_key(root), reads, "")
 
 
-# The start of StoreChoice.key_from for a key a server's config names.
-ROOTS_OF = "[roots] of "
 # A key travels in messages and in `repolens drop KEY`: plain text, as a repository name with its branch.
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+@-]{0,199}$")
 KEY_FORM = "1-200 letters, digits, '.', '_', '-', '/', '+' or '@', starting with a letter or digit"
@@ -284,30 +283,3 @@ def _index_dir(index_dir: str | os.PathLike[str] | None) -> Path | None:
         if index_dir is None
         else check_user_path("index folder", index_dir, fix="pass another {index_dir}")
     )
-
-
-def format_versions() -> dict[str, int]:
-    """The versions an index must match to be read by this code."""
-    from repolens.store.document import LEXICAL_VERSION
-    from repolens.store.local.sqlite import SCHEMA_VERSION
-    from repolens.tokens import TOKENIZER_VERSION
-
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tokenizer_version": TOKENIZER_VERSION,
-        "lexical_version": LEXICAL_VERSION,
-    }
-
-
-def check_versions(meta: dict[str, str], where: Path) -> None:
-    """Refuse an index that is incomplete or written with other versions."""
-    if not meta:
-        raise IndexCorruptError(f"index for {where} is incomplete", fix="re-run `repolens index`")
-    for key, expected in format_versions().items():
-        found = meta.get(key)
-        if found != str(expected):
-            what = key.removesuffix("_version")
-            raise IndexVersionError(
-                f"index for {where} was written with {what} version {found or 'unknown'} "
-                f"but this repolens reads version {expected}: re-run `repolens index`"
-            )

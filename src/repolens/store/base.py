@@ -41,7 +41,7 @@ What every backend must guarantee
 * **Resumable.** A build that was interrupted keeps its committed batches
   and stays listed by :meth:`Store.building` until it is published or
   discarded; the next run finds it and carries on.
-* **Versioned.** ``repolens.store.format_versions()`` are recorded in every
+* **Versioned.** ``repolens.store.versions.format_versions()`` are recorded in every
   generation's meta; opening a generation written with other versions is
   refused with the fix (``IndexVersionError``), never misread.
 * **Counters for caches.** Every committed batch that changes content
@@ -96,7 +96,7 @@ from repolens.store.records import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from repolens.chunk import Chunk, Symbol
+    from repolens.chunking import Chunk, Symbol
     from repolens.errors import IndexMissingError
 
 # The lexical document of a chunk: field name -> space-separated tokens (or
@@ -418,6 +418,12 @@ class IndexWriter(Protocol):
     def update_history(self, update: HistoryUpdate) -> None:
         """Apply ``update`` atomically (see :class:`HistoryUpdate`)."""
         ...
+
+
+# How a store key a server's config names is recorded (the start of
+# ``StoreChoice.key_from``, :func:`repolens.store.locate`): a store's fixes
+# then name that config (:meth:`Store.foreign_fix`, :meth:`Store.missing`).
+ROOTS_OF = "[roots] of "
 
 
 class Store(Protocol):

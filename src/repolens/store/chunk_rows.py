@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.store.records import StoredChunk
 
 # The columns a read selects, in the order :func:`stored_chunk` unpacks them.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.tokens import token_text, tokenize_path
 
 # The scored fields: path, symbol name, signature and doc, body.

@@ -124,11 +124,13 @@ def list_indexes(url: str | None = None) -> Inventory:
     if store_url is not None:
         from repolens.store.postgres.inventory import pg_indexes
 
-        return Inventory(shown, pg_indexes(store_url))
-    from repolens.store.local.inventory import local_indexes
+        found = pg_indexes(store_url)
+    else:
+        from repolens.store.local.inventory import local_indexes
 
-    assert folder is not None
-    return Inventory(shown, local_indexes(folder) if folder.is_dir() else [])
+        assert folder is not None
+        found = local_indexes(folder) if folder.is_dir() else []
+    return Inventory(shown, [entry_from_meta(*index) for index in found])
 
 
 def drop_index(key: str, url: str | None = None) -> Dropped:

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from repolens.chunk import Chunk
+    from repolens.chunking import Chunk
 
 
 def normalize_symbol(name: str) -> str:

@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repolens.store import check_versions
 from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import guarded
+from repolens.store.versions import check_versions
 
 if TYPE_CHECKING:
     from repolens.store.local.lexical import LexicalIndex

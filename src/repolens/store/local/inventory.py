@@ -1,5 +1,7 @@
 """The indexes of a folder shared by many roots (``REPOLENS_INDEX_DIR``),
-listed and dropped (:mod:`repolens.store.inventory`)."""
+listed and dropped (:mod:`repolens.store.inventory`, which makes the
+listing's entries of what this module reads).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +9,14 @@ import os
 import shutil
 from pathlib import Path
 
-from repolens.store.inventory import IndexEntry, entry_from_meta
 from repolens.store.local import sqlite as sq
 from repolens.store.local.generation import DB_NAME
 from repolens.store.local.layout import IndexLayout
 
 
-def local_indexes(parent: Path) -> list[IndexEntry]:
+def local_indexes(parent: Path) -> list[tuple[str, str, str, dict[str, str]]]:
     """Each sub-folder of ``parent`` holding an index (a published one, else
-    an interrupted build), by name."""
+    an interrupted build), by name: (key, generation, state, meta)."""
     out = []
     for folder in sorted(p for p in parent.iterdir() if p.is_dir() and not p.name.startswith(".")):
         layout = IndexLayout(folder, folder)
@@ -33,7 +34,7 @@ def local_indexes(parent: Path) -> list[IndexEntry]:
         except Exception:  # a damaged index is listed, to be dropped
             meta = {}
         state = "published" if current is not None else "building"
-        out.append(entry_from_meta(folder.name, gen_dir.name.removesuffix(".building"), state, meta))
+        out.append((folder.name, gen_dir.name.removesuffix(".building"), state, meta))
     return out
 
 

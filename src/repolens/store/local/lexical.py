@@ -25,7 +25,7 @@ from pathlib import Path
 
 import tantivy
 
-from repolens.chunk import Chunk
+from repolens.chunking import Chunk
 from repolens.store.base import LexFilters, LexicalFields
 from repolens.store.document import LEXICAL_VERSION, TEXT_FIELDS, document_fields
 from repolens.store.local.failures import damaged, failure, lexical_damage

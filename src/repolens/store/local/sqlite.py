@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from repolens.chunk import Chunk, Symbol
+from repolens.chunking import Chunk, Symbol
 from repolens.errors import IndexCorruptError, RepolensError
 from repolens.store.base import (
     FileRecord,
@@ -33,7 +33,8 @@ from repolens.store.base import (
 from repolens.store.chunk_rows import CHUNK_COLS, compress, stored_chunk
 from repolens.store.local.failures import failure
 
-SCHEMA_VERSION = 3
+# The version of these tables, recorded in every index, is
+# repolens.store.versions.SCHEMA_VERSION: bump it with any change here.
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from repolens.chunk import Chunk, Symbol
+from repolens.chunking import Chunk, Symbol
 from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
 from repolens.store.document import document_fields
 from repolens.store.local import history

@@ -19,7 +19,7 @@ own means:
   the writer and remembered results use the primary); :meth:`PgStore.replica_lag`
   says when the replica is behind the last published index.
 * **Versioned**: :mod:`.schema`; the generation meta carries
-  :func:`repolens.store.format_versions` like the local store's.
+  :func:`repolens.store.versions.format_versions` like the local store's.
 * **History**: a generation's commits, touched paths and packed postings
   (:mod:`.history`), published with its code.
 """
@@ -33,11 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
-from repolens.store import ROOTS_OF, check_versions
+from repolens.store.base import ROOTS_OF
 from repolens.store.postgres import lexical, rows, schema
 from repolens.store.postgres.connect import connect, pooled, redact, require_driver, translate, unavailable
 from repolens.store.postgres.reader import PgReader
 from repolens.store.postgres.writer import PgWriter
+from repolens.store.versions import check_versions
 
 if TYPE_CHECKING:
     import psycopg

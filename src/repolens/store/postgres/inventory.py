@@ -1,10 +1,10 @@
-"""The indexes of a PostgreSQL store, listed and dropped (:mod:`repolens.store.inventory`)."""
+"""The indexes of a PostgreSQL store, listed and dropped (:mod:`repolens.store.inventory`,
+which makes the listing's entries of what this module reads)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from repolens.store.inventory import IndexEntry, entry_from_meta
 from repolens.store.postgres import PgStore, _name
 from repolens.store.postgres.connect import pooled, translate
 from repolens.store.postgres.schema import found_version
@@ -13,10 +13,11 @@ from repolens.store.postgres.schema import found_version
 _SHOWN = ("files", "chunks", "updated_at", "created_at", "root", "repo_git_root", "repo_remote", "branch")
 
 
-def pg_indexes(url: str) -> list[IndexEntry]:
+def pg_indexes(url: str) -> list[tuple[str, str, str, dict[str, str]]]:
     """Every repository key of the database, with its published generation
-    (else its newest interrupted build), by key; [] for a database without
-    repolens tables."""
+    (else its newest interrupted build), by key: (key, generation, state,
+    meta), the state ``empty`` for a key with no generation left; [] for a
+    database without repolens tables."""
     with translate(url), pooled(url) as conn:
         if found_version(conn) is None:
             return []
@@ -32,10 +33,10 @@ def pg_indexes(url: str) -> list[IndexEntry]:
     out = []
     for key, seq, published, meta in rows:
         if seq is None:
-            out.append(IndexEntry(key, "", "empty", 0, 0, "", ""))
+            out.append((key, "", "empty", {}))
             continue
         state = "published" if published else "building"
-        out.append(entry_from_meta(key, _name(seq), state, {k: str(v) for k, v in (meta or {}).items()}))
+        out.append((key, _name(seq), state, {k: str(v) for k, v in (meta or {}).items()}))
     return out
 
 

@@ -32,11 +32,11 @@ if TYPE_CHECKING:
     import numpy as np
     import psycopg
 
-    from repolens.store.postgres import PgStore
+    from repolens.store.postgres.handle import StoreHandle
 
 
 class PgReader:
-    def __init__(self, store: PgStore, gen: int, name: str) -> None:
+    def __init__(self, store: StoreHandle, gen: int, name: str) -> None:
         self.store = store
         self.gen = gen
         self._name = name

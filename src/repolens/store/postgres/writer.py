@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk, Symbol
+from repolens.chunking import Chunk, Symbol
 from repolens.store.base import (
     FileRecord,
     HistoryState,
@@ -32,7 +32,7 @@ from repolens.store.postgres.connect import connect, translate
 from repolens.store.postgres.lexical import SCORED
 
 if TYPE_CHECKING:
-    from repolens.store.postgres import PgStore
+    from repolens.store.postgres.handle import StoreHandle
 
 _COPY = {
     "files": "gen, id, path, hash, size, mtime_ns, language, lines, flags",
@@ -65,7 +65,7 @@ def _now() -> str:
 class PgWriter:
     """The one writer of a generation (the caller holds the store's write lock)."""
 
-    def __init__(self, store: PgStore, gen: int, name: str) -> None:
+    def __init__(self, store: StoreHandle, gen: int, name: str) -> None:
         self.store = store
         self.gen = gen
         self._name = name

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from repolens.chunk.labels import repeated_header_lines
+from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
 from repolens.reply.budget import fit_lines, omitted_marker, truncated_marker
 from repolens.store.base import IndexReader, StoredChunk
@@ -26,7 +26,7 @@ def file_lines(chunks: Iterable[StoredChunk]) -> dict[int, str]:
 
     Handles the three ways chunk texts differ from a plain tiling: parts 2..n
     of a split definition start with the definition's header repeated (those
-    lines are dropped, see :func:`~repolens.chunk.labels.repeated_header_lines`);
+    lines are dropped, see :func:`~repolens.chunking.labels.repeated_header_lines`);
     line windows overlap (the first chunk to supply a line wins, the texts
     are identical); and a line longer than the chunk cap is stored as several
     one-line chunks of the same line, concatenated here in storage order.

@@ -41,8 +41,8 @@ import warnings
 
 import tree_sitter as ts
 
-from repolens.chunk.grammars import c_family, functional, jvm, scripting, systems, web
-from repolens.chunk.grammars.base import (
+from repolens.chunking.grammars import c_family, functional, jvm, scripting, systems, web
+from repolens.chunking.grammars.base import (
     CLASS_KINDS,
     CONTAINER_KINDS,
     Found,

@@ -1,6 +1,6 @@
 """What a packed chunk says about itself, as the readers of an index parse it back.
 
-:mod:`repolens.chunk.pack` writes these forms; the read path (hits, packets,
+:mod:`repolens.chunking.pack` writes these forms; the read path (hits, packets,
 chunks) reads them, without loading the packer: a part of a split
 definition repeats its header lines, and a chunk holding several
 definitions is labelled with their names, and a definition's signature is
@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from repolens.chunk import Chunk
+    from repolens.chunking import Chunk
 
 _NAMES_SHOWN = 3
 # How far below a definition's start its signature line may be (decorators,

@@ -12,13 +12,13 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from repolens.chunk import Chunk, Symbol, assign_ids
-from repolens.chunk.chunker import ChunkedFile, Chunker
-from repolens.chunk.grammars import grammar_versions
-from repolens.chunk.markdown import MarkdownChunker
-from repolens.chunk.pack import source_lines
-from repolens.chunk.syntax import SyntaxChunker, supports
-from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
+from repolens.chunking import Chunk, Symbol, assign_ids
+from repolens.chunking.chunker import ChunkedFile, Chunker
+from repolens.chunking.grammars import grammar_versions
+from repolens.chunking.markdown import MarkdownChunker
+from repolens.chunking.pack import source_lines
+from repolens.chunking.syntax import SyntaxChunker, supports
+from repolens.chunking.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
 from repolens.hashing import blake2b
 
 if TYPE_CHECKING:  # settings imports validate, which imports the chunk vocabularies
@@ -54,7 +54,7 @@ def chunk_file(
 
     ``mode="windows"`` uses line windows for every file (the baseline the
     syntax chunker is measured against). Line numbers count ``\\n`` only
-    (see :func:`~repolens.chunk.pack.source_lines`), for every chunker.
+    (see :func:`~repolens.chunking.pack.source_lines`), for every chunker.
     """
     chunker = WINDOWS if mode == "windows" else chunker_for(language)
     if chunker is SYNTAX and merge_lines != SYNTAX.merge_max_lines:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from repolens.chunk.grammars.base import (
+from repolens.chunking.grammars.base import (
     Found,
     Handler,
     LangSpec,

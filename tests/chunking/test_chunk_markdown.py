@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repolens.chunk import ChunkedFile, chunk_file
-from repolens.chunk.labels import repeated_header_lines
-from repolens.chunk.markdown import scan
-from repolens.chunk.pack import source_lines
-from repolens.chunk.text import MAX_LINES
+from repolens.chunking.chunker import ChunkedFile
+from repolens.chunking.dispatch import chunk_file
+from repolens.chunking.labels import repeated_header_lines
+from repolens.chunking.markdown import scan
+from repolens.chunking.pack import source_lines
+from repolens.chunking.text import MAX_LINES
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sample.md"
 

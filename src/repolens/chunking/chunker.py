@@ -1,5 +1,5 @@
 """What a chunker is and what it makes of a file: the chunking side of
-:mod:`repolens.chunk`, which the read path never loads (creating a frozen
+:mod:`repolens.chunking`, which the read path never loads (creating a frozen
 dataclass compiles its methods; a search that re-chunks nothing needs none
 of these)."""
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from repolens.chunk import Chunk, Symbol
+from repolens.chunking import Chunk, Symbol
 
 
 @dataclass(frozen=True, slots=True)

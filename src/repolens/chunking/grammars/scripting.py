@@ -6,7 +6,7 @@ import re
 
 from tree_sitter import Node
 
-from repolens.chunk.grammars.base import (
+from repolens.chunking.grammars.base import (
     Found,
     Handler,
     LangSpec,

@@ -6,7 +6,7 @@ source``), its kind ``section``. Text before the first heading is a
 ``block``. A section that fits the bounds is one chunk with its subsections;
 a bigger one is cut into its intro and its subsections, and a section still
 too big is cut into parts that repeat its heading line (see
-:mod:`repolens.chunk.pack`). Parts start at paragraph boundaries; fenced
+:mod:`repolens.chunking.pack`). Parts start at paragraph boundaries; fenced
 code blocks are never cut unless one alone exceeds the bounds. Headings
 inside fences and YAML front matter are not headings.
 
@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from repolens.chunk import Symbol
-from repolens.chunk.chunker import ChunkedFile
-from repolens.chunk.pack import Def, Packer, source_lines
+from repolens.chunking import Symbol
+from repolens.chunking.chunker import ChunkedFile
+from repolens.chunking.pack import Def, Packer, source_lines
 
 # Sections up to this many lines are packed with their small neighbours.
 MERGE_MAX_LINES = 4

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from repolens.chunk.grammars.base import (
+from repolens.chunking.grammars.base import (
     Found,
     LangSpec,
     Scope,

@@ -3,8 +3,8 @@
 The tree is walked only where definitions live: the file's top level, the
 bodies of classes / namespaces / impls (and transparent wrappers such as
 ``#ifdef`` or ``export``), never inside functions. Each definition becomes a
-:class:`~repolens.chunk.pack.Def` whose range starts at its first decorator
-or leading doc comment; :class:`~repolens.chunk.pack.Packer` turns the
+:class:`~repolens.chunking.pack.Def` whose range starts at its first decorator
+or leading doc comment; :class:`~repolens.chunking.pack.Packer` turns the
 definitions into chunks that tile the file.
 
 Failure modes, none of which raises:
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import tree_sitter as ts
 from tree_sitter import Node
 
-from repolens.chunk import Symbol
-from repolens.chunk.chunker import ChunkedFile
-from repolens.chunk.grammars import (
+from repolens.chunking import Symbol
+from repolens.chunking.chunker import ChunkedFile
+from repolens.chunking.grammars import (
     CLASS_KINDS,
     CONTAINER_KINDS,
     Found,
@@ -42,8 +42,8 @@ from repolens.chunk.grammars import (
     qualify,
     spec_for,
 )
-from repolens.chunk.pack import Def, Packer, source_lines
-from repolens.chunk.text import MAX_LINES, window_chunks
+from repolens.chunking.pack import Def, Packer, source_lines
+from repolens.chunking.text import MAX_LINES, window_chunks
 
 MAX_PARSE_BYTES = 2_000_000
 PARSE_TIMEOUT_S = 5.0

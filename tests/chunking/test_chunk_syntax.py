@@ -1,6 +1,6 @@
 """Syntax-aware chunking: definitions, qualified names, coverage, splits, failures.
 
-Each fixture under ``tests/fixtures/chunk/`` is one small, realistic file per
+Each fixture under ``tests/chunking/fixtures/`` is one small, realistic file per
 language; the chunks (range, kind, qualname) and symbols (kind, qualname) it
 yields are asserted exactly against ``expected.json``: they are what search
 results show.
@@ -16,13 +16,15 @@ from pathlib import Path
 import pytest
 
 from conftest import relay_source
-from repolens.chunk import ChunkedFile, chunk_file, chunking_config, dispatch
-from repolens.chunk.grammars import KINDS, SPECS, available_languages, grammar_versions
-from repolens.chunk.labels import repeated_header_lines
-from repolens.chunk.languages import language_for
-from repolens.chunk.pack import source_lines
-from repolens.chunk.syntax import SyntaxChunker, supports
-from repolens.chunk.text import MAX_CHARS, MAX_LINES
+from repolens.chunking import dispatch
+from repolens.chunking.chunker import ChunkedFile
+from repolens.chunking.dispatch import chunk_file, chunking_config
+from repolens.chunking.grammars import KINDS, SPECS, available_languages, grammar_versions
+from repolens.chunking.labels import repeated_header_lines
+from repolens.chunking.languages import language_for
+from repolens.chunking.pack import source_lines
+from repolens.chunking.syntax import SyntaxChunker, supports
+from repolens.chunking.text import MAX_CHARS, MAX_LINES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

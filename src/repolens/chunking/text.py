@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from repolens.chunk import Chunk
-from repolens.chunk.chunker import ChunkedFile
+from repolens.chunking import Chunk
+from repolens.chunking.chunker import ChunkedFile
 
 TARGET_LINES = 80
 OVERLAP_LINES = 16

@@ -5,7 +5,7 @@ chunker (sections from headings). Input: the file's lines and a tree of
 :class:`Def` (0-based, inclusive row ranges, siblings ordered and disjoint).
 Output: chunks whose line ranges partition the file: every line is in
 exactly one chunk, except that a line longer than ``MAX_CHARS`` is data
-whose head alone is indexed (see :mod:`repolens.chunk.text`).
+whose head alone is indexed (see :mod:`repolens.chunking.text`).
 
 The rules, in order:
 
@@ -20,14 +20,14 @@ The rules, in order:
   header line(s) prepended to their ``text``, so a hit in part 3 still shows
   which function it is; their ``start_line``/``end_line`` stay the part's true
   range, so ``text`` then has more lines than the range
-  (see :func:`repolens.chunk.labels.repeated_header_lines`).
+  (see :func:`repolens.chunking.labels.repeated_header_lines`).
 * Lines between definitions (imports, statements, fields) are gap pieces.
   Blank lines and lone closers (``}``, ``end``) go to the piece before them.
 * Consecutive small pieces with the same owner are packed together up to
   ``TARGET_LINES``: gaps, and definitions of at most ``merge_max_lines``
   lines (one-line constants, getters). A packed chunk that holds only
   definitions names them all in ``qualname`` (``a, b, c (+2 more)``,
-  :func:`repolens.chunk.labels.join_names`).
+  :func:`repolens.chunking.labels.join_names`).
 * A chunk is named by the innermost definitions it holds. Blank lines and
   closers packed with definitions do not count: a method packed with the
   blank line after a long neighbour is that method (kind, name, signature).
@@ -46,9 +46,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from repolens.chunk import Chunk
-from repolens.chunk.labels import join_names
-from repolens.chunk.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
+from repolens.chunking import Chunk
+from repolens.chunking.labels import join_names
+from repolens.chunking.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
 
 # Kinds whose big instances dissolve into the surrounding code when packing:
 # a namespace's header line belongs with the imports above it, not alone.

@@ -1,0 +1,195 @@
+"""Questions across repositories: ``search_code``, ``find_symbol`` and
+``search_history`` over a list, ``*`` or a registry project, through the SDK's
+client and the command line, on both stores."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from repolens import service
+from repolens.search.across import Target, ask_each
+from repolens.server.tools import build_server
+
+BILLING = {
+    "billing/cards.py": (
+        "def charge_card(card, amount):\n"
+        '    """Charge the card through the payment gateway; declined cards raise."""\n'
+        "    return gateway.charge(card.token, amount)\n"
+    ),
+    "billing/refunds.py": "def refund(charge):\n    return gateway.refund(charge.id)\n",
+}
+WEB = {
+    "web/headers.py": (
+        "def parse_header(line):\n"
+        '    """Parse one HTTP header line into its name and value."""\n'
+        '    name, _, value = line.partition(":")\n'
+        "    return name.strip().lower(), value.strip()\n"
+    ),
+    "web/routes.py": "ROUTES = {'/': 'index', '/about': 'about'}\n",
+}
+DOCS = {"guide/intro.md": "# Welcome\n\nHow to install the tool and write a first page.\n"}
+QUESTION = "charge the card through the payment gateway and parse the HTTP header line"
+
+
+@pytest.fixture
+def three(make_repo, tmp_path: Path, store_url) -> dict[str, Path]:
+    """Three indexed repositories (in the store ``store_url`` names), and a registry."""
+    roots = {
+        "billing": make_repo(BILLING, name="billing"),
+        "web": make_repo(WEB, name="web"),
+        "docs": make_repo(DOCS, name="docs"),
+    }
+    for root in roots.values():
+        service.index_repo(root)
+    return roots
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    path = tmp_path / "registry.toml"
+    path.write_text(
+        '[[repository]]\nname = "billing"\nproject = "shop"\n\n'
+        '[[repository]]\nname = "web"\nproject = "shop"\n\n'
+        '[[repository]]\nname = "docs"\nproject = "handbook"\n'
+    )
+    return path
+
+
+def _text(result) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def _calls(roots: dict[str, Path], calls: list[tuple[str, dict]], **server) -> list:
+    async def session() -> list:
+        async with Client(build_server(roots, **server)) as client:
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    return asyncio.run(session())
+
+
+def _cited(text: str) -> list[str]:
+    """The ``repo:path`` of each block of a packet, in order."""
+    heads = [line.split(" ", 1)[0] for line in text.splitlines() if line and ":" in line.split(" ", 1)[0]]
+    return [h.rsplit(":", 1)[0] for h in heads if h.rsplit(":", 1)[-1].replace("-", "").isdigit()]
+
+
+def test_one_reply_ranks_hits_of_two_repositories_each_named(three, registry):
+    listed, every, project = _calls(
+        three,
+        [
+            ("search_code", {"query": QUESTION, "repo": ["billing", "web", "docs"]}),
+            ("search_code", {"query": QUESTION, "repo": "*"}),
+            ("search_code", {"query": QUESTION, "repo": "project:shop"}),
+        ],
+        registry=registry,
+    )
+    assert not listed.is_error, _text(listed)
+    cited = _cited(_text(listed))
+    assert {c.split(":")[0] for c in cited} == {"billing", "web"}, _text(listed)
+    assert cited[0] in ("billing:billing/cards.py", "web:web/headers.py")
+    assert {"billing:billing/cards.py", "web:web/headers.py"} <= set(cited)
+    assert "query_id" not in _text(listed)  # a search of several is not remembered
+    assert _cited(_text(every)) == cited
+    assert _cited(_text(project)) == cited  # docs is in another project
+
+
+def test_find_symbol_and_history_over_several(three, git):
+    git(three["web"], "commit", "-q", "--allow-empty", "-m", "Parse header lines without a colon")
+    service.index_repo(three["web"])
+    symbols, history, bad_path = _calls(
+        three,
+        [
+            ("find_symbol", {"name": "charge_card", "repo": "*"}),
+            ("search_history", {"query": "header lines colon", "repo": ["web", "billing"]}),
+            ("search_history", {"query": "header", "path": "web/headers.py", "repo": "*"}),
+        ],
+    )
+    assert _text(symbols).splitlines()[1].startswith("billing:billing/cards.py:1-3 function charge_card")
+    assert "web " in _text(history) and "Parse header lines without a colon" in _text(history)
+    assert bad_path.is_error and "pass one repo with path" in _text(bad_path)
+
+
+def test_a_repository_that_cannot_answer_is_named_and_the_others_answer(three, make_repo):
+    roots = {**three, "new": make_repo({"x.py": "def parse_header():\n    pass\n"}, name="new")}
+    (reply,) = _calls(roots, [("search_code", {"query": QUESTION, "repo": "*"})])
+    text = _text(reply)
+    assert not reply.is_error
+    assert "new did not answer: no index" in text
+    assert "billing:billing/cards.py" in text and "web:web/headers.py" in text
+    (none,) = _calls({"new": roots["new"]}, [("search_code", {"query": QUESTION, "repo": ["new"]})])
+    assert none.is_error and "no repository could answer" in _text(none)
+
+
+def test_the_budget_is_shared_and_a_cited_file_is_read_by_its_label(three):
+    small, json_reply, read, again = _calls(
+        three,
+        [
+            ("search_code", {"query": QUESTION, "repo": "*", "max_chars": 500}),
+            ("search_code", {"query": QUESTION, "repo": "*", "mode": "json"}),
+            ("read_snippet", {"path": "web:web/headers.py", "start": 1, "end": 2}),
+            ("search_code", {"repo": "*", "query_id": "abc"}),
+        ],
+    )
+    assert len(_text(small)) <= 500 and _cited(_text(small))
+    assert '"path": "billing:billing/cards.py"' in _text(json_reply) or "billing:billing/cards.py" in _text(
+        json_reply
+    )
+    assert "def parse_header(line):" in _text(read)
+    assert again.is_error and "not remembered" in _text(again)
+
+
+def test_remote_callers_name_served_repositories_only(three):
+    unknown, folder = _calls(
+        three,
+        [
+            ("search_code", {"query": QUESTION, "repo": ["billing", "nope"]}),
+            ("search_code", {"query": QUESTION, "repo": ["billing", str(three["web"])]}),
+        ],
+        remote=True,
+    )
+    assert unknown.is_error and "nope" in _text(unknown)
+    assert folder.is_error and str(three["web"]) not in _text(folder)
+
+
+def test_the_command_line_asks_several_by_repo_and_project(three, registry, tmp_path: Path, store_url):
+    config = tmp_path / "k.toml"
+    config.write_text(
+        "[roots]\n"
+        + "".join(f'{name} = "{root}"\n' for name, root in three.items())
+        + f'\n[registry]\npath = "{registry}"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("REPOLENS_CONFIG", "REPOLENS_ROOTS")}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "repolens", *args, "--config", str(config)]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+
+    every = run("search", QUESTION, "--repo", "*")
+    two = run("search", QUESTION, "--repo", "billing", "--repo", "web", "--files")
+    shop = run("symbols", "parse_header", "--project", "shop")
+    one = run("search", "parse header", "--repo", "web")
+    bad = run("search", QUESTION, "--repo", "billing", "--repo", "nope")
+    assert every.returncode == 0, every.stderr
+    assert {c.split(":")[0] for c in _cited(every.stdout)} == {"billing", "web"}
+    assert two.returncode == 0 and two.stdout.startswith(("1. billing:", "1. web:")), two.stdout
+    assert "web:web/headers.py:1-4 function parse_header" in shop.stdout
+    assert one.returncode == 0 and "web/headers.py" in one.stdout and "web:" not in one.stdout
+    assert bad.returncode == 1 and "unknown repository 'nope'" in bad.stderr
+    assert "billing, web, docs" in bad.stderr
+
+
+def test_each_repository_is_asked_on_its_own_thread_every_time(tmp_path: Path):
+    import threading
+
+    targets = [Target(f"r{i}", tmp_path) for i in range(9)]
+    first = ask_each(targets, lambda t: threading.get_ident())
+    second = ask_each(targets, lambda t: threading.get_ident())
+    assert [a.value for a in first] == [a.value for a in second]
+    assert len({a.value for a in first}) > 1  # (and several run at once)
