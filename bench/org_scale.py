@@ -39,8 +39,9 @@ as ``tests/pgserver.py`` runs it: as root, as the unprivileged
   - where a search's time goes: one more pass with every statement timed
     client side (calls and ms per search, by statement), and EXPLAIN
     (ANALYZE, BUFFERS) of each statement's slowest call;
-  - cross-repository search over every index of the stage: PENDING until
-    issue 30 item 1 lands (``org_timing.ask_across`` is where it plugs in).
+  - cross-repository search over every index of the stage
+    (``service.search_across``, issue 30 item 1; this run's stages were
+    measured before it was built, so ``later`` measured it).
 
 Results go to DATA/results.json, each stage once (a stage the database has
 already passed is skipped). Everything resumes: a run that was stopped is
