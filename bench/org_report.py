@@ -32,7 +32,8 @@ def print_stages(stages: list[tuple[str, dict]]) -> None:
     """Latency per stage: ``org`` (the stage's database) and ``control`` (the
     probes alone, the same run's baseline), in process and over HTTP; each
     stage's p50 over the first stage's, as measured and with each stage's
-    own control as the yardstick (what the machine's load did meanwhile)."""
+    own control as the yardstick (what the machine's load did meanwhile);
+    and ``org`` over ``control`` in the same stage (the same minutes)."""
     first = stages[0][1]["in_process"]
     rows = []
     for n, st in stages:
@@ -41,12 +42,14 @@ def print_stages(stages: list[tuple[str, dict]]) -> None:
         against = grown / (ctl["p50_ms"] / first["control"]["p50_ms"])
         cells = [n, f"{st['size']['lines'] / 1e6:.1f} M"]
         cells += [f"{x[k]:.1f}" for x in (org, ctl) for k in ("p50_ms", "p95_ms")]
-        cells += [f"{grown:.2f}x", f"{against:.2f}x"]
+        cells += [f"{grown:.2f}x", f"{against:.2f}x", f"{org['p50_ms'] / ctl['p50_ms']:.2f}x",
+                  f"{org['p95_ms'] / ctl['p95_ms']:.2f}x"]  # fmt: skip
         for side in SIDES:
             h = st.get("http", {}).get(side)
             cells += [f"{h['p50_ms']:.1f}", f"{h['p95_ms']:.1f}"] if h else ["-", "-"]
         rows.append([*cells, f"{st['load_searching'][0]:.1f}"])
     head = ["indexes", "lines", "p50 ms", "p95", "control p50", "p95", "p50 / first", "the same, by control",
+            "p50 / control", "p95 / control",
             "HTTP p50", "p95", "control p50", "p95", "load"]  # fmt: skip
     table(head, rows)
     rows = []
