@@ -543,6 +543,8 @@ def later(args: argparse.Namespace) -> None:
                 {c.name: c.root for c in roots}, [a.text for a in asks], url, args.rounds
             )
         out["load_after"] = os.getloadavg()
+        if "later" in results:  # an earlier tree's: kept, the report shows the newest
+            results.setdefault("later_before", []).append(results["later"])
         results["later"] = out
         results_path.write_text(json.dumps(results, indent=1))
     finally:
