@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from repolens.search import mentions
 from repolens.search.mentions import PathIndex, path_index
 
 PATHS = [
@@ -73,3 +74,35 @@ def test_a_generation_builds_its_index_once() -> None:
     assert path_index("test-mentions-gen-1", load) is first
     assert loads == ["x"]
     assert path_index("test-mentions-gen-2", load) is not first
+
+
+def test_a_server_of_many_repositories_keeps_every_one_s_index() -> None:
+    """A search across 200 repositories (or a server answering about them in
+    turn) built each one's index again on every question mentioning a path:
+    the cache held 9 indexes, whatever their size."""
+    loads: list[str] = []
+
+    def load_for(key: str):
+        return lambda: loads.append(key) or PATHS
+
+    keys = [f"test-mentions-many-{i}" for i in range(30)]
+    first = [path_index(key, load_for(key)) for key in keys]
+    again = [path_index(key, load_for(key)) for key in keys]
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    assert loads == keys
+
+
+def test_the_least_recently_used_go_when_the_paths_are_too_many(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mentions, "MAX_CACHED_PATHS", 2 * len(PATHS))
+    loads: list[str] = []
+
+    def ask(key: str) -> PathIndex:
+        return path_index(key, lambda: loads.append(key) or PATHS)
+
+    ask("test-mentions-lru-a"), ask("test-mentions-lru-b")
+    ask("test-mentions-lru-a")  # used again: b is now the oldest
+    ask("test-mentions-lru-c")  # three indexes' paths: one must go
+    ask("test-mentions-lru-a"), ask("test-mentions-lru-c")
+    assert loads == ["test-mentions-lru-a", "test-mentions-lru-b", "test-mentions-lru-c"]
+    ask("test-mentions-lru-b")
+    assert loads[-1] == "test-mentions-lru-b"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePosixPath
 
@@ -40,6 +41,7 @@ class PathIndex:
     """Indexed paths by trailing components (lowercase, extension dropped)."""
 
     def __init__(self, paths: Iterable[str]) -> None:
+        self.size = 0  # paths held
         self.by_suffix: dict[tuple[str, ...], list[str]] = {}
         self.by_name: dict[str, list[str]] = {}
         self.by_part: dict[str, list[str]] = {}
@@ -47,6 +49,7 @@ class PathIndex:
             parts = [p.lower() for p in PurePosixPath(path).parts]
             if not parts:
                 continue
+            self.size += 1
             self.by_name.setdefault(parts[-1], []).append(path)
             comps = [*parts[:-1], _stem(parts[-1])]
             keys = [comps]
@@ -110,17 +113,32 @@ def _components(mention: str) -> tuple[list[str], bool] | None:
     return pieces, False  # a dotted module path: sphinx.ext.autodoc
 
 
-_CACHE: dict[str, PathIndex] = {}
+# The paths the cached indexes may hold together (~1.2 KB each): every
+# repository of a server serving a few hundred (bench/org_scale.py's 309
+# indexes hold 178,000 paths). A bound on the count of indexes (it was 9)
+# rebuilt them on every question that mentions a path once a server's
+# searches, or one search across repositories, went round more of them.
+MAX_CACHED_PATHS = 250_000
+_CACHE: OrderedDict[str, PathIndex] = OrderedDict()
 _LOCK = threading.Lock()
 
 
 def path_index(key: str, load: Callable[[], Iterable[str]]) -> PathIndex:
     """The path index of one generation, built once (``key`` names it; the
-    set of files of a generation only changes with a new ``key``)."""
+    set of files of a generation only changes with a new ``key``); the
+    least recently used go first when the cache holds too many paths. Built
+    outside the lock: the threads of a search across repositories build
+    their repositories' at once (two may build the same one: the first kept)."""
     with _LOCK:
         index = _CACHE.get(key)
-        if index is None:
-            if len(_CACHE) > 8:
-                _CACHE.clear()
-            index = _CACHE[key] = PathIndex(load())
+        if index is not None:
+            _CACHE.move_to_end(key)
+            return index
+    index = PathIndex(load())
+    with _LOCK:
+        index = _CACHE.setdefault(key, index)
+        _CACHE.move_to_end(key)
+        held = sum(i.size for i in _CACHE.values())
+        while held > MAX_CACHED_PATHS and len(_CACHE) > 1:
+            held -= _CACHE.popitem(last=False)[1].size
         return index
