@@ -8,7 +8,15 @@ import pytest
 
 from repolens.search.query import looks_like_code, parse_query
 from repolens.store.handles import readers
-from repolens.tokens import has_token, lines_with_token, terms_in, tokenize, tokenize_path, tokens_by_line
+from repolens.tokens import (
+    TermsIn,
+    has_token,
+    lines_with_token,
+    terms_in,
+    tokenize,
+    tokenize_path,
+    tokens_by_line,
+)
 
 
 @pytest.mark.parametrize(
@@ -162,6 +170,17 @@ def test_the_terms_any_text_holds_are_among_its_tokens():
     for text in _texts():
         every = frozenset(tokenize(text))
         assert terms_in(text, every | {"zz"}) == every, text
+
+
+def test_terms_asked_of_many_texts_are_found_as_in_each_alone():
+    """One TermsIn over many texts remembers the pieces it has split: what
+    it finds in each is what terms_in finds in that text alone."""
+    texts = _texts()
+    wanted = frozenset(tokenize(" ".join(texts[::40]))) | {"zz"}
+    found_in = TermsIn(wanted)
+    for text in [*texts, *texts[:200]]:  # the second time, every piece is known
+        assert found_in(text) == terms_in(text, wanted), text
+    assert TermsIn(frozenset())(texts[0]) == frozenset()
 
 
 def test_the_lines_with_a_token_are_those_that_have_one():

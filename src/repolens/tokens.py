@@ -284,6 +284,32 @@ def terms_in(text: str, terms: frozenset[str]) -> frozenset[str]:
     return terms.intersection(chain.from_iterable(found for _, found in _piece_tokens(pieces)))
 
 
+class TermsIn:
+    """:func:`terms_in` for one set of ``terms`` asked of many texts (the
+    chunks of every hit of a search across repositories): each distinct
+    ASCII piece is tokenized once for all of them, and a text's pieces are
+    then matched against those known to yield a term as sets, not token by
+    token. Code repeats its pieces from chunk to chunk, so most are known."""
+
+    def __init__(self, terms: frozenset[str]) -> None:
+        self.terms = terms
+        self._seen: set[str] = set()
+        self._yielding: dict[str, frozenset[str]] = {}  # piece -> the terms it yields
+
+    def __call__(self, text: str) -> frozenset[str]:
+        if not text.isascii():
+            return terms_in(text, self.terms)
+        pieces = set(text.translate(_NOT_IN_RUNS).split())
+        new = pieces - self._seen
+        if new:
+            self._seen |= new
+            for piece, found in _piece_tokens(new):
+                if not self.terms.isdisjoint(found):
+                    self._yielding[piece] = self.terms.intersection(found)
+        matched = pieces.intersection(self._yielding)
+        return frozenset().union(*(self._yielding[p] for p in matched)) if matched else frozenset()
+
+
 def surface_forms(text: str) -> dict[str, str]:
     """Each token of ``text`` mapped to the first word that produced it, for
     showing people words rather than stems (``expir`` -> ``expired``). A

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 from repolens.errors import RepolensError
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import ParsedQuery
-from repolens.tokens import terms_in
+from repolens.tokens import TermsIn, terms_in
 
 if TYPE_CHECKING:
     from repolens.settings import Settings
@@ -231,13 +231,13 @@ def _term_mass(
     """:func:`_mass` over what each repository's first :data:`EVIDENCE_HITS`
     hits hold; the terms each (repository, file) of the hits holds, and each
     repository's first hits."""
-    wanted = frozenset(t.token for t in query.terms)
+    found_in = TermsIn(frozenset(t.token for t in query.terms))
     files: dict[tuple[str, str], frozenset[str]] = {}
     held: dict[str, frozenset[str]] = {}
     for key, hits in per_repo:
         held[key] = (history or {}).get(key, frozenset())
         for i, h in enumerate(hits):
-            found = terms_in(h.chunk.text, wanted)
+            found = found_in(h.chunk.text)
             spot = (key, h.chunk.path)
             files[spot] = files.get(spot, frozenset()) | found
             if i < EVIDENCE_HITS:
@@ -254,6 +254,14 @@ def coverage(
     :func:`_term_mass`) its best evidence (its first :data:`EVIDENCE_HITS`
     hits) holds."""
     mass, _, held = _term_mass(per_repo, query, history)
+    return _coverage(per_repo, mass, held)
+
+
+def _coverage(
+    per_repo: Sequence[tuple[str, Sequence[Hit]]],
+    mass: Mapping[str, float],
+    held: Mapping[str, frozenset[str]],
+) -> dict[str, float]:
     total = sum(mass.values()) or 1.0
     return {key: sum(mass[t] for t in held.get(key, ())) / total if mass else 1.0 for key, _ in per_repo}
 
@@ -270,8 +278,8 @@ def merge_hits(
     :data:`FILE_COVERAGE_WEIGHT` times that of the hit's file), and
     relabelled ``key:path``; each score shown becomes ``exp`` of the margin
     to the best (1 for the best)."""
-    share = coverage(per_repo, query, history)
-    mass, files, _ = _term_mass(per_repo, query, history)
+    mass, files, held = _term_mass(per_repo, query, history)
+    share = _coverage(per_repo, mass, held)
     total = sum(mass.values()) or 1.0
 
     def file_share(key: str, path: str) -> float:
