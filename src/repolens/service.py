@@ -265,6 +265,7 @@ def ask_across(
     from repolens.search.query import parse_query
     from repolens.search.ranking import search
     from repolens.settings import load_settings
+    from repolens.store.handles import readers
 
     def reader_of(target: Target) -> tuple[IndexReader, Settings]:
         store = open_store(target.root, target.index_dir)
@@ -281,7 +282,11 @@ def ask_across(
         return ask_each(targets, ask), []
     parsed = parse_query(query)
     tokens = list(dict.fromkeys(t.token for t in parsed.terms))
-    probes = ask_each(targets, lambda target: reader_of(target)[0].held_terms(tokens))
+
+    def probe(target: Target) -> frozenset[str]:
+        return readers.get(open_store(target.root, target.index_dir), refresh=False).held_terms(tokens)
+
+    probes = ask_each(targets, probe)
     held = {a.target.key: a.value for a in probes if a.value is not None}
     chosen = set(choose(held, parsed, FULL_SEARCHES))
     failed: list[Answered[Asked]] = [Answered(a.target, error=a.error) for a in probes if a.error]

@@ -26,10 +26,14 @@ class ReaderCache:
         self._lock = threading.Lock()
         self._open: dict[tuple[str, str, int], IndexReader] = {}
 
-    def get(self, store: Store, current: str | None = None) -> IndexReader:
+    def get(self, store: Store, current: str | None = None, *, refresh: bool = True) -> IndexReader:
         """This thread's reader of the store's published generation
         (``IndexMissingError`` when there is none); ``current``: its name,
-        when the caller has just asked the store."""
+        when the caller has just asked the store. ``refresh=False`` keeps a
+        reader of that generation as it was last refreshed: for a caller
+        that reads only the generation's rows, not its meta (the probe of a
+        search across repositories, once per repository asked: on
+        PostgreSQL a refresh is a round trip)."""
         current = current or store.current()
         if current is None:
             raise store.missing()
@@ -37,7 +41,8 @@ class ReaderCache:
         with self._lock:
             reader = self._open.get(key)
         if reader is not None and reader.generation == current:
-            reader.refresh()
+            if refresh:
+                reader.refresh()
             return reader
         if reader is not None:
             reader.close()
