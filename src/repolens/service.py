@@ -260,12 +260,19 @@ def ask_across(
     more than ``FULL_SEARCHES``, those whose index holds most of the
     question (:func:`repolens.search.across.choose`), with a note saying so."""
     from repolens.index.ensure import published_reader
-    from repolens.search.across import FULL_SEARCHES, Answered, Asked, ask_each, choose, history_terms
+    from repolens.search.across import (
+        FULL_SEARCHES,
+        Answered,
+        Asked,
+        ask_each,
+        choose,
+        held_each,
+        history_terms,
+    )
     from repolens.search.freshness import freshen_outcome
     from repolens.search.query import parse_query
     from repolens.search.ranking import search
     from repolens.settings import load_settings
-    from repolens.store.handles import readers
 
     def reader_of(target: Target) -> tuple[IndexReader, Settings]:
         store = open_store(target.root, target.index_dir)
@@ -282,11 +289,7 @@ def ask_across(
         return ask_each(targets, ask), []
     parsed = parse_query(query)
     tokens = list(dict.fromkeys(t.token for t in parsed.terms))
-
-    def probe(target: Target) -> frozenset[str]:
-        return readers.get(open_store(target.root, target.index_dir), refresh=False).held_terms(tokens)
-
-    probes = ask_each(targets, probe)
+    probes = held_each(targets, tokens)
     held = {a.target.key: a.value for a in probes if a.value is not None}
     chosen = set(choose(held, parsed, FULL_SEARCHES))
     failed: list[Answered[Asked]] = [Answered(a.target, error=a.error) for a in probes if a.error]

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from repolens import service
-from repolens.search.across import Target, ask_each
+from repolens.search.across import Target, ask_each, held_each
 from repolens.server.tools import build_server
 
 BILLING = {
@@ -203,6 +203,25 @@ def test_of_many_repositories_those_holding_most_of_the_question_are_searched_in
     text = _text(reply)
     assert "3 repositories asked: the 2 whose indexes hold most of the question's words" in text
     assert {c.split(":")[0] for c in _cited(text)} == {"billing", "web"}
+
+
+def test_the_probe_finds_what_each_index_holds_and_names_one_never_built(three, make_repo):
+    """On PostgreSQL the repositories of one database are probed in one
+    statement: each answer is what that repository's own reader says."""
+    from repolens.store import open_store
+    from repolens.store.handles import readers
+
+    unbuilt = make_repo({"new/x.py": "def charge():\n    pass\n"}, name="unbuilt")
+    tokens = ["charg", "card", "header", "welcom", "zebra"]
+    targets = [*(Target(key, root) for key, root in three.items()), Target("unbuilt", unbuilt)]
+    answers = held_each(targets, tokens)
+    assert [a.target.key for a in answers] == ["billing", "web", "docs", "unbuilt"]
+    for answer in answers[:3]:
+        own = readers.get(open_store(answer.target.root)).held_terms(tokens)
+        assert answer.value == own and not answer.error, answer.target.key
+    assert answers[0].value >= {"charg", "card"} and "zebra" not in answers[0].value
+    assert answers[2].value == {"welcom"}
+    assert answers[3].value is None and "no index for" in answers[3].error
 
 
 def test_choose_weighs_a_word_by_how_few_repositories_hold_it():

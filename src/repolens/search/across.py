@@ -50,7 +50,8 @@ from repolens.tokens import TermsIn, terms_in
 
 if TYPE_CHECKING:
     from repolens.settings import Settings
-    from repolens.store.base import IndexReader
+    from repolens.store.base import IndexReader, Store
+    from repolens.store.postgres import PgStore
 
 log = logging.getLogger("repolens")
 
@@ -164,11 +165,67 @@ def ask_each(targets: Sequence[Target], ask: Callable[[Target], T]) -> list[Answ
         try:
             out.append(Answered(target, future.result()))
         except RepolensError as exc:
-            out.append(Answered(target, error=str(exc).split("\n", 1)[0]))
+            out.append(Answered(target, error=_first_line(exc)))
         except Exception as exc:  # a bug in one repository's search must not lose the others' answers
             log.exception("search of %s failed", target.key)
             out.append(Answered(target, error=f"unexpected {type(exc).__name__}: {exc} (a bug; see the log)"))
     return out
+
+
+def held_each(targets: Sequence[Target], tokens: Sequence[str]) -> list[Answered[frozenset[str]]]:
+    """Which of ``tokens`` each target's index holds anywhere (the probe of a
+    search of many repositories), in ``targets``' order: the repositories of
+    one PostgreSQL database in one statement
+    (:func:`repolens.store.postgres.held_terms_of`), the others each by its
+    reader as last refreshed, on the pool. Errors as :func:`ask_each`."""
+    from repolens.store import open_store
+    from repolens.store.handles import readers
+
+    answered: dict[str, Answered[frozenset[str]]] = {}
+    stores: dict[str, Store] = {}
+    databases: dict[tuple[str, tuple[str, ...]], list[tuple[Target, PgStore]]] = {}
+    for target in targets:
+        try:
+            store = stores[target.key] = open_store(target.root, target.index_dir)
+        except RepolensError as exc:
+            answered[target.key] = Answered(target, error=_first_line(exc))
+            continue
+        if store.local_folder is None:  # only a database store has none
+            from repolens.store.postgres import PgStore
+
+            if isinstance(store, PgStore):
+                databases.setdefault((store.url, store.read_urls), []).append((target, store))
+    for group in databases.values():
+        answered.update((a.target.key, a) for a in _held_in_database(group, tokens))
+    alone = [t for t in targets if t.key in stores and t.key not in answered]
+    for answer in ask_each(alone, lambda t: readers.get(stores[t.key], refresh=False).held_terms(tokens)):
+        answered[answer.target.key] = answer
+    return [answered[t.key] for t in targets]
+
+
+def _held_in_database(
+    group: Sequence[tuple[Target, PgStore]], tokens: Sequence[str]
+) -> list[Answered[frozenset[str]]]:
+    from repolens.store.postgres import held_terms_of
+
+    try:
+        found = held_terms_of([store for _, store in group], tokens)
+    except RepolensError as exc:
+        return [Answered(target, error=_first_line(exc)) for target, _ in group]
+    except Exception as exc:  # a bug must not lose the other databases' repositories
+        log.exception("probing %s failed", ", ".join(target.key for target, _ in group))
+        bug = f"unexpected {type(exc).__name__}: {exc} (a bug; see the log)"
+        return [Answered(target, error=bug) for target, _ in group]
+    out: list[Answered[frozenset[str]]] = []
+    for target, store in group:
+        held = found[store.key]
+        missing = None if held is not None else _first_line(store.missing())
+        out.append(Answered(target, held) if missing is None else Answered(target, error=missing))
+    return out
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).split("\n", 1)[0]
 
 
 def failed_notes(answers: Sequence[Answered[object]]) -> list[str]:

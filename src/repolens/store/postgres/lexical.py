@@ -158,6 +158,34 @@ def held_terms(conn: psycopg.Connection, gen: int, tokens: Sequence[str]) -> fro
     return frozenset(row[0] for row in conn.execute(HELD_TERMS, params))
 
 
+# The same for the published index of each of many keys (a row with a NULL
+# token for a key whose index holds none of them; no row for a key with none).
+HELD_BY_KEY = """
+SELECT r.key, h.token FROM repos r JOIN generations g ON g.gen = r.current_gen
+LEFT JOIN LATERAL (
+  SELECT token FROM lex_blobs WHERE gen = g.gen AND token = ANY(%(t)s) AND field < %(f)s
+  UNION
+  SELECT token FROM lex_postings WHERE gen = g.gen AND token = ANY(%(t)s) AND field < %(f)s
+) h ON true
+WHERE r.key = ANY(%(k)s)
+"""
+
+
+def held_terms_by_key(
+    conn: psycopg.Connection, keys: Sequence[str], tokens: Sequence[str]
+) -> dict[str, set[str]]:
+    """:func:`held_terms` of the published index of each of ``keys`` that
+    has one, in one statement (the probe of a search across the
+    repositories of one database)."""
+    params = {"k": list(keys), "t": list(dict.fromkeys(tokens)), "f": len(TEXT_FIELDS)}
+    found: dict[str, set[str]] = {}
+    for key, token in conn.execute(HELD_BY_KEY, params):
+        held = found.setdefault(key, set())
+        if token is not None:
+            held.add(token)
+    return found
+
+
 def terms_with_prefix(conn: psycopg.Connection, gen: int, prefix: str, limit: int) -> list[str]:
     """See :meth:`repolens.store.base.IndexReader.terms_with_prefix`."""
     params = {"g": gen, "lo": prefix, "hi": prefix + "\U0010ffff", "f": len(TEXT_FIELDS)}
