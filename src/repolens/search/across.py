@@ -177,7 +177,10 @@ def held_each(targets: Sequence[Target], tokens: Sequence[str]) -> list[Answered
     search of many repositories), in ``targets``' order: the repositories of
     one PostgreSQL database in one statement
     (:func:`repolens.store.postgres.held_terms_of`), the others each by its
-    reader as last refreshed, on the pool. Errors as :func:`ask_each`."""
+    reader as last refreshed, on the pool. Errors as :func:`ask_each`. A
+    database's probe opens no reader, so an index another repository wrote
+    under the same key is refused only when the full search opens one
+    (:func:`~repolens.branches.identity.check_identity`), if it is chosen."""
     from repolens.store import open_store
     from repolens.store.handles import readers
 
