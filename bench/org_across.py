@@ -126,14 +126,14 @@ def main() -> None:
 
 def report(results: dict) -> None:
     """Per stage: latency, and where a search's time goes. A repository's part
-    is its probe (which of the question's terms it holds) or its full
-    search, each in one of the pool's threads; their sum exceeds the wall
-    time by the threads' overlap."""
+    is its full search, each in one of the pool's threads (their sum exceeds
+    the wall time by the threads' overlap); the probe of a database's
+    repositories is one statement in the calling thread."""
     print(f"command: {results['command']}")
     print(f"{results['questions']} questions; load average {results['load_before'][0]:.1f} before,"
           f" {results['load_after'][0]:.1f} after")  # fmt: skip
     print(
-        "\n| indexes asked | p50 ms | p95 ms | repository parts (probes + full) | parts' ms, summed"
+        "\n| indexes asked | p50 ms | p95 ms | full searches | parts' ms, summed"
         " | process CPU ms | statements | their ms | of which the probes' (n, ms) |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
