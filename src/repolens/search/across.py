@@ -307,21 +307,11 @@ def _term_mass(
 
 def coverage(
     per_repo: Sequence[tuple[str, Sequence[Hit]]],
-    query: ParsedQuery,
-    history: Mapping[str, frozenset[str]] | None = None,
-) -> dict[str, float]:
-    """Per repository, the share of the question's term mass (see
-    :func:`_term_mass`) its best evidence (its first :data:`EVIDENCE_HITS`
-    hits) holds."""
-    mass, _, held = _term_mass(per_repo, query, history)
-    return _coverage(per_repo, mass, held)
-
-
-def _coverage(
-    per_repo: Sequence[tuple[str, Sequence[Hit]]],
     mass: Mapping[str, float],
     held: Mapping[str, frozenset[str]],
 ) -> dict[str, float]:
+    """Per repository, the share of the question's term ``mass`` that its
+    best evidence holds (``held``: see :func:`_term_mass`)."""
     total = sum(mass.values()) or 1.0
     return {key: sum(mass[t] for t in held.get(key, ())) / total if mass else 1.0 for key, _ in per_repo}
 
@@ -339,7 +329,7 @@ def merge_hits(
     relabelled ``key:path``; each score shown becomes ``exp`` of the margin
     to the best (1 for the best)."""
     mass, files, held = _term_mass(per_repo, query, history)
-    share = _coverage(per_repo, mass, held)
+    share = coverage(per_repo, mass, held)
     total = sum(mass.values()) or 1.0
 
     def file_share(key: str, path: str) -> float:
