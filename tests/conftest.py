@@ -498,7 +498,7 @@ def _ours(procs: list[Proc], session: str, since: int, homes: tuple[str, ...]) -
             or (
                 p.mark is None
                 and p.started >= since
-                and p.cwd.startswith(homes)
+                and any(p.cwd == home or p.cwd.startswith(home + os.sep) for home in homes)
                 and ("repolens" in p.args or "multiprocessing" in p.args)
             )
         )
