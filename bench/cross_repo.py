@@ -1,7 +1,7 @@
 """Scores across repositories: each development question asked of its own
 repository alone, and of it among many others at once (issue 30 item 2).
 
-    python bench/cross_repo.py --checkouts DIR --index-cache DIR
+    python -m bench.cross_repo --checkouts DIR --index-cache DIR
         [--others-checkouts DIR --others-cache DIR] [--others N] [--sets ...]
         [--input query|title|both] [--merges learned,relative] [--limit N] [--out results.json]
 
@@ -12,7 +12,7 @@ asked twice with the default settings: of its own checkout alone
 each repository searched once, each merge ordering the same answers): one
 checkout of every other repository of the development set, and one snapshot
 of every repository of ``--others-checkouts`` (the mined training snapshots,
-bench/mine_questions.py), at most ``--others`` of them. A checkout of the
+bench.mine_questions), at most ``--others`` of them. A checkout of the
 question's own repository at another commit is never among the others (it
 would be the same code twice).
 
@@ -30,7 +30,7 @@ name ending ``-history``: without the history's commits in the coverage):
 * the reply's characters and latency p50/p95 (the across search asks every
   repository, a few at once: ``repolens.search.across.ACROSS_THREADS``).
 
-Indexes come from the caches ``bench/devset.py`` fills (built there when
+Indexes come from the caches ``bench.devset`` fills (built there when
 missing, with the same identity). A measuring instrument: nothing is tuned.
 """
 
@@ -47,8 +47,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import devset
-from devset_metrics import Answer, Hit, score
+from bench.common import devsets
+from bench.common.metrics import Answer, Hit, score
+from bench.common.stats import pct
 from repolens import service
 from repolens.search import across
 from repolens.search.across import Target
@@ -64,10 +65,10 @@ def repo_of(checkout: str) -> str:
 
 
 def cache_dir(root: Path, cache: Path) -> Path:
-    """The index folder ``bench/devset.py`` keeps for ``root`` (built when missing)."""
-    identity = devset.index_identity(load_settings(root), history=(root / ".git").exists())
-    index_dir = cache / root.name / devset.identity_key(identity)
-    status = devset.ensure_index(root, index_dir, identity, reindex=False)
+    """The index folder ``bench.devset`` keeps for ``root`` (built when missing)."""
+    identity = devsets.index_identity(load_settings(root), history=(root / ".git").exists())
+    index_dir = cache / root.name / devsets.identity_key(identity)
+    status = devsets.ensure_index(root, index_dir, identity, reindex=False)
     if not status.ok:
         raise SystemExit(f"{root.name}: index {status.state}: {status.error}")
     return index_dir
@@ -88,7 +89,7 @@ def across_answer(reply: service.SearchReply, own: str, latency: float) -> tuple
     """The reply as the metrics read it: the own repository's paths unlabelled,
     every other's kept labelled (never gold); and whether the first cited
     file is the own repository's."""
-    answer = devset.reply_answer(reply, latency)
+    answer = devsets.reply_answer(reply, latency)
     hits = []
     for h in answer.hits:
         key, _, path = h.path.partition(across.LABEL_SEP)
@@ -113,29 +114,20 @@ def merge(name: str) -> Iterator[None]:
         across.cross_score, across.COVERAGE_WEIGHT, across.FILE_COVERAGE_WEIGHT = saved
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return (
-        ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))] if ordered else float("nan")
-    )
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--checkouts", type=Path, required=True, help="the development checkouts (devset.py's)")
-    ap.add_argument("--index-cache", type=Path, required=True, help="their index cache (devset.py's)")
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.cross_repo", description=__doc__.splitlines()[0])
+    devsets.add_checkout_options(ap)
     ap.add_argument(
         "--others-checkouts", type=Path, help="more repositories' checkouts (the mined snapshots)"
     )
     ap.add_argument("--others-cache", type=Path, help="their index cache")
     ap.add_argument("--others", type=int, default=0, help="at most this many other repositories (0: all)")
-    ap.add_argument("--data", type=Path, default=devset.REPO_ROOT.parent / "shared" / "bench")
     ap.add_argument("--sets", default="swebench,commits,identifiers")
     ap.add_argument("--input", choices=["query", "title", "both"], default="query")
     ap.add_argument(
         "--merges", default="learned,relative", help="comma list of learned, relative, coverage=W"
     )
-    ap.add_argument("--files", default=",".join(devset.DATA_FILES), help="question files in --data")
+    ap.add_argument("--files", default=",".join(devsets.DATA_FILES), help="question files in --data")
     ap.add_argument("--sample", type=int, help="every n-th question only (a quicker pass)")
     ap.add_argument(
         "--full",
@@ -144,9 +136,10 @@ def main() -> None:
     )
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    devsets.checked_folders(args)
     sets = [s for s in args.sets.split(",") if s]
-    queries = devset.load_queries(args.data, None, None, sets, tuple(args.files.split(",")))
+    queries = devsets.load_queries(args.data, None, None, sets, tuple(args.files.split(",")))
     queries = queries[:: args.sample or 1][: args.limit]
     inputs = ["query", "title"] if args.input == "both" else [args.input]
     merges = [m for m in args.merges.split(",") if m]
@@ -156,7 +149,7 @@ def main() -> None:
     def target(folder: Path, cache: Path) -> Target:
         return Target(folder.name, folder, cache_dir(folder, cache))
 
-    own_names = sorted({devset.checkout_name(q) for q in queries})
+    own_names = sorted({devsets.checkout_name(q) for q in queries})
     dev_all = sorted(p.name for p in args.checkouts.iterdir() if (p / ".checkout_ok").is_file())
     pool_names = [n for n in dev_all if n in own_names or repo_of(n) not in {repo_of(o) for o in own_names}]
     pool = [target(args.checkouts / n, args.index_cache) for n in sorted({*own_names, *pool_names})]
@@ -181,12 +174,12 @@ def main() -> None:
 
     rows = []
     for i, q in enumerate(queries, 1):
-        own = devset.checkout_name(q)
+        own = devsets.checkout_name(q)
         mine = own_targets[own]
         others = others_for(own, others_pool, args.others)
         for inp in inputs:
             start = time.perf_counter()
-            alone = devset.reply_answer(
+            alone = devsets.reply_answer(
                 service.search_code(q[inp], mine.root, index_dir=mine.index_dir, auto_index=False),
                 (time.perf_counter() - start) * 1000,
             )
@@ -225,7 +218,7 @@ def main() -> None:
 
 
 def report(rows: list[dict], merges: list[str], inputs: list[str], args: argparse.Namespace) -> None:
-    print(f"$ python bench/cross_repo.py {' '.join(sys.argv[1:])}\n")
+    print(f"$ python -m bench.cross_repo {' '.join(sys.argv[1:])}\n")
     others = sorted({r["others"] for r in rows})
     print(
         f"{len(rows)} questions x inputs; each asked of its own repository alone and among {others} others; "

@@ -1,6 +1,6 @@
 """Load on the streamable HTTP server: many concurrent MCP clients, one server.
 
-    python bench/http_load.py [ROOT] [--clients 50] [--seconds 60] [--baseline-seconds 10] [--workers 1,2]
+    python -m bench.http_load [ROOT] [--clients 50] [--seconds 60] [--baseline-seconds 10] [--workers 1,2]
                               [--postgres]
 
 For each count in --workers (0: start the server without the option, for
@@ -48,6 +48,9 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from bench.common.paths import REPO_ROOT
+from bench.common.stats import pct
+
 QUERIES = [
     "where is the bearer token checked",
     "how are search results trimmed to the character budget",
@@ -72,13 +75,6 @@ SYMBOLS = [
     "Hit",
 ]
 WEIGHTS = (("search_code", 0.5), ("find_symbol", 0.25), ("read_snippet", 0.25))
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    values = sorted(values)
-    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
 def free_port() -> int:
@@ -238,8 +234,7 @@ def postgres_index(root: Path) -> Iterator[tuple[str, Callable[[], list[int]], d
     Indexed with ``repolens index --store URL`` in a child process, like an
     indexer on another machine would; the server and its folder are removed
     on exit."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from pgserver import PgHarness, processes_using
+    from tests.pgserver import PgHarness, processes_using
 
     harness = PgHarness()
     try:
@@ -267,9 +262,9 @@ def row(phase: Phase) -> str:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("root", nargs="?", default=str(Path(__file__).resolve().parents[1]))
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.http_load", description=__doc__.splitlines()[0])
+    parser.add_argument("root", nargs="?", default=str(REPO_ROOT))
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--baseline-seconds", type=float, default=10.0)
@@ -284,7 +279,7 @@ def main() -> int:
         action="store_true",
         help="keep the index in a throw-away PostgreSQL, read by every server",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     root = Path(args.root).resolve()
     files = text_files(root)
     if not files:

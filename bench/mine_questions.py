@@ -1,6 +1,6 @@
 """Mine training questions from the git history of many repositories (issue 28, item 1).
 
-    python bench/mine_questions.py --mirrors DIR --out DIR [--seed 28] [--until 2026-08-01]
+    python -m bench.mine_questions --mirrors DIR --out DIR [--seed 28] [--until 2026-08-01]
         [--years 6] [--snapshots 12] [--window 150] [--commit-cap 20] [--ident-cap 12]
         [--repos REGEX] [--make-checkouts PATH]
 
@@ -47,12 +47,12 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mine_commits import Candidate, clean_message, commit_question, git, qualify, window_commits
-from mine_defs import gold_functions, identifier_questions, run_ctags
-from mine_paths import REPOS, RepoSpec, is_test
-from mine_snapshots import Snapshot, blobs_at, choose_snapshots, first_parent
+from bench.common.paths import SHARED
+from bench.mining.commits import Candidate, clean_message, commit_question, git, qualify, window_commits
+from bench.mining.defs import gold_functions, identifier_questions, run_ctags
+from bench.mining.paths import REPOS, RepoSpec, is_test
+from bench.mining.snapshots import Snapshot, blobs_at, choose_snapshots, first_parent
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 PER_GOLD_SET = 2  # at most this many questions per identical set of gold files, per snapshot
 MIN_SUBJECT_WORDS = 3
 
@@ -228,8 +228,8 @@ def breakdown(questions: list[dict], field: str) -> str:
     return table([field, *KINDS, "total"], rows)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.mine_questions", description=__doc__.splitlines()[0])
     mirrors_env = os.environ.get("MIRRORS")
     ap.add_argument("--mirrors", type=Path, default=Path(mirrors_env) if mirrors_env else None,
                     help="root of the fetched mirrors, <owner>+<name>/repo (default $MIRRORS)")  # fmt: skip
@@ -242,10 +242,8 @@ def main() -> None:
     ap.add_argument("--commit-cap", type=int, default=20, help="most commit questions per snapshot")
     ap.add_argument("--ident-cap", type=int, default=12, help="most identifier questions per snapshot")
     ap.add_argument("--repos", help="regex on owner/name: mine only these")
-    ap.add_argument(
-        "--make-checkouts", type=Path, default=REPO_ROOT.parent / "shared" / "bench" / "make_checkouts.sh"
-    )
-    args = ap.parse_args()
+    ap.add_argument("--make-checkouts", type=Path, default=SHARED / "make_checkouts.sh")
+    args = ap.parse_args(argv)
     if not args.mirrors or not args.mirrors.is_dir():
         sys.exit(
             "no mirrors: pass --mirrors DIR (the folder where fetch puts <owner>+<name>/repo) or set MIRRORS"

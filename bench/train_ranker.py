@@ -1,11 +1,11 @@
 """Learn the ranking from mined questions: extract features, cross-validate, fit, export.
 
-    python bench/train_ranker.py extract --questions Q.json --checkouts DIR --index-cache DIR --data D.npz
-    python bench/train_ranker.py cv --data D.npz [--folds 5]
-    python bench/train_ranker.py fit --data D.npz [--out src/repolens/search/data/ranker.json]
-    python bench/train_ranker.py all --questions ... --checkouts ... --index-cache ... --data D.npz
+    python -m bench.train_ranker extract --questions Q.json --checkouts DIR --index-cache DIR --data D.npz
+    python -m bench.train_ranker cv --data D.npz [--folds 5]
+    python -m bench.train_ranker fit --data D.npz [--out src/repolens/search/data/ranker.json]
+    python -m bench.train_ranker all --questions ... --checkouts ... --index-cache ... --data D.npz
 
-``extract`` asks every mined question of ``bench/mine_questions.py``'s set
+``extract`` asks every mined question of ``bench.mine_questions``'s set
 (commit messages, their subjects alone, bare identifiers) against the index of its
 snapshot, through the tuned ranking (``search_index`` with the default
 settings), and keeps each candidate's row of
@@ -44,9 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from devset import checkout_name, ensure_index, identity_key, index_identity
+from bench.common.devsets import checkout_name, ensure_index, identity_key, index_identity
+from bench.common.paths import REPO_ROOT, data_default
 from repolens.search.features import FEATURES
 from repolens.search.query import parse_query
 from repolens.search.ranking import CANDIDATES, RankingOptions, search_index
@@ -54,7 +53,6 @@ from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 MODEL_OUT = REPO_ROOT / "src" / "repolens" / "search" / "data" / "ranker.json"
 HITS = 5  # a packet's hits (top_k)
 CITED = 10  # files a packet names in all (cite_files)
@@ -363,7 +361,7 @@ def export(booster, data: Data, cv_report: dict | None) -> dict:
         "roots": roots,
         "nodes": {"feature": feature, "threshold": threshold, "left": left, "right": right, "value": value},
         "provenance": {
-            "made_by": "bench/train_ranker.py fit",
+            "made_by": "python -m bench.train_ranker fit",
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             "questions": data.source[0],
             "questions_digest": data.source[1],
@@ -397,24 +395,28 @@ def fit(args: argparse.Namespace) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.train_ranker",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("command", choices=["extract", "cv", "fit", "all"])
-    ap.add_argument("--questions", help="the mined set (bench/mine_questions.py)")
+    ap.add_argument("--questions", help="the mined set (bench.mine_questions)")
     ap.add_argument("--checkouts", help="its snapshots' git checkouts")
-    ap.add_argument("--index-cache", help="where their indexes are kept (as devset.py keeps them)")
+    ap.add_argument("--index-cache", help="where their indexes are kept (as devsets.py keeps them)")
     ap.add_argument(
         "--data",
         "--out-data",
         dest="data",
-        default="/work/bench-data/mined/ranker-data.npz",
+        default=data_default("mined", "ranker-data.npz"),
         help="the candidates' features: extract writes it, cv and fit read it (cv writes D.cv.json by it)",
     )
     ap.add_argument("--out", default=str(MODEL_OUT), help="the model file fit writes (not extract's data)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--only", help="regex on question ids (extract)")
     ap.add_argument("--limit", type=int)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.command in ("extract", "all"):
         if not (args.questions and args.checkouts and args.index_cache):
             ap.error("extract needs --questions, --checkouts and --index-cache")

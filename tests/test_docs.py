@@ -4,7 +4,7 @@ choices, every MCP tool with its arguments and every prompt, every setting
 with its ``REPOLENS_`` variable and its default, every key of the config
 tables, and every other ``REPOLENS_*`` variable the code reads. The docs are
 README.md and docs/*.md; a link between them must lead somewhere. (That
-every ``bench/...py`` they name exists is tests/bench/test_bench_layout.py's.)
+every ``python -m bench...`` command they name exists is tests/bench/test_bench_layout.py's.)
 
 A command is documented by a section whose heading names ``repolens CMD``,
 a tool by one whose heading names it. An option counts only in the prose

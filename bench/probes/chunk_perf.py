@@ -1,6 +1,6 @@
 """Chunking throughput per language, and chunking's share of indexing.
 
-    python bench/probes/chunk_perf.py CORPUS_DIR [--repeat 1]
+    python -m bench.probes.chunk_perf CORPUS_DIR [--repeat 1]
 
 Discovers CORPUS_DIR as ``repolens index`` would, reads every file once,
 then chunks each file in this process on one core, once with line windows
@@ -47,11 +47,11 @@ def index_in_child(corpus: Path, chunker: str) -> dict:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--repeat", type=int, default=1, help="chunk every file this many times (best kept)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     print("$ python " + " ".join(sys.argv))
 
     from repolens.chunking.dispatch import chunk_file

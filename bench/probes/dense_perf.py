@@ -1,7 +1,7 @@
 """The dense leg's costs: embedding throughput, time to a fully embedded index,
 and warm hybrid query latency at scale.
 
-    python bench/probes/dense_perf.py --repo MID_SIZED_REPO --large LARGE_CORPUS [--queries N]
+    python -m bench.probes.dense_perf --repo MID_SIZED_REPO --large LARGE_CORPUS [--queries N]
 
 1. Throughput of the bundled model (all-MiniLM-L6-v2 int8 on onnxruntime)
    on the texts repolens embeds (style header+idents) of MID_SIZED_REPO.
@@ -35,12 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "bench"
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+from bench.common.paths import SHARED
+from bench.common.stats import pct
 
 
 def questions(limit: int) -> list[str]:
@@ -109,7 +105,7 @@ def exact_vs_ann(sizes: str, real: Path | None, query_vectors) -> list[tuple[str
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", type=Path, required=True, help="a mid-sized repository (about 5k chunks)")
     ap.add_argument("--large", type=Path, required=True, help="a large corpus (about 100k chunks)")
@@ -118,7 +114,7 @@ def main() -> None:
     ap.add_argument(
         "--real-vectors", type=Path, help="an embedding cache (vectors.db) to probe the graph on real vectors"
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     print("$ python " + " ".join(sys.argv))
 
     from repolens import service

@@ -13,7 +13,7 @@ after one untimed pass (onnxruntime's first run of a shape is slow).
 the way a compiler, an IDE or the rest of an indexing run would compete for
 cores; it shows what thread spinning costs when a core is taken.
 
-    python bench/probes/embed_throughput.py [--texts 256] [--lengths 128 256]
+    python -m bench.probes.embed_throughput [--texts 256] [--lengths 128 256]
         [--threads 1 2] [--batches 8 16 32] [--repeat 3] [--busy 0]
 """
 

@@ -1,6 +1,6 @@
 """Why the lexical index is tantivy: FTS5 and tantivy on the same tokens.
 
-    python bench/probes/lexical_backends.py CORPUS_DIR [--queries FILE.json ...]
+    python -m bench.probes.lexical_backends CORPUS_DIR [--queries FILE.json ...]
 
 Chunks every text file of CORPUS_DIR with repolens's line windows, tokenizes
 them with repolens's tokenizer, and builds (a) a SQLite FTS5 table and (b) a
@@ -25,11 +25,12 @@ from pathlib import Path
 
 import tantivy
 
+from bench.common.paths import SHARED
+from bench.common.stats import pct
 from repolens.chunking.text import WindowChunker
 from repolens.search.query import parse_query
 from repolens.tokens import tokenize, tokenize_path
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "bench"
 EXTS = {".py", ".js", ".ts", ".go", ".rs", ".java", ".html", ".txt", ".css", ".md", ".rst"}
 
 
@@ -49,11 +50,6 @@ def load_docs(root: Path) -> list[tuple[str, str]]:
             for c in chunker.chunk(rel, text, "text").chunks:
                 docs.append((" ".join(tokenize_path(rel)), " ".join(tokenize(c.text))))
     return docs
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * q))] * 1000
 
 
 def bench_fts(docs, queries, work: Path) -> dict:
@@ -119,13 +115,13 @@ def bench_tantivy(docs, queries, work: Path) -> dict:
     return {"build_s": build, "size_mb": size / 1e6, "p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95)}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpus", type=Path)
     ap.add_argument(
         "--queries", nargs="*", type=Path, default=[SHARED / "swebench-dev.json", SHARED / "commits-dev.json"]
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     print("$ python " + " ".join(sys.argv))
     docs = load_docs(args.corpus)
     queries = []

@@ -1,6 +1,6 @@
 """How to compute the lexical index's BM25 in PostgreSQL: designs measured against tantivy.
 
-    python bench/probes/pg_bm25_probe.py --repo NAME=ROOT[:INDEX_DIR] ... [--url URL]
+    python -m bench.probes.pg_bm25_probe --repo NAME=ROOT[:INDEX_DIR] ... [--url URL]
         [--designs postings,maxscore,arrays,sparsevec] [--fields flat|weighted]
         [--limit 100] [--runs 3] [--out FILE.json]
 
@@ -67,6 +67,8 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
+from bench.common.paths import SHARED
+from bench.common.stats import pct
 from repolens.search.legs import FIELD_WEIGHTS, FLAT_FIELDS
 from repolens.search.query import parse_query
 from repolens.store import open_store
@@ -82,8 +84,6 @@ from repolens.store.bm25 import (
 from repolens.store.document import document_fields
 from repolens.store.local.reader import LocalReader
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "bench"
-TESTS = Path(__file__).resolve().parents[2] / "tests"
 DESIGNS = ("postings", "maxscore", "arrays", "sparsevec", "blobs")
 # maxscore is a way to query the postings tables: it loads nothing of its own.
 TABLES_OF = {"maxscore": "postings"}
@@ -446,11 +446,6 @@ def worst_error(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> float
     return max((abs(s - sb[c]) / abs(s) for c, s in a if c in sb and s), default=0.0)
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * q))] * 1000
-
-
 def run(args: argparse.Namespace, conn: psycopg.Connection) -> dict:
     files = [args.data / "swebench-dev.json", args.data / "commits-dev.json"]
     missing = [str(f) for f in files if not f.is_file()]
@@ -561,7 +556,7 @@ def print_tables(report: dict, command: str) -> None:
             print(f"{head} {design} | {d['load_s']:.1f} | {d['bytes'] / 1e6:.1f} |")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--repo", action="append", required=True, help="NAME=ROOT[:INDEX_DIR] (repeatable)")
     ap.add_argument("--url", help="an empty PostgreSQL database with pgvector (default: a throw-away server)")
@@ -578,19 +573,18 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", type=Path, help="write the figures as JSON")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     args.designs = [d for d in args.designs.split(",") if d]
     args.field_weights = FIELD_WEIGHTS if args.fields == "weighted" else FLAT_FIELDS
     unknown = set(args.designs) - set(DESIGNS)
     if unknown:
         ap.error(f"unknown design(s) {sorted(unknown)}: choose from {', '.join(DESIGNS)}")
-    command = "python bench/probes/pg_bm25_probe.py " + " ".join(sys.argv[1:])
+    command = "python -m bench.probes.pg_bm25_probe " + " ".join(sys.argv[1:])
     if args.url:
         with psycopg.connect(args.url, autocommit=True) as conn:
             report = run(args, conn)
     else:
-        sys.path.insert(0, str(TESTS))
-        from pgserver import PgHarness  # the tests' throw-away server
+        from tests.pgserver import PgHarness  # the tests' throw-away server
 
         harness = PgHarness()
         try:

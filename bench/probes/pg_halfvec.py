@@ -1,6 +1,6 @@
 """halfvec against vector for the dense leg on pgvector: size, latency, recall.
 
-    python bench/probes/pg_halfvec.py [--vectors EMBED_CACHE.db] [--synthetic N] [--queries N]
+    python -m bench.probes.pg_halfvec [--vectors EMBED_CACHE.db] [--synthetic N] [--queries N]
 
 The PostgreSQL store keeps vectors as ``halfvec`` (float16, 2 bytes a
 dimension, what the local store and the embedder's output already are);
@@ -33,16 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path("/work/shared/bench")
-TESTS = Path(__file__).resolve().parents[2] / "tests"
-EMBED_CACHE = Path("/work/bench-data/embed-cache/vectors.db")
+from bench.common.paths import SHARED, data_default
+from bench.common.stats import pct
+
+EMBED_CACHE = data_default("embed-cache", "vectors.db")
 K = 10
 M, EF_CONSTRUCTION, EF_SEARCH = 16, 128, 256  # repolens.store.postgres.dense
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * q))]
 
 
 def real_set(path: Path, limit: int) -> tuple[np.ndarray, np.ndarray, str]:
@@ -133,14 +129,13 @@ def measure(conn, x: np.ndarray, qs: np.ndarray) -> list[dict]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--vectors", type=Path, default=EMBED_CACHE, help="an embedding cache (vectors.db)")
     ap.add_argument("--synthetic", type=int, default=100_000, help="size of the synthetic set (0: none)")
     ap.add_argument("--queries", type=int, default=120)
-    args = ap.parse_args()
-    sys.path.insert(0, str(TESTS))
-    from pgserver import PgHarness
+    args = ap.parse_args(argv)
+    from tests.pgserver import PgHarness
 
     sets = []
     if args.vectors and args.vectors.exists():
@@ -157,7 +152,7 @@ def main() -> None:
                 results.append((label, measure(conn, x, qs)))
     finally:
         harness.close()
-    print(f"\n`python bench/probes/pg_halfvec.py {' '.join(sys.argv[1:])}`\n")
+    print(f"\n`python -m bench.probes.pg_halfvec {' '.join(sys.argv[1:])}`\n")
     print(
         "| vectors | type | table MB | exact p50 / p95 ms | exact recall@10 | HNSW build s | HNSW MB"
         " | HNSW p50 / p95 ms | HNSW recall@10 |"

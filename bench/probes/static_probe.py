@@ -1,6 +1,6 @@
 """Would a static (model2vec-style) embedder earn its place as a ``fast`` option?
 
-    python bench/probes/static_probe.py --only 'commit:|requests|flask' [--data DIR]
+    python -m bench.probes.static_probe --only 'commit:|requests|flask' [--data DIR]
 
 A static model is distilled from the bundled MiniLM with onnxruntime and
 numpy (no torch): every word piece of the vocabulary is run through the
@@ -9,7 +9,7 @@ mean of its pieces' vectors. Embedding is then a table lookup, ~100x+ faster.
 
 It is judged where it would be used, inside repolens's real ranking: for each
 development question on an index that already has MiniLM vectors (built by
-``bench/devset.py`` with ``vectors=1``), the same lexical candidates are
+``bench.devset`` with ``vectors=1``), the same lexical candidates are
 ranked by ``search_index`` with no dense leg, with the MiniLM leg (the
 stored vectors) and with the static leg (the candidates embedded on the fly
 with the same ``embedding_text``), all with ``fusion = rerank``. Printed:
@@ -20,19 +20,16 @@ distillation and embedding times.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 # The development benchmark's modules live one folder up (bench/).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import devset
-from devset_metrics import first_gold_rank
+from bench.common import devsets
+from bench.common.metrics import first_gold_rank
+from bench.common.paths import data_default
 from repolens.models import make_embedder
 from repolens.models.base import l2_normalise
 from repolens.models.document import embedding_text
@@ -83,12 +80,12 @@ class Leg:
         return self.sims(list(cids))
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, required=True)
+    devsets.add_checkout_options(ap, "checkouts")
     ap.add_argument("--only", default="")
-    ap.add_argument("--embed-cache", default="/work/bench-data/embed-cache")
-    args = ap.parse_args()
+    ap.add_argument("--embed-cache", type=Path, default=data_default("embed-cache"))
+    args = ap.parse_args(argv)
     minilm = make_embedder({"provider": "onnx"})
     t = time.perf_counter()
     saved = Path(args.embed_cache) / "static-minilm.npy"
@@ -99,16 +96,16 @@ def main() -> int:
         np.save(saved, table)
     distill_s = time.perf_counter() - t
     static = Static(table, tok)
-    checkouts = Path(os.environ["REPOLENS_BENCH_CHECKOUTS"])
-    cache = Path(os.environ["REPOLENS_BENCH_CACHE"])
+    devsets.checked_folders(args)
+    checkouts, cache = args.checkouts, args.index_cache
     overrides = {"vectors": "1", "embed_cache": args.embed_cache, "fusion": "rerank"}
     ranks: dict[str, list[int | None]] = {"lexical": [], "minilm": [], "static": []}
     static_s, static_n = 0.0, 0
-    for q in devset.load_queries(args.data, args.only, None):
-        ck = devset.checkout_name(q)
+    for q in devsets.load_queries(args.data, args.only, None):
+        ck = devsets.checkout_name(q)
         root = checkouts / ck
-        with devset.settings_env(overrides):
-            index_dir = cache / ck / devset.identity_key(devset.index_identity(load_settings(root)))
+        with devsets.settings_env(overrides):
+            index_dir = cache / ck / devsets.identity_key(devsets.index_identity(load_settings(root)))
         if not (index_dir / "devset-meta.json").is_file():
             continue
         reader = open_store(root, index_dir).open_reader()

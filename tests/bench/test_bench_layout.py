@@ -1,8 +1,9 @@
-"""bench/: the checks at the top, the probes in bench/probes/, each one starting
-from where it lies and named where the docs say it is."""
+"""bench/: a few entries at the top, run as modules from the repository root,
+each documented where a reader meets it, and no machine's folders anywhere."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -12,41 +13,93 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
-PROBES = BENCH / "probes"
-TOP = sorted(BENCH.glob("*.py"))
-MOVED = sorted(PROBES.glob("*.py"))
-# Scripts that take arguments; the others are modules the scripts import, or
-# take no options at all (``tool_list.py`` measures as soon as it runs).
-COMMANDS = [p for p in TOP + MOVED if "ArgumentParser(" in p.read_text()]
-# Where a reader meets a script's path: what names a missing script misleads.
+PACKAGES = ("common", "mining", "probes")  # helpers and one-off probes, apart from the entries
+# The entries: a module at the top, or a package at the top with a __main__ (several commands).
+ENTRIES = sorted(
+    [p.stem for p in BENCH.glob("*.py") if p.name != "__init__.py"]
+    + [p.parent.name for p in BENCH.glob("*/__main__.py")]
+)
+PROBES = sorted(p.stem for p in (BENCH / "probes").glob("*.py") if p.name != "__init__.py")
+# Where a reader meets a command: what names a missing one misleads.
 DOCUMENTS = [ROOT / "README.md", ROOT / "pyproject.toml", *ROOT.glob("docs/*.md"),
              *BENCH.rglob("*.md"), *BENCH.rglob("*.py"), *ROOT.glob("tests/**/*.py")]  # fmt: skip
-SCRIPT_PATH = re.compile(r"(?<![\w/.])bench/[\w/]+\.py\b")
+COMMAND = re.compile(r"python -m (bench(?:\.\w+)+)(?: ([a-z_]+))?")
 
 
-@pytest.mark.parametrize("script", COMMANDS, ids=lambda p: str(p.relative_to(BENCH)))
-def test_every_bench_script_starts_from_where_it_lies(script: Path, tmp_path: Path) -> None:
-    """``--help`` loads every import, so a probe that lost its way to ``devset``
-    (one folder up) fails here; run from elsewhere, as the paths are the script's own."""
-    done = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+def commands_of(entry: str) -> list[str]:
+    """The commands of a package entry (its __main__'s COMMANDS); [] for a module entry."""
+    main = BENCH / entry / "__main__.py"
+    if not main.is_file():
+        return []
+    tree = ast.parse(main.read_text())
+    table = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "COMMANDS")
+    return [k.value for k in table.keys]
+
+
+def test_the_top_holds_at_most_twelve_entries() -> None:
+    assert len(ENTRIES) <= 12, ENTRIES
+    loose = sorted(p.name for p in BENCH.iterdir() if p.is_dir() and p.name not in (*ENTRIES, *PACKAGES))
+    assert [d for d in loose if d != "__pycache__"] == []
+
+
+def test_no_bench_code_edits_the_import_path() -> None:
+    edit = re.compile(r"sys\.path\.(insert|append)|sys\.path\s*=")
+    assert [str(p.relative_to(ROOT)) for p in BENCH.rglob("*.py") if edit.search(p.read_text())] == []
+
+
+RUNS = [(e, c) for e in ENTRIES for c in (commands_of(e) or [None])] + [(f"probes.{p}", None) for p in PROBES]
+
+
+@pytest.mark.parametrize("entry,command", RUNS, ids=lambda v: v or "")
+def test_every_bench_command_starts_as_documented(entry: str, command: str | None) -> None:
+    """``--help`` loads every import: a module that lost its way to a helper fails here."""
+    argv = [sys.executable, "-m", f"bench.{entry}", *([command] if command else []), "--help"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage:")
 
 
-def test_the_bench_readme_names_each_check_at_the_top_and_each_probe_below() -> None:
+def test_a_package_entry_lists_its_commands_and_refuses_an_unknown_one() -> None:
+    done = subprocess.run([sys.executable, "-m", "bench.replies"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert all(f"  {c} " in done.stdout for c in commands_of("replies"))
+    wrong = subprocess.run(
+        [sys.executable, "-m", "bench.replies", "nope"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert wrong.returncode == 2 and "unknown command 'nope'" in wrong.stderr
+
+
+def test_the_bench_readme_names_each_entry_at_the_top_and_each_probe_below() -> None:
     readme = (BENCH / "README.md").read_text()
     top, probes = readme.split("## Probes", 1)
-    assert [p.name for p in TOP if f"`{p.name}`" not in top] == []
-    assert [p.name for p in MOVED if f"`{p.name}`" not in probes] == []
-    assert [p.name for p in MOVED if f"`{p.name}`" in top] == []
+    assert [e for e in ENTRIES if f"`bench.{e}`" not in top] == []
+    assert [p for p in PROBES if f"`{p}`" not in probes] == []
 
 
-def test_every_bench_script_a_document_names_exists() -> None:
-    missing = {
-        f"{doc.relative_to(ROOT)}: {name}"
+def test_every_bench_command_a_document_names_exists() -> None:
+    known = {f"bench.{e}": commands_of(e) for e in ENTRIES} | {f"bench.probes.{p}": [] for p in PROBES}
+    known["bench.probes"] = []  # as in ``python -m bench.probes.<name>``
+    wrong = set()
+    for doc in DOCUMENTS:
+        for module, word in COMMAND.findall(doc.read_text()):
+            if module not in known or (word and known[module] and word not in known[module]):
+                wrong.add(f"{doc.relative_to(ROOT)}: python -m {module} {word}".rstrip())
+    old = {
+        f"{doc.relative_to(ROOT)}: {m}"
         for doc in DOCUMENTS
-        for name in SCRIPT_PATH.findall(doc.read_text())
-        if not (ROOT / name).is_file()
+        for m in re.findall(r"(?<![\w/.])bench/\w+\.py", doc.read_text())
     }
-    assert sorted(missing) == []
+    assert sorted(wrong | old) == [], sorted(wrong | old)
+
+
+def test_no_tracked_file_names_this_machines_folders() -> None:
+    """Bench data lives where $REPOLENS_BENCH_DATA says: a path under the
+    folder that holds this checkout is one machine's, not the project's."""
+    parent = str(ROOT.parent) + "/"
+    if parent == "/":
+        pytest.skip("the checkout sits at the root: no parent folder to look for")
+    done = subprocess.run(["git", "grep", "-l", "-F", parent, "--", ".", ":!*.lock"], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode not in (0, 1):
+        pytest.skip(f"not a git checkout: {done.stderr.strip()}")
+    assert done.stdout.split() == []

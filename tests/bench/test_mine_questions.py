@@ -1,21 +1,18 @@
-"""The training-question miner (bench/mine_*.py) on real git repositories made here."""
+"""The training-question miner (bench.mine_questions, bench.mining) on real git repositories made here."""
 
 from __future__ import annotations
 
 import random
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
+from bench.mine_questions import verify_commit_questions
+from bench.mining.commits import Change, Commit, clean_message, commit_question, qualify, window_commits
+from bench.mining.defs import brace_end, identifier_questions, run_ctags
+from bench.mining.paths import RepoSpec
 from conftest import Git, commit_files
-from mine_commits import Change, Commit, clean_message, commit_question, qualify, window_commits
-from mine_defs import brace_end, identifier_questions, run_ctags
-from mine_paths import RepoSpec
-from mine_questions import verify_commit_questions
 
 SPEC = RepoSpec("owner/name", "python", ("python",))
 APP = "".join(f"value_{i} = {i}\n" for i in range(1, 11))

@@ -345,9 +345,10 @@ def test_chunking_config_names_the_setup() -> None:
 
 
 def _sample_files() -> list[tuple[str, str]]:
-    """Real source files: installed libraries and, when present, benchmark checkouts."""
+    """Real source files: installed libraries and, when ``$REPOLENS_BENCH_DATA``
+    holds them, benchmark checkouts."""
     roots = [Path(pytest.__file__).parent.parent / "_pytest", Path(os.__file__).parent / "email"]
-    checkouts = Path("/work/bench-data/checkouts")
+    checkouts = Path(os.environ.get("REPOLENS_BENCH_DATA", "/nonexistent")) / "checkouts"
     if checkouts.is_dir():
         for prefix in ("spf13__cobra@", "sharkdp__fd@", "google__gson@", "honojs__hono@"):
             found = sorted(checkouts.glob(prefix + "*"))

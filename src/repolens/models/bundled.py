@@ -29,7 +29,7 @@ DIM = 384
 
 # all-MiniLM-L6-v2 was fine-tuned on sequences of at most 128 word pieces,
 # and at 128 it embeds about twice as many code chunks per second as at 256
-# (~52/s vs ~28/s on 2 cores, bench/probes/embed_throughput.py). 256 is the model's
+# (~52/s vs ~28/s on 2 cores, bench.probes.embed_throughput). 256 is the model's
 # documented limit. Batches of 8-16 length-sorted texts beat 32 and 64 there.
 MAX_TOKENS = 128
 MODEL_MAX_TOKENS = 256

@@ -63,7 +63,7 @@ class OnnxSpec:
     ``threads`` 0 lets onnxruntime choose (one per physical core). ``spin``
     lets idle pool threads busy-wait for work: no faster on an idle 2-core
     box, and a third slower when another process wants a core
-    (bench/probes/embed_throughput.py --busy 1), so it is off by default.
+    (bench.probes.embed_throughput --busy 1), so it is off by default.
     """
 
     label: str

@@ -3,8 +3,8 @@
 ``ranking = "learned"`` orders a search's candidates by this model instead
 of the tuned fusion's score (the tuned score is one of its features). The
 model ships inside the package, ``search/data/ranker.json``, made by
-``bench/train_ranker.py`` from questions mined from the history of other
-repositories (``bench/mine_questions.py``); the file says how (its
+``bench.train_ranker`` from questions mined from the history of other
+repositories (``bench.mine_questions``); the file says how (its
 ``provenance``: repositories, commits, date, cross-validated figures).
 
 The trees are evaluated in plain Python: numpy costs a new process more to
@@ -119,6 +119,6 @@ def bundled_ranker() -> Ranker:
     if ranker.features != FEATURES:
         raise RepolensError(
             "the learned ranking's model was made for other features than this repolens computes: "
-            'rebuild it with bench/train_ranker.py, or set ranking = "tuned"'
+            'rebuild it with bench.train_ranker, or set ranking = "tuned"'
         )
     return ranker

@@ -114,7 +114,7 @@ def _components(mention: str) -> tuple[list[str], bool] | None:
 
 
 # The paths the cached indexes may hold together (~1.2 KB each): every
-# repository of a server serving a few hundred (bench/org_scale.py's 309
+# repository of a server serving a few hundred (bench.org scale's 309
 # indexes hold 178,000 paths). A bound on the count of indexes (it was 9)
 # rebuilt them on every question that mentions a path once a server's
 # searches, or one search across repositories, went round more of them.

@@ -1,7 +1,7 @@
 """The lexical half of an index: BM25 over chunks with tantivy.
 
 Why tantivy and not SQLite FTS5: measured on the Django source (14k chunks,
-the same tokens in both; ``bench/probes/lexical_backends.py``), tantivy answered
+the same tokens in both; ``bench.probes.lexical_backends``), tantivy answered
 long questions in 0.5 ms p50 against 22 ms for FTS5, built faster and was
 40% smaller, and it takes a weight per query term (FTS5's ``bm25()`` does
 not), which query understanding needs. The price is a second store beside

@@ -1,0 +1,1 @@
+"""What an agent pays: the tool list it loads up front, and replies in agent-style sessions."""

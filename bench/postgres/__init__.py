@@ -1,0 +1,1 @@
+"""The PostgreSQL store against the local one: search, size and replicas; a fresh build."""

@@ -1,0 +1,1 @@
+"""Measured once, decided something: ``python -m bench.probes.<name>`` (bench/README.md)."""
