@@ -44,12 +44,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common.devsets import checkout_name, ensure_index, identity_key, index_identity
+from bench.common.devsets import checkout_name, code_commit, ensure_index, identity_key, index_identity
 from bench.common.paths import REPO_ROOT, data_default
 from repolens.search.features import FEATURES
 from repolens.search.query import parse_query
 from repolens.search.ranking import CANDIDATES, RankingOptions, search_index
-from repolens.settings import load_settings
+from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
 
@@ -172,9 +172,22 @@ def extract(args: argparse.Namespace) -> None:
         paths=np.asarray(paths, dtype=object),
         features=np.asarray(FEATURES, dtype=object),
         groups=np.asarray([json.dumps(g) for g in groups], dtype=object),
-        source=np.asarray([str(Path(args.questions).resolve()), _digest(Path(args.questions))], dtype=object),
+        source=np.asarray([Path(args.questions).name, _digest(Path(args.questions))], dtype=object),
+        made=np.asarray([json.dumps(extracted_with(load_settings(None)))], dtype=object),
     )
     print(f"wrote {args.out}: {len(groups)} groups, {len(rows)} rows", file=sys.stderr)
+
+
+def extracted_with(settings: Settings) -> dict:
+    """What the features were computed by, for the model's provenance: the
+    code's commit and the settings the legs ran with (the repository
+    defaults, ranked as tuned so that the tuned order is a feature)."""
+    options = RankingOptions.from_settings(settings)._replace(ranking="tuned")
+    return {
+        "code": code_commit(),
+        "settings": {**options._asdict(), "query_weights": settings.query_weights},
+        "candidates": max(CANDIDATES, settings.top_k * 4),
+    }
 
 
 def _digest(path: Path) -> str:
@@ -195,6 +208,7 @@ class Data:
         self.paths = z["paths"]
         self.groups = [json.loads(g) for g in z["groups"]]
         self.source = tuple(z["source"])
+        self.made = json.loads(z["made"][0]) if "made" in z else {}
 
     def group_slice(self, g: dict) -> slice:
         return slice(g["start"], g["start"] + g["size"])
@@ -363,7 +377,9 @@ def export(booster, data: Data, cv_report: dict | None) -> dict:
         "provenance": {
             "made_by": "python -m bench.train_ranker fit",
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "questions": data.source[0],
+            "questions": Path(data.source[0]).name,
+            "extracted_with": data.made,
+            "fitted_by": code_commit(),
             "questions_digest": data.source[1],
             "groups": len(data.groups),
             "candidates": len(data.rows),

@@ -166,7 +166,8 @@ def test_the_shipped_model_says_how_it_was_made():
     ranker = bundled_ranker()
     assert ranker.features == FEATURES
     made = ranker.provenance
-    assert made["made_by"].startswith("bench/train_ranker.py")
+    assert made["made_by"].startswith("python -m bench.train_ranker")
+    assert made["extracted_with"]["code"] and made["extracted_with"]["settings"]["ranking"] == "tuned"
     assert len(made["repositories"]) >= 20 and made["groups"] >= 3000
     assert {"commits", "subjects", "identifiers"} <= set(made["kinds"])
     assert made["cross_validated"]["all"]["learned"]["acc5"] > made["cross_validated"]["all"]["tuned"]["acc5"]
