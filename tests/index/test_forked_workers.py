@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_survivors, running_processes, tagged_env
+from conftest import kill_survivors, running_processes, tagged_env, wait_for
 from repolens.index import prepare
 from repolens.index.build import build_index
 from repolens.store import open_store
@@ -305,13 +305,18 @@ def test_a_forked_pool_runs_no_more_than_ahead_tasks_beyond_what_was_taken(tmp_p
     the workers back instead of letting them pile up."""
     from repolens.index.forked import ForkedPool
 
+    def markers() -> int:
+        return len(list(tmp_path.iterdir()))
+
     jobs = [(str(tmp_path), n) for n in range(40)]
     pool = ForkedPool(2, ahead=3)
     try:
         results = pool.map(_mark, _cut(jobs, 1))
         assert next(results) == 0
-        time.sleep(0.5)  # ample for 40 unheld tasks
-        assert 1 <= len(list(tmp_path.iterdir())) <= 1 + 3
+        # The courier stops at the bound and says so: one result taken, three ahead of it.
+        wait_for(lambda: pool.holding_back() is not None, "the courier to hold tasks back")
+        assert pool.holding_back() == 1 + 3
+        wait_for(lambda: markers() == 1 + 3, "the tasks handed out to run")
         assert list(results) == list(range(1, 40))
     finally:
         pool.close()
@@ -320,8 +325,9 @@ def test_a_forked_pool_runs_no_more_than_ahead_tasks_beyond_what_was_taken(tmp_p
     pool = ForkedPool(2, ahead=1)
     results = pool.map(_mark, _cut(jobs, 1))
     assert next(results) == 0
+    wait_for(lambda: pool.holding_back() == 2, "the courier to hold tasks back")
     pool.close()  # the courier, holding tasks back, ends too; nothing hangs
-    assert len(list(tmp_path.iterdir())) <= 2
+    assert markers() <= 2
 
 
 def test_a_fresh_build_cuts_its_jobs_into_tasks_of_even_work_in_order():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_survivors, tagged_env, write_tree_files
+from conftest import kill_survivors, tagged_env, wait_for, write_tree_files
 from repolens import service
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexVersionError, NothingToIndexError
 from repolens.index.build import build_index
@@ -35,6 +35,11 @@ def _marker_repo(make_repo, word: str, n: int = 60) -> Path:
     return make_repo(files)
 
 
+def _size(db: Path) -> int:
+    """Bytes of a SQLite database and its write-ahead log (0 when gone)."""
+    return sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal")) if p.exists())
+
+
 def _layout(root: Path) -> IndexLayout:
     return IndexLayout(root, root / ".repolens")
 
@@ -51,9 +56,9 @@ def test_rebuild_publishes_a_new_generation_and_collects_old_ones(sample_repo: P
 
 
 def test_search_during_rebuild_sees_old_or_new_never_a_mix(make_repo):
-    root = _marker_repo(make_repo, "alpha")
+    root = _marker_repo(make_repo, "alpha", n=600)  # a rebuild long enough for many searches
     build_index(root)
-    seen: list[set[str]] = []
+    seen: list[tuple[float, float, set[bool]]] = []  # (started, ended, stale flags of its hits)
     stop = threading.Event()
 
     def searcher() -> None:
@@ -61,24 +66,27 @@ def test_search_during_rebuild_sees_old_or_new_never_a_mix(make_repo):
         # the old generation are re-read and marked stale: a reply from one
         # generation is all stale (old) or all fresh (new), never a mix.
         while not stop.is_set():
+            started = time.monotonic()
             packet = service.search_code("alpha_marker beta_marker", root, top_k=50, max_chars=100_000).packet
-            seen.append({bool(r.block.stale) for r in packet.rendered})
+            seen.append((started, time.monotonic(), {bool(r.block.stale) for r in packet.rendered}))
 
-    for i in range(60):
+    for i in range(600):
         (root / f"pkg/mod{i:03d}.py").write_text(f"def f{i}():\n    return 'beta_marker {i}'\n")
     t = threading.Thread(target=searcher)
     t.start()
     try:
-        time.sleep(0.2)
+        wait_for(lambda: len(seen) >= 1, "a search before the rebuild")
+        began = time.monotonic()
         build_index(root, rebuild=True)
-
-        time.sleep(0.2)
+        ended = time.monotonic()
+        wait_for(lambda: seen[-1][0] > ended, "a search after the rebuild")
     finally:
         stop.set()
         t.join()
-    assert seen
-    assert all(len(kinds) == 1 for kinds in seen), "a search saw both generations at once"
-    assert seen[-1] == {False}
+    assert all(len(kinds) == 1 for *_, kinds in seen), "a search saw both generations at once"
+    assert seen[0][2] == {True} and seen[-1][2] == {False}  # the old generation, then the new
+    during = [kinds for start, end, kinds in seen if start < ended and end > began]
+    assert len(during) >= 2, "no search ran while the rebuild was under way"
 
 
 def test_second_writer_gets_a_clear_message(sample_repo: Path):
@@ -116,7 +124,8 @@ def test_crash_mid_rebuild_leaves_the_previous_index_usable(make_repo):
         if found and found[0].stat().st_size > 0:
             building = found[0].parent
         time.sleep(0.05)
-    time.sleep(0.5)
+    # Killed mid-write: once the new generation holds a good share of the files.
+    wait_for(lambda: building is not None and _size(building / DB_NAME) > 2_000_000, "the rebuild to write")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     proc.stderr.close()

@@ -12,7 +12,7 @@ import pytest
 from conftest import run_git, wait_for
 from repolens import service
 from repolens.index.build import build_index
-from repolens.index.watch import COMPACT_IDLE_S, WatchEvent, start_watcher
+from repolens.index.watch import WatchEvent, start_watcher
 from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
@@ -66,19 +66,30 @@ def test_ignore_file_changes_re_evaluate_what_is_indexed(watched):
     wait_for(lambda: "docs/guide.md" not in _indexed_paths(root), "docs/ to leave the index")
 
 
+def settle(root: Path, events: list[WatchEvent], name: str = "zz_settled.py") -> int:
+    """Save one more file and wait for its refresh: the watcher gets events in
+    the order they happened, so every event before the save has been
+    refreshed by then. The index of that refresh in ``events``."""
+    (root / name).write_text("def settled():\n    return 1\n")
+    wait_for(lambda: any(e.paths and name in e.paths for e in events), f"the refresh of {name}")
+    return next(i for i, e in enumerate(events) if e.paths and name in e.paths)
+
+
 def test_our_own_writes_do_not_trigger_refreshes(watched):
     root, events = watched
 
-    def refreshes() -> int:  # (the compaction when saves pause writes the index too)
+    def refresh_count() -> int:
         return sum(e.compacted is None for e in events)
 
     (root / "README.md").write_text("# Changed\n")
-    wait_for(lambda: refreshes() >= 2, "the refresh")
-    settled = refreshes()
-    time.sleep(
-        COMPACT_IDLE_S + 2
-    )  # the refresh and the compaction wrote the index; neither may start another
-    assert refreshes() == settled
+    wait_for(lambda: refresh_count() >= 2, "the refresh")
+    # The refresh and then the compaction (once saves pause) write the index.
+    wait_for(lambda: any(e.compacted for e in events), "the compaction")
+    first = len(events)
+    last = settle(root, events)
+    # Neither one's writes started a refresh, nor joined the next save's.
+    assert [e.compacted is None for e in events[first:last]] == [False] * (last - first)
+    assert events[last].paths == {"zz_settled.py"}
 
 
 def test_branch_switch_is_one_consistent_refresh(make_repo, tmp_path: Path):
@@ -98,8 +109,8 @@ def test_branch_switch_is_one_consistent_refresh(make_repo, tmp_path: Path):
         wait_for(lambda: bool(events), "the first refresh")
         run_git(root, "checkout", "-q", "other")
         wait_for(lambda: len(_indexed_paths(root)) == 320, "the other branch's files")
-        time.sleep(2)
-        refreshes = [e for e in events[1:] if e.report is not None]
+        last = settle(root, events)  # every event of the checkout refreshed by now
+        refreshes = [e for e in events[1:last] if e.report is not None]
         assert sum(e.report.added + e.report.changed for e in refreshes) == 320
         assert len(refreshes) <= 3, "thousands of events must not mean thousands of refreshes"
         assert not [e for e in events if e.error]

@@ -216,20 +216,23 @@ def test_one_writer_at_a_time(store_factory, repo: Path):
 
 
 def test_a_writer_waits_for_the_lock_when_asked(store_factory, repo: Path):
-    holding, release = threading.Event(), threading.Event()
+    holding, release, released = threading.Event(), threading.Event(), threading.Event()
 
     def hold() -> None:
         with store_factory(repo).write_lock():
             holding.set()
             release.wait(10)
+            released.set()  # (set while still holding: the lock is released right after)
 
     thread = threading.Thread(target=hold)
     thread.start()
     try:
-        holding.wait(10)
+        assert holding.wait(10), "the holder never took the lock"
+        with pytest.raises(IndexLockedError), store_factory(repo).write_lock():  # held: no waiting, no lock
+            pass
         threading.Timer(0.2, release.set).start()
         with store_factory(repo).write_lock(wait=10):
-            pass
+            assert released.is_set(), "the waiter got the lock while the holder still held it"
     finally:
         release.set()
         thread.join()

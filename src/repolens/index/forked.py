@@ -83,6 +83,7 @@ class ForkedPool:
         self._ahead = max(ahead, 1)
         self._taken = 0  # results the writer took
         self._held = False  # the courier holds a task back until the writer takes one
+        self._sent = 0  # tasks the courier handed to workers
         self._closing = False
         self._wake_r, self._wake_w = os.pipe()  # the writer (or close) wakes the courier
         try:
@@ -160,6 +161,14 @@ class ForkedPool:
                 raise value
             yield from value
 
+    def holding_back(self) -> int | None:
+        """How many tasks the courier has handed out while it holds the next
+        one back for the writer to catch up (``ahead`` beyond the results
+        taken), None while it is not holding back: what the bound on work
+        ahead of the writer can be seen by."""
+        with self._arrived:
+            return self._sent if self._held else None
+
     def _carry(self, tasks: list[bytes]) -> None:
         """The courier thread: hands each worker its next task as soon as it
         returns a result (and the writer is at most ``ahead`` tasks behind),
@@ -168,19 +177,19 @@ class ForkedPool:
         keeps it, and no worker waits for a task while the writer commits a
         batch."""
         by_fd = {w.results: w for w in self._workers}
-        sent = received = 0
+        received = 0
 
         def feed(worker: _Worker) -> None:
-            nonlocal sent
-            while worker.queued < _QUEUED and sent < len(tasks):
+            while worker.queued < _QUEUED and self._sent < len(tasks):
                 with self._arrived:
-                    if sent - self._taken >= self._ahead:
+                    if self._sent - self._taken >= self._ahead:
                         self._held = True
                         return
-                _send(worker.tasks, tasks[sent])
+                _send(worker.tasks, tasks[self._sent])
                 worker.queued += 1
-                sent += 1
-            if sent == len(tasks):
+                with self._arrived:
+                    self._sent += 1
+            if self._sent == len(tasks):
                 self._finish()  # every task is out: each worker exits after its last
 
         try:
@@ -197,7 +206,7 @@ class ForkedPool:
                             feed(worker)
                         continue
                     message = _receive(fd)
-                    if message is None and not by_fd[fd].queued and sent == len(tasks):
+                    if message is None and not by_fd[fd].queued and self._sent == len(tasks):
                         del by_fd[fd]  # done with its last task
                         continue
                     if message is None:  # it ended with tasks to do: killed

@@ -105,6 +105,9 @@ class WatchEvent:
     error: str = ""
     seconds: float = 0.0
     compacted: int | None = None
+    # the root-relative paths the burst named, when it was refreshed through
+    # them alone; None for a whole-tree refresh (and a compaction)
+    paths: frozenset[str] | None = None
 
     def line(self) -> str:
         done = "compaction" if self.compacted is not None else "refresh"
@@ -150,13 +153,13 @@ def refresh_once(
             report = build_index(
                 store.root, store=store, settings=settings, lock_wait=LOCK_WAIT_S, paths=paths, compact=False
             )
-            return WatchEvent(changes, report, seconds=time.monotonic() - started)
+            return WatchEvent(changes, report, seconds=time.monotonic() - started, paths=paths)
         except IndexLockedError as exc:  # another writer held on: try again shortly
             if attempt == 2:
-                return WatchEvent(changes, None, str(exc), time.monotonic() - started)
+                return WatchEvent(changes, None, str(exc), time.monotonic() - started, paths=paths)
             time.sleep(0.5)
         except (NothingToIndexError, RepolensError) as exc:
-            return WatchEvent(changes, None, str(exc), time.monotonic() - started)
+            return WatchEvent(changes, None, str(exc), time.monotonic() - started, paths=paths)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
