@@ -2,8 +2,8 @@
 
 * the repository itself: :data:`REPO_ROOT` (this file's grandparent's parent);
 * the public development set (questions, ``make_checkouts.sh``): the shared
-  folder beside the repository, :data:`SHARED` (``$REPOLENS_BENCH_SHARED``
-  overrides it);
+  folder beside the repository (beside its main work tree, from a linked
+  one), :data:`SHARED` (``$REPOLENS_BENCH_SHARED`` overrides it);
 * everything a benchmark makes or reads that lives outside the repository
   (checkouts, corpora, index caches, mined data, databases):
   ``$REPOLENS_BENCH_DATA`` (:func:`bench_data`); a script names its folders
@@ -18,8 +18,34 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SRC = REPO_ROOT / "src"
-SHARED = Path(os.environ.get("REPOLENS_BENCH_SHARED") or REPO_ROOT.parent / "shared" / "bench")
 DATA_ENV = "REPOLENS_BENCH_DATA"
+
+
+def _main_checkout(root: Path) -> Path:
+    """The main work tree of ``root``'s repository: ``root`` itself, or, in a
+    linked work tree (``git worktree add``, where ``.git`` is a file naming
+    ``<main>/.git/worktrees/<name>``), the one it was added from."""
+    dot_git = root / ".git"
+    if not dot_git.is_file():
+        return root
+    gitdir = Path(dot_git.read_text().removeprefix("gitdir:").strip())
+    common = gitdir / "commondir"
+    if not common.is_file():
+        return root
+    return (gitdir / common.read_text().strip()).resolve().parent
+
+
+def _shared() -> Path:
+    """The shared folder beside the repository (beside its main work tree
+    when this is a linked one), unless ``$REPOLENS_BENCH_SHARED`` names one."""
+    if given := os.environ.get("REPOLENS_BENCH_SHARED"):
+        return Path(given)
+    beside = REPO_ROOT.parent / "shared" / "bench"
+    main = _main_checkout(REPO_ROOT).parent / "shared" / "bench"
+    return beside if beside.is_dir() or not main.is_dir() else main
+
+
+SHARED = _shared()
 
 
 def bench_data(*parts: str) -> Path:
