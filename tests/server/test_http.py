@@ -119,6 +119,25 @@ def text_of(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
+def sample_repos(base: Path, names: tuple[str, ...]) -> dict[str, Path]:
+    """A git repository of the sample files under ``base`` for each name, by name."""
+    gitconfig = base / "gitconfig"
+    gitconfig.write_text("")
+    repos = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        for name in names:
+            root = base / name
+            root.mkdir()
+            run_git(root, "init", "-q", "-b", "main")
+            write_tree_files(root, SAMPLE_FILES)
+            run_git(root, "add", "-A")
+            run_git(root, "commit", "-q", "-m", "initial")
+            repos[name] = root
+    return repos
+
+
 @dataclass
 class Served:
     server: Running
@@ -133,20 +152,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """Two repositories (app, other) behind a token; a secret outside app, and
     symlinks inside app that point at it."""
     base = tmp_path_factory.mktemp("http")
-    gitconfig = base / "gitconfig"
-    gitconfig.write_text("")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        repos = {}
-        for name in ("app", "other"):
-            root = base / name
-            root.mkdir()
-            run_git(root, "init", "-q", "-b", "main")
-            write_tree_files(root, SAMPLE_FILES)
-            run_git(root, "add", "-A")
-            run_git(root, "commit", "-q", "-m", "initial")
-            repos[name] = root
+    repos = sample_repos(base, ("app", "other"))
     outside = base / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text(f"{SECRET}\n")

@@ -215,6 +215,17 @@ def test_one_writer_at_a_time(store_factory, repo: Path):
         pass
 
 
+def test_a_held_write_lock_is_seen_without_taking_it(store_factory, repo: Path):
+    """What a status page asks: whether a writer runs now, without becoming one."""
+    watcher, writer = store_factory(repo), store_factory(repo)
+    assert watcher.writing() is False
+    with writer.write_lock():
+        assert watcher.writing() is True
+    assert watcher.writing() is False
+    with writer.write_lock():  # asking took nothing: the writer still gets the lock
+        pass
+
+
 def test_a_writer_waits_for_the_lock_when_asked(store_factory, repo: Path):
     holding, release, released = threading.Event(), threading.Event(), threading.Event()
 

@@ -382,11 +382,16 @@ def embed_in_background(
 
 
 def start_background(
-    roots: dict[str, Path], index_dir: Path | None = None, *, watch_files: bool = True
+    roots: dict[str, Path],
+    index_dir: Path | None = None,
+    *,
+    watch_files: bool = True,
+    on_report: Callable[[str, IndexReport], None] | None = None,
 ) -> threading.Event:
     """What ``serve`` runs beside the protocol: a watcher per repository (unless
     ``watch_files`` is off) and, where vectors are on, a background embedder.
-    Daemon threads; set the returned event to stop them. Lines go to stderr."""
+    Daemon threads; set the returned event to stop them. Lines go to stderr;
+    ``on_report(name, report)`` hears of every refresh (the server's metrics)."""
     import sys
 
     stop = threading.Event()
@@ -397,6 +402,8 @@ def start_background(
     def on_event(name: str) -> Callable[[WatchEvent], None]:
         def show(event: WatchEvent) -> None:  # quiet unless something changed or failed
             r = event.report
+            if r is not None and on_report is not None:
+                on_report(name, r)
             if event.error or (r is not None and r.added + r.changed + r.deleted):
                 say(f"{name}: {event.line()}")
 

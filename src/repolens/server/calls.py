@@ -388,6 +388,8 @@ class RepolensServer(MCPServer):
         super().__init__(**kwargs)
         self.repos = repos
         self.query_log = query_log
+        # told of every call: (tool, None for an unknown one; seconds; error or None): the metrics
+        self.on_call: Callable[[str | None, float, str | None], None] | None = None
         self._params: dict[str, set[str]] | None = None
 
     async def run_stdio_streams(self, stdin: Any, stdout: Any) -> None:
@@ -465,6 +467,8 @@ class RepolensServer(MCPServer):
                     "error": error,
                 }
             )
+        if self.on_call is not None:  # an unknown tool's name is the caller's text: not passed on
+            self.on_call(name if name in (self._params or {}) else None, time.perf_counter() - started, error)
         return result
 
     @staticmethod

@@ -23,6 +23,9 @@ path = "registry.toml"  # or REPOLENS_REGISTRY: repositories' project, base, hea
 token_file = "/etc/repolens/token"   # or REPOLENS_TOKEN / REPOLENS_TOKEN_FILE
 query_log = "/var/log/repolens.jsonl" # or REPOLENS_QUERY_LOG
 allow_rebuild = false
+page = true                          # or REPOLENS_PAGE: the search page of serve --http
+metrics = "token"                    # or REPOLENS_METRICS: /metrics behind the token, "open" or "off"
+access_log = "stderr"                # or REPOLENS_ACCESS_LOG: a JSON line per HTTP request; "off" or a file
 ```
 """
 
@@ -48,13 +51,28 @@ ROOTS_ENV = "REPOLENS_ROOTS"
 TOKEN_ENV = "REPOLENS_TOKEN"
 TOKEN_FILE_ENV = "REPOLENS_TOKEN_FILE"
 QUERY_LOG_ENV = "REPOLENS_QUERY_LOG"
+PAGE_ENV = "REPOLENS_PAGE"
+METRICS_ENV = "REPOLENS_METRICS"
+ACCESS_LOG_ENV = "REPOLENS_ACCESS_LOG"
+METRICS_CHOICES = ("token", "open", "off")
+ACCESS_LOG_STDERR = "stderr"
+ACCESS_LOG_OFF = "off"
 
 # A repository name travels in tool arguments and URLs: keep it plain
 # (a branch may follow: app@main, see repolens.branches.names).
 NAME_RE = REF_RE
 MIN_TOKEN_CHARS = 16
 _TOKEN_RE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: safe in a header
-SERVE_KEYS = ("token_file", "query_log", "allow_rebuild", "allow_tests", "watch")
+SERVE_KEYS = (
+    "token_file",
+    "query_log",
+    "allow_rebuild",
+    "allow_tests",
+    "watch",
+    "page",
+    "metrics",
+    "access_log",
+)
 TOKEN_HINT = "generate one with `python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`"
 
 
@@ -81,6 +99,11 @@ class ServeConfig:
     # re-applied by a worker process (apply_bindings), which starts without them
     bindings: dict[Path, Binding] = field(default_factory=dict)
     store_flag: str | None = None
+    # serve --http: the search page on or off, who may read /metrics (token,
+    # open, off), and where the access log goes (stderr, off, or a file)
+    page: bool = True
+    metrics: str = "token"
+    access_log: str | Path = ACCESS_LOG_STDERR
 
 
 def apply_bindings(bindings: Mapping[Path, Binding], flag: str | None) -> None:
@@ -326,6 +349,8 @@ def load_serve_config(
     def flag(given: bool | None, key: str, default: bool) -> bool:
         return given if given is not None else coerce(key, serve.get(key, default), bool, where=f"{src}: ")
 
+    http = _http_options(serve, env, src, base)
+
     return ServeConfig(
         roots=roots,
         token=token,
@@ -339,7 +364,37 @@ def load_serve_config(
         missing=missing,
         bindings=bindings,
         store_flag=given_store,
+        **http,
     )
+
+
+def _http_options(
+    serve: Mapping[str, Any], env: Mapping[str, str], src: str, base: Path | None
+) -> dict[str, Any]:
+    """``page``, ``metrics`` and ``access_log`` of ``serve --http``: each from
+    its environment variable, else the config file's ``[serve]``, else the
+    default of :class:`ServeConfig`."""
+    defaults = ServeConfig()
+
+    def given(key: str, variable: str) -> tuple[Any, str, Path | None]:
+        """The value, where it came from (for a message) and the folder a relative path is under."""
+        if (raw := environ(variable, env)) is not None:
+            return raw, variable, None
+        return serve.get(key, getattr(defaults, key)), f"{src} [serve] {key}", base
+
+    raw, where, _ = given("page", PAGE_ENV)
+    page = coerce("page", raw, bool, where=f"{where}: ")
+    raw, where, _ = given("metrics", METRICS_ENV)
+    metrics = coerce("metrics", raw, str, where=f"{where}: ", choices=METRICS_CHOICES)
+    raw, where, folder = given("access_log", ACCESS_LOG_ENV)
+    if not isinstance(raw, str | Path) or not str(raw).strip():
+        raise ConfigError(
+            f"{where}: access_log must be {ACCESS_LOG_STDERR!r}, {ACCESS_LOG_OFF!r} or a file's path"
+        )
+    access_log: str | Path = str(raw).strip()
+    if access_log not in (ACCESS_LOG_STDERR, ACCESS_LOG_OFF):
+        access_log = check_user_path(where, access_log, ConfigError, base=folder).resolve()
+    return {"page": page, "metrics": metrics, "access_log": access_log}
 
 
 def _root_items(table: Mapping[str, Any], src: str) -> list[tuple[str, str, dict[str, Any]]]:

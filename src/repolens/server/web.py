@@ -25,9 +25,10 @@ import ipaddress
 import logging
 import socket
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
@@ -46,7 +47,11 @@ from repolens.server.config import (
 )
 from repolens.server.lines import refusal
 from repolens.server.tools import build_server
-from repolens.server.workers import read_workers, run_workers
+from repolens.server.workers import read_workers, run_workers, shared_metrics
+
+if TYPE_CHECKING:
+    from repolens.index.build import IndexReport
+    from repolens.server.calls import RepolensServer
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -220,7 +225,60 @@ def build_app(
         transport_security=transport_security(host),
         stateless_http=True,
     )
-    return BearerAuth(ReadableBodies(app), None if no_auth else config.token)
+    return _with_page_and_metrics(
+        ReadableBodies(app), server, config, host, None if no_auth else config.token
+    )
+
+
+def _with_page_and_metrics(
+    app: ASGIApp, server: RepolensServer, config: ServeConfig, host: str, token: str | None
+) -> ASGIApp:
+    """``app`` (MCP) behind the token, beside the search page and ``/metrics``
+    (as the config turns them on), the whole in the access log. Imported
+    here: prometheus_client must not load before the supervisor of several
+    workers has named their shared folder (:func:`repolens.server.workers.shared_metrics`)."""
+    from repolens.server import metrics
+    from repolens.server.access import AccessLog
+
+    routes: dict[str, ASGIApp] = {}
+    names = {MCP_PATH: "mcp", HEALTH_PATH: "health"}
+    open_paths = [HEALTH_PATH]
+    if config.metrics != "off":
+        server.on_call = metrics.observe_call
+        targets = [(name, *server.repos.resolve(name)) for name in server.repos.roots]
+        routes[metrics.METRICS_PATH] = metrics.MetricsEndpoint(targets)
+        names[metrics.METRICS_PATH] = "metrics"
+        if config.metrics == "open":
+            open_paths.append(metrics.METRICS_PATH)
+    if config.page:
+        from repolens.server.page import app as page
+
+        hosts = None
+        if is_loopback(host):
+            hosts = frozenset({"127.0.0.1", "localhost", "[::1]", _url_host(host).lower()})
+        search_page = page.SearchPage(
+            server, token=token, bearer_ok=lambda scope: bool(scope.get(AUTHORIZED_KEY)), hosts=hosts
+        )
+        for path in (*page.ROUTES, *page.STATIC_PATHS):
+            routes[path] = search_page
+            open_paths.append(path)  # the page checks the token itself (the header or its cookie)
+        names.update(page.ROUTES)
+    guarded = BearerAuth(Routes(app, routes), token, open_paths=open_paths)
+    observe = metrics.observe_request if config.metrics != "off" else None
+    log = None if config.access_log == "off" else config.access_log
+    return AccessLog(guarded, log=log, routes=names, prefixes={"/static/": "static"}, observe=observe)
+
+
+class Routes:
+    """ASGI: a request for one of ``routes``' paths goes to its app, any other to ``app``."""
+
+    def __init__(self, app: ASGIApp, routes: Mapping[str, ASGIApp]) -> None:
+        self.app = app
+        self.routes = dict(routes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        target = self.routes.get(scope.get("path", "")) if scope["type"] == "http" else None
+        await (target or self.app)(scope, receive, send)
 
 
 @dataclass(frozen=True)
@@ -262,6 +320,14 @@ def index_missing(roots: dict[str, Path], index_dir: Path | None = None) -> None
                 )
                 continue
             print(f"repolens: {name}: {report.summary().splitlines()[0]}", file=sys.stderr, flush=True)
+            _observe_build(name, report)
+
+
+def _observe_build(name: str, report: IndexReport) -> None:
+    """A build or refresh the server ran by itself, for ``/metrics``."""
+    from repolens.server.metrics import observe_build
+
+    observe_build(name, report.mode, report.seconds)
 
 
 def bind(host: str, port: int) -> list[socket.socket]:
@@ -310,7 +376,15 @@ def serve(
     """Run the HTTP server until interrupted: in this process (``workers=1``),
     or from ``workers`` worker processes (:mod:`repolens.server.workers`).
     This process indexes what is missing first and runs the watcher and
-    embedder, once, whatever the number of workers."""
+    embedder, once, whatever the number of workers; with several, every
+    process counts its metrics in one folder they share."""
+    with shared_metrics(workers):
+        _serve(config, host=host, port=port, no_auth=no_auth, index_dir=index_dir, workers=workers)
+
+
+def _serve(
+    config: ServeConfig, *, host: str, port: int, no_auth: bool, index_dir: Path | None, workers: int
+) -> None:
     import uvicorn
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
@@ -320,7 +394,7 @@ def serve(
         index_missing(config.roots, index_dir)
         from repolens.index.watch import start_background
 
-        start_background(config.roots, index_dir, watch_files=config.watch)
+        start_background(config.roots, index_dir, watch_files=config.watch, on_report=_observe_build)
         auth = "no auth (loopback only)" if no_auth else f"bearer token from {config.token_source}"
         processes = f"{workers} worker processes" if workers > 1 else "one process"
         print(

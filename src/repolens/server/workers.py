@@ -17,7 +17,9 @@ stands alone and any worker can answer it; nothing the tools do needs a
 session (progress goes out on the request's own stream).
 
 ``/health`` reports the workers from a small JSON file the supervisor
-rewrites whenever the set changes (:func:`read_workers`).
+rewrites whenever the set changes (:func:`read_workers`), and ``/metrics``
+sums every process's counters from a folder they share
+(:func:`shared_metrics`, :mod:`repolens.server.metrics`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from socket import socket
 from typing import TYPE_CHECKING, Any
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
 WORKERS_FILE = "workers.json"
+# prometheus_client's multiprocess mode: the folder every process writes its metrics to.
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def default_workers() -> int:
@@ -139,3 +144,28 @@ def run_workers(
             with contextlib.suppress(Exception):
                 supervisor.terminate_all()
                 supervisor.join_all()
+
+
+@contextlib.contextmanager
+def shared_metrics(processes: int) -> Iterator[Path | None]:
+    """With several processes, a fresh folder every one of them writes its
+    metrics to (``PROMETHEUS_MULTIPROC_DIR``, inherited by the spawned
+    workers), removed afterwards; with one, nothing (the process counts in
+    memory). Entered before ``prometheus_client`` is imported, as it picks
+    its mode then (:mod:`repolens.server.web` imports the metrics only inside
+    its functions). A folder the caller's environment names is replaced for
+    the server's lifetime: it must be empty when the processes writing it start."""
+    if processes <= 1:
+        yield None
+        return
+    folder = Path(tempfile.mkdtemp(prefix="repolens-metrics-"))
+    before = os.environ.get(MULTIPROC_ENV)
+    os.environ[MULTIPROC_ENV] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop(MULTIPROC_ENV, None)
+        else:
+            os.environ[MULTIPROC_ENV] = before
+        shutil.rmtree(folder, ignore_errors=True)

@@ -494,6 +494,12 @@ class Store(Protocol):
         """Generations being built (interrupted builds), oldest first."""
         ...
 
+    def writing(self) -> bool | None:
+        """Whether a writer (a build, a refresh, an embedder) holds the write
+        lock now, without taking it; None when this store cannot tell. For a
+        status page: a probe that took the lock could make a real writer fail."""
+        ...
+
     def new_generation(self) -> str:
         """Start an empty generation, numbered after every existing one."""
         ...

@@ -101,6 +101,9 @@ class LocalStore:
     def building(self) -> list[str]:
         return [p.name.removesuffix(BUILDING) for p in self.layout.building_dirs()]
 
+    def writing(self) -> bool | None:
+        return self.layout.lock_held()
+
     def new_generation(self) -> str:
         return self.layout.new_building_dir().name.removesuffix(BUILDING)
 

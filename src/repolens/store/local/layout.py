@@ -166,6 +166,18 @@ class IndexLayout(NamedTuple):
 
                 shutil.rmtree(path, ignore_errors=True)
 
+    def lock_held(self) -> bool | None:
+        """Whether a process holds :meth:`write_lock` now, read from the
+        kernel's table of locks (Linux ``/proc/locks``), never by taking it;
+        None where there is no such table."""
+        try:
+            st = os.stat(self.lock_path)
+        except FileNotFoundError:
+            return False  # no writer ever ran here
+        except OSError:
+            return None
+        return flock_held(st.st_dev, st.st_ino)
+
     @contextlib.contextmanager
     def write_lock(self, wait: float = 0.0) -> Iterator[None]:
         """Hold the writer lock; raise ``IndexLockedError`` if another holds it.
@@ -202,6 +214,26 @@ class IndexLayout(NamedTuple):
             yield
         finally:
             os.close(fd)
+
+
+def flock_held(dev: int, ino: int, table: str = "/proc/locks") -> bool | None:
+    """Whether ``/proc/locks`` lists an exclusive ``flock`` on the file
+    ``(dev, ino)``; None when the table cannot be read. A line reads
+    ``1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234567 0 EOF`` (device major and
+    minor in hex, then the inode)."""
+    try:
+        with open(table, encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    wanted = f"{os.major(dev):02x}:{os.minor(dev):02x}:{ino}"
+    for line in lines:
+        fields = line.split()
+        if "->" in fields:  # a waiter, listed under the holder
+            continue
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == wanted:
+            return True
+    return False
 
 
 def _read_holder(fd: int) -> str:

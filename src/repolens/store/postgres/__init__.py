@@ -242,6 +242,15 @@ class PgStore:
             ).fetchall()
         return [_name(r[0]) for r in found]
 
+    def writing(self) -> bool | None:
+        with self._primary() as conn:
+            row = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                " AND classid = %s AND objid = hashtext(%s)::oid)",
+                (_LOCK_CLASS, self.key),
+            ).fetchone()
+        return bool(row and row[0])
+
     def new_generation(self) -> str:
         with self._primary() as conn, conn.transaction():
             repo = self._repo_id(conn)

@@ -1,0 +1,378 @@
+"""The search page's HTTP side: routes, login, security headers, rendering.
+
+Every search and read goes through the MCP server's own call path
+(:meth:`repolens.server.calls.RepolensServer.call_tool`, the very method a
+``tools/call`` reaches), with the arguments an MCP client would send and
+only those the person gave: the same tool bodies, path checks, budgets,
+redaction, query log and metrics, so a page search and an MCP call give
+the same text. The page only shows it (:mod:`repolens.server.page.view`).
+
+Routes (all ``GET`` but the login form's): ``/search`` (``/`` leads there),
+``/read``, ``/status``, ``/login`` (``GET`` the form, ``POST`` the token),
+``/logout`` (``POST``) and ``/static/NAME``. Without the token (the bearer
+header, or the login's cookie: :mod:`repolens.server.page.session`) a page
+answers 401 with the login form; ``/login`` and the static files are open.
+Every answer carries a Content-Security-Policy that allows scripts and
+styles from the server only (no inline script or style), no framing, and
+forms posting back only here; ``Referrer-Policy: same-origin`` keeps a
+search's question out of other sites' logs; ``Cache-Control: no-store``.
+The page changes nothing: its forms are ``GET`` but the login (which sets a
+cookie) and the logout (which clears it); a ``POST`` whose ``Origin`` is
+another site's is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import anyio.to_thread
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from repolens.branches.names import branches_of
+from repolens.chunking.languages import LANGUAGES
+from repolens.roles import KINDS
+from repolens.server.calls import RepolensServer
+from repolens.server.page import explain, session
+from repolens.server.page.health import health_of
+from repolens.server.page.view import (
+    MODES,
+    READ_PATH,
+    SEARCH_PATH,
+    query_id_of,
+    read_href,
+    read_lines,
+    reply_lines,
+)
+
+HERE = Path(__file__).parent
+STATIC_PREFIX = "/static/"
+LOGIN_PATH = "/login"
+LOGOUT_PATH = "/logout"
+STATUS_PATH = "/status"
+# Every path the page answers: the server routes these here, and lets them past the bearer check.
+ROUTES = {"/": "page", SEARCH_PATH: "search", READ_PATH: "read", STATUS_PATH: "status"}
+ROUTES |= {LOGIN_PATH: "login", LOGOUT_PATH: "logout"}
+STATIC = {"page.css": "text/css", "page.js": "text/javascript", "icon.svg": "image/svg+xml"}
+STATIC_PATHS = tuple(STATIC_PREFIX + name for name in STATIC)
+LOGIN_BODY_MAX = 4096
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+_SECURITY_HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "same-origin",
+    "cache-control": "no-store",
+}
+_NUMBER = re.compile(r"\d{1,9}")
+_OF_LINES = re.compile(r"\(of (\d+) lines?\)")
+
+
+@dataclass(frozen=True)
+class Asset:
+    body: bytes
+    media_type: str
+    etag: str
+
+
+def _assets() -> dict[str, Asset]:
+    out = {}
+    for name, media_type in STATIC.items():
+        body = (HERE / "static" / name).read_bytes()
+        out[STATIC_PREFIX + name] = Asset(body, media_type, '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
+    return out
+
+
+class SearchPage:
+    """ASGI app of the page's routes (:data:`ROUTES`, the static files).
+
+    ``token``: the bearer token (None: served without one, ``--no-auth``);
+    ``bearer_ok(scope)``: whether the request carried it (the server's own
+    check); ``hosts``: the ``Host`` names a loopback bind answers (None:
+    any), the same DNS-rebinding defence the SDK gives ``/mcp``.
+    """
+
+    def __init__(
+        self,
+        server: RepolensServer,
+        *,
+        token: str | None,
+        bearer_ok: Callable[[Scope], bool],
+        hosts: frozenset[str] | None = None,
+    ) -> None:
+        self.server = server
+        self.repos = server.repos
+        self.token = token
+        self.bearer_ok = bearer_ok
+        self.hosts = hosts
+        self.assets = _assets()
+        self.env = Environment(
+            loader=FileSystemLoader(HERE / "templates"),
+            autoescape=True,
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self._digest = hashlib.sha256(token.encode()).digest() if token is not None else None
+        names = list(branches_of(self.repos.roots))
+        projects = {e.project for n in names if (e := self.repos.registry.get(n)) and e.project}
+        self.choices = [
+            *self.repos.roots,
+            *(["*"] if len(self.repos.roots) > 1 else []),
+            *(f"project:{p}" for p in sorted(projects)),
+        ]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        response = await self.answer(request)
+        for key, value in _SECURITY_HEADERS.items():
+            response.headers.setdefault(key, value)
+        await response(scope, receive, send)
+
+    async def answer(self, request: Request) -> Response:
+        path = request.url.path
+        if self.hosts is not None and _hostname(request.headers.get("host", "")) not in self.hosts:
+            return Response("invalid Host header", status_code=421, media_type="text/plain")
+        if path in self.assets:
+            return self.asset(request, self.assets[path])
+        if request.method == "POST":
+            if not self.same_origin(request):
+                return Response("cross-site request refused", status_code=403, media_type="text/plain")
+            if path == LOGIN_PATH:
+                return await self.login(request)
+            if path == LOGOUT_PATH:
+                return self.logout(request)
+        if request.method not in ("GET", "HEAD") or path == LOGOUT_PATH:
+            return Response(
+                status_code=405, headers={"allow": "GET, HEAD" if path != LOGOUT_PATH else "POST"}
+            )
+        if path == LOGIN_PATH:
+            if self.signed_in(request):
+                return RedirectResponse(SEARCH_PATH, status_code=303)
+            return self.render("login.html", next=_safe_next(request.query_params.get("next")), wrong=False)
+        if not self.signed_in(request):
+            wanted = path + (f"?{request.url.query}" if request.url.query else "")
+            if path == "/":
+                return RedirectResponse(LOGIN_PATH, status_code=303)
+            response = self.render("login.html", status=401, next=_safe_next(wanted), wrong=False)
+            response.headers["www-authenticate"] = "Bearer"
+            return response
+        if path == "/":
+            return RedirectResponse(SEARCH_PATH, status_code=303)
+        if path == SEARCH_PATH:
+            return await self.search(request.query_params)
+        if path == READ_PATH:
+            return await self.read(request.query_params)
+        return await self.status()
+
+    # -- who is asking -------------------------------------------------------------
+
+    def signed_in(self, request: Request) -> bool:
+        if self.token is None or self.bearer_ok(request.scope):
+            return True
+        value = session.cookie_of(request.scope.get("headers", []))
+        return value is not None and session.valid_session(self.token, value)
+
+    @staticmethod
+    def same_origin(request: Request) -> bool:
+        """A ``POST`` without ``Origin`` (not from a browser) or from this very host."""
+        origin = request.headers.get("origin")
+        if origin is None:
+            return True
+        return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
+
+    async def login(self, request: Request) -> Response:
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > LOGIN_BODY_MAX:
+                return Response("login form too large", status_code=413, media_type="text/plain")
+        form = parse_qs(body.decode("utf-8", errors="replace"), max_num_fields=4)
+        given = (form.get("token") or [""])[0].strip()
+        goto = _safe_next((form.get("next") or [""])[0])
+        if self.token is None:
+            return RedirectResponse(goto, status_code=303)
+        assert self._digest is not None
+        if not hmac.compare_digest(hashlib.sha256(given.encode()).digest(), self._digest):
+            return self.render("login.html", status=401, next=goto, wrong=True)
+        response = RedirectResponse(goto, status_code=303)
+        secure = request.url.scheme == "https"
+        response.headers["set-cookie"] = session.set_cookie(
+            session.session_value(self.token), secure=secure
+        ).decode()
+        return response
+
+    @staticmethod
+    def logout(request: Request) -> Response:
+        response = RedirectResponse(LOGIN_PATH, status_code=303)
+        response.headers["set-cookie"] = session.set_cookie(
+            "", secure=request.url.scheme == "https", max_age=0
+        ).decode()
+        return response
+
+    # -- pages -----------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """``tool`` called as an MCP client calls it: (its text, whether it is an error)."""
+        result = await self.server.call_tool(tool, arguments)
+        text = "\n".join(getattr(block, "text", "") for block in getattr(result, "content", []) or [])
+        return text, bool(getattr(result, "is_error", False))
+
+    async def search(self, params: QueryParams) -> Response:
+        form = _search_form(params)
+        if not form["q"] and not form["query_id"]:
+            return self.render("search.html", form=form, choices=self.choices, **_nothing())
+        arguments, problem = _search_arguments(form)
+        if problem:
+            return self.render(
+                "search.html", status=400, form=form, choices=self.choices, **_nothing(problem)
+            )
+        text, failed = await self.call("search_code", arguments)
+        if failed:
+            return self.render("search.html", status=400, form=form, choices=self.choices, **_nothing(text))
+        one = form["repo"][0] if len(form["repo"]) == 1 and _single(form["repo"][0]) else None
+        lines = reply_lines(text, form["mode"] or "packet", one)
+        explained = {i: e for i, line in enumerate(lines) if (e := explain.parse(line.explain)) is not None}
+        largest = explain.largest_move(list(explained.values()))
+        charts = {i: explain.chart(e, largest) for i, e in explained.items()}
+        again = {}
+        if query_id := query_id_of(text):  # the same result in another mode, without searching
+            for other in MODES:
+                query = {"query_id": query_id, "mode": other, **({"repo": one} if one else {})}
+                again[other] = f"{SEARCH_PATH}?{urlencode(query)}"
+        return self.render(
+            "search.html",
+            form=form,
+            choices=self.choices,
+            lines=lines,
+            charts=charts,
+            error="",
+            reply=text,
+            again=again,
+        )
+
+    async def read(self, params: QueryParams) -> Response:
+        path = params.get("path", "")
+        repo = params.get("repo") or None
+        start, end = params.get("start", ""), params.get("end", "")
+        shown = {"path": path, "repo": repo or "", "start": start, "end": end}
+        if not path or not _NUMBER.fullmatch(start) or not _NUMBER.fullmatch(end):
+            problem = "a read needs path, start and end (whole numbers): follow a link from a search"
+            return self.render("read.html", status=400, read=shown, lines=[], error=problem, around={})
+        arguments: dict[str, Any] = {"path": path, "start": int(start), "end": int(end)}
+        if repo:
+            arguments["repo"] = repo
+        text, failed = await self.call("read_snippet", arguments)
+        if failed:
+            return self.render("read.html", status=400, read=shown, lines=[], error=text, around={})
+        return self.render(
+            "read.html",
+            read=shown,
+            lines=read_lines(text, path),
+            error="",
+            around=_around(text, path, repo, int(start), int(end)),
+        )
+
+    async def status(self) -> Response:
+        names = list(self.repos.roots)
+        facts = await anyio.to_thread.run_sync(lambda: [health_of(self.repos, n) for n in names])
+        return self.render("status.html", facts=facts)
+
+    def asset(self, request: Request, asset: Asset) -> Response:
+        headers = {"etag": asset.etag, "cache-control": "no-cache"}
+        if request.headers.get("if-none-match") == asset.etag:
+            return Response(status_code=304, headers=headers)
+        return Response(asset.body, media_type=asset.media_type, headers=headers)
+
+    def render(self, template: str, *, status: int = 200, **values: Any) -> HTMLResponse:
+        names = {"search": SEARCH_PATH, "status": STATUS_PATH, "logout": LOGOUT_PATH, "login": LOGIN_PATH}
+        html = self.env.get_template(template).render(
+            paths=names, signed_out=template == "login.html", auth=self.token is not None, **values
+        )
+        return HTMLResponse(html, status_code=status)
+
+
+def _hostname(host: str) -> str:
+    """The name part of a ``Host`` header (``[::1]:8765`` -> ``[::1]``)."""
+    if host.startswith("["):
+        return host[: host.find("]") + 1].lower()
+    return host.rsplit(":", 1)[0].lower() if host.count(":") == 1 else host.lower()
+
+
+def _safe_next(wanted: str | None) -> str:
+    """Where a login leads: a path of this server only (never ``//elsewhere``)."""
+    if not wanted or not wanted.startswith("/") or wanted.startswith("//") or "\\" in wanted:
+        return SEARCH_PATH
+    return wanted
+
+
+def _single(repo: str) -> bool:
+    return repo.strip() != "*" and not repo.strip().startswith("project:")
+
+
+def _nothing(error: str = "") -> dict[str, Any]:
+    return {"lines": [], "charts": {}, "error": error, "reply": "", "again": {}}
+
+
+_TEXT_FIELDS = ("q", "mode", "max_chars", "top_k", "path", "language", "kind", "keyword", "query_id")
+
+
+def _search_form(params: QueryParams) -> dict[str, Any]:
+    """The search form as given (every value a string, to show back as typed)."""
+    form: dict[str, Any] = {key: params.get(key, "").strip() for key in _TEXT_FIELDS}
+    form["q"] = params.get("q", "")  # the question as typed, spaces and all
+    form["repo"] = [r for r in params.getlist("repo") if r.strip()]
+    form["explain"] = params.get("explain", "") in ("1", "on", "true")
+    form["languages"] = sorted(LANGUAGES)
+    form["kinds"] = sorted(KINDS)
+    form["modes"] = MODES
+    return form
+
+
+def _search_arguments(form: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """``search_code``'s arguments for the form: only what was given (the
+    tool's settings decide the rest), or a line saying what is wrong."""
+    arguments: dict[str, Any] = {}
+    if form["query_id"]:
+        arguments["query_id"] = form["query_id"]
+    elif form["q"].strip():
+        arguments["query"] = form["q"]
+    repos = form["repo"]
+    if repos:
+        arguments["repo"] = repos[0] if len(repos) == 1 else list(repos)
+    for key in ("mode", "path", "language", "kind", "keyword"):
+        if form[key]:
+            arguments[key] = form[key]
+    for key in ("max_chars", "top_k"):
+        if form[key]:
+            if not _NUMBER.fullmatch(form[key]):
+                return {}, f"{key} must be a whole number, got {form[key][:40]!r}"
+            arguments[key] = int(form[key])
+    if form["explain"]:
+        arguments["explain"] = True
+    return arguments, ""
+
+
+def _around(text: str, path: str, repo: str | None, start: int, end: int) -> dict[str, str]:
+    """Links to the lines before and after a read, as many again (within the file)."""
+    size = end - start + 1
+    total = _OF_LINES.search(text.split("\n", 1)[0])
+    out = {}
+    if start > 1:
+        out["earlier"] = read_href(path, max(1, start - size), start - 1, repo)
+    if total and end < int(total[1]):
+        out["later"] = read_href(path, end + 1, min(int(total[1]), end + size), repo)
+    return out

@@ -1,0 +1,172 @@
+"""A tool's reply as the page shows it: the same text, line by line, with
+colours and links.
+
+Nothing is added to or dropped from the text an agent gets: each line is
+cut into pieces whose texts join back to it (``tests/server/test_page_view.py``
+checks), and a piece may carry a CSS class and a link. What the packet
+format (:mod:`repolens.reply.packet`, :mod:`repolens.reply.budget`) already
+says is what is marked:
+
+* a hit's header (``path:start-end kind name (score S)``), the next files
+  and a trailer's ``path:start-end`` are links to a read of those lines;
+* ``use read_snippet PATH START END`` (a cut hit, a path-only hit) is a
+  link to that very read, as is an omission marker (``... (lines A-B
+  omitted)``) to the lines it names, of the hit it is in;
+* ``N: text`` lines are code: the number apart, the text coloured for the
+  file's language (:mod:`repolens.server.page.highlight`);
+* ``explain:`` lines, notes, ``query_id`` and the JSON mode's text get
+  classes of their own.
+
+A read is at most :data:`READ_MAX_LINES` lines (``read_snippet``'s own
+limit): a link to a longer span reads its first lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from repolens.server.page.explain import PREFIX as EXPLAIN_PREFIX
+from repolens.server.page.highlight import tokens
+
+READ_MAX_LINES = 300
+READ_PATH = "/read"
+SEARCH_PATH = "/search"
+
+_CODE = re.compile(r"(?P<number>\d+): (?P<text>.*)")
+_REF = re.compile(r"(?P<path>[^\s(),:]+(?::[^\s(),:]+)?):(?P<start>\d+)-(?P<end>\d+)")
+_READ = re.compile(r"read_snippet (?P<path>\S+) (?P<start>\d+) (?P<end>\d+)")
+_OMITTED = re.compile(r"\.\.\. \(lines? (?P<start>\d+)(?:-(?P<end>\d+))? omitted\)")
+_QUERY_ID = re.compile(r"query_id (?P<id>[0-9a-f]+)")
+# files mode: "1. path (score 1.73, 5 hits, best 96-140): reason"
+_FILE_ENTRY = re.compile(r"\d+\. (?P<path>\S+) \(score [^)]*?best (?P<start>\d+)-(?P<end>\d+)\)")
+MODES = ("packet", "files", "json")
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    kind: str = ""  # CSS class
+    href: str = ""
+
+
+@dataclass
+class Line:
+    pieces: list[Piece] = field(default_factory=list)
+    kind: str = ""  # the line's CSS class: head, code, marker, explain, note, ...
+    explain: str = ""  # an explain: line's text, for its chart
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.pieces)
+
+
+def read_href(path: str, start: int, end: int, repo: str | None) -> str:
+    """The page's link to a read of ``path`` lines ``start``-``end`` (at most
+    :data:`READ_MAX_LINES`); a path labelled with its repository (a reply
+    over several) names it itself."""
+    end = min(end, start + READ_MAX_LINES - 1)
+    query = {"path": path, "start": start, "end": end}
+    if repo and not _labelled(path):
+        query = {"repo": repo, **query}
+    return f"{READ_PATH}?{urlencode(query)}"
+
+
+def _labelled(path: str) -> bool:
+    name, sep, rest = path.partition(":")
+    return bool(sep and rest and "/" not in name)
+
+
+def reply_lines(text: str, mode: str, repo: str | None) -> list[Line]:
+    """The lines of a ``search_code`` reply in ``mode``; ``repo``: the one
+    repository searched (None: several, whose paths are labelled)."""
+    if mode == "json":
+        return [
+            Line([Piece(t, f"t-{k}" if k else "") for k, t in tokens(line, "reply.json")], "json")
+            for line in text.split("\n")
+        ]
+    out: list[Line] = []
+    current = ""  # the path of the hit being read: its code's language, its markers' reads
+    for raw in text.split("\n"):
+        code = _CODE.fullmatch(raw)
+        if code and current:
+            out.append(_code_line(code["number"], code["text"], current))
+            continue
+        if raw.startswith(EXPLAIN_PREFIX):
+            out.append(Line([Piece(raw)], "explain", explain=raw))
+            continue
+        if (omitted := _OMITTED.fullmatch(raw)) and current:
+            start = int(omitted["start"])
+            end = int(omitted["end"] or start)
+            out.append(Line([Piece(raw, "", read_href(current, start, end, repo))], "marker"))
+            continue
+        if qid := _QUERY_ID.fullmatch(raw):
+            out.append(Line([Piece("query_id "), Piece(qid["id"], "qid")], "trailer"))
+            continue
+        head = _REF.match(raw)
+        if head and "(score " in raw:
+            current = head["path"]
+            out.append(Line(_linked(raw, repo), "head"))
+            continue
+        if raw.startswith("note: "):
+            out.append(Line([Piece(raw)], "note"))
+            continue
+        if mode == "files" and (entry := _FILE_ENTRY.match(raw)):
+            href = read_href(entry["path"], int(entry["start"]), int(entry["end"]), repo)
+            before = raw[: entry.start("path")]
+            rest = raw[entry.end("path") :]
+            out.append(Line([Piece(before), Piece(entry["path"], "ref", href), Piece(rest)], "file"))
+            continue
+        kind = "marker" if raw.startswith("... ") else ("" if raw else "gap")
+        out.append(Line(_linked(raw, repo), kind))
+    return out
+
+
+def query_id_of(text: str) -> str | None:
+    """The ``query_id`` a packet or file overview ends with, if any."""
+    last = text.rstrip("\n").rsplit("\n", 1)[-1]
+    found = _QUERY_ID.fullmatch(last)
+    return found["id"] if found else None
+
+
+def read_lines(text: str, path: str) -> list[Line]:
+    """A ``read_snippet`` reply: its header, then its numbered lines coloured."""
+    out: list[Line] = []
+    for raw in text.split("\n"):
+        code = _CODE.fullmatch(raw)
+        if code:
+            out.append(_code_line(code["number"], code["text"], path))
+        else:
+            out.append(Line([Piece(raw)], "head" if not out else "marker"))
+    return out
+
+
+def _code_line(number: str, text: str, path: str) -> Line:
+    pieces = [Piece(f"{number}: ", "ln")]
+    pieces += [Piece(t, f"t-{k}" if k else "") for k, t in tokens(text, _unlabelled(path))]
+    return Line(pieces, "code")
+
+
+def _unlabelled(path: str) -> str:
+    return path.partition(":")[2] if _labelled(path) else path
+
+
+def _linked(raw: str, repo: str | None) -> list[Piece]:
+    """``raw`` with every ``read_snippet P S E`` and ``path:start-end`` in it a link."""
+    spans: list[tuple[int, int, str]] = []
+    for m in _READ.finditer(raw):
+        spans.append((m.start(), m.end(), read_href(m["path"], int(m["start"]), int(m["end"]), repo)))
+    for m in _REF.finditer(raw):
+        if not any(a <= m.start() < b for a, b, _ in spans):
+            spans.append((m.start(), m.end(), read_href(m["path"], int(m["start"]), int(m["end"]), repo)))
+    pieces: list[Piece] = []
+    at = 0
+    for start, end, href in sorted(spans):
+        if start > at:
+            pieces.append(Piece(raw[at:start]))
+        pieces.append(Piece(raw[start:end], "ref", href))
+        at = end
+    if at < len(raw) or not pieces:
+        pieces.append(Piece(raw[at:]))
+    return pieces

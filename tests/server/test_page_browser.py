@@ -1,0 +1,301 @@
+"""The search page in a real browser: Chromium (Debian's ``chromium``,
+``/usr/bin/chromium``) driven by Playwright, against ``repolens serve
+--http`` in a subprocess.
+
+The browser is the system's: Playwright's own download (``playwright
+install``) is never used, and a machine without Chromium fails these
+tests, never skips them (``.ci/run`` installs it). Chromium gets the flags
+that keep it off the network (no background fetches, no QUIC, no sync), a
+fresh profile per launch (Playwright's temporary ``--user-data-dir``) and a
+fresh context (cookies) per test.
+
+``REPOLENS_PAGE_SCREENSHOT=docs/search-page.png`` makes the screenshot test
+write the README's picture there (else it goes to the test's folder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from test_http import (
+    TOKEN,
+    Running,
+    connect,
+    free_port,
+    raw,
+    running_server,
+    sample_repos,
+    server_env,
+    text_of,
+)
+
+from conftest import SAMPLE_FILES
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Offline: Chromium otherwise reaches out (updates, sync, QUIC probes) and stalls here.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SECRET = "SECRET-OUTSIDE-THE-ROOT-31"
+SCREENSHOT_ENV = "REPOLENS_PAGE_SCREENSHOT"
+
+
+@dataclass
+class Site:
+    server: Running
+    app: Path
+    base: Path
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """Two repositories (app, other) served with a token; a secret beside them."""
+    base = tmp_path_factory.mktemp("page")
+    roots = sample_repos(base, ("app", "other"))
+    (base / "secret.txt").write_text(f"{SECRET}\n")
+    env = server_env({"REPOLENS_TOKEN": TOKEN})
+    args = ["--workers", "1", "--root", f"app={roots['app']}", "--root", f"other={roots['other']}"]
+    with running_server(args, env, base / "server.err", free_port()) as server:
+        yield Site(server, roots["app"], base)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium, started once for the module; its absence fails the test."""
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.is_file():
+        found = shutil.which("chromium")
+        if found is None:
+            pytest.fail(f"no Chromium at {CHROMIUM}: `apt-get install -y chromium` (.ci/run installs it)")
+    executable = str(CHROMIUM) if CHROMIUM.is_file() else shutil.which("chromium")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1000, "height": 680})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    try:
+        yield tab
+    finally:
+        context.close()
+
+
+def log_in(page, site: Site, token: str = TOKEN) -> None:
+    page.goto(f"{site.server.base}/login")
+    page.fill("#token", token)
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+
+
+def search(page, site: Site, query: str, **params: str | list[str]) -> None:
+    """Fill the form as a person would and submit it."""
+    page.goto(f"{site.server.base}/search")
+    page.fill("#q", query)
+    repos = params.pop("repo", None)
+    if repos is not None:
+        page.select_option("#repo", repos if isinstance(repos, list) else [repos])
+    for name, value in params.items():
+        if name == "explain":
+            page.check("#explain")
+        elif name == "mode":
+            page.check(f"input[name=mode][value={value}]")
+        else:
+            page.fill(f"input[name={name}]", str(value))
+    with page.expect_navigation():
+        page.click("#go")
+
+
+def mcp_text(site: Site, arguments: dict) -> str:
+    async def call() -> str:
+        async with connect(site.server.url) as client:
+            return text_of(await client.call_tool("search_code", arguments))
+
+    # Playwright's sync API keeps an event loop running in this thread: the client runs in another.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, call()).result()
+
+
+# -- the token ---------------------------------------------------------------------
+
+
+def test_without_the_token_a_page_is_401_with_the_login_form(page, site: Site):
+    response = page.goto(f"{site.server.base}/search?q=session")
+    assert response.status == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert page.locator("#token").is_visible()
+    assert page.locator("#reply").count() == 0
+    assert raw("GET", f"{site.server.base}/read?repo=app&path=README.md&start=1&end=2")[0] == 401
+    assert raw("GET", f"{site.server.base}/status")[0] == 401
+    assert raw("GET", f"{site.server.base}/metrics")[0] == 401
+
+
+def test_logging_in_sets_an_http_only_strict_cookie_and_a_wrong_token_does_not(page, site: Site):
+    log_in(page, site, token="not-the-token-0123456789")
+    assert page.locator("#login-error").is_visible()
+    assert page.context.cookies() == []
+    log_in(page, site)
+    assert page.url == f"{site.server.base}/search"
+    (cookie,) = page.context.cookies()
+    assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"]) == ("repolens_session", True, "Strict")
+    assert TOKEN not in cookie["value"]
+    page.click("text=Log out")
+    page.wait_for_url("**/login")
+    assert page.context.cookies() == []
+    assert page.goto(f"{site.server.base}/status").status == 401
+
+
+def test_the_bearer_header_opens_the_page_too(site: Site):
+    status, headers, body = raw(
+        "GET", f"{site.server.base}/search?q=session&repo=app", headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    assert status == 200
+    csp = headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert b"<script>" not in body and b" style=" not in body  # no inline script or style to allow
+
+
+# -- searching ---------------------------------------------------------------------
+
+
+def test_a_search_of_one_repository_shows_the_packet_an_mcp_call_gets(page, site: Site):
+    log_in(page, site)
+    search(page, site, "where do sessions expire", repo="app", max_chars="1500")
+    shown = page.locator("#reply-text").input_value()
+    assert shown == mcp_text(site, {"query": "where do sessions expire", "repo": "app", "max_chars": 1500})
+    lines = page.locator("#reply .l").all_inner_texts()
+    assert "\n".join(line.replace("\u200b", "") for line in lines) == shown  # line for line, nothing added
+    header = page.locator("#reply .head a.ref").first
+    assert header.inner_text().startswith("src/auth/session.py:")
+    assert page.locator("#reply .code .t-kw").count() > 0  # coloured: keywords of python
+    assert page.locator("#reply .code .ln").count() > 0
+
+
+def test_a_search_of_several_repositories_labels_every_hit(page, site: Site):
+    log_in(page, site)
+    search(page, site, "handle submit form", repo=["app", "other"])
+    heads = page.locator("#reply .head a.ref").all_inner_texts()
+    assert heads, page.content()
+    assert {h.split(":", 1)[0] for h in heads} <= {"app", "other"}
+    assert len({h.split(":", 1)[0] for h in heads}) == 2
+    expected = mcp_text(site, {"query": "handle submit form", "repo": ["app", "other"]})
+    assert page.locator("#reply-text").input_value() == expected
+    search(page, site, "handle submit form", repo="*", mode="files")
+    assert page.locator("#reply .file a.ref").count() > 0
+
+
+def test_a_hit_header_opens_a_bounded_read_of_its_lines(page, site: Site):
+    log_in(page, site)
+    search(page, site, "where do sessions expire", repo="app")
+    header = page.locator("#reply .head a.ref").first
+    span = header.inner_text().split(":")[-1]
+    start, end = (int(n) for n in span.split("-"))
+    with page.expect_navigation():
+        header.click()
+    assert page.locator("#read-path").inner_text() == "src/auth/session.py"
+    first = page.locator("#reply .code .ln").first.inner_text()
+    assert first == f"{start}: "
+    assert page.locator("#reply .code").count() == end - start + 1
+
+
+def test_following_a_pointer_reads_the_lines_it_names(page, site: Site):
+    log_in(page, site)
+    search(page, site, "session expired KeyError", repo="app", max_chars="400", top_k="1")
+    pointer = page.locator("#reply .marker a").first
+    text = pointer.inner_text()
+    assert "omitted" in text or "read_snippet" in text, page.locator("#reply").inner_text()
+    with page.expect_navigation():
+        pointer.click()
+    assert page.url.startswith(f"{site.server.base}/read?")
+    numbers = [int(n.rstrip(": ")) for n in page.locator("#reply .code .ln").all_inner_texts()]
+    assert numbers and numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+
+
+def test_explain_draws_each_hits_legs_and_the_learned_models_features(page, site: Site):
+    log_in(page, site)
+    search(page, site, "where do sessions expire", repo="app", explain="1")
+    explained = page.locator("#reply .explain")
+    assert explained.count() > 0
+    assert page.locator("#reply svg.chart").count() == explained.count()
+    first = page.locator("#reply svg.chart").first
+    labels = first.locator("text.label").all_text_contents()
+    assert any(label.startswith("lexical #") for label in labels)
+    line = explained.first.inner_text()
+    if "-> learned" in line and "(" in line.split("-> learned", 1)[1]:  # the learned model moved it
+        assert first.locator("rect.up, rect.down").count() > 0
+
+
+def test_a_query_holding_html_is_shown_as_text(page, site: Site):
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    log_in(page, site)
+    query = '<script>alert("x")</script><b id="bold">session</b><img src=x onerror=alert(2)>'
+    search(page, site, query, repo="app")
+    assert page.locator("#asked").inner_text() == query
+    assert page.locator("#q").input_value() == query
+    assert page.locator("#bold").count() == 0
+    assert page.locator("main img").count() == 0
+    assert dialogs == []
+
+
+def test_a_read_outside_the_repository_is_refused(page, site: Site):
+    log_in(page, site)
+    for path in ("../secret.txt", "src/../../secret.txt", "%2e%2e/secret.txt", str(site.base / "secret.txt")):
+        response = page.goto(f"{site.server.base}/read?repo=app&path={path}&start=1&end=5")
+        assert response.status == 400, path
+        assert page.locator("#error").is_visible()
+        assert SECRET not in page.content()
+        assert str(site.app) not in page.content()
+    assert ".." in page.goto(f"{site.server.base}/read?repo=app&path=../secret.txt&start=1&end=5").text()
+
+
+def test_bad_input_is_one_line_on_the_page(page, site: Site):
+    log_in(page, site)
+    response = page.goto(f"{site.server.base}/search?q=session&repo=nosuch")
+    assert response.status == 400
+    assert "nosuch" in page.locator("#error").inner_text()
+    response = page.goto(f"{site.server.base}/search?q=session&repo=app&max_chars=lots")
+    assert response.status == 400
+    assert "max_chars" in page.locator("#error").inner_text()
+
+
+def test_index_health_lists_every_served_repository(page, site: Site):
+    log_in(page, site)
+    page.goto(f"{site.server.base}/status")
+    rows = page.locator("#health tbody tr")
+    assert rows.count() == 2
+    app = page.locator("#health tr[data-repo=app]")
+    cells = app.locator("td").all_inner_texts()
+    assert cells[0] == str(len(SAMPLE_FILES))  # files
+    assert cells[-1] == "no"  # no build running
+    assert str(site.app) not in page.content()  # server folders redacted
+
+
+def test_a_screenshot_of_the_page(page, site: Site, tmp_path: Path):
+    """The README's picture: a search with explain (written where
+    ``REPOLENS_PAGE_SCREENSHOT`` says, else into this test's folder)."""
+    log_in(page, site)
+    search(page, site, "where do sessions expire", repo="app", explain="1", max_chars="2500")
+    target = Path(os.environ.get(SCREENSHOT_ENV) or tmp_path / "search-page.png")
+    page.screenshot(path=str(target))
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,202 @@
+"""What the search page makes of a reply, without a browser: the text kept
+line for line, links to bounded reads, colours that add no text, ``explain``
+read back from what :meth:`Hit.explain` writes, and the login cookie."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import pytest
+
+from repolens.chunking import Chunk
+from repolens.search.hits import Hit
+from repolens.server.page import explain, session
+from repolens.server.page.app import _hostname, _safe_next
+from repolens.server.page.highlight import tokens
+from repolens.server.page.view import READ_MAX_LINES, query_id_of, read_href, read_lines, reply_lines
+from repolens.server.tools import build_server
+
+
+def _text(lines) -> str:
+    return "\n".join(line.text for line in lines)
+
+
+def _query(href: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(href).query).items()}
+
+
+@pytest.fixture(scope="module")
+def replies(indexed_sample: tuple[Path, Path]) -> dict[str, str]:
+    """Real replies of the MCP server's call path, for the sample repository."""
+    root, index_dir = indexed_sample
+    server = build_server({"app": root}, remote=True, index_dir=index_dir)
+    calls = {
+        "packet": {"query": "where do sessions expire", "repo": "app", "max_chars": 700, "explain": True},
+        "files": {"query": "where do sessions expire", "repo": "app", "mode": "files"},
+        "json": {"query": "where do sessions expire", "repo": "app", "mode": "json", "max_chars": 800},
+    }
+
+    async def run() -> dict[str, str]:
+        out = {}
+        for mode, arguments in calls.items():
+            result = await server.call_tool("search_code", arguments)
+            assert not result.is_error, result.content[0].text
+            out[mode] = result.content[0].text
+        out["read"] = (
+            (await server.call_tool("read_snippet", {"path": "src/auth/session.py", "start": 3, "end": 9}))
+            .content[0]
+            .text
+        )
+        return out
+
+    return anyio.run(run)
+
+
+@pytest.mark.parametrize("mode", ["packet", "files", "json"])
+def test_the_page_keeps_a_reply_line_for_line(replies: dict[str, str], mode: str):
+    assert _text(reply_lines(replies[mode], mode, "app")) == replies[mode]
+
+
+def test_a_packet_links_its_headers_markers_and_reads(replies: dict[str, str]):
+    lines = reply_lines(replies["packet"], "packet", "app")
+    heads = [line for line in lines if line.kind == "head"]
+    assert heads and all(line.pieces[0].href.startswith("/read?") for line in heads)
+    first = _query(heads[0].pieces[0].href)
+    assert first["repo"] == "app" and first["path"] == "src/auth/session.py"
+    markers = [p for line in lines if line.kind == "marker" for p in line.pieces if p.href]
+    assert markers, replies["packet"]
+    for piece in markers:
+        query = _query(piece.href)
+        assert query["path"] and int(query["start"]) <= int(query["end"])
+    assert any(line.kind == "explain" and line.explain for line in lines)
+    assert any(p.kind == "t-kw" for line in lines if line.kind == "code" for p in line.pieces)
+    assert query_id_of(replies["packet"]) is not None
+
+
+def test_a_read_reply_is_kept_and_coloured(replies: dict[str, str]):
+    lines = read_lines(replies["read"], "src/auth/session.py")
+    assert _text(lines) == replies["read"]
+    assert [line.kind for line in lines] == ["head"] + ["code"] * 7
+
+
+def test_paths_labelled_with_their_repository_name_it_themselves():
+    assert _query(read_href("app@main:src/x.py", 3, 9, "ignored")) == {
+        "path": "app@main:src/x.py",
+        "start": "3",
+        "end": "9",
+    }
+    assert _query(read_href("src/x.py", 3, 9, "app"))["repo"] == "app"
+    assert _query(read_href("src/x.py", 1, 5000, None))["end"] == str(READ_MAX_LINES)
+
+
+@pytest.mark.parametrize(
+    ("line", "path"),
+    [
+        ('    if x == "a#b":  # note', "a.py"),
+        ("const re = /x/; // c", "a.ts"),
+        ("fn main() { let s = 'a'; }", "a.rs"),
+        ("  -- comment", "a.lua"),
+        ('unclosed "string here', "a.go"),
+        ("plain prose, with 'quotes'", "README.md"),
+        ("", "a.py"),
+    ],
+)
+def test_colours_add_nothing_to_a_line(line: str, path: str):
+    assert "".join(text for _, text in tokens(line, path)) == line
+
+
+def test_colours_name_what_a_line_shows():
+    kinds = dict((text, kind) for kind, text in tokens('def load(self):  # "x"', "a.py"))
+    assert kinds["def"] == "kw" and kinds["load"] == "def" and kinds['# "x"'] == "com"
+    assert ("str", '"session expired"') in tokens('raise KeyError("session expired")', "a.py")
+    assert ("num", "3600") in tokens("SESSION_TTL = 3600", "a.py")
+    assert tokens("# heading", "a.md") == [("", "# heading")]
+
+
+def _hit(legs: dict, factors: dict, score: float) -> Hit:
+    chunk = Chunk(
+        path="a.py", start_line=1, end_line=2, text="def f():\n    pass", language="python", kind="function"
+    )
+    return Hit(1, chunk, score, legs, factors)
+
+
+def test_explain_reads_back_what_hit_explain_writes():
+    hit = _hit(
+        {"lexical": (1, 30.7), "dense": (4, 0.8123), "symbol": (2, 1.0)},
+        {
+            "fused": 30.7,
+            "prior": 1.0,
+            "role": "source",
+            "file": 6.01,
+            "learned": 2.55,
+            "moved": "file_tuned_best +0.78, chunk_terms -0.57, tuned_score +0.53",
+            "spread": 0.8,
+            "nth": 2,
+        },
+        0.636,
+    )
+    read = explain.parse(hit.explain())
+    assert read is not None
+    assert [(leg.name, leg.rank, leg.score) for leg in read.legs] == [
+        ("lexical", 1, 30.7),
+        ("dense", 4, 0.812),
+        ("symbol", 2, 1.0),
+    ]
+    assert read.moved == (("file_tuned_best", 0.78), ("chunk_terms", -0.57), ("tuned_score", 0.53))
+    assert (read.learned, read.score) == (2.55, 0.636)
+    chart = explain.chart(read, explain.largest_move([read]))
+    legs = [b for b in chart.bars if b.sign == "leg"]
+    assert [b.width for b in legs] == [explain.BAR, explain.BAR / 4, explain.BAR / 2]
+    up, down, _ = (b for b in chart.bars if b.sign != "leg")
+    assert up.width == explain.BAR / 2 and up.x == chart.middle  # the largest move: half the bar, rightwards
+    assert down.sign == "down" and down.x + down.width == pytest.approx(chart.middle)
+
+
+def test_explain_without_legs_or_the_learned_model():
+    read = explain.parse(_hit({}, {"fused": 2.0}, 2.0).explain())
+    assert read is not None and (read.legs, read.moved, read.learned, read.score) == ((), (), None, 2.0)
+    assert explain.parse("src/a.py:1-2 function f (score 1.00)") is None
+
+
+def test_the_login_cookie_is_the_tokens_and_expires():
+    token = "test-token-0123456789abcdef"
+    value = session.session_value(token, now=1000)
+    assert token not in value
+    assert session.valid_session(token, value, now=1000 + session.SESSION_SECONDS - 1)
+    assert not session.valid_session(token, value, now=1000 + session.SESSION_SECONDS + 1)
+    assert not session.valid_session("another-token-0123456789", value, now=1000)
+    expiry, mac = value.split(".")
+    assert not session.valid_session(
+        token, f"{int(expiry) + 100}.{mac}", now=1000
+    )  # a later expiry is forged
+    assert not session.valid_session(token, "garbage", now=1000)
+    header = [(b"cookie", f"a=b; {session.COOKIE}={value}".encode())]
+    assert session.cookie_of(header) == value
+    assert session.cookie_of([(b"cookie", b'bad"cookie')]) is None
+    made = session.set_cookie(value, secure=True).decode()
+    assert "HttpOnly" in made and "SameSite=Strict" in made and made.endswith("Secure")
+
+
+@pytest.mark.parametrize(
+    ("wanted", "goes"),
+    [
+        ("/read?path=x", "/read?path=x"),
+        ("//evil.example/x", "/search"),
+        ("https://evil.example", "/search"),
+        ("/\\evil", "/search"),
+        (None, "/search"),
+    ],
+)
+def test_a_login_leads_only_to_this_server(wanted: str | None, goes: str):
+    assert _safe_next(wanted) == goes
+
+
+def test_host_names_as_a_loopback_bind_checks_them():
+    assert [_hostname(h) for h in ("127.0.0.1:8765", "LOCALHOST", "[::1]:80", "evil.example:1")] == [
+        "127.0.0.1",
+        "localhost",
+        "[::1]",
+        "evil.example",
+    ]
