@@ -49,6 +49,7 @@ from repolens.server.page.view import (
     MODES,
     READ_PATH,
     SEARCH_PATH,
+    line_html,
     query_id_of,
     read_href,
     read_lines,
@@ -126,6 +127,7 @@ class SearchPage:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.env.filters["line_html"] = line_html
         self._digest = hashlib.sha256(token.encode()).digest() if token is not None else None
         names = list(branches_of(self.repos.roots))
         projects = {e.project for n in names if (e := self.repos.registry.get(n)) and e.project}

@@ -19,7 +19,7 @@ gives it the CSS class ``t-KIND`` (``kw``, ``str``, ``com``, ``num``, ``def``).
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from repolens.chunking.languages import language_for
 
@@ -91,8 +91,10 @@ _WORD = r"[A-Za-z_$][\w$]*"
 
 
 @cache
-def _lexer(language: str) -> tuple[re.Pattern[str], frozenset[str]] | None:
-    """The one pattern that reads a line of ``language``, and its keywords; None: no colours."""
+def _lexer(language: str) -> re.Pattern[str] | None:
+    """The one pattern that reads a line of ``language``; None: no colours.
+    Only what gets a colour is matched (a keyword, not every word), so a
+    line costs as many matches as it has coloured pieces."""
     if language in _PROSE:
         return None
     comments = []
@@ -109,49 +111,44 @@ def _lexer(language: str) -> tuple[re.Pattern[str], frozenset[str]] | None:
     if language in ("html", "xml", "vue", "svelte", "markdown"):
         comments.append(r"<!--.*?(?:-->|$)")
     base, extra = _ALSO.get(language, (language, ""))
-    words = frozenset(f"{_COMMON} {_KEYWORDS.get(base, '')} {_KEYWORDS.get(language, '')} {extra}".split())
+    words = set(f"{_COMMON} {_KEYWORDS.get(base, '')} {_KEYWORDS.get(language, '')} {extra}".split())
+    definers = "|".join(sorted(words & _DEFINERS, key=len, reverse=True))
+    others = "|".join(map(re.escape, sorted(words - _DEFINERS, key=len, reverse=True)))
     parts = [f"(?P<com>{'|'.join(comments)})"] if comments else []
-    parts += [f"(?P<str>{_STRING})", f"(?P<num>{_NUMBER})", f"(?P<word>{_WORD})"]
-    return re.compile("|".join(parts)), words
+    parts.append(f"(?P<str>{_STRING})")
+    if definers:
+        parts.append(rf"(?<![\w$])(?P<dkw>{definers})(?P<dsp>\s+)(?P<dname>{_WORD})")
+    parts += [
+        rf"(?<![\w$])(?P<kw>{definers + '|' if definers else ''}{others})(?![\w$])",
+        f"(?P<num>{_NUMBER})",
+    ]
+    return re.compile("|".join(parts))
+
+
+@lru_cache(maxsize=1024)
+def _lexer_of(path: str) -> re.Pattern[str] | None:
+    """The lexer of a file by its name (a packet's lines ask it once per line)."""
+    return _lexer(language_for(path))
 
 
 def tokens(line: str, path: str) -> list[tuple[str, str]]:
     """``line`` of the file at ``path`` as ``(kind, text)`` pairs (kind ``""``:
     plain), in order, their texts joined giving ``line`` back."""
-    lexer = _lexer(language_for(path))
-    if lexer is None or not line:
+    pattern = _lexer_of(path)
+    if pattern is None or not line:
         return [("", line)] if line else []
-    pattern, keywords = lexer
     out: list[tuple[str, str]] = []
     at = 0
-    defining = False
     for match in pattern.finditer(line):
-        if match.start() > at:
-            out.append(("", line[at : match.start()]))
-        text = match.group()
-        kind = match.lastgroup or ""
-        if kind == "word":
-            if defining:
-                kind, defining = "def", False
-            elif text in keywords:
-                kind, defining = "kw", text in _DEFINERS
-            else:
-                kind = ""
-        elif kind:
-            defining = False
-        out.append((kind, text))
+        start = match.start()
+        if start > at:
+            out.append(("", line[at:start]))
+        kind = match.lastgroup
+        if kind == "dname":  # a definition keyword, the space, the name it defines
+            out += [("kw", match["dkw"]), ("", match["dsp"]), ("def", match["dname"])]
+        else:
+            out.append((kind or "", match.group()))
         at = match.end()
     if at < len(line):
         out.append(("", line[at:]))
-    return _merged(out)
-
-
-def _merged(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Neighbouring pairs of one kind as one (fewer spans for the page to send)."""
-    out: list[tuple[str, str]] = []
-    for kind, text in pairs:
-        if out and out[-1][0] == kind:
-            out[-1] = (kind, out[-1][1] + text)
-        else:
-            out.append((kind, text))
     return out
