@@ -16,12 +16,14 @@ write the README's picture there (else it goes to the test's folder).
 from __future__ import annotations
 
 import asyncio
+import http.client
 import os
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from test_http import (
@@ -37,6 +39,7 @@ from test_http import (
 )
 
 from conftest import SAMPLE_FILES
+from repolens.store import open_store
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Offline: Chromium otherwise reaches out (updates, sync, QUIC probes) and stalls here.
@@ -51,6 +54,7 @@ CHROMIUM_ARGS = [
 ]
 SECRET = "SECRET-OUTSIDE-THE-ROOT-31"
 SCREENSHOT_ENV = "REPOLENS_PAGE_SCREENSHOT"
+AUTH_HEADER = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @dataclass
@@ -166,13 +170,28 @@ def test_logging_in_sets_an_http_only_strict_cookie_and_a_wrong_token_does_not(p
 
 
 def test_the_bearer_header_opens_the_page_too(site: Site):
-    status, headers, body = raw(
-        "GET", f"{site.server.base}/search?q=session&repo=app", headers={"Authorization": f"Bearer {TOKEN}"}
-    )
+    status, headers, body = raw("GET", f"{site.server.base}/search?q=session&repo=app", headers=AUTH_HEADER)
     assert status == 200
     csp = headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert b"<script>" not in body and b" style=" not in body  # no inline script or style to allow
+
+
+def test_the_page_changes_nothing_and_takes_no_post_from_another_site(site: Site):
+    form = f"token={TOKEN}&next=/search".encode()
+    urlencoded = {"Content-Type": "application/x-www-form-urlencoded"}
+    status, _, _ = raw(
+        "POST", f"{site.server.base}/login", {**urlencoded, "Origin": "http://evil.example"}, form
+    )
+    assert status == 403
+    connection = http.client.HTTPConnection(urlsplit(site.server.base).netloc, timeout=30)
+    connection.request("POST", "/login", form, {**urlencoded, "Origin": site.server.base})
+    reply = connection.getresponse()
+    assert (reply.status, reply.getheader("location")) == (303, "/search")  # the same site: logged in
+    assert "HttpOnly" in reply.getheader("set-cookie")
+    connection.close()
+    assert raw("POST", f"{site.server.base}/search?q=x", dict(AUTH_HEADER), b"")[0] == 405
+    assert raw("GET", f"{site.server.base}/logout", dict(AUTH_HEADER))[0] == 405
 
 
 # -- searching ---------------------------------------------------------------------
@@ -289,6 +308,10 @@ def test_index_health_lists_every_served_repository(page, site: Site):
     assert cells[0] == str(len(SAMPLE_FILES))  # files
     assert cells[-1] == "no"  # no build running
     assert str(site.app) not in page.content()  # server folders redacted
+    with open_store(site.app).write_lock():  # a writer beside the server, as an indexer would be
+        page.reload()
+        assert page.locator("#health tr[data-repo=app] td").last.inner_text() == "yes"
+        assert page.locator("#health tr[data-repo=other] td").last.inner_text() == "no"
 
 
 def test_a_screenshot_of_the_page(page, site: Site, tmp_path: Path):

@@ -13,7 +13,7 @@ import pytest
 from repolens.chunking import Chunk
 from repolens.search.hits import Hit
 from repolens.server.page import explain, session
-from repolens.server.page.app import _hostname, _safe_next
+from repolens.server.page.app import SearchPage, _hostname, _safe_next
 from repolens.server.page.highlight import tokens
 from repolens.server.page.view import READ_MAX_LINES, query_id_of, read_href, read_lines, reply_lines
 from repolens.server.tools import build_server
@@ -200,3 +200,14 @@ def test_host_names_as_a_loopback_bind_checks_them():
         "[::1]",
         "evil.example",
     ]
+
+
+def test_the_repository_picker_offers_each_one_all_and_each_project(
+    indexed_sample: tuple[Path, Path], tmp_path: Path
+):
+    root, _ = indexed_sample
+    registry = tmp_path / "registry.toml"
+    registry.write_text('[[repository]]\nname = "app"\nproject = "shop"\n')
+    server = build_server({"app": root, "lib": root.parent}, remote=True, registry=registry)
+    page = SearchPage(server, token=None, bearer_ok=lambda scope: False)
+    assert page.choices == ["app", "lib", "*", "project:shop"]
