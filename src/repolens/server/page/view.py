@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from html import escape
 from typing import NamedTuple
-from urllib.parse import urlencode
+from urllib.parse import quote
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from repolens.server.page.explain import PREFIX as EXPLAIN_PREFIX
 from repolens.server.page.highlight import tokens
@@ -71,13 +72,13 @@ def line_html(line: Line) -> Markup:
     and a macro call each was most of the page's rendering time)."""
     parts = []
     for piece in line.pieces:
-        text = escape(piece.text)
+        text = escape(piece.text, quote=False)  # the standard library's: a str, 3x faster than a Markup each
         if piece.href:
             parts.append(f'<a href="{escape(piece.href)}" class="{piece.kind}">{text}</a>')
         elif piece.kind:
             parts.append(f'<span class="{piece.kind}">{text}</span>')
         else:
-            parts.append(str(text))
+            parts.append(text)
     body = "".join(parts) or "&#8203;"  # an empty line keeps its height (and its line in the page's text)
     return Markup(f'<div class="l {line.kind}">{body}</div>')
 
@@ -87,10 +88,9 @@ def read_href(path: str, start: int, end: int, repo: str | None) -> str:
     :data:`READ_MAX_LINES`); a path labelled with its repository (a reply
     over several) names it itself."""
     end = min(end, start + READ_MAX_LINES - 1)
-    query = {"path": path, "start": start, "end": end}
-    if repo and not _labelled(path):
-        query = {"repo": repo, **query}
-    return f"{READ_PATH}?{urlencode(query)}"
+    # quote, not urlencode: a packet has twenty links, and urlencode's generality was a tenth of its rendering
+    where = "" if not repo or _labelled(path) else f"repo={quote(repo, safe='')}&"
+    return f"{READ_PATH}?{where}path={quote(path, safe='/')}&start={start}&end={end}"
 
 
 def _labelled(path: str) -> bool:
