@@ -194,6 +194,13 @@ def test_the_page_changes_nothing_and_takes_no_post_from_another_site(site: Site
     assert raw("GET", f"{site.server.base}/logout", dict(AUTH_HEADER))[0] == 405
 
 
+def test_a_rebound_host_name_is_refused_on_a_loopback_bind(site: Site):
+    """DNS rebinding: a page of evil.example whose name now points at 127.0.0.1."""
+    rebound = {**AUTH_HEADER, "Host": "evil.example"}
+    assert raw("GET", f"{site.server.base}/search?q=session&repo=app", rebound)[0] == 421
+    assert raw("GET", f"{site.server.base}/search?q=session&repo=app", AUTH_HEADER)[0] == 200
+
+
 # -- searching ---------------------------------------------------------------------
 
 

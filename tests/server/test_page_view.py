@@ -186,6 +186,8 @@ def test_the_login_cookie_is_the_tokens_and_expires():
         ("//evil.example/x", "/search"),
         ("https://evil.example", "/search"),
         ("/\\evil", "/search"),
+        ("/\t/evil.example", "/search"),
+        ("/\n/evil.example", "/search"),
         (None, "/search"),
     ],
 )

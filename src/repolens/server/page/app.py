@@ -341,7 +341,11 @@ def _hostname(host: str) -> str:
 
 def _safe_next(wanted: str | None) -> str:
     """Where a login leads: a path of this server only (never ``//elsewhere``)."""
-    if not wanted or not wanted.startswith("/") or wanted.startswith("//") or "\\" in wanted:
+    if not wanted or not wanted.startswith("/") or wanted.startswith("//"):
+        return SEARCH_PATH
+    if any(
+        c <= " " or c in "\\\x7f" for c in wanted
+    ):  # browsers drop tabs and newlines: "/\t/evil" is "//evil"
         return SEARCH_PATH
     return wanted
 
