@@ -317,7 +317,7 @@ def in_process(asks: Sequence[Ask], urls: Mapping[str, str], rounds: int) -> dic
 def http_server(url: str, roots: Sequence[Checkout], data: Path, name: str, token: str) -> Iterator[dict]:
     """``repolens serve --http --workers 1 --no-watch`` serving ``roots`` from
     ``url``'s database: its MCP URL and how long it took to answer /health."""
-    from http_load import free_port
+    from bench.serving.load import free_port
 
     config = data / f"serve-{name}.toml"
     lines = ["[store]", f"url = {json.dumps(url)}", "", "[roots]"]

@@ -1,11 +1,11 @@
 """What a search costs through the search page, against the same MCP call.
 
-    python -m bench.page_cost [ROOT] [--rounds 30] [--workers 1] [--explain]
+    python -m bench.serving page [ROOT] [--rounds 30] [--workers 1] [--explain]
 
-Starts ``repolens serve --http`` on ROOT as ``bench.http_load`` does
+Starts ``repolens serve --http`` on ROOT as ``bench.serving load`` does
 (default: this checkout; a random bearer token, a free port, the index in a
 temporary folder, built first, the watcher and the access log on),
-then, for each of --rounds rounds and each question of ``bench.http_load``'s
+then, for each of --rounds rounds and each question of ``bench.serving load``'s
 QUERIES, asks it twice, interleaved, in an order that alternates: once as an
 MCP ``tools/call`` of ``search_code`` (one JSON-RPC POST to ``/mcp``, read to
 the end of its event stream), once as the page's ``GET /search`` with the
@@ -39,7 +39,7 @@ import httpx2
 
 from bench.common.paths import REPO_ROOT
 from bench.common.stats import pct
-from bench.http_load import QUERIES, cpu_seconds, free_port, start_server
+from bench.serving.load import QUERIES, cpu_seconds, free_port, start_server
 
 REPLY = re.compile(r'<textarea id="reply-text" hidden readonly>(.*?)</textarea>', re.S)
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.root).resolve()
     token = secrets.token_urlsafe(24)
     port = free_port()
-    print("$ python -m bench.page_cost " + shlex.join(sys.argv[1:]))
+    print("$ python -m bench.serving page " + shlex.join(sys.argv[1:]))
     with tempfile.TemporaryDirectory(prefix="page-cost-") as tmp:
         where = ["--index-dir", str(Path(tmp) / "index")]
         proc = start_server(root, port, token, where, Path(tmp) / "server.err", args.workers)

@@ -1,6 +1,6 @@
 """Load on the streamable HTTP server: many concurrent MCP clients, one server.
 
-    python -m bench.http_load [ROOT] [--clients 50] [--seconds 60] [--baseline-seconds 10] [--workers 1,2]
+    python -m bench.serving load [ROOT] [--clients 50] [--seconds 60] [--baseline-seconds 10] [--workers 1,2]
                               [--postgres]
 
 For each count in --workers (0: start the server without the option, for
@@ -263,7 +263,7 @@ def row(phase: Phase) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.http_load", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.serving load", description=__doc__.splitlines()[0])
     parser.add_argument("root", nargs="?", default=str(REPO_ROOT))
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
