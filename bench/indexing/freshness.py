@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.tree:
         results = {"this tree": measure(corpus, args.saves)}
     else:
-        from cli_startup import compiled_copy, env_for
+        from bench.common.trees import compiled_copy, env_for
 
         given = {n: Path(s).resolve() for n, s in (t.split("=", 1) for t in args.tree)}
         runs: dict[str, list[dict]] = {name: [] for name in given}

@@ -234,8 +234,7 @@ def main(argv: list[str] | None = None) -> None:
 @contextlib.contextmanager
 def throwaway_postgresql() -> Iterator[str]:
     """The URL of a fresh database on a PostgreSQL started for this run (removed after)."""
-    from pg_perf import BENCH_SETTINGS
-
+    from bench.postgres.perf import BENCH_SETTINGS
     from repolens.store.postgres.connect import close_pools
     from tests.pgserver import PgHarness
 
