@@ -59,6 +59,27 @@ def test_every_bench_command_starts_as_documented(entry: str, command: str | Non
     assert done.stdout.startswith("usage:")
 
 
+def test_every_import_in_bench_names_a_module_that_exists() -> None:
+    """Imports inside functions too (``--help`` does not run them): a module
+    that moved is found by name, or named here."""
+    import importlib.util
+
+    missing = set()
+    for path in BENCH.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                try:
+                    found = importlib.util.find_spec(name) is not None
+                except ModuleNotFoundError:
+                    found = False
+                if not found:
+                    missing.add(f"{path.relative_to(ROOT)}: {name}")
+    assert sorted(missing) == []
+
+
 def test_a_package_entry_lists_its_commands_and_refuses_an_unknown_one() -> None:
     done = subprocess.run([sys.executable, "-m", "bench.replies"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2
