@@ -356,7 +356,7 @@ def test_trimmed_definition_keeps_a_multi_line_signature_after_decorators(shop):
 
 
 def test_budget_marker_has_the_packets_wording(shop):
-    from repolens.reply.budget import budget_marker
+    from repolens.budget import budget_marker
 
     result = focused_context(shop, "quasar", max_chars=600)
     block = result.rendered[0].block

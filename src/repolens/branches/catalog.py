@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from repolens.branches.names import branches_of
 from repolens.branches.registry import Registry, RegistryEntry
+from repolens.budget import counted
 from repolens.errors import RepolensError
-from repolens.reply.budget import counted
 
 if TYPE_CHECKING:
     from repolens.ops.status import IndexStatus

@@ -27,8 +27,8 @@ from typing import Any
 
 from repolens.branches.names import branches_of, parse_ref, unknown
 from repolens.branches.registry import Registry
+from repolens.budget import counted, did_not_fit
 from repolens.errors import NotFoundError, UsageError
-from repolens.reply.budget import counted, did_not_fit
 from repolens.store.base import IndexReader, Store
 
 STATUSES = ("same", "modified", "only_head", "only_base", "single_branch")

@@ -15,10 +15,10 @@ from typing import Any
 import click
 
 from repolens import __version__
+from repolens.budget import READ_MAX_CHARS
 from repolens.cli.output import emit as _emit
 from repolens.cli.reads import one_root, root_spelling, run_index, run_read, run_search, run_symbols
 from repolens.errors import RepolensError
-from repolens.reply.budget import READ_MAX_CHARS
 
 ROOT_HELP = "Repository root (default: the current directory)."
 INDEX_DIR_HELP = "Index folder (default: <root>/.repolens, or $REPOLENS_INDEX_DIR/<root>)."

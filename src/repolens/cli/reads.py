@@ -23,9 +23,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from repolens.budget import READ_MAX_CHARS
 from repolens.cli.output import echo, emit, progress
 from repolens.errors import RepolensError, UsageError
-from repolens.reply.budget import READ_MAX_CHARS
 
 if TYPE_CHECKING:
     from repolens.search.across import Target

@@ -25,8 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from repolens.budget import counted
 from repolens.history import gitlog
-from repolens.reply.budget import counted
 from repolens.store.base import CommitDoc, HistoryUpdate, IndexWriter
 from repolens.tokens import tokenize, tokenize_path
 

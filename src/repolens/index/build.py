@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from repolens.branches.git import head_facts
 from repolens.branches.identity import GIT_ROOT_KEY, check_identity, holds, identity_of, recorded_identity
 from repolens.branches.reuse import Donors
+from repolens.budget import counted
 from repolens.chunking.dispatch import chunker_identity
 from repolens.discover import (
     Discovery,
@@ -52,7 +53,6 @@ from repolens.history.sync import HistoryReport, sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
 from repolens.index.space import full_disk_said
 from repolens.models.embed_config import load_embed_config
-from repolens.reply.budget import counted
 from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store

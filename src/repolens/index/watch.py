@@ -43,10 +43,10 @@ from pathlib import Path
 
 import watchfiles
 
+from repolens.budget import counted
 from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
 from repolens.index.build import IndexReport, build_index
 from repolens.index.space import full_disk_said
-from repolens.reply.budget import counted
 from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.base import Store

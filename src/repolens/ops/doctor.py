@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from repolens.budget import counted
 from repolens.errors import RepolensError
 from repolens.models.embed_config import load_embed_config
-from repolens.reply.budget import counted
 from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from repolens.budget import counted
 from repolens.chunking.dispatch import chunker_identity
 from repolens.discover import LoadedText, discover, file_hash, load_text
-from repolens.reply.budget import counted
 from repolens.settings import Settings, load_settings
 from repolens.store.base import IndexReader, Store
 

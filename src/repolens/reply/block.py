@@ -14,7 +14,7 @@ import bisect
 from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
-from repolens.reply.budget import budget_marker, omitted_marker, truncated_marker
+from repolens.budget import budget_marker, omitted_marker, truncated_marker
 from repolens.tokens import tokens_by_line
 
 # A name over this many characters (a deep markdown section path) is cut in

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from repolens.reply.budget import counted, more_did_not_fit
+from repolens.budget import counted, more_did_not_fit
 from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
 from repolens.search.hits import Hit
 from repolens.search.query import ParsedQuery

@@ -57,8 +57,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from repolens.budget import BLOCK_SEP, budget_marker, did_not_fit, omitted_marker, trailer_reserve
 from repolens.chunking.labels import signature_lines
-from repolens.reply.budget import BLOCK_SEP, budget_marker, did_not_fit, omitted_marker, trailer_reserve
 from repolens.reply.stored import file_lines
 from repolens.search.focus import Candidate, find_candidates, in_holes, resolve_nesting
 from repolens.search.query import parse_query

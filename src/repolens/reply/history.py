@@ -6,7 +6,7 @@ asked about, also the lines that commit changed in it (read with ``git
 show``, at most ``MAX_DIFF_LINES`` per commit, the rest named by a marker
 with the command that shows it). The reply fits ``max_chars``: commits that
 do not fit are named in a last line, like a packet's hits
-(:mod:`repolens.reply.budget` words both).
+(:mod:`repolens.budget` words both).
 
 * question only: the commits most like it (the history leg's BM25), best first;
 * file only: the commits that touched it, newest first (renames followed);
@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from repolens.budget import counted, did_not_fit, diff_marker, more_did_not_fit
 from repolens.history.gitlog import changed_lines
-from repolens.reply.budget import counted, did_not_fit, diff_marker, more_did_not_fit
 from repolens.search.history_leg import commits_for, unavailable
 from repolens.search.query import parse_query
 from repolens.store.base import IndexReader

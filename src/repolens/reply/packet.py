@@ -26,6 +26,15 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from repolens.budget import (
+    BLOCK_SEP,
+    NEXT_FILES,
+    budget_marker,
+    did_not_fit,
+    more_did_not_fit,
+    next_file_line,
+    trailer_reserve,
+)
 from repolens.chunking import Chunk
 from repolens.chunking.labels import join_names, repeated_header_lines, signature_lines, split_names
 from repolens.reply.block import (
@@ -36,15 +45,6 @@ from repolens.reply.block import (
     joined,
     render_block,
     shown_numbers,
-)
-from repolens.reply.budget import (
-    BLOCK_SEP,
-    NEXT_FILES,
-    budget_marker,
-    did_not_fit,
-    more_did_not_fit,
-    next_file_line,
-    trailer_reserve,
 )
 from repolens.reply.files import FileEntry
 from repolens.reply.prose import prose_lines

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from repolens.budget import lines_cut_marker, truncated_marker
 from repolens.errors import PathError, UsageError
-from repolens.reply.budget import lines_cut_marker, truncated_marker
 from repolens.validate import check_budget
 
 MAX_LINES = 300

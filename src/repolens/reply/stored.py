@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from repolens.budget import fit_lines, omitted_marker, truncated_marker
 from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
-from repolens.reply.budget import fit_lines, omitted_marker, truncated_marker
 from repolens.store.base import IndexReader, StoredChunk
 from repolens.validate import check_budget
 

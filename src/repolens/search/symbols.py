@@ -61,8 +61,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
+from repolens.budget import counted
 from repolens.errors import UsageError
-from repolens.reply.budget import counted
 from repolens.roles import LISTING_RANK, PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.store.base import IndexReader, NameMatch, SymbolFilters, SymbolRow, normalize_symbol
 from repolens.validate import check_budget, check_int, check_kind, check_language

@@ -39,8 +39,8 @@ from repolens.branches.names import branches_of, parse_ref, unknown
 from repolens.branches.refresh import siblings_of
 from repolens.branches.registry import load_registry
 from repolens.branches.several import names_several
+from repolens.budget import READ_MAX_CHARS, cut_to_budget
 from repolens.errors import UsageError
-from repolens.reply.budget import READ_MAX_CHARS, cut_to_budget
 from repolens.server.calls import (
     DEFAULT_BUDGETS,
     READ_ONLY,

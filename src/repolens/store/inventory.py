@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from repolens.branches.identity import recorded_identity
+from repolens.budget import counted
 from repolens.errors import NotFoundError, UsageError
-from repolens.reply.budget import counted
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repolens.reply.budget import (
+from repolens.budget import (
     BLOCK_SEP,
     REPLY_CUT,
     TRAILER_RESERVE,
