@@ -97,7 +97,7 @@ class WorkerDiedError(RepolensError):
 
 class IndexIdentityError(RepolensError):
     """The index a root's key or folder names holds another repository
-    (:mod:`repolens.branches.identity`)."""
+    (:mod:`repolens.store.identity`)."""
 
 
 class IndexReadOnlyError(RepolensError):

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from repolens.branches.refresh import RefreshResult
     from repolens.branches.registry import Registry
     from repolens.index.build import IndexReport, ProgressFn
-    from repolens.ops.status import IndexStatus
+    from repolens.index.status import IndexStatus
     from repolens.reply.focus import FocusResult
     from repolens.reply.history import HistoryEntry, HistoryReply
     from repolens.reply.modes import SearchReply
@@ -65,7 +65,7 @@ def index_repo(
     ``siblings``: other branches' folders of the same repository, whose
     indexes identical files are copied from (the repository's other git
     worktrees are found without being named)."""
-    from repolens.branches.reuse import sibling_stores
+    from repolens.index.reuse import sibling_stores
     from repolens.settings import load_settings
 
     root_path = resolve_root(root)
@@ -351,7 +351,7 @@ def open_index(
 
 def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:
     """What the index holds, and how many files changed on disk since."""
-    from repolens.ops.status import index_status as _status
+    from repolens.index.status import index_status as _status
     from repolens.store.handles import readers
 
     store = open_store(root, index_dir)

@@ -20,7 +20,7 @@ from repolens.budget import counted
 from repolens.errors import RepolensError
 
 if TYPE_CHECKING:
-    from repolens.ops.status import IndexStatus
+    from repolens.index.status import IndexStatus
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def groups(roots: Mapping[str, Path], registry: Registry, project: str | None = 
 
 def branch_line(key: str, root: Path, status: Callable[[Path], IndexStatus]) -> str:
     """``app@main: /srv/app - 3 files, 9 chunks, vectors 9/9; updated ..., up to date (branch main)``;
-    ``status(root)`` is the root's :class:`repolens.ops.status.IndexStatus`."""
+    ``status(root)`` is the root's :class:`repolens.index.status.IndexStatus`."""
     try:
         st = status(root)
     except RepolensError as exc:

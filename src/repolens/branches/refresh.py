@@ -101,8 +101,8 @@ def refresh_roots(
 def _refresh(root: Path, siblings: Sequence[Path]) -> IndexReport:
     """``root``'s index brought up to date with its own settings, as ``repolens
     index ROOT`` does, identical files copied from its ``siblings``' indexes."""
-    from repolens.branches.reuse import sibling_stores
     from repolens.index.build import build_index
+    from repolens.index.reuse import sibling_stores
     from repolens.settings import load_settings
     from repolens.store import resolve_root
 

@@ -35,9 +35,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repolens.branches.git import head_facts
-from repolens.branches.identity import GIT_ROOT_KEY, check_identity, holds, identity_of, recorded_identity
-from repolens.branches.reuse import Donors
 from repolens.budget import counted
 from repolens.chunking.dispatch import chunker_identity
 from repolens.discover import (
@@ -48,14 +45,17 @@ from repolens.discover import (
     discover_paths,
     nothing_to_index,
 )
+from repolens.discover.worktree import head_facts
 from repolens.errors import IndexCorruptError, IndexVersionError, StoreUnavailableError
 from repolens.history.sync import HistoryReport, sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
+from repolens.index.reuse import Donors
 from repolens.index.space import full_disk_said
 from repolens.models.embed_config import load_embed_config
 from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store
+from repolens.store.identity import GIT_ROOT_KEY, check_identity, holds, identity_of, recorded_identity
 from repolens.store.versions import format_versions
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ def build_index(
 
     Files that a sibling branch's index holds with the same content are
     copied from it, and missing vectors are taken from siblings by chunk
-    (:mod:`repolens.branches.reuse`): ``siblings`` are those stores, None
+    (:mod:`repolens.index.reuse`): ``siblings`` are those stores, None
     finds them (the other worktrees of the repository).
 
     Raises ``NothingToIndexError`` (and leaves any previous index as it was)

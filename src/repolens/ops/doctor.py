@@ -94,7 +94,7 @@ def diagnose(root: str | Path | None, index_dir: str | Path | None = None) -> Di
 
 
 def _check_history(history: str, weight: float) -> Check:
-    """``history`` is the status line (:func:`repolens.ops.status.history_line`)."""
+    """``history`` is the status line (:func:`repolens.index.status.history_line`)."""
     if weight <= 0:
         return Check("history", "off", "history_weight is 0")
     if history.startswith("none"):

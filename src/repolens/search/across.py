@@ -180,7 +180,7 @@ def held_each(targets: Sequence[Target], tokens: Sequence[str]) -> list[Answered
     reader as last refreshed, on the pool. Errors as :func:`ask_each`. A
     database's probe opens no reader, so an index another repository wrote
     under the same key is refused only when the full search opens one
-    (:func:`~repolens.branches.identity.check_identity`), if it is chosen."""
+    (:func:`~repolens.store.identity.check_identity`), if it is chosen."""
     from repolens.store import open_store
     from repolens.store.handles import readers
 

@@ -459,8 +459,8 @@ def configured_roots(
     config's roots (``--config``, ``$REPOLENS_CONFIG``, ``./.repolens.toml``;
     ``REPOLENS_ROOTS``), else the git worktrees of the current directory,
     each ``<repository>@<branch>``."""
-    from repolens.branches.git import worktrees
     from repolens.branches.registry import load_registry
+    from repolens.discover.worktree import worktrees
 
     config = load_serve_config(config_file=config_file, read_token=False, missing_ok=missing_ok)
     roots = dict(config.roots)

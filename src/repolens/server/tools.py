@@ -57,7 +57,7 @@ from repolens.server.handshake import INSTRUCTIONS, SERVER_NAME
 from repolens.validate import check_budget
 
 if TYPE_CHECKING:
-    from repolens.ops.status import IndexStatus
+    from repolens.index.status import IndexStatus
     from repolens.reply.modes import SearchReply
 
 log = logging.getLogger("repolens")

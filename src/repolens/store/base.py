@@ -459,7 +459,7 @@ class Store(Protocol):
 
     def foreign_fix(self) -> str | None:
         """How to give the root an index of its own when the one here holds
-        another repository (:mod:`repolens.branches.identity`); None where
+        another repository (:mod:`repolens.store.identity`); None where
         the place can only be the root's (a folder inside it moves with it)."""
         ...
 

@@ -20,7 +20,7 @@ from repolens.store.base import IndexReader, Store
 class ReaderCache:
     """Readers by (store location, root, thread); invalidated by a new
     published generation. A reader is opened only for the repository its
-    index holds (:func:`~repolens.branches.identity.check_identity`)."""
+    index holds (:func:`~repolens.store.identity.check_identity`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -48,7 +48,7 @@ class ReaderCache:
             reader.close()
         reader = store.open_reader()
         if store.foreign_fix() is not None:  # a place another repository could have written
-            from repolens.branches.identity import check_identity
+            from repolens.store.identity import check_identity
 
             try:
                 check_identity(reader.meta(), store)

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from repolens.branches.identity import recorded_identity
 from repolens.budget import counted
 from repolens.errors import NotFoundError, UsageError
+from repolens.store.identity import recorded_identity
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import pytest
 
 from repolens import service
 from repolens.index.build import build_index
-from repolens.ops.status import index_status
+from repolens.index.status import index_status
 from repolens.store import open_store
 from repolens.store.handles import readers
 from repolens.store.local import ann

@@ -56,7 +56,7 @@ class RepoIdentity(NamedTuple):
 def _git(root: Path, *args: str) -> str | None:
     # git is asked only when the folders differ: a search of an index built
     # here loads no subprocess machinery for this check.
-    from repolens.branches.git import _git as git
+    from repolens.discover.worktree import _git as git
 
     return git(root, *args)
 

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from branch_fixtures import DEVELOP_CHANGES, MAIN_FILES, SAME, Branches, make_branches
 
+from branches.branch_fixtures import DEVELOP_CHANGES, MAIN_FILES, SAME, Branches, make_branches
 from repolens.index.build import build_index
 from repolens.settings import Settings
 from repolens.store import open_store

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from repolens.branches import git
 from repolens.chunking import Symbol
 from repolens.discover import LoadedText, file_hash, load_text
+from repolens.discover import worktree as git
 from repolens.errors import RepolensError
 from repolens.index.prepare import Prepared
 from repolens.store import open_store
