@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repolens.errors import NotFoundError, RepolensError, RootError, UsageError
-from repolens.store import open_store, resolve_root
+from repolens.store import open_store
+from repolens.validate import resolve_root
 
 # Each use case imports its own stack when it runs: a new process (``repolens
 # read`` from a shell) must not pay for the search, reply and store modules

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING
 
-from repolens.errors import RepolensError, UsageError
+from repolens.errors import ROOT_FIX, RepolensError, RootError, UsageError
 
 if TYPE_CHECKING:
     from pathlib import Path  # pathlib imports urllib and ipaddress: not for every command line
@@ -164,6 +164,12 @@ def check_dir(
     except OSError as exc:  # a folder on the way that cannot be searched, a loop of links
         state = f"cannot be used ({exc.strerror or type(exc).__name__})"
     raise error(f"{what} {shown_path(str(path))} {state}", fix=fix)
+
+
+def resolve_root(root: str | os.PathLike[str] | None) -> Path:
+    """The repository root, resolved; ``RootError``, one line, when it is no
+    directory or no usable path (:func:`check_dir`)."""
+    return check_dir("repository root", root if root is not None else ".", RootError, ROOT_FIX)
 
 
 def shown_path(text: str, limit: int = 80) -> str:

@@ -104,7 +104,7 @@ def _refresh(root: Path, siblings: Sequence[Path]) -> IndexReport:
     from repolens.index.build import build_index
     from repolens.index.reuse import sibling_stores
     from repolens.settings import load_settings
-    from repolens.store import resolve_root
+    from repolens.validate import resolve_root
 
     root = resolve_root(root)
     return build_index(

@@ -426,7 +426,7 @@ def serve_cmd(
     """Run the MCP server over stdio (for Claude Code, Codex, Cursor, ...) or, with --http,
     over streamable HTTP with a bearer token and allow-listed repositories."""
     from repolens.server.config import load_serve_config, name_for
-    from repolens.store import resolve_root
+    from repolens.validate import resolve_root
 
     http_only = {"--host": host, "--port": port, "--token-file": token_file, "--workers": workers}
     http_only.update({"--no-auth": no_auth or None, "--allow-rebuild": allow_rebuild or None})
@@ -577,7 +577,7 @@ def setup_cmd(target: str, root: str | None, scope: str | None, print_only: bool
     """Configure an MCP client (claude, codex, cursor, vscode) to start repolens for this
     repository, or append a short search-guidance block to AGENTS.md (agents-md)."""
     from repolens.ops.clients import setup_agents_md, setup_client
-    from repolens.store import resolve_root
+    from repolens.validate import resolve_root
 
     repo = resolve_root(root)
     if target == "agents-md":

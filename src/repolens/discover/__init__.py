@@ -49,7 +49,7 @@ from repolens.discover.skips import (
     nothing_to_index_error,
 )
 from repolens.errors import NothingToIndexError, UsageError
-from repolens.store import resolve_root
+from repolens.validate import resolve_root
 
 if TYPE_CHECKING:
     from repolens.discover.listing import Collector, Discovery, SourceFile

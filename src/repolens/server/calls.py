@@ -46,8 +46,8 @@ from repolens.reply.snippet import safe_path
 from repolens.search.across import LABEL_SEP, Target
 from repolens.server.config import name_for
 from repolens.server.tool_list import LOCATION, location_description
-from repolens.store import open_store, resolve_root
-from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type
+from repolens.store import open_store
+from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type, resolve_root
 
 log = logging.getLogger("repolens")
 

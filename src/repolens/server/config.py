@@ -42,8 +42,8 @@ from repolens.branches.names import REF_RE
 from repolens.branches.registry import REGISTRY_ENV, Registry
 from repolens.errors import ConfigError, RootError, UsageError
 from repolens.settings import coerce, environ, read_toml
-from repolens.store import Binding, bind_root, locate, resolve_root, store_flag, use_store_flag
-from repolens.validate import check_dir, check_user_path, shown_path
+from repolens.store import Binding, bind_root, locate, store_flag, use_store_flag
+from repolens.validate import check_dir, check_user_path, resolve_root, shown_path
 
 CONFIG_FILE = ".repolens.toml"
 CONFIG_ENV = "REPOLENS_CONFIG"

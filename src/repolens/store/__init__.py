@@ -9,8 +9,8 @@ What the two backends share is in modules they import, never here (this
 module opens them): the versions an index must have been written with
 (:mod:`repolens.store.versions`) and the protocols (:mod:`repolens.store.base`).
 
-This module stays light (no database or search-engine import): discovery
-and the adapters import it for :func:`resolve_root`.
+This module stays light (no database or search-engine import): every
+command opens its store through it.
 """
 
 from __future__ import annotations
@@ -20,17 +20,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from repolens.errors import ROOT_FIX, ConfigError, RootError, UsageError
-from repolens.validate import check_dir, check_user_path
+from repolens.errors import ConfigError, UsageError
+from repolens.validate import check_user_path, resolve_root
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
-
-
-def resolve_root(root: str | os.PathLike[str] | None) -> Path:
-    """The repository root, resolved; ``RootError``, one line, when it is no
-    directory or no usable path (:func:`repolens.validate.check_dir`)."""
-    return check_dir("repository root", root if root is not None else ".", RootError, ROOT_FIX)
 
 
 class StoreChoice(NamedTuple):

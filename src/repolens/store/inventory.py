@@ -99,8 +99,9 @@ def _place(url: str | None) -> tuple[str | None, Path | None, str]:
     (``REPOLENS_STORE``, ``[store] url``), else the shared folder of
     ``REPOLENS_INDEX_DIR``; (url, folder, shown)."""
     from repolens.settings import environ
-    from repolens.store import INDEX_DIR_ENV, check_store_url, locate, resolve_root, store_flag
+    from repolens.store import INDEX_DIR_ENV, check_store_url, locate, store_flag
     from repolens.store.postgres.connect import redact
+    from repolens.validate import resolve_root
 
     url = url or store_flag()
     if url:

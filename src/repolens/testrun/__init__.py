@@ -68,7 +68,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repolens.errors import RunnerUnavailableError
-from repolens.store import resolve_root
 from repolens.testrun.arguments import MAX_ARG_CHARS, MAX_ARGS, build_command
 from repolens.testrun.limits import (
     DEFAULT_CONTEXT,
@@ -93,6 +92,7 @@ from repolens.testrun.output import (
 )
 from repolens.testrun.process import run_process
 from repolens.testrun.runners import RUNNER_NAMES, Runner, available_runners, render_runners, resolve_runner
+from repolens.validate import resolve_root
 
 __all__ = [
     "DEFAULT_CONTEXT",

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repolens.errors import RunArgumentError
-from repolens.store import resolve_root
 from repolens.testrun.limits import show
 from repolens.testrun.runners import SPECS, Runner, Spec
+from repolens.validate import resolve_root
 
 MAX_ARGS = 32
 MAX_ARG_CHARS = 200

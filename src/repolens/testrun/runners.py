@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repolens.errors import ConfigError, RunnerUnavailableError
-from repolens.store import resolve_root
 from repolens.testrun.limits import show
+from repolens.validate import resolve_root
 
 RUNNER_NAMES: tuple[str, ...] = ("pytest", "npm", "pnpm", "yarn", "go", "cargo", "mvn", "gradle")
 
