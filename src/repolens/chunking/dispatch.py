@@ -10,7 +10,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk, Symbol, assign_ids
 from repolens.chunking.chunker import ChunkedFile, Chunker
@@ -20,9 +19,6 @@ from repolens.chunking.pack import source_lines
 from repolens.chunking.syntax import SyntaxChunker, supports
 from repolens.chunking.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
 from repolens.hashing import blake2b
-
-if TYPE_CHECKING:  # settings imports validate, which imports the chunk vocabularies
-    from repolens.settings import Settings
 
 # Bump when any chunker's output changes for the same input and grammars.
 CHUNKING_VERSION = 3
@@ -99,7 +95,9 @@ def chunking_config(mode: str = "syntax", merge_lines: int = DEFAULT_MERGE_LINES
     return f"syntax+markdown+windows/{h.hexdigest()}", CHUNKING_VERSION
 
 
-def chunker_identity(settings: Settings) -> str:
-    """The chunking an index was built with, as recorded in its meta (``syntax+.../v3``)."""
-    name, version = chunking_config(settings.chunker, settings.chunk_merge_lines)
+def chunker_identity(mode: str, merge_lines: int) -> str:
+    """The chunking an index was built with, as recorded in its meta
+    (``syntax+.../v3``), for the settings ``chunker`` and ``chunk_merge_lines``
+    (plain values: settings imports validate, which imports the chunk vocabularies)."""
+    name, version = chunking_config(mode, merge_lines)
     return f"{name}/v{version}"

@@ -142,7 +142,10 @@ class IndexReport:
 
 def index_identity(settings: Settings) -> dict[str, str]:
     """What an index's content depends on; any difference means rebuild."""
-    return {**{k: str(v) for k, v in format_versions().items()}, "chunker": chunker_identity(settings)}
+    return {
+        **{k: str(v) for k, v in format_versions().items()},
+        "chunker": chunker_identity(settings.chunker, settings.chunk_merge_lines),
+    }
 
 
 def rebuild_reason(store: Store, generation: str, settings: Settings) -> str:

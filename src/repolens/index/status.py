@@ -102,7 +102,7 @@ def index_status(store: Store, reader: IndexReader, settings: Settings | None = 
     totals = reader.counts()
     done = reader.vector_count()
     shown = {
-        "chunker": meta.get("chunker", chunker_identity(settings)),
+        "chunker": meta.get("chunker", chunker_identity(settings.chunker, settings.chunk_merge_lines)),
         "vectors": settings.vectors,
         "dense": settings.dense,
         "embed_identity": meta.get("embed_identity", ""),
