@@ -48,11 +48,11 @@ LINKED = [*DOCS, ROOT / "bench" / "README.md"]
 TABLE_READERS = {
     ("store/__init__.py", "_config_url", "table"): ("[store]",),
     ("store/__init__.py", "_choice", "table"): ("[store]",),
-    ("server/config.py", "_server_store", "table"): ("[store]",),
-    ("server/config.py", "_entry_store", "entry"): ("[store]", "[roots]"),  # the shared [store] or a root's
-    ("server/config.py", "load_serve_config", "entry"): ("[roots]",),
-    ("server/config.py", "_root_item", "raw"): ("[roots]",),
-    ("server/config.py", "registry_path", "table"): ("[registry]",),
+    ("branches/roots.py", "_server_store", "table"): ("[store]",),
+    ("branches/roots.py", "_entry_store", "entry"): ("[store]", "[roots]"),  # the shared [store] or a root's
+    ("branches/roots.py", "load_roots", "entry"): ("[roots]",),
+    ("branches/roots.py", "_root_item", "raw"): ("[roots]",),
+    ("branches/roots.py", "registry_path", "table"): ("[registry]",),
 }
 # Config sections read into a dataclass: the class, and the prefix of each
 # field's environment variable (``REPOLENS_EMBED_MODEL_PATH`` sets ``model_path``).

@@ -161,9 +161,9 @@ def named_repositories(
     a ``--repo`` that names none may be a folder. Also whether they are
     several (a list, ``*`` or a project): one reply over them all."""
     from repolens.branches.names import resolve_key
+    from repolens.branches.roots import configured_roots, name_for
     from repolens.branches.several import PROJECT, names_several, selected
     from repolens.search.across import Target
-    from repolens.server.config import configured_roots, name_for
 
     spec = [*repos, *([f"{PROJECT}{project}"] if project is not None else [])]
     if not spec:
@@ -541,7 +541,7 @@ def refresh_all(config_file: str | Path | None = None) -> Iterator[RefreshResult
     the git worktrees of the current directory. Errors of the configuration
     itself are raised before any root is touched."""
     from repolens.branches.refresh import refresh_roots
-    from repolens.server.config import configured_roots
+    from repolens.branches.roots import configured_roots
 
     roots, registry, missing = configured_roots(config_file, missing_ok=True)
     if not roots and not missing:

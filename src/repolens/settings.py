@@ -331,7 +331,7 @@ def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = N
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
     # [embed] and [rerank] are read by repolens.models.embed_config and .rerank_config; [serve],
-    # [roots] and [registry] by repolens.server.config;
+    # [roots] and [registry] by repolens.server.config and repolens.branches.roots;
     # [store] by repolens.store.locate.
     tables = ("embed", "rerank", "serve", "roots", "registry", "store")
     section = {k: v for k, v in config_table(root).items() if k not in tables}

@@ -24,8 +24,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from conftest import SAMPLE_FILES, run_git, write_tree_files
+from repolens.branches.roots import parse_root_spec
 from repolens.errors import ConfigError, RootError
-from repolens.server.config import load_serve_config, parse_root_spec
+from repolens.server.config import load_serve_config
 from repolens.server.web import check_auth_policy, is_loopback
 
 TOKEN = "test-token-0123456789abcdef"

@@ -425,7 +425,8 @@ def serve_cmd(
 ) -> None:
     """Run the MCP server over stdio (for Claude Code, Codex, Cursor, ...) or, with --http,
     over streamable HTTP with a bearer token and allow-listed repositories."""
-    from repolens.server.config import load_serve_config, name_for
+    from repolens.branches.roots import name_for
+    from repolens.server.config import load_serve_config
     from repolens.validate import resolve_root
 
     http_only = {"--host": host, "--port": port, "--token-file": token_file, "--workers": workers}
@@ -503,7 +504,7 @@ def compare_cmd(
     """Which files differ between two branches of a repository: same, modified, only_head,
     only_base (or single_branch when it has one), by content hash."""
     from repolens import service
-    from repolens.server.config import configured_roots
+    from repolens.branches.roots import configured_roots
 
     roots, registry, _ = configured_roots(config_file)
     result = service.compare_branches(

@@ -44,10 +44,11 @@ from pathlib import Path
 import watchfiles
 
 from repolens.budget import counted
+from repolens.discover.rules import PROJECT_IGNORE_FILE
 from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
 from repolens.index.build import IndexReport, build_index
 from repolens.index.space import full_disk_said
-from repolens.settings import Settings, load_settings
+from repolens.settings import CONFIG_FILE, Settings, load_settings
 from repolens.store import open_store
 from repolens.store.base import Store
 
@@ -66,7 +67,7 @@ SCOPED_MAX_PATHS = 200
 # hold saves up.
 COMPACT_IDLE_S = 3.0
 # Files whose change can alter what else is indexed.
-_FULL_SCAN_NAMES = frozenset({".gitignore", ".repolensignore", ".repolens.toml", ".gitmodules"})
+_FULL_SCAN_NAMES = frozenset({".gitignore", PROJECT_IGNORE_FILE, CONFIG_FILE, ".gitmodules"})
 _NOISE_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"})
 _NOISE_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", "~", ".tmp")
 

@@ -38,13 +38,13 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
+from repolens.branches.roots import name_for
 from repolens.branches.several import selected
 from repolens.budget import READ_MAX_CHARS
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import safe_path
 from repolens.search.across import LABEL_SEP, Target
-from repolens.server.config import name_for
 from repolens.server.tool_list import LOCATION, location_description
 from repolens.store import open_store
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type, resolve_root

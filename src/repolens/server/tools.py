@@ -38,6 +38,7 @@ from repolens.branches import catalog
 from repolens.branches.names import branches_of, parse_ref, unknown
 from repolens.branches.refresh import siblings_of
 from repolens.branches.registry import load_registry
+from repolens.branches.roots import name_for
 from repolens.branches.several import names_several
 from repolens.budget import READ_MAX_CHARS, cut_to_budget
 from repolens.errors import UsageError
@@ -52,7 +53,6 @@ from repolens.server.calls import (
     strict_tool,
     tool_body,
 )
-from repolens.server.config import name_for
 from repolens.server.handshake import INSTRUCTIONS, SERVER_NAME
 from repolens.validate import check_budget
 

@@ -36,13 +36,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from repolens import __version__, service
+from repolens.branches.roots import apply_bindings
 from repolens.errors import IndexLockedError, ServeError, UsageError
 from repolens.server.config import (
     TOKEN_ENV,
     TOKEN_FILE_ENV,
     TOKEN_HINT,
     ServeConfig,
-    apply_bindings,
     require_roots,
 )
 from repolens.server.lines import refusal

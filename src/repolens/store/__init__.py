@@ -175,15 +175,22 @@ def _config_url(root: Path) -> tuple[str, str]:
     table = _store_table(root)
     mine = table.get("url") or ""
     if not isinstance(mine, str):
-        raise ConfigError(f"{root / CONFIG_FILE}: [store] url must be a PostgreSQL URL string")
+        raise ConfigError(f"{_config_file(root)}: [store] url must be a PostgreSQL URL string")
     if bound is not None and bound.url:
         if mine and mine != bound.url:
             raise ConfigError(
-                f"{bound.source} serves {root} from the store {_shown(bound.url)} but {root / CONFIG_FILE}"
+                f"{bound.source} serves {root} from the store {_shown(bound.url)} but {_config_file(root)}"
                 f" [store] url names {_shown(mine)}: make them agree, or remove one"
             )
         return bound.url, f"{bound.source} [store]"
-    return (mine, f"{root / CONFIG_FILE} [store] url") if mine else ("", "")
+    return (mine, f"{_config_file(root)} [store] url") if mine else ("", "")
+
+
+def _config_file(root: Path) -> Path:
+    """The repository's config file (:data:`repolens.settings.CONFIG_FILE`)."""
+    from repolens.settings import CONFIG_FILE
+
+    return root / CONFIG_FILE
 
 
 def _store_table(root: Path) -> dict[str, object]:
@@ -191,7 +198,7 @@ def _store_table(root: Path) -> dict[str, object]:
 
     table = config_table(root).get("store", {})
     if not isinstance(table, dict):
-        raise ConfigError(f"{root / CONFIG_FILE}: [store] must be a table")
+        raise ConfigError(f"{_config_file(root)}: [store] must be a table")
     return table
 
 
@@ -207,7 +214,7 @@ def _choice(root: Path, url: str) -> StoreChoice:
     table = _store_table(root)
     reads_raw = environ(READ_URL_ENV) or table.get("read_url")
     reads = store_urls(reads_raw, "[store] read_url") if reads_raw else (bound.read_urls if bound else ())
-    config = root / CONFIG_FILE
+    config = _config_file(root)
     if bound is not None:
         return StoreChoice(url, bound.name, reads, f"{ROOTS_OF}{bound.source}")
     if (key := table.get("key")) is not None:
@@ -224,7 +231,6 @@ def _choice(root: Path, url: str) -> StoreChoice:
 # A key travels in messages and in `repolens drop KEY`: plain text, as a repository name with its branch.
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+@-]{0,199}$")
 KEY_FORM = "1-200 letters, digits, '.', '_', '-', '/', '+' or '@', starting with a letter or digit"
-CONFIG_FILE = ".repolens.toml"
 
 
 def folder_key(root: Path) -> str:
