@@ -1,0 +1,208 @@
+"""Use cases that read one index, or several: symbols, focus, chunks,
+snippets, the history (see :mod:`repolens.service`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repolens.errors import UsageError
+from repolens.service.stores import open_index
+from repolens.validate import resolve_root
+
+# Each use case imports its own stack when it runs: a new process (``repolens
+# read`` from a shell) must not pay for the search, reply and store modules
+# another use case needs (``tests/test_cli_imports.py``).
+if TYPE_CHECKING:
+    from repolens.reply.focus import FocusResult
+    from repolens.reply.history import HistoryEntry, HistoryReply
+    from repolens.reply.snippet import Snippet
+    from repolens.reply.stored import ChunkView
+    from repolens.search.across import Target
+    from repolens.search.symbols import SymbolMatches
+
+
+def find_symbol(
+    name: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    kind: str | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    limit: int = 20,
+    max_chars: int = 4000,
+) -> SymbolMatches:
+    from repolens.search.symbols import find_symbols
+
+    reader, _ = open_index(root, index_dir)
+    return find_symbols(
+        reader, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
+    )
+
+
+def find_symbol_across(
+    name: str,
+    targets: Sequence[Target],
+    *,
+    kind: str | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    limit: int = 20,
+    max_chars: int = 4000,
+) -> SymbolMatches:
+    """Definitions named ``name`` in every repository of ``targets``, in one
+    list ranked as one repository's is (the rank of a match depends on no
+    index), each located ``key:path:lines``; a repository that cannot answer
+    is named in a note line."""
+    from repolens.search.across import ask_each, failed_notes, label
+    from repolens.search.symbols import SymbolLookup, SymbolMatch
+    from repolens.validate import check_budget, check_int
+
+    lookup = SymbolLookup.parse(name, kind=kind, path=path, language=language)
+    check_int("limit", limit, 1, 200)
+    check_budget(max_chars)
+
+    def ask(target: Target) -> tuple[list[tuple[SymbolMatch, int]], int, list[SymbolMatch]]:
+        reader, _ = open_index(target.root, target.index_dir, auto_index=False)
+        found, total = lookup.ranked(reader)
+        return found, total, (lookup.suggestions(reader) if not found else [])
+
+    answers = ask_each(_checked(targets), ask)
+    found = [(m, c, a.target.key) for a in answers if a.value for m, c in a.value[0]]
+    found.sort(key=lambda mck: (*lookup.rank_key(mck[0], mck[1]), mck[2]))
+    total = sum(a.value[1] for a in answers if a.value)
+    ranked = [m._replace(path=label(key, m.path)) for m, _, key in found[:limit]]
+    suggestions = tuple(
+        m._replace(path=label(a.target.key, m.path)) for a in answers if a.value for m in a.value[2]
+    )
+    notes = failed_notes(answers)
+    result = lookup.render(ranked, total, suggestions[:5], max_chars - sum(len(n) + 7 for n in notes))
+    if not notes:
+        return result
+    text = "\n".join([*(f"note: {n}" for n in notes), result.text])[:max_chars]
+    return replace(result, text=text)
+
+
+def _checked(targets: Sequence[Target]) -> Sequence[Target]:
+    if not targets:
+        raise UsageError("name at least one repository")
+    return targets
+
+
+def focus(
+    query: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    paths: Sequence[str] = (),
+    max_files: int = 3,
+    blocks_per_file: int = 3,
+    max_blocks: int = 6,
+    max_chars: int = 8000,
+) -> FocusResult:
+    from repolens.reply.focus import focused_context
+    from repolens.validate import check_query
+
+    check_query(query)
+    reader, _ = open_index(root, index_dir)
+    return focused_context(
+        reader,
+        query,
+        paths=paths,
+        max_files=max_files,
+        blocks_per_file=blocks_per_file,
+        max_blocks=max_blocks,
+        max_chars=max_chars,
+    )
+
+
+def get_chunk(
+    chunk_id: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    max_chars: int = 8000,
+) -> ChunkView:
+    from repolens.reply.stored import get_chunk as _get_chunk
+
+    reader, _ = open_index(root, index_dir, auto_index=False)
+    return _get_chunk(reader, chunk_id, max_chars=max_chars)
+
+
+def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Snippet:
+    from repolens.reply.snippet import read_snippet as _read_snippet
+
+    return _read_snippet(resolve_root(root), path, start, end)
+
+
+def search_history_across(
+    query: str | None,
+    targets: Sequence[Target],
+    *,
+    path: str | None = None,
+    top_k: int = 10,
+    max_chars: int = 6000,
+) -> HistoryReply:
+    """The commits most like ``query`` in every repository of ``targets``,
+    best first across them (each commit named by its repository); a
+    repository without history or that cannot answer is named in a note."""
+    from repolens.reply.history import HistoryReply, history_entries, render_history
+    from repolens.search.across import ask_each, failed_notes, grouped_notes
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
+
+    if path is not None:
+        raise UsageError("path names a file of one repository: pass one repo with path")
+    if query is None:
+        raise UsageError("pass a question to search the history of several repositories")
+    check_query(query)
+    check_int("top_k", top_k, 1, MAX_TOP_K)
+    check_budget(max_chars)
+
+    def ask(target: Target) -> tuple[list[HistoryEntry], list[str]]:
+        reader, _ = open_index(target.root, target.index_dir, auto_index=False)
+        return history_entries(reader, target.root, query, top_k=top_k)
+
+    answers = ask_each(_checked(targets), ask)
+    entries = [replace(e, repo=a.target.key) for a in answers if a.value for e in a.value[0]]
+    # Scores are each repository's BM25 of commit messages: like terms, like scales.
+    entries.sort(key=lambda e: (-e.score, e.repo))
+    notes = failed_notes(answers) + grouped_notes(
+        [(a.target.key, [n for n in a.value[1] if n.startswith("no history")]) for a in answers if a.value]
+    )
+    if not entries:
+        notes.append("no commit in the indexed history of these repositories matches the question")
+    return render_history(HistoryReply(query, None, entries[:top_k], notes=notes), max_chars)
+
+
+def search_history(
+    query: str | None = None,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    path: str | None = None,
+    top_k: int = 10,
+    max_chars: int = 6000,
+) -> HistoryReply:
+    """The commits most relevant to ``query``, to the file ``path``, or to
+    both (see :mod:`repolens.reply.history`)."""
+    from repolens.reply.history import history_reply
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_subpath
+
+    if query is None and path is None:
+        raise UsageError("pass a question, a file path, or both to search the history")
+    if query is not None:
+        check_query(query)
+    file = check_subpath(path)
+    if path is not None and not file:
+        raise UsageError(f"path {path!r} must be a file inside the repository")
+    check_int("top_k", top_k, 1, MAX_TOP_K)
+    check_budget(max_chars)
+    reader, _ = open_index(root, index_dir)
+    if file and not reader.has_path(file) and not reader.history_of_file(file):
+        from repolens.search.filters import no_indexed_file
+
+        raise no_indexed_file(reader, file)  # (a deleted file's commits are still shown)
+    return history_reply(reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars)

@@ -1,0 +1,225 @@
+"""Use cases of a search: one repository, or several in one reply (see :mod:`repolens.service`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repolens.errors import NotFoundError, UsageError
+from repolens.store import open_store
+
+# Each use case imports its own stack when it runs: a new process (``repolens
+# read`` from a shell) must not pay for the search, reply and store modules
+# another use case needs (``tests/test_cli_imports.py``).
+if TYPE_CHECKING:
+    from repolens.index.build import ProgressFn
+    from repolens.reply.modes import SearchReply
+    from repolens.search.across import Answered, Asked, Target
+    from repolens.search.filters import Filters
+    from repolens.settings import Settings
+    from repolens.store.base import IndexReader
+
+
+def search_code(
+    query: str | None,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    top_k: int | None = None,
+    max_chars: int | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    include: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
+    keyword: str | Sequence[str] | None = None,
+    min_score: float | None = None,
+    mode: str = "packet",
+    query_id: str | None = None,
+    explain: bool = False,
+    auto_index: bool = True,
+    progress: ProgressFn | None = None,
+) -> SearchReply:
+    """Answer ``query`` (or re-render the remembered ``query_id``) in ``mode``.
+
+    Modes: ``packet`` (evidence packet), ``files`` (ranked file overview),
+    ``json`` (hits, omitted hits and files for programs). Indexes first if
+    the repository has no index and ``auto_index`` is set. ``keyword``: every
+    hit contains each of these strings exactly; ``min_score``: hits scoring
+    below it are dropped (a note says so when none is left).
+    """
+    from repolens.index.ensure import published_reader
+    from repolens.reply.modes import MODES, render_search
+    from repolens.search.filters import make_filters
+    from repolens.search.freshness import freshen_outcome
+    from repolens.search.ranking import search
+    from repolens.search.remembered import recall_outcome, remember_outcome
+    from repolens.settings import load_settings
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender
+
+    if mode not in MODES:
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if query_id is None:
+        check_query(query)
+        filters = make_filters(path, language, kind, include, exclude, keyword, min_score)  # before indexing
+    else:
+        given = {"query": query, "path": path, "language": language, "kind": kind}
+        more = {"keyword": keyword, "min_score": min_score is not None}
+        check_rerender({**given, "include": include, "exclude": exclude, **more})
+    if top_k is not None:
+        check_int("top_k", top_k, 1, MAX_TOP_K)
+    if max_chars is not None:
+        check_budget(max_chars)
+    store = open_store(root, index_dir)
+    settings = load_settings(store.root, {"top_k": top_k, "max_chars": max_chars})
+    reader, indexed = published_reader(store, settings, auto_index and query_id is None, progress)
+    if query_id is None:
+        assert query is not None
+        outcome = search(reader, store.root, query, settings, filters, explain=explain)
+        query_id = remember_outcome(reader, outcome)
+    else:
+        outcome = recall_outcome(reader, query_id, settings)
+    # Cited lines must hold: files changed since indexing are re-chunked now.
+    freshen_outcome(store.root, reader, outcome, settings)
+    reply = render_search(outcome, query_id, mode, settings, explain=explain)
+    reply.indexed = indexed
+    return reply
+
+
+def search_across(
+    query: str | None,
+    targets: Sequence[Target],
+    *,
+    top_k: int | None = None,
+    max_chars: int | None = None,
+    path: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    include: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
+    keyword: str | Sequence[str] | None = None,
+    min_score: float | None = None,
+    mode: str = "packet",
+    query_id: str | None = None,
+    explain: bool = False,
+) -> SearchReply:
+    """``query`` asked of every repository of ``targets`` at once, answered
+    in one reply ranked across them within one budget (see
+    :mod:`repolens.search.across`): every hit is named ``key:path``. A
+    repository that cannot answer (no index yet, one being built, a failing
+    store) is named in a note and the others answer; ``NotFoundError`` when
+    none can. Not remembered: such a reply has no ``query_id``."""
+    from repolens.reply.modes import MODES
+    from repolens.search.filters import make_filters
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
+
+    if mode not in MODES:
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if query_id is not None:
+        raise UsageError(
+            "query_id shows again a search of one repository; a search of several is not "
+            "remembered: ask the question again, or pass repo=<one name> with query_id"
+        )
+    check_query(query)
+    assert query is not None
+    filters = make_filters(path, language, kind, include, exclude, keyword, min_score)
+    if top_k is not None:
+        check_int("top_k", top_k, 1, MAX_TOP_K)
+    if max_chars is not None:
+        check_budget(max_chars)
+    if not targets:
+        raise UsageError("name at least one repository to search")
+    answers, notes = ask_across(
+        query, targets, filters, {"top_k": top_k, "max_chars": max_chars}, explain=explain
+    )
+    return reply_across(query, answers, filters, mode, notes=notes, explain=explain)
+
+
+def ask_across(
+    query: str,
+    targets: Sequence[Target],
+    filters: Filters,
+    overrides: Mapping[str, Any],
+    *,
+    explain: bool = False,
+) -> tuple[list[Answered[Asked]], list[str]]:
+    """The first half of :func:`search_across`: every repository searched as
+    alone (its settings with ``overrides``), its cited files checked; of
+    more than ``FULL_SEARCHES``, those whose index holds most of the
+    question (:func:`repolens.search.across.choose`), with a note saying so."""
+    from repolens.index.ensure import published_reader
+    from repolens.search.across import (
+        FULL_SEARCHES,
+        Answered,
+        Asked,
+        ask_each,
+        choose,
+        held_each,
+        history_terms,
+    )
+    from repolens.search.freshness import freshen_outcome
+    from repolens.search.query import parse_query
+    from repolens.search.ranking import search
+    from repolens.settings import load_settings
+
+    def reader_of(target: Target) -> tuple[IndexReader, Settings]:
+        store = open_store(target.root, target.index_dir)
+        settings = load_settings(store.root, dict(overrides))
+        return published_reader(store, settings, False, None)[0], settings
+
+    def ask(target: Target) -> Asked:
+        reader, settings = reader_of(target)
+        outcome = search(reader, target.root, query, settings, filters, explain=explain)
+        freshen_outcome(target.root, reader, outcome, settings)
+        return Asked(outcome, settings, history_terms(reader, outcome.query))
+
+    if len(targets) <= FULL_SEARCHES:
+        return ask_each(targets, ask), []
+    parsed = parse_query(query)
+    tokens = list(dict.fromkeys(t.token for t in parsed.terms))
+    probes = held_each(targets, tokens)
+    held = {a.target.key: a.value for a in probes if a.value is not None}
+    chosen = set(choose(held, parsed, FULL_SEARCHES))
+    failed: list[Answered[Asked]] = [Answered(a.target, error=a.error) for a in probes if a.error]
+    note = (
+        f"{len(targets)} repositories asked: the {len(chosen)} whose indexes hold most of the question's "
+        "words were searched in full"
+    )
+    return failed + ask_each([t for t in targets if t.key in chosen], ask), [note]
+
+
+def reply_across(
+    query: str,
+    answers: Sequence[Answered[Asked]],
+    filters: Filters,
+    mode: str,
+    *,
+    notes: Sequence[str] = (),
+    explain: bool = False,
+) -> SearchReply:
+    """The second half of :func:`search_across`: the answers merged and
+    rendered, ``notes`` (from :func:`ask_across`) first."""
+    from repolens.reply.modes import render_search
+    from repolens.search.across import failed_notes, grouped_notes, merge_hits
+    from repolens.search.hits import SearchOutcome
+    from repolens.search.query import parse_query
+
+    answered = [(a.target.key, a.value) for a in answers if a.value is not None]
+    if not answered:
+        raise NotFoundError(
+            "no repository could answer: " + "; ".join(failed_notes(answers)),
+            fix="index them (repolens index, or refresh --all) and ask again",
+        )
+    settings = answered[0][1].settings  # the reply's budget and top_k: as the first repository's settings say
+    notes = [
+        *notes,
+        *failed_notes(answers),
+        *grouped_notes([(key, asked.outcome.notes) for key, asked in answered]),
+    ]
+    limit = max(settings.top_k * 4, 20)
+    parsed = parse_query(query, weighted=settings.query_weights)
+    history = {key: asked.history for key, asked in answered}
+    hits = merge_hits([(key, asked.outcome.hits) for key, asked in answered], limit, parsed, history)
+    merged = SearchOutcome(parsed, hits, notes, filters)
+    return render_search(merged, None, mode, settings, explain=explain)
