@@ -41,14 +41,15 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
-from repolens.errors import RepolensError
+from repolens.errors import NotFoundError, RepolensError
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import ParsedQuery
 from repolens.tokens import TermsIn, terms_in
 
 if TYPE_CHECKING:
+    from repolens.search.filters import Filters
     from repolens.settings import Settings
     from repolens.store.base import IndexReader, Store
     from repolens.store.postgres import PgStore
@@ -354,3 +355,80 @@ def merge_hits(
         factors = {**hit.factors, "across": cross}
         out.append(replace(hit, chunk=chunk, score=math.exp(cross - best), factors=factors))
     return out
+
+
+# -- the two halves of a search of several repositories ----------------------------------
+
+
+def ask_across(
+    query: str,
+    targets: Sequence[Target],
+    filters: Filters,
+    overrides: Mapping[str, Any],
+    *,
+    explain: bool = False,
+) -> tuple[list[Answered[Asked]], list[str]]:
+    """The first half of a search of several repositories: every repository searched as
+    alone (its settings with ``overrides``), its cited files checked; of
+    more than ``FULL_SEARCHES``, those whose index holds most of the
+    question (:func:`choose`), with a note saying so."""
+    from repolens.search.freshness import freshen_outcome
+    from repolens.search.query import parse_query
+    from repolens.search.ranking import search
+    from repolens.settings import load_settings
+    from repolens.store import open_store
+    from repolens.store.handles import readers
+
+    def reader_of(target: Target) -> tuple[IndexReader, Settings]:
+        store = open_store(target.root, target.index_dir)
+        settings = load_settings(store.root, dict(overrides))
+        return readers.get(store), settings  # (IndexMissingError, with its fix, when it has none)
+
+    def ask(target: Target) -> Asked:
+        reader, settings = reader_of(target)
+        outcome = search(reader, target.root, query, settings, filters, explain=explain)
+        freshen_outcome(target.root, reader, outcome, settings)
+        return Asked(outcome, settings, history_terms(reader, outcome.query))
+
+    if len(targets) <= FULL_SEARCHES:
+        return ask_each(targets, ask), []
+    parsed = parse_query(query)
+    tokens = list(dict.fromkeys(t.token for t in parsed.terms))
+    probes = held_each(targets, tokens)
+    held = {a.target.key: a.value for a in probes if a.value is not None}
+    chosen = set(choose(held, parsed, FULL_SEARCHES))
+    failed: list[Answered[Asked]] = [Answered(a.target, error=a.error) for a in probes if a.error]
+    note = (
+        f"{len(targets)} repositories asked: the {len(chosen)} whose indexes hold most of the question's "
+        "words were searched in full"
+    )
+    return failed + ask_each([t for t in targets if t.key in chosen], ask), [note]
+
+
+def merge_answers(
+    query: str, answers: Sequence[Answered[Asked]], filters: Filters, notes: Sequence[str] = ()
+) -> tuple[SearchOutcome, Settings]:
+    """The second half of a search of several repositories: the answers
+    (of :func:`ask_across`) merged into one outcome (:func:`merge_hits`),
+    ``notes`` first, and the settings its reply is rendered with: the first
+    repository's (its budget and top_k). ``NotFoundError`` when no
+    repository answered."""
+    from repolens.search.query import parse_query
+
+    answered = [(a.target.key, a.value) for a in answers if a.value is not None]
+    if not answered:
+        raise NotFoundError(
+            "no repository could answer: " + "; ".join(failed_notes(answers)),
+            fix="index them (repolens index, or refresh --all) and ask again",
+        )
+    settings = answered[0][1].settings  # the reply's budget and top_k: as the first repository's settings say
+    notes = [
+        *notes,
+        *failed_notes(answers),
+        *grouped_notes([(key, asked.outcome.notes) for key, asked in answered]),
+    ]
+    limit = max(settings.top_k * 4, 20)
+    parsed = parse_query(query, weighted=settings.query_weights)
+    history = {key: asked.history for key, asked in answered}
+    hits = merge_hits([(key, asked.outcome.hits) for key, asked in answered], limit, parsed, history)
+    return SearchOutcome(parsed, hits, notes, filters), settings

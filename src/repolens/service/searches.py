@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repolens.errors import NotFoundError, UsageError
+from repolens.errors import UsageError
 from repolens.store import open_store
 
 # Each use case imports its own stack when it runs: a new process (``repolens
@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from repolens.reply.modes import SearchReply
     from repolens.search.across import Answered, Asked, Target
     from repolens.search.filters import Filters
-    from repolens.settings import Settings
-    from repolens.store.base import IndexReader
 
 
 def search_code(
@@ -144,49 +142,10 @@ def ask_across(
     *,
     explain: bool = False,
 ) -> tuple[list[Answered[Asked]], list[str]]:
-    """The first half of :func:`search_across`: every repository searched as
-    alone (its settings with ``overrides``), its cited files checked; of
-    more than ``FULL_SEARCHES``, those whose index holds most of the
-    question (:func:`repolens.search.across.choose`), with a note saying so."""
-    from repolens.index.ensure import published_reader
-    from repolens.search.across import (
-        FULL_SEARCHES,
-        Answered,
-        Asked,
-        ask_each,
-        choose,
-        held_each,
-        history_terms,
-    )
-    from repolens.search.freshness import freshen_outcome
-    from repolens.search.query import parse_query
-    from repolens.search.ranking import search
-    from repolens.settings import load_settings
+    """:func:`repolens.search.across.ask_across`, imported on first use."""
+    from repolens.search.across import ask_across as ask
 
-    def reader_of(target: Target) -> tuple[IndexReader, Settings]:
-        store = open_store(target.root, target.index_dir)
-        settings = load_settings(store.root, dict(overrides))
-        return published_reader(store, settings, False, None)[0], settings
-
-    def ask(target: Target) -> Asked:
-        reader, settings = reader_of(target)
-        outcome = search(reader, target.root, query, settings, filters, explain=explain)
-        freshen_outcome(target.root, reader, outcome, settings)
-        return Asked(outcome, settings, history_terms(reader, outcome.query))
-
-    if len(targets) <= FULL_SEARCHES:
-        return ask_each(targets, ask), []
-    parsed = parse_query(query)
-    tokens = list(dict.fromkeys(t.token for t in parsed.terms))
-    probes = held_each(targets, tokens)
-    held = {a.target.key: a.value for a in probes if a.value is not None}
-    chosen = set(choose(held, parsed, FULL_SEARCHES))
-    failed: list[Answered[Asked]] = [Answered(a.target, error=a.error) for a in probes if a.error]
-    note = (
-        f"{len(targets)} repositories asked: the {len(chosen)} whose indexes hold most of the question's "
-        "words were searched in full"
-    )
-    return failed + ask_each([t for t in targets if t.key in chosen], ask), [note]
+    return ask(query, targets, filters, overrides, explain=explain)
 
 
 def reply_across(
@@ -198,28 +157,11 @@ def reply_across(
     notes: Sequence[str] = (),
     explain: bool = False,
 ) -> SearchReply:
-    """The second half of :func:`search_across`: the answers merged and
-    rendered, ``notes`` (from :func:`ask_across`) first."""
+    """The answers of :func:`ask_across` merged
+    (:func:`repolens.search.across.merge_answers`) and rendered in ``mode``,
+    ``notes`` first."""
     from repolens.reply.modes import render_search
-    from repolens.search.across import failed_notes, grouped_notes, merge_hits
-    from repolens.search.hits import SearchOutcome
-    from repolens.search.query import parse_query
+    from repolens.search.across import merge_answers
 
-    answered = [(a.target.key, a.value) for a in answers if a.value is not None]
-    if not answered:
-        raise NotFoundError(
-            "no repository could answer: " + "; ".join(failed_notes(answers)),
-            fix="index them (repolens index, or refresh --all) and ask again",
-        )
-    settings = answered[0][1].settings  # the reply's budget and top_k: as the first repository's settings say
-    notes = [
-        *notes,
-        *failed_notes(answers),
-        *grouped_notes([(key, asked.outcome.notes) for key, asked in answered]),
-    ]
-    limit = max(settings.top_k * 4, 20)
-    parsed = parse_query(query, weighted=settings.query_weights)
-    history = {key: asked.history for key, asked in answered}
-    hits = merge_hits([(key, asked.outcome.hits) for key, asked in answered], limit, parsed, history)
-    merged = SearchOutcome(parsed, hits, notes, filters)
+    merged, settings = merge_answers(query, answers, filters, notes)
     return render_search(merged, None, mode, settings, explain=explain)
