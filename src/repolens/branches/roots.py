@@ -36,7 +36,7 @@ from repolens.branches.names import REF_RE
 from repolens.branches.registry import REGISTRY_ENV, Registry
 from repolens.errors import ConfigError, RootError
 from repolens.settings import CONFIG_FILE, environ, read_toml
-from repolens.store import Binding, bind_root, locate, store_flag, use_store_flag
+from repolens.store import Binding, bind_root, locate, shown_url, store_flag, use_store_flag
 from repolens.validate import check_dir, check_user_path, resolve_root, shown_path
 
 CONFIG_ENV = "REPOLENS_CONFIG"
@@ -145,9 +145,7 @@ def _check_keys(roots: Mapping[str, Path], src: str) -> None:
         where = locate(root)
         place = (where.store.url, where.store.key) if where.store else ("", str(where.index_dir))
         if place in seen:
-            from repolens.store.postgres.connect import redact
-
-            shown = f"{redact(place[0])}#{place[1]}" if where.store else place[1]
+            shown = f"{shown_url(place[0])}#{place[1]}" if where.store else place[1]
             raise ConfigError(
                 f"{src}: repositories {seen[place]} and {name} would share one index ({shown}), "
                 f"both being {root}: name each folder once"

@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     from repolens.search.filters import Filters
     from repolens.settings import Settings
     from repolens.store.base import IndexReader, Store
-    from repolens.store.postgres import PgStore
 
 log = logging.getLogger("repolens")
 
@@ -175,11 +174,11 @@ def ask_each(targets: Sequence[Target], ask: Callable[[Target], T]) -> list[Answ
 
 def held_each(targets: Sequence[Target], tokens: Sequence[str]) -> list[Answered[frozenset[str]]]:
     """Which of ``tokens`` each target's index holds anywhere (the probe of a
-    search of many repositories), in ``targets``' order: the repositories of
-    one PostgreSQL database in one statement
-    (:func:`repolens.store.postgres.held_terms_of`), the others each by its
+    search of many repositories), in ``targets``' order: the stores of one
+    batch (:meth:`~repolens.store.base.Store.probe_batch`: the repositories
+    of one PostgreSQL database) in one round trip, the others each by its
     reader as last refreshed, on the pool. Errors as :func:`ask_each`. A
-    database's probe opens no reader, so an index another repository wrote
+    batch's probe opens no reader, so an index another repository wrote
     under the same key is refused only when the full search opens one
     (:func:`~repolens.store.identity.check_identity`), if it is chosen."""
     from repolens.store import open_store
@@ -187,33 +186,29 @@ def held_each(targets: Sequence[Target], tokens: Sequence[str]) -> list[Answered
 
     answered: dict[str, Answered[frozenset[str]]] = {}
     stores: dict[str, Store] = {}
-    databases: dict[tuple[str, tuple[str, ...]], list[tuple[Target, PgStore]]] = {}
+    batches: dict[str, list[tuple[Target, Store]]] = {}
     for target in targets:
         try:
             store = stores[target.key] = open_store(target.root, target.index_dir)
         except RepolensError as exc:
             answered[target.key] = Answered(target, error=_first_line(exc))
             continue
-        if store.local_folder is None:  # only a database store has none
-            from repolens.store.postgres import PgStore
-
-            if isinstance(store, PgStore):
-                databases.setdefault((store.url, store.read_urls), []).append((target, store))
-    for group in databases.values():
-        answered.update((a.target.key, a) for a in _held_in_database(group, tokens))
+        if (batch := store.probe_batch()) is not None:
+            batches.setdefault(batch, []).append((target, store))
+    for group in batches.values():
+        answered.update((a.target.key, a) for a in _held_in_batch(group, tokens))
     alone = [t for t in targets if t.key in stores and t.key not in answered]
     for answer in ask_each(alone, lambda t: readers.get(stores[t.key], refresh=False).held_terms(tokens)):
         answered[answer.target.key] = answer
     return [answered[t.key] for t in targets]
 
 
-def _held_in_database(
-    group: Sequence[tuple[Target, PgStore]], tokens: Sequence[str]
+def _held_in_batch(
+    group: Sequence[tuple[Target, Store]], tokens: Sequence[str]
 ) -> list[Answered[frozenset[str]]]:
-    from repolens.store.postgres import held_terms_of
-
+    stores = [store for _, store in group]
     try:
-        found = held_terms_of([store for _, store in group], tokens)
+        found = stores[0].held_terms_batch(stores, tokens)
     except RepolensError as exc:
         return [Answered(target, error=_first_line(exc)) for target, _ in group]
     except Exception as exc:  # a bug must not lose the other databases' repositories
@@ -221,8 +216,7 @@ def _held_in_database(
         bug = f"unexpected {type(exc).__name__}: {exc} (a bug; see the log)"
         return [Answered(target, error=bug) for target, _ in group]
     out: list[Answered[frozenset[str]]] = []
-    for target, store in group:
-        held = found[store.key]
+    for (target, store), held in zip(group, found, strict=True):
         missing = None if held is not None else _first_line(store.missing())
         out.append(Answered(target, held) if missing is None else Answered(target, error=missing))
     return out

@@ -129,7 +129,7 @@ def locate(root: Path, index_dir: str | os.PathLike[str] | None = None, url: str
     flag_url = url or store_flag()
     if index_dir is not None and flag_url:
         raise UsageError(
-            f"--index-dir {index_dir} and --store {_shown(flag_url)} both say where the index lives: "
+            f"--index-dir {index_dir} and --store {shown_url(flag_url)} both say where the index lives: "
             "pass only one of them"
         )
     if index_dir is not None:
@@ -140,14 +140,15 @@ def locate(root: Path, index_dir: str | os.PathLike[str] | None = None, url: str
     config_url, config_from = _config_url(root)
     if env_dir and env_url:
         raise ConfigError(
-            f"{INDEX_DIR_ENV}={env_dir} and {STORE_ENV}={_shown(env_url)} both say where indexes live: "
+            f"{INDEX_DIR_ENV}={env_dir} and {STORE_ENV}={shown_url(env_url)} both say where indexes live: "
             "unset one of them (or pass --index-dir or --store, which win over both)"
         )
     if env_url:
         if config_url and config_url != env_url:
             raise ConfigError(
-                f"{STORE_ENV}={_shown(env_url)} and {config_from} ({_shown(config_url)}) name two stores: "
-                f"unset {STORE_ENV} or make them agree (or pass --store, which wins over both)"
+                f"{STORE_ENV}={shown_url(env_url)} and {config_from} ({shown_url(config_url)}) "
+                f"name two stores: unset {STORE_ENV} or make them agree "
+                "(or pass --store, which wins over both)"
             )
         return Location(_choice(root, check_store_url(env_url, STORE_ENV)), None, STORE_ENV)
     if env_dir:
@@ -155,7 +156,7 @@ def locate(root: Path, index_dir: str | os.PathLike[str] | None = None, url: str
         if config_url:
             raise ConfigError(
                 f"{INDEX_DIR_ENV}={env_dir} names a local folder but {config_from} names the store "
-                f"{_shown(config_url)}: unset {INDEX_DIR_ENV} (or pass --index-dir or --store, which win)"
+                f"{shown_url(config_url)}: unset {INDEX_DIR_ENV} (or pass --index-dir or --store, which win)"
             )
         from repolens.store.local.layout import shared_index_dir
 
@@ -179,8 +180,8 @@ def _config_url(root: Path) -> tuple[str, str]:
     if bound is not None and bound.url:
         if mine and mine != bound.url:
             raise ConfigError(
-                f"{bound.source} serves {root} from the store {_shown(bound.url)} but {_config_file(root)}"
-                f" [store] url names {_shown(mine)}: make them agree, or remove one"
+                f"{bound.source} serves {root} from the store {shown_url(bound.url)} but {_config_file(root)}"
+                f" [store] url names {shown_url(mine)}: make them agree, or remove one"
             )
         return bound.url, f"{bound.source} [store]"
     return (mine, f"{_config_file(root)} [store] url") if mine else ("", "")
@@ -238,7 +239,8 @@ def folder_key(root: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-._") or "repo"
 
 
-def _shown(url: str) -> str:
+def shown_url(url: str) -> str:
+    """A store URL as messages show it: its password left out."""
     from repolens.store.postgres.connect import redact
 
     return redact(url)

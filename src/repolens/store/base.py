@@ -523,6 +523,22 @@ class Store(Protocol):
         the grace period; interrupted builds other than ``keep`` go too."""
         ...
 
+    def probe_batch(self) -> str | None:
+        """What this store shares with the stores :meth:`held_terms_batch`
+        asks together with it, in one round trip (a database: its URL and
+        replicas); None for a store asked alone, by its reader
+        (:meth:`IndexReader.held_terms`). The probe of a search of many
+        repositories (:mod:`repolens.search.across`) groups stores by it."""
+        ...
+
+    def held_terms_batch(self, stores: Sequence[Store], tokens: Sequence[str]) -> list[frozenset[str] | None]:
+        """For ``stores`` (this one's :meth:`probe_batch`, this one among
+        them), which of ``tokens`` each one's published index holds
+        (:meth:`IndexReader.held_terms`), None for one with none published,
+        in ``stores``' order. ``StoreUnavailableError`` when the store
+        cannot be asked."""
+        ...
+
     def shared_vectors(self, chunk_ids: Iterable[str], meta: Mapping[str, str]) -> dict[str, bytes]:
         """Vectors the published indexes of *other* repositories in this store
         hold for ``chunk_ids``, from indexes whose meta has every value of

@@ -12,7 +12,7 @@ the writer commits) and tantivy's previous commit kept until SQLite's lands
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ from repolens.store.local.layout import IndexLayout
 from repolens.store.local.reader import LocalReader
 
 if TYPE_CHECKING:
+    from repolens.store.base import Store
     from repolens.store.local.writer import LocalWriter
 
 
@@ -79,6 +80,17 @@ class LocalStore:
             if newer == gen:
                 raise
             return LocalReader(self.root, self.layout.index_dir, newer)
+
+    def probe_batch(self) -> None:
+        return None  # a folder is asked alone, by its reader
+
+    def held_terms_batch(self, stores: Sequence[Store], tokens: Sequence[str]) -> list[frozenset[str] | None]:
+        from repolens.store.handles import readers
+
+        return [
+            readers.get(s, current, refresh=False).held_terms(tokens) if (current := s.current()) else None
+            for s in stores
+        ]
 
     def write_lock(self, wait: float = 0.0) -> AbstractContextManager[None]:
         return self.layout.write_lock(wait=wait)

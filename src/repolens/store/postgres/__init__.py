@@ -45,6 +45,7 @@ from repolens.store.versions import check_versions
 if TYPE_CHECKING:
     import psycopg
 
+    from repolens.store.base import Store
     from repolens.store.postgres.reader import PgReader
 
 # Replaced generations stay readable this long (a reader that looked up
@@ -105,6 +106,16 @@ class PgStore:
             except Exception:
                 continue
         return self.url
+
+    def probe_batch(self) -> str:
+        """One database's stores (the same primary and replicas) are probed in one statement."""
+        return " ".join((self.url, *self.read_urls))
+
+    def held_terms_batch(self, stores: Sequence[Store], tokens: Sequence[str]) -> list[frozenset[str] | None]:
+        same = [s for s in stores if isinstance(s, PgStore) and s.probe_batch() == self.probe_batch()]
+        assert len(same) == len(stores), "held_terms_batch takes the stores of one probe_batch"
+        found = held_terms_of(same, tokens)
+        return [found[s.key] for s in same]
 
     def _schema_ok(self, url: str) -> None:
         if url in self._checked:
