@@ -1,4 +1,5 @@
-"""Imports flow one way, and no module is named like a standard-library module.
+"""Imports flow one way, between modules and between packages, and no module
+is named like a standard-library module.
 
 The module graph of ``src/repolens`` is read from the source with ``ast``
 (nothing is imported). Module A imports module B when A's text holds an
@@ -19,6 +20,12 @@ own name is a standard-library module's, by ``sys.stdlib_module_names`` and
 the modules Python 3.13 removed (this project supports 3.11, which has
 them), is refused too: a ``json.py`` is the standard library's ``json`` to
 whatever runs with its folder on ``sys.path``, and to a reader's eye.
+
+Between packages the same imports must run down :data:`PACKAGE_ORDER` (the
+pipeline of STYLE.md, the base modules below it, the use cases and
+adapters above); the test prints that order, and each import running back
+up (the file, line and module it names). A store's backends are named only
+inside ``store/``.
 """
 
 from __future__ import annotations
@@ -209,4 +216,113 @@ def test_the_graph_counts_every_kind_of_import(tmp_path: Path) -> None:
         "circle of 3 modules: pkg.sub, pkg.sub.leaf, pkg.sub.other; one way round:",
         "    pkg/sub/__init__.py:1 imports pkg.sub.leaf",
         "    pkg/sub/leaf.py:1 imports pkg.sub",
+    ]
+
+
+# -- the order of the packages ------------------------------------------------------
+
+# The packages of src/repolens (a top-level module counts as a package of its
+# own; ``repolens`` is the package's own __init__), bottom first: the pipeline
+# of STYLE.md (discover -> chunking -> index -> store <- search -> reply) as
+# an import order, the base modules below it, the use cases and the adapters
+# above. A package imports itself and the packages on lines below its own,
+# never one on its own line or above (``index`` and ``search`` are siblings:
+# the read path never imports the write path, nor the other way round).
+PACKAGE_ORDER: tuple[tuple[str, ...], ...] = (
+    ("repolens", "errors", "hashing", "roles", "tokens", "budget"),  # the vocabulary every stage words with
+    ("chunking",),  # a file's text into chunks: the languages and kinds validate checks against
+    ("validate",),  # every argument check and bound
+    ("settings",),  # defaults <- config file <- environment <- arguments
+    ("discover", "models", "testrun"),  # which files; the embedders; allow-listed test runs
+    ("store",),  # where an index lives: the Store interface and its backends
+    ("history",),  # a branch's commits, into the store
+    ("index", "search"),  # the write path; the read path (legs, fusion, across repositories)
+    ("reply",),  # hits into text under a budget
+    ("branches",),  # several repositories and branches: names, roots, compare, refresh --all
+    ("service",),  # the use cases every adapter calls
+    ("ops", "server"),  # adapters: status, doctor and set-up; the MCP server
+    ("cli",),  # the command line (it starts the server: serve)
+    ("__main__",),
+)
+# Where a store's data actually lives: only the store package itself imports these.
+STORE_BACKENDS = ("repolens.store.local", "repolens.store.postgres")
+
+
+def package_of(module: str) -> str:
+    """``repolens.search.ranking`` -> ``search``; ``repolens`` -> ``repolens``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def back_arrows(
+    graph: dict[str, dict[str, Import]], order: tuple[tuple[str, ...], ...]
+) -> list[tuple[str, Import]]:
+    """(importer, import) for every module's first import of each package on
+    its own package's line of ``order`` or above it."""
+    level = {package: n for n, line in enumerate(order) for package in line}
+    found: dict[tuple[str, str], Import] = {}
+    for module, edges in sorted(graph.items()):
+        for target, edge in sorted(edges.items(), key=lambda item: item[1].line):
+            mine, theirs = package_of(module), package_of(target)
+            if mine != theirs and level[theirs] >= level[mine]:
+                found.setdefault((module, theirs), edge)
+    return [(module, edge) for (module, _), edge in found.items()]
+
+
+def shown_order(order: tuple[tuple[str, ...], ...]) -> str:
+    """The order as the test prints it, top first."""
+    return "\n".join(f"  {' | '.join(line)}" for line in reversed(order))
+
+
+def describe_arrow(edge: Import, importer: str, base: Path) -> str:
+    return f"    {edge.path.relative_to(base)}:{edge.line}: {package_of(importer)} imports {edge.named}"
+
+
+def test_packages_import_only_the_packages_below_them() -> None:
+    graph = import_graph(SRC)
+    placed = {package for line in PACKAGE_ORDER for package in line}
+    assert sorted({package_of(m) for m in graph} - placed) == [], "place every package in PACKAGE_ORDER"
+    allowed = (
+        f"allowed package order (each line imports only the lines below it):\n{shown_order(PACKAGE_ORDER)}"
+    )
+    print(allowed)
+    found = [describe_arrow(edge, module, SRC.parent) for module, edge in back_arrows(graph, PACKAGE_ORDER)]
+    assert found == [], "\n".join(["imports running back up the package order:", *found, allowed])
+
+
+def test_only_the_store_imports_a_store_backend() -> None:
+    graph = import_graph(SRC)
+    found = [
+        describe_arrow(edge, module, SRC.parent)
+        for module, edges in graph.items()
+        if package_of(module) != "store"
+        for target, edge in edges.items()
+        if target.startswith(STORE_BACKENDS)
+    ]
+    why = "a store backend named outside store/ (put it behind repolens.store.base.Store):"
+    assert found == [], "\n".join([why, *found])
+
+
+def test_an_import_up_the_order_is_found(tmp_path: Path) -> None:
+    """The check on a package made here: a lazy import of a package above,
+    and one of a sibling on the same line, are arrows back up; an import of
+    a package below, or inside one's own package, is not."""
+    files = {
+        "repolens/__init__.py": "",
+        "repolens/low/__init__.py": "",
+        "repolens/low/a.py": "from repolens.low import b\n",
+        "repolens/low/b.py": "def f():\n    from repolens.high import c\n",
+        "repolens/high/__init__.py": "",
+        "repolens/high/c.py": "from repolens.low.a import X\nfrom repolens.side import d\n",
+        "repolens/side/__init__.py": "",
+        "repolens/side/d.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    order = (("repolens",), ("low",), ("high", "side"))
+    arrows = back_arrows(import_graph(tmp_path), order)
+    assert [describe_arrow(edge, module, tmp_path) for module, edge in arrows] == [
+        "    repolens/high/c.py:2: high imports repolens.side.d",
+        "    repolens/low/b.py:2: low imports repolens.high.c",
     ]
