@@ -21,6 +21,23 @@ TRAILER_RESERVE = 400
 # The reply budget of a read (read_snippet, ``repolens read``) when the
 # caller names none, CLI and MCP alike.
 READ_MAX_CHARS = 12_000
+# What every other reply shows when the caller names no bound, CLI, MCP and
+# library alike: each front passes what the caller gave, or None, and the use
+# case (repolens.service) takes these. A search's own top_k and max_chars are
+# settings (repolens.settings.Settings: a repository's .repolens.toml may set
+# them); a test run's bounds are in repolens.testrun.limits.
+SYMBOLS_LIMIT = 20  # definitions a symbol lookup lists
+SYMBOLS_MAX_CHARS = 4000
+FOCUS_MAX_FILES = 3  # focused context: files, blocks per file, blocks in all, characters
+FOCUS_BLOCKS_PER_FILE = 3
+FOCUS_MAX_BLOCKS = 6
+FOCUS_MAX_CHARS = 8000
+CHUNK_MAX_CHARS = 8000  # one stored chunk
+HISTORY_TOP_K = 10  # commits a search of the history lists
+HISTORY_MAX_CHARS = 6000
+COMPARE_MAX_CHARS = 4000  # a comparison of two branches
+LIST_LIMIT = 20  # repositories one page of list_repositories names
+SUMMARY_MAX_CHARS = 4000  # the replies of index_repo, refresh_index, index_status and list_repositories
 
 
 def counted(n: int, noun: str, plural: str = "") -> str:

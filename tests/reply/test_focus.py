@@ -13,7 +13,8 @@ import pytest
 from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
-from repolens.reply.focus import NO_MATCH, FocusResult, focused_context
+from repolens.reply import focus
+from repolens.reply.focus import NO_MATCH, FocusResult
 from repolens.reply.stored import get_chunk
 from repolens.settings import Settings
 from repolens.store import open_store
@@ -132,6 +133,13 @@ def shop(make_repo) -> Iterator[IndexReader]:
     reader = open_store(root).open_reader()
     yield reader
     reader.close()
+
+
+def focused_context(reader: IndexReader, query: str, *, context_lines: int = 2, **bounds: int) -> FocusResult:
+    """Focus on the index ``reader`` reads, ranked as the default settings
+    say, with ``context_lines`` (the setting) around each matched line."""
+    settings = Settings(context_lines=context_lines)
+    return focus.focused_context(reader, Path(reader.meta()["root"]), query, settings, **bounds)
 
 
 def _numbered(path: str, start: int, end: int) -> list[str]:

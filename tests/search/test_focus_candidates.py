@@ -8,7 +8,7 @@ from repolens.chunking import Chunk
 from repolens.index.build import build_index
 from repolens.search.focus import Candidate, find_candidates, resolve_nesting
 from repolens.search.hits import matching_lines
-from repolens.search.query import parse_query
+from repolens.settings import Settings
 from repolens.store import open_store
 
 BASKET = """class Basket:
@@ -36,14 +36,14 @@ def test_matches_map_to_their_innermost_definition(make_repo):
     build_index(root)
     reader = open_store(root, None).open_reader()
     try:
-        found = find_candidates(reader, parse_query("basket overflows"), (), 50)
+        found = find_candidates(reader, root, "basket overflows", Settings(), (), 50)
         assert found.subpaths == ()
         assert found.ranked_files[0] == "shop/basket.py"
         by_name = {c.qualname: c for c in found.by_file["shop/basket.py"]}
         put = by_name["Basket.put"]
         assert (put.kind, put.start, put.end) == ("method", 4, 7)
         assert 6 in put.hit_lines  # raise ValueError("basket overflows")
-        within = find_candidates(reader, parse_query("basket overflows"), ("shop/other.py",), 50)
+        within = find_candidates(reader, root, "basket overflows", Settings(), ("shop/other.py",), 50)
         assert within.subpaths == ("shop/other.py",)
         assert set(within.by_file) <= {"shop/other.py"}
     finally:

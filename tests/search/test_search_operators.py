@@ -14,8 +14,9 @@ from repolens.errors import UsageError
 from repolens.index.build import build_index
 from repolens.search.filters import Filters
 from repolens.search.query import parse_query
-from repolens.search.ranking import search_index
+from repolens.search.ranking import RankingOptions, search_index
 from repolens.server.tools import build_server
+from repolens.settings import Settings
 from repolens.store import open_store
 from repolens.store.handles import readers
 
@@ -68,9 +69,12 @@ def test_a_keyword_is_looked_for_below_the_candidates_a_search_ranks(ledgers: Pa
     reader = open_store(ledgers, None).open_reader()
     try:
         parsed = parse_query("ledger")
-        plain = search_index(reader, parsed, limit=2, filters=Filters(include=("audit/**",)))
+        options = RankingOptions.from_settings(Settings())
+        plain = search_index(reader, parsed, options=options, limit=2, filters=Filters(include=("audit/**",)))
         assert plain.hits == []  # a path filter alone looks among the first eight only
-        marked = search_index(reader, parsed, limit=2, filters=Filters(keywords=("AUDIT_MARK",)))
+        marked = search_index(
+            reader, parsed, options=options, limit=2, filters=Filters(keywords=("AUDIT_MARK",))
+        )
         assert [h.chunk.path for h in marked.hits] == ["audit/check0.py", "audit/check1.py"]
     finally:
         reader.close()

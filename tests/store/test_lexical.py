@@ -10,6 +10,7 @@ from repolens import service
 from repolens.index.build import build_index
 from repolens.search.query import ParsedQuery, QueryTerm
 from repolens.search.ranking import RankingOptions, search_index
+from repolens.settings import Settings
 from repolens.store import open_store
 from repolens.store.handles import readers
 from repolens.tokens import tokenize
@@ -83,7 +84,8 @@ def test_english_words_rare_in_code_do_not_dominate_a_long_question(make_repo):
     reader = open_store(root).open_reader()
     try:
         raw = tuple(QueryTerm(tok, 1.0, False) for tok in dict.fromkeys(tokenize(question)))
-        trapped = search_index(reader, ParsedQuery(question, raw), options=RankingOptions(priors=False))
+        tuned = RankingOptions.from_settings(Settings(ranking="tuned", priors=False))
+        trapped = search_index(reader, ParsedQuery(question, raw), options=tuned)
         assert trapped.hits[0].chunk.path == "notes/changelog.txt"
     finally:
         reader.close()

@@ -15,12 +15,35 @@ from typing import Any
 import click
 
 from repolens import __version__
-from repolens.budget import READ_MAX_CHARS
+from repolens.budget import (
+    CHUNK_MAX_CHARS,
+    COMPARE_MAX_CHARS,
+    FOCUS_BLOCKS_PER_FILE,
+    FOCUS_MAX_BLOCKS,
+    FOCUS_MAX_CHARS,
+    FOCUS_MAX_FILES,
+    HISTORY_MAX_CHARS,
+    HISTORY_TOP_K,
+    READ_MAX_CHARS,
+    SYMBOLS_LIMIT,
+    SYMBOLS_MAX_CHARS,
+)
 from repolens.cli.output import emit as _emit
 from repolens.cli.reads import one_root, root_spelling, run_index, run_read, run_search, run_symbols
 from repolens.errors import RepolensError
+from repolens.settings import Settings
+from repolens.testrun.limits import DEFAULT_MAX_CHARS as TEST_MAX_CHARS
+from repolens.testrun.limits import DEFAULT_TIMEOUT_S as TEST_TIMEOUT_S
+from repolens.validate import MAX_TOP_K
 
 ROOT_HELP = "Repository root (default: the current directory)."
+
+
+def budget_help(default: int) -> str:
+    """The help of a ``--max-chars`` option whose default every front shares (:mod:`repolens.budget`)."""
+    return f"Reply budget in characters (default {default})."
+
+
 INDEX_DIR_HELP = "Index folder (default: <root>/.repolens, or $REPOLENS_INDEX_DIR/<root>)."
 
 
@@ -140,9 +163,19 @@ def status_cmd(root: str | None, index_dir: str | None, as_json: bool) -> None:
 @root_option
 @index_dir_option
 @click.option(
-    "--top-k", "-k", type=int, default=None, help="Hits (files with --files) to show (default 5, max 50)."
+    "--top-k",
+    "-k",
+    type=int,
+    default=None,
+    help=f"Hits (files with --files) to show (default: the top_k setting, {Settings.top_k}; "
+    f"max {MAX_TOP_K}).",
 )
-@click.option("--max-chars", type=int, default=None, help="Reply budget in characters (default 6000).")
+@click.option(
+    "--max-chars",
+    type=int,
+    default=None,
+    help=f"Reply budget in characters (default: the max_chars setting, {Settings.max_chars}).",
+)
 @click.option("--path", default=None, help="Only search under this folder or file.")
 @click.option("--lang", "language", default=None, help="Only files of this language (e.g. python, or py).")
 @click.option("--kind", default=None, help="Only chunks of this kind (function or fn, class, method, ...).")
@@ -178,8 +211,10 @@ json_option = click.option("--json", "as_json", is_flag=True, help="JSON for pro
 @click.option("--kind", default=None, help="Only this kind (function or fn, method, class, ...).")
 @click.option("--path", default=None, help="Only under this folder or file.")
 @click.option("--lang", "language", default=None, help="Only this language (e.g. python, or py).")
-@click.option("--limit", type=int, default=20, show_default=True, help="Most matches to list (1-200).")
-@click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
+@click.option(
+    "--limit", type=int, default=None, help=f"Most matches to list (1-200; default {SYMBOLS_LIMIT})."
+)
+@click.option("--max-chars", type=int, default=None, help=budget_help(SYMBOLS_MAX_CHARS))
 @json_option
 @across_options
 def symbols_cmd(**params: Any) -> None:
@@ -192,20 +227,29 @@ def symbols_cmd(**params: Any) -> None:
 @root_option
 @index_dir_option
 @click.option("--path", "paths", multiple=True, help="Only matches in this file or folder (repeatable).")
-@click.option("--max-files", type=int, default=3, show_default=True)
-@click.option("--blocks-per-file", type=int, default=3, show_default=True)
-@click.option("--max-blocks", type=int, default=6, show_default=True)
-@click.option("--max-chars", type=int, default=8000, show_default=True)
+@click.option(
+    "--max-files", type=int, default=None, help=f"Most files to show (1-50; default {FOCUS_MAX_FILES})."
+)
+@click.option(
+    "--blocks-per-file",
+    type=int,
+    default=None,
+    help=f"Most blocks of one file (1-50; default {FOCUS_BLOCKS_PER_FILE}).",
+)
+@click.option(
+    "--max-blocks", type=int, default=None, help=f"Most blocks in all (1-100; default {FOCUS_MAX_BLOCKS})."
+)
+@click.option("--max-chars", type=int, default=None, help=budget_help(FOCUS_MAX_CHARS))
 @json_option
 def focus_cmd(
     query: str,
     root: str | None,
     index_dir: str | None,
     paths: tuple[str, ...],
-    max_files: int,
-    blocks_per_file: int,
-    max_blocks: int,
-    max_chars: int,
+    max_files: int | None,
+    blocks_per_file: int | None,
+    max_blocks: int | None,
+    max_chars: int | None,
     as_json: bool,
 ) -> None:
     """Whole enclosing definitions (functions, classes) of QUERY's matches."""
@@ -229,8 +273,14 @@ def focus_cmd(
 @root_option
 @index_dir_option
 @click.option("--path", default=None, help="The commits that touched this file, with its changed lines.")
-@click.option("--top-k", "-k", type=int, default=10, show_default=True, help="Most commits to list (1-50).")
-@click.option("--max-chars", type=int, default=6000, show_default=True, help="Reply budget in characters.")
+@click.option(
+    "--top-k",
+    "-k",
+    type=int,
+    default=None,
+    help=f"Most commits to list (1-{MAX_TOP_K}; default {HISTORY_TOP_K}).",
+)
+@click.option("--max-chars", type=int, default=None, help=budget_help(HISTORY_MAX_CHARS))
 @json_option
 @across_options
 def history_cmd(
@@ -238,8 +288,8 @@ def history_cmd(
     root: str | None,
     index_dir: str | None,
     path: str | None,
-    top_k: int,
-    max_chars: int,
+    top_k: int | None,
+    max_chars: int | None,
     as_json: bool,
     repos: tuple[str, ...],
     project: str | None,
@@ -269,9 +319,11 @@ def history_cmd(
 @click.argument("chunk_id")
 @root_option
 @index_dir_option
-@click.option("--max-chars", type=int, default=8000, show_default=True)
+@click.option("--max-chars", type=int, default=None, help=budget_help(CHUNK_MAX_CHARS))
 @json_option
-def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars: int, as_json: bool) -> None:
+def chunk_cmd(
+    chunk_id: str, root: str | None, index_dir: str | None, max_chars: int | None, as_json: bool
+) -> None:
     """Print one stored chunk by its id (ids come from search --json and focus --json)."""
     from repolens import service
 
@@ -281,9 +333,13 @@ def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars:
 @cli.command("test", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @root_option
 @click.option(
-    "--timeout", "timeout_s", type=float, default=300.0, show_default=True, help="Seconds before kill."
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=None,
+    help=f"Seconds before kill (default {TEST_TIMEOUT_S:g}).",
 )
-@click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
+@click.option("--max-chars", type=int, default=None, help=budget_help(TEST_MAX_CHARS))
 @click.option("--list", "list_runners", is_flag=True, help="List the runners this repository can use.")
 @click.argument("runner", required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -291,8 +347,8 @@ def chunk_cmd(chunk_id: str, root: str | None, index_dir: str | None, max_chars:
 def test_cmd(
     ctx: click.Context,
     root: str | None,
-    timeout_s: float,
-    max_chars: int,
+    timeout_s: float | None,
+    max_chars: int | None,
     list_runners: bool,
     runner: str | None,
     args: tuple[str, ...],
@@ -489,7 +545,7 @@ config_option = click.option(
 @click.option("--query", default=None, help="Compare the files this search finds in either branch.")
 @config_option
 @_store
-@click.option("--max-chars", type=int, default=4000, show_default=True, help="Reply budget in characters.")
+@click.option("--max-chars", type=int, default=None, help=budget_help(COMPARE_MAX_CHARS))
 @json_option
 def compare_cmd(
     repo: str,
@@ -498,7 +554,7 @@ def compare_cmd(
     paths: tuple[str, ...],
     query: str | None,
     config_file: str | None,
-    max_chars: int,
+    max_chars: int | None,
     as_json: bool,
 ) -> None:
     """Which files differ between two branches of a repository: same, modified, only_head,

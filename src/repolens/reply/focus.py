@@ -55,16 +55,30 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from repolens.budget import BLOCK_SEP, budget_marker, did_not_fit, omitted_marker, trailer_reserve
+from repolens.budget import (
+    BLOCK_SEP,
+    FOCUS_BLOCKS_PER_FILE,
+    FOCUS_MAX_BLOCKS,
+    FOCUS_MAX_CHARS,
+    FOCUS_MAX_FILES,
+    budget_marker,
+    did_not_fit,
+    omitted_marker,
+    trailer_reserve,
+)
 from repolens.chunking.labels import signature_lines
 from repolens.reply.stored import file_lines
 from repolens.search.focus import Candidate, find_candidates, in_holes, resolve_nesting
 from repolens.search.query import parse_query
 from repolens.store.base import IndexReader, StoredChunk
 from repolens.tokens import tokenize
-from repolens.validate import MAX_CONTEXT_LINES, check_budget, check_int, check_query
+from repolens.validate import check_budget, check_int, check_query
+
+if TYPE_CHECKING:
+    from repolens.settings import Settings
 
 NO_MATCH = "No matching definitions found."
 # The trailer names what was left out, not all of it: up to ~10 refs, then
@@ -73,6 +87,8 @@ _TRAILER_MAX = 800
 _MATCHED_SHOWN = 12
 # Matched lines tried, strongest first, when a block must be cut to fit.
 _MAX_CUT_TRIALS = 200
+# Retrieval hits whose matched lines are looked at.
+HIT_CANDIDATES = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,23 +345,28 @@ def _trailer(blocks: Sequence[FocusBlock], limit: int) -> str:
 
 def focused_context(
     reader: IndexReader,
+    root: Path,
     query: str,
+    settings: Settings,
     *,
     paths: Sequence[str] = (),
-    max_files: int = 3,
-    blocks_per_file: int = 3,
-    max_blocks: int = 6,
-    max_chars: int = 8000,
-    hit_candidates: int = 50,
-    context_lines: int = 2,
+    max_files: int = FOCUS_MAX_FILES,
+    blocks_per_file: int = FOCUS_BLOCKS_PER_FILE,
+    max_blocks: int = FOCUS_MAX_BLOCKS,
+    max_chars: int = FOCUS_MAX_CHARS,
+    hit_candidates: int = HIT_CANDIDATES,
 ) -> FocusResult:
     """The enclosing definitions of ``query``'s matches; see the module docstring.
 
+    The matches are found among the first ``hit_candidates`` hits of a
+    search of ``query`` in the repository at ``root``, ranked as
+    ``settings`` say (:func:`repolens.search.focus.retrieve`: the ranking of
+    ``search``), and shown with ``settings.context_lines`` around them.
     ``paths`` (files or folders, root-relative) restrict the matches.
     Bounds: ``max_files``, ``blocks_per_file`` 1-50, ``max_blocks`` 1-100,
-    ``max_chars`` 200-1,000,000, ``hit_candidates`` (retrieval hits
-    examined) 1-1000, ``context_lines`` 0-50. Raises ``UsageError`` for an
-    empty query or a bound out of range, ``PathError`` for a bad path.
+    ``max_chars`` 200-1,000,000, ``hit_candidates`` 1-1000. Raises
+    ``UsageError`` for an empty query or a bound out of range, ``PathError``
+    for a bad path.
     """
     check_query(query)
     check_int("max_files", max_files, 1, 50)
@@ -353,9 +374,9 @@ def focused_context(
     check_int("max_blocks", max_blocks, 1, 100)
     check_budget(max_chars)
     check_int("hit_candidates", hit_candidates, 1, 1000)
-    check_int("context_lines", context_lines, 0, MAX_CONTEXT_LINES)
-    parsed = parse_query(query)
-    found = find_candidates(reader, parsed, paths, hit_candidates)
+    context_lines = settings.context_lines
+    parsed = parse_query(query, weighted=settings.query_weights)
+    found = find_candidates(reader, root, query, settings, paths, hit_candidates)
     subpaths, cands = found.subpaths, found.by_file
     if not cands:
         return FocusResult(query, subpaths, (), (), NO_MATCH)

@@ -20,7 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repolens.budget import counted, did_not_fit, diff_marker, more_did_not_fit
+from repolens.budget import (
+    HISTORY_MAX_CHARS,
+    HISTORY_TOP_K,
+    counted,
+    did_not_fit,
+    diff_marker,
+    more_did_not_fit,
+)
 from repolens.history.gitlog import changed_lines
 from repolens.search.history_leg import commits_for, unavailable
 from repolens.search.query import parse_query
@@ -134,8 +141,8 @@ def history_reply(
     query: str | None,
     *,
     path: str | None = None,
-    top_k: int = 10,
-    max_chars: int = 6000,
+    top_k: int = HISTORY_TOP_K,
+    max_chars: int = HISTORY_MAX_CHARS,
 ) -> HistoryReply:
     """The commits for ``query`` and/or ``path`` (see the module docstring),
     at most ``top_k``, rendered within ``max_chars``. Arguments are checked
@@ -146,7 +153,7 @@ def history_reply(
 
 
 def history_entries(
-    reader: IndexReader, root: Path, query: str | None, *, path: str | None = None, top_k: int = 10
+    reader: IndexReader, root: Path, query: str | None, *, path: str | None = None, top_k: int = HISTORY_TOP_K
 ) -> tuple[list[HistoryEntry], list[str]]:
     """The commits of :func:`history_reply`, best first, and its notes."""
     entries: list[HistoryEntry] = []

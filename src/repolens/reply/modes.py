@@ -36,7 +36,7 @@ class SearchReply:
     Filled in as it is rendered; a plain class (as
     :class:`~repolens.search.hits.SearchOutcome`, and for the same reason)."""
 
-    __slots__ = ("files", "indexed", "mode", "notes", "packet", "query", "query_id", "text")
+    __slots__ = ("files", "indexed", "max_chars", "mode", "notes", "packet", "query", "query_id", "text")
 
     def __init__(
         self, query: str, query_id: str | None, mode: str, text: str, notes: tuple[str, ...] = ()
@@ -49,6 +49,7 @@ class SearchReply:
         self.files: list[FileEntry] | None = None
         self.indexed: IndexReport | None = None  # set when this call had to build the index first
         self.notes = notes
+        self.max_chars = 0  # the budget it was rendered within (the settings')
 
     def to_json(self) -> dict[str, Any]:
         return search_json(self.query, self.query_id, self.packet, self.files, self.notes)
@@ -62,6 +63,7 @@ def render_search(
     query, hits, parsed = outcome.query.text, outcome.hits, outcome.query
     footer = f"query_id {query_id}" if query_id else ""
     reply = SearchReply(query=query, query_id=query_id, mode=mode, text="", notes=tuple(outcome.notes))
+    reply.max_chars = settings.max_chars
     overview_size = max(settings.top_k, MIN_OVERVIEW_FILES)
     if mode == "files":
         reply.files = file_overview(hits, parsed, limit=settings.top_k)

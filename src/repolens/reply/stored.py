@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from repolens.budget import fit_lines, omitted_marker, truncated_marker
+from repolens.budget import CHUNK_MAX_CHARS, fit_lines, omitted_marker, truncated_marker
 from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
 from repolens.store.base import IndexReader, StoredChunk
@@ -96,7 +96,7 @@ class ChunkView:
         }
 
 
-def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = 8000) -> ChunkView:
+def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = CHUNK_MAX_CHARS) -> ChunkView:
     """The stored chunk ``chunk_id``, rendered within ``max_chars`` (200-1,000,000).
 
     Raises ``UsageError`` for a malformed id and ``NotFoundError`` for an id

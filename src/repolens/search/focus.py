@@ -2,13 +2,14 @@
 
 The search half of ``repolens focus`` (the rendering under budgets is
 :mod:`repolens.reply.focus`). A *match* is a line of a chunk retrieval
-returned (:func:`repolens.search.search_index`, the same as ``search``)
-that matches the query (:func:`repolens.search.hits.matching_lines`, the
-same test as packets). Each match is mapped to its innermost enclosing
-definition (function, method, class, section...) from the index's symbol
-table; matches in code outside any definition (imports, top-level
-statements, files chunked by line windows) map to the chunk they are in, or
-to the run of top-level lines between definitions around them. Several
+returned (:func:`repolens.search.ranking.search`: the same ranking, legs
+and settings as ``search``) that matches the query
+(:func:`repolens.search.hits.matching_lines`, the same test as packets).
+Each match is mapped to its innermost enclosing definition (function,
+method, class, section...) from the index's symbol table; matches in code
+outside any definition (imports, top-level statements, files chunked by
+line windows) map to the chunk they are in, or to the run of top-level
+lines between definitions around them. Several
 matches in one definition make one candidate; candidates whose ranges
 overlap without nesting are merged; a candidate inside another is resolved
 by :func:`resolve_nesting`.
@@ -18,15 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk
 from repolens.errors import PathError, UsageError
 from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.hits import Hit, matching_lines
-from repolens.search.query import ParsedQuery, with_completions
-from repolens.search.ranking import search_index
+from repolens.search.query import ParsedQuery
+from repolens.search.ranking import search
 from repolens.store.base import IndexReader, SymbolRow
+
+if TYPE_CHECKING:
+    from repolens.settings import Settings
 
 # Symbols that are part of top-level code rather than bounding it.
 _NOT_BOUNDARIES = frozenset({"constant", "block", "section"})
@@ -68,16 +73,23 @@ def resolve_paths(reader: IndexReader, paths: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def retrieve(reader: IndexReader, parsed: ParsedQuery, subpaths: Sequence[str], limit: int) -> list[Hit]:
-    """Retrieval hits, best first; with ``subpaths``, the best of one search per path."""
+def retrieve(
+    reader: IndexReader, root: Path, query: str, settings: Settings, subpaths: Sequence[str], limit: int
+) -> tuple[ParsedQuery, list[Hit]]:
+    """The question as a search reads it (partial identifiers completed) and
+    the best ``limit`` retrieval hits, best first, ranked as a search ranks
+    them (:func:`repolens.search.ranking.search`, with ``settings``); with
+    ``subpaths``, the best of one search per path."""
     if not subpaths:
-        return search_index(reader, parsed, limit=limit).hits
+        outcome = search(reader, root, query, settings, Filters(), limit=limit)
+        return outcome.query, outcome.hits
     best: dict[int, Hit] = {}
     for p in subpaths:
-        for h in search_index(reader, parsed, limit=limit, filters=Filters(subpath=p)).hits:
+        outcome = search(reader, root, query, settings, Filters(subpath=p), limit=limit)
+        for h in outcome.hits:
             if h.cid not in best or h.score > best[h.cid].score:
                 best[h.cid] = h
-    return sorted(best.values(), key=lambda h: -h.score)[:limit]
+    return outcome.query, sorted(best.values(), key=lambda h: -h.score)[:limit]
 
 
 def matches_by_file(hits: Sequence[Hit], tokens: frozenset[str]) -> dict[str, FileMatches]:
@@ -181,14 +193,19 @@ class FocusCandidates:
 
 
 def find_candidates(
-    reader: IndexReader, parsed: ParsedQuery, paths: Sequence[str], hit_candidates: int
+    reader: IndexReader,
+    root: Path,
+    query: str,
+    settings: Settings,
+    paths: Sequence[str],
+    hit_candidates: int,
 ) -> FocusCandidates:
-    """The candidates of ``parsed``'s matches among the best
-    ``hit_candidates`` retrieval hits, within ``paths`` (``PathError`` for a
-    bad one, see :func:`resolve_paths`)."""
+    """The candidates of ``query``'s matches among the best
+    ``hit_candidates`` retrieval hits (:func:`retrieve`), within ``paths``
+    (``PathError`` for a bad one, see :func:`resolve_paths`)."""
     subpaths = resolve_paths(reader, paths)
-    parsed, _ = with_completions(parsed, reader.terms_with_prefix)
-    per_file = matches_by_file(retrieve(reader, parsed, subpaths, hit_candidates), parsed.tokens)
+    parsed, hits = retrieve(reader, root, query, settings, subpaths, hit_candidates)
+    per_file = matches_by_file(hits, parsed.tokens)
     cands = {path: candidates(reader, path, m) for path, m in per_file.items()}
     ranked = sorted(cands, key=lambda p: min((-c.score, -len(c.hit_lines)) for c in cands[p]))
     return FocusCandidates(subpaths, cands, ranked)

@@ -65,23 +65,28 @@ EXPLAINED = 10
 
 
 class RankingOptions(NamedTuple):
-    """How the legs are fused and scaled (see the module docstring); each field is the setting of its name."""
+    """How the legs are fused and scaled (see the module docstring); each
+    field is the setting of its name (:class:`repolens.settings.Settings`
+    says what it does, and holds its one default). No field has a default
+    here: every ranking comes from settings (:meth:`from_settings`), so a
+    search, focus and a search of several repositories rank alike."""
 
-    symbol_boost: float = 1.0
-    priors: bool = True  # scale by the file's role (source over tests/docs)
-    file_weight: float = 0.0  # add this share of the file's other chunks' scores
-    diversity: float = 1.0  # multiply the n-th chunk of one file by diversity**n
-    fusion: str = "boost"  # how the dense leg joins: boost, rrf or rerank
-    dense_weight: float = 0.5
-    dense_fallback: bool = False  # rerank: dense-only matches join when lexical search is weak
-    path_boost: float = 0.0  # weight of files the query mentions (tracebacks, names, scopes)
-    history_weight: float = 0.0  # weight of files past commits like the query touched
-    field_weights: bool = True  # a match in a name or signature counts more than in a body
-    ranking: str = "tuned"  # tuned: the fused score orders; learned: the model over every leg's features
+    symbol_boost: float
+    priors: bool
+    file_weight: float
+    diversity: float
+    fusion: str
+    dense_weight: float
+    dense_fallback: bool
+    path_boost: float
+    history_weight: float
+    field_weights: bool
+    ranking: str
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RankingOptions:
-        """The options ``settings`` ask for: each field is the setting of its name."""
+        """The options ``settings`` ask for: each field is the setting of its
+        name. The one conversion from settings to a ranking."""
         return cls(**{name: getattr(settings, name) for name in cls._fields})
 
 
@@ -93,13 +98,17 @@ def search(
     filters: Filters,
     *,
     explain: bool = False,
+    limit: int | None = None,
 ) -> SearchOutcome:
-    """``query`` ranked on ``reader`` as ``settings`` say (a partial
-    identifier, ``zorb*``, completed from the index), with every leg
-    the repository configures (dense when the index has vectors, rerank when
-    a cross-encoder is set up); a leg that is missing or fails is named in
-    the outcome's notes, and the search goes on without it. ``PathError``
-    when nothing is found because nothing is indexed under the path filter."""
+    """The best ``limit`` chunks for ``query`` (default: four per hit
+    ``settings.top_k`` asks for, at least :data:`CANDIDATES`), ranked on
+    ``reader`` as ``settings`` say (a partial identifier, ``zorb*``,
+    completed from the index), with every leg the repository configures
+    (dense when the index has vectors, rerank when a cross-encoder is set
+    up); a leg that is missing or fails is named in the outcome's notes, and
+    the search goes on without it. ``PathError`` when nothing is found
+    because nothing is indexed under the path filter. The one ranking of a
+    search, of focus and of a search of several repositories."""
     parsed, completed = with_completions(
         parse_query(query, weighted=settings.query_weights), reader.terms_with_prefix
     )
@@ -108,7 +117,7 @@ def search(
     outcome = search_index(
         reader,
         parsed,
-        limit=max(CANDIDATES, settings.top_k * 4),
+        limit=limit if limit is not None else max(CANDIDATES, settings.top_k * 4),
         filters=filters,
         options=RankingOptions.from_settings(settings),
         dense=dense,
@@ -127,9 +136,9 @@ def search_index(
     reader: IndexReader,
     query: ParsedQuery,
     *,
+    options: RankingOptions,
     limit: int = CANDIDATES,
     filters: Filters | None = None,
-    options: RankingOptions | None = None,
     dense: DenseLeg | None = None,
     rerank: RerankLeg | None = None,
     features_out: dict[int, list[float]] | None = None,
@@ -142,7 +151,6 @@ def search_index(
     ``explain``: the learned ranking also says which features moved each of
     the first hits (``--explain``; it costs a second walk of the trees)."""
     filters = filters or Filters()
-    options = options or RankingOptions()
     fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
     # Globs and keywords filter after retrieval, so fetch deeper to keep ``limit`` hits.
     depth = limit * 4 if filters.has_globs() or filters.keywords else limit

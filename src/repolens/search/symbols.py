@@ -61,7 +61,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
-from repolens.budget import counted
+from repolens.budget import SYMBOLS_LIMIT, SYMBOLS_MAX_CHARS, counted
 from repolens.errors import UsageError
 from repolens.roles import LISTING_RANK, PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.store.base import IndexReader, NameMatch, SymbolFilters, SymbolRow, normalize_symbol
@@ -455,8 +455,8 @@ def find_symbols(
     kind: str | None = None,
     path: str | None = None,
     language: str | None = None,
-    limit: int = 20,
-    max_chars: int = 4000,
+    limit: int = SYMBOLS_LIMIT,
+    max_chars: int = SYMBOLS_MAX_CHARS,
 ) -> SymbolMatches:
     """Definitions named ``name``, ranked (see the module docstring); a
     trailing ``*`` adds the names that start with it.

@@ -40,31 +40,43 @@ from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.branches.roots import name_for
 from repolens.branches.several import selected
-from repolens.budget import READ_MAX_CHARS
+from repolens.budget import (
+    CHUNK_MAX_CHARS,
+    COMPARE_MAX_CHARS,
+    FOCUS_MAX_CHARS,
+    HISTORY_MAX_CHARS,
+    READ_MAX_CHARS,
+    SUMMARY_MAX_CHARS,
+    SYMBOLS_MAX_CHARS,
+)
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import safe_path
 from repolens.search.across import LABEL_SEP, Target
 from repolens.server.tool_list import LOCATION, location_description
+from repolens.settings import Settings
 from repolens.store import open_store
+from repolens.testrun.limits import DEFAULT_MAX_CHARS as TEST_MAX_CHARS
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type, resolve_root
 
 log = logging.getLogger("repolens")
 
-# Reply budgets (characters): the tool's default when the call names none.
+# Reply budgets (characters) when the call names none: the ones every front
+# shares (repolens.budget). A search's is its repository's max_chars setting,
+# which the tool notes once it knows it (note_budget).
 DEFAULT_BUDGETS = {
-    "index_repo": 4000,
-    "search_code": 6000,
+    "index_repo": SUMMARY_MAX_CHARS,
+    "search_code": Settings.max_chars,
     "read_snippet": READ_MAX_CHARS,
-    "find_symbol": 4000,
-    "get_focused_context": 8000,
-    "get_chunk": 8000,
-    "refresh_index": 4000,
-    "index_status": 4000,
-    "list_repositories": 4000,
-    "run_tests": 4000,
-    "compare_branches": 4000,
-    "search_history": 6000,
+    "find_symbol": SYMBOLS_MAX_CHARS,
+    "get_focused_context": FOCUS_MAX_CHARS,
+    "get_chunk": CHUNK_MAX_CHARS,
+    "refresh_index": SUMMARY_MAX_CHARS,
+    "index_status": SUMMARY_MAX_CHARS,
+    "list_repositories": SUMMARY_MAX_CHARS,
+    "run_tests": TEST_MAX_CHARS,
+    "compare_branches": COMPARE_MAX_CHARS,
+    "search_history": HISTORY_MAX_CHARS,
 }
 # Longest query a tool accepts. Query parsing is superlinear on long
 # unbroken runs (about 1 s at 10,000 chars), so the cap bounds the work one
@@ -318,6 +330,14 @@ def note_hits(hits: int) -> None:
         record["hits"] = hits
 
 
+def note_budget(max_chars: int) -> None:
+    """The budget the reply was made within, when the call named none and the
+    tool's is not the default (a search's: its repository's ``max_chars``)."""
+    record = _current_call.get()
+    if record is not None:
+        record["budget"] = max_chars
+
+
 def note_evidence_budget() -> None:
     """The reply is JSON whose ``max_chars`` budgets only the evidence inside it
     (``search_code`` mode=json): the last guard must not cut it, as cut JSON is
@@ -372,12 +392,25 @@ def _validation_message(tool: str, exc: ValidationError) -> str:
 
 
 def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
-    """A tool's input schema without its titles (its own and its properties')."""
-    properties = {
-        name: {k: v for k, v in prop.items() if k != "title"}
-        for name, prop in schema.get("properties", {}).items()
-    }
+    """A tool's input schema without its titles (its own and its
+    properties'), and an argument that may be left out (``X | None =
+    None``) shown as its type ``X`` alone: leaving it out is how a call says
+    "as the settings say" (the repository's ``.repolens.toml``, else the
+    default every front shares), and ``null`` would say no more."""
+    properties = {name: _optional_as_type(prop) for name, prop in schema.get("properties", {}).items()}
     return {**{k: v for k, v in schema.items() if k != "title"}, "properties": properties}
+
+
+def _optional_as_type(prop: dict[str, Any]) -> dict[str, Any]:
+    """``{"anyOf": [X, {"type": "null"}], "default": null}`` as ``X``; titles left out."""
+    prop = {k: v for k, v in prop.items() if k != "title"}
+    either = prop.get("anyOf")
+    if "default" in prop and prop["default"] is None and isinstance(either, list) and len(either) == 2:
+        kept = [s for s in either if s != {"type": "null"}]
+        if len(kept) == 1:
+            rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+            return dict(sorted({**kept[0], **rest}.items()))  # in sorted order, as the SDK's
+    return prop
 
 
 class RepolensServer(MCPServer):
@@ -454,7 +487,7 @@ class RepolensServer(MCPServer):
             error = one_line(self.repos.redact(error), min(ERROR_MAX_CHARS, budget))
             result = CallToolResult(content=[TextContent(type="text", text=error)], is_error=True)
         elif not record.get("evidence_budget"):
-            result = self._within_budget(name, result, budget)
+            result = self._within_budget(name, result, record.get("budget", budget))
         if self.query_log is not None:
             self.query_log.write(
                 {

@@ -40,14 +40,14 @@ from repolens.branches.refresh import siblings_of
 from repolens.branches.registry import load_registry
 from repolens.branches.roots import name_for
 from repolens.branches.several import names_several
-from repolens.budget import READ_MAX_CHARS, cut_to_budget
+from repolens.budget import LIST_LIMIT, READ_MAX_CHARS, SUMMARY_MAX_CHARS, cut_to_budget
 from repolens.errors import UsageError
 from repolens.server.calls import (
-    DEFAULT_BUDGETS,
     READ_ONLY,
     QueryLog,
     RepolensServer,
     Repos,
+    note_budget,
     note_evidence_budget,
     note_hits,
     strict_tool,
@@ -123,7 +123,7 @@ def build_server(
             lock_wait=SERVER_LOCK_WAIT_S,
             vector_progress=progress_reporter(ctx, "embedding"),
         )
-        return cut_to_budget(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
+        return cut_to_budget(repos.redact(report.summary()), SUMMARY_MAX_CHARS)
 
     @tool(
         "Update the index for files changed on disk (the server's watcher usually does).",
@@ -138,22 +138,24 @@ def build_server(
             progress=progress_reporter(ctx, "refreshing"),
             lock_wait=SERVER_LOCK_WAIT_S,
         )
-        return cut_to_budget(repos.redact(report.summary()), DEFAULT_BUDGETS["index_repo"])
+        return cut_to_budget(repos.redact(report.summary()), SUMMARY_MAX_CHARS)
 
     @tool("What the index holds, when it was updated, files changed since, settings in force.")
     def index_status(repo: str | None = None) -> str:
         where, idx = repos.resolve(repo)
         return cut_to_budget(
-            repos.redact(service.index_status(where, index_dir=idx).render()), DEFAULT_BUDGETS["index_repo"]
+            repos.redact(service.index_status(where, index_dir=idx).render()), SUMMARY_MAX_CHARS
         )
 
     @tool("Served repositories and branches, with index and registry facts; pages with cursor.")
     def list_repositories(
         cursor: Annotated[int, Field(description="A reply's next_cursor.")] = 0,
-        limit: int = 20,
-        max_chars: int = 4000,
+        limit: int | None = None,
+        max_chars: int | None = None,
         project: str | None = None,
     ) -> str:
+        limit = LIST_LIMIT if limit is None else limit
+        max_chars = SUMMARY_MAX_CHARS if max_chars is None else max_chars
         check_budget(max_chars)
         if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
             raise UsageError("cursor must be a whole number from a previous reply (0 for the first page)")
@@ -184,21 +186,21 @@ def build_server(
             list[str] | None, Field(description="Test paths and one filter (-k EXPR), no shell text.")
         ] = None,
         repo: str | None = None,
-        timeout_s: float = 300,
-        max_chars: int = 4000,
+        timeout_s: float | None = None,
+        max_chars: int | None = None,
     ) -> str:
         if remote and not allow_tests:
             raise UsageError(
                 "running tests is off for remote callers: "
                 "ask the operator to start the server with --allow-tests"
             )
-        check_budget(max_chars)
         from repolens import testrun
 
+        budget = testrun.DEFAULT_MAX_CHARS if max_chars is None else check_budget(max_chars)
         where, _ = repos.resolve(repo)
         run = testrun.run_tests(where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars)
         note_hits(run.lines_kept)
-        return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), max_chars)
+        return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), budget)
 
     @tool(
         "Search for a question, identifier or error message: top hits with path, lines, score and "
@@ -209,8 +211,8 @@ def build_server(
         query: str | None = None,
         repo: str | list[str] | None = None,
         mode: Annotated[str, Field(description="packet, files (ranked files) or json.")] = "packet",
-        top_k: int = 5,
-        max_chars: int = 6000,
+        top_k: int | None = None,
+        max_chars: int | None = None,
         path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
         language: str | None = None,
         kind: str | None = None,
@@ -274,8 +276,8 @@ def build_server(
         kind: str | None = None,
         path: Annotated[str | None, Field(description="Only under this folder or file.")] = None,
         language: str | None = None,
-        limit: int = 20,
-        max_chars: int = 4000,
+        limit: int | None = None,
+        max_chars: int | None = None,
     ) -> str:
         if names_several(repo):
             assert repo is not None
@@ -310,10 +312,10 @@ def build_server(
         query: str,
         repo: str | None = None,
         paths: list[str] | None = None,
-        max_files: int = 3,
-        blocks_per_file: int = 3,
-        max_blocks: int = 6,
-        max_chars: int = 8000,
+        max_files: int | None = None,
+        blocks_per_file: int | None = None,
+        max_blocks: int | None = None,
+        max_chars: int | None = None,
     ) -> str:
         where, idx = repos.resolve(repo)
         if repos.remote and paths:
@@ -341,7 +343,7 @@ def build_server(
         head: str | None = None,
         paths: list[str] | None = None,
         query: str | None = None,
-        max_chars: int = 4000,
+        max_chars: int | None = None,
     ) -> str:
         # paths are looked up in the indexes only (never read from disk): check_subpath is the check.
         result = service.compare_branches(
@@ -366,8 +368,8 @@ def build_server(
         query: str | None = None,
         repo: str | list[str] | None = None,
         path: Annotated[str | None, Field(description="A file: its commits.")] = None,
-        top_k: int = 10,
-        max_chars: int = 6000,
+        top_k: int | None = None,
+        max_chars: int | None = None,
     ) -> str:
         if names_several(repo):
             assert repo is not None
@@ -389,7 +391,7 @@ def build_server(
     def get_chunk(
         chunk_id: str,
         repo: str | None = None,
-        max_chars: int = 8000,
+        max_chars: int | None = None,
     ) -> str:
         where, idx = repos.resolve(repo)
         view = service.get_chunk(chunk_id, where, index_dir=idx, max_chars=max_chars)
@@ -505,9 +507,12 @@ def _status_of(repos: Repos) -> Callable[[Path], IndexStatus]:
 
 
 def _note_search(reply: SearchReply, mode: str) -> None:
-    """What the query log records of a search: hits shown, the budget's sense."""
+    """What the call records of a search: hits shown (the query log), the
+    budget the reply was made within (the settings' when the call named
+    none) and the budget's sense."""
     shown = reply.files if mode == "files" else reply.packet.rendered if reply.packet else []
     note_hits(len(shown or []))
+    note_budget(reply.max_chars)
     if mode == "json":
         note_evidence_budget()
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repolens.budget import COMPARE_MAX_CHARS
 from repolens.errors import NotFoundError, RepolensError, RootError, UsageError
 from repolens.service.searches import search_code
 from repolens.store import open_store
@@ -82,15 +83,17 @@ def compare_branches(
     head: str | None = None,
     paths: Sequence[str] = (),
     query: str | None = None,
-    max_chars: int = 4000,
+    max_chars: int | None = None,
     index_dir_of: Callable[[str], Path | None] = lambda key: None,
 ) -> Comparison:
     """Compare two branches of ``repo`` (see :mod:`repolens.branches.compare`)
-    on ``paths`` or on the files ``query`` finds in either. ``index_dir_of``
-    gives a root key's index folder (None: the default)."""
+    on ``paths`` or on the files ``query`` finds in either, within
+    ``max_chars`` (None: :data:`~repolens.budget.COMPARE_MAX_CHARS`).
+    ``index_dir_of`` gives a root key's index folder (None: the default)."""
     from repolens.branches.compare import COMPARE_HITS, compare_stores, pick_branches
     from repolens.validate import check_budget, check_query, check_subpath
 
+    max_chars = COMPARE_MAX_CHARS if max_chars is None else max_chars
     check_budget(max_chars)
     if not isinstance(repo, str) or not repo.strip():
         raise UsageError("pass repo: a repository name (NAME or NAME@BRANCH)")

@@ -8,6 +8,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repolens.budget import (
+    CHUNK_MAX_CHARS,
+    FOCUS_BLOCKS_PER_FILE,
+    FOCUS_MAX_BLOCKS,
+    FOCUS_MAX_CHARS,
+    FOCUS_MAX_FILES,
+    HISTORY_MAX_CHARS,
+    HISTORY_TOP_K,
+    SYMBOLS_LIMIT,
+    SYMBOLS_MAX_CHARS,
+)
 from repolens.errors import UsageError
 from repolens.service.stores import open_index
 from repolens.validate import resolve_root
@@ -32,12 +43,16 @@ def find_symbol(
     kind: str | None = None,
     path: str | None = None,
     language: str | None = None,
-    limit: int = 20,
-    max_chars: int = 4000,
+    limit: int | None = None,
+    max_chars: int | None = None,
 ) -> SymbolMatches:
+    """Where ``name`` is defined (see :mod:`repolens.search.symbols`): at
+    most ``limit`` definitions (None: :data:`~repolens.budget.SYMBOLS_LIMIT`)
+    within ``max_chars`` (None: :data:`~repolens.budget.SYMBOLS_MAX_CHARS`)."""
     from repolens.search.symbols import find_symbols
 
     reader, _ = open_index(root, index_dir)
+    limit, max_chars = _or(limit, SYMBOLS_LIMIT), _or(max_chars, SYMBOLS_MAX_CHARS)
     return find_symbols(
         reader, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
     )
@@ -50,17 +65,18 @@ def find_symbol_across(
     kind: str | None = None,
     path: str | None = None,
     language: str | None = None,
-    limit: int = 20,
-    max_chars: int = 4000,
+    limit: int | None = None,
+    max_chars: int | None = None,
 ) -> SymbolMatches:
     """Definitions named ``name`` in every repository of ``targets``, in one
     list ranked as one repository's is (the rank of a match depends on no
     index), each located ``key:path:lines``; a repository that cannot answer
-    is named in a note line."""
+    is named in a note line. Bounds as :func:`find_symbol`'s."""
     from repolens.search.across import ask_each, failed_notes, label
     from repolens.search.symbols import SymbolLookup, SymbolMatch
     from repolens.validate import check_budget, check_int
 
+    limit, max_chars = _or(limit, SYMBOLS_LIMIT), _or(max_chars, SYMBOLS_MAX_CHARS)
     lookup = SymbolLookup.parse(name, kind=kind, path=path, language=language)
     check_int("limit", limit, 1, 200)
     check_budget(max_chars)
@@ -92,30 +108,46 @@ def _checked(targets: Sequence[Target]) -> Sequence[Target]:
     return targets
 
 
+def _or(value: int | None, default: int) -> int:
+    """What the caller gave, else the bound every front shares (:mod:`repolens.budget`)."""
+    return default if value is None else value
+
+
 def focus(
     query: str,
     root: str | Path | None = None,
     *,
     index_dir: str | Path | None = None,
     paths: Sequence[str] = (),
-    max_files: int = 3,
-    blocks_per_file: int = 3,
-    max_blocks: int = 6,
-    max_chars: int = 8000,
+    max_files: int | None = None,
+    blocks_per_file: int | None = None,
+    max_blocks: int | None = None,
+    max_chars: int | None = None,
 ) -> FocusResult:
+    """The whole definitions around ``query``'s matches (see
+    :mod:`repolens.reply.focus`), found by a search ranked as the
+    repository's settings say; each bound None: its default in
+    :mod:`repolens.budget` (``FOCUS_*``)."""
+    from repolens.index.ensure import published_reader
     from repolens.reply.focus import focused_context
+    from repolens.settings import load_settings
+    from repolens.store import open_store
     from repolens.validate import check_query
 
     check_query(query)
-    reader, _ = open_index(root, index_dir)
+    store = open_store(root, index_dir)
+    settings = load_settings(store.root)
+    reader, _ = published_reader(store, settings, True, None)
     return focused_context(
         reader,
+        store.root,
         query,
+        settings,
         paths=paths,
-        max_files=max_files,
-        blocks_per_file=blocks_per_file,
-        max_blocks=max_blocks,
-        max_chars=max_chars,
+        max_files=_or(max_files, FOCUS_MAX_FILES),
+        blocks_per_file=_or(blocks_per_file, FOCUS_BLOCKS_PER_FILE),
+        max_blocks=_or(max_blocks, FOCUS_MAX_BLOCKS),
+        max_chars=_or(max_chars, FOCUS_MAX_CHARS),
     )
 
 
@@ -124,12 +156,14 @@ def get_chunk(
     root: str | Path | None = None,
     *,
     index_dir: str | Path | None = None,
-    max_chars: int = 8000,
+    max_chars: int | None = None,
 ) -> ChunkView:
+    """One stored chunk (ids are in JSON replies), within ``max_chars``
+    (None: :data:`~repolens.budget.CHUNK_MAX_CHARS`)."""
     from repolens.reply.stored import get_chunk as _get_chunk
 
     reader, _ = open_index(root, index_dir, auto_index=False)
-    return _get_chunk(reader, chunk_id, max_chars=max_chars)
+    return _get_chunk(reader, chunk_id, max_chars=_or(max_chars, CHUNK_MAX_CHARS))
 
 
 def read_snippet(root: str | Path | None, path: str, start: int, end: int) -> Snippet:
@@ -143,12 +177,13 @@ def search_history_across(
     targets: Sequence[Target],
     *,
     path: str | None = None,
-    top_k: int = 10,
-    max_chars: int = 6000,
+    top_k: int | None = None,
+    max_chars: int | None = None,
 ) -> HistoryReply:
     """The commits most like ``query`` in every repository of ``targets``,
     best first across them (each commit named by its repository); a
-    repository without history or that cannot answer is named in a note."""
+    repository without history or that cannot answer is named in a note.
+    Bounds as :func:`search_history`'s."""
     from repolens.reply.history import HistoryReply, history_entries, render_history
     from repolens.search.across import ask_each, failed_notes, grouped_notes
     from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
@@ -158,6 +193,7 @@ def search_history_across(
     if query is None:
         raise UsageError("pass a question to search the history of several repositories")
     check_query(query)
+    top_k, max_chars = _or(top_k, HISTORY_TOP_K), _or(max_chars, HISTORY_MAX_CHARS)
     check_int("top_k", top_k, 1, MAX_TOP_K)
     check_budget(max_chars)
 
@@ -183,11 +219,13 @@ def search_history(
     *,
     index_dir: str | Path | None = None,
     path: str | None = None,
-    top_k: int = 10,
-    max_chars: int = 6000,
+    top_k: int | None = None,
+    max_chars: int | None = None,
 ) -> HistoryReply:
     """The commits most relevant to ``query``, to the file ``path``, or to
-    both (see :mod:`repolens.reply.history`)."""
+    both (see :mod:`repolens.reply.history`): at most ``top_k`` (None:
+    :data:`~repolens.budget.HISTORY_TOP_K`) within ``max_chars`` (None:
+    :data:`~repolens.budget.HISTORY_MAX_CHARS`)."""
     from repolens.reply.history import history_reply
     from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_subpath
 
@@ -198,6 +236,7 @@ def search_history(
     file = check_subpath(path)
     if path is not None and not file:
         raise UsageError(f"path {path!r} must be a file inside the repository")
+    top_k, max_chars = _or(top_k, HISTORY_TOP_K), _or(max_chars, HISTORY_MAX_CHARS)
     check_int("top_k", top_k, 1, MAX_TOP_K)
     check_budget(max_chars)
     reader, _ = open_index(root, index_dir)

@@ -166,8 +166,8 @@ def run_tests(
     runner: str,
     args: Sequence[str] = (),
     *,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    timeout_s: float | None = None,
+    max_chars: int | None = None,
     max_lines: int = DEFAULT_MAX_LINES,
     tail_lines: int = DEFAULT_TAIL_LINES,
     context: int = DEFAULT_CONTEXT,
@@ -179,9 +179,13 @@ def run_tests(
     ``RunArgumentError`` for arguments outside the grammar of
     ``build_command``, ``UsageError`` for budgets outside their bounds
     (timeout 1-3600 s, max_chars 200-1,000,000, max_lines 1-10,000,
-    tail_lines 1-1,000, context 0-10). A failing test run is a result, not an
-    error: look at ``exit_code``.
+    tail_lines 1-1,000, context 0-10); ``timeout_s`` and ``max_chars`` None:
+    :data:`DEFAULT_TIMEOUT_S` and :data:`DEFAULT_MAX_CHARS` (every front
+    passes None when the caller names none). A failing test run is a
+    result, not an error: look at ``exit_code``.
     """
+    timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    max_chars = DEFAULT_MAX_CHARS if max_chars is None else max_chars
     if os.name != "posix":
         raise RunnerUnavailableError(
             "test runs need a POSIX system (process groups): run repolens on Linux or macOS"
