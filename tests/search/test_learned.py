@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,11 @@ import pytest
 from conftest import Git, MakeRepo, commit_files
 from repolens import service
 from repolens.search.features import FEATURES, feature_index
+from repolens.search.filters import Filters
 from repolens.search.learned import MODEL_FILE, Ranker, bundled_ranker, positive
 from repolens.search.query import parse_query
-from repolens.search.ranking import RankingOptions, search_index
-from repolens.settings import load_settings
+from repolens.search.ranking import RankingOptions, search, search_index
+from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
 from repolens.store.postgres.connect import close_pools
@@ -92,6 +94,24 @@ def test_explain_names_the_features_that_moved_a_hit(frames_repo):
     # ``-> learned 4.99 (symbol_score +1.75, file_tuned_best +0.71, tuned_score +0.55) = 1``
     names = [part.strip().split(" ")[0] for part in moved.split("(", 1)[1].split(")")[0].split(",")]
     assert len(names) == 3 and set(names) <= set(FEATURES)
+
+
+def test_the_learned_ranking_runs_every_leg_whatever_the_tuned_weights_say(frames_repo):
+    """``symbol_boost``, ``path_boost`` and ``history_weight`` weigh the tuned
+    fusion: at 0 they leave a leg out of a tuned ranking, never out of the
+    learned one, whose model reads every leg's features."""
+    service.index_repo(frames_repo)
+    reader = readers.get(open_store(frames_repo))
+    question = f"{NAME} in src/frames/decode.py"  # a definition, a file, the words of commits
+
+    def legs_run(**given: object) -> set[str]:
+        outcome = search(reader, frames_repo, question, replace(Settings(), **given), Filters())
+        return set().union(*(hit.legs for hit in outcome.hits))
+
+    off = {"symbol_boost": 0.0, "path_boost": 0.0, "history_weight": 0.0}
+    assert legs_run(ranking="tuned") == {"lexical", "symbol", "path", "history"}
+    assert legs_run(ranking="tuned", **off) == {"lexical"}
+    assert legs_run(ranking="learned", **off) == {"lexical", "symbol", "path", "history"}
 
 
 def _rows(store, root: Path) -> dict[tuple[str, int], list[float]]:

@@ -160,8 +160,11 @@ def search_index(
         lexical = lexical_leg(reader, query, fields, depth, filters.lexical())
     legs: dict[str, dict[int, tuple[int, float]]] = {"lexical": ranked(dict(lexical))}
     scores = dict(lexical)
+    # The learned model reads every leg's features, so its legs run whatever
+    # the tuned weights say: those weigh only the tuned fusion (one of its inputs).
+    every_leg = options.ranking == "learned"
     symbols: dict[int, tuple[float, str]] = {}
-    if options.symbol_boost > 0:
+    if options.symbol_boost > 0 or every_leg:
         symbols = symbol_leg(reader, query)
         if symbols:
             strength = {cid: st for cid, (st, _) in symbols.items()}
@@ -172,13 +175,13 @@ def search_index(
         if sims:
             legs["dense"] = ranked(sims)
             scores = fuse_dense(scores, sims, options.fusion, options.dense_weight)
-    mentioned = mentioned_files(reader, query) if options.path_boost > 0 else {}
+    mentioned = mentioned_files(reader, query) if options.path_boost > 0 or every_leg else {}
     for cid, score in mentioned_chunks(reader, query, fields, mentioned, filters.lexical()):
         scores.setdefault(cid, score)  # a mentioned file joins the candidates with its best chunks
     stored = reader.chunks(scores)
     notes: list[str] = []
     votes = None
-    if options.history_weight > 0:
+    if options.history_weight > 0 or every_leg:
         votes, notes = history_leg(reader, query.weighted())
         join_voted(reader, votes, query.weighted(), fields, filters.lexical(), scores, stored)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
