@@ -50,6 +50,7 @@ def test_a_file_only_the_history_names_joins_the_candidates(make_repo: MakeRepo,
     noise = {f"noise/n{i}.py": f"retry_{i} = 'retry retry failure failure'\n" for i in range(110)}
     root = make_repo({**noise, "net/upload.py": "def send(data):\n    return data  # failure\n"})
     commit(git, root, "Retry uploads", {"net/upload.py": "def send(data):\n    return data  # failure!\n"})
+    monkeypatch.setenv("REPOLENS_RANKING", "tuned")  # where history_weight 0 leaves the leg out
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0")
     assert "net/upload.py" not in _files(root, "retry failure")
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "0.3")
