@@ -7,24 +7,36 @@ one another thread is still reading. Each thread reopens its own reader when
 the store's published generation changes, and sees the batches committed
 since it last asked (:meth:`~repolens.store.base.IndexReader.refresh`).
 The readers of threads that have ended (worker pools retire idle threads)
-are closed whenever a new one is opened.
+are closed whenever a new one is opened, and so is a thread's least
+recently used reader past :data:`READERS_PER_THREAD`.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 
 from repolens.store.base import IndexReader, Store
+
+# Readers one thread keeps open; past it, the one it used longest ago is
+# closed. A thread is given its own readers only: one it closes is never
+# in another thread's hands. The pool of a search of several repositories
+# (4 threads) keeps 4 x 32 repositories' readers warm.
+READERS_PER_THREAD = 32
 
 
 class ReaderCache:
     """Readers by (store location, root, thread); invalidated by a new
-    published generation. A reader is opened only for the repository its
-    index holds (:func:`~repolens.store.identity.check_identity`)."""
+    published generation, and at most ``per_thread`` per thread (least
+    recently used closed first). A reader is opened only for the repository
+    its index holds (:func:`~repolens.store.identity.check_identity`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, per_thread: int = READERS_PER_THREAD) -> None:
         self._lock = threading.Lock()
-        self._open: dict[tuple[str, str, int], IndexReader] = {}
+        self._open: OrderedDict[tuple[str, str, int], IndexReader] = (
+            OrderedDict()
+        )  # least recently used first
+        self._per_thread = per_thread
 
     def get(self, store: Store, current: str | None = None, *, refresh: bool = True) -> IndexReader:
         """This thread's reader of the store's published generation
@@ -40,11 +52,15 @@ class ReaderCache:
         key = (store.location, str(store.root), threading.get_ident())
         with self._lock:
             reader = self._open.get(key)
+            if reader is not None:
+                self._open.move_to_end(key)
         if reader is not None and reader.generation == current:
             if refresh:
                 reader.refresh()
             return reader
         if reader is not None:
+            with self._lock:
+                self._open.pop(key, None)
             reader.close()
         reader = store.open_reader()
         if store.foreign_fix() is not None:  # a place another repository could have written
@@ -57,11 +73,19 @@ class ReaderCache:
                 raise
         with self._lock:
             self._open[key] = reader
-            alive = {t.ident for t in threading.enumerate()}
-            ended = [k for k in self._open if k[2] not in alive]
-            for k in ended:
-                self._open.pop(k).close()
+            closing = self._retired(key[2])
+        for old in closing:
+            old.close()
         return reader
+
+    def _retired(self, thread: int) -> list[IndexReader]:
+        """The readers to close, taken out (under the lock): every reader of
+        a thread that has ended (worker pools retire idle threads), and this
+        thread's least recently used past ``per_thread``."""
+        alive = {t.ident for t in threading.enumerate()}
+        mine = [k for k in self._open if k[2] == thread]
+        gone = [k for k in self._open if k[2] not in alive] + mine[: max(0, len(mine) - self._per_thread)]
+        return [self._open.pop(k) for k in gone]
 
     def clear(self) -> None:
         """Close every reader (tests; a server shutting down)."""

@@ -29,13 +29,14 @@ own means:
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError
+from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError, RepolensError
 from repolens.store.base import ROOTS_OF
 from repolens.store.postgres import packing, rows, schema
 from repolens.store.postgres.connect import connect, pooled, redact, require_driver, translate, unavailable
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from repolens.store.base import Store
     from repolens.store.postgres.reader import PgReader
 
+log = logging.getLogger("repolens")
 # Replaced generations stay readable this long (a reader that looked up
 # ``current`` just before the swap can still read it).
 GRACE_SECONDS = 120
@@ -98,13 +100,17 @@ class PgStore:
 
     @property
     def read_url(self) -> str:
-        """Where readers read: the first replica that answers, else the primary."""
+        """Where readers read: the first replica that answers with a schema
+        this version reads, else the primary (a replica that cannot serve
+        is logged, once per process; a bug is raised, never taken for one)."""
         for url in self.read_urls:
             try:
                 self._schema_ok(url)
                 return url
-            except Exception:
-                continue
+            except RepolensError as exc:  # unavailable, or a schema of another version
+                _warn_once(
+                    f"replica {url}", f"replica {redact(url)} is not read ({exc}); reading the primary"
+                )
         return self.url
 
     def probe_batch(self) -> str:
@@ -193,7 +199,7 @@ class PgStore:
                 primary = conn.execute(sql, (self.key,)).fetchone()
             with pooled(url) as conn:
                 replica = conn.execute(sql, (self.key,)).fetchone()
-        except Exception:
+        except RepolensError:  # a server that cannot be asked: no lag to say (the search says why)
             return ""
         if primary is None or tuple(primary) == (tuple(replica) if replica else None):
             return ""
@@ -448,6 +454,8 @@ class PgStore:
 
     # -- remembered results (primary) ----------------------------------------------
     def remember(self, query_id: str, payload: str) -> bool:
+        import psycopg
+
         try:
             with pooled(self.url) as conn:
                 # One round trip: the insert, and how many there were before it.
@@ -466,20 +474,22 @@ class PgStore:
                         " FROM remembered WHERE repo_id = %(r)s ORDER BY at DESC LIMIT %(k)s)",
                         {"r": repo, "k": REMEMBER_KEEP},
                     )
-        except Exception:  # best effort: a read-only or unreachable primary
+        except (RepolensError, psycopg.Error) as exc:  # best effort: a read-only or unreachable primary
+            _warn_once(
+                f"remember {self.url}", f"results are not remembered in {self.location} ({_first_line(exc)})"
+            )
             return False
         return repo is not None  # no repository row: nothing indexed to remember for
 
     def recall(self, query_id: str) -> str | None:
-        try:
-            with pooled(self.url) as conn:
-                row = conn.execute(
-                    "SELECT m.payload FROM remembered m JOIN repos r ON r.id = m.repo_id"
-                    " WHERE r.key = %s AND m.query_id = %s",
-                    (self.key, query_id),
-                ).fetchone()
-        except Exception:
-            return None
+        # A database that cannot be asked is StoreUnavailableError (pooled),
+        # never None: "unknown query_id" would send the caller looking in vain.
+        with pooled(self.url) as conn:
+            row = conn.execute(
+                "SELECT m.payload FROM remembered m JOIN repos r ON r.id = m.repo_id"
+                " WHERE r.key = %s AND m.query_id = %s",
+                (self.key, query_id),
+            ).fetchone()
         return row[0] if row else None
 
 
@@ -498,6 +508,20 @@ def held_terms_of(stores: Sequence[PgStore], tokens: Sequence[str]) -> dict[str,
         schema.check(version, redact(url))
         found = held_terms_by_key(conn, [s.key for s in stores], tokens) if version is not None else {}
     return {s.key: frozenset(found[s.key]) if s.key in found else None for s in stores}
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(what: str, message: str) -> None:
+    """Log ``message`` the first time this process says it of ``what``."""
+    if what not in _warned:
+        _warned.add(what)
+        log.warning("%s", message)
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).split("\n", 1)[0]
 
 
 def _name(seq: int) -> str:

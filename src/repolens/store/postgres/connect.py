@@ -173,31 +173,38 @@ def _check(conn: psycopg.Connection) -> None:
 
 def pool_for(url: str) -> ConnectionPool:
     """The process's pool for ``url``; the server is tried once first, so an
-    unreachable one fails at once with its reason (not after a pool timeout)."""
+    unreachable one fails at once with its reason (not after a pool
+    timeout). No lock is held while connecting: a server that does not
+    answer holds up the callers of its own URL, never those of another
+    (two first callers of one URL may both try it; the second pool made is
+    closed)."""
     with _pools_lock:
         pool = _pools.get(url)
-        if pool is not None:
-            return pool
-        from psycopg_pool import ConnectionPool
-
-        connect(url, timeout_ms=READ_TIMEOUT_MS).close()
-        pool = ConnectionPool(
-            url,
-            min_size=1,
-            max_size=POOL_MAX,
-            kwargs={
-                "autocommit": True,
-                "connect_timeout": CONNECT_TIMEOUT_S,
-                "options": _options(READ_TIMEOUT_MS),
-                "application_name": f"repolens pid {os.getpid()}",
-            },
-            check=_check,
-            open=False,
-            name=redact(url),
-        )
-        pool.open(wait=False)
-        _pools[url] = pool
+    if pool is not None:
         return pool
+    from psycopg_pool import ConnectionPool
+
+    connect(url, timeout_ms=READ_TIMEOUT_MS).close()
+    made = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=POOL_MAX,
+        kwargs={
+            "autocommit": True,
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "options": _options(READ_TIMEOUT_MS),
+            "application_name": f"repolens pid {os.getpid()}",
+        },
+        check=_check,
+        open=False,
+        name=redact(url),
+    )
+    made.open(wait=False)
+    with _pools_lock:
+        pool = _pools.setdefault(url, made)
+    if pool is not made:  # another caller made one meanwhile: this one is never used
+        made.close(timeout=1.0)
+    return pool
 
 
 @contextlib.contextmanager
