@@ -6,6 +6,7 @@ from bench.common.commands import dispatch
 COMMANDS = {
     "record": "bench.replies.record record",
     "compare": "bench.replies.record compare",
+    "focus": "bench.replies.record focus",
     "json": "bench.replies.json_parity",
     "postgres": "bench.replies.postgres",
     "drift": "bench.replies.drift",

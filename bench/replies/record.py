@@ -2,6 +2,7 @@
 
     python -m bench.replies record OUT.jsonl [--checkouts DIR] [--only REGEX] [--limit N]
     python -m bench.replies compare BEFORE.jsonl AFTER.jsonl
+    python -m bench.replies focus BEFORE.jsonl AFTER.jsonl [--data DIR]
 
 A refactor that must not change behaviour is proven with it: record before the
 first move, record again after, compare. Each line of a recording is one
@@ -17,7 +18,12 @@ question with what every reply mode printed for it:
 Indexes come from the development benchmark's cache (``bench.devset``, the
 ``default`` variant), so a recording takes about a minute once they exist.
 ``compare`` prints the first differing line of every differing reply and
-exits 1 when any reply differs.
+exits 1 when any reply differs. ``focus`` scores the ``focus`` replies of
+recordings as the development benchmark scores a search
+(:mod:`bench.common.metrics`: each block shown is a hit, its definition's
+span the hit's range, the lines it prints the lines shown; blocks the
+trailer only names are left out): Line@5, per set and in all, one column
+per recording, for a change that is meant to change focus's order.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import sys
 from pathlib import Path
 
 from bench.common import devsets
+from bench.common.metrics import Answer, Hit, line_ranges, mean, score
+from bench.common.stats import fmt, table
 from repolens.errors import RepolensError
 
 try:  # the use cases moved from repolens.service to repolens.service
@@ -127,6 +135,46 @@ def compare(args: argparse.Namespace) -> int:
     return 1 if differing else 0
 
 
+# A focus block's header: ``path:start-end kind name (score 1.00) matched: 3-4``.
+_BLOCK = re.compile(r"^(?P<path>\S+?):(?P<start>\d+)-(?P<end>\d+) .*\(score [-\d.e+]+\)(?: matched: .*)?$")
+_SHOWN = re.compile(r"^(\d+): ")
+
+
+def focus_hits(text: str) -> list[Hit]:
+    """The blocks a ``focus`` reply shows, in order, as scored hits."""
+    hits: list[Hit] = []
+    shown: list[int] = []
+    for line in text.split("\n"):
+        if (block := _BLOCK.match(line)) is not None:
+            if hits:
+                hits[-1] = Hit(hits[-1].path, hits[-1].ranges, line_ranges(shown))
+            hits.append(Hit(block["path"], ((int(block["start"]), int(block["end"])),)))
+            shown = []
+        elif hits and (number := _SHOWN.match(line)) is not None:
+            shown.append(int(number[1]))
+    if hits:
+        hits[-1] = Hit(hits[-1].path, hits[-1].ranges, line_ranges(shown))
+    return hits
+
+
+def focus_table(args: argparse.Namespace) -> int:
+    queries = {q["id"]: q for q in devsets.load_queries(args.data, None, None)}
+    recordings = [(path.name, _load(path)) for path in args.recordings]
+    rows = []
+    for scope in ("all", *dict.fromkeys(q["set"] for q in queries.values())):
+        asked = [qid for qid, q in queries.items() if scope in ("all", q["set"])]
+        cells = [scope, str(len(asked))]
+        for _, recorded in recordings:
+            scored = [score(Answer(focus_hits(recorded[qid]["focus"])), queries[qid]) for qid in asked]
+            cells += [fmt(mean([s[key] for s in scored])) for key in ("line5", "line5_fn", "shown5")]
+        rows.append(cells)
+    heads = [f"{m} {name}" for name, _ in recordings for m in ("Line@5", "Line@5 fn", "Shown@5")]
+    print(table(["set", "questions", *heads], rows))
+    command = " ".join(["python -m bench.replies focus", *map(str, args.recordings)])
+    print(f"\n(focus on each question's title; {command})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -138,10 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     cmp_ = sub.add_parser("compare", help="compare two recordings; exit 1 when any reply differs")
     cmp_.add_argument("before", type=Path)
     cmp_.add_argument("after", type=Path)
+    foc = sub.add_parser("focus", help="Line@5 of the focus replies of recordings, per set")
+    foc.add_argument("recordings", type=Path, nargs="+")
+    foc.add_argument("--data", type=Path, default=devsets.SHARED, help="folder of the question files")
     args = ap.parse_args(argv)
     if args.command == "record":
         devsets.checked_folders(args)
         return record(args)
+    if args.command == "focus":
+        return focus_table(args)
     return compare(args)
 
 
