@@ -9,8 +9,10 @@ table, whole when the budget allows. Matches in code outside any definition
 chunk they are in.
 
 Finding the definitions is :mod:`repolens.search.focus` (a *match* is a
-line of a retrieved chunk that matches the query, the same test as packets);
-this module chooses among them under the budgets and renders them.
+line of a retrieved chunk that matches the query, the same test as packets;
+the chunks are a search's, ranked as ``search`` ranks them, with the
+repository's settings); this module chooses among them under the budgets
+and renders them.
 
 Format contract (tests assert it)::
 
@@ -32,7 +34,8 @@ Matched lines are flagged in the block header (``matched:``, runs of lines
 as ``A-B``), so every body line keeps the packets' ``N: text`` form.
 
 Budgets: at most ``max_files`` files, ``blocks_per_file`` blocks per file and
-``max_blocks`` blocks, and the reply never exceeds ``max_chars``. A
+``max_blocks`` blocks, and the reply never exceeds ``max_chars`` (each
+``FOCUS_*`` in :mod:`repolens.budget` when the caller names none). A
 definition larger than the budget left is shown trimmed: its signature line(s)
 and the matched lines with ``context_lines`` around, every other stretch named
 by an omission marker, and a final budget marker naming the ``read_snippet``

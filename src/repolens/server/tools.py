@@ -456,8 +456,8 @@ search_code arguments
   hits are dropped). An unknown language or kind is refused with the list.
 - A word ending in * is a partial identifier: zorb* also searches the
   indexed words starting with zorb.
-- top_k: 1-50 hits (default 5); explain=true adds each hit's leg ranks and
-  what moved its score.
+- top_k: 1-50 hits (default: the repository's top_k setting, 5);
+  explain=true adds each hit's leg ranks and what moved its score.
 
 Other tools
 - run_tests: runner is pytest, npm, pnpm or yarn (the test script), go,
