@@ -22,8 +22,9 @@ exits 1 when any reply differs. ``focus`` scores the ``focus`` replies of
 recordings as the development benchmark scores a search
 (:mod:`bench.common.metrics`: each block shown is a hit, its definition's
 span the hit's range, the lines it prints the lines shown; blocks the
-trailer only names are left out): Line@5, per set and in all, one column
-per recording, for a change that is meant to change focus's order.
+trailer only names are left out): Line@5, Shown@5 and file Acc@5, per set
+and in all, for each recording, for a change that is meant to change
+focus's order.
 """
 
 from __future__ import annotations
@@ -166,9 +167,9 @@ def focus_table(args: argparse.Namespace) -> int:
         cells = [scope, str(len(asked))]
         for _, recorded in recordings:
             scored = [score(Answer(focus_hits(recorded[qid]["focus"])), queries[qid]) for qid in asked]
-            cells += [fmt(mean([s[key] for s in scored])) for key in ("line5", "line5_fn", "shown5")]
+            cells += [fmt(mean([s[key] for s in scored])) for key in ("line5", "shown5", "acc5")]
         rows.append(cells)
-    heads = [f"{m} {name}" for name, _ in recordings for m in ("Line@5", "Line@5 fn", "Shown@5")]
+    heads = [f"{m} {name}" for name, _ in recordings for m in ("Line@5", "Shown@5", "file Acc@5")]
     print(table(["set", "questions", *heads], rows))
     command = " ".join(["python -m bench.replies focus", *map(str, args.recordings)])
     print(f"\n(focus on each question's title; {command})")
