@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +37,20 @@ from repolens.models.document import embedding_text
 from repolens.models.onnx import _run
 from repolens.search.query import parse_query
 from repolens.search.ranking import RankingOptions, search_index
-from repolens.settings import load_settings
+from repolens.settings import Settings, load_settings
 from repolens.store import open_store
+
+PROBE_RANKING = {
+    "ranking": "tuned",
+    "fusion": "rerank",
+    "priors": True,
+    "diversity": 0.7,
+    "field_weights": True,
+    "file_weight": 0.0,
+    "path_boost": 0.0,
+    "history_weight": 0.0,
+    "dense_fallback": False,
+}
 
 
 def distill(embedder) -> tuple[np.ndarray, object]:
@@ -110,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         reader = open_store(root, index_dir).open_reader()
         parsed = parse_query(q["query"])
-        opts = RankingOptions(fusion="rerank", priors=True, diversity=0.7)
+        # the probe's own ranking (issue 13): the tuned fusion, dense by rerank, no path or history leg
+        opts = RankingOptions.from_settings(replace(Settings(), **PROBE_RANKING))
         qv = minilm.embed_query(q["query"][:1200])
         sq = static.embed([q["query"][:4000]])[0]
 

@@ -185,14 +185,25 @@ def test_the_command_line_asks_several_by_repo_and_project(three, registry, tmp_
     assert "billing, web, docs" in bad.stderr
 
 
-def test_each_repository_is_asked_on_its_own_thread_every_time(tmp_path: Path):
+def test_repositories_are_asked_at_once_each_on_its_own_thread_every_time(tmp_path: Path):
     import threading
 
-    targets = [Target(f"r{i}", tmp_path) for i in range(9)]
-    first = ask_each(targets, lambda t: threading.get_ident())
+    from repolens.search.across import ACROSS_THREADS
+
+    # Each ask waits for as many others as there are threads: asked one at a
+    # time, the first would wait alone and the barrier would break.
+    together = threading.Barrier(ACROSS_THREADS, timeout=20)
+
+    def ask(target: Target) -> int:
+        together.wait()
+        return threading.get_ident()
+
+    targets = [Target(f"r{i}", tmp_path) for i in range(2 * ACROSS_THREADS)]
+    first = ask_each(targets, ask)
+    assert [a.error for a in first] == [""] * len(targets)
     second = ask_each(targets, lambda t: threading.get_ident())
-    assert [a.value for a in first] == [a.value for a in second]
-    assert len({a.value for a in first}) > 1  # (and several run at once)
+    assert [a.value for a in first] == [a.value for a in second]  # a repository keeps its thread
+    assert len({a.value for a in first}) == ACROSS_THREADS
 
 
 def test_of_many_repositories_those_holding_most_of_the_question_are_searched_in_full(three, monkeypatch):
