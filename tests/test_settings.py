@@ -124,3 +124,11 @@ def test_an_unknown_language_is_refused_with_the_list(tmp_path: Path, toml: str,
             "zig (or py, python3, js, node, ts, rs, golang, c++, cs, c#, rb, kt, sh, shell, "
             "md, yml, objective-c, terraform)"
         )
+
+
+def test_the_chunkers_own_default_is_the_settings_one():
+    """chunking cannot import settings (it sits below it), so its default for
+    callers that name none is a constant of its own: it must not drift."""
+    from repolens.chunking.dispatch import DEFAULT_MERGE_LINES
+
+    assert DEFAULT_MERGE_LINES == Settings().chunk_merge_lines
