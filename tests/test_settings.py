@@ -11,7 +11,7 @@ from repolens.models.embed_config import load_embed_config
 from repolens.models.factory import EmbedConfig
 from repolens.models.rerank import RerankConfig
 from repolens.server.config import load_serve_config
-from repolens.settings import CONFIG_FILE, coerce, load_settings
+from repolens.settings import CONFIG_FILE, Settings, coerce, load_settings
 
 
 @pytest.mark.parametrize(
@@ -131,4 +131,4 @@ def test_the_chunkers_own_default_is_the_settings_one():
     callers that name none is a constant of its own: it must not drift."""
     from repolens.chunking.dispatch import DEFAULT_MERGE_LINES
 
-    assert DEFAULT_MERGE_LINES == Settings().chunk_merge_lines
+    assert Settings().chunk_merge_lines == DEFAULT_MERGE_LINES
