@@ -3,6 +3,7 @@
     python -m bench.train_ranker extract --questions Q.json --checkouts DIR --index-cache DIR --data D.npz
     python -m bench.train_ranker cv --data D.npz [--folds 5]
     python -m bench.train_ranker fit --data D.npz [--out src/repolens/search/data/ranker.json]
+    python -m bench.train_ranker forest
     python -m bench.train_ranker all --questions ... --checkouts ... --index-cache ... --data D.npz
 
 ``extract`` asks every mined question of ``bench.mine_questions``'s set
@@ -23,7 +24,10 @@ training and test at once.
 ``fit`` trains on everything and writes the model (the trees as flat lists,
 :mod:`repolens.search.learned`) with its provenance: the questions'
 repositories and snapshots, the date, the parameters, the cross-validated
-figures of the last ``cv`` run on the same data.
+figures of the last ``cv`` run on the same data. Fitting the bundled model
+also writes its trees as Python comparisons, ``src/repolens/search/_forest.py``
+(:func:`repolens.search.learned.forest_source`: what a search evaluates);
+``forest`` writes that module again from the model file alone.
 
 Training code and LightGBM stay out of repolens's run time: the model file
 is evaluated in plain Python.
@@ -47,6 +51,7 @@ import numpy as np
 from bench.common.devsets import checkout_name, code_commit, ensure_index, identity_key, index_identity
 from bench.common.paths import REPO_ROOT, data_default
 from repolens.search.features import FEATURES
+from repolens.search.learned import FOREST_MODULE, forest_source
 from repolens.search.query import parse_query
 from repolens.search.ranking import CANDIDATES, RankingOptions, search_index
 from repolens.settings import Settings, load_settings
@@ -54,6 +59,7 @@ from repolens.store import open_store
 from repolens.store.handles import readers
 
 MODEL_OUT = REPO_ROOT / "src" / "repolens" / "search" / "data" / "ranker.json"
+FOREST_OUT = REPO_ROOT / "src" / "repolens" / "search" / FOREST_MODULE
 HITS = 5  # a packet's hits (top_k)
 CITED = 10  # files a packet names in all (cite_files)
 DIVERSITY = 0.8  # the packet's spread over files (the diversity setting)
@@ -409,6 +415,14 @@ def fit(args: argparse.Namespace) -> None:
         f"{out.stat().st_size // 1024} KB",
         file=sys.stderr,
     )
+    if out.resolve() == MODEL_OUT.resolve():
+        write_forest()
+
+
+def write_forest() -> None:
+    """The bundled model's trees as Python (what a search evaluates), from its file."""
+    FOREST_OUT.write_text(forest_source(MODEL_OUT.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"wrote {FOREST_OUT} from {MODEL_OUT}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -417,7 +431,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("command", choices=["extract", "cv", "fit", "all"])
+    ap.add_argument("command", choices=["extract", "cv", "fit", "all", "forest"])
     ap.add_argument("--questions", help="the mined set (bench.mine_questions)")
     ap.add_argument("--checkouts", help="its snapshots' git checkouts")
     ap.add_argument("--index-cache", help="where their indexes are kept (as devsets.py keeps them)")
@@ -441,6 +455,8 @@ def main(argv: list[str] | None = None) -> None:
         cv(args)
     if args.command in ("fit", "all"):
         fit(args)
+    if args.command == "forest":
+        write_forest()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,9 +14,10 @@ import pytest
 
 from conftest import Git, MakeRepo, commit_files
 from repolens import service
+from repolens.search import learned
 from repolens.search.features import FEATURES, feature_index
 from repolens.search.filters import Filters
-from repolens.search.learned import MODEL_FILE, Ranker, bundled_ranker, positive
+from repolens.search.learned import FOREST_MODULE, MODEL_FILE, Ranker, bundled_ranker, forest_source, positive
 from repolens.search.query import parse_query
 from repolens.search.ranking import RankingOptions, search, search_index
 from repolens.settings import Settings, load_settings
@@ -194,3 +196,43 @@ def test_the_shipped_model_says_how_it_was_made():
     path = Path(__file__).parents[2] / "src" / "repolens" / "search" / "data" / MODEL_FILE
     assert path.stat().st_size < 1_000_000
     assert json.loads(path.read_text())["format"] == 1
+
+
+def _rows_at_the_splits(ranker: Ranker, count: int, seed: int) -> list[list[float]]:
+    """Rows whose values sit on, just below and just above the thresholds
+    the trees split at (where ``<=`` decides), and between them."""
+    rng = random.Random(seed)
+    at: dict[int, list[float]] = {f: [0.0, 1.0] for f in range(len(ranker.features))}
+    for f, t in zip(ranker.feature, ranker.threshold, strict=True):
+        if f >= 0:
+            at[f] += [t, math.nextafter(t, -math.inf), math.nextafter(t, math.inf), t + rng.uniform(-1, 1)]
+    return [[rng.choice(at[f]) for f in range(len(ranker.features))] for _ in range(count)]
+
+
+def test_the_bundled_trees_score_every_row_as_walking_them_does_to_the_bit():
+    ranker = bundled_ranker()
+    assert ranker.compiled is not None
+    rows = _rows_at_the_splits(ranker, 5000, seed=36)
+    assert ranker.score_rows(rows) == [ranker.walk(row) for row in rows]
+    some = dict(enumerate(rows[:50]))
+    assert ranker.score(some) == {i: ranker.walk(row) for i, row in some.items()}
+
+
+def test_the_shipped_forest_is_written_from_the_shipped_model():
+    folder = Path(learned.__file__).parent
+    text = (folder / "data" / MODEL_FILE).read_text(encoding="utf-8")
+    shipped = (folder / FOREST_MODULE).read_text(encoding="utf-8")
+    assert shipped == forest_source(text), "write it again: python -m bench.train_ranker forest"
+
+
+def test_forest_source_scores_any_model_as_its_walk():
+    model = _tiny_model()
+    model["nodes"]["threshold"][3] = math.inf  # every row goes left there
+    text = json.dumps(model)
+    space: dict = {}
+    exec(compile(forest_source(text), FOREST_MODULE, "exec"), space)
+    ranker = Ranker(json.loads(text))
+    rows = _rows_at_the_splits(ranker, 200, seed=7)
+    assert space["scores"](rows) == [ranker.walk(row) for row in rows]
+    assert space["FEATURES"] == FEATURES and space["DIGEST"] == learned.model_digest(text)
+    assert Ranker(json.loads(text), space["scores"]).score_rows(rows) == ranker.score_rows(rows)
