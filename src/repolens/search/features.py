@@ -24,12 +24,18 @@ and repositories) and ranks are ``log1p(rank)`` (0 for a candidate the leg
 did not return), so the rows mean the same across repositories; ranks are
 competition ranks (equal scores share one), so a row never depends on the
 order in which a store lists equal documents.
+
+They are computed as columns (:func:`feature_columns`), one feature at a
+time for every candidate: a feature is one named column there, and what is
+the same for many candidates (the question, a path, a file) is computed
+once. ``tests/search/features_reference.py`` computes the same rows one
+candidate at a time, the reference these must equal to the bit.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 from repolens.chunking import Chunk
@@ -40,6 +46,16 @@ from repolens.store.base import normalize_symbol
 K = TypeVar("K")
 _ROLES = ("source", "test", "doc", "example", "config", "generated", "vendored")
 _LEGS = ("lexical", "symbol", "dense", "path", "history")
+
+# A candidate's file: computed once per file (see :func:`feature_columns`).
+_FILE_FEATURES = (
+    "file_candidates",
+    "file_lexical_best",
+    "file_lexical_sum",
+    "file_tuned_best",
+    "file_rank",
+    "file_terms",
+)
 
 FEATURES: tuple[str, ...] = (
     # the question
@@ -67,13 +83,7 @@ FEATURES: tuple[str, ...] = (
     "names_identifier",
     "path_terms",
     "chunk_terms",
-    # its file
-    "file_candidates",
-    "file_lexical_best",
-    "file_lexical_sum",
-    "file_tuned_best",
-    "file_rank",
-    "file_terms",
+    *_FILE_FEATURES,
 )
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
 
@@ -102,75 +112,149 @@ def candidate_features(
     legs: Mapping[str, Mapping[int, tuple[int, float]]],
     tuned: Mapping[int, float],
     priors: Mapping[int, float],
-) -> dict[int, list[float]]:
+) -> dict[int, tuple[float, ...]]:
     """A row of :data:`FEATURES` for each cid of ``tuned`` (the tuned
     fusion's scores, after priors and file evidence; ``chunks`` holds every
     one of them). ``legs`` are the per-leg (rank, score) of
     :func:`repolens.search.ranking.search_index`; ``priors`` each cid's role
-    weight (1 when priors are off)."""
-    base = question_row(query)
+    weight (1 when priors are off). The rows are :func:`feature_columns`
+    read across."""
+    cids = list(tuned)
+    columns = feature_columns(query, [chunks[cid] for cid in cids], legs, tuned, priors)
+    return dict(zip(cids, zip(*(columns[name] for name in FEATURES), strict=True), strict=True))
+
+
+def feature_columns(
+    query: ParsedQuery,
+    chunks: Sequence[Chunk],
+    legs: Mapping[str, Mapping[int, tuple[int, float]]],
+    tuned: Mapping[int, float],
+    priors: Mapping[int, float],
+) -> dict[str, list[float]]:
+    """Each feature of :data:`FEATURES` as a column: its value for every
+    candidate, in the order of ``tuned`` (``chunks`` are theirs, in that
+    order). One feature is one column computed here, for all candidates at
+    once: what is the same for many of them (the question, a file, a path, a
+    role) is computed once."""
+    cids = list(tuned)
+    n = len(cids)
+    columns: dict[str, list[float]] = {name: [value] * n for name, value in question_row(query).items()}
+    for name in _LEGS:
+        columns[f"{name}_score"], columns[f"{name}_rank"] = _leg_columns(legs.get(name, {}), cids)
+    top = max(tuned.values(), default=0.0)
+    columns["tuned_score"] = [tuned[cid] / top for cid in cids] if top > 0 else [0.0] * n
+    tuned_rank = _ranks(tuned)
+    columns["tuned_rank"] = [math.log1p(tuned_rank[cid]) for cid in cids]
+    columns["prior"] = [priors.get(cid, 1.0) for cid in cids]
+
+    paths = [chunk.path for chunk in chunks]
+    roles = [path_role(path) for path in paths]
+    for role in _ROLES:
+        columns[f"role_{role}"] = [float(r == role) for r in roles]
+    kinds = [{*chunk.kinds, chunk.kind} for chunk in chunks]
+    columns["kind_primary"] = [float(not PRIMARY_DEFINITION_KINDS.isdisjoint(k)) for k in kinds]
+    columns["kind_secondary"] = [float(not SECONDARY_DEFINITION_KINDS.isdisjoint(k)) for k in kinds]
+    for kind in ("block", "section", "window"):
+        columns[f"kind_{kind}"] = [float(chunk.kind == kind) for chunk in chunks]
+    columns["lines"] = [math.log1p(chunk.end_line - chunk.start_line + 1) for chunk in chunks]
+    columns["depth"] = [float(path.count("/")) for path in paths]
+    wanted_names = {normalize_symbol(i.replace("::", ".").rsplit(".", 1)[-1]) for i in query.identifiers}
+    columns["names_identifier"] = [
+        float(bool(chunk.name) and normalize_symbol(chunk.name) in wanted_names) for chunk in chunks
+    ]
+
     weight = sum(t.weight for t in query.terms) or 1.0
     tokens = [(t.token, t.weight) for t in query.terms]
-    wanted_names = {normalize_symbol(i.replace("::", ".").rsplit(".", 1)[-1]) for i in query.identifiers}
-    best = {name: max((s for _, s in leg.values()), default=0.0) for name, leg in legs.items()}
-    leg_rank = {name: _ranks({cid: s for cid, (_, s) in leg.items()}) for name, leg in legs.items()}
-    top = max(tuned.values(), default=0.0)
-    order = sorted(tuned, key=lambda cid: -tuned[cid])
-    tuned_rank = _ranks(tuned)
+    share = _TermShare(tokens, weight)
+    columns["path_terms"] = [share.of_path(path) for path in paths]
+    held = held_terms([chunk.text for chunk in chunks], [tok for tok, _ in tokens])
+    columns["chunk_terms"] = [share.of(terms) for terms in held]
 
-    # Per file: its candidates, and which of the question's terms any of them holds.
-    lowered = {cid: chunks[cid].text.lower() for cid in tuned}
-    held = {cid: {tok for tok, _ in tokens if tok in lowered[cid]} for cid in tuned}
+    # Per file: its candidates, best first, and which of the question's terms any of them holds.
+    at = {cid: i for i, cid in enumerate(cids)}
     files: dict[str, list[int]] = {}
-    for cid in order:
-        files.setdefault(chunks[cid].path, []).append(cid)
-    file_rank = _ranks({path: tuned[cids[0]] for path, cids in files.items()})
+    for cid in sorted(cids, key=lambda cid: -tuned[cid]):
+        files.setdefault(paths[at[cid]], []).append(cid)
+    file_rank = _ranks({path: tuned[of[0]] for path, of in files.items()})
     lexical = legs.get("lexical", {})
-    lex_best = best.get("lexical") or 1.0
+    lex_best = max((s for _, s in lexical.values()), default=0.0) or 1.0
     per_file: dict[str, tuple[float, ...]] = {}
-    for path, cids in files.items():
-        lex = [lexical[c][1] / lex_best for c in cids if c in lexical]
-        covered = set().union(*(held[c] for c in cids))
+    for path, of in files.items():
+        lex = [lexical[c][1] / lex_best for c in of if c in lexical]
         per_file[path] = (
-            math.log1p(len(cids)),
+            math.log1p(len(of)),
             max(lex, default=0.0),
             math.fsum(lex),  # exactly rounded: the same whatever order the candidates came in
-            tuned[cids[0]] / top if top > 0 else 0.0,
+            tuned[of[0]] / top if top > 0 else 0.0,
             math.log1p(file_rank[path]),
-            sum(w for tok, w in tokens if tok in covered) / weight,
+            share.of(set().union(*(held[at[c]] for c in of))),
         )
+    for i, name in enumerate(_FILE_FEATURES):
+        columns[name] = [per_file[path][i] for path in paths]
+    return columns
 
-    rows: dict[int, list[float]] = {}
-    for cid in tuned:
-        chunk = chunks[cid]
-        row = dict(base)
-        for name in _LEGS:
-            leg = legs.get(name, {})
-            found = cid in leg
-            row[f"{name}_score"] = leg[cid][1] / best[name] if found and best.get(name) else 0.0
-            row[f"{name}_rank"] = math.log1p(leg_rank[name][cid]) if found else 0.0
-        row["tuned_score"] = tuned[cid] / top if top > 0 else 0.0
-        row["tuned_rank"] = math.log1p(tuned_rank[cid])
-        row["prior"] = priors.get(cid, 1.0)
-        role = path_role(chunk.path)
-        for name in _ROLES:
-            row[f"role_{name}"] = float(role == name)
-        kinds = set(chunk.kinds) | {chunk.kind}
-        row["kind_primary"] = float(bool(kinds & PRIMARY_DEFINITION_KINDS))
-        row["kind_secondary"] = float(bool(kinds & SECONDARY_DEFINITION_KINDS))
-        row["kind_block"] = float(chunk.kind == "block")
-        row["kind_section"] = float(chunk.kind == "section")
-        row["kind_window"] = float(chunk.kind == "window")
-        row["lines"] = math.log1p(chunk.end_line - chunk.start_line + 1)
-        row["depth"] = float(chunk.path.count("/"))
-        row["names_identifier"] = float(bool(chunk.name) and normalize_symbol(chunk.name) in wanted_names)
-        path = chunk.path.lower()
-        row["path_terms"] = sum(w for tok, w in tokens if tok in path) / weight
-        row["chunk_terms"] = sum(w for tok, w in tokens if tok in held[cid]) / weight
-        for name, value in zip(FEATURES[-6:], per_file[chunk.path], strict=True):
-            row[name] = value
-        rows[cid] = [row[name] for name in FEATURES]
-    return rows
+
+def _leg_columns(
+    leg: Mapping[int, tuple[int, float]], cids: Sequence[int]
+) -> tuple[list[float], list[float]]:
+    """A leg's two columns: each candidate's score over the leg's best, and
+    ``log1p`` of its competition rank in the leg (both 0 where the leg did
+    not return it; the score 0 too when the best is 0)."""
+    scores = {cid: s for cid, (_, s) in leg.items()}
+    best = max(scores.values(), default=0.0)
+    ranks = _ranks(scores)
+    score = [scores[cid] / best if cid in scores else 0.0 for cid in cids] if best else [0.0] * len(cids)
+    return score, [math.log1p(ranks[cid]) if cid in ranks else 0.0 for cid in cids]
+
+
+class _TermShare:
+    """The share of the question's term weight that a set of terms, or a
+    path, holds: summed in the question's order (the same bits for the same
+    terms), each distinct path and set of terms once."""
+
+    def __init__(self, tokens: Sequence[tuple[str, float]], weight: float) -> None:
+        self.tokens, self.weight = tokens, weight
+        self._paths: dict[str, float] = {}
+        self._sets: dict[frozenset[str], float] = {}
+
+    def of(self, terms: set[str] | frozenset[str]) -> float:
+        key = frozenset(terms)
+        share = self._sets.get(key)
+        if share is None:
+            share = self._sets[key] = sum(w for tok, w in self.tokens if tok in key) / self.weight
+        return share
+
+    def of_path(self, path: str) -> float:
+        share = self._paths.get(path)
+        if share is None:
+            lowered = path.lower()
+            share = self._paths[path] = sum(w for tok, w in self.tokens if tok in lowered) / self.weight
+        return share
+
+
+def held_terms(texts: Sequence[str], terms: Sequence[str]) -> list[frozenset[str]]:
+    """For each of ``texts``, which of ``terms`` occur in it, ignoring case
+    (``term in text.lower()``: anywhere, inside a longer word too). Testing
+    each term against each text scans a text once per term it lacks, ~3 ms
+    for 100 chunks and 25 terms; an Aho-Corasick automaton of the terms finds
+    them all in one pass over each ASCII text (~0.9 ms). A text with other
+    characters is tested term by term, as its lowercase form is defined by
+    the whole text."""
+    wanted = list(dict.fromkeys(terms))
+    ascii_terms = [t for t in wanted if t.isascii()]
+    find = None
+    if ascii_terms:
+        from ahocorasick_rs import AhoCorasick  # a compiled extension: only when a search ranks by features
+
+        find = AhoCorasick(ascii_terms).find_matches_as_strings
+    held: list[frozenset[str]] = []
+    for text in texts:
+        if text.isascii():
+            held.append(frozenset(find(text.lower(), overlapping=True)) if find else frozenset())
+        else:
+            lowered = text.lower()
+            held.append(frozenset(t for t in wanted if t in lowered))
+    return held
 
 
 def _ranks(scores: Mapping[K, float]) -> dict[K, int]:

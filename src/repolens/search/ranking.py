@@ -18,6 +18,7 @@ the best score before the path boost) is in :mod:`repolens.search.fusion`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -141,7 +142,7 @@ def search_index(
     filters: Filters | None = None,
     dense: DenseLeg | None = None,
     rerank: RerankLeg | None = None,
-    features_out: dict[int, list[float]] | None = None,
+    features_out: dict[int, Sequence[float]] | None = None,
     explain: bool = False,
 ) -> SearchOutcome:
     """The best ``limit`` chunks for ``query``, each with its per-leg ranks
@@ -264,7 +265,7 @@ def search_index(
 
 
 def _learned_scores(
-    rows: dict[int, list[float]], factors: dict[int, dict[str, float | str]]
+    rows: dict[int, Sequence[float]], factors: dict[int, dict[str, float | str]]
 ) -> dict[int, float]:
     """The learned model's score of each candidate, made positive for the
     spread over files (:func:`repolens.search.learned.positive`)."""
@@ -277,7 +278,7 @@ def _learned_scores(
 
 
 def _explain_learned(
-    cids: list[int], rows: dict[int, list[float]], factors: dict[int, dict[str, float | str]]
+    cids: list[int], rows: dict[int, Sequence[float]], factors: dict[int, dict[str, float | str]]
 ) -> None:
     """For ``--explain``: the features that moved each of ``cids`` most."""
     from repolens.search.learned import bundled_ranker
