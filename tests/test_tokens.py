@@ -206,6 +206,21 @@ def test_the_tokens_of_each_line_are_those_tokenize_finds():
     assert tokens_by_line(["a_b\nc_d", "e_f"], frozenset({"cd", "ef"})) == [["cd"], ["ef"]]
 
 
+def test_one_termsin_finds_the_lines_and_tokens_of_many_texts_as_each_alone():
+    """A reply asks one TermsIn of the lines of many hits (and some twice):
+    the lines with a term and each line's terms are what lines_with_token
+    and tokens_by_line find in those lines alone."""
+    texts = _texts()
+    wanted = frozenset(tokenize(" ".join(texts[::50]))) | {"zz"}
+    found_in = TermsIn(wanted)
+    for text in [*texts, *texts[:200]]:
+        lines = text.split("\n")
+        assert found_in.lines_with_term(lines) == lines_with_token(lines, wanted), text
+        assert found_in.terms_by_line(lines) == tokens_by_line(lines, wanted), text
+        assert found_in(text) == terms_in(text, wanted), text
+    assert TermsIn(frozenset({"cd"})).lines_with_term(["a_b\nc_d", "e_f"]) == [0]
+
+
 def test_a_document_field_is_the_tokens_joined():
     """Fields are made by splitting ASCII text at what no run holds, with
     each distinct piece joined once: the same tokens as a scan finds."""

@@ -286,28 +286,54 @@ def terms_in(text: str, terms: frozenset[str]) -> frozenset[str]:
 
 class TermsIn:
     """:func:`terms_in` for one set of ``terms`` asked of many texts (the
-    chunks of every hit of a search across repositories): each distinct
-    ASCII piece is tokenized once for all of them, and a text's pieces are
-    then matched against those known to yield a term as sets, not token by
-    token. Code repeats its pieces from chunk to chunk, so most are known."""
+    chunks of every hit of a search across repositories, a reply's hits and
+    their lines): each distinct ASCII piece is tokenized once for all of
+    them, and a text's pieces are then matched against those known to yield
+    a term as sets, not token by token. Code repeats its pieces from chunk to
+    chunk, so most are known. :meth:`lines_with_term` and
+    :meth:`terms_by_line` are :func:`lines_with_token` and
+    :func:`tokens_by_line` for these terms, on the same pieces."""
 
     def __init__(self, terms: frozenset[str]) -> None:
         self.terms = terms
         self._seen: set[str] = set()
-        self._yielding: dict[str, frozenset[str]] = {}  # piece -> the terms it yields
+        # piece -> the tokens it yields that are terms, in order, with repeats
+        self._yielding: dict[str, tuple[str, ...]] = {}
+
+    def _learn(self, pieces: set[str]) -> None:
+        new = pieces - self._seen
+        if new:
+            self._seen |= new
+            terms = self.terms
+            for piece, found in _piece_tokens(new):
+                if not terms.isdisjoint(found):
+                    self._yielding[piece] = tuple(filter(terms.__contains__, found))
 
     def __call__(self, text: str) -> frozenset[str]:
         if not text.isascii():
             return terms_in(text, self.terms)
         pieces = set(text.translate(_NOT_IN_RUNS).split())
-        new = pieces - self._seen
-        if new:
-            self._seen |= new
-            for piece, found in _piece_tokens(new):
-                if not self.terms.isdisjoint(found):
-                    self._yielding[piece] = self.terms.intersection(found)
+        self._learn(pieces)
         matched = pieces.intersection(self._yielding)
         return frozenset().union(*(self._yielding[p] for p in matched)) if matched else frozenset()
+
+    def lines_with_term(self, lines: Sequence[str]) -> list[int]:
+        """``lines_with_token(lines, self.terms)``."""
+        pieces = _pieces_by_line(lines)
+        if pieces is None:
+            return lines_with_token(lines, self.terms)
+        self._learn(set(chain.from_iterable(pieces)))
+        yielding = self._yielding.keys()
+        return [i for i, line in enumerate(pieces) if not yielding.isdisjoint(line)]
+
+    def terms_by_line(self, lines: Sequence[str]) -> list[list[str]]:
+        """``tokens_by_line(lines, self.terms)``."""
+        pieces = _pieces_by_line(lines)
+        if pieces is None:
+            return tokens_by_line(lines, self.terms)
+        self._learn(set(chain.from_iterable(pieces)))
+        yielding = self._yielding
+        return [[t for p in line if p in yielding for t in yielding[p]] for line in pieces]
 
 
 def surface_forms(text: str) -> dict[str, str]:

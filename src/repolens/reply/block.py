@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from repolens.budget import budget_marker, omitted_marker, truncated_marker
-from repolens.tokens import tokens_by_line
+from repolens.tokens import TermsIn
 
 # A name over this many characters (a deep markdown section path) is cut in
 # the header, so that the header leaves room for lines at small budgets.
@@ -151,39 +151,58 @@ class BodySize:
         self._ascending = sorted(self.keep)
 
 
-def _ranked_lines(block: Block, weights: Mapping[str, float]) -> list[int]:
-    """The block's matching lines, most relevant first: code before comments
-    and docstrings (which say in words what the code does, and so hold a
-    question's words more often), then by the summed weight of the distinct
-    query terms on them."""
-    scored = []
-    texts = [text for _, text in block.lines]
-    for (n, _), found in zip(block.lines, tokens_by_line(texts, weights), strict=True):
-        # Summed in a fixed order: a set's order follows the hash seed, and float sums
-        # in another order can break a tie differently from one run to the next. (A
-        # term without a weight added 0.0 when it was summed too: the same sum.)
-        score = sum(weights[t] for t in dict.fromkeys(found))
-        if score > 0:
-            scored.append((n in block.prose, -score, n))
-    return [n for _, _, n in sorted(scored)]
+class LineRanker:
+    """A reply's ranking of its blocks' matching lines, most relevant first:
+    code before comments and docstrings (which say in words what the code
+    does, and so hold a question's words more often), then by the summed
+    weight of the distinct query terms on them. ``weights`` are the query's
+    terms; ``found_in`` finds them in lines (one per reply: each distinct
+    piece of code is split once for all its hits). A block's ranking is made
+    once, however often it is placed and fitted."""
+
+    __slots__ = ("_ranked", "found_in", "weights")
+
+    def __init__(self, weights: Mapping[str, float], found_in: TermsIn | None = None) -> None:
+        self.weights = weights
+        self.found_in = found_in if found_in is not None else TermsIn(frozenset(weights))
+        self._ranked: dict[int, tuple[Block, list[int]]] = {}  # by id(block), the block kept alive
+
+    def ranked(self, block: Block) -> list[int]:
+        """``block``'s matching lines, most relevant first."""
+        known = self._ranked.get(id(block))
+        if known is not None and known[0] is block:
+            return known[1]
+        weights = self.weights
+        scored = []
+        texts = [text for _, text in block.lines]
+        for (n, _), found in zip(block.lines, self.found_in.terms_by_line(texts), strict=True):
+            # Summed in a fixed order: a set's order follows the hash seed, and float sums
+            # in another order can break a tie differently from one run to the next. (A
+            # term without a weight added 0.0 when it was summed too: the same sum.)
+            score = sum(weights[t] for t in dict.fromkeys(found))
+            if score > 0:
+                scored.append((n in block.prose, -score, n))
+        ranked = [n for _, _, n in sorted(scored)]
+        self._ranked[id(block)] = (block, ranked)
+        return ranked
 
 
-def best_line(block: Block, weights: Mapping[str, float]) -> int:
+def best_line(block: Block, ranker: LineRanker) -> int:
     """The line a block must show if it shows one: its most relevant
     matching line, else (a hit found by meaning) its first shown line; 0
     for a pointer."""
-    ranked = _ranked_lines(block, weights)
+    ranked = ranker.ranked(block)
     return ranked[0] if ranked else block.lines[0][0] if block.lines else 0
 
 
 def fit_block(
-    block: Block, cap: int, weights: Mapping[str, float], context: int, *, budget: bool = False
+    block: Block, cap: int, ranker: LineRanker, context: int, *, budget: bool = False
 ) -> tuple[str, bool]:
     """The block within ``cap`` chars, keeping its most relevant lines.
 
     When everything does not fit, the best line (:func:`best_line`) comes
     first, then the line naming the definition (:attr:`Block.head`), then
-    matching lines best first (:func:`_ranked_lines`), each with its context
+    matching lines best first (:meth:`LineRanker.ranked`), each with its context
     (for a code line, the code around it); everything else of the span is
     marked omitted, and a last marker names the read for the whole span: the
     per-hit cap's, or with ``budget`` the packet budget's, which names the
@@ -202,7 +221,7 @@ def fit_block(
     sizes = {n: len(f"{n}: {text}") for n, text in block.lines}
     numbers = [n for n, _ in block.lines]
     position = {n: i for i, n in enumerate(numbers)}
-    ranked = _ranked_lines(block, weights)
+    ranked = ranker.ranked(block)
     body = BodySize(block, sizes, open_end=budget)
     best = ranked[0] if ranked else numbers[0]  # as best_line, from the ranking made here
     for first in (best, block.head):  # what the hit is, then where
@@ -229,7 +248,7 @@ def fit_block(
 
 
 def render_block(
-    block: Block, limit: int, cap: int, weights: Mapping[str, float], context: int
+    block: Block, limit: int, cap: int, ranker: LineRanker, context: int
 ) -> RenderedBlock | None:
     """Render one block within its share ``cap`` and the ``limit`` left in
     the packet; None when it cannot show one of its lines. When the packet's
@@ -239,10 +258,10 @@ def render_block(
         text = block.pointer()
         return RenderedBlock(block, text, False) if len(text) <= limit else None
     if cap <= limit:
-        text, cut = fit_block(block, cap, weights, context)
+        text, cut = fit_block(block, cap, ranker, context)
         if len(text) <= limit and shown_numbers(text):
             return RenderedBlock(block, text, cut)
-    text, cut = fit_block(block, limit, weights, context, budget=True)
+    text, cut = fit_block(block, limit, ranker, context, budget=True)
     if len(text) > limit or not shown_numbers(text):
         return None
     return RenderedBlock(block, text, cut, budget_cut=cut)

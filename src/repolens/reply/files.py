@@ -20,7 +20,7 @@ from repolens.budget import counted, more_did_not_fit
 from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
 from repolens.search.hits import Hit
 from repolens.search.query import ParsedQuery
-from repolens.tokens import terms_in
+from repolens.tokens import TermsIn
 
 # The terms a file matches are read from its best few hits only: tokenizing
 # every hit of every named file was a third of a warm search.
@@ -80,19 +80,23 @@ class FileEntry(NamedTuple):
         }
 
 
-def file_overview(hits: Sequence[Hit], query: ParsedQuery, limit: int = 10) -> list[FileEntry]:
+def file_overview(
+    hits: Sequence[Hit], query: ParsedQuery, limit: int = 10, found_in: TermsIn | None = None
+) -> list[FileEntry]:
     """The top ``limit`` files of a ranked chunk list, with their evidence."""
-    return list(itertools.islice(ranked_files(hits, query), limit))
+    return list(itertools.islice(ranked_files(hits, query, found_in=found_in), limit))
 
 
 def ranked_files(
-    hits: Sequence[Hit], query: ParsedQuery, exclude: Collection[str] = ()
+    hits: Sequence[Hit], query: ParsedQuery, exclude: Collection[str] = (), found_in: TermsIn | None = None
 ) -> Iterator[FileEntry]:
     """Every file of a ranked chunk list but ``exclude``, best first, each
     with its evidence.
 
     Ranking the files is cheap; the evidence reads the text of a file's hits,
     so it is gathered as the entries are taken, for those files only.
+    ``found_in``: a :class:`~repolens.tokens.TermsIn` of the query's tokens
+    that the reply shares (each piece of code split once).
     """
     by_file: dict[str, list[Hit]] = {}
     for h in hits:
@@ -106,6 +110,8 @@ def ranked_files(
     scored.sort(key=lambda item: -item[0])  # stable: equal scores keep rank order
     surface = {t.token: t.surface or t.token for t in query.terms}
     wanted = frozenset(surface)
+    if found_in is None or found_in.terms != wanted:
+        found_in = TermsIn(wanted)
     named = {i.lower().replace("_", "") for i in query.identifiers}
     for score, path, role, ordered in scored:
         if path in exclude:
@@ -115,7 +121,7 @@ def ranked_files(
         for k, h in enumerate(ordered):
             c = h.chunk
             if k < EVIDENCE_HITS and len(found) < len(surface):
-                found.update(terms_in(c.text, wanted))
+                found.update(found_in(c.text))
             defined = str(h.factors.get("defines", ""))  # from the symbol leg
             if not defined and c.kind in DEFINITION_KINDS and c.name.lower().replace("_", "") in named:
                 defined = c.qualname

@@ -17,6 +17,7 @@ from repolens.reply.files import FileEntry, file_overview, ranked_files, render_
 from repolens.reply.json_reply import search_json
 from repolens.reply.packet import Packet, PacketOptions, render_packet
 from repolens.search.hits import SearchOutcome
+from repolens.tokens import TermsIn
 
 if TYPE_CHECKING:
     from repolens.index.build import IndexReport
@@ -65,8 +66,9 @@ def render_search(
     reply = SearchReply(query=query, query_id=query_id, mode=mode, text="", notes=tuple(outcome.notes))
     reply.max_chars = settings.max_chars
     overview_size = max(settings.top_k, MIN_OVERVIEW_FILES)
+    found_in = TermsIn(parsed.tokens)  # the question's terms in the hits' text: each piece split once
     if mode == "files":
-        reply.files = file_overview(hits, parsed, limit=settings.top_k)
+        reply.files = file_overview(hits, parsed, limit=settings.top_k, found_in=found_in)
         reply.text = render_files(reply.files, settings.max_chars, footer)
         return reply
     opts = PacketOptions.from_settings(
@@ -74,11 +76,11 @@ def render_search(
         max_chars=settings.max_chars - (len(footer) + 2 if footer else 0),
         explain=explain,
         notes=outcome.notes,
-        files=functools.partial(ranked_files, hits, parsed),
+        files=functools.partial(ranked_files, hits, parsed, found_in=found_in),
     )
-    reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts)
+    reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts, found_in)
     if mode == "json":
-        reply.files = file_overview(hits, parsed, limit=overview_size)
+        reply.files = file_overview(hits, parsed, limit=overview_size, found_in=found_in)
         reply.text = json.dumps(reply.to_json(), ensure_ascii=False)
     else:
         reply.text = f"{reply.packet.text}\n\n{footer}" if footer else reply.packet.text

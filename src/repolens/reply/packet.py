@@ -39,6 +39,7 @@ from repolens.chunking import Chunk
 from repolens.chunking.labels import join_names, repeated_header_lines, signature_lines, split_names
 from repolens.reply.block import (
     Block,
+    LineRanker,
     RenderedBlock,
     best_line,
     body_lines,
@@ -50,6 +51,7 @@ from repolens.reply.files import FileEntry
 from repolens.reply.prose import prose_lines
 from repolens.search.hits import Hit, matching_lines, own_lines
 from repolens.settings import Settings
+from repolens.tokens import TermsIn
 
 NO_MATCH = "No matching chunks found."
 # Lines shown of a hit found by meaning only (no word of the query in it).
@@ -147,7 +149,7 @@ class PacketOptions(NamedTuple):
 # -- selecting and trimming -------------------------------------------------
 
 
-def shown_lines(chunk: Chunk, tokens: frozenset[str], context: int) -> dict[int, str]:
+def shown_lines(chunk: Chunk, tokens: frozenset[str] | TermsIn, context: int) -> dict[int, str]:
     """Lines of the chunk that match the query (:func:`~repolens.search.hits.matching_lines`),
     plus ``context`` around.
 
@@ -200,7 +202,7 @@ def chunk_prose(chunk: Chunk) -> set[int]:
 
 
 def select_hits(
-    hits: Sequence[Hit], tokens: frozenset[str], top_k: int, context: int
+    hits: Sequence[Hit], tokens: frozenset[str] | TermsIn, top_k: int, context: int
 ) -> list[tuple[Hit, dict[int, str]]]:
     """The first ``top_k`` hits in rank order, each with its shown lines.
 
@@ -321,20 +323,20 @@ def _place(
     rest: Sequence[Block],
     room: int,
     first: bool,
-    weights: Mapping[str, float],
+    ranker: LineRanker,
     opts: PacketOptions,
 ) -> RenderedBlock | None:
     """``block`` rendered in ``room`` chars beside the trailer naming ``rest``
     (see :func:`_trailer_reserves`); the first block takes the most trailer
     that still lets it show its best line, else the most trailer it fits beside."""
     tries = []
-    best = best_line(block, weights)
+    best = best_line(block, ranker)
     for reserve in _trailer_reserves(rest, room, first=first):
         left = room - reserve
         share = max(_MIN_SHARE, (left - len(BLOCK_SEP) * len(rest)) // (len(rest) + 1))
         if not opts.fair_share:
             share = opts.hit_max_chars
-        r = render_block(block, left, min(opts.hit_max_chars, share), weights, opts.context_lines)
+        r = render_block(block, left, min(opts.hit_max_chars, share), ranker, opts.context_lines)
         if r is not None and (not first or _shows(r, best)):
             return r
         tries.append(r)
@@ -347,10 +349,16 @@ def _shows(r: RenderedBlock, line: int) -> bool:
 
 
 def render_packet(
-    query: str, hits: Sequence[Hit], tokens: Mapping[str, float] | frozenset[str], opts: PacketOptions
+    query: str,
+    hits: Sequence[Hit],
+    tokens: Mapping[str, float] | frozenset[str],
+    opts: PacketOptions,
+    found_in: TermsIn | None = None,
 ) -> Packet:
     """The packet for ranked ``hits``; ``tokens`` are the query's tokens,
-    optionally with weights (a line's relevance is the sum of its terms').
+    optionally with weights (a line's relevance is the sum of its terms');
+    ``found_in`` finds them in text (one :class:`~repolens.tokens.TermsIn`
+    of them for the whole reply, which the pointers' evidence may share).
 
     Each block gets a fair share of what is left of the budget (what is left
     divided by the blocks still to come, at most ``hit_max_chars``), so the
@@ -361,8 +369,9 @@ def render_packet(
     go too (the JSON form keeps them all), and the hit shows that line alone.
     """
     weights: Mapping[str, float] = tokens if isinstance(tokens, Mapping) else dict.fromkeys(tokens, 1.0)
+    ranker = LineRanker(weights, found_in)
     notes = tuple(opts.notes)
-    blocks = _blocks(select_hits(hits, frozenset(weights), opts.top_k, opts.context_lines), opts.explain)
+    blocks = _blocks(select_hits(hits, ranker.found_in, opts.top_k, opts.context_lines), opts.explain)
     if not blocks:
         note_text = _note_text(notes)
         text = NO_MATCH if not note_text else f"{note_text}{BLOCK_SEP}{NO_MATCH}"
@@ -370,9 +379,9 @@ def render_packet(
     named = {b.path for b in blocks}
     others = (e for e in opts.files(named) if e.path not in named)
     wanted = list(itertools.islice(others, max(0, opts.cite_files - len(named))))
-    best = best_line(blocks[0], weights)
+    best = best_line(blocks[0], ranker)
     for entries in (wanted, []) if wanted else ([],):
-        packet = _assemble(query, blocks, weights, opts, notes, entries)
+        packet = _assemble(query, blocks, ranker, opts, notes, entries)
         if packet.rendered and _shows(packet.rendered[0], best):
             return packet
     return _bare(query, blocks, best, notes, opts.max_chars)
@@ -385,7 +394,7 @@ def _note_text(notes: Sequence[str]) -> str:
 def _assemble(
     query: str,
     blocks: Sequence[Block],
-    weights: Mapping[str, float],
+    ranker: LineRanker,
     opts: PacketOptions,
     notes: tuple[str, ...],
     entries: Sequence[FileEntry],
@@ -405,7 +414,7 @@ def _assemble(
     for i, block in enumerate(blocks):
         sep = len(BLOCK_SEP) if parts else 0
         rest = blocks[i + 1 :]
-        r = _place(block, rest, budget - used - sep, not rendered, weights, opts)
+        r = _place(block, rest, budget - used - sep, not rendered, ranker, opts)
         if r is None:
             omitted = list(blocks[i:])
             break

@@ -9,7 +9,7 @@ from repolens.chunking import Chunk
 from repolens.chunking.labels import repeated_header_lines
 from repolens.search.filters import Filters
 from repolens.search.query import ParsedQuery
-from repolens.tokens import lines_with_token
+from repolens.tokens import TermsIn, lines_with_token
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +97,12 @@ def own_lines(chunk: Chunk) -> list[str]:
     return lines[header:] if header else lines
 
 
-def matching_lines(chunk: Chunk, tokens: frozenset[str]) -> list[int]:
+def matching_lines(chunk: Chunk, tokens: frozenset[str] | TermsIn) -> list[int]:
     """Line numbers of ``chunk``'s own lines that contain a query token:
     THE test of a matching line, for packets (which lines to show) and for
-    focus (which definitions to show)."""
-    start = chunk.start_line
-    return [start + i for i in lines_with_token(own_lines(chunk), tokens)]
+    focus (which definitions to show). ``tokens`` may come as a
+    :class:`~repolens.tokens.TermsIn` of them, which a reply asks of all its
+    hits (each piece of code split once)."""
+    start, lines = chunk.start_line, own_lines(chunk)
+    found = tokens.lines_with_term(lines) if isinstance(tokens, TermsIn) else lines_with_token(lines, tokens)
+    return [start + i for i in found]
