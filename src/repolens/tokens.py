@@ -340,15 +340,31 @@ def surface_forms(text: str) -> dict[str, str]:
     """Each token of ``text`` mapped to the first word that produced it, for
     showing people words rather than stems (``expir`` -> ``expired``). A
     run met again maps nothing new, so each distinct run is split once."""
+    return _forms(_runs(text))
+
+
+def tokenize_with_forms(text: str) -> tuple[list[str], dict[str, str]]:
+    """``(tokenize(text), surface_forms(text))``, ``text`` scanned for runs once."""
+    runs = _runs(text)
+    return list(chain.from_iterable(map(_run_tokens, runs))), _forms(runs)
+
+
+def _forms(runs: list[str]) -> dict[str, str]:
     forms: dict[str, str] = {}
-    for run in dict.fromkeys(_runs(text)):
-        parts = split_identifier(run)
-        whole = run.replace("_", "").replace("-", "").lower()
-        if len(parts) > 1:
-            forms.setdefault(whole, run)
-        for part in parts:
-            forms.setdefault(stem(part), part)
+    for run in dict.fromkeys(runs):
+        for token, word in _run_forms(run):
+            forms.setdefault(token, word)
     return forms
+
+
+@lru_cache(maxsize=65_536)
+def _run_forms(run: str) -> tuple[tuple[str, str], ...]:
+    """(token, the word it came from) of one run, in the order
+    :func:`surface_forms` meets them: the whole identifier first, then each
+    part's stem. Cached as :func:`_run_tokens` is, and for the same reason."""
+    parts = split_identifier(run)
+    whole = ((run.replace("_", "").replace("-", "").lower(), run),) if len(parts) > 1 else ()
+    return (*whole, *((stem(part), part) for part in parts))
 
 
 def tokenize_path(path: str) -> list[str]:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from repolens.tokens import STOPWORDS, split_identifier, surface_forms, tokenize
+from repolens.tokens import STOPWORDS, split_identifier, tokenize, tokenize_with_forms
 
 MAX_TERMS = 64
 IDENTIFIER_WEIGHT = 2.0
@@ -206,12 +206,12 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
         code_tokens.update(tokenize(name))
 
     counts: dict[str, int] = {}
-    for tok in tokenize(text):
+    tokens, forms = tokenize_with_forms(text)
+    for tok in tokens:
         counts[tok] = counts.get(tok, 0) + 1
     content = {t: n for t, n in counts.items() if t not in STOPWORDS} if weighted else counts
     if not content:
         content = counts  # a question made only of stopwords still searches
-    forms = surface_forms(text)
     subject_text = subject_line(text)
     subject = frozenset(tokenize(subject_text))
     stressed = subject if _has_body(text, subject_text) else frozenset()
