@@ -1,4 +1,4 @@
-"""Wall time of one ``repolens`` command in a new process, against ``rg``.
+"""Wall time of one ``repolens`` command in a new process, against ``rg`` and ``python -c pass``.
 
     python -m bench.startup cli [ROOT] [--runs 20] [--tree NAME=SRC ...]
 
@@ -6,8 +6,9 @@ An agent that calls ``repolens search`` from a shell pays for a whole
 process per question: interpreter start, imports, opening the index, the
 search itself. This runs ``search``, ``symbols`` and ``read`` on ROOT
 (default: this checkout) ``--runs`` times each in new processes, and ``rg``
-on the same words as the reference, all interleaved in one run so the
-machine's load falls on every row alike. Each ``--tree`` is a source folder
+on the same words and ``python -c pass`` (this interpreter starting and
+doing nothing: what no Python command can beat) as the references, all
+interleaved in one run so the machine's load falls on every row alike. Each ``--tree`` is a source folder
 (``src`` of a checkout) run with this interpreter through ``PYTHONPATH``:
 pass the baseline's and this checkout's to compare them in one run (default:
 this checkout only). Each tree is copied to a temporary folder and compiled
@@ -20,7 +21,8 @@ where there is none). Also prints the import time of ``repolens.cli`` per tree
 (``python -X importtime``, median of 5).
 
 Prints the command line and a markdown table: p50/p95 wall ms and p50 CPU ms
-per command and tree.
+per command and tree, and each p50 over ``python -c pass``'s p50 in the same
+run (issue 36's target for ``search``: at most 4x).
 """
 
 from __future__ import annotations
@@ -124,11 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(build, env=env_for(first), check=True)
         cmds = commands(root, index_dir, args.query, args.symbol)
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        bare = [sys.executable, "-c", "pass"]
         for name, (ours, rg) in cmds.items():
             for src in trees.values():
                 timed([*py, *ours], env_for(src))  # warm the disk cache and the .pyc files
             for _ in range(args.runs):  # interleaved: load changes hit every row alike
                 times.setdefault((name, "rg"), []).append(timed(rg))
+                times.setdefault((name, "python"), []).append(timed(bare))
                 for tree, src in trees.items():
                     times.setdefault((name, tree), []).append(timed([*py, *ours], env_for(src)))
         imports = {tree: import_ms(src) for tree, src in trees.items()}
@@ -137,15 +141,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"repository: {root}; {args.runs} runs per row, interleaved; machine: {os.cpu_count()} CPUs")
     for tree, src in given.items():
         print(f"tree {tree}: {src}; `import repolens.cli` {imports[tree]:.0f} ms (importtime, median of 5)")
-    print("\n| command | run by | p50 ms | p95 ms | CPU p50 ms |")
-    print("|---|---|---|---|---|")
+    print("\n| command | run by | p50 ms | p95 ms | CPU p50 ms | p50 / `python -c pass` p50 |")
+    print("|---|---|---|---|---|---|")
     for name, (ours, rg) in cmds.items():
-        for who in ["rg", *trees]:
+        bare_p50 = pct([w for w, _ in times[(name, "python")]], 0.5)
+        for who in ["python", "rg", *trees]:
             wall = [w for w, _ in times[(name, who)]]
             cpu = [c for _, c in times[(name, who)]]
-            shown = shlex.join(rg) if who == "rg" else f"repolens {shlex.join(ours[:2])} ({who})"
+            if who in ("python", "rg"):
+                shown = "python -c pass" if who == "python" else shlex.join(rg)
+            else:
+                shown = f"repolens {shlex.join(ours[:2])} ({who})"
             figures = f"{pct(wall, 0.5):.0f} | {pct(wall, 0.95):.0f} | {pct(cpu, 0.5):.0f}"
-            print(f"| {name} | {shown} | {figures} |")
+            print(f"| {name} | {shown} | {figures} | {pct(wall, 0.5) / bare_p50:.1f}x |")
     return 0
 
 

@@ -31,14 +31,10 @@ import sqlite3
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate
 from repolens.store.history_rank import query_weights, top_commits
 from repolens.store.local.sqlite import read_meta, rows_in, write_meta
-
-if TYPE_CHECKING:
-    import numpy as np
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS history_commits (
@@ -241,7 +237,7 @@ class HistoryReads:
         self._version: int | None = None
         self._readable = False
         self._state: HistoryState | None = None
-        self._documents: tuple[np.ndarray, np.ndarray, int] | None = None
+        self._documents: tuple[array[int], array[int], int] | None = None
 
     def _current(self) -> None:
         version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
@@ -271,17 +267,14 @@ class HistoryReads:
             return []
         return top_commits(ids, lengths, lists, weights, k)
 
-    def _read_documents(self) -> tuple[np.ndarray, np.ndarray, int] | None:
+    def _read_documents(self) -> tuple[array[int], array[int], int] | None:
         """The stored commits' ids and lengths (as :func:`top_commits` takes
         them) and the oldest stored id, None when there are none."""
-        import numpy as np
-
         if self._documents is None:
             row = self.db.execute("SELECT ids, lengths FROM history_documents").fetchone()
             if row is None:
                 return None
-            ids = np.frombuffer(row[0], dtype=np.uint32).astype(np.int64)
-            lengths = np.frombuffer(row[1], dtype=np.uint32).astype(np.float64)
+            ids, lengths = _unpacked(row[0]), _unpacked(row[1])
             oldest = self.db.execute("SELECT coalesce(min(id), 0) FROM history_commits").fetchone()
             self._documents = (ids, lengths, int(oldest[0]))
         return self._documents
@@ -295,19 +288,23 @@ class HistoryReads:
         return of_file(self.db, path) if self._readable else []
 
 
+def _unpacked(blob: bytes) -> array[int]:
+    values = array(_CODE)
+    values.frombytes(blob)
+    return values
+
+
 def _live_postings(
     db: sqlite3.Connection, terms: Iterable[str], oldest: int
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+) -> dict[str, tuple[array[int], array[int]]]:
     """Per term: the ids of the stored commits holding it (ascending) and
     its count in each; ids below ``oldest`` (trimmed commits) are cut."""
-    import numpy as np
-
     out = {}
     sql = "SELECT term, ids, tfs FROM history_postings WHERE term IN ({marks})"
     for term, ids, tfs in rows_in(db, sql, terms):
-        held, counts = np.frombuffer(ids, dtype=np.uint32), np.frombuffer(tfs, dtype=np.uint32)
+        held, counts = _unpacked(ids), _unpacked(tfs)
         if len(held) and held[0] < oldest:  # ids of trimmed commits may linger
-            cut = int(np.searchsorted(held, oldest))
+            cut = bisect.bisect_left(held, oldest)
             held, counts = held[cut:], counts[cut:]
         if len(held):
             out[str(term)] = (held, counts)
