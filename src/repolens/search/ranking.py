@@ -198,9 +198,11 @@ def search_index(
     if votes is not None and votes.files:
         voted = {cid: votes.files[c.path] for cid, c in chunks.items() if c.path in votes.files}
         legs["history"] = ranked({cid: v.strength for cid, v in voted.items()})
+        said: dict[str, str] = {}  # each voted file's explanation, made once for all its chunks
         for cid, vote in voted.items():
             scores[cid] += options.history_weight * top * vote.strength
-            factors[cid] = {"history": vote.explain()}
+            path = chunks[cid].path
+            factors[cid] = {"history": said[path] if path in said else said.setdefault(path, vote.explain())}
     for cid, sc in scores.items():
         factors[cid] = {"fused": sc, **factors.get(cid, {})}
     for cid, (_, qualname) in symbols.items():
