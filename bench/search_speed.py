@@ -1,8 +1,8 @@
 """Warm search latency per question kind, learned ranking against tuned, source trees side by side.
 
-    python bench/search_speed.py --checkouts DIR --index-cache DIR [--data DIR]
+    python -m bench.search_speed [--checkouts DIR] [--index-cache DIR] [--data DIR]
         [--tree NAME=SRC ...] [--rounds 3] [--input query|title|both] [--only REGEX] [--limit N]
-    python bench/search_speed.py --corpus DIR --index-cache DIR [--tree NAME=SRC ...] [--rounds 3]
+    python -m bench.search_speed --corpus DIR [--index-cache DIR] [--tree NAME=SRC ...] [--rounds 3]
 
 What a server pays per question once it has answered one (the steady state
 an agent's loop sees): ``service.search_code`` in a long-lived process that
@@ -15,13 +15,13 @@ worker every question is asked once per ranking untimed, then ``--rounds``
 times per ranking, ``learned`` and ``tuned`` alternating: the learned
 ranking's own cost is the difference of the two in the same run.
 
-Indexes: the development checkouts' (``--checkouts``, plain or history
-checkouts) are built or reused in ``--index-cache`` as ``bench/devset.py``
-keys them (by this checkout's code: the trees must read the same index
-format); ``--corpus`` indexes one folder (corpus-1m) into
-``--index-cache``/corpus and asks it the issue and commit questions' full
-texts (they were written for other checkouts: the latency of a large index,
-not its quality).
+Indexes: the development checkouts' (``--checkouts``, by default the
+history checkouts under ``$REPOLENS_BENCH_DATA``) are built or reused in
+``--index-cache`` as ``bench.devset`` keys them (by this checkout's code:
+the trees must read the same index format); ``--corpus`` indexes one folder
+(corpus-1m) into ``--index-cache``/corpus and asks it the issue and commit
+questions' full texts (they were written for other checkouts: the latency
+of a large index, not its quality).
 
 Prints the command, a table of wall p50/p90 and CPU p50 (ms) per tree,
 ranking and question kind (issues, commits, identifiers), the learned
@@ -40,15 +40,13 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SRC = HERE.parent / "src"
+from bench.common import devsets
+from bench.common.paths import REPO_ROOT, SRC
+from bench.common.stats import pct
+from bench.common.trees import env_for
+
 RANKINGS = ("learned", "tuned")
 KINDS = {"swebench": "issues", "commits": "commits", "identifiers": "identifiers"}
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
 # -- the worker: one process per tree ------------------------------------------------
@@ -87,14 +85,15 @@ def worker() -> None:
 
 
 class Worker:
+    """A worker process running the repolens of ``src`` (this module, ``--worker``)."""
+
     def __init__(self, src: Path) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
-        env["PYTHONPATH"] = str(src)
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker"],
+            [sys.executable, "-m", "bench.search_speed", "--worker"],
+            cwd=REPO_ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=env,
+            env=env_for(src),
             text=True,
         )
 
@@ -121,53 +120,52 @@ class Worker:
 
 def jobs(args: argparse.Namespace) -> list[tuple[Path, Path, list[tuple[str, str]]]]:
     """(root, index dir, [(kind, text)]) per checkout or corpus, indexes built first."""
-    sys.path.insert(0, str(HERE))
-    import devset
     from repolens.settings import load_settings
 
     inputs = ("query", "title") if args.input == "both" else (args.input,)
     if args.corpus:
         corpus = args.corpus.resolve()
         index_dir = args.index_cache / "corpus" / corpus.name
-        identity = devset.index_identity(load_settings(corpus), history=(corpus / ".git").exists())
-        status = devset.ensure_index(corpus, index_dir, identity, reindex=False)
+        identity = devsets.index_identity(load_settings(corpus), history=(corpus / ".git").exists())
+        status = devsets.ensure_index(corpus, index_dir, identity, reindex=False)
         if not status.ok:
             raise SystemExit(f"{corpus}: index {status.state}: {status.error}")
-        asked = devset.load_queries(args.data, args.only, args.limit, ["swebench", "commits"])
+        asked = devsets.load_queries(args.data, args.only, args.limit, ["swebench", "commits"])
         return [(corpus, index_dir, [(KINDS[q["set"]], q[inp]) for q in asked for inp in inputs])]
-    asked = devset.load_queries(args.data, args.only, args.limit)
+    asked = devsets.load_queries(args.data, args.only, args.limit)
     build = argparse.Namespace(checkouts=args.checkouts, index_cache=args.index_cache, reindex=False)
-    dirs, status = devset.build_indexes(asked, devset.parse_variants("default", []), build)
+    dirs, status = devsets.build_indexes(asked, devsets.parse_variants("default", []), build)
     out: dict[str, list[tuple[str, str]]] = {}
     for q in asked:
-        ck = devset.checkout_name(q)
+        ck = devsets.checkout_name(q)
         if status[ck, "default"].ok:
             texts = dict.fromkeys(q[inp] for inp in inputs)
             out.setdefault(ck, []).extend((KINDS[q["set"]], text) for text in texts)
     return [(args.checkouts / ck, dirs[ck, "default"], asked_here) for ck, asked_here in out.items()]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.search_speed", description=__doc__.splitlines()[0])
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--checkouts", type=Path, help="the development checkouts (plain or history)")
-    ap.add_argument("--corpus", type=Path, help="one folder to index and ask instead (corpus-1m)")
-    ap.add_argument("--index-cache", type=Path, required="--worker" not in sys.argv)
-    ap.add_argument("--data", type=Path, default=HERE.parents[1] / "shared" / "bench")
+    devsets.add_checkout_options(ap)
+    ap.add_argument(
+        "--corpus", type=Path, help="one folder to index and ask instead of the checkouts (corpus-1m)"
+    )
     ap.add_argument("--tree", action="append", default=[], metavar="NAME=SRC")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--input", choices=["query", "title", "both"], default="query")
     ap.add_argument("--only", help="regex on question ids")
     ap.add_argument("--limit", type=int)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.worker:
         worker()
         return
-    if bool(args.checkouts) == bool(args.corpus):
-        ap.error("give --checkouts or --corpus")
-    args.index_cache = args.index_cache.expanduser().resolve()
-    if args.checkouts:
-        args.checkouts = args.checkouts.resolve()
+    if args.corpus:
+        if args.index_cache is None:
+            ap.error("give --index-cache DIR (or set $REPOLENS_BENCH_DATA)")
+        args.index_cache = args.index_cache.expanduser().resolve()
+    else:
+        devsets.checked_folders(args)
     trees = {name: Path(src).resolve() for name, src in (t.split("=", 1) for t in args.tree)} or {"this": SRC}
     todo = jobs(args)
     workers = {name: Worker(src) for name, src in trees.items()}
@@ -193,7 +191,7 @@ def main() -> None:
 
 def report(args: argparse.Namespace, trees: dict[str, Path], times: dict, seconds: float) -> None:
     load = os.getloadavg()
-    print(f"command: {shlex.join(['python', *sys.argv])}")
+    print(f"command: {shlex.join(['python', '-m', 'bench.search_speed', *sys.argv[1:]])}")
     print(
         f"{args.rounds} timed askings per question and ranking; machine: {os.cpu_count()} CPUs, "
         f"load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; {seconds:.0f} s"
