@@ -182,9 +182,7 @@ def _questions_folder() -> Path | None:
 
 
 def _checkouts_folder() -> Path | None:
-    given = os.environ.get("REPOLENS_BENCH_CHECKOUTS")
-    if given:
-        return Path(given)
+    """The history checkouts under ``$REPOLENS_BENCH_DATA``, else the plain ones."""
     data = os.environ.get("REPOLENS_BENCH_DATA")
     if not data:
         return None
