@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE_FILES, write_tree_files
+from conftest import SAMPLE_FILES, commit_files, run_git, write_tree_files
 
 # Top-level packages and modules the read path never needs.
 HEAVY = (
@@ -122,6 +122,31 @@ def test_read_commands_load_no_heavy_module(indexed_sample: tuple[Path, Path], c
     assert code == 0
     unwanted = HEAVY + NOT_FOR[command[0]]
     assert sorted(m for m in modules if any(m == u or m.startswith(u + ".") for u in unwanted)) == []
+
+
+def test_a_search_with_the_history_leg_loads_no_numpy(sample_repo: Path, tmp_path: Path):
+    """The history's BM25 is computed without numpy in a process that has
+    not loaded it (repolens.store.history_rank): loading it would cost a
+    search in a new process more than the rest of it."""
+    session = SAMPLE_FILES["src/auth/session.py"] + "# sessions expire after SESSION_TTL\n"
+    commit_files(run_git, sample_repo, "Expire sessions after an hour", {"src/auth/session.py": session})
+    index_dir = tmp_path / "index"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    index = [sys.executable, "-m", "repolens", "index", str(sample_repo), "--index-dir", str(index_dir)]
+    subprocess.run(index, env=env, capture_output=True, check=True, timeout=120)
+    where = ["--root", str(sample_repo), "--index-dir", str(index_dir)]
+    probe = f"MARK, CLASSES_MARK = {MARK!r}, {CLASSES_MARK!r}" + PROBE
+    out = subprocess.run(
+        [sys.executable, "-c", probe, "search", "when do sessions expire", "--explain", *where],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    reply, _, loaded = out.partition(MARK)
+    assert "; history: 1 similar commit" in reply  # the leg voted
+    assert sorted(m for m in loaded.split() if m == "numpy" or m.startswith("numpy.")) == []
 
 
 # Creating a dataclass compiles its generated methods (~4M instructions for a
