@@ -1,6 +1,6 @@
 """One entry, several commands: ``python -m bench.<entry> <command> [options]``.
 
-An entry that groups benchmarks of one kind (``bench.startup``,
+An entry that groups benchmarks of one kind (``bench.speed``,
 ``bench.replies``, ...) maps command names to the modules that implement
 them (``"module"``, or ``"module word"`` for a module whose own first
 argument is ``word``); each module has a ``main(argv)`` with its own

@@ -1,6 +1,6 @@
 """The development questions, their checkouts and indexes, and one repolens answer.
 
-What the quality benchmarks share (``bench.devset``, ``bench.cross_repo``,
+What the quality benchmarks share (``bench.devset``, ``bench.org ranking``,
 ``bench.replies``, ``bench.train_ranker``, the probes): the question files
 and how to load them; the index cache outside the repository, keyed by the
 settings that change an index (``INDEX_KEYS``), the code's format versions

@@ -1,5 +1,5 @@
 """Source trees compared in one run: each benchmark that times repolens in
-new processes (``bench.startup``, ``bench.postgres build``) can run several
+new processes (``bench.speed``, ``bench.postgres build``) can run several
 trees side by side, ``--tree NAME=PATH/src``; this tree's ``src`` by default."""
 
 from __future__ import annotations

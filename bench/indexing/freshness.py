@@ -20,7 +20,7 @@ gets edited). Measured in one run:
 4. a branch switch that changes 200 files: ``git checkout`` then a refresh.
 
 With ``--tree NAME=SRC`` (repeatable) each tree (a ``src`` folder, copied
-and compiled as in ``bench.startup index``) is measured in a process of its
+and compiled as in ``bench.speed index``) is measured in a process of its
 own, the trees alternating ``--rounds`` times, and the table has a column
 per tree; else this checkout's tree is measured in this process. Prints one
 markdown table and the command line.

@@ -6,6 +6,7 @@ from bench.common.commands import dispatch
 COMMANDS = {
     "scale": "bench.org.scale",
     "across": "bench.org.across",
+    "ranking": "bench.org.ranking",
 }
 
 if __name__ == "__main__":

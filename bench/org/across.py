@@ -11,7 +11,7 @@ indexes, the checkouts in turn, each turn a hard-linked copy of the tree
 under a folder name of its own (``NAME-2``: the key of its index, and a
 different path, so a different repository to the store). The copies are
 exact, so which 16 a search probes its way to says nothing about ranking
-(``bench.cross_repo`` measures that): this is the time of asking N
+(``bench.org ranking`` measures that): this is the time of asking N
 indexes, each with a real repository's statistics, history and size.
 
 It keeps its PostgreSQL (``org_scale.py``'s settings and seed) and the

@@ -10,7 +10,7 @@ tables, as every build but a database's first finds them (one database
 keeps many repositories): the tree under test indexed a one-file
 repository into it first, untimed; ``--first-in-database`` times the build
 that makes them instead. The trees (``src`` folders run through
-``PYTHONPATH``, as in ``bench.startup index``) and the stores take turns,
+``PYTHONPATH``, as in ``bench.speed index``) and the stores take turns,
 in reverse order on odd runs, so a change in the shared machine's load
 falls on all alike.
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 from bench.common.trees import HERE_SRC, compiled_copy, env_for
 from bench.postgres.perf import BENCH_SETTINGS
-from bench.startup.index import corpus_size
+from bench.speed.index import corpus_size
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # Below this many bytes to read, a job runs in the indexing process: each
 # spawned worker first imports the chunkers and every grammar (about half a
 # second of CPU), which a small repository's whole indexing does not repay.
-# Measured (bench.startup index, docs/benchmarks.md): up to pytest (451
+# Measured (bench.speed index, docs/benchmarks.md): up to pytest (451
 # files, 3.3 MB) in process is faster and costs a CPU second less; at xarray
 # (5.8 MB) the two tie on this 2-core machine.
 PARALLEL_MIN_BYTES = 4_000_000
@@ -193,7 +193,7 @@ def _chunksize(jobs: int) -> int:
     # tasks cost more than they save: each is a message each way, pickled
     # (measured with the executor, flask, 237 files: tasks of 3 files against
     # 8, 0.83 against 0.77 s wall, 1.14 against 1.08 s CPU;
-    # bench.startup index, docs/benchmarks.md).
+    # bench.speed index, docs/benchmarks.md).
     return max(1, min(_CHUNKSIZE, jobs // (_TASKS_PER_WORKER * workers())))
 
 

@@ -27,7 +27,7 @@ in one repository (so weighty in its BM25) may be common in the others.
 So the merge adds the question's *coverage*, with each term weighted by an
 IDF over the repositories asked (:func:`coverage`): how much of the
 question a repository's best evidence holds, and how much the hit's file
-holds (0.79 first). ``bench.cross_repo`` measures it.
+holds (0.79 first). ``bench.org ranking`` measures it.
 
 Hits are relabelled ``key:path`` (``app@main:src/x.py``), so every block,
 marker and pointer of the reply names its repository, and
@@ -74,7 +74,7 @@ LABEL_SEP = ":"
 # first EVIDENCE_HITS hits, and the hit's file's as FILE_COVERAGE_WEIGHT *
 # log(coverage); a coverage under MIN_COVERAGE counts as that. The weights
 # were chosen on questions mined from the training repositories, never the
-# development set's (bench.cross_repo on bench.mine_questions's set;
+# development set's (bench.org ranking on bench.mine_questions's set;
 # docs/benchmarks.md#across-repositories): with neither, 0.62 of the
 # questions have their own repository first among 38; with these, 0.79.
 COVERAGE_WEIGHT = 8.0

@@ -1,6 +1,6 @@
 """Wall time of one ``repolens`` command in a new process, against ``rg`` and ``python -c pass``.
 
-    python -m bench.startup cli [ROOT] [--runs 20] [--tree NAME=SRC ...]
+    python -m bench.speed cli [ROOT] [--runs 20] [--tree NAME=SRC ...]
 
 An agent that calls ``repolens search`` from a shell pays for a whole
 process per question: interpreter start, imports, opening the index, the

@@ -1,7 +1,7 @@
 """How soon ``repolens serve`` (stdio) answers ``initialize``, and then
 ``tools/list``, in a new process.
 
-    python -m bench.startup serve [ROOT] [--runs 10] [--tree NAME=SRC ...]
+    python -m bench.speed serve [ROOT] [--runs 10] [--tree NAME=SRC ...]
 
 An MCP client starts the server and waits for its reply to ``initialize``
 before it can list or call a tool; every agent session pays for it. This

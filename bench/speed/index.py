@@ -1,16 +1,16 @@
 """``repolens index`` of a fresh repository in a new process: wall time, CPU, peak RSS.
 
-    python -m bench.startup index CORPUS [CORPUS ...] [--runs 3] [--tree NAME=SRC ...]
+    python -m bench.speed index CORPUS [CORPUS ...] [--runs 3] [--tree NAME=SRC ...]
 
 What a user waits for the first time they index: interpreter start, imports,
 discovery, chunking (in process, or in worker processes for big jobs), the
 store's writes. Each run indexes CORPUS from scratch into a new temporary
 folder, without vectors, in a new process; the trees (``src`` folders, run
 with this interpreter through ``PYTHONPATH``, copied and compiled first as in
-``bench.startup cli``) alternate run by run so load changes hit them alike.
+``bench.speed cli``) alternate run by run so load changes hit them alike.
 Peak RSS is the largest process of the run (the indexer or one worker).
 
-``--naive`` adds a row per corpus for ``bench.startup.naive_index`` (a naive
+``--naive`` adds a row per corpus for ``bench.speed.naive_index`` (a naive
 single-process Python BM25 indexer, what issue 15 set repolens against),
 alternating with the trees: the machine's speed moves by half within a day,
 and that row shows how fast it was in this run.
@@ -43,7 +43,7 @@ NAIVE = Path(__file__).resolve().with_name("naive_index.py")
 
 def run_once(src: Path | None, corpus: Path, index_dir: Path) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MB) of one ``repolens index`` in a new process
-    (of ``bench.startup.naive_index`` when ``src`` is None)."""
+    (of ``bench.speed.naive_index`` when ``src`` is None)."""
     if src is None:
         cmd = [sys.executable, str(NAIVE), str(corpus), str(index_dir)]
         env = None
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpora", nargs="+", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=SRC")
-    parser.add_argument("--naive", action="store_true", help="add a row for bench.startup.naive_index")
+    parser.add_argument("--naive", action="store_true", help="add a row for bench.speed.naive_index")
     parser.add_argument("--summary", action="store_true", help="medians over the corpora, small ones apart")
     parser.add_argument("--small-files", type=int, default=300, metavar="N")
     parser.add_argument("--target", type=float, default=0.6, metavar="SECONDS")

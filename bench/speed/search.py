@@ -1,8 +1,8 @@
 """Warm search latency per question kind, learned ranking against tuned, source trees side by side.
 
-    python -m bench.search_speed [--checkouts DIR] [--index-cache DIR] [--data DIR]
+    python -m bench.speed search [--checkouts DIR] [--index-cache DIR] [--data DIR]
         [--tree NAME=SRC ...] [--rounds 3] [--input query|title|both] [--only REGEX] [--limit N]
-    python -m bench.search_speed --corpus DIR [--index-cache DIR] [--tree NAME=SRC ...] [--rounds 3]
+    python -m bench.speed search --corpus DIR [--index-cache DIR] [--tree NAME=SRC ...] [--rounds 3]
 
 What a server pays per question once it has answered one (the steady state
 an agent's loop sees): ``service.search_code`` in a long-lived process that
@@ -89,7 +89,7 @@ class Worker:
 
     def __init__(self, src: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.search_speed", "--worker"],
+            [sys.executable, "-m", "bench.speed search", "--worker"],
             cwd=REPO_ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -145,7 +145,7 @@ def jobs(args: argparse.Namespace) -> list[tuple[Path, Path, list[tuple[str, str
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.search_speed", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     devsets.add_checkout_options(ap)
     ap.add_argument(
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def report(args: argparse.Namespace, trees: dict[str, Path], times: dict, seconds: float) -> None:
     load = os.getloadavg()
-    print(f"command: {shlex.join(['python', '-m', 'bench.search_speed', *sys.argv[1:]])}")
+    print(f"command: {shlex.join(['python', '-m', 'bench.speed search', *sys.argv[1:]])}")
     print(
         f"{args.rounds} timed askings per question and ranking; machine: {os.cpu_count()} CPUs, "
         f"load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; {seconds:.0f} s"

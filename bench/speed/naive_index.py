@@ -1,7 +1,7 @@
 """A naive single-process Python BM25 indexer: the yardstick of
-``bench.startup index --naive``.
+``bench.speed index --naive``.
 
-    python bench/startup/naive_index.py CORPUS OUT
+    python bench/speed/naive_index.py CORPUS OUT
 
 (a script of its own, run by path: the yardstick imports nothing of ours)
 

@@ -1,7 +1,7 @@
 """Scores across repositories: each development question asked of its own
 repository alone, and of it among many others at once (issue 30 item 2).
 
-    python -m bench.cross_repo --checkouts DIR --index-cache DIR
+    python -m bench.org ranking --checkouts DIR --index-cache DIR
         [--others-checkouts DIR --others-cache DIR] [--others N] [--sets ...]
         [--input query|title|both] [--merges learned,relative] [--limit N] [--out results.json]
 
@@ -115,7 +115,7 @@ def merge(name: str) -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.cross_repo", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     devsets.add_checkout_options(ap)
     ap.add_argument(
         "--others-checkouts", type=Path, help="more repositories' checkouts (the mined snapshots)"
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def report(rows: list[dict], merges: list[str], inputs: list[str], args: argparse.Namespace) -> None:
-    print(f"$ python -m bench.cross_repo {' '.join(sys.argv[1:])}\n")
+    print(f"$ python -m bench.org ranking {' '.join(sys.argv[1:])}\n")
     others = sorted({r["others"] for r in rows})
     print(
         f"{len(rows)} questions x inputs; each asked of its own repository alone and among {others} others; "
