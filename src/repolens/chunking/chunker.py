@@ -10,15 +10,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from repolens.chunking import Chunk, Symbol
+from repolens.chunking.refs import Ref
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkedFile:
-    """What a chunker makes of one file: its chunks, the definitions found, and whether parsing failed."""
+    """What a chunker makes of one file: its chunks, the definitions found,
+    whether parsing failed, and the uses of names (:mod:`repolens.chunking.refs`)."""
 
     chunks: list[Chunk]
     symbols: list[Symbol] = field(default_factory=list)
     parse_error: bool = False
+    refs: list[Ref] = field(default_factory=list)
 
 
 class Chunker(Protocol):

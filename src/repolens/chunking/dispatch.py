@@ -63,7 +63,7 @@ def chunk_file(
     except Exception:  # a grammar or spec failing on one file must not stop indexing
         result = ChunkedFile(window_chunks(path, text, language, lines=source_lines(text)), parse_error=True)
     chunks = _with_kinds(assign_ids(result.chunks), result.symbols)
-    return ChunkedFile(chunks, result.symbols, result.parse_error)
+    return ChunkedFile(chunks, result.symbols, result.parse_error, result.refs)
 
 
 def _with_kinds(chunks: list[Chunk], symbols: list[Symbol]) -> list[Chunk]:

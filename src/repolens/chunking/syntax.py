@@ -43,6 +43,8 @@ from repolens.chunking.grammars import (
     spec_for,
 )
 from repolens.chunking.pack import Def, Packer, source_lines
+from repolens.chunking.refs import Ref
+from repolens.chunking.refs.extract import extract_refs
 from repolens.chunking.text import MAX_LINES, window_chunks
 
 MAX_PARSE_BYTES = 2_000_000
@@ -100,7 +102,8 @@ class SyntaxChunker:
             merge_max_lines=self.merge_max_lines,
         )
         chunks = packer.pack(defs)
-        return ChunkedFile(chunks, symbols_of(defs, path, language))
+        symbols = symbols_of(defs, path, language)
+        return ChunkedFile(chunks, symbols, refs=_refs(tree, src, spec, path, symbols, len(lines)))
 
     def _parse(self, spec: LangSpec, src: bytes) -> ts.Tree | None:
         parser = parser_for(spec)
@@ -145,6 +148,14 @@ def symbols_of(defs: list[Def], path: str, language: str) -> list[Symbol]:
             )
         stack.extend(reversed(d.children))
     return out
+
+
+def _refs(tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: list[Symbol], nlines: int) -> list[Ref]:
+    """The file's references; none when their extraction fails (its chunks are kept all the same)."""
+    try:
+        return extract_refs(tree, src, spec, path, symbols, nlines)
+    except Exception:  # a reference spec failing on one file must cost its references only
+        return []
 
 
 def _windows(path: str, text: str, language: str, lines: list[str], *, parse_error: bool) -> ChunkedFile:

@@ -1,0 +1,113 @@
+"""References: each use of a name in a file, and the key it resolves to.
+
+A chunker finds definitions (:class:`repolens.chunking.Symbol`); the
+reference extractor (:mod:`repolens.chunking.refs.extract`, run on the same
+tree) finds the uses: calls, imports, attribute and type uses, base classes,
+decorators, and reads of the names a file imports or defines. Each is a
+:class:`Ref`: the name used, its line, its kind, the definition it sits in
+(``scope``) and, where the language's scope and import rules allow it from
+this file alone, the ``target`` it resolves to, as a *key*:
+
+``=Q``          the definition ``Q`` (a qualified name) of this same file
+``^C.name``     ``name`` looked up in the bases of class ``C`` of this file (``super()``)
+``a.b.c.Q``     the definition ``Q`` of the module ``a.b.c``, as the file names it (an
+                import, a package's own name): parts joined by ``.``, whatever the
+                language's separator (``/``, ``::``)
+``""``          unresolved: a *name match*, labelled so in replies
+
+A key names a module the way the importing file spells it, which is the end
+of the path of the file defining it (``repolens.chunking.Chunk`` is
+``src/repolens/chunking/__init__.py``'s ``Chunk``): :func:`definition_keys`
+gives every key that means a definition, and a search compares the two as
+strings. Nothing here needs another file, so an edit to one file changes
+only that file's references (resolution across files happens when a
+question is asked: :mod:`repolens.search.references`).
+
+``binds`` is the name a module-level import or export binds in this file
+(``from .base import Model`` in a package's ``__init__``, ``export default
+foo``): a key through which other files may reach the definition
+(a re-export).
+
+This module holds what the read path needs; it imports no grammar.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import NamedTuple
+
+# Kinds of use, in the order a reply lists them.
+REF_KINDS = ("call", "base", "decorator", "type", "import", "export", "attr", "name")
+
+
+class Ref(NamedTuple):
+    """One use of a name in a file (see the module docstring)."""
+
+    name: str
+    line: int
+    kind: str
+    scope: str = ""  # the qualified name of the innermost definition holding the use
+    target: str = ""  # the key it resolves to; "" for a name match
+    binds: str = ""  # a module-level import or export: the name it binds here
+
+
+# How the module of a file is named, by language: "stem" languages name a
+# module by its folders and file (Python, JavaScript, Rust, ...), "folder"
+# ones by its folders alone (a Go package, a Java package: the file's name
+# is not part of what imports say).
+_FOLDER_LANGUAGES = frozenset({"go", "java", "kotlin", "scala", "groovy", "csharp", "swift", "dart"})
+# File names that stand for their folder.
+_INDEX_STEMS = frozenset({"__init__", "index", "mod", "lib", "main"})
+_PARTS = re.compile(r"::|[./\\:#]")
+
+
+def split_key(key: str) -> list[str]:
+    """The parts of a key or qualified name (``Type::method``, ``(*T).M`` -> ``T``, ``M``)."""
+    return [p for p in _PARTS.split(key.replace("(*", "").replace(")", "")) if p]
+
+
+def module_parts(path: str, language: str) -> list[str]:
+    """The parts naming ``path``'s module, as an import spells their end."""
+    p = PurePosixPath(path)
+    folders = [part for part in p.parent.parts if part not in ("", ".")]
+    if language in _FOLDER_LANGUAGES:
+        return folders
+    stem = p.name.split(".")[0] if language in ("javascript", "typescript", "tsx") else p.stem
+    if stem in _INDEX_STEMS:
+        return folders
+    return [*folders, *split_key(stem)]
+
+
+def definition_keys(path: str, qualname: str, language: str) -> frozenset[str]:
+    """Every key an importing file may spell for the definition ``qualname``
+    of ``path``: its module's parts from any folder down, then its
+    qualified name (at least one module part: a bare name is a name match)."""
+    own = split_key(qualname)
+    parts = module_parts(path, language)
+    full = [*parts, *own]
+    return frozenset(".".join(full[i:]) for i in range(len(parts)))
+
+
+def package_key(path: str, language: str) -> str:
+    """The key prefix of names visible without import in ``path``'s package
+    (Go, Java, Kotlin, ...: the other files of its folder), "" when the
+    language has no such package."""
+    if language not in _FOLDER_LANGUAGES:
+        return ""
+    return ".".join(module_parts(path, language))
+
+
+def same_file_key(qualname: str) -> str:
+    return "=" + ".".join(split_key(qualname))
+
+
+__all__ = [
+    "REF_KINDS",
+    "Ref",
+    "definition_keys",
+    "module_parts",
+    "package_key",
+    "same_file_key",
+    "split_key",
+]

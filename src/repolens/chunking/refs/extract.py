@@ -1,0 +1,280 @@
+"""Find a file's references on the tree its chunker parsed (see :mod:`repolens.chunking.refs`).
+
+One tree-sitter query per language (:mod:`.specs`) captures, in one pass
+of the tree in C, the *name* nodes that matter, under shared capture names:
+
+``call``       the name a call calls (``f`` of ``f()``, ``a.b.f()``, ``Type::f()``)
+``base``       a base class or implemented interface
+``decorator``  a decorator or annotation
+``type``       a type named in an annotation, a declaration, a ``new``
+``attr``       the name of an attribute or member access (``obj.name``)
+``name``       a plain identifier where a value is passed on (an argument, a
+               returned or assigned value): kept only when the file binds
+               that name (a definition or an import of its own)
+``bind``       a name a function binds locally (a parameter, an assignment):
+               a use of it there is not a reference to anything outside
+``skip``       a name node that is no use (a definition's own name)
+``import``     an import statement, read by the language's handler (:mod:`.imports`)
+``self``       a method's receiver variable (Go), read as ``self``
+
+A use is keyed by where its name starts; its kind is the first of call,
+base, decorator, type, attr, name that captured it. Its receiver is the
+chain of names before it (``a.b`` of ``a.b.f``), read back from the text.
+
+Only name nodes are captured, never whole expressions: a file has about one
+use per line of code, and each costs a few Python operations on top of
+tree-sitter's pass.
+
+Resolution within the file, in order: a name bound by an import in the same
+function, then a local (skipped), then a name the module binds (its own
+top-level definitions, its imports); ``self.x`` / ``this.x`` to the
+enclosing class, ``super().x`` to its bases; ``mod.x`` through the import
+that bound ``mod``. Anything else is a name match.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections.abc import Sequence
+
+import tree_sitter as ts
+
+from repolens.chunking import Symbol
+from repolens.chunking.grammars import LangSpec, load_language
+from repolens.chunking.refs import Ref, package_key, same_file_key, split_key
+from repolens.chunking.refs.imports import Binding
+from repolens.chunking.refs.specs import REF_SPECS, RefSpec
+
+# Kinds of definition whose body binds local names.
+_FUNCTION_KINDS = frozenset({"function", "method"})
+# Capture names that make a use, in the order their kind wins.
+_USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
+# What stands before a member's name, read backwards from the name (a
+# match anchored at its start costs the length of the receiver, where a
+# search for it at the end of the text would cost that text's length each
+# time): the separator, then the receiver, a chain of names or ``super()``.
+_RECEIVER_REVERSED = re.compile(
+    rb"\s*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$@]+(?:\s*(?:\.\?|\.|>-|::)\s*[\w$@]+)*)"
+)
+_CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
+# Inside a node's own text (Perl's ``Foo::Bar::g``): the last name.
+_LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
+# How far back a receiver is looked for.
+_RECEIVER_BYTES = 160
+
+
+@functools.cache
+def _query(module: str, entry: str, language: str) -> ts.Query | None:
+    lang = load_language(module, entry)
+    spec = REF_SPECS.get(language)
+    if lang is None or spec is None:
+        return None
+    return ts.Query(lang, spec.query)
+
+
+class _Scopes:
+    """For each line: the innermost definition holding it, and the function that owns its locals."""
+
+    def __init__(self, symbols: Sequence[Symbol], nlines: int) -> None:
+        self.symbols = symbols
+        inner = [-1] * (nlines + 2)
+        for i, s in enumerate(symbols):  # parents come before their members
+            lo, hi = max(s.start_line, 0), min(s.end_line, nlines + 1)
+            if hi >= lo:
+                inner[lo : hi + 1] = [i] * (hi - lo + 1)
+        self.inner = inner
+        owner = [i if s.kind in _FUNCTION_KINDS else -1 for i, s in enumerate(symbols)]
+        owner.append(-1)  # inner[line] == -1: outside every definition
+        self.function = [owner[i] for i in inner]
+
+    def qualname(self, i: int) -> str:
+        return self.symbols[i].qualname if i >= 0 else ""
+
+    def owner_class(self, i: int) -> str:
+        """The class whose ``self`` a use in definition ``i`` means ("" outside one)."""
+        if i < 0:
+            return ""
+        s = self.symbols[i]
+        if s.kind in _FUNCTION_KINDS:
+            return s.parent
+        return "" if s.kind in ("module", "constant") else s.qualname
+
+
+def extract_refs(
+    tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: Sequence[Symbol], nlines: int
+) -> list[Ref]:
+    """The references of one parsed file (see the module docstring); [] for
+    a language without a reference spec."""
+    rs = REF_SPECS.get(spec.name)
+    query = _query(spec.module, spec.entry, spec.name) if rs is not None else None
+    if rs is None or query is None:
+        return []
+    caps = ts.QueryCursor(query).captures(tree.root_node)
+    return _Extraction(rs, src, path, symbols, nlines).run(caps)
+
+
+# Bytes that may end a separator before a member's name: . : > \\
+_SEPARATOR_ENDS = frozenset(b".:>\\")
+
+
+class _Extraction:
+    def __init__(self, rs: RefSpec, src: bytes, path: str, symbols: Sequence[Symbol], nlines: int) -> None:
+        self.rs = rs
+        self.src = src
+        self.path = path
+        self.scopes = _Scopes(symbols, nlines)
+        # Names the module binds: its top-level definitions, then its imports.
+        self.module: dict[str, str] = {s.name: same_file_key(s.qualname) for s in symbols if not s.parent}
+        self.modules_bound: set[str] = set()  # names bound to a module, not to a definition in it
+        self.local_imports: dict[tuple[int, str], str] = {}
+        self.package = package_key(path, rs.language)
+        self.star = False  # an import of every name of a module: an unknown name may be one
+        self.refs: list[Ref] = []
+
+    def run(self, caps: dict[str, list[ts.Node]]) -> list[Ref]:
+        """The references, in the order of their lines. One loop over the
+        captures, its lookups held in locals: it runs once per use."""
+        src = self.src
+        scopes = self.scopes
+        inner = scopes.inner
+        function = scopes.function
+        skip_ranges = self._imports(caps.get("import", ()))
+        binds: set[tuple[int, bytes]] = set()
+        excluded: set[int] = set()
+        for node in caps.get("bind", ()):
+            start = node.start_byte
+            excluded.add(start)
+            binds.add((function[node.start_point[0] + 1], src[start : node.end_byte]))
+        for node in caps.get("skip", ()):
+            excluded.add(node.start_byte)
+        receivers = self._receivers(caps.get("self", ()))
+        uses: dict[int, tuple[str, ts.Node]] = {}
+        for capture in _USE_CAPTURES:
+            for node in caps.get(capture, ()):
+                start = node.start_byte
+                if start not in uses and start not in excluded:
+                    uses[start] = (capture, node)
+        starts = [r[0] for r in skip_ranges]
+        rs = self.rs
+        module = self.module
+        local_imports = self.local_imports
+        modules_bound = self.modules_bound
+        builtins = rs.builtins
+        fallback = self.package if rs.package and not self.star else ""
+        refs = self.refs
+        qualname = scopes.qualname
+        for start in sorted(uses):
+            capture, node = uses[start]
+            if starts:
+                k = bisect.bisect_right(starts, start) - 1
+                if k >= 0 and start < skip_ranges[k][1]:
+                    continue
+            raw = src[start : node.end_byte]
+            line = node.start_point[0] + 1
+            fn = function[line]
+            name = raw.decode("utf-8", "replace")
+            recv = ""
+            if not name.isidentifier():  # a name holding its own receiver (Perl's Foo::g), or $x
+                m = _LAST_NAME.search(name)
+                if m is None:
+                    continue
+                name, recv = m.group(1), _CHAIN_SEP.sub(".", name[: m.start()]).strip(".:\\")
+            elif start and src[start - 1] in _SEPARATOR_ENDS:
+                m = _RECEIVER_REVERSED.match(src[max(start - _RECEIVER_BYTES, 0) : start][::-1])
+                recv = m.group(1)[::-1].decode("utf-8", "replace") if m is not None else "?"
+            elif capture == "attr":
+                recv = "?"  # an expression (or a spaced-out chain): not a name to follow
+            if recv:
+                kind = "attr" if capture == "name" else capture
+                target = self._member(recv, name, inner[line], fn, receivers, binds)
+            else:
+                kind = capture
+                if fn >= 0 and (fn, name) in local_imports:
+                    target = local_imports[(fn, name)]
+                elif (fn, raw) in binds:
+                    continue  # a local of the function: no reference
+                else:
+                    target = module.get(name, "")
+                    if target and name in modules_bound:
+                        continue  # the module itself, not a definition
+                if not target:
+                    if capture == "name" or name in builtins:
+                        continue  # a plain word the file does not bind: noise
+                    if fallback:
+                        target = f"{fallback}.{name}"
+            if not target:
+                if name in builtins:
+                    continue
+            elif target[0] not in "=^":
+                name = target.rpartition(".")[2]  # an alias (import x as y) is a use of x
+            refs.append(Ref(name, line, kind, qualname(inner[line]), target))
+        return refs
+
+    # -- imports -------------------------------------------------------------
+    def _imports(self, nodes: Sequence[ts.Node]) -> list[tuple[int, int]]:
+        """Read the import statements; their byte ranges (which hold no other use)."""
+        handler = self.rs.imports
+        ranges = []
+        for node in nodes:
+            ranges.append((node.start_byte, node.end_byte))
+            if handler is None:
+                continue
+            line = node.start_point[0] + 1
+            fn = self.scopes.function[line]
+            scope = self.scopes.qualname(self.scopes.inner[line])
+            for b in handler(node, self.src, self.path):
+                self._bind(b, fn, scope)
+        ranges.sort()
+        return ranges
+
+    def _bind(self, b: Binding, fn: int, scope: str) -> None:
+        if b.bound == "*":
+            self.star = True
+        elif b.bound:
+            if fn >= 0:
+                self.local_imports[(fn, b.bound)] = b.target
+            else:
+                self.module[b.bound] = b.target
+                if not b.used:
+                    self.modules_bound.add(b.bound)
+        if b.used:
+            kind = "export" if b.export else "import"
+            target = b.target or self.module.get(b.used, same_file_key(b.used))
+            binds = b.bound if fn < 0 and (b.reexport or b.export) else ""
+            self.refs.append(Ref(b.used, b.line, kind, scope, target, binds))
+
+    def _receivers(self, nodes: Sequence[ts.Node]) -> dict[int, str]:
+        """The receiver variable of each method that names one (Go's ``func (r *T)``)."""
+        out = {}
+        for node in nodes:
+            at = self.scopes.function[node.start_point[0] + 1]
+            if at >= 0:
+                out[at] = self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        return out
+
+    def _member(
+        self, recv: str, name: str, at: int, fn: int, receivers: dict[int, str], binds: set[tuple[int, bytes]]
+    ) -> str:
+        rs = self.rs
+        if recv in rs.super_names:
+            owner = self.scopes.owner_class(at)
+            return "^" + ".".join([*split_key(owner), name]) if owner else ""
+        if recv == "?" or "(" in recv:
+            return ""
+        parts = _CHAIN_SEP.split(recv)
+        head = parts[0]
+        if head in rs.self_names or (fn >= 0 and receivers.get(fn) == head):
+            owner = self.scopes.owner_class(at)
+            if len(parts) == 1 and owner:
+                return same_file_key(f"{owner}.{name}")
+            return ""
+        base = self.local_imports.get((fn, head)) if fn >= 0 else None
+        if base is None and (fn, head.encode()) in binds:
+            return ""  # a local variable: its type is not known here
+        if base is None:
+            base = self.module.get(head)
+        if not base:
+            return ""
+        return ".".join([base, *parts[1:], name])

@@ -1,0 +1,539 @@
+"""Where each language's uses of names are: one tree-sitter query per language.
+
+The capture names are those of :mod:`repolens.chunking.refs.extract`. A
+language's query lists the nodes where a use stands (the callee of a call,
+a member access, a type, a base class, a decorator), the nodes that bind a
+name locally, and its import statements, which :mod:`.imports` reads.
+Every language with a grammar (:data:`repolens.chunking.grammars.SPECS`)
+has an entry; ``tests/chunking/test_refs.py`` compiles each query.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+
+from repolens.chunking.refs import imports
+from repolens.chunking.refs.imports import ImportHandler
+
+
+@dataclass(frozen=True)
+class RefSpec:
+    language: str
+    query: str
+    imports: ImportHandler | None = None
+    self_names: frozenset[str] = frozenset({"self", "this"})
+    super_names: frozenset[str] = frozenset({"super"})
+    # Names never kept as a name match (the language's own), unless the file binds them.
+    builtins: frozenset[str] = frozenset()
+    # An unresolved name in a call or type means the package's own (Go, Java, ...):
+    # the other files of the folder see it without an import.
+    package: bool = False
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_PY_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("__")) | {"self", "cls", "super"}
+
+PYTHON = RefSpec(
+    "python",
+    """
+(call function: (identifier) @call)
+(call function: (attribute attribute: (identifier) @call))
+(attribute attribute: (identifier) @attr)
+(decorator (identifier) @decorator)
+(decorator (attribute attribute: (identifier) @decorator))
+(decorator (call function: (identifier) @decorator))
+(decorator (call function: (attribute attribute: (identifier) @decorator)))
+(class_definition superclasses: (argument_list (identifier) @base))
+(class_definition superclasses: (argument_list (attribute attribute: (identifier) @base)))
+(type (identifier) @type)
+(type (attribute attribute: (identifier) @type))
+(generic_type (identifier) @type)
+(argument_list (identifier) @name)
+(keyword_argument value: (identifier) @name)
+(assignment right: (identifier) @name)
+(return_statement (identifier) @name)
+(list (identifier) @name)
+(tuple (identifier) @name)
+(pair value: (identifier) @name)
+(comparison_operator (identifier) @name)
+(parameters (identifier) @bind)
+(lambda_parameters (identifier) @bind)
+(default_parameter name: (identifier) @bind)
+(typed_parameter (identifier) @bind)
+(typed_default_parameter name: (identifier) @bind)
+(list_splat_pattern (identifier) @bind)
+(dictionary_splat_pattern (identifier) @bind)
+(assignment left: (identifier) @bind)
+(assignment left: (pattern_list (identifier) @bind))
+(assignment left: (tuple_pattern (identifier) @bind))
+(augmented_assignment left: (identifier) @bind)
+(for_statement left: (identifier) @bind)
+(for_statement left: (pattern_list (identifier) @bind))
+(for_in_clause left: (identifier) @bind)
+(for_in_clause left: (pattern_list (identifier) @bind))
+(as_pattern_target (identifier) @bind)
+(named_expression name: (identifier) @bind)
+(import_statement) @import
+(import_from_statement) @import
+""",
+    imports.python,
+    self_names=frozenset({"self", "cls"}),
+    super_names=frozenset({"super()"}),
+    builtins=_PY_BUILTINS,
+)
+
+_JS_BUILTINS = _words(
+    "console Object Array JSON Math Promise String Number Boolean Error TypeError Symbol Map Set WeakMap "
+    "WeakSet Date RegExp require module exports window document globalThis undefined null parseInt "
+    "parseFloat isNaN setTimeout clearTimeout setInterval clearInterval process Buffer arguments "
+    "Reflect Proxy BigInt Uint8Array ArrayBuffer Intl encodeURIComponent decodeURIComponent fetch "
+    "Response Request Headers URL URLSearchParams string number boolean any unknown void never object "
+    "Record Partial Readonly Pick Omit Exclude Extract ReturnType Parameters Awaited NonNullable "
+    "Required InstanceType Iterable AsyncIterable PromiseLike ReadonlyArray"
+)
+
+_JS_COMMON = """
+(call_expression function: (identifier) @call)
+(call_expression function: (member_expression property: (property_identifier) @call))
+(new_expression constructor: (identifier) @call)
+(new_expression constructor: (member_expression property: (property_identifier) @call))
+(member_expression property: (property_identifier) @attr)
+(decorator (identifier) @decorator)
+(decorator (member_expression property: (property_identifier) @decorator))
+(decorator (call_expression function: (identifier) @decorator))
+(decorator (call_expression function: (member_expression property: (property_identifier) @decorator)))
+(arguments (identifier) @name)
+(variable_declarator value: (identifier) @name)
+(assignment_expression right: (identifier) @name)
+(return_statement (identifier) @name)
+(array (identifier) @name)
+(pair value: (identifier) @name)
+(shorthand_property_identifier) @name
+(binary_expression right: (identifier) @name)
+(variable_declarator name: (identifier) @bind)
+(arrow_function parameter: (identifier) @bind)
+(object_pattern (shorthand_property_identifier_pattern) @bind)
+(array_pattern (identifier) @bind)
+(catch_clause parameter: (identifier) @bind)
+(for_in_statement left: (identifier) @bind)
+(import_statement) @import
+(export_statement) @import
+(variable_declarator value: (call_expression function: (identifier) @_r arguments: (arguments (string)))
+  (#eq? @_r "require")) @import
+"""
+
+_JSX = """
+(jsx_opening_element name: (identifier) @call)
+(jsx_self_closing_element name: (identifier) @call)
+(jsx_opening_element name: (member_expression property: (property_identifier) @call))
+(jsx_self_closing_element name: (member_expression property: (property_identifier) @call))
+"""
+
+_JS_ONLY = """
+(class_heritage (identifier) @base)
+(class_heritage (member_expression property: (property_identifier) @base))
+(formal_parameters (identifier) @bind)
+(formal_parameters (assignment_pattern left: (identifier) @bind))
+"""
+
+_TS_EXTRA = """
+(extends_clause value: (identifier) @base)
+(extends_clause value: (member_expression property: (property_identifier) @base))
+(implements_clause (type_identifier) @base)
+(extends_type_clause type: (type_identifier) @base)
+(type_identifier) @type
+(class_declaration name: (type_identifier) @skip)
+(abstract_class_declaration name: (type_identifier) @skip)
+(interface_declaration name: (type_identifier) @skip)
+(type_alias_declaration name: (type_identifier) @skip)
+(type_parameter name: (type_identifier) @skip)
+(required_parameter pattern: (identifier) @bind)
+(required_parameter pattern: (rest_pattern (identifier) @bind))
+(optional_parameter pattern: (identifier) @bind)
+"""
+
+JAVASCRIPT = RefSpec("javascript", _JS_COMMON + _JS_ONLY + _JSX, imports.javascript, builtins=_JS_BUILTINS)
+TYPESCRIPT = RefSpec("typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, builtins=_JS_BUILTINS)
+TSX = RefSpec("tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, builtins=_JS_BUILTINS)
+
+_GO_BUILTINS = _words(
+    "append cap close complex copy delete imag len make new panic print println real recover min max clear "
+    "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string uint "
+    "uint8 uint16 uint32 uint64 uintptr any comparable nil true false iota"
+)
+
+GO = RefSpec(
+    "go",
+    """
+(call_expression function: (identifier) @call)
+(call_expression function: (selector_expression field: (field_identifier) @call))
+(composite_literal type: (type_identifier) @call)
+(composite_literal type: (qualified_type name: (type_identifier) @call))
+(selector_expression field: (field_identifier) @attr)
+(type_identifier) @type
+(argument_list (identifier) @name)
+(type_spec name: (type_identifier) @skip)
+(type_parameter_declaration name: (identifier) @skip)
+(parameter_declaration name: (identifier) @bind)
+(short_var_declaration left: (expression_list (identifier) @bind))
+(var_spec name: (identifier) @bind)
+(range_clause left: (expression_list (identifier) @bind))
+(method_declaration receiver: (parameter_list (parameter_declaration name: (identifier) @self)))
+(import_declaration) @import
+""",
+    imports.go,
+    self_names=frozenset(),
+    super_names=frozenset(),
+    builtins=_GO_BUILTINS,
+    package=True,
+)
+
+_RUST_BUILTINS = _words(
+    "Some None Ok Err Box Vec String Option Result Self i8 i16 i32 i64 i128 isize u8 u16 u32 u64 u128 "
+    "usize f32 f64 bool char str println format vec assert assert_eq panic write writeln Default Clone "
+    "Debug Copy PartialEq Eq Hash Iterator From Into"
+)
+
+RUST = RefSpec(
+    "rust",
+    """
+(call_expression function: (identifier) @call)
+(call_expression function: (field_expression field: (field_identifier) @call))
+(call_expression function: (scoped_identifier name: (identifier) @call))
+(macro_invocation macro: (identifier) @call)
+(struct_expression name: (type_identifier) @call)
+(field_expression field: (field_identifier) @attr)
+(scoped_identifier name: (identifier) @attr)
+(type_identifier) @type
+(impl_item trait: (type_identifier) @base)
+(attribute_item (attribute (identifier) @decorator))
+(arguments (identifier) @name)
+(struct_item name: (type_identifier) @skip)
+(enum_item name: (type_identifier) @skip)
+(trait_item name: (type_identifier) @skip)
+(type_item name: (type_identifier) @skip)
+(type_parameter name: (type_identifier) @skip)
+(parameter pattern: (identifier) @bind)
+(let_declaration pattern: (identifier) @bind)
+(closure_parameters (identifier) @bind)
+(use_declaration) @import
+""",
+    imports.rust,
+    self_names=frozenset({"self", "Self"}),
+    super_names=frozenset(),
+    builtins=_RUST_BUILTINS,
+)
+
+_JAVA_BUILTINS = _words(
+    "String Object Integer Long Double Float Boolean Character Byte Short Math System List Map Set "
+    "ArrayList HashMap HashSet Arrays Collections Override Deprecated SuppressWarnings Exception "
+    "RuntimeException IllegalArgumentException IllegalStateException Class Iterable Iterator Void "
+    "StringBuilder Optional Objects Thread Runnable Comparable int long double float boolean char byte "
+    "short void var"
+)
+
+_JVM_TYPES = """
+(superclass (type_identifier) @base)
+(super_interfaces (type_list (type_identifier) @base))
+(type_identifier) @type
+(object_creation_expression type: (type_identifier) @call)
+(method_invocation name: (identifier) @call)
+(field_access field: (identifier) @attr)
+(argument_list (identifier) @name)
+(import_declaration) @import
+"""
+
+JAVA = RefSpec(
+    "java",
+    _JVM_TYPES
+    + """
+(extends_interfaces (type_list (type_identifier) @base))
+(marker_annotation name: (identifier) @decorator)
+(annotation name: (identifier) @decorator)
+(type_parameter (type_identifier) @skip)
+(formal_parameter name: (identifier) @bind)
+(variable_declarator name: (identifier) @bind)
+""",
+    imports.dotted,
+    builtins=_JAVA_BUILTINS,
+    package=True,
+)
+
+GROOVY = RefSpec("groovy", _JVM_TYPES, imports.dotted, builtins=_JAVA_BUILTINS)
+
+KOTLIN = RefSpec(
+    "kotlin",
+    """
+(call_expression (identifier) @call)
+(call_expression (navigation_expression (identifier) @call .))
+(navigation_expression (identifier) @attr .)
+(user_type (identifier) @type)
+(delegation_specifier (user_type (identifier) @base))
+(delegation_specifier (constructor_invocation (user_type (identifier) @base)))
+(annotation (user_type (identifier) @decorator))
+(parameter (identifier) @bind)
+(variable_declaration (identifier) @bind)
+(import) @import
+""",
+    imports.dotted,
+    builtins=_JAVA_BUILTINS | {"Int", "Any", "Unit", "listOf", "mapOf", "setOf", "println", "require"},
+    package=True,
+)
+
+SCALA = RefSpec(
+    "scala",
+    """
+(call_expression function: (identifier) @call)
+(call_expression function: (field_expression field: (identifier) @call))
+(instance_expression (type_identifier) @call)
+(field_expression field: (identifier) @attr)
+(type_identifier) @type
+(extends_clause type: (type_identifier) @base)
+(annotation name: (type_identifier) @decorator)
+(parameter name: (identifier) @bind)
+(val_definition pattern: (identifier) @bind)
+(var_definition pattern: (identifier) @bind)
+(import_declaration) @import
+""",
+    imports.dotted,
+    builtins=_JAVA_BUILTINS | {"Int", "Any", "Unit", "Seq", "println"},
+    package=True,
+)
+
+CSHARP = RefSpec(
+    "csharp",
+    """
+(invocation_expression function: (identifier) @call)
+(invocation_expression function: (member_access_expression name: (identifier) @call))
+(object_creation_expression type: (identifier) @call)
+(member_access_expression name: (identifier) @attr)
+(base_list (identifier) @base)
+(attribute name: (identifier) @decorator)
+(parameter type: (identifier) @type)
+(variable_declaration type: (identifier) @type)
+(argument (identifier) @name)
+(parameter name: (identifier) @bind)
+(variable_declarator name: (identifier) @bind)
+(using_directive) @import
+""",
+    imports.dotted,
+    builtins=_words("string int long bool double float object var void decimal char byte nameof"),
+)
+
+_C_BUILTINS = _words(
+    "printf fprintf sprintf snprintf malloc calloc realloc free memcpy memset memmove strlen strcmp strncmp "
+    "strcpy strncpy sizeof assert exit abort size_t uint8_t uint16_t uint32_t uint64_t int8_t int16_t "
+    "int32_t int64_t FILE NULL std"
+)
+
+_C_COMMON = """
+(call_expression function: (identifier) @call)
+(call_expression function: (field_expression field: (field_identifier) @call))
+(field_expression field: (field_identifier) @attr)
+(type_identifier) @type
+(argument_list (identifier) @name)
+(struct_specifier name: (type_identifier) @skip body: (_))
+(union_specifier name: (type_identifier) @skip body: (_))
+(enum_specifier name: (type_identifier) @skip body: (_))
+(type_definition declarator: (type_identifier) @skip)
+(parameter_declaration declarator: (identifier) @bind)
+(pointer_declarator declarator: (identifier) @bind)
+(init_declarator declarator: (identifier) @bind)
+"""
+
+C = RefSpec("c", _C_COMMON, builtins=_C_BUILTINS)
+CPP = RefSpec(
+    "cpp",
+    _C_COMMON
+    + """
+(call_expression function: (qualified_identifier name: (identifier) @call))
+(new_expression type: (type_identifier) @call)
+(base_class_clause (type_identifier) @base)
+(class_specifier name: (type_identifier) @skip body: (_))
+(template_parameter_list (type_parameter_declaration (type_identifier) @skip))
+""",
+    builtins=_C_BUILTINS,
+)
+OBJC = RefSpec(
+    "objc",
+    """
+(call_expression function: (identifier) @call)
+(message_expression method: (identifier) @call)
+(field_expression field: (field_identifier) @attr)
+(class_interface superclass: (identifier) @base)
+""",
+    self_names=frozenset({"self"}),
+    builtins=_C_BUILTINS | {"NSLog", "NSString", "NSObject"},
+)
+
+_RUBY_BUILTINS = _words(
+    "puts print p require require_relative attr_accessor attr_reader attr_writer include extend raise "
+    "private protected public new lambda proc loop block_given? yield"
+)
+
+RUBY = RefSpec(
+    "ruby",
+    """
+(call method: (identifier) @call)
+(superclass (constant) @base)
+(superclass (scope_resolution name: (constant) @base))
+(scope_resolution name: (constant) @type)
+(argument_list (constant) @type)
+(method_parameters (identifier) @bind)
+(assignment left: (identifier) @bind)
+""",
+    self_names=frozenset({"self"}),
+    builtins=_RUBY_BUILTINS,
+)
+
+PHP = RefSpec(
+    "php",
+    """
+(function_call_expression function: (name) @call)
+(member_call_expression name: (name) @call)
+(scoped_call_expression name: (name) @call)
+(object_creation_expression (name) @call)
+(object_creation_expression (qualified_name (name) @call))
+(member_access_expression name: (name) @attr)
+(base_clause (name) @base)
+(class_interface_clause (name) @base)
+(named_type (name) @type)
+(namespace_use_clause) @import
+""",
+    imports.dotted,
+    self_names=frozenset({"$this", "self", "static"}),
+    super_names=frozenset({"parent"}),
+)
+
+LUA = RefSpec(
+    "lua",
+    """
+(function_call name: (identifier) @call)
+(function_call name: (dot_index_expression field: (identifier) @call))
+(function_call name: (method_index_expression method: (identifier) @call))
+(dot_index_expression field: (identifier) @attr)
+(parameters name: (identifier) @bind)
+(variable_declaration (assignment_statement (variable_list name: (identifier) @bind)))
+""",
+    self_names=frozenset({"self"}),
+    builtins=_words("print require pairs ipairs tostring tonumber type error assert pcall table string "),
+)
+
+BASH = RefSpec("bash", "(command name: (command_name (word) @call))", self_names=frozenset())
+
+PERL = RefSpec(
+    "perl",
+    """
+(function_call_expression function: (function) @call)
+(method_call_expression method: (method) @call)
+""",
+    self_names=frozenset({"$self"}),
+)
+
+JULIA = RefSpec(
+    "julia",
+    """
+(call_expression . (identifier) @call)
+(call_expression . (field_expression (identifier) @call .))
+(field_expression (identifier) @attr .)
+""",
+    self_names=frozenset(),
+)
+
+DART = RefSpec(
+    "dart",
+    """
+(type_identifier) @type
+(superclass (type_identifier) @base)
+(interfaces (type_identifier) @base)
+(mixins (type_identifier) @base)
+(unconditional_assignable_selector (identifier) @attr)
+""",
+)
+
+ZIG = RefSpec(
+    "zig",
+    """
+(call_expression function: (identifier) @call)
+(call_expression function: (field_expression member: (identifier) @call))
+(field_expression member: (identifier) @attr)
+""",
+    self_names=frozenset({"self"}),
+)
+
+SWIFT = RefSpec(
+    "swift",
+    """
+(call_expression . (simple_identifier) @call)
+(call_expression . (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @call)))
+(navigation_suffix suffix: (simple_identifier) @attr)
+(user_type (type_identifier) @type)
+(inheritance_specifier inherits_from: (user_type (type_identifier) @base))
+""",
+    self_names=frozenset({"self"}),
+)
+
+HASKELL = RefSpec(
+    "haskell",
+    """
+(apply function: (variable) @call)
+(apply function: (qualified id: (variable) @call))
+(qualified id: (_) @attr)
+""",
+    self_names=frozenset(),
+)
+
+ELIXIR = RefSpec(
+    "elixir",
+    """
+(call target: (dot right: (identifier) @call))
+(call target: (identifier) @call)
+""",
+    self_names=frozenset(),
+    builtins=_words("def defp defmodule defstruct defmacro alias import require use if unless case cond"),
+)
+
+OCAML = RefSpec(
+    "ocaml",
+    """
+(application_expression function: (value_path (value_name) @call))
+(value_path (module_path) (value_name) @attr)
+""",
+    self_names=frozenset(),
+)
+
+REF_SPECS: dict[str, RefSpec] = {
+    s.language: s
+    for s in (
+        PYTHON,
+        JAVASCRIPT,
+        TYPESCRIPT,
+        TSX,
+        GO,
+        RUST,
+        JAVA,
+        KOTLIN,
+        SCALA,
+        GROOVY,
+        CSHARP,
+        C,
+        CPP,
+        OBJC,
+        RUBY,
+        PHP,
+        LUA,
+        BASH,
+        PERL,
+        JULIA,
+        DART,
+        ZIG,
+        SWIFT,
+        HASKELL,
+        ELIXIR,
+        OCAML,
+    )
+}
