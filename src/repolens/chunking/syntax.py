@@ -150,7 +150,9 @@ def symbols_of(defs: list[Def], path: str, language: str) -> list[Symbol]:
     return out
 
 
-def _refs(tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: list[Symbol], nlines: int) -> list[Ref]:
+def _refs(
+    tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: list[Symbol], nlines: int
+) -> list[Ref]:
     """The file's references; none when their extraction fails (its chunks are kept all the same)."""
     try:
         return extract_refs(tree, src, spec, path, symbols, nlines)

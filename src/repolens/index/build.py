@@ -608,6 +608,7 @@ def _add_file(
         symbols=prepared.symbols,
         fields=prepared.fields,
         vectors=kept_vectors,
+        refs=prepared.refs,
     )
 
 

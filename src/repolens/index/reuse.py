@@ -5,7 +5,7 @@ worktree or checkout) in the same kind of store. When a build or refresh
 has files to read, :class:`Donors` is asked first:
 
 * **files**: a file whose content hash equals the sibling's copy of the
-  same path is not chunked again: its chunks, symbols and (when both were
+  same path is not chunked again: its chunks, symbols, references and (when both were
   embedded by the same model and style) vectors are copied from the
   sibling, and only its lexical documents are made again (tokenizing is
   most of what a copy costs; tree-sitter and the model are spared).
@@ -37,6 +37,7 @@ from repolens.errors import RepolensError
 from repolens.index.prepare import Prepared
 from repolens.store import open_store
 from repolens.store.document import document_fields
+from repolens.store.ref_rows import as_refs
 
 if TYPE_CHECKING:
     from repolens.discover import SourceFile
@@ -167,9 +168,10 @@ class Donors:
         return kept
 
     def _copy(self, donor: _Donor, paths: Sequence[str]) -> dict[str, Reused]:
-        """The sibling's files at ``paths``, read in three statements."""
+        """The sibling's files at ``paths``, read in four statements."""
         chunks = donor.reader.chunks_of_files(paths)
         symbols = donor.reader.symbols_of_files(paths)
+        refs = donor.reader.refs_of_files(paths)
         ids = [s.chunk.id for found in chunks.values() for s in found]
         vectors = donor.reader.vectors_of_chunks(ids) if donor.vectors else {}
         out: dict[str, Reused] = {}
@@ -187,6 +189,7 @@ class Donors:
                 chunks=file_chunks,
                 symbols=[_symbol(r) for r in symbols.get(path, ())],
                 fields=[document_fields(c) for c in file_chunks],
+                refs=as_refs(refs.get(path, ())),
             )
             out[path] = Reused(prepared, {c.id: vectors[c.id] for c in file_chunks if c.id in vectors})
         return out

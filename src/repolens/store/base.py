@@ -86,6 +86,7 @@ from repolens.store.records import (
     HistoryUpdate,
     LexFilters,
     NameMatch,
+    RefRow,
     SkippedFile,
     StoredChunk,
     SymbolFilters,
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from repolens.chunking import Chunk, Symbol
+    from repolens.chunking.refs import Ref
     from repolens.errors import IndexMissingError
 
 # The lexical document of a chunk: field name -> space-separated tokens (or
@@ -202,6 +204,16 @@ class IndexReader(Protocol):
 
     def symbols_of_files(self, paths: Sequence[str]) -> dict[str, list[SymbolRow]]:
         """:meth:`symbols_of_file` of each of ``paths`` that has symbols, by path, read at once."""
+        ...
+
+    # -- references (repolens.chunking.refs) ------------------------------
+    def refs_named(self, names: Sequence[str]) -> list[RefRow]:
+        """Every stored use of one of ``names`` (a use's ``name``: the last
+        part of what it names), by path, each file's in line order."""
+        ...
+
+    def refs_of_files(self, paths: Sequence[str]) -> dict[str, list[RefRow]]:
+        """The uses in each of ``paths`` that has any, by path, in line order."""
         ...
 
     # -- lexical ---------------------------------------------------------
@@ -369,14 +381,16 @@ class IndexWriter(Protocol):
         symbols: Sequence[Symbol],
         fields: Sequence[LexicalFields],
         vectors: Mapping[str, bytes] | None = None,
+        refs: Sequence[Ref] = (),
     ) -> list[int]:
         """Add a file with its chunks, their lexical ``fields`` (one per
-        chunk) and its symbols; ``vectors`` by chunk id are kept vectors of
-        chunks that did not change. Returns the new cids in chunk order."""
+        chunk), its symbols and its references; ``vectors`` by chunk id are
+        kept vectors of chunks that did not change. Returns the new cids in
+        chunk order."""
         ...
 
     def delete_file(self, file_id: int) -> None:
-        """Remove a file with its chunks, symbols, postings and vectors."""
+        """Remove a file with its chunks, symbols, references, postings and vectors."""
         ...
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
@@ -560,6 +574,7 @@ __all__ = [
     "LexFilters",
     "LexicalFields",
     "NameMatch",
+    "RefRow",
     "SkippedFile",
     "Store",
     "StoredChunk",

@@ -71,6 +71,20 @@ class SymbolRow(NamedTuple):
     norm: str
 
 
+class RefRow(NamedTuple):
+    """One stored use of a name (:class:`repolens.chunking.refs.Ref`) with
+    the file it is in and that file's language."""
+
+    path: str
+    language: str
+    name: str
+    line: int
+    kind: str
+    scope: str
+    target: str
+    binds: str
+
+
 class LexFilters(NamedTuple):
     """Filters applied inside the lexical query (cheap, exact): ``subpath``
     is a file or folder (the path or a prefix ending at ``/``); a chunk

@@ -16,7 +16,7 @@ from repolens.errors import IndexCorruptError, IndexVersionError
 # The version of the index's records (the local store's SQLite tables, and
 # the same records as PostgreSQL keeps them): another is refused. Bump it
 # with any change to what :mod:`repolens.store.local.sqlite` writes.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def format_versions() -> dict[str, int]:

@@ -10,6 +10,7 @@ from repolens.store.base import (
     HistoryState,
     LexFilters,
     NameMatch,
+    RefRow,
     StoredChunk,
     SymbolFilters,
     SymbolOrder,
@@ -83,6 +84,13 @@ class LocalReader(Generation):
 
     def symbols_of_files(self, paths: Sequence[str]) -> dict[str, list[SymbolRow]]:
         return sq.symbols_of_files(self.db, paths)
+
+    # -- references ------------------------------------------------------
+    def refs_named(self, names: Sequence[str]) -> list[RefRow]:
+        return sq.refs_named(self.db, names)
+
+    def refs_of_files(self, paths: Sequence[str]) -> dict[str, list[RefRow]]:
+        return sq.refs_of_files(self.db, paths)
 
     # -- lexical ---------------------------------------------------------
     def lexical(

@@ -19,10 +19,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from repolens.chunking import Chunk, Symbol
+from repolens.chunking.refs import Ref
 from repolens.errors import IndexCorruptError, RepolensError
 from repolens.store.base import (
     FileRecord,
     NameMatch,
+    RefRow,
     SkippedFile,
     StoredChunk,
     SymbolFilters,
@@ -32,6 +34,7 @@ from repolens.store.base import (
 )
 from repolens.store.chunk_rows import CHUNK_COLS, compress, stored_chunk
 from repolens.store.local.failures import failure
+from repolens.store.ref_rows import as_refs, pack_refs, ref_names, unpack_refs
 
 # The version of these tables, recorded in every index, is
 # repolens.store.versions.SCHEMA_VERSION: bump it with any change here.
@@ -93,6 +96,17 @@ CREATE TABLE IF NOT EXISTS vectors (
     cid INTEGER PRIMARY KEY REFERENCES chunks(cid) ON DELETE CASCADE,
     vec BLOB NOT NULL
 );
+-- Each file's references, packed (repolens.store.ref_rows), and the names
+-- they use: a lookup by name reads only the files that use it.
+CREATE TABLE IF NOT EXISTS refs (
+    file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+    data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ref_names (
+    name TEXT NOT NULL,
+    file_id INTEGER NOT NULL,
+    PRIMARY KEY (name, file_id)
+) WITHOUT ROWID;
 -- Files that discovery lists but whose content keeps them out (binary,
 -- blank), with the size and mtime they were read at: until those move, a
 -- refresh does not read them again and `status` does not count them as new.
@@ -255,8 +269,9 @@ def insert_file(
     flags: str,
     chunks: Sequence[Chunk],
     symbols: Sequence[Symbol],
+    refs: Sequence[Ref] = (),
 ) -> list[int]:
-    """Insert one file with its chunks and symbols; return the new chunk cids.
+    """Insert one file with its chunks, symbols and references; return the new chunk cids.
 
     The caller owns the transaction, so a file is always all-or-nothing.
     """
@@ -307,6 +322,11 @@ def insert_file(
             for s in symbols
         ],
     )
+    if refs:
+        db.execute("INSERT INTO refs(file_id, data) VALUES(?, ?)", (file_id, pack_refs(refs)))
+        db.executemany(
+            "INSERT INTO ref_names(name, file_id) VALUES(?, ?)", [(n, file_id) for n in ref_names(refs)]
+        )
     return cids
 
 
@@ -315,6 +335,11 @@ def delete_file(db: sqlite3.Connection, file_id: int) -> list[int]:
     cids = [r[0] for r in db.execute("SELECT cid FROM chunks WHERE file_id=?", (file_id,))]
     db.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
     db.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
+    row = db.execute("SELECT data FROM refs WHERE file_id=?", (file_id,)).fetchone()
+    if row is not None:  # its names, read back: ref_names is keyed by name first
+        names = ref_names(as_refs(unpack_refs(row[0], "", "")))
+        db.executemany("DELETE FROM ref_names WHERE name=? AND file_id=?", [(n, file_id) for n in names])
+        db.execute("DELETE FROM refs WHERE file_id=?", (file_id,))
     db.execute("DELETE FROM files WHERE id=?", (file_id,))
     return cids
 
@@ -445,6 +470,26 @@ def symbols_of_files(db: sqlite3.Connection, paths: Iterable[str]) -> dict[str, 
     for row in map(SymbolRow._make, rows_in(db, sql, paths)):
         out.setdefault(row.path, []).append(row)
     return out
+
+
+# -- references ------------------------------------------------------------------
+
+_REF_SELECT = "SELECT f.path, f.language, r.data FROM refs r JOIN files f ON f.id = r.file_id"
+
+
+def refs_named(db: sqlite3.Connection, names: Sequence[str]) -> list[RefRow]:
+    """Every stored use of one of ``names``, by path, each file's in line order."""
+    wanted = frozenset(names)
+    sql = f"{_REF_SELECT} WHERE r.file_id IN (SELECT file_id FROM ref_names WHERE name IN ({{marks}}))"
+    found: dict[str, list[RefRow]] = {}
+    for path, language, data in rows_in(db, sql, sorted(wanted)):
+        found[path] = unpack_refs(data, path, language, wanted)
+    return [row for path in sorted(found) for row in found[path]]
+
+
+def refs_of_files(db: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[RefRow]]:
+    sql = f"{_REF_SELECT} WHERE f.path IN ({{marks}})"
+    return {path: unpack_refs(data, path, language) for path, language, data in rows_in(db, sql, paths)}
 
 
 # -- vectors ---------------------------------------------------------------------

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from repolens.chunking import Chunk, Symbol
+from repolens.chunking.refs import Ref
 from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
 from repolens.store.document import document_fields
 from repolens.store.local import history
@@ -165,6 +166,7 @@ class LocalWriter(Generation):
         symbols: Sequence[Symbol],
         fields: Sequence[LexicalFields],
         vectors: Mapping[str, bytes] | None = None,
+        refs: Sequence[Ref] = (),
     ) -> list[int]:
         self._wrote.add("content")
         cids = sq.insert_file(
@@ -178,6 +180,7 @@ class LocalWriter(Generation):
             flags=flags,
             chunks=chunks,
             symbols=symbols,
+            refs=refs,
         )
         if vectors:  # an edit elsewhere in the file keeps these chunks' vectors
             sq.put_vectors(

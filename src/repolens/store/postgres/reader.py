@@ -19,6 +19,7 @@ from repolens.store.base import (
     HistoryState,
     LexFilters,
     NameMatch,
+    RefRow,
     SkippedFile,
     StoredChunk,
     SymbolFilters,
@@ -147,6 +148,15 @@ class PgReader:
     def symbols_of_files(self, paths: Sequence[str]) -> dict[str, list[SymbolRow]]:
         with self._conn() as conn:
             return rows.symbols_of_files(conn, self.gen, paths)
+
+    # -- references ------------------------------------------------------
+    def refs_named(self, names: Sequence[str]) -> list[RefRow]:
+        with self._conn() as conn:
+            return rows.refs_named(conn, self.gen, names)
+
+    def refs_of_files(self, paths: Sequence[str]) -> dict[str, list[RefRow]]:
+        with self._conn() as conn:
+            return rows.refs_of_files(conn, self.gen, paths)
 
     # -- lexical ---------------------------------------------------------
     def lexical(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from repolens.store.base import (
     FileRecord,
     NameMatch,
+    RefRow,
     SkippedFile,
     StoredChunk,
     SymbolFilters,
@@ -20,6 +21,7 @@ from repolens.store.base import (
     SymbolRow,
 )
 from repolens.store.chunk_rows import CHUNK_COLS, stored_chunk
+from repolens.store.ref_rows import unpack_refs
 
 if TYPE_CHECKING:
     import psycopg
@@ -193,6 +195,27 @@ def symbols_of_files(conn: psycopg.Connection, gen: int, paths: Iterable[str]) -
     for row in map(SymbolRow._make, rows):
         out.setdefault(row.path, []).append(row)
     return out
+
+
+def refs_named(conn: psycopg.Connection, gen: int, names: Sequence[str]) -> list[RefRow]:
+    """Every stored use of one of ``names``, by path, each file's in line order."""
+    wanted = frozenset(names)
+    rows = conn.execute(
+        "SELECT f.path, f.language, r.data FROM refs r JOIN files f ON f.gen = r.gen AND f.id = r.file_id"
+        " WHERE r.gen = %(g)s AND r.file_id IN"
+        " (SELECT file_id FROM ref_names WHERE gen = %(g)s AND name = ANY(%(n)s)) ORDER BY f.path",
+        {"g": gen, "n": sorted(wanted)},
+    )
+    return [row for path, language, data in rows for row in unpack_refs(bytes(data), path, language, wanted)]
+
+
+def refs_of_files(conn: psycopg.Connection, gen: int, paths: Iterable[str]) -> dict[str, list[RefRow]]:
+    rows = conn.execute(
+        "SELECT f.path, f.language, r.data FROM refs r JOIN files f ON f.gen = r.gen AND f.id = r.file_id"
+        " WHERE r.gen = %(g)s AND f.path = ANY(%(p)s)",
+        {"g": gen, "p": list(paths)},
+    )
+    return {path: unpack_refs(bytes(data), path, language) for path, language, data in rows}
 
 
 def vector_count(conn: psycopg.Connection, gen: int) -> int:

@@ -37,7 +37,7 @@ from repolens.errors import IndexVersionError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _MIGRATE_LOCK = 0x52_4C_53_43  # "RLSC": one migrating process at a time
 
 DDL = """
@@ -143,9 +143,16 @@ ALTER TABLE lex_blobs ADD PRIMARY KEY (gen, token, field, part);
 CREATE AGGREGATE repolens_concat(int8[]) (SFUNC = array_cat, STYPE = int8[]);
 """
 
+# Version 4: each file's references, packed (repolens.store.ref_rows), and
+# the names they use.
+REFS_DDL = """
+CREATE TABLE refs (gen bigint, file_id bigint, data bytea NOT NULL, PRIMARY KEY (gen, file_id));
+CREATE TABLE ref_names (gen bigint, name text COLLATE "C", file_id bigint, PRIMARY KEY (gen, name, file_id));
+"""
+
 # Migrations from version N to N + 1, run in order by ensure() (a new
 # database: DDL, then each of them).
-MIGRATIONS: dict[int, str] = {1: HISTORY_DDL, 2: PARTS_DDL}
+MIGRATIONS: dict[int, str] = {1: HISTORY_DDL, 2: PARTS_DDL, 3: REFS_DDL}
 
 # Every table holding rows of one generation, in the order a generation is dropped.
 GEN_TABLES = (
@@ -158,6 +165,8 @@ GEN_TABLES = (
     "lex_blobs",
     "lex_stats",
     "vectors",
+    "ref_names",
+    "refs",
     "skipped",
     "symbols",
     "chunks",

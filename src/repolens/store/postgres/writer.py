@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk, Symbol
+from repolens.chunking.refs import Ref
 from repolens.store.base import (
     FileRecord,
     HistoryState,
@@ -39,6 +40,7 @@ from repolens.store.chunk_rows import compress
 from repolens.store.postgres import history, packing, rows
 from repolens.store.postgres.connect import connect, translate
 from repolens.store.postgres.postings import SCORED, add_postings, new_lists, postings
+from repolens.store.ref_rows import as_refs, pack_refs, ref_names, unpack_refs
 
 if TYPE_CHECKING:
     import psycopg
@@ -52,6 +54,8 @@ _COPY = {
     "symbols": "gen, seq, file_id, path, name, norm, qualname, kind, start_line, end_line, signature, parent,"
     " language",
     "lex_postings": "gen, token, field, cid, packed",
+    "refs": "gen, file_id, data",
+    "ref_names": "gen, name, file_id",
 }
 
 
@@ -245,6 +249,7 @@ class PgWriter:
         symbols: Sequence[Symbol],
         fields: Sequence[LexicalFields],
         vectors: Mapping[str, bytes] | None = None,
+        refs: Sequence[Ref] = (),
     ) -> list[int]:
         self._wrote.add("content")
         g = self.gen
@@ -274,6 +279,9 @@ class PgWriter:
                  s.start_line, s.end_line, s.signature, s.parent, s.language)
             )  # fmt: skip
             self._next_symbol += 1
+        if refs:
+            self._rows["refs"].append((g, file_id, pack_refs(refs)))
+            self._rows["ref_names"].extend((g, name, file_id) for name in ref_names(refs))
         if kept:  # an edit elsewhere in the file keeps these chunks' vectors
             self._flush()
             self._put_vectors(kept)
@@ -306,6 +314,15 @@ class PgWriter:
                 cur.execute("DELETE FROM lex_postings WHERE gen = %s AND cid = ANY(%s)", (g, cids))
                 cur.execute("DELETE FROM vectors WHERE gen = %s AND cid = ANY(%s)", (g, cids))
             cur.execute("DELETE FROM symbols WHERE gen = %s AND file_id = %s", (g, file_id))
+            packed = cur.execute(
+                "DELETE FROM refs WHERE gen = %s AND file_id = %s RETURNING data", (g, file_id)
+            ).fetchone()
+            if packed is not None:  # its names, read back: ref_names is keyed by name first
+                names = ref_names(as_refs(unpack_refs(bytes(packed[0]), "", "")))
+                cur.execute(
+                    "DELETE FROM ref_names WHERE gen = %s AND name = ANY(%s) AND file_id = %s",
+                    (g, names, file_id),
+                )
             cur.execute("DELETE FROM files WHERE gen = %s AND id = %s", (g, file_id))
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
