@@ -1,0 +1,266 @@
+"""The navigation use cases: who uses a definition, what it calls, what a change reaches.
+
+``find_references`` and ``impact`` back ``repolens refs`` / ``repolens
+impact`` and the MCP tools of the same names: each checks its arguments,
+opens the index, finds the definition the caller named and asks
+:mod:`repolens.search.references`, then :mod:`repolens.reply.references`
+writes the reply under ``max_chars``. A ``target`` is a definition's name
+(``save``, ``Model.save``, ``models.Model``: the best match of
+:func:`repolens.search.symbols.find_symbols`'s lookup), or a place,
+``path:line`` (the innermost definition holding that line); ``impact``
+also takes ``path:start-end`` (the definitions those lines touch) and a
+bare ``path`` (every definition of the file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repolens.errors import UsageError
+
+if TYPE_CHECKING:
+    from repolens.search.across import Target
+    from repolens.store.base import IndexReader, SymbolRow
+
+DIRECTIONS = ("callers", "callees")
+MAX_DEPTH = 3
+DEFAULT_DEPTH = 1
+DEFAULT_IMPACT_DEPTH = 2
+DEFAULT_MAX_CHARS = 6000
+_PLACE = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+
+
+@dataclass(frozen=True)
+class NavigationReply:
+    """What a navigation use case answers: the text, and how many uses or definitions it found."""
+
+    text: str
+    found: int
+
+    def render(self) -> str:
+        return self.text
+
+
+def _checked(
+    direction: str | None, depth: int | None, max_chars: int | None, default_depth: int
+) -> tuple[int, int]:
+    from repolens.validate import check_budget, check_int
+
+    if direction is not None and direction not in DIRECTIONS:
+        raise UsageError(
+            f"direction must be callers or callees, not {direction!r} (leave it out for every use)"
+        )
+    depth = default_depth if depth is None else depth
+    check_int("depth", depth, 1, MAX_DEPTH)
+    max_chars = DEFAULT_MAX_CHARS if max_chars is None else max_chars
+    check_budget(max_chars)
+    return depth, max_chars
+
+
+def _target(target: object) -> str:
+    if not isinstance(target, str) or not target.strip():
+        raise UsageError("name a definition (Store.save) or a place (path:line) as the target")
+    if len(target) > 500:
+        raise UsageError("the target is over 500 characters: name a definition or path:line")
+    return target.strip()
+
+
+class _Found:
+    """The definitions a target names in one index (or why none)."""
+
+    def __init__(self, definitions: list[SymbolRow], others: list[SymbolRow], missing: str = "") -> None:
+        self.definitions = definitions
+        self.others = others
+        self.missing = missing
+
+
+def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
+    from repolens.search import references as refs
+
+    place = _PLACE.match(target)
+    path = place.group("path") if place else target if ranges and reader.has_path(target) else None
+    if path is not None and reader.files([path]):
+        if place is None:
+            rows = [s for s in reader.symbols_of_file(path) if s.kind != "section"]
+            return _Found(rows, [], "" if rows else f"No definition in {path}.")
+        start = int(place.group("start"))
+        end = int(place.group("end") or start)
+        if ranges:
+            found = refs.definitions_in(reader, path, min(start, end), max(start, end))
+        else:
+            one = refs.definition_at(reader, path, start)
+            found = [one] if one is not None else []
+        where = f"{path}:{place.group('start')}" + (f"-{place.group('end')}" if place.group("end") else "")
+        return _Found(found, [], "" if found else f"No definition at {where}.")
+    if place is not None and "/" in place.group("path"):
+        from repolens.search.filters import no_indexed_file
+
+        raise no_indexed_file(reader, place.group("path"), "target")
+    from repolens.search.symbols import SymbolLookup
+
+    lookup = SymbolLookup.parse(target)
+    ranked, _ = lookup.ranked(reader)
+    best_tiers = {"exact", "case-insensitive", "separator-insensitive", "qualified", "qualified-partial"}
+    matches = [m for m, _ in ranked if m.tier in best_tiers]
+    if not matches:
+        return _Found([], [], f"No definition matches {target!r}; find_symbol looks for near names.")
+    rows: list[SymbolRow] = []
+    for m in matches[:10]:
+        rows.extend(s for s in refs.defined(reader, m.qualname, m.path) if s.start_line == m.start_line)
+    if not rows:
+        return _Found([], [], f"No definition matches {target!r}.")
+    return _Found(rows[:1], rows[1:])
+
+
+def _references_text(
+    reader: IndexReader,
+    target: str,
+    direction: str | None,
+    depth: int,
+    max_chars: int,
+    label: Callable[[str], str] = str,
+    notes: Sequence[str] = (),
+) -> NavigationReply:
+    from repolens.reply import references as reply
+    from repolens.search import references as refs
+
+    found = _find(reader, target, ranges=False)
+    if not found.definitions:
+        return NavigationReply(found.missing[:max_chars], 0)
+    d = found.definitions[0]
+    text = reply.line_reader(reader)
+    if direction is None:
+        res = refs.references(reader, d)
+        out = reply.render_references(
+            d, res.resolved, res.name_matches, text, max_chars, others=found.others, label=label, notes=notes
+        )
+        return NavigationReply(out, len(res.resolved) + len(res.name_matches))
+    walk = refs.callers if direction == "callers" else refs.callees
+    steps = walk(reader, d, depth)
+    title = f"{direction} of {reply.describe(d, label)}, depth {depth}"
+    rows = [(s.depth, s.path, s.definition, s.via, s.resolved) for s in steps]
+    arrow = "<-" if direction == "callers" else "->"
+    return NavigationReply(
+        reply.render_walk(title, rows, text, max_chars, label=label, arrow=arrow, notes=notes), len(steps)
+    )
+
+
+def _impact_text(
+    reader: IndexReader,
+    target: str,
+    depth: int,
+    max_chars: int,
+    label: Callable[[str], str] = str,
+    notes: Sequence[str] = (),
+) -> NavigationReply:
+    from repolens.reply import references as reply
+    from repolens.search import references as refs
+
+    found = _find(reader, target, ranges=True)
+    if not found.definitions:
+        return NavigationReply(found.missing[:max_chars], 0)
+    result = refs.impact(reader, found.definitions, depth)
+    named = ", ".join(d.qualname for d in found.definitions[:3])
+    more = f" and {len(found.definitions) - 3} more" if len(found.definitions) > 3 else ""
+    first = found.definitions[0]
+    title = f"impact of {label(first.path)} ({named}{more}), depth {depth}"
+    steps = [(s.depth, s.path, s.definition, s.via) for s in result.steps]
+    languages = {s.path: s.via.language for s in result.steps}
+    text = reply.render_impact(
+        title, steps, languages, result.name_matches, max_chars, label=label, notes=notes
+    )
+    return NavigationReply(text, len(result.steps))
+
+
+def find_references(
+    target: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    direction: str | None = None,
+    depth: int | None = None,
+    max_chars: int | None = None,
+) -> NavigationReply:
+    """The uses of the definition ``target`` names (see the module
+    docstring), grouped by file, resolved ones first; with ``direction``
+    ``callers`` or ``callees``, the definitions its calls reach up to
+    ``depth`` (1-3) steps. ``UsageError`` for a bad argument,
+    ``PathError`` for a ``path:line`` the index does not hold."""
+    from repolens.service import open_index
+
+    target = _target(target)
+    depth, max_chars = _checked(direction, depth, max_chars, DEFAULT_DEPTH)
+    reader, _ = open_index(root, index_dir)
+    return _references_text(reader, target, direction, depth, max_chars)
+
+
+def impact(
+    target: str,
+    root: str | Path | None = None,
+    *,
+    index_dir: str | Path | None = None,
+    depth: int | None = None,
+    max_chars: int | None = None,
+) -> NavigationReply:
+    """What reaches the definitions ``target`` names (a definition,
+    ``path``, ``path:line`` or ``path:start-end``) through resolved uses of
+    any kind, up to ``depth`` (1-3, default 2) steps: the definitions by
+    depth, then the tests apart with the ``run_tests`` call for each."""
+    from repolens.service import open_index
+
+    target = _target(target)
+    depth, max_chars = _checked(None, depth, max_chars, DEFAULT_IMPACT_DEPTH)
+    reader, _ = open_index(root, index_dir)
+    return _impact_text(reader, target, depth, max_chars)
+
+
+def across(
+    target: str,
+    targets: Sequence[Target],
+    *,
+    impact_of: bool = False,
+    direction: str | None = None,
+    depth: int | None = None,
+    max_chars: int | None = None,
+) -> NavigationReply:
+    """:func:`find_references` (or :func:`impact`) in every repository of
+    ``targets``: one section per repository that finds the target, each
+    path named ``key:path``, the budget shared among them; a repository
+    that cannot answer is named in a note."""
+    from repolens.search.across import ask_each, failed_notes, label
+    from repolens.service import open_index
+
+    target = _target(target)
+    default = DEFAULT_IMPACT_DEPTH if impact_of else DEFAULT_DEPTH
+    depth, max_chars = _checked(direction, depth, max_chars, default)
+    if not targets:
+        raise UsageError("name at least one repository")
+
+    share = max(max_chars // len(targets), 200)
+
+    def ask(t: Target) -> NavigationReply:
+        reader, _ = open_index(t.root, t.index_dir, auto_index=False)
+
+        def named(path: str) -> str:
+            return label(t.key, path)
+
+        if impact_of:
+            return _impact_text(reader, target, depth, share, named)
+        return _references_text(reader, target, direction, depth, share, named)
+
+    from repolens.reply.budget import cut_to_budget
+
+    answers = ask_each(targets, ask)
+    found = [a.value for a in answers if a.value is not None and a.value.found]
+    notes = [f"note: {n}" for n in failed_notes(answers)]
+    if not found:
+        empty = next(
+            (a.value.text for a in answers if a.value is not None), f"No definition matches {target!r}."
+        )
+        return NavigationReply(cut_to_budget("\n".join([*notes, empty]), max_chars), 0)
+    text = "\n\n".join([*notes, *(f.text for f in found)])
+    return NavigationReply(cut_to_budget(text, max_chars), sum(f.found for f in found))

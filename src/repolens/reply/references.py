@@ -1,0 +1,237 @@
+"""Replies about uses: references, callers and callees, and impact, under a budget.
+
+Every reply is plain text that never exceeds ``max_chars``. It opens with
+one line naming the definition (kind, ``path:start-end``) and the counts,
+then the evidence, best first, each use cited as ``path`` and
+``line: text`` under the definition it sits in:
+
+* references: files in path order, the resolved uses first, then, after
+  the line ``name matches (same name, not resolved to this definition):``,
+  the uses of the same name whose target is not known;
+* callers and callees: one line per definition reached,
+  ``depth. path:line qualname (kind)``, then the use that reaches it
+  (``<- line: text``), ``(name match)`` where the step was not resolved;
+* impact: the definitions reached by depth, then the tests apart, each test
+  file with the ``run_tests`` call that runs it.
+
+What does not fit is named by the shared trailer
+(:func:`repolens.reply.budget.did_not_fit`); a file's uses past its share
+end with the ``read_snippet`` call that shows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from repolens.reply.budget import BLOCK_SEP, counted, cut_to_budget, did_not_fit
+from repolens.roles import path_role
+from repolens.store.base import IndexReader, RefRow, SymbolRow
+
+# The most of a source line a use shows.
+LINE_CHARS = 160
+# Uses of one file shown before the rest of it is a marker.
+USES_PER_FILE = 12
+NAME_MATCHES_HEAD = "name matches (same name, not resolved to this definition):"
+TESTS_HEAD = "tests (run them with run_tests):"
+
+LineText = Callable[[str, int], str]
+
+
+def line_reader(reader: IndexReader) -> LineText:
+    """``(path, line) -> text`` from the index's chunks (read once per file)."""
+    files: dict[str, dict[int, str]] = {}
+
+    def text(path: str, line: int) -> str:
+        lines = files.get(path)
+        if lines is None:
+            lines = files[path] = {}
+            for stored in reader.chunks_of_file(path):
+                c = stored.chunk
+                for i, t in enumerate(c.text.split("\n")):
+                    lines.setdefault(c.start_line + i, t)
+        raw = lines.get(line, "").strip()
+        return raw if len(raw) <= LINE_CHARS else raw[: LINE_CHARS - 3] + "..."
+
+    return text
+
+
+def describe(d: SymbolRow, label: Callable[[str], str] = str) -> str:
+    """``Model.save (method, pkg/base.py:10-14)``."""
+    return f"{d.qualname} ({d.kind}, {label(d.path)}:{d.start_line}-{d.end_line})"
+
+
+def _file_block(path: str, rows: Sequence[RefRow], text: LineText, label: Callable[[str], str]) -> str:
+    shown = rows[:USES_PER_FILE]
+    lines = [label(path)]
+    for r in shown:
+        where = r.scope or "(module)"
+        lines.append(f"  {where} {r.line}: {text(r.path, r.line)}")
+    if len(rows) > len(shown):
+        rest = rows[len(shown) :]
+        lines.append(
+            f"  ... {counted(len(rest), 'more use')}; "
+            f"use read_snippet {label(path)} {rest[0].line} {rest[-1].line}"
+        )
+    return "\n".join(lines)
+
+
+def _by_file(rows: Iterable[RefRow]) -> list[tuple[str, list[RefRow]]]:
+    grouped: dict[str, list[RefRow]] = {}
+    for r in rows:
+        grouped.setdefault(r.path, []).append(r)
+    return sorted(grouped.items(), key=lambda kv: (_role_rank(kv[0]), kv[0]))
+
+
+def _role_rank(path: str) -> int:
+    return 0 if path_role(path) == "source" else 1
+
+
+@dataclass
+class _Blocks:
+    """Blocks placed while they fit ``max_chars``; the rest named by the trailer."""
+
+    max_chars: int
+    sep: str = BLOCK_SEP
+    parts: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+    used: int = 0
+
+    def add(self, block: str) -> None:
+        """A block that is always shown (a header, a note)."""
+        self.used += (len(self.sep) if self.parts else 0) + len(block)
+        self.parts.append(block)
+
+    def place(self, block: str, name: str, reserve: int = 80) -> bool:
+        """``block`` when it fits with ``reserve`` left for the trailer; else it is named there."""
+        if self.left or self.used + len(self.sep) + len(block) + reserve > self.max_chars:
+            self.left.append(name)
+            return False
+        self.add(block)
+        return True
+
+    def text(self, noun: str = "file") -> str:
+        out = self.sep.join(self.parts)
+        if self.left:
+            room = self.max_chars - len(out) - len(self.sep)
+            trailer = did_not_fit(noun, self.left, room)
+            if trailer:
+                out += self.sep + trailer
+        return cut_to_budget(out, self.max_chars)
+
+
+def render_references(
+    definition: SymbolRow,
+    resolved: Sequence[RefRow],
+    name_matches: Sequence[RefRow],
+    text: LineText,
+    max_chars: int,
+    *,
+    others: Sequence[SymbolRow] = (),
+    label: Callable[[str], str] = str,
+    notes: Sequence[str] = (),
+) -> str:
+    files = _by_file(resolved)
+    match_files = _by_file(name_matches)
+    found = f"{counted(len(resolved), 'reference')} in {counted(len(files), 'file')}"
+    head = f"{describe(definition, label)}: {found}"
+    if name_matches:
+        matched = counted(len(name_matches), "name match", "name matches")
+        head += f"; {matched} in {counted(len(match_files), 'file')}"
+    blocks = _Blocks(max_chars)
+    if others:
+        named = ", ".join(f"{label(o.path)}:{o.start_line} {o.qualname}" for o in others[:3])
+        more = f", and {len(others) - 3} more" if len(others) > 3 else ""
+        head += f"\nalso defined: {named}{more} (name one as PATH:LINE)"
+    blocks.add("\n".join([*(f"note: {n}" for n in notes), head]))
+    for path, rows in files:
+        blocks.place(_file_block(path, rows, text, label), label(path))
+    if match_files and not blocks.left:
+        blocks.place(NAME_MATCHES_HEAD, NAME_MATCHES_HEAD, reserve=0)
+    for path, rows in match_files:
+        blocks.place(_file_block(path, rows, text, label), label(path))
+    return blocks.text()
+
+
+def render_walk(
+    title: str,
+    steps: Sequence[tuple[int, str, SymbolRow | None, RefRow, bool]],
+    text: LineText,
+    max_chars: int,
+    *,
+    label: Callable[[str], str] = str,
+    arrow: str = "<-",
+    notes: Sequence[str] = (),
+) -> str:
+    """``steps`` are (depth, path, definition or None, the use, resolved)."""
+    files = {path for _, path, _, _, _ in steps}
+    head = f"{title}: {counted(len(steps), 'definition')} in {counted(len(files), 'file')}"
+    blocks = _Blocks(max_chars, sep="\n")
+    blocks.add("\n".join([*(f"note: {n}" for n in notes), head]))
+    lines: list[str] = []
+    for depth, path, d, use, sure in steps:
+        where = f"{label(path)}:{d.start_line} {d.qualname} ({d.kind})" if d else f"{label(path)} (module)"
+        mark = "" if sure else " (name match)"
+        entry = f"{depth}. {where}{mark}\n   {arrow} {label(use.path)}:{use.line}: {text(use.path, use.line)}"
+        lines.append(entry)
+    for entry, (_, path, d, _, _) in zip(lines, steps, strict=True):
+        blocks.place(entry, f"{label(path)}:{d.qualname if d else '(module)'}", reserve=60)
+    return blocks.text("definition")
+
+
+def tests_command(path: str, language: str) -> str:
+    """The ``run_tests`` call that runs the tests of ``path``."""
+    if language == "python":
+        return f'run_tests runner=pytest args=["{path}"]'
+    if language == "go":
+        folder = str(PurePosixPath(path).parent)
+        return f'run_tests runner=go args=["./{folder}"]' if folder != "." else "run_tests runner=go"
+    if language == "rust":
+        return "run_tests runner=cargo"
+    if language in ("java", "kotlin", "scala", "groovy"):
+        return f'run_tests runner=mvn args=["-Dtest={PurePosixPath(path).stem}"]'
+    if language in ("javascript", "typescript", "tsx"):
+        return "run_tests runner=npm"
+    return "run_tests (see its runners)"
+
+
+def render_impact(
+    title: str,
+    steps: Sequence[tuple[int, str, SymbolRow | None, RefRow]],
+    languages: dict[str, str],
+    name_matches: int,
+    max_chars: int,
+    *,
+    label: Callable[[str], str] = str,
+    notes: Sequence[str] = (),
+) -> str:
+    """Reached definitions by depth, source before other files; tests apart."""
+    code = [s for s in steps if path_role(s[1]) != "test"]
+    tests = [s for s in steps if path_role(s[1]) == "test"]
+    code.sort(key=lambda s: (s[0], _role_rank(s[1]), s[1], s[3].line))
+    files = {s[1] for s in code}
+    test_files: dict[str, list[str]] = {}
+    for _, path, d, _ in sorted(tests, key=lambda s: (s[1], s[3].line)):
+        names = test_files.setdefault(path, [])
+        name = d.qualname if d else "(module)"
+        if name not in names:
+            names.append(name)
+    head = (
+        f"{title}: {counted(len(code), 'definition')} in {counted(len(files), 'file')}, "
+        f"{counted(len(test_files), 'test file')}"
+    )
+    if name_matches:
+        head += f"; {counted(name_matches, 'name match', 'name matches')} not followed"
+    blocks = _Blocks(max_chars, sep="\n")
+    blocks.add("\n".join([*(f"note: {n}" for n in notes), head]))
+    for depth, path, d, use in code:
+        where = f"{label(path)}:{d.start_line} {d.qualname} ({d.kind})" if d else f"{label(path)} (module)"
+        blocks.place(f"{depth}. {where} <- {use.kind} at line {use.line}", where, reserve=120)
+    if test_files:
+        blocks.place(TESTS_HEAD, TESTS_HEAD, reserve=0)
+    for path, names in test_files.items():
+        shown = ", ".join(names[:6]) + (f", and {len(names) - 6} more" if len(names) > 6 else "")
+        entry = f"{label(path)}: {shown}\n  {tests_command(label(path), languages.get(path, ''))}"
+        blocks.place(entry, label(path), reserve=60)
+    return blocks.text("entry")

@@ -1,0 +1,352 @@
+"""Who uses a definition, and what a definition uses: references resolved across files.
+
+Each file's references were extracted and resolved within that file when it
+was indexed (:mod:`repolens.chunking.refs`); what needs other files is done
+here, when a question is asked, so an edit to one file changes only that
+file's rows:
+
+* **keys**: a definition is meant by every key :func:`definition_keys`
+  gives (its module's path from any folder down, then its qualified name),
+  by ``=Q`` in its own file, and by the keys of its **re-exports**: a
+  module-level import or export that resolves to it (``from .base import
+  Model`` in a package's ``__init__``, ``export { a as b }``) makes the
+  re-exporting module's name for it one more key, followed to a fixpoint.
+* **classes**: a method is also meant by ``self.name`` in a subclass that
+  does not define ``name`` itself, and by ``super().name`` in a subclass
+  (subclasses are found the same way: uses of the class as a base).
+* a use whose target is none of these but whose name is the definition's is
+  a **name match** (a call on an object of unknown type, a language whose
+  imports are not followed), kept apart and labelled so; a use resolved to
+  another definition is not one.
+
+:func:`references` answers for one definition; :func:`callers` and
+:func:`callees` walk calls up to ``MAX_DEPTH``; :func:`impact` walks every
+kind of use (calls, imports, subclasses) from the definitions a range of
+lines holds. Every walk is a bounded number of store reads, by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from repolens.chunking.refs import definition_keys, same_file_key, split_key
+from repolens.store.base import IndexReader, RefRow, SymbolRow
+
+MAX_DEPTH = 3
+# Rounds of re-exports followed (a package re-exporting a subpackage's re-export ...).
+ALIAS_ROUNDS = 4
+# Rounds of subclasses followed for a method's inherited uses.
+CLASS_ROUNDS = 3
+# Definitions one step of a walk may fan out to (a name defined in hundreds of places).
+FAN_OUT = 200
+CALL_KINDS = frozenset({"call", "decorator"})
+# Languages whose files may use each other's names: a name match is looked for among them.
+_FAMILIES = (
+    frozenset({"javascript", "typescript", "tsx"}),
+    frozenset({"c", "cpp", "objc"}),
+    frozenset({"java", "kotlin", "scala", "groovy"}),
+)
+
+
+def family(language: str) -> frozenset[str]:
+    """The languages whose files may name a definition written in ``language``."""
+    return next((f for f in _FAMILIES if language in f), frozenset({language}))
+
+
+class Resolved(NamedTuple):
+    """The uses of one definition: resolved to it, and name matches."""
+
+    definition: SymbolRow
+    resolved: list[RefRow]
+    name_matches: list[RefRow]
+
+
+@dataclass
+class _Meaning:
+    """What means one definition: keys from other files, ``=Q`` forms by file,
+    and ``^C`` (``super()`` in class ``C``) forms by file."""
+
+    keys: set[str] = field(default_factory=set)
+    same: set[tuple[str, str]] = field(default_factory=set)
+    supers: set[tuple[str, str]] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+
+    def add(self, path: str, qualname: str, language: str) -> bool:
+        """Add the keys of ``qualname`` in ``path``; whether any was new."""
+        before = len(self.keys) + len(self.same)
+        self.keys |= definition_keys(path, qualname, language)
+        self.same.add((path, same_file_key(qualname)))
+        self.names.add(split_key(qualname)[-1] if split_key(qualname) else qualname)
+        return len(self.keys) + len(self.same) != before
+
+    def means(self, ref: RefRow) -> bool:
+        t = ref.target
+        if not t:
+            return False
+        if t[0] == "=":
+            return (ref.path, t) in self.same
+        if t[0] == "^":
+            return (ref.path, t[1:]) in self.supers
+        return t in self.keys
+
+
+def _qualname_key(qualname: str) -> str:
+    return ".".join(split_key(qualname))
+
+
+def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
+    """Every use of ``definition`` (see the module docstring), each list in
+    path and line order; the definition's own name at its first line is
+    not a use."""
+    meaning = _Meaning()
+    meaning.add(definition.path, definition.qualname, definition.language)
+    if definition.kind == "method" and definition.parent:
+        _inherited(reader, definition, meaning)
+    rows: dict[tuple[str, int, str, str], RefRow] = {}
+    fetched: set[str] = set()
+    for _ in range(ALIAS_ROUNDS + 1):
+        wanted = sorted((meaning.names | {"*"}) - fetched)
+        if not wanted:
+            break
+        fetched.update(wanted)
+        for row in reader.refs_named(wanted):
+            rows[(row.path, row.line, row.name, row.target)] = row
+        if not _follow_aliases(rows.values(), meaning):
+            break
+    own = family(definition.language)
+    resolved, matches = [], []
+    for row in sorted(rows.values(), key=lambda r: (r.path, r.line)):
+        if row.path == definition.path and row.line == definition.start_line and row.kind != "import":
+            continue
+        if meaning.means(row):
+            resolved.append(row)
+        elif not row.target and row.name == definition.name and row.language in own:
+            matches.append(row)
+    return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
+
+
+def _follow_aliases(rows: Iterable[RefRow], meaning: _Meaning) -> bool:
+    """Add the keys of every re-export of what ``meaning`` means; whether any was new."""
+    grew = False
+    for row in rows:
+        if not row.binds:
+            continue
+        if row.binds == "*":  # export * from / from x import *: every name of the module, re-exported
+            for key in list(meaning.keys):
+                module, _, name = key.rpartition(".")
+                if module == row.target:
+                    grew |= meaning.add(row.path, name, row.language)
+        elif meaning.means(row):
+            grew |= meaning.add(row.path, row.binds, row.language)
+    return grew
+
+
+def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> None:
+    """Add what means ``method`` through the subclasses of its class: their
+    ``self.name`` where they do not define ``name``, and their ``super().name``."""
+    classes = [c for c in defined(reader, method.parent, method.path) if c.kind not in ("function", "method")]
+    name = method.name
+    seen: set[tuple[str, str]] = set()
+    for _ in range(CLASS_ROUNDS):
+        subclasses = []
+        for cls in classes:
+            for use in references(reader, cls).resolved if cls.path else []:
+                if use.kind == "base" and use.scope and (use.path, use.scope) not in seen:
+                    seen.add((use.path, use.scope))
+                    subclasses.append((use.path, use.scope, use.language))
+        if not subclasses:
+            return
+        defines = _defined_in(reader, [p for p, _, _ in subclasses])
+        classes = []
+        for path, scope, language in subclasses:
+            meaning.supers.add((path, _qualname_key(f"{scope}.{name}")))
+            if (path, _qualname_key(f"{scope}.{name}")) not in defines:
+                meaning.add(path, f"{scope}.{name}", language)
+            classes.extend(s for s in reader.symbols_of_file(path) if s.qualname == scope)
+
+
+def _defined_in(reader: IndexReader, paths: Sequence[str]) -> set[tuple[str, str]]:
+    """(path, qualified name as a key) of every definition of ``paths``."""
+    return {
+        (s.path, _qualname_key(s.qualname)) for rows in reader.symbols_of_files(paths).values() for s in rows
+    }
+
+
+def defined(reader: IndexReader, qualname: str, path: str) -> list[SymbolRow]:
+    """The definitions named ``qualname`` in ``path``."""
+    want = _qualname_key(qualname)
+    return [s for s in reader.symbols_of_file(path) if _qualname_key(s.qualname) == want]
+
+
+def definition_at(reader: IndexReader, path: str, line: int) -> SymbolRow | None:
+    """The innermost definition of ``path`` holding ``line`` (None: no definition there)."""
+    holding = [s for s in reader.symbols_of_file(path) if s.start_line <= line <= s.end_line]
+    holding = [s for s in holding if s.kind != "section"]
+    return min(holding, key=lambda s: (s.end_line - s.start_line, -s.start_line), default=None)
+
+
+def definitions_in(reader: IndexReader, path: str, start: int, end: int) -> list[SymbolRow]:
+    """The definitions a line range touches: those inside it, else the innermost holding it."""
+    rows = [s for s in reader.symbols_of_file(path) if s.kind != "section"]
+    inside = [s for s in rows if s.start_line <= end and s.end_line >= start]
+    innermost = definition_at(reader, path, start)
+    if innermost is not None and innermost.start_line <= start and innermost.end_line >= end:
+        return [innermost, *(s for s in inside if s != innermost and s.start_line > innermost.start_line)]
+    return inside
+
+
+def user_of(reader: IndexReader, row: RefRow) -> SymbolRow | None:
+    """The definition a use sits in (None at a module's top level)."""
+    if not row.scope:
+        return None
+    found = defined(reader, row.scope, row.path)
+    return min(found, key=lambda s: abs(s.start_line - row.line), default=None)
+
+
+# -- walks ---------------------------------------------------------------------------
+
+
+class Step(NamedTuple):
+    """One definition reached by a walk: how far, through which use, and
+    whether every use on the way was resolved."""
+
+    definition: SymbolRow | None  # None: a module's top level (``path`` holds it)
+    path: str
+    depth: int
+    via: RefRow
+    resolved: bool
+
+
+def callers(reader: IndexReader, definition: SymbolRow, depth: int = 1) -> list[Step]:
+    """The definitions whose calls reach ``definition``, nearest first, up
+    to ``depth`` calls away (resolved calls are followed; name matches are
+    listed at the first step only)."""
+    return _walk_up(reader, definition, depth, CALL_KINDS, with_matches=True)
+
+
+def _walk_up(
+    reader: IndexReader, start: SymbolRow, depth: int, kinds: frozenset[str] | None, *, with_matches: bool
+) -> list[Step]:
+    out: list[Step] = []
+    seen = {(start.path, start.qualname)}
+    frontier = [start]
+    for level in range(1, depth + 1):
+        nxt: list[SymbolRow] = []
+        for target in frontier[:FAN_OUT]:
+            found = references(reader, target)
+            uses = [(r, True) for r in found.resolved]
+            if with_matches and level == 1:
+                uses += [(r, False) for r in found.name_matches]
+            for row, sure in uses:
+                if kinds is not None and row.kind not in kinds:
+                    continue
+                user = user_of(reader, row)
+                key = (row.path, user.qualname if user is not None else "")
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append(Step(user, row.path, level, row, sure))
+                if sure and user is not None:
+                    nxt.append(user)
+        frontier = nxt
+        if not frontier:
+            break
+    return out
+
+
+def callees(reader: IndexReader, definition: SymbolRow, depth: int = 1) -> list[Step]:
+    """The definitions ``definition`` calls, in the order of its calls, up to
+    ``depth`` calls away; a call whose target is not known is listed once
+    per definition of its name (a name match), not followed."""
+    out: list[Step] = []
+    seen = {(definition.path, definition.qualname)}
+    frontier = [definition]
+    for level in range(1, depth + 1):
+        nxt: list[SymbolRow] = []
+        for caller in frontier[:FAN_OUT]:
+            rows = reader.refs_of_files([caller.path]).get(caller.path, [])
+            for row in rows:
+                if row.kind not in CALL_KINDS or not caller.start_line <= row.line <= caller.end_line:
+                    continue
+                targets, sure = resolve_use(reader, row)
+                for target in targets[:FAN_OUT]:
+                    key = (target.path, target.qualname)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    out.append(Step(target, target.path, level, row, sure))
+                    if sure:
+                        nxt.append(target)
+        frontier = nxt
+        if not frontier:
+            break
+    return out
+
+
+def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool]:
+    """The definitions a use means, and whether it was resolved (else: every
+    definition of its name in its language's family, a name match)."""
+    from repolens.store.base import NameMatch, SymbolFilters, normalize_symbol
+
+    candidates = [
+        s
+        for s in reader.symbols(NameMatch(names=(normalize_symbol(row.name),)), SymbolFilters(), 500)
+        if s.name == row.name and s.language in family(row.language)
+    ]
+    t = row.target
+    if not t:
+        return candidates, False
+    if t[0] in "=^":
+        if t[0] == "=":
+            want = t[1:]
+            found = [s for s in candidates if s.path == row.path and _qualname_key(s.qualname) == want]
+            if found:
+                return found, True
+        return [], False
+    direct = [s for s in candidates if t in definition_keys(s.path, s.qualname, s.language)]
+    if direct:
+        return direct, True
+    # Through re-exports: a candidate whose uses include this one.
+    for s in candidates[:20]:
+        if any(r.path == row.path and r.line == row.line for r in references(reader, s).resolved):
+            return [s], True
+    return [], False
+
+
+class Impact(NamedTuple):
+    """What reaches the definitions of a range of lines (see :func:`impact`)."""
+
+    definitions: list[SymbolRow]
+    steps: list[Step]
+    name_matches: int
+
+
+def impact(reader: IndexReader, definitions: Sequence[SymbolRow], depth: int = 2) -> Impact:
+    """The definitions and files that reach ``definitions`` through resolved
+    uses of any kind (calls, imports, subclasses, type uses), up to
+    ``depth`` steps; name matches are counted, not followed."""
+    out: list[Step] = []
+    seen = {(d.path, d.qualname) for d in definitions}
+    frontier = list(definitions)
+    matches = 0
+    for level in range(1, depth + 1):
+        nxt: list[SymbolRow] = []
+        for target in frontier[:FAN_OUT]:
+            found = references(reader, target)
+            if level == 1:
+                matches += len(found.name_matches)
+            for row in found.resolved:
+                user = user_of(reader, row)
+                key = (row.path, user.qualname if user is not None else "")
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append(Step(user, row.path, level, row, True))
+                if user is not None:
+                    nxt.append(user)
+        frontier = nxt
+        if not frontier:
+            break
+    return Impact(list(definitions), out, matches)
