@@ -36,6 +36,9 @@ CHUNK_MAX_CHARS = 8000  # one stored chunk
 HISTORY_TOP_K = 10  # commits a search of the history lists
 HISTORY_MAX_CHARS = 6000
 COMPARE_MAX_CHARS = 4000  # a comparison of two branches
+REFS_MAX_CHARS = 6000  # find_references: uses, callers and callees, impact
+REFS_DEPTH = 1  # calls callers and callees follow
+IMPACT_DEPTH = 2  # steps of uses impact follows
 LIST_LIMIT = 20  # repositories one page of list_repositories names
 SUMMARY_MAX_CHARS = 4000  # the replies of index_repo, refresh_index, index_status and list_repositories
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repolens.budget import IMPACT_DEPTH, REFS_DEPTH, REFS_MAX_CHARS
 from repolens.errors import UsageError
 
 if TYPE_CHECKING:
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
 
 DIRECTIONS = ("callers", "callees")
 MAX_DEPTH = 3
-DEFAULT_DEPTH = 1
-DEFAULT_IMPACT_DEPTH = 2
-DEFAULT_MAX_CHARS = 6000
+DEFAULT_DEPTH = REFS_DEPTH
+DEFAULT_IMPACT_DEPTH = IMPACT_DEPTH
+DEFAULT_MAX_CHARS = REFS_MAX_CHARS
 _PLACE = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
 
@@ -252,7 +253,7 @@ def across(
             return _impact_text(reader, target, depth, share, named)
         return _references_text(reader, target, direction, depth, share, named)
 
-    from repolens.reply.budget import cut_to_budget
+    from repolens.budget import cut_to_budget
 
     answers = ask_each(targets, ask)
     found = [a.value for a in answers if a.value is not None and a.value.found]

@@ -37,6 +37,7 @@ VALID: dict[str, dict[str, Any]] = {
     "compare_branches": {"paths": ["src"]},
     "search_history": {"query": "session"},
     "get_chunk": {"chunk_id": "x"},
+    "find_references": {"target": "open_session"},
 }
 # JSON values of another type than the schema's, and how the error names what came.
 WRONG: dict[str, list[tuple[Any, str]]] = {

@@ -138,6 +138,7 @@ def base_arguments(tool: str, chunk_id: str, rng: random.Random) -> dict[str, An
         "compare_branches": {"paths": rng.choice([["src"], ["."], ["src/auth/session.py"]])},
         "run_tests": {"runner": "pytest", "args": rng.choice([[], ["-k", "nothing"], ["src"]])},
         "search_history": rng.choice([{"query": "session expire"}, {"path": "src/auth/session.py"}]),
+        "find_references": {"target": rng.choice(["SessionStore", "src/auth/session.py:5", "parse"])},
     }[tool]
 
 

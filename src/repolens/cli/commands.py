@@ -222,6 +222,75 @@ def symbols_cmd(**params: Any) -> None:
     run_symbols(**params)
 
 
+@cli.command("refs")
+@click.argument("target")
+@root_option
+@index_dir_option
+@click.option(
+    "--callers",
+    "direction",
+    flag_value="callers",
+    default=None,
+    help="The definitions whose calls reach TARGET.",
+)
+@click.option("--callees", "direction", flag_value="callees", help="The definitions TARGET calls.")
+@click.option(
+    "--depth", type=int, default=None, help="Calls followed with --callers/--callees (1-3, default 1)."
+)
+@click.option("--max-chars", type=int, default=None, help="Reply budget in characters (default 6000).")
+@across_options
+def refs_cmd(**params: Any) -> None:
+    """Where the definition TARGET (a name, Class.method, or PATH:LINE) is used,
+    grouped by file, resolved uses before name matches; or its callers or callees."""
+    run_navigation(impact_of=False, **params)
+
+
+@cli.command("impact")
+@click.argument("target")
+@root_option
+@index_dir_option
+@click.option("--depth", type=int, default=None, help="Steps of uses followed (1-3, default 2).")
+@click.option("--max-chars", type=int, default=None, help="Reply budget in characters (default 6000).")
+@across_options
+def impact_cmd(**params: Any) -> None:
+    """What reaches the definitions TARGET names (PATH, PATH:LINE, PATH:START-END
+    or a name): callers, importers and subclasses by depth, and the tests apart."""
+    run_navigation(impact_of=True, direction=None, **params)
+
+
+def run_navigation(
+    *,
+    impact_of: bool,
+    target: str,
+    root: str | None,
+    index_dir: str | None,
+    direction: str | None,
+    depth: int | None,
+    max_chars: int | None,
+    repos: tuple[str, ...] = (),
+    project: str | None = None,
+    config_file: str | None = None,
+) -> None:
+    from repolens import navigate
+    from repolens.cli.reads import named, one_named
+
+    several = named(repos, project, config_file, root, index_dir)
+    if several is not None:
+        reply = navigate.across(
+            target, several, impact_of=impact_of, direction=direction, depth=depth, max_chars=max_chars
+        )
+    else:
+        if repos:
+            root, index_dir = str(one_named(repos, config_file).root), None
+        if impact_of:
+            reply = navigate.impact(target, root, index_dir=index_dir, depth=depth, max_chars=max_chars)
+        else:
+            reply = navigate.find_references(
+                target, root, index_dir=index_dir, direction=direction, depth=depth, max_chars=max_chars
+            )
+    click.echo(reply.text)
+
+
 @cli.command("focus")
 @click.argument("query")
 @root_option

@@ -15,7 +15,7 @@ then the evidence, best first, each use cited as ``path`` and
   file with the ``run_tests`` call that runs it.
 
 What does not fit is named by the shared trailer
-(:func:`repolens.reply.budget.did_not_fit`); a file's uses past its share
+(:func:`repolens.budget.did_not_fit`); a file's uses past its share
 end with the ``read_snippet`` call that shows them.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from repolens.reply.budget import BLOCK_SEP, counted, cut_to_budget, did_not_fit
+from repolens.budget import BLOCK_SEP, counted, cut_to_budget, did_not_fit
 from repolens.roles import path_role
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 

@@ -46,6 +46,7 @@ from repolens.budget import (
     FOCUS_MAX_CHARS,
     HISTORY_MAX_CHARS,
     READ_MAX_CHARS,
+    REFS_MAX_CHARS,
     SUMMARY_MAX_CHARS,
     SYMBOLS_MAX_CHARS,
 )
@@ -77,6 +78,7 @@ DEFAULT_BUDGETS = {
     "run_tests": TEST_MAX_CHARS,
     "compare_branches": COMPARE_MAX_CHARS,
     "search_history": HISTORY_MAX_CHARS,
+    "find_references": REFS_MAX_CHARS,
 }
 # Longest query a tool accepts. Query parsing is superlinear on long
 # unbroken runs (about 1 s at 10,000 chars), so the cap bounds the work one

@@ -311,6 +311,28 @@ def build_server(
         note_hits(len(result.matches))
         return result.render()
 
+    @tool(
+        "Uses of a definition (name or path:line), resolved first; direction: callers, callees "
+        "(depth 1-3) or impact (what a change to path:start-end reaches, tests apart)."
+    )
+    def find_references(
+        target: str,
+        repo: str | list[str] | None = None,
+        direction: str | None = None,
+        depth: int | None = None,
+        max_chars: int | None = None,
+    ) -> str:
+        impact_of = direction == "impact"
+        return _navigate(
+            repos,
+            target,
+            repo,
+            impact_of=impact_of,
+            direction=None if impact_of else direction,
+            depth=depth,
+            max_chars=max_chars,
+        )
+
     @tool("The whole functions or classes around a query's matches (to read or edit one after search_code).")
     def get_focused_context(
         query: str,
@@ -435,6 +457,14 @@ Which tool
 - You know a name: find_symbol. Exact, case- and separator-insensitive
   (handle_submit finds handleSubmit), qualified (Store.save, Type::method)
   and fuzzy; definitions first, with signature and location.
+- Who uses a definition: find_references with target a name (save,
+  Model.save) or path:line; its uses grouped by file and by the function
+  they sit in, resolved ones (imports, self.x, same-file scopes followed)
+  before name matches (the same name, target unknown). direction=callers or
+  callees walks calls, depth 1-3; direction=impact with target
+  path:start-end (or a name, or a path) lists what a change there reaches
+  (callers, importers, subclasses) by depth, then the tests apart, each
+  with the run_tests call that runs it.
 - A whole function or class around the matches: get_focused_context (paths
   keeps to files you know).
 - Why is this code like this, when did it change: search_history (a
@@ -473,7 +503,7 @@ Other tools
 - Several repositories served: name one with repo=<name> (list_repositories
   lists them, a branch as name@branch); locally repo may also be a path.
   root is the same argument's other name.
-- search_code, find_symbol and search_history also ask several at once:
+- search_code, find_symbol, find_references and search_history also ask several at once:
   repo as a list of names, "*" (every one served) or "project:NAME" (the
   registry's project). One reply ranked across them; every hit is named
   name@branch:path, and read_snippet takes that path as it is. A repository
@@ -536,6 +566,42 @@ def _repo_name(repos: Repos, where: str | None) -> str:
     if key is None:
         raise unknown(where, names)
     return key.partition("@")[0]
+
+
+def _navigate(
+    repos: Repos,
+    target: str,
+    repo: str | list[str] | None,
+    *,
+    impact_of: bool,
+    direction: str | None,
+    depth: int | None,
+    max_chars: int | None,
+) -> str:
+    """``find_references`` (and its impact direction), in one repository or several."""
+    from repolens import navigate
+
+    if names_several(repo):
+        assert repo is not None
+        reply = navigate.across(
+            target,
+            repos.targets(repo),
+            impact_of=impact_of,
+            direction=direction,
+            depth=depth,
+            max_chars=max_chars,
+        )
+        note_hits(reply.found)
+        return repos.redact(reply.text)
+    where, idx = repos.resolve(repo)  # type: ignore[arg-type]
+    if impact_of:
+        reply = navigate.impact(target, where, index_dir=idx, depth=depth, max_chars=max_chars)
+    else:
+        reply = navigate.find_references(
+            target, where, index_dir=idx, direction=direction, depth=depth, max_chars=max_chars
+        )
+    note_hits(reply.found)
+    return reply.text
 
 
 def _siblings(repos: Repos, root: Path) -> list[Path]:
