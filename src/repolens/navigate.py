@@ -109,6 +109,7 @@ def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
     matches = [m for m, _ in ranked if m.tier in best_tiers]
     if not matches:
         return _Found([], [], f"No definition matches {target!r}; find_symbol looks for near names.")
+    matches = [m for m in matches if m.tier == matches[0].tier]
     rows: list[SymbolRow] = []
     for m in matches[:10]:
         rows.extend(s for s in refs.defined(reader, m.qualname, m.path) if s.start_line == m.start_line)

@@ -69,6 +69,7 @@ class _Meaning:
     and ``^C`` (``super()`` in class ``C``) forms by file."""
 
     keys: set[str] = field(default_factory=set)
+    full: set[str] = field(default_factory=set)  # the longest keys: an import may spell more before them
     same: set[tuple[str, str]] = field(default_factory=set)
     supers: set[tuple[str, str]] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
@@ -76,7 +77,10 @@ class _Meaning:
     def add(self, path: str, qualname: str, language: str) -> bool:
         """Add the keys of ``qualname`` in ``path``; whether any was new."""
         before = len(self.keys) + len(self.same)
-        self.keys |= definition_keys(path, qualname, language)
+        keys = definition_keys(path, qualname, language)
+        self.keys |= keys
+        if keys:
+            self.full.add(max(keys, key=len))
         self.same.add((path, same_file_key(qualname)))
         self.names.add(split_key(qualname)[-1] if split_key(qualname) else qualname)
         return len(self.keys) + len(self.same) != before
@@ -89,7 +93,8 @@ class _Meaning:
             return (ref.path, t) in self.same
         if t[0] == "^":
             return (ref.path, t[1:]) in self.supers
-        return t in self.keys
+        # An import of Go's ``host/module/dir`` or a monorepo's package spells more than the path.
+        return t in self.keys or any(t.endswith("." + f) for f in self.full)
 
 
 def _qualname_key(qualname: str) -> str:
@@ -305,7 +310,7 @@ def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool
             if found:
                 return found, True
         return [], False
-    direct = [s for s in candidates if t in definition_keys(s.path, s.qualname, s.language)]
+    direct = [s for s in candidates if _spells(t, definition_keys(s.path, s.qualname, s.language))]
     if direct:
         return direct, True
     # Through re-exports: a candidate whose uses include this one.
@@ -313,6 +318,10 @@ def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool
         if any(r.path == row.path and r.line == row.line for r in references(reader, s).resolved):
             return [s], True
     return [], False
+
+
+def _spells(target: str, keys: frozenset[str]) -> bool:
+    return target in keys or (bool(keys) and target.endswith("." + max(keys, key=len)))
 
 
 class Impact(NamedTuple):

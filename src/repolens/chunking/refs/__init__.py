@@ -57,8 +57,14 @@ class Ref(NamedTuple):
 # ones by its folders alone (a Go package, a Java package: the file's name
 # is not part of what imports say).
 _FOLDER_LANGUAGES = frozenset({"go", "java", "kotlin", "scala", "groovy", "csharp", "swift", "dart"})
-# File names that stand for their folder.
-_INDEX_STEMS = frozenset({"__init__", "index", "mod", "lib", "main"})
+# File names that stand for their folder, by language (others: none).
+_INDEX_STEMS = {
+    "python": frozenset({"__init__"}),
+    "javascript": frozenset({"index"}),
+    "typescript": frozenset({"index"}),
+    "tsx": frozenset({"index"}),
+    "rust": frozenset({"mod", "lib", "main"}),
+}
 _PARTS = re.compile(r"::|[./\\:#]")
 
 
@@ -74,7 +80,7 @@ def module_parts(path: str, language: str) -> list[str]:
     if language in _FOLDER_LANGUAGES:
         return folders
     stem = p.name.split(".")[0] if language in ("javascript", "typescript", "tsx") else p.stem
-    if stem in _INDEX_STEMS:
+    if stem in _INDEX_STEMS.get(language, ()):
         return folders
     return [*folders, *split_key(stem)]
 

@@ -119,6 +119,13 @@ def extract_refs(
 _SEPARATOR_ENDS = frozenset(b".:>\\")
 
 
+def _reexport(node: ts.Node) -> bool:
+    """An ``export`` statement that only names what it exports (``export { a } from``)."""
+    return node.child_by_field_name("source") is not None or any(
+        c.type == "export_clause" for c in node.named_children
+    )
+
+
 class _Extraction:
     def __init__(self, rs: RefSpec, src: bytes, path: str, symbols: Sequence[Symbol], nlines: int) -> None:
         self.rs = rs
@@ -218,7 +225,8 @@ class _Extraction:
         handler = self.rs.imports
         ranges = []
         for node in nodes:
-            ranges.append((node.start_byte, node.end_byte))
+            if node.type != "export_statement" or _reexport(node):  # export function f() {...} holds code
+                ranges.append((node.start_byte, node.end_byte))
             if handler is None:
                 continue
             line = node.start_point[0] + 1

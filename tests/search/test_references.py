@@ -1,0 +1,289 @@
+"""find_references and impact on a repository in four languages, in each store.
+
+The fixture has, in Python, TypeScript, Go and Java: a call from another
+file, an import under another name, a method called through ``self`` /
+``this`` / the receiver, a local that shadows the definition's name, and
+the name inside a string (which is no use). Every test runs against the
+local store and PostgreSQL (``store_url``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repolens import navigate
+from repolens.errors import PathError, UsageError
+from repolens.index.build import build_index
+
+FILES = {
+    "py/app/__init__.py": "",
+    "py/app/util.py": (
+        "def helper(x):\n"  # 1
+        "    return x\n"
+        "\n"
+        "\n"
+        "class Base:\n"  # 5
+        "    def run(self):\n"
+        "        return self.step()\n"
+        "\n"
+        "    def step(self):\n"  # 9
+        "        return helper(0)\n"
+    ),
+    "py/app/main.py": (
+        "from app.util import helper as assist\n"  # 1
+        "from app import util\n"
+        "from app.util import Base\n"
+        "\n"
+        "\n"
+        "def go():\n"  # 6
+        "    return assist(1)\n"
+        "\n"
+        "\n"
+        "def go2():\n"  # 10
+        "    return util.helper(2)\n"
+        "\n"
+        "\n"
+        "def shadow():\n"  # 14
+        "    helper = 3\n"
+        "    return helper\n"
+        "\n"
+        "\n"
+        "def words():\n"  # 19
+        '    return "helper is a word here"\n'
+        "\n"
+        "\n"
+        "def outer():\n"  # 23
+        "    return go()\n"
+        "\n"
+        "\n"
+        "class Child(Base):\n"  # 27
+        "    def more(self):\n"
+        "        return self.step()\n"
+    ),
+    "ts/src/math.ts": (
+        "export function add(a: number, b: number): number {\n"  # 1
+        "  return a + b;\n"
+        "}\n"
+        "\n"
+        "export class Counter {\n"  # 5
+        "  inc(): number {\n"
+        "    return this.step();\n"
+        "  }\n"
+        "  step(): number {\n"  # 9
+        "    return add(1, 2);\n"
+        "  }\n"
+        "}\n"
+    ),
+    "ts/src/use.ts": (
+        'import { add as plus, Counter } from "./math";\n'  # 1
+        "\n"
+        "export function total(): number {\n"  # 3
+        "  return plus(1, 2) + new Counter().inc();\n"
+        "}\n"
+        "\n"
+        "function local(): number {\n"  # 7
+        "  const add = (x: number) => x;\n"
+        "  return add(1);\n"
+        "}\n"
+        "\n"
+        'export const said = "add is a word here";\n'  # 12
+    ),
+    "go/calc/calc.go": (
+        "package calc\n"  # 1
+        "\n"
+        "func Sum(a, b int) int {\n"  # 3
+        "\treturn a + b\n"
+        "}\n"
+        "\n"
+        "type Acc struct{}\n"  # 7
+        "\n"
+        "func (a *Acc) Add(x int) int {\n"  # 9
+        "\treturn a.double(x)\n"
+        "}\n"
+        "\n"
+        "func (a *Acc) double(x int) int {\n"  # 13
+        "\treturn Sum(x, x)\n"
+        "}\n"
+    ),
+    "go/main.go": (
+        "package main\n"  # 1
+        "\n"
+        'import c "example.com/m/go/calc"\n'
+        "\n"
+        "func main() {\n"  # 5
+        "\tc.Sum(1, 2)\n"
+        '\ts := "Sum is a word here"\n'
+        "\t_ = s\n"
+        "}\n"
+    ),
+    "java/src/com/acme/Calc.java": (
+        "package com.acme;\n"  # 1
+        "\n"
+        "public class Calc {\n"  # 3
+        "    public static int sum(int a, int b) {\n"
+        "        return a + b;\n"
+        "    }\n"
+        "\n"
+        "    public int twice(int x) {\n"  # 8
+        "        return this.sum(x, x);\n"
+        "    }\n"
+        "}\n"
+    ),
+    "java/src/com/acme/app/Main.java": (
+        "package com.acme.app;\n"  # 1
+        "\n"
+        "import com.acme.Calc;\n"
+        "\n"
+        "public class Main {\n"  # 5
+        "    int run() {\n"
+        '        String s = "sum is a word here";\n'
+        "        return Calc.sum(1, 2);\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path, write_tree, store_url) -> Path:
+    root = tmp_path / "repo"
+    write_tree(root, FILES)
+    build_index(root, settings=None)
+    return root
+
+
+def uses(text: str) -> list[str]:
+    """The ``path`` and ``scope line`` lines of a references reply, before the name matches."""
+    head = text.split("name matches (same name")[0]
+    return [
+        line.strip() for line in head.splitlines()[1:] if line.strip() and not line.startswith("also defined")
+    ]
+
+
+def test_python_uses_across_files_under_another_name_and_not_a_local_or_a_string(repo: Path):
+    text = navigate.find_references("helper", repo).text
+    assert text.splitlines()[0] == "helper (function, py/app/util.py:1-2): 4 references in 2 files"
+    assert uses(text) == [
+        "py/app/main.py",
+        "(module) 1: from app.util import helper as assist",
+        "go 7: return assist(1)",
+        "go2 11: return util.helper(2)",
+        "py/app/util.py",
+        "Base.step 10: return helper(0)",
+    ]
+
+
+def test_a_method_through_self_in_its_class_and_in_a_subclass(repo: Path):
+    text = navigate.find_references("Base.step", repo).text
+    assert uses(text) == [
+        "py/app/main.py",
+        "Child.more 29: return self.step()",
+        "py/app/util.py",
+        "Base.run 7: return self.step()",
+    ]
+
+
+def test_typescript_import_under_another_name_this_and_a_shadowing_local(repo: Path):
+    text = navigate.find_references("ts/src/math.ts:1", repo).text
+    assert uses(text) == [
+        "ts/src/math.ts",
+        "Counter.step 10: return add(1, 2);",
+        "ts/src/use.ts",
+        '(module) 1: import { add as plus, Counter } from "./math";',
+        "total 4: return plus(1, 2) + new Counter().inc();",
+    ]
+    assert "Counter.inc 7: return this.step();" in navigate.find_references("Counter.step", repo).text
+
+
+def test_go_package_import_renamed_and_a_receiver(repo: Path):
+    text = navigate.find_references("go/calc/calc.go:3", repo).text
+    assert uses(text) == [
+        "go/calc/calc.go",
+        "(*Acc).double 14: return Sum(x, x)",
+        "go/main.go",
+        "main 6: c.Sum(1, 2)",
+    ]
+    assert "(*Acc).Add 10: return a.double(x)" in navigate.find_references("go/calc/calc.go:13", repo).text
+
+
+def test_java_import_static_call_and_this(repo: Path):
+    text = navigate.find_references("Calc.sum", repo).text
+    assert uses(text) == [
+        "java/src/com/acme/Calc.java",
+        "Calc.twice 9: return this.sum(x, x);",
+        "java/src/com/acme/app/Main.java",
+        "Main.run 8: return Calc.sum(1, 2);",
+    ]
+
+
+def test_callers_and_callees_at_depth_two(repo: Path):
+    callers = navigate.find_references("helper", repo, direction="callers", depth=2).text
+    assert callers.splitlines() == [
+        "callers of helper (function, py/app/util.py:1-2), depth 2: 6 definitions in 2 files",
+        "1. py/app/main.py:6 go (function)",
+        "   <- py/app/main.py:7: return assist(1)",
+        "1. py/app/main.py:10 go2 (function)",
+        "   <- py/app/main.py:11: return util.helper(2)",
+        "1. py/app/util.py:9 Base.step (method)",
+        "   <- py/app/util.py:10: return helper(0)",
+        "2. py/app/main.py:23 outer (function)",
+        "   <- py/app/main.py:24: return go()",
+        "2. py/app/main.py:28 Child.more (method)",
+        "   <- py/app/main.py:29: return self.step()",
+        "2. py/app/util.py:6 Base.run (method)",
+        "   <- py/app/util.py:7: return self.step()",
+    ]
+    callees = navigate.find_references("outer", repo, direction="callees", depth=2).text
+    assert callees.splitlines() == [
+        "callees of outer (function, py/app/main.py:23-24), depth 2: 2 definitions in 2 files",
+        "1. py/app/main.py:6 go (function)",
+        "   -> py/app/main.py:24: return go()",
+        "2. py/app/util.py:1 helper (function)",
+        "   -> py/app/main.py:7: return assist(1)",
+    ]
+
+
+def test_impact_of_lines_lists_what_reaches_them_and_the_tests_apart(repo: Path, write_tree):
+    write_tree(
+        repo, {"py/tests/test_main.py": "from app.main import go\n\n\ndef test_go():\n    assert go() == 1\n"}
+    )
+    build_index(repo)
+    text = navigate.impact("py/app/util.py:1-2", repo).text
+    assert text.splitlines()[0] == (
+        "impact of py/app/util.py (helper), depth 2: 7 definitions in 2 files, 1 test file"
+    )
+    assert "1. py/app/main.py:6 go (function) <- call at line 7" in text
+    assert "2. py/app/main.py:23 outer (function) <- call at line 24" in text
+    assert text.splitlines()[-3:] == [
+        "tests (run them with run_tests):",
+        "py/tests/test_main.py: (module), test_go",
+        '  run_tests runner=pytest args=["py/tests/test_main.py"]',
+    ]
+
+
+def test_an_edited_file_has_its_references_refreshed(repo: Path, write_tree):
+    write_tree(repo, {"py/app/main.py": FILES["py/app/main.py"].replace("return go()", "return go2()")})
+    build_index(repo)
+    text = navigate.find_references("go2", repo).text
+    assert "outer 24: return go2()" in text
+    assert "outer" not in navigate.find_references("py/app/main.py:6", repo).text
+
+
+def test_a_reply_keeps_to_its_budget_and_names_what_did_not_fit(repo: Path):
+    text = navigate.find_references("helper", repo, max_chars=200).text
+    assert len(text) <= 200
+    assert "did not fit" in text
+
+
+def test_bad_arguments_say_what_to_pass(repo: Path):
+    with pytest.raises(UsageError, match="depth must be between 1 and 3"):
+        navigate.find_references("helper", repo, direction="callers", depth=4)
+    with pytest.raises(UsageError, match="direction must be callers or callees"):
+        navigate.find_references("helper", repo, direction="up")
+    with pytest.raises(PathError, match="no indexed file"):
+        navigate.find_references("nope/missing.py:3", repo)
+    assert navigate.find_references("no_such_name", repo).text.startswith(
+        "No definition matches 'no_such_name'"
+    )
