@@ -217,6 +217,7 @@ class _Extraction:
             elif target[0] not in "=^":
                 name = target.rpartition(".")[2]  # an alias (import x as y) is a use of x
             refs.append(Ref(name, line, kind, qualname(inner[line]), target))
+        refs.sort(key=lambda r: r.line)  # the imports came first
         return refs
 
     # -- imports -------------------------------------------------------------
@@ -238,6 +239,8 @@ class _Extraction:
         return ranges
 
     def _bind(self, b: Binding, fn: int, scope: str) -> None:
+        if b.export:  # export default function f() {...}: the statement is the module's, not f's
+            fn, scope = -1, ""
         if b.bound == "*":
             self.star = True
         elif b.bound:

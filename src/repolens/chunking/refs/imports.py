@@ -130,7 +130,7 @@ def javascript(node: Node, src: bytes, path: str) -> list[Binding]:
             for part in clause.named_children:
                 if part.type == "identifier":
                     name = _text(part, src)
-                    out.append(Binding(name, _key([module, "default"]), _line(part), name))
+                    out.append(Binding(name, _key([module, "default"]), _line(part), "default"))
                 elif part.type == "namespace_import":
                     ident = part.named_children[-1] if part.named_child_count else None
                     out.append(Binding(_text(ident, src), module, _line(part)))

@@ -440,6 +440,7 @@ JULIA = RefSpec(
 (call_expression . (identifier) @call)
 (call_expression . (field_expression (identifier) @call .))
 (field_expression (identifier) @attr .)
+(signature (call_expression . (identifier) @skip))
 """,
     self_names=frozenset(),
 )
@@ -452,6 +453,7 @@ DART = RefSpec(
 (interfaces (type_identifier) @base)
 (mixins (type_identifier) @base)
 (unconditional_assignable_selector (identifier) @attr)
+(_ (identifier) @call . (selector (argument_part)))
 """,
 )
 

@@ -1,0 +1,129 @@
+"""References found in one file: every language's query, kinds, scopes, and what is no use."""
+
+from __future__ import annotations
+
+import pytest
+import tree_sitter as ts
+
+from repolens.chunking.dispatch import chunk_file
+from repolens.chunking.grammars import SPECS, load_language
+from repolens.chunking.refs import Ref, definition_keys
+from repolens.chunking.refs.specs import REF_SPECS
+
+# One file per language that calls ``helper`` (defined in it or not), inside a definition.
+CALLS = {
+    "python": ("a.py", "def helper():\n    pass\n\ndef user():\n    helper()\n"),
+    "javascript": ("a.js", "function helper() {}\nfunction user() {\n  helper();\n}\n"),
+    "typescript": ("a.ts", "function helper(): void {}\nfunction user(): void {\n  helper();\n}\n"),
+    "tsx": ("a.tsx", "function helper() {}\nfunction user() {\n  helper();\n}\n"),
+    "go": ("a.go", "package a\n\nfunc helper() {}\n\nfunc user() {\n\thelper()\n}\n"),
+    "rust": ("a.rs", "fn helper() {}\n\nfn user() {\n    helper();\n}\n"),
+    "java": ("A.java", "class A {\n    void helper() {}\n    void user() {\n        helper();\n    }\n}\n"),
+    "kotlin": ("a.kt", "fun helper() {}\n\nfun user() {\n    helper()\n}\n"),
+    "scala": ("a.scala", "object A {\n  def helper() = 1\n  def user() = {\n    helper()\n  }\n}\n"),
+    "groovy": ("a.groovy", "class A {\n  def helper() {}\n  def user() {\n    helper()\n  }\n}\n"),
+    "csharp": ("a.cs", "class A {\n    void Helper() {}\n    void User() {\n        Helper();\n    }\n}\n"),
+    "c": ("a.c", "void helper(void) {}\n\nvoid user(void) {\n    helper();\n}\n"),
+    "cpp": ("a.cpp", "void helper() {}\n\nvoid user() {\n    helper();\n}\n"),
+    "objc": ("a.m", "void helper(void) {}\n\nvoid user(void) {\n    helper();\n}\n"),
+    "ruby": ("a.rb", "def helper\nend\n\ndef user\n  helper()\nend\n"),
+    "php": ("a.php", "<?php\nfunction helper() {}\n\nfunction user() {\n    helper();\n}\n"),
+    "lua": ("a.lua", "function helper() end\n\nfunction user()\n  helper()\nend\n"),
+    "bash": ("a.sh", "helper() {\n  echo hi\n}\n\nuser() {\n  helper\n}\n"),
+    "perl": ("a.pl", "sub helper { }\n\nsub user {\n    helper();\n}\n"),
+    "julia": ("a.jl", "function helper()\nend\n\nfunction user()\n    helper()\nend\n"),
+    "dart": ("a.dart", "void helper() {}\n\nvoid user() {\n  helper();\n}\n"),
+    "zig": ("a.zig", "fn helper() void {}\n\nfn user() void {\n    helper();\n}\n"),
+    "swift": ("a.swift", "func helper() {}\n\nfunc user() {\n    helper()\n}\n"),
+    "haskell": ("a.hs", "helper x = x\n\nuser y = helper y\n"),
+    "elixir": ("a.ex", "defmodule A do\n  def helper, do: 1\n\n  def user do\n    helper()\n  end\nend\n"),
+    "ocaml": ("a.ml", "let helper x = x\n\nlet user y =\n  helper y\n"),
+}
+
+
+def refs_of(path: str, text: str, language: str) -> list[Ref]:
+    return chunk_file(path, text, language).refs
+
+
+def test_every_language_with_a_grammar_has_a_query_that_compiles():
+    assert set(REF_SPECS) == set(SPECS) and len(SPECS) == 26
+    for name, spec in REF_SPECS.items():
+        grammar = SPECS[name]
+        ts.Query(load_language(grammar.module, grammar.entry), spec.query)
+
+
+@pytest.mark.parametrize("language", sorted(CALLS))
+def test_every_language_finds_a_call_and_the_definition_it_sits_in(language: str):
+    path, text = CALLS[language]
+    found = [r for r in refs_of(path, text, language) if r.name.lower() == "helper"]
+    assert found, f"no use of helper in {language}"
+    assert found[0].scope.lower().endswith("user")
+
+
+def test_python_kinds_targets_and_what_is_no_use():
+    text = (
+        "import os\n"  # 1
+        "from pkg.models import Model as M, helper\n"
+        "from . import sibling\n"
+        "\n"
+        "\n"
+        "@helper\n"  # 6
+        "class Thing(M):\n"
+        "    def save(self, x: M) -> None:\n"
+        "        self.clean()\n"
+        "        super().save(x)\n"  # 10
+        "        sibling.run(os.sep)\n"
+        "        print('helper is only a word here')\n"
+        "\n"
+        "    def clean(self):\n"
+        "        helper = len\n"  # 15
+        "        return helper([])\n"
+    )
+    refs = refs_of("src/pkg/views.py", text, "python")
+    assert [(r.name, r.line, r.kind, r.scope, r.target, r.binds) for r in refs] == [
+        ("Model", 2, "import", "", "pkg.models.Model", "M"),
+        ("helper", 2, "import", "", "pkg.models.helper", "helper"),
+        ("sibling", 3, "import", "", "src.pkg.sibling", "sibling"),
+        ("helper", 6, "decorator", "Thing", "pkg.models.helper", ""),
+        ("Model", 7, "base", "Thing", "pkg.models.Model", ""),
+        ("Model", 8, "type", "Thing.save", "pkg.models.Model", ""),
+        ("clean", 9, "call", "Thing.save", "=Thing.clean", ""),
+        ("save", 10, "call", "Thing.save", "^Thing.save", ""),
+        ("run", 11, "call", "Thing.save", "src.pkg.sibling.run", ""),
+        ("sep", 11, "attr", "Thing.save", "os.sep", ""),
+    ]
+
+
+def test_javascript_imports_exports_and_require():
+    text = (
+        "import def, { a as b } from './lib/x';\n"
+        "import * as ns from '../y/index.js';\n"
+        "const { c } = require('./z');\n"
+        "export { b as d };\n"
+        "export default function main() {\n"
+        "  ns.f(b(), c());\n"
+        "}\n"
+    )
+    refs = refs_of("src/app/main.js", text, "javascript")
+    got = {(r.name, r.line, r.kind, r.target, r.binds) for r in refs}
+    assert ("default", 1, "import", "src.app.lib.x.default", "") in got
+    assert ("a", 1, "import", "src.app.lib.x.a", "") in got
+    assert ("c", 3, "import", "src.app.z.c", "") in got
+    assert ("main", 5, "export", "=main", "default") in got
+    assert ("f", 6, "call", "src.y.f", "") in got
+    assert ("a", 6, "call", "src.app.lib.x.a", "") in got
+
+
+def test_a_key_is_the_end_of_the_defining_path():
+    assert definition_keys("src/repolens/chunking/__init__.py", "Chunk", "python") == {
+        "src.repolens.chunking.Chunk",
+        "repolens.chunking.Chunk",
+        "chunking.Chunk",
+    }
+    assert definition_keys("pkg/calc/sum.go", "(*Acc).Add", "go") == {"pkg.calc.Acc.Add", "calc.Acc.Add"}
+    assert definition_keys("web/index.ts", "render", "typescript") == {"web.render"}
+
+
+def test_a_file_that_does_not_parse_keeps_its_chunks_and_has_no_references():
+    result = chunk_file("broken.py", "def (:\n" * 50, "python")
+    assert result.chunks and result.refs == []
