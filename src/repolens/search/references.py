@@ -42,6 +42,8 @@ CLASS_ROUNDS = 3
 # Definitions one step of a walk may fan out to (a name defined in hundreds of places).
 FAN_OUT = 200
 CALL_KINDS = frozenset({"call", "decorator"})
+# Methods a call of their class runs.
+CONSTRUCTORS = frozenset({"__init__", "constructor", "new"})
 # Languages whose files may use each other's names: a name match is looked for among them.
 _FAMILIES = (
     frozenset({"javascript", "typescript", "tsx"}),
@@ -73,6 +75,7 @@ class _Meaning:
     same: set[tuple[str, str]] = field(default_factory=set)
     supers: set[tuple[str, str]] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
+    constructs: bool = False  # a constructor: of its class's uses, only the calls are its own
 
     def add(self, path: str, qualname: str, language: str) -> bool:
         """Add the keys of ``qualname`` in ``path``; whether any was new."""
@@ -109,6 +112,29 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     meaning.add(definition.path, definition.qualname, definition.language)
     if definition.kind == "method" and definition.parent:
         _inherited(reader, definition, meaning)
+    if definition.name in CONSTRUCTORS and definition.parent:  # new C() and C() call the constructor
+        for cls in defined(reader, definition.parent, definition.path):
+            meaning.add(cls.path, cls.qualname, cls.language)
+            meaning.constructs = True
+    if definition.kind == "method" and definition.parent:
+        _through_class_aliases(reader, definition, meaning)
+    rows = _aliased(reader, meaning)
+    own = family(definition.language)
+    resolved, matches = [], []
+    for row in sorted(rows, key=lambda r: (r.path, r.line)):
+        if row.path == definition.path and row.line == definition.start_line and row.kind != "import":
+            continue
+        if meaning.means(row):
+            if not meaning.constructs or row.name == definition.name or row.kind == "call":
+                resolved.append(row)
+        elif not row.target and row.name == definition.name and row.language in own:
+            matches.append(row)
+    return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
+
+
+def _aliased(reader: IndexReader, meaning: _Meaning) -> list[RefRow]:
+    """The uses of ``meaning``'s names, after adding the keys of every
+    re-export among them (to a fixpoint, at most ``ALIAS_ROUNDS``)."""
     rows: dict[tuple[str, int, str, str], RefRow] = {}
     fetched: set[str] = set()
     for _ in range(ALIAS_ROUNDS + 1):
@@ -120,16 +146,20 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
             rows[(row.path, row.line, row.name, row.target)] = row
         if not _follow_aliases(rows.values(), meaning):
             break
-    own = family(definition.language)
-    resolved, matches = [], []
-    for row in sorted(rows.values(), key=lambda r: (r.path, r.line)):
-        if row.path == definition.path and row.line == definition.start_line and row.kind != "import":
-            continue
-        if meaning.means(row):
-            resolved.append(row)
-        elif not row.target and row.name == definition.name and row.language in own:
-            matches.append(row)
-    return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
+    return list(rows.values())
+
+
+def _through_class_aliases(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> None:
+    """Add ``K.name`` for every key ``K`` of the method's class re-exported
+    elsewhere (``flask.Flask`` for ``src/flask/app.py``'s ``Flask``): a typed
+    local (``app = flask.Flask()``) names the method through it."""
+    for cls in defined(reader, method.parent, method.path):
+        of_class = _Meaning()
+        of_class.add(cls.path, cls.qualname, cls.language)
+        _aliased(reader, of_class)
+        suffix = "." + method.name
+        meaning.keys |= {k + suffix for k in of_class.keys}
+        meaning.full |= {k + suffix for k in of_class.full}
 
 
 def _follow_aliases(rows: Iterable[RefRow], meaning: _Meaning) -> bool:

@@ -56,9 +56,12 @@ _USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
 # search for it at the end of the text would cost that text's length each
 # time): the separator, then the receiver, a chain of names or ``super()``.
 _RECEIVER_REVERSED = re.compile(
-    rb"\s*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$@]+(?:\s*(?:\.\?|\.|>-|::)\s*[\w$@]+)*)"
+    rb"\s*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|>-|::)\s*[\w$]+)*)"
 )
 _CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
+# A type's text, its decoration left out (``: Foo``, ``*pkg.T``, ``Optional[Foo]`` is not read).
+_TYPE_NOISE = re.compile(r"^[:\s*&]+|\s+$")
+_TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 # Inside a node's own text (Perl's ``Foo::Bar::g``): the last name.
 _LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
 # How far back a receiver is looked for.
@@ -138,6 +141,7 @@ class _Extraction:
         self.local_imports: dict[tuple[int, str], str] = {}
         self.package = package_key(path, rs.language)
         self.star = False  # an import of every name of a module: an unknown name may be one
+        self.typed: dict[tuple[int, str], str] = {}  # (function, local) -> the key of its type
         self.refs: list[Ref] = []
 
     def run(self, caps: dict[str, list[ts.Node]]) -> list[Ref]:
@@ -157,6 +161,7 @@ class _Extraction:
         for node in caps.get("skip", ()):
             excluded.add(node.start_byte)
         receivers = self._receivers(caps.get("self", ()))
+        self.typed = self._typed(caps.get("typed", ()))
         uses: dict[int, tuple[str, ts.Node]] = {}
         for capture in _USE_CAPTURES:
             for node in caps.get(capture, ()):
@@ -265,6 +270,43 @@ class _Extraction:
                 out[at] = self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
         return out
 
+    def _typed(self, nodes: Sequence[ts.Node]) -> dict[tuple[int, str], str]:
+        """The locals whose type the function says: ``x = Cls(...)``, ``x: Cls``,
+        a parameter ``x: Cls`` (``Cls`` resolved as a name of the file is)."""
+        out: dict[tuple[int, str], str] = {}
+        fields = self.rs.typed_fields
+        src = self.src
+        for node in nodes:
+            fn = self.scopes.function[node.start_point[0] + 1]
+            for var_field, type_field in fields:
+                var = node.child_by_field_name(var_field) if var_field else node.named_child(0)
+                kind = node.child_by_field_name(type_field)
+                if var is None or kind is None:
+                    continue
+                if var.type == "variable_declarator":  # Java: int x = ..., the name inside
+                    var = var.child_by_field_name("name")
+                    if var is None:
+                        continue
+                if kind.type in ("call", "new_expression"):
+                    kind = kind.child_by_field_name("function") or kind.child_by_field_name("constructor")
+                    if kind is None:
+                        continue
+                text = _TYPE_NOISE.sub("", src[kind.start_byte : kind.end_byte].decode("utf-8", "replace"))
+                if _TYPE_NAME.fullmatch(text):
+                    key = self._type_key(text, fn)
+                    if key:
+                        out[(fn, src[var.start_byte : var.end_byte].decode("utf-8", "replace"))] = key
+                break
+        return out
+
+    def _type_key(self, text: str, fn: int) -> str:
+        parts = _CHAIN_SEP.split(text)
+        base = self.local_imports.get((fn, parts[0])) if fn >= 0 else None
+        base = base or self.module.get(parts[0])
+        if not base or (parts[0] in self.modules_bound and len(parts) == 1):
+            return ""
+        return ".".join([base, *parts[1:]])
+
     def _member(
         self, recv: str, name: str, at: int, fn: int, receivers: dict[int, str], binds: set[tuple[int, bytes]]
     ) -> str:
@@ -282,7 +324,9 @@ class _Extraction:
                 return same_file_key(f"{owner}.{name}")
             return ""
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
-        if base is None and (fn, head.encode()) in binds:
+        if base is None and (fn, head) in self.typed:
+            base = self.typed[(fn, head)]
+        elif base is None and (fn, head.encode()) in binds:
             return ""  # a local variable: its type is not known here
         if base is None:
             base = self.module.get(head)

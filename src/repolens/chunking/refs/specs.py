@@ -29,6 +29,8 @@ class RefSpec:
     # An unresolved name in a call or type means the package's own (Go, Java, ...):
     # the other files of the folder see it without an import.
     package: bool = False
+    # Fields of a ``typed`` capture naming a local and its type (or the call making it).
+    typed_fields: tuple[tuple[str, str], ...] = ()
 
 
 def _words(text: str) -> frozenset[str]:
@@ -79,11 +81,16 @@ PYTHON = RefSpec(
 (named_expression name: (identifier) @bind)
 (import_statement) @import
 (import_from_statement) @import
+(assignment left: (identifier) right: (call)) @typed
+(assignment left: (identifier) type: (type)) @typed
+(typed_parameter) @typed
+(typed_default_parameter) @typed
 """,
     imports.python,
     self_names=frozenset({"self", "cls"}),
     super_names=frozenset({"super()"}),
     builtins=_PY_BUILTINS,
+    typed_fields=(("left", "type"), ("left", "right"), ("name", "type"), ("", "type")),
 )
 
 _JS_BUILTINS = _words(
@@ -124,6 +131,7 @@ _JS_COMMON = """
 (export_statement) @import
 (variable_declarator value: (call_expression function: (identifier) @_r arguments: (arguments (string)))
   (#eq? @_r "require")) @import
+(variable_declarator name: (identifier) value: (new_expression)) @typed
 """
 
 _JSX = """
@@ -154,11 +162,25 @@ _TS_EXTRA = """
 (required_parameter pattern: (identifier) @bind)
 (required_parameter pattern: (rest_pattern (identifier) @bind))
 (optional_parameter pattern: (identifier) @bind)
+(variable_declarator name: (identifier) type: (type_annotation)) @typed
+(required_parameter pattern: (identifier) type: (type_annotation)) @typed
+(optional_parameter pattern: (identifier) type: (type_annotation)) @typed
 """
 
-JAVASCRIPT = RefSpec("javascript", _JS_COMMON + _JS_ONLY + _JSX, imports.javascript, builtins=_JS_BUILTINS)
-TYPESCRIPT = RefSpec("typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, builtins=_JS_BUILTINS)
-TSX = RefSpec("tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, builtins=_JS_BUILTINS)
+_JS_TYPED = (("name", "type"), ("name", "value"), ("pattern", "type"))
+JAVASCRIPT = RefSpec(
+    "javascript",
+    _JS_COMMON + _JS_ONLY + _JSX,
+    imports.javascript,
+    builtins=_JS_BUILTINS,
+    typed_fields=_JS_TYPED,
+)
+TYPESCRIPT = RefSpec(
+    "typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, builtins=_JS_BUILTINS, typed_fields=_JS_TYPED
+)
+TSX = RefSpec(
+    "tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, builtins=_JS_BUILTINS, typed_fields=_JS_TYPED
+)
 
 _GO_BUILTINS = _words(
     "append cap close complex copy delete imag len make new panic print println real recover min max clear "
@@ -184,12 +206,14 @@ GO = RefSpec(
 (range_clause left: (expression_list (identifier) @bind))
 (method_declaration receiver: (parameter_list (parameter_declaration name: (identifier) @self)))
 (import_declaration) @import
+(parameter_declaration name: (identifier) type: (_)) @typed
 """,
     imports.go,
     self_names=frozenset(),
     super_names=frozenset(),
     builtins=_GO_BUILTINS,
     package=True,
+    typed_fields=(("name", "type"),),
 )
 
 _RUST_BUILTINS = _words(
@@ -257,10 +281,13 @@ JAVA = RefSpec(
 (type_parameter (type_identifier) @skip)
 (formal_parameter name: (identifier) @bind)
 (variable_declarator name: (identifier) @bind)
+(formal_parameter) @typed
+(local_variable_declaration) @typed
 """,
     imports.dotted,
     builtins=_JAVA_BUILTINS,
     package=True,
+    typed_fields=(("name", "type"), ("declarator", "type")),
 )
 
 GROOVY = RefSpec("groovy", _JVM_TYPES, imports.dotted, builtins=_JAVA_BUILTINS)

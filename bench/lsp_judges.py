@@ -1,0 +1,145 @@
+"""The language servers ``refs_judge.py`` compares repolens with, installed and asked.
+
+Each judge is installed once into a cache folder (``$REPOLENS_BENCH_DATA/
+lsp``) from its registry with the ordinary client, and answers
+:func:`references` for many definitions of one repository at once:
+
+* Python: jedi (PyPI), ``Script.get_references`` in a ``jedi.Project`` of
+  the repository (its own ``src/`` folder on the path when it has one);
+* TypeScript: the TypeScript compiler's language service (npm
+  ``typescript@5``), ``getReferencesAtPosition`` over every ``.ts``/``.tsx``
+  file of the repository, run by a small Node script written here.
+
+A reference is a (path, line) inside the repository; the definition's own
+line is left out by the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+JEDI = "jedi==0.19.2"
+TYPESCRIPT = "typescript@5.6.3"
+
+
+class Query(NamedTuple):
+    """A definition to ask about: its file, and where its name is (1-based line, 0-based column)."""
+
+    path: str
+    line: int
+    column: int
+
+
+def install(cache: Path) -> dict[str, Path]:
+    """Install the judges into ``cache`` (once); where each is."""
+    cache = cache.resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    py = cache / "jedi"
+    if not (py / "jedi").exists():
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(py), JEDI], check=True)
+    ts = cache / "typescript"
+    if not (ts / "node_modules" / "typescript").exists():
+        ts.mkdir(exist_ok=True)
+        subprocess.run(["npm", "install", "--silent", "--prefix", str(ts), TYPESCRIPT], check=True)
+    return {"python": py, "typescript": ts / "node_modules" / "typescript"}
+
+
+_JEDI_SCRIPT = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import jedi
+root, queries = sys.argv[2], json.load(open(sys.argv[3]))
+src = root + "/src"
+import os
+project = jedi.Project(root, added_sys_path=[src] if os.path.isdir(src) else [])
+for path, line, column in queries:
+    started = time.monotonic()
+    try:
+        names = jedi.Script(path=os.path.join(root, path), project=project).get_references(line, column)
+        found = sorted({(os.path.relpath(str(n.module_path), root), n.line) for n in names if n.module_path})
+        error = ""
+    except Exception as exc:
+        found, error = [], repr(exc)[:200]
+    print(json.dumps({"refs": found, "seconds": time.monotonic() - started, "error": error}), flush=True)
+"""
+
+_TS_SCRIPT = r"""
+const fs = require("fs"), path = require("path");
+const ts = require(process.argv[2]);
+const root = process.argv[3];
+const files = JSON.parse(fs.readFileSync(process.argv[4], "utf8")).map(f => path.join(root, f));
+const queries = JSON.parse(fs.readFileSync(process.argv[5], "utf8"));
+const options = { allowJs: true, jsx: ts.JsxEmit.Preserve, target: ts.ScriptTarget.ESNext,
+  module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, noEmit: true,
+  allowImportingTsExtensions: true, skipLibCheck: true, types: [] };
+const host = {
+  getScriptFileNames: () => files, getScriptVersion: () => "1",
+  getScriptSnapshot: f =>
+    fs.existsSync(f) ? ts.ScriptSnapshot.fromString(fs.readFileSync(f, "utf8")) : undefined,
+  getCurrentDirectory: () => root, getCompilationSettings: () => options,
+  getDefaultLibFileName: o => ts.getDefaultLibFilePath(o), fileExists: ts.sys.fileExists,
+  readFile: ts.sys.readFile, readDirectory: ts.sys.readDirectory, directoryExists: ts.sys.directoryExists,
+  getDirectories: ts.sys.getDirectories,
+};
+const service = ts.createLanguageService(host, ts.createDocumentRegistry());
+for (const [file, line, column] of queries) {
+  const started = Date.now();
+  let found = [], error = "";
+  try {
+    const abs = path.join(root, file);
+    const sf = service.getProgram().getSourceFile(abs);
+    const pos = ts.getPositionOfLineAndCharacter(sf, line - 1, column);
+    for (const r of service.getReferencesAtPosition(abs, pos) || []) {
+      const other = service.getProgram().getSourceFile(r.fileName);
+      if (!other || !r.fileName.startsWith(root + "/")) continue;
+      const at = ts.getLineAndCharacterOfPosition(other, r.textSpan.start);
+      found.push([path.relative(root, r.fileName), at.line + 1]);
+    }
+  } catch (e) { error = String(e).slice(0, 200); }
+  console.log(JSON.stringify({ refs: found, seconds: (Date.now() - started) / 1000, error }));
+}
+"""
+
+
+def references(
+    language: str, judge: Path, root: Path, queries: Sequence[Query], files: Sequence[str]
+) -> list[tuple[set[tuple[str, int]], float, str]]:
+    """What the judge of ``language`` finds for each of ``queries``, in
+    order: the (path, line) set, the seconds it took, an error ("" none)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        q = Path(tmp) / "queries.json"
+        q.write_text(json.dumps([list(x) for x in queries]))
+        if language == "python":
+            script = Path(tmp) / "judge.py"
+            script.write_text(_JEDI_SCRIPT)
+            cmd = [sys.executable, str(script), str(judge), str(root), str(q)]
+        else:
+            script = Path(tmp) / "judge.js"
+            script.write_text(_TS_SCRIPT)
+            listed = Path(tmp) / "files.json"
+            listed.write_text(json.dumps(list(files)))
+            cmd = [
+                "node",
+                "--max-old-space-size=4096",
+                str(script),
+                str(judge),
+                str(root),
+                str(listed),
+                str(q),
+            ]
+        started = time.monotonic()
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if out.returncode != 0 and not out.stdout:
+            raise RuntimeError(f"{language} judge failed: {out.stderr[-2000:]}")
+        rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+        print(
+            f"  {language} judge: {len(rows)} answers in {time.monotonic() - started:.0f} s", file=sys.stderr
+        )
+    return [({(p, int(n)) for p, n in r["refs"]}, float(r["seconds"]), r["error"]) for r in rows]

@@ -1,0 +1,168 @@
+"""find_references against a language server, the judge, on real repositories.
+
+    python bench/refs_judge.py [--per-repo 70] [--seed 39] [--python DIR ...] [--typescript DIR ...]
+
+For each repository (default: the Python checkouts of psf/requests,
+pallets/flask and pytest-dev/pytest in ``$REPOLENS_BENCH_DATA/checkouts``,
+and the TypeScript checkouts of ``$REPOLENS_BENCH_DATA/refs-judge/`` —
+honojs/hono, trpc/trpc and vitest-dev/vitest, see docs/benchmarks.md for how
+they were made), the script builds a repolens index in a temporary folder,
+samples ``--per-repo`` definitions (functions, methods and classes of
+source files, seeded), asks repolens for their uses
+(:func:`repolens.search.references.references`) and asks the judge (jedi
+for Python, the TypeScript language service, installed into
+``$REPOLENS_BENCH_DATA/lsp`` on first use: ``bench/lsp_judges.py``).
+
+A reference is a (path, line); the definition's own line is left out of
+both sides, and the judge's references in files repolens does not index.
+Printed per repository and per language: definitions asked, the judge's
+references, repolens's resolved ones with their precision and recall, the
+recall of resolved and name matches together, the name matches' precision,
+and repolens's warm lookup p50.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lsp_judges import Query, install, references
+from repolens.index.build import build_index
+from repolens.roles import path_role
+from repolens.search.references import references as repolens_references
+from repolens.settings import load_settings
+from repolens.store import open_store
+
+SHOW = 0  # --show N: print N missed and N wrong references per definition to stderr
+DATA = Path(os.environ.get("REPOLENS_BENCH_DATA", "bench-data"))
+PYTHON_DEFAULT = ("psf__requests@", "pallets__flask@", "pytest-dev__pytest@")
+KINDS = frozenset({"function", "method", "class"})
+EXTENSIONS = {"python": (".py",), "typescript": (".ts", ".tsx")}
+
+
+def default_repos(language: str) -> list[Path]:
+    if language == "python":
+        checkouts = sorted((DATA / "checkouts").glob("*"))
+        return [next(p for p in checkouts if p.name.startswith(prefix)) for prefix in PYTHON_DEFAULT]
+    return sorted(p for p in (DATA / "refs-judge").glob("*") if p.is_dir())
+
+
+def sample(reader, language: str, per_repo: int, rng: random.Random) -> list:
+    exts = EXTENSIONS[language]
+    rows = []
+    for path in reader.paths():
+        if not path.endswith(exts) or path_role(path) != "source" or path.endswith(".d.ts"):
+            continue
+        for s in reader.symbols_of_file(path):
+            if s.kind in KINDS and len(s.name) >= 3 and not s.name.startswith("__"):
+                rows.append(s)
+    rows.sort(key=lambda s: (s.path, s.start_line))
+    return rng.sample(rows, min(per_repo, len(rows)))
+
+
+def name_position(root: Path, s) -> Query | None:
+    lines = (root / s.path).read_text(encoding="utf-8", errors="replace").split("\n")
+    word = re.compile(rf"(?<![\w$]){re.escape(s.name)}(?![\w$])")
+    for n in range(s.start_line, min(s.end_line, s.start_line + 12) + 1):
+        m = word.search(lines[n - 1]) if n - 1 < len(lines) else None
+        if m:
+            return Query(s.path, n, m.start())
+    return None
+
+
+def judge_repo(language: str, judge: Path, root: Path, per_repo: int, seed: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(root, Path(tmp) / "index")
+        build_index(root, store=store, settings=dataclasses.replace(load_settings(root), vectors=False))
+        reader = store.open_reader()
+        chosen = sample(reader, language, per_repo, random.Random(seed))
+        asked = [(s, q) for s in chosen if (q := name_position(root, s)) is not None]
+        files = [p for p in reader.paths() if p.endswith(EXTENSIONS[language])]
+        indexed = set(reader.paths())
+        answers = references(language, judge, root, [q for _, q in asked], files)
+        totals = {"symbols": 0, "judge": 0, "resolved": 0, "hit": 0, "names": 0, "name_hit": 0, "all_hit": 0}
+        times = []
+        for (s, q), (truth, _, error) in zip(asked, answers, strict=True):
+            if error:
+                continue
+            own = {(s.path, q.line), (s.path, s.start_line)}
+            truth = {r for r in truth if r[0] in indexed} - own
+            started = time.perf_counter()
+            found = repolens_references(reader, s)
+            times.append(time.perf_counter() - started)
+            resolved = {(r.path, r.line) for r in found.resolved} - own
+            names = {(r.path, r.line) for r in found.name_matches} - own - resolved
+            totals["symbols"] += 1
+            totals["judge"] += len(truth)
+            totals["resolved"] += len(resolved)
+            totals["hit"] += len(resolved & truth)
+            totals["names"] += len(names)
+            totals["name_hit"] += len(names & truth)
+            totals["all_hit"] += len((resolved | names) & truth)
+            if SHOW:
+                for kind, refs in (("missed", truth - resolved), ("wrong", resolved - truth)):
+                    for p, n in sorted(refs)[:SHOW]:
+                        text = (root / p).read_text(errors="replace").split("\n")[n - 1].strip()[:100]
+                        print(f"    {kind} {s.qualname} ({s.path}): {p}:{n}: {text}", file=sys.stderr)
+        totals["p50_ms"] = statistics.median(times) * 1000 if times else 0.0
+        reader.close()
+        return totals
+
+
+def ratio(a: int, b: int) -> str:
+    return f"{a / b:.3f}" if b else "-"
+
+
+def row(name: str, t: dict) -> str:
+    return (
+        f"| {name} | {t['symbols']} | {t['judge']:,} | {t['resolved']:,} | "
+        f"{ratio(t['hit'], t['resolved'])} | "
+        f"{ratio(t['hit'], t['judge'])} | {ratio(t['all_hit'], t['judge'])} | {t['names']:,} | "
+        f"{ratio(t['name_hit'], t['names'])} | {t.get('p50_ms', 0):.1f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--per-repo", type=int, default=70)
+    parser.add_argument("--seed", type=int, default=39)
+    parser.add_argument("--python", nargs="*", type=Path)
+    parser.add_argument("--typescript", nargs="*", type=Path)
+    parser.add_argument("--languages", default="python,typescript")
+    parser.add_argument(
+        "--show", type=int, default=0, help="Print N missed and wrong references per definition."
+    )
+    args = parser.parse_args()
+    global SHOW
+    SHOW = args.show
+    print("$ python " + " ".join(sys.argv))
+    judges = install(DATA / "lsp")
+    print()
+    print(
+        "| repository | definitions | judge's refs | resolved | precision | recall |"
+        " recall with name matches | name matches | name-match precision | repolens p50 ms |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for language in args.languages.split(","):
+        repos = getattr(args, language) or default_repos(language)
+        summed: dict = {}
+        for root in repos:
+            started = time.monotonic()
+            t = judge_repo(language, judges[language], root.resolve(), args.per_repo, args.seed)
+            print(f"  {root.name}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+            print(row(f"{language}: {root.name}", t), flush=True)
+            for k, v in t.items():
+                summed[k] = summed.get(k, 0) + v if k != "p50_ms" else max(summed.get(k, 0), v)
+        print(row(f"**{language}, all**", summed), flush=True)
+
+
+if __name__ == "__main__":
+    main()
