@@ -1,6 +1,14 @@
 """find_references against a language server, the judge, on real repositories.
 
     python bench/refs_judge.py [--per-repo 70] [--seed 39] [--python DIR ...] [--typescript DIR ...]
+    python bench/refs_judge.py --speed CORPUS --index-dir D [--queries 200]
+    python bench/refs_judge.py --commits SET.json [SET.json ...] --index-cache D
+
+``--commits``: for each development question whose change touched more
+than one file, ``impact`` (depth 1, 2 and 3) of the first changed file's
+changed lines, in the checkout of the commit before it: how often it
+reaches the commit's other changed files (a commit counts when it reaches
+one of them; file recall is over all of them).
 
 For each repository (default: the Python checkouts of psf/requests,
 pallets/flask and pytest-dev/pytest in ``$REPOLENS_BENCH_DATA/checkouts``,
@@ -115,6 +123,97 @@ def judge_repo(language: str, judge: Path, root: Path, per_repo: int, seed: int)
         totals["p50_ms"] = statistics.median(times) * 1000 if times else 0.0
         reader.close()
         return totals
+
+
+def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
+    """Warm ``find_references`` and ``impact`` (depth 2) on ``corpus``'s index
+    in ``index_dir`` (built first when missing): p50 and p95 over
+    ``queries`` definitions, each asked once to warm the caches, then timed."""
+    from repolens import navigate
+
+    store = open_store(corpus, index_dir)
+    if store.current() is None:
+        build_index(corpus, store=store, settings=dataclasses.replace(load_settings(corpus), vectors=False))
+    reader = store.open_reader()
+    rows = [
+        s
+        for path in reader.paths()
+        if path_role(path) == "source"
+        for s in reader.symbols_of_file(path)
+        if s.kind in KINDS and len(s.name) >= 3
+    ]
+    rows.sort(key=lambda s: (s.path, s.start_line))
+    chosen = random.Random(seed).sample(rows, min(queries, len(rows)))
+    print(f"{len(chosen)} definitions of {corpus.name}, warm (each asked once before timing)")
+    print("| call | p50 ms | p95 ms | max ms |")
+    print("|---|---|---|---|")
+    for label, ask in (
+        (
+            "find_references",
+            lambda s: navigate._references_text(reader, f"{s.path}:{s.start_line}", None, 1, 6000),
+        ),
+        ("impact, depth 2", lambda s: navigate._impact_text(reader, f"{s.path}:{s.start_line}", 2, 6000)),
+    ):
+        for s in chosen:
+            ask(s)
+        times = []
+        for s in chosen:
+            started = time.perf_counter()
+            ask(s)
+            times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        p95 = times[int(len(times) * 0.95) - 1]
+        print(f"| {label} | {statistics.median(times):.1f} | {p95:.1f} | {times[-1]:.0f} |")
+    reader.close()
+
+
+def commits(sets: list[Path], cache: Path) -> None:
+    import json
+
+    from repolens.search.references import definitions_in, impact
+
+    questions = [q for f in sets for q in json.loads(f.read_text()) if len(set(q["gold_files"])) > 1]
+    named = ", ".join(f.name for f in sets)
+    print(f"{len(questions)} development questions whose change touched several files ({named})")
+    print("| depth | commits reaching another changed file | files reached / other changed files | p50 ms |")
+    print("|---|---|---|---|")
+    reached = {1: [0, 0, 0], 2: [0, 0, 0], 3: [0, 0, 0]}
+    times: dict[int, list[float]] = {1: [], 2: [], 3: []}
+    asked = 0
+    for q in questions:
+        owner, name = q["repo"].split("/")
+        root = DATA / "checkouts" / f"{owner}__{name}@{q['commit'][:12]}"
+        if not root.is_dir():
+            print(f"  no checkout {root.name}", file=sys.stderr)
+            continue
+        store = open_store(root, cache / root.name)
+        if store.current() is None:
+            build_index(root, store=store, settings=dataclasses.replace(load_settings(root), vectors=False))
+        reader = store.open_reader()
+        first = q["gold_ranges"][0]["path"]
+        others = set(q["gold_files"]) - {first}
+        definitions = []
+        for r in q["gold_ranges"]:
+            if r["path"] == first:
+                definitions += [
+                    d
+                    for d in definitions_in(reader, first, r["start_line"], r["end_line"])
+                    if d not in definitions
+                ]
+        asked += 1
+        for depth in (1, 2, 3):
+            started = time.perf_counter()
+            files = {s.path for s in impact(reader, definitions, depth).steps} if definitions else set()
+            times[depth].append((time.perf_counter() - started) * 1000)
+            hit = len(files & others)
+            reached[depth][0] += hit > 0
+            reached[depth][1] += hit
+            reached[depth][2] += len(others)
+        reader.close()
+    for depth, (commits_hit, hit, total) in reached.items():
+        p50 = statistics.median(times[depth]) if times[depth] else 0.0
+        share, files = ratio(commits_hit, asked), ratio(hit, total)
+        print(f"| {depth} | {commits_hit} of {asked} ({share}) | {hit} / {total} ({files}) | {p50:.0f} |")
 
 
 def ratio(a: int, b: int) -> str:
