@@ -429,7 +429,9 @@ def test_tables_of_another_schema_version_are_refused_with_the_fix(pg_db, sample
 
 def _back_to_version_2(conn) -> None:
     """The tables as version 2 made them: one list per term in ``lex_blobs``
-    (a published index has one part per term)."""
+    (a published index has one part per term), and no references (version 4)."""
+    conn.execute("DROP TABLE ref_names")
+    conn.execute("DROP TABLE refs")
     conn.execute("DROP AGGREGATE repolens_concat(int8[])")
     conn.execute("ALTER TABLE lex_blobs DROP CONSTRAINT lex_blobs_pkey")
     conn.execute("ALTER TABLE lex_blobs DROP COLUMN part")
@@ -449,7 +451,7 @@ def test_an_index_of_schema_version_2_is_migrated_then_ranks_refreshes_and_folds
         _back_to_version_2(conn)
     refused = cli("search", "session expiry", "--root", str(sample_repo), "--store", pg_db.url)
     assert (
-        refused.returncode != 0 and "has schema version 2 but this repolens reads version 3" in refused.stderr
+        refused.returncode != 0 and "has schema version 2 but this repolens reads version 4" in refused.stderr
     )
     migrated = service.build_index(sample_repo, store=pg)  # nothing changed: the tables only
     assert (migrated.mode, migrated.added, migrated.changed, migrated.deleted) == ("refresh", 0, 0, 0)
@@ -478,7 +480,7 @@ def test_an_older_schema_is_refused_until_index_migrates_it(pg_db, make_repo, gi
         conn.execute("UPDATE repolens_schema SET version = 1")
     refused = cli("history", "start timeout", "--root", str(root), "--store", pg_db.url)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
-    assert "has schema version 1 but this repolens reads version 3" in refused.stderr
+    assert "has schema version 1 but this repolens reads version 4" in refused.stderr
     assert "run `repolens index` with this store once (it migrates the tables)" in refused.stderr
     migrated = cli("index", str(root), "--store", pg_db.url)
     assert migrated.returncode == 0, migrated.stderr
