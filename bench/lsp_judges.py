@@ -44,11 +44,16 @@ def install(cache: Path) -> dict[str, Path]:
     py = cache / "jedi"
     if not (py / "jedi").exists():
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(py), JEDI], check=True)
+    # An interpreter with nothing installed: jedi resolves ``import flask`` to the
+    # repository's own code, not to a copy in this venv's site-packages.
+    bare = cache / "bare-python"
+    if not (bare / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
     ts = cache / "typescript"
     if not (ts / "node_modules" / "typescript").exists():
         ts.mkdir(exist_ok=True)
         subprocess.run(["npm", "install", "--silent", "--prefix", str(ts), TYPESCRIPT], check=True)
-    return {"python": py, "typescript": ts / "node_modules" / "typescript"}
+    return {"python": py, "typescript": ts / "node_modules" / "typescript", "bare-python": bare}
 
 
 _JEDI_SCRIPT = r"""
@@ -58,11 +63,13 @@ import jedi
 root, queries = sys.argv[2], json.load(open(sys.argv[3]))
 src = root + "/src"
 import os
-project = jedi.Project(root, added_sys_path=[src] if os.path.isdir(src) else [])
+environment = jedi.create_environment(sys.argv[4], safe=False)
+project = jedi.Project(root, added_sys_path=[src] if os.path.isdir(src) else [], environment_path=sys.argv[4])
 for path, line, column in queries:
     started = time.monotonic()
     try:
-        names = jedi.Script(path=os.path.join(root, path), project=project).get_references(line, column)
+        script = jedi.Script(path=os.path.join(root, path), project=project, environment=environment)
+        names = script.get_references(line, column)
         found = sorted({(os.path.relpath(str(n.module_path), root), n.line) for n in names if n.module_path})
         error = ""
     except Exception as exc:
@@ -119,7 +126,8 @@ def references(
         if language == "python":
             script = Path(tmp) / "judge.py"
             script.write_text(_JEDI_SCRIPT)
-            cmd = [sys.executable, str(script), str(judge), str(root), str(q)]
+            bare = judge.parent / "bare-python"
+            cmd = [sys.executable, str(script), str(judge), str(root), str(q), str(bare)]
         else:
             script = Path(tmp) / "judge.js"
             script.write_text(_TS_SCRIPT)
