@@ -287,3 +287,15 @@ def test_bad_arguments_say_what_to_pass(repo: Path):
     assert navigate.find_references("no_such_name", repo).text.startswith(
         "No definition matches 'no_such_name'"
     )
+
+
+def test_several_repositories_answer_in_one_reply_each_path_named(repo: Path, tmp_path: Path, write_tree):
+    from repolens.search.across import Target
+
+    other = tmp_path / "other"
+    write_tree(other, {"lib.py": "def helper(x):\n    return x\n\n\ndef user():\n    return helper(1)\n"})
+    build_index(other)
+    reply = navigate.across("helper", [Target("app", repo), Target("lib", other)], max_chars=4000)
+    assert "app:py/app/main.py" in reply.text and "lib:lib.py" in reply.text
+    assert "  user 6: return helper(1)" in reply.text
+    assert len(reply.text) <= 4000
