@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, NamedTuple
 from repolens.chunking import Chunk, Symbol
 from repolens.chunking.dispatch import chunk_file
 from repolens.chunking.languages import language_for
-from repolens.chunking.refs import Ref
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.errors import WorkerDiedError
 from repolens.index.forked import become_worker, sigint_blocked
 from repolens.store.document import document_fields
+from repolens.store.records import PackedRefs
+from repolens.store.ref_rows import pack
 
 if TYPE_CHECKING:
     from repolens.index.forked import ForkedPool
@@ -83,7 +84,7 @@ class Prepared(NamedTuple):
     chunks: list[Chunk]
     symbols: list[Symbol]
     fields: list[dict[str, str | list[str]]]  # lexical documents, one per chunk
-    refs: Sequence[Ref] = ()  # uses of names (repolens.chunking.refs)
+    refs: PackedRefs | None = None  # uses of names (repolens.chunking.refs), packed
 
 
 class Skipped(NamedTuple):
@@ -113,7 +114,7 @@ def prepare(job: Job) -> Prepared | Skipped | Unchanged:
         chunks=chunked.chunks,
         symbols=chunked.symbols,
         fields=[document_fields(c) for c in chunked.chunks],
-        refs=chunked.refs,
+        refs=pack(chunked.refs),
     )
 
 

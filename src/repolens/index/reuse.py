@@ -37,7 +37,7 @@ from repolens.errors import RepolensError
 from repolens.index.prepare import Prepared
 from repolens.store import open_store
 from repolens.store.document import document_fields
-from repolens.store.ref_rows import as_refs
+from repolens.store.ref_rows import as_refs, pack
 
 if TYPE_CHECKING:
     from repolens.discover import SourceFile
@@ -189,7 +189,7 @@ class Donors:
                 chunks=file_chunks,
                 symbols=[_symbol(r) for r in symbols.get(path, ())],
                 fields=[document_fields(c) for c in file_chunks],
-                refs=as_refs(refs.get(path, ())),
+                refs=pack(as_refs(refs.get(path, ()))),
             )
             out[path] = Reused(prepared, {c.id: vectors[c.id] for c in file_chunks if c.id in vectors})
         return out

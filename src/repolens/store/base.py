@@ -86,6 +86,7 @@ from repolens.store.records import (
     HistoryUpdate,
     LexFilters,
     NameMatch,
+    PackedRefs,
     RefRow,
     SkippedFile,
     StoredChunk,
@@ -98,7 +99,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from repolens.chunking import Chunk, Symbol
-    from repolens.chunking.refs import Ref
     from repolens.errors import IndexMissingError
 
 # The lexical document of a chunk: field name -> space-separated tokens (or
@@ -381,7 +381,7 @@ class IndexWriter(Protocol):
         symbols: Sequence[Symbol],
         fields: Sequence[LexicalFields],
         vectors: Mapping[str, bytes] | None = None,
-        refs: Sequence[Ref] = (),
+        refs: PackedRefs | None = None,
     ) -> list[int]:
         """Add a file with its chunks, their lexical ``fields`` (one per
         chunk), its symbols and its references; ``vectors`` by chunk id are
@@ -574,6 +574,7 @@ __all__ = [
     "LexFilters",
     "LexicalFields",
     "NameMatch",
+    "PackedRefs",
     "RefRow",
     "SkippedFile",
     "Store",

@@ -85,6 +85,15 @@ class RefRow(NamedTuple):
     binds: str
 
 
+class PackedRefs(NamedTuple):
+    """A file's references as the store keeps them (``repolens.store.ref_rows``):
+    one compressed blob and the distinct names they use. Made where the file
+    is chunked, so a worker process sends bytes, not a million small tuples."""
+
+    data: bytes
+    names: tuple[str, ...]
+
+
 class LexFilters(NamedTuple):
     """Filters applied inside the lexical query (cheap, exact): ``subpath``
     is a file or folder (the path or a prefix ending at ``/``); a chunk

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 
 from repolens.chunking.refs import Ref
-from repolens.store.records import RefRow
+from repolens.store.records import PackedRefs, RefRow
 
 _CLEAN = str.maketrans({"\t": " ", "\n": " "})
 
@@ -28,6 +28,11 @@ def pack_refs(refs: Sequence[Ref]) -> bytes:
         f"{r.name}\t{r.line}\t{r.kind}\t{r.scope.translate(_CLEAN)}\t{r.target}\t{r.binds}" for r in refs
     )
     return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
+
+
+def pack(refs: Sequence[Ref]) -> PackedRefs | None:
+    """What the store writes for a file's ``refs`` (None for none)."""
+    return PackedRefs(pack_refs(refs), tuple(ref_names(refs))) if refs else None
 
 
 def ref_names(refs: Iterable[Ref]) -> list[str]:

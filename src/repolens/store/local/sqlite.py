@@ -19,11 +19,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from repolens.chunking import Chunk, Symbol
-from repolens.chunking.refs import Ref
 from repolens.errors import IndexCorruptError, RepolensError
 from repolens.store.base import (
     FileRecord,
     NameMatch,
+    PackedRefs,
     RefRow,
     SkippedFile,
     StoredChunk,
@@ -34,7 +34,7 @@ from repolens.store.base import (
 )
 from repolens.store.chunk_rows import CHUNK_COLS, compress, stored_chunk
 from repolens.store.local.failures import failure
-from repolens.store.ref_rows import as_refs, pack_refs, ref_names, unpack_refs
+from repolens.store.ref_rows import as_refs, ref_names, unpack_refs
 
 # The version of these tables, recorded in every index, is
 # repolens.store.versions.SCHEMA_VERSION: bump it with any change here.
@@ -269,7 +269,7 @@ def insert_file(
     flags: str,
     chunks: Sequence[Chunk],
     symbols: Sequence[Symbol],
-    refs: Sequence[Ref] = (),
+    refs: PackedRefs | None = None,
 ) -> list[int]:
     """Insert one file with its chunks, symbols and references; return the new chunk cids.
 
@@ -323,9 +323,9 @@ def insert_file(
         ],
     )
     if refs:
-        db.execute("INSERT INTO refs(file_id, data) VALUES(?, ?)", (file_id, pack_refs(refs)))
+        db.execute("INSERT INTO refs(file_id, data) VALUES(?, ?)", (file_id, refs.data))
         db.executemany(
-            "INSERT INTO ref_names(name, file_id) VALUES(?, ?)", [(n, file_id) for n in ref_names(refs)]
+            "INSERT INTO ref_names(name, file_id) VALUES(?, ?)", [(n, file_id) for n in refs.names]
         )
     return cids
 

@@ -23,8 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from repolens.chunking import Chunk, Symbol
-from repolens.chunking.refs import Ref
-from repolens.store.base import HistoryUpdate, LexicalFields, SkippedFile
+from repolens.store.base import HistoryUpdate, LexicalFields, PackedRefs, SkippedFile
 from repolens.store.document import document_fields
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
@@ -166,7 +165,7 @@ class LocalWriter(Generation):
         symbols: Sequence[Symbol],
         fields: Sequence[LexicalFields],
         vectors: Mapping[str, bytes] | None = None,
-        refs: Sequence[Ref] = (),
+        refs: PackedRefs | None = None,
     ) -> list[int]:
         self._wrote.add("content")
         cids = sq.insert_file(

@@ -26,12 +26,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk, Symbol
-from repolens.chunking.refs import Ref
 from repolens.store.base import (
     FileRecord,
     HistoryState,
     HistoryUpdate,
     LexicalFields,
+    PackedRefs,
     SkippedFile,
     StoredChunk,
     normalize_symbol,
@@ -40,7 +40,7 @@ from repolens.store.chunk_rows import compress
 from repolens.store.postgres import history, packing, rows
 from repolens.store.postgres.connect import connect, translate
 from repolens.store.postgres.postings import SCORED, add_postings, new_lists, postings
-from repolens.store.ref_rows import as_refs, pack_refs, ref_names, unpack_refs
+from repolens.store.ref_rows import as_refs, ref_names, unpack_refs
 
 if TYPE_CHECKING:
     import psycopg
@@ -249,7 +249,7 @@ class PgWriter:
         symbols: Sequence[Symbol],
         fields: Sequence[LexicalFields],
         vectors: Mapping[str, bytes] | None = None,
-        refs: Sequence[Ref] = (),
+        refs: PackedRefs | None = None,
     ) -> list[int]:
         self._wrote.add("content")
         g = self.gen
@@ -280,8 +280,8 @@ class PgWriter:
             )  # fmt: skip
             self._next_symbol += 1
         if refs:
-            self._rows["refs"].append((g, file_id, pack_refs(refs)))
-            self._rows["ref_names"].extend((g, name, file_id) for name in ref_names(refs))
+            self._rows["refs"].append((g, file_id, refs.data))
+            self._rows["ref_names"].extend((g, name, file_id) for name in refs.names)
         if kept:  # an edit elsewhere in the file keeps these chunks' vectors
             self._flush()
             self._put_vectors(kept)
