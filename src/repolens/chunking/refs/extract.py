@@ -163,11 +163,18 @@ class _Extraction:
         receivers = self._receivers(caps.get("self", ()))
         self.typed = self._typed(caps.get("typed", ()))
         uses: dict[int, tuple[str, ts.Node]] = {}
-        for capture in _USE_CAPTURES:
+        for capture in _USE_CAPTURES[:-1]:
             for node in caps.get(capture, ()):
                 start = node.start_byte
                 if start not in uses and start not in excluded:
                     uses[start] = (capture, node)
+        # A plain name is kept only when the file binds it: most are locals,
+        # dropped here before they cost a use's work.
+        bound = {n.encode() for n in self.module} | {n.encode() for _, n in self.local_imports}
+        for node in caps.get("name", ()):
+            start = node.start_byte
+            if start not in uses and start not in excluded and src[start : node.end_byte] in bound:
+                uses[start] = ("name", node)
         starts = [r[0] for r in skip_ranges]
         rs = self.rs
         module = self.module
@@ -201,6 +208,8 @@ class _Extraction:
             if recv:
                 kind = "attr" if capture == "name" else capture
                 target = self._member(recv, name, inner[line], fn, receivers, binds)
+                if not target and kind == "attr":
+                    continue  # obj.field of an unknown obj: a name match too weak to keep
             else:
                 kind = capture
                 if fn >= 0 and (fn, name) in local_imports:
