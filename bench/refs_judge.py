@@ -49,6 +49,7 @@ from repolens.search.references import references as repolens_references
 from repolens.settings import load_settings
 from repolens.store import open_store
 
+WARMUP = 50  # --speed: definitions asked before the timed ones (not among them)
 SHOW = 0  # --show N: print N missed and N wrong references per definition to stderr
 DATA = Path(os.environ.get("REPOLENS_BENCH_DATA", "bench-data"))
 PYTHON_DEFAULT = ("psf__requests@", "pallets__flask@", "pytest-dev__pytest@")
@@ -128,7 +129,8 @@ def judge_repo(language: str, judge: Path, root: Path, per_repo: int, seed: int)
 def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
     """Warm ``find_references`` and ``impact`` (depth 2) on ``corpus``'s index
     in ``index_dir`` (built first when missing): p50 and p95 over
-    ``queries`` definitions, each asked once to warm the caches, then timed."""
+    ``queries`` definitions, each asked once, after ``WARMUP`` others (the
+    process and its store's pages warm, no answer remembered)."""
     from repolens import navigate
 
     store = open_store(corpus, index_dir)
@@ -143,8 +145,9 @@ def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
         if s.kind in KINDS and len(s.name) >= 3
     ]
     rows.sort(key=lambda s: (s.path, s.start_line))
-    chosen = random.Random(seed).sample(rows, min(queries, len(rows)))
-    print(f"{len(chosen)} definitions of {corpus.name}, warm (each asked once before timing)")
+    picked = random.Random(seed).sample(rows, min(queries + WARMUP, len(rows)))
+    warm, chosen = picked[:WARMUP], picked[WARMUP:]
+    print(f"{len(chosen)} definitions of {corpus.name}, warm ({WARMUP} others asked first, each once)")
     print("| call | p50 ms | p95 ms | max ms |")
     print("|---|---|---|---|")
     for label, ask in (
@@ -154,7 +157,7 @@ def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
         ),
         ("impact, depth 2", lambda s: navigate._impact_text(reader, f"{s.path}:{s.start_line}", 2, 6000)),
     ):
-        for s in chosen:
+        for s in warm:
             ask(s)
         times = []
         for s in chosen:
@@ -239,7 +242,24 @@ def main() -> None:
     parser.add_argument(
         "--show", type=int, default=0, help="Print N missed and wrong references per definition."
     )
+    parser.add_argument(
+        "--speed", type=Path, help="Time warm find_references and impact on this corpus instead."
+    )
+    parser.add_argument("--index-dir", type=Path, help="With --speed: its index (built there when missing).")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--commits", nargs="*", type=Path, help="Development sets: impact of each change.")
+    parser.add_argument(
+        "--index-cache", type=Path, help="With --commits: where the checkouts' indexes are kept."
+    )
     args = parser.parse_args()
+    if args.speed:
+        print("$ python " + " ".join(sys.argv))
+        speed(args.speed.resolve(), args.index_dir or Path(tempfile.mkdtemp()), args.queries, args.seed)
+        return
+    if args.commits:
+        print("$ python " + " ".join(sys.argv))
+        commits(args.commits, args.index_cache or Path(tempfile.mkdtemp()))
+        return
     global SHOW
     SHOW = args.show
     print("$ python " + " ".join(sys.argv))

@@ -110,15 +110,19 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     not a use."""
     meaning = _Meaning()
     meaning.add(definition.path, definition.qualname, definition.language)
-    if definition.kind == "method" and definition.parent:
-        _inherited(reader, definition, meaning)
     if definition.name in CONSTRUCTORS and definition.parent:  # new C() and C() call the constructor
         for cls in defined(reader, definition.parent, definition.path):
             meaning.add(cls.path, cls.qualname, cls.language)
             meaning.constructs = True
-    if definition.kind == "method" and definition.parent:
+    read = _Read()
+    rows = _aliased(reader, meaning, read)
+    if definition.kind == "method" and definition.parent and _unmet(rows, meaning, definition.name):
+        # Only uses resolved to another key can mean the method through its
+        # class (a subclass's self.x, the class's re-exports): a popular
+        # class's subclasses and importers are read only when there is one.
+        _inherited(reader, definition, meaning)
         _through_class_aliases(reader, definition, meaning)
-    rows = _aliased(reader, meaning)
+        rows = _aliased(reader, meaning, read)
     own = family(definition.language)
     resolved, matches = [], []
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
@@ -132,21 +136,33 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
 
 
-def _aliased(reader: IndexReader, meaning: _Meaning) -> list[RefRow]:
-    """The uses of ``meaning``'s names, after adding the keys of every
-    re-export among them (to a fixpoint, at most ``ALIAS_ROUNDS``)."""
-    rows: dict[tuple[str, int, str, str], RefRow] = {}
-    fetched: set[str] = set()
+def _unmet(rows: Iterable[RefRow], meaning: _Meaning, name: str) -> bool:
+    """Whether a use of ``name`` among ``rows`` is resolved to a key that does not mean the definition."""
+    return any(r.name == name and r.target and not meaning.means(r) for r in rows)
+
+
+class _Read:
+    """The uses read so far for one question, and the names they were read by."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, int, str, str], RefRow] = {}
+        self.names: set[str] = set()
+
+
+def _aliased(reader: IndexReader, meaning: _Meaning, read: _Read | None = None) -> list[RefRow]:
+    """The uses of ``meaning``'s names (those ``read`` holds are not read
+    again), after adding the keys of every re-export among them (to a
+    fixpoint, at most ``ALIAS_ROUNDS`` rounds)."""
+    read = read or _Read()
     for _ in range(ALIAS_ROUNDS + 1):
-        wanted = sorted((meaning.names | {"*"}) - fetched)
-        if not wanted:
+        wanted = sorted((meaning.names | {"*"}) - read.names)
+        if wanted:
+            read.names.update(wanted)
+            for row in reader.refs_named(wanted):
+                read.rows[(row.path, row.line, row.name, row.target)] = row
+        if not _follow_aliases(read.rows.values(), meaning) and not (meaning.names - read.names):
             break
-        fetched.update(wanted)
-        for row in reader.refs_named(wanted):
-            rows[(row.path, row.line, row.name, row.target)] = row
-        if not _follow_aliases(rows.values(), meaning):
-            break
-    return list(rows.values())
+    return list(read.rows.values())
 
 
 def _through_class_aliases(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> None:
@@ -165,14 +181,18 @@ def _through_class_aliases(reader: IndexReader, method: SymbolRow, meaning: _Mea
 def _follow_aliases(rows: Iterable[RefRow], meaning: _Meaning) -> bool:
     """Add the keys of every re-export of what ``meaning`` means; whether any was new."""
     grew = False
+    stars: dict[str, set[str]] | None = None  # a module's key -> the names meant in it
     for row in rows:
         if not row.binds:
             continue
         if row.binds == "*":  # export * from / from x import *: every name of the module, re-exported
-            for key in list(meaning.keys):
-                module, _, name = key.rpartition(".")
-                if module == row.target:
-                    grew |= meaning.add(row.path, name, row.language)
+            if stars is None:
+                stars = {}
+                for key in meaning.keys:
+                    module, _, name = key.rpartition(".")
+                    stars.setdefault(module, set()).add(name)
+            for name in stars.get(row.target, ()):
+                grew |= meaning.add(row.path, name, row.language)
         elif meaning.means(row):
             grew |= meaning.add(row.path, row.binds, row.language)
     return grew
@@ -180,51 +200,77 @@ def _follow_aliases(rows: Iterable[RefRow], meaning: _Meaning) -> bool:
 
 def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> None:
     """Add what means ``method`` through the subclasses of its class: their
-    ``self.name`` where they do not define ``name``, and their ``super().name``."""
+    ``self.name`` where they do not define ``name`` (an override is met by
+    its own subclasses, not this method's), and their ``super().name``.
+    One read of uses per round of subclasses, whatever their number."""
     classes = [c for c in defined(reader, method.parent, method.path) if c.kind not in ("function", "method")]
     name = method.name
     seen: set[tuple[str, str]] = set()
     for _ in range(CLASS_ROUNDS):
-        subclasses = []
-        for cls in classes:
-            for use in references(reader, cls).resolved if cls.path else []:
-                if use.kind == "base" and use.scope and (use.path, use.scope) not in seen:
-                    seen.add((use.path, use.scope))
-                    subclasses.append((use.path, use.scope, use.language))
-        if not subclasses:
+        if not classes:
             return
-        defines = _defined_in(reader, [p for p, _, _ in subclasses])
+        of_classes = _Meaning()
+        for cls in classes[:FAN_OUT]:
+            of_classes.add(cls.path, cls.qualname, cls.language)
+        subclasses = []
+        for use in _aliased(reader, of_classes):
+            if (
+                use.kind == "base"
+                and use.scope
+                and (use.path, use.scope) not in seen
+                and of_classes.means(use)
+            ):
+                seen.add((use.path, use.scope))
+                subclasses.append((use.path, use.scope, use.language))
+        defines = _defined_in(reader, sorted({p for p, _, _ in subclasses}))
         classes = []
         for path, scope, language in subclasses:
-            meaning.supers.add((path, _qualname_key(f"{scope}.{name}")))
-            if (path, _qualname_key(f"{scope}.{name}")) not in defines:
-                meaning.add(path, f"{scope}.{name}", language)
-            classes.extend(s for s in reader.symbols_of_file(path) if s.qualname == scope)
+            key = _qualname_key(f"{scope}.{name}")
+            meaning.supers.add((path, key))
+            if (path, key) in defines:
+                continue
+            meaning.add(path, f"{scope}.{name}", language)
+            classes.extend(s for s in symbols_in(reader, path) if s.qualname == scope)
+
+
+_SYMBOLS: dict[tuple[str, str], list[SymbolRow]] = {}
+_SYMBOLS_HELD = 20_000
+
+
+def symbols_in(reader: IndexReader, path: str) -> list[SymbolRow]:
+    """``reader.symbols_of_file(path)``, kept while the index's content
+    stays (keyed by :meth:`IndexReader.cache_key`; emptied when it holds
+    ``_SYMBOLS_HELD`` files): a walk asks for the same files many times."""
+    key = (reader.cache_key(), path)
+    rows = _SYMBOLS.get(key)
+    if rows is None:
+        if len(_SYMBOLS) >= _SYMBOLS_HELD:
+            _SYMBOLS.clear()
+        rows = _SYMBOLS[key] = reader.symbols_of_file(path)
+    return rows
 
 
 def _defined_in(reader: IndexReader, paths: Sequence[str]) -> set[tuple[str, str]]:
     """(path, qualified name as a key) of every definition of ``paths``."""
-    return {
-        (s.path, _qualname_key(s.qualname)) for rows in reader.symbols_of_files(paths).values() for s in rows
-    }
+    return {(s.path, _qualname_key(s.qualname)) for path in paths for s in symbols_in(reader, path)}
 
 
 def defined(reader: IndexReader, qualname: str, path: str) -> list[SymbolRow]:
     """The definitions named ``qualname`` in ``path``."""
     want = _qualname_key(qualname)
-    return [s for s in reader.symbols_of_file(path) if _qualname_key(s.qualname) == want]
+    return [s for s in symbols_in(reader, path) if _qualname_key(s.qualname) == want]
 
 
 def definition_at(reader: IndexReader, path: str, line: int) -> SymbolRow | None:
     """The innermost definition of ``path`` holding ``line`` (None: no definition there)."""
-    holding = [s for s in reader.symbols_of_file(path) if s.start_line <= line <= s.end_line]
+    holding = [s for s in symbols_in(reader, path) if s.start_line <= line <= s.end_line]
     holding = [s for s in holding if s.kind != "section"]
     return min(holding, key=lambda s: (s.end_line - s.start_line, -s.start_line), default=None)
 
 
 def definitions_in(reader: IndexReader, path: str, start: int, end: int) -> list[SymbolRow]:
     """The definitions a line range touches: those inside it, else the innermost holding it."""
-    rows = [s for s in reader.symbols_of_file(path) if s.kind != "section"]
+    rows = [s for s in symbols_in(reader, path) if s.kind != "section"]
     inside = [s for s in rows if s.start_line <= end and s.end_line >= start]
     innermost = definition_at(reader, path, start)
     if innermost is not None and innermost.start_line <= start and innermost.end_line >= end:

@@ -10,7 +10,6 @@ One row per reference would cost ~50 bytes each (a million-line corpus holds
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Iterable, Sequence
 
@@ -45,16 +44,32 @@ def unpack_refs(blob: bytes, path: str, language: str, names: frozenset[str] | N
     if not blob:
         return []
     text = zlib.decompress(blob).decode("utf-8", "surrogatepass")
-    if names is None:
-        lines: Iterable[str] = text.split("\n")
-    else:
-        pattern = "|".join(re.escape(n) for n in sorted(names))
-        lines = re.findall(rf"^(?:{pattern})\t.*$", text, re.MULTILINE)
+    lines: Iterable[str] = text.split("\n") if names is None else _lines_of(text, names)
     out = []
     for line in lines:
         name, number, kind, scope, target, binds = line.split("\t")
         out.append(RefRow(path, language, name, int(number), kind, scope, target, binds))
     return out
+
+
+def _lines_of(text: str, names: frozenset[str]) -> list[str]:
+    """The lines of ``text`` that start with one of ``names`` and a tab, found
+    with ``str.find`` (a regular expression scanning every line start of a
+    large file's blob costs ten times more)."""
+    if len(names) > 3:  # one pass over the lines beats a search of the text per name
+        found = [line for line in text.split("\n") if line[: line.find("\t")] in names]
+        return sorted(found, key=lambda line: int(line.split("\t", 2)[1]))
+    out = []
+    for name in names:
+        head = name + "\t"
+        at = text.find(head)
+        while at >= 0:
+            if at == 0 or text[at - 1] == "\n":
+                end = text.find("\n", at)
+                out.append(text[at:] if end < 0 else text[at:end])
+                at = end if end >= 0 else len(text)
+            at = text.find(head, at + 1)
+    return sorted(out, key=lambda line: int(line.split("\t", 2)[1]))
 
 
 def as_refs(rows: Iterable[RefRow]) -> list[Ref]:
