@@ -1,8 +1,8 @@
 """find_references against a language server, the judge, on real repositories.
 
-    python bench/refs_judge.py [--per-repo 70] [--seed 39] [--python DIR ...] [--typescript DIR ...]
-    python bench/refs_judge.py --speed CORPUS --index-dir D [--queries 200]
-    python bench/refs_judge.py --commits SET.json [SET.json ...] --index-cache D
+    python -m bench.refs_judge [--per-repo 70] [--seed 39] [--python DIR ...] [--typescript DIR ...]
+    python -m bench.refs_judge --speed CORPUS --index-dir D [--queries 200]
+    python -m bench.refs_judge --commits SET.json [SET.json ...] --index-cache D
 
 ``--commits``: for each development question whose change touched more
 than one file, ``impact`` (depth 1, 2 and 3) of the first changed file's
@@ -19,7 +19,7 @@ samples ``--per-repo`` definitions (functions, methods and classes of
 source files, seeded), asks repolens for their uses
 (:func:`repolens.search.references.references`) and asks the judge (jedi
 for Python, the TypeScript language service, installed into
-``$REPOLENS_BENCH_DATA/lsp`` on first use: ``bench/lsp_judges.py``).
+``$REPOLENS_BENCH_DATA/lsp`` on first use: ``bench/common/lsp_judges.py``).
 
 A reference is a (path, line); the definition's own line is left out of
 both sides, and the judge's references in files repolens does not index.
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import random
 import re
 import statistics
@@ -42,7 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lsp_judges import Query, install, references
+from bench.common.lsp_judges import Query, install, references
+from bench.common.paths import bench_data
 from repolens.index.build import build_index
 from repolens.roles import path_role
 from repolens.search.references import references as repolens_references
@@ -51,7 +51,6 @@ from repolens.store import open_store
 
 WARMUP = 50  # --speed: definitions asked before the timed ones (not among them)
 SHOW = 0  # --show N: print N missed and N wrong references per definition to stderr
-DATA = Path(os.environ.get("REPOLENS_BENCH_DATA", "bench-data"))
 PYTHON_DEFAULT = ("psf__requests@", "pallets__flask@", "pytest-dev__pytest@")
 KINDS = frozenset({"function", "method", "class"})
 EXTENSIONS = {"python": (".py",), "typescript": (".ts", ".tsx")}
@@ -59,9 +58,9 @@ EXTENSIONS = {"python": (".py",), "typescript": (".ts", ".tsx")}
 
 def default_repos(language: str) -> list[Path]:
     if language == "python":
-        checkouts = sorted((DATA / "checkouts").glob("*"))
+        checkouts = sorted((bench_data("checkouts")).glob("*"))
         return [next(p for p in checkouts if p.name.startswith(prefix)) for prefix in PYTHON_DEFAULT]
-    return sorted(p for p in (DATA / "refs-judge").glob("*") if p.is_dir())
+    return sorted(p for p in (bench_data("refs-judge")).glob("*") if p.is_dir())
 
 
 def sample(reader, language: str, per_repo: int, rng: random.Random) -> list:
@@ -131,7 +130,7 @@ def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
     in ``index_dir`` (built first when missing): p50 and p95 over
     ``queries`` definitions, each asked once, after ``WARMUP`` others (the
     process and its store's pages warm, no answer remembered)."""
-    from repolens import navigate
+    from repolens.service import navigation
 
     store = open_store(corpus, index_dir)
     if store.current() is None:
@@ -153,9 +152,9 @@ def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
     for label, ask in (
         (
             "find_references",
-            lambda s: navigate._references_text(reader, f"{s.path}:{s.start_line}", None, 1, 6000),
+            lambda s: navigation._references_text(reader, f"{s.path}:{s.start_line}", None, 1, 6000),
         ),
-        ("impact, depth 2", lambda s: navigate._impact_text(reader, f"{s.path}:{s.start_line}", 2, 6000)),
+        ("impact, depth 2", lambda s: navigation._impact_text(reader, f"{s.path}:{s.start_line}", 2, 6000)),
     ):
         for s in warm:
             ask(s)
@@ -185,7 +184,7 @@ def commits(sets: list[Path], cache: Path) -> None:
     asked = 0
     for q in questions:
         owner, name = q["repo"].split("/")
-        root = DATA / "checkouts" / f"{owner}__{name}@{q['commit'][:12]}"
+        root = bench_data("checkouts") / f"{owner}__{name}@{q['commit'][:12]}"
         if not root.is_dir():
             print(f"  no checkout {root.name}", file=sys.stderr)
             continue
@@ -253,17 +252,17 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.speed:
-        print("$ python " + " ".join(sys.argv))
+        print("$ python -m bench.refs_judge " + " ".join(sys.argv[1:]))
         speed(args.speed.resolve(), args.index_dir or Path(tempfile.mkdtemp()), args.queries, args.seed)
         return
     if args.commits:
-        print("$ python " + " ".join(sys.argv))
+        print("$ python -m bench.refs_judge " + " ".join(sys.argv[1:]))
         commits(args.commits, args.index_cache or Path(tempfile.mkdtemp()))
         return
     global SHOW
     SHOW = args.show
-    print("$ python " + " ".join(sys.argv))
-    judges = install(DATA / "lsp")
+    print("$ python -m bench.refs_judge " + " ".join(sys.argv[1:]))
+    judges = install(bench_data("lsp"))
     print()
     print(
         "| repository | definitions | judge's refs | resolved | precision | recall |"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from repolens import navigate
+from repolens import service
 from repolens.errors import PathError, UsageError
 from repolens.index.build import build_index
 
@@ -163,7 +163,7 @@ def uses(text: str) -> list[str]:
 
 
 def test_python_uses_across_files_under_another_name_and_not_a_local_or_a_string(repo: Path):
-    text = navigate.find_references("helper", repo).text
+    text = service.find_references("helper", repo).text
     assert text.splitlines()[0] == "helper (function, py/app/util.py:1-2): 4 references in 2 files"
     assert uses(text) == [
         "py/app/main.py",
@@ -176,7 +176,7 @@ def test_python_uses_across_files_under_another_name_and_not_a_local_or_a_string
 
 
 def test_a_method_through_self_in_its_class_and_in_a_subclass(repo: Path):
-    text = navigate.find_references("Base.step", repo).text
+    text = service.find_references("Base.step", repo).text
     assert uses(text) == [
         "py/app/main.py",
         "Child.more 29: return self.step()",
@@ -186,7 +186,7 @@ def test_a_method_through_self_in_its_class_and_in_a_subclass(repo: Path):
 
 
 def test_typescript_import_under_another_name_this_and_a_shadowing_local(repo: Path):
-    text = navigate.find_references("ts/src/math.ts:1", repo).text
+    text = service.find_references("ts/src/math.ts:1", repo).text
     assert uses(text) == [
         "ts/src/math.ts",
         "Counter.step 10: return add(1, 2);",
@@ -194,22 +194,22 @@ def test_typescript_import_under_another_name_this_and_a_shadowing_local(repo: P
         '(module) 1: import { add as plus, Counter } from "./math";',
         "total 4: return plus(1, 2) + new Counter().inc();",
     ]
-    assert "Counter.inc 7: return this.step();" in navigate.find_references("Counter.step", repo).text
+    assert "Counter.inc 7: return this.step();" in service.find_references("Counter.step", repo).text
 
 
 def test_go_package_import_renamed_and_a_receiver(repo: Path):
-    text = navigate.find_references("go/calc/calc.go:3", repo).text
+    text = service.find_references("go/calc/calc.go:3", repo).text
     assert uses(text) == [
         "go/calc/calc.go",
         "(*Acc).double 14: return Sum(x, x)",
         "go/main.go",
         "main 6: c.Sum(1, 2)",
     ]
-    assert "(*Acc).Add 10: return a.double(x)" in navigate.find_references("go/calc/calc.go:13", repo).text
+    assert "(*Acc).Add 10: return a.double(x)" in service.find_references("go/calc/calc.go:13", repo).text
 
 
 def test_java_import_static_call_and_this(repo: Path):
-    text = navigate.find_references("Calc.sum", repo).text
+    text = service.find_references("Calc.sum", repo).text
     assert uses(text) == [
         "java/src/com/acme/Calc.java",
         "Calc.twice 9: return this.sum(x, x);",
@@ -219,7 +219,7 @@ def test_java_import_static_call_and_this(repo: Path):
 
 
 def test_callers_and_callees_at_depth_two(repo: Path):
-    callers = navigate.find_references("helper", repo, direction="callers", depth=2).text
+    callers = service.find_references("helper", repo, direction="callers", depth=2).text
     assert callers.splitlines() == [
         "callers of helper (function, py/app/util.py:1-2), depth 2: 6 definitions in 2 files",
         "1. py/app/main.py:6 go (function)",
@@ -235,7 +235,7 @@ def test_callers_and_callees_at_depth_two(repo: Path):
         "2. py/app/util.py:6 Base.run (method)",
         "   <- py/app/util.py:7: return self.step()",
     ]
-    callees = navigate.find_references("outer", repo, direction="callees", depth=2).text
+    callees = service.find_references("outer", repo, direction="callees", depth=2).text
     assert callees.splitlines() == [
         "callees of outer (function, py/app/main.py:23-24), depth 2: 2 definitions in 2 files",
         "1. py/app/main.py:6 go (function)",
@@ -250,7 +250,7 @@ def test_impact_of_lines_lists_what_reaches_them_and_the_tests_apart(repo: Path,
         repo, {"py/tests/test_main.py": "from app.main import go\n\n\ndef test_go():\n    assert go() == 1\n"}
     )
     build_index(repo)
-    text = navigate.impact("py/app/util.py:1-2", repo).text
+    text = service.impact("py/app/util.py:1-2", repo).text
     assert text.splitlines()[0] == (
         "impact of py/app/util.py (helper), depth 2: 7 definitions in 2 files, 1 test file"
     )
@@ -266,25 +266,25 @@ def test_impact_of_lines_lists_what_reaches_them_and_the_tests_apart(repo: Path,
 def test_an_edited_file_has_its_references_refreshed(repo: Path, write_tree):
     write_tree(repo, {"py/app/main.py": FILES["py/app/main.py"].replace("return go()", "return go2()")})
     build_index(repo)
-    text = navigate.find_references("go2", repo).text
+    text = service.find_references("go2", repo).text
     assert "outer 24: return go2()" in text
-    assert "outer" not in navigate.find_references("py/app/main.py:6", repo).text
+    assert "outer" not in service.find_references("py/app/main.py:6", repo).text
 
 
 def test_a_reply_keeps_to_its_budget_and_names_what_did_not_fit(repo: Path):
-    text = navigate.find_references("helper", repo, max_chars=200).text
+    text = service.find_references("helper", repo, max_chars=200).text
     assert len(text) <= 200
     assert "did not fit" in text
 
 
 def test_bad_arguments_say_what_to_pass(repo: Path):
     with pytest.raises(UsageError, match="depth must be between 1 and 3"):
-        navigate.find_references("helper", repo, direction="callers", depth=4)
+        service.find_references("helper", repo, direction="callers", depth=4)
     with pytest.raises(UsageError, match="direction must be callers or callees"):
-        navigate.find_references("helper", repo, direction="up")
+        service.find_references("helper", repo, direction="up")
     with pytest.raises(PathError, match="no indexed file"):
-        navigate.find_references("nope/missing.py:3", repo)
-    assert navigate.find_references("no_such_name", repo).text.startswith(
+        service.find_references("nope/missing.py:3", repo)
+    assert service.find_references("no_such_name", repo).text.startswith(
         "No definition matches 'no_such_name'"
     )
 
@@ -295,7 +295,9 @@ def test_several_repositories_answer_in_one_reply_each_path_named(repo: Path, tm
     other = tmp_path / "other"
     write_tree(other, {"lib.py": "def helper(x):\n    return x\n\n\ndef user():\n    return helper(1)\n"})
     build_index(other)
-    reply = navigate.across("helper", [Target("app", repo), Target("lib", other)], max_chars=4000)
+    reply = service.find_references_across(
+        "helper", [Target("app", repo), Target("lib", other)], max_chars=4000
+    )
     assert "app:py/app/main.py" in reply.text and "lib:lib.py" in reply.text
     assert "  user 6: return helper(1)" in reply.text
     assert len(reply.text) <= 4000

@@ -271,21 +271,21 @@ def run_navigation(
     project: str | None = None,
     config_file: str | None = None,
 ) -> None:
-    from repolens import navigate
+    from repolens import service
     from repolens.cli.reads import named, one_named
 
     several = named(repos, project, config_file, root, index_dir)
     if several is not None:
-        reply = navigate.across(
+        reply = service.find_references_across(
             target, several, impact_of=impact_of, direction=direction, depth=depth, max_chars=max_chars
         )
     else:
         if repos:
             root, index_dir = str(one_named(repos, config_file).root), None
         if impact_of:
-            reply = navigate.impact(target, root, index_dir=index_dir, depth=depth, max_chars=max_chars)
+            reply = service.impact(target, root, index_dir=index_dir, depth=depth, max_chars=max_chars)
         else:
-            reply = navigate.find_references(
+            reply = service.find_references(
                 target, root, index_dir=index_dir, direction=direction, depth=depth, max_chars=max_chars
             )
     click.echo(reply.text)

@@ -579,11 +579,11 @@ def _navigate(
     max_chars: int | None,
 ) -> str:
     """``find_references`` (and its impact direction), in one repository or several."""
-    from repolens import navigate
+    from repolens import service
 
     if names_several(repo):
         assert repo is not None
-        reply = navigate.across(
+        reply = service.find_references_across(
             target,
             repos.targets(repo),
             impact_of=impact_of,
@@ -595,9 +595,9 @@ def _navigate(
         return repos.redact(reply.text)
     where, idx = repos.resolve(repo)  # type: ignore[arg-type]
     if impact_of:
-        reply = navigate.impact(target, where, index_dir=idx, depth=depth, max_chars=max_chars)
+        reply = service.impact(target, where, index_dir=idx, depth=depth, max_chars=max_chars)
     else:
-        reply = navigate.find_references(
+        reply = service.find_references(
             target, where, index_dir=idx, direction=direction, depth=depth, max_chars=max_chars
         )
     note_hits(reply.found)

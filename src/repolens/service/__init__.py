@@ -13,6 +13,7 @@ imports its own stack when it runs, so importing this package stays cheap.
 from __future__ import annotations
 
 from repolens.service.branches import compare_branches, named_repositories, refresh_all
+from repolens.service.navigation import find_references, find_references_across, impact
 from repolens.service.reads import (
     find_symbol,
     find_symbol_across,
@@ -38,10 +39,13 @@ __all__ = [
     "build_index",
     "compare_branches",
     "drop_index",
+    "find_references",
+    "find_references_across",
     "find_symbol",
     "find_symbol_across",
     "focus",
     "get_chunk",
+    "impact",
     "index_repo",
     "index_status",
     "list_indexes",

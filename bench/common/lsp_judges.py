@@ -1,4 +1,4 @@
-"""The language servers ``refs_judge.py`` compares repolens with, installed and asked.
+"""The language servers ``bench.refs_judge`` compares repolens with, installed and asked.
 
 Each judge is installed once into a cache folder (``$REPOLENS_BENCH_DATA/
 lsp``) from its registry with the ordinary client, and answers
@@ -18,6 +18,7 @@ line is left out by the caller.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -59,8 +60,7 @@ def install(cache: Path) -> dict[str, Path]:
 
 _JEDI_SCRIPT = r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[1])
-import jedi
+import jedi  # from the cache folder, which PYTHONPATH names
 import jedi.inference.references as searched
 # jedi stops a reference search after 30 parsed files (and 2,000 opened): a
 # name used in more is found in part. The judge reads them all.
@@ -148,7 +148,8 @@ def references(
                 str(q),
             ]
         started = time.monotonic()
-        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        env = {**os.environ, "PYTHONPATH": str(judge)} if language == "python" else None
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
         if out.returncode != 0 and not out.stdout:
             raise RuntimeError(f"{language} judge failed: {out.stderr[-2000:]}")
         rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]

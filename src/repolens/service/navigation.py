@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.budget import IMPACT_DEPTH, REFS_DEPTH, REFS_MAX_CHARS
 from repolens.errors import UsageError
@@ -35,8 +34,7 @@ DEFAULT_MAX_CHARS = REFS_MAX_CHARS
 _PLACE = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
 
-@dataclass(frozen=True)
-class NavigationReply:
+class NavigationReply(NamedTuple):
     """What a navigation use case answers: the text, and how many uses or definitions it found."""
 
     text: str
@@ -192,7 +190,7 @@ def find_references(
     ``callers`` or ``callees``, the definitions its calls reach up to
     ``depth`` (1-3) steps. ``UsageError`` for a bad argument,
     ``PathError`` for a ``path:line`` the index does not hold."""
-    from repolens.service import open_index
+    from repolens.service.stores import open_index
 
     target = _target(target)
     depth, max_chars = _checked(direction, depth, max_chars, DEFAULT_DEPTH)
@@ -212,7 +210,7 @@ def impact(
     ``path``, ``path:line`` or ``path:start-end``) through resolved uses of
     any kind, up to ``depth`` (1-3, default 2) steps: the definitions by
     depth, then the tests apart with the ``run_tests`` call for each."""
-    from repolens.service import open_index
+    from repolens.service.stores import open_index
 
     target = _target(target)
     depth, max_chars = _checked(None, depth, max_chars, DEFAULT_IMPACT_DEPTH)
@@ -220,7 +218,7 @@ def impact(
     return _impact_text(reader, target, depth, max_chars)
 
 
-def across(
+def find_references_across(
     target: str,
     targets: Sequence[Target],
     *,
@@ -234,7 +232,7 @@ def across(
     path named ``key:path``, the budget shared among them; a repository
     that cannot answer is named in a note."""
     from repolens.search.across import ask_each, failed_notes, label
-    from repolens.service import open_index
+    from repolens.service.stores import open_index
 
     target = _target(target)
     default = DEFAULT_IMPACT_DEPTH if impact_of else DEFAULT_DEPTH
