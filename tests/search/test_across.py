@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from conftest import write_tree_files
 from repolens import service
 from repolens.search.across import Target, ask_each, held_each
 from repolens.server.tools import build_server
@@ -250,3 +251,48 @@ def test_choose_weighs_a_word_by_how_few_repositories_hold_it():
     assert {"pars", "cooki", "session", "header"} <= tokens, tokens
     assert choose(held, query, 2) == ["b", "c"]
     assert choose(held, query, 9) == ["a", "b", "c", "d"]  # in the order given
+
+
+# Disjoint and overlapping words: each repository's history holds words of
+# the question, a partial identifier (``sess*``) is completed from each
+# index's own words, and one repository's settings keep stopwords.
+DISJOINT = {
+    "alpha": (
+        {"auth/sessions.py": "def expire_session(sessionstore):\n    return sessionstore.clear()\n"},
+        "Expire the session store",
+    ),
+    "beta": (
+        {"net/headers.py": "def parse_headers(lines):\n    return dict(l.split(':') for l in lines)\n"},
+        "Parse the headers of a request",
+    ),
+    "gamma": (
+        {
+            "web/app.py": "def session_headers(sessionid):\n    return {'cookie': sessionid}\n",
+            ".repolens.toml": "query_weights = false\n",
+        },
+        "Send the session cookie in the headers",
+    ),
+}
+
+
+def test_the_merge_of_disjoint_and_overlapping_words_answers(make_repo, git):
+    """No repository's own reading of the question (completions of ``sess*``
+    from its index, stopwords its settings keep) makes the merge look up a
+    term it did not weigh: every question answers, ranked across all three."""
+    roots = {}
+    for name, (files, subject) in DISJOINT.items():
+        root = roots[name] = make_repo({"README.md": f"# {name}\n"}, name=name)
+        write_tree_files(root, files)
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", subject)
+        service.index_repo(root)
+    targets = [Target(name, root) for name, root in roots.items()]
+    for question in [
+        "sess* expire the store",
+        "the headers of the session",
+        "parse the sessionstore headers",
+    ]:
+        reply = service.search_across(question, targets)
+        cited = {path.split(":", 1)[0] for path in _cited(reply.text)}
+        assert cited and cited <= set(roots), reply.text
+        assert "did not answer" not in reply.text and "a bug" not in reply.text, reply.text

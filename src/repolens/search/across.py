@@ -421,12 +421,16 @@ def _term_mass(
 ) -> tuple[dict[str, float], dict[tuple[str, str], frozenset[str]], dict[str, frozenset[str]]]:
     """:func:`_mass` over what each repository's first :data:`EVIDENCE_HITS`
     hits hold; the terms each (repository, file) of the hits holds, and each
-    repository's first hits."""
-    found_in = TermsIn(frozenset(t.token for t in query.terms))
+    repository's first hits. Only ``query``'s terms count: a repository's
+    ``history`` was found with its own reading of the question (``zorb*``
+    completed from its index, the stopwords its settings keep), whose other
+    terms the merge does not weigh."""
+    tokens = frozenset(t.token for t in query.terms)
+    found_in = TermsIn(tokens)
     files: dict[tuple[str, str], frozenset[str]] = {}
     held: dict[str, frozenset[str]] = {}
     for key, hits in per_repo:
-        held[key] = (history or {}).get(key, frozenset())
+        held[key] = (history or {}).get(key, frozenset()) & tokens
         for i, h in enumerate(hits):
             found = found_in(h.chunk.text)
             spot = (key, h.chunk.path)
