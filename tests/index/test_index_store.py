@@ -223,6 +223,20 @@ def _flip_chunk_text(gen: Path) -> None:
     (gen / DB_NAME).write_bytes(bytes(data))
 
 
+def _path_not_utf8(gen: Path) -> None:
+    """A byte of every stored copy of one path made 0xff (the issue's "Could not decode to UTF-8")."""
+    db = gen / DB_NAME
+    db.write_bytes(db.read_bytes().replace(b"src/web/forms.py", b"src/web/f\xffrms.py"))
+
+
+def _flip_lexical_terms(gen: Path) -> None:
+    """A byte in the middle of the term dictionary (its checksum no longer matches)."""
+    (term,) = (gen / "lexical").glob("*.term")
+    data = bytearray(term.read_bytes())
+    data[len(data) // 3] ^= 0x5A
+    term.write_bytes(bytes(data))
+
+
 def _cut_lexical_meta(gen: Path) -> None:
     meta = gen / "lexical" / "meta.json"
     meta.write_text(meta.read_text()[: meta.stat().st_size // 2])
@@ -232,6 +246,8 @@ DAMAGE = {
     "pages": (_overwrite_pages, "index.db: database disk image is malformed"),
     "chunk-text": (_flip_chunk_text, "index.db: a chunk's stored text is damaged"),
     "lexical-meta": (_cut_lexical_meta, "lexical/meta.json: EOF while parsing a string"),
+    "not-utf8": (_path_not_utf8, "index.db: column 'path' holds bytes that are not UTF-8"),
+    "lexical-terms": (_flip_lexical_terms, ""),  # (found by index's checksums, not by every search)
 }
 
 
@@ -242,7 +258,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.parametrize("damage", list(DAMAGE))
+@pytest.mark.parametrize("damage", [name for name, (_, what) in DAMAGE.items() if what])
 def test_damage_inside_the_files_is_one_line_and_index_repairs_it(sample_repo: Path, damage: str):
     """search and status say the index is damaged and how to repair it (not
     "unexpected ... (a bug)", exit 70), over MCP too; index rebuilds it."""
@@ -281,16 +297,30 @@ def test_damage_inside_the_files_is_one_line_and_index_repairs_it(sample_repo: P
     assert after.returncode == 0 and after.stdout.startswith("src/auth/session.py:"), after
 
 
-@pytest.mark.parametrize("damage", ["pages", "lexical-meta"])
+FOUND_BY_INDEX = {
+    "pages": "index.db: database disk image is malformed",
+    "lexical-meta": "lexical/meta.json: EOF while parsing a string",
+    "not-utf8": "index.db: column 'path' holds bytes that are not UTF-8",
+    "lexical-terms": "lexical/{term}: its checksum does not match its contents",
+}
+
+
+@pytest.mark.parametrize("damage", list(FOUND_BY_INDEX))
 def test_index_rebuilds_damage_it_finds_itself(sample_repo: Path, damage: str):
-    """Without a search first: index reads every page of the database, and
-    opens the lexical index, before it refreshes."""
+    """Without a search first: index reads every page of the database and
+    every lexical file against its checksum before it refreshes, and a
+    value it cannot decode makes it rebuild."""
     root = str(sample_repo)
     assert _cli("index", root).returncode == 0
     gen = _layout(sample_repo).current_generation()
+    (term,) = (gen / "lexical").glob("*.term")
     DAMAGE[damage][0](gen)
     index = _cli("index", root)
     assert index.returncode == 0, index.stderr
-    assert "rebuilt: the index could not be read (the index in " in index.stdout
+    what = FOUND_BY_INDEX[damage].format(term=term.name)
+    assert (
+        f"rebuilt: the index could not be read (the index in {gen.parent} is damaged ({gen.name}/{what}))"
+        in (index.stdout)
+    )
     after = _cli("search", "session expire", "--root", root)
     assert after.returncode == 0 and after.stdout.startswith("src/auth/session.py:"), after

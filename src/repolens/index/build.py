@@ -164,8 +164,11 @@ def rebuild_reason(store: Store, generation: str, settings: Settings) -> str:
     return ""
 
 
+_UNREADABLE = "the index could not be read"
+
+
 def _unreadable(detail: str) -> str:
-    return f"the index could not be read ({detail})"
+    return f"{_UNREADABLE} ({detail})"
 
 
 def build_index(
@@ -299,7 +302,8 @@ def build_index(
                     )
                 if report.files == 0:
                     raise nothing_to_index(found, report.content_skipped)
-                if embedder is not None and current is not None:
+                # (a damaged index's vectors may be damaged too: embedded anew)
+                if embedder is not None and current is not None and not reason.startswith(_UNREADABLE):
                     reused = _reuse_vectors(store, building, current, embedder, settings)
             except BaseException as exc:
                 # An interrupted build (Ctrl-C, a store server that went

@@ -15,6 +15,14 @@ turns them into:
 * :class:`StorageFullError` for a full disk (the writer undoes what it was
   writing, see :mod:`repolens.store.local.writer`).
 
+Damage shows in more forms than SQLite's own codes: a text column whose
+bytes are not UTF-8 (Python's ``OperationalError: Could not decode to
+UTF-8``, no error code; a ``UnicodeDecodeError`` when the text is SQLite's
+message quoting a damaged schema), a schema whose text no longer names a
+column this version's statements read (``no such column``), and a tantivy
+file whose offsets lead outside it (a Rust panic,
+``pyo3_runtime.PanicException``, which is not an ``Exception``).
+
 Other errors pass through unchanged.
 """
 
@@ -38,7 +46,9 @@ DAMAGE_MARK = "damaged"
 _DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 # tantivy tells an io error by its message only (a ValueError)
 _FULL_WORDS = ("os error 28", "os error 122", "no space left", "storagefull", "quota exceeded")
-_DAMAGE_WORDS = ("data corrupted", "corrupt")
+_DAMAGE_WORDS = ("data corrupted", "corrupt", "an io error occurred")  # (a full disk is told first)
+_NOT_UTF8 = re.compile(r"Could not decode to UTF-8 column '([^']*)'")
+_NO_SUCH = re.compile(r"no such (column|table): ")
 _IN_FILE = re.compile(r'in file `"([^"`]+)"`')
 _INNER = re.compile(r'Error\("([^"]+)"')
 # Free space below which an ambiguous write failure (SQLite's "disk I/O
@@ -71,13 +81,21 @@ def _nearly_full(gen_dir: Path) -> bool:
 def failure(exc: BaseException, gen_dir: Path, file: str = "index.db") -> RepolensError | None:
     """The error ``exc`` stands for when ``gen_dir``'s disk failed, else None.
     ``file``: the part of the generation that was being read (for SQLite)."""
+    if is_panic(exc):
+        return damaged(gen_dir, f"lexical: {_shortened(str(exc))}")
     if isinstance(exc, sqlite3.DatabaseError):
+        if undecoded := _NOT_UTF8.match(str(exc)):
+            return damaged(gen_dir, f"{file}: column '{undecoded.group(1)}' holds bytes that are not UTF-8")
+        if _NO_SUCH.match(str(exc)):  # this version's own statements: the schema's text is damaged
+            return damaged(gen_dir, f"{file}: its schema is damaged ({exc})")
         code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
         if code in _DAMAGE_CODES:
             return damaged(gen_dir, f"{file}: {exc}")
         if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _nearly_full(gen_dir)):
             return disk_full(gen_dir.parent)
         return None
+    if isinstance(exc, UnicodeDecodeError):  # SQLite's message about damaged schema text
+        return damaged(gen_dir, f"{file}: it holds text that is not UTF-8")
     if isinstance(exc, zlib.error):
         return damaged(gen_dir, f"{file}: a chunk's stored text is damaged")
     if isinstance(exc, OSError):
@@ -93,6 +111,16 @@ def failure(exc: BaseException, gen_dir: Path, file: str = "index.db") -> Repole
     return None
 
 
+def is_panic(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Rust panic (tantivy reading a damaged file)."""
+    return type(exc).__name__ == "PanicException"
+
+
+def _shortened(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
 def lexical_damage(gen_dir: Path, exc: Exception) -> IndexCorruptError:
     """The error for a lexical index tantivy cannot read. Its message names
     the file and the parser's complaint, not the file itself, which tantivy
@@ -101,7 +129,7 @@ def lexical_damage(gen_dir: Path, exc: Exception) -> IndexCorruptError:
     file, inner = _IN_FILE.search(text), _INNER.search(text)
     if file and inner:
         return damaged(gen_dir, f"lexical/{file.group(1)}: {inner.group(1)}")
-    return damaged(gen_dir, f"lexical: {text if len(text) <= 100 else text[:97] + '...'}")
+    return damaged(gen_dir, f"lexical: {_shortened(text)}")
 
 
 def mark_damaged(gen_dir: Path, problem: str) -> None:
@@ -121,12 +149,30 @@ def damage_mark(gen_dir: Path) -> IndexCorruptError | None:
 
 
 def guarded(cls: type[T]) -> type[T]:
-    """``cls`` (with a ``gen_dir``) whose public methods report a failing disk
+    """``cls`` (with a ``gen_dir``, and a ``_damage()`` check that names what
+    is damaged, "" when nothing) whose public methods report a failing disk
     as above; damage they meet is marked (:func:`mark_damaged`)."""
     for name, attr in list(vars(cls).items()):
         if not name.startswith("_") and isinstance(attr, types.FunctionType):
             setattr(cls, name, _guard(attr))
     return cls
+
+
+def _checked(owner: Any) -> IndexCorruptError | None:
+    """The damage ``owner``'s own check (``_damage``) finds, after a failure
+    nothing above explains: a value of the wrong type, a ``NULL`` where
+    there may be none, reach Python as a ``TypeError`` or ``ValueError``
+    that could as well be a bug; the check tells the two apart (it reads
+    every page: run only when something failed)."""
+    check = getattr(owner, "_damage", None)
+    if check is None:
+        return None
+    try:
+        found = check()
+    except Exception as exc:  # the check itself trips on the damage
+        known = failure(exc, owner.gen_dir)
+        return known if isinstance(known, IndexCorruptError) else None
+    return damaged(owner.gen_dir, found) if found else None
 
 
 def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -139,8 +185,10 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
             raise
         except RepolensError:
             raise
-        except Exception as exc:
-            err = failure(exc, self.gen_dir)
+        except BaseException as exc:
+            err = failure(exc, self.gen_dir) if isinstance(exc, Exception) or is_panic(exc) else None
+            if err is None and isinstance(exc, Exception):
+                err = _checked(self)
             if err is None:
                 raise
             if isinstance(err, IndexCorruptError):

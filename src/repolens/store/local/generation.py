@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
-from repolens.store.local.failures import guarded
+from repolens.store.local.failures import failure, guarded
 from repolens.store.versions import check_versions
 
 if TYPE_CHECKING:
@@ -58,6 +58,15 @@ class Generation:
     @property
     def generation(self) -> str:
         return self.gen_dir.name.removesuffix(BUILDING)
+
+    def _damage(self) -> str:
+        """What is damaged in the database, said as ``index.db: what`` (""
+        when nothing): every page and index read, then every value's type
+        and text (the check of a read that failed, see :mod:`.failures`)."""
+        problem = sq.damaged_pages(self.db, indexes=True) or sq.damaged_rows(
+            self.db, sq.SCHEMA + history.SCHEMA_SQL
+        )
+        return f"{DB_NAME}: {problem}" if problem else ""
 
     def meta(self) -> dict[str, str]:
         return sq.read_meta(self.db)
@@ -110,8 +119,10 @@ def open_parts(
 
             recover(gen_dir / LEXICAL_DIR, meta.get(LEXICAL_OPSTAMP))
             lex = _open_lexical(gen_dir, create=create)
-    except BaseException:
+    except BaseException as exc:
         db.close()
+        if (err := failure(exc, gen_dir)) is not None:  # damage in the pages the meta is on
+            raise err from exc
         raise
     return db, lex
 

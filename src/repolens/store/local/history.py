@@ -36,7 +36,7 @@ from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryU
 from repolens.store.history_rank import query_weights, top_commits
 from repolens.store.local.sqlite import read_meta, rows_in, write_meta
 
-_SCHEMA = """
+SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS history_commits (
     id INTEGER PRIMARY KEY,
     hash TEXT NOT NULL,
@@ -105,7 +105,7 @@ def _ensure_schema(db: sqlite3.Connection) -> None:
     for table in _TABLES:
         db.execute(f"DROP TABLE IF EXISTS {table}")
     db.execute("DELETE FROM meta WHERE key LIKE 'history_%'")
-    db.executescript(_SCHEMA)
+    db.executescript(SCHEMA_SQL)
     write_meta(db, {"history_schema": str(SCHEMA)})
 
 

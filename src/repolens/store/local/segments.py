@@ -46,6 +46,7 @@ _TRIES = 5
 _STATE = ("meta.json", ".managed.json")
 # A segment's files: <32 hex digits of its id>.<component>, deletes <id>.<opstamp>.del
 _SEGMENT_FILE = re.compile(r"^([0-9a-f]{32})\.(?:(\d+)\.del|[a-z.]+)$")
+_FOOTER_MAGIC = 1337  # the last four bytes of every file tantivy writes for a segment
 
 
 def read_meta(directory: Path) -> dict[str, Any]:
@@ -126,6 +127,40 @@ def _referenced(meta: dict[str, Any]) -> dict[str, int | None]:
         deletes = seg.get("deletes") or {}
         out[str(seg.get("segment_id", "")).replace("-", "")] = deletes.get("opstamp")
     return out
+
+
+def damaged_file(directory: Path) -> str:
+    """The first file of the committed segments whose contents do not match
+    their checksum, said with what is wrong ("" when every one matches).
+
+    tantivy ends each file with a footer (JSON holding a CRC-32 of the rest,
+    its length, and a magic number) but checks it only when asked
+    (``Index::validate_checksum``, which the Python binding lacks): a search
+    that reads a damaged file may panic, fail, or answer from wrong data.
+    Reading them all costs ~3 ms a MB."""
+    import struct
+    import zlib
+
+    referenced = _referenced(read_meta(directory))
+    present = set()
+    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+        if not (_SEGMENT_FILE.match(entry.name) and _is_referenced(entry.name, referenced)):
+            continue
+        present.add(entry.name[:32])
+        data = Path(entry.path).read_bytes()
+        length, magic = struct.unpack("<II", data[-8:]) if len(data) >= 8 else (0, 0)
+        body_end = len(data) - 8 - length
+        try:
+            crc = json.loads(data[body_end:-8])["crc"] if magic == _FOOTER_MAGIC and body_end >= 0 else None
+        except (ValueError, TypeError, KeyError):
+            crc = None
+        if crc is None:
+            return f"{entry.name}: its footer is damaged"
+        if zlib.crc32(memoryview(data)[:body_end]) != crc:
+            return f"{entry.name}: its checksum does not match its contents"
+    if missing := sorted(set(referenced) - present):
+        return f"{missing[0]}: the segment's files are missing"
+    return ""
 
 
 def _is_referenced(name: str, referenced: dict[str, int | None]) -> bool:

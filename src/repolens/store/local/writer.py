@@ -28,9 +28,9 @@ from repolens.store.document import document_fields
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import damaged, guarded
-from repolens.store.local.generation import DB_NAME, LEXICAL_OPSTAMP, Generation, open_parts
+from repolens.store.local.generation import DB_NAME, LEXICAL_DIR, LEXICAL_OPSTAMP, Generation, open_parts
 from repolens.store.local.lexical import Stopped
-from repolens.store.local.segments import MAX_SEGMENTS
+from repolens.store.local.segments import MAX_SEGMENTS, damaged_file
 
 
 @guarded
@@ -144,11 +144,14 @@ class LocalWriter(Generation):
 
     def verify(self) -> None:
         """Read every page of the database (``PRAGMA quick_check``, ~3 ms a
-        MB): damage a refresh would not touch still makes the next index a
-        rebuild. Chunk texts are not decompressed; a reader that meets a
-        damaged one marks the generation (:mod:`.failures`)."""
+        MB) and every file of the lexical index against its checksum (~1 ms
+        a MB): damage a refresh would not touch still makes the next index a
+        rebuild. Values are not decoded, nor chunk texts decompressed; a
+        reader that fails on one marks the generation (:mod:`.failures`)."""
         if problem := sq.damaged_pages(self.db):
             raise damaged(self.gen_dir, f"{DB_NAME}: {problem}")
+        if problem := damaged_file(self.lex.directory):
+            raise damaged(self.gen_dir, f"{LEXICAL_DIR}/{problem}")
 
     # -- files -------------------------------------------------------------
     def add_file(

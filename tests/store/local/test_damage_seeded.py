@@ -1,0 +1,144 @@
+"""Damage at random: bytes flipped, a page overwritten, a file cut, in every
+file of a local index, over many seeds. Every read is an answer or one line
+(``IndexCorruptError`` and the like, never "a bug"), and ``repolens index``
+then repairs the index: the next search answers from the right file.
+
+One index (SQLite with vectors, tantivy segments, the HNSW graph when
+usearch is installed, tantivy's meta files, a remembered query) is built
+once and copied for each seed; the repository itself is shared, each copy
+read and repaired through ``index_dir``.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLE_FILES, run_git, write_tree_files
+from repolens import service
+from repolens.errors import RepolensError
+from repolens.store.handles import readers
+from repolens.store.local.ann import available as ann_available
+
+SEEDS = 240  # damaged indexes; the issue asked for at least 200
+QUESTION = "where do sessions expire?"
+ENV = {"REPOLENS_EMBED_PROVIDER": "fake", "REPOLENS_ANN_MIN_VECTORS": "1", "REPOLENS_VECTORS": "1"}
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, str]]:
+    """(repository, its index built once, a remembered query id)."""
+    root = tmp_path_factory.mktemp("repo")
+    run_git(root, "init", "-q", "-b", "main")
+    write_tree_files(root, SAMPLE_FILES)
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-q", "-m", "Sessions expire after an hour")
+    index_dir = tmp_path_factory.mktemp("template") / "index"
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in ENV.items():
+            env.setenv(name, value)
+        service.index_repo(root, index_dir=index_dir, vectors=True)
+        query_id = service.search_code(QUESTION, root, index_dir=index_dir).query_id
+        readers.clear()  # (closed: no -wal or -shm file left beside the database)
+        yield root, index_dir, query_id
+
+
+def _damage(rng: random.Random, file: Path) -> str:
+    """Damage ``file`` one of four ways; which, in a word."""
+    data = bytearray(file.read_bytes())
+    how = rng.choice(["flip", "flip", "flip 50", "page", "cut"])
+    if how == "cut":
+        data = data[: rng.randrange(len(data))]
+    elif how == "page" and len(data) > 4096:
+        at = rng.randrange(len(data) // 4096) * 4096
+        data[at : at + 4096] = rng.randbytes(4096)
+    else:  # "flip 50": past the header pages, as a bad sector would
+        low = 8192 if how == "flip 50" and len(data) > 16384 else 0
+        for _ in range(50 if how == "flip 50" else rng.choice([1, 3, 10])):
+            at = rng.randrange(low, len(data))
+            data[at] ^= rng.randrange(1, 256)
+    file.write_bytes(bytes(data))
+    return how
+
+
+def _reads(root: Path, index_dir: Path, query_id: str) -> list[tuple[str, Callable[[], object]]]:
+    at = {"index_dir": index_dir}
+    return [
+        ("search", lambda: service.search_code(QUESTION, root, auto_index=False, **at).text),
+        ("files", lambda: service.search_code("session", root, mode="files", auto_index=False, **at).text),
+        (
+            "json",
+            lambda: service.search_code("handle_submit form", root, mode="json", auto_index=False, **at).text,
+        ),
+        ("query_id", lambda: service.search_code(None, root, query_id=query_id, mode="files", **at).text),
+        ("symbol", lambda: service.find_symbol("SessionStore", root, **at).text),
+        ("focus", lambda: service.focus("session expired", root, **at).text),
+        ("history", lambda: service.search_history("sessions expire", root, **at).text),
+        ("status", lambda: service.index_status(root, **at)),
+    ]
+
+
+def test_every_damaged_index_is_said_in_one_line_and_repaired(
+    template: tuple[Path, Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    root, built, query_id = template
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    files = sorted(
+        p.relative_to(built)
+        for p in built.rglob("*")
+        if p.is_file() and not p.is_symlink() and p.stat().st_size
+    )
+    names = {p.name for p in files}
+    assert {"index.db", "meta.json", ".managed.json", f"{query_id}.json"} <= names
+    assert {p.suffix for p in files} >= {".db", ".idx", ".term", ".pos", ".store", ".fast", ".fieldnorm"}
+    assert not ann_available() or "vectors.usearch" in names
+
+    damaged: Counter[str] = Counter()
+    lines: Counter[str] = Counter()
+    wrong: list[str] = []
+    for seed in range(SEEDS):
+        rng = random.Random(seed)
+        index_dir = tmp_path / f"index-{seed}"
+        shutil.copytree(built, index_dir, symlinks=True)
+        # each file alone in turn, and every seventh time all of them at once
+        targets = files if seed % 7 == 6 else [files[(seed - seed // 7) % len(files)]]
+        how = [_damage(rng, index_dir / rel) for rel in targets][-1]
+        case = f"seed {seed} ({how} {'every file' if len(targets) > 1 else targets[0]})"
+        damaged[str(targets[0]) if len(targets) == 1 else "every file"] += 1
+        readers.clear()  # (each copy is a new folder; a server would see it anew too)
+        for name, read in _reads(root, index_dir, query_id):
+            try:
+                read()
+            except RepolensError as exc:
+                said = str(exc)
+                if "\n" in said or "a bug" in said:
+                    wrong.append(f"{case}: {name} said {said!r}")
+                lines[type(exc).__name__] += 1
+            except BaseException as exc:  # a Rust panic is not an Exception
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                wrong.append(f"{case}: {name} raised {type(exc).__name__}: {exc}")
+        readers.clear()
+        try:
+            service.index_repo(root, index_dir=index_dir, vectors=True)
+            readers.clear()
+            repaired = service.search_code(QUESTION, root, index_dir=index_dir, auto_index=False)
+            if not repaired.text.startswith("src/auth/session.py:"):
+                wrong.append(f"{case}: after `repolens index` the search answered {repaired.text[:80]!r}")
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            wrong.append(f"{case}: `repolens index` did not repair it: {type(exc).__name__}: {exc}")
+        readers.clear()
+        shutil.rmtree(index_dir)
+
+    assert wrong == [], "\n".join(wrong)
+    assert sum(damaged.values()) == SEEDS >= 200
+    assert set(damaged) == {*map(str, files), "every file"}  # every file was damaged alone
+    assert lines["IndexCorruptError"] > SEEDS // 2  # most damage is found, and said
