@@ -60,16 +60,21 @@ def check_utf8(
 
 
 def _unencodable(value: object) -> str | None:
-    """The first string in ``value`` (searched through lists and dicts) that is not encodable."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value
-        return None
-    items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
-    if isinstance(items, list):
-        return next((bad for v in items if (bad := _unencodable(v)) is not None), None)
+    """The first string in ``value`` (searched through lists and dicts, with
+    a stack of its own: a request may nest deeper than Python recurses) that
+    is not encodable."""
+    left = [value]
+    while left:
+        item = left.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            left.extend(reversed([*item.keys(), *item.values()]))
+        elif isinstance(item, list):
+            left.extend(reversed(item))
     return None
 
 

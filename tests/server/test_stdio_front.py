@@ -338,6 +338,18 @@ SURROGATE_CALL = (
     b'"params":{"name":"search_code","arguments":{"query":"\\ud800"}}}\n'
 )
 
+DEEP = "Parse error: the JSON nests too deeply"
+
+
+def _nested(request_id: int, depth: int) -> bytes:
+    """A search whose query is a list nested ``depth`` deep."""
+    query = "[" * depth + "]" * depth
+    return (
+        f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call",'
+        f'"params":{{"name":"search_code","arguments":{{"query":{query}}}}}}}\n'
+    ).encode()
+
+
 # A line the SDK cannot read, and the reply it gets: (id, code, message).
 BAD_LINES: list[tuple[bytes, tuple[object, int, str]]] = [
     (b"{not json\n", (None, -32700, "Parse error")),
@@ -360,6 +372,20 @@ BAD_LINES: list[tuple[bytes, tuple[object, int, str]]] = [
         SURROGATE_CALL,
         (2, -32602, "argument 'query' of search_code is not valid UTF-8 ('\\ud800'): send UTF-8 text"),
     ),
+    # bytes that are not UTF-8 in a string: the id is read with them replaced
+    (
+        b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_snippet",'
+        b'"arguments":{"path":"bad\xffname.py","start":1,"end":3}}}\n',
+        (4, -32700, "Parse error: the line is not UTF-8 (byte 102)"),
+    ),
+    (
+        b'{"id":"w\xffrd","jsonrpc":"2.0","method":"ping"}\n',
+        (None, -32700, "Parse error: the line is not UTF-8 (byte 8)"),
+    ),
+    # deeper than the SDK reads (its id read where Python's JSON can), and deeper than that
+    (_nested(5, 400), (5, -32700, DEEP)),
+    (_nested(6, 900), (6, -32700, DEEP)),
+    (_nested(7, 5000), (None, -32700, DEEP)),
 ]
 
 
@@ -471,3 +497,146 @@ def test_over_stdio_the_tool_list_is_the_same_with_the_front_on_and_off(sample_r
     off, _ = _exchange(sample_repo, messages, 3, _env(**{FRONT_ENV: "0"}))
     assert on == off and [json.loads(line)["id"] for line in on] == [1, 2, 3]
     assert "differs" not in err
+
+
+# -- a line that nests deeply, at every moment of start-up ---------------------
+# Before the SDK loads (the first line, read by the front), while it loads
+# (the front keeps the lines and answers tools/list), after (the SDK's event
+# loop takes each line): the line is refused, and the next call answered.
+
+
+@pytest.fixture
+def gated_sdk(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment where importing ``mcp`` waits until the returned file
+    exists: the moment the SDK loads is the test's to choose."""
+    gate = tmp_path / "open"
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, sys, time\n"
+        "class _Gate:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'mcp':\n"
+        f"            while not os.path.exists({str(gate)!r}):\n"
+        "                time.sleep(0.01)\n"
+        "            sys.meta_path.remove(self)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, _Gate())\n"
+    )
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
+    return _env(PYTHONPATH=path), gate
+
+
+class _Session:
+    """A ``repolens serve`` process spoken to line by line; each reply
+    awaited for at most a minute (a deaf server fails the test, not hangs it)."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        import queue
+        import threading
+
+        self.proc = _serve(root, env, text=False)
+        self.replies: queue.Queue[bytes] = queue.Queue()
+        self.err: list[bytes] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.err_reader = threading.Thread(target=lambda: self.err.extend(self.proc.stderr), daemon=True)
+        self.err_reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.replies.put(line)
+        self.replies.put(b"")
+
+    def send(self, *lines: bytes) -> None:
+        self.proc.stdin.write(b"".join(lines))
+        self.proc.stdin.flush()
+
+    def reply(self) -> dict:
+        import queue
+
+        try:
+            line = self.replies.get(timeout=60)
+        except queue.Empty:
+            pytest.fail("the server stopped answering")
+        assert line, "the server ended"
+        return json.loads(line)
+
+    def close(self) -> str:
+        """Close stdin; the server must end (a deaf one never sees the EOF); its stderr."""
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            pytest.fail("the server did not end at the end of its input")
+        self.err_reader.join(timeout=30)
+        err = b"".join(self.err).decode(errors="replace")
+        assert self.proc.returncode == 0, err
+        return err
+
+
+DEEP_LINES = [_nested(5, 400), _nested(6, 900), _nested(7, 5000)]
+STATUS = {
+    "jsonrpc": "2.0",
+    "id": 50,
+    "method": "tools/call",
+    "params": {"name": "index_status", "arguments": {}},
+}
+
+
+def _refused(session: _Session, lines: list[bytes]) -> None:
+    """Each of ``lines`` refused in turn (as BAD_LINES says), then the next call answered."""
+    expected = dict(BAD_LINES)
+    for line in lines:
+        assert session.reply() == _reply(*expected[line])
+    answered = session.reply()
+    assert answered["id"] == STATUS["id"] and "result" in answered, answered
+
+
+@pytest.mark.parametrize("moment", ["before", "during", "after"])
+def test_a_deeply_nested_line_never_makes_the_server_deaf(
+    indexed_sample, gated_sdk: tuple[dict[str, str], Path], moment: str
+):
+    root, _ = indexed_sample
+    env, gate = gated_sdk
+    session = _Session(root, env)
+    try:
+        if moment == "before":  # the front reads it as the first line
+            session.send(DEEP_LINES[-1], _bytes(_initialize()))
+            gate.touch()
+            assert session.reply() == _reply(*dict(BAD_LINES)[DEEP_LINES[-1]])
+            assert session.reply()["id"] == 1
+            session.send(_bytes(INITIALIZED), _bytes(STATUS))
+            _refused(session, [])
+        elif moment == "during":  # while the SDK loads: the front still lists the tools
+            session.send(_bytes(_initialize()), *DEEP_LINES, _bytes(TOOLS_LIST))
+            assert session.reply()["id"] == 1
+            assert session.reply()["id"] == TOOLS_LIST["id"]
+            gate.touch()
+            session.send(_bytes(INITIALIZED), _bytes(STATUS))
+            _refused(session, DEEP_LINES)
+        else:  # after: the SDK's event loop has answered a call
+            gate.touch()
+            session.send(_bytes(_initialize()), _bytes(INITIALIZED), _bytes(PING))
+            assert session.reply()["id"] == 1
+            assert session.reply() == {"jsonrpc": "2.0", "id": PING["id"], "result": {}}
+            session.send(*DEEP_LINES, _bytes(STATUS))
+            _refused(session, DEEP_LINES)
+    finally:
+        err = session.close()
+    assert "Traceback" not in err
+
+
+def test_after_any_bad_line_the_next_call_is_answered(indexed_sample, gated_sdk: tuple[dict[str, str], Path]):
+    root, _ = indexed_sample
+    env, gate = gated_sdk
+    gate.touch()
+    session = _Session(root, env)
+    try:
+        session.send(_bytes(_initialize()), _bytes(INITIALIZED), _bytes(PING))
+        assert [session.reply()["id"], session.reply()["id"]] == [1, PING["id"]]
+        for line, _ in BAD_LINES:
+            session.send(line, _bytes(STATUS))
+            _refused(session, [line])
+    finally:
+        err = session.close()
+    assert "Traceback" not in err

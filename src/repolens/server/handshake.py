@@ -111,7 +111,7 @@ def initialize_reply(line: bytes) -> Reply | None:
     versions = sdk_versions()
     try:
         message = json.loads(line.decode("utf-8"))
-    except ValueError:  # bad UTF-8 or JSON, or nothing (EOF)
+    except (ValueError, RecursionError):  # bad UTF-8 or JSON, or nothing (EOF), or nested too deep
         return None
     if versions is None or not _plain_initialize(message):
         return None

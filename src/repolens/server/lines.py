@@ -7,8 +7,10 @@ own timeout. Over HTTP the same request gets an error. So the stdio server
 (:mod:`repolens.server.stdio`) asks :func:`refusal` about every line before
 the SDK sees it, and answers a refused one itself, as JSON-RPC says:
 
-- ``-32700`` Parse error, id null: not UTF-8, or not JSON (a blank line
-  included);
+- ``-32700`` Parse error: not UTF-8, not JSON (a blank line included), or
+  JSON nested deeper than the SDK reads; with the request's id where the
+  line is JSON once its bad bytes are replaced, or Python reads the
+  nesting (a client waits for that id), else null;
 - ``-32600`` Invalid Request: JSON that is no JSON-RPC message (an array, a
   number, an object without ``jsonrpc`` "2.0" and ``method``, a request whose
   id is neither a string nor an integer), with the request's id when it has
@@ -39,6 +41,8 @@ from repolens.validate import check_utf8, json_type
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+# The refusal of JSON nested deeper than the SDK's parser (or Python's) reads.
+DEEP = "Parse error: the JSON nests too deeply"
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,9 @@ def refusal(line: bytes) -> Refusal | None:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _answer(None, PARSE_ERROR, f"Parse error: the line is not UTF-8 (byte {exc.start})")
+        # the id, when the line is JSON with its bad bytes replaced (a client waits on it)
+        request_id = _usable_id(_loaded(line.decode("utf-8", "replace")))
+        return _answer(request_id, PARSE_ERROR, f"Parse error: the line is not UTF-8 (byte {exc.start})")
     from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
     from pydantic import ValidationError
 
@@ -75,15 +81,25 @@ def refusal(line: bytes) -> Refusal | None:
     return None
 
 
+def _loaded(text: str) -> Any:
+    """``text`` as JSON; None when it is not, or nests deeper than Python reads."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _classify(text: str, exc: Any) -> Refusal:
     """A line the SDK refused: why, in JSON-RPC's terms."""
-    try:
-        message = json.loads(text)
-    except (ValueError, RecursionError):
-        return _answer(None, PARSE_ERROR, "Parse error")
+    deep = any("recursion limit" in err.get("msg", "") for err in exc.errors())
+    message = _loaded(text)
+    if message is None:
+        return _answer(None, PARSE_ERROR, DEEP if deep else "Parse error")
     envelope = message if isinstance(message, dict) else {}
     request_id = _usable_id(envelope)
     notification = "id" not in envelope and isinstance(envelope.get("method"), str)
+    if deep:  # JSON Python reads and the SDK does not: the id is known
+        return _answer(request_id, PARSE_ERROR, DEEP, notification)
     try:
         check_utf8("a string in the request", message, fix="send UTF-8 text")
     except UsageError as bad:
@@ -131,9 +147,10 @@ def _utf8_problem(envelope: dict[str, Any]) -> str | None:
     return None
 
 
-def _usable_id(envelope: dict[str, Any]) -> int | str | None:
-    """The id a reply may echo: an integer or a string of text; None otherwise."""
-    found = envelope.get("id")
+def _usable_id(envelope: Any) -> int | str | None:
+    """The id a reply may echo: an integer or a string of text (not one
+    holding U+FFFD, which stands for bytes replaced); None otherwise."""
+    found = envelope.get("id") if isinstance(envelope, dict) else None
     if isinstance(found, bool):
         return None
     if isinstance(found, int):
@@ -143,7 +160,7 @@ def _usable_id(envelope: dict[str, Any]) -> int | str | None:
             found.encode("utf-8")
         except UnicodeEncodeError:
             return None
-        return found
+        return found if "\ufffd" not in found else None
     return None
 
 

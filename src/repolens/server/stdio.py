@@ -264,7 +264,11 @@ class _Replayed:
         self._early.append(line)
         if not self.protocol_version:
             return
-        reply = tools_list_reply(line, self.names, self.protocol_version)
+        try:
+            reply = tools_list_reply(line, self.names, self.protocol_version)
+        except Exception:  # (this thread must read on, or the session hangs): the SDK answers it
+            log.exception("the stdio front could not read a line; the MCP SDK answers it")
+            return
         if reply is None or reply.request_id in self.answered:
             return
         try:
@@ -277,8 +281,14 @@ class _Replayed:
 
 
 def _checked(line: bytes) -> str | Refusal:
-    """The line as the SDK reads it, or why it cannot."""
-    refused = refusal(line)
+    """The line as the SDK reads it, or why it cannot. A check that fails
+    (a bug) hands the line to the SDK as it would be without the check: the
+    thread reading stdin must read on, or the session hangs."""
+    try:
+        refused = refusal(line)
+    except Exception:
+        log.exception("a line could not be checked; the MCP SDK reads it")
+        return line.decode("utf-8", "replace")
     return line.decode("utf-8") if refused is None else refused
 
 

@@ -92,7 +92,7 @@ def tools_list_reply(line: bytes, names: Sequence[str], protocol_version: str) -
         return None
     try:
         message = json.loads(line.decode("utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested too deep: the SDK's reading refuses it)
         return None
     if not _plain_tools_list(message):
         return None
