@@ -237,6 +237,15 @@ def _flip_lexical_terms(gen: Path) -> None:
     term.write_bytes(bytes(data))
 
 
+def _unindex_a_lexical_field(gen: Path) -> None:
+    """One letter of tantivy's meta.json changed: still JSON, but the field
+    ``sig`` is no longer indexed (tantivy: "Schema error: Field "sig" is not indexed")."""
+    meta = gen / "lexical" / "meta.json"
+    text = meta.read_text()
+    at = text.index('"indexing"', text.index('"name": "sig"'))
+    meta.write_text(text[:at] + '"indexinx"' + text[at + len('"indexing"') :])
+
+
 def _cut_lexical_meta(gen: Path) -> None:
     meta = gen / "lexical" / "meta.json"
     meta.write_text(meta.read_text()[: meta.stat().st_size // 2])
@@ -246,6 +255,7 @@ DAMAGE = {
     "pages": (_overwrite_pages, "index.db: database disk image is malformed"),
     "chunk-text": (_flip_chunk_text, "index.db: a chunk's stored text is damaged"),
     "lexical-meta": (_cut_lexical_meta, "lexical/meta.json: EOF while parsing a string"),
+    "lexical-schema": (_unindex_a_lexical_field, "lexical/meta.json: its schema is not the index's"),
     "not-utf8": (_path_not_utf8, "index.db: column 'path' holds bytes that are not UTF-8"),
     "lexical-terms": (_flip_lexical_terms, ""),  # (found by index's checksums, not by every search)
 }
@@ -301,6 +311,7 @@ FOUND_BY_INDEX = {
     "pages": "index.db: database disk image is malformed",
     "lexical-meta": "lexical/meta.json: EOF while parsing a string",
     "not-utf8": "index.db: column 'path' holds bytes that are not UTF-8",
+    "lexical-schema": "lexical/meta.json: its schema is not the index's",
     "lexical-terms": "lexical/{term}: its checksum does not match its contents",
 }
 

@@ -106,6 +106,8 @@ class LexicalIndex:
                 self.index = opener(directory)
         except (ValueError, OSError) as exc:
             raise failure(exc, directory.parent) or lexical_damage(directory.parent, exc) from exc
+        if not create and self.index.schema != self.schema:  # a meta.json damaged into other JSON
+            raise damaged(directory.parent, f"{directory.name}/meta.json: its schema is not the index's")
         _register(self.index)
         self._writer: tantivy.IndexWriter | None = None
         self._last_query: tuple[object, tantivy.Query | None] = (None, None)
