@@ -22,8 +22,8 @@ def test_marker_wordings_are_the_contract():
     assert truncated_marker("a.py", 4, 9, 500) == (
         "... (truncated at 500 chars; use read_snippet a.py 4 9 to expand)"
     )
-    assert lines_cut_marker("a.py", 301, 300) == (
-        "... (cut at 300 lines; use read_snippet a.py 301 <end> to continue)"
+    assert lines_cut_marker("a.py", 301, 400, 300) == (
+        "... (cut at 300 lines; use read_snippet a.py 301 400 to continue)"
     )
     assert REPLY_CUT == "... (cut to fit the reply budget)"
 

@@ -90,6 +90,41 @@ def test_read_snippet(repo: Path):
     ]
 
 
+def test_a_read_cut_at_its_most_lines_names_the_real_end(repo: Path):
+    write_tree_files(repo, {"long.txt": "".join(f"line {n}\n" for n in range(1, 351))})
+    out = run("read", "long.txt", "1", "400", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert (lines[0], lines[-2]) == ("long.txt:1-300 (of 350 lines)", "300: line 300")
+    assert lines[-1] == "... (cut at 300 lines; use read_snippet long.txt 301 350 to continue)"
+
+
+def _as_another_user(argv: list[str], folder: Path) -> list[str]:
+    """``argv`` run by a user the permission bits hold: this one, unless it
+    is root, which reads every file; then nobody, in a user namespace of its
+    own (``unshare --user``), with the folders down to ``folder`` opened to it."""
+    if os.geteuid() != 0:
+        return argv
+    probe = subprocess.run(["unshare", "--user", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip("running as root, and no user namespace to read as another user")
+    for parent in [folder, *folder.parents]:
+        if parent.stat().st_mode & 0o005 != 0o005:
+            parent.chmod(parent.stat().st_mode | 0o005)
+    return ["unshare", "--user", *argv]
+
+
+def test_a_file_the_user_cannot_read_is_one_line(repo: Path):
+    (repo / "src/auth/session.py").chmod(0)
+    argv = [sys.executable, "-m", "repolens", "read", "src/auth/session.py", "1", "5", "--root", str(repo)]
+    out = subprocess.run(_as_another_user(argv, repo / "src"), capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == (
+        "error: src/auth/session.py cannot be read (Permission denied): check the file's permissions, "
+        "or run repolens as a user who may read it\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

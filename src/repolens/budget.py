@@ -58,9 +58,10 @@ def truncated_marker(path: str, start: int, end: int, cap: int) -> str:
     return f"... (truncated at {cap} chars; use read_snippet {path} {start} {end} to expand)"
 
 
-def lines_cut_marker(path: str, next_line: int, max_lines: int) -> str:
-    """A read cut at its most lines; names the read that continues."""
-    return f"... (cut at {max_lines} lines; use read_snippet {path} {next_line} <end> to continue)"
+def lines_cut_marker(path: str, next_line: int, end: int, max_lines: int) -> str:
+    """A read cut at its most lines; names the read that continues, to ``end``
+    (the last line asked for that the file has)."""
+    return f"... (cut at {max_lines} lines; use read_snippet {path} {next_line} {end} to continue)"
 
 
 # The last line of a tool reply cut to its budget as a whole.

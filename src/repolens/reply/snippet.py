@@ -29,6 +29,7 @@ class Snippet:
     total_lines: int
     lines: tuple[str, ...]
     cut: bool  # more lines were asked for than one call returns
+    asked_end: int = 0  # the last line asked for that the file has (where a cut read continues to)
 
     def render(self, max_chars: int | None = None) -> str:
         """``path:start-end (of N lines)`` then ``N: text`` lines.
@@ -43,7 +44,7 @@ class Snippet:
         if not self.lines:
             return _clip(f"{self.path}: empty range (file has {self.total_lines} lines)", max_chars)
         head = f"{self.path}:{self.start_line}-{self.end_line} (of {self.total_lines} lines)"
-        tail = lines_cut_marker(self.path, self.end_line + 1, MAX_LINES) if self.cut else ""
+        tail = lines_cut_marker(self.path, self.end_line + 1, self.asked_end, MAX_LINES) if self.cut else ""
         out = [head]
         size = len(head)
         for i, line in enumerate(self.lines):
@@ -191,8 +192,14 @@ def read_snippet(root: Path, path: str, start: int, end: int, *, max_lines: int 
     from repolens.discover.load import BINARY_SNIFF_BYTES  # discovery's package: only for a read
 
     abs_path, rel = safe_path(root, path)
-    with open(abs_path, "rb") as fh:
-        data = fh.read()
+    try:
+        with open(abs_path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:  # (a file this user may not read, a disk that fails)
+        raise PathError(
+            f"{rel} cannot be read ({exc.strerror or type(exc).__name__})",
+            fix="check the file's permissions, or run repolens as a user who may read it",
+        ) from None
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise PathError(f"{rel} is a binary file: read_snippet only reads text")
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
@@ -201,4 +208,4 @@ def read_snippet(root: Path, path: str, start: int, end: int, *, max_lines: int 
     last = min(end, total, start + max_lines - 1)
     cut = min(end, total) > last
     chosen = tuple(lines[start - 1 : last]) if start <= total else ()
-    return Snippet(rel, start, last if chosen else start, total, chosen, cut)
+    return Snippet(rel, start, last if chosen else start, total, chosen, cut, min(end, total))
