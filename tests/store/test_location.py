@@ -122,3 +122,25 @@ def test_a_server_with_a_store_never_touches_a_local_folder_and_says_so(
         f"index of {sample_repo} in {pg_db.url}#repo (gen-000001; named by REPOLENS_STORE)"
     )
     assert not (sample_repo / ".repolens").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("postgresql://[::1", "Invalid IPv6 URL"),
+        ("postgresql://u:secret@db:port/code", "Port could not be cast to integer value as 'port'"),
+    ],
+)
+def test_a_store_url_that_cannot_be_parsed_is_one_line(sample_repo: Path, url: str, why: str):
+    """Refused where it enters (a usage error for the flag, a configuration
+    error for the variable), never 'unexpected ValueError (a bug)', and no
+    password shown."""
+    shown = url.replace(":secret@", ":***@")
+    flag = run("status", "--root", str(sample_repo), "--store", url)
+    assert (flag.returncode, flag.stdout) == (2, "")
+    assert flag.stderr == (
+        f"error: --store {shown!r} is not a valid URL ({why}): use postgresql://[user@]host[:port]/database\n"
+    )
+    variable = run("status", "--root", str(sample_repo), env={"REPOLENS_STORE": url})
+    assert (variable.returncode, variable.stdout) == (1, "")
+    assert variable.stderr == flag.stderr.replace("--store", "REPOLENS_STORE")

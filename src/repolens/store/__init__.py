@@ -105,13 +105,26 @@ def store_urls(value: object, where: str) -> tuple[str, ...]:
 
 
 def check_store_url(url: str, where: str) -> str:
+    """``url``, refused in one line when it is no PostgreSQL URL or cannot be
+    parsed (``postgresql://[::1``): a usage error for a flag (``--store``),
+    a configuration error for a variable or a file."""
+    from urllib.parse import urlsplit
+
     from repolens.store.postgres.connect import is_store_url, redact
 
+    error = UsageError if where.startswith("--") else ConfigError
     if not is_store_url(url):
-        raise ConfigError(
+        raise error(
             f"{where} {redact(url) if '@' in url else url!r} is not a PostgreSQL URL: "
             "use postgresql://[user@]host[:port]/database"
         )
+    try:
+        _ = urlsplit(url).port  # (a bracket left open, a port that is no number)
+    except ValueError as exc:
+        shown = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+        raise error(
+            f"{where} {shown!r} is not a valid URL ({exc}): use postgresql://[user@]host[:port]/database"
+        ) from None
     return url
 
 

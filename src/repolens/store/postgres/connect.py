@@ -103,7 +103,10 @@ def unavailable(url: str, exc: BaseException | str) -> StoreUnavailableError:
     """The one-line error for a server that cannot be reached or failed a call."""
     why = exc if isinstance(exc, str) else _first_line(exc)
     # libpq's own message may quote the connection string: never its password.
-    password = urlsplit(url).password
+    try:
+        password = urlsplit(url).password
+    except ValueError:  # (check_store_url refuses such a URL where one enters)
+        password = None
     if password:
         why = why.replace(password, "***")
     return StoreUnavailableError(f"PostgreSQL store {redact(url)} is unavailable ({why})", fix=FIX)
