@@ -343,3 +343,34 @@ def test_a_fresh_build_cuts_its_jobs_into_tasks_of_even_work_in_order():
     assert [len(t) for t in tasks if t[0].size >= 250_000] == [1, 1, 1]  # each big file alone
     assert max(len(t) for t in tasks) > prepare._CHUNKSIZE  # small files share a task
     assert prepare._tasks([]) == []
+
+
+class _Stop(Exception):
+    """What a cancelled MCP call raises from the progress callback."""
+
+
+def test_a_build_stopped_midway_ends_its_spawned_workers_before_the_error_leaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A build stopped by its progress callback (an MCP client that cancels
+    ``index_repo``) shuts its pool down in its own thread, as the error
+    leaves: left to the garbage collector, the pool's generator was closed in
+    whatever thread collected it, the pool's own included ("Exception ignored
+    in generator prepare_all ... RuntimeError: cannot join current thread")."""
+    import multiprocessing
+
+    root = _repo(tmp_path / "repo", 60_000)
+    monkeypatch.setattr(prepare, "FORK_MIN_BYTES", 1 << 62)  # as in a server: spawned, not forked
+    monkeypatch.setattr(prepare, "PARALLEL_MIN_BYTES", 1)
+
+    def progress(done: int, total: int) -> None:
+        if done == 2:
+            raise _Stop
+
+    with pytest.raises(_Stop) as stopped:  # held, as the server's event loop holds it
+        build_index(root, index_dir=tmp_path / "index", progress=progress)
+    left = multiprocessing.active_children()
+    del stopped
+    for child in left:  # (else the suite would wait for them at its end)
+        child.kill()
+    assert left == []

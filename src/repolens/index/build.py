@@ -494,39 +494,42 @@ def _apply_changes(
         for src, rec in work
         if src.path not in reused
     ]
-    prepared = prepare_all(jobs, workers)
-    for i, (src, rec) in enumerate(work):
-        copied = reused.get(src.path)
-        result = copied.prepared if copied is not None else next(prepared)
-        batch.begin()
-        _remember_skip(writer, src, result, skips)
-        if isinstance(result, Skipped):
-            report.skipped[result.reason] += 1
-            report.content_skipped[result.reason] += 1
-            if rec is not None:  # it was indexed; now it is empty, binary, ...
-                writer.delete_file(rec.id)
-                report.deleted += 1
-        elif isinstance(result, Unchanged):
-            assert rec is not None
-            writer.touch_file(rec.id, src.size, src.mtime_ns)
-            report.unchanged += 1
-        else:
-            kept = writer.vectors_of_file(rec.id) if rec is not None else {}
-            if copied is not None:
-                kept.update(copied.vectors)
-                report.files_reused += 1
-                report.chunks_reused += len(result.chunks)
-                report.vectors_copied += len(copied.vectors)
-            if rec is not None:
-                writer.delete_file(rec.id)
-            _add_file(writer, src, result, report, kept)
-            if rec is None:
-                report.added += 1
+    # Closed here, whatever stops the loop (a cancelled MCP call raises from
+    # ``progress``): its pool shuts down in this thread, not in whichever one
+    # the garbage collector runs in (the pool's own: "cannot join current thread").
+    with contextlib.closing(prepare_all(jobs, workers)) as prepared:
+        for i, (src, rec) in enumerate(work):
+            copied = reused.get(src.path)
+            result = copied.prepared if copied is not None else next(prepared)
+            batch.begin()
+            _remember_skip(writer, src, result, skips)
+            if isinstance(result, Skipped):
+                report.skipped[result.reason] += 1
+                report.content_skipped[result.reason] += 1
+                if rec is not None:  # it was indexed; now it is empty, binary, ...
+                    writer.delete_file(rec.id)
+                    report.deleted += 1
+            elif isinstance(result, Unchanged):
+                assert rec is not None
+                writer.touch_file(rec.id, src.size, src.mtime_ns)
+                report.unchanged += 1
             else:
-                report.changed += 1
-        batch.done(0 if isinstance(result, Skipped) else src.size)  # bytes written
-        if progress:
-            progress(len(deleted) + i + 1, total)
+                kept = writer.vectors_of_file(rec.id) if rec is not None else {}
+                if copied is not None:
+                    kept.update(copied.vectors)
+                    report.files_reused += 1
+                    report.chunks_reused += len(result.chunks)
+                    report.vectors_copied += len(copied.vectors)
+                if rec is not None:
+                    writer.delete_file(rec.id)
+                _add_file(writer, src, result, report, kept)
+                if rec is None:
+                    report.added += 1
+                else:
+                    report.changed += 1
+            batch.done(0 if isinstance(result, Skipped) else src.size)  # bytes written
+            if progress:
+                progress(len(deleted) + i + 1, total)
     batch.flush()
 
 
