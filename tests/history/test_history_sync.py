@@ -240,6 +240,20 @@ def test_no_history_outside_git_or_before_the_first_commit(plain_dir: Path, make
     assert index.stored() == []
 
 
+def test_a_checkout_git_refuses_for_its_owner_names_safe_directory(
+    make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+):
+    """A service user reading a developer's checkout: git refuses it ("dubious
+    ownership"); the history line says so and names the setting that trusts
+    it, rather than "not a git work tree"."""
+    root = make_repo({"a.py": "x = 1\n"})
+    monkeypatch.setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")  # git's own switch for this case
+    trust = f"git config --global --add safe.directory {root}"
+    why = f"git refuses the repository at {root}, which another user owns: to trust it, run `{trust}`"
+    assert f"history: none ({why})" in service.index_repo(root).summary().splitlines()
+    assert service.index_status(root).history == f"none ({why})"
+
+
 def test_parse_log_reads_status_pairs_and_renames():
     out = (
         b"\x1e" + b"b" * 40 + b"\x001700000100\x00Newer\x00\x00\x00\nR087\x00x.py\x00y.py\x00M\x00z.py\x00"

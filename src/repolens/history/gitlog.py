@@ -18,6 +18,7 @@ it.
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import shutil
 import subprocess
@@ -70,11 +71,28 @@ def head(root: Path) -> str:
     before the first commit."""
     inside = _git(root, "rev-parse", "--is-inside-work-tree")
     if inside.returncode != 0 or inside.stdout.strip() != b"true":
-        raise NoHistory("not a git work tree")
+        raise NoHistory(refused_for_owner(inside.stderr) or "not a git work tree")
     proc = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if proc.returncode != 0:
         raise NoHistory("the repository has no commits yet")
     return proc.stdout.decode("ascii").strip()
+
+
+_DUBIOUS = re.compile(rb"detected dubious ownership in repository at '([^'\n]+)'")
+
+
+def refused_for_owner(stderr: bytes) -> str:
+    """What git's ``stderr`` says when it refuses a repository another user
+    owns (a service user reading a developer's checkout), with the setting
+    that trusts it; "" for anything else."""
+    found = _DUBIOUS.search(stderr)
+    if found is None:
+        return ""
+    top = os.fsdecode(found.group(1))
+    return (
+        f"git refuses the repository at {top}, which another user owns: to trust it, "
+        f"run `git config --global --add safe.directory {top}`"
+    )
 
 
 def is_ancestor(root: Path, old: str, new: str) -> bool:
