@@ -66,6 +66,12 @@ def test_a_path_filter_stays_inside_the_repository() -> None:
         "path filter 'src/../..' must be a folder or file inside the repository"
     )
     assert refusal(check_subpath, 3) == "path must be a plain string"
+    assert refusal(check_subpath, " ") == (
+        "path ' ' is empty: pass a folder or file, or leave it out for the whole repository"
+    )
+    assert refusal(check_subpath, "README.md\r") == (
+        "path 'README.md\\r' holds a control character: pass the path alone"
+    )
 
 
 def test_globs_are_one_string_or_a_list_of_them() -> None:

@@ -216,13 +216,23 @@ def check_query(query: object) -> None:
 
 
 def check_subpath(path: object) -> str | None:
-    """A path filter as a repository-relative folder or file (slashes
-    trimmed), None for None or blank; ``UsageError`` for anything that is
-    not a plain string or that leaves the repository."""
-    if path is not None and (not isinstance(path, str) or "\x00" in path or len(path) > MAX_PATH_CHARS):
+    """A path filter as a repository-relative folder or file (spaces and
+    slashes around it trimmed), None for None or ``/`` (the whole
+    repository); ``UsageError`` for anything that is not a plain string,
+    holds a control character (``README.md\\r`` is not README.md), is empty
+    (leave it out to mean the whole repository) or leaves the repository."""
+    if path is None:
+        return None
+    if not isinstance(path, str) or "\x00" in path or len(path) > MAX_PATH_CHARS:
         raise UsageError("path must be a plain string")
-    subpath = path.strip().strip("/") if path else None
-    if subpath and (".." in subpath.split("/") or subpath.startswith("/")):
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in path):
+        raise UsageError(f"path {path!r} holds a control character: pass the path alone")
+    if not path.strip():
+        raise UsageError(
+            f"path {path!r} is empty: pass a folder or file, or leave it out for the whole repository"
+        )
+    subpath = path.strip().strip("/")
+    if ".." in subpath.split("/") or subpath.startswith("/"):
         raise UsageError(f"path filter {path!r} must be a folder or file inside the repository")
     return subpath or None
 

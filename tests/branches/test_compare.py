@@ -87,6 +87,11 @@ def test_the_reply_is_bounded_with_the_shared_trailer(branches):
         ({"repo": "app", "head": "nope"}, NotFoundError, "has no branch 'nope'"),
         ({"repo": "app", "base": "develop", "head": "develop"}, UsageError, "both develop"),
         ({"repo": "app"}, UsageError, "pass either paths"),
+        (
+            {"repo": "app", "paths": [""]},
+            UsageError,
+            "path '' is empty: pass a folder or file, or leave it out",
+        ),
     ],
 )
 def test_bad_arguments_say_what_to_pass(branches, kwargs, error, needle):

@@ -453,6 +453,48 @@ def test_unknown_repository_is_refused_with_the_known_names(served: Served):
     assert text_of(root_name).startswith("src/auth/session.py:")
 
 
+def test_a_repository_name_with_spaces_or_a_line_break_around_it_is_refused(served: Served):
+    """``"app "`` and ``"app\\n"`` were taken as ``app``."""
+
+    async def session():
+        async with connect(served.server.url) as client:
+            return [
+                await client.call_tool("search_code", {"query": "session", "repo": name})
+                for name in ("app ", "app\n", " app", "\n")
+            ]
+
+    replies = asyncio.run(session())
+    assert [text_of(r) for r in replies] == [
+        f"`repo` {name!r} has spaces or a line break around it: pass the name alone"
+        for name in ("app ", "app\n", " app", "\n")
+    ]
+    assert all(r.is_error for r in replies)
+
+
+def _with_headers(served: Served, headers: list[tuple[str, str]]) -> int:
+    """The status of an initialize POSTed with exactly ``headers`` (repeats kept)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    url = urlsplit(served.server.url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    try:
+        conn.putrequest("POST", url.path)
+        for name, value in [*MCP_HEADERS.items(), ("Content-Length", str(len(INIT))), *headers]:
+            conn.putheader(name, value)
+        conn.endheaders(INIT)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_two_authorization_headers_are_refused(served: Served):
+    right, wrong = f"Bearer {TOKEN}", "Bearer wrong-token-0123456789abc"
+    assert _with_headers(served, [("Authorization", right)]) == 200
+    for pair in ((right, wrong), (wrong, right), (right, right)):
+        assert _with_headers(served, [("Authorization", value) for value in pair]) == 401, pair
+
+
 def test_full_rebuild_is_refused_for_remote_callers(served: Served):
     async def session():
         async with connect(served.server.url) as client:

@@ -41,7 +41,7 @@ VALID: dict[str, dict[str, Any]] = {
 }
 # JSON values of another type than the schema's, and how the error names what came.
 WRONG: dict[str, list[tuple[Any, str]]] = {
-    "integer": [(True, "a boolean"), ("3", "a string"), (3.0, "a decimal number")],
+    "integer": [(True, "a boolean"), ("3", "a string"), (3.5, "a decimal number")],
     "number": [(True, "a boolean"), ("3", "a string")],
     "boolean": [("yes", "a string"), (1, "a number"), ("true", "a string")],
     "string": [(5, "a number"), (False, "a boolean")],
@@ -130,6 +130,34 @@ def test_the_issues_calls_are_refused_in_one_line(repo: Path):
     )
     assert _text(rebuild) == "invalid arguments for index_repo: rebuild: expected true or false, got a string"
     assert not run.is_error and "exit 0" in _text(run)  # a number may be written as an integer
+
+
+def test_strict_where_it_should_be_and_lax_where_json_schema_is(repo: Path):
+    """A path ending in a carriage return, a blank ``repo`` or one with a line
+    break around it are refused (they were read as README.md and as the served
+    repository); ``top_k: 5.0`` is an integer, as JSON Schema counts it."""
+
+    async def session() -> list[Any]:
+        async with Client(build_server({"app": repo})) as client:
+            await client.call_tool("index_repo", {})
+            return [
+                await client.call_tool("search_history", {"query": "ok", "path": "test_ok.py\r"}),
+                await client.call_tool("search_code", {"query": "session", "path": "src\t"}),
+                await client.call_tool("index_repo", {"repo": "\n"}),
+                await client.call_tool("index_repo", {"repo": "app\n"}),
+                await client.call_tool("search_code", {"query": "session", "top_k": 1.0, "mode": "files"}),
+                await client.call_tool("search_code", {"query": "session", "top_k": 1.5}),
+            ]
+
+    cr, tab, blank, newline, whole, half = asyncio.run(session())
+    assert _text(cr) == "path 'test_ok.py\\r' holds a control character: pass the path alone"
+    assert _text(tab) == "path 'src\\t' holds a control character: pass the path alone"
+    assert _text(blank) == "`repo` '\\n' has spaces or a line break around it: pass the name alone"
+    assert _text(newline) == "`repo` 'app\\n' has spaces or a line break around it: pass the name alone"
+    assert not whole.is_error and _text(whole).count("\n1. ") + _text(whole).startswith("1. ") == 1
+    assert (
+        _text(half) == "invalid arguments for search_code: top_k: expected an integer, got a decimal number"
+    )
 
 
 def test_arguments_are_taken_at_their_word_over_stdio(repo: Path):

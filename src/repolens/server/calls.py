@@ -150,8 +150,14 @@ class Repos:
         return LOCATION, Annotated[kind, Field(description=description)]
 
     def resolve(self, where: str | None) -> tuple[Path, Path | None]:
-        """(root folder, index folder or None for the default) for a caller's argument."""
-        if where is None or not str(where).strip():
+        """(root folder, index folder or None for the default) for a caller's
+        argument; one with spaces or a line break around it (``"app\\n"``, a
+        blank one) is refused, not read as the name inside it (or as none)."""
+        if where is not None and (not where.strip() or where != where.strip()):
+            raise UsageError(
+                f"`{LOCATION}` {where!r} has spaces or a line break around it: pass the name alone"
+            )
+        if where is None:
             root = self._unnamed()
         elif self.remote:
             root = self._remote(where)
@@ -535,12 +541,18 @@ class _AsSent(FuncMetadata):
     (``pre_parse_json``): ``path="null"`` became None, dropping the filter
     without a word, and ``query="[]"`` a list. Here a string is the string
     sent. Only a parameter that takes a list also takes one written as JSON
-    text (as some clients send lists): no string is a valid value there."""
+    text (as some clients send lists): no string is a valid value there. An
+    integer parameter takes a number with no fraction (``5.0``), which JSON
+    Schema counts as an integer, and nothing else that is not one."""
 
     def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
         fields = self.arg_model.model_fields
         lists = {field.alias or name for name, field in fields.items() if _takes_list(field.annotation)}
+        ints = {field.alias or name for name, field in fields.items() if _takes(int, field.annotation)}
         parsed = dict(data)
+        for key in ints & data.keys():  # JSON Schema's integer: 5.0 is one (5.5 is not)
+            if isinstance(data[key], float) and data[key].is_integer():
+                parsed[key] = int(data[key])
         for key in lists & data.keys():
             if isinstance(data[key], str):
                 try:
@@ -554,6 +566,10 @@ class _AsSent(FuncMetadata):
 
 def _takes_list(annotation: Any) -> bool:
     return any(get_origin(a) is list for a in (annotation, *get_args(annotation)))
+
+
+def _takes(kind: type, annotation: Any) -> bool:
+    return any(a is kind for a in (annotation, *get_args(annotation)))
 
 
 def strict_tool(

@@ -109,16 +109,18 @@ class BearerAuth:
         self.open_paths = frozenset(open_paths)
 
     def authorized(self, scope: Scope) -> bool:
+        """One ``Authorization`` header holding the token (two, whatever they
+        hold, are refused: which one counts would be a proxy's guess)."""
         if self._digest is None:
             return True
-        for key, value in scope.get("headers", ()):
-            if key == b"authorization":
-                scheme, _, credentials = value.partition(b" ")
-                if scheme.lower() != b"bearer":
-                    return False
-                presented = hashlib.sha256(credentials.strip()).digest()
-                return hmac.compare_digest(presented, self._digest)
-        return False
+        given = [value for key, value in scope.get("headers", ()) if key == b"authorization"]
+        if len(given) != 1:
+            return False
+        scheme, _, credentials = given[0].partition(b" ")
+        if scheme.lower() != b"bearer":
+            return False
+        presented = hashlib.sha256(credentials.strip()).digest()
+        return hmac.compare_digest(presented, self._digest)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):  # lifespan
