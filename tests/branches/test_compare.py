@@ -80,6 +80,39 @@ def test_the_reply_is_bounded_with_the_shared_trailer(branches):
     assert "more files did not fit" in text.splitlines()[-1]
 
 
+def test_the_informative_files_come_first(branches):
+    """modified, only_head and only_base before the files that are the same,
+    which a tight budget leaves to the trailer (they ate it, in path order)."""
+    asked = [*SAME, "shop/billing.py", "shop/coupons.py", "shop/legacy.py"]  # the same files first
+    result = service.compare_branches("app", _roots(branches), EMPTY, paths=asked, max_chars=300)
+    lines = result.render().splitlines()
+    assert lines[1:4] == [
+        "modified      shop/billing.py",
+        "only_head     shop/coupons.py",
+        "only_base     shop/legacy.py",
+    ]
+    assert lines[4] == "same          shop/m00.py"
+    assert lines[-1].startswith("... 9 more files did not fit: shop/m01.py, shop/m02.py")
+    assert [f["status"] for f in result.to_json()["files"]][:4] == [
+        "modified",
+        "only_head",
+        "only_base",
+        "same",
+    ]
+
+
+def test_the_smallest_reply_shows_the_best_file_and_a_line_of_it(branches):
+    """Not the counts alone: the best file, and its best hit's line cut to fit."""
+    for budget in (200, 700):
+        result = service.compare_branches(
+            "app", _roots(branches), EMPTY, query="refund_policy order days", max_chars=budget
+        )
+        lines = result.render().splitlines()
+        assert len(result.render()) <= budget
+        assert lines[1] == "modified      shop/billing.py", lines
+        assert lines[2].startswith("  base 1-6: def "), lines
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "needle"),
     [

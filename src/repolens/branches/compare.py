@@ -32,6 +32,9 @@ from repolens.errors import NotFoundError, UsageError
 from repolens.store.base import IndexReader, Store
 
 STATUSES = ("same", "modified", "only_head", "only_base", "single_branch")
+# A listing shows what differs before what does not (in the order asked, or
+# found, within each): the files that are the same are what a budget cuts.
+_UNINFORMATIVE = frozenset({"same"})
 # Folders in ``paths`` stand for at most this many files (the rest are
 # counted, not compared): a bound on one call's work, far above a real tree.
 MAX_FILES = 100_000
@@ -101,7 +104,9 @@ class Comparison:
 
     def render(self) -> str:
         """At most ``max_chars``: the header, one line per file (its hits
-        indented under it), then what did not fit."""
+        indented under it), then what did not fit. The first file is always
+        shown, with its first hit's line cut to fit when it must: a reply
+        never holds only counts."""
         lines = [self.header()]
         if self.not_found:
             lines.append(f"in neither branch: {', '.join(self.not_found)}")
@@ -114,7 +119,10 @@ class Comparison:
             ]
             size = sum(len(line) + 1 for line in block)
             if used + size > self.max_chars - room:
-                break
+                if n > 0:
+                    break
+                block = _cut(block[:2], self.max_chars - used - room)
+                size = sum(len(line) + 1 for line in block)
             lines.extend(block)
             used += size
             left = [f.path for f in self.files[n + 1 :]]
@@ -135,6 +143,21 @@ class Comparison:
             "not_found": self.not_found,
             "more": self.more,
         }
+
+
+def _cut(block: list[str], room: int) -> list[str]:
+    """A file's line and its first hit's in ``room`` chars (and a little
+    more, when the trailer's room must give way): the hit's snippet cut
+    short, never the file's name."""
+    if len(block) < 2 or sum(len(line) + 1 for line in block) <= room:
+        return block
+    keep = max(room - len(block[0]) - 1, len(block[1].partition(": ")[0]) + 20)
+    return [block[0], block[1][: keep - 4] + "..."] if keep < len(block[1]) else block
+
+
+def informative_first(files: Sequence[FileStatus]) -> list[FileStatus]:
+    """``files`` with the ones that differ first, each group in its order."""
+    return sorted(files, key=lambda f: f.status in _UNINFORMATIVE)
 
 
 def compare_stores(
@@ -163,6 +186,7 @@ def compare_stores(
         result.files = [replace(f, hits=tuple(by_file[f.path])) for f in listed]
     else:
         result.files, result.not_found, result.more = compare_paths(base_reader, head_reader, paths)
+    result.files = informative_first(result.files)
     return result
 
 
