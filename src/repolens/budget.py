@@ -78,22 +78,23 @@ def diff_marker(n: int, commit: str, path: str) -> str:
     return f"... ({counted(n, 'more changed line')}; git show {commit} -- {path})"
 
 
-def more_did_not_fit(noun: str, n: int) -> str:
+def more_did_not_fit(noun: str, n: int, why: str = "did not fit") -> str:
     """The shortest trailer: ``... 3 more hits did not fit``."""
-    return f"... {counted(n, 'more ' + noun)} did not fit"
+    return f"... {counted(n, 'more ' + noun)} {why}"
 
 
-def did_not_fit(noun: str, refs: Sequence[str], limit: int) -> str:
+def did_not_fit(noun: str, refs: Sequence[str], limit: int, *, why: str = "did not fit") -> str:
     """``... 3 more hits did not fit: a, b, and 1 more`` within ``limit`` chars.
 
     Names as many of ``refs`` (best first) as fit, then counts the rest; at
     its shortest it is ``... 3 more hits did not fit``, and empty when not
-    even that fits.
+    even that fits. ``why`` says why they are not shown when it is not the
+    budget (``past max_blocks=2``).
     """
     n = len(refs)
     if not n:
         return ""
-    head = more_did_not_fit(noun, n)
+    head = more_did_not_fit(noun, n, why)
     for k in range(n, 0, -1):
         rest = f", and {n - k} more" if k < n else ""
         text = f"{head}: {', '.join(refs[:k])}{rest}"
@@ -144,6 +145,21 @@ def fit_lines(
         kept.append(text)
         size += 1 + len(text)
     return full, False  # pragma: no cover - the whole body fitted, handled above
+
+
+def header_and_line(header: str, bare_header: str, line: str, number: int, max_chars: int) -> str:
+    """A block at its smallest: ``header`` and one numbered ``line`` in
+    ``max_chars``; ``bare_header`` (without the name or the matched lines)
+    when both do not fit, then the line cut, keeping its number and a few
+    characters (the span in the header still cites it)."""
+    if len(header) + 1 + len(line) > max_chars:
+        header = bare_header
+    room = max_chars - len(header) - 1
+    if len(line) > room:
+        keep = max(room, min(len(line), len(f"{number}: ") + 20))
+        line = line[: keep - 3] + "..."
+        header = header[: max_chars - len(line) - 1]
+    return f"{header}\n{line}"
 
 
 def cut_to_budget(text: str, max_chars: int) -> str:

@@ -16,9 +16,11 @@ from repolens.index.build import build_index
 from repolens.reply import focus
 from repolens.reply.focus import NO_MATCH, FocusResult
 from repolens.reply.stored import get_chunk
+from repolens.search.query import parse_query
 from repolens.settings import Settings
 from repolens.store import open_store
 from repolens.store.base import IndexReader
+from repolens.tokens import tokenize
 
 
 def crunch_source(n: int = 150) -> str:
@@ -296,24 +298,24 @@ def test_bad_paths_are_refused_with_the_fix(shop, path, message):
 # -- budgets -----------------------------------------------------------------------
 
 
-def _trailer(result: FocusResult) -> str:
+def _trailer(result: FocusResult, why: str = "did not fit") -> str:
     n = len(result.omitted)
     refs = ", ".join(b.ref() for b in result.omitted)
-    return f"... {n} more block{'s' if n > 1 else ''} did not fit: {refs}"
+    return f"... {n} more block{'s' if n > 1 else ''} {why}: {refs}"
 
 
 def test_max_files_budget_lists_the_other_files_in_the_trailer(shop):
     result = focused_context(shop, "items", max_files=1)
     assert len({r.block.path for r in result.rendered}) == 1
     assert {b.path for b in result.omitted} >= {"pkg/store/store.go", "web/form.ts"}
-    assert result.text.split("\n\n")[-1] == _trailer(result)
+    assert result.text.split("\n\n")[-1] == _trailer(result, "past max_files=1")
 
 
 def test_blocks_per_file_budget(shop):
     result = focused_context(shop, "items", paths=["pkg"], blocks_per_file=1)
     assert len(result.rendered) == 1
     (left,) = result.omitted
-    assert result.text.split("\n\n")[-1] == f"... 1 more block did not fit: {left.ref()}"
+    assert result.text.split("\n\n")[-1] == f"... 1 more block past blocks_per_file=1: {left.ref()}"
     assert left.ref() in (
         "pkg/store/store.go:3-6 struct Store",
         "pkg/store/store.go:8-12 method (*Store).Save",
@@ -324,7 +326,8 @@ def test_max_blocks_budget(shop):
     result = focused_context(shop, "items", max_blocks=2, max_files=10)
     assert len(result.rendered) == 2
     assert len(result.omitted) >= 2
-    assert result.text.split("\n\n")[-1] == _trailer(result)
+    # not "did not fit": the count budget left them out, and raising it shows them
+    assert result.text.split("\n\n")[-1] == _trailer(result, "past max_blocks=2")
 
 
 def test_char_budget_trims_a_definition_to_its_signature_and_matched_lines(shop):
@@ -392,11 +395,43 @@ def test_block_too_big_even_trimmed_is_cut_keeping_the_strongest_matches(shop):
     assert marker.groups() == ("src/shop/big.py", str(first_hidden), "154")
 
 
+@pytest.mark.parametrize("max_chars", [200, 300, 500, 600, 800])
+def test_the_smallest_reply_shows_the_best_blocks_best_line(shop, max_chars: int):
+    """Never only counts: the best block shows its strongest matched line at
+    any budget (at 500 the reply was "12 more blocks did not fit" alone; at
+    600 the best block was "(lines 23-32 omitted)" with no line)."""
+    for query in ("items payment total", "quasar values", "handler nebula"):
+        result = focused_context(shop, query, max_chars=max_chars, max_files=5, max_blocks=10)
+        assert len(result.text) <= max_chars, query
+        first = result.rendered[0]
+        lines = FOCUS_FILES[first.block.path].split("\n")
+        tokens = parse_query(query).tokens
+        best = min(first.block.matched, key=lambda n: (-len(tokens & set(tokenize(lines[n - 1]))), n))
+        assert f"\n{best}: " in first.text, (query, first.text)
+        assert result.text.startswith(first.text), query
+
+
+def test_the_smallest_reply_is_the_best_line_and_the_read_of_the_whole_block(shop):
+    result = focused_context(shop, "items payment total", max_chars=200, max_files=5, max_blocks=10)
+    lines = CART.split("\n")
+    assert result.text == "\n".join(
+        [
+            f"src/shop/cart.py:23-32 function checkout (score {_score(result)}) matched: 23-25, 28-29",
+            "23: def checkout(cart, payment):",
+            f"... (budget: {sum(len(f'{n}: {lines[n - 1]}') + 1 for n in range(24, 33))} chars omitted; "
+            "use read_snippet src/shop/cart.py 23 32 to expand)",
+        ]
+    )
+
+
 def test_blocks_after_a_budget_cut_go_to_the_trailer(shop):
     result = focused_context(shop, "items payment", max_chars=700, max_files=5, max_blocks=10)
     assert len(result.text) <= 700
     assert result.omitted
-    assert result.text.split("\n\n")[-1].startswith(f"... {len(result.omitted)} more block")
+    trailer = result.text.split("\n\n")[-1].splitlines()
+    assert trailer[0].startswith("... ") and " more blocks did not fit: " in trailer[0]
+    assert trailer[1].startswith("... ") and " more blocks past blocks_per_file=3" in trailer[1]
+    assert sum(int(line.split()[1]) for line in trailer) == len(result.omitted)
 
 
 def test_reply_never_exceeds_budget_and_never_repeats_a_line(shop):

@@ -29,6 +29,7 @@ Format contract (tests assert it)::
     ... (budget: 5230 chars omitted; use read_snippet src/big.py 1 204 to expand)
 
     ... 2 more blocks did not fit: src/a.py:1-40 function f, src/b.py:7-9 block
+    ... 5 more blocks past max_blocks=6: src/c.py:3-9 function g, and 4 more
 
 Matched lines are flagged in the block header (``matched:``, runs of lines
 as ``A-B``), so every body line keeps the packets' ``N: text`` form.
@@ -42,7 +43,10 @@ by an omission marker, and a final budget marker naming the ``read_snippet``
 call from its first omitted line to its end. If even that does not fit, it
 keeps as many matched lines as fit, those with the most distinct query tokens
 first (budget marker last), and the blocks after it are listed in the
-trailer, with those left out by the count budgets.
+trailer; those the count budgets left out follow, on a line that names the
+budgets. The best block always shows its best line (its strongest matched
+line): for it the trailer shrinks to a count, or goes, and at the smallest
+budgets it is its header, that line and the read of the whole block.
 
 Blocks are ranked by the best retrieval score of their matches, then by the
 number of matched lines. Several matches in one definition make one block.
@@ -56,6 +60,7 @@ one's lines left to the inner block.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +74,8 @@ from repolens.budget import (
     FOCUS_MAX_FILES,
     budget_marker,
     did_not_fit,
+    header_and_line,
+    more_did_not_fit,
     omitted_marker,
     trailer_reserve,
 )
@@ -323,24 +330,68 @@ def render_focus_block(
     trimmed = _layout(b, header, text, rows, own_chars)
     if len(trimmed) <= limit:
         return RenderedFocusBlock(b, trimmed, False, False)
-    rows = sig if len(_layout(b, header, text, sig, own_chars)) <= limit else set()
-    if len(_layout(b, header, text, rows, own_chars)) > limit:
+    if len(_layout(b, header, text, set(), own_chars)) > limit:
         return None
-
-    def strength(n: int) -> int:
-        return len(tokens.intersection(tokenize(text.lines.get(n, ""))))
-
-    for n in sorted(b.matched, key=lambda n: (-strength(n), n))[:_MAX_CUT_TRIALS]:
-        for extra in (_around(n, context, b), {n}):
+    # The strongest matched line first (the best line, which the reply's
+    # first block always shows), then the signature, then the others.
+    strongest = sorted(b.matched, key=lambda n: (-_strength(text, n, tokens), n))[:_MAX_CUT_TRIALS]
+    rows: set[int] = set()
+    for _, tries in itertools.chain(
+        [(n, (_around(n, context, b), {n})) for n in strongest[:1]],
+        [(0, (sig,))],
+        [(n, (_around(n, context, b), {n})) for n in strongest[1:]],
+    ):
+        for extra in tries:
             trial = rows | extra
             if len(_layout(b, header, text, trial, own_chars)) <= limit:
                 rows = trial
                 break
+    if not rows:
+        return None  # not one line of it fits
     return RenderedFocusBlock(b, _layout(b, header, text, rows, own_chars), False, True)
 
 
-def _trailer(blocks: Sequence[FocusBlock], limit: int) -> str:
-    return did_not_fit("block", [b.ref() for b in blocks], limit)
+def _strength(text: _FileText, n: int, tokens: frozenset[str]) -> int:
+    """How many distinct query tokens line ``n`` holds."""
+    return len(tokens.intersection(tokenize(text.lines.get(n, ""))))
+
+
+def best_line(b: FocusBlock, text: _FileText, tokens: frozenset[str]) -> int:
+    """The line of ``b`` a reply shows when it shows one: the matched line
+    with the most distinct query tokens (the first of equals), else its
+    first line."""
+    if not b.matched:
+        return b.start_line
+    return min(b.matched, key=lambda n: (-_strength(text, n, tokens), n))
+
+
+def _shows(r: RenderedFocusBlock, line: int) -> bool:
+    return f"\n{line}: " in r.text
+
+
+def _smallest(b: FocusBlock, text: _FileText, tokens: frozenset[str], max_chars: int) -> RenderedFocusBlock:
+    """The best block at its smallest: its header and its best line (the
+    header without its matched lines, then the line cut, when even they do
+    not fit), then the budget marker as far as it fits."""
+    best = best_line(b, text, tokens)
+    own = [n for n in range(b.start_line, b.end_line + 1) if not in_holes(n, b.holes)]
+    own_chars = sum(len(text.numbered(n)) + 1 for n in own)
+    line = text.numbered(best)
+    shown = header_and_line(b.header(), f"{b.ref()} (score {b.score:.2f})", line, best, max_chars)
+    marker = budget_marker(b.path, b.start_line, b.end_line, own_chars - len(line) - 1)
+    if len(shown) + 1 + len(marker) <= max_chars:
+        shown = f"{shown}\n{marker}"
+    return RenderedFocusBlock(b, shown, False, True)
+
+
+def _trailer(left_out: Sequence[FocusBlock], limited: Sequence[FocusBlock], limits: str, limit: int) -> str:
+    """What the reply does not show: the blocks the character budget left
+    out (``did not fit``), then those past the count budgets ``limits``
+    (``max_blocks=2`` ...: raising them shows more), in ``limit`` chars."""
+    first = did_not_fit("block", [b.ref() for b in left_out], limit)
+    room = limit - len(first) - 1 if first else limit
+    second = did_not_fit("block", [b.ref() for b in limited], room, why=f"past {limits}")
+    return "\n".join(t for t in (first, second) if t)
 
 
 # -- the operation ------------------------------------------------------------------------
@@ -400,22 +451,26 @@ def focused_context(
 
     chosen: list[FocusBlock] = []
     omitted: list[FocusBlock] = []
+    limits: dict[str, int] = {}  # the count budgets that left a block out
     files: list[str] = []
     per_file_count: dict[str, int] = {}
     for b in blocks:
         new_file = b.path not in files
-        if (
-            len(chosen) >= max_blocks
-            or (new_file and len(files) >= max_files)
-            or per_file_count.get(b.path, 0) >= blocks_per_file
-        ):
+        over = {
+            "max_blocks": (max_blocks, len(chosen) >= max_blocks),
+            "max_files": (max_files, new_file and len(files) >= max_files),
+            "blocks_per_file": (blocks_per_file, per_file_count.get(b.path, 0) >= blocks_per_file),
+        }
+        if any(hit for _, hit in over.values()):
+            limits.update((name, value) for name, (value, hit) in over.items() if hit)
             omitted.append(b)
             continue
         if new_file:
             files.append(b.path)
         per_file_count[b.path] = per_file_count.get(b.path, 0) + 1
         chosen.append(b)
-    return _assemble(query, subpaths, chosen, omitted, texts, max_chars, context_lines, parsed.tokens)
+    named = ", ".join(f"{name}={value}" for name, value in limits.items())
+    return _assemble(query, subpaths, chosen, omitted, named, texts, max_chars, context_lines, parsed.tokens)
 
 
 def _assemble(
@@ -423,11 +478,15 @@ def _assemble(
     subpaths: tuple[str, ...],
     chosen: list[FocusBlock],
     omitted: list[FocusBlock],
+    limits: str,
     texts: dict[str, _FileText],
     max_chars: int,
     context: int,
     tokens: frozenset[str],
 ) -> FocusResult:
+    """The chosen blocks in ``max_chars``, best first, then the trailer. The
+    best block always shows its best line: it takes the most trailer that
+    still lets it (down to none), else it is shown at its smallest."""
     parts: list[str] = []
     rendered: list[RenderedFocusBlock] = []
     left_out: list[FocusBlock] = []
@@ -437,8 +496,16 @@ def _assemble(
         rest = [*chosen[i + 1 :], *omitted]
         # Room is kept for a trailer naming what follows; capped so that a
         # long tail cannot starve the first blocks.
-        reserve = trailer_reserve("block", [b.ref() for b in rest], max_chars - used)
-        r = render_focus_block(b, texts[b.path], max_chars - used - sep - reserve, context, tokens)
+        reserves = [trailer_reserve("block", [b.ref() for b in rest], max_chars - used)]
+        if i == 0 and rest:
+            reserves += [len(BLOCK_SEP) + len(more_did_not_fit("block", len(rest))), 0]
+        r = None
+        for reserve in reserves:
+            r = render_focus_block(b, texts[b.path], max_chars - used - sep - reserve, context, tokens)
+            if i > 0 or (r is not None and _shows(r, best_line(b, texts[b.path], tokens))):
+                break
+        else:
+            r = _smallest(b, texts[b.path], tokens, max_chars)
         if r is None:
             left_out = list(chosen[i:])
             break
@@ -448,9 +515,9 @@ def _assemble(
         if r.budget_cut:
             left_out = list(chosen[i + 1 :])
             break
-    not_shown = [*left_out, *omitted]
-    trailer = _trailer(not_shown, min(_TRAILER_MAX, max_chars - used - (len(BLOCK_SEP) if parts else 0)))
+    room = min(_TRAILER_MAX, max_chars - used - (len(BLOCK_SEP) if parts else 0))
+    trailer = _trailer(left_out, omitted, limits, room)
     if trailer:
         parts.append(trailer)
     text = BLOCK_SEP.join(parts) if parts else NO_MATCH
-    return FocusResult(query, subpaths, tuple(rendered), tuple(not_shown), text[:max_chars])
+    return FocusResult(query, subpaths, tuple(rendered), (*left_out, *omitted), text[:max_chars])

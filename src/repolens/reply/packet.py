@@ -31,6 +31,7 @@ from repolens.budget import (
     NEXT_FILES,
     budget_marker,
     did_not_fit,
+    header_and_line,
     more_did_not_fit,
     next_file_line,
     trailer_reserve,
@@ -446,15 +447,8 @@ def _bare(query: str, blocks: Sequence[Block], best: int, notes: tuple[str, ...]
         pointer = RenderedBlock(block, text, True, budget_cut=True)
         return Packet(query, [pointer], list(blocks[1:]), text, notes)
     line = f"{best}: {dict(block.lines).get(best, '')}"
-    header = block.header()
-    if len(header) + 1 + len(line) > max_chars:  # the line before the name: the span still cites it
-        header = block._replace(qualname="").header()
-    room = max_chars - len(header) - 1
-    if len(line) > room:  # a long line keeps its head, and at least its number and a few characters
-        keep = max(room, min(len(line), len(f"{best}: ") + 20))
-        line = line[: keep - 3] + "..."
-        header = header[: max_chars - len(line) - 1]
-    text = f"{header}\n{line}"
+    # the line before the name: the span still cites it
+    text = header_and_line(block.header(), block._replace(qualname="").header(), line, best, max_chars)
     full = len(joined(block.header(), body_lines(block)))
     marker = budget_marker(block.path, block.start_line, block.end_line, full - len(text))
     if len(text) + 1 + len(marker) <= max_chars:
