@@ -103,6 +103,11 @@ def did_not_fit(noun: str, refs: Sequence[str], limit: int, *, why: str = "did n
     return head if len(head) <= limit else ""
 
 
+def note_lines(notes: Sequence[str]) -> str:
+    """A reply's notes, one ``note: ...`` line each (they come first)."""
+    return "\n".join(f"note: {n}" for n in notes)
+
+
 # The head of a packet's last lines: the next best files after the hits.
 NEXT_FILES = "next files (read_snippet PATH START END to read one):"
 

@@ -147,6 +147,16 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+# The meta key recording the chunking settings an index was built with.
+CHUNKING_SETTINGS = "chunking_settings"
+
+
+def chunking_settings(settings: Settings) -> str:
+    """The settings that decide the chunks, as an index records them and a
+    note names them (``chunker=syntax, chunk_merge_lines=30``)."""
+    return f"chunker={settings.chunker}, chunk_merge_lines={settings.chunk_merge_lines}"
+
+
 def environ(name: str, env: Mapping[str, str] | None = None) -> str | None:
     """The environment variable ``name`` (from ``env``, default ``os.environ``),
     None when unset. Every variable repolens reads comes through here, so a

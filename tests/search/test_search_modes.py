@@ -266,3 +266,64 @@ def test_shown_scores_decide_the_order_and_explain_names_the_spread(make_repo):
     own = [b.score / Settings().diversity ** k for k, b in enumerate(in_file)]
     assert files.files[0].path == "auth/tokens.py"
     assert files.files[0].score == pytest.approx(sum(s * 0.5**k for k, s in enumerate(own)))
+
+
+# -- no silent surprises -------------------------------------------------------------
+
+
+def test_a_glob_starting_with_star_slash_matches_in_any_folder(store_repo: Path):
+    """``*/use3.py`` is what a user writes for "use3.py in some folder"; in
+    gitignore's syntax it is one folder deep from the root only, and
+    ``--exclude '*/session.py'`` excluded nothing deeper."""
+    (store_repo / "app/deep").mkdir()
+    (store_repo / "app/deep/use3.py").write_text((store_repo / "app/use3.py").read_text())
+    build_index(store_repo)
+    for glob in ("*/use3.py", "**/use3.py", "use3.py"):
+        data = service.search_code(
+            "SessionStore", store_repo, mode="json", top_k=20, include=[glob]
+        ).to_json()
+        assert {h["path"] for h in data["hits"]} == {"app/use3.py", "app/deep/use3.py"}, glob
+        data = service.search_code(
+            "SessionStore", store_repo, mode="json", top_k=20, exclude=[glob]
+        ).to_json()
+        assert not {h["path"] for h in data["hits"]} & {"app/use3.py", "app/deep/use3.py"}, glob
+
+
+def test_a_kind_filter_that_takes_chunks_holding_the_kind_says_so(make_repo):
+    """Small definitions are chunked together: ``--kind method`` takes the
+    class's block that holds them, and a note says why a class came back."""
+    root = make_repo(
+        {
+            "store.py": (
+                "class SessionStore:\n    def save(self):\n        return 1\n\n"
+                "    def load(self):\n        return 2\n"
+            )
+        }
+    )
+    reply = service.search_code("session store save", root, kind="method")
+    assert reply.text.splitlines()[0] == (
+        "note: kind method: 1 hit is of kind class and holds one (small definitions are chunked together)"
+    )
+    assert reply.text.splitlines()[2].startswith("store.py:1-6 class SessionStore")
+
+
+def test_the_files_mode_shows_the_notes_too(store_repo: Path):
+    """``--min-score 1e308 --files`` said "No matching files found." alone."""
+    files = service.search_code("SessionStore", store_repo, mode="files", min_score=1e308)
+    packet = service.search_code("SessionStore", store_repo, min_score=1e308)
+    note = "note: every hit scored below min_score 1e+308 (the best 1)"
+    assert files.text == f"{note}\n\nNo matching files found.\nquery_id {files.query_id}"
+    assert packet.text.splitlines()[0] == note
+
+
+def test_a_changed_chunker_setting_is_noted_until_the_index_is_rebuilt(store_repo: Path):
+    build_index(store_repo)
+    (store_repo / ".repolens.toml").write_text('chunker = "windows"\n')
+    note = (
+        "note: the index was chunked with chunker=syntax, chunk_merge_lines=30; the settings now say "
+        "chunker=windows, chunk_merge_lines=30: run `repolens index` to rebuild it"
+    )
+    assert service.search_code("SessionStore", store_repo).text.splitlines()[0] == note
+    assert service.search_code("SessionStore", store_repo, mode="files").text.splitlines()[0] == note
+    build_index(store_repo)
+    assert "note:" not in service.search_code("SessionStore", store_repo).text

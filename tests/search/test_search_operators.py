@@ -14,7 +14,7 @@ from repolens.errors import UsageError
 from repolens.index.build import build_index
 from repolens.search.filters import Filters
 from repolens.search.query import parse_query
-from repolens.search.ranking import RankingOptions, search_index
+from repolens.search.ranking import NO_WORD, RankingOptions, search_index
 from repolens.server.tools import build_server
 from repolens.settings import Settings
 from repolens.store import open_store
@@ -90,7 +90,7 @@ def test_min_score_drops_the_hits_below_it_and_says_when_none_is_left(ledgers: P
     note = f"note: every hit scored below min_score 1e+06 (the best {scores[0]:.3g})"
     assert nothing.text.startswith(f"{note}\n\nNo matching chunks found.")
     files = service.search_code("ledger", ledgers, mode="files", min_score=1e6)
-    assert files.text.startswith("No matching files found.")
+    assert files.text.startswith(f"{note}\n\nNo matching files found.")  # the note in every mode
 
 
 @pytest.mark.parametrize(
@@ -183,3 +183,23 @@ def test_a_prefix_says_when_nothing_or_too_much_completes_it(zorbs: Path):
         "note: zq* stands for the 32 shortest indexed words starting with it: type more of it for the others"
     )
     assert "src/many.py" in many.text
+
+
+def test_a_question_with_no_word_to_search_says_so(zorbs: Path):
+    """``s*`` (one letter) answered "No matching chunks found." with no word of why."""
+    for question in ("s*", "a", "x y"):
+        reply = service.search_code(question, zorbs)
+        assert reply.text.startswith(f"note: {NO_WORD}\n\nNo matching chunks found."), question
+
+
+def test_a_partial_identifier_alone_is_not_searched_by_meaning(make_repo, monkeypatch: pytest.MonkeyPatch):
+    """With vectors on, ``sess*`` added hits only the dense leg found (the
+    README, scoring 0.00): a partial identifier is a word's letters, not a
+    meaning; the same hits as without vectors."""
+    root = make_repo()  # SAMPLE_FILES
+    monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", "fake")
+    service.index_repo(root, vectors=True)
+    with_vectors = _paths(service.search_code("sess*", root, mode="json"))
+    monkeypatch.setenv("REPOLENS_DENSE", "0")
+    assert with_vectors == _paths(service.search_code("sess*", root, mode="json"))
+    assert "README.md" not in with_vectors

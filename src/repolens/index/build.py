@@ -52,7 +52,7 @@ from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_wor
 from repolens.index.reuse import Donors
 from repolens.index.space import full_disk_said
 from repolens.models.embed_config import load_embed_config
-from repolens.settings import Settings, load_settings
+from repolens.settings import CHUNKING_SETTINGS, Settings, chunking_settings, load_settings
 from repolens.store import open_store
 from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store
 from repolens.store.identity import GIT_ROOT_KEY, check_identity, holds, identity_of, recorded_identity
@@ -409,6 +409,7 @@ def _sync(
                 {
                     **index_identity(settings),
                     **identity_of(report.root).meta(),
+                    CHUNKING_SETTINGS: chunking_settings(settings),
                     "created_at": _now(),
                     "state": "building",
                 }

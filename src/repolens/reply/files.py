@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from repolens.budget import counted, more_did_not_fit
+from repolens.budget import BLOCK_SEP, counted, more_did_not_fit, note_lines
 from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
 from repolens.search.hits import Hit
 from repolens.search.query import ParsedQuery
@@ -139,12 +139,23 @@ def ranked_files(
         )
 
 
-def render_files(entries: Sequence[FileEntry], max_chars: int, footer: str = "") -> str:
-    """One line per file, best first, never over ``max_chars``."""
+NO_FILES = "No matching files found."
+
+
+def render_files(
+    entries: Sequence[FileEntry], max_chars: int, footer: str = "", notes: Sequence[str] = ()
+) -> str:
+    """The search's ``notes`` (as many as leave room for the first file),
+    then one line per file, best first, never over ``max_chars``."""
+    first = f"1. {entries[0].line()}" if entries else NO_FILES
+    kept = list(notes)
+    while kept and len(note_lines(kept)) + len(BLOCK_SEP) + len(first) + len(footer) + 1 > max_chars:
+        kept.pop()
+    head = f"{note_lines(kept)}{BLOCK_SEP}" if kept else ""
     if not entries:
-        return "No matching files found." + (f"\n{footer}" if footer else "")
+        return f"{head}{NO_FILES}" + (f"\n{footer}" if footer else "")
     lines: list[str] = []
-    size = len(footer) + 1 if footer else 0
+    size = len(head) + (len(footer) + 1 if footer else 0)
     for i, e in enumerate(entries):
         line = f"{i + 1}. {e.line()}"
         rest = len(entries) - i - 1
@@ -156,4 +167,4 @@ def render_files(entries: Sequence[FileEntry], max_chars: int, footer: str = "")
         size += len(line) + 1
     if footer:
         lines.append(footer)
-    return "\n".join(lines)[:max_chars]
+    return (head + "\n".join(lines))[:max_chars]

@@ -69,7 +69,7 @@ def render_search(
     found_in = TermsIn(parsed.tokens)  # the question's terms in the hits' text: each piece split once
     if mode == "files":
         reply.files = file_overview(hits, parsed, limit=settings.top_k, found_in=found_in)
-        reply.text = render_files(reply.files, settings.max_chars, footer)
+        reply.text = render_files(reply.files, settings.max_chars, footer, outcome.notes)
         return reply
     opts = PacketOptions.from_settings(
         settings,

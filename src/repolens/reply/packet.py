@@ -34,6 +34,7 @@ from repolens.budget import (
     header_and_line,
     more_did_not_fit,
     next_file_line,
+    note_lines,
     trailer_reserve,
 )
 from repolens.chunking import Chunk
@@ -374,7 +375,7 @@ def render_packet(
     notes = tuple(opts.notes)
     blocks = _blocks(select_hits(hits, ranker.found_in, opts.top_k, opts.context_lines), opts.explain)
     if not blocks:
-        note_text = _note_text(notes)
+        note_text = note_lines(notes)
         text = NO_MATCH if not note_text else f"{note_text}{BLOCK_SEP}{NO_MATCH}"
         return Packet(query, [], [], text[: opts.max_chars], notes)
     named = {b.path for b in blocks}
@@ -388,10 +389,6 @@ def render_packet(
     return _bare(query, blocks, best, notes, opts.max_chars)
 
 
-def _note_text(notes: Sequence[str]) -> str:
-    return "\n".join(f"note: {n}" for n in notes)
-
-
 def _assemble(
     query: str,
     blocks: Sequence[Block],
@@ -402,7 +399,7 @@ def _assemble(
 ) -> Packet:
     """The notes, the blocks that fit, the trailer naming the others, and the
     pointers to ``entries`` (what fits of them)."""
-    note_text = _note_text(notes)
+    note_text = note_lines(notes)
     budget = opts.max_chars - (len(note_text) + len(BLOCK_SEP) if note_text else 0)
     pointers, pointer_text = _pointers(entries, int(budget * _POINTER_SHARE))
     if pointer_text:
@@ -459,10 +456,10 @@ def _bare(query: str, blocks: Sequence[Block], best: int, notes: tuple[str, ...]
         parts.append(count)
     body = BLOCK_SEP.join(parts)
     kept = list(notes)
-    while kept and len(_note_text(kept)) + len(BLOCK_SEP) + len(body) > max_chars:
+    while kept and len(note_lines(kept)) + len(BLOCK_SEP) + len(body) > max_chars:
         kept.pop()
     if kept:
-        body = f"{_note_text(kept)}{BLOCK_SEP}{body}"
+        body = f"{note_lines(kept)}{BLOCK_SEP}{body}"
     rendered = RenderedBlock(block, text, True, budget_cut=True)
     return Packet(query, [rendered], list(blocks[1:]), body, notes)
 

@@ -140,5 +140,12 @@ def _spec(globs: tuple[str, ...]) -> GitIgnoreSpec:
             _SPECS.clear()
         from pathspec import GitIgnoreSpec  # only searches with --include/--exclude pay for it
 
-        spec = _SPECS[globs] = GitIgnoreSpec.from_lines(globs)
+        spec = _SPECS[globs] = GitIgnoreSpec.from_lines(_any_depth(g) for g in globs)
     return spec
+
+
+def _any_depth(glob: str) -> str:
+    """``*/x`` as a user means it, "x in any folder" (``**/x``): in
+    gitignore's syntax a pattern with a slash is anchored at the root, and
+    ``*/x`` would match one folder deep only."""
+    return f"**/{glob[2:]}" if glob.startswith("*/") else glob

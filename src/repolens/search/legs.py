@@ -279,9 +279,10 @@ def dense_leg(
     root: Path, reader: IndexReader, settings: Settings, query: ParsedQuery
 ) -> tuple[BoundDense | None, list[str]]:
     """The dense leg for ``query`` (its text is embedded), or None with a
-    note saying why it is missing. Silence only when dense search is
-    switched off by config."""
-    if not settings.dense:
+    note saying why it is missing. Silence when dense search is switched
+    off by config, and for a question of partial identifiers alone
+    (``zorb*``: letters, whose embedding only adds hits unrelated to it)."""
+    if not settings.dense or not query.has_words():
         return None, []
     meta = reader.meta()
     if not meta.get("embed_identity"):

@@ -55,6 +55,7 @@ _SCOPE = re.compile(r"^\s*\w+\(([\w./,\s-]{1,60})\)!?:", re.M)
 # neither inside a longer word nor glued to more ``*`` (``**bold**``,
 # ``x*y``, ``**kwargs``), and followed by the end of the text, a space or
 # closing punctuation (not ``*.py``: a glob).
+_WORD = re.compile(r"\w")
 _PREFIX = re.compile(r"(?<![\w*])(\w[\w-]*)\*(?=$|[\s)\]}'\"`,;:!?]|\.(?!\w))")
 # At most this many prefixes in a question, each standing for at most this
 # many indexed terms (the shortest: the closest to what was typed).
@@ -98,6 +99,11 @@ class ParsedQuery(NamedTuple):
 
     def weighted(self) -> list[tuple[str, float]]:
         return [(t.token, t.weight) for t in self.terms]
+
+    def has_words(self) -> bool:
+        """Whether the question holds a word besides its partial identifiers
+        (``zorb*`` is a word's letters: nothing for the dense leg to embed)."""
+        return _WORD.search(_PREFIX.sub("", self.text)) is not None
 
 
 _MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from repolens.budget import counted
 from repolens.roles import path_role
 from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.fusion import (
@@ -52,6 +53,7 @@ from repolens.search.legs import (
     symbol_leg,
 )
 from repolens.search.query import ParsedQuery, parse_query, with_completions
+from repolens.settings import CHUNKING_SETTINGS, chunking_settings
 from repolens.store.base import IndexReader
 
 if TYPE_CHECKING:
@@ -127,10 +129,48 @@ def search(
     )
     if not outcome.hits and filters.subpath and not reader.has_path(filters.subpath):
         raise no_indexed_file(reader, filters.subpath)
-    outcome.notes[:0] = [*filter(None, [reader.staleness()]), *completed, *notes, *rerank_notes]
+    said = [reader.staleness(), _chunked_otherwise(reader, settings), _kinds_held(outcome, settings.top_k)]
+    if not parsed.terms:
+        said.append(NO_WORD)
+    outcome.notes[:0] = [*filter(None, said), *completed, *notes, *rerank_notes]
     if rerank is not None and rerank.error:
         outcome.notes.append(f"rerank leg failed, order without it: {rerank.error}")
     return outcome
+
+
+# The note of a question with no word to search for ("s*", "a").
+NO_WORD = (
+    "the question holds no word to search for: words of one letter are not indexed, "
+    "and a partial identifier (zorb*) needs two letters or more"
+)
+
+
+def _chunked_otherwise(reader: IndexReader, settings: Settings) -> str:
+    """A note when the index was chunked with other settings than those in
+    force (it is rebuilt by the next ``repolens index``, not by a search)."""
+    built = reader.meta().get(CHUNKING_SETTINGS)
+    now = chunking_settings(settings)
+    if not built or built == now:
+        return ""
+    return (
+        f"the index was chunked with {built}; the settings now say {now}: run `repolens index` to rebuild it"
+    )
+
+
+def _kinds_held(outcome: SearchOutcome, shown: int) -> str:
+    """A note when a kind filter took hits of another kind that hold one
+    (a class holding the methods asked for: small definitions are chunked
+    together), else ""."""
+    kinds = outcome.filters.kinds
+    others = sorted({h.chunk.kind for h in outcome.hits[:shown] if h.chunk.kind not in kinds})
+    if not kinds or not others:
+        return ""
+    n = sum(1 for h in outcome.hits[:shown] if h.chunk.kind not in kinds)
+    verbs = ("is", "holds") if n == 1 else ("are", "hold")
+    return (
+        f"kind {', '.join(kinds)}: {counted(n, 'hit')} {verbs[0]} of kind {' or '.join(others)} and "
+        f"{verbs[1]} one (small definitions are chunked together)"
+    )
 
 
 def search_index(
