@@ -62,7 +62,7 @@ def test_every_section_words_its_errors_alike(tmp_path: Path, monkeypatch: pytes
         load_settings(tmp_path)
     assert str(caught.value) == f"{tmp_path / CONFIG_FILE}: top_k must be an integer, got 5.5"
     monkeypatch.setenv("REPOLENS_TOP_K", "many")
-    with pytest.raises(ConfigError, match=r"^environment: top_k must be an integer, got 'many'$"):
+    with pytest.raises(ConfigError, match=r"^environment: REPOLENS_TOP_K must be an integer, got 'many'$"):
         load_settings(None)
     monkeypatch.delenv("REPOLENS_TOP_K")
     with pytest.raises(ConfigError, match=r"^argument: top_k must be between 1 and 50, got 0$"):
@@ -132,3 +132,14 @@ def test_the_chunkers_own_default_is_the_settings_one():
     from repolens.chunking.dispatch import DEFAULT_MERGE_LINES
 
     assert Settings().chunk_merge_lines == DEFAULT_MERGE_LINES
+
+
+def test_a_misspelled_table_of_a_server_config_is_refused(tmp_path: Path) -> None:
+    """``[rootz]`` was ignored: the server said it had no repository to serve."""
+    config = tmp_path / "server.toml"
+    config.write_text(f'[rootz]\napp = "{tmp_path}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_serve_config(config_file=config, read_token=False, env={})
+    assert str(caught.value) == (
+        f"{config}: unknown table [rootz]; known: embed, registry, repolens, rerank, roots, serve, store"
+    )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -147,6 +147,12 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+# The tables a config file may hold besides the settings (read by
+# repolens.models.embed_config and .rerank_config, repolens.server.config and
+# repolens.store.locate); ``[repolens]`` holds the settings when it is there.
+CONFIG_TABLES = ("embed", "rerank", "serve", "roots", "registry", "store")
+
+
 # The meta key recording the chunking settings an index was built with.
 CHUNKING_SETTINGS = "chunking_settings"
 
@@ -235,7 +241,11 @@ def _target_type(hint: Any) -> type:
     return hint
 
 
-def _from_mapping(base: Settings, values: dict[str, Any], source: str) -> Settings:
+def _from_mapping(
+    base: Settings, values: dict[str, Any], source: str, spelled: Callable[[str], str] = str
+) -> Settings:
+    """``base`` with ``values`` (from ``source``) coerced over it; an error
+    names each key as ``spelled`` writes it (a variable's own name)."""
     known = {f.name for f in fields(Settings)}
     changes = {}
     for key, value in values.items():
@@ -243,7 +253,7 @@ def _from_mapping(base: Settings, values: dict[str, Any], source: str) -> Settin
             raise ConfigError(f"{source}: unknown setting {key!r}; known: {', '.join(sorted(known))}")
         default = getattr(Settings, key)
         changes[key] = coerce(
-            key,
+            spelled(key),
             value,
             type(default),
             where=f"{source}: ",
@@ -343,14 +353,13 @@ def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = N
     # [embed] and [rerank] are read by repolens.models.embed_config and .rerank_config; [serve],
     # [roots] and [registry] by repolens.server.config and repolens.branches.roots;
     # [store] by repolens.store.locate.
-    tables = ("embed", "rerank", "serve", "roots", "registry", "store")
-    section = {k: v for k, v in config_table(root).items() if k not in tables}
+    section = {k: v for k, v in config_table(root).items() if k not in CONFIG_TABLES}
     if section:
         settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
     env = {
         f.name: value for f in fields(Settings) if (value := environ(ENV_PREFIX + f.name.upper())) is not None
     }
-    settings = _from_mapping(settings, env, "environment")
+    settings = _from_mapping(settings, env, "environment", lambda key: ENV_PREFIX + key.upper())
     if overrides:
         settings = _from_mapping(settings, {k: v for k, v in overrides.items() if v is not None}, "argument")
     return settings

@@ -29,7 +29,7 @@ from typing import Any
 
 from repolens.branches.roots import ROOTS_ENV, config_path, load_roots
 from repolens.errors import ConfigError, UsageError
-from repolens.settings import CONFIG_FILE, coerce, environ, read_toml
+from repolens.settings import CONFIG_FILE, CONFIG_TABLES, coerce, environ, read_toml
 from repolens.store import Binding
 from repolens.validate import check_user_path, shown_path
 
@@ -92,7 +92,11 @@ def read_serve_table(path: Path | None) -> dict[str, Any]:
     """The ``[serve]`` table of ``path`` ({} when there is no file), every key known."""
     if path is None or not path.is_file():
         return {}
-    serve = read_toml(path).get("serve", {})
+    data = read_toml(path)
+    known = sorted({*CONFIG_TABLES, "repolens"})
+    if strange := sorted(k for k, v in data.items() if isinstance(v, dict) and k not in known):
+        raise ConfigError(f"{path}: unknown table [{strange[0]}]; known: {', '.join(known)}")
+    serve = data.get("serve", {})
     if not isinstance(serve, dict):
         raise ConfigError(f"{path}: [serve] must be a table")
     unknown = sorted(set(serve) - set(SERVE_KEYS))
