@@ -405,6 +405,27 @@ def test_unavailable_runner_error_names_the_available_ones(tmp_path: Path) -> No
     assert isinstance(caught.value, UsageError)
 
 
+@pytest.mark.parametrize("name", ["npm", "go", "cargo"])
+def test_an_installed_runner_without_its_project_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """npm with no package.json ran npm (which failed on its own terms); a
+    runner applies where its project file is, as go's absence was refused."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / name).write_text("#!/bin/sh\necho ran\n")
+    (tools / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ.get('PATH', '')}")
+    root = tmp_path / "repo"
+    root.mkdir()
+    marker = {"npm": "package.json", "go": "go.mod", "cargo": "Cargo.toml"}[name]
+    with pytest.raises(RunnerUnavailableError) as caught:
+        testrun.run_tests(root, name)
+    assert str(caught.value) == (
+        f"test runner {name!r} does not apply here (the root has no {marker}): no test runner applies here"
+    )
+
+
 def test_unknown_runner_is_refused_with_the_supported_list(tmp_path: Path) -> None:
     with pytest.raises(
         RunnerUnavailableError, match=r"^unknown test runner 'make': use one of pytest, npm, "

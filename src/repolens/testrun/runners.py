@@ -118,6 +118,11 @@ def resolve_runner(root: str | os.PathLike[str], name: str) -> Runner:
             f"test runner {name!r} is not installed here ({spec.tool} not found on PATH{wrapper}): "
             f"{_available_text(root_path)}"
         )
+    if runner.marker is None:  # installed, but this is no project of its (npm without a package.json)
+        raise RunnerUnavailableError(
+            f"test runner {name!r} does not apply here (the root has no {' or '.join(spec.markers)}): "
+            f"{_available_text(root_path)}"
+        )
     return runner
 
 
@@ -145,7 +150,10 @@ def _runner(spec: Spec, root: Path) -> Runner | None:
 
 
 def _marker(spec: Spec, root: Path) -> str | None:
-    marker = next((m for m in spec.markers if (root / m).exists()), None)
+    """The file at ``root`` that makes it a project of ``spec``'s (its own
+    wrapper, ``./gradlew``, is one), None when there is none."""
+    wrappers = (spec.wrapper,) if spec.wrapper else ()
+    marker = next((m for m in (*spec.markers, *wrappers) if (root / m).exists()), None)
     if marker is None and spec.name == "pytest":
         marker = _python_tests(root)
     return marker
