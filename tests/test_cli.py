@@ -144,6 +144,10 @@ def test_a_file_the_user_cannot_read_is_one_line(repo: Path):
         (["focus", "save", "--path", "src/auth/sesion.py"], "nearest indexed path is 'src/auth/session.py'"),
         (["history", "--path", "gone.py"], "no indexed file is under 'gone.py'"),
         (["frobnicate"], "No such command"),
+        (
+            ["search", "x", "--files", "--json"],
+            "--files and --json each choose the reply's form: pass one of them",
+        ),
     ],
 )
 def test_errors_are_one_line_with_nonzero_exit(repo: Path, args, needle):

@@ -56,6 +56,8 @@ def run_search(
     ``--repo`` and ``--project`` name configured repositories, several in one reply."""
     from repolens import service
 
+    if files_mode and as_json:
+        raise UsageError("--files and --json each choose the reply's form: pass one of them")
     options = {
         "top_k": top_k,
         "max_chars": max_chars,
