@@ -146,6 +146,32 @@ def test_the_search_tool_takes_a_keyword_and_a_lowest_score(ledgers: Path):
     )
 
 
+def test_the_search_tool_takes_what_the_command_line_takes(ledgers: Path):
+    """``keyword`` a list (the CLI takes up to 8), ``include``/``exclude`` a
+    plain string (the CLI takes one each time): refused over MCP before."""
+
+    async def session() -> list:
+        async with Client(build_server(ledgers)) as client:
+            return [
+                await client.call_tool(
+                    "search_code", {"query": "ledger", "keyword": ["AUDIT_MARK", "def"], "mode": "files"}
+                ),
+                await client.call_tool(
+                    "search_code", {"query": "ledger", "include": "audit/*", "mode": "files"}
+                ),
+                await client.call_tool(
+                    "search_code", {"query": "ledger", "exclude": "audit/*", "mode": "files"}
+                ),
+            ]
+
+    keywords, included, excluded = asyncio.run(session())
+    assert not keywords.is_error and _text(keywords).startswith("1. audit/check"), _text(keywords)
+    assert not included.is_error and all(
+        line.split(". ", 1)[1].startswith("audit/") for line in _text(included).splitlines()[:-1]
+    )
+    assert not excluded.is_error and "audit/" not in _text(excluded)
+
+
 def _text(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 

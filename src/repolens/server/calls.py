@@ -540,14 +540,17 @@ class _AsSent(FuncMetadata):
     JSON-looking string given for any parameter not typed plain ``str``
     (``pre_parse_json``): ``path="null"`` became None, dropping the filter
     without a word, and ``query="[]"`` a list. Here a string is the string
-    sent. Only a parameter that takes a list also takes one written as JSON
-    text (as some clients send lists): no string is a valid value there. An
+    sent. A parameter that takes a list (and no string) also takes one
+    written as JSON text (as some clients send lists), and a plain string as
+    a list of that one string (``include="src/*"``, as ``--include`` takes
+    one pattern at a time). An
     integer parameter takes a number with no fraction (``5.0``), which JSON
     Schema counts as an integer, and nothing else that is not one."""
 
     def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
         fields = self.arg_model.model_fields
         lists = {field.alias or name for name, field in fields.items() if _takes_list(field.annotation)}
+        strings = {field.alias or name for name, field in fields.items() if _takes(str, field.annotation)}
         ints = {field.alias or name for name, field in fields.items() if _takes(int, field.annotation)}
         parsed = dict(data)
         for key in ints & data.keys():  # JSON Schema's integer: 5.0 is one (5.5 is not)
@@ -558,9 +561,11 @@ class _AsSent(FuncMetadata):
                 try:
                     value = json.loads(data[key])
                 except (ValueError, RecursionError):
-                    continue
+                    value = None
                 if isinstance(value, list):
                     parsed[key] = value
+                elif key not in strings:  # one item, as the command line takes one per flag
+                    parsed[key] = [data[key]]
         return parsed
 
 

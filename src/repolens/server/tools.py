@@ -222,7 +222,7 @@ def build_server(
         kind: str | None = None,
         include: Annotated[list[str] | None, Field(description="Path globs.")] = None,
         exclude: Annotated[list[str] | None, Field(description="Path globs.")] = None,
-        keyword: Annotated[str | None, Field(description="Exact text every hit contains.")] = None,
+        keyword: Annotated[list[str] | None, Field(description="Exact texts every hit contains.")] = None,
         min_score: float | None = None,
         query_id: Annotated[str | None, Field(description="A reply's query_id: show it again.")] = None,
         explain: bool = False,
