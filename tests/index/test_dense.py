@@ -133,3 +133,18 @@ def test_every_fusion_answers(sample_repo: Path, monkeypatch, fusion: str):
     build_index(sample_repo)
     data = service.search_code("where do sessions expire", sample_repo, mode="json").to_json()
     assert data["hits"][0]["path"] == "src/auth/session.py"
+
+
+def test_a_rebuild_without_vectors_says_it_dropped_them(sample_repo: Path, monkeypatch: pytest.MonkeyPatch):
+    """A changed chunker rebuilds the index; with ``vectors`` off now (an
+    index embedded by ``--vectors`` once), the rebuilt one has none: said,
+    not silent."""
+    build_index(sample_repo)
+    monkeypatch.delenv("REPOLENS_VECTORS")
+    (sample_repo / ".repolens.toml").write_text('chunker = "windows"\n')
+    report = build_index(sample_repo)
+    assert report.mode == "build" and report.vectors is None
+    assert report.summary().splitlines()[-1] == (
+        "vectors: none in the rebuilt index, which had them: index with --vectors, or set vectors = true, "
+        "to embed it"
+    )

@@ -99,6 +99,7 @@ class IndexReport:
     vectors_copied: int = 0  # their vectors (same model and style)
     history: HistoryReport | None = None
     languages: str = ""  # how the languages setting changed since the last run ("" when it did not)
+    vectors_dropped: bool = False  # rebuilt without the vectors the old index had
 
     def summary(self) -> str:
         """The short report ``repolens index`` prints."""
@@ -137,6 +138,11 @@ class IndexReport:
             out.append(self.history.summary())
         if self.vectors is not None:
             out.append(self.vectors.summary())
+        if self.vectors_dropped:
+            out.append(
+                "vectors: none in the rebuilt index, which had them: "
+                "index with --vectors, or set vectors = true, to embed it"
+            )
         return "\n".join(out)
 
 
@@ -315,6 +321,8 @@ def build_index(
             store.publish(building)
             target = building
             store.collect_garbage()
+            # an index embedded once (--vectors) and rebuilt with the setting off: said, not silent
+            report.vectors_dropped = embedder is None and bool(recorded.get("embed_identity"))
         if embedder is not None:
             report.vectors = _embed(store, target, embedder, settings, vector_progress, donors)
             report.vectors.reused += reused
