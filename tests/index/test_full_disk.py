@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from repolens.search.remembered import NOT_REMEMBERED
+
 # what the repository holds, then what a refresh adds
 FILES = 150
 ADDED = 600  # more than one batch of a build (BATCH_FILES)
@@ -63,6 +65,9 @@ def test_a_refresh_that_fills_the_disk_is_undone_and_said_in_one_line(
     assert "cannot be read" not in rebuild["err"]
     assert seen["files_after_rebuild"] == seen["files_before"]
 
+    full = seen["search_on_a_full_disk"]  # --files said nothing, and printed a query_id that could not work
+    assert full["code"] == 0 and full["out"].startswith(f"note: {NOT_REMEMBERED}\n\n1. pkg/m005.py"), full
+
     retry = seen["retry"]  # the filler is gone
     assert retry["code"] == 0 and retry["out"].startswith(f"refreshed {index}: {ADDED} new,"), retry
     assert "compute_new_7" in seen["search_after_retry"]["out"]
@@ -106,11 +111,12 @@ def _files(index: Path) -> dict[str, int]:
     }
 
 
-def _fill(disk: Path, leave_kb: int) -> Path:
-    filler = disk / "filler"
+def _fill(disk: Path, leave_kb: int, name: str = "filler") -> Path:
+    filler = disk / name
     free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
     with open(filler, "wb") as f:
-        os.posix_fallocate(f.fileno(), 0, max(free - leave_kb * 1024, 4096))
+        if free > leave_kb * 1024:
+            os.posix_fallocate(f.fileno(), 0, free - leave_kb * 1024)
     return filler
 
 
@@ -130,6 +136,11 @@ def _scenario(spec: dict) -> dict:
     )
     seen["rebuild"] = _cli("index", str(root), "--index-dir", str(index), "--rebuild")
     seen["files_after_rebuild"] = _files(index)
+    full = _fill(disk, 0, "full")  # not a byte left: a search answers, and is not remembered
+    seen["search_on_a_full_disk"] = _cli(
+        "search", "compute_old_5", "--root", str(root), "--index-dir", str(index), "--files"
+    )
+    full.unlink()
     filler.unlink()
     seen["retry"] = _cli("index", str(root), "--index-dir", str(index))
     seen["search_after_retry"] = _cli(
