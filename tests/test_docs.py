@@ -338,3 +338,19 @@ def test_the_readme_runs_the_tests_as_ci_does() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     blocks = [block.strip() for block in re.findall(r"```sh\n(.*?)```", readme, flags=re.S)]
     assert ci[0] in blocks, "README.md does not show .ci/run's test command"
+
+
+def test_the_readme_sample_reply_is_what_the_command_prints(make_repo) -> None:
+    """The README shows a reply as ``repolens search`` prints it, for a
+    repository of the shape it names (the tests' SAMPLE_FILES): the scores,
+    lines and markers a packet really has, byte for byte."""
+    from conftest import run_repolens
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"```text\n\$ repolens search (\"[^\"\n]+\")\n(.*?)```", readme, re.S)
+    assert shown is not None, "README.md shows a search in a ```text block"
+    root = make_repo()
+    printed = run_repolens("search", json.loads(shown.group(1)), cwd=root)
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == shown.group(2)
+    assert printed.stderr.startswith("indexed 5 files") and f"-> {root / '.repolens'}" in printed.stderr
