@@ -85,6 +85,8 @@ def _reads(root: Path, index_dir: Path, query_id: str) -> list[tuple[str, Callab
         ("symbol", lambda: service.find_symbol("SessionStore", root, **at).text),
         ("focus", lambda: service.focus("session expired", root, **at).text),
         ("history", lambda: service.search_history("sessions expire", root, **at).text),
+        ("references", lambda: service.find_references("SessionStore.save", root, **at).text),
+        ("impact", lambda: service.impact("src/auth/session.py", root, **at).text),
         ("status", lambda: service.index_status(root, **at)),
     ]
 
