@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import typing
 from pathlib import Path
 
 import pytest
@@ -40,23 +39,26 @@ HEAVY = (
 
 # Runs the CLI in this process (its own stdout: a real stream, as a shell
 # gives it), then prints the exit code and the modules it holds, one a line,
-# then the dataclasses those of repolens define.
+# then the classes of repolens whose methods were compiled from source at run
+# time (a dataclass's, a ``collections.namedtuple``'s).
 PROBE = """
 import sys
 from repolens.cli import main
 code = main(sys.argv[1:])
 print(MARK, code)
 print("\\n".join(sorted(sys.modules)))
-import dataclasses
 print(CLASSES_MARK)
+def from_source(f):
+    return getattr(getattr(getattr(f, "__func__", f), "__code__", None), "co_filename", "") == "<string>"
 for name, module in sorted(sys.modules.items()):
     if name.startswith("repolens"):
         for value in vars(module).values():
-            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
+            made_here = isinstance(value, type) and value.__module__ == name
+            if made_here and any(map(from_source, vars(value).values())):
                 print(f"{name}.{value.__qualname__}")
 """
 MARK = "--modules after the command--"
-CLASSES_MARK = "--dataclasses--"
+CLASSES_MARK = "--compiled classes--"
 
 # The write path: the store's writer and lock, removing folders, the chunk packer.
 _WRITES = ("repolens.store.local.writer", "fcntl", "shutil", "tempfile")
@@ -85,7 +87,7 @@ NOT_FOR = {
 
 
 def probed(*args: str) -> tuple[int, set[str], set[str]]:
-    """(exit code, modules loaded, dataclasses created) of a CLI command run in a new process."""
+    """(exit code, modules loaded, classes compiled at run time) of a CLI command run in a new process."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
     out = subprocess.run(
         [sys.executable, "-c", f"MARK, CLASSES_MARK = {MARK!r}, {CLASSES_MARK!r}" + PROBE, *args],
@@ -150,12 +152,14 @@ def test_a_search_with_the_history_leg_loads_no_numpy(sample_repo: Path, tmp_pat
 
 
 # Creating a dataclass compiles its generated methods (~4M instructions for a
-# small frozen one, ~12M for Settings' 28 fields): a search's own records are
-# NamedTuples (never changed) or plain slotted classes (changed as they are
-# filled in). These are the ones left: Chunk, Hit and Packet by design
-# (STYLE.md), and Settings (read as class attributes). ChunkedFile, what a
-# chunker makes, waits in repolens.chunking.chunker until a file is re-chunked.
-SEARCH_DATACLASSES = {
+# small frozen one, ~12M for Settings' 28 fields), and so does a
+# ``typing.NamedTuple`` (~1M for five fields): a search's own records are
+# repolens.record.Record classes (made without compiling) or plain slotted
+# classes (changed as they are filled in). These are the ones left: Chunk,
+# Hit and Packet by design (STYLE.md), and Settings (read as class
+# attributes). ChunkedFile, what a chunker makes, waits in
+# repolens.chunking.chunker until a file is re-chunked.
+SEARCH_COMPILED_CLASSES = {
     "repolens.chunking.Chunk",
     "repolens.reply.packet.Packet",
     "repolens.search.hits.Hit",
@@ -164,30 +168,13 @@ SEARCH_DATACLASSES = {
 
 
 @pytest.mark.parametrize("mode", [[], ["--json"], ["--files"]], ids=["packet", "json", "files"])
-def test_a_search_creates_no_dataclass_beyond_its_values(indexed_sample: tuple[Path, Path], mode: list[str]):
+def test_a_search_compiles_no_class_beyond_its_values(indexed_sample: tuple[Path, Path], mode: list[str]):
     root, index_dir = indexed_sample
     code, _, classes = probed(
         "search", "where do sessions expire", *mode, "--root", str(root), "--index-dir", str(index_dir)
     )
     assert code == 0
-    assert classes == SEARCH_DATACLASSES
-
-
-def test_store_records_are_created_with_evaluated_annotations():
-    """``typing.NamedTuple`` compiles a postponed (string) annotation into a
-    ``ForwardRef`` per field when the class is created: the store's records,
-    created by every process that reads an index, hold evaluated types (a
-    name only a type checker knows stays a string)."""
-    from repolens.store import records
-
-    forward = [
-        f"{cls.__name__}.{name}"
-        for cls in vars(records).values()
-        if isinstance(cls, type) and issubclass(cls, tuple) and cls.__module__ == records.__name__
-        for name, hint in cls.__annotations__.items()
-        if isinstance(hint, typing.ForwardRef)
-    ]
-    assert forward == ["StoredChunk.chunk"]
+    assert classes == SEARCH_COMPILED_CLASSES
 
 
 def test_help_loads_no_use_case():

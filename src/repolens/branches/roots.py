@@ -30,11 +30,12 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from repolens.branches.names import REF_RE
 from repolens.branches.registry import REGISTRY_ENV, Registry
 from repolens.errors import ConfigError, RootError
+from repolens.record import Record
 from repolens.settings import CONFIG_FILE, environ, read_toml
 from repolens.store import Binding, bind_root, locate, shown_url, store_flag, use_store_flag
 from repolens.validate import check_dir, check_user_path, resolve_root, shown_path
@@ -47,7 +48,7 @@ ROOTS_ENV = "REPOLENS_ROOTS"
 NAME_RE = REF_RE
 
 
-class ConfiguredRoots(NamedTuple):
+class ConfiguredRoots(Record):
     """What a configuration says of its repositories.
 
     ``roots`` keeps its order: the first root is the default of a local

@@ -16,9 +16,9 @@ from there, so a search that re-chunks nothing never creates those classes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import NamedTuple
 
 from repolens.hashing import blake2b
+from repolens.record import Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ class Chunk:
     kinds: tuple[str, ...] = ()
 
 
-class Symbol(NamedTuple):
+class Symbol(Record):
     """One definition found in a file (function, class, method, ...)."""
 
     name: str

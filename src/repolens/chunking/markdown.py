@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from repolens.chunking import Symbol
 from repolens.chunking.chunker import ChunkedFile
 from repolens.chunking.pack import Def, Packer, source_lines
+from repolens.record import Record
 
 # Sections up to this many lines are packed with their small neighbours.
 MERGE_MAX_LINES = 4
@@ -33,7 +33,7 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)$")
 _LIST_OR_QUOTE = re.compile(r" {0,3}(?:[-+*>]|\d+[.)])(?:\s|$)")
 
 
-class Heading(NamedTuple):
+class Heading(Record):
     row: int  # 0-based row of the heading text
     last_row: int  # underline row for setext headings
     level: int

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore import GitIgnorePatternError
+
+from repolens.record import Record
 
 
 def compile_gitignore(lines: Iterable[str]) -> GitIgnoreSpec | None:
@@ -46,7 +47,7 @@ def read_gitignore(path: str | os.PathLike[str]) -> GitIgnoreSpec | None:
         return None
 
 
-class GitIgnoreChain(NamedTuple):
+class GitIgnoreChain(Record):
     """The .gitignore files that apply inside one directory (walk mode).
 
     ``levels`` holds (prefix, spec) pairs, outermost first; ``prefix`` is the

@@ -16,15 +16,15 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 from repolens.chunking.languages import language_for
 from repolens.discover.gitignore import GitIgnoreChain, read_gitignore
 from repolens.discover.rules import ROOT_STATE, DirState, IgnoreRules
 from repolens.discover.skips import DEFAULT_MAX_FILE_BYTES, SkipReason
+from repolens.record import Record
 
 
-class SourceFile(NamedTuple):
+class SourceFile(Record):
     """One file to index. For a symlink, ``path`` is the link and size/mtime are its target's."""
 
     path: str  # root-relative POSIX path

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import codecs
 import os
-from typing import IO, NamedTuple
+from typing import IO
 
 from repolens.discover.skips import SkipReason
 from repolens.hashing import blake2b
+from repolens.record import Record
 
 # A NUL byte among the first bytes means binary (text never holds one).
 BINARY_SNIFF_BYTES = 8192
 
 
-class LoadedText(NamedTuple):
+class LoadedText(Record):
     """A file's text as indexed.
 
     The UTF-8 BOM is stripped and CRLF is turned into LF, so line N is the

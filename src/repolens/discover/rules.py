@@ -36,7 +36,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore import GitIgnorePatternError
@@ -45,13 +44,14 @@ from repolens.discover.gitignore import compile_gitignore
 from repolens.discover.noise import INTERNAL_NAMES, NOISE_PATTERNS, SECRET_RULES
 from repolens.discover.skips import SkipReason
 from repolens.errors import ConfigError
+from repolens.record import Record
 
 PROJECT_IGNORE_FILE = ".repolensignore"
 
 _GLOB_CHARS = frozenset("*?[\\")
 
 
-class DirState(NamedTuple):
+class DirState(Record):
     """The verdict for one directory.
 
     ``excluded`` is why the directory (and, by default, everything beneath it)

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk, Symbol
 from repolens.chunking.dispatch import chunk_file
@@ -33,6 +33,7 @@ from repolens.chunking.languages import language_for
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.errors import WorkerDiedError
 from repolens.index.forked import become_worker, sigint_blocked
+from repolens.record import Record
 from repolens.store.document import document_fields
 from repolens.store.records import PackedRefs
 from repolens.store.ref_rows import pack
@@ -64,7 +65,7 @@ _TASKS_PER_WORKER = 4
 # dataclass.
 
 
-class Job(NamedTuple):
+class Job(Record):
     path: str
     abs_path: str
     known_hash: str  # the indexed file's hash ("" when new): equal content needs no chunking
@@ -74,7 +75,7 @@ class Job(NamedTuple):
     size: int = 0  # bytes on disk when discovered: decides in or out of process
 
 
-class Prepared(NamedTuple):
+class Prepared(Record):
     path: str
     digest: str
     lines: int
@@ -87,11 +88,11 @@ class Prepared(NamedTuple):
     refs: PackedRefs | None = None  # uses of names (repolens.chunking.refs), packed
 
 
-class Skipped(NamedTuple):
+class Skipped(Record):
     reason: str  # binary, empty, too_large, unreadable, ...
 
 
-class Unchanged(NamedTuple):
+class Unchanged(Record):
     digest: str
 
 

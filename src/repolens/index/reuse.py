@@ -28,13 +28,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from repolens.chunking import Symbol
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.discover import worktree as git
 from repolens.errors import RepolensError
 from repolens.index.prepare import Prepared
+from repolens.record import Record
 from repolens.store import open_store
 from repolens.store.document import document_fields
 from repolens.store.ref_rows import as_refs, pack
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 COPY_BATCH = 256
 
 
-class Reused(NamedTuple):
+class Reused(Record):
     """A file taken from a sibling: ready to add, with the vectors to keep."""
 
     prepared: Prepared

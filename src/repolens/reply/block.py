@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator, Mapping
-from typing import NamedTuple
 
 from repolens.budget import budget_marker, omitted_marker, truncated_marker
+from repolens.record import Record
 from repolens.tokens import TermsIn
 
 # A name over this many characters (a deep markdown section path) is cut in
@@ -22,7 +22,7 @@ from repolens.tokens import TermsIn
 _NAME_MAX = 80
 
 
-class Block(NamedTuple):
+class Block(Record):
     """One rendered hit (possibly several merged chunks of one file)."""
 
     path: str
@@ -63,7 +63,7 @@ class Block(NamedTuple):
         return f"{self.path}:{self.start_line}-{self.end_line} (score {self.score:.2f})"
 
 
-class RenderedBlock(NamedTuple):
+class RenderedBlock(Record):
     """A block as the packet shows it, and whether the budget cut it."""
 
     block: Block

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from repolens.budget import BLOCK_SEP, counted, more_did_not_fit, note_lines
+from repolens.record import Record
 from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
 from repolens.search.hits import Hit
 from repolens.search.query import ParsedQuery
@@ -28,7 +29,7 @@ EVIDENCE_HITS = 3
 _DECAY = 0.5  # weight of the k-th best chunk of a file: _DECAY ** k
 
 
-class FileEntry(NamedTuple):
+class FileEntry(Record):
     """One file of a ranked file overview, with the evidence that ranked it."""
 
     path: str

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from repolens.budget import (
     BLOCK_SEP,
@@ -39,6 +39,7 @@ from repolens.budget import (
 )
 from repolens.chunking import Chunk
 from repolens.chunking.labels import join_names, repeated_header_lines, signature_lines, split_names
+from repolens.record import Record
 from repolens.reply.block import (
     Block,
     LineRanker,
@@ -116,7 +117,7 @@ class Packet:
 _DEFAULTS = Settings()
 
 
-class PacketOptions(NamedTuple):
+class PacketOptions(Record):
     """How a packet is rendered; the defaults are :class:`Settings`' own."""
 
     top_k: int = _DEFAULTS.top_k

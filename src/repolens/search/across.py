@@ -46,9 +46,10 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from repolens.errors import NotFoundError, RepolensError
+from repolens.record import Record
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import ParsedQuery
 from repolens.tokens import TermsIn, terms_in
@@ -101,7 +102,7 @@ class Target:
     index_dir: Path | None = None
 
 
-class Asked(NamedTuple):
+class Asked(Record):
     """One repository's search, for the merge: the outcome, the settings it
     ran with, and the question's terms its history's best commits hold."""
 

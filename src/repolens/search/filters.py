@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk
 from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import PathError
+from repolens.record import Record
 from repolens.store.base import IndexReader, LexFilters
 from repolens.validate import (
     check_globs,
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 
-class Filters(NamedTuple):
+class Filters(Record):
     """Every search filter. ``subpath``, languages and kinds run inside the
     lexical query; globs are matched on paths afterwards (gitignore syntax),
     ``keywords`` on a chunk's own lines (each exactly, case-sensitive: the

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import NamedTuple
 
+from repolens.record import Record
 from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
 
 K_COMMITS = 30
@@ -42,7 +42,7 @@ _SUBJECT_CHARS = 60
 NO_INDEXED_HISTORY = "this index has no history yet; `repolens index` reads it"
 
 
-class SimilarCommit(NamedTuple):
+class SimilarCommit(Record):
     """A past commit worded like the question, and its vote."""
 
     commit: HistoryCommit
@@ -50,7 +50,7 @@ class SimilarCommit(NamedTuple):
     weight: float  # score over the best commit's, times recency
 
 
-class FileVote(NamedTuple):
+class FileVote(Record):
     """The history's vote for one file."""
 
     strength: float  # in (0, 1]: this file's votes over the best file's
@@ -66,7 +66,7 @@ class FileVote(NamedTuple):
         return f"{n} similar commit{'s' if n != 1 else ''}, e.g. {best.hash[:7]} {subject!r}"
 
 
-class HistoryVotes(NamedTuple):
+class HistoryVotes(Record):
     """The history leg's votes per file, or why it is off."""
 
     files: Mapping[str, FileVote] = MappingProxyType({})
@@ -182,7 +182,7 @@ def join_voted(
     stored.update(reader.chunks(cid for cid in scores if cid not in stored))
 
 
-class FoundCommit(NamedTuple):
+class FoundCommit(Record):
     """A commit for the ``history`` tool: every path it touched, its
     similarity to the question (0 without one) and, when a file was asked
     about, the name this commit gave that file."""

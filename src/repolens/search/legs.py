@@ -23,10 +23,11 @@ import math
 import re
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from repolens.chunking import Chunk
 from repolens.errors import EmbedderError, RepolensError
+from repolens.record import Record
 from repolens.search.filters import Filters
 from repolens.search.mentions import path_index
 from repolens.search.query import ParsedQuery
@@ -209,7 +210,7 @@ class DenseLeg(Protocol):
     def similarities(self, cids: Iterable[int]) -> dict[int, float]: ...
 
 
-class BoundDense(NamedTuple):
+class BoundDense(Record):
     """The dense leg for one query on one generation."""
 
     reader: IndexReader

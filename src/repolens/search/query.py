@@ -26,8 +26,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import NamedTuple
 
+from repolens.record import Record
 from repolens.tokens import STOPWORDS, split_identifier, tokenize, tokenize_with_forms
 
 MAX_TERMS = 64
@@ -64,7 +64,7 @@ MAX_COMPLETIONS = 32
 _NOT_FILE_EXT = frozenset({"com", "org", "net", "io", "html", "htm", "0", "1", "2", "3", "x", "e", "g", "i"})
 
 
-class QueryTerm(NamedTuple):
+class QueryTerm(Record):
     """One token of a query, with the weight the lexical leg gives it."""
 
     token: str
@@ -73,7 +73,7 @@ class QueryTerm(NamedTuple):
     surface: str = ""  # the word as the query spelled it (tokens are stems)
 
 
-class ParsedQuery(NamedTuple):
+class ParsedQuery(Record):
     """A query as every leg reads it: weighted terms, and what it names literally."""
 
     text: str

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from repolens.budget import counted
+from repolens.record import Record
 from repolens.roles import path_role
 from repolens.search.filters import Filters, no_indexed_file
 from repolens.search.fusion import (
@@ -67,7 +68,7 @@ CANDIDATES = 100
 EXPLAINED = 10
 
 
-class RankingOptions(NamedTuple):
+class RankingOptions(Record):
     """How the legs are fused and scaled (see the module docstring); each
     field is the setting of its name (:class:`repolens.settings.Settings`
     says what it does, and holds its one default). No field has a default

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from repolens.chunking.refs import definition_keys, same_file_key, split_key
+from repolens.record import Record
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 MAX_DEPTH = 3
@@ -57,7 +57,7 @@ def family(language: str) -> frozenset[str]:
     return next((f for f in _FAMILIES if language in f), frozenset({language}))
 
 
-class Resolved(NamedTuple):
+class Resolved(Record):
     """The uses of one definition: resolved to it, and name matches."""
 
     definition: SymbolRow
@@ -289,7 +289,7 @@ def user_of(reader: IndexReader, row: RefRow) -> SymbolRow | None:
 # -- walks ---------------------------------------------------------------------------
 
 
-class Step(NamedTuple):
+class Step(Record):
     """One definition reached by a walk: how far, through which use, and
     whether every use on the way was resolved."""
 
@@ -400,7 +400,7 @@ def _spells(target: str, keys: frozenset[str]) -> bool:
     return target in keys or (bool(keys) and target.endswith("." + max(keys, key=len)))
 
 
-class Impact(NamedTuple):
+class Impact(Record):
     """What reaches the definitions of a range of lines (see :func:`impact`)."""
 
     definitions: list[SymbolRow]

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from repolens.errors import NotFoundError, UsageError
 from repolens.hashing import blake2b
+from repolens.record import Record
 from repolens.search.filters import Filters
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import parse_query, with_completions
@@ -36,7 +37,7 @@ NOT_REMEMBERED = (
 _ID = re.compile(r"^[0-9a-f]{10}$")
 
 
-class Remembered(NamedTuple):
+class Remembered(Record):
     """A stored search result, as recalled by its id."""
 
     query_id: str

@@ -59,10 +59,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any, NamedTuple
+from typing import Any
 
 from repolens.budget import SYMBOLS_LIMIT, SYMBOLS_MAX_CHARS, counted
 from repolens.errors import UsageError
+from repolens.record import Record
 from repolens.roles import LISTING_RANK, PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.store.base import IndexReader, NameMatch, SymbolFilters, SymbolRow, normalize_symbol
 from repolens.validate import check_budget, check_int, check_kind, check_language
@@ -98,7 +99,7 @@ _DECORATION = re.compile(r"[()*&]|<[^<>]*>")
 _INDEX_MODULES = frozenset({"__init__", "index", "mod", "lib", "main"})
 
 
-class SymbolMatch(NamedTuple):
+class SymbolMatch(Record):
     """One definition that matched, and how."""
 
     name: str
@@ -179,7 +180,7 @@ class SymbolMatches:
 # -- the query -----------------------------------------------------------------
 
 
-class _Query(NamedTuple):
+class _Query(Record):
     """A symbol name as given, split into its qualifier parts and name."""
 
     text: str
@@ -485,7 +486,7 @@ def find_symbols(
     return lookup.render(ranked, total, suggestions, max_chars)
 
 
-class SymbolLookup(NamedTuple):
+class SymbolLookup(Record):
     """A checked lookup (the name and its filters), to rank in one index or
     in several (:func:`repolens.service.find_symbol_across` merges their
     matches by :meth:`rank_key`, which depends on no index)."""

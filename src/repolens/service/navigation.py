@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from repolens.budget import IMPACT_DEPTH, REFS_DEPTH, REFS_MAX_CHARS
 from repolens.errors import UsageError
+from repolens.record import Record
 
 if TYPE_CHECKING:
     from repolens.search.across import Target
@@ -34,7 +35,7 @@ DEFAULT_MAX_CHARS = REFS_MAX_CHARS
 _PLACE = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 
 
-class NavigationReply(NamedTuple):
+class NavigationReply(Record):
     """What a navigation use case answers: the text, and how many uses or definitions it found."""
 
     text: str

@@ -18,16 +18,17 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from repolens.errors import ConfigError, UsageError
+from repolens.record import Record
 from repolens.validate import check_user_path, resolve_root
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
 
 
-class StoreChoice(NamedTuple):
+class StoreChoice(Record):
     """A database store for one repository: the primary's URL, the replicas
     readers use, and the key naming the repository there (with what named it,
     for the fix of an error about it)."""
@@ -38,7 +39,7 @@ class StoreChoice(NamedTuple):
     key_from: str = ""
 
 
-class Binding(NamedTuple):
+class Binding(Record):
     """What a server's config file says of one of its roots: its ``name``
     (the key of its index in a store, ``app@main``), and the store its
     ``[roots]`` entry or the file's ``[store]`` names, if any."""
@@ -49,7 +50,7 @@ class Binding(NamedTuple):
     read_urls: tuple[str, ...] = ()
 
 
-class Location(NamedTuple):
+class Location(Record):
     """Where the index of one root lives: a database store, or a local
     folder; ``source`` is what named it (``--store``, ``REPOLENS_STORE``,
     a config file's ``[store] url``, ``--index-dir``, ...), for replies."""

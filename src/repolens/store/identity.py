@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from repolens.errors import IndexIdentityError
+from repolens.record import Record
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
@@ -31,7 +32,7 @@ GIT_ROOT_KEY = "repo_git_root"
 REMOTE_KEY = "repo_remote"
 
 
-class RepoIdentity(NamedTuple):
+class RepoIdentity(Record):
     """What an index holds: ``path`` always, ``git_root`` and ``remote`` for a git repository."""
 
     path: str

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from repolens.budget import counted
 from repolens.errors import NotFoundError, UsageError
+from repolens.record import Record
 from repolens.store.identity import recorded_identity
 
 
@@ -68,7 +69,7 @@ def entry_from_meta(key: str, generation: str, state: str, meta: dict[str, str])
     )
 
 
-class Inventory(NamedTuple):
+class Inventory(Record):
     """The indexes of one store, with where it is (for the reply's first line)."""
 
     where: str
@@ -82,7 +83,7 @@ class Inventory(NamedTuple):
         return {"store": self.where, "indexes": [e.to_json() for e in self.entries]}
 
 
-class Dropped(NamedTuple):
+class Dropped(Record):
     where: str
     entry: IndexEntry
 

@@ -1,18 +1,17 @@
 """The store's records: the rows and arguments that cross :mod:`repolens.store.base`'s
 protocols (re-exported there, where they are documented with the protocols).
 
-Without ``from __future__ import annotations``, unlike every other module:
-``typing.NamedTuple`` type-checks each field's annotation when the class is
-created, and a postponed annotation (a string) is compiled into a
-``ForwardRef`` there, ~0.1M instructions a field. These 61 fields are
-created by every new process that reads an index (``repolens search`` from
-a shell), so their annotations are evaluated types here (docs/benchmarks.md,
-issue 15). Keep them so: a type only a type checker knows goes in quotes.
+They are :class:`repolens.record.Record` classes (made without compiling
+code): every new process that reads an index makes them.
 """
+
+from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from repolens.record import Record
 
 if TYPE_CHECKING:
     from repolens.chunking import Chunk
@@ -23,7 +22,7 @@ def normalize_symbol(name: str) -> str:
     return name.replace("_", "").replace("-", "").lower()
 
 
-class FileRecord(NamedTuple):
+class FileRecord(Record):
     """One indexed file as the index knows it (size and mtime when it was read)."""
 
     id: int
@@ -36,7 +35,7 @@ class FileRecord(NamedTuple):
     flags: str
 
 
-class SkippedFile(NamedTuple):
+class SkippedFile(Record):
     """A file discovery lists but whose content keeps it out (binary, blank),
     with the size and mtime it was read at: until those move, it is not read
     again and does not count as a change."""
@@ -47,16 +46,16 @@ class SkippedFile(NamedTuple):
     mtime_ns: int
 
 
-class StoredChunk(NamedTuple):
+class StoredChunk(Record):
     """A chunk as read back from the index, with its integer key ``cid``
     (shared by the lexical postings and the vectors; ``chunk.id`` is the
     content-derived key users see)."""
 
     cid: int
-    chunk: "Chunk"
+    chunk: Chunk
 
 
-class SymbolRow(NamedTuple):
+class SymbolRow(Record):
     """One stored definition; ``norm`` is ``normalize_symbol(name)``."""
 
     name: str
@@ -71,7 +70,7 @@ class SymbolRow(NamedTuple):
     norm: str
 
 
-class RefRow(NamedTuple):
+class RefRow(Record):
     """One stored use of a name (:class:`repolens.chunking.refs.Ref`) with
     the file it is in and that file's language."""
 
@@ -85,7 +84,7 @@ class RefRow(NamedTuple):
     binds: str
 
 
-class PackedRefs(NamedTuple):
+class PackedRefs(Record):
     """A file's references as the store keeps them (``repolens.store.ref_rows``):
     one compressed blob and the distinct names they use. Made where the file
     is chunked, so a worker process sends bytes, not a million small tuples."""
@@ -94,7 +93,7 @@ class PackedRefs(NamedTuple):
     names: tuple[str, ...]
 
 
-class LexFilters(NamedTuple):
+class LexFilters(Record):
     """Filters applied inside the lexical query (cheap, exact): ``subpath``
     is a file or folder (the path or a prefix ending at ``/``); a chunk
     matches ``kinds`` by its kind or any of its extra kinds."""
@@ -104,7 +103,7 @@ class LexFilters(NamedTuple):
     kinds: tuple[str, ...] = ()
 
 
-class SymbolFilters(NamedTuple):
+class SymbolFilters(Record):
     """Filters of a symbol lookup. ``path`` is a file or a folder (an exact
     prefix test, not a pattern); ``sections`` false leaves out markdown
     sections (headings are symbols for lookup, not definitions)."""
@@ -115,7 +114,7 @@ class SymbolFilters(NamedTuple):
     sections: bool = True
 
 
-class NameMatch(NamedTuple):
+class NameMatch(Record):
     """Which normalised symbol names (``norm``) a lookup wants; exactly one
     of ``names``, ``prefix`` and ``inner`` is set.
 
@@ -135,7 +134,7 @@ class NameMatch(NamedTuple):
     max_len: int = 0
 
 
-class HistoryState(NamedTuple):
+class HistoryState(Record):
     """What an index's history holds (None from ``history_state`` when the
     index never had one, e.g. written before history existed).
 
@@ -157,7 +156,7 @@ class HistoryState(NamedTuple):
     newest: int  # the largest commit time stored (Unix seconds; 0 without commits)
 
 
-class CommitDoc(NamedTuple):
+class CommitDoc(Record):
     """One commit to store: its text, touched paths and BM25 document."""
 
     hash: str
@@ -169,7 +168,7 @@ class CommitDoc(NamedTuple):
     terms: Mapping[str, int]  # token -> count
 
 
-class HistoryUpdate(NamedTuple):
+class HistoryUpdate(Record):
     """One atomic change of an index's history (:meth:`IndexWriter.update_history`).
 
     ``replace``: drop every stored commit first; else ``renames`` (old path
@@ -189,7 +188,7 @@ class HistoryUpdate(NamedTuple):
     keep: int = 0
 
 
-class HistoryCommit(NamedTuple):
+class HistoryCommit(Record):
     """A stored commit: ``id`` ascends with recency; ``paths`` are its touched
     paths (newest names, sorted), all of them or only the indexed ones as asked."""
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from tree_sitter import Node
+
+from repolens.record import Record
 
 # Kinds whose bodies are searched for member definitions.
 CONTAINER_KINDS = frozenset({"class", "struct", "enum", "interface", "trait", "impl", "module"})
@@ -22,7 +23,7 @@ CONTAINER_KINDS = frozenset({"class", "struct", "enum", "interface", "trait", "i
 CLASS_KINDS = frozenset({"class", "struct", "enum", "interface", "trait", "impl"})
 
 
-class Scope(NamedTuple):
+class Scope(Record):
     """Where a node sits: the qualified-name prefix and kind of its container."""
 
     qualname: str

@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import NamedTuple
+
+from repolens.record import Record
 
 # Kinds of use, in the order a reply lists them.
 REF_KINDS = ("call", "base", "decorator", "type", "import", "export", "attr", "name")
 
 
-class Ref(NamedTuple):
+class Ref(Record):
     """One use of a name in a file (see the module docstring)."""
 
     name: str

@@ -13,14 +13,14 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from typing import NamedTuple
 
 from tree_sitter import Node
 
 from repolens.chunking.refs import module_parts, split_key
+from repolens.record import Record
 
 
-class Binding(NamedTuple):
+class Binding(Record):
     """One name an import or export statement binds (see :mod:`repolens.chunking.refs.extract`)."""
 
     bound: str  # the name bound in the importing file ("" none, "*" every name of target)

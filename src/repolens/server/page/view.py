@@ -26,11 +26,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html import escape
-from typing import NamedTuple
 from urllib.parse import quote
 
 from markupsafe import Markup
 
+from repolens.record import Record
 from repolens.server.page.explain import PREFIX as EXPLAIN_PREFIX
 from repolens.server.page.highlight import tokens
 
@@ -48,7 +48,7 @@ _FILE_ENTRY = re.compile(r"\d+\. (?P<path>\S+) \(score [^)]*?best (?P<start>\d+)
 MODES = ("packet", "files", "json")
 
 
-class Piece(NamedTuple):  # a tuple: a packet makes a thousand of them, a frozen dataclass costs 3x
+class Piece(Record):  # a tuple: a packet makes a thousand of them, a frozen dataclass costs 3x
     text: str
     kind: str = ""  # CSS class
     href: str = ""

@@ -24,9 +24,9 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 from repolens.errors import IndexLockedError, IndexMissingError, IndexReadOnlyError, StorageFullError
+from repolens.record import Record
 
 INDEX_DIR_NAME = ".repolens"
 _GEN = re.compile(r"^gen-(\d{6,})$")
@@ -46,7 +46,7 @@ def shared_key(root: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", str(root).strip("/")) or "root"
 
 
-class IndexLayout(NamedTuple):
+class IndexLayout(Record):
     """Where a root's local index lives: its folder, the ``current`` link, the writer lock."""
 
     root: Path
