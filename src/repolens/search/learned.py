@@ -197,16 +197,43 @@ def positive(scores: Mapping[int, float]) -> dict[int, float]:
     return {cid: math.exp(s - best) for cid, s in scores.items()}
 
 
+class _Bundled(Ranker):
+    """The bundled model, scored by ``search/_forest.py``: its trees' lists
+    (which only :meth:`Ranker.walk` and :meth:`Ranker.explain` read, for
+    ``--explain``) are parsed from the model file when first asked for.
+    Parsing them was ~6M instructions of a search in a new process, which
+    scores with the compiled trees only."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str, compiled: Scorer, features: tuple[str, ...]) -> None:
+        self._text = text
+        self.compiled = compiled
+        self.features = features
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in Ranker.__slots__ or name in ("compiled", "features"):
+            raise AttributeError(name)
+        Ranker.__init__(self, json.loads(self._text), self.compiled)
+        return getattr(self, name)
+
+
 @lru_cache(maxsize=1)
 def bundled_ranker() -> Ranker:
     """The model shipped with the package (read once per process); a
     ``RepolensError`` naming the fix when it is missing or was made for other
-    features (a packaging mistake: ``ranking = "tuned"`` still works)."""
+    features (a packaging mistake: ``ranking = "tuned"`` still works).
+
+    The model file is parsed only when its digest is not the one
+    ``search/_forest.py`` was written from (to say which mistake it is):
+    else the compiled trees are the file's, and their features its own."""
     try:
         # A path, not importlib.resources: that loads shutil and tempfile, which a search never needs.
         text = (Path(__file__).with_name("data") / MODEL_FILE).read_text(encoding="utf-8")
         from repolens.search import _forest
 
+        if model_digest(text) == _forest.DIGEST and _forest.FEATURES == FEATURES:
+            return _Bundled(text, _forest.scores, FEATURES)
         ranker = Ranker(json.loads(text), _forest.scores)
     except (OSError, ValueError, KeyError, TypeError, ImportError) as exc:
         raise RepolensError(
@@ -218,9 +245,7 @@ def bundled_ranker() -> Ranker:
             "the learned ranking's model was made for other features than this repolens computes: "
             'rebuild it with bench.train_ranker, or set ranking = "tuned"'
         )
-    if model_digest(text) != _forest.DIGEST or _forest.FEATURES != FEATURES:
-        raise RepolensError(
-            f"the learned ranking's {FOREST_MODULE} was written from another model file than {MODEL_FILE}: "
-            'write it again with python -m bench.train_ranker forest, or set ranking = "tuned"'
-        )
-    return ranker
+    raise RepolensError(
+        f"the learned ranking's {FOREST_MODULE} was written from another model file than {MODEL_FILE}: "
+        'write it again with python -m bench.train_ranker forest, or set ranking = "tuned"'
+    )
