@@ -260,3 +260,32 @@ except AttributeError as exc:
         "Point(x: int)",
         "module 'inspect' has no attribute 'no_such_name'",
     ]
+
+
+# Patterns a search never uses, compiled by re's cache when first used: a
+# pattern costs ~0.5M instructions to compile (docs/benchmarks.md).
+NOT_COMPILED_BY_A_SEARCH = (
+    ("repolens.store", "KEY_RE"),
+    ("repolens.service.navigation", "_PLACE"),
+    ("repolens.chunking.labels", "_MORE"),
+    ("repolens.search.remembered", "_ID"),
+    ("repolens.store.local.failures", "_IN_FILE"),
+    ("repolens.store.local.failures", "_INNER"),
+    ("repolens.store.local.layout", "_GEN"),
+    ("repolens.store.local.segments", "_SEGMENT_FILE"),
+)
+
+
+def test_a_search_compiles_no_pattern_it_does_not_use(indexed_sample: tuple[Path, Path]):
+    root, index_dir = indexed_sample
+    probe = (
+        "import importlib, re, sys\nfrom repolens.cli import main\ncode = main(sys.argv[1:])\n"
+        "compiled = {key[1] for key in re._cache}\n"
+        f"for module, name in {NOT_COMPILED_BY_A_SEARCH!r}:\n"
+        "    pattern = getattr(importlib.import_module(module), name)\n"
+        "    print('--', module, name, isinstance(pattern, str), pattern in compiled)\n"
+    )
+    where = ["--root", str(root), "--index-dir", str(index_dir)]
+    out = run_python(probe, "search", "where do sessions expire", *where)
+    found = [line.split()[1:] for line in out.splitlines() if line.startswith("-- ")]
+    assert found == [[module, name, "True", "False"] for module, name in NOT_COMPILED_BY_A_SEARCH]

@@ -38,12 +38,12 @@ def join_names(names: list[str], more: int = 0) -> str:
     return ", ".join(names[:_NAMES_SHOWN]) + (f" (+{more} more)" if more else "")
 
 
-_MORE = re.compile(r" \(\+(\d+) more\)$")
+_MORE = r" \(\+(\d+) more\)$"  # compiled at first use: a search needs none
 
 
 def split_names(label: str) -> tuple[list[str], int]:
     """The inverse of :func:`join_names`: (names shown, how many more)."""
-    m = _MORE.search(label)
+    m = re.search(_MORE, label)
     shown = label[: m.start()] if m else label
     return [n for n in shown.split(", ") if n], int(m.group(1)) if m else 0
 

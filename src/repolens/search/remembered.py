@@ -34,7 +34,7 @@ NOT_REMEMBERED = (
     "this search is not remembered (its index folder cannot be written: a read-only disk, or a full one): "
     "its query_id cannot re-render it"
 )
-_ID = re.compile(r"^[0-9a-f]{10}$")
+_ID = r"^[0-9a-f]{10}$"  # compiled at first use: a search needs none
 
 
 class Remembered(Record):
@@ -73,7 +73,7 @@ def remember(
 
 
 def recall(reader: IndexReader, query_id: str, generation: str) -> Remembered:
-    if not isinstance(query_id, str) or not _ID.match(query_id):
+    if not isinstance(query_id, str) or not re.match(_ID, query_id):
         raise UsageError(f"query_id {query_id!r} is not an id from a search reply (10 hex digits)")
     payload = reader.recall(query_id)
     try:

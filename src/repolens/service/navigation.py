@@ -32,7 +32,7 @@ MAX_DEPTH = 3
 DEFAULT_DEPTH = REFS_DEPTH
 DEFAULT_IMPACT_DEPTH = IMPACT_DEPTH
 DEFAULT_MAX_CHARS = REFS_MAX_CHARS
-_PLACE = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+_PLACE = r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$"  # compiled at first use: a search needs none
 
 
 class NavigationReply(Record):
@@ -81,7 +81,7 @@ class _Found:
 def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
     from repolens.search import references as refs
 
-    place = _PLACE.match(target)
+    place = re.match(_PLACE, target)
     path = place.group("path") if place else target if ranges and reader.has_path(target) else None
     if path is not None and reader.files([path]):
         if place is None:

@@ -233,18 +233,18 @@ def _choice(root: Path, url: str) -> StoreChoice:
     if bound is not None:
         return StoreChoice(url, bound.name, reads, f"{ROOTS_OF}{bound.source}")
     if (key := table.get("key")) is not None:
-        if not isinstance(key, str) or not KEY_RE.match(key):
+        if not isinstance(key, str) or not re.match(KEY_RE, key):
             raise ConfigError(f"{config}: [store] key must be {KEY_FORM}, got {key!r}")
         return StoreChoice(url, key, reads, f"[store] key in {config}")
     if key := environ(KEY_ENV):
-        if not KEY_RE.match(key):
+        if not re.match(KEY_RE, key):
             raise ConfigError(f"{KEY_ENV} must be {KEY_FORM}, got {key!r}")
         return StoreChoice(url, key, reads, KEY_ENV)
     return StoreChoice(url, folder_key(root), reads, "")
 
 
 # A key travels in messages and in `repolens drop KEY`: plain text, as a repository name with its branch.
-KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+@-]{0,199}$")
+KEY_RE = r"^[A-Za-z0-9][A-Za-z0-9._/+@-]{0,199}$"  # compiled at first use: a search needs none
 KEY_FORM = "1-200 letters, digits, '.', '_', '-', '/', '+' or '@', starting with a letter or digit"
 
 

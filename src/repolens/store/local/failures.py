@@ -49,8 +49,8 @@ _FULL_WORDS = ("os error 28", "os error 122", "no space left", "storagefull", "q
 _DAMAGE_WORDS = ("data corrupted", "corrupt", "an io error occurred")  # (a full disk is told first)
 _NOT_UTF8 = re.compile(r"Could not decode to UTF-8 column '([^']*)'")
 _NO_SUCH = re.compile(r"no such (column|table): ")
-_IN_FILE = re.compile(r'in file `"([^"`]+)"`')
-_INNER = re.compile(r'Error\("([^"]+)"')
+_IN_FILE = r'in file `"([^"`]+)"`'  # compiled at first use: a search needs none
+_INNER = r'Error\("([^"]+)"'  # compiled at first use: a search needs none
 # Free space below which an ambiguous write failure (SQLite's "disk I/O
 # error", a tantivy writer that was "killed") is taken for a full disk.
 _NEARLY_FULL = 1 << 20
@@ -126,7 +126,7 @@ def lexical_damage(gen_dir: Path, exc: Exception) -> IndexCorruptError:
     the file and the parser's complaint, not the file itself, which tantivy
     quotes whole after ``Content:`` (a cut ``meta.json``: 1,200 characters)."""
     text = " ".join(str(exc).split()).split(" Content:")[0]
-    file, inner = _IN_FILE.search(text), _INNER.search(text)
+    file, inner = re.search(_IN_FILE, text), re.search(_INNER, text)
     if file and inner:
         return damaged(gen_dir, f"lexical/{file.group(1)}: {inner.group(1)}")
     return damaged(gen_dir, f"lexical: {_shortened(text)}")

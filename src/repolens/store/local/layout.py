@@ -29,7 +29,7 @@ from repolens.errors import IndexLockedError, IndexMissingError, IndexReadOnlyEr
 from repolens.record import Record
 
 INDEX_DIR_NAME = ".repolens"
-_GEN = re.compile(r"^gen-(\d{6,})$")
+_GEN = r"^gen-(\d{6,})$"  # compiled at first use: a search needs none
 # Old generations are kept this long after being replaced so that a reader
 # that resolved ``current`` just before the swap can still open them.
 _GRACE_SECONDS = 120.0
@@ -114,7 +114,7 @@ class IndexLayout(Record):
         if self.index_dir.is_dir():
             for entry in self.index_dir.iterdir():
                 name = entry.name.removesuffix(".building")
-                m = _GEN.match(name)
+                m = re.match(_GEN, name)
                 if m:
                     out.append((int(m.group(1)), entry))
         return sorted(out)

@@ -45,7 +45,8 @@ MAX_SEGMENTS = 7  # one fewer than tantivy merges at once
 _TRIES = 5
 _STATE = ("meta.json", ".managed.json")
 # A segment's files: <32 hex digits of its id>.<component>, deletes <id>.<opstamp>.del
-_SEGMENT_FILE = re.compile(r"^([0-9a-f]{32})\.(?:(\d+)\.del|[a-z.]+)$")
+# Compiled at first use: a search needs none.
+_SEGMENT_FILE = r"^([0-9a-f]{32})\.(?:(\d+)\.del|[a-z.]+)$"
 _FOOTER_MAGIC = 1337  # the last four bytes of every file tantivy writes for a segment
 
 
@@ -144,7 +145,7 @@ def damaged_file(directory: Path) -> str:
     referenced = _referenced(read_meta(directory))
     present = set()
     for entry in sorted(os.scandir(directory), key=lambda e: e.name):
-        if not (_SEGMENT_FILE.match(entry.name) and _is_referenced(entry.name, referenced)):
+        if not (re.match(_SEGMENT_FILE, entry.name) and _is_referenced(entry.name, referenced)):
             continue
         present.add(entry.name[:32])
         data = Path(entry.path).read_bytes()
@@ -164,7 +165,7 @@ def damaged_file(directory: Path) -> str:
 
 
 def _is_referenced(name: str, referenced: dict[str, int | None]) -> bool:
-    m = _SEGMENT_FILE.match(name)
+    m = re.match(_SEGMENT_FILE, name)
     if m is None:
         return True  # not a segment's file: state, locks, ``previous/``
     if m.group(1) not in referenced:
@@ -199,7 +200,7 @@ def _link_state(directory: Path, into: Path) -> None:
             os.link(directory / name, into / name)
     referenced = _referenced(read_meta(into))
     for entry in os.scandir(directory):
-        if _SEGMENT_FILE.match(entry.name) and _is_referenced(entry.name, referenced):
+        if re.match(_SEGMENT_FILE, entry.name) and _is_referenced(entry.name, referenced):
             os.link(entry.path, into / entry.name)
     missing = {seg for seg in referenced if not any(into.glob(f"{seg}.*"))}
     if missing:
