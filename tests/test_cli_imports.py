@@ -69,6 +69,9 @@ _WRITES += ("repolens.chunking.pack", "repolens.chunking.text")
 # (repolens.hashing). Reading and re-chunking a file (repolens.discover) waits
 # until a cited file has changed since indexing.
 _LAZY = ("hashlib", "repolens.discover")
+# typing: ~12M instructions to import; the modules a search or a symbol
+# lookup loads import its names for type checkers only (docs/development.md).
+_LAZY += ("typing",)
 NOT_FOR = {
     "search": ("click", *_WRITES, *_LAZY, "repolens.models.rerank_config", "repolens.reply.snippet"),
     "symbols": (

@@ -21,8 +21,6 @@ checkers, which see ``typing.NamedTuple`` itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 try:  # the C descriptor collections.namedtuple uses for its fields
     from _collections import _tuplegetter
 except ImportError:  # pragma: no cover - another Python implementation
@@ -151,7 +149,9 @@ def record_class(name: str, ns: dict[str, Any]) -> type:
     return type(name, (tuple,), body)
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from typing import NamedTuple as Record
 else:
 

@@ -23,9 +23,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Literal
 
-PathRole = Literal["source", "test", "doc", "generated", "vendored", "config", "example"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    PathRole = Literal["source", "test", "doc", "generated", "vendored", "config", "example"]
+else:
+    PathRole = str  # a search imports no typing (docs/development.md)
 
 # How much a role's chunks count against source code with the same evidence
 # when search ranks hits (search.priors; not applied to a role the query

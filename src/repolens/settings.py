@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import os
 import types
-import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, TypeVar
 
 from repolens.errors import ConfigError, RepolensError, UsageError
 from repolens.validate import (
@@ -32,7 +30,11 @@ from repolens.validate import (
     check_utf8,
 )
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 CONFIG_FILE = ".repolens.toml"
 ENV_PREFIX = "REPOLENS_"
@@ -237,7 +239,7 @@ _FALSE = frozenset({"0", "false", "no", "off"})
 def _target_type(hint: Any) -> type:
     """``int`` for ``int`` and for ``int | None``."""
     if isinstance(hint, types.UnionType):
-        return next(a for a in typing.get_args(hint) if a is not type(None))
+        return next(a for a in hint.__args__ if a is not type(None))
     return hint
 
 
@@ -327,6 +329,8 @@ def section_config(cls: type[T], section: str, values: Mapping[str, Any], error:
     coerced to its field's type (:func:`coerce`), None keeps the default, an
     unknown key is refused. Errors are ``error``, naming ``section.key``."""
     known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    import typing  # a stage's own section only: a search imports no typing
+
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
     for key, value in values.items():

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence, Set
-from typing import TYPE_CHECKING
 
 from repolens.errors import ROOT_FIX, RepolensError, RootError, UsageError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path  # pathlib imports urllib and ipaddress: not for every command line
 

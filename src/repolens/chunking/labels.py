@@ -10,8 +10,8 @@ found again among its lines.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.chunking import Chunk
 

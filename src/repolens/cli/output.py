@@ -10,7 +10,10 @@ from __future__ import annotations
 import codecs
 import sys
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # click.echo removes ANSI codes from a text for a stream that is not a
 # terminal, and writes through a re-encoding wrapper to a stream set to ASCII

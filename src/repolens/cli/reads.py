@@ -21,12 +21,12 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from repolens.budget import READ_MAX_CHARS
 from repolens.cli.output import echo, emit, progress
 from repolens.errors import RepolensError, UsageError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.search.across import Target
 

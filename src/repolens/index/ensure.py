@@ -8,12 +8,11 @@ while (``index_wait``) and then refused with a line saying so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from repolens.errors import IndexBuildingError, IndexLockedError
 from repolens.settings import load_settings
 from repolens.store.handles import readers
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.index.build import IndexReport, ProgressFn
     from repolens.settings import Settings

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any
 
 from repolens.budget import BLOCK_SEP, counted, more_did_not_fit, note_lines
 from repolens.record import Record
@@ -22,6 +21,10 @@ from repolens.roles import DEFINITION_KINDS, OVERVIEW_WEIGHT, path_role
 from repolens.search.hits import Hit
 from repolens.search.query import ParsedQuery
 from repolens.tokens import TermsIn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The terms a file matches are read from its best few hits only: tokenizing
 # every hit of every named file was a third of a warm search.

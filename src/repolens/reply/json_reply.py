@@ -12,9 +12,10 @@ together with the question.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from repolens.reply.files import FileEntry
     from repolens.reply.packet import Packet
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import TYPE_CHECKING, Any
 
 from repolens.reply.files import FileEntry, file_overview, ranked_files, render_files
 from repolens.reply.json_reply import search_json
@@ -19,7 +18,10 @@ from repolens.reply.packet import Packet, PacketOptions, render_packet
 from repolens.search.hits import SearchOutcome
 from repolens.tokens import TermsIn
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from repolens.index.build import IndexReport
     from repolens.settings import Settings
 

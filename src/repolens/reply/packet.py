@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from repolens.budget import (
     BLOCK_SEP,
@@ -55,6 +54,10 @@ from repolens.reply.prose import prose_lines
 from repolens.search.hits import Hit, matching_lines, own_lines
 from repolens.settings import Settings
 from repolens.tokens import TermsIn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NO_MATCH = "No matching chunks found."
 # Lines shown of a hit found by meaning only (no word of the query in it).

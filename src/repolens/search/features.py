@@ -36,14 +36,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
 
 from repolens.chunking import Chunk
 from repolens.roles import PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.search.query import ParsedQuery
 from repolens.store.base import normalize_symbol
 
-K = TypeVar("K")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    K = TypeVar("K")
 _ROLES = ("source", "test", "doc", "example", "config", "generated", "vendored")
 _LEGS = ("lexical", "symbol", "dense", "path", "history")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk
 from repolens.chunking.labels import repeated_header_lines
@@ -19,6 +18,7 @@ from repolens.validate import (
     check_subpath,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.store.base import IndexReader
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.chunking.chunker import ChunkedFile, ChunkFn
     from repolens.settings import Settings

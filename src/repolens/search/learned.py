@@ -36,11 +36,14 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from repolens.errors import RepolensError
 from repolens.hashing import blake2b
 from repolens.search.features import FEATURES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MODEL_FILE = "ranker.json"
 MODEL_FORMAT = 1

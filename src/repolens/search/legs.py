@@ -23,7 +23,6 @@ import math
 import re
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 from repolens.chunking import Chunk
 from repolens.errors import EmbedderError, RepolensError
@@ -33,9 +32,14 @@ from repolens.search.mentions import path_index
 from repolens.search.query import ParsedQuery
 from repolens.store.base import IndexReader, LexFilters, NameMatch, SymbolFilters, normalize_symbol
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from repolens.models.base import Embedder
     from repolens.settings import Settings
+else:
+    Protocol = object  # the legs' protocols are for type checkers (see repolens.store.base)
 
 # Per-field weights for BM25. A term in a definition's name or signature says
 # more about the chunk than the same term somewhere in its body.

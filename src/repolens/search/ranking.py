@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repolens.budget import counted
 from repolens.record import Record
@@ -57,6 +56,7 @@ from repolens.search.query import ParsedQuery, parse_query, with_completions
 from repolens.settings import CHUNKING_SETTINGS, chunking_settings
 from repolens.store.base import IndexReader
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.settings import Settings
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
 
 from repolens.errors import NotFoundError, UsageError
 from repolens.hashing import blake2b
@@ -25,6 +24,7 @@ from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import parse_query, with_completions
 from repolens.store.base import IndexReader
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.settings import Settings
 

@@ -59,7 +59,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any
 
 from repolens.budget import SYMBOLS_LIMIT, SYMBOLS_MAX_CHARS, counted
 from repolens.errors import UsageError
@@ -67,6 +66,10 @@ from repolens.record import Record
 from repolens.roles import LISTING_RANK, PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.store.base import IndexReader, NameMatch, SymbolFilters, SymbolRow, normalize_symbol
 from repolens.validate import check_budget, check_int, check_kind, check_language
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_NAME_CHARS = 200
 MAX_LIMIT = 200

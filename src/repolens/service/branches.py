@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from repolens.budget import COMPARE_MAX_CHARS
 from repolens.errors import NotFoundError, RepolensError, RootError, UsageError
@@ -17,7 +16,10 @@ from repolens.validate import resolve_root
 # Each use case imports its own stack when it runs: a new process (``repolens
 # read`` from a shell) must not pay for the search, reply and store modules
 # another use case needs (``tests/test_cli_imports.py``).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from repolens.branches.compare import Comparison
     from repolens.branches.refresh import RefreshResult
     from repolens.branches.registry import Registry

@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repolens.budget import IMPACT_DEPTH, REFS_DEPTH, REFS_MAX_CHARS
 from repolens.errors import UsageError
 from repolens.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.search.across import Target
     from repolens.store.base import IndexReader, SymbolRow

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repolens.budget import (
     CHUNK_MAX_CHARS,
@@ -26,6 +25,7 @@ from repolens.validate import resolve_root
 # Each use case imports its own stack when it runs: a new process (``repolens
 # read`` from a shell) must not pay for the search, reply and store modules
 # another use case needs (``tests/test_cli_imports.py``).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.reply.focus import FocusResult
     from repolens.reply.history import HistoryEntry, HistoryReply

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from repolens.errors import UsageError
 from repolens.store import open_store
@@ -12,7 +11,10 @@ from repolens.store import open_store
 # Each use case imports its own stack when it runs: a new process (``repolens
 # read`` from a shell) must not pay for the search, reply and store modules
 # another use case needs (``tests/test_cli_imports.py``).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from repolens.index.build import ProgressFn
     from repolens.reply.modes import SearchReply
     from repolens.search.across import Answered, Asked, Target

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from repolens.store import open_store
 from repolens.validate import resolve_root
@@ -13,7 +12,10 @@ from repolens.validate import resolve_root
 # Each use case imports its own stack when it runs: a new process (``repolens
 # read`` from a shell) must not pay for the search, reply and store modules
 # another use case needs (``tests/test_cli_imports.py``).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from repolens.index.build import IndexReport, ProgressFn
     from repolens.index.status import IndexStatus
     from repolens.store.base import IndexReader

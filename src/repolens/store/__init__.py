@@ -18,12 +18,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repolens.errors import ConfigError, UsageError
 from repolens.record import Record
 from repolens.validate import check_user_path, resolve_root
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.store.base import Store
 

@@ -74,7 +74,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
 
 # The records the protocols take and return, defined apart for a new
 # process's sake (see that module) and taken from here by everyone.
@@ -95,11 +94,16 @@ from repolens.store.records import (
     normalize_symbol,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal, Protocol
+
     import numpy as np
 
     from repolens.chunking import Chunk, Symbol
     from repolens.errors import IndexMissingError
+else:
+    Protocol = object  # the protocols are for type checkers: nothing subclasses or checks them at run time
 
 # The lexical document of a chunk: field name -> space-separated tokens (or
 # raw values); see repolens.store.document.document_fields.
@@ -109,7 +113,10 @@ LexicalFields = Mapping[str, "str | list[str]"]
 # Row orders of symbol lookups: "name" is by norm, then in the order the
 # definitions were stored (a file's symbols in the order its chunker found
 # them); "length" is shortest norm first.
-SymbolOrder = Literal["name", "length"]
+if TYPE_CHECKING:
+    SymbolOrder = Literal["name", "length"]
+else:
+    SymbolOrder = str
 
 
 class IndexReader(Protocol):

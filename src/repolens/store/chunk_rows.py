@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from typing import Any
 
 from repolens.chunking import Chunk
 from repolens.store.records import StoredChunk
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The columns a read selects, in the order :func:`stored_chunk` unpacks them.
 CHUNK_COLS = (

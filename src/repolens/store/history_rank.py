@@ -16,7 +16,10 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 K1, B = 1.2, 0.75
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repolens.errors import IndexIdentityError
 from repolens.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.store.base import Store
 

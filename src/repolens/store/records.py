@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from repolens.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.chunking import Chunk
 

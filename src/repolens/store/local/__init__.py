@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexMissingError
 from repolens.store.local import sqlite as sq
@@ -24,6 +23,7 @@ from repolens.store.local.generation import BUILDING, DB_NAME
 from repolens.store.local.layout import IndexLayout
 from repolens.store.local.reader import LocalReader
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.store.base import Store
     from repolens.store.local.writer import LocalWriter

@@ -37,9 +37,14 @@ import types
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 from repolens.errors import IndexCorruptError, RepolensError, StorageFullError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 DAMAGE_MARK = "damaged"
 
@@ -54,8 +59,6 @@ _INNER = r'Error\("([^"]+)"'  # compiled at first use: a search needs none
 # Free space below which an ambiguous write failure (SQLite's "disk I/O
 # error", a tantivy writer that was "killed") is taken for a full disk.
 _NEARLY_FULL = 1 << 20
-
-T = TypeVar("T")
 
 
 def damaged(gen_dir: Path, detail: str) -> IndexCorruptError:

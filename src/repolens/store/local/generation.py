@@ -11,7 +11,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
 from repolens.store.local import history
@@ -19,6 +18,7 @@ from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import failure, guarded
 from repolens.store.versions import check_versions
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.store.local.lexical import LexicalIndex
 

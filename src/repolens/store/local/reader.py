@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from repolens.store.base import (
     HistoryCommit,
@@ -21,6 +20,7 @@ from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import guarded
 from repolens.store.local.generation import Generation, open_parts
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 

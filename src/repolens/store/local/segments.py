@@ -35,7 +35,10 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PREVIOUS = "previous"
 PIECES = 5  # a rewrite is cut into pieces of about this fraction of the index
