@@ -118,6 +118,36 @@ def questions(chunk_id: str) -> list[Question]:
             lambda root: service.focus("session", root, max_files=1, max_blocks=2, max_chars=700).render(),
         ),
         Question(
+            "find_references",
+            "find_references",
+            {"target": "SessionStore"},
+            ["refs", "SessionStore"],
+            lambda root: service.find_references("SessionStore", root).render(),
+        ),
+        Question(
+            "find_references callers",
+            "find_references",
+            {"target": "SessionStore.save", "direction": "callers", "depth": 2, "max_chars": 800},
+            ["refs", "SessionStore.save", "--callers", "--depth", "2", "--max-chars", "800"],
+            lambda root: service.find_references(
+                "SessionStore.save", root, direction="callers", depth=2, max_chars=800
+            ).render(),
+        ),
+        Question(
+            "impact",
+            "impact",
+            {"target": "src/auth/session.py:11-15"},
+            ["impact", "src/auth/session.py:11-15"],
+            lambda root: service.impact("src/auth/session.py:11-15", root).render(),
+        ),
+        Question(
+            "impact bounded",
+            "impact",
+            {"target": "SessionStore", "depth": 1, "max_chars": 300},
+            ["impact", "SessionStore", "--depth", "1", "--max-chars", "300"],
+            lambda root: service.impact("SessionStore", root, depth=1, max_chars=300).render(),
+        ),
+        Question(
             "search_history",
             "search_history",
             {"query": "session lifetime"},

@@ -263,6 +263,53 @@ def test_impact_of_lines_lists_what_reaches_them_and_the_tests_apart(repo: Path,
     ]
 
 
+def test_impact_ranks_what_more_uses_reach_first_at_each_depth(repo: Path, write_tree):
+    write_tree(
+        repo,
+        {
+            "py/app/twice.py": (
+                "from app.util import helper\n\n\ndef both():\n"
+                "    one = helper(1)\n    return one + helper(2)\n"
+            )
+        },
+    )
+    build_index(repo)
+    lines = service.impact("helper", repo, depth=1).text.splitlines()
+    assert lines == [
+        "impact of py/app/util.py (helper), depth 1: 6 definitions in 3 files, 0 test files",
+        "1. py/app/twice.py:4 both (function) <- call at line 5 (2 uses)",
+        "1. py/app/main.py (module) <- import at line 1",
+        "1. py/app/main.py:6 go (function) <- call at line 7",
+        "1. py/app/main.py:10 go2 (function) <- call at line 11",
+        "1. py/app/twice.py (module) <- import at line 1",
+        "1. py/app/util.py:9 Base.step (method) <- call at line 10",
+    ]
+
+
+def test_impact_is_a_tool_of_its_own_and_find_references_points_to_it(repo: Path):
+    import asyncio
+
+    from mcp import Client
+
+    from repolens.server.tools import build_server
+
+    async def session() -> list:
+        async with Client(build_server({"app": repo})) as client:
+            return [
+                await client.call_tool("impact", {"target": "py/app/util.py:1-2", "depth": 1}),
+                await client.call_tool("find_references", {"target": "helper", "direction": "impact"}),
+            ]
+
+    impact, refs = asyncio.run(session())
+    assert not impact.is_error
+    assert impact.content[0].text == service.impact("py/app/util.py:1-2", repo, depth=1).text
+    assert refs.is_error
+    assert refs.content[0].text == (
+        "direction must be callers or callees, not 'impact' (leave it out for every use); "
+        "what a change reaches is the impact tool (repolens impact)"
+    )
+
+
 def test_an_edited_file_has_its_references_refreshed(repo: Path, write_tree):
     write_tree(repo, {"py/app/main.py": FILES["py/app/main.py"].replace("return go()", "return go2()")})
     build_index(repo)

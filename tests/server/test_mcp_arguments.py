@@ -38,6 +38,7 @@ VALID: dict[str, dict[str, Any]] = {
     "search_history": {"query": "session"},
     "get_chunk": {"chunk_id": "x"},
     "find_references": {"target": "open_session"},
+    "impact": {"target": "src/session.py:1-2"},
 }
 # JSON values of another type than the schema's, and how the error names what came.
 WRONG: dict[str, list[tuple[Any, str]]] = {

@@ -139,6 +139,9 @@ def base_arguments(tool: str, chunk_id: str, rng: random.Random) -> dict[str, An
         "run_tests": {"runner": "pytest", "args": rng.choice([[], ["-k", "nothing"], ["src"]])},
         "search_history": rng.choice([{"query": "session expire"}, {"path": "src/auth/session.py"}]),
         "find_references": {"target": rng.choice(["SessionStore", "src/auth/session.py:5", "parse"])},
+        "impact": {
+            "target": rng.choice(["src/auth/session.py:11-15", "src/auth/session.py", "SessionStore"])
+        },
     }[tool]
 
 
@@ -325,7 +328,7 @@ def sendable(args: dict[str, Any]) -> bool:
     return True
 
 
-def test_generated_calls_over_stdio_keep_one_session_alive(sample_repo: Path):
+def test_generated_calls_over_stdio_keep_one_session_alive(sample_repo: Path, tmp_path: Path):
     """The same generator over the real transport (JSON framing, one subprocess)."""
     import os
     import sys
@@ -333,6 +336,8 @@ def test_generated_calls_over_stdio_keep_one_session_alive(sample_repo: Path):
     from mcp.client.stdio import StdioServerParameters
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    (tmp_path / "home").mkdir()
+    env["HOME"] = str(tmp_path / "home")  # "~" is among the roots: an empty home, not the developer's
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "repolens", "serve", "--root", str(sample_repo)], env=env
     )

@@ -121,7 +121,7 @@ def test_tool_list_stays_small(sample_repo: Path):
 
     tools = asyncio.run(session())
     size = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools.tools]))
-    assert len(tools.tools) == 13
+    assert len(tools.tools) == 14
     assert size <= 8_000, f"tools/list is {size} chars"
     schemas = [t.input_schema for t in tools.tools]  # titles repeat the names: left out
     assert [s for s in schemas if "title" in s or any("title" in p for p in s["properties"].values())] == []

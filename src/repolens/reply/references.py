@@ -11,8 +11,9 @@ then the evidence, best first, each use cited as ``path`` and
 * callers and callees: one line per definition reached,
   ``depth. path:line qualname (kind)``, then the use that reaches it
   (``<- line: text``), ``(name match)`` where the step was not resolved;
-* impact: the definitions reached by depth, then the tests apart, each test
-  file with the ``run_tests`` call that runs it.
+* impact: the definitions reached, nearest first and then those more uses
+  reach (``(3 uses)``), then the tests apart, each test file with the
+  ``run_tests`` call that runs it.
 
 What does not fit is named by the shared trailer
 (:func:`repolens.budget.did_not_fit`); a file's uses past its share
@@ -198,7 +199,7 @@ def tests_command(path: str, language: str) -> str:
 
 def render_impact(
     title: str,
-    steps: Sequence[tuple[int, str, SymbolRow | None, RefRow]],
+    steps: Sequence[tuple[int, str, SymbolRow | None, RefRow, int]],
     languages: dict[str, str],
     name_matches: int,
     max_chars: int,
@@ -206,13 +207,15 @@ def render_impact(
     label: Callable[[str], str] = str,
     notes: Sequence[str] = (),
 ) -> str:
-    """Reached definitions by depth, source before other files; tests apart."""
+    """``steps`` are (depth, path, definition or None, the first use, how
+    many uses reach it). The reached definitions ranked: nearest first, then
+    those more uses reach, source before other files; tests apart."""
     code = [s for s in steps if path_role(s[1]) != "test"]
     tests = [s for s in steps if path_role(s[1]) == "test"]
-    code.sort(key=lambda s: (s[0], _role_rank(s[1]), s[1], s[3].line))
+    code.sort(key=lambda s: (s[0], -s[4], _role_rank(s[1]), s[1], s[3].line))
     files = {s[1] for s in code}
     test_files: dict[str, list[str]] = {}
-    for _, path, d, _ in sorted(tests, key=lambda s: (s[1], s[3].line)):
+    for _, path, d, _, _ in sorted(tests, key=lambda s: (s[1], s[3].line)):
         names = test_files.setdefault(path, [])
         name = d.qualname if d else "(module)"
         if name not in names:
@@ -225,9 +228,10 @@ def render_impact(
         head += f"; {counted(name_matches, 'name match', 'name matches')} not followed"
     blocks = _Blocks(max_chars, sep="\n")
     blocks.add("\n".join([*(f"note: {n}" for n in notes), head]))
-    for depth, path, d, use in code:
+    for depth, path, d, use, uses in code:
         where = f"{label(path)}:{d.start_line} {d.qualname} ({d.kind})" if d else f"{label(path)} (module)"
-        blocks.place(f"{depth}. {where} <- {use.kind} at line {use.line}", where, reserve=120)
+        more = f" ({uses} uses)" if uses > 1 else ""
+        blocks.place(f"{depth}. {where} <- {use.kind} at line {use.line}{more}", where, reserve=120)
     if test_files:
         blocks.place(TESTS_HEAD, TESTS_HEAD, reserve=0)
     for path, names in test_files.items():

@@ -298,6 +298,7 @@ class Step(Record):
     depth: int
     via: RefRow
     resolved: bool
+    uses: int = 1  # the uses through which it reaches (impact counts them; other walks keep the first)
 
 
 def callers(reader: IndexReader, definition: SymbolRow, depth: int = 1) -> list[Step]:
@@ -412,8 +413,8 @@ def impact(reader: IndexReader, definitions: Sequence[SymbolRow], depth: int = 2
     """The definitions and files that reach ``definitions`` through resolved
     uses of any kind (calls, imports, subclasses, type uses), up to
     ``depth`` steps; name matches are counted, not followed."""
-    out: list[Step] = []
-    seen = {(d.path, d.qualname) for d in definitions}
+    out: dict[tuple[str, str], Step] = {}
+    start = {(d.path, d.qualname) for d in definitions}
     frontier = list(definitions)
     matches = 0
     for level in range(1, depth + 1):
@@ -425,13 +426,17 @@ def impact(reader: IndexReader, definitions: Sequence[SymbolRow], depth: int = 2
             for row in found.resolved:
                 user = user_of(reader, row)
                 key = (row.path, user.qualname if user is not None else "")
-                if key in seen:
+                if key in start:
                     continue
-                seen.add(key)
-                out.append(Step(user, row.path, level, row, True))
+                step = out.get(key)
+                if step is not None:  # reached before: one more use, counted where it was first reached
+                    if step.depth == level:
+                        out[key] = step._replace(uses=step.uses + 1)
+                    continue
+                out[key] = Step(user, row.path, level, row, True)
                 if user is not None:
                     nxt.append(user)
         frontier = nxt
         if not frontier:
             break
-    return Impact(list(definitions), out, matches)
+    return Impact(list(definitions), list(out.values()), matches)

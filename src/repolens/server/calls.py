@@ -79,6 +79,7 @@ DEFAULT_BUDGETS = {
     "compare_branches": COMPARE_MAX_CHARS,
     "search_history": HISTORY_MAX_CHARS,
     "find_references": REFS_MAX_CHARS,
+    "impact": REFS_MAX_CHARS,
 }
 # Longest query a tool accepts. Query parsing is superlinear on long
 # unbroken runs (about 1 s at 10,000 chars), so the cap bounds the work one

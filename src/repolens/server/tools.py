@@ -312,8 +312,8 @@ def build_server(
         return result.render()
 
     @tool(
-        "Uses of a definition (name or path:line), resolved first; direction: callers, callees "
-        "(depth 1-3) or impact (what a change to path:start-end reaches, tests apart)."
+        "Uses of a definition (name or path:line), grouped by file, resolved first; "
+        "direction: callers or callees (depth 1-3)."
     )
     def find_references(
         target: str,
@@ -322,15 +322,22 @@ def build_server(
         depth: int | None = None,
         max_chars: int | None = None,
     ) -> str:
-        impact_of = direction == "impact"
         return _navigate(
-            repos,
-            target,
-            repo,
-            impact_of=impact_of,
-            direction=None if impact_of else direction,
-            depth=depth,
-            max_chars=max_chars,
+            repos, target, repo, impact_of=False, direction=direction, depth=depth, max_chars=max_chars
+        )
+
+    @tool(
+        "What a change reaches: the functions, files and tests using what path:start-end (or a "
+        "name, a path) defines, ranked; tests apart with their run_tests call."
+    )
+    def impact(
+        target: str,
+        repo: str | list[str] | None = None,
+        depth: int | None = None,
+        max_chars: int | None = None,
+    ) -> str:
+        return _navigate(
+            repos, target, repo, impact_of=True, direction=None, depth=depth, max_chars=max_chars
         )
 
     @tool("The whole functions or classes around a query's matches (to read or edit one after search_code).")
@@ -461,10 +468,12 @@ Which tool
   Model.save) or path:line; its uses grouped by file and by the function
   they sit in, resolved ones (imports, self.x, same-file scopes followed)
   before name matches (the same name, target unknown). direction=callers or
-  callees walks calls, depth 1-3; direction=impact with target
-  path:start-end (or a name, or a path) lists what a change there reaches
-  (callers, importers, subclasses) by depth, then the tests apart, each
-  with the run_tests call that runs it.
+  callees walks calls, depth 1-3.
+- What a change reaches: impact with target path:start-end (or a name, or
+  a path): the definitions that use what those lines define (callers,
+  importers, subclasses, and what imports them at a module's top level),
+  ranked by depth and by how many uses reach each, then the tests apart,
+  each with the run_tests call that runs it.
 - A whole function or class around the matches: get_focused_context (paths
   keeps to files you know).
 - Why is this code like this, when did it change: search_history (a
@@ -503,7 +512,8 @@ Other tools
 - Several repositories served: name one with repo=<name> (list_repositories
   lists them, a branch as name@branch); locally repo may also be a path.
   root is the same argument's other name.
-- search_code, find_symbol, find_references and search_history also ask several at once:
+- search_code, find_symbol, find_references, impact and search_history also ask several
+  at once:
   repo as a list of names, "*" (every one served) or "project:NAME" (the
   registry's project). One reply ranked across them; every hit is named
   name@branch:path, and read_snippet takes that path as it is. A repository
@@ -578,7 +588,7 @@ def _navigate(
     depth: int | None,
     max_chars: int | None,
 ) -> str:
-    """``find_references`` (and its impact direction), in one repository or several."""
+    """``find_references`` or ``impact``, in one repository or several."""
     from repolens import service
 
     if names_several(repo):

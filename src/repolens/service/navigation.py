@@ -51,8 +51,9 @@ def _checked(
     from repolens.validate import check_budget, check_int
 
     if direction is not None and direction not in DIRECTIONS:
+        hint = "; what a change reaches is the impact tool (repolens impact)" if direction == "impact" else ""
         raise UsageError(
-            f"direction must be callers or callees, not {direction!r} (leave it out for every use)"
+            f"direction must be callers or callees, not {direction!r} (leave it out for every use){hint}"
         )
     depth = default_depth if depth is None else depth
     check_int("depth", depth, 1, MAX_DEPTH)
@@ -169,7 +170,7 @@ def _impact_text(
     more = f" and {len(found.definitions) - 3} more" if len(found.definitions) > 3 else ""
     first = found.definitions[0]
     title = f"impact of {label(first.path)} ({named}{more}), depth {depth}"
-    steps = [(s.depth, s.path, s.definition, s.via) for s in result.steps]
+    steps = [(s.depth, s.path, s.definition, s.via, s.uses) for s in result.steps]
     languages = {s.path: s.via.language for s in result.steps}
     text = reply.render_impact(
         title, steps, languages, result.name_matches, max_chars, label=label, notes=notes
