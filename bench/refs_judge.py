@@ -6,7 +6,8 @@
 
 ``--commits``: for each development question whose change touched more
 than one file, ``impact`` (depth 1, 2 and 3) of the first changed file's
-changed lines, in the checkout of the commit before it: how often it
+changed lines (the definitions they touch, and the module's top level
+when they hold a use there), in the checkout of the commit before it: how often it
 reaches the commit's other changed files (a commit counts when it reaches
 one of them; file recall is over all of them).
 
@@ -172,7 +173,7 @@ def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
 def commits(sets: list[Path], cache: Path) -> None:
     import json
 
-    from repolens.search.references import definitions_in, impact
+    from repolens.search.references import definitions_in, impact, top_level_uses
 
     questions = [q for f in sets for q in json.loads(f.read_text()) if len(set(q["gold_files"])) > 1]
     named = ", ".join(f.name for f in sets)
@@ -194,7 +195,7 @@ def commits(sets: list[Path], cache: Path) -> None:
         reader = store.open_reader()
         first = q["gold_ranges"][0]["path"]
         others = set(q["gold_files"]) - {first}
-        definitions = []
+        definitions, modules = [], []
         for r in q["gold_ranges"]:
             if r["path"] == first:
                 definitions += [
@@ -202,10 +203,12 @@ def commits(sets: list[Path], cache: Path) -> None:
                     for d in definitions_in(reader, first, r["start_line"], r["end_line"])
                     if d not in definitions
                 ]
+                if not modules and top_level_uses(reader, first, r["start_line"], r["end_line"]):
+                    modules = [first]
         asked += 1
         for depth in (1, 2, 3):
             started = time.perf_counter()
-            files = {s.path for s in impact(reader, definitions, depth).steps} if definitions else set()
+            files = {s.path for s in impact(reader, definitions, depth, modules).steps}
             times[depth].append((time.perf_counter() - started) * 1000)
             hit = len(files & others)
             reached[depth][0] += hit > 0

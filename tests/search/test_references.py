@@ -286,6 +286,38 @@ def test_impact_ranks_what_more_uses_reach_first_at_each_depth(repo: Path, write
     ]
 
 
+TOP_LEVEL = {
+    "py/app/registry.py": "from app.util import helper\n\nhelper(0)\n",  # runs helper when imported
+    "py/app/boot.py": "from app import registry\n",
+    "py/app/cli.py": "from app import main\n\n\ndef run():\n    return main.go()\n",
+}
+
+
+def test_impact_of_lines_at_a_module_top_level_reaches_its_importers(repo: Path, write_tree):
+    write_tree(repo, TOP_LEVEL)
+    build_index(repo)
+    assert service.impact("py/app/main.py:1-3", repo).text.splitlines() == [
+        "impact of py/app/main.py (top level), depth 2: 1 definition in 1 file, 0 test files",
+        "1. py/app/cli.py (module) <- import at line 1",
+    ]
+    whole = service.impact("py/app/main.py", repo, depth=1).text.splitlines()
+    assert whole[0].startswith("impact of py/app/main.py (top level, go, go2 and 5 more), depth 1")
+    assert "1. py/app/cli.py:4 run (function) <- call at line 5" in whole
+    assert service.impact("py/app/main.py:4", repo).text == (
+        "No definition or top-level use at py/app/main.py:4."
+    )
+
+
+def test_a_use_at_a_module_top_level_carries_impact_on_to_its_importers(repo: Path, write_tree):
+    write_tree(repo, TOP_LEVEL)
+    build_index(repo)
+    text = service.impact("helper", repo).text
+    assert "1. py/app/registry.py (module) <- import at line 1 (2 uses)" in text
+    assert "2. py/app/boot.py (module) <- import at line 1" in text
+    # an import alone changes nothing at the importer's top level: cli.py imports main, not helper
+    assert "py/app/cli.py (module)" not in text
+
+
 def test_impact_is_a_tool_of_its_own_and_find_references_points_to_it(repo: Path):
     import asyncio
 

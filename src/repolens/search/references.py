@@ -22,7 +22,8 @@ file's rows:
 :func:`references` answers for one definition; :func:`callers` and
 :func:`callees` walk calls up to ``MAX_DEPTH``; :func:`impact` walks every
 kind of use (calls, imports, subclasses) from the definitions a range of
-lines holds. Every walk is a bounded number of store reads, by name.
+lines holds, and from a module's top level to the files importing it
+(:func:`importers`). Every walk is a bounded number of store reads, by name.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from repolens.chunking.refs import definition_keys, same_file_key, split_key
+from repolens.chunking.refs import definition_keys, module_parts, same_file_key, split_key
 from repolens.record import Record
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -278,6 +279,46 @@ def definitions_in(reader: IndexReader, path: str, start: int, end: int) -> list
     return inside
 
 
+def top_level_uses(reader: IndexReader, path: str, start: int = 1, end: int | None = None) -> list[RefRow]:
+    """The uses on lines ``start``-``end`` of ``path`` outside every
+    definition (an import, a call at a module's top level): code of the
+    module itself, which runs when another file imports it."""
+    rows = reader.refs_of_files([path]).get(path, [])
+    return [r for r in rows if not r.scope and start <= r.line and (end is None or r.line <= end)]
+
+
+def importers(reader: IndexReader, path: str) -> list[RefRow]:
+    """The uses in other files of the module ``path`` or of a name its top
+    level defines (through re-exports too). A file that imports it at its
+    own top level gives those imports; a file that uses it only inside
+    definitions (a function's import, Go's package calls) gives those uses."""
+    top = [s for s in symbols_in(reader, path) if not s.parent and s.kind != "section"]
+    language = top[0].language if top else None
+    if language is None:
+        own = reader.refs_of_files([path]).get(path, [])
+        language = own[0].language if own else None
+    if language is None:
+        return []
+    meaning = _Meaning()
+    for s in top:
+        meaning.add(s.path, s.qualname, s.language)
+    parts = module_parts(path, language)
+    if parts:
+        keys = {".".join(parts[i:]) for i in range(len(parts))}
+        meaning.keys |= keys
+        meaning.full.add(".".join(parts))
+        meaning.names.add(parts[-1])
+    by_file: dict[str, list[RefRow]] = {}
+    for row in sorted(_aliased(reader, meaning), key=lambda r: (r.path, r.line)):
+        if row.path != path and row.name != "*" and meaning.means(row):
+            by_file.setdefault(row.path, []).append(row)
+    out: list[RefRow] = []
+    for rows in by_file.values():
+        at_top = [r for r in rows if not r.scope]
+        out.extend(at_top or rows)
+    return out
+
+
 def user_of(reader: IndexReader, row: RefRow) -> SymbolRow | None:
     """The definition a use sits in (None at a module's top level)."""
     if not row.scope:
@@ -409,33 +450,55 @@ class Impact(Record):
     name_matches: int
 
 
-def impact(reader: IndexReader, definitions: Sequence[SymbolRow], depth: int = 2) -> Impact:
-    """The definitions and files that reach ``definitions`` through resolved
-    uses of any kind (calls, imports, subclasses, type uses), up to
-    ``depth`` steps; name matches are counted, not followed."""
+# Uses that only bind a name: a module whose top level imports a definition
+# is not changed by a change to it (its uses of it are steps of their own).
+_BINDING_KINDS = frozenset({"import", "export"})
+
+
+def impact(
+    reader: IndexReader, definitions: Sequence[SymbolRow], depth: int = 2, modules: Sequence[str] = ()
+) -> Impact:
+    """The definitions and files that reach ``definitions``, and the top
+    level of the files ``modules`` (changed lines outside every
+    definition), through resolved uses of any kind (calls, imports,
+    subclasses, type uses), up to ``depth`` steps. A module's top level is
+    reached by its importers (:func:`importers`), and a use at a file's top
+    level that is not an import (``register(f)``) changes that file's top
+    level in turn. Each definition or file is listed once, at the nearest
+    depth, with the number of uses reaching it there; name matches are
+    counted, not followed."""
     out: dict[tuple[str, str], Step] = {}
-    start = {(d.path, d.qualname) for d in definitions}
-    frontier = list(definitions)
+    start = {(d.path, d.qualname) for d in definitions} | {(m, "") for m in modules}
+    changed = set(modules)  # the files whose top level is followed
+    frontier: list[SymbolRow | str] = [*modules, *definitions]
     matches = 0
     for level in range(1, depth + 1):
-        nxt: list[SymbolRow] = []
-        for target in frontier[:FAN_OUT]:
-            found = references(reader, target)
-            if level == 1:
-                matches += len(found.name_matches)
-            for row in found.resolved:
+        nxt: list[SymbolRow | str] = []
+        for node in frontier[:FAN_OUT]:
+            if isinstance(node, str):
+                rows, of_module = importers(reader, node), True
+            else:
+                found = references(reader, node)
+                if level == 1:
+                    matches += len(found.name_matches)
+                rows, of_module = found.resolved, False
+            for row in rows:
                 user = user_of(reader, row)
                 key = (row.path, user.qualname if user is not None else "")
                 if key in start:
                     continue
                 step = out.get(key)
-                if step is not None:  # reached before: one more use, counted where it was first reached
-                    if step.depth == level:
-                        out[key] = step._replace(uses=step.uses + 1)
+                if step is None:
+                    out[key] = Step(user, row.path, level, row, True)
+                    if user is not None:
+                        nxt.append(user)
+                elif step.depth == level:  # one more use, counted where it was first reached
+                    out[key] = step._replace(uses=step.uses + 1)
+                else:
                     continue
-                out[key] = Step(user, row.path, level, row, True)
-                if user is not None:
-                    nxt.append(user)
+                if user is None and row.path not in changed and (of_module or row.kind not in _BINDING_KINDS):
+                    changed.add(row.path)
+                    nxt.append(row.path)
         frontier = nxt
         if not frontier:
             break

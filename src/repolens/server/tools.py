@@ -471,9 +471,9 @@ Which tool
   callees walks calls, depth 1-3.
 - What a change reaches: impact with target path:start-end (or a name, or
   a path): the definitions that use what those lines define (callers,
-  importers, subclasses, and what imports them at a module's top level),
-  ranked by depth and by how many uses reach each, then the tests apart,
-  each with the run_tests call that runs it.
+  importers, subclasses; lines at a module's top level reach its
+  importers), ranked by depth and by how many uses reach each, then the
+  tests apart, each with the run_tests call that runs it.
 - A whole function or class around the matches: get_focused_context (paths
   keeps to files you know).
 - Why is this code like this, when did it change: search_history (a

@@ -71,12 +71,20 @@ def _target(target: object) -> str:
 
 
 class _Found:
-    """The definitions a target names in one index (or why none)."""
+    """The definitions a target names in one index, the files whose top
+    level it names (``impact`` only), or why none."""
 
-    def __init__(self, definitions: list[SymbolRow], others: list[SymbolRow], missing: str = "") -> None:
+    def __init__(
+        self,
+        definitions: list[SymbolRow],
+        others: list[SymbolRow],
+        missing: str = "",
+        modules: Sequence[str] = (),
+    ) -> None:
         self.definitions = definitions
         self.others = others
         self.missing = missing
+        self.modules = list(modules)
 
 
 def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
@@ -87,16 +95,21 @@ def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
     if path is not None and reader.files([path]):
         if place is None:
             rows = [s for s in reader.symbols_of_file(path) if s.kind != "section"]
-            return _Found(rows, [], "" if rows else f"No definition in {path}.")
+            modules = [path] if refs.top_level_uses(reader, path) else []
+            return _Found(rows, [], "" if rows or modules else f"No definition in {path}.", modules)
         start = int(place.group("start"))
         end = int(place.group("end") or start)
+        start, end = min(start, end), max(start, end)
+        modules = []
         if ranges:
-            found = refs.definitions_in(reader, path, min(start, end), max(start, end))
+            found = refs.definitions_in(reader, path, start, end)
+            modules = [path] if refs.top_level_uses(reader, path, start, end) else []
         else:
             one = refs.definition_at(reader, path, start)
             found = [one] if one is not None else []
         where = f"{path}:{place.group('start')}" + (f"-{place.group('end')}" if place.group("end") else "")
-        return _Found(found, [], "" if found else f"No definition at {where}.")
+        what = "No definition or top-level use" if ranges else "No definition"
+        return _Found(found, [], "" if found or modules else f"{what} at {where}.", modules)
     if place is not None and "/" in place.group("path"):
         from repolens.search.filters import no_indexed_file
 
@@ -163,13 +176,14 @@ def _impact_text(
     from repolens.search import references as refs
 
     found = _find(reader, target, ranges=True)
-    if not found.definitions:
+    if not found.definitions and not found.modules:
         return NavigationReply(found.missing[:max_chars], 0)
-    result = refs.impact(reader, found.definitions, depth)
-    named = ", ".join(d.qualname for d in found.definitions[:3])
-    more = f" and {len(found.definitions) - 3} more" if len(found.definitions) > 3 else ""
-    first = found.definitions[0]
-    title = f"impact of {label(first.path)} ({named}{more}), depth {depth}"
+    result = refs.impact(reader, found.definitions, depth, found.modules)
+    names = ["top level"] * len(found.modules) + [d.qualname for d in found.definitions]
+    named = ", ".join(names[:3])
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    path = found.modules[0] if found.modules else found.definitions[0].path
+    title = f"impact of {label(path)} ({named}{more}), depth {depth}"
     steps = [(s.depth, s.path, s.definition, s.via, s.uses) for s in result.steps]
     languages = {s.path: s.via.language for s in result.steps}
     text = reply.render_impact(
