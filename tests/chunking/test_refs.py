@@ -94,6 +94,61 @@ def test_python_kinds_targets_and_what_is_no_use():
     ]
 
 
+def test_a_member_of_a_field_whose_type_the_class_declares_is_resolved():
+    python = (
+        "from typing import Optional\n"  # 1
+        "from pkg.cap import Multi\n"
+        "\n"
+        "\n"
+        "class Holder:\n"  # 5
+        "    later: Multi\n"
+        "    maybe: Optional[Multi] = None\n"
+        "\n"
+        "    def __init__(self, other):\n"
+        "        self._capture = Multi()\n"  # 10
+        "        self.other = other\n"
+        "\n"
+        "    def go(self):\n"
+        "        self._capture.suspend()\n"
+        "        self.later.suspend()\n"  # 15
+        "        self.maybe.suspend()\n"
+        "        self.other.suspend()\n"
+    )
+    calls = [(r.line, r.target) for r in refs_of("src/pkg/use.py", python, "python") if r.name == "suspend"]
+    assert calls == [
+        (14, "pkg.cap.Multi.suspend"),
+        (15, "pkg.cap.Multi.suspend"),
+        (16, "pkg.cap.Multi.suspend"),
+        (17, ""),  # a field of an unknown type: a name match
+    ]
+    typescript = (
+        "import { Conn } from './conn'\n"  # 1
+        "class Manager { has(): boolean { return true } }\n"
+        "export class Client {\n"
+        "  private active: Conn | null = null\n"
+        "  other = new Conn()\n"  # 5
+        "  constructor(private readonly manager: Manager, plain: Conn) {\n"
+        "    this.made = new Conn()\n"
+        "  }\n"
+        "  run() {\n"
+        "    this.active.isOpen()\n"  # 10
+        "    this.other.open()\n"
+        "    this.manager.has()\n"
+        "    this.made.open()\n"
+        "    this.plain.open()\n"
+        "  }\n"
+        "}\n"
+    )
+    refs = refs_of("ts/client.ts", typescript, "typescript")
+    assert [(r.line, r.name, r.target) for r in refs if r.line >= 10 and r.kind == "call"] == [
+        (10, "isOpen", "ts.conn.Conn.isOpen"),
+        (11, "open", "ts.conn.Conn.open"),
+        (12, "has", "=Manager.has"),
+        (13, "open", "ts.conn.Conn.open"),
+        (14, "open", ""),
+    ]
+
+
 def test_javascript_imports_exports_and_require():
     text = (
         "import def, { a as b } from './lib/x';\n"

@@ -122,6 +122,27 @@ def extract_refs(
 _SEPARATOR_ENDS = frozenset(b".:>\\")
 
 
+# A type that may be absent (``Optional[T]``, ``T | None``, ``T | null``): ``T`` is what it names.
+_OPTIONAL = re.compile(r"^(?:(?:typing|t)\.)?Optional\[\s*(.+?)\s*\]$")
+_NONE_UNION = re.compile(r"\s*\|\s*(?:None|null|undefined)\b|\b(?:None|null|undefined)\s*\|\s*")
+
+
+def _plain_type(text: str) -> str:
+    """A declared type's text, its decoration and optionality left out."""
+    text = _TYPE_NOISE.sub("", text)
+    m = _OPTIONAL.match(text)
+    if m:
+        text = m.group(1)
+    return _NONE_UNION.sub("", text).strip()
+
+
+def _field_parameter(node: ts.Node) -> bool:
+    """A TypeScript constructor parameter that is also a field (``private x: T``)."""
+    return node.type in ("required_parameter", "optional_parameter") and any(
+        c.type in ("accessibility_modifier", "readonly") for c in node.children
+    )
+
+
 def _reexport(node: ts.Node) -> bool:
     """An ``export`` statement that only names what it exports (``export { a } from``)."""
     return node.child_by_field_name("source") is not None or any(
@@ -142,6 +163,7 @@ class _Extraction:
         self.package = package_key(path, rs.language)
         self.star = False  # an import of every name of a module: an unknown name may be one
         self.typed: dict[tuple[int, str], str] = {}  # (function, local) -> the key of its type
+        self.fields: dict[tuple[str, str], str] = {}  # (class, field) -> the key of its type
         self.refs: list[Ref] = []
 
     def run(self, caps: dict[str, list[ts.Node]]) -> list[Ref]:
@@ -281,12 +303,17 @@ class _Extraction:
 
     def _typed(self, nodes: Sequence[ts.Node]) -> dict[tuple[int, str], str]:
         """The locals whose type the function says: ``x = Cls(...)``, ``x: Cls``,
-        a parameter ``x: Cls`` (``Cls`` resolved as a name of the file is)."""
+        a parameter ``x: Cls`` (``Cls`` resolved as a name of the file is).
+        A class's fields go to ``self.fields``: ``self.x = Cls(...)`` or
+        ``self.x: Cls`` in a method, ``x: Cls`` in the class body, and a
+        TypeScript field or constructor parameter property (``private x: Cls``)."""
         out: dict[tuple[int, str], str] = {}
         fields = self.rs.typed_fields
         src = self.src
+        scopes = self.scopes
         for node in nodes:
-            fn = self.scopes.function[node.start_point[0] + 1]
+            line = node.start_point[0] + 1
+            fn = scopes.function[line]
             for var_field, type_field in fields:
                 var = node.child_by_field_name(var_field) if var_field else node.named_child(0)
                 kind = node.child_by_field_name(type_field)
@@ -300,11 +327,24 @@ class _Extraction:
                     kind = kind.child_by_field_name("function") or kind.child_by_field_name("constructor")
                     if kind is None:
                         continue
-                text = _TYPE_NOISE.sub("", src[kind.start_byte : kind.end_byte].decode("utf-8", "replace"))
-                if _TYPE_NAME.fullmatch(text):
-                    key = self._type_key(text, fn)
-                    if key:
-                        out[(fn, src[var.start_byte : var.end_byte].decode("utf-8", "replace"))] = key
+                text = _plain_type(src[kind.start_byte : kind.end_byte].decode("utf-8", "replace"))
+                if not _TYPE_NAME.fullmatch(text):
+                    break
+                key = self._type_key(text, fn)
+                name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
+                if not key:
+                    break
+                head, dot, field = name.partition(".")
+                if dot and head in self.rs.self_names and "." not in field:
+                    owner = scopes.owner_class(scopes.inner[line])  # self.x = Cls() in a method
+                elif fn < 0 or _field_parameter(node):
+                    owner, field = scopes.owner_class(scopes.inner[line]), name  # x: Cls in a class
+                else:
+                    owner = ""
+                if owner:
+                    self.fields.setdefault((owner, field), key)
+                if not dot:
+                    out[(fn, name)] = key
                 break
         return out
 
@@ -331,14 +371,15 @@ class _Extraction:
             owner = self.scopes.owner_class(at)
             if len(parts) == 1 and owner:
                 return same_file_key(f"{owner}.{name}")
-            return ""
+            field = self.fields.get((owner, parts[1])) if len(parts) == 2 and owner else None
+            return f"{field}.{name}" if field else ""  # self.x.name, x a field of a known type
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         if base is None and (fn, head) in self.typed:
             base = self.typed[(fn, head)]
         elif base is None and (fn, head.encode()) in binds:
             return ""  # a local variable: its type is not known here
-        if base is None:
-            base = self.module.get(head)
+        if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module
+            base = self.typed.get((-1, head)) or self.module.get(head)
         if not base:
             return ""
         return ".".join([base, *parts[1:], name])

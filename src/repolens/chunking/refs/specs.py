@@ -83,6 +83,8 @@ PYTHON = RefSpec(
 (import_from_statement) @import
 (assignment left: (identifier) right: (call)) @typed
 (assignment left: (identifier) type: (type)) @typed
+(assignment left: (attribute object: (identifier)) right: (call)) @typed
+(assignment left: (attribute object: (identifier)) type: (type)) @typed
 (typed_parameter) @typed
 (typed_default_parameter) @typed
 """,
@@ -132,6 +134,7 @@ _JS_COMMON = """
 (variable_declarator value: (call_expression function: (identifier) @_r arguments: (arguments (string)))
   (#eq? @_r "require")) @import
 (variable_declarator name: (identifier) value: (new_expression)) @typed
+(assignment_expression left: (member_expression object: (this)) right: (new_expression)) @typed
 """
 
 _JSX = """
@@ -165,9 +168,11 @@ _TS_EXTRA = """
 (variable_declarator name: (identifier) type: (type_annotation)) @typed
 (required_parameter pattern: (identifier) type: (type_annotation)) @typed
 (optional_parameter pattern: (identifier) type: (type_annotation)) @typed
+(public_field_definition name: (property_identifier) type: (type_annotation)) @typed
+(public_field_definition name: (property_identifier) value: (new_expression)) @typed
 """
 
-_JS_TYPED = (("name", "type"), ("name", "value"), ("pattern", "type"))
+_JS_TYPED = (("name", "type"), ("name", "value"), ("pattern", "type"), ("left", "right"))
 JAVASCRIPT = RefSpec(
     "javascript",
     _JS_COMMON + _JS_ONLY + _JSX,
