@@ -218,6 +218,59 @@ def test_java_import_static_call_and_this(repo: Path):
     ]
 
 
+def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree):
+    write_tree(
+        repo,
+        {
+            "py/lib/__init__.py": "from lib.core import App as App\n",
+            "py/lib/scaffold.py": "class Scaffold:\n    def route(self):\n        return 1\n",
+            "py/lib/core.py": "from lib.scaffold import Scaffold\n\n\nclass App(Scaffold):\n    pass\n",
+            "py/site.py": "import lib\n\napp = lib.App()\n\n\n@app.route\ndef index():\n    return 1\n",
+        },
+    )
+    build_index(repo)
+    assert uses(service.find_references("Scaffold.route", repo).text) == ["py/site.py", "index 6: @app.route"]
+
+
+def test_typescript_overloads_and_the_members_a_method_implements_or_overrides(repo: Path, write_tree):
+    write_tree(
+        repo,
+        {
+            "ts/src/router.ts": (
+                "export interface Router {\n"  # 1
+                "  match(path: string): number\n"
+                "}\n"
+                "export class Req {\n"
+                "  queries(key: string): string[]\n"  # 5
+                "  queries(key?: string) {\n"
+                "    return []\n"
+                "  }\n"
+                "}\n"
+            ),
+            "ts/src/trie.ts": (
+                "import type { Router } from './router'\n"  # 1
+                "export class Trie implements Router {\n"
+                "  match(path: string): number { return 1 }\n"
+                "}\n"
+                "export class Sub extends Trie {\n"  # 5
+                "  match(path: string): number { return 2 }\n"
+                "}\n"
+            ),
+        },
+    )
+    build_index(repo)
+    assert uses(service.find_references("Trie.match", repo).text) == [
+        "ts/src/router.ts",
+        "Router.match 2: match(path: string): number",
+        "ts/src/trie.ts",
+        "Sub.match 6: match(path: string): number { return 2 }",
+    ]
+    assert uses(service.find_references("ts/src/router.ts:6", repo).text) == [
+        "ts/src/router.ts",
+        "Req.queries 5: queries(key: string): string[]",
+    ]
+
+
 def test_callers_and_callees_at_depth_two(repo: Path):
     callers = service.find_references("helper", repo, direction="callers", depth=2).text
     assert callers.splitlines() == [

@@ -125,7 +125,10 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         _through_class_aliases(reader, definition, meaning)
         rows = _aliased(reader, meaning, read)
     own = family(definition.language)
-    resolved, matches = [], []
+    resolved: list[RefRow] = []
+    matches: list[RefRow] = []
+    if definition.kind == "method" and definition.parent and definition.language in _DECLARING_LANGUAGES:
+        resolved += _declarations(reader, definition)
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
         if row.path == definition.path and row.line == definition.start_line and row.kind != "import":
             continue
@@ -134,7 +137,58 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
                 resolved.append(row)
         elif not row.target and row.name == definition.name and row.language in own:
             matches.append(row)
+    resolved.sort(key=lambda r: (r.path, r.line))
     return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
+
+
+# Languages whose methods' overloads, and the declarations they implement or
+# override, are one member (TypeScript's language service counts each as a reference).
+_DECLARING_LANGUAGES = frozenset({"typescript", "tsx"})
+
+
+def _declarations(reader: IndexReader, method: SymbolRow) -> list[RefRow]:
+    """The other declarations of ``method``'s member, as resolved uses of it
+    (kind ``declaration``, in the declaring method): its overloads, the member of a
+    base class or interface of its class (its bases as the class's file
+    names them), and the member in the classes extending or implementing
+    its class or those bases (one round). A few reads: the class's file,
+    the bases' names, their subclasses' files."""
+    name = method.name
+    key = same_file_key(method.qualname)
+
+    def row(s: SymbolRow) -> RefRow:
+        return RefRow(s.path, s.language, name, s.start_line, "declaration", s.qualname, key, "")
+
+    out = [row(s) for s in symbols_in(reader, method.path) if s.qualname == method.qualname and s != method]
+    roots = _Meaning()
+    for cls in defined(reader, method.parent, method.path):
+        roots.add(cls.path, cls.qualname, cls.language)
+    for base in reader.refs_of_files([method.path]).get(method.path, []):
+        if base.kind != "base" or base.scope != method.parent or not base.target:
+            continue
+        for cls in _declared(reader, base):
+            roots.add(cls.path, cls.qualname, cls.language)
+            member = f"{cls.qualname}.{name}"
+            out += [row(s) for s in symbols_in(reader, cls.path) if s.qualname == member]
+    seen = {(method.path, method.parent)}
+    for use in _aliased(reader, roots):
+        if use.kind == "base" and use.scope and (use.path, use.scope) not in seen and roots.means(use):
+            seen.add((use.path, use.scope))
+            member = f"{use.scope}.{name}"
+            out += [row(s) for s in symbols_in(reader, use.path) if s.qualname == member and s != method]
+    return out
+
+
+def _declared(reader: IndexReader, use: RefRow) -> list[SymbolRow]:
+    """The classes a base use names, by its key alone (no re-export followed)."""
+    from repolens.store.base import NameMatch, SymbolFilters, normalize_symbol
+
+    t = use.target
+    found = reader.symbols(NameMatch(names=(normalize_symbol(use.name),)), SymbolFilters(), 100)
+    found = [s for s in found if s.name == use.name and s.kind not in ("function", "method")]
+    if t.startswith("="):
+        return [s for s in found if s.path == use.path and same_file_key(s.qualname) == t]
+    return [s for s in found if _spells(t, definition_keys(s.path, s.qualname, s.language))]
 
 
 def _unmet(rows: Iterable[RefRow], meaning: _Meaning, name: str) -> bool:
@@ -225,13 +279,23 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> Non
                 subclasses.append((use.path, use.scope, use.language))
         defines = _defined_in(reader, sorted({p for p, _, _ in subclasses}))
         classes = []
+        inheriting = _Meaning()
         for path, scope, language in subclasses:
             key = _qualname_key(f"{scope}.{name}")
             meaning.supers.add((path, key))
             if (path, key) in defines:
                 continue
             meaning.add(path, f"{scope}.{name}", language)
+            inheriting.add(path, scope, language)
             classes.extend(s for s in symbols_in(reader, path) if s.qualname == scope)
+        if inheriting.keys:
+            # A subclass re-exported elsewhere (flask.Flask for src/flask/app.py's
+            # Flask) names the method through that key too: app = flask.Flask(); app.route.
+            before = set(inheriting.keys)
+            _aliased(reader, inheriting)
+            suffix = "." + name
+            meaning.keys |= {k + suffix for k in inheriting.keys - before}
+            meaning.full |= {k + suffix for k in inheriting.keys - before}
 
 
 _SYMBOLS: dict[tuple[str, str], list[SymbolRow]] = {}
