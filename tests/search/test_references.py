@@ -241,7 +241,8 @@ def test_typescript_overloads_and_the_members_a_method_implements_or_overrides(r
                 "  match(path: string): number\n"
                 "}\n"
                 "export class Req {\n"
-                "  queries(key: string): string[]\n"  # 5
+                "  /** The values of one key. */\n"  # 5
+                "  queries(key: string): string[]\n"
                 "  queries(key?: string) {\n"
                 "    return []\n"
                 "  }\n"
@@ -265,10 +266,11 @@ def test_typescript_overloads_and_the_members_a_method_implements_or_overrides(r
         "ts/src/trie.ts",
         "Sub.match 6: match(path: string): number { return 2 }",
     ]
-    assert uses(service.find_references("ts/src/router.ts:6", repo).text) == [
+    assert uses(service.find_references("ts/src/router.ts:7", repo).text) == [
         "ts/src/router.ts",
-        "Req.queries 5: queries(key: string): string[]",
+        "Req.queries 6: queries(key: string): string[]",  # the line of its name, not of its comment
     ]
+    assert "constructor" not in service.find_references("Sub.match", repo).text
 
 
 def test_callers_and_callees_at_depth_two(repo: Path):

@@ -28,6 +28,7 @@ lines holds, and from a module's top level to the files importing it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -154,10 +155,14 @@ def _declarations(reader: IndexReader, method: SymbolRow) -> list[RefRow]:
     its class or those bases (one round). A few reads: the class's file,
     the bases' names, their subclasses' files."""
     name = method.name
+    if name in CONSTRUCTORS:  # a constructor is its class's own, never another's member
+        return []
     key = same_file_key(method.qualname)
+    texts: dict[str, dict[int, str]] = {}
 
     def row(s: SymbolRow) -> RefRow:
-        return RefRow(s.path, s.language, name, s.start_line, "declaration", s.qualname, key, "")
+        line = _name_line(reader, s, texts)
+        return RefRow(s.path, s.language, name, line, "declaration", s.qualname, key, "")
 
     out = [row(s) for s in symbols_in(reader, method.path) if s.qualname == method.qualname and s != method]
     roots = _Meaning()
@@ -177,6 +182,28 @@ def _declarations(reader: IndexReader, method: SymbolRow) -> list[RefRow]:
             member = f"{use.scope}.{name}"
             out += [row(s) for s in symbols_in(reader, use.path) if s.qualname == member and s != method]
     return out
+
+
+_COMMENT_OR_DECORATOR = ("/*", "*", "//", "@", "#")
+
+
+def _name_line(reader: IndexReader, s: SymbolRow, texts: dict[str, dict[int, str]]) -> int:
+    """The line of ``s`` where its name stands, its doc comment and
+    decorators passed (a definition starts at them); ``texts`` holds the
+    lines of the files read so far (from the index's chunks)."""
+    lines = texts.get(s.path)
+    if lines is None:
+        lines = texts[s.path] = {}
+        for stored in reader.chunks_of_file(s.path):
+            c = stored.chunk
+            for i, t in enumerate(c.text.split("\n")):
+                lines.setdefault(c.start_line + i, t)
+    word = re.compile(rf"(?<![\w$]){re.escape(s.name)}(?![\w$])")
+    for n in range(s.start_line, s.end_line + 1):
+        text = lines.get(n, "").lstrip()
+        if not text.startswith(_COMMENT_OR_DECORATOR) and word.search(text):
+            return n
+    return s.start_line
 
 
 def _declared(reader: IndexReader, use: RefRow) -> list[SymbolRow]:
