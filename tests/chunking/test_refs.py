@@ -104,22 +104,25 @@ def test_a_member_of_a_field_whose_type_the_class_declares_is_resolved():
         "    later: Multi\n"
         "    maybe: Optional[Multi] = None\n"
         "\n"
-        "    def __init__(self, other):\n"
+        "    def __init__(self, other, given: 'Multi'):\n"
         "        self._capture = Multi()\n"  # 10
         "        self.other = other\n"
+        "        self.given = given\n"
         "\n"
         "    def go(self):\n"
-        "        self._capture.suspend()\n"
-        "        self.later.suspend()\n"  # 15
+        "        self._capture.suspend()\n"  # 15
+        "        self.later.suspend()\n"
         "        self.maybe.suspend()\n"
         "        self.other.suspend()\n"
+        "        self.given.suspend()\n"
     )
     calls = [(r.line, r.target) for r in refs_of("src/pkg/use.py", python, "python") if r.name == "suspend"]
     assert calls == [
-        (14, "pkg.cap.Multi.suspend"),
         (15, "pkg.cap.Multi.suspend"),
         (16, "pkg.cap.Multi.suspend"),
-        (17, ""),  # a field of an unknown type: a name match
+        (17, "pkg.cap.Multi.suspend"),
+        (18, ""),  # a field of an unknown type: a name match
+        (19, "pkg.cap.Multi.suspend"),  # a field set from a typed parameter
     ]
     typescript = (
         "import { Conn } from './conn'\n"  # 1

@@ -124,16 +124,26 @@ _SEPARATOR_ENDS = frozenset(b".:>\\")
 
 # A type that may be absent (``Optional[T]``, ``T | None``, ``T | null``): ``T`` is what it names.
 _OPTIONAL = re.compile(r"^(?:(?:typing|t)\.)?Optional\[\s*(.+?)\s*\]$")
+_QUOTED = re.compile(r"^([\"'])(.+)\1$")  # a forward reference: x: "Cls"
 _NONE_UNION = re.compile(r"\s*\|\s*(?:None|null|undefined)\b|\b(?:None|null|undefined)\s*\|\s*")
 
 
 def _plain_type(text: str) -> str:
-    """A declared type's text, its decoration and optionality left out."""
+    """A declared type's text, its decoration, quotes (a forward reference) and optionality left out."""
     text = _TYPE_NOISE.sub("", text)
+    m = _QUOTED.match(text)
+    if m:
+        text = m.group(2).strip()
     m = _OPTIONAL.match(text)
     if m:
         text = m.group(1)
     return _NONE_UNION.sub("", text).strip()
+
+
+def _assigns_a_name(node: ts.Node) -> bool:
+    """An assignment of a plain name (``self.x = x``)."""
+    right = node.child_by_field_name("right")
+    return right is not None and right.type == "identifier"
 
 
 def _field_parameter(node: ts.Node) -> bool:
@@ -311,7 +321,8 @@ class _Extraction:
         fields = self.rs.typed_fields
         src = self.src
         scopes = self.scopes
-        for node in nodes:
+        # self.x = x after the rest: x's type is the local's (a typed parameter), known by then
+        for node in sorted(nodes, key=_assigns_a_name):
             line = node.start_point[0] + 1
             fn = scopes.function[line]
             for var_field, type_field in fields:
@@ -323,6 +334,7 @@ class _Extraction:
                     var = var.child_by_field_name("name")
                     if var is None:
                         continue
+                named = kind.type == "identifier"  # self.x = x: the type of the local x
                 if kind.type in ("call", "new_expression"):
                     kind = kind.child_by_field_name("function") or kind.child_by_field_name("constructor")
                     if kind is None:
@@ -330,7 +342,7 @@ class _Extraction:
                 text = _plain_type(src[kind.start_byte : kind.end_byte].decode("utf-8", "replace"))
                 if not _TYPE_NAME.fullmatch(text):
                     break
-                key = self._type_key(text, fn)
+                key = out.get((fn, text), "") if named else self._type_key(text, fn)
                 name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
                 if not key:
                     break

@@ -85,6 +85,7 @@ PYTHON = RefSpec(
 (assignment left: (identifier) type: (type)) @typed
 (assignment left: (attribute object: (identifier)) right: (call)) @typed
 (assignment left: (attribute object: (identifier)) type: (type)) @typed
+(assignment left: (attribute object: (identifier)) right: (identifier)) @typed
 (typed_parameter) @typed
 (typed_default_parameter) @typed
 """,
@@ -135,6 +136,7 @@ _JS_COMMON = """
   (#eq? @_r "require")) @import
 (variable_declarator name: (identifier) value: (new_expression)) @typed
 (assignment_expression left: (member_expression object: (this)) right: (new_expression)) @typed
+(assignment_expression left: (member_expression object: (this)) right: (identifier)) @typed
 """
 
 _JSX = """
