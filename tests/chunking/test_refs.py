@@ -89,6 +89,7 @@ def test_python_kinds_targets_and_what_is_no_use():
         ("Model", 8, "type", "Thing.save", "pkg.models.Model", ""),
         ("clean", 9, "call", "Thing.save", "=Thing.clean", ""),
         ("save", 10, "call", "Thing.save", "^Thing.save", ""),
+        ("sibling", 11, "name", "Thing.save", "src.pkg.sibling", ""),  # the head of sibling.run
         ("run", 11, "call", "Thing.save", "src.pkg.sibling.run", ""),
         ("sep", 11, "attr", "Thing.save", "os.sep", ""),
     ]
@@ -150,6 +151,18 @@ def test_a_member_of_a_field_whose_type_the_class_declares_is_resolved():
         (13, "open", "ts.conn.Conn.open"),
         (14, "open", ""),
     ]
+
+
+def test_the_head_of_a_member_chain_the_file_imports_is_a_use_of_it():
+    python = "from pkg.resp import Response\n\n\ndef f(x):\n    return Response.build(x).body\n"
+    heads = [(r.name, r.line, r.kind, r.target) for r in refs_of("a.py", python, "python") if r.line == 5]
+    assert heads[:2] == [
+        ("Response", 5, "name", "pkg.resp.Response"),
+        ("build", 5, "call", "pkg.resp.Response.build"),
+    ]
+    typescript = "import { Jwt } from './jwt'\nexport function f(t: string) {\n  return Jwt.verify(t)\n}\n"
+    heads = [(r.name, r.kind, r.target) for r in refs_of("src/a.ts", typescript, "typescript") if r.line == 3]
+    assert heads == [("Jwt", "name", "src.jwt.Jwt"), ("verify", "call", "src.jwt.Jwt.verify")]
 
 
 def test_javascript_imports_exports_and_require():

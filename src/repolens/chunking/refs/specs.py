@@ -62,6 +62,7 @@ PYTHON = RefSpec(
 (tuple (identifier) @name)
 (pair value: (identifier) @name)
 (comparison_operator (identifier) @name)
+(attribute object: (identifier) @name)
 (parameters (identifier) @bind)
 (lambda_parameters (identifier) @bind)
 (default_parameter name: (identifier) @bind)
@@ -124,6 +125,7 @@ _JS_COMMON = """
 (pair value: (identifier) @name)
 (shorthand_property_identifier) @name
 (binary_expression right: (identifier) @name)
+(member_expression object: (identifier) @name)
 (variable_declarator name: (identifier) @bind)
 (arrow_function parameter: (identifier) @bind)
 (object_pattern (shorthand_property_identifier_pattern) @bind)
