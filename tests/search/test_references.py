@@ -232,6 +232,19 @@ def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree
     assert uses(service.find_references("Scaffold.route", repo).text) == ["py/site.py", "index 6: @app.route"]
 
 
+def test_a_python_property_setter_is_a_reference_of_its_getter(repo: Path, write_tree):
+    prop = (
+        "class F:\n    @property\n    def debug(self):\n        return 1\n\n"
+        "    @debug.setter\n    def debug(self, v):\n        pass\n"
+    )
+    write_tree(repo, {"py/app/prop.py": prop})
+    build_index(repo)
+    assert uses(service.find_references("py/app/prop.py:3", repo).text) == [
+        "py/app/prop.py",
+        "F.debug 7: def debug(self, v):",
+    ]
+
+
 def test_typescript_overloads_and_the_members_a_method_implements_or_overrides(repo: Path, write_tree):
     write_tree(
         repo,

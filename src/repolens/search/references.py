@@ -128,8 +128,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     own = family(definition.language)
     resolved: list[RefRow] = []
     matches: list[RefRow] = []
-    if definition.kind == "method" and definition.parent and definition.language in _DECLARING_LANGUAGES:
-        resolved += _declarations(reader, definition)
+    if definition.kind == "method" and definition.parent and definition.language in _REDEFINING_LANGUAGES:
+        resolved += _declarations(reader, definition, related=definition.language in _DECLARING_LANGUAGES)
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
         if row.path == definition.path and row.line == definition.start_line and row.kind != "import":
             continue
@@ -142,18 +142,22 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
 
 
-# Languages whose methods' overloads, and the declarations they implement or
-# override, are one member (TypeScript's language service counts each as a reference).
+# Languages where a method defined again in its class is the same member
+# (TypeScript's overloads, Python's property setter or typing.overload).
+_REDEFINING_LANGUAGES = frozenset({"python", "typescript", "tsx"})
+# Languages whose methods' declarations they implement or override are one
+# member too (TypeScript's language service counts each as a reference).
 _DECLARING_LANGUAGES = frozenset({"typescript", "tsx"})
 
 
-def _declarations(reader: IndexReader, method: SymbolRow) -> list[RefRow]:
+def _declarations(reader: IndexReader, method: SymbolRow, *, related: bool) -> list[RefRow]:
     """The other declarations of ``method``'s member, as resolved uses of it
-    (kind ``declaration``, in the declaring method): its overloads, the member of a
-    base class or interface of its class (its bases as the class's file
-    names them), and the member in the classes extending or implementing
-    its class or those bases (one round). A few reads: the class's file,
-    the bases' names, their subclasses' files."""
+    (kind ``declaration``, in the declaring method): its other definitions
+    in its class (overloads, a property's setter); with ``related``, the
+    member of a base class or interface of its class (its bases as the
+    class's file names them), and the member in the classes extending or
+    implementing its class or those bases (one round). A few reads: the
+    class's file, the bases' names, their subclasses' files."""
     name = method.name
     if name in CONSTRUCTORS:  # a constructor is its class's own, never another's member
         return []
@@ -165,6 +169,8 @@ def _declarations(reader: IndexReader, method: SymbolRow) -> list[RefRow]:
         return RefRow(s.path, s.language, name, line, "declaration", s.qualname, key, "")
 
     out = [row(s) for s in symbols_in(reader, method.path) if s.qualname == method.qualname and s != method]
+    if not related:
+        return out
     roots = _Meaning()
     for cls in defined(reader, method.parent, method.path):
         roots.add(cls.path, cls.qualname, cls.language)
