@@ -232,6 +232,40 @@ def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree
     assert uses(service.find_references("Scaffold.route", repo).text) == ["py/site.py", "index 6: @app.route"]
 
 
+def test_a_method_through_a_field_of_a_typed_object_in_another_file(repo: Path, write_tree):
+    write_tree(
+        repo,
+        {
+            "ts/src/request.ts": "export class Req {\n  header(name: string): string { return name }\n}\n",
+            "ts/src/context.ts": (
+                "import { Req } from './request'\n"
+                "export class Context {\n  req: Req\n  constructor(r: Req) { this.req = r }\n}\n"
+            ),
+            "ts/src/mw.ts": (
+                "import type { Context } from './context'\n"
+                "export function mw(c: Context) {\n  return c.req.header('b')\n}\n"
+            ),
+            "py/app/req.py": "class Request:\n    def blueprint(self):\n        return 1\n",
+            "py/app/ctx.py": (
+                "from app.req import Request\n\n\nclass Ctx:\n"
+                "    def __init__(self, request: Request):\n        self.request = request\n"
+            ),
+            "py/app/view.py": (
+                "from app.ctx import Ctx\n\n\ndef f(c: Ctx):\n    return c.request.blueprint()\n"
+            ),
+        },
+    )
+    build_index(repo)
+    assert uses(service.find_references("Req.header", repo).text) == [
+        "ts/src/mw.ts",
+        "mw 3: return c.req.header('b')",
+    ]
+    assert uses(service.find_references("Request.blueprint", repo).text) == [
+        "py/app/view.py",
+        "f 5: return c.request.blueprint()",
+    ]
+
+
 def test_a_python_property_setter_is_a_reference_of_its_getter(repo: Path, write_tree):
     prop = (
         "class F:\n    @property\n    def debug(self):\n        return 1\n\n"

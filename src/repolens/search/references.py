@@ -131,7 +131,9 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     if definition.kind == "method" and definition.parent and definition.language in _REDEFINING_LANGUAGES:
         resolved += _declarations(reader, definition, related=definition.language in _DECLARING_LANGUAGES)
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
-        if row.path == definition.path and row.line == definition.start_line and row.kind != "import":
+        if row.kind == "field" or (
+            row.path == definition.path and row.line == definition.start_line and row.kind != "import"
+        ):
             continue
         if meaning.means(row):
             if not meaning.constructs or row.name == definition.name or row.kind == "call":
@@ -233,7 +235,7 @@ class _Read:
     """The uses read so far for one question, and the names they were read by."""
 
     def __init__(self) -> None:
-        self.rows: dict[tuple[str, int, str, str], RefRow] = {}
+        self.rows: dict[tuple[str, int, str, str, str], RefRow] = {}
         self.names: set[str] = set()
 
 
@@ -247,7 +249,7 @@ def _aliased(reader: IndexReader, meaning: _Meaning, read: _Read | None = None) 
         if wanted:
             read.names.update(wanted)
             for row in reader.refs_named(wanted):
-                read.rows[(row.path, row.line, row.name, row.target)] = row
+                read.rows[(row.path, row.line, row.name, row.target, row.kind)] = row
         if not _follow_aliases(read.rows.values(), meaning) and not (meaning.names - read.names):
             break
     return list(read.rows.values())
@@ -256,14 +258,22 @@ def _aliased(reader: IndexReader, meaning: _Meaning, read: _Read | None = None) 
 def _through_class_aliases(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> None:
     """Add ``K.name`` for every key ``K`` of the method's class re-exported
     elsewhere (``flask.Flask`` for ``src/flask/app.py``'s ``Flask``): a typed
-    local (``app = flask.Flask()``) names the method through it."""
+    local (``app = flask.Flask()``) names the method through it; and
+    ``O.x.name`` for every class ``O`` declaring a field ``x`` of the
+    method's class (``c.req.header``, ``c: Context``, ``req: HonoRequest``)."""
+    suffix = "." + method.name
     for cls in defined(reader, method.parent, method.path):
         of_class = _Meaning()
         of_class.add(cls.path, cls.qualname, cls.language)
-        _aliased(reader, of_class)
-        suffix = "." + method.name
+        rows = _aliased(reader, of_class)
         meaning.keys |= {k + suffix for k in of_class.keys}
         meaning.full |= {k + suffix for k in of_class.full}
+        for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
+            if row.kind == "field" and of_class.means(row):
+                keys = definition_keys(row.path, row.scope, row.language)
+                meaning.keys |= {k + suffix for k in keys}
+                meaning.full |= {max(keys, key=len) + suffix} if keys else set()
+                meaning.same.add((row.path, same_file_key(row.scope) + suffix))
 
 
 def _follow_aliases(rows: Iterable[RefRow], meaning: _Meaning) -> bool:
@@ -407,7 +417,7 @@ def importers(reader: IndexReader, path: str) -> list[RefRow]:
         meaning.names.add(parts[-1])
     by_file: dict[str, list[RefRow]] = {}
     for row in sorted(_aliased(reader, meaning), key=lambda r: (r.path, r.line)):
-        if row.path != path and row.name != "*" and meaning.means(row):
+        if row.path != path and row.name != "*" and row.kind != "field" and meaning.means(row):
             by_file.setdefault(row.path, []).append(row)
     out: list[RefRow] = []
     for rows in by_file.values():

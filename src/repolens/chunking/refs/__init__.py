@@ -23,6 +23,11 @@ strings. Nothing here needs another file, so an edit to one file changes
 only that file's references (resolution across files happens when a
 question is asked: :mod:`repolens.search.references`).
 
+A ``field`` row is no use: it says that the class ``C`` (its scope is
+``C.x``) declares its field ``x`` of the type its target names, so that
+``obj.x.name`` in another file, ``obj`` of type ``C``, can be resolved when
+a question is asked.
+
 ``binds`` is the name a module-level import or export binds in this file
 (``from .base import Model`` in a package's ``__init__``, ``export default
 foo``): a key through which other files may reach the definition

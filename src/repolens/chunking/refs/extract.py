@@ -173,7 +173,7 @@ class _Extraction:
         self.package = package_key(path, rs.language)
         self.star = False  # an import of every name of a module: an unknown name may be one
         self.typed: dict[tuple[int, str], str] = {}  # (function, local) -> the key of its type
-        self.fields: dict[tuple[str, str], str] = {}  # (class, field) -> the key of its type
+        self.fields: dict[tuple[str, str], tuple[str, int]] = {}  # (class, field) -> its type's key, line
         self.refs: list[Ref] = []
 
     def run(self, caps: dict[str, list[ts.Node]]) -> list[Ref]:
@@ -263,6 +263,9 @@ class _Extraction:
             elif target[0] not in "=^":
                 name = target.rpartition(".")[2]  # an alias (import x as y) is a use of x
             refs.append(Ref(name, line, kind, qualname(inner[line]), target))
+        # A field of a declared type, for other files' obj.field.name (kind field: never a use).
+        for (owner, field), (key, line) in self.fields.items():
+            refs.append(Ref(split_key(key)[-1], line, "field", f"{owner}.{field}", key))
         refs.sort(key=lambda r: r.line)  # the imports came first
         return refs
 
@@ -354,7 +357,7 @@ class _Extraction:
                 else:
                     owner = ""
                 if owner:
-                    self.fields.setdefault((owner, field), key)
+                    self.fields.setdefault((owner, field), (key, line))
                 if not dot:
                     out[(fn, name)] = key
                 break
@@ -384,7 +387,7 @@ class _Extraction:
             if len(parts) == 1 and owner:
                 return same_file_key(f"{owner}.{name}")
             field = self.fields.get((owner, parts[1])) if len(parts) == 2 and owner else None
-            return f"{field}.{name}" if field else ""  # self.x.name, x a field of a known type
+            return f"{field[0]}.{name}" if field else ""  # self.x.name, x a field of a known type
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         if base is None and (fn, head) in self.typed:
             base = self.typed[(fn, head)]
