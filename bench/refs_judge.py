@@ -77,11 +77,16 @@ def sample(reader, language: str, per_repo: int, rng: random.Random) -> list:
     return rng.sample(rows, min(per_repo, len(rows)))
 
 
+# A definition starts at its doc comment and decorators: its name is not asked there.
+COMMENT_OR_DECORATOR = ("/*", "*", "//", "#", "@")
+
+
 def name_position(root: Path, s) -> Query | None:
     lines = (root / s.path).read_text(encoding="utf-8", errors="replace").split("\n")
     word = re.compile(rf"(?<![\w$]){re.escape(s.name)}(?![\w$])")
-    for n in range(s.start_line, min(s.end_line, s.start_line + 12) + 1):
-        m = word.search(lines[n - 1]) if n - 1 < len(lines) else None
+    for n in range(s.start_line, min(s.end_line, s.start_line + 30) + 1):
+        line = lines[n - 1] if n - 1 < len(lines) else ""
+        m = None if line.lstrip().startswith(COMMENT_OR_DECORATOR) else word.search(line)
         if m:
             return Query(s.path, n, m.start())
     return None
