@@ -41,6 +41,9 @@ MAX_DEPTH = 3
 ALIAS_ROUNDS = 4
 # Rounds of subclasses followed for a method's inherited uses.
 CLASS_ROUNDS = 3
+# Subclasses of one round whose re-exports are followed (sympy's Expr has hundreds:
+# reading every use of each name would cost seconds for the few a package re-exports).
+ALIASED_SUBCLASSES = 30
 # Definitions one step of a walk may fan out to (a name defined in hundreds of places).
 FAN_OUT = 200
 CALL_KINDS = frozenset({"call", "decorator"})
@@ -331,7 +334,7 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> Non
             meaning.add(path, f"{scope}.{name}", language)
             inheriting.add(path, scope, language)
             classes.extend(s for s in symbols_in(reader, path) if s.qualname == scope)
-        if inheriting.keys:
+        if inheriting.keys and len(inheriting.names) <= ALIASED_SUBCLASSES:
             # A subclass re-exported elsewhere (flask.Flask for src/flask/app.py's
             # Flask) names the method through that key too: app = flask.Flask(); app.route.
             before = set(inheriting.keys)
