@@ -21,7 +21,7 @@ from repolens.branches.registry import Registry
 from repolens.errors import RepolensError
 
 if TYPE_CHECKING:
-    from repolens.index.build import IndexReport
+    from repolens.index.report import IndexReport
 
 # A server's watcher may be writing: wait this long for it before failing the root.
 LOCK_WAIT_S = 120.0

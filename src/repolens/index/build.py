@@ -29,13 +29,11 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repolens.budget import counted
 from repolens.chunking.dispatch import chunker_identity
 from repolens.discover import (
     Discovery,
@@ -46,9 +44,10 @@ from repolens.discover import (
     nothing_to_index,
 )
 from repolens.discover.worktree import head_facts
-from repolens.errors import IndexCorruptError, IndexVersionError, StoreUnavailableError
-from repolens.history.sync import HistoryReport, sync_history
+from repolens.errors import IndexCorruptError, StoreUnavailableError
+from repolens.history.sync import sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
+from repolens.index.report import IndexReport, ProgressFn
 from repolens.index.reuse import Donors
 from repolens.index.space import full_disk_said
 from repolens.models.embed_config import load_embed_config
@@ -60,7 +59,6 @@ from repolens.store.versions import format_versions
 
 if TYPE_CHECKING:
     from repolens.index.forked import ForkedPool
-    from repolens.index.vectors import VectorReport
     from repolens.models import Embedder
 
 # A batch is committed to both stores when it holds this many files or this
@@ -68,82 +66,6 @@ if TYPE_CHECKING:
 # enough that an interrupted run loses little.
 BATCH_FILES = 500
 BATCH_BYTES = 8 << 20
-
-ProgressFn = Callable[[int, int], None]
-
-
-@dataclass
-class IndexReport:
-    root: Path
-    location: str  # where the index lives (Store.location)
-    mode: str = "build"  # build, refresh or resume
-    reason: str = ""  # why a build instead of a refresh
-    files: int = 0  # files in the index afterwards
-    chunks: int = 0
-    symbols: int = 0
-    bytes: int = 0
-    lines: int = 0
-    added: int = 0
-    changed: int = 0
-    deleted: int = 0
-    unchanged: int = 0
-    skipped: Counter[str] = field(default_factory=Counter)
-    content_skipped: Counter[str] = field(default_factory=Counter)  # the part of skipped found by reading
-    notes: Counter[str] = field(default_factory=Counter)
-    seconds: float = 0.0
-    discovery: str = "git"
-    vectors: VectorReport | None = None
-    branch: str = ""  # the git branch of the work tree, as recorded in the index ("" outside git)
-    files_reused: int = 0  # files copied from a sibling branch's index instead of chunked
-    chunks_reused: int = 0  # their chunks
-    vectors_copied: int = 0  # their vectors (same model and style)
-    history: HistoryReport | None = None
-    languages: str = ""  # how the languages setting changed since the last run ("" when it did not)
-    vectors_dropped: bool = False  # rebuilt without the vectors the old index had
-
-    def summary(self) -> str:
-        """The short report ``repolens index`` prints."""
-        if self.mode == "refresh":
-            head = (
-                f"refreshed {self.location}: {self.added} new, {self.changed} changed, "
-                f"{self.deleted} deleted, {self.unchanged} unchanged files in {self.seconds:.2f}s; "
-                f"index holds {counted(self.files, 'file')}, {counted(self.chunks, 'chunk')}"
-            )
-        else:
-            verb = "resumed and indexed" if self.mode == "resume" else "indexed"
-            head = (
-                f"{verb} {counted(self.files, 'file')} ({counted(self.lines, 'line')}, "
-                f"{counted(self.chunks, 'chunk')}, {counted(self.symbols, 'symbol')}) "
-                f"in {self.seconds:.1f}s -> {self.location}"
-            )
-        out = [head]
-        if self.reason:
-            out.append(f"rebuilt: {self.reason}")
-        if self.languages:
-            out.append(
-                f"languages changed ({self.languages}): files of the others removed, of the new ones added"
-            )
-        if self.skipped:
-            parts = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(self.skipped.items()))
-            out.append(f"skipped: {parts}")
-        if self.notes:
-            parts = ", ".join(f"{n} {note.replace('_', ' ')}" for note, n in sorted(self.notes.items()))
-            out.append(f"notes: {parts}")
-        if self.files_reused:
-            out.append(
-                f"reused from sibling branches: {counted(self.files_reused, 'file')}, "
-                f"{counted(self.chunks_reused, 'chunk')}, {counted(self.vectors_copied, 'vector')}"
-            )
-        if self.history is not None and self.history.mode != "unchanged":
-            out.append(self.history.summary())
-        if self.vectors is not None:
-            out.append(self.vectors.summary())
-        if self.vectors_dropped:
-            out.append(
-                "vectors: none in the rebuilt index, which had them: "
-                "index with --vectors, or set vectors = true, to embed it"
-            )
-        return "\n".join(out)
 
 
 def index_identity(settings: Settings) -> dict[str, str]:
@@ -310,7 +232,9 @@ def build_index(
                     raise nothing_to_index(found, report.content_skipped)
                 # (a damaged index's vectors may be damaged too: embedded anew)
                 if embedder is not None and current is not None and not reason.startswith(_UNREADABLE):
-                    reused = _reuse_vectors(store, building, current, embedder, settings)
+                    from repolens.index import vectors  # numpy: only when vectors are wanted
+
+                    reused = vectors.reuse_vectors(store, building, current, embedder, settings)
             except BaseException as exc:
                 # An interrupted build (Ctrl-C, a store server that went
                 # away) is kept for the next run to resume; one that cannot
@@ -324,7 +248,11 @@ def build_index(
             # an index embedded once (--vectors) and rebuilt with the setting off: said, not silent
             report.vectors_dropped = embedder is None and bool(recorded.get("embed_identity"))
         if embedder is not None:
-            report.vectors = _embed(store, target, embedder, settings, vector_progress, donors)
+            from repolens.index import vectors
+
+            report.vectors = vectors.embed_generation(
+                store, target, embedder, settings, vector_progress, donors
+            )
             report.vectors.reused += reused
     report.seconds = time.monotonic() - started
     return report
@@ -635,53 +563,6 @@ def _embedder(root: Path) -> Embedder | None:
     from repolens.models import make_embedder  # numpy, onnxruntime: loaded only when vectors are wanted
 
     return make_embedder(load_embed_config(root))
-
-
-def _reuse_vectors(store: Store, building: str, previous: str, embedder: Embedder, settings: Settings) -> int:
-    from repolens.index import vectors
-
-    try:
-        writer = store.open_writer(building)
-    except IndexVersionError:
-        return 0
-    try:
-        vectors.bind_embedder(writer, embedder, settings.embed_style)
-        return writer.copy_vectors(previous, embedder.identity, settings.embed_style)
-    finally:
-        writer.close()
-
-
-def _embed(
-    store: Store,
-    gen: str,
-    embedder: Embedder,
-    settings: Settings,
-    progress: ProgressFn | None,
-    donors: Donors | None = None,
-) -> VectorReport:
-    from repolens.index import vectors
-
-    writer = store.open_writer(gen)
-    cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
-    try:
-        dropped = vectors.drop_if_other_model(writer, embedder, settings.embed_style)
-        report = vectors.fill(
-            writer,
-            embedder,
-            style=settings.embed_style,
-            cache_dir=cache,
-            progress=progress,
-            donor=donors.vectors if donors is not None else None,
-        )
-        report.reason = dropped
-        if not report.interrupted:
-            report.ann = writer.sync_dense_index(settings.ann_min_vectors)
-        return report
-    except KeyboardInterrupt:  # batches done so far are committed: the next run resumes
-        done, total = vectors.coverage(writer)
-        return vectors.VectorReport(done=done, total=total, interrupted=True)
-    finally:
-        writer.close()
 
 
 def _now() -> str:

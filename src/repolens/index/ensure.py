@@ -14,7 +14,7 @@ from repolens.store.handles import readers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from repolens.index.build import IndexReport, ProgressFn
+    from repolens.index.report import IndexReport, ProgressFn
     from repolens.settings import Settings
     from repolens.store.base import IndexReader, Store
 

@@ -21,14 +21,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repolens.errors import EmbedderError
+from repolens.errors import EmbedderError, IndexVersionError
 from repolens.models.base import Embedder
 from repolens.models.document import embedding_text
 from repolens.store.base import IndexWriter
 from repolens.store.embed_cache import EmbedCache
+
+if TYPE_CHECKING:
+    from repolens.index.reuse import Donors
+    from repolens.settings import Settings
+    from repolens.store.base import Store
 
 BATCH = 64
 ProgressFn = Callable[[int, int], None]
@@ -159,3 +165,49 @@ def fill(
             cache.close()
     report.seconds = time.monotonic() - started
     return report
+
+
+# -- a generation's vectors, for the indexer (repolens.index.build) ------------------
+
+
+def reuse_vectors(store: Store, building: str, previous: str, embedder: Embedder, settings: Settings) -> int:
+    try:
+        writer = store.open_writer(building)
+    except IndexVersionError:
+        return 0
+    try:
+        bind_embedder(writer, embedder, settings.embed_style)
+        return writer.copy_vectors(previous, embedder.identity, settings.embed_style)
+    finally:
+        writer.close()
+
+
+def embed_generation(
+    store: Store,
+    gen: str,
+    embedder: Embedder,
+    settings: Settings,
+    progress: ProgressFn | None,
+    donors: Donors | None = None,
+) -> VectorReport:
+    writer = store.open_writer(gen)
+    cache = Path(settings.embed_cache).expanduser() if settings.embed_cache else None
+    try:
+        dropped = drop_if_other_model(writer, embedder, settings.embed_style)
+        report = fill(
+            writer,
+            embedder,
+            style=settings.embed_style,
+            cache_dir=cache,
+            progress=progress,
+            donor=donors.vectors if donors is not None else None,
+        )
+        report.reason = dropped
+        if not report.interrupted:
+            report.ann = writer.sync_dense_index(settings.ann_min_vectors)
+        return report
+    except KeyboardInterrupt:  # batches done so far are committed: the next run resumes
+        done, total = coverage(writer)
+        return VectorReport(done=done, total=total, interrupted=True)
+    finally:
+        writer.close()

@@ -46,7 +46,8 @@ import watchfiles
 from repolens.budget import counted
 from repolens.discover.rules import PROJECT_IGNORE_FILE
 from repolens.errors import IndexLockedError, NothingToIndexError, RepolensError
-from repolens.index.build import IndexReport, build_index
+from repolens.index.build import build_index
+from repolens.index.report import IndexReport
 from repolens.index.space import full_disk_said
 from repolens.settings import CONFIG_FILE, Settings, load_settings
 from repolens.store import open_store

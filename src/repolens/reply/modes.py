@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from repolens.index.build import IndexReport
+    from repolens.index.report import IndexReport
     from repolens.settings import Settings
 
 MODES = ("packet", "files", "json")

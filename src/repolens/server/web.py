@@ -50,7 +50,7 @@ from repolens.server.tools import build_server
 from repolens.server.workers import read_workers, run_workers, shared_metrics
 
 if TYPE_CHECKING:
-    from repolens.index.build import IndexReport
+    from repolens.index.report import IndexReport
     from repolens.server.calls import RepolensServer
 
 DEFAULT_HOST = "127.0.0.1"

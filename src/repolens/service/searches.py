@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from repolens.index.build import ProgressFn
+    from repolens.index.report import ProgressFn
     from repolens.reply.modes import SearchReply
     from repolens.search.across import Answered, Asked, Target
     from repolens.search.filters import Filters

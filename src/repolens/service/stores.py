@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from repolens.index.build import IndexReport, ProgressFn
+    from repolens.index.report import IndexReport, ProgressFn
     from repolens.index.status import IndexStatus
     from repolens.store.base import IndexReader
     from repolens.store.inventory import Dropped, Inventory
