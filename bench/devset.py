@@ -235,7 +235,7 @@ def run_queries(queries, variants, dirs, status, args, inputs) -> tuple[list[dic
 
 
 HEADLINE = (
-    "scope|system|n|Acc@1|Acc@5|Acc@10|MRR@10|Line@5|Line@5(fn)|Shown@5|lines@5"
+    "scope|system|n|Acc@1|Acc@5|Acc@10|MRR@10|Line@5|Line@5(fn)|Func@5|Shown@5|lines@5"
     "|chars p50|chars p90|chars mean|ms p50|ms p90"
 )
 # summary key -> decimals shown, in HEADLINE's column order
@@ -246,6 +246,7 @@ HEADLINE_COLS = {
     "mrr": 3,
     "line5": 2,
     "line5_fn": 2,
+    "func5": 2,
     "shown5": 2,
     "span5_p50": 0,
 }
@@ -345,7 +346,8 @@ def report(rows, status, variants, args, inputs, interrupted, timings) -> None:
     print(
         "\nrg = keyword grep of the query's words, ranked by distinct words then matches, "
         f"-C{RG_CONTEXT} text cut at the {load_settings(None).max_chars}-char budget; rg/full = uncut. "
-        "Line@5(fn) also counts gold_functions; Shown@5 counts only the lines a hit shows "
+        "Line@5(fn) also counts gold_functions; Func@5: every gold function overlaps one of the "
+        "first 5 hits (questions with one; its own n); Shown@5 counts only the lines a hit shows "
         "(a repolens block shows some lines of its span); "
         "lines@5 = median lines spanned by the first 5 hits; "
         "ms = latency per query"

@@ -84,6 +84,23 @@ def line_hit(hits: Sequence[Hit], gold: Iterable[dict], k: int = LINE_HITS) -> b
     return False
 
 
+def functions_hit(hits: Sequence[Hit], functions: Iterable[dict], k: int = LINE_HITS) -> float | None:
+    """Func@k: every gold function (``gold_functions``: the definitions
+    enclosing the changed lines) overlaps one of the first ``k`` hits, the
+    function-level Acc@k of SWE-bench localisation; None when the question
+    has none (a change outside any definition), so it is left out of the mean."""
+    wanted = {(g["path"], g["start_line"], g["end_line"]) for g in functions}
+    if not wanted:
+        return None
+    shown = [h for h in hits if not h.pointer][:k]
+    return float(
+        all(
+            any(h.path == path and any(_overlaps(r, (a, b)) for r in h.ranges) for h in shown)
+            for path, a, b in wanted
+        )
+    )
+
+
 def shown_hit(hit: Hit) -> Hit:
     """``hit`` reduced to the lines it shows."""
     return hit if hit.shown is None else Hit(hit.path, hit.shown)
@@ -114,6 +131,8 @@ def score(answer: Answer, query: dict) -> dict:
         "line5": float(line_hit(answer.hits, query["gold_ranges"])),
         # lenient: the enclosing definitions count too (empty for module-level changes)
         "line5_fn": float(line_hit(answer.hits, [*query["gold_ranges"], *query["gold_functions"]])),
+        # all the changed definitions shown (None: the question has no gold function)
+        "func5": functions_hit(answer.hits, query.get("gold_functions", ())),
         # strict: a gold line is among the lines shown, not just inside a hit's span
         "shown5": float(line_hit([shown_hit(h) for h in answer.hits], query["gold_ranges"])),
         # lines the first 5 hits claim (Line@5 is easier for wide blocks)
@@ -144,6 +163,7 @@ def summarize(rows: Sequence[dict]) -> dict:
     out = {"n": len(rows)}
     for key in ("acc1", "acc5", "acc10", "mrr", "line5", "line5_fn", "shown5"):
         out[key] = mean([r[key] for r in rows])
+    out["func5"] = mean([r["func5"] for r in rows if r.get("func5") is not None])
     out |= {
         "span5_p50": statistics.median([r["span5"] for r in rows]) if rows else math.nan,
         "chars_p50": statistics.median(chars) if chars else math.nan,
