@@ -1,7 +1,7 @@
 """Mine training questions from the git history of many repositories (issue 28, item 1).
 
     python -m bench.mine_questions --mirrors DIR --out DIR [--seed 28] [--until 2026-08-01]
-        [--years 6] [--snapshots 12] [--window 150] [--commit-cap 20] [--ident-cap 12]
+        [--years 6] [--snapshots 12] [--window 150] [--commit-cap 20] [--ident-cap 12] [--issue-cap 20]
         [--repos REGEX] [--make-checkouts PATH]
 
 Per repository (``mine_paths.REPOS``, those whose mirror is in ``--mirrors``),
@@ -20,6 +20,11 @@ git work tree whose history stops at S (``OUT/checkouts``, made by
                  least 3 words: same gold, ``query`` = ``title``
 ``identifiers``  a name defined once in S's source, used in 2-30 other files;
                  gold = its definition (``mine_defs``)
+``issues``       a commit of the window, as for ``commits`` (a subject of 3+
+                 words suffices), that also adds lines to a test: asked as
+                 the bug report its reporter would have written (symptoms from
+                 the message, the test as the reproduction, a traceback-shaped
+                 excerpt of its calls); same gold (``bench.mining.issues``)
 
 Nothing after C's parent can be seen from S: S is an ancestor of C's parent,
 the checkout's only ref is S, and a commit whose subject already occurs in S's
@@ -50,6 +55,7 @@ from pathlib import Path
 from bench.common.paths import SHARED
 from bench.mining.commits import Candidate, clean_message, commit_question, git, qualify, window_commits
 from bench.mining.defs import gold_functions, identifier_questions, run_ctags
+from bench.mining.issues import MIN_ISSUE_WORDS, definitions, issue_question
 from bench.mining.paths import REPOS, RepoSpec, is_test
 from bench.mining.snapshots import Snapshot, blobs_at, choose_snapshots, first_parent
 
@@ -167,8 +173,13 @@ def mine_snapshot(snap: Snapshot, gd: Path, tree: Path, args, state: dict) -> li
             blobs[path] = meta.split()[2]
     # A change whose subject is already in S's history (a cherry-pick, a backport) would show its answer.
     past_titles = {_title(s) for s in git(gd, "log", "--format=%s", snap.sha).splitlines()}
-    cands = []
+    cands, issue_cands = [], []
     for commit in window_commits(gd, snap.sha, snap.end):
+        # an issue question needs fewer words of message: its test is the rest of the report
+        got = qualify(commit, spec, blobs, min_words=MIN_ISSUE_WORDS)
+        if not isinstance(got, str) and _title(got.query) not in past_titles | state["issue_titles"]:
+            state["issue_titles"].add(_title(got.query))
+            issue_cands.append(got)
         got = qualify(commit, spec, blobs)
         if isinstance(got, str):
             reasons[got] += 1
@@ -209,7 +220,39 @@ def mine_snapshot(snap: Snapshot, gd: Path, tree: Path, args, state: dict) -> li
     for q in identifier_questions(tags, tree, files, spec, state["names"], args.ident_cap, rng):
         name = q.pop("name")
         out.append(record("identifiers", f"ident:{spec.repo}:{name}", snap, name, name, q))
+    out += issue_questions(issue_cands, snap, gd, tree, tags, args.issue_cap, state["issue_reasons"])
     return out
+
+
+def issue_questions(cands: list[Candidate], snap: Snapshot, gd: Path, tree: Path, tags, cap: int,
+                    reasons: Counter[str]) -> list[dict]:  # fmt: skip
+    """Up to ``cap`` issue-shaped questions of one snapshot (``bench.mining.issues``),
+    drawn with a seed of their own, so the other kinds are mined as before."""
+    spec = snap.spec
+    rng = random.Random(f"{spec.repo}/{snap.sha}/issues")
+    defs = definitions(tags)
+    out = []
+    for cand in rng.sample(cands, len(cands)):
+        if len(out) >= cap:
+            break
+        gold = commit_question(cand, gd, tree)
+        if isinstance(gold, str):
+            reasons[gold] += 1
+            continue
+        asked = issue_question(cand, gd, spec, defs, rng)
+        if isinstance(asked, str):
+            reasons[asked] += 1
+            continue
+        c = cand.commit
+        gold["gold_functions"] = gold_functions(
+            [t for t in tags if t.path in cand.gold_files], gold["gold_ranges"]
+        )
+        url = f"https://github.com/{spec.repo}/commit/{c.sha}"
+        gold["source"] = {"fix_commit": c.sha, "parent": c.parents[0], "date": c.date, "url": url,
+                          "repro": asked["repro"]}  # fmt: skip
+        qid = f"issue:{spec.repo}@{c.sha[:12]}"
+        out.append(record("issues", qid, snap, asked["query"], asked["title"], gold))
+    return sorted(out, key=lambda q: q["source"]["date"])
 
 
 def table(headers: list[str], rows: list[list]) -> str:
@@ -217,7 +260,7 @@ def table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
 
 
-KINDS = ("commits", "subjects", "identifiers")
+KINDS = ("commits", "subjects", "identifiers", "issues")
 
 
 def breakdown(questions: list[dict], field: str) -> str:
@@ -241,6 +284,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window", type=int, default=150, help="first-parent commits mined after a snapshot")
     ap.add_argument("--commit-cap", type=int, default=20, help="most commit questions per snapshot")
     ap.add_argument("--ident-cap", type=int, default=12, help="most identifier questions per snapshot")
+    ap.add_argument("--issue-cap", type=int, default=20, help="most issue-shaped questions per snapshot")
     ap.add_argument("--repos", help="regex on owner/name: mine only these")
     ap.add_argument("--make-checkouts", type=Path, default=SHARED / "make_checkouts.sh")
     args = ap.parse_args(argv)
@@ -268,9 +312,11 @@ def main(argv: list[str] | None = None) -> None:
 
     questions: list[dict] = []
     reasons: Counter[str] = Counter()
+    issue_reasons: Counter[str] = Counter()
     failed = []
     for _spec, gd, snaps in plan:
-        state = {"titles": set(), "names": set(), "reasons": reasons}
+        state = {"titles": set(), "names": set(), "reasons": reasons, "issue_titles": set(),
+                 "issue_reasons": issue_reasons}  # fmt: skip
         for snap in snaps:
             tree = checkouts / snap.checkout
             if leak := checkout_leak(tree, snap.sha):
@@ -305,7 +351,8 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(breakdown(questions, "language") + "\n")
     print(breakdown(questions, "repo") + "\n")
-    print(table(["commits dropped because", "n"], [[r, n] for r, n in reasons.most_common()]))
+    print(table(["commits dropped because", "n"], [[r, n] for r, n in reasons.most_common()]) + "\n")
+    print(table(["issue questions dropped because", "n"], [[r, n] for r, n in issue_reasons.most_common()]))
 
 
 if __name__ == "__main__":

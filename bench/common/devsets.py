@@ -41,7 +41,13 @@ DATA_FILES = ("swebench-dev.json", "commits-dev.json", "identifiers-dev.json")
 # questions have one gold file, the definition, which a good tool puts first.
 # ``subjects``: commit subjects asked alone, a kind of the mined training set
 # (bench.mine_questions), which --files reads too.
-KEY_FIGURES = {"swebench": "acc5", "commits": "acc5", "subjects": "acc5", "identifiers": "acc1"}
+KEY_FIGURES = {
+    "swebench": "acc5",
+    "commits": "acc5",
+    "subjects": "acc5",
+    "identifiers": "acc1",
+    "issues": "acc5",
+}
 
 
 # Named variants: settings overrides (keys of repolens.settings.Settings). Add

@@ -156,7 +156,9 @@ class Candidate:
     old_blobs: tuple[str, ...]  # the gold files' blobs in the parent, in gold_files order
 
 
-def qualify(commit: Commit, spec: RepoSpec, snapshot_blobs: dict[str, str] | None) -> Candidate | str:
+def qualify(
+    commit: Commit, spec: RepoSpec, snapshot_blobs: dict[str, str] | None, min_words: int = MIN_WORDS
+) -> Candidate | str:
     """The commit as a question, or the name of the first rule it fails.
 
     Gold files must be byte-identical in the snapshot and in the commit's
@@ -188,8 +190,8 @@ def qualify(commit: Commit, spec: RepoSpec, snapshot_blobs: dict[str, str] | Non
     if snapshot_blobs is not None and any(snapshot_blobs.get(ch.path) != ch.old_blob for ch in gold):
         return "gold file differs at the snapshot"
     query = clean_message(commit.message)
-    if len(_WORD.findall(query)) < MIN_WORDS:
-        return "message under 8 words"
+    if len(_WORD.findall(query)) < min_words:
+        return f"message under {min_words} words"
     if names_a_file(query, [ch.path for ch in commit.changes]):
         return "message names a changed file"
     gold.sort(key=lambda ch: ch.path)

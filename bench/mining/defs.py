@@ -79,7 +79,7 @@ def run_ctags(tree: Path, paths: list[str]) -> list[Tag]:
     for path, file_tags in by_path.items():
         if path.endswith(tuple(_BRACE_LANGS)) and any(t.end is None for t in file_tags):
             text = (tree / path).read_text("utf-8", "replace")
-            starts = _line_starts(text)
+            starts = line_starts(text)
             file_tags = [
                 t if t.end is not None or t.kind not in CALLABLE_KINDS | BLOCK_KINDS | QUESTION_KINDS
                 else Tag(t.name, t.path, t.line, brace_end(text, starts, t.line), t.kind, t.scope)
@@ -89,7 +89,7 @@ def run_ctags(tree: Path, paths: list[str]) -> list[Tag]:
     return out
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in re.finditer("\n", text)]
 
 

@@ -54,9 +54,10 @@ def _spec(repo: str, *languages: str) -> RepoSpec:
     return RepoSpec(repo, languages[0], languages)
 
 
-# The repositories issue 28 allows (none of the development set's). Those the
-# search library's `fetch` could not bring (over its size limit) are listed
-# for the record and skipped when their mirror is absent.
+# The repositories issues 28 and 37 allow (none of the development set's).
+# Those the search library's `fetch` could not bring (over its size limit:
+# django, scikit-learn, matplotlib, junit5, pandas) are listed for the record
+# and skipped when their mirror is absent.
 REPOS: tuple[RepoSpec, ...] = (
     _spec("django/django", "python"),
     _spec("scikit-learn/scikit-learn", "python"),
@@ -87,6 +88,17 @@ REPOS: tuple[RepoSpec, ...] = (
     _spec("junit-team/junit5", "java", "kotlin"),
     _spec("rack/rack", "ruby"),
     _spec("nlohmann/json", "cpp"),
+    # issue 37: the repositories whose issues SWE-Gym gathered, for more Python fixes with their tests
+    _spec("pandas-dev/pandas", "python"),
+    _spec("getmoto/moto", "python"),
+    _spec("python/mypy", "python"),
+    _spec("dask/dask", "python"),
+    _spec("conan-io/conan", "python"),
+    _spec("facebookresearch/hydra", "python"),
+    _spec("iterative/dvc", "python"),
+    _spec("bokeh/bokeh", "python", "typescript"),
+    _spec("modin-project/modin", "python"),
+    _spec("Project-MONAI/MONAI", "python"),
 )
 
 # Folders whose code is not the repository's source. Tests and their data (a

@@ -11,6 +11,7 @@ import pytest
 from bench.mine_questions import verify_commit_questions
 from bench.mining.commits import Change, Commit, clean_message, commit_question, qualify, window_commits
 from bench.mining.defs import brace_end, identifier_questions, run_ctags
+from bench.mining.issues import MIN_ISSUE_WORDS, definitions, issue_question, symptoms
 from bench.mining.paths import RepoSpec
 from conftest import Git, commit_files
 
@@ -154,3 +155,116 @@ def test_a_name_defined_once_and_used_in_two_other_files_is_asked(write_tree, tm
             "name": "parse_header_block",
         }
     ]
+
+
+# -- issue-shaped questions (issue 37) ---------------------------------------------
+
+PARSER = (
+    "def parse_header(text):\n"
+    '    """The header\'s fields."""\n'
+    "    fields = text.split(':')\n"
+    "    return fields\n"
+    "\n"
+    "\n"
+    "def render(fields):\n"
+    "    return ':'.join(fields)\n"
+)
+
+
+def test_symptoms_drop_the_fix_verb_and_the_sentences_about_the_change():
+    message = (
+        "Fix crash when the header is empty (#41)\n\n"
+        "Parsing an empty header raised IndexError deep in the parser. "
+        "This commit checks the length first. Use a guard instead of a try block.\n\n"
+        "- check the length\n- add a test\n\n"
+        "for more information, see https://pre-commit.ci\n"
+    )
+    assert symptoms(message) == (
+        "Crash when the header is empty",
+        "Parsing an empty header raised IndexError deep in the parser.",
+    )
+
+
+@pytest.mark.skipif(shutil.which("ctags") is None, reason="universal-ctags is not installed")
+def test_a_fix_with_its_regression_test_is_asked_as_the_report_before_it(
+    git: Git, git_repo: Path, tmp_path: Path
+):
+    snap = commit_files(git, git_repo, "initial", {"src/app.py": PARSER, "tests/test_app.py": "import app\n"})
+    fixed = PARSER.replace(
+        "    fields = text.split(':')\n",
+        "    if not text:\n        raise ValueError('empty header')\n    fields = text.split(':')\n",
+    )
+    test = (
+        "import pytest\n"
+        "from app import parse_header\n"
+        "\n"
+        "\n"
+        "def test_empty_header_is_refused():\n"
+        '    """An empty header is an error, not an empty list."""\n'
+        "    with pytest.raises(ValueError, match='empty header'):\n"
+        "        parse_header('')\n"
+    )
+    commit_files(
+        git,
+        git_repo,
+        "Fix parse_header accepting an empty header\n\nThe parser returned [''] for an empty header. "
+        "This commit raises instead.",
+        {"src/app.py": fixed, "tests/test_app.py": test},
+    )
+    tree = checkout_of(git, git_repo, snap, tmp_path / "snapshot")
+    [commit] = list(window_commits(git_repo / ".git", snap, "HEAD"))
+    cand = qualify(commit, SPEC, blobs_of(git, git_repo, snap), min_words=MIN_ISSUE_WORDS)
+    assert not isinstance(cand, str)
+    tags = run_ctags(tree, ["src/app.py"])
+    asked = issue_question(cand, git_repo / ".git", SPEC, definitions(tags), TracebackAlways())
+    assert asked["title"] == "parse_header accepting an empty header"
+    assert asked["query"] == (
+        "parse_header accepting an empty header\n\n"
+        "The parser returned [''] for an empty header.\n\n"
+        "An empty header is an error, not an empty list.\n\n"
+        "To reproduce:\n\n"
+        "```python\n"
+        "with pytest.raises(ValueError, match='empty header'):\n"
+        "    parse_header('')\n"
+        "```\n\n"
+        "This fails with:\n\n"
+        "```\n"
+        "Traceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n'
+        "    parse_header('')\n"
+        '  File "src/app.py", line 2, in parse_header\n'
+        "ValueError: empty header\n"
+        "```"
+    )
+    assert asked["repro"] == {
+        "test": "tests/test_app.py",
+        "test_name": "test_empty_header_is_refused",
+        "calls": ["parse_header"],
+        "error": "ValueError",
+        "frames": ["src/app.py:1:parse_header"],
+    }
+    # gold is the source's changed lines; the test the fix adds is not in the tree asked
+    assert commit_question(cand, git_repo / ".git", tree)["gold_ranges"] == [
+        {"path": "src/app.py", "start_line": 2, "end_line": 3}  # the two lines around the insertion
+    ]
+    assert "test_empty_header_is_refused" not in (tree / "tests/test_app.py").read_text()
+
+
+class TracebackAlways(random.Random):
+    """Draws that always pick the first layout and always add the traceback."""
+
+    def random(self) -> float:
+        return 0.0
+
+    def choice(self, seq):  # type: ignore[override]
+        return seq[0]
+
+
+def test_a_commit_that_adds_no_test_is_no_issue(git: Git, git_repo: Path):
+    snap = commit_files(git, git_repo, "initial", {"src/app.py": PARSER})
+    commit_files(
+        git, git_repo, "Make render join the header fields with colons", {"src/app.py": PARSER + "\n"}
+    )
+    [commit] = list(window_commits(git_repo / ".git", snap, "HEAD"))
+    cand = qualify(commit, SPEC, blobs_of(git, git_repo, snap), min_words=MIN_ISSUE_WORDS)
+    assert issue_question(cand, git_repo / ".git", SPEC, {}, random.Random(1)) == "adds no test"
