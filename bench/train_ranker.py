@@ -51,7 +51,9 @@ import numpy as np
 from bench.common.devsets import checkout_name, code_commit, ensure_index, identity_key, index_identity
 from bench.common.paths import REPO_ROOT, data_default
 from repolens.search.features import FEATURES
+from repolens.search.history_leg import history_leg
 from repolens.search.learned import FOREST_MODULE, forest_source
+from repolens.search.pinpoint import PINPOINT_FEATURES, pinpoint_columns
 from repolens.search.query import parse_query
 from repolens.search.ranking import CANDIDATES, RankingOptions, search_index
 from repolens.settings import Settings, load_settings
@@ -67,7 +69,8 @@ PARAMS = {
     "objective": "lambdarank",
     "metric": "ndcg",
     "eval_at": [5],
-    "label_gain": [0.0, 1.0, 3.0],
+    # labels (see _label): 0 elsewhere, 1 a gold file, 2 a changed function, 3 a changed line
+    "label_gain": [0.0, 1.0, 1.0, 3.0],
     "num_leaves": 7,
     "min_data_in_leaf": 40,
     "learning_rate": 0.1,
@@ -89,15 +92,23 @@ ROUNDS = 80
 
 
 def _inputs(q: dict) -> list[tuple[str, str]]:
-    """(input name, text) of a question: its text only (the mined set asks a
-    commit's subject alone as a question of its own, set ``subjects``)."""
+    """(input name, text) of a question: its text (the mined set asks a
+    commit's subject alone as a question of its own, set ``subjects``), and
+    an issue's title too (an agent often pastes a report's title alone)."""
+    if q["set"] == "issues" and q.get("title") and q["title"] != q["query"]:
+        return [("query", q["query"]), ("title", q["title"])]
     return [("query", q["query"])]
 
 
 def _label(path: str, start: int, end: int, q: dict) -> int:
+    """3: the chunk overlaps a gold line range; 2: a changed function
+    (``gold_functions``) but none of its changed lines; 1: a gold file; 0."""
     if path not in q["gold_files"]:
         return 0
     for g in q["gold_ranges"]:
+        if g["path"] == path and start <= g["end_line"] and g["start_line"] <= end:
+            return 3
+    for g in q.get("gold_functions", ()):
         if g["path"] == path and start <= g["end_line"] and g["start_line"] <= end:
             return 2
     return 1
@@ -113,6 +124,7 @@ def extract(args: argparse.Namespace) -> None:
     for q in questions:
         by_checkout[checkout_name(q)].append(q)
     rows: list[list[float]] = []
+    extra: list[list[float]] = []
     labels: list[int] = []
     groups: list[dict] = []
     paths: list[str] = []
@@ -133,9 +145,10 @@ def extract(args: argparse.Namespace) -> None:
         for q in qs:
             for inp, text in _inputs(q):
                 found: dict[int, list[float]] = {}
+                parsed = parse_query(text, weighted=settings.query_weights)
                 outcome = search_index(
                     reader,
-                    parse_query(text, weighted=settings.query_weights),
+                    parsed,
                     limit=max(CANDIDATES, settings.top_k * 4),
                     options=options,
                     features_out=found,
@@ -144,6 +157,9 @@ def extract(args: argparse.Namespace) -> None:
                 cids = [cid for cid in found if cid in chunks]
                 if not cids:
                     continue
+                extra_rows = _pinpoint_rows(
+                    reader, parsed, [chunks[c] for c in cids], [found[c] for c in cids], options
+                )
                 groups.append(
                     {
                         "id": q["id"],
@@ -153,10 +169,12 @@ def extract(args: argparse.Namespace) -> None:
                         "language": q["language"],
                         "gold_files": q["gold_files"],
                         "gold_ranges": q["gold_ranges"],
+                        "gold_functions": q.get("gold_functions", []),
                         "start": len(rows),
                         "size": len(cids),
                     }
                 )
+                extra += extra_rows
                 for cid in cids:
                     c = chunks[cid]
                     rows.append(found[cid])
@@ -173,6 +191,8 @@ def extract(args: argparse.Namespace) -> None:
     np.savez_compressed(
         args.out,
         rows=np.asarray(rows, dtype=np.float32),
+        extra=np.asarray(extra, dtype=np.float32).reshape(len(rows), len(EXTRA)),
+        extra_features=np.asarray(EXTRA, dtype=object),
         labels=np.asarray(labels, dtype=np.int8),
         spans=np.asarray(spans, dtype=np.int32),
         paths=np.asarray(paths, dtype=object),
@@ -182,6 +202,21 @@ def extract(args: argparse.Namespace) -> None:
         made=np.asarray([json.dumps(extracted_with(load_settings(None)))], dtype=object),
     )
     print(f"wrote {args.out}: {len(groups)} groups, {len(rows)} rows", file=sys.stderr)
+
+
+# Features measured here before the engine computes them (issue 37): the rows
+# hold them beside FEATURES, and cv --with adds them to a model's inputs.
+EXTRA: tuple[str, ...] = PINPOINT_FEATURES
+
+
+def _pinpoint_rows(reader, parsed, chunks, rows, options) -> list[list[float]]:
+    """The candidates' :data:`EXTRA` columns, read across (a prototype of what
+    the engine will compute: the lexical and tuned scores from the rows)."""
+    lex, tun = FEATURES.index("lexical_score"), FEATURES.index("tuned_score")
+    held = [{t.token for t in parsed.terms if t.token in c.text.lower()} for c in chunks]
+    votes = history_leg(reader, parsed.weighted())[0] if options.history_weight > 0 else None
+    cols = pinpoint_columns(parsed, chunks, [r[lex] for r in rows], [r[tun] for r in rows], held, votes)
+    return [list(vals) for vals in zip(*(cols[name] for name in EXTRA), strict=True)]
 
 
 def extracted_with(settings: Settings) -> dict:
@@ -204,11 +239,20 @@ def _digest(path: Path) -> str:
 
 
 class Data:
-    def __init__(self, path: str) -> None:
+    """The extracted candidates: rows of ``names`` (FEATURES, then the
+    :data:`EXTRA` columns asked for with ``extra``), labels, spans, paths and
+    the question groups."""
+
+    def __init__(self, path: str, extra: tuple[str, ...] = ()) -> None:
         z = np.load(path, allow_pickle=True)
         if tuple(z["features"]) != FEATURES:
             sys.exit("the data was extracted with other features than this repolens computes: extract again")
-        self.rows = z["rows"]
+        stored = tuple(z["extra_features"]) if "extra_features" in z else ()
+        if missing := [name for name in extra if name not in stored]:
+            sys.exit(f"the data holds no {', '.join(missing)}: extract again")
+        self.names = FEATURES + tuple(extra)
+        columns = [stored.index(name) for name in extra]
+        self.rows = np.hstack([z["rows"], z["extra"][:, columns]]) if columns else z["rows"]
         self.labels = z["labels"]
         self.spans = z["spans"]
         self.paths = z["paths"]
@@ -218,6 +262,15 @@ class Data:
 
     def group_slice(self, g: dict) -> slice:
         return slice(g["start"], g["start"] + g["size"])
+
+    def without(self, names: set[str]) -> Data:
+        """The same data without the columns ``names`` (an ablation)."""
+        keep = [i for i, name in enumerate(self.names) if name not in names]
+        other = object.__new__(Data)
+        other.__dict__.update(self.__dict__)
+        other.names = tuple(self.names[i] for i in keep)
+        other.rows = self.rows[:, keep]
+        return other
 
 
 def cited(scores: np.ndarray, paths: np.ndarray) -> tuple[list[int], list[str]]:
@@ -244,7 +297,10 @@ def cited(scores: np.ndarray, paths: np.ndarray) -> tuple[list[int], list[str]]:
 
 
 def metrics(data: Data, groups: list[dict], scores_of) -> dict[str, float]:
-    acc1 = acc5 = line5 = 0
+    """File Acc@1 and Acc@5, Line@5 (a hit overlaps a changed line) and
+    Func@5 (every changed function overlaps a hit; over the questions that
+    have one) of the packets ``scores_of`` makes, as bench.devset scores them."""
+    acc1 = acc5 = line5 = func5 = with_functions = 0
     for g in groups:
         sl = data.group_slice(g)
         picked, files = cited(scores_of(g, sl), data.paths[sl])
@@ -252,20 +308,34 @@ def metrics(data: Data, groups: list[dict], scores_of) -> dict[str, float]:
         acc1 += bool(files) and gold <= set(files[:1])
         acc5 += gold <= set(files[:5])
         labels = data.labels[sl]
-        line5 += any(labels[i] == 2 for i in picked)
+        line5 += any(labels[i] == 3 for i in picked)
+        wanted = {(f["path"], f["start_line"], f["end_line"]) for f in g.get("gold_functions", ())}
+        if wanted:
+            with_functions += 1
+            paths, spans = data.paths[sl], data.spans[sl]
+            func5 += all(
+                any(paths[i] == p and spans[i][0] <= b and a <= spans[i][1] for i in picked)
+                for p, a, b in wanted
+            )
     n = max(len(groups), 1)
-    return {"n": len(groups), "acc1": acc1 / n, "acc5": acc5 / n, "line5": line5 / n}
+    return {
+        "n": len(groups),
+        "acc1": acc1 / n,
+        "acc5": acc5 / n,
+        "line5": line5 / n,
+        "func5": func5 / max(with_functions, 1),
+    }
 
 
 def tuned_scores(data: Data):
-    col = FEATURES.index("tuned_score")
+    col = data.names.index("tuned_score")
     return lambda g, sl: data.rows[sl, col].astype(float)
 
 
 # -- training --------------------------------------------------------------------
 
 
-def _train(data: Data, groups: list[dict], rounds: int | None = None):
+def _train(data: Data, groups: list[dict], rounds: int | None = None, params: dict | None = None):
     import lightgbm as lgb
 
     idx = np.concatenate([np.arange(g["start"], g["start"] + g["size"]) for g in groups])
@@ -273,10 +343,10 @@ def _train(data: Data, groups: list[dict], rounds: int | None = None):
         data.rows[idx],
         label=data.labels[idx],
         group=[g["size"] for g in groups],
-        feature_name=list(FEATURES),
+        feature_name=list(data.names),
         free_raw_data=False,
     )
-    return lgb.train(PARAMS, train, num_boost_round=rounds or ROUNDS)
+    return lgb.train(params or PARAMS, train, num_boost_round=rounds or ROUNDS)
 
 
 def folds_by_repo(groups: list[dict], k: int) -> list[set[str]]:
@@ -291,46 +361,89 @@ def folds_by_repo(groups: list[dict], k: int) -> list[set[str]]:
     return folds
 
 
-def cross_validate(data: Data, k: int) -> dict:
-    """Per fold: train on the other repositories, score this fold's questions."""
+def fold_scores(data: Data, k: int, params: dict | None = None) -> dict[int, np.ndarray]:
+    """Each group's model scores, from a model trained on the other folds'
+    repositories (a repository is never in a fold's training and test)."""
     model_scores: dict[int, np.ndarray] = {}
     for n, fold in enumerate(folds_by_repo(data.groups, k), 1):
         train = [g for g in data.groups if g["repo"] not in fold]
         test = [(i, g) for i, g in enumerate(data.groups) if g["repo"] in fold]
-        booster = _train(data, train)
+        booster = _train(data, train, params=params)
         for i, g in test:
             model_scores[i] = booster.predict(data.rows[data.group_slice(g)])
         print(
             f"fold {n}/{k}: {len(train)} train groups, {len(test)} test groups", file=sys.stderr, flush=True
         )
+    return model_scores
+
+
+def slices(data: Data) -> dict[str, list[dict]]:
+    """The groups reported on: all, and per kind, input and language."""
+    out = {"all": data.groups}
+    for field in ("set", "input", "language"):
+        for value in sorted({g[field] for g in data.groups}):
+            out[f"{field}={value}"] = [g for g in data.groups if g[field] == value]
+    return out
+
+
+def cross_validate(data: Data, k: int) -> dict:
+    """Per fold: train on the other repositories, score this fold's questions."""
+    model_scores = fold_scores(data, k)
     index = {id(g): i for i, g in enumerate(data.groups)}
 
     def learned(g, sl):
         return model_scores[index[id(g)]]
 
     tuned = tuned_scores(data)
-    report: dict[str, dict] = {}
-    slices = {"all": data.groups}
-    for field in ("set", "input", "language"):
-        for value in sorted({g[field] for g in data.groups}):
-            slices[f"{field}={value}"] = [g for g in data.groups if g[field] == value]
-    for name, groups in slices.items():
-        report[name] = {"tuned": metrics(data, groups, tuned), "learned": metrics(data, groups, learned)}
-    return report
+    return {
+        name: {"tuned": metrics(data, groups, tuned), "learned": metrics(data, groups, learned)}
+        for name, groups in slices(data).items()
+    }
 
 
 def render(report: dict) -> str:
-    lines = [
-        "| slice | n | Acc@1 tuned | learned | Acc@5 tuned | learned | Line@5 tuned | learned |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    """The report of :func:`cross_validate` (or :func:`compare`): per slice,
+    each metric for each ranking side by side."""
+    systems = list(next(iter(report.values())))
+    heads = [f"{metric} {system}" for metric in ("Acc@1", "Acc@5", "Line@5", "Func@5") for system in systems]
+    lines = ["| slice | n | " + " | ".join(heads) + " |", "|---|---|" + "---|" * len(heads)]
     for name, r in report.items():
-        t, m = r["tuned"], r["learned"]
-        lines.append(
-            f"| {name} | {t['n']} | {t['acc1']:.3f} | {m['acc1']:.3f} | {t['acc5']:.3f} | {m['acc5']:.3f} "
-            f"| {t['line5']:.3f} | {m['line5']:.3f} |"
-        )
+        cells = [f"{r[system][key]:.3f}" for key in ("acc1", "acc5", "line5", "func5") for system in systems]
+        lines.append(f"| {name} | {r[systems[0]]['n']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Several feature sets and label gains cross-validated on the same folds:
+    ``--variant NAME:+a,+b,-c,gains=0/1/2/4`` (+ an EXTRA column, - a column
+    dropped), the tuned order beside them."""
+    variants = {}
+    for spec in args.variant or ["base:"]:
+        name, _, change = spec.partition(":")
+        parts = [c for c in change.split(",") if c]
+        variants[name] = (
+            tuple(c[1:] for c in parts if c.startswith("+")),
+            {c[1:] for c in parts if c.startswith("-")},
+            next((c[6:] for c in parts if c.startswith("gains=")), None),
+        )
+    wanted = tuple(dict.fromkeys(x for added, _, _ in variants.values() for x in added))
+    full = Data(args.data, wanted)
+    scores: dict[str, dict[int, np.ndarray]] = {}
+    for name, (added, dropped, gains) in variants.items():
+        data = full.without(dropped | (set(wanted) - set(added)))
+        params = {**PARAMS, "label_gain": [float(g) for g in gains.split("/")]} if gains else PARAMS
+        scores[name] = fold_scores(data, args.folds, params)
+        print(f"variant {name}: {len(data.names)} features", file=sys.stderr, flush=True)
+    index = {id(g): i for i, g in enumerate(full.groups)}
+    systems = {"tuned": tuned_scores(full)}
+    for name, by_group in scores.items():
+        systems[name] = lambda g, sl, by_group=by_group: by_group[index[id(g)]]
+    report = {
+        slice_name: {system: metrics(full, groups, of) for system, of in systems.items()}
+        for slice_name, groups in slices(full).items()
+    }
+    print(f"$ {' '.join(sys.argv)}\n")
+    print(render(report))
 
 
 def cv(args: argparse.Namespace) -> None:
@@ -377,7 +490,7 @@ def export(booster, data: Data, cv_report: dict | None) -> dict:
     repos = Counter(g["repo"] for g in data.groups)
     return {
         "format": 1,
-        "features": list(FEATURES),
+        "features": list(data.names),
         "roots": roots,
         "nodes": {"feature": feature, "threshold": threshold, "left": left, "right": right, "value": value},
         "provenance": {
@@ -431,7 +544,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("command", choices=["extract", "cv", "fit", "all", "forest"])
+    ap.add_argument("command", choices=["extract", "cv", "compare", "fit", "all", "forest"])
     ap.add_argument("--questions", help="the mined set (bench.mine_questions)")
     ap.add_argument("--checkouts", help="its snapshots' git checkouts")
     ap.add_argument("--index-cache", help="where their indexes are kept (as devsets.py keeps them)")
@@ -446,11 +559,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--only", help="regex on question ids (extract)")
     ap.add_argument("--limit", type=int)
+    ap.add_argument(
+        "--variant",
+        action="append",
+        help="compare: NAME:+extra,-dropped,gains=0/1/1/3 (repeatable; default base:)",
+    )
     args = ap.parse_args(argv)
     if args.command in ("extract", "all"):
         if not (args.questions and args.checkouts and args.index_cache):
             ap.error("extract needs --questions, --checkouts and --index-cache")
         extract(argparse.Namespace(**{**vars(args), "out": args.data}))
+    if args.command == "compare":
+        compare(args)
     if args.command in ("cv", "all"):
         cv(args)
     if args.command in ("fit", "all"):
