@@ -63,8 +63,9 @@ PINPOINT_FEATURES: tuple[str, ...] = (
     "file_terms_gap",
 )
 
-# A call in the question's text: the name before ``(`` (``obj.parse(`` -> ``parse``).
-_CALL = re.compile(r"(?<![\w$])([A-Za-z_][\w$]*)\s*\(")
+# A call in the question's text: the name right before ``(`` (``obj.parse(`` -> ``parse``; not prose
+# such as ``Traceback (most recent ...``).
+_CALL = re.compile(r"(?<![\w$])([A-Za-z_][\w$]*)\(")
 # Names every language calls that say nothing of the code asked about.
 _COMMON_CALLS = frozenset(
     normalize_symbol(n)
