@@ -47,6 +47,7 @@ KEY_FIGURES = {
     "subjects": "acc5",
     "identifiers": "acc1",
     "issues": "acc5",
+    "meaning": "acc5",
 }
 
 
