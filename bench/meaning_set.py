@@ -267,8 +267,9 @@ def main(argv: list[str] | None = None) -> None:
         for d in chosen:
             start, end = d.start - moved[d.path, d.start], d.end - moved[d.path, d.end]
             span = {"path": d.path, "start_line": start, "end_line": end}
+            qid = f"meaning:{repo}:{d.path}:{start}:{d.name}"
             questions.append({
-                "id": f"meaning:{repo}:{d.path}:{d.name}", "set": "meaning", "repo": repo, "commit": commit,
+                "id": qid, "set": "meaning", "repo": repo, "commit": commit,
                 "language": language, "query": d.question, "title": d.question, "gold_files": [d.path],
                 "gold_ranges": [span], "gold_functions": [{**span, "name": d.name}],
                 "source": {"removed_lines": [d.doc_first, d.doc_last], "checkout": tree.name},
