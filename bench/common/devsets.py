@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -188,7 +189,16 @@ def identity_key(identity: dict) -> str:
 
 
 def ensure_index(root: Path, index_dir: Path, identity: dict, reindex: bool) -> IndexStatus:
-    """Reuse the cached index in ``index_dir`` or build it (settings come from the environment)."""
+    """Reuse the cached index in ``index_dir`` or build it (settings come from the environment).
+    Two runs that share a cache take turns on one index (a lock file beside
+    it): the second reuses what the first built, never builds over it."""
+    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(index_dir.with_name(index_dir.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_index(root, index_dir, identity, reindex)
+
+
+def _ensure_index(root: Path, index_dir: Path, identity: dict, reindex: bool) -> IndexStatus:
     meta_path = index_dir / "devset-meta.json"
     if not reindex and meta_path.is_file() and service.open_store(root, index_dir).current():
         meta = json.loads(meta_path.read_text())
