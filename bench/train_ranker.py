@@ -53,9 +53,11 @@ from bench.common.paths import REPO_ROOT, data_default
 from repolens.search.features import FEATURES
 from repolens.search.history_leg import history_leg
 from repolens.search.learned import FOREST_MODULE, forest_source
+from repolens.search.legs import dense_leg
 from repolens.search.pinpoint import PINPOINT_FEATURES, pinpoint_columns
 from repolens.search.query import parse_query
 from repolens.search.ranking import CANDIDATES, RankingOptions, search_index
+from repolens.search.related import RELATED_FEATURES, related_columns
 from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
@@ -122,7 +124,8 @@ def extract(args: argparse.Namespace) -> None:
         questions = questions[: args.limit]
     by_checkout: dict[str, list[dict]] = defaultdict(list)
     for q in questions:
-        by_checkout[checkout_name(q)].append(q)
+        if not args.snapshots or re.search(args.snapshots, checkout_name(q)):
+            by_checkout[checkout_name(q)].append(q)
     rows: list[list[float]] = []
     extra: list[list[float]] = []
     labels: list[int] = []
@@ -146,9 +149,11 @@ def extract(args: argparse.Namespace) -> None:
             for inp, text in _inputs(q):
                 found: dict[int, list[float]] = {}
                 parsed = parse_query(text, weighted=settings.query_weights)
+                dense, _ = dense_leg(root, reader, settings, parsed)  # None unless the index has vectors
                 outcome = search_index(
                     reader,
                     parsed,
+                    dense=dense,
                     limit=max(CANDIDATES, settings.top_k * 4),
                     options=options,
                     features_out=found,
@@ -170,6 +175,7 @@ def extract(args: argparse.Namespace) -> None:
                         "gold_files": q["gold_files"],
                         "gold_ranges": q["gold_ranges"],
                         "gold_functions": q.get("gold_functions", []),
+                        "vectors": dense is not None,
                         "start": len(rows),
                         "size": len(cids),
                     }
@@ -206,7 +212,7 @@ def extract(args: argparse.Namespace) -> None:
 
 # Features measured here before the engine computes them (issue 37): the rows
 # hold them beside FEATURES, and cv --with adds them to a model's inputs.
-EXTRA: tuple[str, ...] = PINPOINT_FEATURES
+EXTRA: tuple[str, ...] = PINPOINT_FEATURES + RELATED_FEATURES
 
 
 def _pinpoint_rows(reader, parsed, chunks, rows, options) -> list[list[float]]:
@@ -216,6 +222,7 @@ def _pinpoint_rows(reader, parsed, chunks, rows, options) -> list[list[float]]:
     held = [{t.token for t in parsed.terms if t.token in c.text.lower()} for c in chunks]
     votes = history_leg(reader, parsed.weighted())[0] if options.history_weight > 0 else None
     cols = pinpoint_columns(parsed, chunks, [r[lex] for r in rows], [r[tun] for r in rows], held, votes)
+    cols |= related_columns(parsed.weighted(), [c.text for c in chunks], [c.path for c in chunks])
     return [list(vals) for vals in zip(*(cols[name] for name in EXTRA), strict=True)]
 
 
@@ -233,6 +240,37 @@ def extracted_with(settings: Settings) -> dict:
 
 def _digest(path: Path) -> str:
     return hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
+
+
+def combine(args: argparse.Namespace) -> None:
+    """One data file from several extractions of the same questions (rows
+    extracted on lexical indexes, and on indexes with vectors: turning
+    vectors on must not make the model worse, so it sees both)."""
+    parts = [np.load(path, allow_pickle=True) for path in args.inputs.split(",")]
+    if len({tuple(z["source"]) for z in parts}) != 1 or len({tuple(z["features"]) for z in parts}) != 1:
+        sys.exit("the extractions are of other questions or features: extract them again")
+    groups, offset = [], 0
+    for z in parts:
+        for g in (json.loads(g) for g in z["groups"]):
+            groups.append(json.dumps({**g, "start": g["start"] + offset}))
+        offset += len(z["rows"])
+    made = [json.loads(z["made"][0]) for z in parts]
+    np.savez_compressed(
+        args.data,
+        **{
+            key: np.concatenate([z[key] for z in parts])
+            for key in ("rows", "extra", "labels", "spans", "paths")
+        },
+        features=parts[0]["features"],
+        extra_features=parts[0]["extra_features"],
+        groups=np.asarray(groups, dtype=object),
+        source=parts[0]["source"],
+        made=np.asarray([json.dumps(made[0] if len(made) == 1 else {"parts": made})], dtype=object),
+    )
+    print(
+        f"wrote {args.data}: {len(groups)} groups, {offset} rows from {len(parts)} extractions",
+        file=sys.stderr,
+    )
 
 
 # -- data, metrics ---------------------------------------------------------------
@@ -544,7 +582,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("command", choices=["extract", "cv", "compare", "fit", "all", "forest"])
+    ap.add_argument("command", choices=["extract", "cv", "compare", "fit", "all", "forest", "combine"])
     ap.add_argument("--questions", help="the mined set (bench.mine_questions)")
     ap.add_argument("--checkouts", help="its snapshots' git checkouts")
     ap.add_argument("--index-cache", help="where their indexes are kept (as devsets.py keeps them)")
@@ -559,6 +597,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--only", help="regex on question ids (extract)")
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--snapshots", help="regex on checkout names (extract): only their questions")
+    ap.add_argument("--inputs", help="combine: comma list of extracted data files, written as --data")
     ap.add_argument(
         "--variant",
         action="append",
@@ -569,6 +609,8 @@ def main(argv: list[str] | None = None) -> None:
         if not (args.questions and args.checkouts and args.index_cache):
             ap.error("extract needs --questions, --checkouts and --index-cache")
         extract(argparse.Namespace(**{**vars(args), "out": args.data}))
+    if args.command == "combine":
+        combine(args)
     if args.command == "compare":
         compare(args)
     if args.command in ("cv", "all"):

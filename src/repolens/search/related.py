@@ -1,0 +1,87 @@
+"""Words related to a question's, as the bundled model relates them, at the cost of a look-up.
+
+The dense leg finds code by meaning and costs five times the index time.
+``search/data/related.tsv`` keeps a sliver of the bundled MiniLM instead:
+for each of a few thousand words common in code, the words the model puts
+nearest it (``remove`` -> ``delete``, ``check`` -> ``verify``), distilled
+by ``bench.related_terms`` from repositories that are not the development
+set's (its first line is the provenance). A search looks its question's
+words up in it and the learned ranking reads, as features, how much of
+those related words each candidate and its file hold: nothing is embedded
+at index or search time, and no numpy is loaded.
+
+The table is read once per process (a sorted list of lines, searched by
+bisection: ~1 ms for the file, microseconds a word).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+RELATED_FILE = "related.tsv"
+
+
+@lru_cache(maxsize=1)
+def _lines() -> list[str]:
+    """The table's lines (``stem<TAB>stem:sim ...``, sorted), without its provenance line;
+    empty when the file is missing (a packaging mistake: the features are then 0)."""
+    try:
+        text = (Path(__file__).with_name("data") / RELATED_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return text.split("\n")[1:]
+
+
+def neighbours(token: str) -> list[tuple[str, float]]:
+    """The words related to ``token`` (a stem, as the tokenizer makes it), strongest first."""
+    lines = _lines()
+    key = token + "\t"
+    i = bisect_left(lines, key)
+    if i == len(lines) or not lines[i].startswith(key):
+        return []
+    out = []
+    for pair in lines[i][len(key) :].split():
+        word, _, sim = pair.rpartition(":")
+        out.append((word, float(sim)))
+    return out
+
+
+def related_weights(terms: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """The words related to the question's ``terms`` (token, weight) that the
+    question does not hold itself, each weighing its strongest term's weight
+    times their similarity."""
+    own = {tok for tok, _ in terms}
+    out: dict[str, float] = {}
+    for tok, weight in terms:
+        for word, sim in neighbours(tok):
+            if word not in own and weight * sim > out.get(word, 0.0):
+                out[word] = weight * sim
+    return out
+
+
+RELATED_FEATURES: tuple[str, ...] = ("related_terms", "file_related_terms")
+
+
+def related_columns(
+    terms: Sequence[tuple[str, float]], texts: Sequence[str], paths: Sequence[str]
+) -> dict[str, list[float]]:
+    """:data:`RELATED_FEATURES` for candidates of ``texts`` (their chunks'
+    text) in files ``paths``: the share of the related words' weight a
+    chunk holds (anywhere, in any case, as the question's own terms are
+    counted), and that all its file's candidates hold together."""
+    related = related_weights(terms)
+    total = sum(related.values())
+    n = len(texts)
+    if not total:
+        return {name: [0.0] * n for name in RELATED_FEATURES}
+    held = [{w for w in related if w in text.lower()} for text in texts]
+    per_file: dict[str, set[str]] = {}
+    for path, words in zip(paths, held, strict=True):
+        per_file.setdefault(path, set()).update(words)
+    return {
+        "related_terms": [sum(related[w] for w in words) / total for words in held],
+        "file_related_terms": [sum(related[w] for w in per_file[path]) / total for path in paths],
+    }
