@@ -4,7 +4,7 @@ The dense leg finds code by meaning and costs five times the index time.
 ``search/data/related.tsv`` keeps a sliver of the bundled MiniLM instead:
 for each of a few thousand words common in code, the words the model puts
 nearest it (``remove`` -> ``delete``, ``check`` -> ``verify``), distilled
-by ``bench.related_terms`` from repositories that are not the development
+by ``python -m bench.meaning related`` from repositories that are not the development
 set's (its first line is the provenance). A search looks its question's
 words up in it and the learned ranking reads, as features, how much of
 those related words each candidate and its file hold: nothing is embedded

@@ -1,6 +1,6 @@
 """The meaning development set: a function asked by its doc comment, where the comment is gone (issue 37).
 
-    python -m bench.meaning_set [--checkouts DIR] [--data DIR] [--out DIR] [--per-repo 12] [--seed 37]
+    python -m bench.meaning set [--checkouts DIR] [--data DIR] [--out DIR] [--per-repo 12] [--seed 37]
 
 An agent often asks for code by what it does ("the part that retries a
 failed upload"), in words the code itself may not hold. A function's doc
@@ -226,7 +226,7 @@ def copy_without(tree: Path, dest: Path, chosen: list[Described]) -> dict[tuple[
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.meaning_set", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.meaning set", description=__doc__.splitlines()[0])
     ap.add_argument("--checkouts", type=Path, default=data_default("checkouts-git"))
     ap.add_argument(
         "--data", type=Path, default=SHARED, help="the development questions (their repositories)"

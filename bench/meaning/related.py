@@ -1,6 +1,6 @@
 """Distil the bundled model into a table of related words (issue 37 item 3: meaning, cheaply).
 
-    python -m bench.related_terms --checkouts DIR --questions Q.json [--out FILE]
+    python -m bench.meaning related --checkouts DIR --questions Q.json [--out FILE]
         [--vocabulary 20000] [--neighbours 6] [--floor 0.62]
 
 The dense leg finds code by meaning, and costs five times the index time;
@@ -131,7 +131,7 @@ def neighbours(
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench.related_terms", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.meaning related", description=__doc__.splitlines()[0])
     ap.add_argument("--checkouts", type=Path, default=data_default("mined", "checkouts"))
     ap.add_argument("--questions", type=Path, default=data_default("mined", "questions.json"))
     ap.add_argument("--out", type=Path, default=OUT)
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
     related = neighbours(vectors, stems, args.neighbours, args.floor)
     provenance = {
-        "made_by": "python -m bench.related_terms",
+        "made_by": "python -m bench.meaning related",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "code": code_commit(),
         "model": embedder.identity,
