@@ -21,7 +21,8 @@ and tuned scores, the history leg's votes):
   those names the chunk calls itself;
 * ``frame_function``, ``frame_line``: a traceback-shaped frame of the
   question (Python, Java and Kotlin, Go, Rust, JavaScript, Ruby) names the
-  chunk's function, or its file and a line inside it;
+  chunk's function, or its file and a line inside it; ``frame_innermost``:
+  the frame where the traceback stopped does (by line, else by name);
 * ``history_names``: a past commit that voted for the chunk's file (the
   history leg) names the chunk's function in its subject: the chunk's edit
   history, as far as the index keeps it;
@@ -57,6 +58,7 @@ PINPOINT_FEATURES: tuple[str, ...] = (
     "calls_called",
     "frame_function",
     "frame_line",
+    "frame_innermost",
     "history_names",
     "file_lexical_share",
     "file_place",
@@ -82,6 +84,7 @@ _DEFINITION = re.compile(
     r"\b(?:def|fn|func(?:\s*\([^)]*\))?|function|fun|class|struct|interface|trait|enum|module|sub)\s+([A-Za-z_]\w*)"
 )
 # Traceback-shaped frames: (path, line, function), each pattern's groups named.
+_PYTHON, _GO, _RUST_PANIC = 0, 2, 4  # patterns whose innermost frame is not the first
 _FRAMES = (
     re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>.]+)'),  # Python
     re.compile(r"\bat (?P<func>[\w$.<>]+)\((?P<path>[\w$.-]+\.(?:java|kt|scala)):(?P<line>\d+)\)"),  # JVM
@@ -99,6 +102,7 @@ class Frame(NamedTuple):
     tail: tuple[str, ...]  # the path's last two components, lowercased
     line: int
     function: str  # normalised (``normalize_symbol``), "" when the frame names none
+    innermost: bool = False  # where its traceback stopped (Python's last frame, Java's first)
 
 
 class QuestionMarks(NamedTuple):
@@ -108,23 +112,45 @@ class QuestionMarks(NamedTuple):
     frames: tuple[Frame, ...]
     frame_functions: frozenset[str]
 
+    @property
+    def innermost(self) -> tuple[Frame, ...]:
+        return tuple(f for f in self.frames if f.innermost)
+
 
 @lru_cache(maxsize=64)
 def question_marks(text: str) -> QuestionMarks:
     """The names ``text`` calls and the frames of its tracebacks."""
     called = {normalize_symbol(m) for m in _CALL.findall(text)} - _COMMON_CALLS
     frames = []
-    for rx in _FRAMES:
-        for m in rx.finditer(text):
+    for kind, rx in enumerate(_FRAMES):
+        found = list(rx.finditer(text))
+        for i, m in enumerate(found):
             parts = [p for p in re.split(r"[\\/]", m.group("path").lower()) if p]
             func = (m.group("func") or "").replace("::", ".").rstrip(".").rsplit(".", 1)[-1]
             func = "" if func.startswith("<") else normalize_symbol(func.strip("()*"))
-            frames.append(Frame(tuple(parts[-2:]), int(m.group("line")), func))
+            before = text[found[i - 1].end() : m.start()] if i else ""
+            after = text[m.end() : found[i + 1].start()] if i + 1 < len(found) else ""
+            innermost = _innermost(kind, i, before, after, last=i + 1 == len(found))
+            frames.append(Frame(tuple(parts[-2:]), int(m.group("line")), func, innermost))
     return QuestionMarks(
         frozenset(c for c in called if len(c) >= 3),
         tuple(frames),
         frozenset(f.function for f in frames if f.function),
     )
+
+
+def _innermost(kind: int, i: int, before: str, after: str, last: bool) -> bool:
+    """Whether the ``i``-th frame of pattern ``kind`` is where its traceback
+    stopped: a new traceback starts where a line does not begin with a
+    space (the error's line); Python lists the innermost frame last, Go
+    after its ``goroutine`` line, the others first."""
+    if kind == _PYTHON:
+        return last or bool(re.search(r"\n\S", after))
+    if kind == _GO:
+        return i == 0 or "goroutine" in before
+    if kind == _RUST_PANIC:
+        return True
+    return i == 0 or bool(re.search(r"\n\S", before))
 
 
 def _share(tokens: set[str] | frozenset[str], weights: Mapping[str, float], total: float) -> float:
@@ -191,6 +217,10 @@ def pinpoint_columns(
             names = _names(chunk)
             out["defines_called"][i] = float(bool(names & marks.called))
             out["frame_function"][i] = float(bool(names & marks.frame_functions))
+            inner = marks.innermost
+            out["frame_innermost"][i] = float(
+                _frame_hits(chunk, inner) or bool(names & {f.function for f in inner if f.function})
+            )
             if marks.called:
                 calls = {normalize_symbol(c) for c in _CALL.findall(chunk.text)}
                 out["calls_called"][i] = len(calls & marks.called) / len(marks.called)
