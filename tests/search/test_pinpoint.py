@@ -27,8 +27,8 @@ def test_a_traceback_gives_its_frames_and_a_reproduction_its_calls():
     )
     assert marks.called == {"parseheader", "save"}  # print is everyone's
     assert marks.frames == (
-        Frame(("app", "parser.py"), 12, "parseheader"),
-        Frame(("store.java",), 41, "save"),
+        Frame(("app", "parser.py"), 12, "parseheader", innermost=True),
+        Frame(("store.java",), 41, "save", innermost=True),
     )
 
 
