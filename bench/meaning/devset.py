@@ -47,7 +47,7 @@ from typing import NamedTuple
 
 from bench.common.devsets import DATA_FILES, checkout_name, load_queries
 from bench.common.paths import SHARED, data_default
-from bench.mining.paths import LANGUAGE_EXTS, RepoSpec, is_foreign, is_test, path_kind
+from bench.mining.paths import LANGUAGE_EXTS, REPOS, RepoSpec, is_foreign, is_test, path_kind
 
 MIN_WORDS, MAX_WORDS = 6, 60
 MAX_FILE_BYTES = 400_000
@@ -231,17 +231,24 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--data", type=Path, default=SHARED, help="the development questions (their repositories)"
     )
+    ap.add_argument(
+        "--files",
+        default=",".join(DATA_FILES),
+        help="the question files in --data whose repositories and checkouts are used (the mined set's: "
+        "questions.json, with --checkouts its snapshots: questions to train on, never to report)",
+    )
     ap.add_argument("--out", type=Path, default=data_default("meaning"))
     ap.add_argument("--per-repo", type=int, default=12)
     ap.add_argument("--seed", type=int, default=37)
     args = ap.parse_args(argv)
     if args.checkouts is None or args.out is None:
         sys.exit("set REPOLENS_BENCH_DATA, or pass --checkouts and --out")
-    queries = load_queries(args.data, None, None, None, DATA_FILES)
+    queries = load_queries(args.data, None, None, None, tuple(args.files.split(",")))
     questions = []
     for repo, tree in newest_checkouts(queries, args.checkouts).items():
         language = next(q["language"] for q in queries if q["repo"] == repo)
-        spec = RepoSpec(repo, language, (language,))
+        mined = {s.repo: s for s in REPOS}
+        spec = mined.get(repo, RepoSpec(repo, language, (language,)))
         files = subprocess.run(
             ["git", "-C", str(tree), "ls-files"], capture_output=True, text=True
         ).stdout.split()
