@@ -238,17 +238,27 @@ def extracted_with(settings: Settings) -> dict:
     }
 
 
+def _pairs(source) -> list[tuple[str, str]]:
+    """A data file's ``source`` as (question file, digest) pairs."""
+    flat = list(source)
+    return list(zip(flat[0::2], flat[1::2], strict=True))
+
+
 def _digest(path: Path) -> str:
     return hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
 
 
 def combine(args: argparse.Namespace) -> None:
-    """One data file from several extractions of the same questions (rows
-    extracted on lexical indexes, and on indexes with vectors: turning
-    vectors on must not make the model worse, so it sees both)."""
+    """One data file from several extractions: of the same questions on
+    lexical indexes and on indexes with vectors (turning vectors on must not
+    make the model worse, so it sees both), or of other question files (the
+    mined meaning set)."""
     parts = [np.load(path, allow_pickle=True) for path in args.inputs.split(",")]
-    if len({tuple(z["source"]) for z in parts}) != 1 or len({tuple(z["features"]) for z in parts}) != 1:
-        sys.exit("the extractions are of other questions or features: extract them again")
+    if (
+        len({tuple(z["features"]) for z in parts}) != 1
+        or len({tuple(z["extra_features"]) for z in parts}) != 1
+    ):
+        sys.exit("the extractions are of other features: extract them again")
     groups, offset = [], 0
     for z in parts:
         for g in (json.loads(g) for g in z["groups"]):
@@ -264,7 +274,10 @@ def combine(args: argparse.Namespace) -> None:
         features=parts[0]["features"],
         extra_features=parts[0]["extra_features"],
         groups=np.asarray(groups, dtype=object),
-        source=parts[0]["source"],
+        # (file, digest) pairs: the question files the rows came from, each once
+        source=np.asarray(
+            list(dict.fromkeys(x for z in parts for x in _pairs(z["source"]))), dtype=object
+        ).ravel(),
         made=np.asarray([json.dumps(made[0] if len(made) == 1 else {"parts": made})], dtype=object),
     )
     print(
@@ -534,10 +547,11 @@ def export(booster, data: Data, cv_report: dict | None) -> dict:
         "provenance": {
             "made_by": "python -m bench.train_ranker fit",
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "questions": Path(data.source[0]).name,
+            "questions": [
+                {"file": Path(name).name, "digest": digest} for name, digest in _pairs(data.source)
+            ],
             "extracted_with": data.made,
             "fitted_by": code_commit(),
-            "questions_digest": data.source[1],
             "groups": len(data.groups),
             "candidates": len(data.rows),
             "repositories": dict(sorted(repos.items())),
