@@ -114,6 +114,44 @@ def merge(name: str) -> Iterator[None]:
         across.cross_score, across.COVERAGE_WEIGHT, across.FILE_COVERAGE_WEIGHT = saved
 
 
+def evidence_of(q: dict, inp: str, own: str, answers) -> dict:
+    """What a calibration is learned from, for one question: per repository
+    that answered, its evidence (:func:`repolens.search.across.repository_evidence`),
+    whether it is the question's own, and its hits (cross score, the log of
+    the file's coverage, whether the file is gold)."""
+    from repolens.search.query import parse_query
+
+    answered = [(a.target.key, a.value) for a in answers if a.value is not None]
+    parsed = parse_query(q[inp])
+    per_repo = [(key, asked.outcome.hits) for key, asked in answered]
+    history = {key: asked.history for key, asked in answered}
+    mass, files, held = across._term_mass(per_repo, parsed, history)
+    share = across.coverage(per_repo, mass, held)
+    evidence = across.repository_evidence(per_repo, parsed, share)
+    total = sum(mass.values()) or 1.0
+    gold = set(q["gold_files"])
+    repos = []
+    for key, hits in per_repo:
+        rows = []
+        for h in hits:
+            file_share = sum(mass[t] for t in files[(key, h.chunk.path)]) / total if mass else 1.0
+            rows.append([
+                round(across.cross_score(h), 5),
+                round(math.log(max(file_share, across.MIN_COVERAGE)), 5),
+                h.chunk.path,
+                key == own and h.chunk.path in gold,
+            ])  # fmt: skip
+        repos.append({"key": key, "own": key == own, "evidence": evidence[key], "hits": rows})
+    return {
+        "id": q["id"],
+        "set": q["set"],
+        "repo": q["repo"],
+        "input": inp,
+        "gold": len(gold),
+        "repos": repos,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     devsets.add_checkout_options(ap)
@@ -136,7 +174,23 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--collect",
+        type=Path,
+        help="write each question's per-repository evidence and hits here (to --fit a calibration on)",
+    )
+    ap.add_argument(
+        "--fit",
+        type=Path,
+        help="learn the calibration from a --collect file, repositories held out; no search is run",
+    )
+    ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args(argv)
+    if args.fit:
+        from bench.common.calibration import fit_report
+
+        fit_report(json.loads(args.fit.read_text()), args.folds)
+        return
     devsets.checked_folders(args)
     sets = [s for s in args.sets.split(",") if s]
     queries = devsets.load_queries(args.data, None, None, sets, tuple(args.files.split(",")))
@@ -173,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     rows = []
+    collected: list[dict] = []
     for i, q in enumerate(queries, 1):
         own = devsets.checkout_name(q)
         mine = own_targets[own]
@@ -195,6 +250,8 @@ def main(argv: list[str] | None = None) -> None:
             start = time.perf_counter()
             answers, notes = service.ask_across(q[inp], [mine, *others], Filters(), {})
             asked = (time.perf_counter() - start) * 1000
+            if args.collect:
+                collected.append(evidence_of(q, inp, own, answers))
             for name in merges:
                 given = answers
                 if name.endswith("-history"):  # the same without the history's commits in the coverage
@@ -212,6 +269,8 @@ def main(argv: list[str] | None = None) -> None:
         if i % 20 == 0:
             print(f"[{i}/{len(queries)}]", file=sys.stderr, flush=True)
     readers.clear()
+    if args.collect:
+        args.collect.write_text(json.dumps(collected))
     report(rows, merges, inputs, args)
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1))

@@ -52,6 +52,7 @@ from repolens.errors import NotFoundError, RepolensError
 from repolens.record import Record
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import ParsedQuery
+from repolens.store.base import normalize_symbol
 from repolens.tokens import TermsIn, terms_in
 
 if TYPE_CHECKING:
@@ -452,20 +453,74 @@ def coverage(
     return {key: sum(mass[t] for t in held.get(key, ())) / total if mass else 1.0 for key, _ in per_repo}
 
 
+class Calibration(NamedTuple):
+    """How much each piece of a repository's evidence (:func:`repository_evidence`)
+    and the hit's file's coverage weigh in the order across repositories,
+    beside the model's own score (:func:`cross_score`). :data:`CALIBRATION`
+    was learned on mined questions with their repositories held out
+    (``bench.cross_repo --fit``)."""
+
+    coverage: float  # log of the repository's coverage of the question
+    file_coverage: float  # log of the hit's file's
+    named: float  # the question names the repository
+    paths: float  # the share of the files the question mentions that the repository's hits are
+    defines: float  # one of its first hits defines a name the question names
+    margin: float  # its best hit's cross score less the best of all repositories' (<= 0)
+
+
+CALIBRATION = Calibration(COVERAGE_WEIGHT, FILE_COVERAGE_WEIGHT, 0.0, 0.0, 0.0, 0.0)
+EVIDENCE = ("coverage", "named", "paths", "defines", "margin")
+
+
+def repository_name(key: str) -> str:
+    """The repository a key names, normalised: ``app@main`` -> ``app``, a
+    checkout's ``owner__name@commit`` -> ``name``."""
+    return normalize_symbol(key.partition("@")[0].rpartition("__")[2])
+
+
+def repository_evidence(
+    per_repo: Sequence[tuple[str, Sequence[Hit]]], query: ParsedQuery, share: Mapping[str, float]
+) -> dict[str, dict[str, float]]:
+    """Per repository, what says the question is about it (:data:`EVIDENCE`):
+    its coverage (``share``, as a log), whether the question names it, the
+    share of the question's mentioned files among its hits' files, whether one
+    of its first :data:`EVIDENCE_HITS` hits defines a name the question names,
+    and its best hit's :func:`cross_score` against the best of all."""
+    tokens = {t.token for t in query.terms} | {normalize_symbol(w) for w in query.text.lower().split()}
+    mentioned = {p.rsplit("/", 1)[-1].lower() for p in query.paths}
+    best = {key: max((cross_score(h) for h in hits), default=-math.inf) for key, hits in per_repo}
+    top = max(best.values(), default=0.0)
+    out = {}
+    for key, hits in per_repo:
+        names = {h.chunk.path.rsplit("/", 1)[-1].lower() for h in hits}
+        out[key] = {
+            "coverage": math.log(max(share[key], MIN_COVERAGE)),
+            "named": float(len(repository_name(key)) >= 3 and repository_name(key) in tokens),
+            "paths": len(mentioned & names) / len(mentioned) if mentioned else 0.0,
+            "defines": float(any("defines" in h.factors for h in hits[:EVIDENCE_HITS])),
+            "margin": best[key] - top if hits else 0.0,
+        }
+    return out
+
+
 def merge_hits(
     per_repo: Sequence[tuple[str, Sequence[Hit]]],
     limit: int,
     query: ParsedQuery,
     history: Mapping[str, frozenset[str]] | None = None,
+    calibration: Calibration = CALIBRATION,
 ) -> list[Hit]:
     """The hits of every repository (key, hits in its own order), ranked
-    together by :func:`cross_score` plus :data:`COVERAGE_WEIGHT` times the
-    log of the repository's :func:`coverage` of the question (and
-    :data:`FILE_COVERAGE_WEIGHT` times that of the hit's file), and
-    relabelled ``key:path``; each score shown becomes ``exp`` of the margin
-    to the best (1 for the best)."""
+    together by :func:`cross_score` plus the repository's evidence
+    (:func:`repository_evidence`) and the log of the hit's file's coverage,
+    each weighed by ``calibration``, and relabelled ``key:path``; each score
+    shown becomes ``exp`` of the margin to the best (1 for the best)."""
     mass, files, held = _term_mass(per_repo, query, history)
     share = coverage(per_repo, mass, held)
+    evidence = repository_evidence(per_repo, query, share)
+    prior = {
+        key: sum(getattr(calibration, name) * ev[name] for name in EVIDENCE) for key, ev in evidence.items()
+    }
     total = sum(mass.values()) or 1.0
 
     def file_share(key: str, path: str) -> float:
@@ -474,8 +529,8 @@ def merge_hits(
     scored = [
         (
             cross_score(h)
-            + COVERAGE_WEIGHT * math.log(max(share[key], MIN_COVERAGE))
-            + FILE_COVERAGE_WEIGHT * math.log(max(file_share(key, h.chunk.path), MIN_COVERAGE)),
+            + prior[key]
+            + calibration.file_coverage * math.log(max(file_share(key, h.chunk.path), MIN_COVERAGE)),
             key,
             h,
         )
