@@ -45,6 +45,7 @@ import time
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -412,14 +413,21 @@ def folds_by_repo(groups: list[dict], k: int) -> list[set[str]]:
     return folds
 
 
-def fold_scores(data: Data, k: int, params: dict | None = None) -> dict[int, np.ndarray]:
+def fold_scores(
+    data: Data,
+    k: int,
+    params: dict | None = None,
+    rounds: int | None = None,
+    untrained: frozenset[str] = frozenset(),
+) -> dict[int, np.ndarray]:
     """Each group's model scores, from a model trained on the other folds'
-    repositories (a repository is never in a fold's training and test)."""
+    repositories (a repository is never in a fold's training and test);
+    questions of the kinds ``untrained`` are tested, never trained on."""
     model_scores: dict[int, np.ndarray] = {}
     for n, fold in enumerate(folds_by_repo(data.groups, k), 1):
-        train = [g for g in data.groups if g["repo"] not in fold]
+        train = [g for g in data.groups if g["repo"] not in fold and g["set"] not in untrained]
         test = [(i, g) for i, g in enumerate(data.groups) if g["repo"] in fold]
-        booster = _train(data, train, params=params)
+        booster = _train(data, train, rounds=rounds, params=params)
         for i, g in test:
             model_scores[i] = booster.predict(data.rows[data.group_slice(g)])
         print(
@@ -464,29 +472,63 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
+class Variant(NamedTuple):
+    """One model of a comparison: the EXTRA columns it adds, the columns it
+    drops, the kinds of question left out of its training (never of its
+    test), and its LightGBM parameters and rounds."""
+
+    added: tuple[str, ...]
+    dropped: frozenset[str]
+    untrained: frozenset[str]
+    params: dict
+    rounds: int
+
+
+def parse_variant(change: str) -> Variant:
+    """``+a,-b,gains=0/1/2/4,leaves=15,rounds=150,nokind=issues`` (see :func:`compare`)."""
+    parts = [c for c in change.split(",") if c]
+    values = dict(c.split("=", 1) for c in parts if "=" in c)
+    params = dict(PARAMS)
+    if "gains" in values:
+        params["label_gain"] = [float(g) for g in values["gains"].split("/")]
+    if "leaves" in values:
+        params["num_leaves"] = int(values["leaves"])
+    return Variant(
+        tuple(c[1:] for c in parts if c.startswith("+")),
+        frozenset(c[1:] for c in parts if c.startswith("-")),
+        frozenset(values.get("nokind", "").split("/")) - {""},
+        params,
+        int(values.get("rounds", ROUNDS)),
+    )
+
+
 def compare(args: argparse.Namespace) -> None:
-    """Several feature sets and label gains cross-validated on the same folds:
-    ``--variant NAME:+a,+b,-c,gains=0/1/2/4`` (+ an EXTRA column, - a column
-    dropped), the tuned order beside them."""
+    """Several models cross-validated on the same folds, the tuned order and
+    (``--shipped``) the model shipped today beside them: ``--variant
+    NAME:+a,-b,gains=0/1/2/4,leaves=15,rounds=150,nokind=issues/meaning``
+    (+ an EXTRA column, - a column dropped, the label gains, the trees'
+    leaves and number, kinds of question kept out of the training)."""
     variants = {}
     for spec in args.variant or ["base:"]:
         name, _, change = spec.partition(":")
-        parts = [c for c in change.split(",") if c]
-        variants[name] = (
-            tuple(c[1:] for c in parts if c.startswith("+")),
-            {c[1:] for c in parts if c.startswith("-")},
-            next((c[6:] for c in parts if c.startswith("gains=")), None),
-        )
-    wanted = tuple(dict.fromkeys(x for added, _, _ in variants.values() for x in added))
+        variants[name] = parse_variant(change)
+    wanted = tuple(dict.fromkeys(x for v in variants.values() for x in v.added))
     full = Data(args.data, wanted)
     scores: dict[str, dict[int, np.ndarray]] = {}
-    for name, (added, dropped, gains) in variants.items():
-        data = full.without(dropped | (set(wanted) - set(added)))
-        params = {**PARAMS, "label_gain": [float(g) for g in gains.split("/")]} if gains else PARAMS
-        scores[name] = fold_scores(data, args.folds, params)
+    for name, v in variants.items():
+        data = full.without(set(v.dropped) | (set(wanted) - set(v.added)))
+        scores[name] = fold_scores(data, args.folds, v.params, v.rounds, v.untrained)
         print(f"variant {name}: {len(data.names)} features", file=sys.stderr, flush=True)
     index = {id(g): i for i, g in enumerate(full.groups)}
     systems = {"tuned": tuned_scores(full)}
+    if args.shipped:
+        from repolens.search.learned import bundled_ranker
+
+        shipped = bundled_ranker()
+        columns = [full.names.index(name) for name in shipped.features]
+        systems["shipped"] = lambda g, sl: np.asarray(
+            [shipped.score_row(r) for r in full.rows[sl][:, columns]]
+        )
     for name, by_group in scores.items():
         systems[name] = lambda g, sl, by_group=by_group: by_group[index[id(g)]]
     report = {
@@ -609,6 +651,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--out", default=str(MODEL_OUT), help="the model file fit writes (not extract's data)")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--shipped", action="store_true", help="compare: the shipped model's order too")
     ap.add_argument("--only", help="regex on question ids (extract)")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--snapshots", help="regex on checkout names (extract): only their questions")
