@@ -437,11 +437,19 @@ def fold_scores(
 
 
 def slices(data: Data) -> dict[str, list[dict]]:
-    """The groups reported on: all, and per kind, input and language."""
+    """The groups reported on: all, and per kind, input and language; the
+    questions asked with vectors, and the same asked without."""
     out = {"all": data.groups}
     for field in ("set", "input", "language"):
         for value in sorted({g[field] for g in data.groups}):
             out[f"{field}={value}"] = [g for g in data.groups if g[field] == value]
+    with_vectors = [g for g in data.groups if g.get("vectors")]
+    if with_vectors:  # the same questions asked of the same snapshots without vectors, beside them
+        asked = {(g["id"], g["input"]) for g in with_vectors}
+        out["vectors=yes"] = with_vectors
+        out["vectors=no"] = [
+            g for g in data.groups if not g.get("vectors") and (g["id"], g["input"]) in asked
+        ]
     return out
 
 
