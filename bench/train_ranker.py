@@ -293,18 +293,20 @@ def combine(args: argparse.Namespace) -> None:
 class Data:
     """The extracted candidates: rows of ``names`` (FEATURES, then the
     :data:`EXTRA` columns asked for with ``extra``), labels, spans, paths and
-    the question groups."""
+    the question groups. A column is found by its name among the stored
+    features and extras, so data extracted while a feature was an extra
+    serves once the engine computes it."""
 
     def __init__(self, path: str, extra: tuple[str, ...] = ()) -> None:
         z = np.load(path, allow_pickle=True)
-        if tuple(z["features"]) != FEATURES:
-            sys.exit("the data was extracted with other features than this repolens computes: extract again")
-        stored = tuple(z["extra_features"]) if "extra_features" in z else ()
-        if missing := [name for name in extra if name not in stored]:
-            sys.exit(f"the data holds no {', '.join(missing)}: extract again")
-        self.names = FEATURES + tuple(extra)
-        columns = [stored.index(name) for name in extra]
-        self.rows = np.hstack([z["rows"], z["extra"][:, columns]]) if columns else z["rows"]
+        stored = tuple(z["features"]) + (tuple(z["extra_features"]) if "extra_features" in z else ())
+        wanted = FEATURES + tuple(name for name in extra if name not in FEATURES)
+        if missing := [name for name in wanted if name not in stored]:
+            sys.exit(f"the data holds no {', '.join(missing)}: extract again (features changed)")
+        matrix = np.hstack([z["rows"], z["extra"]]) if "extra" in z and z["extra"].size else z["rows"]
+        self.names = wanted
+        # this repolens's column order: a feature measured as an extra before the engine had it reads alike
+        self.rows = matrix[:, [stored.index(name) for name in wanted]]
         self.labels = z["labels"]
         self.spans = z["spans"]
         self.paths = z["paths"]
@@ -547,8 +549,12 @@ def compare(args: argparse.Namespace) -> None:
     print(render(report))
 
 
+def _with(args: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(name for name in (args.with_ or "").split(",") if name)
+
+
 def cv(args: argparse.Namespace) -> None:
-    data = Data(args.data)
+    data = Data(args.data, _with(args))
     report = cross_validate(data, args.folds)
     Path(args.data).with_suffix(".cv.json").write_text(json.dumps(report, indent=1))
     print(f"$ {' '.join(sys.argv)}\n")
@@ -617,7 +623,7 @@ def export(booster, data: Data, cv_report: dict | None) -> dict:
 
 
 def fit(args: argparse.Namespace) -> None:
-    data = Data(args.data)
+    data = Data(args.data, _with(args))
     booster = _train(data, data.groups)
     cv_path = Path(args.data).with_suffix(".cv.json")
     cv_report = json.loads(cv_path.read_text()) if cv_path.is_file() else None
@@ -660,6 +666,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=str(MODEL_OUT), help="the model file fit writes (not extract's data)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--shipped", action="store_true", help="compare: the shipped model's order too")
+    ap.add_argument("--with", dest="with_", help="cv, fit: EXTRA columns to add to FEATURES (comma list)")
     ap.add_argument("--only", help="regex on question ids (extract)")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--snapshots", help="regex on checkout names (extract): only their questions")
