@@ -36,13 +36,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.chunking import Chunk
 from repolens.store.base import normalize_symbol
-from repolens.tokens import tokenize
 
 if TYPE_CHECKING:
     from repolens.search.history_leg import HistoryVotes
@@ -78,11 +77,8 @@ _COMMON_CALLS = frozenset(
         "Err Box vec get set add put size equals toString map filter zip enumerate"
     ).split()
 )
-# A definition in a chunk's text: ``def f``, ``fn f``, ``func f`` / ``func (r T) f``,
-# ``function f``, ``fun f``, ``class C``, ``struct S``.
-_DEFINITION = re.compile(
-    r"\b(?:def|fn|func(?:\s*\([^)]*\))?|function|fun|class|struct|interface|trait|enum|module|sub)\s+([A-Za-z_]\w*)"
-)
+# A word of a commit subject, dotted names whole (``Store.save``).
+_SUBJECT_WORD = re.compile(r"[\w.]+")
 # Traceback-shaped frames: (path, line, function), each pattern's groups named.
 _PYTHON, _GO, _RUST_PANIC = 0, 2, 4  # patterns whose innermost frame is not the first
 _FRAMES = (
@@ -111,6 +107,9 @@ class QuestionMarks(NamedTuple):
     called: frozenset[str]  # normalised names it calls
     frames: tuple[Frame, ...]
     frame_functions: frozenset[str]
+    # each called name as spelled (lowercase), by its normalised form: a chunk
+    # that holds none of a question's spellings is not read again
+    spelled: tuple[tuple[str, str], ...] = ()
 
     @property
     def innermost(self) -> tuple[Frame, ...]:
@@ -120,22 +119,26 @@ class QuestionMarks(NamedTuple):
 @lru_cache(maxsize=64)
 def question_marks(text: str) -> QuestionMarks:
     """The names ``text`` calls and the frames of its tracebacks."""
-    called = {normalize_symbol(m) for m in _CALL.findall(text)} - _COMMON_CALLS
+    spelled = {(m.lower(), normalize_symbol(m)) for m in _CALL.findall(text)}
+    spelled = {(raw, norm) for raw, norm in spelled if norm not in _COMMON_CALLS and len(norm) >= 3}
     frames = []
     for kind, rx in enumerate(_FRAMES):
         found = list(rx.finditer(text))
         for i, m in enumerate(found):
             parts = [p for p in re.split(r"[\\/]", m.group("path").lower()) if p]
-            func = (m.group("func") or "").replace("::", ".").rstrip(".").rsplit(".", 1)[-1]
-            func = "" if func.startswith("<") else normalize_symbol(func.strip("()*"))
+            raw = (m.group("func") or "").replace("::", ".").rstrip(".").rsplit(".", 1)[-1].strip("()*")
+            func = "" if raw.startswith("<") else normalize_symbol(raw)
             before = text[found[i - 1].end() : m.start()] if i else ""
             after = text[m.end() : found[i + 1].start()] if i + 1 < len(found) else ""
             innermost = _innermost(kind, i, before, after, last=i + 1 == len(found))
             frames.append(Frame(tuple(parts[-2:]), int(m.group("line")), func, innermost))
+            if func:
+                spelled.add((raw.lower(), func))
     return QuestionMarks(
-        frozenset(c for c in called if len(c) >= 3),
+        frozenset(norm for raw, norm in spelled if (raw + "(") in text.lower()),
         tuple(frames),
         frozenset(f.function for f in frames if f.function),
+        tuple(sorted(spelled)),
     )
 
 
@@ -153,17 +156,6 @@ def _innermost(kind: int, i: int, before: str, after: str, last: bool) -> bool:
     return i == 0 or bool(re.search(r"\n\S", before))
 
 
-def _share(tokens: set[str] | frozenset[str], weights: Mapping[str, float], total: float) -> float:
-    return sum(w for tok, w in weights.items() if tok in tokens) / total if total else 0.0
-
-
-def _names(chunk: Chunk) -> set[str]:
-    """The normalised names the chunk defines: its own, and those its text defines."""
-    names = {normalize_symbol(n) for n in (chunk.name, chunk.qualname.rsplit(".", 1)[-1]) if n}
-    names.update(normalize_symbol(n) for n in _DEFINITION.findall(chunk.text))
-    return {n for n in names if n}
-
-
 def _path_tail(path: str) -> tuple[str, ...]:
     return tuple(path.lower().split("/")[-2:])
 
@@ -179,6 +171,14 @@ def _frame_hits(chunk: Chunk, frames: Sequence[Frame]) -> bool:
     return False
 
 
+def _substrings(texts: Sequence[str], words: Sequence[str]) -> list[frozenset[str]]:
+    """Which of ``words`` each text holds, in any case (anywhere, inside longer words too)."""
+    return [frozenset(w for w in words if w in text.lower()) for text in texts]
+
+
+Finder = Callable[[Sequence[str], Sequence[str]], list[frozenset[str]]]
+
+
 def pinpoint_columns(
     query: ParsedQuery,
     chunks: Sequence[Chunk],
@@ -186,59 +186,52 @@ def pinpoint_columns(
     tuned: Sequence[float],
     held: Sequence[frozenset[str] | set[str]],
     votes: HistoryVotes | None = None,
+    find: Finder = _substrings,
 ) -> dict[str, list[float]]:
     """Each of :data:`PINPOINT_FEATURES` for every candidate, in the order of
     ``chunks``: ``lexical`` and ``tuned`` are their scores (0 where the leg
     did not return one), ``held`` the question's terms each chunk's text
-    holds, ``votes`` the history leg's (None when it is off)."""
+    holds, ``votes`` the history leg's (None when it is off); ``find(texts,
+    words)`` says which words each text holds, as ``held`` was found (one
+    pass of an automaton over each text, :func:`repolens.search.features.held_terms`).
+    A question's terms count in a name, signature or doc comment as they
+    count in a chunk's text: anywhere, in any case."""
     weights: dict[str, float] = {}
+    code: dict[str, float] = {}
     for t in query.terms:
         weights[t.token] = weights.get(t.token, 0.0) + t.weight
-    total = sum(weights.values())
-    code = {tok: w for tok, w in weights.items() if any(t.code and t.token == tok for t in query.terms)}
-    code_total = sum(code.values())
+        if t.code:
+            code[t.token] = code.get(t.token, 0.0) + t.weight
+    code = {tok: weights[tok] for tok in code}
     subject = {tok: w for tok, w in weights.items() if tok in query.subject}
-    subject_total = sum(subject.values())
-    marks = question_marks(query.text)
+    share = _Shares(weights)
+    code_share, subject_share = _Shares(code), _Shares(subject)
+    tokens = list(weights)
     n = len(chunks)
-    out: dict[str, list[float]] = {name: [0.0] * n for name in PINPOINT_FEATURES}
+    out: dict[str, list[float]] = {}
+    # a chunk's name, signature and doc comment searched in one pass
+    labels = [c.qualname or c.name for c in chunks] + [c.signature for c in chunks] + [c.doc for c in chunks]
+    found = find(labels, tokens)
+    for k, name in enumerate(("name_terms", "sig_terms", "doc_terms")):
+        out[name] = [share(f) for f in found[k * n : (k + 1) * n]]
+    out["subject_terms"] = [subject_share(h) for h in held]
+    out["code_terms"] = [code_share(h) for h in held]
+    for name in ("defines_called", "calls_called", "frame_function", "frame_line", "frame_innermost"):
+        out[name] = [0.0] * n
+    marks = question_marks(query.text)
+    if marks.spelled:
+        _called_columns(marks, chunks, find, out)
+    if marks.frames:
+        inner = marks.innermost
+        for i, chunk in enumerate(chunks):
+            out["frame_line"][i] = float(_frame_hits(chunk, marks.frames))
+            out["frame_innermost"][i] = max(out["frame_innermost"][i], float(_frame_hits(chunk, inner)))
+    out["history_names"] = _history_names(chunks, votes)
+    chunk_terms = [share(h) for h in held]
     files: dict[str, list[int]] = {}
     for i, chunk in enumerate(chunks):
         files.setdefault(chunk.path, []).append(i)
-        label = chunk.qualname or chunk.name
-        out["name_terms"][i] = _share(set(tokenize(label)), weights, total) if label else 0.0
-        out["sig_terms"][i] = (
-            _share(set(tokenize(chunk.signature)), weights, total) if chunk.signature else 0.0
-        )
-        out["doc_terms"][i] = _share(set(tokenize(chunk.doc)), weights, total) if chunk.doc else 0.0
-        out["subject_terms"][i] = _share(held[i], subject, subject_total)
-        out["code_terms"][i] = _share(held[i], code, code_total)
-        if marks.called or marks.frame_functions:
-            names = _names(chunk)
-            out["defines_called"][i] = float(bool(names & marks.called))
-            out["frame_function"][i] = float(bool(names & marks.frame_functions))
-            inner = marks.innermost
-            out["frame_innermost"][i] = float(
-                _frame_hits(chunk, inner) or bool(names & {f.function for f in inner if f.function})
-            )
-            if marks.called:
-                calls = {normalize_symbol(c) for c in _CALL.findall(chunk.text)}
-                out["calls_called"][i] = len(calls & marks.called) / len(marks.called)
-        if marks.frames:
-            out["frame_line"][i] = float(_frame_hits(chunk, marks.frames))
-        vote = votes.files.get(chunk.path) if votes is not None else None
-        if vote is not None:
-            names = {normalize_symbol(n) for n in (chunk.name,) if len(n) >= 4}
-            if names:
-                out["history_names"][i] = max(
-                    (
-                        c.weight
-                        for c in vote.commits
-                        if names & {normalize_symbol(w) for w in re.findall(r"[\w.]+", c.commit.subject)}
-                    ),
-                    default=0.0,
-                )
-    chunk_terms = [_share(h, weights, total) for h in held]
+    out["file_lexical_share"], out["file_place"], out["file_terms_gap"] = [0.0] * n, [0.0] * n, [0.0] * n
     for of in files.values():
         lex_best = max(lexical[i] for i in of)
         best_terms = max(chunk_terms[i] for i in of)
@@ -248,3 +241,74 @@ def pinpoint_columns(
             out["file_place"][i] = math.log1p(ordered.index(tuned[i]) + 1)  # a competition rank: ties share
             out["file_terms_gap"][i] = best_terms - chunk_terms[i]
     return out
+
+
+class _Shares:
+    """The share of a question's term weight that a set of its terms holds
+    (exactly rounded, :func:`math.fsum`: the same bits whatever order the set
+    lists them in), each distinct set once."""
+
+    def __init__(self, weights: Mapping[str, float]) -> None:
+        self.weights, self.total = weights, math.fsum(weights.values())
+        self._known: dict[frozenset[str], float] = {}
+
+    def __call__(self, found: frozenset[str] | set[str]) -> float:
+        key = frozenset(found)
+        value = self._known.get(key)
+        if value is None:
+            held = [self.weights[t] for t in key if t in self.weights]
+            value = self._known[key] = math.fsum(held) / self.total if self.total else 0.0
+        return value
+
+
+# What a definition of a name is written after, in the languages indexed.
+_DEFINES = ("def ", "fn ", "func ", "function ", "fun ", "class ", "struct ", "interface ", "trait ", "enum ")
+
+
+def _called_columns(marks: QuestionMarks, chunks: Sequence[Chunk], find: Finder, out: dict) -> None:
+    """``defines_called``, ``calls_called``, ``frame_function`` and the
+    by-name half of ``frame_innermost``, from one pass over the chunks'
+    texts for the question's spellings after a definition's keyword
+    (``def parse_header``) and before a call's parenthesis (``parse_header(``)."""
+    norm = dict(marks.spelled)
+    defined = {kw + raw: n for raw, n in marks.spelled for kw in _DEFINES}
+    calls = {raw + "(": n for raw, n in marks.spelled if n in marks.called}
+    inner = {f.function for f in marks.innermost if f.function}
+    holds = find([c.text for c in chunks], [*defined, *calls])
+    for i, chunk in enumerate(chunks):
+        names = {normalize_symbol(x) for x in (chunk.name, chunk.qualname.rsplit(".", 1)[-1]) if x}
+        names &= set(norm.values())
+        names.update(defined[f] for f in holds[i] if f in defined)
+        if marks.called:
+            out["calls_called"][i] = len({calls[f] for f in holds[i] if f in calls}) / len(marks.called)
+        out["defines_called"][i] = float(not names.isdisjoint(marks.called))
+        out["frame_function"][i] = float(not names.isdisjoint(marks.frame_functions))
+        out["frame_innermost"][i] = float(not names.isdisjoint(inner))
+
+
+def _history_names(chunks: Sequence[Chunk], votes: HistoryVotes | None) -> list[float]:
+    """The strongest vote of a past commit that names the chunk's function
+    in its subject, among those the history leg found for its file."""
+    if votes is None or not votes.files:
+        return [0.0] * len(chunks)
+    named: dict[str, dict[str, float]] = {}  # per voted file: word -> its strongest commit's weight
+    out = []
+    for chunk in chunks:
+        vote = votes.files.get(chunk.path)
+        if vote is None or len(chunk.name) < 4:
+            out.append(0.0)
+            continue
+        words = named.get(chunk.path)
+        if words is None:
+            words = named[chunk.path] = {}
+            for c in vote.commits:
+                for key in _subject_words(c.commit.subject):
+                    words[key] = max(words.get(key, 0.0), c.weight)
+        out.append(words.get(normalize_symbol(chunk.name), 0.0))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _subject_words(subject: str) -> frozenset[str]:
+    """A commit subject's words, normalised (dotted names whole)."""
+    return frozenset(normalize_symbol(w) for w in _SUBJECT_WORD.findall(subject))
