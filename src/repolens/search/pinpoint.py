@@ -187,13 +187,16 @@ def pinpoint_columns(
     held: Sequence[frozenset[str] | set[str]],
     votes: HistoryVotes | None = None,
     find: Finder = _substrings,
+    in_text: Sequence[frozenset[str]] | None = None,
 ) -> dict[str, list[float]]:
     """Each of :data:`PINPOINT_FEATURES` for every candidate, in the order of
     ``chunks``: ``lexical`` and ``tuned`` are their scores (0 where the leg
     did not return one), ``held`` the question's terms each chunk's text
     holds, ``votes`` the history leg's (None when it is off); ``find(texts,
     words)`` says which words each text holds, as ``held`` was found (one
-    pass of an automaton over each text, :func:`repolens.search.features.held_terms`).
+    pass of an automaton over each text, :func:`repolens.search.features.held_terms`);
+    ``in_text``, when given, which of :func:`text_patterns` (and perhaps
+    more) each chunk's text holds, found in the same pass as ``held``.
     A question's terms count in a name, signature or doc comment as they
     count in a chunk's text: anywhere, in any case."""
     weights: dict[str, float] = {}
@@ -220,7 +223,9 @@ def pinpoint_columns(
         out[name] = [0.0] * n
     marks = question_marks(query.text)
     if marks.spelled:
-        _called_columns(marks, chunks, find, out)
+        if in_text is None:
+            in_text = find([c.text for c in chunks], text_patterns(query))
+        _called_columns(marks, chunks, in_text, out)
     if marks.frames:
         inner = marks.innermost
         for i, chunk in enumerate(chunks):
@@ -265,22 +270,32 @@ class _Shares:
 _DEFINES = ("def ", "fn ", "func ", "function ", "fun ", "class ", "struct ", "interface ", "trait ", "enum ")
 
 
-def _called_columns(marks: QuestionMarks, chunks: Sequence[Chunk], find: Finder, out: dict) -> None:
+def text_patterns(query: ParsedQuery) -> list[str]:
+    """What :func:`pinpoint_columns` looks for in the chunks' texts: each of
+    the question's names after a definition's keyword (``def parse_header``)
+    and before a call's parenthesis (``parse_header(``), lowercase."""
+    marks = question_marks(query.text)
+    defined = [kw + raw for raw, _ in marks.spelled for kw in _DEFINES]
+    return defined + [raw + "(" for raw, n in marks.spelled if n in marks.called]
+
+
+def _called_columns(
+    marks: QuestionMarks, chunks: Sequence[Chunk], in_text: Sequence[frozenset[str]], out: dict
+) -> None:
     """``defines_called``, ``calls_called``, ``frame_function`` and the
-    by-name half of ``frame_innermost``, from one pass over the chunks'
-    texts for the question's spellings after a definition's keyword
-    (``def parse_header``) and before a call's parenthesis (``parse_header(``)."""
+    by-name half of ``frame_innermost``, from which of :func:`text_patterns`
+    each chunk's text holds (``in_text``)."""
     norm = dict(marks.spelled)
     defined = {kw + raw: n for raw, n in marks.spelled for kw in _DEFINES}
     calls = {raw + "(": n for raw, n in marks.spelled if n in marks.called}
     inner = {f.function for f in marks.innermost if f.function}
-    holds = find([c.text for c in chunks], [*defined, *calls])
     for i, chunk in enumerate(chunks):
         names = {normalize_symbol(x) for x in (chunk.name, chunk.qualname.rsplit(".", 1)[-1]) if x}
         names &= set(norm.values())
-        names.update(defined[f] for f in holds[i] if f in defined)
+        found = in_text[i]
+        names.update(defined[f] for f in found if f in defined)
         if marks.called:
-            out["calls_called"][i] = len({calls[f] for f in holds[i] if f in calls}) / len(marks.called)
+            out["calls_called"][i] = len({calls[f] for f in found if f in calls}) / len(marks.called)
         out["defines_called"][i] = float(not names.isdisjoint(marks.called))
         out["frame_function"][i] = float(not names.isdisjoint(marks.frame_functions))
         out["frame_innermost"][i] = float(not names.isdisjoint(inner))

@@ -16,8 +16,9 @@ bisection: ~1 ms for the file, microseconds a word).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -66,22 +67,35 @@ RELATED_FEATURES: tuple[str, ...] = ("related_terms", "file_related_terms")
 
 
 def related_columns(
-    terms: Sequence[tuple[str, float]], texts: Sequence[str], paths: Sequence[str]
+    terms: Sequence[tuple[str, float]],
+    texts: Sequence[str],
+    paths: Sequence[str],
+    find: Callable[[Sequence[str], Sequence[str]], list[frozenset[str]]] | None = None,
+    in_text: Sequence[frozenset[str]] | None = None,
 ) -> dict[str, list[float]]:
     """:data:`RELATED_FEATURES` for candidates of ``texts`` (their chunks'
     text) in files ``paths``: the share of the related words' weight a
     chunk holds (anywhere, in any case, as the question's own terms are
-    counted), and that all its file's candidates hold together."""
+    counted: ``find(texts, words)`` says which words each text holds, by
+    default one test per word and text; ``in_text``, when given, says it
+    already, found with the question's terms in one pass), and that all its
+    file's candidates hold together."""
     related = related_weights(terms)
-    total = sum(related.values())
+    total = math.fsum(related.values())
     n = len(texts)
     if not total:
         return {name: [0.0] * n for name in RELATED_FEATURES}
-    held = [{w for w in related if w in text.lower()} for text in texts]
+    words = list(related)
+    if in_text is None:
+        in_text = (
+            find(texts, words) if find else [frozenset(w for w in words if w in t.lower()) for t in texts]
+        )
+    held = [[w for w in words if w in found] for found in in_text]  # in the table's order: the same sums
     per_file: dict[str, set[str]] = {}
-    for path, words in zip(paths, held, strict=True):
-        per_file.setdefault(path, set()).update(words)
+    for path, found in zip(paths, held, strict=True):
+        per_file.setdefault(path, set()).update(found)
+    file_share = {path: math.fsum(related[w] for w in found) / total for path, found in per_file.items()}
     return {
-        "related_terms": [sum(related[w] for w in words) / total for words in held],
-        "file_related_terms": [sum(related[w] for w in per_file[path]) / total for path in paths],
+        "related_terms": [math.fsum(related[w] for w in found) / total for found in held],
+        "file_related_terms": [file_share[path] for path in paths],
     }
