@@ -30,6 +30,10 @@ Nothing after C's parent can be seen from S: S is an ancestor of C's parent,
 the checkout's only ref is S, and a commit whose subject already occurs in S's
 history (a cherry-pick or backport of the same change) is dropped.
 
+Then ``OUT/meaning`` (``bench.meaning set`` on the newest snapshot of each
+repository): functions asked by their doc comments in copies where the
+comments are deleted, a fifth kind to train on (``--no-meaning`` skips it).
+
 Writes ``OUT/questions.json`` in the development set's schema
 (``shared/bench/README.md``) and prints counts per kind, language and
 repository. Deterministic for a given seed and ``--until``: later mirrors give
@@ -287,6 +291,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--issue-cap", type=int, default=20, help="most issue-shaped questions per snapshot")
     ap.add_argument("--repos", help="regex on owner/name: mine only these")
     ap.add_argument("--make-checkouts", type=Path, default=SHARED / "make_checkouts.sh")
+    ap.add_argument(
+        "--no-meaning",
+        action="store_true",
+        help="skip OUT/meaning, the functions of one snapshot per repository asked by their doc comments",
+    )
     args = ap.parse_args(argv)
     if not args.mirrors or not args.mirrors.is_dir():
         sys.exit(
@@ -334,6 +343,11 @@ def main(argv: list[str] | None = None) -> None:
     tmp = args.out / "questions.json.part"
     tmp.write_text(json.dumps(questions, indent=1, ensure_ascii=False) + "\n")
     tmp.replace(args.out / "questions.json")
+    if not args.no_meaning:  # the mined meaning set: functions asked by their doc comments, to train on
+        from bench.meaning import devset
+
+        devset.main(["--data", str(args.out), "--files", "questions.json", "--checkouts", str(checkouts),
+                     "--out", str(args.out / "meaning")])  # fmt: skip
 
     print(f"$ {shlex.join(['python', *sys.argv])}\n")
     n_snaps = sum(len(s) for _, _, s in plan)

@@ -49,7 +49,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bench.common.devsets import checkout_name, code_commit, ensure_index, identity_key, index_identity
+from bench.common.devsets import (
+    checkout_name,
+    code_commit,
+    ensure_index,
+    identity_key,
+    index_identity,
+    settings_env,
+)
 from bench.common.paths import REPO_ROOT, data_default
 from repolens.search.features import FEATURES
 from repolens.search.history_leg import history_leg
@@ -247,6 +254,62 @@ def _pairs(source) -> list[tuple[str, str]]:
 
 def _digest(path: Path) -> str:
     return hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
+
+
+# A share of the rows is extracted with vectors (the dense leg's features
+# present): per repository, its snapshot of at least this many questions with
+# the fewest files, when it has at most MAX_VECTOR_FILES (embedding costs
+# 30-50x the lexical index: bench/README.md, "Training the learned ranking").
+MIN_VECTOR_QUESTIONS = 15
+MAX_VECTOR_FILES = 300
+
+
+def vector_snapshots(questions: list[dict], checkouts: Path) -> list[str]:
+    """The checkouts whose questions are also asked with vectors (see MIN_VECTOR_QUESTIONS)."""
+    import subprocess
+
+    per: Counter[str] = Counter(checkout_name(q) for q in questions)
+    best: dict[str, tuple[int, str]] = {}
+    for name, n in sorted(per.items()):
+        if n < MIN_VECTOR_QUESTIONS:
+            continue
+        listed = subprocess.run(
+            ["git", "-C", str(checkouts / name), "ls-files"], capture_output=True, text=True
+        )
+        files = len(listed.stdout.split())
+        repo = name.split("@", 1)[0]
+        if files <= MAX_VECTOR_FILES and (repo not in best or (files, name) < best[repo]):
+            best[repo] = (files, name)
+    return sorted(name for _, name in best.values())
+
+
+def extract_all(args: argparse.Namespace) -> Path:
+    """``all``'s data: the mined questions extracted on lexical indexes, the
+    mined meaning set (``bench.meaning set``'s, in ``MINED/meaning``), the
+    questions of :func:`vector_snapshots` again on indexes with vectors,
+    combined into ``MINED/ranker-final.npz``."""
+    mined = Path(args.mined)
+    questions = mined / "questions.json"
+    parts = [mined / "ranker-data.npz"]
+
+    def step(q: Path, checkouts: Path, cache: Path, out: Path, snapshots: str | None = None) -> None:
+        names = {**vars(args), "questions": str(q), "checkouts": str(checkouts), "index_cache": str(cache)}
+        extract(argparse.Namespace(**{**names, "out": str(out), "snapshots": snapshots}))
+
+    step(questions, mined / "checkouts", mined / "index-cache", parts[0])
+    meaning = mined / "meaning"
+    if (meaning / "meaning-dev.json").is_file():
+        parts.append(mined / "ranker-meaning.npz")
+        step(meaning / "meaning-dev.json", meaning / "checkouts", meaning / "index-cache", parts[-1])
+    chosen = vector_snapshots(json.loads(questions.read_text()), mined / "checkouts")
+    if chosen:
+        parts.append(mined / "ranker-vectors.npz")
+        with settings_env({"vectors": "1"}):
+            pattern = "^(" + "|".join(re.escape(name) for name in chosen) + ")$"
+            step(questions, mined / "checkouts", mined / "index-cache", parts[-1], pattern)
+    final = mined / "ranker-final.npz"
+    combine(argparse.Namespace(inputs=",".join(map(str, parts)), data=str(final)))
+    return final
 
 
 def combine(args: argparse.Namespace) -> None:
@@ -652,7 +715,12 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("command", choices=["extract", "cv", "compare", "fit", "all", "forest", "combine"])
+    ap.add_argument("command", choices=["extract", "combine", "cv", "compare", "fit", "all", "forest"])
+    ap.add_argument(
+        "--mined",
+        default=data_default("mined"),
+        help="all: the mined set's folder (bench.mine_questions --out): questions, checkouts, meaning set",
+    )
     ap.add_argument("--questions", help="the mined set (bench.mine_questions)")
     ap.add_argument("--checkouts", help="its snapshots' git checkouts")
     ap.add_argument("--index-cache", help="where their indexes are kept (as devsets.py keeps them)")
@@ -677,10 +745,14 @@ def main(argv: list[str] | None = None) -> None:
         help="compare: NAME:+extra,-dropped,gains=0/1/1/3 (repeatable; default base:)",
     )
     args = ap.parse_args(argv)
-    if args.command in ("extract", "all"):
+    if args.command == "extract":
         if not (args.questions and args.checkouts and args.index_cache):
             ap.error("extract needs --questions, --checkouts and --index-cache")
         extract(argparse.Namespace(**{**vars(args), "out": args.data}))
+    if args.command == "all":
+        if not args.mined or not (Path(args.mined) / "questions.json").is_file():
+            ap.error("all needs --mined DIR (bench.mine_questions --out; default $REPOLENS_BENCH_DATA/mined)")
+        args.data = str(extract_all(args))
     if args.command == "combine":
         combine(args)
     if args.command == "compare":
