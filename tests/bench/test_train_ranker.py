@@ -8,7 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from bench.train_ranker import Data, _label, _train, export, metrics
+from bench.common.ranker_data import Data, metrics
+from bench.train_ranker import _label, _train, export
 from repolens.search.features import FEATURES
 from repolens.search.learned import Ranker
 

@@ -1,0 +1,85 @@
+"""A pasted bug report is answered with the lines it must change (issue 37): the
+function its traceback stopped in comes first, though its words favour another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import MakeRepo
+from repolens import service
+from repolens.search.query import parse_query
+from repolens.search.ranking import RankingOptions, search_index
+from repolens.settings import load_settings
+from repolens.store import open_store
+from repolens.store.handles import readers
+
+
+def _cart() -> str:
+    """``coerce`` (the function to change: no word of the report), ``add``
+    (which the reproduction calls) and ``cart_total`` (which repeats the
+    report's words), each long enough to be a chunk of its own."""
+    coerce = "def coerce(text):\n" + "".join(
+        f"    step_{i} = text.strip()[{i}:]  # digits and sign\n" for i in range(32)
+    )
+    coerce += "    return int(text.strip())\n"
+    add = "def add(cart, name, text):\n" + "".join(
+        f"    cart.names_{i} = name  # keep the name\n" for i in range(30)
+    )
+    add += "    cart.lines.append((name, coerce(text)))\n"
+    total = (
+        "def cart_total(cart):\n"
+        '    """The total of a cart: every line\'s quantity times its price.\n\n'
+        "    An empty cart totals zero; a line whose quantity is empty counts as one,\n"
+        '    and a cart total never breaks on an empty quantity or an empty price.\n    """\n'
+        "    total = 0\n"
+    )
+    total += "".join(
+        f"    # an empty quantity in line {i} of the cart adds one item to the total\n"
+        f"    total += cart.lines[{i}].price\n"
+        for i in range(18)
+    )
+    total += "    return total\n"
+    return f'"""The shopping cart."""\n\n\n{coerce}\n\n{add}\n\n{total}'
+
+
+REPORT = """Empty quantity breaks the cart total
+
+Adding a line with an empty quantity to the cart breaks the cart total.
+
+```python
+add(cart, "apple", "")
+```
+
+Traceback (most recent call last):
+  File "<stdin>", line 1, in <module>
+  File "src/shop/cart.py", line 71, in add
+  File "src/shop/cart.py", line 37, in coerce
+ValueError: invalid literal for int() with base 10: ''
+"""
+
+
+@pytest.fixture
+def shop(make_repo: MakeRepo) -> Path:
+    files = {"src/shop/cart.py": _cart()}
+    files |= {f"src/shop/util{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(6)}
+    root = make_repo(files)
+    service.index_repo(root)
+    yield root
+    readers.clear()
+
+
+def _first(root: Path, ranking: str) -> str:
+    reader = open_store(root).open_reader()
+    try:
+        options = RankingOptions.from_settings(load_settings(root))._replace(ranking=ranking)
+        outcome = search_index(reader, parse_query(REPORT), options=options)
+        return outcome.hits[0].chunk.name
+    finally:
+        reader.close()
+
+
+def test_the_function_a_traceback_stopped_in_comes_first_where_words_favour_another(shop: Path):
+    assert _first(shop, "tuned") == "add"  # the symbol leg's name and the report's words win
+    assert _first(shop, "learned") == "coerce"
