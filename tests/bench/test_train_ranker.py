@@ -11,7 +11,7 @@ import pytest
 from bench.common.ranker_data import Data, metrics
 from bench.train_ranker import _label, _train, export
 from repolens.search.features import FEATURES
-from repolens.search.learned import Ranker
+from repolens.search.learned import Ranker, forest_source
 
 lightgbm = pytest.importorskip("lightgbm", reason="LightGBM (the train extra) is not installed")
 
@@ -43,10 +43,15 @@ def test_the_exported_trees_score_a_thousand_rows_as_lightgbm_predicts():
     data = made_data()
     assert len(data.rows) == 1000
     booster = _train(data, data.groups)
-    model = Ranker(json.loads(json.dumps(export(booster, data, None))))  # as the file is read back
+    text = json.dumps(export(booster, data, None))  # as the model file is written and read back
+    namespace: dict = {}
+    exec(compile(forest_source(text), "_forest.py", "exec"), namespace)  # the module a search evaluates
+    model = Ranker(json.loads(text), namespace["scores"])
+    rows = [[float(v) for v in row] for row in data.rows]
     want = booster.predict(data.rows)
-    got = np.asarray([model.score_row([float(v) for v in row]) for row in data.rows])
-    assert np.abs(got - want).max() < 1e-9
+    walked = np.asarray([model.walk(row) for row in rows])
+    assert np.abs(walked - want).max() < 1e-9
+    assert model.score_rows(rows) == list(walked)  # the compiled forest: the walk's bits
     assert len(set(np.round(want, 6))) > 100  # a model that ranks, not a constant
 
 
