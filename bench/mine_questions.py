@@ -243,14 +243,14 @@ def issue_questions(cands: list[Candidate], snap: Snapshot, gd: Path, tree: Path
         if isinstance(gold, str):
             reasons[gold] += 1
             continue
-        asked = issue_question(cand, gd, spec, defs, rng)
+        gold["gold_functions"] = gold_functions(
+            [t for t in tags if t.path in cand.gold_files], gold["gold_ranges"]
+        )
+        asked = issue_question(cand, gd, spec, defs, rng, gold["gold_functions"], tree)
         if isinstance(asked, str):
             reasons[asked] += 1
             continue
         c = cand.commit
-        gold["gold_functions"] = gold_functions(
-            [t for t in tags if t.path in cand.gold_files], gold["gold_ranges"]
-        )
         url = f"https://github.com/{spec.repo}/commit/{c.sha}"
         gold["source"] = {"fix_commit": c.sha, "parent": c.parents[0], "date": c.date, "url": url,
                           "repro": asked["repro"]}  # fmt: skip

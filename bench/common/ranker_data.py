@@ -60,7 +60,10 @@ def combine(args: argparse.Namespace) -> None:
         source=np.asarray(
             list(dict.fromkeys(x for z in parts for x in source_pairs(z["source"]))), dtype=object
         ).ravel(),
-        made=np.asarray([json.dumps(made[0] if len(made) == 1 else {"parts": made})], dtype=object),
+        # the first extraction's code and settings, and each extraction's (one ran with vectors)
+        made=np.asarray(
+            [json.dumps({**made[0], "extractions": made} if len(made) > 1 else made[0])], dtype=object
+        ),
     )
     print(
         f"wrote {args.data}: {len(groups)} groups, {offset} rows from {len(parts)} extractions",

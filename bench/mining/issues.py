@@ -17,10 +17,12 @@ reporter would have written it:
   most ``MAX_REPRO_LINES`` lines: its calls, inputs, assertions, the error
   it expects;
 * where the language makes one, a **traceback-shaped excerpt** of the
-  test's call chain: the reproduction's call, then the definitions in the
-  snapshot of the names it calls (a name defined once among the source's
-  definitions), then the error the test names. Made, not run: a frame names
-  the function the test entered, never the lines the fix changed.
+  test's call chain: the reproduction's call, the definition in the
+  snapshot of the first name it calls (defined once among the source's
+  definitions), then, when calls lead from there to a function the fix
+  changed within three links, the definitions along the way down to it,
+  then the error the test names. Made, not run: a frame names a function
+  and its first line, never the lines the fix changed.
 
 Gold is the commit's, as for a commit question: the non-test source files
 and the lines it deleted or replaced. The question is asked at a snapshot
@@ -335,6 +337,47 @@ def call_chain(repro: Reproduction, defs: dict[str, list[Tag]]) -> list[Tag]:
     return chain
 
 
+MAX_DEPTH = 3  # calls followed from the test's entry towards the changed function
+_CALLABLE = frozenset({"function", "func", "method", "member", "singletonMethod"})
+
+
+def frames_to(start: Tag, targets: list[dict], defs: dict[str, list[Tag]], tree: Path) -> list[Tag]:
+    """The frames of a traceback from ``start`` (the definition the test
+    entered) down to a changed function (``targets``: gold_functions), when a
+    chain of calls of at most :data:`MAX_DEPTH` links leads there in the
+    snapshot's source (each call resolved as :func:`call_chain` resolves the
+    test's, ``self.f(`` too); ``[start]`` when none does. A failing regression
+    test's traceback runs so, from its call into the code down to where the
+    fix went, unless the bug raised nothing."""
+    wanted = {(g["path"], g["start_line"]) for g in targets}
+    lines: dict[str, list[str]] = {}
+    queue = [[start]]
+    seen = {(start.path, start.line)}
+    while queue:
+        path = queue.pop(0)
+        tag = path[-1]
+        if (tag.path, tag.line) in wanted:
+            return path
+        if len(path) > MAX_DEPTH or tag.end is None:
+            continue
+        if tag.path not in lines:
+            file = tree / tag.path
+            lines[tag.path] = file.read_text("utf-8", "replace").splitlines() if file.is_file() else []
+        body = "\n".join(lines[tag.path][tag.line : tag.end])
+        for m in list(_CALL.finditer(body))[:40]:
+            qual, name = m.group(1), m.group(2)
+            found = defs.get(name, [])
+            if len(found) != 1 or found[0].kind not in _CALLABLE:
+                continue  # a class is no frame; its methods are
+            if qual and qual not in ("self", "cls", "this") and not _defined_by(found[0], qual):
+                continue
+            key = (found[0].path, found[0].line)
+            if key not in seen:
+                seen.add(key)
+                queue.append([*path, found[0]])
+    return [start]
+
+
 def _defined_by(tag: Tag, qual: str) -> bool:
     """Whether ``qual`` names the definition's class, module or package."""
     owners = {tag.scope.rsplit(".", 1)[-1]} if tag.scope else set()
@@ -359,19 +402,19 @@ def _java_class(tag: Tag) -> str:
     return ".".join(parts)
 
 
-def traceback(repro: Reproduction, chain: list[Tag], language: str) -> str:
-    """A traceback-shaped excerpt: the reproduction's call, the frames of
-    ``chain``, the expected error. "" for a language without one, or no
-    frame to show."""
-    if not chain:
+def traceback(repro: Reproduction, frames: list[Tag], language: str) -> str:
+    """A traceback-shaped excerpt: the reproduction's call, ``frames`` (the
+    definition it entered, then those it called, outermost first), the
+    expected error. "" for a language without one, or no frame to show."""
+    if not frames:
         return ""
     error = repro.error or ("AssertionError" if language in ("python", "java", "kotlin") else "")
     message = repro.message
     if language == "python":
         lines = ["Traceback (most recent call last):", '  File "<stdin>", line 1, in <module>']
-        call = _first_line_calling(repro.code, chain[0].name) or chain[0].name + "(...)"
+        call = _first_line_calling(repro.code, frames[0].name) or frames[0].name + "(...)"
         lines.append(f"    {call}")
-        for tag in chain[:1]:  # what the test entered; deeper frames would be guesses
+        for tag in frames:
             lines.append(f'  File "{tag.path}", line {tag.line + 1}, in {tag.name}')
         lines.append(f"{error.rsplit('.', 1)[-1]}: {message}" if message else error.rsplit(".", 1)[-1])
         return "\n".join(lines)
@@ -384,7 +427,7 @@ def traceback(repro: Reproduction, chain: list[Tag], language: str) -> str:
             else error
         )
         lines = [f"{head}: {message}" if message else head]
-        for tag in chain[:1]:
+        for tag in reversed(frames):  # innermost first
             cls = _java_class(tag)
             owner = (
                 f"{cls}.{tag.scope.rsplit('.', 1)[-1]}" if tag.scope and not cls.endswith(tag.scope) else cls
@@ -392,17 +435,17 @@ def traceback(repro: Reproduction, chain: list[Tag], language: str) -> str:
             lines.append(f"\tat {owner}.{tag.name}({PurePosixPath(tag.path).name}:{tag.line + 1})")
         return "\n".join(lines)
     if language == "go":
-        tag = chain[0]
-        pkg = PurePosixPath(tag.path).parent.name or "main"
-        owner = f"{pkg}.({tag.scope.rsplit('.', 1)[-1]}).{tag.name}" if tag.scope else f"{pkg}.{tag.name}"
-        if repro.error == "panic" or "panic" in repro.code:
-            frame = f"{owner}(...)\n\t{tag.path}:{tag.line + 1}"
-            return f"panic: {message or 'runtime error'}\n\ngoroutine 1 [running]:\n{frame}"
-        return ""
+        if repro.error != "panic" and "panic" not in repro.code:
+            return ""
+        out = []
+        for tag in reversed(frames):  # innermost first
+            pkg = PurePosixPath(tag.path).parent.name or "main"
+            owner = f"{pkg}.({tag.scope.rsplit('.', 1)[-1]}).{tag.name}" if tag.scope else f"{pkg}.{tag.name}"
+            out.append(f"{owner}(...)\n\t{tag.path}:{tag.line + 1}")
+        return f"panic: {message or 'runtime error'}\n\ngoroutine 1 [running]:\n" + "\n".join(out)
     if language == "rust" and repro.error == "panic":
-        return (
-            f"thread 'main' panicked at {chain[0].path}:{chain[0].line + 1}:\n{message or 'explicit panic'}"
-        )
+        inner = frames[-1]
+        return f"thread 'main' panicked at {inner.path}:{inner.line + 1}:\n{message or 'explicit panic'}"
     return ""
 
 
@@ -446,10 +489,18 @@ def definitions(tags: Iterable[Tag]) -> dict[str, list[Tag]]:
 
 
 def issue_question(
-    cand: Candidate, gd: Path, spec: RepoSpec, defs: dict[str, list[Tag]], rng: random.Random
+    cand: Candidate,
+    gd: Path,
+    spec: RepoSpec,
+    defs: dict[str, list[Tag]],
+    rng: random.Random,
+    targets: list[dict] | None = None,
+    tree: Path | None = None,
 ) -> dict | str:
     """``{"query", "title", "repro"}`` of a qualifying commit asked as an issue,
-    or why it cannot be (no test added, no reproduction in it)."""
+    or why it cannot be (no test added, no reproduction in it). ``targets``
+    (its gold_functions) and ``tree`` (the snapshot): a traceback's frames
+    follow the calls from the test's entry to a changed function when they lead there."""
     tests = test_changes(cand)
     if not tests:
         return "adds no test"
@@ -459,6 +510,8 @@ def issue_question(
         return "its test makes no reproduction"
     title, body = symptoms(cand.commit.message)
     chain = call_chain(repro, defs)
+    if chain and targets and tree is not None:
+        chain = frames_to(chain[0], targets, defs, tree)
     trace = traceback(repro, chain, spec.language) if rng.random() < 0.6 else ""
     query = issue_text(title, body, repro, trace, spec.language, rng)
     return {

@@ -11,7 +11,7 @@ import pytest
 from bench.mine_questions import verify_commit_questions
 from bench.mining.commits import Change, Commit, clean_message, commit_question, qualify, window_commits
 from bench.mining.defs import brace_end, identifier_questions, run_ctags
-from bench.mining.issues import MIN_ISSUE_WORDS, definitions, issue_question, symptoms
+from bench.mining.issues import MIN_ISSUE_WORDS, definitions, frames_to, issue_question, symptoms
 from bench.mining.paths import RepoSpec
 from conftest import Git, commit_files
 
@@ -268,3 +268,24 @@ def test_a_commit_that_adds_no_test_is_no_issue(git: Git, git_repo: Path):
     [commit] = list(window_commits(git_repo / ".git", snap, "HEAD"))
     cand = qualify(commit, SPEC, blobs_of(git, git_repo, snap), min_words=MIN_ISSUE_WORDS)
     assert issue_question(cand, git_repo / ".git", SPEC, {}, random.Random(1)) == "adds no test"
+
+
+@pytest.mark.skipif(shutil.which("ctags") is None, reason="universal-ctags is not installed")
+def test_a_traceback_follows_the_calls_from_the_test_entry_to_the_changed_function(
+    write_tree, tmp_path: Path
+):
+    files = {
+        "src/app.py": (
+            "def parse_header(text):\n    return Reader().read(text)\n\n\n"
+            "class Reader:\n    def read(self, text):\n        return self._split(text)\n\n"
+            "    def _split(self, text):\n        return text.split(':')\n"
+        ),
+        "src/other.py": "def unrelated():\n    return parse_header('a')\n",
+    }
+    write_tree(tmp_path, files)
+    defs = definitions(run_ctags(tmp_path, sorted(files)))
+    changed = [{"path": "src/app.py", "name": "Reader._split", "start_line": 9, "end_line": 10}]
+    frames = frames_to(defs["parse_header"][0], changed, defs, tmp_path)
+    assert [(t.name, t.line) for t in frames] == [("parse_header", 1), ("read", 6), ("_split", 9)]
+    unreached = [{"path": "src/other.py", "name": "unrelated", "start_line": 1, "end_line": 2}]
+    assert [t.name for t in frames_to(defs["parse_header"][0], unreached, defs, tmp_path)] == ["parse_header"]
