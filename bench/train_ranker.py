@@ -59,13 +59,10 @@ from bench.common.devsets import (
 from bench.common.paths import REPO_ROOT, data_default
 from bench.common.ranker_data import Data, combine, metrics, render, slices, source_pairs, tuned_scores
 from repolens.search.features import FEATURES
-from repolens.search.history_leg import history_leg
 from repolens.search.learned import FOREST_MODULE, forest_source
 from repolens.search.legs import dense_leg
-from repolens.search.pinpoint import PINPOINT_FEATURES, pinpoint_columns
 from repolens.search.query import parse_query
 from repolens.search.ranking import CANDIDATES, RankingOptions, search_index
-from repolens.search.related import RELATED_FEATURES, related_columns
 from repolens.settings import Settings, load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
@@ -168,9 +165,6 @@ def extract(args: argparse.Namespace) -> None:
                 cids = [cid for cid in found if cid in chunks]
                 if not cids:
                     continue
-                extra_rows = _pinpoint_rows(
-                    reader, parsed, [chunks[c] for c in cids], [found[c] for c in cids], options
-                )
                 groups.append(
                     {
                         "id": q["id"],
@@ -186,7 +180,7 @@ def extract(args: argparse.Namespace) -> None:
                         "size": len(cids),
                     }
                 )
-                extra += extra_rows
+                extra += [[] for _ in cids]
                 for cid in cids:
                     c = chunks[cid]
                     rows.append(found[cid])
@@ -216,20 +210,10 @@ def extract(args: argparse.Namespace) -> None:
     print(f"wrote {args.out}: {len(groups)} groups, {len(rows)} rows", file=sys.stderr)
 
 
-# Features measured here before the engine computes them (issue 37): the rows
-# hold them beside FEATURES, and cv --with adds them to a model's inputs.
-EXTRA: tuple[str, ...] = PINPOINT_FEATURES + RELATED_FEATURES
-
-
-def _pinpoint_rows(reader, parsed, chunks, rows, options) -> list[list[float]]:
-    """The candidates' :data:`EXTRA` columns, read across (a prototype of what
-    the engine will compute: the lexical and tuned scores from the rows)."""
-    lex, tun = FEATURES.index("lexical_score"), FEATURES.index("tuned_score")
-    held = [{t.token for t in parsed.terms if t.token in c.text.lower()} for c in chunks]
-    votes = history_leg(reader, parsed.weighted())[0] if options.history_weight > 0 else None
-    cols = pinpoint_columns(parsed, chunks, [r[lex] for r in rows], [r[tun] for r in rows], held, votes)
-    cols |= related_columns(parsed.weighted(), [c.text for c in chunks], [c.path for c in chunks])
-    return [list(vals) for vals in zip(*(cols[name] for name in EXTRA), strict=True)]
+# Features measured here before the engine computes them: their columns,
+# stored beside FEATURES, which cv --with and compare +NAME add to a model's
+# inputs; none now (issue 37's were measured so, and are FEATURES since).
+EXTRA: tuple[str, ...] = ()
 
 
 def extracted_with(settings: Settings) -> dict:

@@ -9,13 +9,20 @@ text.lower()``), as the engine did before it computed them as columns.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk
 from repolens.roles import PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
-from repolens.search.features import _LEGS, _ROLES, FEATURES, _ranks, question_row
+from repolens.search.features import _FILE_FEATURES, _LEGS, _ROLES, FEATURES, _ranks, question_row
+from repolens.search.pinpoint import _DEFINES, question_marks
 from repolens.search.query import ParsedQuery
+from repolens.search.related import related_weights
 from repolens.store.base import normalize_symbol
+
+if TYPE_CHECKING:
+    from repolens.search.history_leg import HistoryVotes
 
 
 def reference_features(
@@ -24,9 +31,12 @@ def reference_features(
     legs: Mapping[str, Mapping[int, tuple[int, float]]],
     tuned: Mapping[int, float],
     priors: Mapping[int, float],
+    votes: HistoryVotes | None = None,
 ) -> dict[int, list[float]]:
     """Each candidate's row, one candidate and one feature at a time, as the
-    engine computed them before they were columns (issue 36)."""
+    engine computed them before they were columns (issue 36), with the
+    features of which function a question is about and of the words related
+    to it (issue 37), the straightforward way."""
     base = question_row(query)
     weight = sum(t.weight for t in query.terms) or 1.0
     tokens = [(t.token, t.weight) for t in query.terms]
@@ -59,7 +69,7 @@ def reference_features(
             sum(w for tok, w in tokens if tok in covered) / weight,
         )
 
-    rows: dict[int, list[float]] = {}
+    rows: dict[int, dict[str, float]] = {}
     for cid in tuned:
         chunk = chunks[cid]
         row = dict(base)
@@ -86,7 +96,86 @@ def reference_features(
         path = chunk.path.lower()
         row["path_terms"] = sum(w for tok, w in tokens if tok in path) / weight
         row["chunk_terms"] = sum(w for tok, w in tokens if tok in held[cid]) / weight
-        for name, value in zip(FEATURES[-6:], per_file[chunk.path], strict=True):
+        for name, value in zip(_FILE_FEATURES, per_file[chunk.path], strict=True):
             row[name] = value
-        rows[cid] = [row[name] for name in FEATURES]
-    return rows
+        rows[cid] = row
+    _add_pinpoint(query, chunks, rows, lowered, held, votes)
+    _add_related(query, chunks, rows, lowered)
+    return {cid: [row[name] for name in FEATURES] for cid, row in rows.items()}
+
+
+def _share(weights: Mapping[str, float], found: set[str] | frozenset[str]) -> float:
+    total = math.fsum(weights.values())
+    return math.fsum(w for t, w in weights.items() if t in found) / total if total else 0.0
+
+
+def _tail(path: str) -> tuple[str, ...]:
+    return tuple(path.lower().split("/")[-2:])
+
+
+def _stopped_in(chunk: Chunk, frames) -> bool:
+    """A frame names the chunk's file and a line inside it."""
+    tail = _tail(chunk.path)
+    return any(
+        (f.tail == tail[-1:] if len(f.tail) == 1 else f.tail == tail)
+        and chunk.start_line <= f.line <= chunk.end_line
+        for f in frames
+    )
+
+
+def _add_pinpoint(query, chunks, rows, lowered, held, votes) -> None:
+    """repolens.search.pinpoint's columns, one candidate at a time, every
+    word tested against every text."""
+    weights = {t.token: t.weight for t in query.terms}
+    code = {t.token: t.weight for t in query.terms if t.code}
+    subject = {t: w for t, w in weights.items() if t in query.subject}
+    marks = question_marks(query.text)
+    norm = dict(marks.spelled)
+    inner = [f for f in marks.frames if f.innermost]
+    inner_names = {f.function for f in inner if f.function}
+    terms = {cid: _share(weights, held[cid]) for cid in rows}
+    for cid, row in rows.items():
+        chunk = chunks[cid]
+        for name, text in (("name_terms", chunk.qualname or chunk.name), ("sig_terms", chunk.signature),
+                           ("doc_terms", chunk.doc)):  # fmt: skip
+            row[name] = _share(weights, {t for t in weights if t in text.lower()})
+        row["subject_terms"] = _share(subject, held[cid])
+        row["code_terms"] = _share(code, held[cid])
+        names = {normalize_symbol(x) for x in (chunk.name, chunk.qualname.rsplit(".", 1)[-1]) if x}
+        names = {x for x in names if x in norm.values()}
+        names |= {n for raw, n in marks.spelled for kw in _DEFINES if kw + raw in lowered[cid]}
+        calls = {n for raw, n in marks.spelled if n in marks.called and raw + "(" in lowered[cid]}
+        row["calls_called"] = len(calls) / len(marks.called) if marks.called else 0.0
+        row["defines_called"] = float(bool(names & marks.called))
+        row["frame_function"] = float(bool(names & marks.frame_functions))
+        row["frame_line"] = float(_stopped_in(chunk, marks.frames))
+        row["frame_innermost"] = float(bool(names & inner_names) or _stopped_in(chunk, inner))
+        vote = votes.files.get(chunk.path) if votes is not None else None
+        row["history_names"] = 0.0
+        if vote is not None and len(chunk.name) >= 4:
+            wanted = normalize_symbol(chunk.name)
+            row["history_names"] = max(
+                (c.weight for c in vote.commits
+                 if wanted in {normalize_symbol(w) for w in re.findall(r"[\w.]+", c.commit.subject)}),
+                default=0.0,
+            )  # fmt: skip
+        same = [c for c in rows if chunks[c].path == chunk.path]
+        lex_best = max(rows[c]["lexical_score"] for c in same)
+        row["file_lexical_share"] = row["lexical_score"] / lex_best if lex_best > 0 else 0.0
+        above = sum(1 for c in same if rows[c]["tuned_score"] > row["tuned_score"])
+        row["file_place"] = math.log1p(above + 1)
+        row["file_terms_gap"] = max(terms[c] for c in same) - terms[cid]
+
+
+def _add_related(query, chunks, rows, lowered) -> None:
+    """repolens.search.related's columns, one candidate at a time."""
+    related = related_weights([(t.token, t.weight) for t in query.terms])
+    total = math.fsum(related.values())
+    for cid, row in rows.items():
+        if not total:
+            row["related_terms"] = row["file_related_terms"] = 0.0
+            continue
+        row["related_terms"] = math.fsum(w for word, w in related.items() if word in lowered[cid]) / total
+        same = [c for c in rows if chunks[c].path == chunks[cid].path]
+        found = {word for c in same for word in related if word in lowered[c]}
+        row["file_related_terms"] = math.fsum(related[w] for w in found) / total

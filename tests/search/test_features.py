@@ -20,9 +20,11 @@ from repolens import service
 from repolens.chunking import Chunk
 from repolens.search import features
 from repolens.search.features import candidate_features, held_terms
+from repolens.search.history_leg import FileVote, HistoryVotes, SimilarCommit
 from repolens.search.learned import bundled_ranker
 from repolens.search.query import parse_query
 from repolens.store.handles import readers
+from repolens.store.records import HistoryCommit
 
 WORDS = (
     "parse_url",
@@ -102,11 +104,26 @@ def _text(rng: random.Random, words: int) -> str:
     return "".join(rng.choice(WORDS) + rng.choice(seps) for _ in range(words))
 
 
+def _frames(rng: random.Random) -> str:
+    """A traceback-shaped excerpt: Python frames (innermost last) or a JVM stack trace (innermost first)."""
+    if rng.random() < 0.5:
+        frames = "".join(
+            f'  File "{rng.choice(PATHS)}", line {rng.randint(1, 400)}, in {rng.choice(WORDS)}\n'
+            for _ in range(rng.randint(1, 3))
+        )
+        return f"Traceback (most recent call last):\n{frames}ValueError: {rng.choice(WORDS)}\n"
+    at = "".join(f"\tat a.b.{rng.choice(WORDS)}(Store.java:{rng.randint(1, 400)})\n" for _ in range(2))
+    return f"java.lang.IllegalStateException\n{at}"
+
+
 def _search(rng: random.Random):
-    """One made-up search: its question, candidates, legs, tuned scores and priors."""
+    """One made-up search: its question, candidates, legs, tuned scores,
+    priors and the history's votes."""
     question = _text(rng, rng.choice((1, 3, 12, 40)))
     if rng.random() < 0.3:
         question = f"{rng.choice(WORDS)}\n\n{question}\n```\n{_text(rng, 8)}\n```"
+    if rng.random() < 0.3:
+        question += f"\n{rng.choice(WORDS)}({rng.choice(WORDS)})\n{_frames(rng)}"
     query = parse_query(question)
     n = rng.randint(1, 60)
     chunks = {}
@@ -123,6 +140,8 @@ def _search(rng: random.Random):
             kind=kind,
             name=name,
             qualname=name,
+            signature=rng.choice(("", f"def {name}({_text(rng, 2)})")),
+            doc=rng.choice(("", "", _text(rng, rng.randint(1, 12)))),
             kinds=tuple(rng.sample(KINDS, rng.randint(0, 2))),
         )
     legs = {}
@@ -139,7 +158,19 @@ def _search(rng: random.Random):
     if rng.random() < 0.05:
         tuned = dict.fromkeys(tuned, 0.0)
     priors = {cid: rng.choice((0.5, 0.8, 1.0)) for cid in tuned if rng.random() < 0.7}
-    return query, chunks, legs, tuned, priors
+    votes = None
+    if rng.random() < 0.5:
+        voted = {}
+        for path in rng.sample(PATHS, rng.randint(0, 4)):
+            commits = tuple(
+                SimilarCommit(
+                    HistoryCommit(k, f"{k:040x}", 0, _text(rng, 6), (path,)), 1.0, rng.choice((0.2, 0.7))
+                )
+                for k in range(rng.randint(1, 3))
+            )
+            voted[path] = FileVote(rng.choice((0.5, 1.0)), commits)
+        votes = HistoryVotes(voted)
+    return query, chunks, legs, tuned, priors, votes
 
 
 def test_the_columns_are_the_reference_rows_on_made_up_searches():
@@ -147,9 +178,9 @@ def test_the_columns_are_the_reference_rows_on_made_up_searches():
     ranker = bundled_ranker()
     rows_seen = 0
     for _ in range(400):
-        query, chunks, legs, tuned, priors = _search(rng)
-        rows = candidate_features(query, chunks, legs, tuned, priors)
-        reference = reference_features(query, chunks, legs, tuned, priors)
+        query, chunks, legs, tuned, priors, votes = _search(rng)
+        rows = candidate_features(query, chunks, legs, tuned, priors, votes)
+        reference = reference_features(query, chunks, legs, tuned, priors, votes)
         assert list(rows) == list(reference)
         assert {cid: list(row) for cid, row in rows.items()} == reference
         assert ranker.score(rows) == {cid: ranker.walk(row) for cid, row in reference.items()}
@@ -212,9 +243,9 @@ def test_the_development_questions_rank_on_the_reference_features(tmp_path: Path
     compared: list[int] = []
     computed = features.candidate_features
 
-    def both(query, chunks, legs, tuned, priors):
-        rows = computed(query, chunks, legs, tuned, priors)
-        reference = reference_features(query, chunks, legs, tuned, priors)
+    def both(query, chunks, legs, tuned, priors, votes=None):
+        rows = computed(query, chunks, legs, tuned, priors, votes)
+        reference = reference_features(query, chunks, legs, tuned, priors, votes)
         assert {cid: list(row) for cid, row in rows.items()} == reference, query.text[:80]
         assert ranker.score(rows) == {cid: ranker.walk(row) for cid, row in reference.items()}
         compared.append(len(rows))

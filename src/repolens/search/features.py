@@ -4,8 +4,8 @@
 :data:`FEATURES`, in that order, computed only from what
 :func:`repolens.search.ranking.search_index` has in hand when it asks
 (every leg's score and rank, the tuned fusion's score, the chunks' text and
-paths, the parsed question): no second search, no store call, so two stores
-that answer the legs alike give the same rows.
+paths, the parsed question, the history leg's votes): no second search, no
+store call, so two stores that answer the legs alike give the same rows.
 
 Three kinds of numbers, side by side in every row:
 
@@ -17,7 +17,15 @@ Three kinds of numbers, side by side in every row:
   its kind, size, role, the share of the question's terms its text holds);
 * its **file's** (how many candidates it has, their best and summed
   scores, the share of the question's terms all of them hold, the file's
-  rank by the tuned fusion): a file is the unit an answer is judged by.
+  rank by the tuned fusion): a file is the unit an answer is judged by;
+* **which function of its file** the question is about
+  (:mod:`repolens.search.pinpoint`: the question's terms in the chunk's
+  name, signature and doc comment, the names the question calls defined or
+  called there, a traceback's frames, the history's commits naming it, the
+  chunk against its file's other candidates): the lines to change;
+* the **words related** to the question's that the chunk and its file hold
+  (:mod:`repolens.search.related`, distilled from the bundled model): what
+  it means, where its words differ.
 
 Scores are divided by their leg's best (scales differ between questions
 and repositories) and ranks are ``log1p(rank)`` (0 for a candidate the leg
@@ -39,12 +47,16 @@ from collections.abc import Mapping, Sequence
 
 from repolens.chunking import Chunk
 from repolens.roles import PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
+from repolens.search.pinpoint import PINPOINT_FEATURES, pinpoint_columns, text_patterns
 from repolens.search.query import ParsedQuery
+from repolens.search.related import RELATED_FEATURES, related_columns, related_weights
 from repolens.store.base import normalize_symbol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TypeVar
+
+    from repolens.search.history_leg import HistoryVotes
 
     K = TypeVar("K")
 _ROLES = ("source", "test", "doc", "example", "config", "generated", "vendored")
@@ -87,6 +99,10 @@ FEATURES: tuple[str, ...] = (
     "path_terms",
     "chunk_terms",
     *_FILE_FEATURES,
+    # which function of its file the question is about (repolens.search.pinpoint)
+    *PINPOINT_FEATURES,
+    # the words the bundled model relates to the question's (repolens.search.related)
+    *RELATED_FEATURES,
 )
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
 
@@ -115,6 +131,7 @@ def candidate_features(
     legs: Mapping[str, Mapping[int, tuple[int, float]]],
     tuned: Mapping[int, float],
     priors: Mapping[int, float],
+    votes: HistoryVotes | None = None,
 ) -> dict[int, tuple[float, ...]]:
     """A row of :data:`FEATURES` for each cid of ``tuned`` (the tuned
     fusion's scores, after priors and file evidence; ``chunks`` holds every
@@ -123,7 +140,7 @@ def candidate_features(
     weight (1 when priors are off). The rows are :func:`feature_columns`
     read across."""
     cids = list(tuned)
-    columns = feature_columns(query, [chunks[cid] for cid in cids], legs, tuned, priors)
+    columns = feature_columns(query, [chunks[cid] for cid in cids], legs, tuned, priors, votes)
     return dict(zip(cids, zip(*(columns[name] for name in FEATURES), strict=True), strict=True))
 
 
@@ -133,6 +150,7 @@ def feature_columns(
     legs: Mapping[str, Mapping[int, tuple[int, float]]],
     tuned: Mapping[int, float],
     priors: Mapping[int, float],
+    votes: HistoryVotes | None = None,
 ) -> dict[str, list[float]]:
     """Each feature of :data:`FEATURES` as a column: its value for every
     candidate, in the order of ``tuned`` (``chunks`` are theirs, in that
@@ -170,7 +188,13 @@ def feature_columns(
     tokens = [(t.token, t.weight) for t in query.terms]
     share = _TermShare(tokens, weight)
     columns["path_terms"] = [share.of_path(path) for path in paths]
-    held = held_terms([chunk.text for chunk in chunks], [tok for tok, _ in tokens])
+    # One pass over each chunk's text finds the question's terms, the words related
+    # to them (repolens.search.related) and its names as defined or called (pinpoint).
+    related = related_weights(tokens)
+    extra = [*text_patterns(query), *related]
+    found = held_terms([chunk.text for chunk in chunks], [tok for tok, _ in tokens] + extra)
+    own = frozenset(tok for tok, _ in tokens)
+    held = [f & own for f in found] if extra else found
     columns["chunk_terms"] = [share.of(terms) for terms in held]
 
     # Per file: its candidates, best first, and which of the question's terms any of them holds.
@@ -194,6 +218,10 @@ def feature_columns(
         )
     for i, name in enumerate(_FILE_FEATURES):
         columns[name] = [per_file[path][i] for path in paths]
+    columns |= pinpoint_columns(
+        query, chunks, columns["lexical_score"], columns["tuned_score"], held, votes, held_terms, found
+    )
+    columns |= related_columns(tokens, [chunk.text for chunk in chunks], paths, held_terms, found)
     return columns
 
 

@@ -263,7 +263,7 @@ def search_index(
         from repolens.search.features import candidate_features
 
         priors = {cid: float(f.get("prior", 1.0)) for cid, f in factors.items()}
-        rows = candidate_features(query, chunks, legs, scores, priors)
+        rows = candidate_features(query, chunks, legs, scores, priors, votes)
         if features_out is not None:
             features_out.update(rows)
         if learned:
