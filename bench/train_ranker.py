@@ -173,6 +173,7 @@ def extract(args: argparse.Namespace) -> None:
                         "input": inp,
                         "set": q["set"],
                         "repo": q["repo"],
+                        "commit": q["commit"],  # the snapshot asked, named in the model's provenance
                         "language": q["language"],
                         "gold_files": q["gold_files"],
                         "gold_ranges": q["gold_ranges"],
@@ -474,6 +475,10 @@ def export(booster, data: Data, cv_report: dict | None) -> dict:
     import lightgbm
 
     repos = Counter(g["repo"] for g in data.groups)
+    snapshots: dict[str, set[str]] = defaultdict(set)
+    for g in data.groups:
+        if "commit" in g:
+            snapshots[g["repo"]].add(g["commit"])
     return {
         "format": 1,
         "features": list(data.names),
@@ -490,6 +495,9 @@ def export(booster, data: Data, cv_report: dict | None) -> dict:
             "groups": len(data.groups),
             "candidates": len(data.rows),
             "repositories": dict(sorted(repos.items())),
+            # each repository's snapshots the questions were asked of (data extracted before
+            # the groups kept them has none)
+            "snapshots": {repo: sorted(commits) for repo, commits in sorted(snapshots.items()) if commits},
             "kinds": dict(Counter(g["set"] for g in data.groups)),
             "lightgbm": lightgbm.__version__,
             "params": {k: v for k, v in PARAMS.items() if k not in ("verbose", "num_threads")},

@@ -55,6 +55,22 @@ def test_the_exported_trees_score_a_thousand_rows_as_lightgbm_predicts():
     assert len(set(np.round(want, 6))) > 100  # a model that ranks, not a constant
 
 
+def test_the_provenance_names_the_questions_their_repositories_and_snapshots():
+    data = made_data(n_groups=8, size=50)
+    for g in data.groups:
+        g["commit"] = f"{int(g['id'][1:]) % 2:040d}"  # two snapshots per repository
+    made = export(_train(data, data.groups), data, None)["provenance"]
+    assert made["questions"] == [{"file": "questions.json", "digest": "0123456789abcdef"}]
+    assert made["repositories"] == {"r0": 2, "r1": 2, "r2": 2, "r3": 2}
+    assert made["snapshots"] == {
+        "r0": ["0" * 40],
+        "r1": ["0" * 39 + "1"],
+        "r2": ["0" * 40],
+        "r3": ["0" * 39 + "1"],
+    }
+    assert "/" not in json.dumps(made["questions"])  # file names, no machine's paths
+
+
 def test_labels_say_changed_line_changed_function_file_or_other():
     q = {
         "gold_files": ["a.py"],
