@@ -191,7 +191,10 @@ def test_the_shipped_model_says_how_it_was_made():
     assert made["made_by"].startswith("python -m bench.train_ranker")
     assert made["extracted_with"]["code"] and made["extracted_with"]["settings"]["ranking"] == "tuned"
     assert len(made["repositories"]) >= 20 and made["groups"] >= 3000
-    assert {"commits", "subjects", "identifiers"} <= set(made["kinds"])
+    assert {"commits", "subjects", "identifiers", "issues"} <= set(made["kinds"])
+    assert set(made["snapshots"]) == set(made["repositories"])  # each repository's commits asked
+    assert all(len(c) == 40 for commits in made["snapshots"].values() for c in commits)
+    assert all(len(q["digest"]) == 16 for q in made["questions"])
     assert made["cross_validated"]["all"]["learned"]["acc5"] > made["cross_validated"]["all"]["tuned"]["acc5"]
     path = Path(__file__).parents[2] / "src" / "repolens" / "search" / "data" / MODEL_FILE
     assert path.stat().st_size < 1_000_000
