@@ -416,9 +416,7 @@ def compare(args: argparse.Namespace) -> None:
 
         shipped = bundled_ranker()
         columns = [full.names.index(name) for name in shipped.features]
-        systems["shipped"] = lambda g, sl: np.asarray(
-            [shipped.score_row(r) for r in full.rows[sl][:, columns]]
-        )
+        systems["shipped"] = lambda g, sl: np.asarray(shipped.score_rows(full.rows[sl][:, columns].tolist()))
     for name, by_group in scores.items():
         systems[name] = lambda g, sl, by_group=by_group: by_group[index[id(g)]]
     report = {
