@@ -89,7 +89,7 @@ class Worker:
 
     def __init__(self, src: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.speed search", "--worker"],
+            [sys.executable, "-m", "bench.speed", "search", "--worker"],
             cwd=REPO_ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def report(args: argparse.Namespace, trees: dict[str, Path], times: dict, seconds: float) -> None:
     load = os.getloadavg()
-    print(f"command: {shlex.join(['python', '-m', 'bench.speed search', *sys.argv[1:]])}")
+    print(f"command: {shlex.join(['python', '-m', 'bench.speed', 'search', *sys.argv[1:]])}")
     print(
         f"{args.rounds} timed askings per question and ranking; machine: {os.cpu_count()} CPUs, "
         f"load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; {seconds:.0f} s"
