@@ -1,9 +1,9 @@
 """Learn how a repository's evidence weighs in a search across repositories (issue 37 item 4).
 
-``bench.cross_repo --collect FILE`` records, for each mined question asked
+``bench.org ranking --collect FILE`` records, for each mined question asked
 among many repositories, every repository's evidence
 (:func:`repolens.search.across.repository_evidence`) and its hits' cross
-scores and file coverages; :func:`fit_report` (``bench.cross_repo --fit
+scores and file coverages; :func:`fit_report` (``bench.org ranking --fit
 FILE``) then chooses the weights of :class:`repolens.search.across.Calibration`
 by coordinate ascent on a grid, training on the questions of all but one
 fold of repositories and scoring the held-out fold, and prints own-first

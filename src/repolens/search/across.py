@@ -457,8 +457,10 @@ class Calibration(NamedTuple):
     """How much each piece of a repository's evidence (:func:`repository_evidence`)
     and the hit's file's coverage weigh in the order across repositories,
     beside the model's own score (:func:`cross_score`). :data:`CALIBRATION`
-    was learned on mined questions with their repositories held out
-    (``bench.cross_repo --fit``)."""
+    is the hand-set weights of :data:`COVERAGE_WEIGHT` and
+    :data:`FILE_COVERAGE_WEIGHT`, the other evidence at 0; ``bench.org
+    ranking --collect``, then ``--fit``, learns them on mined questions with
+    their repositories held out."""
 
     coverage: float  # log of the repository's coverage of the question
     file_coverage: float  # log of the hit's file's
