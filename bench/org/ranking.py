@@ -101,17 +101,17 @@ def across_answer(reply: service.SearchReply, own: str, latency: float) -> tuple
 @contextlib.contextmanager
 def merge(name: str) -> Iterator[None]:
     """The order of a search across: the engine's, or the naive one measured beside it."""
-    saved = across.cross_score, across.COVERAGE_WEIGHT, across.FILE_COVERAGE_WEIGHT
+    saved = across.cross_score, across.CALIBRATION
     if name == "relative":
         across.cross_score = lambda hit: math.log(max(hit.score, 1e-300))
-        across.COVERAGE_WEIGHT = across.FILE_COVERAGE_WEIGHT = 0.0
+        across.CALIBRATION = across.Calibration(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     elif name.startswith("coverage="):
         repo, _, file = name.partition("=")[2].partition("/")
-        across.COVERAGE_WEIGHT, across.FILE_COVERAGE_WEIGHT = float(repo), float(file or 0)
+        across.CALIBRATION = across.CALIBRATION._replace(coverage=float(repo), file_coverage=float(file or 0))
     try:
         yield
     finally:
-        across.cross_score, across.COVERAGE_WEIGHT, across.FILE_COVERAGE_WEIGHT = saved
+        across.cross_score, across.CALIBRATION = saved
 
 
 def evidence_of(q: dict, inp: str, own: str, answers) -> dict:
