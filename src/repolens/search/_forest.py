@@ -4,7 +4,7 @@ Written by repolens.search.learned.forest_source from data/ranker.json
 (python -m bench.train_ranker fit writes both): do not edit.
 """
 
-DIGEST = "22a6283bf40eb3c9"
+DIGEST = "436b59c6fd002b99"
 FEATURES = (
     "q_bare",
     "q_one_line",
