@@ -448,7 +448,7 @@ def coverage(
     return {key: sum(mass[t] for t in held.get(key, ())) / total if mass else 1.0 for key, _ in per_repo}
 
 
-class Calibration(NamedTuple):
+class Calibration(Record):
     """How much each piece of a repository's evidence (:func:`repository_evidence`)
     and the hit's file's coverage weigh in the order across repositories,
     beside the model's own score (:func:`cross_score`). :data:`CALIBRATION`

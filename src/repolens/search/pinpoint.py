@@ -38,11 +38,12 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
 
 from repolens.chunking import Chunk
+from repolens.record import Record
 from repolens.store.base import normalize_symbol
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.search.history_leg import HistoryVotes
     from repolens.search.query import ParsedQuery
@@ -92,7 +93,7 @@ _FRAMES = (
 )
 
 
-class Frame(NamedTuple):
+class Frame(Record):
     """One frame of a traceback in the question."""
 
     tail: tuple[str, ...]  # the path's last two components, lowercased
@@ -101,7 +102,7 @@ class Frame(NamedTuple):
     innermost: bool = False  # where its traceback stopped (Python's last frame, Java's first)
 
 
-class QuestionMarks(NamedTuple):
+class QuestionMarks(Record):
     """What a question says about functions, read once per question."""
 
     called: frozenset[str]  # normalised names it calls
