@@ -4,7 +4,7 @@ Written by repolens.search.learned.forest_source from data/ranker.json
 (python -m bench.train_ranker fit writes both): do not edit.
 """
 
-DIGEST = "436b59c6fd002b99"
+DIGEST = "07356f5afcabb34d"
 FEATURES = (
     "q_bare",
     "q_one_line",
