@@ -33,7 +33,8 @@ from pathlib import Path
 from bench.common.stats import pct
 from repolens import service
 from repolens.branches.registry import EMPTY
-from repolens.index.build import IndexReport, build_index
+from repolens.index.build import build_index
+from repolens.index.report import IndexReport
 from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.base import Store
