@@ -73,6 +73,9 @@ START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
 # Throw-away data: no fsync (a crashed server still keeps every commit: only an OS
 # crash would lose data). full_page_writes stays on: pg_basebackup needs it.
+# Dynamic shared memory in files of the data folder (pg_dynshmem), not POSIX
+# segments in /dev/shm: a server a test kills (SIGKILL) left two segments
+# there for good at each run; its data folder, removed afterwards, holds them.
 SERVER_SETTINGS = {
     "listen_addresses": "127.0.0.1",
     "unix_socket_directories": "",
@@ -84,6 +87,7 @@ SERVER_SETTINGS = {
     "hot_standby": "on",
     "log_min_messages": "warning",
     "log_checkpoints": "off",
+    "dynamic_shared_memory_type": "mmap",
 }
 
 

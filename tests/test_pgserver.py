@@ -127,6 +127,22 @@ def test_a_stopped_primary_refuses_connections_then_comes_back_with_its_data(
         assert conn.execute("SELECT x FROM kept").fetchall() == [(42,)]
 
 
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm to look in")
+def test_a_killed_server_leaves_no_shared_memory_segment_behind(pg_private_server: PgCluster):
+    """A server killed outright never removes its POSIX shared memory: the test
+    servers keep theirs in their data folder, removed with it."""
+    pg_private_server.stop()
+    before = set(Path("/dev/shm").glob("PostgreSQL.*"))
+    pg_private_server.start()  # (a server makes its segments as it starts)
+    with pg_private_server.connect() as conn:
+        conn.execute("SELECT count(*) FROM generate_series(1, 1000)").fetchone()
+    assert pg_private_server.process is not None
+    pg_private_server.process.send_signal(signal.SIGKILL)
+    pg_private_server.process.wait(30)
+    pg_private_server.process = None
+    assert set(Path("/dev/shm").glob("PostgreSQL.*")) - before == set()
+
+
 def test_a_server_that_cannot_start_fails_with_the_reason_from_its_log(pg_private_server: PgCluster):
     pg_private_server.stop()
     with open(pg_private_server.data_dir / "postgresql.conf", "a") as conf:
