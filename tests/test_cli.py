@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from conftest import write_tree_files
+from conftest import as_from_a_shell, write_tree_files
 from repolens import __version__
 from repolens.server.tools import build_server
 
@@ -340,6 +340,7 @@ def test_index_and_watch_take_the_root_as_root_or_as_the_option(repo: Path, tmp_
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_from_a_shell,
     )
     try:
         first = watcher.stdout.readline()  # the refresh it makes on start

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_survivors, running_processes, tagged_env, wait_for
+from conftest import as_from_a_shell, kill_survivors, running_processes, tagged_env, wait_for
 from repolens.index import prepare
 from repolens.index.build import build_index
 from repolens.store import open_store
@@ -198,6 +198,7 @@ def test_ctrl_c_during_a_build_with_workers_prints_one_line_and_ends_every_proce
         text=True,
         env=env,
         start_new_session=True,  # its own process group, as a terminal gives a command
+        preexec_fn=as_from_a_shell,
     )
     try:
         deadline = time.monotonic() + 120
