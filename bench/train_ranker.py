@@ -48,6 +48,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from bench.common.calibration import folds
 from bench.common.devsets import (
     checkout_name,
     code_commit,
@@ -312,18 +313,6 @@ def _train(data: Data, groups: list[dict], rounds: int | None = None, params: di
     return lgb.train(params or PARAMS, train, num_boost_round=rounds or ROUNDS)
 
 
-def folds_by_repo(groups: list[dict], k: int) -> list[set[str]]:
-    """Repositories split in ``k`` folds of about equal numbers of questions."""
-    sizes = Counter(g["repo"] for g in groups)
-    folds: list[set[str]] = [set() for _ in range(k)]
-    load = [0] * k
-    for repo, n in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])):
-        i = load.index(min(load))
-        folds[i].add(repo)
-        load[i] += n
-    return folds
-
-
 def fold_scores(
     data: Data,
     k: int,
@@ -335,7 +324,7 @@ def fold_scores(
     repositories (a repository is never in a fold's training and test);
     questions of the kinds ``untrained`` are tested, never trained on."""
     model_scores: dict[int, np.ndarray] = {}
-    for n, fold in enumerate(folds_by_repo(data.groups, k), 1):
+    for n, fold in enumerate(folds(data.groups, k), 1):
         train = [g for g in data.groups if g["repo"] not in fold and g["set"] not in untrained]
         test = [(i, g) for i, g in enumerate(data.groups) if g["repo"] in fold]
         booster = _train(data, train, rounds=rounds, params=params)
