@@ -57,6 +57,7 @@ from bench.common.devsets import (
     index_identity,
     settings_env,
 )
+from bench.common.graph_probe import GRAPH_FEATURES, graph_columns
 from bench.common.paths import REPO_ROOT, data_default
 from bench.common.ranker_data import Data, combine, metrics, render, slices, source_pairs, tuned_scores
 from repolens.search.features import FEATURES
@@ -184,7 +185,10 @@ def extract(args: argparse.Namespace) -> None:
                         "size": len(cids),
                     }
                 )
-                extra += [[] for _ in cids]
+                rank = FEATURES.index("tuned_rank")
+                order = sorted(cids, key=lambda cid: found[cid][rank])
+                graph = graph_columns(reader, {cid: chunks[cid] for cid in cids}, order)
+                extra += [graph[cid] for cid in cids]
                 for cid in cids:
                     c = chunks[cid]
                     rows.append(found[cid])
@@ -216,8 +220,9 @@ def extract(args: argparse.Namespace) -> None:
 
 # Features measured here before the engine computes them: their columns,
 # stored beside FEATURES, which cv --with and compare +NAME add to a model's
-# inputs; none now (issue 37's were measured so, and are FEATURES since).
-EXTRA: tuple[str, ...] = ()
+# inputs: issue 39's graph features (bench.common.graph_probe); issue 37's
+# were measured so, and are FEATURES since.
+EXTRA: tuple[str, ...] = GRAPH_FEATURES
 
 
 def extracted_with(settings: Settings) -> dict:
