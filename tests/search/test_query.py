@@ -149,6 +149,7 @@ def test_identifiers_come_from_code_spans_calls_and_code_looking_runs() -> None:
     parsed = parse_query("handleSubmit calls `Store.save` and then parse_url() twice")
     assert parsed.identifiers == ("Store.save", "parse_url", "handleSubmit")  # spans, calls, runs
     assert parse_query("parse_url").identifiers == ("parse_url",)  # one bare word is a name
+    assert parse_query("_literal").identifiers == ("_literal",)  # spelled as asked
     assert parse_query("the session").identifiers == ()
 
 

@@ -148,7 +148,11 @@ def _identifiers(text: str, code_runs: list[str]) -> list[str]:
         if "/" not in core:
             found.extend(m.group(0) for m in _IDENT.finditer(core))
     out = []
-    for name in dict.fromkeys(n.strip("._") for n in found):
+    # a name keeps its underscores only where the whole question is that name
+    # (``_literal`` asks for ``_literal``, not ``Literal``); in prose they may
+    # be emphasis (``_this_``)
+    names = [stripped.strip(".")] if found and found[0] == stripped else [n.strip("._") for n in found]
+    for name in dict.fromkeys(names):
         if len(name) > 1 and name.lower() not in STOPWORDS and not name.isdigit():
             out.append(name)
     return out[:MAX_IDENTIFIERS]
