@@ -63,6 +63,57 @@ def test_one_identifier_query_returns_its_definition_first(store_repo: Path):
     assert (first["path"], first["qualname"]) == ("store.py", "SessionStore")
 
 
+# A name spelled one way, and a definition spelled another way that its
+# words favour: the class the file is about, mentioned everywhere.
+_SPELLED = {
+    "naming/strategy.py": (
+        "class FieldNamingStrategy:\n"
+        '    """A field naming strategy: how a field naming strategy names a field."""\n\n'
+        "    def translate(self, field):\n"
+        "        return field.name\n"
+    ),
+    **{
+        f"naming/use{i}.py": (
+            "from naming.strategy import FieldNamingStrategy\n\n"
+            f"def strategy{i}():\n"
+            "    # the field naming strategy of this field: a FieldNamingStrategy\n"
+            "    return FieldNamingStrategy()\n"
+        )
+        for i in range(6)
+    },
+    "gson.py": (
+        "class Gson:\n"
+        "    def __init__(self, strategy):\n"
+        "        self.strategy = strategy\n\n"
+        "    def fieldNamingStrategy(self):\n"
+        "        return self.strategy\n"
+    ),
+    "cnf.py": (
+        "class Literal:\n"
+        '    """A literal: a literal symbol or its negation, as a literal of a clause."""\n\n'
+        "    def __init__(self, lit, is_Not=False):\n"
+        "        self.lit = lit  # the literal\n"
+        "        self.is_Not = is_Not\n"
+    ),
+    "fnodes.py": "class _literal(float):\n    _token = None\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "definition"),
+    [
+        ("fieldNamingStrategy", "gson.py", "def fieldNamingStrategy"),
+        ("_literal", "fnodes.py", "class _literal"),
+    ],
+)
+def test_a_bare_name_finds_the_definition_spelled_so_before_one_spelled_otherwise(
+    make_repo, name: str, path: str, definition: str
+):
+    repo = make_repo(_SPELLED)
+    first = service.search_code(name, repo, mode="json").to_json()["hits"][0]
+    assert first["path"] == path and definition in first["text"]
+
+
 def test_without_symbol_boost_mentions_can_outrank_the_definition(store_repo: Path, monkeypatch):
     monkeypatch.setenv("REPOLENS_RANKING", "tuned")  # a lever of the tuned ranking
     monkeypatch.setenv("REPOLENS_SYMBOL_BOOST", "0")

@@ -18,6 +18,7 @@ the best score before the path boost) is in :mod:`repolens.search.fusion`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -268,6 +269,8 @@ def search_index(
             features_out.update(rows)
         if learned:
             scores = _learned_scores(rows, factors)
+    if learned:
+        scores = _exact_first(exact_definitions(query, symbols), scores, factors)
     # Equal scores (two chunks alike) in the order of their place in the tree, not
     # of the order the store listed them in: a refreshed index ranks as a fresh build.
     order = sorted(
@@ -305,6 +308,37 @@ def search_index(
         for cid in order[:limit]
     ]
     return SearchOutcome(query, hits, notes, filters=filters)
+
+
+def exact_definitions(query: ParsedQuery, symbols: dict[int, tuple[float, str]]) -> list[int]:
+    """For a question that is one bare name (``fieldNamingStrategy``), the
+    candidates defining it spelled exactly so: an agent asking a name asks
+    for its definition, and one that matches only once case and
+    underscores are ignored (the class ``FieldNamingStrategy``, ``Literal``
+    for ``_literal``) or a file that uses it often is not it."""
+    words = query.text.split()
+    if len(words) != 1 or len(query.identifiers) != 1:
+        return []
+    name = query.identifiers[0]
+    if not re.fullmatch(r"[\w$]+", name):  # a dotted name is asked of its qualified name
+        return []
+    return [cid for cid, (_, qualname) in symbols.items() if re.split(r"::|[.)]", qualname)[-1] == name]
+
+
+def _exact_first(
+    exact: list[int], scores: dict[int, float], factors: dict[int, dict[str, float | str]]
+) -> dict[int, float]:
+    """The learned scores with the ``exact`` definitions lifted above every
+    other candidate, in their own order, the best scoring 1 again."""
+    lifted = set(exact) & scores.keys()
+    if not lifted:
+        return scores
+    lift = max(scores.values())
+    for cid in lifted:
+        factors[cid]["exact"] = 1.0
+    scores = {cid: sc + lift if cid in lifted else sc for cid, sc in scores.items()}
+    top = max(scores.values())
+    return {cid: sc / top for cid, sc in scores.items()}
 
 
 def _learned_scores(
