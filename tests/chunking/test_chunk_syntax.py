@@ -273,6 +273,36 @@ def test_unparsable_file_falls_back_to_windows_with_parse_error() -> None:
     _assert_covers(result, text)
 
 
+@pytest.mark.parametrize(
+    ("name", "head", "tail", "symbols"),
+    [
+        (
+            "mixed.py",
+            "def ok():\n    return 1\n\n\nclass Broken:\n",
+            "\n\ndef fine(x):\n    return x\n",
+            ["ok", "fine"],
+        ),
+        # tree-sitter-typescript 0.23 loses a whole file so to one interface (hono's src/types.ts)
+        (
+            "types.ts",
+            "export type A = string\n\nexport interface Broken {\n",
+            "}\n\nexport type B<T> = T\n",
+            ["A", "B"],
+        ),
+    ],
+)
+def test_a_file_most_of_which_fails_keeps_the_definitions_around_the_part_that_fails(
+    name: str, head: str, tail: str, symbols: list[str]
+) -> None:
+    broken = "".join(f"    ) ) ( ( ::: {i} ;; ((\n" for i in range(200))
+    text = head + broken + tail
+    result = _chunk(name, text)
+    assert result.parse_error  # said: part of the file is chunked as plain blocks
+    assert [s.qualname for s in result.symbols] == symbols
+    assert [c.qualname for c in result.chunks if c.kind != "block"] == symbols
+    _assert_tiles(result, text)
+
+
 def test_small_syntax_errors_keep_definitions() -> None:
     text = "def ok():\n    return 1\n\n\nprint 'py2'\n\n\ndef fine(x):\n    y = x\n    return y\n"
     result = _chunk("mixed.py", text)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import re
 import time
 from dataclasses import dataclass
@@ -50,6 +51,9 @@ from repolens.chunking.text import MAX_LINES, window_chunks
 MAX_PARSE_BYTES = 2_000_000
 PARSE_TIMEOUT_S = 5.0
 ERROR_FRACTION = 0.5
+# Where a top-level statement may start (see SyntaxChunker._salvage): a line
+# whose first column holds a name, a decorator or a keyword.
+_TOP_LEVEL_START = re.compile(rb"\n(?=[A-Za-z_$@])")
 MAX_DEPTH = 8
 MAX_DOC_CHARS = 600
 MAX_SIGNATURE_CHARS = 240
@@ -79,6 +83,7 @@ class SyntaxChunker:
         tree = self._parse(spec, src)
         if tree is None:
             return _windows(path, text, language, lines, parse_error=True)
+        partial = False
         if tree.root_node.has_error:
             frac = _error_fraction(tree, len(lines))
             if language == "c" and path.endswith(".h") and frac > 0:
@@ -89,7 +94,11 @@ class SyntaxChunker:
                     if cpp_frac < frac:
                         spec, tree, frac = cpp, cpp_tree, cpp_frac
             if frac > ERROR_FRACTION:
-                return _windows(path, text, language, lines, parse_error=True)
+                salvaged = self._salvage(spec, src, len(lines))
+                if salvaged is None:
+                    return _windows(path, text, language, lines, parse_error=True)
+                tree, src = salvaged
+                partial = True
         walker = _Walker(spec, src, len(lines))
         defs: list[Def] = []
         walker.collect(tree.root_node.named_children, Scope("", "", src, spec), 0, defs)
@@ -103,7 +112,36 @@ class SyntaxChunker:
         )
         chunks = packer.pack(defs)
         symbols = symbols_of(defs, path, language)
-        return ChunkedFile(chunks, symbols, refs=_refs(tree, src, spec, path, symbols, len(lines)))
+        refs = _refs(tree, src, spec, path, symbols, len(lines))
+        return ChunkedFile(chunks, symbols, parse_error=partial, refs=refs)
+
+    def _salvage(self, spec: LangSpec, src: bytes, nlines: int) -> tuple[ts.Tree, bytes] | None:
+        """A tree of the file without its top-level statements that fail to
+        parse, or None. A grammar can lose a whole file to one construct it
+        does not know (tree-sitter-typescript and a call signature after a
+        comment in an interface: one ERROR from the first line to the last),
+        though each statement around it parses alone. The file is cut where
+        a line starts at its first column with a name or a decorator; a part
+        that fails alone is blanked (spaces, its newlines kept, so every
+        other part keeps its lines and bytes), and the rest parsed again.
+        The blanked lines fall in the gaps between definitions, chunked as
+        blocks of their own text, no worse than the line windows the whole
+        file would be otherwise."""
+        starts = [0, *(m.start() + 1 for m in _TOP_LEVEL_START.finditer(src)), len(src)]
+        blanked = bytearray(src)
+        bad = 0
+        for a, b in itertools.pairwise(sorted(set(starts))):
+            part = self._parse(spec, src[a:b])
+            if part is None or part.root_node.has_error:
+                blanked[a:b] = re.sub(rb"[^\n]", b" ", src[a:b])
+                bad += b - a
+        if bad == 0 or bad == len(src):
+            return None
+        out = bytes(blanked)
+        tree = self._parse(spec, out)
+        if tree is None or _error_fraction(tree, nlines) > ERROR_FRACTION:
+            return None
+        return tree, out
 
     def _parse(self, spec: LangSpec, src: bytes) -> ts.Tree | None:
         parser = parser_for(spec)
