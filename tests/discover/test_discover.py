@@ -330,6 +330,24 @@ def test_noise_rules_leave_similar_source_names_alone(
     assert paths(discover(root)) == names
 
 
+def test_a_build_folder_below_the_top_and_beside_no_manifest_is_source(
+    any_root: tuple[Path, str], write_tree: WriteTree
+) -> None:
+    """clap keeps its core in ``src/build/``, pip in ``operations/build/``."""
+    root, _ = any_root
+    kept = [
+        "crates/a/Cargo.toml",
+        "packages/web/package.json",
+        "src/build/arg.rs",
+        "src/pip/operations/build/wheel.py",
+    ]
+    skipped = ["build/out.js", "dist/app.js", "crates/a/target/debug/x.rs", "packages/web/dist/index.js"]
+    write_tree(root, dict.fromkeys([*kept, *skipped], "x\n"))
+    found = discover(root)
+    assert paths(found) == sorted(kept)
+    assert found.skipped == Counter({"ignored": len(skipped)})
+
+
 # --- secrets --------------------------------------------------------------------------------
 
 SECRET_NAMES = [

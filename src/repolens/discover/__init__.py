@@ -181,7 +181,7 @@ def _collector(
     from repolens.discover.listing import Collector
     from repolens.discover.rules import IgnoreRules, load_project_patterns
 
-    rules = IgnoreRules(load_project_patterns(root), index_rel=_index_rel(root, index_dir))
+    rules = IgnoreRules(load_project_patterns(root), index_rel=_index_rel(root, index_dir), root=root)
     return Collector(root, rules, max_file_bytes, tuple(languages))
 
 

@@ -11,6 +11,33 @@ from __future__ import annotations
 # Version-control and repolens folders: never content, never counted.
 INTERNAL_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", ".repolens"})
 
+# Build output folders are named like source folders elsewhere: clap keeps
+# its core in ``src/build/``, pip in ``operations/build/``, conan in
+# ``client/build/``. These names are noise only at the repository's top or
+# beside a project manifest (a package's own output); deeper, they are kept.
+BUILD_OUTPUT_NAMES = frozenset({"build", "dist", "target", "_build"})
+PROJECT_MANIFESTS = (
+    "package.json",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "Cargo.toml",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "CMakeLists.txt",
+    "Makefile",
+    "meson.build",
+    "composer.json",
+    "Gemfile",
+    "mix.exs",
+    "Package.swift",
+    "pubspec.yaml",
+    "build.zig",
+    "conf.py",  # Sphinx's _build/ beside the docs it builds
+)
+
 # Built-in noise rules, gitignore syntax, by family. Every pattern matches a
 # single path component (no slash except a trailing one), which keeps the
 # check a per-name lookup; see ``rules.NameRules``.

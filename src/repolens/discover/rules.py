@@ -41,7 +41,13 @@ from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore import GitIgnorePatternError
 
 from repolens.discover.gitignore import compile_gitignore
-from repolens.discover.noise import INTERNAL_NAMES, NOISE_PATTERNS, SECRET_RULES
+from repolens.discover.noise import (
+    BUILD_OUTPUT_NAMES,
+    INTERNAL_NAMES,
+    NOISE_PATTERNS,
+    PROJECT_MANIFESTS,
+    SECRET_RULES,
+)
 from repolens.discover.skips import SkipReason
 from repolens.errors import ConfigError
 from repolens.record import Record
@@ -190,8 +196,11 @@ class IgnoreRules:
     evaluates top-down (the walker naturally; git mode via a cache).
     """
 
-    def __init__(self, project_lines: Sequence[str] = (), *, index_rel: str | None = None) -> None:
+    def __init__(
+        self, project_lines: Sequence[str] = (), *, index_rel: str | None = None, root: Path | None = None
+    ) -> None:
         self.index_rel = index_rel
+        self.root = root  # where a nested build folder's manifest is looked for (see BUILD_OUTPUT_NAMES)
         self.noise = NameRules(NOISE_PATTERNS)
         self.secrets = NameRules(SECRET_RULES)
         self.project = compile_gitignore(project_lines)
@@ -211,9 +220,22 @@ class IgnoreRules:
         if self.secrets.check(name, True):
             return DirState(SkipReason.SECRET, prune=True)
         excluded = self._rules_verdict(rel, name, True, parent)
+        if excluded is SkipReason.IGNORED and self._source_named_like_output(rel, name, parent):
+            return ROOT_STATE
         if excluded is None:
             return ROOT_STATE
         return DirState(excluded, prune=not self._reinclude_may_reach(rel))
+
+    def _source_named_like_output(self, rel: str, name: str, parent: DirState) -> bool:
+        """A folder a built-in rule skips as build output (``build/``), but
+        below the top and beside no project manifest: source (see
+        :data:`~repolens.discover.noise.BUILD_OUTPUT_NAMES`)."""
+        if name not in BUILD_OUTPUT_NAMES or "/" not in rel or self.root is None:
+            return False
+        if parent.excluded is not None:  # the verdict was its parent's, not its name's
+            return False
+        folder = self.root / rel.rsplit("/", 1)[0]
+        return not any((folder / manifest).is_file() for manifest in PROJECT_MANIFESTS)
 
     def classify_file(self, rel: str, name: str, parent: DirState) -> SkipReason | None:
         """Why file ``rel`` (whose parent is not pruned) is excluded, or None."""
