@@ -1,6 +1,7 @@
 """find_references against a language server, the judge, on real repositories.
 
-    python -m bench.refs_judge [--per-repo 70] [--seed 39] [--python DIR ...] [--typescript DIR ...]
+    python -m bench.refs_judge [--per-repo 70] [--seed 39] [--languages python,typescript,go]
+        [--python DIR ...] [--typescript DIR ...] [--go DIR ...]
     python -m bench.refs_judge --speed CORPUS --index-dir D [--queries 200]
     python -m bench.refs_judge --commits SET.json [SET.json ...] --index-cache D
 
@@ -13,14 +14,16 @@ one of them; file recall is over all of them).
 
 For each repository (default: the Python checkouts of psf/requests,
 pallets/flask and pytest-dev/pytest in ``$REPOLENS_BENCH_DATA/checkouts``,
-and the TypeScript checkouts of ``$REPOLENS_BENCH_DATA/refs-judge/`` —
-honojs/hono, trpc/trpc and vitest-dev/vitest, see docs/benchmarks.md for how
-they were made), the script builds a repolens index in a temporary folder,
+the TypeScript checkouts of ``$REPOLENS_BENCH_DATA/refs-judge/`` —
+honojs/hono, trpc/trpc and vitest-dev/vitest — and the Go ones there —
+go-chi/chi, spf13/cobra and urfave/cli; see docs/benchmarks.md for how they
+were made), the script builds a repolens index in a temporary folder,
 samples ``--per-repo`` definitions (functions, methods and classes of
-source files, seeded), asks repolens for their uses
-(:func:`repolens.search.references.references`) and asks the judge (jedi
-for Python, the TypeScript language service, installed into
-``$REPOLENS_BENCH_DATA/lsp`` on first use: ``bench/common/lsp_judges.py``).
+source files, and Go's types: structs, interfaces and named types; seeded),
+asks repolens for their uses (:func:`repolens.search.references.references`)
+and asks the judge (jedi for Python, the TypeScript language service,
+installed into ``$REPOLENS_BENCH_DATA/lsp`` on first use; gopls for Go,
+from Debian's packages: ``bench/common/lsp_judges.py``).
 
 A reference is a (path, line); the definition's own line is left out of
 both sides, and the judge's references in files repolens does not index.
@@ -42,7 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common.lsp_judges import Query, install, references
+from bench.common.lsp_judges import Query, install, judged_files, references
 from bench.common.paths import bench_data
 from repolens.index.build import build_index
 from repolens.roles import path_role
@@ -52,26 +55,36 @@ from repolens.store import open_store
 
 WARMUP = 50  # --speed: definitions asked before the timed ones (not among them)
 SHOW = 0  # --show N: print N missed and N wrong references per definition to stderr
-PYTHON_DEFAULT = ("psf__requests@", "pallets__flask@", "pytest-dev__pytest@")
+# The default repositories of each language: (folder of $REPOLENS_BENCH_DATA, name prefixes).
+DEFAULTS = {
+    "python": ("checkouts", ("psf__requests@", "pallets__flask@", "pytest-dev__pytest@")),
+    "typescript": ("refs-judge", ("honojs__hono@", "trpc__trpc@", "vitest-dev__vitest@")),
+    "go": ("refs-judge", ("go-chi__chi@", "spf13__cobra@", "urfave__cli@")),
+}
+LANGUAGES = tuple(DEFAULTS)
 KINDS = frozenset({"function", "method", "class"})
-EXTENSIONS = {"python": (".py",), "typescript": (".ts", ".tsx")}
+# Go has no classes: its types are what is sampled with its functions and methods.
+KINDS_OF = {"go": KINDS | {"struct", "interface", "type"}}
+EXTENSIONS = {"python": (".py",), "typescript": (".ts", ".tsx"), "go": (".go",)}
 
 
 def default_repos(language: str) -> list[Path]:
-    if language == "python":
-        checkouts = sorted((bench_data("checkouts")).glob("*"))
-        return [next(p for p in checkouts if p.name.startswith(prefix)) for prefix in PYTHON_DEFAULT]
-    return sorted(p for p in (bench_data("refs-judge")).glob("*") if p.is_dir())
+    folder, prefixes = DEFAULTS[language]
+    found = sorted(p for p in bench_data(folder).glob("*") if p.is_dir())
+    return [next(p for p in found if p.name.startswith(prefix)) for prefix in prefixes]
 
 
-def sample(reader, language: str, per_repo: int, rng: random.Random) -> list:
+def sample(reader, language: str, per_repo: int, rng: random.Random, judged: set[str] | None) -> list:
     exts = EXTENSIONS[language]
+    kinds = KINDS_OF.get(language, KINDS)
     rows = []
     for path in reader.paths():
         if not path.endswith(exts) or path_role(path) != "source" or path.endswith(".d.ts"):
             continue
+        if judged is not None and path not in judged:
+            continue
         for s in reader.symbols_of_file(path):
-            if s.kind in KINDS and len(s.name) >= 3 and not s.name.startswith("__"):
+            if s.kind in kinds and len(s.name) >= 3 and not s.name.startswith("__"):
                 rows.append(s)
     rows.sort(key=lambda s: (s.path, s.start_line))
     return rng.sample(rows, min(per_repo, len(rows)))
@@ -79,6 +92,8 @@ def sample(reader, language: str, per_repo: int, rng: random.Random) -> list:
 
 # A definition starts at its doc comment and decorators: its name is not asked there.
 COMMENT_OR_DECORATOR = ("/*", "*", "//", "#", "@")
+# A Go method's receiver comes before its name (func (m *Mux) Use): the name is looked for after it.
+GO_RECEIVER = re.compile(r"^\s*func\s*\([^)]*\)")
 
 
 def name_position(root: Path, s) -> Query | None:
@@ -86,7 +101,9 @@ def name_position(root: Path, s) -> Query | None:
     word = re.compile(rf"(?<![\w$]){re.escape(s.name)}(?![\w$])")
     for n in range(s.start_line, min(s.end_line, s.start_line + 30) + 1):
         line = lines[n - 1] if n - 1 < len(lines) else ""
-        m = None if line.lstrip().startswith(COMMENT_OR_DECORATOR) else word.search(line)
+        receiver = GO_RECEIVER.match(line)
+        skipped = line.lstrip().startswith(COMMENT_OR_DECORATOR)
+        m = None if skipped else word.search(line, receiver.end() if receiver else 0)
         if m:
             return Query(s.path, n, m.start())
     return None
@@ -97,23 +114,38 @@ def judge_repo(language: str, judge: Path, root: Path, per_repo: int, seed: int)
         store = open_store(root, Path(tmp) / "index")
         build_index(root, store=store, settings=dataclasses.replace(load_settings(root), vectors=False))
         reader = store.open_reader()
-        chosen = sample(reader, language, per_repo, random.Random(seed))
+        # The files the judge reads (Go: those the go command builds here); uses in others are left out.
+        judged = judged_files(language, root)
+        chosen = sample(reader, language, per_repo, random.Random(seed), judged)
         asked = [(s, q) for s in chosen if (q := name_position(root, s)) is not None]
         files = [p for p in reader.paths() if p.endswith(EXTENSIONS[language])]
         indexed = set(reader.paths())
         answers = references(language, judge, root, [q for _, q in asked], files)
-        totals = {"symbols": 0, "judge": 0, "resolved": 0, "hit": 0, "names": 0, "name_hit": 0, "all_hit": 0}
+        totals = {
+            "symbols": 0,
+            "judge": 0,
+            "resolved": 0,
+            "hit": 0,
+            "names": 0,
+            "name_hit": 0,
+            "all_hit": 0,
+            "errors": 0,
+        }
         times = []
         for (s, q), (truth, _, error) in zip(asked, answers, strict=True):
-            if error:
+            if error:  # left out of both sides, said on stderr
+                totals["errors"] += 1
+                if SHOW:
+                    print(f"    error {s.qualname} ({s.path}:{q.line}): {error}", file=sys.stderr)
                 continue
             own = {(s.path, q.line), (s.path, s.start_line)}
             truth = {r for r in truth if r[0] in indexed} - own
             started = time.perf_counter()
             found = repolens_references(reader, s)
             times.append(time.perf_counter() - started)
-            resolved = {(r.path, r.line) for r in found.resolved} - own
-            names = {(r.path, r.line) for r in found.name_matches} - own - resolved
+            resolved = {(r.path, r.line) for r in found.resolved if judged is None or r.path in judged} - own
+            names = {(r.path, r.line) for r in found.name_matches if judged is None or r.path in judged}
+            names -= own | resolved
             totals["symbols"] += 1
             totals["judge"] += len(truth)
             totals["resolved"] += len(resolved)
@@ -245,7 +277,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=39)
     parser.add_argument("--python", nargs="*", type=Path)
     parser.add_argument("--typescript", nargs="*", type=Path)
-    parser.add_argument("--languages", default="python,typescript")
+    parser.add_argument("--go", nargs="*", type=Path)
+    parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument(
         "--show", type=int, default=0, help="Print N missed and wrong references per definition."
     )
@@ -269,21 +302,28 @@ def main() -> None:
         return
     global SHOW
     SHOW = args.show
+    languages = args.languages.split(",")
+    unknown = set(languages) - set(LANGUAGES)
+    if unknown:
+        parser.error(
+            f"--languages: no judge for {', '.join(sorted(unknown))} (known: {', '.join(LANGUAGES)})"
+        )
     print("$ python -m bench.refs_judge " + " ".join(sys.argv[1:]))
-    judges = install(bench_data("lsp"))
+    judges = install(bench_data("lsp"), languages)
     print()
     print(
         "| repository | definitions | judge's refs | resolved | precision | recall |"
         " recall with name matches | name matches | name-match precision | repolens p50 ms |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for language in args.languages.split(","):
+    for language in languages:
         repos = getattr(args, language) or default_repos(language)
         summed: dict = {}
         for root in repos:
             started = time.monotonic()
             t = judge_repo(language, judges[language], root.resolve(), args.per_repo, args.seed)
-            print(f"  {root.name}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+            errors = f", {t['errors']} definitions the judge failed on (left out)" if t["errors"] else ""
+            print(f"  {root.name}: {time.monotonic() - started:.0f} s{errors}", file=sys.stderr)
             print(row(f"{language}: {root.name}", t), flush=True)
             for k, v in t.items():
                 summed[k] = summed.get(k, 0) + v if k != "p50_ms" else max(summed.get(k, 0), v)
