@@ -193,6 +193,9 @@ def test_a_key_is_the_end_of_the_defining_path():
     }
     assert definition_keys("pkg/calc/sum.go", "(*Acc).Add", "go") == {"pkg.calc.Acc.Add", "calc.Acc.Add"}
     assert definition_keys("web/index.ts", "render", "typescript") == {"web.render"}
+    # A Go package at the repository's top: no folder names it (go.mod's module path does, when asked).
+    assert definition_keys("command.go", "(*Command).Root", "go") == {"~.Command.Root"}
+    assert definition_keys("main.py", "run", "python") == {"main.run"}
 
 
 def test_a_file_that_does_not_parse_keeps_its_chunks_and_has_no_references():

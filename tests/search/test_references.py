@@ -146,12 +146,15 @@ FILES = {
 }
 
 
-@pytest.fixture
-def repo(tmp_path: Path, write_tree, store_url) -> Path:
-    root = tmp_path / "repo"
-    write_tree(root, FILES)
+def indexed(root: Path, files: dict[str, str], write_tree) -> Path:
+    write_tree(root, files)
     build_index(root, settings=None)
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path, write_tree, store_url) -> Path:
+    return indexed(tmp_path / "repo", FILES, write_tree)
 
 
 def uses(text: str) -> list[str]:
@@ -206,6 +209,45 @@ def test_go_package_import_renamed_and_a_receiver(repo: Path):
         "main 6: c.Sum(1, 2)",
     ]
     assert "(*Acc).Add 10: return a.double(x)" in service.find_references("go/calc/calc.go:13", repo).text
+
+
+GO_MODULE = {
+    "go.mod": "module example.com/tool/v2\n\ngo 1.21\n",
+    "tool.go": (
+        "package tool\n"  # 1
+        "\n"
+        "func WriteString(s string) {}\n"  # 3
+        "\n"
+        "type Command struct{}\n"  # 5
+        "\n"
+        "func (c *Command) AddCommand(cmds ...*Command) {}\n"  # 7
+    ),
+    "help.go": 'package tool\n\nfunc help() {\n\tWriteString("x")\n}\n',
+    "doc/doc.go": (
+        "package doc\n"  # 1
+        "\n"
+        'import "example.com/tool/v2"\n'
+        "\n"
+        "func Gen() {\n"  # 5
+        '\ttool.WriteString("y")\n'
+        "}\n"
+    ),
+}
+
+
+@pytest.fixture
+def go_module(tmp_path: Path, write_tree, store_url) -> Path:
+    """A Go module whose package is the repository's top folder (its import path only go.mod says)."""
+    return indexed(tmp_path / "gomod", GO_MODULE, write_tree)
+
+
+def test_go_the_top_folder_package_from_its_other_files_and_by_its_module_path(go_module: Path):
+    assert uses(service.find_references("tool.go:3", go_module).text) == [
+        "help.go",
+        'help 4: WriteString("x")',
+        "doc/doc.go",
+        'Gen 6: tool.WriteString("y")',
+    ]
 
 
 def test_java_import_static_call_and_this(repo: Path):

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from repolens.chunking.refs import definition_keys, module_parts, same_file_key, split_key
 from repolens.record import Record
+from repolens.search import go_modules
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 MAX_DEPTH = 3
@@ -81,11 +82,12 @@ class _Meaning:
     supers: set[tuple[str, str]] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
     constructs: bool = False  # a constructor: of its class's uses, only the calls are its own
+    reader: IndexReader | None = None  # where a key only other files say is read (Go's module path)
 
     def add(self, path: str, qualname: str, language: str) -> bool:
         """Add the keys of ``qualname`` in ``path``; whether any was new."""
         before = len(self.keys) + len(self.same)
-        keys = definition_keys(path, qualname, language)
+        keys = keys_of(self.reader, path, qualname, language)
         self.keys |= keys
         if keys:
             self.full.add(max(keys, key=len))
@@ -109,11 +111,22 @@ def _qualname_key(qualname: str) -> str:
     return ".".join(split_key(qualname))
 
 
+def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str) -> frozenset[str]:
+    """:func:`definition_keys`, and for Go the key an importing file spells
+    (its module's path, from the index's ``go.mod`` files)."""
+    keys = definition_keys(path, qualname, language)
+    if language == "go" and reader is not None:
+        imported = go_modules.import_key(reader, path, qualname)
+        if imported:
+            keys = keys | {imported}
+    return keys
+
+
 def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     """Every use of ``definition`` (see the module docstring), each list in
     path and line order; the definition's own name at its first line is
     not a use."""
-    meaning = _Meaning()
+    meaning = _Meaning(reader=reader)
     meaning.add(definition.path, definition.qualname, definition.language)
     if definition.name in CONSTRUCTORS and definition.parent:  # new C() and C() call the constructor
         for cls in defined(reader, definition.parent, definition.path):
@@ -176,7 +189,7 @@ def _declarations(reader: IndexReader, method: SymbolRow, *, related: bool) -> l
     out = [row(s) for s in symbols_in(reader, method.path) if s.qualname == method.qualname and s != method]
     if not related:
         return out
-    roots = _Meaning()
+    roots = _Meaning(reader=reader)
     for cls in defined(reader, method.parent, method.path):
         roots.add(cls.path, cls.qualname, cls.language)
     for base in reader.refs_of_files([method.path]).get(method.path, []):
@@ -226,7 +239,7 @@ def _declared(reader: IndexReader, use: RefRow) -> list[SymbolRow]:
     found = [s for s in found if s.name == use.name and s.kind not in ("function", "method")]
     if t.startswith("="):
         return [s for s in found if s.path == use.path and same_file_key(s.qualname) == t]
-    return [s for s in found if _spells(t, definition_keys(s.path, s.qualname, s.language))]
+    return [s for s in found if _spells(t, keys_of(reader, s.path, s.qualname, s.language))]
 
 
 def _unmet(rows: Iterable[RefRow], meaning: _Meaning, name: str) -> bool:
@@ -266,14 +279,14 @@ def _through_class_aliases(reader: IndexReader, method: SymbolRow, meaning: _Mea
     method's class (``c.req.header``, ``c: Context``, ``req: HonoRequest``)."""
     suffix = "." + method.name
     for cls in defined(reader, method.parent, method.path):
-        of_class = _Meaning()
+        of_class = _Meaning(reader=reader)
         of_class.add(cls.path, cls.qualname, cls.language)
         rows = _aliased(reader, of_class)
         meaning.keys |= {k + suffix for k in of_class.keys}
         meaning.full |= {k + suffix for k in of_class.full}
         for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
             if row.kind == "field" and of_class.means(row):
-                keys = definition_keys(row.path, row.scope, row.language)
+                keys = keys_of(reader, row.path, row.scope, row.language)
                 meaning.keys |= {k + suffix for k in keys}
                 meaning.full |= {max(keys, key=len) + suffix} if keys else set()
                 meaning.same.add((row.path, same_file_key(row.scope) + suffix))
@@ -310,7 +323,7 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> Non
     for _ in range(CLASS_ROUNDS):
         if not classes:
             return
-        of_classes = _Meaning()
+        of_classes = _Meaning(reader=reader)
         for cls in classes[:FAN_OUT]:
             of_classes.add(cls.path, cls.qualname, cls.language)
         subclasses = []
@@ -325,7 +338,7 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> Non
                 subclasses.append((use.path, use.scope, use.language))
         defines = _defined_in(reader, sorted({p for p, _, _ in subclasses}))
         classes = []
-        inheriting = _Meaning()
+        inheriting = _Meaning(reader=reader)
         for path, scope, language in subclasses:
             key = _qualname_key(f"{scope}.{name}")
             meaning.supers.add((path, key))
@@ -409,7 +422,7 @@ def importers(reader: IndexReader, path: str) -> list[RefRow]:
         language = own[0].language if own else None
     if language is None:
         return []
-    meaning = _Meaning()
+    meaning = _Meaning(reader=reader)
     for s in top:
         meaning.add(s.path, s.qualname, s.language)
     parts = module_parts(path, language)
@@ -538,7 +551,7 @@ def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool
             if found:
                 return found, True
         return [], False
-    direct = [s for s in candidates if _spells(t, definition_keys(s.path, s.qualname, s.language))]
+    direct = [s for s in candidates if _spells(t, keys_of(reader, s.path, s.qualname, s.language))]
     if direct:
         return direct, True
     # Through re-exports: a candidate whose uses include this one.

@@ -72,6 +72,12 @@ _INDEX_STEMS = {
     "rust": frozenset({"mod", "lib", "main"}),
 }
 _PARTS = re.compile(r"::|[./\\:#]")
+# The package of a folder language's file at the repository's top (Go's
+# module root, Java's default package): its import path is not a folder (Go's
+# is the module path ``go.mod`` names, matched when a question is asked), so
+# its definitions and the uses the other files of that package make of them
+# are keyed by this part instead.
+ROOT_PACKAGE = "~"
 
 
 def split_key(key: str) -> list[str]:
@@ -96,7 +102,7 @@ def definition_keys(path: str, qualname: str, language: str) -> frozenset[str]:
     of ``path``: its module's parts from any folder down, then its
     qualified name (at least one module part: a bare name is a name match)."""
     own = split_key(qualname)
-    parts = module_parts(path, language)
+    parts = module_parts(path, language) or ([ROOT_PACKAGE] if language in _FOLDER_LANGUAGES else [])
     full = [*parts, *own]
     return frozenset(".".join(full[i:]) for i in range(len(parts)))
 
@@ -107,7 +113,7 @@ def package_key(path: str, language: str) -> str:
     language has no such package."""
     if language not in _FOLDER_LANGUAGES:
         return ""
-    return ".".join(module_parts(path, language))
+    return ".".join(module_parts(path, language)) or ROOT_PACKAGE
 
 
 def same_file_key(qualname: str) -> str:
@@ -116,6 +122,7 @@ def same_file_key(qualname: str) -> str:
 
 __all__ = [
     "REF_KINDS",
+    "ROOT_PACKAGE",
     "Ref",
     "definition_keys",
     "module_parts",
