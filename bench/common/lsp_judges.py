@@ -350,6 +350,7 @@ class _Lsp:
             },
         )
         self._send({"method": "initialized", "params": {}})
+        self.call("workspace/symbol", {"query": "a"})  # warm: every package loaded before a question
 
     def close(self) -> None:
         """Shut the server down, or kill it when it does not answer."""

@@ -218,11 +218,34 @@ GO_MODULE = {
         "\n"
         "func WriteString(s string) {}\n"  # 3
         "\n"
-        "type Command struct{}\n"  # 5
+        "type Command struct {\n"  # 5
+        "\tparent *Command\n"
+        "}\n"
         "\n"
-        "func (c *Command) AddCommand(cmds ...*Command) {}\n"  # 7
+        "func (c *Command) AddCommand(cmds ...*Command) {}\n"  # 9
+        "\n"
+        "func NewCommand() *Command { return &Command{} }\n"  # 11
+        "\n"
+        "func (c *Command) Root() *Command { return c }\n"  # 13
     ),
     "help.go": 'package tool\n\nfunc help() {\n\tWriteString("x")\n}\n',
+    "run.go": (
+        "package tool\n"  # 1
+        "\n"
+        "func run(cmd *Command) {\n"  # 3
+        "\tc := &Command{}\n"
+        "\tc.AddCommand(cmd)\n"  # 5
+        "\tn, err := NewCommand(), error(nil)\n"
+        "\tn.AddCommand(c)\n"  # 7
+        "\tcmd.Root().AddCommand(n)\n"
+        "\tcmd.parent.AddCommand(n)\n"  # 9
+        "\t_ = err\n"
+        "}\n"
+        "\n"
+        "func (c *Command) Execute() {\n"  # 13
+        "\tc.AddCommand(c)\n"
+        "}\n"
+    ),
     "doc/doc.go": (
         "package doc\n"  # 1
         "\n"
@@ -247,6 +270,17 @@ def test_go_the_top_folder_package_from_its_other_files_and_by_its_module_path(g
         'help 4: WriteString("x")',
         "doc/doc.go",
         'Gen 6: tool.WriteString("y")',
+    ]
+
+
+def test_go_a_method_through_a_local_made_by_a_literal_or_a_call_a_field_and_a_receiver(go_module: Path):
+    assert uses(service.find_references("tool.go:9", go_module).text) == [
+        "run.go",
+        "run 5: c.AddCommand(cmd)",
+        "run 7: n.AddCommand(c)",
+        "run 8: cmd.Root().AddCommand(n)",
+        "run 9: cmd.parent.AddCommand(n)",
+        "(*Command).Execute 14: c.AddCommand(c)",
     ]
 
 

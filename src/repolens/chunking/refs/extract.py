@@ -56,7 +56,7 @@ _USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
 # search for it at the end of the text would cost that text's length each
 # time): the separator, then the receiver, a chain of names or ``super()``.
 _RECEIVER_REVERSED = re.compile(
-    rb"\s*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|>-|::)\s*[\w$]+)*)"
+    rb"\s*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|>-|::)\s*(?:\)\()?[\w$]+)*)"
 )
 _CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
 # A type's text, its decoration left out (``: Foo``, ``*pkg.T``, ``Optional[Foo]`` is not read).
@@ -140,6 +140,62 @@ def _plain_type(text: str) -> str:
     return _NONE_UNION.sub("", text).strip()
 
 
+# Definitions whose ``typed`` capture is what they return (Go's result).
+_RESULT_DECLARING = frozenset({"function_declaration", "method_declaration"})
+
+
+# Where a Go local stops being visible: the end of the block or statement holding its declaration.
+_GO_BLOCKS = frozenset(
+    {
+        "block",
+        "if_statement",
+        "for_statement",
+        "expression_switch_statement",
+        "type_switch_statement",
+        "select_statement",
+        "communication_case",
+        "expression_case",
+        "type_case",
+        "default_case",
+        "func_literal",
+        "source_file",
+    }
+)
+_GO_FUNCTIONS = frozenset({"func_literal", "function_declaration", "method_declaration"})
+
+
+def _visible(node: ts.Node) -> tuple[int, int]:
+    """The bytes where the local a Go ``typed`` node binds is visible: a
+    parameter in its function (literal), a declared local from its
+    declaration to the end of its block."""
+    enclosing = _GO_FUNCTIONS if node.type == "parameter_declaration" else _GO_BLOCKS
+    up = node.parent
+    while up is not None and up.type not in enclosing:
+        up = up.parent
+    if up is None:
+        return 0, 1 << 62
+    return (up.start_byte if node.type == "parameter_declaration" else node.start_byte), up.end_byte
+
+
+def _first_listed(node: ts.Node | None) -> ts.Node | None:
+    """The first of a list (Go's ``x, err := f()``, a result list ``(T, error)``'s type), else the node."""
+    if node is None or node.type not in ("expression_list", "parameter_list"):
+        return node
+    first = node.named_child(0)
+    if first is not None and first.type == "parameter_declaration":
+        return first.child_by_field_name("type")
+    return first
+
+
+def _made_by(node: ts.Node | None) -> ts.Node | None:
+    """What names the type a value is made of: Go's ``T{...}`` and ``&T{...}`` (the ``T``), else the node."""
+    if node is not None and node.type == "unary_expression" and node.child(0) and node.child(0).type == "&":
+        node = node.child_by_field_name("operand")
+    if node is not None and node.type == "composite_literal":
+        return node.child_by_field_name("type")
+    return node
+
+
 def _assigns_a_name(node: ts.Node) -> bool:
     """An assignment of a plain name (``self.x = x``)."""
     right = node.child_by_field_name("right")
@@ -166,13 +222,15 @@ class _Extraction:
         self.src = src
         self.path = path
         self.scopes = _Scopes(symbols, nlines)
+        self.package = package_key(path, rs.language)
         # Names the module binds: its top-level definitions, then its imports.
-        self.module: dict[str, str] = {s.name: same_file_key(s.qualname) for s in symbols if not s.parent}
+        self.module: dict[str, str] = {s.name: self._own_key(s.qualname) for s in symbols if not s.parent}
         self.modules_bound: set[str] = set()  # names bound to a module, not to a definition in it
         self.local_imports: dict[tuple[int, str], str] = {}
-        self.package = package_key(path, rs.language)
         self.star = False  # an import of every name of a module: an unknown name may be one
         self.typed: dict[tuple[int, str], str] = {}  # (function, local) -> the key of its type
+        # With block scopes: (function, local) -> (from byte, to byte, key) of each typed binding.
+        self.scoped: dict[tuple[int, str], list[tuple[int, int, str]]] = {}
         self.fields: dict[tuple[str, str], tuple[str, int]] = {}  # (class, field) -> its type's key, line
         self.refs: list[Ref] = []
 
@@ -239,7 +297,7 @@ class _Extraction:
                 recv = "?"  # an expression (or a spaced-out chain): not a name to follow
             if recv:
                 kind = "attr" if capture == "name" else capture
-                target = self._member(recv, name, inner[line], fn, receivers, binds)
+                target = self._member(recv, name, inner[line], fn, receivers, binds, start)
                 if not target and kind == "attr":
                     continue  # obj.field of an unknown obj: a name match too weak to keep
             else:
@@ -264,8 +322,8 @@ class _Extraction:
                 name = target.rpartition(".")[2]  # an alias (import x as y) is a use of x
             refs.append(Ref(name, line, kind, qualname(inner[line]), target))
         # A field of a declared type, for other files' obj.field.name (kind field: never a use).
-        for (owner, field), (key, line) in self.fields.items():
-            refs.append(Ref(split_key(key)[-1], line, "field", f"{owner}.{field}", key))
+        for (owner, field), (key, line) in self.fields.items():  # field "": what a function returns
+            refs.append(Ref(split_key(key)[-1], line, "field", f"{owner}.{field}" if field else owner, key))
         refs.sort(key=lambda r: r.line)  # the imports came first
         return refs
 
@@ -328,6 +386,8 @@ class _Extraction:
         for node in sorted(nodes, key=_assigns_a_name):
             line = node.start_point[0] + 1
             fn = scopes.function[line]
+            if fn < 0 and node.type == "parameter_declaration":
+                continue  # Go: a parameter of a function type or an interface's method, no local
             for var_field, type_field in fields:
                 var = node.child_by_field_name(var_field) if var_field else node.named_child(0)
                 kind = node.child_by_field_name(type_field)
@@ -337,17 +397,23 @@ class _Extraction:
                     var = var.child_by_field_name("name")
                     if var is None:
                         continue
+                var, kind = _first_listed(var), _made_by(_first_listed(kind))
+                if var is None or kind is None:
+                    break
                 named = kind.type == "identifier"  # self.x = x: the type of the local x
-                if kind.type in ("call", "new_expression"):
+                if kind.type in ("call", "new_expression", "call_expression"):
                     kind = kind.child_by_field_name("function") or kind.child_by_field_name("constructor")
                     if kind is None:
                         continue
                 text = _plain_type(src[kind.start_byte : kind.end_byte].decode("utf-8", "replace"))
                 if not _TYPE_NAME.fullmatch(text):
                     break
-                key = out.get((fn, text), "") if named else self._type_key(text, fn)
+                key = out.get((fn, text), "") if named else self._type_key(text, fn, out)
                 name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
                 if not key:
+                    break
+                if node.type in _RESULT_DECLARING:  # func f() *T: what f returns, for f().x elsewhere
+                    self.fields.setdefault((scopes.qualname(scopes.inner[line]), ""), (key, line))
                     break
                 head, dot, field = name.partition(".")
                 if dot and head in self.rs.self_names and "." not in field:
@@ -360,37 +426,73 @@ class _Extraction:
                     self.fields.setdefault((owner, field), (key, line))
                 if not dot:
                     out[(fn, name)] = key
+                    if self.rs.block_scopes:
+                        self.scoped.setdefault((fn, name), []).append((*_visible(node), key))
                 break
         return out
 
-    def _type_key(self, text: str, fn: int) -> str:
+    def _type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
         parts = _CHAIN_SEP.split(text)
-        base = self.local_imports.get((fn, parts[0])) if fn >= 0 else None
-        base = base or self.module.get(parts[0])
-        if not base or (parts[0] in self.modules_bound and len(parts) == 1):
+        head = parts[0]
+        base = self.local_imports.get((fn, head)) if fn >= 0 else None
+        base = base or self.module.get(head)
+        if not base and typed and self.rs.call_results:  # x := c.Root(): what Root of c's type returns
+            base = typed.get((fn, head)) or typed.get((-1, head))
+        if not base and self.rs.package_members and len(parts) == 1 and not self.star:
+            base = "" if head in self.rs.builtins else f"{self.package}.{head}"  # a type of the package
+        if not base or (head in self.modules_bound and len(parts) == 1):
             return ""
         return ".".join([base, *parts[1:]])
 
+    def _typed_at(self, fn: int, name: str, start: int) -> str:
+        """The type of the local ``name`` at byte ``start``: with block scopes, of the
+        innermost binding holding it ("" none: a closure's parameter of the same name
+        is not the function's local)."""
+        bindings = self.scoped.get((fn, name))
+        if not bindings:
+            return self.typed[(fn, name)]
+        holding = [b for b in bindings if b[0] <= start < b[1]]
+        return max(holding)[2] if holding else ""
+
+    def _own_key(self, qualname: str) -> str:
+        """The key of a definition of this file: ``=Q``, or its package's (``package_members``)."""
+        if self.rs.package_members:
+            return f"{self.package}.{'.'.join(split_key(qualname))}"
+        return same_file_key(qualname)
+
     def _member(
-        self, recv: str, name: str, at: int, fn: int, receivers: dict[int, str], binds: set[tuple[int, bytes]]
+        self,
+        recv: str,
+        name: str,
+        at: int,
+        fn: int,
+        receivers: dict[int, str],
+        binds: set[tuple[int, bytes]],
+        start: int = 0,
     ) -> str:
         rs = self.rs
         if recv in rs.super_names:
             owner = self.scopes.owner_class(at)
             return "^" + ".".join([*split_key(owner), name]) if owner else ""
-        if recv == "?" or "(" in recv:
+        if recv == "?":
             return ""
+        if "(" in recv:
+            if not rs.call_results:
+                return ""
+            recv = recv.replace("()", "")  # x.f().g: g of what f returns
+            if "(" in recv:
+                return ""
         parts = _CHAIN_SEP.split(recv)
         head = parts[0]
         if head in rs.self_names or (fn >= 0 and receivers.get(fn) == head):
             owner = self.scopes.owner_class(at)
-            if len(parts) == 1 and owner:
-                return same_file_key(f"{owner}.{name}")
+            if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
+                return self._own_key(".".join([owner, *parts[1:], name]))
             field = self.fields.get((owner, parts[1])) if len(parts) == 2 and owner else None
             return f"{field[0]}.{name}" if field else ""  # self.x.name, x a field of a known type
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         if base is None and (fn, head) in self.typed:
-            base = self.typed[(fn, head)]
+            base = self._typed_at(fn, head, start)
         elif base is None and (fn, head.encode()) in binds:
             return ""  # a local variable: its type is not known here
         if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module

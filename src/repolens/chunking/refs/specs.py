@@ -31,6 +31,15 @@ class RefSpec:
     package: bool = False
     # Fields of a ``typed`` capture naming a local and its type (or the call making it).
     typed_fields: tuple[tuple[str, str], ...] = ()
+    # A file's top-level names and its types' members are its package's, not the file's
+    # (Go: a type's methods may be declared in any file of its folder): keyed by the package.
+    package_members: bool = False
+    # A call's result is keyed by its callee (``x.f().g``: ``g`` of what ``f`` returns),
+    # which the language declares (Go's results: ``field`` rows of the function).
+    call_results: bool = False
+    # A local is visible in its block or function literal only (Go's closures rebind names):
+    # a typed local is looked up where the use stands.
+    block_scopes: bool = False
 
 
 def _words(text: str) -> frozenset[str]:
@@ -216,13 +225,21 @@ GO = RefSpec(
 (method_declaration receiver: (parameter_list (parameter_declaration name: (identifier) @self)))
 (import_declaration) @import
 (parameter_declaration name: (identifier) type: (_)) @typed
+(var_spec name: (identifier)) @typed
+(field_declaration name: (field_identifier) type: (_)) @typed
+(short_var_declaration) @typed
+(function_declaration result: (_)) @typed
+(method_declaration result: (_)) @typed
 """,
     imports.go,
     self_names=frozenset(),
     super_names=frozenset(),
     builtins=_GO_BUILTINS,
     package=True,
-    typed_fields=(("name", "type"),),
+    typed_fields=(("name", "type"), ("name", "value"), ("left", "right"), ("name", "result")),
+    package_members=True,
+    call_results=True,
+    block_scopes=True,
 )
 
 _RUST_BUILTINS = _words(
