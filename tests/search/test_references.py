@@ -219,14 +219,22 @@ GO_MODULE = {
         "func WriteString(s string) {}\n"  # 3
         "\n"
         "type Command struct {\n"  # 5
-        "\tparent *Command\n"
+        "\tparent   *Command\n"
+        "\tchildren []*Command\n"
+        "\tRun      func(string)\n"
         "}\n"
+        "\n"  # 10
+        "func (c *Command) AddCommand(cmds ...*Command) {}\n"  # 11
         "\n"
-        "func (c *Command) AddCommand(cmds ...*Command) {}\n"  # 9
+        "func NewCommand() *Command { return &Command{} }\n"  # 13
         "\n"
-        "func NewCommand() *Command { return &Command{} }\n"  # 11
+        "func (c *Command) Root() *Command { return c }\n"  # 15
         "\n"
-        "func (c *Command) Root() *Command { return c }\n"  # 13
+        "func (c *Command) Walk(fn func(*Other)) {}\n"  # 17
+        "\n"
+        "type Other struct{}\n"  # 19
+        "\n"
+        "func (o *Other) AddCommand() {}\n"  # 21
     ),
     "help.go": 'package tool\n\nfunc help() {\n\tWriteString("x")\n}\n',
     "run.go": (
@@ -240,9 +248,18 @@ GO_MODULE = {
         "\tcmd.Root().AddCommand(n)\n"
         "\tcmd.parent.AddCommand(n)\n"  # 9
         "\t_ = err\n"
+        "\tfor _, sub := range cmd.children {\n"  # 11
+        "\t\tsub.AddCommand(c)\n"
+        "\t}\n"  # 13
+        "\tfor i := range cmd.children {\n"
+        "\t\t_ = i\n"  # 15
+        "\t}\n"
+        "\tc.Walk(func(c *Other) { c.AddCommand() })\n"  # 17
+        "\tc.AddCommand(n)\n"
+        "\t_ = Command{Run: WriteString}\n"  # 19
         "}\n"
         "\n"
-        "func (c *Command) Execute() {\n"  # 13
+        "func (c *Command) Execute() {\n"  # 22
         "\tc.AddCommand(c)\n"
         "}\n"
     ),
@@ -268,19 +285,27 @@ def test_go_the_top_folder_package_from_its_other_files_and_by_its_module_path(g
     assert uses(service.find_references("tool.go:3", go_module).text) == [
         "help.go",
         'help 4: WriteString("x")',
+        "run.go",
+        "run 19: _ = Command{Run: WriteString}",
         "doc/doc.go",
         'Gen 6: tool.WriteString("y")',
     ]
 
 
-def test_go_a_method_through_a_local_made_by_a_literal_or_a_call_a_field_and_a_receiver(go_module: Path):
-    assert uses(service.find_references("tool.go:9", go_module).text) == [
+def test_go_a_method_through_locals_fields_results_elements_and_receivers_not_a_closure_s(go_module: Path):
+    assert uses(service.find_references("tool.go:11", go_module).text) == [
         "run.go",
         "run 5: c.AddCommand(cmd)",
         "run 7: n.AddCommand(c)",
         "run 8: cmd.Root().AddCommand(n)",
         "run 9: cmd.parent.AddCommand(n)",
-        "(*Command).Execute 14: c.AddCommand(c)",
+        "run 12: sub.AddCommand(c)",
+        "run 18: c.AddCommand(n)",
+        "(*Command).Execute 23: c.AddCommand(c)",
+    ]
+    assert uses(service.find_references("tool.go:21", go_module).text) == [
+        "run.go",
+        "run 17: c.Walk(func(c *Other) { c.AddCommand() })",
     ]
 
 

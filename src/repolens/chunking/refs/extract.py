@@ -125,12 +125,14 @@ _SEPARATOR_ENDS = frozenset(b".:>\\")
 # A type that may be absent (``Optional[T]``, ``T | None``, ``T | null``): ``T`` is what it names.
 _OPTIONAL = re.compile(r"^(?:(?:typing|t)\.)?Optional\[\s*(.+?)\s*\]$")
 _QUOTED = re.compile(r"^([\"'])(.+)\1$")  # a forward reference: x: "Cls"
+_GO_CONTAINER = re.compile(r"^(?:\[\w*\]|map\[[^\]]*\]|(?:<-\s*)?chan(?:\s*<-)?\s+|\*)+")
 _NONE_UNION = re.compile(r"\s*\|\s*(?:None|null|undefined)\b|\b(?:None|null|undefined)\s*\|\s*")
 
 
 def _plain_type(text: str) -> str:
-    """A declared type's text, its decoration, quotes (a forward reference) and optionality left out."""
-    text = _TYPE_NOISE.sub("", text)
+    """A declared type's text, its decoration, quotes (a forward reference) and optionality left out;
+    of Go's slice, array, map and channel, the element's (what ranging over one gives)."""
+    text = _GO_CONTAINER.sub("", _TYPE_NOISE.sub("", text))
     m = _QUOTED.match(text)
     if m:
         text = m.group(2).strip()
@@ -181,6 +183,8 @@ def _first_listed(node: ts.Node | None) -> ts.Node | None:
     """The first of a list (Go's ``x, err := f()``, a result list ``(T, error)``'s type), else the node."""
     if node is None or node.type not in ("expression_list", "parameter_list"):
         return node
+    if not node.named_child_count:
+        return None
     first = node.named_child(0)
     if first is not None and first.type == "parameter_declaration":
         return first.child_by_field_name("type")
@@ -189,7 +193,12 @@ def _first_listed(node: ts.Node | None) -> ts.Node | None:
 
 def _made_by(node: ts.Node | None) -> ts.Node | None:
     """What names the type a value is made of: Go's ``T{...}`` and ``&T{...}`` (the ``T``), else the node."""
-    if node is not None and node.type == "unary_expression" and node.child(0) and node.child(0).type == "&":
+    if (
+        node is not None
+        and node.type == "unary_expression"
+        and node.child_count
+        and node.child(0).type == "&"
+    ):
         node = node.child_by_field_name("operand")
     if node is not None and node.type == "composite_literal":
         return node.child_by_field_name("type")
@@ -261,9 +270,14 @@ class _Extraction:
         # A plain name is kept only when the file binds it: most are locals,
         # dropped here before they cost a use's work.
         bound = {n.encode() for n in self.module} | {n.encode() for _, n in self.local_imports}
+        package_names = self.rs.package_members  # Go: a name the file does not bind may be its package's
         for node in caps.get("name", ()):
             start = node.start_byte
-            if start not in uses and start not in excluded and src[start : node.end_byte] in bound:
+            if (
+                start not in uses
+                and start not in excluded
+                and (package_names or src[start : node.end_byte] in bound)
+            ):
                 uses[start] = ("name", node)
         starts = [r[0] for r in skip_ranges]
         rs = self.rs
@@ -311,7 +325,7 @@ class _Extraction:
                     if target and name in modules_bound:
                         continue  # the module itself, not a definition
                 if not target:
-                    if capture == "name" or name in builtins:
+                    if (capture == "name" and not package_names) or name in builtins:
                         continue  # a plain word the file does not bind: noise
                     if fallback:
                         target = f"{fallback}.{name}"
@@ -383,7 +397,8 @@ class _Extraction:
         src = self.src
         scopes = self.scopes
         # self.x = x after the rest: x's type is the local's (a typed parameter), known by then
-        for node in sorted(nodes, key=_assigns_a_name):
+        # in the order of the text (the captures' order is not): a local's later binding wins
+        for node in sorted(nodes, key=lambda n: (_assigns_a_name(n), n.start_byte)):
             line = node.start_point[0] + 1
             fn = scopes.function[line]
             if fn < 0 and node.type == "parameter_declaration":
@@ -397,6 +412,12 @@ class _Extraction:
                     var = var.child_by_field_name("name")
                     if var is None:
                         continue
+                if node.type == "range_clause":  # for i, x := range xs: x is an element (i an index, a key)
+                    var = (
+                        var.named_child(1)
+                        if var.type == "expression_list" and var.named_child_count > 1
+                        else None
+                    )
                 var, kind = _first_listed(var), _made_by(_first_listed(kind))
                 if var is None or kind is None:
                     break

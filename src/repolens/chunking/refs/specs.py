@@ -216,9 +216,15 @@ GO = RefSpec(
 (selector_expression field: (field_identifier) @attr)
 (type_identifier) @type
 (argument_list (identifier) @name)
+(keyed_element value: (literal_element (identifier) @name))
+(literal_value (literal_element (identifier) @name))
+(expression_list (identifier) @name)
 (type_spec name: (type_identifier) @skip)
 (type_parameter_declaration name: (identifier) @skip)
 (parameter_declaration name: (identifier) @bind)
+(variadic_parameter_declaration name: (identifier) @bind)
+(type_switch_statement alias: (expression_list (identifier) @bind))
+(receive_statement left: (expression_list (identifier) @bind))
 (short_var_declaration left: (expression_list (identifier) @bind))
 (var_spec name: (identifier) @bind)
 (range_clause left: (expression_list (identifier) @bind))
@@ -228,6 +234,7 @@ GO = RefSpec(
 (var_spec name: (identifier)) @typed
 (field_declaration name: (field_identifier) type: (_)) @typed
 (short_var_declaration) @typed
+(range_clause) @typed
 (function_declaration result: (_)) @typed
 (method_declaration result: (_)) @typed
 """,
