@@ -263,6 +263,33 @@ GO_MODULE = {
         "\tc.AddCommand(c)\n"
         "}\n"
     ),
+    "iface.go": (
+        "package tool\n"  # 1
+        "\n"
+        "type Adder interface {\n"  # 3
+        "\tAddCommand(cmds ...*Command)\n"
+        "}\n"  # 5
+        "\n"
+        "type Both interface {\n"  # 7
+        "\tAdder\n"
+        "\tRoot() *Command\n"  # 9
+        "}\n"
+        "\n"
+        "type Flusher interface {\n"  # 12
+        "\tAddCommand() error\n"
+        "}\n"  # 14
+        "\n"
+        "type Outer struct {\n"  # 16
+        "\t*Command\n"
+        "}\n"  # 18
+        "\n"
+        "func through(a Adder, b Both, f Flusher, o Outer) {\n"  # 20
+        "\ta.AddCommand()\n"
+        "\tb.AddCommand()\n"  # 22
+        "\tf.AddCommand()\n"
+        "\to.AddCommand()\n"  # 24
+        "}\n"
+    ),
     "doc/doc.go": (
         "package doc\n"  # 1
         "\n"
@@ -292,8 +319,16 @@ def test_go_the_top_folder_package_from_its_other_files_and_by_its_module_path(g
     ]
 
 
+def in_file(text: str, path: str) -> list[str]:
+    """The lines of a references reply under the file ``path``."""
+    listed = uses(text)
+    start = listed.index(path)
+    end = next((i for i in range(start + 1, len(listed)) if " " not in listed[i]), len(listed))
+    return listed[start:end]
+
+
 def test_go_a_method_through_locals_fields_results_elements_and_receivers_not_a_closure_s(go_module: Path):
-    assert uses(service.find_references("tool.go:11", go_module).text) == [
+    assert in_file(service.find_references("tool.go:11", go_module).text, "run.go") == [
         "run.go",
         "run 5: c.AddCommand(cmd)",
         "run 7: n.AddCommand(c)",
@@ -307,6 +342,17 @@ def test_go_a_method_through_locals_fields_results_elements_and_receivers_not_a_
         "run.go",
         "run 17: c.Walk(func(c *Other) { c.AddCommand() })",
     ]
+
+
+def test_go_a_method_through_the_interfaces_its_type_has_the_methods_of_and_an_embedding_struct(
+    go_module: Path,
+):
+    assert in_file(service.find_references("tool.go:11", go_module).text, "iface.go") == [
+        "iface.go",
+        "through 21: a.AddCommand()",
+        "through 22: b.AddCommand()",
+        "through 24: o.AddCommand()",
+    ]  # not f.AddCommand(): Flusher's AddCommand returns an error, Command's nothing
 
 
 def test_java_import_static_call_and_this(repo: Path):

@@ -14,6 +14,10 @@ file's rows:
 * **classes**: a method is also meant by ``self.name`` in a subclass that
   does not define ``name`` itself, and by ``super().name`` in a subclass
   (subclasses are found the same way: uses of the class as a base).
+* **Go** (:mod:`repolens.search.golang`): a package is also meant by the
+  path its module's ``go.mod`` gives it, and a method by a call through an
+  interface its type has every method of; a struct embedding a type is one
+  of its subclasses.
 * a use whose target is none of these but whose name is the definition's is
   a **name match** (a call on an object of unknown type, a language whose
   imports are not followed), kept apart and labelled so; a use resolved to
@@ -34,7 +38,7 @@ from dataclasses import dataclass, field
 
 from repolens.chunking.refs import definition_keys, module_parts, same_file_key, split_key
 from repolens.record import Record
-from repolens.search import go_modules
+from repolens.search import golang
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 MAX_DEPTH = 3
@@ -48,6 +52,8 @@ ALIASED_SUBCLASSES = 30
 # Definitions one step of a walk may fan out to (a name defined in hundreds of places).
 FAN_OUT = 200
 CALL_KINDS = frozenset({"call", "decorator"})
+# Rows that declare, never use: a class's typed field, an interface's method (Go).
+_NO_USE_KINDS = frozenset({"field", "member"})
 # Methods a call of their class runs.
 CONSTRUCTORS = frozenset({"__init__", "constructor", "new"})
 # Languages whose files may use each other's names: a name match is looked for among them.
@@ -116,7 +122,7 @@ def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str)
     (its module's path, from the index's ``go.mod`` files)."""
     keys = definition_keys(path, qualname, language)
     if language == "go" and reader is not None:
-        imported = go_modules.import_key(reader, path, qualname)
+        imported = golang.import_key(reader, path, qualname)
         if imported:
             keys = keys | {imported}
     return keys
@@ -140,6 +146,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         # class's subclasses and importers are read only when there is one.
         _inherited(reader, definition, meaning)
         _through_class_aliases(reader, definition, meaning)
+        if definition.language == "go":
+            _through_interfaces(reader, definition, meaning, rows)
         rows = _aliased(reader, meaning, read)
     own = family(definition.language)
     resolved: list[RefRow] = []
@@ -147,7 +155,7 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     if definition.kind == "method" and definition.parent and definition.language in _REDEFINING_LANGUAGES:
         resolved += _declarations(reader, definition, related=definition.language in _DECLARING_LANGUAGES)
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
-        if row.kind == "field" or (
+        if row.kind in _NO_USE_KINDS or (
             row.path == definition.path and row.line == definition.start_line and row.kind != "import"
         ):
             continue
@@ -242,6 +250,31 @@ def _declared(reader: IndexReader, use: RefRow) -> list[SymbolRow]:
     return [s for s in found if _spells(t, keys_of(reader, s.path, s.qualname, s.language))]
 
 
+def _classes_of(reader: IndexReader, method: SymbolRow) -> list[SymbolRow]:
+    """The class of ``method``: in its file, or for Go (whose methods may be
+    declared in another file than their type) in its package's folder."""
+    found = [c for c in defined(reader, method.parent, method.path) if c.kind not in ("function", "method")]
+    if found or method.language != "go":
+        return found
+    return golang.types_named(reader, method.parent, method.path)
+
+
+def _through_interfaces(
+    reader: IndexReader, method: SymbolRow, meaning: _Meaning, uses: list[RefRow]
+) -> None:
+    """Go: add ``I.name`` for every interface ``I`` the method's type
+    implements (:func:`golang.implemented`), and for every interface
+    embedding one of those: a call through it (``r.Use``, ``r`` a
+    ``Router``) may run this method, as gopls counts it."""
+    for path, interface in golang.implemented(reader, method, uses):
+        meaning.add(path, f"{interface}.{method.name}", "go")
+        of_interface = _Meaning(reader=reader)
+        of_interface.add(path, interface, "go")
+        for use in _aliased(reader, of_interface):
+            if use.kind == "base" and use.scope and of_interface.means(use):
+                meaning.add(use.path, f"{use.scope}.{method.name}", "go")
+
+
 def _unmet(rows: Iterable[RefRow], meaning: _Meaning, name: str) -> bool:
     """Whether a use of ``name`` among ``rows`` is resolved to a key that does not mean the definition."""
     return any(r.name == name and r.target and not meaning.means(r) for r in rows)
@@ -278,7 +311,7 @@ def _through_class_aliases(reader: IndexReader, method: SymbolRow, meaning: _Mea
     ``O.x.name`` for every class ``O`` declaring a field ``x`` of the
     method's class (``c.req.header``, ``c: Context``, ``req: HonoRequest``)."""
     suffix = "." + method.name
-    for cls in defined(reader, method.parent, method.path):
+    for cls in _classes_of(reader, method):
         of_class = _Meaning(reader=reader)
         of_class.add(cls.path, cls.qualname, cls.language)
         rows = _aliased(reader, of_class)
@@ -317,7 +350,7 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> Non
     ``self.name`` where they do not define ``name`` (an override is met by
     its own subclasses, not this method's), and their ``super().name``.
     One read of uses per round of subclasses, whatever their number."""
-    classes = [c for c in defined(reader, method.parent, method.path) if c.kind not in ("function", "method")]
+    classes = _classes_of(reader, method)
     name = method.name
     seen: set[tuple[str, str]] = set()
     for _ in range(CLASS_ROUNDS):
@@ -433,7 +466,7 @@ def importers(reader: IndexReader, path: str) -> list[RefRow]:
         meaning.names.add(parts[-1])
     by_file: dict[str, list[RefRow]] = {}
     for row in sorted(_aliased(reader, meaning), key=lambda r: (r.path, r.line)):
-        if row.path != path and row.name != "*" and row.kind != "field" and meaning.means(row):
+        if row.path != path and row.name != "*" and row.kind not in _NO_USE_KINDS and meaning.means(row):
             by_file.setdefault(row.path, []).append(row)
     out: list[RefRow] = []
     for rows in by_file.values():

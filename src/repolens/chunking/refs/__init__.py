@@ -26,7 +26,11 @@ question is asked: :mod:`repolens.search.references`).
 A ``field`` row is no use: it says that the class ``C`` (its scope is
 ``C.x``) declares its field ``x`` of the type its target names, so that
 ``obj.x.name`` in another file, ``obj`` of type ``C``, can be resolved when
-a question is asked.
+a question is asked; its scope is a function's own name when the function
+declares what it returns (Go's ``func NewC() *C``: ``NewC().name``). A
+``member`` row is no use either: the Go interface ``I`` (its scope is
+``I.m``, its target ``I``'s key) declares the method ``m``, so the types
+having all of ``I``'s methods are found when a question is asked.
 
 ``binds`` is the name a module-level import or export binds in this file
 (``from .base import Model`` in a package's ``__init__``, ``export default

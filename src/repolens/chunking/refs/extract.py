@@ -192,7 +192,7 @@ def _first_listed(node: ts.Node | None) -> ts.Node | None:
 
 
 def _made_by(node: ts.Node | None) -> ts.Node | None:
-    """What names the type a value is made of: Go's ``T{...}`` and ``&T{...}`` (the ``T``), else the node."""
+    """What names the type a value is made of (Go's ``T{...}``, ``&T{...}``, ``v.(T)``: the ``T``)."""
     if (
         node is not None
         and node.type == "unary_expression"
@@ -200,8 +200,8 @@ def _made_by(node: ts.Node | None) -> ts.Node | None:
         and node.child(0).type == "&"
     ):
         node = node.child_by_field_name("operand")
-    if node is not None and node.type == "composite_literal":
-        return node.child_by_field_name("type")
+    if node is not None and node.type in ("composite_literal", "type_assertion_expression"):
+        return node.child_by_field_name("type")  # x := v.(*T)
     return node
 
 
@@ -241,6 +241,7 @@ class _Extraction:
         # With block scopes: (function, local) -> (from byte, to byte, key) of each typed binding.
         self.scoped: dict[tuple[int, str], list[tuple[int, int, str]]] = {}
         self.fields: dict[tuple[str, str], tuple[str, int]] = {}  # (class, field) -> its type's key, line
+        self.members: list[tuple[str, str, int]] = []  # Go: (interface, method, line) of its method set
         self.refs: list[Ref] = []
 
     def run(self, caps: dict[str, list[ts.Node]]) -> list[Ref]:
@@ -338,6 +339,9 @@ class _Extraction:
         # A field of a declared type, for other files' obj.field.name (kind field: never a use).
         for (owner, field), (key, line) in self.fields.items():  # field "": what a function returns
             refs.append(Ref(split_key(key)[-1], line, "field", f"{owner}.{field}" if field else owner, key))
+        # A method an interface declares (kind member: never a use), for the types implementing it.
+        for owner, method, line in self.members:
+            refs.append(Ref(method, line, "member", f"{owner}.{method}", self._own_key(owner)))
         refs.sort(key=lambda r: r.line)  # the imports came first
         return refs
 
@@ -403,6 +407,9 @@ class _Extraction:
             fn = scopes.function[line]
             if fn < 0 and node.type == "parameter_declaration":
                 continue  # Go: a parameter of a function type or an interface's method, no local
+            if node.type == "method_elem":  # Go: an interface's method
+                self._interface_method(node, line)
+                continue
             for var_field, type_field in fields:
                 var = node.child_by_field_name(var_field) if var_field else node.named_child(0)
                 kind = node.child_by_field_name(type_field)
@@ -464,6 +471,22 @@ class _Extraction:
         if not base or (head in self.modules_bound and len(parts) == 1):
             return ""
         return ".".join([base, *parts[1:]])
+
+    def _interface_method(self, node: ts.Node, line: int) -> None:
+        """A method of a Go interface: in its method set (a ``member`` row), and
+        what it returns as the interface's field (``r.With().Get``)."""
+        owner = self.scopes.owner_class(self.scopes.inner[line])
+        name = node.child_by_field_name("name")
+        if not owner or name is None:
+            return
+        method = self.src[name.start_byte : name.end_byte].decode("utf-8", "replace")
+        self.members.append((owner, method, line))
+        result = _first_listed(node.child_by_field_name("result"))
+        if result is not None:
+            text = _plain_type(self.src[result.start_byte : result.end_byte].decode("utf-8", "replace"))
+            key = self._type_key(text, -1) if _TYPE_NAME.fullmatch(text) else ""
+            if key:
+                self.fields.setdefault((owner, method), (key, line))
 
     def _typed_at(self, fn: int, name: str, start: int) -> str:
         """The type of the local ``name`` at byte ``start``: with block scopes, of the

@@ -235,6 +235,11 @@ GO = RefSpec(
 (field_declaration name: (field_identifier) type: (_)) @typed
 (short_var_declaration) @typed
 (range_clause) @typed
+(method_elem) @typed
+(field_declaration !name type: (type_identifier) @base)
+(field_declaration !name type: (qualified_type name: (type_identifier) @base))
+(type_elem (type_identifier) @base)
+(type_elem (qualified_type name: (type_identifier) @base))
 (function_declaration result: (_)) @typed
 (method_declaration result: (_)) @typed
 """,
