@@ -16,8 +16,8 @@ For each repository (default: the Python checkouts of psf/requests,
 pallets/flask and pytest-dev/pytest in ``$REPOLENS_BENCH_DATA/checkouts``,
 the TypeScript checkouts of ``$REPOLENS_BENCH_DATA/refs-judge/`` —
 honojs/hono, trpc/trpc and vitest-dev/vitest — and the Go ones there —
-go-chi/chi, spf13/cobra and urfave/cli; see docs/benchmarks.md for how they
-were made), the script builds a repolens index in a temporary folder,
+gin-gonic/gin, go-chi/chi, spf13/cobra and urfave/cli; see docs/benchmarks.md
+for how they were made), the script builds a repolens index in a temporary folder,
 samples ``--per-repo`` definitions (functions, methods and classes of
 source files, and Go's types: structs, interfaces and named types; seeded),
 asks repolens for their uses (:func:`repolens.search.references.references`)
@@ -59,7 +59,7 @@ SHOW = 0  # --show N: print N missed and N wrong references per definition to st
 DEFAULTS = {
     "python": ("checkouts", ("psf__requests@", "pallets__flask@", "pytest-dev__pytest@")),
     "typescript": ("refs-judge", ("honojs__hono@", "trpc__trpc@", "vitest-dev__vitest@")),
-    "go": ("refs-judge", ("go-chi__chi@", "spf13__cobra@", "urfave__cli@")),
+    "go": ("refs-judge", ("gin-gonic__gin@", "go-chi__chi@", "spf13__cobra@", "urfave__cli@")),
 }
 LANGUAGES = tuple(DEFAULTS)
 KINDS = frozenset({"function", "method", "class"})

@@ -47,6 +47,13 @@ GO_PACKAGES = (
     "golang-github-cpuguy83-go-md2man-v2-dev",
     "golang-gopkg-yaml.v3-dev",
     "golang-github-stretchr-testify-dev",
+    "golang-github-gin-contrib-sse-dev",
+    "golang-github-go-playground-validator-v10-dev",
+    "golang-github-pelletier-go-toml.v2-dev",
+    "golang-github-ugorji-go-codec-dev",
+    "golang-github-mattn-go-isatty-dev",
+    "golang-google-protobuf-dev",
+    "golang-golang-x-net-dev",
 )
 GOCODE = "/usr/share/gocode"  # where Debian's golang-*-dev packages put their source
 

@@ -289,6 +289,17 @@ GO_MODULE = {
         "\tf.AddCommand()\n"
         "\to.AddCommand()\n"  # 24
         "}\n"
+        "\n"
+        "type Holder struct {\n"  # 27
+        "\ta Adder\n"
+        "}\n"  # 29
+        "\n"
+        "func NewOuter() *Outer { return nil }\n"  # 31
+        "\n"
+        "func (h *Holder) run() {\n"  # 33
+        "\th.a.AddCommand()\n"
+        "\tNewOuter().AddCommand()\n"  # 35
+        "}\n"
     ),
     "doc/doc.go": (
         "package doc\n"  # 1
@@ -352,6 +363,8 @@ def test_go_a_method_through_the_interfaces_its_type_has_the_methods_of_and_an_e
         "through 21: a.AddCommand()",
         "through 22: b.AddCommand()",
         "through 24: o.AddCommand()",
+        "(*Holder).run 34: h.a.AddCommand()",
+        "(*Holder).run 35: NewOuter().AddCommand()",
     ]  # not f.AddCommand(): Flusher's AddCommand returns an error, Command's nothing
 
 

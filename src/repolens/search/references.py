@@ -113,6 +113,10 @@ class _Meaning:
         return t in self.keys or any(t.endswith("." + f) for f in self.full)
 
 
+# A class as a walk holds it: its file, qualified name, language.
+_Class = tuple[str, str, str]
+
+
 def _qualname_key(qualname: str) -> str:
     return ".".join(split_key(qualname))
 
@@ -144,10 +148,10 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         # Only uses resolved to another key can mean the method through its
         # class (a subclass's self.x, the class's re-exports): a popular
         # class's subclasses and importers are read only when there is one.
-        _inherited(reader, definition, meaning)
-        _through_class_aliases(reader, definition, meaning)
+        subclasses = _inherited(reader, definition, meaning)
         if definition.language == "go":
-            _through_interfaces(reader, definition, meaning, rows)
+            subclasses += _through_interfaces(reader, definition, meaning, rows)
+        _through_class_aliases(reader, definition, meaning, subclasses)
         rows = _aliased(reader, meaning, read)
     own = family(definition.language)
     resolved: list[RefRow] = []
@@ -261,18 +265,23 @@ def _classes_of(reader: IndexReader, method: SymbolRow) -> list[SymbolRow]:
 
 def _through_interfaces(
     reader: IndexReader, method: SymbolRow, meaning: _Meaning, uses: list[RefRow]
-) -> None:
+) -> list[_Class]:
     """Go: add ``I.name`` for every interface ``I`` the method's type
     implements (:func:`golang.implemented`), and for every interface
     embedding one of those: a call through it (``r.Use``, ``r`` a
-    ``Router``) may run this method, as gopls counts it."""
+    ``Router``) may run this method, as gopls counts it. Those interfaces,
+    for the fields and functions of their type (``c.Writer.Flush()``)."""
+    out: list[_Class] = []
     for path, interface in golang.implemented(reader, method, uses):
         meaning.add(path, f"{interface}.{method.name}", "go")
+        out.append((path, interface, "go"))
         of_interface = _Meaning(reader=reader)
         of_interface.add(path, interface, "go")
         for use in _aliased(reader, of_interface):
             if use.kind == "base" and use.scope and of_interface.means(use):
                 meaning.add(use.path, f"{use.scope}.{method.name}", "go")
+                out.append((use.path, use.scope, "go"))
+    return out
 
 
 def _unmet(rows: Iterable[RefRow], meaning: _Meaning, name: str) -> bool:
@@ -304,16 +313,22 @@ def _aliased(reader: IndexReader, meaning: _Meaning, read: _Read | None = None) 
     return list(read.rows.values())
 
 
-def _through_class_aliases(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> None:
+def _through_class_aliases(
+    reader: IndexReader, method: SymbolRow, meaning: _Meaning, subclasses: Sequence[_Class] = ()
+) -> None:
     """Add ``K.name`` for every key ``K`` of the method's class re-exported
     elsewhere (``flask.Flask`` for ``src/flask/app.py``'s ``Flask``): a typed
     local (``app = flask.Flask()``) names the method through it; and
     ``O.x.name`` for every class ``O`` declaring a field ``x`` of the
-    method's class (``c.req.header``, ``c: Context``, ``req: HonoRequest``)."""
+    method's class (``c.req.header``, ``c: Context``, ``req: HonoRequest``),
+    or a function ``O`` returning one (Go's ``New().GET``); the same for
+    each of ``subclasses`` that inherit the method (Go's ``Engine``
+    embedding ``RouterGroup``)."""
     suffix = "." + method.name
-    for cls in _classes_of(reader, method):
+    classes = [(c.path, c.qualname, c.language) for c in _classes_of(reader, method)]
+    for path, qualname, language in [*classes, *subclasses[:ALIASED_SUBCLASSES]]:
         of_class = _Meaning(reader=reader)
-        of_class.add(cls.path, cls.qualname, cls.language)
+        of_class.add(path, qualname, language)
         rows = _aliased(reader, of_class)
         meaning.keys |= {k + suffix for k in of_class.keys}
         meaning.full |= {k + suffix for k in of_class.full}
@@ -345,17 +360,19 @@ def _follow_aliases(rows: Iterable[RefRow], meaning: _Meaning) -> bool:
     return grew
 
 
-def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> None:
+def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> list[_Class]:
     """Add what means ``method`` through the subclasses of its class: their
     ``self.name`` where they do not define ``name`` (an override is met by
-    its own subclasses, not this method's), and their ``super().name``.
-    One read of uses per round of subclasses, whatever their number."""
+    its own subclasses, not this method's), and their ``super().name``; the
+    subclasses that inherit it. One read of uses per round of subclasses,
+    whatever their number."""
     classes = _classes_of(reader, method)
     name = method.name
     seen: set[tuple[str, str]] = set()
+    out: list[_Class] = []
     for _ in range(CLASS_ROUNDS):
         if not classes:
-            return
+            return out
         of_classes = _Meaning(reader=reader)
         for cls in classes[:FAN_OUT]:
             of_classes.add(cls.path, cls.qualname, cls.language)
@@ -379,6 +396,7 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> Non
                 continue
             meaning.add(path, f"{scope}.{name}", language)
             inheriting.add(path, scope, language)
+            out.append((path, scope, language))
             classes.extend(s for s in symbols_in(reader, path) if s.qualname == scope)
         if inheriting.keys and len(inheriting.names) <= ALIASED_SUBCLASSES:
             # A subclass re-exported elsewhere (flask.Flask for src/flask/app.py's
@@ -388,6 +406,7 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> Non
             suffix = "." + name
             meaning.keys |= {k + suffix for k in inheriting.keys - before}
             meaning.full |= {k + suffix for k in inheriting.keys - before}
+    return out
 
 
 _SYMBOLS: dict[tuple[str, str], list[SymbolRow]] = {}
