@@ -148,10 +148,11 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         # Only uses resolved to another key can mean the method through its
         # class (a subclass's self.x, the class's re-exports): a popular
         # class's subclasses and importers are read only when there is one.
-        subclasses = _inherited(reader, definition, meaning)
+        of_classes = _Read()  # the uses of the classes' names, read once for the three
+        subclasses = _inherited(reader, definition, meaning, of_classes)
         if definition.language == "go":
-            subclasses += _through_interfaces(reader, definition, meaning, rows)
-        _through_class_aliases(reader, definition, meaning, subclasses)
+            subclasses += _through_interfaces(reader, definition, meaning, rows, of_classes)
+        _through_class_aliases(reader, definition, meaning, subclasses, of_classes)
         rows = _aliased(reader, meaning, read)
     own = family(definition.language)
     resolved: list[RefRow] = []
@@ -264,7 +265,7 @@ def _classes_of(reader: IndexReader, method: SymbolRow) -> list[SymbolRow]:
 
 
 def _through_interfaces(
-    reader: IndexReader, method: SymbolRow, meaning: _Meaning, uses: list[RefRow]
+    reader: IndexReader, method: SymbolRow, meaning: _Meaning, uses: list[RefRow], read: _Read | None = None
 ) -> list[_Class]:
     """Go: add ``I.name`` for every interface ``I`` the method's type
     implements (:func:`golang.implemented`), and for every interface
@@ -277,7 +278,7 @@ def _through_interfaces(
         out.append((path, interface, "go"))
         of_interface = _Meaning(reader=reader)
         of_interface.add(path, interface, "go")
-        for use in _aliased(reader, of_interface):
+        for use in _aliased(reader, of_interface, read):
             if use.kind == "base" and use.scope and of_interface.means(use):
                 meaning.add(use.path, f"{use.scope}.{method.name}", "go")
                 out.append((use.path, use.scope, "go"))
@@ -314,7 +315,11 @@ def _aliased(reader: IndexReader, meaning: _Meaning, read: _Read | None = None) 
 
 
 def _through_class_aliases(
-    reader: IndexReader, method: SymbolRow, meaning: _Meaning, subclasses: Sequence[_Class] = ()
+    reader: IndexReader,
+    method: SymbolRow,
+    meaning: _Meaning,
+    subclasses: Sequence[_Class] = (),
+    read: _Read | None = None,
 ) -> None:
     """Add ``K.name`` for every key ``K`` of the method's class re-exported
     elsewhere (``flask.Flask`` for ``src/flask/app.py``'s ``Flask``): a typed
@@ -329,7 +334,7 @@ def _through_class_aliases(
     for path, qualname, language in [*classes, *subclasses[:ALIASED_SUBCLASSES]]:
         of_class = _Meaning(reader=reader)
         of_class.add(path, qualname, language)
-        rows = _aliased(reader, of_class)
+        rows = _aliased(reader, of_class, read)
         meaning.keys |= {k + suffix for k in of_class.keys}
         meaning.full |= {k + suffix for k in of_class.full}
         for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
@@ -360,7 +365,9 @@ def _follow_aliases(rows: Iterable[RefRow], meaning: _Meaning) -> bool:
     return grew
 
 
-def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> list[_Class]:
+def _inherited(
+    reader: IndexReader, method: SymbolRow, meaning: _Meaning, read: _Read | None = None
+) -> list[_Class]:
     """Add what means ``method`` through the subclasses of its class: their
     ``self.name`` where they do not define ``name`` (an override is met by
     its own subclasses, not this method's), and their ``super().name``; the
@@ -377,7 +384,7 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> lis
         for cls in classes[:FAN_OUT]:
             of_classes.add(cls.path, cls.qualname, cls.language)
         subclasses = []
-        for use in _aliased(reader, of_classes):
+        for use in _aliased(reader, of_classes, read):
             if (
                 use.kind == "base"
                 and use.scope
@@ -402,7 +409,7 @@ def _inherited(reader: IndexReader, method: SymbolRow, meaning: _Meaning) -> lis
             # A subclass re-exported elsewhere (flask.Flask for src/flask/app.py's
             # Flask) names the method through that key too: app = flask.Flask(); app.route.
             before = set(inheriting.keys)
-            _aliased(reader, inheriting)
+            _aliased(reader, inheriting, read)
             suffix = "." + name
             meaning.keys |= {k + suffix for k in inheriting.keys - before}
             meaning.full |= {k + suffix for k in inheriting.keys - before}
