@@ -299,7 +299,26 @@ GO_MODULE = {
         "func (h *Holder) run() {\n"  # 33
         "\th.a.AddCommand()\n"
         "\tNewOuter().AddCommand()\n"  # 35
+        "\tDefault.AddCommand()\n"
         "}\n"
+    ),
+    "types.go": (
+        "package tool\n"  # 1
+        "\n"
+        "type methodTyp uint\n"  # 3
+        "\n"
+        "type setter interface{ Set() }\n"  # 5
+        "\n"
+        "type impl struct{}\n"  # 7
+    ),
+    "handle.go": (
+        "package tool\n"  # 1
+        "\n"
+        "func handle(setter setter, ms ...methodTyp) {}\n"  # 3
+        "\n"
+        "var _ setter = (*impl)(nil)\n"  # 5
+        "\n"
+        "var Default Adder = &Command{}\n"  # 7
     ),
     "doc/doc.go": (
         "package doc\n"  # 1
@@ -338,6 +357,22 @@ def in_file(text: str, path: str) -> list[str]:
     return listed[start:end]
 
 
+def test_go_types_after_a_variadic_s_dots_beside_a_local_of_their_name_and_in_a_conversion(go_module: Path):
+    assert in_file(service.find_references("types.go:3", go_module).text, "handle.go") == [
+        "handle.go",
+        "handle 3: func handle(setter setter, ms ...methodTyp) {}",
+    ]
+    assert in_file(service.find_references("types.go:5", go_module).text, "handle.go") == [
+        "handle.go",
+        "handle 3: func handle(setter setter, ms ...methodTyp) {}",
+        "(module) 5: var _ setter = (*impl)(nil)",
+    ]
+    assert in_file(service.find_references("types.go:7", go_module).text, "handle.go") == [
+        "handle.go",
+        "(module) 5: var _ setter = (*impl)(nil)",
+    ]
+
+
 def test_go_a_method_through_locals_fields_results_elements_and_receivers_not_a_closure_s(go_module: Path):
     assert in_file(service.find_references("tool.go:11", go_module).text, "run.go") == [
         "run.go",
@@ -365,6 +400,7 @@ def test_go_a_method_through_the_interfaces_its_type_has_the_methods_of_and_an_e
         "through 24: o.AddCommand()",
         "(*Holder).run 34: h.a.AddCommand()",
         "(*Holder).run 35: NewOuter().AddCommand()",
+        "(*Holder).run 36: Default.AddCommand()",
     ]  # not f.AddCommand(): Flusher's AddCommand returns an error, Command's nothing
 
 

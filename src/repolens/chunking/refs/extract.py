@@ -305,7 +305,7 @@ class _Extraction:
                 if m is None:
                     continue
                 name, recv = m.group(1), _CHAIN_SEP.sub(".", name[: m.start()]).strip(".:\\")
-            elif start and src[start - 1] in _SEPARATOR_ENDS:
+            elif start and src[start - 1] in _SEPARATOR_ENDS and src[max(start - 3, 0) : start] != b"...":
                 m = _RECEIVER_REVERSED.match(src[max(start - _RECEIVER_BYTES, 0) : start][::-1])
                 recv = m.group(1)[::-1].decode("utf-8", "replace") if m is not None else "?"
             elif capture == "attr":
@@ -319,7 +319,7 @@ class _Extraction:
                 kind = capture
                 if fn >= 0 and (fn, name) in local_imports:
                     target = local_imports[(fn, name)]
-                elif (fn, raw) in binds:
+                elif (fn, raw) in binds and node.type != "type_identifier":  # a type is never a local
                     continue  # a local of the function: no reference
                 else:
                     target = module.get(name, "")
@@ -443,6 +443,10 @@ class _Extraction:
                 if node.type in _RESULT_DECLARING:  # func f() *T: what f returns, for f().x elsewhere
                     self.fields.setdefault((scopes.qualname(scopes.inner[line]), ""), (key, line))
                     break
+                if (
+                    fn < 0 and node.type == "var_spec"
+                ):  # Go: var V T at the top, for V.x in the package's files
+                    self.fields.setdefault((name, ""), (key, line))
                 head, dot, field = name.partition(".")
                 if dot and head in self.rs.self_names and "." not in field:
                     owner = scopes.owner_class(scopes.inner[line])  # self.x = Cls() in a method
@@ -541,6 +545,8 @@ class _Extraction:
             return ""  # a local variable: its type is not known here
         if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module
             base = self.typed.get((-1, head)) or self.module.get(head)
+        if not base and rs.package_members and not self.star and head not in rs.builtins:
+            base = f"{self.package}.{head}"  # a variable of the package (another file's var V T)
         if not base:
             return ""
         return ".".join([base, *parts[1:], name])

@@ -219,6 +219,7 @@ GO = RefSpec(
 (keyed_element value: (literal_element (identifier) @name))
 (literal_value (literal_element (identifier) @name))
 (expression_list (identifier) @name)
+(parenthesized_expression (unary_expression operand: (identifier) @name))
 (type_spec name: (type_identifier) @skip)
 (type_parameter_declaration name: (identifier) @skip)
 (parameter_declaration name: (identifier) @bind)
