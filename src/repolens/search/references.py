@@ -148,11 +148,15 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         # Only uses resolved to another key can mean the method through its
         # class (a subclass's self.x, the class's re-exports): a popular
         # class's subclasses and importers are read only when there is one.
-        of_classes = _Read()  # the uses of the classes' names, read once for the three
+        # Go: the uses of the classes' names read once for the three walks (its types are few; a
+        # Python hierarchy's are many, and a shared read would be gone through again each round).
+        of_classes = _Read() if definition.language == "go" else None
         subclasses = _inherited(reader, definition, meaning, of_classes)
-        if definition.language == "go":
-            subclasses += _through_interfaces(reader, definition, meaning, rows, of_classes)
-        _through_class_aliases(reader, definition, meaning, subclasses, of_classes)
+        if definition.language == "go":  # embedding and interfaces: Go's types are followed like its class
+            related = subclasses + _through_interfaces(reader, definition, meaning, rows, of_classes)
+        else:  # (a popular Python class's subclasses would cost seconds, for no use found)
+            related = []
+        _through_class_aliases(reader, definition, meaning, related, of_classes)
         rows = _aliased(reader, meaning, read)
     own = family(definition.language)
     resolved: list[RefRow] = []
@@ -327,8 +331,8 @@ def _through_class_aliases(
     ``O.x.name`` for every class ``O`` declaring a field ``x`` of the
     method's class (``c.req.header``, ``c: Context``, ``req: HonoRequest``),
     or a function ``O`` returning one (Go's ``New().GET``); the same for
-    each of ``subclasses`` that inherit the method (Go's ``Engine``
-    embedding ``RouterGroup``)."""
+    each of ``subclasses``, classes that have the method too (Go's
+    ``Engine`` embedding ``RouterGroup``, an interface it implements)."""
     suffix = "." + method.name
     classes = [(c.path, c.qualname, c.language) for c in _classes_of(reader, method)]
     for path, qualname, language in [*classes, *subclasses[:ALIASED_SUBCLASSES]]:
