@@ -26,7 +26,10 @@ installed into ``$REPOLENS_BENCH_DATA/lsp`` on first use; gopls for Go,
 from Debian's packages: ``bench/common/lsp_judges.py``).
 
 A reference is a (path, line); the definition's own line is left out of
-both sides, and the judge's references in files repolens does not index.
+both sides, and the judge's references in files repolens does not index;
+for Go, both sides' in files the go command does not build here (the
+judge never reads them: ``_examples/``, another platform's files), and a
+definition the judge fails on (gopls crashes on some) is left out.
 Printed per repository and per language: definitions asked, the judge's
 references, repolens's resolved ones with their precision and recall, the
 recall of resolved and name matches together, the name matches' precision,
