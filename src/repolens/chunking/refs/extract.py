@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 from collections.abc import Sequence
 
@@ -116,6 +117,18 @@ def extract_refs(
         return []
     caps = ts.QueryCursor(query).captures(tree.root_node)
     return _Extraction(rs, src, path, symbols, nlines).run(caps)
+
+
+def _in_file_order(nodes: Sequence[ts.Node]) -> list[ts.Node]:
+    """``nodes`` by where they start. A query's captures of one name come in
+    an order that changes from one run to the next (py-tree-sitter 0.26:
+    the typed assignments of one file in 20 orders in 20 runs), and what a
+    later import or assignment binds replaces an earlier one's: read in file
+    order, a file's references are the same at every build."""
+    return sorted(nodes, key=_START)
+
+
+_START = operator.attrgetter("start_byte")
 
 
 # Bytes that may end a separator before a member's name: . : > \\
@@ -251,7 +264,7 @@ class _Extraction:
         scopes = self.scopes
         inner = scopes.inner
         function = scopes.function
-        skip_ranges = self._imports(caps.get("import", ()))
+        skip_ranges = self._imports(_in_file_order(caps.get("import", ())))
         binds: set[tuple[int, bytes]] = set()
         excluded: set[int] = set()
         for node in caps.get("bind", ()):
@@ -260,8 +273,8 @@ class _Extraction:
             binds.add((function[node.start_point[0] + 1], src[start : node.end_byte]))
         for node in caps.get("skip", ()):
             excluded.add(node.start_byte)
-        receivers = self._receivers(caps.get("self", ()))
-        self.typed = self._typed(caps.get("typed", ()))
+        receivers = self._receivers(_in_file_order(caps.get("self", ())))
+        self.typed = self._typed(_in_file_order(caps.get("typed", ())))
         uses: dict[int, tuple[str, ts.Node]] = {}
         for capture in _USE_CAPTURES[:-1]:
             for node in caps.get(capture, ()):
