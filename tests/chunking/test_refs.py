@@ -7,7 +7,7 @@ import tree_sitter as ts
 
 from repolens.chunking.dispatch import chunk_file
 from repolens.chunking.grammars import SPECS, load_language
-from repolens.chunking.refs import Ref, definition_keys
+from repolens.chunking.refs import Ref, RefRows, definition_keys, ref_rows
 from repolens.chunking.refs.specs import REF_SPECS
 
 # One file per language that calls ``helper`` (defined in it or not), inside a definition.
@@ -42,7 +42,8 @@ CALLS = {
 
 
 def refs_of(path: str, text: str, language: str) -> list[Ref]:
-    return chunk_file(path, text, language).refs
+    rows = chunk_file(path, text, language).refs
+    return rows.refs() if rows is not None else []
 
 
 def test_every_language_with_a_grammar_has_a_query_that_compiles():
@@ -197,6 +198,22 @@ def test_javascript_imports_exports_and_require():
     assert ("a", 6, "call", "src.app.lib.x.a", "") in got
 
 
+def test_a_file_s_references_are_rows_of_their_fields_in_line_order():
+    text = (
+        "void helper() {}\n"
+        "struct A {\n"
+        "  int operator%(int b) const {\n"  # a scope holding % (the rows are written from templates)
+        "    helper();\n"
+        "    return b;\n"
+        "  }\n"
+        "};\n"
+    )
+    rows = chunk_file("a.cpp", text, "cpp").refs
+    assert rows == RefRows("helper\t4\tcall\tA::operator%\t=helper\t", ("helper",))
+    assert rows.refs() == [Ref("helper", 4, "call", "A::operator%", "=helper", "")]
+    assert ref_rows(rows.refs()) == rows
+
+
 def test_a_key_is_the_end_of_the_defining_path():
     assert definition_keys("src/repolens/chunking/__init__.py", "Chunk", "python") == {
         "src.repolens.chunking.Chunk",
@@ -212,4 +229,4 @@ def test_a_key_is_the_end_of_the_defining_path():
 
 def test_a_file_that_does_not_parse_keeps_its_chunks_and_has_no_references():
     result = chunk_file("broken.py", "def (:\n" * 50, "python")
-    assert result.chunks and result.refs == []
+    assert result.chunks and result.refs is None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from repolens.chunking import Chunk, Symbol
-from repolens.chunking.refs import Ref
+from repolens.chunking.refs import RefRows
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class ChunkedFile:
     chunks: list[Chunk]
     symbols: list[Symbol] = field(default_factory=list)
     parse_error: bool = False
-    refs: list[Ref] = field(default_factory=list)
+    refs: RefRows | None = None
 
 
 class Chunker(Protocol):

@@ -44,7 +44,7 @@ from repolens.chunking.grammars import (
     spec_for,
 )
 from repolens.chunking.pack import Def, Packer, source_lines
-from repolens.chunking.refs import Ref
+from repolens.chunking.refs import RefRows
 from repolens.chunking.refs.extract import extract_refs
 from repolens.chunking.text import MAX_LINES, window_chunks
 
@@ -190,12 +190,12 @@ def symbols_of(defs: list[Def], path: str, language: str) -> list[Symbol]:
 
 def _refs(
     tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: list[Symbol], nlines: int
-) -> list[Ref]:
+) -> RefRows | None:
     """The file's references; none when their extraction fails (its chunks are kept all the same)."""
     try:
         return extract_refs(tree, src, spec, path, symbols, nlines)
     except Exception:  # a reference spec failing on one file must cost its references only
-        return []
+        return None
 
 
 def _windows(path: str, text: str, language: str, lines: list[str], *, parse_error: bool) -> ChunkedFile:

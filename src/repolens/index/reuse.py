@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repolens.chunking import Symbol
+from repolens.chunking.refs import ref_rows
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.discover import worktree as git
 from repolens.errors import RepolensError
@@ -190,7 +191,7 @@ class Donors:
                 chunks=file_chunks,
                 symbols=[_symbol(r) for r in symbols.get(path, ())],
                 fields=[document_fields(c) for c in file_chunks],
-                refs=pack(as_refs(refs.get(path, ()))),
+                refs=pack(ref_rows(as_refs(refs.get(path, ())))),
             )
             out[path] = Reused(prepared, {c.id: vectors[c.id] for c in file_chunks if c.id in vectors})
         return out

@@ -1,7 +1,8 @@
 """A file's references as stored, the same in every backend.
 
 A file's references (:class:`repolens.chunking.refs.Ref`) are kept as one
-compressed blob per file (``refs``: one line per reference, its fields
+compressed blob per file (``refs``: the rows of
+:class:`repolens.chunking.refs.RefRows`, one line per reference, its fields
 tab-separated), and ``ref_names`` holds each distinct (name, file) pair, so
 a lookup by name reads the blobs of the files that use it and nothing else.
 One row per reference would cost ~50 bytes each (a million-line corpus holds
@@ -11,27 +12,19 @@ One row per reference would cost ~50 bytes each (a million-line corpus holds
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from repolens.chunking.refs import Ref
+from repolens.chunking.refs import Ref, RefRows
 from repolens.store.records import PackedRefs, RefRow
 
-_CLEAN = str.maketrans({"\t": " ", "\n": " "})
+_LEVEL = 6  # zlib's
 
 
-def pack_refs(refs: Sequence[Ref]) -> bytes:
-    """The blob of a file's references (b"" for none)."""
-    if not refs:
-        return b""
-    text = "\n".join(
-        f"{r.name}\t{r.line}\t{r.kind}\t{r.scope.translate(_CLEAN)}\t{r.target}\t{r.binds}" for r in refs
-    )
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
-
-
-def pack(refs: Sequence[Ref]) -> PackedRefs | None:
-    """What the store writes for a file's ``refs`` (None for none)."""
-    return PackedRefs(pack_refs(refs), tuple(ref_names(refs))) if refs else None
+def pack(rows: RefRows | None) -> PackedRefs | None:
+    """What the store writes for a file's references (None for none)."""
+    if rows is None:
+        return None
+    return PackedRefs(zlib.compress(rows.text.encode("utf-8", "surrogatepass"), _LEVEL), rows.names)
 
 
 def ref_names(refs: Iterable[Ref]) -> list[str]:

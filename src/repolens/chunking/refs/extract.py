@@ -22,8 +22,10 @@ base, decorator, type, attr, name that captured it. Its receiver is the
 chain of names before it (``a.b`` of ``a.b.f``), read back from the text.
 
 Only name nodes are captured, never whole expressions: a file has about one
-use per line of code, and each costs a few Python operations on top of
-tree-sitter's pass.
+use per line of code, and after tree-sitter's pass (and the node objects
+py-tree-sitter makes of its captures) each costs a few Python operations:
+the captures are read in bulk, and a use's row is written from what was
+worked out once per file for its name (or its receiver) in its definition.
 
 Resolution within the file, in order: a name bound by an import in the same
 function, then a local (skipped), then a name the module binds (its own
@@ -38,15 +40,20 @@ import bisect
 import functools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import compress, repeat
 
 import tree_sitter as ts
 
 from repolens.chunking import Symbol
 from repolens.chunking.grammars import LangSpec, load_language
-from repolens.chunking.refs import Ref, package_key, same_file_key, split_key
+from repolens.chunking.refs import Ref, RefRows, clean_scope, package_key, ref_row, same_file_key, split_key
 from repolens.chunking.refs.imports import Binding
 from repolens.chunking.refs.specs import REF_SPECS, RefSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Kinds of definition whose body binds local names.
 _FUNCTION_KINDS = frozenset({"function", "method"})
@@ -67,6 +74,72 @@ _TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 _LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
 # How far back a receiver is looked for.
 _RECEIVER_BYTES = 160
+# Read off many nodes at once with map (no Python frame per node).
+_START = operator.attrgetter("start_byte")
+_END = operator.attrgetter("end_byte")
+_POINT = operator.attrgetter("start_point")
+_ROW = operator.itemgetter(0)
+_NEXT = (1).__add__
+_LINE = operator.itemgetter(1)  # Ref.line
+
+
+class _Memo(dict):
+    """A dict that makes a missing value with ``make(key)`` and keeps it: a
+    hit costs one lookup in C."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.make(key)
+        return value
+
+
+_LOCAL = "local"  # a template's stand-in: the name is a local's (see _Extraction._plain_row)
+
+
+def _escaped(text: str) -> str:
+    """``text`` inside a ``%`` template."""
+    return text.replace("%", "%%")
+
+
+def _outside(starts: list[int], ranges: list[tuple[int, int]]) -> list[int]:
+    """``starts`` (sorted) but those in one of ``ranges`` (import statements,
+    sorted; a start in the last range starting at or before it). Most files
+    have their imports first: only the starts between the first range's
+    start and the last end are looked at."""
+    if not ranges:
+        return starts
+    firsts = [r[0] for r in ranges]
+    lo = bisect.bisect_left(starts, firsts[0])
+    hi = bisect.bisect_left(starts, max(r[1] for r in ranges))
+    kept = []
+    for start in starts[lo:hi]:
+        k = bisect.bisect_right(firsts, start) - 1
+        if start >= ranges[k][1]:
+            kept.append(start)
+    starts[lo:hi] = kept
+    return starts
+
+
+class _Utf8Slices:
+    """A file's bytes, sliced by byte offsets into text (see :func:`_text`)."""
+
+    __slots__ = ("src",)
+
+    def __init__(self, src: bytes) -> None:
+        self.src = src
+
+    def __getitem__(self, span: slice) -> str:
+        return self.src[span].decode("utf-8", "replace")
+
+
+def _text(src: bytes) -> str | _Utf8Slices:
+    """``src`` to slice by byte offsets into text: the decoded text itself
+    when it is ASCII (most files: its offsets are the bytes'), else each
+    slice decoded as it is cut."""
+    return src.decode("ascii") if src.isascii() else _Utf8Slices(src)
 
 
 @functools.cache
@@ -89,9 +162,11 @@ class _Scopes:
             if hi >= lo:
                 inner[lo : hi + 1] = [i] * (hi - lo + 1)
         self.inner = inner
+        # by definition: the function that owns its locals (the last: outside every definition)
         owner = [i if s.kind in _FUNCTION_KINDS else -1 for i, s in enumerate(symbols)]
         owner.append(-1)  # inner[line] == -1: outside every definition
-        self.function = [owner[i] for i in inner]
+        self.owner = owner
+        self.function = list(map(owner.__getitem__, inner))
 
     def qualname(self, i: int) -> str:
         return self.symbols[i].qualname if i >= 0 else ""
@@ -108,27 +183,24 @@ class _Scopes:
 
 def extract_refs(
     tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: Sequence[Symbol], nlines: int
-) -> list[Ref]:
-    """The references of one parsed file (see the module docstring); [] for
-    a language without a reference spec."""
+) -> RefRows | None:
+    """The references of one parsed file (see the module docstring); None
+    for none, or a language without a reference spec."""
     rs = REF_SPECS.get(spec.name)
     query = _query(spec.module, spec.entry, spec.name) if rs is not None else None
     if rs is None or query is None:
-        return []
-    caps = ts.QueryCursor(query).captures(tree.root_node)
-    return _Extraction(rs, src, path, symbols, nlines).run(caps)
+        return None
+    return _Extraction(rs, src, path, symbols, nlines).run(ts.QueryCursor(query).captures(tree.root_node))
 
 
 def _in_file_order(nodes: Sequence[ts.Node]) -> list[ts.Node]:
-    """``nodes`` by where they start. A query's captures of one name come in
-    an order that changes from one run to the next (py-tree-sitter 0.26:
-    the typed assignments of one file in 20 orders in 20 runs), and what a
-    later import or assignment binds replaces an earlier one's: read in file
-    order, a file's references are the same at every build."""
+    """``nodes`` by where they start. py-tree-sitter (0.26) gathers a
+    capture name's nodes in a set, so they come in an order that changes
+    from one run to the next (the typed assignments of one file in 20 orders
+    in 20 runs), and what a later import or assignment binds replaces an
+    earlier one's: read in file order, a file's references are the same at
+    every build."""
     return sorted(nodes, key=_START)
-
-
-_START = operator.attrgetter("start_byte")
 
 
 # Bytes that may end a separator before a member's name: . : > \\
@@ -255,108 +327,202 @@ class _Extraction:
         self.scoped: dict[tuple[int, str], list[tuple[int, int, str]]] = {}
         self.fields: dict[tuple[str, str], tuple[str, int]] = {}  # (class, field) -> its type's key, line
         self.members: list[tuple[str, str, int]] = []  # Go: (interface, method, line) of its method set
-        self.refs: list[Ref] = []
+        self.binds: set[tuple[int, bytes]] = set()  # (function, name) of the names bound locally
+        self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
+        self.refs: list[Ref] = []  # of imports, fields and members (the uses are rows: see run)
+        self.names: set[str] = set()  # the names of the rows
+        self.owner = self.scopes.owner
+        # by definition (the last: outside every one), its name as a row holds it
+        self.scope_names = [clean_scope(s.qualname) for s in symbols]
+        self.scope_names.append("")
 
-    def run(self, caps: dict[str, list[ts.Node]]) -> list[Ref]:
-        """The references, in the order of their lines. One loop over the
-        captures, its lookups held in locals: it runs once per use."""
+    def run(self, caps: dict[str, list[ts.Node]]) -> RefRows | None:
+        """The file's references as rows (None for none).
+
+        The loop below runs once per use (a million-line corpus holds ~1.3
+        million), so it does little: the captures are read in bulk before it
+        (``map`` over the nodes, no Python frame per node), a use writes its
+        row at once (no :class:`Ref` made, then formatted), and what its row
+        depends on besides its line (its name or its receiver, and the
+        definition it is in) is worked out once per file."""
         src = self.src
-        scopes = self.scopes
-        inner = scopes.inner
-        function = scopes.function
+        inner = self.scopes.inner
         skip_ranges = self._imports(_in_file_order(caps.get("import", ())))
-        binds: set[tuple[int, bytes]] = set()
-        excluded: set[int] = set()
-        for node in caps.get("bind", ()):
-            start = node.start_byte
-            excluded.add(start)
-            binds.add((function[node.start_point[0] + 1], src[start : node.end_byte]))
-        for node in caps.get("skip", ()):
-            excluded.add(node.start_byte)
-        receivers = self._receivers(_in_file_order(caps.get("self", ())))
+        excluded = self._locals(caps.get("bind", ()))
+        excluded.update(map(_START, caps.get("skip", ())))
+        self.receivers = self._receivers(_in_file_order(caps.get("self", ())))
         self.typed = self._typed(_in_file_order(caps.get("typed", ())))
-        uses: dict[int, tuple[str, ts.Node]] = {}
-        for capture in _USE_CAPTURES[:-1]:
-            for node in caps.get(capture, ()):
-                start = node.start_byte
-                if start not in uses and start not in excluded:
-                    uses[start] = (capture, node)
-        # A plain name is kept only when the file binds it: most are locals,
-        # dropped here before they cost a use's work.
-        bound = {n.encode() for n in self.module} | {n.encode() for _, n in self.local_imports}
-        package_names = self.rs.package_members  # Go: a name the file does not bind may be its package's
-        for node in caps.get("name", ()):
-            start = node.start_byte
-            if (
-                start not in uses
-                and start not in excluded
-                and (package_names or src[start : node.end_byte] in bound)
-            ):
-                uses[start] = ("name", node)
-        starts = [r[0] for r in skip_ranges]
-        rs = self.rs
-        module = self.module
-        local_imports = self.local_imports
-        modules_bound = self.modules_bound
-        builtins = rs.builtins
-        fallback = self.package if rs.package and not self.star else ""
-        refs = self.refs
-        qualname = scopes.qualname
-        for start in sorted(uses):
+        uses = self._uses(caps, excluded)
+        builtins = self.rs.builtins
+        scope_names = self.scope_names
+        names = self.names
+        text = _text(src)
+        padded = b"\0" + src  # padded[start] is the byte before a name (none before the first)
+        reversed_src = src[::-1]
+        size = len(src)
+        block_scopes = self.rs.block_scopes
+        members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
+        plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none
+        rows: list[str] = []
+        lines: list[int] = []
+        for start in _outside(sorted(uses), skip_ranges):
             capture, node = uses[start]
-            if starts:
-                k = bisect.bisect_right(starts, start) - 1
-                if k >= 0 and start < skip_ranges[k][1]:
-                    continue
-            raw = src[start : node.end_byte]
             line = node.start_point[0] + 1
-            fn = function[line]
-            name = raw.decode("utf-8", "replace")
-            recv = ""
+            at = inner[line]
+            name = text[start : node.end_byte]
             if not name.isidentifier():  # a name holding its own receiver (Perl's Foo::g), or $x
-                m = _LAST_NAME.search(name)
-                if m is None:
-                    continue
-                name, recv = m.group(1), _CHAIN_SEP.sub(".", name[: m.start()]).strip(".:\\")
-            elif start and src[start - 1] in _SEPARATOR_ENDS and src[max(start - 3, 0) : start] != b"...":
-                m = _RECEIVER_REVERSED.match(src[max(start - _RECEIVER_BYTES, 0) : start][::-1])
-                recv = m.group(1)[::-1].decode("utf-8", "replace") if m is not None else "?"
-            elif capture == "attr":
-                recv = "?"  # an expression (or a spaced-out chain): not a name to follow
-            if recv:
-                kind = "attr" if capture == "name" else capture
-                target = self._member(recv, name, inner[line], fn, receivers, binds, start)
-                if not target and kind == "attr":
+                template = self._odd_row(capture, name, at, node)
+            elif padded[start] in _SEPARATOR_ENDS and src[max(start - 3, 0) : start] != b"...":
+                # a member (not a spread's or variadic's name): its receiver is read back from the text
+                m = _RECEIVER_REVERSED.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
+                # with block scopes a local's type depends on where the use stands
+                prefix = members[(m.group(1) if m is not None else b"?", at, start if block_scopes else 0)]
+                if prefix:
+                    kind = "attr" if capture == "name" else capture
+                    rows.append(f"{name}\t{line}\t{kind}\t{scope_names[at]}\t{prefix}{name}\t")
+                elif capture == "attr" or capture == "name" or name in builtins:
                     continue  # obj.field of an unknown obj: a name match too weak to keep
-            else:
-                kind = capture
-                if fn >= 0 and (fn, name) in local_imports:
-                    target = local_imports[(fn, name)]
-                elif (fn, raw) in binds and node.type != "type_identifier":  # a type is never a local
-                    continue  # a local of the function: no reference
                 else:
-                    target = module.get(name, "")
-                    if target and name in modules_bound:
-                        continue  # the module itself, not a definition
-                if not target:
-                    if (capture == "name" and not package_names) or name in builtins:
-                        continue  # a plain word the file does not bind: noise
-                    if fallback:
-                        target = f"{fallback}.{name}"
-            if not target:
-                if name in builtins:
-                    continue
-            elif target[0] not in "=^":
-                name = target.rpartition(".")[2]  # an alias (import x as y) is a use of x
-            refs.append(Ref(name, line, kind, qualname(inner[line]), target))
+                    rows.append(f"{name}\t{line}\t{capture}\t{scope_names[at]}\t\t")
+                lines.append(line)
+                names.add(name)
+                continue
+            elif capture == "attr":
+                continue  # an expression (or a spaced-out chain): not a name to follow
+            else:
+                template = plain[(capture, name, at)]
+                if template is _LOCAL:  # a local's name: no reference, unless it names a type
+                    template = self._type_row(capture, name, at) if node.type == "type_identifier" else None
+            if template is not None:
+                rows.append(template % line)
+                lines.append(line)
         # A field of a declared type, for other files' obj.field.name (kind field: never a use).
         for (owner, field), (key, line) in self.fields.items():  # field "": what a function returns
-            refs.append(Ref(split_key(key)[-1], line, "field", f"{owner}.{field}" if field else owner, key))
+            scope = f"{owner}.{field}" if field else owner
+            self.refs.append(Ref(split_key(key)[-1], line, "field", scope, key, ""))
         # A method an interface declares (kind member: never a use), for the types implementing it.
         for owner, method, line in self.members:
-            refs.append(Ref(method, line, "member", f"{owner}.{method}", self._own_key(owner)))
-        refs.sort(key=lambda r: r.line)  # the imports came first
-        return refs
+            self.refs.append(Ref(method, line, "member", f"{owner}.{method}", self._own_key(owner), ""))
+        rows = self._with_refs(rows, lines)
+        return RefRows("\n".join(rows), tuple(sorted(names))) if rows else None
+
+    def _locals(self, nodes: Sequence[ts.Node]) -> set[int]:
+        """Sets ``self.binds``, the (function, name) of each name bound
+        locally; returns where those names stand (no use there)."""
+        starts = list(map(_START, nodes))
+        functions = map(self.scopes.function.__getitem__, map(_NEXT, map(_ROW, map(_POINT, nodes))))
+        raws = map(self.src.__getitem__, map(slice, starts, map(_END, nodes)))
+        self.binds = set(zip(functions, raws, strict=False))
+        return set(starts)
+
+    def _uses(self, caps: dict[str, list[ts.Node]], excluded: set[int]) -> dict[int, tuple[str, ts.Node]]:
+        """Where each use starts -> its capture and node: the first capture
+        of _USE_CAPTURES wins (so they are laid over each other from the
+        last), and a plain name is kept only when the file binds it: most are
+        locals, dropped here before they cost a use's work."""
+        uses: dict[int, tuple[str, ts.Node]] = {}
+        for capture in reversed(_USE_CAPTURES[:-1]):
+            nodes = caps.get(capture)
+            if nodes:
+                uses.update(zip(map(_START, nodes), zip(repeat(capture), nodes, strict=False), strict=False))
+        for start in excluded.intersection(uses):
+            del uses[start]
+        nodes = caps.get("name")
+        if nodes and self.rs.package_members:  # Go: a name the file does not bind may be its package's
+            for start, node in zip(map(_START, nodes), nodes, strict=False):
+                if start not in uses and start not in excluded:
+                    uses[start] = ("name", node)
+        elif nodes:
+            bound = {n.encode() for n in self.module} | {n.encode() for _, n in self.local_imports}
+            starts = list(map(_START, nodes))
+            raws = map(self.src.__getitem__, map(slice, starts, map(_END, nodes)))
+            for start, node in compress(zip(starts, nodes, strict=False), map(bound.__contains__, raws)):
+                if start not in uses and start not in excluded:
+                    uses[start] = ("name", node)
+        return uses
+
+    def _with_refs(self, rows: list[str], lines: list[int]) -> list[str]:
+        """``rows`` (of uses, at ``lines``) with those of ``self.refs`` (the
+        imports, then the fields and members) among them by line: on one
+        line, imports before uses before the rest (a stable sort of them all,
+        in that order)."""
+        if not self.refs:
+            return rows
+        out: list[str] = []
+        done = 0
+        for ref in sorted(self.refs, key=_LINE):
+            line = ref[1]
+            after = ref[2] in ("field", "member")
+            at = bisect.bisect_right(lines, line) if after else bisect.bisect_left(lines, line)
+            out.extend(rows[done:at])
+            done = max(done, at)
+            out.append(ref_row(ref))
+            self.names.add(ref[0])
+        out.extend(rows[done:])
+        return out
+
+    def _plain_row(self, key: tuple[str, str, int]) -> str | None:
+        """The template of the rows of a use of a name without a receiver
+        (``capture``, ``name``, in definition ``at``), None when it is no
+        reference, ``_LOCAL`` when the name is a local's (no reference but
+        where a type is named)."""
+        capture, name, at = key
+        return self._plain_template(capture, name, at, name.encode())
+
+    def _type_row(self, capture: str, name: str, at: int) -> str | None:
+        """:meth:`_plain_row` of a type named like a local (a type is never a local)."""
+        return self._plain_template(capture, name, at, name.encode(), a_type=True)
+
+    def _plain_template(
+        self, capture: str, name: str, at: int, raw: bytes, *, a_type: bool = False
+    ) -> str | None:
+        fn = self.owner[at]
+        if fn >= 0 and (fn, name) in self.local_imports:
+            target = self.local_imports[(fn, name)]
+        elif (fn, raw) in self.binds and not a_type:
+            return _LOCAL  # a local of the function: no reference
+        else:
+            target = self.module.get(name, "")
+            if target and name in self.modules_bound:
+                return None  # the module itself, not a definition
+        if not target:
+            if (capture == "name" and not self.rs.package_members) or name in self.rs.builtins:
+                return None  # a plain word the file does not bind: noise
+            if self.package and self.rs.package and not self.star:
+                target = f"{self.package}.{name}"
+        return self._template(name, capture, at, target)
+
+    def _odd_row(self, capture: str, raw: str, at: int, node: ts.Node) -> str | None:
+        """The template of the row of a name that holds its receiver (Perl's
+        ``Foo::g``) or is no identifier (``$x``), None when it is no
+        reference: what the main loop does, for these few."""
+        m = _LAST_NAME.search(raw)
+        if m is None:
+            return None
+        name, recv = m.group(1), _CHAIN_SEP.sub(".", raw[: m.start()]).strip(".:\\")
+        if not recv:
+            template = self._plain_template(capture, name, at, raw.encode())
+            if template is _LOCAL:
+                a_type = node.type == "type_identifier"
+                return self._plain_template(capture, name, at, raw.encode(), a_type=True) if a_type else None
+            return template
+        kind = "attr" if capture == "name" else capture
+        prefix = self._member_prefix(recv, at, node.start_byte)
+        if not prefix and kind == "attr":
+            return None
+        return self._template(name, kind, at, prefix + name if prefix else "")
+
+    def _template(self, name: str, kind: str, at: int, target: str) -> str | None:
+        """The row of a use less its line, ``template % line`` makes it; None
+        for a name match of a builtin."""
+        if not target:
+            if name in self.rs.builtins:
+                return None
+        elif target[0] not in "=^":
+            name = target.rpartition(".")[2]  # an alias (import x as y) is a use of x
+        self.names.add(name)
+        scope = self.scope_names[at]
+        return f"{_escaped(name)}\t%d\t{kind}\t{_escaped(scope)}\t{_escaped(target)}\t"
 
     # -- imports -------------------------------------------------------------
     def _imports(self, nodes: Sequence[ts.Node]) -> list[tuple[int, int]]:
@@ -446,13 +612,15 @@ class _Extraction:
                     kind = kind.child_by_field_name("function") or kind.child_by_field_name("constructor")
                     if kind is None:
                         continue
-                text = _plain_type(src[kind.start_byte : kind.end_byte].decode("utf-8", "replace"))
-                if not _TYPE_NAME.fullmatch(text):
-                    break
+                text = src[kind.start_byte : kind.end_byte].decode("utf-8", "replace")
+                if not _TYPE_NAME.fullmatch(text):  # a plain (dotted) name is its own plain type
+                    text = _plain_type(text)
+                    if not _TYPE_NAME.fullmatch(text):
+                        break
                 key = out.get((fn, text), "") if named else self._type_key(text, fn, out)
-                name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
                 if not key:
                     break
+                name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
                 if node.type in _RESULT_DECLARING:  # func f() *T: what f returns, for f().x elsewhere
                     self.fields.setdefault((scopes.qualname(scopes.inner[line]), ""), (key, line))
                     break
@@ -521,20 +689,28 @@ class _Extraction:
             return f"{self.package}.{'.'.join(split_key(qualname))}"
         return same_file_key(qualname)
 
-    def _member(
-        self,
-        recv: str,
-        name: str,
-        at: int,
-        fn: int,
-        receivers: dict[int, str],
-        binds: set[tuple[int, bytes]],
-        start: int = 0,
-    ) -> str:
+    def _own_prefix(self, qualname: str) -> str:
+        """:meth:`_own_key` of a member of ``qualname``, less the member's name."""
+        head = f"{self.package}." if self.rs.package_members else "="
+        return head + "".join(p + "." for p in split_key(qualname))
+
+    def _receiver_prefix(self, key: tuple[bytes, int, int]) -> str:
+        """:meth:`_member_prefix` of a receiver as read back from the text
+        (reversed; ``b"?"`` for none that is a name) in definition ``at``, at
+        byte ``start`` (0 but with block scopes)."""
+        reversed_recv, at, start = key
+        recv = reversed_recv[::-1].decode("utf-8", "replace") if reversed_recv != b"?" else "?"
+        return self._member_prefix(recv, at, start)
+
+    def _member_prefix(self, recv: str, at: int, start: int) -> str:
+        """What ``recv.name`` in definition ``at`` resolves to, less the
+        name: the target is this prefix and the name ("" when unresolved).
+        The same for every name of one receiver in one definition, so it is
+        worked out once for them all."""
         rs = self.rs
         if recv in rs.super_names:
             owner = self.scopes.owner_class(at)
-            return "^" + ".".join([*split_key(owner), name]) if owner else ""
+            return "^" + "".join(p + "." for p in split_key(owner)) if owner else ""
         if recv == "?":
             return ""
         if "(" in recv:
@@ -543,18 +719,19 @@ class _Extraction:
             recv = recv.replace("()", "")  # x.f().g: g of what f returns
             if "(" in recv:
                 return ""
+        fn = self.owner[at]
         parts = _CHAIN_SEP.split(recv)
         head = parts[0]
-        if head in rs.self_names or (fn >= 0 and receivers.get(fn) == head):
+        if head in rs.self_names or (fn >= 0 and self.receivers.get(fn) == head):
             owner = self.scopes.owner_class(at)
             if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
-                return self._own_key(".".join([owner, *parts[1:], name]))
+                return self._own_prefix(".".join([owner, *parts[1:]]))
             field = self.fields.get((owner, parts[1])) if len(parts) == 2 and owner else None
-            return f"{field[0]}.{name}" if field else ""  # self.x.name, x a field of a known type
+            return field[0] + "." if field else ""  # self.x.name, x a field of a known type
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         if base is None and (fn, head) in self.typed:
             base = self._typed_at(fn, head, start)
-        elif base is None and (fn, head.encode()) in binds:
+        elif base is None and (fn, head.encode()) in self.binds:
             return ""  # a local variable: its type is not known here
         if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module
             base = self.typed.get((-1, head)) or self.module.get(head)
@@ -562,4 +739,4 @@ class _Extraction:
             base = f"{self.package}.{head}"  # a variable of the package (another file's var V T)
         if not base:
             return ""
-        return ".".join([base, *parts[1:], name])
+        return ".".join([base, *parts[1:]]) + "."
