@@ -6,7 +6,7 @@ compressed blob per file (``refs``: the rows of
 tab-separated), and ``ref_names`` holds each distinct (name, file) pair, so
 a lookup by name reads the blobs of the files that use it and nothing else.
 One row per reference would cost ~50 bytes each (a million-line corpus holds
-1.3 million); the blob costs ~6, a name pair ~20 per distinct name a file uses.
+1.3 million); the blob costs ~6.5, a name pair ~20 per distinct name a file uses.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from collections.abc import Iterable
 from repolens.chunking.refs import Ref, RefRows
 from repolens.store.records import PackedRefs, RefRow
 
-_LEVEL = 6  # zlib's
+# zlib's level for the blobs: 3 compresses corpus-1m's 75 MB of rows to 8.1
+# MB in 0.31 s, where 6 makes 6.8 MB in 0.71 s (1 makes 8.7 MB in 0.26 s).
+_LEVEL = 3
 
 
 def pack(rows: RefRows | None) -> PackedRefs | None:
