@@ -37,10 +37,12 @@ that bound ``mod``. Anything else is a name match.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
+import gc
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import compress, repeat
 
 import tree_sitter as ts
@@ -190,7 +192,29 @@ def extract_refs(
     query = _query(spec.module, spec.entry, spec.name) if rs is not None else None
     if rs is None or query is None:
         return None
-    return _Extraction(rs, src, path, symbols, nlines).run(ts.QueryCursor(query).captures(tree.root_node))
+    with _no_cyclic_collection():
+        return _Extraction(rs, src, path, symbols, nlines).run(ts.QueryCursor(query).captures(tree.root_node))
+
+
+@contextlib.contextmanager
+def _no_cyclic_collection() -> Iterator[None]:
+    """The cyclic garbage collector off while a file's references are found.
+
+    A file's captures and rows are thousands of objects alive at once (a
+    node per capture); made with the collector on, they are counted, moved
+    to older generations and make full passes over the process's heap
+    frequent, for no garbage: they hold no cycle and go by reference
+    counting when the file is done (corpus-1m's index: 36.1 -> 35.5 s of
+    CPU, one paired run). Only the collections wait: nothing is kept from
+    being freed."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _in_file_order(nodes: Sequence[ts.Node]) -> list[ts.Node]:
