@@ -37,12 +37,10 @@ that bound ``mod``. Anything else is a name match.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import functools
-import gc
 import operator
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 
 import tree_sitter as ts
@@ -50,8 +48,29 @@ import tree_sitter as ts
 from repolens.chunking import Symbol
 from repolens.chunking.grammars import LangSpec, load_language
 from repolens.chunking.refs import Ref, RefRows, clean_scope, package_key, ref_row, same_file_key, split_key
+from repolens.chunking.refs.captures import (
+    END,
+    NEXT,
+    POINT,
+    ROW,
+    START,
+    in_file_order,
+    no_cyclic_collection,
+    outside,
+    text_of,
+)
 from repolens.chunking.refs.imports import Binding
 from repolens.chunking.refs.specs import REF_SPECS, RefSpec
+from repolens.chunking.refs.typed import (
+    RESULT_DECLARING,
+    TYPE_NAME,
+    assigns_a_name,
+    field_parameter,
+    first_listed,
+    made_by,
+    plain_type,
+    visible,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,19 +88,10 @@ _RECEIVER_REVERSED = re.compile(
     rb"\s*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|>-|::)\s*(?:\)\()?[\w$]+)*)"
 )
 _CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
-# A type's text, its decoration left out (``: Foo``, ``*pkg.T``, ``Optional[Foo]`` is not read).
-_TYPE_NOISE = re.compile(r"^[:\s*&]+|\s+$")
-_TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 # Inside a node's own text (Perl's ``Foo::Bar::g``): the last name.
 _LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
 # How far back a receiver is looked for.
 _RECEIVER_BYTES = 160
-# Read off many nodes at once with map (no Python frame per node).
-_START = operator.attrgetter("start_byte")
-_END = operator.attrgetter("end_byte")
-_POINT = operator.attrgetter("start_point")
-_ROW = operator.itemgetter(0)
-_NEXT = (1).__add__
 _LINE = operator.itemgetter(1)  # Ref.line
 
 
@@ -104,44 +114,6 @@ _LOCAL = "local"  # a template's stand-in: the name is a local's (see _Extractio
 def _escaped(text: str) -> str:
     """``text`` inside a ``%`` template."""
     return text.replace("%", "%%")
-
-
-def _outside(starts: list[int], ranges: list[tuple[int, int]]) -> list[int]:
-    """``starts`` (sorted) but those in one of ``ranges`` (import statements,
-    sorted; a start in the last range starting at or before it). Most files
-    have their imports first: only the starts between the first range's
-    start and the last end are looked at."""
-    if not ranges:
-        return starts
-    firsts = [r[0] for r in ranges]
-    lo = bisect.bisect_left(starts, firsts[0])
-    hi = bisect.bisect_left(starts, max(r[1] for r in ranges))
-    kept = []
-    for start in starts[lo:hi]:
-        k = bisect.bisect_right(firsts, start) - 1
-        if start >= ranges[k][1]:
-            kept.append(start)
-    starts[lo:hi] = kept
-    return starts
-
-
-class _Utf8Slices:
-    """A file's bytes, sliced by byte offsets into text (see :func:`_text`)."""
-
-    __slots__ = ("src",)
-
-    def __init__(self, src: bytes) -> None:
-        self.src = src
-
-    def __getitem__(self, span: slice) -> str:
-        return self.src[span].decode("utf-8", "replace")
-
-
-def _text(src: bytes) -> str | _Utf8Slices:
-    """``src`` to slice by byte offsets into text: the decoded text itself
-    when it is ASCII (most files: its offsets are the bytes'), else each
-    slice decoded as it is cut."""
-    return src.decode("ascii") if src.isascii() else _Utf8Slices(src)
 
 
 @functools.cache
@@ -192,139 +164,12 @@ def extract_refs(
     query = _query(spec.module, spec.entry, spec.name) if rs is not None else None
     if rs is None or query is None:
         return None
-    with _no_cyclic_collection():
+    with no_cyclic_collection():
         return _Extraction(rs, src, path, symbols, nlines).run(ts.QueryCursor(query).captures(tree.root_node))
 
 
-@contextlib.contextmanager
-def _no_cyclic_collection() -> Iterator[None]:
-    """The cyclic garbage collector off while a file's references are found.
-
-    A file's captures and rows are thousands of objects alive at once (a
-    node per capture); made with the collector on, they are counted, moved
-    to older generations and make full passes over the process's heap
-    frequent, for no garbage: they hold no cycle and go by reference
-    counting when the file is done (corpus-1m's index: 36.1 -> 35.5 s of
-    CPU, one paired run). Only the collections wait: nothing is kept from
-    being freed."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def _in_file_order(nodes: Sequence[ts.Node]) -> list[ts.Node]:
-    """``nodes`` by where they start. py-tree-sitter (0.26) gathers a
-    capture name's nodes in a set, so they come in an order that changes
-    from one run to the next (the typed assignments of one file in 20 orders
-    in 20 runs), and what a later import or assignment binds replaces an
-    earlier one's: read in file order, a file's references are the same at
-    every build."""
-    return sorted(nodes, key=_START)
-
-
 # Bytes that may end a separator before a member's name: . : > \\
-_SEPARATOR_ENDS = frozenset(b".:>\\")
-
-
-# A type that may be absent (``Optional[T]``, ``T | None``, ``T | null``): ``T`` is what it names.
-_OPTIONAL = re.compile(r"^(?:(?:typing|t)\.)?Optional\[\s*(.+?)\s*\]$")
-_QUOTED = re.compile(r"^([\"'])(.+)\1$")  # a forward reference: x: "Cls"
-_GO_CONTAINER = re.compile(r"^(?:\[\w*\]|map\[[^\]]*\]|(?:<-\s*)?chan(?:\s*<-)?\s+|\*)+")
-_NONE_UNION = re.compile(r"\s*\|\s*(?:None|null|undefined)\b|\b(?:None|null|undefined)\s*\|\s*")
-
-
-def _plain_type(text: str) -> str:
-    """A declared type's text, its decoration, quotes (a forward reference) and optionality left out;
-    of Go's slice, array, map and channel, the element's (what ranging over one gives)."""
-    text = _GO_CONTAINER.sub("", _TYPE_NOISE.sub("", text))
-    m = _QUOTED.match(text)
-    if m:
-        text = m.group(2).strip()
-    m = _OPTIONAL.match(text)
-    if m:
-        text = m.group(1)
-    return _NONE_UNION.sub("", text).strip()
-
-
-# Definitions whose ``typed`` capture is what they return (Go's result).
-_RESULT_DECLARING = frozenset({"function_declaration", "method_declaration"})
-
-
-# Where a Go local stops being visible: the end of the block or statement holding its declaration.
-_GO_BLOCKS = frozenset(
-    {
-        "block",
-        "if_statement",
-        "for_statement",
-        "expression_switch_statement",
-        "type_switch_statement",
-        "select_statement",
-        "communication_case",
-        "expression_case",
-        "type_case",
-        "default_case",
-        "func_literal",
-        "source_file",
-    }
-)
-_GO_FUNCTIONS = frozenset({"func_literal", "function_declaration", "method_declaration"})
-
-
-def _visible(node: ts.Node) -> tuple[int, int]:
-    """The bytes where the local a Go ``typed`` node binds is visible: a
-    parameter in its function (literal), a declared local from its
-    declaration to the end of its block."""
-    enclosing = _GO_FUNCTIONS if node.type == "parameter_declaration" else _GO_BLOCKS
-    up = node.parent
-    while up is not None and up.type not in enclosing:
-        up = up.parent
-    if up is None:
-        return 0, 1 << 62
-    return (up.start_byte if node.type == "parameter_declaration" else node.start_byte), up.end_byte
-
-
-def _first_listed(node: ts.Node | None) -> ts.Node | None:
-    """The first of a list (Go's ``x, err := f()``, a result list ``(T, error)``'s type), else the node."""
-    if node is None or node.type not in ("expression_list", "parameter_list"):
-        return node
-    if not node.named_child_count:
-        return None
-    first = node.named_child(0)
-    if first is not None and first.type == "parameter_declaration":
-        return first.child_by_field_name("type")
-    return first
-
-
-def _made_by(node: ts.Node | None) -> ts.Node | None:
-    """What names the type a value is made of (Go's ``T{...}``, ``&T{...}``, ``v.(T)``: the ``T``)."""
-    if (
-        node is not None
-        and node.type == "unary_expression"
-        and node.child_count
-        and node.child(0).type == "&"
-    ):
-        node = node.child_by_field_name("operand")
-    if node is not None and node.type in ("composite_literal", "type_assertion_expression"):
-        return node.child_by_field_name("type")  # x := v.(*T)
-    return node
-
-
-def _assigns_a_name(node: ts.Node) -> bool:
-    """An assignment of a plain name (``self.x = x``)."""
-    right = node.child_by_field_name("right")
-    return right is not None and right.type == "identifier"
-
-
-def _field_parameter(node: ts.Node) -> bool:
-    """A TypeScript constructor parameter that is also a field (``private x: T``)."""
-    return node.type in ("required_parameter", "optional_parameter") and any(
-        c.type in ("accessibility_modifier", "readonly") for c in node.children
-    )
+_SEPARATORENDS = frozenset(b".:>\\")
 
 
 def _reexport(node: ts.Node) -> bool:
@@ -371,16 +216,16 @@ class _Extraction:
         definition it is in) is worked out once per file."""
         src = self.src
         inner = self.scopes.inner
-        skip_ranges = self._imports(_in_file_order(caps.get("import", ())))
+        skip_ranges = self._imports(in_file_order(caps.get("import", ())))
         excluded = self._locals(caps.get("bind", ()))
-        excluded.update(map(_START, caps.get("skip", ())))
-        self.receivers = self._receivers(_in_file_order(caps.get("self", ())))
-        self.typed = self._typed(_in_file_order(caps.get("typed", ())))
+        excluded.update(map(START, caps.get("skip", ())))
+        self.receivers = self._receivers(in_file_order(caps.get("self", ())))
+        self.typed = self._typed(in_file_order(caps.get("typed", ())))
         uses = self._uses(caps, excluded)
         builtins = self.rs.builtins
         scope_names = self.scope_names
         names = self.names
-        text = _text(src)
+        text = text_of(src)
         padded = b"\0" + src  # padded[start] is the byte before a name (none before the first)
         reversed_src = src[::-1]
         size = len(src)
@@ -389,14 +234,14 @@ class _Extraction:
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none
         rows: list[str] = []
         lines: list[int] = []
-        for start in _outside(sorted(uses), skip_ranges):
+        for start in outside(sorted(uses), skip_ranges):
             capture, node = uses[start]
             line = node.start_point[0] + 1
             at = inner[line]
             name = text[start : node.end_byte]
             if not name.isidentifier():  # a name holding its own receiver (Perl's Foo::g), or $x
                 template = self._odd_row(capture, name, at, node)
-            elif padded[start] in _SEPARATOR_ENDS and src[max(start - 3, 0) : start] != b"...":
+            elif padded[start] in _SEPARATORENDS and src[max(start - 3, 0) : start] != b"...":
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
                 m = _RECEIVER_REVERSED.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
                 # with block scopes a local's type depends on where the use stands
@@ -433,9 +278,9 @@ class _Extraction:
     def _locals(self, nodes: Sequence[ts.Node]) -> set[int]:
         """Sets ``self.binds``, the (function, name) of each name bound
         locally; returns where those names stand (no use there)."""
-        starts = list(map(_START, nodes))
-        functions = map(self.scopes.function.__getitem__, map(_NEXT, map(_ROW, map(_POINT, nodes))))
-        raws = map(self.src.__getitem__, map(slice, starts, map(_END, nodes)))
+        starts = list(map(START, nodes))
+        functions = map(self.scopes.function.__getitem__, map(NEXT, map(ROW, map(POINT, nodes))))
+        raws = map(self.src.__getitem__, map(slice, starts, map(END, nodes)))
         self.binds = set(zip(functions, raws, strict=False))
         return set(starts)
 
@@ -448,18 +293,18 @@ class _Extraction:
         for capture in reversed(_USE_CAPTURES[:-1]):
             nodes = caps.get(capture)
             if nodes:
-                uses.update(zip(map(_START, nodes), zip(repeat(capture), nodes, strict=False), strict=False))
+                uses.update(zip(map(START, nodes), zip(repeat(capture), nodes, strict=False), strict=False))
         for start in excluded.intersection(uses):
             del uses[start]
         nodes = caps.get("name")
         if nodes and self.rs.package_members:  # Go: a name the file does not bind may be its package's
-            for start, node in zip(map(_START, nodes), nodes, strict=False):
+            for start, node in zip(map(START, nodes), nodes, strict=False):
                 if start not in uses and start not in excluded:
                     uses[start] = ("name", node)
         elif nodes:
             bound = {n.encode() for n in self.module} | {n.encode() for _, n in self.local_imports}
-            starts = list(map(_START, nodes))
-            raws = map(self.src.__getitem__, map(slice, starts, map(_END, nodes)))
+            starts = list(map(START, nodes))
+            raws = map(self.src.__getitem__, map(slice, starts, map(END, nodes)))
             for start, node in compress(zip(starts, nodes, strict=False), map(bound.__contains__, raws)):
                 if start not in uses and start not in excluded:
                     uses[start] = ("name", node)
@@ -605,7 +450,7 @@ class _Extraction:
         scopes = self.scopes
         # self.x = x after the rest: x's type is the local's (a typed parameter), known by then
         # in the order of the text (the captures' order is not): a local's later binding wins
-        for node in sorted(nodes, key=lambda n: (_assigns_a_name(n), n.start_byte)):
+        for node in sorted(nodes, key=lambda n: (assigns_a_name(n), n.start_byte)):
             line = node.start_point[0] + 1
             fn = scopes.function[line]
             if fn < 0 and node.type == "parameter_declaration":
@@ -628,7 +473,7 @@ class _Extraction:
                         if var.type == "expression_list" and var.named_child_count > 1
                         else None
                     )
-                var, kind = _first_listed(var), _made_by(_first_listed(kind))
+                var, kind = first_listed(var), made_by(first_listed(kind))
                 if var is None or kind is None:
                     break
                 named = kind.type == "identifier"  # self.x = x: the type of the local x
@@ -637,15 +482,15 @@ class _Extraction:
                     if kind is None:
                         continue
                 text = src[kind.start_byte : kind.end_byte].decode("utf-8", "replace")
-                if not _TYPE_NAME.fullmatch(text):  # a plain (dotted) name is its own plain type
-                    text = _plain_type(text)
-                    if not _TYPE_NAME.fullmatch(text):
+                if not TYPE_NAME.fullmatch(text):  # a plain (dotted) name is its own plain type
+                    text = plain_type(text)
+                    if not TYPE_NAME.fullmatch(text):
                         break
                 key = out.get((fn, text), "") if named else self._type_key(text, fn, out)
                 if not key:
                     break
                 name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
-                if node.type in _RESULT_DECLARING:  # func f() *T: what f returns, for f().x elsewhere
+                if node.type in RESULT_DECLARING:  # func f() *T: what f returns, for f().x elsewhere
                     self.fields.setdefault((scopes.qualname(scopes.inner[line]), ""), (key, line))
                     break
                 if (
@@ -655,7 +500,7 @@ class _Extraction:
                 head, dot, field = name.partition(".")
                 if dot and head in self.rs.self_names and "." not in field:
                     owner = scopes.owner_class(scopes.inner[line])  # self.x = Cls() in a method
-                elif fn < 0 or _field_parameter(node):
+                elif fn < 0 or field_parameter(node):
                     owner, field = scopes.owner_class(scopes.inner[line]), name  # x: Cls in a class
                 else:
                     owner = ""
@@ -664,7 +509,7 @@ class _Extraction:
                 if not dot:
                     out[(fn, name)] = key
                     if self.rs.block_scopes:
-                        self.scoped.setdefault((fn, name), []).append((*_visible(node), key))
+                        self.scoped.setdefault((fn, name), []).append((*visible(node), key))
                 break
         return out
 
@@ -690,10 +535,10 @@ class _Extraction:
             return
         method = self.src[name.start_byte : name.end_byte].decode("utf-8", "replace")
         self.members.append((owner, method, line))
-        result = _first_listed(node.child_by_field_name("result"))
+        result = first_listed(node.child_by_field_name("result"))
         if result is not None:
-            text = _plain_type(self.src[result.start_byte : result.end_byte].decode("utf-8", "replace"))
-            key = self._type_key(text, -1) if _TYPE_NAME.fullmatch(text) else ""
+            text = plain_type(self.src[result.start_byte : result.end_byte].decode("utf-8", "replace"))
+            key = self._type_key(text, -1) if TYPE_NAME.fullmatch(text) else ""
             if key:
                 self.fields.setdefault((owner, method), (key, line))
 
