@@ -90,6 +90,22 @@ def test_read_snippet(repo: Path):
     ]
 
 
+def test_read_takes_the_lines_as_a_reply_cites_them(repo: Path):
+    """``path:start-end`` as search, refs and impact print it; ``path:line`` and
+    a compiler's ``path:line:column`` read that one line."""
+    same = run("read", "src/web/forms.py", "4", "5", "--root", str(repo)).stdout
+    assert run("read", "src/web/forms.py:4-5", "--root", str(repo)).stdout == same
+    one = run("read", "src/web/forms.py:4:12", "--root", str(repo))
+    assert one.stdout.splitlines() == ["src/web/forms.py:4-4 (of 15 lines)", same.splitlines()[1]]
+    for args, said in (
+        (["src/web/forms.py"], "no lines in 'src/web/forms.py': pass PATH START END, or PATH:START-END"),
+        (["src/web/forms.py", "4"], "pass START and END, or the lines as PATH:START-END"),
+    ):
+        out = run("read", *args, "--root", str(repo))
+        assert (out.returncode, out.stdout) == (2, "")
+        assert said in out.stderr and "Traceback" not in out.stderr
+
+
 def test_a_read_cut_at_its_most_lines_names_the_real_end(repo: Path):
     write_tree_files(repo, {"long.txt": "".join(f"line {n}\n" for n in range(1, 351))})
     out = run("read", "long.txt", "1", "400", "--root", str(repo))

@@ -73,7 +73,8 @@ def test_the_tables_declare_what_the_click_commands_declare(name: str):
     _, arguments, options = reads.COMMANDS[name]
     declared_args = [p for p in command.params if isinstance(p, click.Argument)]
     assert [(p.name, _kind(p), _default(p)) for p in declared_args] == list(arguments)
-    assert [p.required for p in declared_args] == [name not in ("search", "index")] * len(declared_args)
+    required = {"search": [False], "index": [False], "read": [True, False, False]}  # read: or PATH:START-END
+    assert [p.required for p in declared_args] == required.get(name, [True] * len(declared_args))
     declared: dict[str, reads.Param] = {}
     first: dict[str, str] = {}
     for p in command.params:
@@ -147,6 +148,10 @@ QUICK = {
     "read-error-order": ["read", "src/auth/session.py", "5", "1", "--root", "{root}"],
     "read-error-outside": ["read", "../x.py", "1", "2", "--root", "{root}"],
     "read-error-missing": ["read", "nope.py", "1", "2", "--root", "{root}"],
+    "read-cited": ["read", "src/auth/session.py:2-6", "--root", "{root}"],
+    "read-cited-column": ["read", "src/auth/session.py:3:9", "--root", "{root}"],
+    "read-error-no-lines": ["read", "src/auth/session.py", "--root", "{root}"],
+    "read-error-one-line": ["read", "src/auth/session.py", "5", "--root", "{root}"],
     "index": ["index", "{root}", "--index-dir", "{fresh}", "--no-vectors", "--rebuild"],
     "index-options": ["index", "--max-file-bytes=2000", "--index-dir", "{fresh}", "{root}", "--no-vectors"],
     "index-error-root": ["index", "{root}/missing", "--index-dir", "{fresh}"],
@@ -197,7 +202,6 @@ CLICKS = {
     "abbreviated": ["symbols", "x", "--lim", "3"],
     "double-dash": ["search", "--", "x"],
     "extra-argument": ["read", "a.py", "1", "2", "3"],
-    "missing-argument": ["read", "a.py", "1"],
     "negative": ["read", "a.py", "-1", "2"],
     "not-an-int": ["read", "a.py", "one", "2"],
     "root-is-a-file": ["search", "x", "--root", "{root}/README.md"],

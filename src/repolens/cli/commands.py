@@ -405,8 +405,8 @@ def watch_cmd(root: str | None, root_option: str | None, index_dir: str | None) 
 
 @cli.command("read")
 @click.argument("path")
-@click.argument("start", type=int)
-@click.argument("end", type=int)
+@click.argument("start", type=int, required=False)
+@click.argument("end", type=int, required=False)
 @root_option
 @click.option(
     "--max-chars",
@@ -416,7 +416,8 @@ def watch_cmd(root: str | None, root_option: str | None, index_dir: str | None) 
     help="Reply budget in characters; lines past it are left out, with the read that continues.",
 )
 def read_cmd(**params: Any) -> None:
-    """Print lines START..END of PATH (at most 300 per call)."""
+    """Print lines START..END of PATH (at most 300 per call); PATH:START-END
+    (a reply's citation) reads the same."""
     run_read(**params)
 
 

@@ -150,11 +150,28 @@ def one_named(repos: Sequence[str], config_file: str | None) -> Target:
     return service.named_repositories(repos, None, config_file)[0][0]
 
 
-def run_read(path: str, start: int, end: int, root: str | None, max_chars: int) -> None:
-    """``repolens read``."""
+def run_read(path: str, start: int | None, end: int | None, root: str | None, max_chars: int) -> None:
+    """``repolens read``: PATH START END, or a citation as the replies print
+    it, ``PATH:START-END`` (``PATH:LINE`` and a compiler's ``PATH:LINE:COLUMN``
+    read that one line)."""
     from repolens import service
 
+    if start is None and end is None:
+        path, start, end = cited_lines(path)
+    elif start is None or end is None:
+        raise UsageError("pass START and END, or the lines as PATH:START-END (src/app.py:10-40)")
     echo(service.read_snippet(root, path, start, end).render(max_chars))
+
+
+def cited_lines(spec: str) -> tuple[str, int, int]:
+    """(path, start, end) of ``PATH:START-END``, ``PATH:LINE`` or ``PATH:LINE:COLUMN``."""
+    import re
+
+    cited = re.fullmatch(r"(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+)|:\d+)?", spec)
+    if cited is None:
+        raise UsageError(f"no lines in {spec!r}: pass PATH START END, or PATH:START-END (src/app.py:10-40)")
+    start = int(cited.group("start"))
+    return cited.group("path"), start, int(cited.group("end") or start)
 
 
 def one_root(root: str | None, root_option: str | None) -> str | None:
@@ -289,8 +306,9 @@ COMMANDS: dict[str, tuple[Callable[..., int | None], tuple[Param, ...], dict[str
 }
 
 
-# Commands whose arguments may be left out (``search`` has its own rule).
-_OPTIONAL_ARGUMENTS = frozenset({"index"})
+# Commands whose arguments may be left out (``search`` has its own rule; ``read``
+# takes its lines as PATH:START-END too, and says what is missing itself).
+_OPTIONAL_ARGUMENTS = frozenset({"index", "read"})
 
 # click's shell-completion switch for prog_name "repolens".
 _COMPLETE = "_REPOLENS_COMPLETE"
