@@ -198,6 +198,7 @@ def test_typescript_import_under_another_name_this_and_a_shadowing_local(repo: P
         "total 4: return plus(1, 2) + new Counter().inc();",
     ]
     assert "Counter.inc 7: return this.step();" in service.find_references("Counter.step", repo).text
+    assert service.find_references("ts/src/math.ts:1:17", repo).text == text  # as a compiler names a place
 
 
 def test_go_package_import_renamed_and_a_receiver(repo: Path):

@@ -7,7 +7,8 @@ opens the index, finds the definition the caller named and asks
 writes the reply under ``max_chars``. A ``target`` is a definition's name
 (``save``, ``Model.save``, ``models.Model``: the best match of
 :func:`repolens.search.symbols.find_symbols`'s lookup), or a place,
-``path:line`` (the innermost definition holding that line); ``impact``
+``path:line`` (the innermost definition holding that line; ``path:line:column``
+as compilers print it reads the same); ``impact``
 also takes ``path:start-end`` (the definitions those lines touch) and a
 bare ``path`` (every definition of the file).
 """
@@ -32,7 +33,8 @@ MAX_DEPTH = 3
 DEFAULT_DEPTH = REFS_DEPTH
 DEFAULT_IMPACT_DEPTH = IMPACT_DEPTH
 DEFAULT_MAX_CHARS = REFS_MAX_CHARS
-_PLACE = r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$"  # compiled at first use: a search needs none
+# path:line, path:start-end, or a compiler's path:line:column (compiled at first use: a search needs none)
+_PLACE = r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+)|:\d+)?$"
 
 
 class NavigationReply(Record):
