@@ -86,11 +86,19 @@ def sample(reader, language: str, per_repo: int, rng: random.Random, judged: set
             continue
         if judged is not None and path not in judged:
             continue
-        for s in reader.symbols_of_file(path):
+        for s in outer_symbols(reader.symbols_of_file(path)):
             if s.kind in kinds and len(s.name) >= 3 and not s.name.startswith("__"):
                 rows.append(s)
     rows.sort(key=lambda s: (s.path, s.start_line))
     return rng.sample(rows, min(per_repo, len(rows)))
+
+
+def outer_symbols(symbols: list) -> list:
+    """A file's symbols but the functions defined inside its functions:
+    symbols for lookup, whose references are not kept
+    (``repolens.chunking.nested``)."""
+    functions = {s.qualname for s in symbols if s.kind in ("function", "method")}
+    return [s for s in symbols if s.parent not in functions]
 
 
 # A definition starts at its doc comment and decorators: its name is not asked there.
@@ -181,7 +189,7 @@ def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
         s
         for path in reader.paths()
         if path_role(path) == "source"
-        for s in reader.symbols_of_file(path)
+        for s in outer_symbols(reader.symbols_of_file(path))
         if s.kind in KINDS and len(s.name) >= 3
     ]
     rows.sort(key=lambda s: (s.path, s.start_line))

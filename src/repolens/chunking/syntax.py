@@ -43,6 +43,7 @@ from repolens.chunking.grammars import (
     qualify,
     spec_for,
 )
+from repolens.chunking.nested import nested_symbols
 from repolens.chunking.pack import Def, Packer, source_lines
 from repolens.chunking.refs import RefRows
 from repolens.chunking.refs.extract import extract_refs
@@ -113,7 +114,8 @@ class SyntaxChunker:
         chunks = packer.pack(defs)
         symbols = symbols_of(defs, path, language)
         refs = _refs(tree, src, spec, path, symbols, len(lines))
-        return ChunkedFile(chunks, symbols, parse_error=partial, refs=refs)
+        nested = nested_symbols(tree, src, spec, defs, path, language, walker.header)
+        return ChunkedFile(chunks, symbols + nested if nested else symbols, parse_error=partial, refs=refs)
 
     def _salvage(self, spec: LangSpec, src: bytes, nlines: int) -> tuple[ts.Tree, bytes] | None:
         """A tree of the file without its top-level statements that fail to
@@ -360,6 +362,10 @@ class _Walker:
                 for name, k, n in found.members
             ]
         return d
+
+    def header(self, node: Node) -> str:
+        """A definition's header on one line, as :meth:`_signature` writes it."""
+        return self._signature(node, node.child_by_field_name("body"))[0]
 
     def _signature(self, anchor: Node, body: Node | None) -> tuple[str, int, int]:
         """The header text up to the body on one line, and its rows."""

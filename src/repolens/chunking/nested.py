@@ -1,0 +1,112 @@
+"""Functions defined inside functions, as symbols for lookup.
+
+The chunker collects the definitions of a file's top level and of its
+containers (classes, modules, impls): those are chunked. A function
+defined inside another (a closure, a helper, hono's ``dispatch`` inside
+``compose``, sphinx's ``make_xref`` inside ``_parse_annotation``) stays
+inside its enclosing function's chunk, as it should, but was no symbol:
+``find_symbol dispatch`` found nothing, and a search for the name did not
+know which chunk defines it. Here each such function becomes a symbol,
+named under the function that holds it (``compose.dispatch``), whose
+lines are its own; its chunk is the enclosing function's.
+
+Only the node types a grammar spec maps to the kind ``function`` are
+looked for (``def``, ``function``, ``fn``: not the locals a handler may
+call functions, such as a JavaScript ``const f = () => ...``, which would
+make every local a candidate), by one tree-sitter query over the file, so
+the cost is the query's pass and a little Python per nested function.
+References are not asked about them (their rows are the same as before).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+from collections.abc import Callable, Sequence
+
+import tree_sitter as ts
+
+from repolens.chunking import Symbol
+from repolens.chunking.grammars import CLASS_KINDS, LangSpec, Scope, classify, qualify
+from repolens.chunking.pack import Def
+
+_FUNCTION_KINDS = frozenset({"function", "method"})
+
+
+@functools.cache
+def _function_query(language: ts.Language, types: tuple[str, ...]) -> ts.Query:
+    return ts.Query(language, "[" + " ".join(f"({t})" for t in types) + "] @f")
+
+
+def _functions(defs: Sequence[Def]) -> list[Def]:
+    """The function and method definitions among ``defs`` and their members."""
+    out: list[Def] = []
+    stack = list(defs)
+    while stack:
+        d = stack.pop()
+        if d.kind in _FUNCTION_KINDS:
+            out.append(d)
+        stack.extend(d.children)
+    return out
+
+
+def nested_symbols(
+    tree: ts.Tree,
+    src: bytes,
+    spec: LangSpec,
+    defs: Sequence[Def],
+    path: str,
+    language: str,
+    signature: Callable[[ts.Node], str],
+) -> list[Symbol]:
+    """The functions defined inside the functions of ``defs`` (at any depth,
+    each named under the innermost named function holding it), in file
+    order; ``signature(node)`` is a definition's header on one line."""
+    if spec.merge_clauses:
+        return []  # a function's clauses are nodes of their own (Haskell, Elixir): no nesting to tell
+    types = tuple(sorted(t for t, kind in spec.defs.items() if kind == "function"))
+    outer = _functions(defs)
+    if not types or not outer:
+        return []
+    # Enclosing functions by their first row; nested ones join as they are found (file order).
+    spans = sorted((d.start, d.end, d.qualname) for d in outer)
+    known = {d.ref[0].start_byte for d in outer if isinstance(d.ref, tuple)}  # their nodes
+    starts = [s for s, _, _ in spans]
+    out: list[Symbol] = []
+    nodes = ts.QueryCursor(_function_query(tree.language, types)).captures(tree.root_node).get("f", [])
+    for node in sorted(nodes, key=lambda n: n.start_byte):
+        row, end = node.start_point[0], node.end_point[0]
+        if node.start_byte in known:
+            continue  # a definition the chunker collected
+        holder = _innermost(spans, starts, row, end)
+        if holder is None or _in_class(node, spec, set(types)):
+            continue  # not inside a function (the chunker's own level), or a local class's method
+        found = classify(node, Scope(holder, "function", src, spec))
+        if found is None or found.kind != "function" or not found.name:
+            continue
+        qual = qualify(holder, found.name, spec.sep)
+        header = signature(node)
+        out.append(Symbol(found.name, qual, "function", path, row + 1, end + 1, header, holder, language))
+        i = bisect.bisect_right(starts, row)
+        spans.insert(i, (row, end, qual))
+        starts.insert(i, row)
+    return out
+
+
+def _in_class(node: ts.Node, spec: LangSpec, functions: set[str]) -> bool:
+    """Whether a class holds ``node`` nearer than any function does."""
+    p = node.parent
+    while p is not None and p.type not in functions:
+        if spec.defs.get(p.type) in CLASS_KINDS:
+            return True
+        p = p.parent
+    return False
+
+
+def _innermost(spans: list[tuple[int, int, str]], starts: list[int], row: int, end: int) -> str | None:
+    """The qualified name of the innermost span holding rows ``row``..``end`` (starting before ``row``)."""
+    best: tuple[int, str] | None = None
+    for start, stop, qual in spans[: bisect.bisect_left(starts, row)]:
+        if start < row and end <= stop and (best is None or start >= best[0]):
+            best = (start, qual)
+    return best[1] if best else None
