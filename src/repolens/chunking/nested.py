@@ -13,15 +13,16 @@ lines are its own; its chunk is the enclosing function's.
 Only the node types a grammar spec maps to the kind ``function`` are
 looked for (``def``, ``function``, ``fn``: not the locals a handler may
 call functions, such as a JavaScript ``const f = () => ...``, which would
-make every local a candidate), by one tree-sitter query over the file, so
-the cost is the query's pass and a little Python per nested function.
+make every local a candidate), found from their keywords in the functions'
+bodies (a regular expression, then the node at each match), so the cost is
+a scan of the bodies' bytes and a little Python per nested function.
 References are not asked about them (their rows are the same as before).
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
+import re
 from collections.abc import Callable, Sequence
 
 import tree_sitter as ts
@@ -33,9 +34,32 @@ from repolens.chunking.pack import Def
 _FUNCTION_KINDS = frozenset({"function", "method"})
 
 
-@functools.cache
-def _function_query(language: ts.Language, types: tuple[str, ...]) -> ts.Query:
-    return ts.Query(language, "[" + " ".join(f"({t})" for t in types) + "] @f")
+# A keyword that may start a function's definition, in the languages that nest them.
+_KEYWORD = re.compile(rb"(?<![\w$])(?:def|function|fn|func|fun|sub)(?![\w$])")
+
+
+def _candidates(tree: ts.Tree, types: frozenset[str], outer: Sequence[Def], src: bytes) -> list[ts.Node]:
+    """The function nodes inside the bodies of ``outer``, in file order,
+    found from the keywords a definition starts with: each keyword's node
+    and up to two of its parents (``def`` in ``function_definition``,
+    ``function`` in ``function_declaration``). No walk of the tree: a query's
+    walk of the whole tree cost a tenth of a file's chunking."""
+    root = tree.root_node
+    found: dict[int, ts.Node] = {}
+    for d in outer:
+        if not isinstance(d.ref, tuple):
+            continue
+        body = d.ref[1] if d.ref[1] is not None else d.ref[0]  # (const f = () => {...}: no body field)
+        for m in _KEYWORD.finditer(src, body.start_byte, body.end_byte):
+            node = root.descendant_for_byte_range(m.start(), m.end())
+            for _ in range(3):
+                if node is None:
+                    break
+                if node.type in types:
+                    found.setdefault(node.start_byte, node)
+                    break
+                node = node.parent
+    return [found[k] for k in sorted(found)]
 
 
 def _functions(defs: Sequence[Def]) -> list[Def]:
@@ -64,7 +88,7 @@ def nested_symbols(
     order; ``signature(node)`` is a definition's header on one line."""
     if spec.merge_clauses:
         return []  # a function's clauses are nodes of their own (Haskell, Elixir): no nesting to tell
-    types = tuple(sorted(t for t, kind in spec.defs.items() if kind == "function"))
+    types = frozenset(t for t, kind in spec.defs.items() if kind == "function")
     outer = _functions(defs)
     if not types or not outer:
         return []
@@ -73,13 +97,13 @@ def nested_symbols(
     known = {d.ref[0].start_byte for d in outer if isinstance(d.ref, tuple)}  # their nodes
     starts = [s for s, _, _ in spans]
     out: list[Symbol] = []
-    nodes = ts.QueryCursor(_function_query(tree.language, types)).captures(tree.root_node).get("f", [])
-    for node in sorted(nodes, key=lambda n: n.start_byte):
+    nodes = _candidates(tree, types, outer, src)
+    for node in nodes:
         row, end = node.start_point[0], node.end_point[0]
         if node.start_byte in known:
             continue  # a definition the chunker collected
         holder = _innermost(spans, starts, row, end)
-        if holder is None or _in_class(node, spec, set(types)):
+        if holder is None or _in_class(node, spec, types):
             continue  # not inside a function (the chunker's own level), or a local class's method
         found = classify(node, Scope(holder, "function", src, spec))
         if found is None or found.kind != "function" or not found.name:
@@ -93,7 +117,7 @@ def nested_symbols(
     return out
 
 
-def _in_class(node: ts.Node, spec: LangSpec, functions: set[str]) -> bool:
+def _in_class(node: ts.Node, spec: LangSpec, functions: frozenset[str]) -> bool:
     """Whether a class holds ``node`` nearer than any function does."""
     p = node.parent
     while p is not None and p.type not in functions:
@@ -104,9 +128,11 @@ def _in_class(node: ts.Node, spec: LangSpec, functions: set[str]) -> bool:
 
 
 def _innermost(spans: list[tuple[int, int, str]], starts: list[int], row: int, end: int) -> str | None:
-    """The qualified name of the innermost span holding rows ``row``..``end`` (starting before ``row``)."""
-    best: tuple[int, str] | None = None
-    for start, stop, qual in spans[: bisect.bisect_left(starts, row)]:
-        if start < row and end <= stop and (best is None or start >= best[0]):
-            best = (start, qual)
-    return best[1] if best else None
+    """The qualified name of the innermost span holding rows ``row``..``end``
+    and starting before ``row``: spans nest or are apart, so the first one
+    holding them, going back from ``row``, is the innermost."""
+    for i in range(bisect.bisect_left(starts, row) - 1, -1, -1):
+        _, stop, qual = spans[i]
+        if end <= stop:
+            return qual
+    return None
