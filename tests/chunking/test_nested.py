@@ -86,6 +86,14 @@ def test_a_function_inside_a_function_is_a_symbol_under_it_at_any_depth():
     )
 
 
+def test_a_function_a_grammar_handler_classifies_is_found_too():
+    """Kotlin's and Lua's functions are a handler's, not a plain node kind's."""
+    kotlin = "fun outer(x: Int): Int {\n    fun inner(y: Int): Int = y + 1\n    return inner(x)\n}\n"
+    lua = "local function outer(x)\n  local function inner(y)\n    return y\n  end\n  return inner(x)\nend\n"
+    assert [q for q, *_ in _symbols("a.kt", kotlin, "kotlin")] == ["outer", "outer.inner"]
+    assert [q for q, *_ in _symbols("a.lua", lua, "lua")] == ["outer", "outer.inner"]
+
+
 def test_the_chunks_are_the_same_as_without_them():
     """A nested function stays inside its holder's chunk: no chunk of its own."""
     chunks = chunk_file("app.py", PYTHON, "python").chunks  # small definitions, merged: one chunk

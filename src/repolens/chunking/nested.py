@@ -10,12 +10,13 @@ know which chunk defines it. Here each such function becomes a symbol,
 named under the function that holds it (``compose.dispatch``), whose
 lines are its own; its chunk is the enclosing function's.
 
-Only the node types a grammar spec maps to the kind ``function`` are
-looked for (``def``, ``function``, ``fn``: not the locals a handler may
-call functions, such as a JavaScript ``const f = () => ...``, which would
-make every local a candidate), found from their keywords in the functions'
-bodies (a regular expression, then the node at each match), so the cost is
-a scan of the bodies' bytes and a little Python per nested function.
+Definitions are found from the keywords they start with in the functions'
+bodies (``def``, ``function``, ``fn``, ``fun``, ``func``: a regular
+expression, then the node at each match and up to two of its parents),
+kept when the grammar spec calls them functions; so a JavaScript ``const f
+= () => ...`` (no keyword) is not one, as every local would be a
+candidate. The cost is a scan of the bodies' bytes and a little Python per
+nested function.
 References are not asked about them (their rows are the same as before).
 """
 
@@ -88,7 +89,9 @@ def nested_symbols(
     order; ``signature(node)`` is a definition's header on one line."""
     if spec.merge_clauses:
         return []  # a function's clauses are nodes of their own (Haskell, Elixir): no nesting to tell
-    types = frozenset(t for t, kind in spec.defs.items() if kind == "function")
+    # node types mapped to functions, and those a handler classifies (a Kotlin or Lua
+    # function, a JavaScript ``const f = function () {}``): kept when it says "function"
+    types = frozenset(t for t, kind in spec.defs.items() if kind == "function" or not isinstance(kind, str))
     outer = _functions(defs)
     if not types or not outer:
         return []
