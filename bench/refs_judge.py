@@ -221,7 +221,8 @@ def speed(corpus: Path, index_dir: Path, queries: int, seed: int) -> None:
 def commits(sets: list[Path], cache: Path) -> None:
     import json
 
-    from repolens.search.references import definitions_in, impact, top_level_uses
+    from repolens.search.ref_walks import impact
+    from repolens.search.references import definitions_in, top_level_uses
 
     questions = [q for f in sets for q in json.loads(f.read_text()) if len(set(q["gold_files"])) > 1]
     named = ", ".join(f.name for f in sets)

@@ -23,11 +23,10 @@ file's rows:
   imports are not followed), kept apart and labelled so; a use resolved to
   another definition is not one.
 
-:func:`references` answers for one definition; :func:`callers` and
-:func:`callees` walk calls up to ``MAX_DEPTH``; :func:`impact` walks every
-kind of use (calls, imports, subclasses) from the definitions a range of
-lines holds, and from a module's top level to the files importing it
-(:func:`importers`). Every walk is a bounded number of store reads, by name.
+:func:`references` answers for one definition, :func:`importers` for a
+module; the walks over them (callers, callees, impact) are
+:mod:`repolens.search.ref_walks`. Every answer is a bounded number of
+store reads, by name.
 """
 
 from __future__ import annotations
@@ -41,7 +40,6 @@ from repolens.record import Record
 from repolens.search import golang
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
-MAX_DEPTH = 3
 # Rounds of re-exports followed (a package re-exporting a subpackage's re-export ...).
 ALIAS_ROUNDS = 4
 # Rounds of subclasses followed for a method's inherited uses.
@@ -51,7 +49,6 @@ CLASS_ROUNDS = 3
 ALIASED_SUBCLASSES = 30
 # Definitions one step of a walk may fan out to (a name defined in hundreds of places).
 FAN_OUT = 200
-CALL_KINDS = frozenset({"call", "decorator"})
 # Rows that declare, never use: a class's typed field, an interface's method (Go).
 _NO_USE_KINDS = frozenset({"field", "member"})
 # Methods a call of their class runs.
@@ -117,7 +114,7 @@ class _Meaning:
 _Class = tuple[str, str, str]
 
 
-def _qualname_key(qualname: str) -> str:
+def qualname_key(qualname: str) -> str:
     return ".".join(split_key(qualname))
 
 
@@ -256,7 +253,7 @@ def _declared(reader: IndexReader, use: RefRow) -> list[SymbolRow]:
     found = [s for s in found if s.name == use.name and s.kind not in ("function", "method")]
     if t.startswith("="):
         return [s for s in found if s.path == use.path and same_file_key(s.qualname) == t]
-    return [s for s in found if _spells(t, keys_of(reader, s.path, s.qualname, s.language))]
+    return [s for s in found if spells(t, keys_of(reader, s.path, s.qualname, s.language))]
 
 
 def _classes_of(reader: IndexReader, method: SymbolRow) -> list[SymbolRow]:
@@ -401,7 +398,7 @@ def _inherited(
         classes = []
         inheriting = _Meaning(reader=reader)
         for path, scope, language in subclasses:
-            key = _qualname_key(f"{scope}.{name}")
+            key = qualname_key(f"{scope}.{name}")
             meaning.supers.add((path, key))
             if (path, key) in defines:
                 continue
@@ -439,13 +436,13 @@ def symbols_in(reader: IndexReader, path: str) -> list[SymbolRow]:
 
 def _defined_in(reader: IndexReader, paths: Sequence[str]) -> set[tuple[str, str]]:
     """(path, qualified name as a key) of every definition of ``paths``."""
-    return {(s.path, _qualname_key(s.qualname)) for path in paths for s in symbols_in(reader, path)}
+    return {(s.path, qualname_key(s.qualname)) for path in paths for s in symbols_in(reader, path)}
 
 
 def defined(reader: IndexReader, qualname: str, path: str) -> list[SymbolRow]:
     """The definitions named ``qualname`` in ``path``."""
-    want = _qualname_key(qualname)
-    return [s for s in symbols_in(reader, path) if _qualname_key(s.qualname) == want]
+    want = qualname_key(qualname)
+    return [s for s in symbols_in(reader, path) if qualname_key(s.qualname) == want]
 
 
 def definition_at(reader: IndexReader, path: str, line: int) -> SymbolRow | None:
@@ -505,187 +502,7 @@ def importers(reader: IndexReader, path: str) -> list[RefRow]:
     return out
 
 
-def user_of(reader: IndexReader, row: RefRow) -> SymbolRow | None:
-    """The definition a use sits in (None at a module's top level)."""
-    if not row.scope:
-        return None
-    found = defined(reader, row.scope, row.path)
-    return min(found, key=lambda s: abs(s.start_line - row.line), default=None)
-
-
-# -- walks ---------------------------------------------------------------------------
-
-
-class Step(Record):
-    """One definition reached by a walk: how far, through which use, and
-    whether every use on the way was resolved."""
-
-    definition: SymbolRow | None  # None: a module's top level (``path`` holds it)
-    path: str
-    depth: int
-    via: RefRow
-    resolved: bool
-    uses: int = 1  # the uses through which it reaches (impact counts them; other walks keep the first)
-
-
-def callers(reader: IndexReader, definition: SymbolRow, depth: int = 1) -> list[Step]:
-    """The definitions whose calls reach ``definition``, nearest first, up
-    to ``depth`` calls away (resolved calls are followed; name matches are
-    listed at the first step only)."""
-    return _walk_up(reader, definition, depth, CALL_KINDS, with_matches=True)
-
-
-def _walk_up(
-    reader: IndexReader, start: SymbolRow, depth: int, kinds: frozenset[str] | None, *, with_matches: bool
-) -> list[Step]:
-    out: list[Step] = []
-    seen = {(start.path, start.qualname)}
-    frontier = [start]
-    for level in range(1, depth + 1):
-        nxt: list[SymbolRow] = []
-        for target in frontier[:FAN_OUT]:
-            found = references(reader, target)
-            uses = [(r, True) for r in found.resolved]
-            if with_matches and level == 1:
-                uses += [(r, False) for r in found.name_matches]
-            for row, sure in uses:
-                if kinds is not None and row.kind not in kinds:
-                    continue
-                user = user_of(reader, row)
-                key = (row.path, user.qualname if user is not None else "")
-                if key in seen:
-                    continue
-                seen.add(key)
-                out.append(Step(user, row.path, level, row, sure))
-                if sure and user is not None:
-                    nxt.append(user)
-        frontier = nxt
-        if not frontier:
-            break
-    return out
-
-
-def callees(reader: IndexReader, definition: SymbolRow, depth: int = 1) -> list[Step]:
-    """The definitions ``definition`` calls, in the order of its calls, up to
-    ``depth`` calls away; a call whose target is not known is listed once
-    per definition of its name (a name match), not followed."""
-    out: list[Step] = []
-    seen = {(definition.path, definition.qualname)}
-    frontier = [definition]
-    for level in range(1, depth + 1):
-        nxt: list[SymbolRow] = []
-        for caller in frontier[:FAN_OUT]:
-            rows = reader.refs_of_files([caller.path]).get(caller.path, [])
-            for row in rows:
-                if row.kind not in CALL_KINDS or not caller.start_line <= row.line <= caller.end_line:
-                    continue
-                targets, sure = resolve_use(reader, row)
-                for target in targets[:FAN_OUT]:
-                    key = (target.path, target.qualname)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    out.append(Step(target, target.path, level, row, sure))
-                    if sure:
-                        nxt.append(target)
-        frontier = nxt
-        if not frontier:
-            break
-    return out
-
-
-def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool]:
-    """The definitions a use means, and whether it was resolved (else: every
-    definition of its name in its language's family, a name match)."""
-    from repolens.store.base import NameMatch, SymbolFilters, normalize_symbol
-
-    candidates = [
-        s
-        for s in reader.symbols(NameMatch(names=(normalize_symbol(row.name),)), SymbolFilters(), 500)
-        if s.name == row.name and s.language in family(row.language)
-    ]
-    t = row.target
-    if not t:
-        return candidates, False
-    if t[0] in "=^":
-        if t[0] == "=":
-            want = t[1:]
-            found = [s for s in candidates if s.path == row.path and _qualname_key(s.qualname) == want]
-            if found:
-                return found, True
-        return [], False
-    direct = [s for s in candidates if _spells(t, keys_of(reader, s.path, s.qualname, s.language))]
-    if direct:
-        return direct, True
-    # Through re-exports: a candidate whose uses include this one.
-    for s in candidates[:20]:
-        if any(r.path == row.path and r.line == row.line for r in references(reader, s).resolved):
-            return [s], True
-    return [], False
-
-
-def _spells(target: str, keys: frozenset[str]) -> bool:
+def spells(target: str, keys: frozenset[str]) -> bool:
+    """Whether ``target`` is one of ``keys``, or spells more before their longest (a
+    monorepo's package, Go's ``host/module/dir``)."""
     return target in keys or (bool(keys) and target.endswith("." + max(keys, key=len)))
-
-
-class Impact(Record):
-    """What reaches the definitions of a range of lines (see :func:`impact`)."""
-
-    definitions: list[SymbolRow]
-    steps: list[Step]
-    name_matches: int
-
-
-# Uses that only bind a name: a module whose top level imports a definition
-# is not changed by a change to it (its uses of it are steps of their own).
-_BINDING_KINDS = frozenset({"import", "export"})
-
-
-def impact(
-    reader: IndexReader, definitions: Sequence[SymbolRow], depth: int = 2, modules: Sequence[str] = ()
-) -> Impact:
-    """The definitions and files that reach ``definitions``, and the top
-    level of the files ``modules`` (changed lines outside every
-    definition), through resolved uses of any kind (calls, imports,
-    subclasses, type uses), up to ``depth`` steps. A module's top level is
-    reached by its importers (:func:`importers`), and a use at a file's top
-    level that is not an import (``register(f)``) changes that file's top
-    level in turn. Each definition or file is listed once, at the nearest
-    depth, with the number of uses reaching it there; name matches are
-    counted, not followed."""
-    out: dict[tuple[str, str], Step] = {}
-    start = {(d.path, d.qualname) for d in definitions} | {(m, "") for m in modules}
-    changed = set(modules)  # the files whose top level is followed
-    frontier: list[SymbolRow | str] = [*modules, *definitions]
-    matches = 0
-    for level in range(1, depth + 1):
-        nxt: list[SymbolRow | str] = []
-        for node in frontier[:FAN_OUT]:
-            if isinstance(node, str):
-                rows, of_module = importers(reader, node), True
-            else:
-                found = references(reader, node)
-                if level == 1:
-                    matches += len(found.name_matches)
-                rows, of_module = found.resolved, False
-            for row in rows:
-                user = user_of(reader, row)
-                key = (row.path, user.qualname if user is not None else "")
-                if key in start:
-                    continue
-                step = out.get(key)
-                if step is None:
-                    out[key] = Step(user, row.path, level, row, True)
-                    if user is not None:
-                        nxt.append(user)
-                elif step.depth == level:  # one more use, counted where it was first reached
-                    out[key] = step._replace(uses=step.uses + 1)
-                else:
-                    continue
-                if user is None and row.path not in changed and (of_module or row.kind not in _BINDING_KINDS):
-                    changed.add(row.path)
-                    nxt.append(row.path)
-        frontier = nxt
-        if not frontier:
-            break
-    return Impact(list(definitions), list(out.values()), matches)

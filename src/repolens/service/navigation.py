@@ -3,7 +3,8 @@
 ``find_references`` and ``impact`` back ``repolens refs`` / ``repolens
 impact`` and the MCP tools of the same names: each checks its arguments,
 opens the index, finds the definition the caller named and asks
-:mod:`repolens.search.references`, then :mod:`repolens.reply.references`
+:mod:`repolens.search.references` (its walks:
+:mod:`repolens.search.ref_walks`), then :mod:`repolens.reply.references`
 writes the reply under ``max_chars``. A ``target`` is a definition's name
 (``save``, ``Model.save``, ``models.Model``: the best match of
 :func:`repolens.search.symbols.find_symbols`'s lookup), or a place,
@@ -143,6 +144,7 @@ def _references_text(
     notes: Sequence[str] = (),
 ) -> NavigationReply:
     from repolens.reply import references as reply
+    from repolens.search import ref_walks as walks
     from repolens.search import references as refs
 
     found = _find(reader, target, ranges=False)
@@ -156,7 +158,7 @@ def _references_text(
             d, res.resolved, res.name_matches, text, max_chars, others=found.others, label=label, notes=notes
         )
         return NavigationReply(out, len(res.resolved) + len(res.name_matches))
-    walk = refs.callers if direction == "callers" else refs.callees
+    walk = walks.callers if direction == "callers" else walks.callees
     steps = walk(reader, d, depth)
     title = f"{direction} of {reply.describe(d, label)}, depth {depth}"
     rows = [(s.depth, s.path, s.definition, s.via, s.resolved) for s in steps]
@@ -175,12 +177,12 @@ def _impact_text(
     notes: Sequence[str] = (),
 ) -> NavigationReply:
     from repolens.reply import references as reply
-    from repolens.search import references as refs
+    from repolens.search import ref_walks as walks
 
     found = _find(reader, target, ranges=True)
     if not found.definitions and not found.modules:
         return NavigationReply(found.missing[:max_chars], 0)
-    result = refs.impact(reader, found.definitions, depth, found.modules)
+    result = walks.impact(reader, found.definitions, depth, found.modules)
     names = ["top level"] * len(found.modules) + [d.qualname for d in found.definitions]
     named = ", ".join(names[:3])
     more = f" and {len(names) - 3} more" if len(names) > 3 else ""
