@@ -5,8 +5,11 @@ lsp``) from its registry with the ordinary client, and answers
 :func:`references` for many definitions of one repository at once:
 
 * Python: jedi (PyPI), ``Script.get_references`` in a ``jedi.Project`` of
-  the repository (its own ``src/`` folder on the path when it has one), in
-  an interpreter with nothing installed, with no limit on the files searched;
+  the repository (its own ``src/`` folder first on the path when it has
+  one), in an interpreter with nothing installed but pytest (a developer's
+  interpreter has the test runner: jedi follows a test's parameters to
+  their pytest fixtures only when it can import pytest), with no limit on
+  the files searched;
 * TypeScript: the TypeScript compiler's language service (npm
   ``typescript@5``), ``getReferencesAtPosition`` over every ``.ts``/``.tsx``
   file of the repository, run by a small Node script written here;
@@ -37,6 +40,7 @@ from typing import NamedTuple
 from urllib.parse import unquote, urlparse
 
 JEDI = "jedi==0.19.2"
+PYTEST = "pytest==9.2.0"
 TYPESCRIPT = "typescript@5.6.3"
 # Debian's packages for the Go judge: the toolchain, the server, and the
 # modules the judged repositories import (as source, for GOPATH mode).
@@ -82,16 +86,24 @@ def install(cache: Path, languages: Sequence[str] = ("python", "typescript")) ->
     py = cache / "jedi"
     if not (py / "jedi").exists():
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(py), JEDI], check=True)
-    # An interpreter with nothing installed: jedi resolves ``import flask`` to the
-    # repository's own code, not to a copy in this venv's site-packages.
-    bare = cache / "bare-python"
+    # An interpreter with nothing installed but pytest: jedi resolves ``import flask``
+    # to the repository's own code, not to a copy in this venv's site-packages.
+    bare = cache / "pytest-python"
     if not (bare / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+        purelib = subprocess.run(
+            [str(bare / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        pip = [sys.executable, "-m", "pip", "install", "-q", "--target", purelib, PYTEST]
+        subprocess.run(pip, check=True)
     ts = cache / "typescript"
     if not (ts / "node_modules" / "typescript").exists():
         ts.mkdir(exist_ok=True)
         subprocess.run(["npm", "install", "--silent", "--prefix", str(ts), TYPESCRIPT], check=True)
-    return {**judges, "python": py, "typescript": ts / "node_modules" / "typescript", "bare-python": bare}
+    return {**judges, "python": py, "typescript": ts / "node_modules" / "typescript", "pytest-python": bare}
 
 
 def _install_go() -> Path:
@@ -122,11 +134,33 @@ import jedi.inference.references as searched
 # jedi stops a reference search after 30 parsed files (and 2,000 opened): a
 # name used in more is found in part. The judge reads them all.
 searched._PARSED_FILE_LIMIT = searched._OPENED_FILE_LIMIT = 10**9
+# It also runs a function at most 6 times per question (200 functions in all)
+# to infer what it returns: the 7th test taking flask's ``app`` fixture as a
+# parameter has an ``app`` of no type. The judge runs them all (recursion
+# itself stays bounded).
+import jedi.inference.recursion as executions
+executions.total_function_execution_limit = executions.per_function_execution_limit = 10**9
+# jedi's pytest plugin memoizes the generator of the modules a test file sees
+# fixtures in (its conftest.py files, pytest's own plugins) as if it were a
+# value: only the first fixture looked up in a file sees them all, later ones
+# what that first lookup left of the generator (tmp_path's uses in pytest's
+# testing/test_tmpdir.py: 2 of 37). The judge keeps them as a list.
+import jedi.plugins.pytest as fixtures
+from jedi.inference.cache import inference_state_method_cache
+_modules = next(
+    c.cell_contents for c in fixtures._iter_pytest_modules.__closure__
+    if getattr(c.cell_contents, "__name__", "") == "_iter_pytest_modules"
+)
+fixtures._iter_pytest_modules = inference_state_method_cache()(
+    lambda context, skip_own_module=False: list(_modules(context, skip_own_module=skip_own_module))
+)
 root, queries = sys.argv[2], json.load(open(sys.argv[3]))
 src = root + "/src"
 import os
 environment = jedi.create_environment(sys.argv[4], safe=False)
-project = jedi.Project(root, added_sys_path=[src] if os.path.isdir(src) else [], environment_path=sys.argv[4])
+# src/ first: pytest's own checkout is the pytest it imports, not the one installed.
+sys_path = ([src] if os.path.isdir(src) else []) + environment.get_sys_path()
+project = jedi.Project(root, sys_path=sys_path, environment_path=sys.argv[4])
 for path, line, column in queries:
     started = time.monotonic()
     try:
@@ -189,7 +223,7 @@ def references(
         if language == "python":
             script = Path(tmp) / "judge.py"
             script.write_text(_JEDI_SCRIPT)
-            bare = judge.parent / "bare-python"
+            bare = judge.parent / "pytest-python"
             cmd = [sys.executable, str(script), str(judge), str(root), str(q), str(bare)]
         else:
             script = Path(tmp) / "judge.js"
