@@ -59,25 +59,15 @@ from repolens.chunking.refs.captures import (
     outside,
     text_of,
 )
+from repolens.chunking.refs.extracting import RefSpec, Scopes
 from repolens.chunking.refs.imports import Binding
-from repolens.chunking.refs.specs import REF_SPECS, RefSpec
-from repolens.chunking.refs.typed import (
-    RESULT_DECLARING,
-    TYPE_NAME,
-    assigns_a_name,
-    field_parameter,
-    first_listed,
-    made_by,
-    plain_type,
-    visible,
-)
+from repolens.chunking.refs.specs import REF_SPECS
+from repolens.chunking.refs.typed import read_typed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# Kinds of definition whose body binds local names.
-_FUNCTION_KINDS = frozenset({"function", "method"})
 # Capture names that make a use, in the order their kind wins.
 _USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
 # What stands before a member's name, read backwards from the name (a
@@ -125,36 +115,6 @@ def _query(module: str, entry: str, language: str) -> ts.Query | None:
     return ts.Query(lang, spec.query)
 
 
-class _Scopes:
-    """For each line: the innermost definition holding it, and the function that owns its locals."""
-
-    def __init__(self, symbols: Sequence[Symbol], nlines: int) -> None:
-        self.symbols = symbols
-        inner = [-1] * (nlines + 2)
-        for i, s in enumerate(symbols):  # parents come before their members
-            lo, hi = max(s.start_line, 0), min(s.end_line, nlines + 1)
-            if hi >= lo:
-                inner[lo : hi + 1] = [i] * (hi - lo + 1)
-        self.inner = inner
-        # by definition: the function that owns its locals (the last: outside every definition)
-        owner = [i if s.kind in _FUNCTION_KINDS else -1 for i, s in enumerate(symbols)]
-        owner.append(-1)  # inner[line] == -1: outside every definition
-        self.owner = owner
-        self.function = list(map(owner.__getitem__, inner))
-
-    def qualname(self, i: int) -> str:
-        return self.symbols[i].qualname if i >= 0 else ""
-
-    def owner_class(self, i: int) -> str:
-        """The class whose ``self`` a use in definition ``i`` means ("" outside one)."""
-        if i < 0:
-            return ""
-        s = self.symbols[i]
-        if s.kind in _FUNCTION_KINDS:
-            return s.parent
-        return "" if s.kind in ("module", "constant") else s.qualname
-
-
 def extract_refs(
     tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: Sequence[Symbol], nlines: int
 ) -> RefRows | None:
@@ -184,7 +144,7 @@ class _Extraction:
         self.rs = rs
         self.src = src
         self.path = path
-        self.scopes = _Scopes(symbols, nlines)
+        self.scopes = Scopes(symbols, nlines)
         self.package = package_key(path, rs.language)
         # Names the module binds: its top-level definitions, then its imports.
         self.module: dict[str, str] = {s.name: self._own_key(s.qualname) for s in symbols if not s.parent}
@@ -220,7 +180,7 @@ class _Extraction:
         excluded = self._locals(caps.get("bind", ()))
         excluded.update(map(START, caps.get("skip", ())))
         self.receivers = self._receivers(in_file_order(caps.get("self", ())))
-        self.typed = self._typed(in_file_order(caps.get("typed", ())))
+        self.typed = read_typed(self, in_file_order(caps.get("typed", ())))
         uses = self._uses(caps, excluded)
         builtins = self.rs.builtins
         scope_names = self.scope_names
@@ -438,82 +398,9 @@ class _Extraction:
                 out[at] = self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
         return out
 
-    def _typed(self, nodes: Sequence[ts.Node]) -> dict[tuple[int, str], str]:
-        """The locals whose type the function says: ``x = Cls(...)``, ``x: Cls``,
-        a parameter ``x: Cls`` (``Cls`` resolved as a name of the file is).
-        A class's fields go to ``self.fields``: ``self.x = Cls(...)`` or
-        ``self.x: Cls`` in a method, ``x: Cls`` in the class body, and a
-        TypeScript field or constructor parameter property (``private x: Cls``)."""
-        out: dict[tuple[int, str], str] = {}
-        fields = self.rs.typed_fields
-        src = self.src
-        scopes = self.scopes
-        # self.x = x after the rest: x's type is the local's (a typed parameter), known by then
-        # in the order of the text (the captures' order is not): a local's later binding wins
-        for node in sorted(nodes, key=lambda n: (assigns_a_name(n), n.start_byte)):
-            line = node.start_point[0] + 1
-            fn = scopes.function[line]
-            if fn < 0 and node.type == "parameter_declaration":
-                continue  # Go: a parameter of a function type or an interface's method, no local
-            if node.type == "method_elem":  # Go: an interface's method
-                self._interface_method(node, line)
-                continue
-            for var_field, type_field in fields:
-                var = node.child_by_field_name(var_field) if var_field else node.named_child(0)
-                kind = node.child_by_field_name(type_field)
-                if var is None or kind is None:
-                    continue
-                if var.type == "variable_declarator":  # Java: int x = ..., the name inside
-                    var = var.child_by_field_name("name")
-                    if var is None:
-                        continue
-                if node.type == "range_clause":  # for i, x := range xs: x is an element (i an index, a key)
-                    var = (
-                        var.named_child(1)
-                        if var.type == "expression_list" and var.named_child_count > 1
-                        else None
-                    )
-                var, kind = first_listed(var), made_by(first_listed(kind))
-                if var is None or kind is None:
-                    break
-                named = kind.type == "identifier"  # self.x = x: the type of the local x
-                if kind.type in ("call", "new_expression", "call_expression"):
-                    kind = kind.child_by_field_name("function") or kind.child_by_field_name("constructor")
-                    if kind is None:
-                        continue
-                text = src[kind.start_byte : kind.end_byte].decode("utf-8", "replace")
-                if not TYPE_NAME.fullmatch(text):  # a plain (dotted) name is its own plain type
-                    text = plain_type(text)
-                    if not TYPE_NAME.fullmatch(text):
-                        break
-                key = out.get((fn, text), "") if named else self._type_key(text, fn, out)
-                if not key:
-                    break
-                name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
-                if node.type in RESULT_DECLARING:  # func f() *T: what f returns, for f().x elsewhere
-                    self.fields.setdefault((scopes.qualname(scopes.inner[line]), ""), (key, line))
-                    break
-                if (
-                    fn < 0 and node.type == "var_spec"
-                ):  # Go: var V T at the top, for V.x in the package's files
-                    self.fields.setdefault((name, ""), (key, line))
-                head, dot, field = name.partition(".")
-                if dot and head in self.rs.self_names and "." not in field:
-                    owner = scopes.owner_class(scopes.inner[line])  # self.x = Cls() in a method
-                elif fn < 0 or field_parameter(node):
-                    owner, field = scopes.owner_class(scopes.inner[line]), name  # x: Cls in a class
-                else:
-                    owner = ""
-                if owner:
-                    self.fields.setdefault((owner, field), (key, line))
-                if not dot:
-                    out[(fn, name)] = key
-                    if self.rs.block_scopes:
-                        self.scoped.setdefault((fn, name), []).append((*visible(node), key))
-                break
-        return out
-
-    def _type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
+    def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
+        """The key of the type (or callee) ``text`` names in function ``fn`` ("" unknown): a name
+        the function or the module binds; with ``typed`` and call results, a typed local's."""
         parts = _CHAIN_SEP.split(text)
         head = parts[0]
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
@@ -525,22 +412,6 @@ class _Extraction:
         if not base or (head in self.modules_bound and len(parts) == 1):
             return ""
         return ".".join([base, *parts[1:]])
-
-    def _interface_method(self, node: ts.Node, line: int) -> None:
-        """A method of a Go interface: in its method set (a ``member`` row), and
-        what it returns as the interface's field (``r.With().Get``)."""
-        owner = self.scopes.owner_class(self.scopes.inner[line])
-        name = node.child_by_field_name("name")
-        if not owner or name is None:
-            return
-        method = self.src[name.start_byte : name.end_byte].decode("utf-8", "replace")
-        self.members.append((owner, method, line))
-        result = first_listed(node.child_by_field_name("result"))
-        if result is not None:
-            text = plain_type(self.src[result.start_byte : result.end_byte].decode("utf-8", "replace"))
-            key = self._type_key(text, -1) if TYPE_NAME.fullmatch(text) else ""
-            if key:
-                self.fields.setdefault((owner, method), (key, line))
 
     def _typed_at(self, fn: int, name: str, start: int) -> str:
         """The type of the local ``name`` at byte ``start``: with block scopes, of the

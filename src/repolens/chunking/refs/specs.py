@@ -11,35 +11,9 @@ has an entry; ``tests/chunking/test_refs.py`` compiles each query.
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
 
 from repolens.chunking.refs import imports
-from repolens.chunking.refs.imports import ImportHandler
-
-
-@dataclass(frozen=True)
-class RefSpec:
-    language: str
-    query: str
-    imports: ImportHandler | None = None
-    self_names: frozenset[str] = frozenset({"self", "this"})
-    super_names: frozenset[str] = frozenset({"super"})
-    # Names never kept as a name match (the language's own), unless the file binds them.
-    builtins: frozenset[str] = frozenset()
-    # An unresolved name in a call or type means the package's own (Go, Java, ...):
-    # the other files of the folder see it without an import.
-    package: bool = False
-    # Fields of a ``typed`` capture naming a local and its type (or the call making it).
-    typed_fields: tuple[tuple[str, str], ...] = ()
-    # A file's top-level names and its types' members are its package's, not the file's
-    # (Go: a type's methods may be declared in any file of its folder): keyed by the package.
-    package_members: bool = False
-    # A call's result is keyed by its callee (``x.f().g``: ``g`` of what ``f`` returns),
-    # which the language declares (Go's results: ``field`` rows of the function).
-    call_results: bool = False
-    # A local is visible in its block or function literal only (Go's closures rebind names):
-    # a typed local is looked up where the use stands.
-    block_scopes: bool = False
+from repolens.chunking.refs.extracting import RefSpec
 
 
 def _words(text: str) -> frozenset[str]:

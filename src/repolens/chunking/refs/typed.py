@@ -1,13 +1,18 @@
-"""What a declaration says a name's type is: the type's text made plain, and
-where a Go local so typed is visible (read by :mod:`.extract` for its
-``typed`` captures: ``x = Cls()``, ``x: Cls``, a typed parameter, a field,
-Go's ``x := &T{}`` and ``func f() *T``)."""
+"""What a declaration says a name's type is: the ``typed`` captures of a
+file's query read (:func:`read_typed`: ``x = Cls()``, ``x: Cls``, a typed
+parameter, a field, Go's ``x := &T{}``, ``func f() *T`` and interfaces'
+methods), the type's text made plain, and where a Go local so typed is
+visible. Run by :mod:`.extract` on its extraction of one file (what it
+reads and sets of it: :class:`.extracting.Extracting`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import tree_sitter as ts
+
+from repolens.chunking.refs.extracting import Extracting
 
 # A type's text, its decoration left out (``: Foo``, ``*pkg.T``, ``Optional[Foo]`` is not read).
 _TYPE_NOISE = re.compile(r"^[:\s*&]+|\s+$")
@@ -107,3 +112,95 @@ def field_parameter(node: ts.Node) -> bool:
     return node.type in ("required_parameter", "optional_parameter") and any(
         c.type in ("accessibility_modifier", "readonly") for c in node.children
     )
+
+
+def read_typed(ex: Extracting, nodes: Sequence[ts.Node]) -> dict[tuple[int, str], str]:
+    """The locals whose type their function says (read from ``ex``'s ``typed``
+    captures, in the text's order): ``x = Cls(...)``, ``x: Cls``,
+    a parameter ``x: Cls`` (``Cls`` resolved as a name of the file is).
+    A class's fields go to ``ex.fields``: ``self.x = Cls(...)`` or
+    ``self.x: Cls`` in a method, ``x: Cls`` in the class body, and a
+    TypeScript field or constructor parameter property (``private x: Cls``)."""
+    out: dict[tuple[int, str], str] = {}
+    fields = ex.rs.typed_fields
+    src = ex.src
+    scopes = ex.scopes
+    # self.x = x after the rest: x's type is the local's (a typed parameter), known by then
+    # in the order of the text (the captures' order is not): a local's later binding wins
+    for node in sorted(nodes, key=lambda n: (assigns_a_name(n), n.start_byte)):
+        line = node.start_point[0] + 1
+        fn = scopes.function[line]
+        if fn < 0 and node.type == "parameter_declaration":
+            continue  # Go: a parameter of a function type or an interface's method, no local
+        if node.type == "method_elem":  # Go: an interface's method
+            _interface_method(ex, node, line)
+            continue
+        for var_field, type_field in fields:
+            var = node.child_by_field_name(var_field) if var_field else node.named_child(0)
+            kind = node.child_by_field_name(type_field)
+            if var is None or kind is None:
+                continue
+            if var.type == "variable_declarator":  # Java: int x = ..., the name inside
+                var = var.child_by_field_name("name")
+                if var is None:
+                    continue
+            if node.type == "range_clause":  # for i, x := range xs: x is an element (i an index, a key)
+                var = (
+                    var.named_child(1)
+                    if var.type == "expression_list" and var.named_child_count > 1
+                    else None
+                )
+            var, kind = first_listed(var), made_by(first_listed(kind))
+            if var is None or kind is None:
+                break
+            named = kind.type == "identifier"  # self.x = x: the type of the local x
+            if kind.type in ("call", "new_expression", "call_expression"):
+                kind = kind.child_by_field_name("function") or kind.child_by_field_name("constructor")
+                if kind is None:
+                    continue
+            text = src[kind.start_byte : kind.end_byte].decode("utf-8", "replace")
+            if not TYPE_NAME.fullmatch(text):  # a plain (dotted) name is its own plain type
+                text = plain_type(text)
+                if not TYPE_NAME.fullmatch(text):
+                    break
+            key = out.get((fn, text), "") if named else ex.type_key(text, fn, out)
+            if not key:
+                break
+            name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
+            if node.type in RESULT_DECLARING:  # func f() *T: what f returns, for f().x elsewhere
+                ex.fields.setdefault((scopes.qualname(scopes.inner[line]), ""), (key, line))
+                break
+            if fn < 0 and node.type == "var_spec":  # Go: var V T at the top, for V.x in the package's files
+                ex.fields.setdefault((name, ""), (key, line))
+            head, dot, field = name.partition(".")
+            if dot and head in ex.rs.self_names and "." not in field:
+                owner = scopes.owner_class(scopes.inner[line])  # self.x = Cls() in a method
+            elif fn < 0 or field_parameter(node):
+                owner, field = scopes.owner_class(scopes.inner[line]), name  # x: Cls in a class
+            else:
+                owner = ""
+            if owner:
+                ex.fields.setdefault((owner, field), (key, line))
+            if not dot:
+                out[(fn, name)] = key
+                if ex.rs.block_scopes:
+                    ex.scoped.setdefault((fn, name), []).append((*visible(node), key))
+            break
+    return out
+
+
+def _interface_method(ex: Extracting, node: ts.Node, line: int) -> None:
+    """A method of a Go interface: in its method set (a ``member`` row), and
+    what it returns as the interface's field (``r.With().Get``)."""
+    owner = ex.scopes.owner_class(ex.scopes.inner[line])
+    name = node.child_by_field_name("name")
+    if not owner or name is None:
+        return
+    method = ex.src[name.start_byte : name.end_byte].decode("utf-8", "replace")
+    ex.members.append((owner, method, line))
+    result = first_listed(node.child_by_field_name("result"))
+    if result is not None:
+        text = plain_type(ex.src[result.start_byte : result.end_byte].decode("utf-8", "replace"))
+        key = ex.type_key(text, -1) if TYPE_NAME.fullmatch(text) else ""
+        if key:
+            ex.fields.setdefault((owner, method), (key, line))

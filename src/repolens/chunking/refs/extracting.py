@@ -1,0 +1,94 @@
+"""What the reference rules outside :mod:`.extract` are written against.
+
+:class:`RefSpec` is a language's query and the switches the extraction
+reads (each language's is in :mod:`.specs`); :class:`Extracting` is the part
+of one file's extraction (:mod:`.extract`) that the rules of other modules
+read and set (the typed captures, :mod:`.typed`); :class:`Scopes` says which
+definition and function hold each line. Apart from the extraction, so that
+the modules it runs import nothing that imports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from repolens.chunking import Symbol
+from repolens.chunking.refs.imports import ImportHandler
+
+# Kinds of definition whose body binds local names.
+FUNCTION_KINDS = frozenset({"function", "method"})
+
+
+class Scopes:
+    """For each line: the innermost definition holding it, and the function that owns its locals."""
+
+    def __init__(self, symbols: Sequence[Symbol], nlines: int) -> None:
+        self.symbols = symbols
+        inner = [-1] * (nlines + 2)
+        for i, s in enumerate(symbols):  # parents come before their members
+            lo, hi = max(s.start_line, 0), min(s.end_line, nlines + 1)
+            if hi >= lo:
+                inner[lo : hi + 1] = [i] * (hi - lo + 1)
+        self.inner = inner
+        # by definition: the function that owns its locals (the last: outside every definition)
+        owner = [i if s.kind in FUNCTION_KINDS else -1 for i, s in enumerate(symbols)]
+        owner.append(-1)  # inner[line] == -1: outside every definition
+        self.owner = owner
+        self.function = list(map(owner.__getitem__, inner))
+
+    def qualname(self, i: int) -> str:
+        return self.symbols[i].qualname if i >= 0 else ""
+
+    def owner_class(self, i: int) -> str:
+        """The class whose ``self`` a use in definition ``i`` means ("" outside one)."""
+        if i < 0:
+            return ""
+        s = self.symbols[i]
+        if s.kind in FUNCTION_KINDS:
+            return s.parent
+        return "" if s.kind in ("module", "constant") else s.qualname
+
+
+class Extracting(Protocol):
+    """What the rules outside :mod:`.extract` read and set of one file's extraction."""
+
+    rs: RefSpec
+    src: bytes
+    scopes: Scopes
+    # With block scopes: (function, local) -> (from byte, to byte, key) of each typed binding.
+    scoped: dict[tuple[int, str], list[tuple[int, int, str]]]
+    fields: dict[tuple[str, str], tuple[str, int]]  # (class, field) -> its type's key, line
+    members: list[tuple[str, str, int]]  # Go: (interface, method, line) of its method set
+
+    def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
+        """The key of the type (or callee) ``text`` names in function ``fn`` ("" unknown)."""
+        ...
+
+
+@dataclass(frozen=True)
+class RefSpec:
+    """A language's reference rules: its query (the capture names of :mod:`.extract`) and switches."""
+
+    language: str
+    query: str
+    imports: ImportHandler | None = None
+    self_names: frozenset[str] = frozenset({"self", "this"})
+    super_names: frozenset[str] = frozenset({"super"})
+    # Names never kept as a name match (the language's own), unless the file binds them.
+    builtins: frozenset[str] = frozenset()
+    # An unresolved name in a call or type means the package's own (Go, Java, ...):
+    # the other files of the folder see it without an import.
+    package: bool = False
+    # Fields of a ``typed`` capture naming a local and its type (or the call making it).
+    typed_fields: tuple[tuple[str, str], ...] = ()
+    # A file's top-level names and its types' members are its package's, not the file's
+    # (Go: a type's methods may be declared in any file of its folder): keyed by the package.
+    package_members: bool = False
+    # A call's result is keyed by its callee (``x.f().g``: ``g`` of what ``f`` returns),
+    # which the language declares (Go's results: ``field`` rows of the function).
+    call_results: bool = False
+    # A local is visible in its block or function literal only (Go's closures rebind names):
+    # a typed local is looked up where the use stands.
+    block_scopes: bool = False
