@@ -178,6 +178,63 @@ def test_the_head_of_a_member_chain_the_file_imports_is_a_use_of_it():
     assert heads == [("Jwt", "name", "src.jwt.Jwt"), ("verify", "call", "src.jwt.Jwt.verify")]
 
 
+def test_a_word_and_period_ending_a_comment_is_no_receiver():
+    text = "import os\n\n\ndef f(mp):\n    # Then call it.\n    os.getcwd()\n"
+    assert [(r.name, r.target) for r in refs_of("a.py", text, "python") if r.line == 6] == [
+        ("getcwd", "os.getcwd")
+    ]
+
+
+def test_a_python_name_the_file_binds_is_a_use_where_a_value_is_read():
+    text = (
+        "from pkg import FLAG, LIMIT, items\n"  # 1
+        "\n"
+        "\n"
+        "def f(n):\n"
+        "    assert FLAG\n"  # 5
+        "    if FLAG:\n"
+        "        return not FLAG or n and LIMIT\n"
+        "    for i in items:\n"
+        "        n += items[i] * LIMIT\n"
+        "    return n\n"  # 10
+    )
+    uses = [(r.line, r.name) for r in refs_of("a.py", text, "python") if r.line > 1]
+    assert uses == [
+        (5, "FLAG"),
+        (6, "FLAG"),
+        (7, "FLAG"),
+        (7, "LIMIT"),
+        (8, "items"),
+        (9, "items"),
+        (9, "LIMIT"),
+    ]
+
+
+def test_a_class_body_s_own_names_and_the_fields_of_its_bases_of_the_file():
+    text = (
+        "from pkg.ser import Serializer\n"  # 1
+        "\n"
+        "\n"
+        "class Tag:\n"
+        "    def __init__(self, serializer: Serializer):\n"  # 5
+        "        self.serializer = serializer\n"
+        "\n"
+        "\n"
+        "class PassList(Tag):\n"
+        "    def to_json(self, value):\n"  # 10
+        "        return self.serializer.tag(value)\n"
+        "\n"
+        "    tag = to_json\n"
+    )
+    refs = [(r.name, r.line, r.kind, r.scope, r.target) for r in refs_of("a.py", text, "python")]
+    assert ("Serializer", 6, "field", "Tag.serializer", "pkg.ser.Serializer") in refs
+    assert ("tag", 11, "call", "PassList.to_json", "pkg.ser.Serializer.tag") in refs
+    assert ("to_json", 13, "name", "PassList", "=PassList.to_json") in refs
+    text = "class A:\n    pass\n\n\nclass B:\n    a = A()\n"
+    fields = [(r.name, r.scope, r.target) for r in refs_of("a.py", text, "python") if r.kind == "field"]
+    assert fields == [("A", "B.a", "=A")]  # named as its class, so a question about A reads it
+
+
 def test_javascript_imports_exports_and_require():
     text = (
         "import def, { a as b } from './lib/x';\n"

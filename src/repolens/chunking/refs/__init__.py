@@ -172,6 +172,12 @@ def same_file_key(qualname: str) -> str:
     return "=" + ".".join(split_key(qualname))
 
 
+def type_name(key: str) -> str:
+    """The name of the type a key means (``Cls`` of ``=Cls`` and of ``a.b.Cls``):
+    what a ``field`` row is named, so that a question about ``Cls`` reads it."""
+    return split_key(key.lstrip("=^"))[-1]
+
+
 __all__ = [
     "REF_KINDS",
     "ROOT_PACKAGE",
@@ -185,4 +191,5 @@ __all__ = [
     "ref_rows",
     "same_file_key",
     "split_key",
+    "type_name",
 ]

@@ -47,7 +47,16 @@ import tree_sitter as ts
 
 from repolens.chunking import Symbol
 from repolens.chunking.grammars import LangSpec, load_language
-from repolens.chunking.refs import Ref, RefRows, clean_scope, package_key, ref_row, same_file_key, split_key
+from repolens.chunking.refs import (
+    Ref,
+    RefRows,
+    clean_scope,
+    package_key,
+    ref_row,
+    same_file_key,
+    split_key,
+    type_name,
+)
 from repolens.chunking.refs.captures import (
     END,
     NEXT,
@@ -76,6 +85,12 @@ _USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
 # time): the separator, then the receiver, a chain of names or ``super()``.
 _RECEIVER_REVERSED = re.compile(
     rb"\s*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|>-|::)\s*(?:\)\()?[\w$]+)*)"
+)
+# The same where a chain's lines break before a separator (``foo\n    .bar``),
+# never after one (Python: a comment's last word and period before
+# ``name.x`` on the next line are no receiver).
+_RECEIVER_REVERSED_LEADING = re.compile(
+    rb"[ \t]*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:[ \t]*(?:\.\?|\.|>-|::)\s*(?:\)\()?[\w$]+)*)"
 )
 _CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
 # Inside a node's own text (Perl's ``Foo::Bar::g``): the last name.
@@ -158,6 +173,10 @@ class _Extraction:
         self.members: list[tuple[str, str, int]] = []  # Go: (interface, method, line) of its method set
         self.binds: set[tuple[int, bytes]] = set()  # (function, name) of the names bound locally
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
+        # What a language's own rules add (rs.rules; Python's :mod:`.python_types`):
+        self.symbols = symbols
+        self.class_names: dict[tuple[str, str], str] = {}  # (class, name) -> its member's key, in its body
+        self.bases: dict[str, list[str]] = {}  # class -> its bases of this file (qualified names)
         self.refs: list[Ref] = []  # of imports, fields and members (the uses are rows: see run)
         self.names: set[str] = set()  # the names of the rows
         self.owner = self.scopes.owner
@@ -181,6 +200,8 @@ class _Extraction:
         excluded.update(map(START, caps.get("skip", ())))
         self.receivers = self._receivers(in_file_order(caps.get("self", ())))
         self.typed = read_typed(self, in_file_order(caps.get("typed", ())))
+        for rule in self.rs.rules:
+            rule(self, caps)
         uses = self._uses(caps, excluded)
         builtins = self.rs.builtins
         scope_names = self.scope_names
@@ -190,6 +211,7 @@ class _Extraction:
         reversed_src = src[::-1]
         size = len(src)
         block_scopes = self.rs.block_scopes
+        receiver = _RECEIVER_REVERSED_LEADING if self.rs.dots_lead_lines else _RECEIVER_REVERSED
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none
         rows: list[str] = []
@@ -203,7 +225,7 @@ class _Extraction:
                 template = self._odd_row(capture, name, at, node)
             elif padded[start] in _SEPARATORENDS and src[max(start - 3, 0) : start] != b"...":
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
-                m = _RECEIVER_REVERSED.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
+                m = receiver.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
                 # with block scopes a local's type depends on where the use stands
                 prefix = members[(m.group(1) if m is not None else b"?", at, start if block_scopes else 0)]
                 if prefix:
@@ -228,7 +250,7 @@ class _Extraction:
         # A field of a declared type, for other files' obj.field.name (kind field: never a use).
         for (owner, field), (key, line) in self.fields.items():  # field "": what a function returns
             scope = f"{owner}.{field}" if field else owner
-            self.refs.append(Ref(split_key(key)[-1], line, "field", scope, key, ""))
+            self.refs.append(Ref(type_name(key), line, "field", scope, key, ""))
         # A method an interface declares (kind member: never a use), for the types implementing it.
         for owner, method, line in self.members:
             self.refs.append(Ref(method, line, "member", f"{owner}.{method}", self._own_key(owner), ""))
@@ -263,9 +285,17 @@ class _Extraction:
                     uses[start] = ("name", node)
         elif nodes:
             bound = {n.encode() for n in self.module} | {n.encode() for _, n in self.local_imports}
+            in_classes = {n.encode() for _, n in self.class_names} - bound  # outside functions only
+            function = self.scopes.function
             starts = list(map(START, nodes))
-            raws = map(self.src.__getitem__, map(slice, starts, map(END, nodes)))
-            for start, node in compress(zip(starts, nodes, strict=False), map(bound.__contains__, raws)):
+            raws = list(map(self.src.__getitem__, map(slice, starts, map(END, nodes))))
+            kept = map(bound.__contains__, raws)
+            if in_classes:
+                kept = (
+                    k or (r in in_classes and function[n.start_point[0] + 1] < 0)
+                    for k, r, n in zip(kept, raws, nodes, strict=False)
+                )
+            for start, node in compress(zip(starts, nodes, strict=False), kept):
                 if start not in uses and start not in excluded:
                     uses[start] = ("name", node)
         return uses
@@ -310,6 +340,8 @@ class _Extraction:
             target = self.local_imports[(fn, name)]
         elif (fn, raw) in self.binds and not a_type:
             return _LOCAL  # a local of the function: no reference
+        elif fn < 0 and self.class_names and (self._class_of(at), name) in self.class_names:
+            target = self.class_names[(self._class_of(at), name)]  # a class body's own member
         else:
             target = self.module.get(name, "")
             if target and name in self.modules_bound:
@@ -413,6 +445,27 @@ class _Extraction:
             return ""
         return ".".join([base, *parts[1:]])
 
+    def _field(self, owner: str, field: str, depth: int = 3) -> tuple[str, int] | None:
+        """The type of ``owner``'s field, declared in it or in a base class of this file."""
+        found = self.fields.get((owner, field))
+        if found is None and depth:
+            for base in self.bases.get(owner, ()):
+                found = self._field(base, field, depth - 1)
+                if found is not None:
+                    break
+        return found
+
+    def _class_of(self, at: int) -> str:
+        """The class whose body definition ``at`` is ("" none)."""
+        return self.symbols[at].qualname if at >= 0 and self.symbols[at].kind == "class" else ""
+
+    def function_at(self, line: int) -> tuple[int, str, str]:
+        """The function owning ``line``'s locals (-1 none), the qualified name of
+        the innermost definition holding it, and that function's name."""
+        fn = self.scopes.function[line]
+        own = self.symbols[fn].name if fn >= 0 else ""
+        return fn, self.scopes.qualname(self.scopes.inner[line]), own
+
     def _typed_at(self, fn: int, name: str, start: int) -> str:
         """The type of the local ``name`` at byte ``start``: with block scopes, of the
         innermost binding holding it ("" none: a closure's parameter of the same name
@@ -466,7 +519,7 @@ class _Extraction:
             owner = self.scopes.owner_class(at)
             if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
                 return self._own_prefix(".".join([owner, *parts[1:]]))
-            field = self.fields.get((owner, parts[1])) if len(parts) == 2 and owner else None
+            field = self._field(owner, parts[1]) if len(parts) == 2 and owner else None
             return field[0] + "." if field else ""  # self.x.name, x a field of a known type
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         if base is None and (fn, head) in self.typed:

@@ -3,16 +3,20 @@
 :class:`RefSpec` is a language's query and the switches the extraction
 reads (each language's is in :mod:`.specs`); :class:`Extracting` is the part
 of one file's extraction (:mod:`.extract`) that the rules of other modules
-read and set (the typed captures, :mod:`.typed`); :class:`Scopes` says which
+read and set (the typed captures, :mod:`.typed`; a language's own rules,
+run once its locals' types are read: ``RefSpec.rules``, Python's
+:mod:`.python_types`); :class:`Scopes` says which
 definition and function hold each line. Apart from the extraction, so that
 the modules it runs import nothing that imports them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+import tree_sitter as ts
 
 from repolens.chunking import Symbol
 from repolens.chunking.refs.imports import ImportHandler
@@ -57,14 +61,27 @@ class Extracting(Protocol):
     rs: RefSpec
     src: bytes
     scopes: Scopes
+    symbols: Sequence[Symbol]
+    module: dict[str, str]  # the names the module binds: its top-level definitions, its imports
     # With block scopes: (function, local) -> (from byte, to byte, key) of each typed binding.
     scoped: dict[tuple[int, str], list[tuple[int, int, str]]]
     fields: dict[tuple[str, str], tuple[str, int]]  # (class, field) -> its type's key, line
     members: list[tuple[str, str, int]]  # Go: (interface, method, line) of its method set
+    class_names: dict[tuple[str, str], str]  # (class, name) -> its member's key, in its body
+    bases: dict[str, list[str]]  # class -> its bases of this file (qualified names)
 
     def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
         """The key of the type (or callee) ``text`` names in function ``fn`` ("" unknown)."""
         ...
+
+    def function_at(self, line: int) -> tuple[int, str, str]:
+        """The function owning ``line``'s locals (-1 none), the qualified name of
+        the innermost definition holding it, and that function's name."""
+        ...
+
+
+# A language's own rule: what it reads and sets of a file's extraction, given its query's captures.
+Rule = Callable[[Extracting, dict[str, list[ts.Node]]], None]
 
 
 @dataclass(frozen=True)
@@ -92,3 +109,8 @@ class RefSpec:
     # A local is visible in its block or function literal only (Go's closures rebind names):
     # a typed local is looked up where the use stands.
     block_scopes: bool = False
+    # What the language's own rules add once its locals' types are read, in order
+    # (Python's class bodies).
+    rules: tuple[Rule, ...] = ()
+    # A chain of members breaks its lines before a dot, never after one (Python).
+    dots_lead_lines: bool = False

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 
-from repolens.chunking.refs import imports
+from repolens.chunking.refs import imports, python_types
 from repolens.chunking.refs.extracting import RefSpec
 
 
@@ -72,12 +72,21 @@ PYTHON = RefSpec(
 (assignment left: (attribute object: (identifier)) right: (identifier)) @typed
 (typed_parameter) @typed
 (typed_default_parameter) @typed
+(binary_operator (identifier) @name)
+(boolean_operator (identifier) @name)
+(not_operator argument: (identifier) @name)
+(assert_statement (identifier) @name)
+(subscript value: (identifier) @name)
+(for_statement right: (identifier) @name)
+(if_statement condition: (identifier) @name)
 """,
     imports.python,
     self_names=frozenset({"self", "cls"}),
     super_names=frozenset({"super()"}),
     builtins=_PY_BUILTINS,
     typed_fields=(("left", "type"), ("left", "right"), ("name", "type"), ("", "type")),
+    rules=(python_types.extend,),
+    dots_lead_lines=True,
 )
 
 _JS_BUILTINS = _words(
