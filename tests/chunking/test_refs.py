@@ -235,6 +235,50 @@ def test_a_class_body_s_own_names_and_the_fields_of_its_bases_of_the_file():
     assert fields == [("A", "B.a", "=A")]  # named as its class, so a question about A reads it
 
 
+def test_what_a_python_function_returns_is_kept_as_its_result():
+    text = (
+        "from typing import Iterator\n"  # 1
+        "from pkg.app import App\n"
+        "\n"
+        "\n"
+        "def annotated() -> App:\n"  # 5
+        "    return make()\n"
+        "\n"
+        "\n"
+        "def made():\n"
+        "    return App()\n"  # 10
+        "\n"
+        "\n"
+        "def through_a_local():\n"
+        "    app = App()\n"
+        "    return app\n"  # 15
+        "\n"
+        "\n"
+        "def yields() -> Iterator[App]:\n"
+        "    yield App()\n"
+        "\n"  # 20
+        "\n"
+        "class Factory:\n"
+        "    def build(self):\n"
+        "        return App()\n"
+        "\n"  # 25
+        "\n"
+        "def use(factory: Factory):\n"
+        "    made().run()\n"
+        "    return factory.build().run()\n"
+    )
+    refs = refs_of("a.py", text, "python")
+    assert [(r.name, r.line, r.scope, r.target) for r in refs if r.kind == "field"] == [
+        ("App", 5, "annotated", "pkg.app.App"),
+        ("App", 9, "made", "pkg.app.App"),
+        ("App", 13, "through_a_local", "pkg.app.App"),
+        ("App", 18, "yields", "pkg.app.App"),
+        ("App", 23, "Factory.build", "pkg.app.App"),
+    ]
+    calls = [(r.line, r.target) for r in refs if r.name == "run"]
+    assert calls == [(28, "=made.run"), (29, "=Factory.build.run")]  # read with the results when asked
+
+
 def test_javascript_imports_exports_and_require():
     text = (
         "import def, { a as b } from './lib/x';\n"

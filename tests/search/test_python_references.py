@@ -41,3 +41,68 @@ def test_a_field_a_base_class_declares_and_a_name_of_the_class_body(tmp_path: Pa
         "PassList.to_json 13: return self.serializer.tag(value)",
     ]
     assert resolved(tmp_path, "PassList.to_json") == ["py/app/tags.py", "PassList 15: tag = to_json"]
+
+
+def test_a_method_through_what_a_function_returns(tmp_path: Path, write_tree, store_url):
+    write_tree(
+        tmp_path,
+        {
+            "py/lib/__init__.py": "from lib.sessions import session\n",
+            "py/lib/sessions.py": (
+                "class Session:\n    def get(self):\n        return 1\n\n\n"
+                "def session():\n    return Session()\n"
+            ),
+            "py/use.py": (
+                "import lib\n"  # 1
+                "\n"
+                "\n"
+                "def fetch():\n"
+                "    s = lib.session()\n"  # 5
+                "    return s.get()\n"
+                "\n"
+                "\n"
+                "def fetch_again():\n"
+                "    return lib.session().get()\n"  # 10
+            ),
+        },
+    )
+    build_index(tmp_path)
+    assert resolved(tmp_path, "Session.get") == [
+        "py/use.py",
+        "fetch 6: return s.get()",
+        "fetch_again 10: return lib.session().get()",
+    ]
+
+
+def test_a_local_class_instance_names_its_base_methods_not_those_it_redefines(
+    tmp_path: Path, write_tree, store_url
+):
+    write_tree(
+        tmp_path,
+        {
+            "py/lib/__init__.py": "",
+            "py/lib/core.py": (
+                "class App:\n    def route(self, f):\n        return f\n\n"
+                "    def other(self):\n        return 1\n"
+            ),
+            "py/tests/test_views.py": (
+                "from lib.core import App\n"  # 1
+                "\n"
+                "\n"
+                "def test_custom():\n"
+                "    class MyApp(App):\n"  # 5
+                "        def other(self):\n"
+                "            return 2\n"
+                "\n"
+                "    app = MyApp()\n"
+                "    app.other()\n"  # 10
+                "\n"
+                "    @app.route\n"
+                "    def index():\n"
+                "        return 1\n"
+            ),
+        },
+    )
+    build_index(tmp_path)
+    assert resolved(tmp_path, "App.route") == ["py/tests/test_views.py", "test_custom 12: @app.route"]
+    assert resolved(tmp_path, "App.other") == []

@@ -327,8 +327,9 @@ def _through_class_aliases(
     local (``app = flask.Flask()``) names the method through it; and
     ``O.x.name`` for every class ``O`` declaring a field ``x`` of the
     method's class (``c.req.header``, ``c: Context``, ``req: HonoRequest``),
-    or a function ``O`` returning one (Go's ``New().GET``); the same for
-    each of ``subclasses``, classes that have the method too (Go's
+    or a function ``O`` returning one (Go's ``New().GET``, Python's
+    ``requests.session().get``: through the function's re-exports too); the
+    same for each of ``subclasses``, classes that have the method too (Go's
     ``Engine`` embedding ``RouterGroup``, an interface it implements)."""
     suffix = "." + method.name
     classes = [(c.path, c.qualname, c.language) for c in _classes_of(reader, method)]
@@ -338,12 +339,24 @@ def _through_class_aliases(
         rows = _aliased(reader, of_class, read)
         meaning.keys |= {k + suffix for k in of_class.keys}
         meaning.full |= {k + suffix for k in of_class.full}
+        returning = _Meaning(reader=reader)  # functions re-exported elsewhere (from .sessions import session)
         for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
             if row.kind == "field" and of_class.means(row):
                 keys = keys_of(reader, row.path, row.scope, row.language)
                 meaning.keys |= {k + suffix for k in keys}
                 meaning.full |= {max(keys, key=len) + suffix} if keys else set()
                 meaning.same.add((row.path, same_file_key(row.scope) + suffix))
+                if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
+                    returning.add(row.path, row.scope, row.language)
+        if returning.names:
+            before = set(returning.keys)
+            _aliased(reader, returning, read)
+            meaning.keys |= {k + suffix for k in returning.keys - before}
+            meaning.full |= {k + suffix for k in returning.keys - before}
+
+
+# Languages whose modules re-export what they import (a function's other keys).
+_REEXPORTING = frozenset({"python", "javascript", "typescript", "tsx"})
 
 
 def _follow_aliases(rows: Iterable[RefRow], meaning: _Meaning) -> bool:

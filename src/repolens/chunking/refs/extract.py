@@ -71,7 +71,7 @@ from repolens.chunking.refs.captures import (
 from repolens.chunking.refs.extracting import RefSpec, Scopes
 from repolens.chunking.refs.imports import Binding
 from repolens.chunking.refs.specs import REF_SPECS
-from repolens.chunking.refs.typed import read_typed
+from repolens.chunking.refs.typed import TYPE_NAME, plain_type, read_typed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,6 +177,8 @@ class _Extraction:
         self.symbols = symbols
         self.class_names: dict[tuple[str, str], str] = {}  # (class, name) -> its member's key, in its body
         self.bases: dict[str, list[str]] = {}  # class -> its bases of this file (qualified names)
+        self.shadowed: dict[tuple[int, str], frozenset[str]] = {}  # (function, local) -> its class's names
+        self.hidden: dict[tuple[bytes, int, int], frozenset[str]] = {}  # such a receiver -> those names
         self.refs: list[Ref] = []  # of imports, fields and members (the uses are rows: see run)
         self.names: set[str] = set()  # the names of the rows
         self.owner = self.scopes.owner
@@ -213,6 +215,7 @@ class _Extraction:
         block_scopes = self.rs.block_scopes
         receiver = _RECEIVER_REVERSED_LEADING if self.rs.dots_lead_lines else _RECEIVER_REVERSED
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
+        hidden = self.hidden
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none
         rows: list[str] = []
         lines: list[int] = []
@@ -227,7 +230,10 @@ class _Extraction:
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
                 m = receiver.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
                 # with block scopes a local's type depends on where the use stands
-                prefix = members[(m.group(1) if m is not None else b"?", at, start if block_scopes else 0)]
+                key = (m.group(1) if m is not None else b"?", at, start if block_scopes else 0)
+                prefix = members[key]
+                if prefix and hidden and name in hidden.get(key, ()):
+                    prefix = ""  # a member a local class defines over its base's
                 if prefix:
                     kind = "attr" if capture == "name" else capture
                     rows.append(f"{name}\t{line}\t{kind}\t{scope_names[at]}\t{prefix}{name}\t")
@@ -455,6 +461,15 @@ class _Extraction:
                     break
         return found
 
+    def named_type(self, text: str, fn: int) -> str:
+        """The key of a type or callee named ``text`` in function ``fn`` (its
+        declared form made plain; "" unknown, or a local of the function)."""
+        text = plain_type(text)
+        head = text.partition(".")[0]
+        if (fn, head.encode()) in self.binds and (fn, head) not in self.local_imports:
+            return ""
+        return self.type_key(text, fn) if TYPE_NAME.fullmatch(text) else ""
+
     def _class_of(self, at: int) -> str:
         """The class whose body definition ``at`` is ("" none)."""
         return self.symbols[at].qualname if at >= 0 and self.symbols[at].kind == "class" else ""
@@ -493,7 +508,15 @@ class _Extraction:
         byte ``start`` (0 but with block scopes)."""
         reversed_recv, at, start = key
         recv = reversed_recv[::-1].decode("utf-8", "replace") if reversed_recv != b"?" else "?"
-        return self._member_prefix(recv, at, start)
+        prefix = self._member_prefix(recv, at, start)
+        if prefix and self.shadowed:  # a local made by a class of its function: not what it redefines
+            head, _, rest = recv.partition(".")
+            defined = self.shadowed.get((self.owner[at], head))
+            if defined is not None and not rest:
+                self.hidden[key] = defined  # (the member's name decides)
+            elif defined is not None and rest.partition(".")[0] in defined:
+                return ""
+        return prefix
 
     def _member_prefix(self, recv: str, at: int, start: int) -> str:
         """What ``recv.name`` in definition ``at`` resolves to, less the

@@ -63,15 +63,22 @@ class Extracting(Protocol):
     scopes: Scopes
     symbols: Sequence[Symbol]
     module: dict[str, str]  # the names the module binds: its top-level definitions, its imports
+    typed: dict[tuple[int, str], str]  # (function, local) -> the key of its type
     # With block scopes: (function, local) -> (from byte, to byte, key) of each typed binding.
     scoped: dict[tuple[int, str], list[tuple[int, int, str]]]
     fields: dict[tuple[str, str], tuple[str, int]]  # (class, field) -> its type's key, line
     members: list[tuple[str, str, int]]  # Go: (interface, method, line) of its method set
     class_names: dict[tuple[str, str], str]  # (class, name) -> its member's key, in its body
     bases: dict[str, list[str]]  # class -> its bases of this file (qualified names)
+    shadowed: dict[tuple[int, str], frozenset[str]]  # (function, local) -> its local class's names
 
     def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
         """The key of the type (or callee) ``text`` names in function ``fn`` ("" unknown)."""
+        ...
+
+    def named_type(self, text: str, fn: int) -> str:
+        """The key of a type or callee named ``text`` in function ``fn`` (its
+        declared form made plain; "" unknown, or a local of the function)."""
         ...
 
     def function_at(self, line: int) -> tuple[int, str, str]:
@@ -110,7 +117,7 @@ class RefSpec:
     # a typed local is looked up where the use stands.
     block_scopes: bool = False
     # What the language's own rules add once its locals' types are read, in order
-    # (Python's class bodies).
+    # (Python's results, local classes, class bodies).
     rules: tuple[Rule, ...] = ()
     # A chain of members breaks its lines before a dot, never after one (Python).
     dots_lead_lines: bool = False

@@ -79,12 +79,16 @@ PYTHON = RefSpec(
 (subscript value: (identifier) @name)
 (for_statement right: (identifier) @name)
 (if_statement condition: (identifier) @name)
+(function_definition return_type: (type) @returns)
+(return_statement (call function: [(identifier) (attribute)] @returns))
+(return_statement (identifier) @returns)
 """,
     imports.python,
     self_names=frozenset({"self", "cls"}),
     super_names=frozenset({"super()"}),
     builtins=_PY_BUILTINS,
     typed_fields=(("left", "type"), ("left", "right"), ("name", "type"), ("", "type")),
+    call_results=True,
     rules=(python_types.extend,),
     dots_lead_lines=True,
 )
