@@ -279,6 +279,48 @@ def test_what_a_python_function_returns_is_kept_as_its_result():
     assert calls == [(28, "=made.run"), (29, "=Factory.build.run")]  # read with the results when asked
 
 
+def test_pytest_fixtures_and_their_parameters_are_kept_as_keys_a_question_resolves():
+    text = (
+        "import pytest\n"  # 1
+        "from pkg.app import App\n"
+        "\n"
+        "\n"
+        "@pytest.fixture(name='client')\n"  # 5
+        "def make_client(app) -> App:\n"
+        "    return app\n"
+        "\n"
+        "\n"
+        "@pytest.fixture\n"  # 10
+        "def app(app):\n"
+        "    made = App()\n"
+        "    yield made\n"
+        "\n"
+        "\n"  # 15
+        "def test_it(self, client, tmp_path):\n"
+        "    client.run(tmp_path / 'x')\n"
+        "\n"
+        "\n"
+        "def helper(client):\n"  # 20
+        "    return client.run()\n"
+    )
+    refs = [(r.name, r.line, r.kind, r.scope, r.target) for r in refs_of("tests/conftest.py", text, "python")]
+    kept = [r for r in refs if r[1] >= 5 and (r[2] not in ("decorator", "type", "call") or r[0] == "run")]
+    assert kept == [
+        ("@client", 6, "fixture", "make_client", "pkg.app.App"),  # named as its name= says
+        ("app", 6, "name", "make_client", "@app"),
+        ("App", 6, "field", "make_client", "pkg.app.App"),  # what make_client returns
+        ("app", 7, "name", "make_client", "@app"),
+        ("@app", 11, "fixture", "app", "pkg.app.App"),  # what it yields
+        ("app", 11, "name", "app", "@^app"),  # a fixture of its own name: found past this file
+        ("client", 16, "name", "test_it", "@client"),  # self is no fixture
+        ("tmp_path", 16, "name", "test_it", "@tmp_path"),
+        ("client", 17, "name", "test_it", "@client"),
+        ("run", 17, "call", "test_it", "@client.run"),
+        ("tmp_path", 17, "name", "test_it", "@tmp_path"),
+        ("run", 21, "call", "helper", ""),  # not a test: client is a parameter of unknown type
+    ]
+
+
 def test_javascript_imports_exports_and_require():
     text = (
         "import def, { a as b } from './lib/x';\n"

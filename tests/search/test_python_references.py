@@ -1,5 +1,6 @@
 """find_references of Python definitions met through what the code says of
-types: a field a base class declares, a class body's own names (each test
+types: a field a base class declares, a class body's own names, what a
+function returns, a class defined in a test, pytest's fixtures (each test
 on the local store and PostgreSQL, ``store_url``)."""
 
 from __future__ import annotations
@@ -106,3 +107,56 @@ def test_a_local_class_instance_names_its_base_methods_not_those_it_redefines(
     build_index(tmp_path)
     assert resolved(tmp_path, "App.route") == ["py/tests/test_views.py", "test_custom 12: @app.route"]
     assert resolved(tmp_path, "App.other") == []
+
+
+FIXTURES = {
+    "py/lib/__init__.py": "",
+    "py/lib/core.py": "class App:\n    def route(self, f):\n        return f\n",
+    "py/lib/copy.py": "def copy(tmp_dir):\n    return tmp_dir\n",  # no test, no fixture: a parameter
+    "py/tests/conftest.py": (
+        "import pytest\n"  # 1
+        "from lib.core import App\n"
+        "\n"
+        "\n"
+        "@pytest.fixture\n"  # 5
+        "def app():\n"
+        "    made = App()\n"
+        "    return made\n"
+        "\n"
+        "\n"  # 10
+        "@pytest.fixture(scope='session')\n"
+        "def tmp_dir():\n"
+        "    return 1\n"
+    ),
+    "py/tests/unit/test_views.py": (
+        "def test_index(app, tmp_dir):\n"  # 1
+        "    @app.route\n"
+        "    def index():\n"
+        "        return tmp_dir\n"
+    ),
+    "py/tests/other/conftest.py": "from pytest import fixture\n\n\n@fixture\ndef tmp_dir():\n    return 2\n",
+    "py/tests/other/test_near.py": "def test_near(tmp_dir):\n    assert tmp_dir\n",
+}
+
+
+def test_a_pytest_fixture_is_used_by_the_tests_naming_it_and_gives_their_parameter_its_type(
+    tmp_path: Path, write_tree, store_url
+):
+    write_tree(tmp_path, FIXTURES)
+    build_index(tmp_path)
+    assert resolved(tmp_path, "py/tests/conftest.py:12") == [
+        "py/tests/unit/test_views.py",
+        "test_index 1: def test_index(app, tmp_dir):",
+        "test_index 4: return tmp_dir",
+    ]
+    assert resolved(tmp_path, "py/tests/other/conftest.py:5") == [
+        "py/tests/other/test_near.py",  # the nearest conftest.py's fixture
+        "test_near 1: def test_near(tmp_dir):",
+        "test_near 2: assert tmp_dir",
+    ]
+    assert resolved(tmp_path, "App.route") == [
+        "py/tests/unit/test_views.py",
+        "test_index 2: @app.route",  # app: what the app fixture returns
+    ]
+    callees = service.find_references("test_index", tmp_path, direction="callees").text
+    assert "py/lib/core.py:2 App.route (method)" in callees  # a call through a fixture is followed

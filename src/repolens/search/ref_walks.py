@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from repolens.record import Record
+from repolens.search.ref_fixtures import Fixtures
 from repolens.search.references import (
     FAN_OUT,
     defined,
@@ -125,6 +126,11 @@ def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool
         for s in reader.symbols(NameMatch(names=(normalize_symbol(row.name),)), SymbolFilters(), 500)
         if s.name == row.name and s.language in family(row.language)
     ]
+    if row.target.startswith("@"):  # a fixture, or a member of what one gives
+        found = Fixtures(reader).resolve([row])
+        if not found:
+            return [], False
+        row = found[0]
     t = row.target
     if not t:
         return candidates, False

@@ -18,6 +18,11 @@ file's rows:
   path its module's ``go.mod`` gives it, and a method by a call through an
   interface its type has every method of; a struct embedding a type is one
   of its subclasses.
+* **pytest fixtures** (:mod:`repolens.search.ref_fixtures`): a test's
+  parameter, its uses and the members reached through it are keyed by the
+  fixture's name (``@app``, ``@app.route``), made the key of the fixture
+  its file sees (its own, a ``conftest.py`` up its folders, pytest's
+  plugins) and of what that fixture returns.
 * a use whose target is none of these but whose name is the definition's is
   a **name match** (a call on an object of unknown type, a language whose
   imports are not followed), kept apart and labelled so; a use resolved to
@@ -35,9 +40,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from repolens.chunking.refs import definition_keys, module_parts, same_file_key, split_key
+from repolens.chunking.refs import NO_USE_KINDS, definition_keys, module_parts, same_file_key, split_key
 from repolens.record import Record
 from repolens.search import golang
+from repolens.search.ref_fixtures import Fixtures
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 # Rounds of re-exports followed (a package re-exporting a subpackage's re-export ...).
@@ -49,8 +55,6 @@ CLASS_ROUNDS = 3
 ALIASED_SUBCLASSES = 30
 # Definitions one step of a walk may fan out to (a name defined in hundreds of places).
 FAN_OUT = 200
-# Rows that declare, never use: a class's typed field, an interface's method (Go).
-_NO_USE_KINDS = frozenset({"field", "member"})
 # Methods a call of their class runs.
 CONSTRUCTORS = frozenset({"__init__", "constructor", "new"})
 # Languages whose files may use each other's names: a name match is looked for among them.
@@ -140,7 +144,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
             meaning.add(cls.path, cls.qualname, cls.language)
             meaning.constructs = True
     read = _Read()
-    rows = _aliased(reader, meaning, read)
+    fixtures = Fixtures(reader)  # a test's parameters and their members: pytest's fixtures
+    rows = fixtures.resolve(_aliased(reader, meaning, read))
     if definition.kind == "method" and definition.parent and _unmet(rows, meaning, definition.name):
         # Only uses resolved to another key can mean the method through its
         # class (a subclass's self.x, the class's re-exports): a popular
@@ -154,14 +159,14 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         else:  # (a popular Python class's subclasses would cost seconds, for no use found)
             related = []
         _through_class_aliases(reader, definition, meaning, related, of_classes)
-        rows = _aliased(reader, meaning, read)
+        rows = fixtures.resolve(_aliased(reader, meaning, read))
     own = family(definition.language)
     resolved: list[RefRow] = []
     matches: list[RefRow] = []
     if definition.kind == "method" and definition.parent and definition.language in _REDEFINING_LANGUAGES:
         resolved += _declarations(reader, definition, related=definition.language in _DECLARING_LANGUAGES)
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
-        if row.kind in _NO_USE_KINDS or (
+        if row.kind in NO_USE_KINDS or (
             row.path == definition.path and row.line == definition.start_line and row.kind != "import"
         ):
             continue
@@ -506,7 +511,7 @@ def importers(reader: IndexReader, path: str) -> list[RefRow]:
         meaning.names.add(parts[-1])
     by_file: dict[str, list[RefRow]] = {}
     for row in sorted(_aliased(reader, meaning), key=lambda r: (r.path, r.line)):
-        if row.path != path and row.name != "*" and row.kind not in _NO_USE_KINDS and meaning.means(row):
+        if row.path != path and row.name != "*" and row.kind not in NO_USE_KINDS and meaning.means(row):
             by_file.setdefault(row.path, []).append(row)
     out: list[RefRow] = []
     for rows in by_file.values():

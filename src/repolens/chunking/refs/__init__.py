@@ -27,10 +27,13 @@ A ``field`` row is no use: it says that the class ``C`` (its scope is
 ``C.x``) declares its field ``x`` of the type its target names, so that
 ``obj.x.name`` in another file, ``obj`` of type ``C``, can be resolved when
 a question is asked; its scope is a function's own name when the function
-declares what it returns (Go's ``func NewC() *C``: ``NewC().name``). A
-``member`` row is no use either: the Go interface ``I`` (its scope is
-``I.m``, its target ``I``'s key) declares the method ``m``, so the types
-having all of ``I``'s methods are found when a question is asked.
+declares what it returns (Go's ``func NewC() *C``, Python's ``def f() -> C``
+or ``return C()``: ``f().name``), a method's when it is the method's result
+(``c.make().name``). A ``member`` row is no use either: the Go interface
+``I`` (its scope is ``I.m``, its target ``I``'s key) declares the method
+``m``, so the types having all of ``I``'s methods are found when a question
+is asked. Nor is a ``fixture`` row, a pytest fixture (:mod:`.fixtures`),
+whose keys ``@N`` and ``@N.a.b`` name a fixture as a test's file sees it.
 
 ``binds`` is the name a module-level import or export binds in this file
 (``from .base import Model`` in a package's ``__init__``, ``export default
@@ -57,6 +60,10 @@ from repolens.record import Record
 
 # Kinds of use, in the order a reply lists them.
 REF_KINDS = ("call", "base", "decorator", "type", "import", "export", "attr", "name")
+# Kinds of row that are no use: what a file says of its definitions' types, read when
+# a question is asked (a typed field or result, a Go interface's method, a pytest fixture).
+FIXTURE_KIND = "fixture"
+NO_USE_KINDS = frozenset({"field", "member", FIXTURE_KIND})
 
 
 class Ref(Record):
@@ -179,6 +186,8 @@ def type_name(key: str) -> str:
 
 
 __all__ = [
+    "FIXTURE_KIND",
+    "NO_USE_KINDS",
     "REF_KINDS",
     "ROOT_PACKAGE",
     "Ref",

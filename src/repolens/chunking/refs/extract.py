@@ -173,8 +173,9 @@ class _Extraction:
         self.members: list[tuple[str, str, int]] = []  # Go: (interface, method, line) of its method set
         self.binds: set[tuple[int, bytes]] = set()  # (function, name) of the names bound locally
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
-        # What a language's own rules add (rs.rules; Python's :mod:`.python_types`):
+        # What a language's own rules add (rs.rules; Python's :mod:`.python_types`, :mod:`.fixtures`):
         self.symbols = symbols
+        self.fixture_params: dict[tuple[int, str], str] = {}  # (function, parameter) -> its fixture's key
         self.class_names: dict[tuple[str, str], str] = {}  # (class, name) -> its member's key, in its body
         self.bases: dict[str, list[str]] = {}  # class -> its bases of this file (qualified names)
         self.shadowed: dict[tuple[int, str], frozenset[str]] = {}  # (function, local) -> its class's names
@@ -291,6 +292,7 @@ class _Extraction:
                     uses[start] = ("name", node)
         elif nodes:
             bound = {n.encode() for n in self.module} | {n.encode() for _, n in self.local_imports}
+            bound |= {n.encode() for _, n in self.fixture_params}
             in_classes = {n.encode() for _, n in self.class_names} - bound  # outside functions only
             function = self.scopes.function
             starts = list(map(START, nodes))
@@ -344,6 +346,8 @@ class _Extraction:
         fn = self.owner[at]
         if fn >= 0 and (fn, name) in self.local_imports:
             target = self.local_imports[(fn, name)]
+        elif fn >= 0 and (fn, name) in self.fixture_params:  # a test's parameter: a pytest fixture
+            target = self.fixture_params[(fn, name)]
         elif (fn, raw) in self.binds and not a_type:
             return _LOCAL  # a local of the function: no reference
         elif fn < 0 and self.class_names and (self._class_of(at), name) in self.class_names:
@@ -385,7 +389,7 @@ class _Extraction:
         if not target:
             if name in self.rs.builtins:
                 return None
-        elif target[0] not in "=^":
+        elif target[0] not in "=^@":
             name = target.rpartition(".")[2]  # an alias (import x as y) is a use of x
         self.names.add(name)
         scope = self.scope_names[at]

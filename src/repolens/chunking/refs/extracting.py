@@ -5,7 +5,7 @@ reads (each language's is in :mod:`.specs`); :class:`Extracting` is the part
 of one file's extraction (:mod:`.extract`) that the rules of other modules
 read and set (the typed captures, :mod:`.typed`; a language's own rules,
 run once its locals' types are read: ``RefSpec.rules``, Python's
-:mod:`.python_types`); :class:`Scopes` says which
+:mod:`.python_types` and :mod:`.fixtures`); :class:`Scopes` says which
 definition and function hold each line. Apart from the extraction, so that
 the modules it runs import nothing that imports them.
 """
@@ -19,6 +19,7 @@ from typing import Protocol
 import tree_sitter as ts
 
 from repolens.chunking import Symbol
+from repolens.chunking.refs import Ref
 from repolens.chunking.refs.imports import ImportHandler
 
 # Kinds of definition whose body binds local names.
@@ -60,6 +61,7 @@ class Extracting(Protocol):
 
     rs: RefSpec
     src: bytes
+    path: str
     scopes: Scopes
     symbols: Sequence[Symbol]
     module: dict[str, str]  # the names the module binds: its top-level definitions, its imports
@@ -71,6 +73,8 @@ class Extracting(Protocol):
     class_names: dict[tuple[str, str], str]  # (class, name) -> its member's key, in its body
     bases: dict[str, list[str]]  # class -> its bases of this file (qualified names)
     shadowed: dict[tuple[int, str], frozenset[str]]  # (function, local) -> its local class's names
+    fixture_params: dict[tuple[int, str], str]  # (function, parameter) -> its fixture's key
+    refs: list[Ref]  # rows other than the uses (imports, fields, fixtures), in any order
 
     def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
         """The key of the type (or callee) ``text`` names in function ``fn`` ("" unknown)."""
@@ -117,7 +121,7 @@ class RefSpec:
     # a typed local is looked up where the use stands.
     block_scopes: bool = False
     # What the language's own rules add once its locals' types are read, in order
-    # (Python's results, local classes, class bodies).
+    # (Python's results, local classes, class bodies, then pytest's fixtures).
     rules: tuple[Rule, ...] = ()
     # A chain of members breaks its lines before a dot, never after one (Python).
     dots_lead_lines: bool = False

@@ -2,8 +2,8 @@
 local classes, what a class body names.
 
 Run once per Python file after its locals' types are read (:func:`extend`,
-the first of the ``rules`` of :mod:`.specs`'s Python), on the captures of the file's
-one query:
+the first of the ``rules`` of :mod:`.specs`'s Python, before pytest's
+fixtures, :mod:`.fixtures`), on the captures of the file's one query:
 
 **what a function returns.** A function or method whose return annotation
 names a class, or that returns ``X(...)`` or a local of a known type, has
@@ -96,7 +96,7 @@ def returns(ex: Extracting, nodes: Sequence[ts.Node]) -> None:
             key = ex.named_type(text(ex, node), fn)
         else:
             key = ex.typed.get((fn, text(ex, node)), "")
-        if key and not key.startswith(_TYPING):
+        if key and key[0] != "@" and not key.startswith(_TYPING):  # (not a fixture's: see .fixtures)
             owner, _, method = qualname.rpartition(".")  # a method's result: a field of its class
             ex.fields.setdefault((owner, method) if owner else (qualname, ""), (key, line_of(function)))
 
@@ -114,6 +114,37 @@ def _function_of(node: ts.Node) -> ts.Node | None:
     while up is not None and up.type not in _OTHER_BODIES:
         up = up.parent
     return up if up is not None and up.type == "function_definition" else None
+
+
+def returned_value_type(ex: Extracting, function: ts.Node, fn: int) -> str:
+    """The key of the first class ``function`` returns or yields (its
+    annotation first): a walk of its body, for the few functions that need
+    it (pytest's fixtures, which yield as often as they return)."""
+    annotation = function.child_by_field_name("return_type")
+    if annotation is not None:
+        return annotated_type(ex, text(ex, annotation), fn)
+    body = function.child_by_field_name("body")
+    stack = list(reversed(body.named_children)) if body is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type in ("return_statement", "yield"):
+            value = node.named_children[0] if node.named_child_count else None
+            key = _value_type(ex, value, fn) if value is not None else ""
+            if key:
+                return key
+        elif node.type not in _OTHER_BODIES:
+            stack.extend(reversed(node.named_children))
+    return ""
+
+
+def _value_type(ex: Extracting, value: ts.Node, fn: int) -> str:
+    if value.type == "call":
+        callee = value.child_by_field_name("function")
+        return ex.named_type(text(ex, callee), fn) if callee is not None else ""
+    if value.type == "identifier":
+        key = ex.typed.get((fn, text(ex, value)), "")
+        return "" if key.startswith("@") else key
+    return ""
 
 
 # -- local classes ---------------------------------------------------------------------
@@ -134,7 +165,7 @@ def local_classes(ex: Extracting, bases: Sequence[ts.Node], typed: Sequence[ts.N
         if fn < 0 or name is None:
             continue
         key = ex.named_type(text(ex, arguments.named_children[0]), fn)
-        if key:
+        if key and key[0] != "@":
             classes[(fn, text(ex, name))] = (key, _members(ex, cls))
     if not classes:
         return

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 
-from repolens.chunking.refs import imports, python_types
+from repolens.chunking.refs import fixtures, imports, python_types
 from repolens.chunking.refs.extracting import RefSpec
 
 
@@ -82,6 +82,7 @@ PYTHON = RefSpec(
 (function_definition return_type: (type) @returns)
 (return_statement (call function: [(identifier) (attribute)] @returns))
 (return_statement (identifier) @returns)
+(function_definition name: (identifier) @test (#match? @test "^test"))
 """,
     imports.python,
     self_names=frozenset({"self", "cls"}),
@@ -89,7 +90,7 @@ PYTHON = RefSpec(
     builtins=_PY_BUILTINS,
     typed_fields=(("left", "type"), ("left", "right"), ("name", "type"), ("", "type")),
     call_results=True,
-    rules=(python_types.extend,),
+    rules=(python_types.extend, fixtures.fixtures),
     dots_lead_lines=True,
 )
 
