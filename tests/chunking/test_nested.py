@@ -114,5 +114,10 @@ def test_find_symbol_and_a_search_for_the_name_reach_a_nested_function(make_repo
         assert "compose.dispatch" in found and "src/compose.ts:5" in found
         hits = service.search_code("dispatch", root, mode="json").text
         assert hits.index('"src/compose.ts"') < hits.index('"src/dispatcher.ts"')
+        # its uses inside its holder are its references, and a walk goes on through the holder
+        refs = service.find_references("compose.dispatch", root).text
+        assert "2 references in 1 file" in refs and "compose 7: return middleware[i]" in refs
+        impact = service.impact("compose.dispatch", root).text
+        assert "1. src/compose.ts:1 compose (function) <- call at line 4" in impact
     finally:
         readers.clear()

@@ -175,8 +175,29 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
                 resolved.append(row)
         elif not row.target and row.name == definition.name and row.language in own:
             matches.append(row)
+    if matches and (holder := _holder(reader, definition)) is not None:
+        # A function defined in a function (repolens.chunking.nested) is named only inside
+        # its holder, where the extraction kept its uses as name matches: those are its own.
+        lines = range(holder.start_line, holder.end_line + 1)
+        inside = [m for m in matches if m.path == holder.path and m.line in lines]
+        resolved += inside
+        matches = [m for m in matches if m not in inside]
     resolved.sort(key=lambda r: (r.path, r.line))
     return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
+
+
+def _holder(reader: IndexReader, definition: SymbolRow) -> SymbolRow | None:
+    """The function ``definition`` is defined in, when it is one's (None otherwise)."""
+    if definition.kind != "function" or not definition.parent:
+        return None
+    return next(
+        (
+            s
+            for s in defined(reader, definition.parent, definition.path)
+            if s.kind in ("function", "method") and s.start_line < definition.start_line <= s.end_line
+        ),
+        None,
+    )
 
 
 # Languages where a method defined again in its class is the same member
