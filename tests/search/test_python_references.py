@@ -160,3 +160,44 @@ def test_a_pytest_fixture_is_used_by_the_tests_naming_it_and_gives_their_paramet
     ]
     callees = service.find_references("test_index", tmp_path, direction="callees").text
     assert "py/lib/core.py:2 App.route (method)" in callees  # a call through a fixture is followed
+
+
+def test_a_method_through_a_module_global_another_module_imports(tmp_path: Path, write_tree, store_url):
+    """``current_app: "Flask" = LocalProxy(...)`` and ``app = Flask()`` at a
+    module's top level: their importers' calls mean the class's method."""
+    write_tree(
+        tmp_path,
+        {
+            "pkg/app.py": "class Flask:\n    def make_response(self, rv):\n        return rv\n",
+            "pkg/globals.py": (
+                "import typing as t\n"
+                "if t.TYPE_CHECKING:\n"
+                "    from .app import Flask\n"
+                "\n"
+                'current_app: "Flask" = LocalProxy("app")\n'
+                "plain_app = Flask()\n"
+                "unknown = make()\n"
+            ),
+            "pkg/helpers.py": (
+                "from .globals import current_app, plain_app, unknown\n"  # 1
+                "\n"
+                "\n"
+                "def make_response(*args):\n"
+                "    return current_app.make_response(args)\n"  # 5
+                "\n"
+                "\n"
+                "def other(*args):\n"
+                "    return plain_app.make_response(args)\n"
+                "\n"
+                "\n"
+                "def third(*args):\n"
+                "    return unknown.make_response(args)\n"  # 13: a global of no declared type
+            ),
+        },
+    )
+    build_index(tmp_path)
+    assert resolved(tmp_path, "Flask.make_response") == [
+        "pkg/helpers.py",
+        "make_response 5: return current_app.make_response(args)",
+        "other 9: return plain_app.make_response(args)",
+    ]

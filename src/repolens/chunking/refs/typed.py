@@ -172,6 +172,14 @@ def read_typed(ex: Extracting, nodes: Sequence[ts.Node]) -> dict[tuple[int, str]
                 break
             if fn < 0 and node.type == "var_spec":  # Go: var V T at the top, for V.x in the package's files
                 ex.fields.setdefault((name, ""), (key, line))
+            elif (
+                fn < 0
+                and ex.rs.language == "python"
+                and name.isidentifier()
+                and not scopes.owner_class(scopes.inner[line])
+            ):  # a module's global of a declared type (app = Flask(), current_app: "Flask" = ...):
+                # for the importers' current_app.make_response, through its re-exports too
+                ex.fields.setdefault((name, ""), (key, line))
             head, dot, field = name.partition(".")
             if dot and head in ex.rs.self_names and "." not in field:
                 owner = scopes.owner_class(scopes.inner[line])  # self.x = Cls() in a method
