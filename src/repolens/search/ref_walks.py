@@ -15,16 +15,8 @@ from collections.abc import Sequence
 
 from repolens.record import Record
 from repolens.search.ref_fixtures import Fixtures
-from repolens.search.references import (
-    FAN_OUT,
-    defined,
-    family,
-    importers,
-    keys_of,
-    qualname_key,
-    references,
-    spells,
-)
+from repolens.search.ref_keys import defined, family, keys_of, qualname_key, spells
+from repolens.search.references import FAN_OUT, importers, references
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 CALL_KINDS = frozenset({"call", "decorator"})

@@ -92,6 +92,7 @@ class _Found:
 
 def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
     from repolens.search import references as refs
+    from repolens.search.ref_keys import defined
 
     place = re.match(_PLACE, target)
     path = place.group("path") if place else target if ranges and reader.has_path(target) else None
@@ -128,7 +129,7 @@ def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
     matches = [m for m in matches if m.tier == matches[0].tier]
     rows: list[SymbolRow] = []
     for m in matches[:10]:
-        rows.extend(s for s in refs.defined(reader, m.qualname, m.path) if s.start_line == m.start_line)
+        rows.extend(s for s in defined(reader, m.qualname, m.path) if s.start_line == m.start_line)
     if not rows:
         return _Found([], [], f"No definition matches {target!r}.")
     return _Found(rows[:1], rows[1:])
