@@ -321,6 +321,29 @@ def test_pytest_fixtures_and_their_parameters_are_kept_as_keys_a_question_resolv
     ]
 
 
+def test_a_typescript_generic_is_its_type_less_its_arguments():
+    text = (
+        "import type { Router } from './router'\n"  # 1
+        "import * as r from './router'\n"
+        "export class Hono<T> implements Router<T>, r.Base<T> {\n"
+        "  router: Router<T>\n"
+        "  run() {\n"  # 5
+        "    this.router.add('/')\n"
+        "  }\n"
+        "}\n"
+        "export interface Smart<T> extends Router<T> {}\n"
+    )
+    refs = refs_of("src/hono.ts", text, "typescript")
+    assert [(r.name, r.line, r.scope, r.target) for r in refs if r.kind == "base"] == [
+        ("Router", 3, "Hono", "src.router.Router"),
+        ("Base", 3, "Hono", "src.router.Base"),
+        ("Router", 9, "Smart", "src.router.Router"),
+    ]
+    assert [(r.name, r.target) for r in refs if r.line == 6 and r.kind == "call"] == [
+        ("add", "src.router.Router.add")
+    ]
+
+
 def test_javascript_imports_exports_and_require():
     text = (
         "import def, { a as b } from './lib/x';\n"

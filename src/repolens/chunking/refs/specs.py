@@ -156,6 +156,9 @@ _TS_EXTRA = """
 (extends_clause value: (identifier) @base)
 (extends_clause value: (member_expression property: (property_identifier) @base))
 (implements_clause (type_identifier) @base)
+(implements_clause (generic_type name: (type_identifier) @base))
+(implements_clause (generic_type name: (nested_type_identifier name: (type_identifier) @base)))
+(extends_type_clause type: (generic_type name: (type_identifier) @base))
 (extends_type_clause type: (type_identifier) @base)
 (type_identifier) @type
 (class_declaration name: (type_identifier) @skip)

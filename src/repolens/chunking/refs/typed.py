@@ -23,11 +23,14 @@ _OPTIONAL = re.compile(r"^(?:(?:typing|t)\.)?Optional\[\s*(.+?)\s*\]$")
 _QUOTED = re.compile(r"^([\"'])(.+)\1$")  # a forward reference: x: "Cls"
 _GO_CONTAINER = re.compile(r"^(?:\[\w*\]|map\[[^\]]*\]|(?:<-\s*)?chan(?:\s*<-)?\s+|\*)+")
 _NONE_UNION = re.compile(r"\s*\|\s*(?:None|null|undefined)\b|\b(?:None|null|undefined)\s*\|\s*")
+# A generic type's arguments (``Router<T>``, ``Map<K, V>``): the type is the generic's.
+_TYPE_ARGUMENTS = re.compile(r"\s*<.*>$")
 
 
 def plain_type(text: str) -> str:
-    """A declared type's text, its decoration, quotes (a forward reference) and optionality left out;
-    of Go's slice, array, map and channel, the element's (what ranging over one gives)."""
+    """A declared type's text, its decoration, quotes (a forward reference), optionality and
+    type arguments left out; of Go's slice, array, map and channel, the element's (what
+    ranging over one gives)."""
     text = _GO_CONTAINER.sub("", _TYPE_NOISE.sub("", text))
     m = _QUOTED.match(text)
     if m:
@@ -35,7 +38,7 @@ def plain_type(text: str) -> str:
     m = _OPTIONAL.match(text)
     if m:
         text = m.group(1)
-    return _NONE_UNION.sub("", text).strip()
+    return _TYPE_ARGUMENTS.sub("", _NONE_UNION.sub("", text).strip())
 
 
 # Definitions whose ``typed`` capture is what they return (Go's result).
