@@ -517,6 +517,114 @@ def test_typescript_overloads_and_the_members_a_method_implements_or_overrides(r
     assert "constructor" not in service.find_references("Sub.match", repo).text
 
 
+ROUTERS = {
+    "ts/src/router.ts": (
+        "export interface Router<T> {\n"  # 1
+        "  add(path: string, handler: T): void\n"
+        "  match(path: string): T[]\n"
+        "}\n"
+    ),
+    "ts/src/smart.ts": (
+        "import type { Router } from './router'\n"  # 1
+        "export class SmartRouter<T> implements Router<T> {\n"
+        "  add(path: string, handler: T): void {}\n"
+        "  match(path: string): T[] { return [] }\n"
+        "}\n"  # 5
+    ),
+    "ts/src/regexp.ts": (
+        "import type { Router } from './router'\n"  # 1
+        "export class RegExpRouter<T> implements Router<T> {\n"
+        "  add(path: string, handler: T): void {}\n"
+        "  match(path: string): T[] { return [] }\n"
+        "}\n"  # 5
+    ),
+    "ts/src/hono.ts": (
+        "import type { Router } from './router'\n"  # 1
+        "import { RegExpRouter } from './regexp'\n"
+        "export class Hono<T> {\n"
+        "  router: Router<T>\n"
+        "  other = new RegExpRouter<T>()\n"  # 5
+        "  constructor(router: Router<T>) {\n"
+        "    this.router = router\n"
+        "  }\n"
+        "  on(path: string, handler: T) {\n"
+        "    this.router.add(path, handler)\n"  # 10
+        "    this.other.add(path, handler)\n"
+        "    return this.router.match(path)\n"
+        "  }\n"
+        "}\n"
+    ),
+    "ts/src/app.ts": (
+        "import { Hono } from './hono'\n"  # 1
+        "export function register(app: Hono<string>) {\n"
+        "  app.router.add('/', 'h')\n"
+        "}\n"
+    ),
+    "ts/src/shapes.ts": (
+        "export class Shape {\n"  # 1
+        "  area(): number { return 0 }\n"
+        "}\n"
+        "export class Square extends Shape {\n"
+        "  area(): number { return 4 }\n"  # 5
+        "}\n"
+        "export class Circle extends Shape {\n"
+        "  area(): number { return 3 }\n"
+        "}\n"
+        "export class Dot extends Shape {}\n"  # 10
+        "export function total(s: Shape, q: Square, c: Circle, d: Dot) {\n"
+        "  s.area()\n"
+        "  q.area()\n"
+        "  c.area()\n"
+        "  return d.area()\n"  # 15
+        "}\n"
+    ),
+}
+
+
+def test_typescript_a_method_is_met_through_the_interface_it_implements_as_the_language_service_counts(
+    repo: Path, write_tree
+):
+    write_tree(repo, ROUTERS)
+    build_index(repo)
+    # the members one implements or overrides, and every member implementing or overriding
+    # those, are one member: their declarations and their uses (tsserver's references)
+    expected = [
+        "ts/src/app.ts",
+        "register 3: app.router.add('/', 'h')",
+        "ts/src/hono.ts",
+        "Hono.on 10: this.router.add(path, handler)",
+        "Hono.on 11: this.other.add(path, handler)",
+        "ts/src/regexp.ts",
+        "RegExpRouter.add 3: add(path: string, handler: T): void {}",
+        "ts/src/router.ts",
+        "Router.add 2: add(path: string, handler: T): void",
+    ]
+    assert uses(service.find_references("SmartRouter.add", repo).text) == expected
+    assert uses(service.find_references("ts/src/router.ts:2", repo).text) == [
+        *expected[:7],
+        "ts/src/smart.ts",
+        "SmartRouter.add 3: add(path: string, handler: T): void {}",
+    ]
+    assert uses(service.find_references("RegExpRouter.match", repo).text) == [
+        "ts/src/hono.ts",
+        "Hono.on 12: return this.router.match(path)",
+        "ts/src/router.ts",
+        "Router.match 3: match(path: string): T[]",
+        "ts/src/smart.ts",
+        "SmartRouter.match 4: match(path: string): T[] { return [] }",
+    ]
+    # an override: the base's member, its other overrides and what inherits it (Dot)
+    assert uses(service.find_references("Square.area", repo).text) == [
+        "ts/src/shapes.ts",
+        "Shape.area 2: area(): number { return 0 }",
+        "Circle.area 8: area(): number { return 3 }",
+        "total 12: s.area()",
+        "total 13: q.area()",
+        "total 14: c.area()",
+        "total 15: return d.area()",
+    ]
+
+
 def test_callers_and_callees_at_depth_two(repo: Path):
     callers = service.find_references("helper", repo, direction="callers", depth=2).text
     assert callers.splitlines() == [

@@ -1,12 +1,15 @@
-"""A method's other declarations: the same member defined again, implemented or overridden.
+"""A method's other declarations, and in TypeScript the members it is one with.
 
 A method defined again in its class is the same member (TypeScript's
-overloads, Python's property setter or ``typing.overload``), and in
-TypeScript so is the member of a base class or interface it implements or
-overrides, and the member of a class extending or implementing its class:
-the language service counts each declaration as a reference, so
-:mod:`repolens.search.references` lists them among a method's uses (kind
-``declaration``, in the declaring method).
+overloads, Python's property setter or ``typing.overload``). In TypeScript
+a method is also one member with those it implements or overrides, up its
+class's bases, and with every member implementing or overriding those, down
+from them (:func:`related`): the language service counts their
+declarations and their uses as references of each (``this.router.add``
+with ``router: Router<T>`` is a reference of ``SmartRouter.add``, and so is
+``RegExpRouter.add``'s declaration), and :mod:`repolens.search.references`
+lists them (a declaration as a use of kind ``declaration``, in the
+declaring method).
 """
 
 from __future__ import annotations
@@ -14,8 +17,14 @@ from __future__ import annotations
 import re
 
 from repolens.chunking.refs import same_file_key
-from repolens.search.ref_keys import Meaning, aliased, defined, keys_of, spells, symbols_in
+from repolens.record import Record
+from repolens.search.ref_keys import Class, Meaning, Read, aliased, defined, keys_of, spells, symbols_in
 from repolens.store.base import IndexReader, RefRow, SymbolRow
+
+# Rounds of classes followed up from a method's class, then down from those declaring it.
+CLASS_ROUNDS = 3
+# Classes of one round whose subclasses are read.
+FAN_OUT = 200
 
 # Methods a call of their class runs.
 CONSTRUCTORS = frozenset({"__init__", "constructor", "new"})
@@ -28,14 +37,83 @@ REDEFINING_LANGUAGES = frozenset({"python", "typescript", "tsx"})
 DECLARING_LANGUAGES = frozenset({"typescript", "tsx"})
 
 
-def declarations(reader: IndexReader, method: SymbolRow, *, related: bool) -> list[RefRow]:
+class Related(Record):
+    """A TypeScript method's member as the language service sees it (see :func:`related`)."""
+
+    members: list[SymbolRow]  # the other methods that are the same member: their declarations
+    classes: list[Class]  # the classes whose instances have it: declaring it, or inheriting it
+
+
+def related(reader: IndexReader, method: SymbolRow, read: Read | None = None) -> Related:
+    """The members ``method`` is one with, as TypeScript's language service
+    finds references: the members of the classes and interfaces above its
+    class that it implements or overrides (their bases as each file names
+    them, up to ``CLASS_ROUNDS``), and every member implementing or
+    overriding one of those or ``method`` itself, in the classes below them
+    (as many rounds): a call through any of them (``this.router.add`` with
+    ``router: Router<T>``, a sibling ``RegExpRouter``'s ``add``) may run it.
+    Not upwards again from below (a class implementing two interfaces does
+    not join their members), as the service does not. The classes below
+    that do not define the method inherit it: theirs too."""
+    name = method.name
+    own = [
+        (c.path, c.qualname, c.language)
+        for c in defined(reader, method.parent, method.path)
+        if c.kind not in ("function", "method")
+    ]
+    tops = list(own)  # the classes declaring the member, from which the ones below are found
+    members: list[SymbolRow] = []
+    seen = set(own)
+    frontier = own
+    for _ in range(CLASS_ROUNDS):
+        above: list[Class] = []
+        for path, qualname, _language in frontier:
+            for base in reader.refs_of_files([path]).get(path, []):
+                if base.kind != "base" or base.scope != qualname or not base.target:
+                    continue
+                for cls in _declared(reader, base):
+                    c = (cls.path, cls.qualname, cls.language)
+                    if c in seen:
+                        continue
+                    seen.add(c)
+                    above.append(c)
+                    declaring = _members_named(reader, c, name)
+                    if declaring:
+                        members += declaring
+                        tops.append(c)
+        frontier = above
+    classes = list(tops)
+    seen = set(tops)  # (a class above that does not declare it is below one that does)
+    frontier = tops
+    for _ in range(CLASS_ROUNDS):
+        of_classes = Meaning(reader=reader)
+        for path, qualname, language in frontier[:FAN_OUT]:
+            of_classes.add(path, qualname, language)
+        below: list[Class] = []
+        for use in aliased(reader, of_classes, read):
+            c = (use.path, use.scope, use.language)
+            if use.kind == "base" and use.scope and c not in seen and of_classes.means(use):
+                seen.add(c)
+                below.append(c)
+                members += [s for s in _members_named(reader, c, name) if s != method]
+        classes += below
+        frontier = below
+        if not frontier:
+            break
+    return Related(members, classes)
+
+
+def _members_named(reader: IndexReader, cls: Class, name: str) -> list[SymbolRow]:
+    """The methods ``name`` class ``cls`` defines (its overloads: several)."""
+    member = f"{cls[1]}.{name}"
+    return [s for s in symbols_in(reader, cls[0]) if s.qualname == member]
+
+
+def declarations(reader: IndexReader, method: SymbolRow, family: Related | None = None) -> list[RefRow]:
     """The other declarations of ``method``'s member, as resolved uses of it
     (kind ``declaration``, in the declaring method): its other definitions
-    in its class (overloads, a property's setter); with ``related``, the
-    member of a base class or interface of its class (its bases as the
-    class's file names them), and the member in the classes extending or
-    implementing its class or those bases (one round). A few reads: the
-    class's file, the bases' names, their subclasses' files."""
+    in its class (overloads, a property's setter), and those of the members
+    of ``family`` (:func:`related`)."""
     name = method.name
     if name in CONSTRUCTORS:  # a constructor is its class's own, never another's member
         return []
@@ -47,25 +125,7 @@ def declarations(reader: IndexReader, method: SymbolRow, *, related: bool) -> li
         return RefRow(s.path, s.language, name, line, "declaration", s.qualname, key, "")
 
     out = [row(s) for s in symbols_in(reader, method.path) if s.qualname == method.qualname and s != method]
-    if not related:
-        return out
-    roots = Meaning(reader=reader)
-    for cls in defined(reader, method.parent, method.path):
-        roots.add(cls.path, cls.qualname, cls.language)
-    for base in reader.refs_of_files([method.path]).get(method.path, []):
-        if base.kind != "base" or base.scope != method.parent or not base.target:
-            continue
-        for cls in _declared(reader, base):
-            roots.add(cls.path, cls.qualname, cls.language)
-            member = f"{cls.qualname}.{name}"
-            out += [row(s) for s in symbols_in(reader, cls.path) if s.qualname == member]
-    seen = {(method.path, method.parent)}
-    for use in aliased(reader, roots):
-        if use.kind == "base" and use.scope and (use.path, use.scope) not in seen and roots.means(use):
-            seen.add((use.path, use.scope))
-            member = f"{use.scope}.{name}"
-            out += [row(s) for s in symbols_in(reader, use.path) if s.qualname == member and s != method]
-    return out
+    return out + [row(s) for s in family.members] if family is not None else out
 
 
 _COMMENT_OR_DECORATOR = ("/*", "*", "//", "@", "#")

@@ -13,7 +13,10 @@ file's rows:
   re-exporting module's name for it one more key, followed to a fixpoint.
 * **classes**: a method is also meant by ``self.name`` in a subclass that
   does not define ``name`` itself, and by ``super().name`` in a subclass
-  (subclasses are found the same way: uses of the class as a base).
+  (subclasses are found the same way: uses of the class as a base). In
+  TypeScript (:mod:`repolens.search.ref_members`) it is one member with
+  those it implements or overrides and every member implementing or
+  overriding them: their uses and declarations are its own.
 * **Go** (:mod:`repolens.search.golang`): a package is also meant by the
   path its module's ``go.mod`` gives it, and a method by a call through an
   interface its type has every method of; a struct embedding a type is one
@@ -54,7 +57,13 @@ from repolens.search.ref_keys import (
     qualname_key,
     symbols_in,
 )
-from repolens.search.ref_members import CONSTRUCTORS, DECLARING_LANGUAGES, REDEFINING_LANGUAGES, declarations
+from repolens.search.ref_members import (
+    CONSTRUCTORS,
+    DECLARING_LANGUAGES,
+    REDEFINING_LANGUAGES,
+    declarations,
+    related,
+)
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 # Rounds of subclasses followed for a method's inherited uses.
@@ -87,6 +96,14 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     read = Read()
     fixtures = Fixtures(reader)  # a test's parameters and their members: pytest's fixtures
     rows = fixtures.resolve(aliased(reader, meaning, read))
+    members = None  # TypeScript: the members a method is one with (the language service's references)
+    if (
+        definition.kind == "method"
+        and definition.parent
+        and definition.language in DECLARING_LANGUAGES
+        and definition.name not in CONSTRUCTORS
+    ):
+        members = related(reader, definition)
     if definition.kind == "method" and definition.parent and _unmet(rows, meaning, definition.name):
         # Only uses resolved to another key can mean the method through its
         # class (a subclass's self.x, the class's re-exports): a popular
@@ -96,16 +113,20 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         of_classes = Read() if definition.language == "go" else None
         subclasses = _inherited(reader, definition, meaning, of_classes)
         if definition.language == "go":  # embedding and interfaces: Go's types are followed like its class
-            related = subclasses + _through_interfaces(reader, definition, meaning, rows, of_classes)
+            others = subclasses + _through_interfaces(reader, definition, meaning, rows, of_classes)
+        elif members is not None:  # through the interfaces and classes it is one member with
+            others = subclasses + members.classes
+            for path, qualname, language in members.classes:
+                meaning.add(path, f"{qualname}.{definition.name}", language)
         else:  # (a popular Python class's subclasses would cost seconds, for no use found)
-            related = []
-        _through_class_aliases(reader, definition, meaning, related, of_classes)
+            others = []
+        _through_class_aliases(reader, definition, meaning, others, of_classes)
         rows = fixtures.resolve(aliased(reader, meaning, read))
     own = family(definition.language)
     resolved: list[RefRow] = []
     matches: list[RefRow] = []
     if definition.kind == "method" and definition.parent and definition.language in REDEFINING_LANGUAGES:
-        resolved += declarations(reader, definition, related=definition.language in DECLARING_LANGUAGES)
+        resolved += declarations(reader, definition, members)
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
         if row.kind in NO_USE_KINDS or (
             row.path == definition.path and row.line == definition.start_line and row.kind != "import"
