@@ -344,6 +344,20 @@ def test_a_typescript_generic_is_its_type_less_its_arguments():
     ]
 
 
+def test_a_lowercase_jsx_tag_is_an_element_of_the_host_not_a_use_of_a_name():
+    text = (
+        "import { html, Box } from './x'\n"  # 1
+        "export const A = () => (\n"
+        "  <html>\n"
+        "    <Box />\n"
+        "    <html.Head />\n"  # 5
+        "  </html>\n"
+        ")\n"
+    )
+    uses = [(r.name, r.line, r.target) for r in refs_of("a.tsx", text, "tsx") if r.kind != "import"]
+    assert uses == [("Box", 4, "x.Box"), ("html", 5, "x.html"), ("Head", 5, "x.html.Head")]
+
+
 def test_javascript_imports_exports_and_require():
     text = (
         "import def, { a as b } from './lib/x';\n"

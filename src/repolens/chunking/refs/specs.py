@@ -139,8 +139,8 @@ _JS_COMMON = """
 """
 
 _JSX = """
-(jsx_opening_element name: (identifier) @call)
-(jsx_self_closing_element name: (identifier) @call)
+(jsx_opening_element name: (identifier) @call (#not-match? @call "^[a-z]"))
+(jsx_self_closing_element name: (identifier) @call (#not-match? @call "^[a-z]"))
 (jsx_opening_element name: (member_expression property: (property_identifier) @call))
 (jsx_self_closing_element name: (member_expression property: (property_identifier) @call))
 """
