@@ -269,7 +269,7 @@ except AttributeError as exc:
 # pattern costs ~0.5M instructions to compile (docs/benchmarks.md).
 NOT_COMPILED_BY_A_SEARCH = (
     ("repolens.store", "KEY_RE"),
-    ("repolens.service.navigation", "_PLACE"),
+    ("repolens.service.navigation", "PLACE"),
     ("repolens.chunking.labels", "_MORE"),
     ("repolens.search.remembered", "_ID"),
     ("repolens.store.local.failures", "_IN_FILE"),

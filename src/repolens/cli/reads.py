@@ -167,7 +167,9 @@ def cited_lines(spec: str) -> tuple[str, int, int]:
     """(path, start, end) of ``PATH:START-END``, ``PATH:LINE`` or ``PATH:LINE:COLUMN``."""
     import re
 
-    cited = re.fullmatch(r"(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+)|:\d+)?", spec)
+    from repolens.service.navigation import PLACE
+
+    cited = re.match(PLACE, spec)
     if cited is None:
         raise UsageError(f"no lines in {spec!r}: pass PATH START END, or PATH:START-END (src/app.py:10-40)")
     start = int(cited.group("start"))

@@ -141,9 +141,10 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         # A function defined in a function (repolens.chunking.nested) is named only inside
         # its holder, where the extraction kept its uses as name matches: those are its own.
         lines = range(holder.start_line, holder.end_line + 1)
-        inside = [m for m in matches if m.path == holder.path and m.line in lines]
-        resolved += inside
-        matches = [m for m in matches if m not in inside]
+        elsewhere: list[RefRow] = []
+        for m in matches:
+            (resolved if m.path == holder.path and m.line in lines else elsewhere).append(m)
+        matches = elsewhere
     resolved.sort(key=lambda r: (r.path, r.line))
     return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
 

@@ -34,8 +34,9 @@ MAX_DEPTH = 3
 DEFAULT_DEPTH = REFS_DEPTH
 DEFAULT_IMPACT_DEPTH = IMPACT_DEPTH
 DEFAULT_MAX_CHARS = REFS_MAX_CHARS
-# path:line, path:start-end, or a compiler's path:line:column (compiled at first use: a search needs none)
-_PLACE = r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+)|:\d+)?$"
+# path:line, path:start-end, or a compiler's path:line:column, as replies and compilers name lines
+# (`repolens read` reads them too; compiled at first use: a search needs none)
+PLACE = r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+)|:\d+)?$"
 
 
 class NavigationReply(Record):
@@ -94,7 +95,7 @@ def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
     from repolens.search import references as refs
     from repolens.search.ref_keys import defined
 
-    place = re.match(_PLACE, target)
+    place = re.match(PLACE, target)
     path = place.group("path") if place else target if ranges and reader.has_path(target) else None
     if path is not None and reader.files([path]):
         if place is None:
