@@ -17,7 +17,9 @@ kept when the grammar spec calls them functions; so a JavaScript ``const f
 = () => ...`` (no keyword) is not one, as every local would be a
 candidate. The cost is a scan of the bodies' bytes and a little Python per
 nested function.
-References are not asked about them (their rows are the same as before).
+The extraction does not know them (its rows are the same as before): a
+question makes the uses of the name inside the holder its references
+(``repolens.search.references``).
 """
 
 from __future__ import annotations
