@@ -418,7 +418,7 @@ class _Extraction:
             fn, scope = -1, ""
         if b.bound == "*":
             self.star = True
-        elif b.bound:
+        elif b.bound and not (b.export and b.bound == b.used):  # export { x }: x is bound already
             if fn >= 0:
                 self.local_imports[(fn, b.bound)] = b.target
             else:

@@ -167,7 +167,7 @@ def javascript(node: Node, src: bytes, path: str) -> list[Binding]:
             for spec in part.named_children:
                 name = _text(spec.child_by_field_name("name"), src)
                 alias = _text(spec.child_by_field_name("alias"), src) or name
-                if name and alias != name:
+                if name:  # export { raw } of an imported raw: a re-export, as export { raw } from
                     out.append(Binding(alias, "", _line(spec), name, export=True))
     return out
 
