@@ -1,8 +1,9 @@
-"""find_references in TypeScript.
+"""find_references in TypeScript: re-exports, callbacks as scopes.
 
 Each test builds a small repository and its real index (both stores:
 ``store_url``) and reads ``find_references``'s reply: a name re-exported by
-``export { x }`` and imported with a ``.ts`` extension.
+``export { x }`` and imported with a ``.ts`` extension; a local of one
+callback that does not hide an imported name in another.
 """
 
 from __future__ import annotations
@@ -56,4 +57,30 @@ def test_an_imported_name_exported_again_and_imported_with_a_ts_extension(repo: 
         "deno/jsx/base.ts",
         "(module) 1: import { raw } from '../helper/html/index.ts'",
         "render 3: return raw('x')",
+    ]
+
+
+def test_a_callback_s_local_does_not_hide_an_imported_name_in_another_callback(repo: Path, write_tree):
+    write_tree(
+        repo,
+        {
+            "src/accepts.ts": "export function accepts(c: unknown): string {\n  return ''\n}\n",
+            "src/accepts.test.ts": (
+                "import { accepts } from './accepts'\n"  # 1
+                "describe('a', () => {\n"
+                "  const accepts = ['text/html']\n"
+                "  expect(accepts).toEqual([])\n"
+                "})\n"  # 5
+                "describe('b', () => {\n"
+                "  const result = accepts({})\n"
+                "  test('c', (accepts: number) => accepts + 1)\n"
+                "})\n"
+            ),
+        },
+    )
+    build_index(repo)
+    assert uses(service.find_references("accepts", repo).text) == [
+        "src/accepts.test.ts",
+        "(module) 1: import { accepts } from './accepts'",
+        "(module) 7: const result = accepts({})",
     ]

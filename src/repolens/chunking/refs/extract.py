@@ -70,8 +70,9 @@ from repolens.chunking.refs.captures import (
 )
 from repolens.chunking.refs.extracting import RefSpec, Scopes
 from repolens.chunking.refs.imports import Binding
+from repolens.chunking.refs.scoping import FunctionScopes
 from repolens.chunking.refs.specs import REF_SPECS
-from repolens.chunking.refs.typed import TYPE_NAME, plain_type, read_typed
+from repolens.chunking.refs.typed import TYPE_NAME, plain_type, read_typed, visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -172,6 +173,10 @@ class _Extraction:
         self.fields: dict[tuple[str, str], tuple[str, int]] = {}  # (class, field) -> its type's key, line
         self.members: list[tuple[str, str, int]] = []  # Go: (interface, method, line) of its method set
         self.binds: set[tuple[int, bytes]] = set()  # (function, name) of the names bound locally
+        # With function scopes (rs.function_scopes): the file's functions, and where each
+        # (function, name) bound locally is visible (ranges of FunctionScopes.where).
+        self.fscopes: FunctionScopes | None = None
+        self.bind_ranges: dict[tuple[int, bytes], list[tuple[int, int]]] = {}
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
         # What a language's own rules add (rs.rules; Python's :mod:`.python_types`, :mod:`.fixtures`):
         self.symbols = symbols
@@ -198,6 +203,8 @@ class _Extraction:
         definition it is in) is worked out once per file."""
         src = self.src
         inner = self.scopes.inner
+        if self.rs.function_scopes:
+            self.fscopes = FunctionScopes(caps.get("function", ()))
         skip_ranges = self._imports(in_file_order(caps.get("import", ())))
         excluded = self._locals(caps.get("bind", ()))
         excluded.update(map(START, caps.get("skip", ())))
@@ -205,6 +212,9 @@ class _Extraction:
         self.typed = read_typed(self, in_file_order(caps.get("typed", ())))
         for rule in self.rs.rules:
             rule(self, caps)
+        fscopes = self.fscopes
+        if fscopes is not None:
+            self._untyped_in_scope()
         uses = self._uses(caps, excluded)
         builtins = self.rs.builtins
         scope_names = self.scope_names
@@ -218,6 +228,8 @@ class _Extraction:
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
         hidden = self.hidden
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none
+        outer = _Memo(lambda k: self._type_row(*k))  # the same, of a name not a local where it stands
+        owner = self.owner
         rows: list[str] = []
         lines: list[int] = []
         for start in outside(sorted(uses), skip_ranges):
@@ -231,7 +243,8 @@ class _Extraction:
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
                 m = receiver.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
                 # with block scopes a local's type depends on where the use stands
-                key = (m.group(1) if m is not None else b"?", at, start if block_scopes else 0)
+                where = fscopes.where(start) if fscopes is not None else start if block_scopes else 0
+                key = (m.group(1) if m is not None else b"?", at, where)
                 prefix = members[key]
                 if prefix and hidden and name in hidden.get(key, ()):
                     prefix = ""  # a member a local class defines over its base's
@@ -249,6 +262,12 @@ class _Extraction:
                 continue  # an expression (or a spaced-out chain): not a name to follow
             else:
                 template = plain[(capture, name, at)]
+                if (  # a local of another function than the one the use stands in?
+                    template is _LOCAL
+                    and fscopes is not None
+                    and not self._bound_at(owner[at], name.encode(), fscopes.where(start))
+                ):
+                    template = outer[(capture, name, at)]
                 if template is _LOCAL:  # a local's name: no reference, unless it names a type
                     template = self._type_row(capture, name, at) if node.type == "type_identifier" else None
             if template is not None:
@@ -268,10 +287,35 @@ class _Extraction:
         """Sets ``self.binds``, the (function, name) of each name bound
         locally; returns where those names stand (no use there)."""
         starts = list(map(START, nodes))
-        functions = map(self.scopes.function.__getitem__, map(NEXT, map(ROW, map(POINT, nodes))))
-        raws = map(self.src.__getitem__, map(slice, starts, map(END, nodes)))
+        functions = list(map(self.scopes.function.__getitem__, map(NEXT, map(ROW, map(POINT, nodes)))))
+        raws = list(map(self.src.__getitem__, map(slice, starts, map(END, nodes))))
         self.binds = set(zip(functions, raws, strict=False))
+        if self.fscopes is not None:
+            ranges = self.bind_ranges
+            seen = map(self.fscopes.visible, starts)
+            for bound, at in zip(zip(functions, raws, strict=False), seen, strict=False):
+                ranges.setdefault(bound, []).append(at)
         return set(starts)
+
+    def _bound_at(self, fn: int, raw: bytes, where: int) -> bool:
+        """Whether ``raw``, bound locally in function ``fn``, is visible ``where`` a use
+        stands (:meth:`.scoping.FunctionScopes.where`): always without function scopes."""
+        ranges = self.bind_ranges.get((fn, raw))
+        return ranges is None or any(lo <= where < hi for lo, hi in ranges)
+
+    def _untyped_in_scope(self) -> None:
+        """Each untyped binding of a typed local's name, as a binding of no type
+        where it is visible: a callback's ``(c) =>`` is not another's ``(c: Context)``."""
+        for (fn, raw), ranges in self.bind_ranges.items():
+            name = raw.decode("utf-8", "replace")
+            if (fn, name) in self.typed:
+                self.scoped.setdefault((fn, name), []).extend((lo, hi, "") for lo, hi in ranges)
+
+    def visible(self, node: ts.Node) -> tuple[int, int]:
+        """Where the local a ``typed`` node binds is visible (see :attr:`scoped`)."""
+        if self.fscopes is not None:
+            return self.fscopes.visible(node.start_byte)
+        return visible(node)
 
     def _uses(self, caps: dict[str, list[ts.Node]], excluded: set[int]) -> dict[int, tuple[str, ts.Node]]:
         """Where each use starts -> its capture and node: the first capture
@@ -549,12 +593,17 @@ class _Extraction:
             field = self._field(owner, parts[1]) if len(parts) == 2 and owner else None
             return field[0] + "." if field else ""  # self.x.name, x a field of a known type
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
+        fscopes = self.fscopes is not None
         if base is None and (fn, head) in self.typed:
             base = self._typed_at(fn, head, start)
-        elif base is None and (fn, head.encode()) in self.binds:
+            if not base and fscopes and not self._bound_at(fn, head.encode(), start):
+                base = None  # a local of another function: not this one's
+        elif base is None and (fn, head.encode()) in self.binds and self._bound_at(fn, head.encode(), start):
             return ""  # a local variable: its type is not known here
+        if base is None and fscopes and fn >= 0 and (-1, head) in self.typed:
+            base = self._typed_at(-1, head, start) or None  # the module's, visible here
         if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module
-            base = self.typed.get((-1, head)) or self.module.get(head)
+            base = (None if fscopes else self.typed.get((-1, head))) or self.module.get(head)
         if not base and rs.package_members and not self.star and head not in rs.builtins:
             base = f"{self.package}.{head}"  # a variable of the package (another file's var V T)
         if not base:

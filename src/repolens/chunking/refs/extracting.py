@@ -85,6 +85,10 @@ class Extracting(Protocol):
         declared form made plain; "" unknown, or a local of the function)."""
         ...
 
+    def visible(self, node: ts.Node) -> tuple[int, int]:
+        """Where the local a ``typed`` node binds is visible (with block scopes)."""
+        ...
+
     def function_at(self, line: int) -> tuple[int, str, str]:
         """The function owning ``line``'s locals (-1 none), the qualified name of
         the innermost definition holding it, and that function's name."""
@@ -120,6 +124,9 @@ class RefSpec:
     # A local is visible in its block or function literal only (Go's closures rebind names):
     # a typed local is looked up where the use stands.
     block_scopes: bool = False
+    # A function node is a scope of its own locals, a definition or not (TypeScript's
+    # callbacks: :mod:`.scoping`); its ``function`` captures are those nodes.
+    function_scopes: bool = False
     # What the language's own rules add once its locals' types are read, in order
     # (Python's results, local classes, class bodies, then pytest's fixtures).
     rules: tuple[Rule, ...] = ()

@@ -136,6 +136,12 @@ _JS_COMMON = """
 (variable_declarator name: (identifier) value: (new_expression)) @typed
 (assignment_expression left: (member_expression object: (this)) right: (new_expression)) @typed
 (assignment_expression left: (member_expression object: (this)) right: (identifier)) @typed
+(arrow_function) @function
+(function_expression) @function
+(function_declaration) @function
+(generator_function) @function
+(generator_function_declaration) @function
+(method_definition) @function
 """
 
 _JSX = """
@@ -174,22 +180,24 @@ _TS_EXTRA = """
 (optional_parameter pattern: (identifier) type: (type_annotation)) @typed
 (public_field_definition name: (property_identifier) type: (type_annotation)) @typed
 (public_field_definition name: (property_identifier) value: (new_expression)) @typed
+(function_type) @function
+(call_signature) @function
+(construct_signature) @function
+(method_signature) @function
+(abstract_method_signature) @function
 """
 
 _JS_TYPED = (("name", "type"), ("name", "value"), ("pattern", "type"), ("left", "right"))
-JAVASCRIPT = RefSpec(
-    "javascript",
-    _JS_COMMON + _JS_ONLY + _JSX,
-    imports.javascript,
-    builtins=_JS_BUILTINS,
-    typed_fields=_JS_TYPED,
-)
-TYPESCRIPT = RefSpec(
-    "typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, builtins=_JS_BUILTINS, typed_fields=_JS_TYPED
-)
-TSX = RefSpec(
-    "tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, builtins=_JS_BUILTINS, typed_fields=_JS_TYPED
-)
+# A callback is a scope of its own locals (its typed ones too): see :mod:`.scoping`.
+_JS_SWITCHES = {
+    "builtins": _JS_BUILTINS,
+    "typed_fields": _JS_TYPED,
+    "block_scopes": True,
+    "function_scopes": True,
+}
+JAVASCRIPT = RefSpec("javascript", _JS_COMMON + _JS_ONLY + _JSX, imports.javascript, **_JS_SWITCHES)
+TYPESCRIPT = RefSpec("typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, **_JS_SWITCHES)
+TSX = RefSpec("tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, **_JS_SWITCHES)
 
 _GO_BUILTINS = _words(
     "append cap close complex copy delete imag len make new panic print println real recover min max clear "

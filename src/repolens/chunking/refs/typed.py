@@ -41,6 +41,9 @@ def plain_type(text: str) -> str:
     return _TYPE_ARGUMENTS.sub("", _NONE_UNION.sub("", text).strip())
 
 
+# TypeScript's declarations of a member (a class's field, an interface's property): no local.
+MEMBER_DECLARATIONS = frozenset({"public_field_definition", "property_signature"})
+
 # Definitions whose ``typed`` capture is what they return (Go's result).
 RESULT_DECLARING = frozenset({"function_declaration", "method_declaration"})
 
@@ -192,10 +195,10 @@ def read_typed(ex: Extracting, nodes: Sequence[ts.Node]) -> dict[tuple[int, str]
                 owner = ""
             if owner:
                 ex.fields.setdefault((owner, field), (key, line))
-            if not dot:
+            if not dot and not (ex.rs.function_scopes and node.type in MEMBER_DECLARATIONS):
                 out[(fn, name)] = key
                 if ex.rs.block_scopes:
-                    ex.scoped.setdefault((fn, name), []).append((*visible(node), key))
+                    ex.scoped.setdefault((fn, name), []).append((*ex.visible(node), key))
             break
     return out
 
