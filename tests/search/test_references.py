@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from refs_replies import uses
 
 from repolens import service
 from repolens.errors import PathError, UsageError
@@ -155,14 +156,6 @@ def indexed(root: Path, files: dict[str, str], write_tree) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path, write_tree, store_url) -> Path:
     return indexed(tmp_path / "repo", FILES, write_tree)
-
-
-def uses(text: str) -> list[str]:
-    """The ``path`` and ``scope line`` lines of a references reply, before the name matches."""
-    head = text.split("name matches (same name")[0]
-    return [
-        line.strip() for line in head.splitlines()[1:] if line.strip() and not line.startswith("also defined")
-    ]
 
 
 def test_python_uses_across_files_under_another_name_and_not_a_local_or_a_string(repo: Path):

@@ -1,9 +1,13 @@
-"""find_references in TypeScript: re-exports, callbacks as scopes.
+"""find_references in TypeScript: re-exports, callbacks as scopes, contextual types.
 
 Each test builds a small repository and its real index (both stores:
 ``store_url``) and reads ``find_references``'s reply: a name re-exported by
 ``export { x }`` and imported with a ``.ts`` extension; a local of one
-callback that does not hide an imported name in another.
+callback that does not hide an imported name in another; a callback's
+untyped parameters typed by where it stands (returned by a function
+declaring its result, passed to a callee whose parameter is a rest of a
+union of function-type aliases of another file, a member of a typed object
+literal), and that object literal's members as uses of the interface's.
 """
 
 from __future__ import annotations
@@ -11,17 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from refs_replies import matched, uses
 
 from repolens import service
 from repolens.index.build import build_index
-
-
-def uses(text: str) -> list[str]:
-    """The ``path`` and ``scope line`` lines of a references reply, before the name matches."""
-    head = text.split("name matches (same name")[0]
-    return [
-        line.strip() for line in head.splitlines()[1:] if line.strip() and not line.startswith("also defined")
-    ]
 
 
 @pytest.fixture
@@ -83,4 +80,117 @@ def test_a_callback_s_local_does_not_hide_an_imported_name_in_another_callback(r
         "src/accepts.test.ts",
         "(module) 1: import { accepts } from './accepts'",
         "(module) 7: const result = accepts({})",
+    ]
+
+
+CONTEXT = {
+    "src/request.ts": "export class Req {\n  header(name: string): string { return name }\n}\n",
+    "src/context.ts": (
+        "import { Req } from './request'\n"  # 1
+        "export class Context {\n"
+        "  req: Req\n"
+        "  get res(): Response { return new Response() }\n"
+        "  json(v: unknown): Response { return new Response() }\n"  # 5
+        "}\n"
+    ),
+    "src/types.ts": (
+        "import type { Context } from './context'\n"  # 1
+        "export type Next = () => Promise<void>\n"
+        "export type Handler<E = any> = (c: Context<E>, next: Next) => Response\n"
+        "export type MiddlewareHandler<E = any> = (c: Context<E>, next: Next) => Promise<void>\n"
+        "export type H<E = any> = Handler<E> | MiddlewareHandler<E>\n"  # 5
+        "export type ErrorHandler = (err: Error, c: Context) => Response\n"
+    ),
+    "src/app.ts": (
+        "import type { H, ErrorHandler } from './types'\n"  # 1
+        "export class App {\n"
+        "  get(path: string, ...handlers: H[]): App { return this }\n"
+        "  onError(handler: ErrorHandler): App { return this }\n"
+        "}\n"  # 5
+    ),
+}
+
+
+def test_a_callback_s_parameters_typed_by_what_it_is_returned_from_or_passed_to(repo: Path, write_tree):
+    write_tree(
+        repo,
+        {
+            **CONTEXT,
+            "src/mw.ts": (
+                "import type { MiddlewareHandler } from './types'\n"  # 1
+                "export const cors = (): MiddlewareHandler => {\n"
+                "  return async function cors(c, next) {\n"
+                "    c.req.header('origin')\n"
+                "    c.res\n"  # 5
+                "  }\n"
+                "}\n"
+                "export const logger = (): MiddlewareHandler => async (c) => c.res\n"
+            ),
+            "src/app.test.ts": (
+                "import { App } from './app'\n"  # 1
+                "describe('app', () => {\n"
+                "  const app = new App()\n"
+                "  app.get('/', (c) => c.json(1), (c, next) => c.res)\n"
+                "  app.onError((err, c) => c.json(err))\n"  # 5
+                "  app.get('/', (ctx) => ctx.json(2))\n"
+                "  const other = (c) => c.json(3)\n"
+                "})\n"
+            ),
+        },
+    )
+    build_index(repo)
+    assert uses(service.find_references("Context.res", repo).text) == [
+        "src/mw.ts",
+        "cors 5: c.res",
+        "logger 8: export const logger = (): MiddlewareHandler => async (c) => c.res",
+        "src/app.test.ts",
+        "(module) 4: app.get('/', (c) => c.json(1), (c, next) => c.res)",
+    ]
+    assert uses(service.find_references("Req.header", repo).text) == [
+        "src/mw.ts",
+        "cors 4: c.req.header('origin')",
+    ]
+    text = service.find_references("Context.json", repo).text
+    assert uses(text) == [
+        "src/app.test.ts",
+        "(module) 4: app.get('/', (c) => c.json(1), (c, next) => c.res)",
+        "(module) 5: app.onError((err, c) => c.json(err))",
+        "(module) 6: app.get('/', (ctx) => ctx.json(2))",
+    ]
+    assert "c.json(3)" in matched(text)  # a callback typed by nothing: a name match
+
+
+def test_an_object_literal_typed_by_an_interface_its_members_and_their_parameters(repo: Path, write_tree):
+    write_tree(
+        repo,
+        {
+            "src/transformer.ts": (
+                "export interface DataTransformer {\n"  # 1
+                "  serialize(object: any): any\n"
+                "}\n"
+                "export interface Combined {\n"
+                "  output: DataTransformer\n"  # 5
+                "  onError?: (err: DataTransformer) => void\n"
+                "}\n"
+            ),
+            "src/config.ts": (
+                "import type { Combined, DataTransformer } from './transformer'\n"  # 1
+                "export const identity: DataTransformer = { serialize: (v) => v }\n"
+                "export const combined = {\n"
+                "  output: { serialize(v) { return v } },\n"
+                "  onError: (t) => t.serialize(1),\n"  # 5
+                "} satisfies Combined\n"
+                "export function send(config: Combined) {\n"
+                "  return config.output.serialize(2)\n"
+                "}\n"
+            ),
+        },
+    )
+    build_index(repo)
+    assert uses(service.find_references("DataTransformer.serialize", repo).text) == [
+        "src/config.ts",
+        "(module) 2: export const identity: DataTransformer = { serialize: (v) => v }",
+        "(module) 4: output: { serialize(v) { return v } },",
+        "(module) 5: onError: (t) => t.serialize(1),",
+        "send 8: return config.output.serialize(2)",
     ]

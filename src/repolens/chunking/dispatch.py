@@ -21,7 +21,7 @@ from repolens.chunking.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChu
 from repolens.hashing import blake2b
 
 # Bump when any chunker's output changes for the same input and grammars.
-CHUNKING_VERSION = 11
+CHUNKING_VERSION = 12
 
 DEFAULT_MERGE_LINES = 30  # keep equal to settings.Settings.chunk_merge_lines
 SYNTAX = SyntaxChunker(merge_max_lines=DEFAULT_MERGE_LINES)

@@ -93,7 +93,7 @@ class Read:
     """The uses read so far for one question, and the names they were read by."""
 
     def __init__(self) -> None:
-        self.rows: dict[tuple[str, int, str, str, str], RefRow] = {}
+        self.rows: dict[tuple[str, int, str, str, str, str], RefRow] = {}
         self.names: set[str] = set()
 
 
@@ -107,7 +107,7 @@ def aliased(reader: IndexReader, meaning: Meaning, read: Read | None = None) -> 
         if wanted:
             read.names.update(wanted)
             for row in reader.refs_named(wanted):
-                read.rows[(row.path, row.line, row.name, row.target, row.kind)] = row
+                read.rows[(row.path, row.line, row.name, row.target, row.kind, row.scope)] = row
         if not follow_aliases(read.rows.values(), meaning) and not (meaning.names - read.names):
             break
     return list(read.rows.values())

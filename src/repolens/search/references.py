@@ -68,6 +68,9 @@ from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 # Rounds of subclasses followed for a method's inherited uses.
 CLASS_ROUNDS = 3
+# Rounds of types followed from a method's class through the fields and parameters declaring
+# a value of it (c.req.header: Context.req, then MiddlewareHandler.0 of Context).
+FIELD_ROUNDS = 3
 # Subclasses of one round whose re-exports are followed (sympy's Expr has hundreds:
 # reading every use of each name would cost seconds for the few a package re-exports).
 ALIASED_SUBCLASSES = 30
@@ -213,29 +216,58 @@ def _through_class_aliases(
     or a function ``O`` returning one (Go's ``New().GET``, Python's
     ``requests.session().get``: through the function's re-exports too); the
     same for each of ``subclasses``, classes that have the method too (Go's
-    ``Engine`` embedding ``RouterGroup``, an interface it implements)."""
-    suffix = "." + method.name
+    ``Engine`` embedding ``RouterGroup``, an interface it implements). Then
+    the same from each such ``O`` in turn, ``FIELD_ROUNDS`` deep: a value
+    of ``O`` declared by another type's field or parameter is one more way
+    to the method (``MiddlewareHandler.0.req.header``: TypeScript's callback
+    typed by its context, :mod:`repolens.chunking.refs.contextual`)."""
     classes = [(c.path, c.qualname, c.language) for c in _classes_of(reader, method)]
-    for path, qualname, language in [*classes, *subclasses[:ALIASED_SUBCLASSES]]:
-        of_class = Meaning(reader=reader)
-        of_class.add(path, qualname, language)
-        rows = aliased(reader, of_class, read)
-        meaning.keys |= {k + suffix for k in of_class.keys}
-        meaning.full |= {k + suffix for k in of_class.full}
-        returning = Meaning(reader=reader)  # functions re-exported elsewhere (from .sessions import session)
-        for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
-            if row.kind == "field" and of_class.means(row):
-                keys = keys_of(reader, row.path, row.scope, row.language)
-                meaning.keys |= {k + suffix for k in keys}
-                meaning.full |= {max(keys, key=len) + suffix} if keys else set()
-                meaning.same.add((row.path, same_file_key(row.scope) + suffix))
-                if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
-                    returning.add(row.path, row.scope, row.language)
-        if returning.names:
-            before = set(returning.keys)
-            aliased(reader, returning, read)
-            meaning.keys |= {k + suffix for k in returning.keys - before}
-            meaning.full |= {k + suffix for k in returning.keys - before}
+    frontier = [(c, "." + method.name) for c in [*classes, *subclasses[:ALIASED_SUBCLASSES]]]
+    seen = {(path, qualname) for path, qualname, _ in classes}
+    for _ in range(FIELD_ROUNDS):
+        below: list[tuple[Class, str]] = []
+        for (path, qualname, language), suffix in frontier[:FAN_OUT]:
+            for owner in _of_type(reader, meaning, (path, qualname, language), suffix, read):
+                if (owner[0][0], owner[0][1]) not in seen:
+                    seen.add((owner[0][0], owner[0][1]))
+                    below.append(owner)
+        frontier = below
+        if not frontier:
+            break
+
+
+def _of_type(
+    reader: IndexReader, meaning: Meaning, cls: Class, suffix: str, read: Read | None
+) -> list[tuple[Class, str]]:
+    """Add ``K + suffix`` for every key ``K`` of a value of class ``cls``: the
+    class's own keys and re-exports, its fields' (``Context.req``) and
+    functions' (``f`` returning it, through their re-exports); the types
+    declaring those fields, each with the path from it to the method."""
+    path, qualname, language = cls
+    of_class = Meaning(reader=reader)
+    of_class.add(path, qualname, language)
+    rows = aliased(reader, of_class, read)
+    meaning.keys |= {k + suffix for k in of_class.keys}
+    meaning.full |= {k + suffix for k in of_class.full}
+    returning = Meaning(reader=reader)  # functions re-exported elsewhere (from .sessions import session)
+    owners: list[tuple[Class, str]] = []
+    for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
+        if row.kind == "field" and of_class.means(row):
+            keys = keys_of(reader, row.path, row.scope, row.language)
+            meaning.keys |= {k + suffix for k in keys}
+            meaning.full |= {max(keys, key=len) + suffix} if keys else set()
+            meaning.same.add((row.path, same_file_key(row.scope) + suffix))
+            if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
+                returning.add(row.path, row.scope, row.language)
+            head, dot, rest = row.scope.partition(".")
+            if dot:
+                owners.append(((row.path, head, row.language), f".{rest}{suffix}"))
+    if returning.names:
+        before = set(returning.keys)
+        aliased(reader, returning, read)
+        meaning.keys |= {k + suffix for k in returning.keys - before}
+        meaning.full |= {k + suffix for k in returning.keys - before}
+    return owners
 
 
 # Languages whose modules re-export what they import (a function's other keys).

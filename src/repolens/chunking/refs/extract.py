@@ -566,6 +566,10 @@ class _Extraction:
                 return ""
         return prefix
 
+    def receiver_prefix(self, recv: str, at: int, where: int) -> str:
+        """:meth:`_member_prefix`, for the language's own rules."""
+        return self._member_prefix(recv, at, where)
+
     def _member_prefix(self, recv: str, at: int, start: int) -> str:
         """What ``recv.name`` in definition ``at`` resolves to, less the
         name: the target is this prefix and the name ("" when unresolved).

@@ -21,6 +21,7 @@ import tree_sitter as ts
 from repolens.chunking import Symbol
 from repolens.chunking.refs import Ref
 from repolens.chunking.refs.imports import ImportHandler
+from repolens.chunking.refs.scoping import FunctionScopes
 
 # Kinds of definition whose body binds local names.
 FUNCTION_KINDS = frozenset({"function", "method"})
@@ -75,6 +76,7 @@ class Extracting(Protocol):
     shadowed: dict[tuple[int, str], frozenset[str]]  # (function, local) -> its local class's names
     fixture_params: dict[tuple[int, str], str]  # (function, parameter) -> its fixture's key
     refs: list[Ref]  # rows other than the uses (imports, fields, fixtures), in any order
+    fscopes: FunctionScopes | None  # with function scopes: the file's functions (:mod:`.scoping`)
 
     def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
         """The key of the type (or callee) ``text`` names in function ``fn`` ("" unknown)."""
@@ -83,6 +85,11 @@ class Extracting(Protocol):
     def named_type(self, text: str, fn: int) -> str:
         """The key of a type or callee named ``text`` in function ``fn`` (its
         declared form made plain; "" unknown, or a local of the function)."""
+        ...
+
+    def receiver_prefix(self, recv: str, at: int, where: int) -> str:
+        """What ``recv.name`` in definition ``at`` resolves to, less the name ("" unknown),
+        ``where`` the use stands (with block scopes)."""
         ...
 
     def visible(self, node: ts.Node) -> tuple[int, int]:

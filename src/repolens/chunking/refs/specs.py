@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 
-from repolens.chunking.refs import fixtures, imports, python_types
+from repolens.chunking.refs import contextual, fixtures, imports, python_types
 from repolens.chunking.refs.extracting import RefSpec
 
 
@@ -180,6 +180,11 @@ _TS_EXTRA = """
 (optional_parameter pattern: (identifier) type: (type_annotation)) @typed
 (public_field_definition name: (property_identifier) type: (type_annotation)) @typed
 (public_field_definition name: (property_identifier) value: (new_expression)) @typed
+(property_signature name: (property_identifier) type: (type_annotation)) @typed
+(type_alias_declaration) @alias
+(interface_body) @signatures
+(object_type) @signatures
+(object) @object
 (function_type) @function
 (call_signature) @function
 (construct_signature) @function
@@ -196,8 +201,10 @@ _JS_SWITCHES = {
     "function_scopes": True,
 }
 JAVASCRIPT = RefSpec("javascript", _JS_COMMON + _JS_ONLY + _JSX, imports.javascript, **_JS_SWITCHES)
-TYPESCRIPT = RefSpec("typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, **_JS_SWITCHES)
-TSX = RefSpec("tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, **_JS_SWITCHES)
+_TS_RULES = (contextual.contextual,)  # a callback's parameters typed by where it stands
+_TS_SWITCHES = {**_JS_SWITCHES, "rules": _TS_RULES}
+TYPESCRIPT = RefSpec("typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, **_TS_SWITCHES)
+TSX = RefSpec("tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, **_TS_SWITCHES)
 
 _GO_BUILTINS = _words(
     "append cap close complex copy delete imag len make new panic print println real recover min max clear "

@@ -113,6 +113,10 @@ def assigns_a_name(node: ts.Node) -> bool:
     return right is not None and right.type == "identifier"
 
 
+# TypeScript's parameters: outside a function, a function type's (no field, no local).
+_PARAMETERS = frozenset({"required_parameter", "optional_parameter"})
+
+
 def field_parameter(node: ts.Node) -> bool:
     """A TypeScript constructor parameter that is also a field (``private x: T``)."""
     return node.type in ("required_parameter", "optional_parameter") and any(
@@ -189,7 +193,7 @@ def read_typed(ex: Extracting, nodes: Sequence[ts.Node]) -> dict[tuple[int, str]
             head, dot, field = name.partition(".")
             if dot and head in ex.rs.self_names and "." not in field:
                 owner = scopes.owner_class(scopes.inner[line])  # self.x = Cls() in a method
-            elif fn < 0 or field_parameter(node):
+            elif field_parameter(node) or (fn < 0 and node.type not in _PARAMETERS):
                 owner, field = scopes.owner_class(scopes.inner[line]), name  # x: Cls in a class
             else:
                 owner = ""

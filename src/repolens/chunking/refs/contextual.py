@@ -1,0 +1,365 @@
+"""TypeScript's contextual types: a callback's parameters typed by where it stands.
+
+A function written without parameter types (``async function cors(c, next)``,
+``(c) => c.json(...)``) takes them from the type expected where it stands;
+the language service follows that, and so does this rule, as far as the
+code names the types plainly (run once per TypeScript file after its
+locals' types are read: the ``rules`` of :mod:`.specs`'s TypeScript):
+
+**what declares a parameter's type.** A type alias of a function type
+(``type MiddlewareHandler = (c: Context, next: Next) => ...``) declares
+the type of each parameter by its position: a ``field`` row (no use)
+scoped ``MiddlewareHandler.0``, its target ``Context``'s key, as a class
+declares its fields. So does an alias of a union of such aliases of the
+same file when they agree at a position (``type H = Handler |
+MiddlewareHandler``), an interface's or type literal's call signatures
+when all of them agree at a position (an overload whose parameter there
+names no type of the file's stops it), and a function's or method's
+parameter of a named type or of a function type (``f.1`` for ``f``'s
+second parameter, ``f.1.0`` for the first parameter of a callback ``f``
+takes second). A rest parameter ``...hs: H[]`` declares every position from
+its own to ``REST_SPAN`` more, and a tuple ``...hs: [H, H]`` its members'.
+
+**where a callback takes its type.** Its parameters without a type are typed
+by position from the type expected where the function stands: returned by a
+function declaring its result (``(): MiddlewareHandler => { return async
+function (c, next) {...} }``, an arrow's body), the value of a declared
+variable (``const h: MiddlewareHandler = (c) => ...``), in ``x as T`` or
+``x satisfies T``, an argument of a call whose callee the file resolves
+(``app.use('*', (c) => ...)``: ``c`` is ``Hono.use.1.0``), or a member of an
+object literal itself so typed (``{ serialize: (v) => v }`` in an object
+typed ``CombinedDataTransformer``: ``v`` is
+``CombinedDataTransformer.serialize.0``). Such a key names a value by the
+type that declares it and the path from there, as ``c.req`` with ``c:
+Context`` does: :mod:`repolens.search.references` follows the ``field``
+rows from a member's class down such paths when a question is asked
+(``Context``'s ``res`` through ``MiddlewareHandler.0``), so nothing here
+needs another file. A type the code does not name (an inferred one, a
+generic's parameter) stops it: the parameter stays a name match.
+
+**an object literal's members.** A member of an object literal whose type is
+known so is a use of the type's member of its name (``serialize: (v) =>
+v`` of ``DataTransformer.serialize``), as the language service counts it.
+"""
+
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from repolens.chunking.refs import Ref
+from repolens.chunking.refs.extracting import Extracting
+from repolens.chunking.refs.typed import TYPE_NAME, plain_type
+
+# Positions past a rest parameter's own that it declares (``...handlers: H[]``).
+REST_SPAN = 6
+_FUNCTIONS = frozenset({"arrow_function", "function_expression"})
+_PARAMETERS = frozenset({"required_parameter", "optional_parameter"})
+# What stands between a function (or an object literal) and what types it, looked through.
+_WRAPPERS = frozenset({"parenthesized_expression", "non_null_expression", "await_expression"})
+# Nodes naming a function's parameters and result.
+_SIGNATURES = frozenset(
+    {
+        "function_type",
+        "call_signature",
+        "method_signature",
+        "function_declaration",
+        "method_definition",
+        "abstract_method_signature",
+        "arrow_function",
+        "function_expression",
+    }
+)
+
+
+def contextual(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
+    """Set the ``field`` rows of the file's parameter types, the types of
+    its callbacks' untyped parameters, and the uses its typed object
+    literals' members make (see the module docstring)."""
+    scopes = ex.fscopes
+    if scopes is None:
+        return
+    aliases: dict[str, dict[int, str]] = {}
+    for node in sorted(caps.get("alias", ()), key=lambda n: n.start_byte):
+        _alias(ex, node, aliases)
+    for node in sorted(caps.get("signatures", ()), key=lambda n: n.start_byte):
+        _call_signatures(ex, node)
+    for node in sorted(caps.get("function", ()), key=lambda n: n.start_byte):
+        _declared_parameters(ex, node)
+        if node.type in _FUNCTIONS or node.type == "method_definition":
+            _typed_by_context(ex, node)
+    for node in sorted(caps.get("object", ()), key=lambda n: n.start_byte):
+        _members_of(ex, node)
+
+
+def _text(ex: Extracting, node: ts.Node) -> str:
+    return ex.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _line(node: ts.Node) -> int:
+    return node.start_point[0] + 1
+
+
+def _type_key(ex: Extracting, node: ts.Node | None) -> str:
+    """The key of the type a type node names plainly ("" none: a builtin, a generic's parameter)."""
+    if node is None:
+        return ""
+    if node.type == "type_annotation":
+        node = node.named_child(0) if node.named_child_count else None
+        if node is None:
+            return ""
+    text = plain_type(_text(ex, node))
+    if not TYPE_NAME.fullmatch(text) or text in ex.rs.builtins:
+        return ""
+    return ex.type_key(text, -1)
+
+
+def _positions(ex: Extracting, params: ts.Node | None) -> dict[int, ts.Node]:
+    """Each position of a parameter list -> the type node declared there (a rest
+    parameter's element type at its position and ``REST_SPAN`` more; a
+    tuple's members at theirs); ``this`` is no position."""
+    out: dict[int, ts.Node] = {}
+    if params is None:
+        return out
+    at = 0
+    for p in params.named_children:
+        if p.type not in _PARAMETERS:
+            continue
+        pattern = p.child_by_field_name("pattern")
+        if pattern is not None and pattern.type == "this":
+            continue
+        annotation = p.child_by_field_name("type")
+        kind = annotation.named_child(0) if annotation is not None and annotation.named_child_count else None
+        if pattern is not None and pattern.type == "rest_pattern" and kind is not None:
+            if kind.type == "array_type" and kind.named_child_count:
+                for i in range(REST_SPAN + 1):
+                    out[at + i] = kind.named_child(0)
+            elif kind.type == "tuple_type":
+                for i, member in enumerate(kind.named_children):
+                    out[at + i] = member
+            return out
+        if kind is not None:
+            out[at] = kind
+        at += 1
+    return out
+
+
+def _parameter_types(ex: Extracting, params: ts.Node | None) -> dict[str, str]:
+    """The declared type of each position (``"1"``), and of each parameter of a callback
+    declared there by a function type (``"1.0"``): their keys, where the code names them."""
+    out: dict[str, str] = {}
+    for at, kind in _positions(ex, params).items():
+        if kind.type == "function_type":
+            for inner, key in _parameter_types(ex, kind.child_by_field_name("parameters")).items():
+                out[f"{at}.{inner}"] = key
+            continue
+        key = _type_key(ex, kind)
+        if key:
+            out[str(at)] = key
+    return out
+
+
+def _declare(ex: Extracting, owner: str, types: dict[str, str], line: int) -> None:
+    for path, key in types.items():
+        ex.fields.setdefault((owner, path), (key, line))
+
+
+def _alias(ex: Extracting, node: ts.Node, aliases: dict[str, dict[int, str]]) -> None:
+    """A type alias of a function type, or of a union of the file's such aliases."""
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    if name is None or value is None:
+        return
+    owner = _text(ex, name)
+    while value.type == "parenthesized_type" and value.named_child_count:
+        value = value.named_child(0)
+    if value.type == "function_type":
+        types = _parameter_types(ex, value.child_by_field_name("parameters"))
+    elif value.type == "union_type":
+        types = _agreeing([aliases.get(plain_type(_text(ex, m))) for m in _union_members(value)])
+    else:
+        return
+    aliases[owner] = types
+    _declare(ex, owner, types, _line(name))
+
+
+def _union_members(node: ts.Node) -> list[ts.Node]:
+    out = []
+    for m in node.named_children:
+        out.extend(_union_members(m) if m.type == "union_type" else [m])
+    return out
+
+
+def _agreeing(signatures: list[dict[str, str] | None]) -> dict[str, str]:
+    """The positions where every one of ``signatures`` declares the same type
+    (none where one is unknown)."""
+    if not signatures or any(s is None for s in signatures):
+        return {}
+    first, *rest = signatures
+    return {k: v for k, v in first.items() if all(s.get(k) == v for s in rest)}
+
+
+def _call_signatures(ex: Extracting, node: ts.Node) -> None:
+    """An interface's or a type alias's object type: its call signatures, where
+    they all agree, and the parameters of its members of a function type
+    (``cancel?: (reason: CancelReason) => unknown``: ``Runner.cancel.0``)."""
+    up = node.parent
+    if up is None or up.type not in ("interface_declaration", "type_alias_declaration"):
+        return
+    name = up.child_by_field_name("name")
+    owner = _text(ex, name) if name is not None else ""
+    if not owner or ex.scopes.qualname(ex.scopes.inner[_line(name)]) != owner:
+        return
+    signatures = [c for c in node.named_children if c.type == "call_signature"]
+    if signatures:
+        types = _agreeing([_parameter_types(ex, s.child_by_field_name("parameters")) for s in signatures])
+        _declare(ex, owner, types, _line(signatures[0]))
+    for member in node.named_children:
+        member_name = member.child_by_field_name("name")
+        annotation = member.child_by_field_name("type")
+        if member.type != "property_signature" or member_name is None or annotation is None:
+            continue
+        kind = annotation.named_child(0) if annotation.named_child_count else None
+        if kind is not None and kind.type == "function_type":
+            types = _parameter_types(ex, kind.child_by_field_name("parameters"))
+            _declare(ex, f"{owner}.{_text(ex, member_name)}", types, _line(member_name))
+
+
+def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
+    """A function's or method's typed parameters, by position (``f.1``): what
+    a callback passed there is typed by. Only a definition's own (a symbol of
+    its name holds it): a callback's are no callee's."""
+    if node.type in _FUNCTIONS:
+        up = node.parent
+        name = up.child_by_field_name("name") if up is not None and up.type == "variable_declarator" else None
+    else:
+        name = node.child_by_field_name("name")
+    if name is None:
+        return
+    inner = ex.scopes.inner[_line(name)]
+    if inner < 0 or ex.scopes.symbols[inner].name != _text(ex, name):
+        return
+    owner = ex.scopes.qualname(inner)
+    _declare(ex, owner, _parameter_types(ex, node.child_by_field_name("parameters")), _line(name))
+
+
+def _unwrapped_parent(node: ts.Node) -> tuple[ts.Node | None, ts.Node]:
+    """The node's parent past parentheses and the like, and the child of it that holds the node."""
+    child, up = node, node.parent
+    while up is not None and up.type in _WRAPPERS:
+        child, up = up, up.parent
+    return up, child
+
+
+def _expected(ex: Extracting, node: ts.Node, depth: int = 0) -> str:
+    """The key of the type expected where the expression ``node`` stands ("" unknown)."""
+    up, child = _unwrapped_parent(node)
+    if up is None or depth > 4:
+        return ""
+    kind = up.type
+    if kind in ("as_expression", "satisfies_expression"):
+        named = up.named_children
+        return _type_key(ex, named[-1]) if len(named) > 1 and named[0] == child else ""
+    if kind == "variable_declarator" and up.child_by_field_name("value") == child:
+        return _type_key(ex, up.child_by_field_name("type"))
+    if kind == "return_statement" or (kind == "arrow_function" and up.child_by_field_name("body") == child):
+        holder = up if kind == "arrow_function" else _holder(ex, up)
+        return _type_key(ex, holder.child_by_field_name("return_type")) if holder is not None else ""
+    if kind == "pair" and up.child_by_field_name("value") == child:
+        key = up.child_by_field_name("key")
+        obj = up.parent
+        if key is None or key.type != "property_identifier" or obj is None:
+            return ""
+        outer = _expected(ex, obj, depth + 1)
+        return f"{outer}.{_text(ex, key)}" if outer else ""
+    if kind == "arguments":
+        call = up.parent
+        if call is None or call.type != "call_expression":
+            return ""
+        callee = _callee_key(ex, call)
+        position = [c for c in up.named_children if c.type != "comment"].index(child)
+        return f"{callee}.{position}" if callee else ""
+    return ""
+
+
+def _holder(ex: Extracting, node: ts.Node) -> ts.Node | None:
+    """The function a ``return`` returns from."""
+    scopes = ex.fscopes
+    k = scopes.innermost(node.start_byte) if scopes is not None else -1
+    return scopes.nodes[k] if k >= 0 else None
+
+
+def _callee_key(ex: Extracting, call: ts.Node) -> str:
+    """The key a call's callee resolves to in this file ("" unknown)."""
+    callee = call.child_by_field_name("function")
+    if callee is None:
+        return ""
+    line = _line(call)
+    at = ex.scopes.inner[line]
+    fn = ex.scopes.function[line]
+    if callee.type == "identifier":
+        return ex.named_type(_text(ex, callee), fn)
+    if callee.type != "member_expression":
+        return ""
+    obj, prop = callee.child_by_field_name("object"), callee.child_by_field_name("property")
+    if obj is None or prop is None or not TYPE_NAME.fullmatch(recv := _text(ex, obj)):
+        return ""
+    where = ex.fscopes.where(call.start_byte) if ex.fscopes is not None else 0
+    prefix = ex.receiver_prefix(recv, at, where)
+    return prefix + _text(ex, prop) if prefix else ""
+
+
+def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
+    """Type a function's untyped parameters by the type expected where it stands."""
+    params = node.child_by_field_name("parameters")
+    single = node.child_by_field_name("parameter")  # c => ...
+    if params is not None:
+        untyped = [
+            (i, p.child_by_field_name("pattern"))
+            for i, p in enumerate(c for c in params.named_children if c.type in _PARAMETERS)
+            if p.child_by_field_name("type") is None
+        ]
+    elif single is not None:
+        untyped = [(0, single)]
+    else:
+        return
+    untyped = [(i, p) for i, p in untyped if p is not None and p.type == "identifier"]
+    if not untyped:
+        return
+    if node.type == "method_definition":  # an object literal's method: its type's member
+        name, obj = node.child_by_field_name("name"), node.parent
+        if name is None or obj is None or obj.type != "object":
+            return
+        outer = _expected(ex, obj)
+        expected = f"{outer}.{_text(ex, name)}" if outer else ""
+    else:
+        expected = _expected(ex, node)
+    if not expected:
+        return
+    span = (node.start_byte, node.end_byte)
+    for i, pattern in untyped:
+        fn = ex.scopes.function[_line(pattern)]
+        name = _text(ex, pattern)
+        key = f"{expected}.{i}"
+        ex.typed[(fn, name)] = ex.typed.get((fn, name)) or key
+        ex.scoped.setdefault((fn, name), []).append((*span, key))
+
+
+def _members_of(ex: Extracting, node: ts.Node) -> None:
+    """The members of an object literal of a known type: uses of the type's members."""
+    expected = ""
+    for member in node.named_children:
+        if member.type == "pair":
+            key = member.child_by_field_name("key")
+        elif member.type == "method_definition":
+            key = member.child_by_field_name("name")
+        else:
+            continue
+        if key is None or key.type != "property_identifier":
+            continue
+        expected = expected or _expected(ex, node)
+        if not expected:
+            return
+        line = _line(key)
+        name = _text(ex, key)
+        scope = ex.scopes.qualname(ex.scopes.inner[line])
+        ex.refs.append(Ref(name, line, "attr", scope, f"{expected}.{name}", ""))
