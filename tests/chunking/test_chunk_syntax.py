@@ -303,6 +303,21 @@ def test_a_file_most_of_which_fails_keeps_the_definitions_around_the_part_that_f
     _assert_tiles(result, text)
 
 
+def test_a_typescript_interface_with_call_signatures_one_per_line_is_read_whole() -> None:
+    # tree-sitter-typescript reads a call signature starting a line as the type before it called
+    overloads = "".join(
+        f"  // overload {i}\n  <\n    P{i} extends string = string\n  >(\n    h: H{i}\n  ): R{i}\n\n"
+        for i in range(40)
+    )
+    text = (
+        "export type A = string\n\nexport interface Handlers {\n" + overloads + "}\n\nexport type B<T> = T\n"
+    )
+    result = _chunk("types.ts", text)
+    assert not result.parse_error
+    assert [s.qualname for s in result.symbols] == ["A", "Handlers", "B"]
+    _assert_tiles(result, text)
+
+
 def test_small_syntax_errors_keep_definitions() -> None:
     text = "def ok():\n    return 1\n\n\nprint 'py2'\n\n\ndef fine(x):\n    y = x\n    return y\n"
     result = _chunk("mixed.py", text)

@@ -194,3 +194,118 @@ def test_an_object_literal_typed_by_an_interface_its_members_and_their_parameter
         "(module) 5: onError: (t) => t.serialize(1),",
         "send 8: return config.output.serialize(2)",
     ]
+
+
+def test_a_callback_passed_to_a_member_of_a_mapped_type_through_overloads_one_per_line(
+    repo: Path, write_tree
+):
+    write_tree(
+        repo,
+        {
+            **CONTEXT,
+            "src/handlers.ts": (
+                "import type { H, MiddlewareHandler } from './types'\n"  # 1
+                "export interface HandlerInterface {\n"
+                "  // app.get(handler)\n"
+                "  <P extends string = string>(\n"
+                "    handler: H\n"  # 5
+                "  ): void\n"
+                "\n"
+                "  // app.get(path, ...handlers)\n"
+                "  <P extends string = string>(\n"
+                "    path: P,\n"  # 10
+                "    ...handlers: H[]\n"
+                "  ): void\n"
+                "}\n"
+                "export interface MiddlewareInterface {\n"
+                "  (...handlers: MiddlewareHandler[]): void\n"  # 15
+                "  (path: string, ...handlers: MiddlewareHandler[]): void\n"
+                "}\n"
+            ),
+            "src/base.ts": (
+                "import type { HandlerInterface, MiddlewareInterface } from './handlers'\n"  # 1
+                "type Methods = 'get' | 'post'\n"
+                "function defineDynamicClass(): {\n"
+                "  new (): { [M in Methods]: HandlerInterface } & { use: MiddlewareInterface }\n"
+                "} {\n"  # 5
+                "  return class {} as never\n"
+                "}\n"
+                "export class Base extends defineDynamicClass() {}\n"
+            ),
+            "src/hono.ts": (
+                "import { Base } from './base'\n"  # 1
+                "export class Hono extends Base {}\n"
+            ),
+            "src/hono.test.ts": (
+                "import { Hono } from './hono'\n"  # 1
+                "const app = new Hono()\n"
+                "app.get('/', (c) => c.res)\n"
+                "app.post((c) => c.res)\n"
+                "app.use('*', async (c, next) => c.res)\n"  # 5
+                "app.use(async (c, next) => c.res)\n"
+            ),
+        },
+    )
+    build_index(repo)
+    text = service.find_references("Context.res", repo).text
+    assert uses(text) == [
+        "src/hono.test.ts",
+        "(module) 3: app.get('/', (c) => c.res)",
+        "(module) 5: app.use('*', async (c, next) => c.res)",
+    ]
+    # a handler or a path: the overloads disagree on the first argument, so no type there
+    assert "app.post" not in text
+    assert "app.use(async" not in text
+
+
+def test_what_a_call_returns_and_an_interface_s_property_of_a_function_type(repo: Path, write_tree):
+    write_tree(
+        repo,
+        {
+            "src/runner.ts": "export class PoolRunner {\n  off(event: string): void {}\n}\n",
+            "src/pool.ts": (
+                "import { PoolRunner } from './runner'\n"  # 1
+                "export async function createRunner(): Promise<PoolRunner> {\n"
+                "  return new PoolRunner()\n"
+                "}\n"
+                "export class Pool {\n"  # 5
+                "  private getPoolRunner(): PoolRunner { return new PoolRunner() }\n"
+                "  async run() {\n"
+                "    const runner = this.getPoolRunner()\n"
+                "    runner.off('message')\n"
+                "    const other = await createRunner()\n"  # 10
+                "    other.off('error')\n"
+                "  }\n"
+                "}\n"
+            ),
+            "src/env.ts": (
+                "export interface Environment {\n"  # 1
+                "  save: (path: string) => Promise<void>\n"
+                "}\n"
+            ),
+            "src/node.ts": (
+                "import type { Environment } from './env'\n"  # 1
+                "export class NodeEnvironment implements Environment {\n"
+                "  async save(path: string): Promise<void> {}\n"
+                "}\n"
+            ),
+            "src/port.ts": (
+                "import type { Environment } from './env'\n"  # 1
+                "export async function keep(environment: Environment) {\n"
+                "  await environment.save('a')\n"
+                "}\n"
+            ),
+        },
+    )
+    build_index(repo)
+    assert uses(service.find_references("PoolRunner.off", repo).text) == [
+        "src/pool.ts",
+        "Pool.run 9: runner.off('message')",
+        "Pool.run 11: other.off('error')",
+    ]
+    assert uses(service.find_references("NodeEnvironment.save", repo).text) == [
+        "src/env.ts",
+        "Environment.save 2: save: (path: string) => Promise<void>",
+        "src/port.ts",
+        "keep 3: await environment.save('a')",
+    ]

@@ -55,6 +55,8 @@ ERROR_FRACTION = 0.5
 # Where a top-level statement may start (see SyntaxChunker._salvage): a line
 # whose first column holds a name, a decorator or a keyword.
 _TOP_LEVEL_START = re.compile(rb"\n(?=[A-Za-z_$@])")
+# An indented line starting with ``<`` or ``(``: its indentation's last space (see _mended).
+_MEMBER_LINE = re.compile(rb"(\n[ \t]*)[ \t](?=[<(])")
 MAX_DEPTH = 8
 MAX_DOC_CHARS = 600
 MAX_SIGNATURE_CHARS = 240
@@ -94,12 +96,16 @@ class SyntaxChunker:
                     cpp_frac = _error_fraction(cpp_tree, len(lines)) if cpp_tree.root_node.has_error else 0.0
                     if cpp_frac < frac:
                         spec, tree, frac = cpp, cpp_tree, cpp_frac
+            if frac <= ERROR_FRACTION and spec.name in ("typescript", "tsx"):
+                mended = self._salvage(spec, src, len(lines))  # TypeScript's members one per line
+                if mended is not None and not mended[2]:
+                    tree, src, _ = mended
+                    frac = 0.0
             if frac > ERROR_FRACTION:
                 salvaged = self._salvage(spec, src, len(lines))
                 if salvaged is None:
                     return _windows(path, text, language, lines, parse_error=True)
-                tree, src = salvaged
-                partial = True
+                tree, src, partial = salvaged
         walker = _Walker(spec, src, len(lines))
         defs: list[Def] = []
         walker.collect(tree.root_node.named_children, Scope("", "", src, spec), 0, defs)
@@ -117,7 +123,7 @@ class SyntaxChunker:
         nested = nested_symbols(tree, src, spec, defs, path, language, walker.header)
         return ChunkedFile(chunks, symbols + nested if nested else symbols, parse_error=partial, refs=refs)
 
-    def _salvage(self, spec: LangSpec, src: bytes, nlines: int) -> tuple[ts.Tree, bytes] | None:
+    def _salvage(self, spec: LangSpec, src: bytes, nlines: int) -> tuple[ts.Tree, bytes, bool] | None:
         """A tree of the file without its top-level statements that fail to
         parse, or None. A grammar can lose a whole file to one construct it
         does not know (tree-sitter-typescript and a call signature after a
@@ -128,22 +134,45 @@ class SyntaxChunker:
         other part keeps its lines and bytes), and the rest parsed again.
         The blanked lines fall in the gaps between definitions, chunked as
         blocks of their own text, no worse than the line windows the whole
-        file would be otherwise."""
+        file would be otherwise. A TypeScript part is mended instead where
+        :meth:`_mended` can. Also returns whether a part was blanked."""
         starts = [0, *(m.start() + 1 for m in _TOP_LEVEL_START.finditer(src)), len(src)]
         blanked = bytearray(src)
         bad = 0
+        fixed = False  # a part mended (see _mended), not blanked
         for a, b in itertools.pairwise(sorted(set(starts))):
             part = self._parse(spec, src[a:b])
             if part is None or part.root_node.has_error:
+                mended = self._mended(spec, src[a:b])
+                if mended is not None:
+                    blanked[a:b] = mended
+                    fixed = True
+                    continue
                 blanked[a:b] = re.sub(rb"[^\n]", b" ", src[a:b])
                 bad += b - a
-        if bad == 0 or bad == len(src):
+        if (bad == 0 and not fixed) or bad == len(src):
             return None
         out = bytes(blanked)
         tree = self._parse(spec, out)
         if tree is None or _error_fraction(tree, nlines) > ERROR_FRACTION:
             return None
-        return tree, out
+        return tree, out, bad > 0
+
+    def _mended(self, spec: LangSpec, part: bytes) -> bytes | None:
+        """A TypeScript statement that fails to parse, its members separated: a
+        line starting with ``<`` or ``(`` after another member (an interface's
+        call signatures, overloads one per line) is read by tree-sitter as
+        that member's type called (``X\n<P>(h: H)``: ``X<P>(h: H)``), where
+        TypeScript starts a new member. ``;`` in place of the last space of
+        such a line's indentation (bytes and lines kept) separates them; the
+        part mended so when it then parses, else None."""
+        if spec.name not in ("typescript", "tsx"):
+            return None
+        mended = _MEMBER_LINE.sub(rb"\1;", part)
+        if mended == part:
+            return None
+        tree = self._parse(spec, mended)
+        return mended if tree is not None and not tree.root_node.has_error else None
 
     def _parse(self, spec: LangSpec, src: bytes) -> ts.Tree | None:
         parser = parser_for(spec)

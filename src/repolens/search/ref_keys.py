@@ -44,6 +44,9 @@ class Meaning:
     same: set[tuple[str, str]] = field(default_factory=set)
     supers: set[tuple[str, str]] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
+    # Keys with one member of any name (``P.*.S``: a mapped type's member), as (``P.``, ``.S``,
+    # the names the type declares otherwise: not the mapped type's).
+    wild: set[tuple[str, str, frozenset[str]]] = field(default_factory=set)
     constructs: bool = False  # a constructor: of its class's uses, only the calls are its own
     reader: IndexReader | None = None  # where a key only other files say is read (Go's module path)
 
@@ -58,6 +61,16 @@ class Meaning:
         self.names.add(split_key(qualname)[-1] if split_key(qualname) else qualname)
         return len(self.keys) + len(self.same) != before
 
+    def extend(self, keys: Iterable[str], declared: frozenset[str] = frozenset()) -> None:
+        """Add ``keys``; one with a member of any name (``.*.``) as a pattern, but
+        for the names ``declared`` otherwise."""
+        for k in keys:
+            pre, star, post = k.partition(".*.")
+            if not star:
+                self.keys.add(k)
+            elif "*" not in post:
+                self.wild.add((pre + ".", "." + post, declared))
+
     def means(self, ref: RefRow) -> bool:
         t = ref.target
         if not t:
@@ -67,7 +80,17 @@ class Meaning:
         if t[0] == "^":
             return (ref.path, t[1:]) in self.supers
         # An import of Go's ``host/module/dir`` or a monorepo's package spells more than the path.
-        return t in self.keys or any(t.endswith("." + f) for f in self.full)
+        if t in self.keys or any(t.endswith("." + f) for f in self.full):
+            return True
+        return bool(self.wild) and any(_one_between(t, *w) for w in self.wild)
+
+
+def _one_between(target: str, pre: str, post: str, declared: frozenset[str]) -> bool:
+    """Whether ``target`` is ``pre``, one name but ``declared``, then ``post``."""
+    if not (target.startswith(pre) and target.endswith(post)):
+        return False
+    middle = target[len(pre) : len(target) - len(post)]
+    return bool(middle) and "." not in middle and middle not in declared
 
 
 # A class as a walk holds it: its file, qualified name, language.

@@ -42,6 +42,9 @@ class Related(Record):
 
     members: list[SymbolRow]  # the other methods that are the same member: their declarations
     classes: list[Class]  # the classes whose instances have it: declaring it, or inheriting it
+    # Interfaces' properties of a function type that are the same member (``member`` rows:
+    # ``cancel?: (reason: string) => void``, no method but in syntax): their declarations.
+    properties: list[RefRow]
 
 
 def related(reader: IndexReader, method: SymbolRow, read: Read | None = None) -> Related:
@@ -63,6 +66,7 @@ def related(reader: IndexReader, method: SymbolRow, read: Read | None = None) ->
     ]
     tops = list(own)  # the classes declaring the member, from which the ones below are found
     members: list[SymbolRow] = []
+    properties: list[RefRow] = []
     seen = set(own)
     frontier = own
     for _ in range(CLASS_ROUNDS):
@@ -78,8 +82,10 @@ def related(reader: IndexReader, method: SymbolRow, read: Read | None = None) ->
                     seen.add(c)
                     above.append(c)
                     declaring = _members_named(reader, c, name)
-                    if declaring:
+                    declared = [] if declaring else _properties_named(reader, c, name)
+                    if declaring or declared:
                         members += declaring
+                        properties += declared
                         tops.append(c)
         frontier = above
     classes = list(tops)
@@ -100,13 +106,20 @@ def related(reader: IndexReader, method: SymbolRow, read: Read | None = None) ->
         frontier = below
         if not frontier:
             break
-    return Related(members, classes)
+    return Related(members, classes, properties)
 
 
 def _members_named(reader: IndexReader, cls: Class, name: str) -> list[SymbolRow]:
     """The methods ``name`` class ``cls`` defines (its overloads: several)."""
     member = f"{cls[1]}.{name}"
     return [s for s in symbols_in(reader, cls[0]) if s.qualname == member]
+
+
+def _properties_named(reader: IndexReader, cls: Class, name: str) -> list[RefRow]:
+    """The property ``name`` of a function type interface ``cls`` declares (its ``member`` row)."""
+    member = f"{cls[1]}.{name}"
+    rows = reader.refs_of_files([cls[0]]).get(cls[0], [])
+    return [r for r in rows if r.kind == "member" and r.scope == member and r.name == name]
 
 
 def declarations(reader: IndexReader, method: SymbolRow, family: Related | None = None) -> list[RefRow]:
@@ -125,7 +138,10 @@ def declarations(reader: IndexReader, method: SymbolRow, family: Related | None 
         return RefRow(s.path, s.language, name, line, "declaration", s.qualname, key, "")
 
     out = [row(s) for s in symbols_in(reader, method.path) if s.qualname == method.qualname and s != method]
-    return out + [row(s) for s in family.members] if family is not None else out
+    if family is None:
+        return out
+    properties = [p._replace(kind="declaration", target=key) for p in family.properties]
+    return out + [row(s) for s in family.members] + properties
 
 
 _COMMENT_OR_DECORATOR = ("/*", "*", "//", "@", "#")

@@ -69,8 +69,11 @@ from repolens.store.base import IndexReader, RefRow, SymbolRow
 # Rounds of subclasses followed for a method's inherited uses.
 CLASS_ROUNDS = 3
 # Rounds of types followed from a method's class through the fields and parameters declaring
-# a value of it (c.req.header: Context.req, then MiddlewareHandler.0 of Context).
-FIELD_ROUNDS = 3
+# a value of it (c.req.header: Context.req, then MiddlewareHandler.0 of Context; hono's
+# app.get('/', (c) => c.req.query()): Context, H, HandlerInterface, Hono's base, Hono).
+FIELD_ROUNDS = 6
+# Paths from a type to the method followed in all (a type with many fields of one type).
+PATHS = 2_000
 # Subclasses of one round whose re-exports are followed (sympy's Expr has hundreds:
 # reading every use of each name would cost seconds for the few a package re-exports).
 ALIASED_SUBCLASSES = 30
@@ -217,57 +220,84 @@ def _through_class_aliases(
     ``requests.session().get``: through the function's re-exports too); the
     same for each of ``subclasses``, classes that have the method too (Go's
     ``Engine`` embedding ``RouterGroup``, an interface it implements). Then
-    the same from each such ``O`` in turn, ``FIELD_ROUNDS`` deep: a value
-    of ``O`` declared by another type's field or parameter is one more way
-    to the method (``MiddlewareHandler.0.req.header``: TypeScript's callback
-    typed by its context, :mod:`repolens.chunking.refs.contextual`)."""
+    the same from each such type ``O`` in turn (and from its subclasses),
+    ``FIELD_ROUNDS`` deep: a value of ``O`` declared by another type's
+    field or parameter is one more way to the method
+    (``MiddlewareHandler.0.req.header``: TypeScript's callback typed by its
+    context, :mod:`repolens.chunking.refs.contextual`). Each type is read
+    once a round, for every path from it."""
+    read = read if read is not None else Read()
     classes = [(c.path, c.qualname, c.language) for c in _classes_of(reader, method)]
-    frontier = [(c, "." + method.name) for c in [*classes, *subclasses[:ALIASED_SUBCLASSES]]]
-    seen = {(path, qualname) for path, qualname, _ in classes}
+    start = "." + method.name
+    frontier: dict[Class, set[str]] = {c: {start} for c in [*classes, *subclasses[:ALIASED_SUBCLASSES]]}
+    seen = {(c, start) for c in frontier}
     for _ in range(FIELD_ROUNDS):
-        below: list[tuple[Class, str]] = []
-        for (path, qualname, language), suffix in frontier[:FAN_OUT]:
-            for owner in _of_type(reader, meaning, (path, qualname, language), suffix, read):
-                if (owner[0][0], owner[0][1]) not in seen:
-                    seen.add((owner[0][0], owner[0][1]))
-                    below.append(owner)
+        below: dict[Class, set[str]] = {}
+        for cls, suffixes in list(frontier.items())[:FAN_OUT]:
+            for owner, path in _of_type(reader, meaning, cls, suffixes, read):
+                if (owner, path) not in seen and len(seen) < PATHS:
+                    seen.add((owner, path))
+                    below.setdefault(owner, set()).add(path)
         frontier = below
         if not frontier:
             break
 
 
 def _of_type(
-    reader: IndexReader, meaning: Meaning, cls: Class, suffix: str, read: Read | None
+    reader: IndexReader, meaning: Meaning, cls: Class, suffixes: set[str], read: Read
 ) -> list[tuple[Class, str]]:
-    """Add ``K + suffix`` for every key ``K`` of a value of class ``cls``: the
+    """Add ``K + suffix`` for every key ``K`` of a value of class ``cls`` and
+    each of ``suffixes`` (the paths from such a value to the method): the
     class's own keys and re-exports, its fields' (``Context.req``) and
-    functions' (``f`` returning it, through their re-exports); the types
-    declaring those fields, each with the path from it to the method."""
+    functions' (``f`` returning it, through their re-exports). Returns the
+    types to follow next, each with the path from it to the method: those
+    declaring such a field (a type's, not a function's parameter: no value
+    is of a function's type), and the subclasses of ``cls``."""
     path, qualname, language = cls
     of_class = Meaning(reader=reader)
     of_class.add(path, qualname, language)
     rows = aliased(reader, of_class, read)
-    meaning.keys |= {k + suffix for k in of_class.keys}
-    meaning.full |= {k + suffix for k in of_class.full}
+    declared = _declared_fields(reader, path, qualname) if any(".*." in s for s in suffixes) else frozenset()
+    for suffix in suffixes:
+        meaning.extend((k + suffix for k in of_class.keys), declared)
+        meaning.full |= {k + suffix for k in of_class.full if "*" not in k + suffix}
     returning = Meaning(reader=reader)  # functions re-exported elsewhere (from .sessions import session)
     owners: list[tuple[Class, str]] = []
     for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
-        if row.kind == "field" and of_class.means(row):
-            keys = keys_of(reader, row.path, row.scope, row.language)
-            meaning.keys |= {k + suffix for k in keys}
-            meaning.full |= {max(keys, key=len) + suffix} if keys else set()
-            meaning.same.add((row.path, same_file_key(row.scope) + suffix))
-            if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
-                returning.add(row.path, row.scope, row.language)
-            head, dot, rest = row.scope.partition(".")
-            if dot:
-                owners.append(((row.path, head, row.language), f".{rest}{suffix}"))
+        if row.kind == "base" and row.scope and of_class.means(row):  # a subclass: its values are cls's
+            owners += [((row.path, row.scope, row.language), suffix) for suffix in suffixes]
+        if row.kind != "field" or not of_class.means(row):
+            continue
+        head, dot, rest = row.scope.partition(".")
+        keys = keys_of(reader, row.path, row.scope, row.language)
+        longest = max(keys, key=len) if keys else ""
+        declared = _declared_fields(reader, row.path, head) if "*" in row.scope else frozenset()
+        for suffix in suffixes:
+            meaning.extend((k + suffix for k in keys), declared)
+            if "*" not in row.scope:
+                meaning.full |= {longest + suffix} if longest else set()
+                meaning.same.add((row.path, same_file_key(row.scope) + suffix))
+        if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
+            returning.add(row.path, row.scope, row.language)
+        if dot and not any(s.qualname == head and s.kind == "function" for s in symbols_in(reader, row.path)):
+            owners += [((row.path, head, row.language), f".{rest}{suffix}") for suffix in suffixes]
     if returning.names:
         before = set(returning.keys)
         aliased(reader, returning, read)
-        meaning.keys |= {k + suffix for k in returning.keys - before}
-        meaning.full |= {k + suffix for k in returning.keys - before}
+        for suffix in suffixes:
+            meaning.extend(k + suffix for k in returning.keys - before)
+            meaning.full |= {k + suffix for k in returning.keys - before}
     return owners
+
+
+def _declared_fields(reader: IndexReader, path: str, owner: str) -> frozenset[str]:
+    """The members a type of ``path`` declares by name (``field`` rows ``owner.x``): a
+    mapped type's member (``owner.*``) is none of those."""
+    rows = reader.refs_of_files([path]).get(path, [])
+    prefix = owner + "."
+    return frozenset(
+        r.scope[len(prefix) :] for r in rows if r.kind == "field" and r.scope.startswith(prefix)
+    ) - {"*"}
 
 
 # Languages whose modules re-export what they import (a function's other keys).

@@ -83,6 +83,13 @@ def contextual(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         _alias(ex, node, aliases)
     for node in sorted(caps.get("signatures", ()), key=lambda n: n.start_byte):
         _call_signatures(ex, node)
+    if caps.get("dynamic"):
+        functions = [n for n in caps.get("function", ()) if _named_function(n)]
+        made = {_text(ex, n.child_by_field_name("name")): n for n in functions}
+        for node in caps["dynamic"]:
+            _made_class(ex, node, made)
+    for node in sorted(caps.get("made", ()), key=lambda n: n.start_byte):
+        _made_by_call(ex, node)
     for node in sorted(caps.get("function", ()), key=lambda n: n.start_byte):
         _declared_parameters(ex, node)
         if node.type in _FUNCTIONS or node.type == "method_definition":
@@ -145,22 +152,21 @@ def _positions(ex: Extracting, params: ts.Node | None) -> dict[int, ts.Node]:
 
 def _parameter_types(ex: Extracting, params: ts.Node | None) -> dict[str, str]:
     """The declared type of each position (``"1"``), and of each parameter of a callback
-    declared there by a function type (``"1.0"``): their keys, where the code names them."""
+    declared there by a function type (``"1.0"``): their keys where the code names them,
+    "" where it does not (a generic's parameter, a builtin, a function type)."""
     out: dict[str, str] = {}
     for at, kind in _positions(ex, params).items():
+        out[str(at)] = "" if kind.type == "function_type" else _type_key(ex, kind)
         if kind.type == "function_type":
             for inner, key in _parameter_types(ex, kind.child_by_field_name("parameters")).items():
                 out[f"{at}.{inner}"] = key
-            continue
-        key = _type_key(ex, kind)
-        if key:
-            out[str(at)] = key
     return out
 
 
 def _declare(ex: Extracting, owner: str, types: dict[str, str], line: int) -> None:
     for path, key in types.items():
-        ex.fields.setdefault((owner, path), (key, line))
+        if key:
+            ex.fields.setdefault((owner, path), (key, line))
 
 
 def _alias(ex: Extracting, node: ts.Node, aliases: dict[str, dict[int, str]]) -> None:
@@ -189,13 +195,21 @@ def _union_members(node: ts.Node) -> list[ts.Node]:
     return out
 
 
-def _agreeing(signatures: list[dict[str, str] | None]) -> dict[str, str]:
-    """The positions where every one of ``signatures`` declares the same type
-    (none where one is unknown)."""
+def _agreeing(signatures: list[dict[str, str] | None], *, overloads: bool = False) -> dict[str, str]:
+    """The positions where every one of ``signatures`` (of :func:`_parameter_types`)
+    declares the same named type; with ``overloads``, every one that has a parameter
+    there (a call with more arguments than one takes is another's). None where one
+    is unknown."""
     if not signatures or any(s is None for s in signatures):
         return {}
-    first, *rest = signatures
-    return {k: v for k, v in first.items() if all(s.get(k) == v for s in rest)}
+    known = [s for s in signatures if s is not None]
+    out = {}
+    for k in set().union(*known):
+        top = k.partition(".")[0]
+        having = [s.get(k, "") for s in known if top in s or not overloads]
+        if having and having[0] and all(h == having[0] for h in having):
+            out[k] = having[0]
+    return out
 
 
 def _call_signatures(ex: Extracting, node: ts.Node) -> None:
@@ -211,7 +225,8 @@ def _call_signatures(ex: Extracting, node: ts.Node) -> None:
         return
     signatures = [c for c in node.named_children if c.type == "call_signature"]
     if signatures:
-        types = _agreeing([_parameter_types(ex, s.child_by_field_name("parameters")) for s in signatures])
+        types = [_parameter_types(ex, s.child_by_field_name("parameters")) for s in signatures]
+        types = _agreeing(types, overloads=True)
         _declare(ex, owner, types, _line(signatures[0]))
     for member in node.named_children:
         member_name = member.child_by_field_name("name")
@@ -222,12 +237,64 @@ def _call_signatures(ex: Extracting, node: ts.Node) -> None:
         if kind is not None and kind.type == "function_type":
             types = _parameter_types(ex, kind.child_by_field_name("parameters"))
             _declare(ex, f"{owner}.{_text(ex, member_name)}", types, _line(member_name))
+            # a method in all but syntax: the member a class's method implements (a member row)
+            ex.members.append((owner, _text(ex, member_name), _line(member_name)))
+
+
+def _named_function(node: ts.Node) -> bool:
+    return node.type == "function_declaration" and node.child_by_field_name("name") is not None
+
+
+def _made_class(ex: Extracting, node: ts.Node, functions: dict[str, ts.Node]) -> None:
+    """``class C extends f()``, ``f`` a function of the file declaring that it
+    returns a constructor type: ``C``'s members are those of the instances it
+    makes (``{ on: OnHandlerInterface }``: field ``C.on``), a mapped type's
+    (``{ [M in Methods]: HandlerInterface }``) any name's: field ``C.*``."""
+    call = node.child_by_field_name("value")
+    callee = call.child_by_field_name("function") if call is not None else None
+    heritage = node.parent
+    cls = heritage.parent if heritage is not None else None
+    name = cls.child_by_field_name("name") if cls is not None else None
+    made = functions.get(_text(ex, callee)) if callee is not None else None
+    result = made.child_by_field_name("return_type") if made is not None else None
+    if name is None or result is None or not result.named_child_count:
+        return
+    owner = _text(ex, name)
+    if ex.scopes.qualname(ex.scopes.inner[_line(name)]) != owner:
+        return
+    built = result.named_child(0)
+    for sig in built.named_children if built.type == "object_type" else ():
+        instance = sig.child_by_field_name("type") if sig.type == "construct_signature" else None
+        if instance is None or not instance.named_child_count:
+            continue
+        for part in _intersected(instance.named_child(0)):
+            for member in part.named_children if part.type == "object_type" else ():
+                _instance_member(ex, owner, member)
+
+
+def _intersected(node: ts.Node) -> list[ts.Node]:
+    if node.type != "intersection_type":
+        return [node]
+    return [p for c in node.named_children for p in _intersected(c)]
+
+
+def _instance_member(ex: Extracting, owner: str, member: ts.Node) -> None:
+    annotation = next((c for c in member.named_children if c.type == "type_annotation"), None)
+    key = _type_key(ex, annotation)
+    if not key:
+        return
+    if member.type == "property_signature" and (name := member.child_by_field_name("name")) is not None:
+        ex.fields.setdefault((owner, _text(ex, name)), (key, _line(member)))
+    elif member.type == "index_signature":  # [M in Methods]: T, [k: string]: T: any member's type
+        ex.fields.setdefault((owner, "*"), (key, _line(member)))
 
 
 def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
     """A function's or method's typed parameters, by position (``f.1``): what
-    a callback passed there is typed by. Only a definition's own (a symbol of
-    its name holds it): a callback's are no callee's."""
+    a callback passed there is typed by; and what it declares it returns (a
+    ``Promise``'s value: what ``await`` gives), for ``x = f()`` then ``x.name``.
+    Only a definition's own (a symbol of its name holds it): a callback's
+    are no callee's."""
     if node.type in _FUNCTIONS:
         up = node.parent
         name = up.child_by_field_name("name") if up is not None and up.type == "variable_declarator" else None
@@ -240,6 +307,34 @@ def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
         return
     owner = ex.scopes.qualname(inner)
     _declare(ex, owner, _parameter_types(ex, node.child_by_field_name("parameters")), _line(name))
+    result = node.child_by_field_name("return_type")
+    kind = result.named_child(0) if result is not None and result.named_child_count else None
+    if kind is not None and kind.type == "generic_type" and _text(ex, kind).startswith("Promise<"):
+        arguments = kind.child_by_field_name("type_arguments")
+        one = arguments is not None and arguments.named_child_count == 1
+        kind = arguments.named_child(0) if one else None
+    key = _type_key(ex, kind)
+    if key:
+        ex.fields.setdefault((owner, ""), (key, _line(name)))
+
+
+def _made_by_call(ex: Extracting, node: ts.Node) -> None:
+    """``const x = f(...)`` (or ``await f(...)``) without a declared type: ``x`` is
+    of what the callee returns, keyed by the callee (``=Pool.getPoolRunner``)."""
+    name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+    if name is None or value is None or node.child_by_field_name("type") is not None:
+        return
+    if value.type == "await_expression" and value.named_child_count:
+        value = value.named_child(0)
+    if value.type != "call_expression":
+        return
+    key = _callee_key(ex, value)
+    if not key:
+        return
+    fn = ex.scopes.function[_line(name)]
+    local = _text(ex, name)
+    ex.typed[(fn, local)] = ex.typed.get((fn, local)) or key
+    ex.scoped.setdefault((fn, local), []).append((*ex.visible(name), key))
 
 
 def _unwrapped_parent(node: ts.Node) -> tuple[ts.Node | None, ts.Node]:

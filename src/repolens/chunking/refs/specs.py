@@ -185,6 +185,8 @@ _TS_EXTRA = """
 (interface_body) @signatures
 (object_type) @signatures
 (object) @object
+(extends_clause value: (call_expression function: (identifier))) @dynamic
+(variable_declarator name: (identifier) value: [(call_expression) (await_expression)]) @made
 (function_type) @function
 (call_signature) @function
 (construct_signature) @function
