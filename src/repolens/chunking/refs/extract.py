@@ -70,7 +70,7 @@ from repolens.chunking.refs.captures import (
 )
 from repolens.chunking.refs.extracting import RefSpec, Scopes
 from repolens.chunking.refs.imports import Binding
-from repolens.chunking.refs.scoping import FunctionScopes
+from repolens.chunking.refs.scoping import FunctionScopes, untyped_in_scope
 from repolens.chunking.refs.specs import REF_SPECS
 from repolens.chunking.refs.typed import TYPE_NAME, plain_type, read_typed, visible
 
@@ -214,7 +214,7 @@ class _Extraction:
             rule(self, caps)
         fscopes = self.fscopes
         if fscopes is not None:
-            self._untyped_in_scope()
+            untyped_in_scope(self.bind_ranges, self.typed, self.scoped)
         uses = self._uses(caps, excluded)
         builtins = self.rs.builtins
         scope_names = self.scope_names
@@ -302,14 +302,6 @@ class _Extraction:
         stands (:meth:`.scoping.FunctionScopes.where`): always without function scopes."""
         ranges = self.bind_ranges.get((fn, raw))
         return ranges is None or any(lo <= where < hi for lo, hi in ranges)
-
-    def _untyped_in_scope(self) -> None:
-        """Each untyped binding of a typed local's name, as a binding of no type
-        where it is visible: a callback's ``(c) =>`` is not another's ``(c: Context)``."""
-        for (fn, raw), ranges in self.bind_ranges.items():
-            name = raw.decode("utf-8", "replace")
-            if (fn, name) in self.typed:
-                self.scoped.setdefault((fn, name), []).extend((lo, hi, "") for lo, hi in ranges)
 
     def visible(self, node: ts.Node) -> tuple[int, int]:
         """Where the local a ``typed`` node binds is visible (see :attr:`scoped`)."""

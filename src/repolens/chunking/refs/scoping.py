@@ -71,3 +71,17 @@ class FunctionScopes:
         while k >= 0 and self.starts[k] == node.start_byte and self.ends[k] == node.end_byte:
             k = self.parents[k]
         return k
+
+
+def untyped_in_scope(
+    bind_ranges: dict[tuple[int, bytes], list[tuple[int, int]]],
+    typed: dict[tuple[int, str], str],
+    scoped: dict[tuple[int, str], list[tuple[int, int, str]]],
+) -> None:
+    """Add each untyped binding of a typed local's name to ``scoped`` as a
+    binding of no type where it is visible (``bind_ranges``: (function, name)
+    -> its ranges): a callback's ``(c) =>`` is not another's ``(c: Context)``."""
+    for (fn, raw), ranges in bind_ranges.items():
+        name = raw.decode("utf-8", "replace")
+        if (fn, name) in typed:
+            scoped.setdefault((fn, name), []).extend((lo, hi, "") for lo, hi in ranges)
