@@ -309,3 +309,31 @@ def test_what_a_call_returns_and_an_interface_s_property_of_a_function_type(repo
         "src/port.ts",
         "keep 3: await environment.save('a')",
     ]
+
+
+def test_a_callback_typed_by_a_function_re_exported_and_a_comment_s_period_no_receiver(
+    repo: Path, write_tree
+):
+    write_tree(
+        repo,
+        {
+            "src/utils/stream.ts": "export class StreamingApi {\n  write(s: string) {}\n}\n",
+            "src/streaming/stream.ts": (
+                "import type { StreamingApi } from '../utils/stream'\n"  # 1
+                "export const stream = (cb: (stream: StreamingApi) => Promise<void>): void => {}\n"
+            ),
+            "src/streaming/index.ts": "export { stream } from './stream'\n",
+            "src/streaming/stream.test.ts": (
+                "import { stream } from '.'\n"  # 1
+                "stream(async (stream) => {\n"
+                "  // the stream is set.\n"
+                "  stream.write('a')\n"
+                "})\n"  # 5
+            ),
+        },
+    )
+    build_index(repo)
+    assert uses(service.find_references("StreamingApi.write", repo).text) == [
+        "src/streaming/stream.test.ts",
+        "(module) 4: stream.write('a')",
+    ]

@@ -262,6 +262,7 @@ def _of_type(
         meaning.extend((k + suffix for k in of_class.keys), declared)
         meaning.full |= {k + suffix for k in of_class.full if "*" not in k + suffix}
     returning = Meaning(reader=reader)  # functions re-exported elsewhere (from .sessions import session)
+    passed: dict[str, Meaning] = {}  # the same, of functions taking a value of it (by the path to it)
     owners: list[tuple[Class, str]] = []
     for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
         if row.kind == "base" and row.scope and of_class.means(row):  # a subclass: its values are cls's
@@ -279,14 +280,21 @@ def _of_type(
                 meaning.same.add((row.path, same_file_key(row.scope) + suffix))
         if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
             returning.add(row.path, row.scope, row.language)
-        if dot and not any(s.qualname == head and s.kind == "function" for s in symbols_in(reader, row.path)):
+        if not dot:
+            continue
+        if not any(s.qualname == head and s.kind == "function" for s in symbols_in(reader, row.path)):
             owners += [((row.path, head, row.language), f".{rest}{suffix}") for suffix in suffixes]
+        elif row.language in _REEXPORTING and len(passed) < FAN_OUT:  # f.1.0: f's re-exports too
+            passed.setdefault(rest, Meaning(reader=reader)).add(row.path, head, row.language)
     if returning.names:
-        before = set(returning.keys)
-        aliased(reader, returning, read)
+        passed[""] = returning
+    for rest, functions in passed.items():
+        before, longest = set(functions.keys), set(functions.full)
+        aliased(reader, functions, read)
         for suffix in suffixes:
-            meaning.extend(k + suffix for k in returning.keys - before)
-            meaning.full |= {k + suffix for k in returning.keys - before}
+            via = f".{rest}{suffix}" if rest else suffix
+            meaning.extend(k + via for k in functions.keys - before)
+            meaning.full |= {k + via for k in functions.full - longest}  # the longest keys only
     return owners
 
 

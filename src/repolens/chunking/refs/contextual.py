@@ -391,8 +391,10 @@ def _callee_key(ex: Extracting, call: ts.Node) -> str:
     line = _line(call)
     at = ex.scopes.inner[line]
     fn = ex.scopes.function[line]
-    if callee.type == "identifier":
-        return ex.named_type(_text(ex, callee), fn)
+    if callee.type == "identifier":  # a callback's parameter of its name is not the callee
+        name = _text(ex, callee)
+        where = ex.fscopes.where(call.start_byte) if ex.fscopes is not None else 0
+        return ex.type_key(name, fn) if not ex.bound_at(fn, name.encode(), where) else ""
     if callee.type != "member_expression":
         return ""
     obj, prop = callee.child_by_field_name("object"), callee.child_by_field_name("property")

@@ -297,6 +297,10 @@ class _Extraction:
                 ranges.setdefault(bound, []).append(at)
         return set(starts)
 
+    def bound_at(self, fn: int, raw: bytes, where: int) -> bool:
+        """:meth:`_bound_at`, for the language's own rules."""
+        return (fn, raw) in self.binds and self._bound_at(fn, raw, where)
+
     def _bound_at(self, fn: int, raw: bytes, where: int) -> bool:
         """Whether ``raw``, bound locally in function ``fn``, is visible ``where`` a use
         stands (:meth:`.scoping.FunctionScopes.where`): always without function scopes."""

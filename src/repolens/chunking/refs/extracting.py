@@ -92,6 +92,10 @@ class Extracting(Protocol):
         ``where`` the use stands (with block scopes)."""
         ...
 
+    def bound_at(self, fn: int, raw: bytes, where: int) -> bool:
+        """Whether ``raw`` is a local of function ``fn`` visible ``where`` a use stands."""
+        ...
+
     def visible(self, node: ts.Node) -> tuple[int, int]:
         """Where the local a ``typed`` node binds is visible (with block scopes)."""
         ...

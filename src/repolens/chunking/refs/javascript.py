@@ -123,6 +123,8 @@ _JS_SWITCHES = {
     "typed_fields": _JS_TYPED,
     "block_scopes": True,
     "function_scopes": True,
+    # a chain breaks its lines before a dot (a comment's "set." is no receiver of the next line)
+    "dots_lead_lines": True,
 }
 JAVASCRIPT = RefSpec("javascript", _JS_COMMON + _JS_ONLY + _JSX, imports.javascript, **_JS_SWITCHES)
 _TS_RULES = (contextual.contextual,)  # a callback's parameters typed by where it stands
