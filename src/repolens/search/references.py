@@ -70,8 +70,14 @@ from repolens.store.base import IndexReader, RefRow, SymbolRow
 CLASS_ROUNDS = 3
 # Rounds of types followed from a method's class through the fields and parameters declaring
 # a value of it (c.req.header: Context.req, then MiddlewareHandler.0 of Context; hono's
-# app.get('/', (c) => c.req.query()): Context, H, HandlerInterface, Hono's base, Hono).
-FIELD_ROUNDS = 6
+# app.get('/', (c) => c.req.query()): Context, H, HandlerInterface, Hono's base, Hono), by
+# the method's language: TypeScript's callbacks take their types from their context
+# (chunking/refs/contextual.py), several types away. Elsewhere one round, the fields of the
+# method's own class and its subclasses': six rounds found 6 more of jedi's 1,184 Python
+# uses and cost sympy's Expr methods a minute each (541 types read for one question).
+FIELD_ROUNDS = {"typescript": 6, "tsx": 6}
+# Types read after the first round, in all: a question's bound where a type is everywhere.
+TYPES_READ = 120
 # Paths from a type to the method followed in all (a type with many fields of one type).
 PATHS = 2_000
 # Subclasses of one round whose re-exports are followed (sympy's Expr has hundreds:
@@ -221,8 +227,9 @@ def _through_class_aliases(
     same for each of ``subclasses``, classes that have the method too (Go's
     ``Engine`` embedding ``RouterGroup``, an interface it implements). Then
     the same from each such type ``O`` in turn (and from its subclasses),
-    ``FIELD_ROUNDS`` deep: a value of ``O`` declared by another type's
-    field or parameter is one more way to the method
+    ``FIELD_ROUNDS`` deep in TypeScript (at most ``TYPES_READ`` types after
+    the first round): a value of ``O`` declared by another type's field or
+    parameter is one more way to the method
     (``MiddlewareHandler.0.req.header``: TypeScript's callback typed by its
     context, :mod:`repolens.chunking.refs.contextual`). Each type is read
     once a round, for every path from it."""
@@ -231,9 +238,14 @@ def _through_class_aliases(
     start = "." + method.name
     frontier: dict[Class, set[str]] = {c: {start} for c in [*classes, *subclasses[:ALIASED_SUBCLASSES]]}
     seen = {(c, start) for c in frontier}
-    for _ in range(FIELD_ROUNDS):
+    budget = TYPES_READ
+    for round_ in range(FIELD_ROUNDS.get(method.language, 1)):
         below: dict[Class, set[str]] = {}
-        for cls, suffixes in list(frontier.items())[:FAN_OUT]:
+        types = list(frontier.items())[:FAN_OUT]
+        if round_:
+            types = types[:budget]
+            budget -= len(types)
+        for cls, suffixes in types:
             for owner, path in _of_type(reader, meaning, cls, suffixes, read):
                 if (owner, path) not in seen and len(seen) < PATHS:
                     seen.add((owner, path))
