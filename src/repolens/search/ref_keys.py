@@ -79,9 +79,17 @@ class Meaning:
             return (ref.path, t) in self.same
         if t[0] == "^":
             return (ref.path, t[1:]) in self.supers
-        # An import of Go's ``host/module/dir`` or a monorepo's package spells more than the path.
-        if t in self.keys or any(t.endswith("." + f) for f in self.full):
+        if t in self.keys:
             return True
+        # An import of Go's ``host/module/dir`` or a monorepo's package spells more than the path:
+        # ``t`` ends with ``.`` and a key of ``full``, looked up from each of its dots (a walk
+        # through many types holds thousands of keys; a target has a few dots).
+        if self.full:
+            dot = t.find(".")
+            while dot >= 0:
+                if t[dot + 1 :] in self.full:
+                    return True
+                dot = t.find(".", dot + 1)
         return bool(self.wild) and any(_one_between(t, *w) for w in self.wild)
 
 
