@@ -47,7 +47,7 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from repolens.chunking.refs import Ref
-from repolens.chunking.refs.extracting import Extracting
+from repolens.chunking.refs.extracting import Extracting, line_of, text
 from repolens.chunking.refs.typed import TYPE_NAME, plain_type
 
 # Positions past a rest parameter's own that it declares (``...handlers: H[]``).
@@ -85,7 +85,7 @@ def contextual(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         _call_signatures(ex, node)
     if caps.get("dynamic"):
         functions = [n for n in caps.get("function", ()) if _named_function(n)]
-        made = {_text(ex, n.child_by_field_name("name")): n for n in functions}
+        made = {text(ex, n.child_by_field_name("name")): n for n in functions}
         for node in caps["dynamic"]:
             _made_class(ex, node, made)
     for node in sorted(caps.get("made", ()), key=lambda n: n.start_byte):
@@ -98,14 +98,6 @@ def contextual(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         _members_of(ex, node)
 
 
-def _text(ex: Extracting, node: ts.Node) -> str:
-    return ex.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
-def _line(node: ts.Node) -> int:
-    return node.start_point[0] + 1
-
-
 def _type_key(ex: Extracting, node: ts.Node | None) -> str:
     """The key of the type a type node names plainly ("" none: a builtin, a generic's parameter)."""
     if node is None:
@@ -114,10 +106,10 @@ def _type_key(ex: Extracting, node: ts.Node | None) -> str:
         node = node.named_child(0) if node.named_child_count else None
         if node is None:
             return ""
-    text = plain_type(_text(ex, node))
-    if not TYPE_NAME.fullmatch(text) or text in ex.rs.builtins:
+    name = plain_type(text(ex, node))
+    if not TYPE_NAME.fullmatch(name) or name in ex.rs.builtins:
         return ""
-    return ex.type_key(text, -1)
+    return ex.type_key(name, -1)
 
 
 def _positions(ex: Extracting, params: ts.Node | None) -> dict[int, ts.Node]:
@@ -175,24 +167,22 @@ def _alias(ex: Extracting, node: ts.Node, aliases: dict[str, dict[int, str]]) ->
     value = node.child_by_field_name("value")
     if name is None or value is None:
         return
-    owner = _text(ex, name)
+    owner = text(ex, name)
     while value.type == "parenthesized_type" and value.named_child_count:
         value = value.named_child(0)
     if value.type == "function_type":
         types = _parameter_types(ex, value.child_by_field_name("parameters"))
     elif value.type == "union_type":
-        types = _agreeing([aliases.get(plain_type(_text(ex, m))) for m in _union_members(value)])
+        types = _agreeing([aliases.get(plain_type(text(ex, m))) for m in _flattened(value, "union_type")])
     else:
         return
     aliases[owner] = types
-    _declare(ex, owner, types, _line(name))
+    _declare(ex, owner, types, line_of(name))
 
 
-def _union_members(node: ts.Node) -> list[ts.Node]:
-    out = []
-    for m in node.named_children:
-        out.extend(_union_members(m) if m.type == "union_type" else [m])
-    return out
+def _flattened(node: ts.Node, kind: str) -> list[ts.Node]:
+    """The members of a union or intersection type ``node`` (``kind``), nested ones flattened."""
+    return [m for c in node.named_children for m in (_flattened(c, kind) if c.type == kind else [c])]
 
 
 def _agreeing(signatures: list[dict[str, str] | None], *, overloads: bool = False) -> dict[str, str]:
@@ -220,14 +210,14 @@ def _call_signatures(ex: Extracting, node: ts.Node) -> None:
     if up is None or up.type not in ("interface_declaration", "type_alias_declaration"):
         return
     name = up.child_by_field_name("name")
-    owner = _text(ex, name) if name is not None else ""
-    if not owner or ex.scopes.qualname(ex.scopes.inner[_line(name)]) != owner:
+    owner = text(ex, name) if name is not None else ""
+    if not owner or ex.scopes.qualname(ex.scopes.inner[line_of(name)]) != owner:
         return
     signatures = [c for c in node.named_children if c.type == "call_signature"]
     if signatures:
         types = [_parameter_types(ex, s.child_by_field_name("parameters")) for s in signatures]
         types = _agreeing(types, overloads=True)
-        _declare(ex, owner, types, _line(signatures[0]))
+        _declare(ex, owner, types, line_of(signatures[0]))
     for member in node.named_children:
         member_name = member.child_by_field_name("name")
         annotation = member.child_by_field_name("type")
@@ -236,9 +226,9 @@ def _call_signatures(ex: Extracting, node: ts.Node) -> None:
         kind = annotation.named_child(0) if annotation.named_child_count else None
         if kind is not None and kind.type == "function_type":
             types = _parameter_types(ex, kind.child_by_field_name("parameters"))
-            _declare(ex, f"{owner}.{_text(ex, member_name)}", types, _line(member_name))
+            _declare(ex, f"{owner}.{text(ex, member_name)}", types, line_of(member_name))
             # a method in all but syntax: the member a class's method implements (a member row)
-            ex.members.append((owner, _text(ex, member_name), _line(member_name)))
+            ex.members.append((owner, text(ex, member_name), line_of(member_name)))
 
 
 def _named_function(node: ts.Node) -> bool:
@@ -255,27 +245,23 @@ def _made_class(ex: Extracting, node: ts.Node, functions: dict[str, ts.Node]) ->
     heritage = node.parent
     cls = heritage.parent if heritage is not None else None
     name = cls.child_by_field_name("name") if cls is not None else None
-    made = functions.get(_text(ex, callee)) if callee is not None else None
+    made = functions.get(text(ex, callee)) if callee is not None else None
     result = made.child_by_field_name("return_type") if made is not None else None
     if name is None or result is None or not result.named_child_count:
         return
-    owner = _text(ex, name)
-    if ex.scopes.qualname(ex.scopes.inner[_line(name)]) != owner:
+    owner = text(ex, name)
+    if ex.scopes.qualname(ex.scopes.inner[line_of(name)]) != owner:
         return
     built = result.named_child(0)
     for sig in built.named_children if built.type == "object_type" else ():
         instance = sig.child_by_field_name("type") if sig.type == "construct_signature" else None
         if instance is None or not instance.named_child_count:
             continue
-        for part in _intersected(instance.named_child(0)):
+        value = instance.named_child(0)  # {...} & {...}: each part's members
+        parts = _flattened(value, "intersection_type") if value.type == "intersection_type" else [value]
+        for part in parts:
             for member in part.named_children if part.type == "object_type" else ():
                 _instance_member(ex, owner, member)
-
-
-def _intersected(node: ts.Node) -> list[ts.Node]:
-    if node.type != "intersection_type":
-        return [node]
-    return [p for c in node.named_children for p in _intersected(c)]
 
 
 def _instance_member(ex: Extracting, owner: str, member: ts.Node) -> None:
@@ -284,9 +270,9 @@ def _instance_member(ex: Extracting, owner: str, member: ts.Node) -> None:
     if not key:
         return
     if member.type == "property_signature" and (name := member.child_by_field_name("name")) is not None:
-        ex.fields.setdefault((owner, _text(ex, name)), (key, _line(member)))
+        ex.fields.setdefault((owner, text(ex, name)), (key, line_of(member)))
     elif member.type == "index_signature":  # [M in Methods]: T, [k: string]: T: any member's type
-        ex.fields.setdefault((owner, "*"), (key, _line(member)))
+        ex.fields.setdefault((owner, "*"), (key, line_of(member)))
 
 
 def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
@@ -302,20 +288,20 @@ def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
         name = node.child_by_field_name("name")
     if name is None:
         return
-    inner = ex.scopes.inner[_line(name)]
-    if inner < 0 or ex.scopes.symbols[inner].name != _text(ex, name):
+    inner = ex.scopes.inner[line_of(name)]
+    if inner < 0 or ex.scopes.symbols[inner].name != text(ex, name):
         return
     owner = ex.scopes.qualname(inner)
-    _declare(ex, owner, _parameter_types(ex, node.child_by_field_name("parameters")), _line(name))
+    _declare(ex, owner, _parameter_types(ex, node.child_by_field_name("parameters")), line_of(name))
     result = node.child_by_field_name("return_type")
     kind = result.named_child(0) if result is not None and result.named_child_count else None
-    if kind is not None and kind.type == "generic_type" and _text(ex, kind).startswith("Promise<"):
+    if kind is not None and kind.type == "generic_type" and text(ex, kind).startswith("Promise<"):
         arguments = kind.child_by_field_name("type_arguments")
         one = arguments is not None and arguments.named_child_count == 1
         kind = arguments.named_child(0) if one else None
     key = _type_key(ex, kind)
     if key:
-        ex.fields.setdefault((owner, ""), (key, _line(name)))
+        ex.fields.setdefault((owner, ""), (key, line_of(name)))
 
 
 def _made_by_call(ex: Extracting, node: ts.Node) -> None:
@@ -331,8 +317,8 @@ def _made_by_call(ex: Extracting, node: ts.Node) -> None:
     key = _callee_key(ex, value)
     if not key:
         return
-    fn = ex.scopes.function[_line(name)]
-    local = _text(ex, name)
+    fn = ex.scopes.function[line_of(name)]
+    local = text(ex, name)
     ex.typed[(fn, local)] = ex.typed.get((fn, local)) or key
     ex.scoped.setdefault((fn, local), []).append((*ex.visible(name), key))
 
@@ -365,7 +351,7 @@ def _expected(ex: Extracting, node: ts.Node, depth: int = 0) -> str:
         if key is None or key.type != "property_identifier" or obj is None:
             return ""
         outer = _expected(ex, obj, depth + 1)
-        return f"{outer}.{_text(ex, key)}" if outer else ""
+        return f"{outer}.{text(ex, key)}" if outer else ""
     if kind == "arguments":
         call = up.parent
         if call is None or call.type != "call_expression":
@@ -388,21 +374,21 @@ def _callee_key(ex: Extracting, call: ts.Node) -> str:
     callee = call.child_by_field_name("function")
     if callee is None:
         return ""
-    line = _line(call)
+    line = line_of(call)
     at = ex.scopes.inner[line]
     fn = ex.scopes.function[line]
     if callee.type == "identifier":  # a callback's parameter of its name is not the callee
-        name = _text(ex, callee)
+        name = text(ex, callee)
         where = ex.fscopes.where(call.start_byte) if ex.fscopes is not None else 0
         return ex.type_key(name, fn) if not ex.bound_at(fn, name.encode(), where) else ""
     if callee.type != "member_expression":
         return ""
     obj, prop = callee.child_by_field_name("object"), callee.child_by_field_name("property")
-    if obj is None or prop is None or not TYPE_NAME.fullmatch(recv := _text(ex, obj)):
+    if obj is None or prop is None or not TYPE_NAME.fullmatch(recv := text(ex, obj)):
         return ""
     where = ex.fscopes.where(call.start_byte) if ex.fscopes is not None else 0
     prefix = ex.receiver_prefix(recv, at, where)
-    return prefix + _text(ex, prop) if prefix else ""
+    return prefix + text(ex, prop) if prefix else ""
 
 
 def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
@@ -427,15 +413,15 @@ def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
         if name is None or obj is None or obj.type != "object":
             return
         outer = _expected(ex, obj)
-        expected = f"{outer}.{_text(ex, name)}" if outer else ""
+        expected = f"{outer}.{text(ex, name)}" if outer else ""
     else:
         expected = _expected(ex, node)
     if not expected:
         return
     span = (node.start_byte, node.end_byte)
     for i, pattern in untyped:
-        fn = ex.scopes.function[_line(pattern)]
-        name = _text(ex, pattern)
+        fn = ex.scopes.function[line_of(pattern)]
+        name = text(ex, pattern)
         key = f"{expected}.{i}"
         ex.typed[(fn, name)] = ex.typed.get((fn, name)) or key
         ex.scoped.setdefault((fn, name), []).append((*span, key))
@@ -456,7 +442,7 @@ def _members_of(ex: Extracting, node: ts.Node) -> None:
         expected = expected or _expected(ex, node)
         if not expected:
             return
-        line = _line(key)
-        name = _text(ex, key)
+        line = line_of(key)
+        name = text(ex, key)
         scope = ex.scopes.qualname(ex.scopes.inner[line])
         ex.refs.append(Ref(name, line, "attr", scope, f"{expected}.{name}", ""))

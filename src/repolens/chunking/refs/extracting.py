@@ -57,6 +57,16 @@ class Scopes:
         return "" if s.kind in ("module", "constant") else s.qualname
 
 
+def text(ex: Extracting, node: ts.Node) -> str:
+    """A node's source text, as a rule reads a name or a type."""
+    return ex.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def line_of(node: ts.Node) -> int:
+    """A node's line, from 1 as a ``Ref`` counts."""
+    return node.start_point[0] + 1
+
+
 class Extracting(Protocol):
     """What the rules outside :mod:`.extract` read and set of one file's extraction."""
 

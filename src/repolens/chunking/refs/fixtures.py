@@ -35,8 +35,8 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from repolens.chunking.refs import FIXTURE_KIND, Ref
-from repolens.chunking.refs.extracting import Extracting
-from repolens.chunking.refs.python_types import function_name, line_of, returned_value_type, text
+from repolens.chunking.refs.extracting import Extracting, line_of, text
+from repolens.chunking.refs.python_types import function_name, returned_value_type
 
 # The keys pytest's fixture decorator resolves to (``_pytest/fixtures.py`` defines it).
 _FIXTURE_DECORATORS = frozenset({"pytest.fixture", "_pytest.fixtures.fixture"})

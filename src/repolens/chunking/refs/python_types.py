@@ -41,7 +41,7 @@ import tree_sitter as ts
 
 from repolens.chunking.refs import same_file_key
 from repolens.chunking.refs.captures import in_file_order
-from repolens.chunking.refs.extracting import Extracting
+from repolens.chunking.refs.extracting import Extracting, line_of, text
 
 # A generator's annotation: what it yields.
 _YIELDS = re.compile(
@@ -60,14 +60,6 @@ def extend(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
     class_bodies(ex, bases)
     local_classes(ex, bases, in_file_order(caps.get("typed", ())))
     returns(ex, in_file_order(caps.get("returns", ())))
-
-
-def text(ex: Extracting, node: ts.Node) -> str:
-    return ex.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
-def line_of(node: ts.Node) -> int:
-    return node.start_point[0] + 1
 
 
 def function_name(ex: Extracting, function: ts.Node) -> str:
