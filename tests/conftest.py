@@ -117,6 +117,18 @@ def run_repolens(
     )
 
 
+def lexical_segments(root: Path) -> list[dict]:
+    """The segments in tantivy's meta.json of the published local index of ``root``."""
+    from repolens.store import open_store
+    from repolens.store.local.segments import read_meta
+
+    reader = open_store(root).open_reader()
+    try:
+        return read_meta(reader.lex.directory)["segments"]
+    finally:
+        reader.close()
+
+
 def run_git(root: Path, *args: str) -> str:
     """Run git in ``root`` with a fixed identity; returns stdout, raises on failure."""
     proc = subprocess.run(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_survivors, running_processes, tagged_env, wait_for
+from conftest import kill_survivors, lexical_segments, running_processes, tagged_env, wait_for
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.prepare import PARALLEL_MIN_BYTES, workers
@@ -23,7 +23,7 @@ from repolens.search.query import parse_query
 from repolens.settings import load_settings
 from repolens.store import open_store
 from repolens.store.handles import readers
-from repolens.store.local.segments import MAX_SEGMENTS, read_meta
+from repolens.store.local.segments import MAX_SEGMENTS
 
 
 @pytest.fixture(autouse=True)
@@ -215,15 +215,6 @@ def _edit(root: Path, rng: random.Random, count: int, step: int, files: int = 3)
     return changed | {f"pkg/new{step}.py"}
 
 
-def _segments(root: Path) -> list[dict]:
-    """The segments in tantivy's meta.json of the published index."""
-    reader = open_store(root).open_reader()
-    try:
-        return read_meta(reader.lex.directory)["segments"]
-    finally:
-        reader.close()
-
-
 def test_a_watcher_refresh_rewrites_no_segment(make_repo):
     """The watcher's refresh of a saved file costs no rewrite: a segment that
     loses a chunk keeps it as tantivy's deletion (compaction comes when the
@@ -231,13 +222,13 @@ def test_a_watcher_refresh_rewrites_no_segment(make_repo):
     rng = random.Random(6)
     root = make_repo({f"pkg/m{i:02d}.py": _worded(rng, i) for i in range(40)})
     build_index(root)
-    before, files = _segments(root), _segment_files(root)
+    before, files = lexical_segments(root), _segment_files(root)
     (root / "pkg/m07.py").write_text(_worded(rng, 7))
     event = refresh_once(
         open_store(root), load_settings(root, {"vectors": False}), 1, frozenset({"pkg/m07.py"})
     )
     assert event.report is not None and event.report.changed == 1
-    after = _segments(root)
+    after = lexical_segments(root)
     assert files.items() <= _segment_files(root).items(), "a segment was rewritten"
     assert len(after) == len(before) + 1  # the saved file's new chunks
     assert [seg["segment_id"] for seg in before] == [seg["segment_id"] for seg in after[: len(before)]]
@@ -270,10 +261,10 @@ def test_refreshes_that_do_not_compact_keep_tantivy_from_merging_and_compaction_
     for step in range(12):
         changed = _edit(root, rng, count, step)
         build_index(root, store=store, settings=settings, paths=changed, compact=False)
-        assert len(_segments(root)) <= MAX_SEGMENTS
-    assert any((seg["deletes"] or {}).get("num_deleted_docs") for seg in _segments(root))
+        assert len(lexical_segments(root)) <= MAX_SEGMENTS
+    assert any((seg["deletes"] or {}).get("num_deleted_docs") for seg in lexical_segments(root))
     assert compact_index(store, settings)
-    assert not any(seg["deletes"] for seg in _segments(root))
+    assert not any(seg["deletes"] for seg in lexical_segments(root))
     _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
 
 
@@ -287,7 +278,7 @@ def test_a_compaction_stops_for_a_save_and_leaves_the_index_as_it_was(make_repo,
     store, settings = open_store(root), load_settings(root, {"vectors": False})
     (root / "pkg/m001.py").write_text(_worded(rng, 1))
     build_index(root, store=store, settings=settings, paths={"pkg/m001.py"}, compact=False)
-    before, scores = _segments(root), _lexical_scores(root)
+    before, scores = lexical_segments(root), _lexical_scores(root)
     asked = []
 
     def second_slice() -> bool:  # asked before compacting, then before each slice of chunks and commit
@@ -295,8 +286,8 @@ def test_a_compaction_stops_for_a_save_and_leaves_the_index_as_it_was(make_repo,
         return len(asked) == 3
 
     assert compact_index(store, settings, second_slice) is None
-    assert _segments(root) == before and _lexical_scores(root) == scores
-    assert compact_index(store, settings) and not any(seg["deletes"] for seg in _segments(root))
+    assert lexical_segments(root) == before and _lexical_scores(root) == scores
+    assert compact_index(store, settings) and not any(seg["deletes"] for seg in lexical_segments(root))
     _assert_ranks_as_a_fresh_build(root, tmp_path / "fresh")
 
 
@@ -335,7 +326,7 @@ def _compacted(root: Path, events: list[WatchEvent]) -> bool:
     return (
         bool(events)
         and events[-1].compacted is not None
-        and not any(seg["deletes"] for seg in _segments(root))
+        and not any(seg["deletes"] for seg in lexical_segments(root))
     )
 
 
@@ -523,7 +514,7 @@ def test_a_writer_killed_while_tantivy_commits_leaves_no_file_in_the_next_ones_w
     assert list(lexical.glob("*.del"))
     report = build_index(root)
     assert report.mode == "refresh" and report.unchanged == 12
-    named = {seg["segment_id"].replace("-", "") for seg in _segments(root)}
+    named = {seg["segment_id"].replace("-", "") for seg in lexical_segments(root)}
     assert {
         p.name.split(".")[0] for p in lexical.iterdir() if re.fullmatch(r"[0-9a-f]{32}\..+", p.name)
     } == named

@@ -66,6 +66,10 @@ if TYPE_CHECKING:
 # enough that an interrupted run loses little.
 BATCH_FILES = 500
 BATCH_BYTES = 8 << 20
+# A build makes its lexical index searchable in about this many pieces (the
+# batches between wait: IndexWriter.commit), as many as the local store's
+# refresh keeps segments of (repolens.store.local.segments.PIECES).
+LEXICAL_PIECES = 5
 
 
 def index_identity(settings: Settings) -> dict[str, str]:
@@ -353,7 +357,8 @@ def _sync(
         writer.reconcile()
         if not create and scope is None:
             writer.verify()
-        batch = _Batch(writer, whole=not create, compact=compact)
+        pieces = sum(src.size for src in found.files) // LEXICAL_PIECES if create else 0
+        batch = _Batch(writer, whole=not create, compact=compact, lexical_bytes=pieces)
         try:
             _apply_changes(writer, found, settings, report, progress, scope, donors, workers, batch)
         except BaseException:
@@ -464,7 +469,7 @@ def _apply_changes(
                     report.added += 1
                 else:
                     report.changed += 1
-            batch.done(0 if isinstance(result, Skipped) else src.size)  # bytes written
+            batch.done(0 if isinstance(result, Skipped) else src.size, src.size)  # bytes written, read
             if progress:
                 progress(len(deleted) + i + 1, total)
     batch.flush()
@@ -502,28 +507,51 @@ def _remember_skip(
 
 class _Batch:
     """Groups file updates into batches of ``BATCH_FILES`` / ``BATCH_BYTES``
-    (into one when ``whole``), committed compacted or not (:func:`build_index`)."""
+    (into one when ``whole``), committed compacted or not (:func:`build_index`).
 
-    def __init__(self, writer: IndexWriter, *, whole: bool = False, compact: bool = True) -> None:
+    The lexical index's documents wait until the batches since its last
+    commit make a piece: ``lexical_bytes`` of the discovered files gone
+    through, indexed or skipped (a build's share, see ``LEXICAL_PIECES``),
+    and no less than a batch, so that a small build still commits once. The
+    last batch commits them all."""
+
+    def __init__(
+        self, writer: IndexWriter, *, whole: bool = False, compact: bool = True, lexical_bytes: int = 0
+    ) -> None:
         self.writer = writer
         self.whole = whole
         self.compact = compact
-        self.files = self.bytes = 0
+        self.lexical_bytes = lexical_bytes
+        self.files = self.bytes = self.seen = 0  # the open batch's files, bytes written, bytes read
+        self.before = (0, 0, 0)  # the same, of the committed batches whose lexical documents wait
 
     def begin(self) -> None:
         if not self.writer.in_batch:
             self.writer.begin()
 
-    def done(self, size: int) -> None:
+    def done(self, size: int, seen: int | None = None) -> None:
+        """A file done: ``size`` bytes written, of ``seen`` read (by default the same)."""
         self.files += 1
         self.bytes += size
-        if not self.whole and (self.files >= BATCH_FILES or self.bytes >= BATCH_BYTES):
-            self.flush()
+        self.seen += size if seen is None else seen
+        if not self.whole and (self.files >= BATCH_FILES or self.bytes >= BATCH_BYTES or self._piece()):
+            self.flush(last=False)
 
-    def flush(self) -> None:
+    def _since_lexical(self) -> tuple[int, int, int]:
+        files, written, seen = self.before
+        return files + self.files, written + self.bytes, seen + self.seen
+
+    def _piece(self) -> bool:
+        """Whether the batches since the lexical index's last commit make a piece."""
+        files, written, seen = self._since_lexical()
+        return 0 < self.lexical_bytes <= seen and (files >= BATCH_FILES or written >= BATCH_BYTES)
+
+    def flush(self, *, last: bool = True) -> None:
         if self.writer.in_batch:
-            self.writer.commit(compact=self.compact)
-        self.files = self.bytes = 0
+            lexical = last or not self.lexical_bytes or self._piece()
+            self.writer.commit(compact=self.compact, lexical=lexical)
+            self.before = (0, 0, 0) if lexical else self._since_lexical()
+        self.files = self.bytes = self.seen = 0
 
 
 def _add_file(

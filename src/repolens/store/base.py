@@ -351,13 +351,17 @@ class IndexWriter(Protocol):
     # -- a batch: everything between begin() and commit() is atomic --------
     def begin(self) -> None: ...
 
-    def commit(self, *, compact: bool = True) -> None:
+    def commit(self, *, compact: bool = True, lexical: bool = True) -> None:
         """Make the batch visible to readers, and move the counters: a batch
         that changed files or skips increments ``content_version`` and
         ``vectors_version`` and sets ``updated_at``; one that changed only
         vectors increments ``vectors_version``. Without ``compact`` the
         lexical statistics may count deleted chunks until :meth:`compact`
-        (the local store's, cheaper for a watcher's saves)."""
+        (the local store's, cheaper for a watcher's saves). Without
+        ``lexical`` (a build's batches between its pieces) the documents the
+        batch added may wait for a later commit to be searchable; a crash
+        meanwhile loses none of them (the local store's, so that a build
+        lays out its segments as a refresh keeps them)."""
         ...
 
     def compact(self, should_stop: Callable[[], bool] = ...) -> int | None:

@@ -26,6 +26,9 @@ DB_NAME = "index.db"
 LEXICAL_DIR = "lexical"
 # The meta key naming the lexical index's commit that SQLite holds (see .writer)
 LEXICAL_OPSTAMP = "lexical_opstamp"
+# "1" while SQLite holds chunks whose lexical documents wait for a later
+# commit (a build between its pieces, see LocalWriter.commit)
+LEXICAL_BEHIND = "lexical_behind"
 BUILDING = ".building"
 
 

@@ -197,6 +197,16 @@ class LexicalIndex:
         apart = compact and bool(held) and bool(pieces) and len(pieces[-1]) >= MIN_PIECE
         return self._rewrite(live, pieces, refill, held, apart=apart)
 
+    def only_added(self) -> bool:
+        """Whether every change since the last commit added a document (no
+        deletion, no refresh holding its documents): what may wait for a
+        later commit (:meth:`repolens.store.local.writer.LocalWriter.commit`)."""
+        return self._dirty and not self._deleted and self._held is None
+
+    def committed_cids(self) -> set[int]:
+        """The cid of every committed live document."""
+        return {cid for _, cid in self._live()}
+
     def compact(self, refill: Refill, should_stop: Callable[[], bool]) -> tuple[int, int] | None:
         """Rewrite the smallest segment holding deleted documents (see
         :meth:`commit`), joining the smallest others so that the next save

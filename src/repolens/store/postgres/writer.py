@@ -177,9 +177,10 @@ class PgWriter:
         self._open = True
         self._wrote = set()
 
-    def commit(self, *, compact: bool = True) -> None:
+    def commit(self, *, compact: bool = True, lexical: bool = True) -> None:
         """Write the buffered rows, move the counters and commit, all in one
-        transaction (statistics count live rows whatever ``compact`` says)."""
+        transaction (statistics count live rows whatever ``compact`` says;
+        the lexical rows are the transaction's whatever ``lexical`` says)."""
         content = "content" in self._wrote or not self._wrote
         with translate(self.store.url):
             self._flush()
