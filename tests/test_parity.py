@@ -9,7 +9,7 @@ config file (every bound is the default all fronts share) and one whose
 (what a call leaves out, the repository's settings decide, on every front).
 Two differences are by design and applied, written out, before comparing:
 a remote (HTTP) caller sees a repository's name, ``<name>``, where the
-others see its folder (:meth:`repolens.server.calls.Repos.redact`), and an
+others see its folder (:meth:`repolens.server.repos.Repos.redact`), and an
 index report's duration is a measurement, not part of the answer.
 """
 

@@ -35,7 +35,7 @@ RECORDED = Path(__file__).with_name("tool_list.json")
 RECORD_COMMAND = "python -m repolens.server.record_tools"
 # What writes the reply: the SDK (its two distributions) and pydantic (the schemas).
 SDK_DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")
-# The argument naming the repository a tool looks at (see repolens.server.calls.Repos).
+# The argument naming the repository a tool looks at (see repolens.server.repos.Repos).
 LOCATION = "repo"
 
 

@@ -46,7 +46,6 @@ from repolens.server.calls import (
     READ_ONLY,
     QueryLog,
     RepolensServer,
-    Repos,
     note_budget,
     note_evidence_budget,
     note_hits,
@@ -54,6 +53,7 @@ from repolens.server.calls import (
     tool_body,
 )
 from repolens.server.handshake import INSTRUCTIONS, SERVER_NAME
+from repolens.server.repos import Repos
 from repolens.validate import check_budget
 
 if TYPE_CHECKING:

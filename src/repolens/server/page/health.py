@@ -2,7 +2,7 @@
 
 The facts are :func:`repolens.service.index_status`'s (the ``index_status``
 tool calls the same), for the repository the served name resolves to (the
-tools' :class:`~repolens.server.calls.Repos`), with server folders
+tools' :class:`~repolens.server.repos.Repos`), with server folders
 redacted as in every remote reply; plus whether a writer holds the index's
 lock now (:meth:`repolens.store.base.Store.writing`) and which builds are
 under way or were interrupted (:meth:`~repolens.store.base.Store.building`).
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from repolens import service
 from repolens.errors import RepolensError
-from repolens.server.calls import Repos
+from repolens.server.repos import Repos
 from repolens.store import open_store
 
 
