@@ -44,6 +44,76 @@ INSTRUCTIONS = (
     "identifier or string. Follow omission markers with read_snippet."
 )
 
+# The text of the repolens_guide prompt (repolens.server.tools.build_server).
+GUIDE = """\
+repolens answers questions about this repository with evidence packets: the
+top hits with path, line range and score, and only the lines that matter,
+within a character budget (max_chars, which every tool takes).
+
+Which tool
+- Broad or natural-language question, unfamiliar code, an error message:
+  search_code. mode=files ranks files, each with why (when you only need
+  where to look); mode=json gives the hits as JSON, with chunk ids for
+  get_chunk (max_chars budgets their text, not the keys).
+- You know a name: find_symbol. Exact, case- and separator-insensitive
+  (handle_submit finds handleSubmit), qualified (Store.save, Type::method)
+  and fuzzy; definitions first, with signature and location.
+- Who uses a definition: find_references with target a name (save,
+  Model.save) or path:line; its uses grouped by file and by the function
+  they sit in, resolved ones (imports, self.x, same-file scopes followed)
+  before name matches (the same name, target unknown). direction=callers or
+  callees walks calls, depth 1-3.
+- What a change reaches: impact with target path:start-end (or a name, or
+  a path): the definitions that use what those lines define (callers,
+  importers, subclasses; lines at a module's top level reach its
+  importers), ranked by depth and by how many uses reach each, then the
+  tests apart, each with the run_tests call that runs it.
+- A whole function or class around the matches: get_focused_context (paths
+  keeps to files you know).
+- Why is this code like this, when did it change: search_history (a
+  question, a path, or both; with path, the lines each commit changed there).
+- Two branches: compare_branches, for paths or for the files a query finds
+  (base and head default to the registry's, else main and the other one).
+- An exact string you already know: grep is cheaper.
+
+Replies
+- An omission marker says `use read_snippet <path> <start> <end>`: call
+  read_snippet with exactly that (at most 300 lines a call).
+- A search_code reply ends with its query_id: pass it back, with no question
+  or filters (another mode, top_k or max_chars if you like), to see that
+  result again without searching.
+- A hit marked (stale: ...) is from a file changed since indexing;
+  refresh_index updates the index (the server's watcher usually does).
+- An error is one line saying what to pass instead.
+
+search_code arguments
+- Filters: path (a folder or file), language (python or py, ...), kind
+  (function or fn, class, ...), include and exclude (path globs), keyword
+  (every hit contains this exact text, case included), min_score (weaker
+  hits are dropped). An unknown language or kind is refused with the list.
+- A word ending in * is a partial identifier: zorb* also searches the
+  indexed words starting with zorb.
+- top_k: 1-50 hits (default: the repository's top_k setting, 5);
+  explain=true adds each hit's leg ranks and what moved its score.
+
+Other tools
+- run_tests: runner is pytest, npm, pnpm or yarn (the test script), go,
+  cargo, mvn or gradle; args are test paths and one filter (-k EXPR for
+  pytest), never shell text; only the failure-relevant lines come back.
+- index_repo: search_code indexes on first use; call it after large changes
+  (rebuild=true builds anew). index_status: what the index holds and how
+  fresh it is.
+- Several repositories served: name one with repo=<name> (list_repositories
+  lists them, a branch as name@branch); locally repo may also be a path.
+  root is the same argument's other name.
+- search_code, find_symbol, find_references, impact and search_history also ask several
+  at once:
+  repo as a list of names, "*" (every one served) or "project:NAME" (the
+  registry's project). One reply ranked across them; every hit is named
+  name@branch:path, and read_snippet takes that path as it is. A repository
+  that cannot answer is named in a note.
+"""
+
 # What MCPServer declares for its tool, resource and prompt handlers (the SDK
 # sorts the keys of a result: so does this copy).
 CAPABILITIES: dict[str, Any] = {
