@@ -28,7 +28,7 @@ name ending ``-history``: without the history's commits in the coverage):
 * Acc@1 / Acc@5 / Line@5 across, beside the same alone (another
   repository's file is never gold), and the drop in points;
 * the reply's characters and latency p50/p95 (the across search asks every
-  repository, a few at once: ``repolens.search.across.ACROSS_THREADS``).
+  repository, a few at once: ``repolens.search.fanout.ACROSS_THREADS``).
 
 Indexes come from the caches ``bench.devset`` fills (built there when
 missing, with the same identity). A measuring instrument: nothing is tuned.
@@ -52,7 +52,7 @@ from bench.common.metrics import Answer, Hit, score
 from bench.common.stats import pct
 from repolens import service
 from repolens.search import across
-from repolens.search.across import Target
+from repolens.search.fanout import LABEL_SEP, Target
 from repolens.search.filters import Filters
 from repolens.settings import load_settings
 from repolens.store.handles import readers
@@ -92,7 +92,7 @@ def across_answer(reply: service.SearchReply, own: str, latency: float) -> tuple
     answer = devsets.reply_answer(reply, latency)
     hits = []
     for h in answer.hits:
-        key, _, path = h.path.partition(across.LABEL_SEP)
+        key, _, path = h.path.partition(LABEL_SEP)
         hits.append(Hit(path if key == own else h.path, h.ranges, h.shown, h.pointer))
     first = next((h.path for h in answer.hits), "")
     return Answer(hits, answer.chars, answer.latency_ms, extra=answer.extra), first.startswith(own + ":")

@@ -88,7 +88,7 @@ def ask_across(roots: Mapping[str, Path], text: str) -> object:
     the stage's database as a server's [roots] binds them) in one call,
     ranked across them (issue 30 item 1); every repository must answer."""
     from repolens import service
-    from repolens.search.across import Target
+    from repolens.search.fanout import Target
 
     reply = service.search_across(text, [Target(key, root) for key, root in roots.items()])
     failed = [note for note in reply.notes if "did not answer" in note]

@@ -15,7 +15,7 @@ from mcp import Client
 
 from conftest import write_tree_files
 from repolens import service
-from repolens.search.across import Target, ask_each, held_each
+from repolens.search.fanout import Target, ask_each, held_each
 from repolens.server.tools import build_server
 
 BILLING = {
@@ -189,7 +189,7 @@ def test_the_command_line_asks_several_by_repo_and_project(three, registry, tmp_
 def test_repositories_are_asked_at_once_each_on_its_own_thread_every_time(tmp_path: Path):
     import threading
 
-    from repolens.search.across import ACROSS_THREADS
+    from repolens.search.fanout import ACROSS_THREADS
 
     # Each ask waits for as many others as there are threads: asked one at a
     # time, the first would wait alone and the barrier would break.

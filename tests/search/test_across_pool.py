@@ -18,7 +18,8 @@ import pytest
 
 from repolens import service
 from repolens.errors import StoreUnavailableError
-from repolens.search.across import Pool, Target, ask_across, merge_answers
+from repolens.search.across import ask_across, merge_answers
+from repolens.search.fanout import Pool, Target
 from repolens.search.filters import Filters
 from repolens.store import open_store
 from repolens.store.handles import ReaderCache, readers

@@ -769,7 +769,7 @@ def test_bad_arguments_say_what_to_pass(repo: Path):
 
 
 def test_several_repositories_answer_in_one_reply_each_path_named(repo: Path, tmp_path: Path, write_tree):
-    from repolens.search.across import Target
+    from repolens.search.fanout import Target
 
     other = tmp_path / "other"
     write_tree(other, {"lib.py": "def helper(x):\n    return x\n\n\ndef user():\n    return helper(1)\n"})

@@ -10,7 +10,7 @@ search --repo ... --project``) take, where one repository is named, several:
   configured branch; name other branches in a list to add them;
 * ``project:NAME``: the served repositories of a registry project, likewise.
 
-Each becomes a :class:`repolens.search.across.Target`; a name given twice
+Each becomes a :class:`repolens.search.fanout.Target`; a name given twice
 counts once.
 """
 

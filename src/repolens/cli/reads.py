@@ -28,7 +28,7 @@ from repolens.errors import RepolensError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from repolens.search.across import Target
+    from repolens.search.fanout import Target
 
 
 def run_search(

@@ -19,7 +19,7 @@ from repolens.branches.several import selected
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import safe_path
-from repolens.search.across import LABEL_SEP, Target
+from repolens.search.fanout import LABEL_SEP, Target
 from repolens.server.tool_list import LOCATION, location_description
 from repolens.store import open_store
 from repolens.validate import resolve_root

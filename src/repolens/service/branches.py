@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from repolens.branches.compare import Comparison
     from repolens.branches.refresh import RefreshResult
     from repolens.branches.registry import Registry
-    from repolens.search.across import Target
+    from repolens.search.fanout import Target
 
 
 def named_repositories(
@@ -40,7 +40,7 @@ def named_repositories(
     from repolens.branches.names import resolve_key
     from repolens.branches.roots import configured_roots, name_for
     from repolens.branches.several import PROJECT, names_several, selected
-    from repolens.search.across import Target
+    from repolens.search.fanout import Target
 
     spec = [*repos, *([f"{PROJECT}{project}"] if project is not None else [])]
     if not spec:

@@ -26,7 +26,7 @@ from repolens.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from repolens.search.across import Target
+    from repolens.search.fanout import Target
     from repolens.store.base import IndexReader, SymbolRow
 
 DIRECTIONS = ("callers", "callees")
@@ -253,7 +253,7 @@ def find_references_across(
     ``targets``: one section per repository that finds the target, each
     path named ``key:path``, the budget shared among them; a repository
     that cannot answer is named in a note."""
-    from repolens.search.across import ask_each, failed_notes, label
+    from repolens.search.fanout import ask_each, failed_notes, label
     from repolens.service.stores import open_index
 
     target = _target(target)

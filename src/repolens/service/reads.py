@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from repolens.reply.history import HistoryEntry, HistoryReply
     from repolens.reply.snippet import Snippet
     from repolens.reply.stored import ChunkView
-    from repolens.search.across import Target
+    from repolens.search.fanout import Target
     from repolens.search.symbols import SymbolMatches
 
 
@@ -72,7 +72,7 @@ def find_symbol_across(
     list ranked as one repository's is (the rank of a match depends on no
     index), each located ``key:path:lines``; a repository that cannot answer
     is named in a note line. Bounds as :func:`find_symbol`'s."""
-    from repolens.search.across import ask_each, failed_notes, label
+    from repolens.search.fanout import ask_each, failed_notes, label
     from repolens.search.symbols import SymbolLookup, SymbolMatch
     from repolens.validate import check_budget, check_int
 
@@ -185,7 +185,7 @@ def search_history_across(
     repository without history or that cannot answer is named in a note.
     Bounds as :func:`search_history`'s."""
     from repolens.reply.history import HistoryReply, history_entries, render_history
-    from repolens.search.across import ask_each, failed_notes, grouped_notes
+    from repolens.search.fanout import ask_each, failed_notes, grouped_notes
     from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
 
     if path is not None:

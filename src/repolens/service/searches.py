@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
     from repolens.index.report import ProgressFn
     from repolens.reply.modes import SearchReply
-    from repolens.search.across import Answered, Asked, Target
+    from repolens.search.across import Asked
+    from repolens.search.fanout import Answered, Target
     from repolens.search.filters import Filters
 
 
