@@ -15,7 +15,7 @@ from pathlib import Path
 from repolens.store.base import FileRecord, HistoryState, SkippedFile, StoredChunk
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
-from repolens.store.local.failures import failure, guarded
+from repolens.store.local.failures import damaged_pages, damaged_rows, failure, guarded
 from repolens.store.versions import check_versions
 
 TYPE_CHECKING = False
@@ -66,7 +66,7 @@ class Generation:
         """What is damaged in the database, said as ``index.db: what`` (""
         when nothing): every page and index read, then every value's type
         and text (the check of a read that failed, see :mod:`.failures`)."""
-        problem = sq.damaged_pages(self.db, indexes=True) or sq.damaged_rows(
+        problem = damaged_pages(self.db, indexes=True) or damaged_rows(
             self.db, sq.SCHEMA + history.SCHEMA_SQL
         )
         return f"{DB_NAME}: {problem}" if problem else ""

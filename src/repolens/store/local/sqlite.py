@@ -561,68 +561,6 @@ def shrink_log(db: sqlite3.Connection) -> None:
             db.execute("PRAGMA busy_timeout=30000")
 
 
-def damaged_pages(db: sqlite3.Connection, *, indexes: bool = False) -> str:
-    """What ``PRAGMA quick_check`` (every page read, not the texts) finds
-    wrong with the database, in SQLite's words ("" when nothing); with
-    ``indexes``, ``integrity_check``, which also reads every index against
-    its table (a damaged index entry can name a row that is not there)."""
-    rows = db.execute(f"PRAGMA {'integrity_check' if indexes else 'quick_check'}").fetchall()
-    return "" if rows == [("ok",)] else "database disk image is malformed"
-
-
-# The storage class each declared type holds (typeof()); a NOT NULL-less column may hold NULL too.
-_STORED_AS = {"INTEGER": "integer", "TEXT": "text", "BLOB": "blob"}
-
-
-def damaged_rows(db: sqlite3.Connection, schema: str) -> str:
-    """What a read of the rows would trip on that ``quick_check`` does not
-    see, said in a few words ("" when nothing): a table whose definition
-    is not ``schema``'s (damaged text in the schema), a value of another
-    type than its column's, or text that is not UTF-8. One SQL pass per
-    table, no row reaches Python (~10 ms a thousand chunks: run when a read
-    failed, not before every refresh); tables ``schema`` has and the
-    database lacks are left to their readers."""
-    expected = sqlite3.connect(":memory:")
-    try:
-        expected.executescript(schema)
-        want = {name: _columns(expected, name) for name in _tables(expected)}
-    finally:
-        expected.close()
-    have = _tables(db)
-    if strange := sorted(set(have) - set(want)):
-        return f"table {strange[0]!r} is not one of an index's"
-    for table in (t for t in want if t in have):
-        columns = _columns(db, table)
-        if columns != want[table]:
-            return f"the columns of table {table!r} are not an index's"
-        wrong = " OR ".join(
-            f"typeof({name}) NOT IN ('{_STORED_AS[kind]}', '{_STORED_AS[kind] if notnull else 'null'}')"
-            for name, kind, notnull in columns
-        )
-        texts = " || ".join(name for name, kind, _ in columns if kind == "TEXT") or "''"
-        try:  # one scan: Python decodes the texts as one string
-            (typed_wrong, _) = db.execute(
-                f"SELECT max({wrong}), group_concat({texts}, '') FROM {table}"
-            ).fetchone()
-        except sqlite3.OperationalError as exc:
-            if "decode" not in str(exc):
-                raise
-            return f"table {table!r} holds text that is not UTF-8"
-        if typed_wrong:
-            return f"table {table!r} holds a value of the wrong type"
-    return ""
-
-
-def _tables(db: sqlite3.Connection) -> list[str]:
-    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'")
-    return [name for (name,) in rows]
-
-
-def _columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str, bool]]:
-    rows = db.execute('SELECT name, type, "notnull" OR pk FROM pragma_table_info(?)', (table,))
-    return [(name, kind, bool(notnull)) for name, kind, notnull in rows]
-
-
 def counts(db: sqlite3.Connection) -> dict[str, int]:
     files = db.execute("SELECT count(*), coalesce(sum(size),0), coalesce(sum(lines),0) FROM files").fetchone()
     chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]

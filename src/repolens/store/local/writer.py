@@ -31,7 +31,7 @@ from repolens.store.base import HistoryUpdate, LexicalFields, PackedRefs, Skippe
 from repolens.store.document import document_fields
 from repolens.store.local import history
 from repolens.store.local import sqlite as sq
-from repolens.store.local.failures import damaged, guarded
+from repolens.store.local.failures import damaged, damaged_pages, guarded
 from repolens.store.local.generation import (
     DB_NAME,
     LEXICAL_BEHIND,
@@ -207,7 +207,7 @@ class LocalWriter(Generation):
         a MB): damage a refresh would not touch still makes the next index a
         rebuild. Values are not decoded, nor chunk texts decompressed; a
         reader that fails on one marks the generation (:mod:`.failures`)."""
-        if problem := sq.damaged_pages(self.db):
+        if problem := damaged_pages(self.db):
             raise damaged(self.gen_dir, f"{DB_NAME}: {problem}")
         if problem := damaged_file(self.lex.directory):
             raise damaged(self.gen_dir, f"{LEXICAL_DIR}/{problem}")
