@@ -270,15 +270,19 @@ def held_terms(texts: Sequence[str], terms: Sequence[str]) -> list[frozenset[str
     for 100 chunks and 25 terms; an Aho-Corasick automaton of the ASCII
     terms finds them all in one pass over each text's lowercase form
     (~0.9 ms), whatever characters the text holds. Only a term with other
-    characters is tested alone (few are)."""
+    characters is tested alone (few are). The automaton is a DFA: it costs
+    more to build (~0.3 ms for 120 terms) than the NFA the library picks
+    for so few patterns, but a pasted issue's 110 candidates (~230 KB, ~8,000
+    matches) are searched in half the time (1.8 -> 1.0 ms with its build)."""
     wanted = list(dict.fromkeys(terms))
     ascii_terms = [t for t in wanted if t.isascii()]
     others = [t for t in wanted if not t.isascii()]
     if not ascii_terms:
         return [frozenset(t for t in others if t in text.lower()) for text in texts]
-    from ahocorasick_rs import AhoCorasick  # a compiled extension: only when a search ranks by features
+    # a compiled extension: only when a search ranks by features
+    from ahocorasick_rs import AhoCorasick, Implementation
 
-    find = AhoCorasick(ascii_terms).find_matches_as_strings
+    find = AhoCorasick(ascii_terms, implementation=Implementation.DFA).find_matches_as_strings
     if not others:
         return [frozenset(find(text.lower(), overlapping=True)) for text in texts]
     held: list[frozenset[str]] = []
