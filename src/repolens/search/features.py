@@ -221,7 +221,7 @@ def feature_columns(
     columns |= pinpoint_columns(
         query, chunks, columns["lexical_score"], columns["tuned_score"], held, votes, held_terms, found
     )
-    columns |= related_columns(tokens, [chunk.text for chunk in chunks], paths, held_terms, found)
+    columns |= related_columns(related, [chunk.text for chunk in chunks], paths, held_terms, found)
     return columns
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,18 +36,22 @@ def _lines() -> list[str]:
     return text.split("\n")[1:]
 
 
-def neighbours(token: str) -> list[tuple[str, float]]:
-    """The words related to ``token`` (a stem, as the tokenizer makes it), strongest first."""
+@lru_cache(maxsize=4096)
+def neighbours(token: str) -> tuple[tuple[str, float], ...]:
+    """The words related to ``token`` (a stem, as the tokenizer makes it),
+    strongest first. Kept for the process's next questions (the table never
+    changes under it): a pasted issue looks up ~40 words, most of them again
+    in the next issue about the same code."""
     lines = _lines()
     key = token + "\t"
     i = bisect_left(lines, key)
     if i == len(lines) or not lines[i].startswith(key):
-        return []
+        return ()
     out = []
     for pair in lines[i][len(key) :].split():
         word, _, sim = pair.rpartition(":")
         out.append((word, float(sim)))
-    return out
+    return tuple(out)
 
 
 def related_weights(terms: Sequence[tuple[str, float]]) -> dict[str, float]:
@@ -67,20 +71,20 @@ RELATED_FEATURES: tuple[str, ...] = ("related_terms", "file_related_terms")
 
 
 def related_columns(
-    terms: Sequence[tuple[str, float]],
+    related: Mapping[str, float],
     texts: Sequence[str],
     paths: Sequence[str],
     find: Callable[[Sequence[str], Sequence[str]], list[frozenset[str]]] | None = None,
     in_text: Sequence[frozenset[str]] | None = None,
 ) -> dict[str, list[float]]:
     """:data:`RELATED_FEATURES` for candidates of ``texts`` (their chunks'
-    text) in files ``paths``: the share of the related words' weight a
-    chunk holds (anywhere, in any case, as the question's own terms are
-    counted: ``find(texts, words)`` says which words each text holds, by
-    default one test per word and text; ``in_text``, when given, says it
-    already, found with the question's terms in one pass), and that all its
-    file's candidates hold together."""
-    related = related_weights(terms)
+    text) in files ``paths``: the share of the related words' weight (the
+    question's :func:`related_weights`) a chunk holds (anywhere, in any
+    case, as the question's own terms are counted: ``find(texts, words)``
+    says which words each text holds, by default one test per word and
+    text; ``in_text``, when given, says it already, found with the
+    question's terms in one pass), and that all its file's candidates hold
+    together."""
     total = math.fsum(related.values())
     n = len(texts)
     if not total:
@@ -90,12 +94,22 @@ def related_columns(
         in_text = (
             find(texts, words) if find else [frozenset(w for w in words if w in t.lower()) for t in texts]
         )
-    held = [[w for w in words if w in found] for found in in_text]  # in the table's order: the same sums
+    # the related words each text holds, met as sets (the smaller side walked, in C); summed
+    # by math.fsum, exactly rounded: the same bits in any order, each distinct set once
+    held = [frozenset(related.keys() & found) for found in in_text]
+    known: dict[frozenset[str], float] = {}
+
+    def share(found: frozenset[str]) -> float:
+        value = known.get(found)
+        if value is None:
+            value = known[found] = math.fsum(related[w] for w in found) / total
+        return value
+
     per_file: dict[str, set[str]] = {}
     for path, found in zip(paths, held, strict=True):
         per_file.setdefault(path, set()).update(found)
-    file_share = {path: math.fsum(related[w] for w in found) / total for path, found in per_file.items()}
+    file_share = {path: share(frozenset(found)) for path, found in per_file.items()}
     return {
-        "related_terms": [math.fsum(related[w] for w in found) / total for found in held],
+        "related_terms": [share(found) for found in held],
         "file_related_terms": [file_share[path] for path in paths],
     }
