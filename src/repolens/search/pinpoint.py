@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from repolens.chunking import Chunk
@@ -200,6 +200,7 @@ def pinpoint_columns(
     more) each chunk's text holds, found in the same pass as ``held``.
     A question's terms count in a name, signature or doc comment as they
     count in a chunk's text: anywhere, in any case."""
+    held = [frozenset(h) for h in held]  # (the same object when it is one already)
     weights: dict[str, float] = {}
     code: dict[str, float] = {}
     for t in query.terms:
@@ -213,13 +214,16 @@ def pinpoint_columns(
     tokens = list(weights)
     n = len(chunks)
     out: dict[str, list[float]] = {}
-    # a chunk's name, signature and doc comment searched in one pass
+    # a chunk's name, signature and doc comment searched in one pass, each
+    # distinct one once (nearly half are empty or repeated: docless chunks, a
+    # class's methods sharing a signature)
     labels = [c.qualname or c.name for c in chunks] + [c.signature for c in chunks] + [c.doc for c in chunks]
-    found = find(labels, tokens)
+    distinct = list(dict.fromkeys(labels))
+    found_in = dict(zip(distinct, find(distinct, tokens), strict=True))
     for k, name in enumerate(("name_terms", "sig_terms", "doc_terms")):
-        out[name] = [share(f) for f in found[k * n : (k + 1) * n]]
-    out["subject_terms"] = [subject_share(h) for h in held]
-    out["code_terms"] = [code_share(h) for h in held]
+        out[name] = share.each(found_in[label] for label in labels[k * n : (k + 1) * n])
+    out["subject_terms"] = subject_share.each(held)
+    out["code_terms"] = code_share.each(held)
     for name in ("defines_called", "calls_called", "frame_function", "frame_line", "frame_innermost"):
         out[name] = [0.0] * n
     marks = question_marks(query.text)
@@ -233,7 +237,7 @@ def pinpoint_columns(
             out["frame_line"][i] = float(_frame_hits(chunk, marks.frames))
             out["frame_innermost"][i] = max(out["frame_innermost"][i], float(_frame_hits(chunk, inner)))
     out["history_names"] = _history_names(chunks, votes)
-    chunk_terms = [share(h) for h in held]
+    chunk_terms = share.each(held)
     files: dict[str, list[int]] = {}
     for i, chunk in enumerate(chunks):
         files.setdefault(chunk.path, []).append(i)
@@ -266,6 +270,11 @@ class _Shares:
             value = self._known[key] = math.fsum(held) / self.total if self.total else 0.0
         return value
 
+    def each(self, sets: Iterable[frozenset[str]]) -> list[float]:
+        """The share of each of ``sets`` (frozensets: one look-up each, most of them known)."""
+        known = self._known
+        return [known[f] if f in known else self(f) for f in sets]
+
 
 # What a definition of a name is written after, in the languages indexed.
 _DEFINES = ("def ", "fn ", "func ", "function ", "fun ", "class ", "struct ", "interface ", "trait ", "enum ")
@@ -286,17 +295,19 @@ def _called_columns(
     """``defines_called``, ``calls_called``, ``frame_function`` and the
     by-name half of ``frame_innermost``, from which of :func:`text_patterns`
     each chunk's text holds (``in_text``)."""
-    norm = dict(marks.spelled)
+    spelled = frozenset(n for _, n in marks.spelled)
     defined = {kw + raw: n for raw, n in marks.spelled for kw in _DEFINES}
     calls = {raw + "(": n for raw, n in marks.spelled if n in marks.called}
+    # what a chunk's text holds is met with these as sets: the smaller side is walked, in C
+    defined_patterns, call_patterns = frozenset(defined), frozenset(calls)
     inner = {f.function for f in marks.innermost if f.function}
     for i, chunk in enumerate(chunks):
         names = {normalize_symbol(x) for x in (chunk.name, chunk.qualname.rsplit(".", 1)[-1]) if x}
-        names &= set(norm.values())
+        names &= spelled
         found = in_text[i]
-        names.update(defined[f] for f in found if f in defined)
+        names.update(defined[f] for f in found & defined_patterns)
         if marks.called:
-            out["calls_called"][i] = len({calls[f] for f in found if f in calls}) / len(marks.called)
+            out["calls_called"][i] = len({calls[f] for f in found & call_patterns}) / len(marks.called)
         out["defines_called"][i] = float(not names.isdisjoint(marks.called))
         out["frame_function"][i] = float(not names.isdisjoint(marks.frame_functions))
         out["frame_innermost"][i] = float(not names.isdisjoint(inner))
@@ -305,22 +316,21 @@ def _called_columns(
 def _history_names(chunks: Sequence[Chunk], votes: HistoryVotes | None) -> list[float]:
     """The strongest vote of a past commit that names the chunk's function
     in its subject, among those the history leg found for its file."""
+    out = [0.0] * len(chunks)
     if votes is None or not votes.files:
-        return [0.0] * len(chunks)
-    named: dict[str, dict[str, float]] = {}  # per voted file: word -> its strongest commit's weight
-    out = []
-    for chunk in chunks:
-        vote = votes.files.get(chunk.path)
-        if vote is None or len(chunk.name) < 4:
-            out.append(0.0)
-            continue
-        words = named.get(chunk.path)
-        if words is None:
-            words = named[chunk.path] = {}
-            for c in vote.commits:
-                for key in _subject_words(c.commit.subject):
-                    words[key] = max(words.get(key, 0.0), c.weight)
-        out.append(words.get(normalize_symbol(chunk.name), 0.0))
+        return out
+    voted: dict[str, dict[int, str]] = {}  # per voted file: its candidates' names, normalised
+    for i, chunk in enumerate(chunks):
+        if len(chunk.name) >= 4 and chunk.path in votes.files:
+            voted.setdefault(chunk.path, {})[i] = normalize_symbol(chunk.name)
+    for path, names in voted.items():
+        wanted = set(names.values())
+        best: dict[str, float] = {}  # a name -> its strongest commit's weight
+        for c in votes.files[path].commits:
+            for name in wanted.intersection(_subject_words(c.commit.subject)):
+                best[name] = max(best.get(name, 0.0), c.weight)
+        for i, name in names.items():
+            out[i] = best.get(name, 0.0)
     return out
 
 
