@@ -225,16 +225,16 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
     subject_text = subject_line(text)
     subject = frozenset(tokenize(subject_text))
     stressed = subject if _has_body(text, subject_text) else frozenset()
-    terms = [
+    terms = [  # by position (token, weight, code, surface): a record made by keywords binds them in Python
         QueryTerm(
-            surface=forms.get(t, t),
-            token=t,
-            weight=(IDENTIFIER_WEIGHT if t in code_tokens else WORD_WEIGHT)
+            t,
+            (IDENTIFIER_WEIGHT if t in code_tokens else WORD_WEIGHT)
             * (1.0 + 0.5 * math.log(n))
             * (SUBJECT_WEIGHT if t in stressed else 1.0)
             if weighted
             else 1.0,
-            code=t in code_tokens,
+            t in code_tokens,
+            forms.get(t, t),
         )
         for t, n in content.items()
     ]
