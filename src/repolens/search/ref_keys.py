@@ -11,6 +11,7 @@ while the index's content stays (:func:`symbols_in`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -47,8 +48,23 @@ class Meaning:
     # Keys with one member of any name (``P.*.S``: a mapped type's member), as (``P.``, ``.S``,
     # the names the type declares otherwise: not the mapped type's).
     wild: set[tuple[str, str, frozenset[str]]] = field(default_factory=set)
+    # Keys made of a base and a path from it to the method (``K`` and ``.req.header``), held as
+    # path -> the sets of bases it follows, not spelled out: a walk through TypeScript's types
+    # pairs thousands of keys with thousands of paths (:class:`Paths`). The same of the longest
+    # keys, and of the ``=Q`` forms (their bases (file, ``=Q``)).
+    tails: dict[str, set[frozenset[str]]] = field(default_factory=dict)
+    full_tails: dict[str, set[frozenset[str]]] = field(default_factory=dict)
+    same_tails: dict[str, set[frozenset[tuple[str, str]]]] = field(default_factory=dict)
     constructs: bool = False  # a constructor: of its class's uses, only the calls are its own
     reader: IndexReader | None = None  # where a key only other files say is read (Go's module path)
+    # The keys by module (``a.b`` -> ``c`` of ``a.b.c``) for ``export *``, and the keys they hold:
+    # kept up to date as keys come (:func:`follow_aliases`), not rebuilt for every round.
+    _modules: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    _indexed: set[str] = field(default_factory=set, repr=False)
+    _stems: dict[str, list[tuple[str, str]]] = field(default_factory=dict, repr=False)  # of tails' paths
+    _wild_at: dict[tuple[str, str], list[frozenset[str]]] = field(default_factory=dict, repr=False)
+    _wild_of: set[tuple[str, str, frozenset[str]]] | None = field(default=None, repr=False)
+    _wild_count: int = field(default=0, repr=False)
 
     def add(self, path: str, qualname: str, language: str) -> bool:
         """Add the keys of ``qualname`` in ``path``; whether any was new."""
@@ -71,34 +87,193 @@ class Meaning:
             elif "*" not in post:
                 self.wild.add((pre + ".", "." + post, declared))
 
+    def _in_tails(self, key: str) -> bool:
+        """Whether ``key`` is a base and a path of :attr:`tails` (tried from each of its dots)."""
+        dot = key.find(".")
+        while dot >= 0:
+            bases = self.tails.get(key[dot:])
+            if bases is not None:
+                base = key[:dot]
+                if any(base in b for b in bases):
+                    return True
+            dot = key.find(".", dot + 1)
+        return False
+
+    def _in_same(self, path: str, key: str) -> bool:
+        """Whether (``path``, ``key``) is in :attr:`same`, or a base and a path of :attr:`same_tails`."""
+        if (path, key) in self.same:
+            return True
+        dot = key.find(".") if self.same_tails else -1
+        while dot >= 0:
+            bases = self.same_tails.get(key[dot:])
+            if bases is not None:
+                base = (path, key[:dot])
+                if any(base in b for b in bases):
+                    return True
+            dot = key.find(".", dot + 1)
+        return False
+
+    def _spells_full(self, target: str) -> bool:
+        """Whether ``target`` ends with ``.`` and a key of :attr:`full` or :attr:`full_tails`
+        (looked up from each of its dots: a target has a few, a walk thousands of keys)."""
+        full, tails = self.full, self.full_tails
+        if len(full) <= 2:  # a type's own (one or two keys): fewer steps than its dots
+            for key in full:
+                n = len(key)
+                if len(target) > n and target[-n - 1] == "." and target.endswith(key):
+                    return True
+        else:
+            dot = target.find(".")
+            while dot >= 0:
+                if target[dot + 1 :] in full:
+                    return True
+                dot = target.find(".", dot + 1)
+        if not tails:
+            return False
+        dots = [i for i, c in enumerate(target) if c == "."]
+        for n, dot in enumerate(dots):
+            bases = tails.get(target[dot:])
+            if bases is not None:
+                for start in dots[:n]:  # the base between an earlier dot and this one
+                    base = target[start + 1 : dot]
+                    if any(base in b for b in bases):
+                        return True
+        return False
+
     def means(self, ref: RefRow) -> bool:
         t = ref.target
         if not t:
             return False
         if t[0] == "=":
-            return (ref.path, t) in self.same
+            return self._in_same(ref.path, t)
         if t[0] == "^":
             return (ref.path, t[1:]) in self.supers
-        if t in self.keys:
+        if t in self.keys or (self.tails and self._in_tails(t)):
             return True
         # An import of Go's ``host/module/dir`` or a monorepo's package spells more than the path:
-        # ``t`` ends with ``.`` and a key of ``full``, looked up from each of its dots (a walk
-        # through many types holds thousands of keys; a target has a few dots).
-        if self.full:
-            dot = t.find(".")
-            while dot >= 0:
-                if t[dot + 1 :] in self.full:
-                    return True
-                dot = t.find(".", dot + 1)
-        return bool(self.wild) and any(_one_between(t, *w) for w in self.wild)
+        # ``t`` ends with ``.`` and a key of ``full``.
+        if (self.full or self.full_tails) and self._spells_full(t):
+            return True
+        return bool(self.wild) and self._in_wild(t)
 
-
-def _one_between(target: str, pre: str, post: str, declared: frozenset[str]) -> bool:
-    """Whether ``target`` is ``pre``, one name but ``declared``, then ``post``."""
-    if not (target.startswith(pre) and target.endswith(post)):
+    def _in_wild(self, target: str) -> bool:
+        """Whether ``target`` is a key of :attr:`wild`: ``P.`` and ``.S`` around one name (two
+        of its dots in a row), not a declared one. The patterns by (``P.``, ``.S``), made
+        again when :attr:`wild` grew: a walk through mapped types holds thousands."""
+        if self._wild_of is not self.wild or self._wild_count != len(self.wild):
+            at: dict[tuple[str, str], list[frozenset[str]]] = {}
+            for pre, post, declared in self.wild:
+                at.setdefault((pre, post), []).append(declared)
+            self._wild_at, self._wild_of, self._wild_count = at, self.wild, len(self.wild)
+        at = self._wild_at
+        start = target.find(".")
+        while start >= 0:
+            end = target.find(".", start + 1)
+            if end < 0:
+                return False
+            if end > start + 1:
+                held = at.get((target[: start + 1], target[end:]))
+                if held is not None:
+                    middle = target[start + 1 : end]
+                    if any(middle not in declared for declared in held):
+                        return True
+            start = end
         return False
-    middle = target[len(pre) : len(target) - len(post)]
-    return bool(middle) and "." not in middle and middle not in declared
+
+    def tips(self) -> set[str] | None:
+        """The :func:`tip` of every target this means (None: too many kinds of key to say, or
+        too many keys to be worth it)."""
+        if self.wild or self.supers or self.tails or self.full_tails or self.same_tails:
+            return None
+        if len(self.keys) + len(self.full) + len(self.same) > _TIPPED:
+            return None
+        return {tip(k) for k in self.keys} | {tip(k) for k in self.full} | {tip(k) for _, k in self.same}
+
+    def in_module(self, module: str) -> set[str]:
+        """The names ``n`` of every key ``module.n`` (the keys as :meth:`index_modules` last
+        saw them, and those of :attr:`tails`)."""
+        names = set(self._modules.get(module, ()))
+        if not self._stems:
+            return names
+        dot = len(module)  # a path's part before its last dot is "" or module[dot:], dot one of module's
+        while dot >= 0:
+            base = module[:dot]
+            for path, name in self._stems.get(module[dot:], ()):
+                if any(base in b for b in self.tails[path]):
+                    names.add(name)
+            dot = module.rfind(".", 0, dot)
+        return names
+
+    def index_modules(self) -> None:
+        """Bring the keys by module up to date with :attr:`keys` (only the keys new since)."""
+        for key in self.keys - self._indexed:
+            module, _, name = key.rpartition(".")
+            self._modules.setdefault(module, set()).add(name)
+        self._indexed |= self.keys
+
+
+class Paths:
+    """What a walk adds to a :class:`Meaning` with each of some paths from a value to the
+    method: a key of every base and path (:meth:`extend`), a longest key (:meth:`add_full`),
+    an ``=Q`` form (:meth:`add_same`). A pair with no ``*`` (no pattern) is held as its base
+    and path (:attr:`Meaning.tails`, added by :meth:`close`), the others spelled out as
+    :meth:`Meaning.extend` has them: a type's bases are paired with its paths once, not
+    every base with every path."""
+
+    def __init__(self, meaning: Meaning, paths: Iterable[str]) -> None:
+        self.meaning = meaning
+        self.paths = list(paths)
+        self.plain = [p for p in self.paths if p.startswith(".") and "*" not in p]
+        self.other = [p for p in self.paths if not (p.startswith(".") and "*" not in p)]
+        self.keys: set[str] = set()
+        self.full: set[str] = set()
+        self.same: set[tuple[str, str]] = set()
+
+    def extend(self, bases: Iterable[str], declared: frozenset[str] = frozenset()) -> None:
+        """``meaning.extend(b + p for b in bases for p in paths, declared)``."""
+        plain = [b for b in bases if "*" not in b]
+        self.keys.update(plain)
+        spelled = [b + p for b in bases if "*" in b for p in self.paths]
+        spelled += [b + p for b in plain for p in self.other]
+        if spelled:
+            self.meaning.extend(spelled, declared)
+
+    def add_full(self, bases: Iterable[str], starred: bool = True) -> None:
+        """``meaning.full |= {b + p for b in bases for p in paths}`` (``starred``: a key
+        with a ``*`` too)."""
+        plain = [b for b in bases if "*" not in b]
+        self.full.update(plain)
+        full = self.meaning.full
+        full.update(b + p for b in plain for p in self.other if starred or "*" not in p)
+        if starred:
+            full.update(b + p for b in bases if "*" in b for p in self.paths)
+
+    def add_same(self, path: str, key: str) -> None:
+        """``meaning.same |= {(path, key + p) for p in paths}``."""
+        self.same.add((path, key))
+        self.meaning.same.update((path, key + p) for p in self.other)
+
+    def close(self) -> None:
+        """Add the pairs held (each path's bases once, as one set)."""
+        m = self.meaning
+        keys, full, same = frozenset(self.keys), frozenset(self.full), frozenset(self.same)
+        for p in self.plain:
+            if keys:
+                held = m.tails.get(p)
+                if held is None:
+                    held = m.tails[p] = set()
+                    stem, _, name = p.rpartition(".")
+                    m._stems.setdefault(stem, []).append((p, name))
+                held.add(keys)
+            if full:
+                m.full_tails.setdefault(p, set()).add(full)
+            if same:
+                m.same_tails.setdefault(p, set()).add(same)
+
+
+# The keys, longest keys and =Q forms a Meaning's tips are worked out for at most (those of a
+# type and its re-exports are a few dozen).
+_TIPPED = 200
 
 
 # A class as a walk holds it: its file, qualified name, language.
@@ -109,10 +284,15 @@ def qualname_key(qualname: str) -> str:
     return ".".join(split_key(qualname))
 
 
+# definition_keys is pure (a path's and a name's strings): a walk asks it for the same fields' types
+# in every round, and a question for those of the one before.
+_definition_keys = functools.lru_cache(maxsize=1 << 14)(definition_keys)
+
+
 def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str) -> frozenset[str]:
     """:func:`definition_keys`, and for Go the key an importing file spells
     (its module's path, from the index's ``go.mod`` files)."""
-    keys = definition_keys(path, qualname, language)
+    keys = _definition_keys(path, qualname, language)
     if language == "go" and reader is not None:
         imported = golang.import_key(reader, path, qualname)
         if imported:
@@ -121,46 +301,101 @@ def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str)
 
 
 class Read:
-    """The uses read so far for one question, and the names they were read by."""
+    """The uses read so far for one question, and the names they were read by; apart, in
+    the same order, those binding a name (the re-exports :func:`follow_aliases` goes
+    through) and those of a class's base or a field's type (what a walk through types
+    goes through): each round of a walk would otherwise go through every use again."""
 
     def __init__(self) -> None:
         self.rows: dict[tuple[str, int, str, str, str, str], RefRow] = {}
+        self.binding: dict[tuple[str, int, str, str, str, str], tuple[RefRow, str]] = {}  # with its tip
+        self.typing: dict[tuple[str, int, str, str, str, str], RefRow] = {}
         self.names: set[str] = set()
+        # The typing uses by the last name of their target (:func:`tip`), in the order read.
+        self._typing_by_tip: dict[str, list[tuple[int, tuple[str, int, str, str, str, str]]]] = {}
+
+    def add(self, row: RefRow) -> None:
+        key = (row.path, row.line, row.name, row.target, row.kind, row.scope)
+        held = self.rows.get(key)
+        self.rows[key] = row
+        if row.kind in TYPING_KINDS:
+            if key not in self.typing:
+                self._typing_by_tip.setdefault(tip(row.target), []).append((len(self.typing), key))
+            self.typing[key] = row
+        if held is not None and held.binds != row.binds:
+            # Two uses of one name on a line, binding different names, share a key: the last
+            # read is kept, in the place of the first.
+            self.binding = {k: (r, tip(r.target)) for k, r in self.rows.items() if r.binds}
+        elif row.binds:
+            self.binding[key] = (row, tip(row.target))
+
+    def typing_of(self, meaning: Meaning) -> list[RefRow]:
+        """The typing uses ``meaning`` may mean (those whose target's last name is one of its
+        keys'), in the order read: :attr:`typing` but those it cannot mean."""
+        tips = meaning.tips()
+        if tips is None:
+            return list(self.typing.values())
+        found = sorted(k for t in tips for k in self._typing_by_tip.get(t, ()))
+        return [self.typing[key] for _, key in found]
+
+
+# The kinds of use naming a type a walk through types follows: a class's base, a field's type.
+TYPING_KINDS = frozenset({"base", "field"})
+
+
+def tip(key: str) -> str:
+    """The last name of a key or target (``c`` of ``a.b.c``, ``=c``, ``^b.c``): a target a
+    :class:`Meaning` means has the tip of one of its keys."""
+    return key.rpartition(".")[2].lstrip("=^")
 
 
 def aliased(reader: IndexReader, meaning: Meaning, read: Read | None = None) -> list[RefRow]:
     """The uses of ``meaning``'s names (those ``read`` holds are not read
     again), after adding the keys of every re-export among them (to a
     fixpoint, at most ``ALIAS_ROUNDS`` rounds)."""
+    return list(read_aliased(reader, meaning, read).rows.values())
+
+
+def read_aliased(reader: IndexReader, meaning: Meaning, read: Read | None = None) -> Read:
+    """:func:`aliased`, the uses left in ``read`` (a walk goes through some of them only)."""
     read = read or Read()
     for _ in range(ALIAS_ROUNDS + 1):
         wanted = sorted((meaning.names | {"*"}) - read.names)
         if wanted:
             read.names.update(wanted)
             for row in reader.refs_named(wanted):
-                read.rows[(row.path, row.line, row.name, row.target, row.kind, row.scope)] = row
-        if not follow_aliases(read.rows.values(), meaning) and not (meaning.names - read.names):
+                read.add(row)
+        if not follow_aliases(read.binding.values(), meaning) and not (meaning.names - read.names):
             break
-    return list(read.rows.values())
+    return read
 
 
-def follow_aliases(rows: Iterable[RefRow], meaning: Meaning) -> bool:
-    """Add the keys of every re-export of what ``meaning`` means; whether any was new."""
+def follow_aliases(rows: Iterable[tuple[RefRow, str]], meaning: Meaning) -> bool:
+    """Add the keys of every re-export of what ``meaning`` means (``rows``: the uses
+    binding a name, each with its target's :func:`tip`); whether any was new."""
     grew = False
-    stars: dict[str, set[str]] | None = None  # a module's key -> the names meant in it
-    for row in rows:
+    indexed = False  # the keys by module as they stand at the first export *, for all of them
+    tips = meaning.tips()  # (a re-export of another name is passed over without a look at its target)
+    for row, row_tip in rows:
         if not row.binds:
             continue
         if row.binds == "*":  # export * from / from x import *: every name of the module, re-exported
-            if stars is None:
-                stars = {}
-                for key in meaning.keys:
-                    module, _, name = key.rpartition(".")
-                    stars.setdefault(module, set()).add(name)
-            for name in stars.get(row.target, ()):
-                grew |= meaning.add(row.path, name, row.language)
-        elif meaning.means(row):
-            grew |= meaning.add(row.path, row.binds, row.language)
+            if not indexed:
+                meaning.index_modules()
+                indexed = True
+            added = False
+            for name in meaning.in_module(row.target):
+                added |= meaning.add(row.path, name, row.language)
+            if added:  # (none added: no key, longest key or =Q form of another tip)
+                grew = True
+                tips = meaning.tips()
+        elif (
+            (tips is None or row_tip in tips)
+            and meaning.means(row)
+            and meaning.add(row.path, row.binds, row.language)
+        ):
+            grew = True
+            tips = meaning.tips()
     return grew
 
 

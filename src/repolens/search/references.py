@@ -48,6 +48,7 @@ from repolens.search.ref_fixtures import Fixtures
 from repolens.search.ref_keys import (
     Class,
     Meaning,
+    Paths,
     Read,
     aliased,
     defined,
@@ -55,6 +56,7 @@ from repolens.search.ref_keys import (
     family,
     keys_of,
     qualname_key,
+    read_aliased,
     symbols_in,
 )
 from repolens.search.ref_members import (
@@ -239,6 +241,7 @@ def _through_class_aliases(
     frontier: dict[Class, set[str]] = {c: {start} for c in [*classes, *subclasses[:ALIASED_SUBCLASSES]]}
     seen = {(c, start) for c in frontier}
     budget = TYPES_READ
+    functions_of: dict[str, frozenset[str]] = {}  # a file's functions, by qualified name
     for round_ in range(FIELD_ROUNDS.get(method.language, 1)):
         below: dict[Class, set[str]] = {}
         types = list(frontier.items())[:FAN_OUT]
@@ -246,67 +249,81 @@ def _through_class_aliases(
             types = types[:budget]
             budget -= len(types)
         for cls, suffixes in types:
-            for owner, path in _of_type(reader, meaning, cls, suffixes, read):
-                if (owner, path) not in seen and len(seen) < PATHS:
-                    seen.add((owner, path))
-                    below.setdefault(owner, set()).add(path)
+            for owner, prefix in _of_type(reader, meaning, cls, suffixes, read, functions_of):
+                if len(seen) >= PATHS:  # (the keys are added all the same: the next round is bounded)
+                    continue
+                for suffix in suffixes:
+                    path = prefix + suffix
+                    if (owner, path) not in seen and len(seen) < PATHS:
+                        seen.add((owner, path))
+                        below.setdefault(owner, set()).add(path)
         frontier = below
         if not frontier:
             break
 
 
 def _of_type(
-    reader: IndexReader, meaning: Meaning, cls: Class, suffixes: set[str], read: Read
+    reader: IndexReader,
+    meaning: Meaning,
+    cls: Class,
+    suffixes: set[str],
+    read: Read,
+    functions_of: dict[str, frozenset[str]],
 ) -> list[tuple[Class, str]]:
     """Add ``K + suffix`` for every key ``K`` of a value of class ``cls`` and
     each of ``suffixes`` (the paths from such a value to the method): the
     class's own keys and re-exports, its fields' (``Context.req``) and
     functions' (``f`` returning it, through their re-exports). Returns the
-    types to follow next, each with the path from it to the method: those
+    types to follow next, each with the part of the path from it before
+    ``suffixes`` (each path is that part and one of ``suffixes``): those
     declaring such a field (a type's, not a function's parameter: no value
-    is of a function's type), and the subclasses of ``cls``."""
+    is of a function's type), and the subclasses of ``cls``. ``functions_of``:
+    the functions of each file met so far (filled as files are met)."""
     path, qualname, language = cls
     of_class = Meaning(reader=reader)
     of_class.add(path, qualname, language)
-    rows = aliased(reader, of_class, read)
+    rows = read_aliased(reader, of_class, read).typing_of(of_class)
     declared = _declared_fields(reader, path, qualname) if any(".*." in s for s in suffixes) else frozenset()
-    for suffix in suffixes:
-        meaning.extend((k + suffix for k in of_class.keys), declared)
-        meaning.full |= {k + suffix for k in of_class.full if "*" not in k + suffix}
+    paths = Paths(meaning, suffixes)
+    paths.extend(of_class.keys, declared)
+    paths.add_full(of_class.full, starred=False)
     returning = Meaning(reader=reader)  # functions re-exported elsewhere (from .sessions import session)
     passed: dict[str, Meaning] = {}  # the same, of functions taking a value of it (by the path to it)
     owners: list[tuple[Class, str]] = []
     for row in rows:  # a field of this class's type: obj.field.name, obj of the owning class
         if row.kind == "base" and row.scope and of_class.means(row):  # a subclass: its values are cls's
-            owners += [((row.path, row.scope, row.language), suffix) for suffix in suffixes]
+            owners.append(((row.path, row.scope, row.language), ""))
         if row.kind != "field" or not of_class.means(row):
             continue
         head, dot, rest = row.scope.partition(".")
         keys = keys_of(reader, row.path, row.scope, row.language)
-        longest = max(keys, key=len) if keys else ""
         declared = _declared_fields(reader, row.path, head) if "*" in row.scope else frozenset()
-        for suffix in suffixes:
-            meaning.extend((k + suffix for k in keys), declared)
-            if "*" not in row.scope:
-                meaning.full |= {longest + suffix} if longest else set()
-                meaning.same.add((row.path, same_file_key(row.scope) + suffix))
+        paths.extend(keys, declared)
+        if "*" not in row.scope:
+            if keys:
+                paths.add_full((max(keys, key=len),))
+            paths.add_same(row.path, same_file_key(row.scope))
         if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
             returning.add(row.path, row.scope, row.language)
         if not dot:
             continue
-        if not any(s.qualname == head and s.kind == "function" for s in symbols_in(reader, row.path)):
-            owners += [((row.path, head, row.language), f".{rest}{suffix}") for suffix in suffixes]
+        if row.path not in functions_of:
+            symbols = symbols_in(reader, row.path)
+            functions_of[row.path] = frozenset(s.qualname for s in symbols if s.kind == "function")
+        if head not in functions_of[row.path]:
+            owners.append(((row.path, head, row.language), f".{rest}"))
         elif row.language in _REEXPORTING and len(passed) < FAN_OUT:  # f.1.0: f's re-exports too
             passed.setdefault(rest, Meaning(reader=reader)).add(row.path, head, row.language)
+    paths.close()
     if returning.names:
         passed[""] = returning
     for rest, functions in passed.items():
         before, longest = set(functions.keys), set(functions.full)
-        aliased(reader, functions, read)
-        for suffix in suffixes:
-            via = f".{rest}{suffix}" if rest else suffix
-            meaning.extend(k + via for k in functions.keys - before)
-            meaning.full |= {k + via for k in functions.full - longest}  # the longest keys only
+        read_aliased(reader, functions, read)
+        via = Paths(meaning, [f".{rest}{suffix}" if rest else suffix for suffix in suffixes])
+        via.extend(functions.keys - before)
+        via.add_full(functions.full - longest)  # the longest keys only
+        via.close()
     return owners
 
 

@@ -34,12 +34,37 @@ def ref_names(refs: Iterable[Ref]) -> list[str]:
     return sorted({r.name for r in refs})
 
 
+# Blobs read by name, decompressed, by their bytes: a question reads the files using each of its
+# names one name at a time (a walk through types, dozens of names), mostly the same files, and the
+# next question many of them again. Keyed by the content (never stale); emptied when it holds
+# ``_TEXTS_HELD`` characters.
+_TEXTS: dict[bytes, str] = {}
+_TEXTS_HELD = 8_000_000
+_held = 0
+
+
+def _text_of(blob: bytes) -> str:
+    global _held
+    text = _TEXTS.get(blob)
+    if text is None:
+        text = zlib.decompress(blob).decode("utf-8", "surrogatepass")
+        if _held + len(text) > _TEXTS_HELD:
+            _TEXTS.clear()
+            _held = 0
+        _TEXTS[blob] = text
+        _held += len(text)
+    return text
+
+
 def unpack_refs(blob: bytes, path: str, language: str, names: frozenset[str] | None = None) -> list[RefRow]:
     """The references of one file's blob, those named one of ``names`` (None: all)."""
     if not blob:
         return []
-    text = zlib.decompress(blob).decode("utf-8", "surrogatepass")
-    lines: Iterable[str] = text.split("\n") if names is None else _lines_of(text, names)
+    lines: Iterable[str]
+    if names is None:  # (a whole file: an index's write, a file's refresh; not kept)
+        lines = zlib.decompress(blob).decode("utf-8", "surrogatepass").split("\n")
+    else:
+        lines = _lines_of(_text_of(blob), names)
     out = []
     for line in lines:
         name, number, kind, scope, target, binds = line.split("\t")
