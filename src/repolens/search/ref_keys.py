@@ -14,10 +14,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from repolens.chunking.refs import definition_keys, same_file_key, split_key
 from repolens.search import golang
 from repolens.store.base import IndexReader, RefRow, SymbolRow
+
+B = TypeVar("B", str, tuple[str, str])  # a key's base: a key, or a file and an =Q form
 
 # Rounds of re-exports followed (a package re-exporting a subpackage's re-export ...).
 ALIAS_ROUNDS = 4
@@ -49,22 +52,25 @@ class Meaning:
     # the names the type declares otherwise: not the mapped type's).
     wild: set[tuple[str, str, frozenset[str]]] = field(default_factory=set)
     # Keys made of a base and a path from it to the method (``K`` and ``.req.header``), held as
-    # path -> the sets of bases it follows, not spelled out: a walk through TypeScript's types
-    # pairs thousands of keys with thousands of paths (:class:`Paths`). The same of the longest
-    # keys, and of the ``=Q`` forms (their bases (file, ``=Q``)).
-    tails: dict[str, set[frozenset[str]]] = field(default_factory=dict)
-    full_tails: dict[str, set[frozenset[str]]] = field(default_factory=dict)
-    same_tails: dict[str, set[frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    # the pairs (:class:`Pairs`), not spelled out: a walk through TypeScript's types pairs
+    # thousands of keys with thousands of paths (:class:`Paths`). The same of the longest keys,
+    # and of the ``=Q`` forms (their bases (file, ``=Q``)).
+    tails: Pairs[str] = field(default_factory=lambda: Pairs[str]())
+    full_tails: Pairs[str] = field(default_factory=lambda: Pairs[str]())
+    same_tails: Pairs[tuple[str, str]] = field(default_factory=lambda: Pairs[tuple[str, str]]())
     constructs: bool = False  # a constructor: of its class's uses, only the calls are its own
     reader: IndexReader | None = None  # where a key only other files say is read (Go's module path)
     # The keys by module (``a.b`` -> ``c`` of ``a.b.c``) for ``export *``, and the keys they hold:
     # kept up to date as keys come (:func:`follow_aliases`), not rebuilt for every round.
     _modules: dict[str, set[str]] = field(default_factory=dict, repr=False)
     _indexed: set[str] = field(default_factory=set, repr=False)
-    _stems: dict[str, list[tuple[str, str]]] = field(default_factory=dict, repr=False)  # of tails' paths
+    # The paths of tails, by their part before their last dot (``.req`` of ``.req.header``).
+    _stems: dict[str, list[tuple[str, str]]] = field(default_factory=dict, repr=False)
+    _paths: set[str] = field(default_factory=set, repr=False)
     _wild_at: dict[tuple[str, str], list[frozenset[str]]] = field(default_factory=dict, repr=False)
     _wild_of: set[tuple[str, str, frozenset[str]]] | None = field(default=None, repr=False)
     _wild_count: int = field(default=0, repr=False)
+    _tips: tuple[tuple[int, int, int], set[str]] | None = field(default=None, repr=False)
 
     def add(self, path: str, qualname: str, language: str) -> bool:
         """Add the keys of ``qualname`` in ``path``; whether any was new."""
@@ -91,11 +97,8 @@ class Meaning:
         """Whether ``key`` is a base and a path of :attr:`tails` (tried from each of its dots)."""
         dot = key.find(".")
         while dot >= 0:
-            bases = self.tails.get(key[dot:])
-            if bases is not None:
-                base = key[:dot]
-                if any(base in b for b in bases):
-                    return True
+            if self.tails.holds(key[:dot], key[dot:]):
+                return True
             dot = key.find(".", dot + 1)
         return False
 
@@ -105,11 +108,8 @@ class Meaning:
             return True
         dot = key.find(".") if self.same_tails else -1
         while dot >= 0:
-            bases = self.same_tails.get(key[dot:])
-            if bases is not None:
-                base = (path, key[:dot])
-                if any(base in b for b in bases):
-                    return True
+            if self.same_tails.holds((path, key[:dot]), key[dot:]):
+                return True
             dot = key.find(".", dot + 1)
         return False
 
@@ -131,13 +131,10 @@ class Meaning:
         if not tails:
             return False
         dots = [i for i, c in enumerate(target) if c == "."]
-        for n, dot in enumerate(dots):
-            bases = tails.get(target[dot:])
-            if bases is not None:
-                for start in dots[:n]:  # the base between an earlier dot and this one
-                    base = target[start + 1 : dot]
-                    if any(base in b for b in bases):
-                        return True
+        for n, start in enumerate(dots):
+            for dot in dots[n + 1 :]:  # the base between this dot and a later one, the path from there
+                if tails.holds(target[start + 1 : dot], target[dot:]):
+                    return True
         return False
 
     def means(self, ref: RefRow) -> bool:
@@ -185,9 +182,15 @@ class Meaning:
         too many keys to be worth it)."""
         if self.wild or self.supers or self.tails or self.full_tails or self.same_tails:
             return None
-        if len(self.keys) + len(self.full) + len(self.same) > _TIPPED:
+        sizes = (len(self.keys), len(self.full), len(self.same))
+        if sum(sizes) > _TIPPED:
             return None
-        return {tip(k) for k in self.keys} | {tip(k) for k in self.full} | {tip(k) for _, k in self.same}
+        if (
+            self._tips is None or self._tips[0] != sizes
+        ):  # (the sets only grow: the same sizes, the same sets)
+            found = {tip(k) for k in self.keys} | {tip(k) for k in self.full} | {tip(k) for _, k in self.same}
+            self._tips = (sizes, found)
+        return self._tips[1]
 
     def in_module(self, module: str) -> set[str]:
         """The names ``n`` of every key ``module.n`` (the keys as :meth:`index_modules` last
@@ -199,7 +202,7 @@ class Meaning:
         while dot >= 0:
             base = module[:dot]
             for path, name in self._stems.get(module[dot:], ()):
-                if any(base in b for b in self.tails[path]):
+                if self.tails.holds(base, path):
                     names.add(name)
             dot = module.rfind(".", 0, dot)
         return names
@@ -210,6 +213,33 @@ class Meaning:
             module, _, name = key.rpartition(".")
             self._modules.setdefault(module, set()).add(name)
         self._indexed |= self.keys
+
+
+class Pairs(Generic[B]):
+    """Pairs (base, path) held as products: each set of bases added with a set of paths, every
+    base with every path, is indexed by its smaller side and looked up from both."""
+
+    def __init__(self) -> None:
+        self.by_base: dict[B, list[frozenset[str]]] = {}
+        self.by_path: dict[str, list[frozenset[B]]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.by_base or self.by_path)
+
+    def add(self, bases: frozenset[B], paths: frozenset[str]) -> None:
+        if len(bases) <= len(paths):
+            for base in bases:
+                self.by_base.setdefault(base, []).append(paths)
+        else:
+            for path in paths:
+                self.by_path.setdefault(path, []).append(bases)
+
+    def holds(self, base: B, path: str) -> bool:
+        held = self.by_base.get(base)
+        if held is not None and any(path in paths for paths in held):
+            return True
+        bases = self.by_path.get(path)
+        return bases is not None and any(base in b for b in bases)
 
 
 class Paths:
@@ -254,21 +284,19 @@ class Paths:
         self.meaning.same.update((path, key + p) for p in self.other)
 
     def close(self) -> None:
-        """Add the pairs held (each path's bases once, as one set)."""
+        """Add the pairs held (the paths once, as one set, for each base)."""
         m = self.meaning
-        keys, full, same = frozenset(self.keys), frozenset(self.full), frozenset(self.same)
-        for p in self.plain:
-            if keys:
-                held = m.tails.get(p)
-                if held is None:
-                    held = m.tails[p] = set()
-                    stem, _, name = p.rpartition(".")
-                    m._stems.setdefault(stem, []).append((p, name))
-                held.add(keys)
-            if full:
-                m.full_tails.setdefault(p, set()).add(full)
-            if same:
-                m.same_tails.setdefault(p, set()).add(same)
+        paths = frozenset(self.plain)
+        if not paths:
+            return
+        m.tails.add(frozenset(self.keys), paths)
+        m.full_tails.add(frozenset(self.full), paths)
+        m.same_tails.add(frozenset(self.same), paths)
+        if self.keys:
+            for path in paths - m._paths:
+                stem, _, name = path.rpartition(".")
+                m._stems.setdefault(stem, []).append((path, name))
+            m._paths |= paths
 
 
 # The keys, longest keys and =Q forms a Meaning's tips are worked out for at most (those of a
