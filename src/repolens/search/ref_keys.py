@@ -12,6 +12,7 @@ while the index's content stays (:func:`symbols_in`).
 from __future__ import annotations
 
 import functools
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -38,6 +39,33 @@ def family(language: str) -> frozenset[str]:
     return next((f for f in _FAMILIES if language in f), frozenset({language}))
 
 
+class Pairs(Generic[B]):
+    """Pairs (base, path) held as products: each set of bases added with a set of paths, every
+    base with every path, is indexed by its smaller side and looked up from both."""
+
+    def __init__(self) -> None:
+        self.by_base: dict[B, list[frozenset[str]]] = {}
+        self.by_path: dict[str, list[frozenset[B]]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.by_base or self.by_path)
+
+    def add(self, bases: frozenset[B], paths: frozenset[str]) -> None:
+        if len(bases) <= len(paths):
+            for base in bases:
+                self.by_base.setdefault(base, []).append(paths)
+        else:
+            for path in paths:
+                self.by_path.setdefault(path, []).append(bases)
+
+    def holds(self, base: B, path: str) -> bool:
+        held = self.by_base.get(base)
+        if held is not None and any(path in paths for paths in held):
+            return True
+        bases = self.by_path.get(path)
+        return bases is not None and any(base in b for b in bases)
+
+
 @dataclass
 class Meaning:
     """What means one definition: keys from other files, ``=Q`` forms by file,
@@ -55,9 +83,9 @@ class Meaning:
     # the pairs (:class:`Pairs`), not spelled out: a walk through TypeScript's types pairs
     # thousands of keys with thousands of paths (:class:`Paths`). The same of the longest keys,
     # and of the ``=Q`` forms (their bases (file, ``=Q``)).
-    tails: Pairs[str] = field(default_factory=lambda: Pairs[str]())
-    full_tails: Pairs[str] = field(default_factory=lambda: Pairs[str]())
-    same_tails: Pairs[tuple[str, str]] = field(default_factory=lambda: Pairs[tuple[str, str]]())
+    tails: Pairs[str] = field(default_factory=Pairs)
+    full_tails: Pairs[str] = field(default_factory=Pairs)
+    same_tails: Pairs[tuple[str, str]] = field(default_factory=Pairs)
     constructs: bool = False  # a constructor: of its class's uses, only the calls are its own
     reader: IndexReader | None = None  # where a key only other files say is read (Go's module path)
     # The keys by module (``a.b`` -> ``c`` of ``a.b.c``) for ``export *``, and the keys they hold:
@@ -207,39 +235,16 @@ class Meaning:
             dot = module.rfind(".", 0, dot)
         return names
 
+    def modules(self) -> Iterable[str]:
+        """The modules :meth:`in_module` finds a name of, but through :attr:`tails`."""
+        return self._modules.keys()
+
     def index_modules(self) -> None:
         """Bring the keys by module up to date with :attr:`keys` (only the keys new since)."""
         for key in self.keys - self._indexed:
             module, _, name = key.rpartition(".")
             self._modules.setdefault(module, set()).add(name)
         self._indexed |= self.keys
-
-
-class Pairs(Generic[B]):
-    """Pairs (base, path) held as products: each set of bases added with a set of paths, every
-    base with every path, is indexed by its smaller side and looked up from both."""
-
-    def __init__(self) -> None:
-        self.by_base: dict[B, list[frozenset[str]]] = {}
-        self.by_path: dict[str, list[frozenset[B]]] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self.by_base or self.by_path)
-
-    def add(self, bases: frozenset[B], paths: frozenset[str]) -> None:
-        if len(bases) <= len(paths):
-            for base in bases:
-                self.by_base.setdefault(base, []).append(paths)
-        else:
-            for path in paths:
-                self.by_path.setdefault(path, []).append(bases)
-
-    def holds(self, base: B, path: str) -> bool:
-        held = self.by_base.get(base)
-        if held is not None and any(path in paths for paths in held):
-            return True
-        bases = self.by_path.get(path)
-        return bases is not None and any(base in b for b in bases)
 
 
 class Paths:
@@ -329,18 +334,21 @@ def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str)
 
 
 class Read:
-    """The uses read so far for one question, and the names they were read by; apart, in
-    the same order, those binding a name (the re-exports :func:`follow_aliases` goes
-    through) and those of a class's base or a field's type (what a walk through types
-    goes through): each round of a walk would otherwise go through every use again."""
+    """The uses read so far for one question, and the names they were read by; apart, by
+    their place among them, those binding a name (the re-exports :func:`follow_aliases`
+    goes through) and those of a class's base or a field's type (what a walk through types
+    goes through), each by the last name of its target (:func:`tip`): each round of a walk
+    would otherwise go through every use again."""
 
     def __init__(self) -> None:
         self.rows: dict[tuple[str, int, str, str, str, str], RefRow] = {}
-        self.binding: dict[tuple[str, int, str, str, str, str], tuple[RefRow, str]] = {}  # with its tip
-        self.typing: dict[tuple[str, int, str, str, str, str], RefRow] = {}
         self.names: set[str] = set()
-        # The typing uses by the last name of their target (:func:`tip`), in the order read.
+        self.typing: dict[tuple[str, int, str, str, str, str], RefRow] = {}
         self._typing_by_tip: dict[str, list[tuple[int, tuple[str, int, str, str, str, str]]]] = {}
+        self.binding: dict[int, tuple[RefRow, str]] = {}  # by place among rows, with its tip
+        self._binding_at: dict[tuple[str, int, str, str, str, str], int] = {}
+        self._binding_by_tip: dict[str, list[int]] = {}
+        self._stars: dict[str, list[int]] = {}  # export * (every name of a module), by module
 
     def add(self, row: RefRow) -> None:
         key = (row.path, row.line, row.name, row.target, row.kind, row.scope)
@@ -353,9 +361,38 @@ class Read:
         if held is not None and held.binds != row.binds:
             # Two uses of one name on a line, binding different names, share a key: the last
             # read is kept, in the place of the first.
-            self.binding = {k: (r, tip(r.target)) for k, r in self.rows.items() if r.binds}
+            self._index_binding()
+        elif held is not None and row.binds:
+            self.binding[self._binding_at[key]] = (row, tip(row.target))
         elif row.binds:
-            self.binding[key] = (row, tip(row.target))
+            self._add_binding(len(self.rows) - 1, key, row)
+
+    def _add_binding(self, place: int, key: tuple[str, int, str, str, str, str], row: RefRow) -> None:
+        row_tip = tip(row.target)
+        self.binding[place] = (row, row_tip)
+        self._binding_at[key] = place
+        self._binding_by_tip.setdefault(row_tip, []).append(place)
+        if row.binds == "*":
+            self._stars.setdefault(row.target, []).append(place)
+
+    def _index_binding(self) -> None:
+        self.binding, self._binding_at, self._binding_by_tip, self._stars = {}, {}, {}, {}
+        for place, (key, row) in enumerate(self.rows.items()):
+            if row.binds:
+                self._add_binding(place, key, row)
+
+    def binding_places(self, tips: set[str] | None, after: int = -1) -> list[int]:
+        """The places after ``after`` of the uses binding a name whose target's tip is one of
+        ``tips`` (None: every one), in order."""
+        if tips is None:
+            return [p for p in self.binding if p > after]
+        return sorted(p for t in tips for p in self._binding_by_tip.get(t, ()) if p > after)
+
+    def star_places(self, modules: Iterable[str] | None = None, after: int = -1) -> list[int]:
+        """The places after ``after`` of the ``export *`` of one of ``modules`` (None: of any)."""
+        if modules is None:
+            return sorted(p for places in self._stars.values() for p in places if p > after)
+        return sorted(p for m in modules for p in self._stars.get(m, ()) if p > after)
 
     def typing_of(self, meaning: Meaning) -> list[RefRow]:
         """The typing uses ``meaning`` may mean (those whose target's last name is one of its
@@ -393,37 +430,54 @@ def read_aliased(reader: IndexReader, meaning: Meaning, read: Read | None = None
             read.names.update(wanted)
             for row in reader.refs_named(wanted):
                 read.add(row)
-        if not follow_aliases(read.binding.values(), meaning) and not (meaning.names - read.names):
+        if not follow_aliases(read, meaning) and not (meaning.names - read.names):
             break
     return read
 
 
-def follow_aliases(rows: Iterable[tuple[RefRow, str]], meaning: Meaning) -> bool:
-    """Add the keys of every re-export of what ``meaning`` means (``rows``: the uses
-    binding a name, each with its target's :func:`tip`); whether any was new."""
+def follow_aliases(read: Read, meaning: Meaning) -> bool:
+    """Add the keys of every re-export of what ``meaning`` means among ``read``'s uses, in
+    the order read; whether any was new. Only the re-exports that may mean it are gone
+    through: those whose target's :func:`tip` is one of ``meaning``'s (those of a tip it
+    takes on the way, after the place it took it), and the ``export *`` of a module one of
+    its keys is in (as they stand at the first ``export *``)."""
     grew = False
-    indexed = False  # the keys by module as they stand at the first export *, for all of them
-    tips = meaning.tips()  # (a re-export of another name is passed over without a look at its target)
-    for row, row_tip in rows:
-        if not row.binds:
+    tips = meaning.tips()
+    places = read.binding_places(tips)
+    places += read.star_places()[:1]  # where the keys by module are taken
+    heapq.heapify(places)
+    indexed = False
+    done: set[int] = set()
+    while places:
+        place = heapq.heappop(places)
+        if place in done:
             continue
+        done.add(place)
+        row, row_tip = read.binding[place]
         if row.binds == "*":  # export * from / from x import *: every name of the module, re-exported
             if not indexed:
                 meaning.index_modules()
                 indexed = True
+                modules = None if meaning.tails else meaning.modules()
+                for later in read.star_places(modules, place):
+                    heapq.heappush(places, later)
             added = False
             for name in meaning.in_module(row.target):
                 added |= meaning.add(row.path, name, row.language)
-            if added:  # (none added: no key, longest key or =Q form of another tip)
-                grew = True
-                tips = meaning.tips()
-        elif (
-            (tips is None or row_tip in tips)
-            and meaning.means(row)
-            and meaning.add(row.path, row.binds, row.language)
-        ):
-            grew = True
-            tips = meaning.tips()
+        else:
+            added = (
+                (tips is None or row_tip in tips)
+                and meaning.means(row)
+                and meaning.add(row.path, row.binds, row.language)
+            )
+        if not added:  # (none added: no key, longest key or =Q form of another tip)
+            continue
+        grew = True
+        now = meaning.tips()
+        if tips is not None and now is not tips:
+            for later in read.binding_places(None if now is None else now - tips, place):
+                heapq.heappush(places, later)
+        tips = now
     return grew
 
 
