@@ -34,26 +34,65 @@ def ref_names(refs: Iterable[Ref]) -> list[str]:
     return sorted({r.name for r in refs})
 
 
-# Blobs read by name, decompressed, by their bytes: a question reads the files using each of its
-# names one name at a time (a walk through types, dozens of names), mostly the same files, and the
-# next question many of them again. Keyed by the content (never stale); emptied when it holds
-# ``_TEXTS_HELD`` characters.
-_TEXTS: dict[bytes, str] = {}
-_TEXTS_HELD = 8_000_000
+# Blobs read by name, by their bytes, path and language: a question reads the files using each of
+# its names one name at a time (a walk through types, dozens of names), mostly the same files, and
+# the next question many of them again. A blob read once is kept decompressed; read again, as its
+# rows by name. Keyed by the content (never stale); all let go when they would pass ``_HELD``
+# bytes, about (a character of text counted as one, of rows as ``_ROWS_WEIGH``: vitest's 3.1
+# million characters of rows take 22 MB as rows).
+_BLOBS: dict[tuple[bytes, str, str], _Blob] = {}
+_HELD = 32_000_000
+_ROWS_WEIGH = 7
 _held = 0
 
 
-def _text_of(blob: bytes) -> str:
+class _Blob:
+    """A blob's text, how often it was read, and once read twice its rows by name, each
+    with its line number and its place in the text (False: a line not a row's)."""
+
+    __slots__ = ("rows", "text", "uses")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.uses = 0
+        self.rows: dict[str, list[tuple[int, int, RefRow]]] | bool | None = None
+
+
+def _blob(blob: bytes, path: str, language: str) -> _Blob:
+    """The blob as held (decompressed and held now if it was not), its reads counted."""
+    key = (blob, path, language)
+    held = _BLOBS.get(key)
+    if held is None:
+        held = _Blob(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
+        _hold(len(held.text))
+        _BLOBS[key] = held
+    held.uses += 1
+    return held
+
+
+def _hold(size: int) -> None:
+    """Count ``size`` more bytes held, all of them let go first when that would pass ``_HELD``."""
     global _held
-    text = _TEXTS.get(blob)
-    if text is None:
-        text = zlib.decompress(blob).decode("utf-8", "surrogatepass")
-        if _held + len(text) > _TEXTS_HELD:
-            _TEXTS.clear()
-            _held = 0
-        _TEXTS[blob] = text
-        _held += len(text)
-    return text
+    if _held + size > _HELD:
+        _BLOBS.clear()
+        _held = 0
+    _held += size
+
+
+def _rows_by_name(text: str, path: str, language: str) -> dict[str, list[tuple[int, int, RefRow]]] | bool:
+    """Every row of ``text`` by name (False when a line is not a row: it is read as before)."""
+    out: dict[str, list[tuple[int, int, RefRow]]] = {}
+    for place, line in enumerate(text.split("\n")):
+        fields = line.split("\t")
+        if len(fields) != 6:
+            return False
+        name, number, kind, scope, target, binds = fields
+        try:
+            row = RefRow(path, language, name, int(number), kind, scope, target, binds)
+        except ValueError:
+            return False
+        out.setdefault(name, []).append((row.line, place, row))
+    return out
 
 
 def unpack_refs(blob: bytes, path: str, language: str, names: frozenset[str] | None = None) -> list[RefRow]:
@@ -64,12 +103,30 @@ def unpack_refs(blob: bytes, path: str, language: str, names: frozenset[str] | N
     if names is None:  # (a whole file: an index's write, a file's refresh; not kept)
         lines = zlib.decompress(blob).decode("utf-8", "surrogatepass").split("\n")
     else:
-        lines = _lines_of(_text_of(blob), names)
+        held = _blob(blob, path, language)
+        if held.uses > 1 and held.rows is None:
+            held.rows = _rows_by_name(held.text, path, language)
+            _hold(len(held.text) * _ROWS_WEIGH)
+            _BLOBS[(blob, path, language)] = held  # (again, were they all let go)
+        if isinstance(held.rows, dict):
+            return _named(held.rows, names)
+        lines = _lines_of(held.text, names)
     out = []
     for line in lines:
         name, number, kind, scope, target, binds = line.split("\t")
         out.append(RefRow(path, language, name, int(number), kind, scope, target, binds))
     return out
+
+
+def _named(rows: dict[str, list[tuple[int, int, RefRow]]], names: frozenset[str]) -> list[RefRow]:
+    """The rows named one of ``names``, in :func:`_lines_of`'s order: by line, and on one line
+    in the text's order (more than 3 names) or by name as ``names`` goes, then the text's."""
+    found = [entry for name in names for entry in rows.get(name, ())]
+    if len(names) > 3:
+        found.sort(key=lambda entry: (entry[0], entry[1]))
+    else:
+        found.sort(key=lambda entry: entry[0])
+    return [entry[2] for entry in found]
 
 
 def _lines_of(text: str, names: frozenset[str]) -> list[str]:
