@@ -7,6 +7,13 @@ path), a :class:`Meaning` (the keys, ``=Q`` forms and ``super()`` forms
 that mean one definition), the uses of its names read in bulk with the keys
 of its re-exports followed (:func:`aliased`), and a file's definitions, kept
 while the index's content stays (:func:`symbols_in`).
+
+A walk through TypeScript's types (:func:`repolens.search.references._of_type`)
+pairs every key of a type with every path from it to the method, six types
+deep: those keys are held as pairs of sets (:class:`Pairs`, :class:`Paths`),
+never spelled out, and the uses read for a question (:class:`Read`) are kept
+by the last name of their target (:func:`tip`), so that a type's round goes
+through the few that may mean it, not every use read so far.
 """
 
 from __future__ import annotations
@@ -69,7 +76,9 @@ class Pairs(Generic[B]):
 @dataclass
 class Meaning:
     """What means one definition: keys from other files, ``=Q`` forms by file,
-    and ``^C`` (``super()`` in class ``C``) forms by file."""
+    and ``^C`` (``super()`` in class ``C``) forms by file. Its sets only grow: what
+    it keeps worked out of them (its tips, its keys by module, its patterns by
+    their ends) is brought up to date as they grow."""
 
     keys: set[str] = field(default_factory=set)
     full: set[str] = field(default_factory=set)  # the longest keys: an import may spell more before them

@@ -36,18 +36,23 @@ def ref_names(refs: Iterable[Ref]) -> list[str]:
 
 # Blobs read by name, by their bytes, path and language: a question reads the files using each of
 # its names one name at a time (a walk through types, dozens of names), mostly the same files, and
-# the next question many of them again. A blob read once is kept decompressed; read again, as its
+# the next question many of them again. A blob read once is kept decompressed; read often, as its
 # rows by name. Keyed by the content (never stale); all let go when they would pass ``_HELD``
 # bytes, about (a character of text counted as one, of rows as ``_ROWS_WEIGH``: vitest's 3.1
 # million characters of rows take 22 MB as rows).
 _BLOBS: dict[tuple[bytes, str, str], _Blob] = {}
 _HELD = 32_000_000
 _ROWS_WEIGH = 7
+# Reads of a blob after which it is kept as its rows: a name's lines are found at C's speed in
+# the text, where the rows are made at Python's (each line split, ~15 times slower): they pay
+# when many names are read from one file (a walk through a package's types), not one or two
+# from a large module (Python's, read once a question).
+_ROWS_AFTER = 16
 _held = 0
 
 
 class _Blob:
-    """A blob's text, how often it was read, and once read twice its rows by name, each
+    """A blob's text, how often it was read, and once read often its rows by name, each
     with its line number and its place in the text (False: a line not a row's)."""
 
     __slots__ = ("rows", "text", "uses")
@@ -104,7 +109,7 @@ def unpack_refs(blob: bytes, path: str, language: str, names: frozenset[str] | N
         lines = zlib.decompress(blob).decode("utf-8", "surrogatepass").split("\n")
     else:
         held = _blob(blob, path, language)
-        if held.uses > 1 and held.rows is None:
+        if held.uses > _ROWS_AFTER and held.rows is None:
             held.rows = _rows_by_name(held.text, path, language)
             _hold(len(held.text) * _ROWS_WEIGH)
             _BLOBS[(blob, path, language)] = held  # (again, were they all let go)
