@@ -750,6 +750,19 @@ def test_an_edited_file_has_its_references_refreshed(repo: Path, write_tree):
     assert "outer" not in service.find_references("py/app/main.py:6", repo).text
 
 
+def test_a_question_asked_again_and_again_answers_the_same_until_its_files_change(repo: Path, write_tree):
+    """The files a question reads are kept as read (decompressed, then after many reads as
+    their uses by name): asked many times, each answer is the first, until a file changes."""
+    questions = ["helper", "Base.step", "ts/src/math.ts:1", "Counter.step", "go/calc/calc.go:3", "go2"]
+    first = {q: service.find_references(q, repo).text for q in questions}
+    for _ in range(20):
+        assert {q: service.find_references(q, repo).text for q in questions} == first
+    write_tree(repo, {"py/app/main.py": FILES["py/app/main.py"].replace("return go()", "return go2()")})
+    build_index(repo)
+    assert "outer 24: return go2()" in service.find_references("go2", repo).text
+    assert "outer 24: return go2()" not in first["go2"]
+
+
 def test_a_reply_keeps_to_its_budget_and_names_what_did_not_fit(repo: Path):
     text = service.find_references("helper", repo, max_chars=200).text
     assert len(text) <= 200
