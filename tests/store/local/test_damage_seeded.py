@@ -175,3 +175,21 @@ def test_every_damaged_index_is_said_in_one_line_and_repaired(
     assert sum(damaged.values()) == SEEDS >= 200
     assert set(damaged) == {*map(str, files), "every file"}  # every file was damaged alone
     assert lines["IndexCorruptError"] > SEEDS // 2  # most damage is found, and said
+
+
+def test_a_read_left_mid_way_goes_quietly_after_its_database(tmp_path: Path):
+    """A read that stops mid-way (a damaged value, a caller that has enough)
+    leaves its rows' generator open; gone after the database is closed, it
+    closed its cursor too, which raised, and Python printed "Exception
+    ignored in: <generator object rows_in>" with a traceback on stderr."""
+    import sqlite3
+
+    from repolens.store.local.sqlite import rows_in
+
+    db = sqlite3.connect(tmp_path / "t.db")
+    db.execute("CREATE TABLE t (k INTEGER)")
+    db.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(10)])
+    rows = rows_in(db, "SELECT k FROM t WHERE k IN ({marks})", range(10))
+    assert next(rows) == (0,)
+    db.close()
+    rows.close()  # what the garbage collector does, where an error is printed

@@ -216,7 +216,11 @@ def rows_in(db: sqlite3.Connection, sql: str, keys: Iterable[object]) -> Iterato
     wanted = list(dict.fromkeys(keys))
     for i in range(0, len(wanted), 500):
         part = wanted[i : i + 500]
-        yield from db.execute(sql.format(marks=",".join("?" * len(part))), part)
+        # Not ``yield from``: a read left mid-way (a damaged value, a caller
+        # with enough) would close its cursor when the generator goes, which
+        # raises once the database is closed (printed as an ignored exception).
+        for row in db.execute(sql.format(marks=",".join("?" * len(part))), part):  # noqa: UP028
+            yield row
 
 
 def all_paths(db: sqlite3.Connection) -> list[str]:
