@@ -14,8 +14,9 @@ import pytest
 
 from conftest import lexical_segments
 from repolens import service
-from repolens.index.build import BATCH_FILES, LEXICAL_PIECES, build_index
+from repolens.index.build import BATCH_FILES, build_index
 from repolens.store import open_store
+from repolens.store.base import LEXICAL_PIECES
 from repolens.store.handles import readers
 from repolens.store.local.generation import DB_NAME, LEXICAL_BEHIND, LEXICAL_DIR
 from repolens.store.local.lexical import LexicalIndex

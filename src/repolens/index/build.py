@@ -53,7 +53,7 @@ from repolens.index.space import full_disk_said
 from repolens.models.embed_config import load_embed_config
 from repolens.settings import CHUNKING_SETTINGS, Settings, chunking_settings, load_settings
 from repolens.store import open_store
-from repolens.store.base import FileRecord, IndexWriter, SkippedFile, Store
+from repolens.store.base import LEXICAL_PIECES, FileRecord, IndexWriter, SkippedFile, Store
 from repolens.store.identity import GIT_ROOT_KEY, check_identity, holds, identity_of, recorded_identity
 from repolens.store.versions import format_versions
 
@@ -66,10 +66,6 @@ if TYPE_CHECKING:
 # enough that an interrupted run loses little.
 BATCH_FILES = 500
 BATCH_BYTES = 8 << 20
-# A build makes its lexical index searchable in about this many pieces (the
-# batches between wait: IndexWriter.commit), as many as the local store's
-# refresh keeps segments of (repolens.store.local.segments.PIECES).
-LEXICAL_PIECES = 5
 
 
 def index_identity(settings: Settings) -> dict[str, str]:
@@ -511,7 +507,7 @@ class _Batch:
 
     The lexical index's documents wait until the batches since its last
     commit make a piece: ``lexical_bytes`` of the discovered files gone
-    through, indexed or skipped (a build's share, see ``LEXICAL_PIECES``),
+    through, indexed or skipped (a build's share, see ``repolens.store.base.LEXICAL_PIECES``),
     and no less than a batch, so that a small build still commits once. The
     last batch commits them all."""
 

@@ -105,6 +105,12 @@ if TYPE_CHECKING:
 else:
     Protocol = object  # the protocols are for type checkers: nothing subclasses or checks them at run time
 
+# A lexical half is laid out in about this many pieces: a build makes it
+# searchable piece by piece (IndexWriter.commit's ``lexical``), and the local
+# store's refresh rewrites a segment in pieces of this fraction of the index
+# (repolens.store.local.segments), so a build ends as a refresh keeps it.
+LEXICAL_PIECES = 5
+
 # The lexical document of a chunk: field name -> space-separated tokens (or
 # raw values); see repolens.store.document.document_fields.
 LexicalFields = Mapping[str, "str | list[str]"]

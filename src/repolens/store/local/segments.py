@@ -36,12 +36,13 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from repolens.store.base import LEXICAL_PIECES
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 PREVIOUS = "previous"
-PIECES = 5  # a rewrite is cut into pieces of about this fraction of the index
 MIN_PIECE = 64  # documents; smaller pieces would cost more commits than they save
 MAX_SEGMENTS = 7  # one fewer than tantivy merges at once
 # keep_previous tries again when a merge ends while it links (rare)
@@ -88,7 +89,7 @@ def rewrite_plan(
     """
     sizes = Counter(seg for seg, _ in live)
     chosen = set(hit) & set(sizes)
-    piece = max(MIN_PIECE, -(-len(live) // PIECES)) if layout else max(len(live), 1)
+    piece = max(MIN_PIECE, -(-len(live) // LEXICAL_PIECES)) if layout else max(len(live), 1)
 
     def segments_after() -> int:
         pieces = -(-sum(sizes[seg] for seg in chosen) // piece)

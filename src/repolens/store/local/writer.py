@@ -186,20 +186,17 @@ class LocalWriter(Generation):
         return written + len(cids)
 
     def _catch_up(self) -> int:
-        """Add the stored chunks tantivy's committed documents lack (and drop
-        those it holds that are not stored: none, as only added documents
-        wait), then say that nothing waits."""
+        """Add the stored chunks tantivy's committed documents lack (only
+        added documents wait: tantivy holds none that is not stored), then
+        say that nothing waits."""
         held = self.lex.committed_cids()
-        stored = {cid for (cid,) in self.db.execute("SELECT cid FROM chunks")}
-        missing, extra = sorted(stored - held), held - stored
+        missing = sorted(cid for (cid,) in self.db.execute("SELECT cid FROM chunks") if cid not in held)
         self.begin()
-        if extra:
-            self.lex.delete(extra)
         for start in range(0, len(missing), _CATCH_UP_SLICE):
             self.lex.add_fields(self._fields_of(missing[start : start + _CATCH_UP_SLICE]))
         sq.write_meta(self.db, {LEXICAL_BEHIND: "0"})
         self.commit()
-        return len(missing) + len(extra)
+        return len(missing)
 
     def verify(self) -> None:
         """Read every page of the database (``PRAGMA quick_check``, ~3 ms a
