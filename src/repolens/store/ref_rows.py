@@ -69,7 +69,7 @@ def _blob(blob: bytes, path: str, language: str) -> _Blob:
     held = _BLOBS.get(key)
     if held is None:
         held = _Blob(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
-        _hold(len(held.text))
+        _hold(len(held.text) + len(blob))  # (the key holds the compressed blob too)
         _BLOBS[key] = held
     held.uses += 1
     return held
