@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from repolens.chunking import Chunk
 from repolens.record import Record
+from repolens.search.shares import Shares
 from repolens.store.base import normalize_symbol
 
 TYPE_CHECKING = False
@@ -225,8 +226,8 @@ def pinpoint_columns(
             code[t.token] = code.get(t.token, 0.0) + t.weight
     code = {tok: weights[tok] for tok in code}
     subject = {tok: w for tok, w in weights.items() if tok in query.subject}
-    share = _Shares(weights)
-    code_share, subject_share = _Shares(code), _Shares(subject)
+    share = Shares(weights)
+    code_share, subject_share = Shares(code), Shares(subject)
     tokens = list(weights)
     n = len(chunks)
     out: dict[str, list[float]] = {}
@@ -267,38 +268,6 @@ def pinpoint_columns(
             out["file_place"][i] = math.log1p(ordered.index(tuned[i]) + 1)  # a competition rank: ties share
             out["file_terms_gap"][i] = best_terms - chunk_terms[i]
     return out
-
-
-class _Shares:
-    """The share of a question's term weight that a set of its terms holds
-    (exactly rounded, :func:`math.fsum`: the same bits whatever order the set
-    lists them in), each distinct set once."""
-
-    def __init__(self, weights: Mapping[str, float]) -> None:
-        self.weights, self.total = weights, math.fsum(weights.values())
-        self._known: dict[frozenset[str], float] = {}
-
-    def __call__(self, found: frozenset[str] | set[str]) -> float:
-        key = frozenset(found)
-        value = self._known.get(key)
-        if value is None:
-            held = [self.weights[t] for t in key if t in self.weights]
-            value = self._known[key] = math.fsum(held) / self.total if self.total else 0.0
-        return value
-
-    def each(self, sets: Iterable[frozenset[str]]) -> list[float]:
-        """The share of each of ``sets`` (frozensets), as :meth:`__call__`
-        gives it, without a call for each: a search asks ~600, half of them
-        new."""
-        known, weights, total = self._known, self.weights, self.total
-        out = []
-        for found in sets:
-            value = known.get(found)
-            if value is None:
-                held = [weights[t] for t in found if t in weights]
-                value = known[found] = math.fsum(held) / total if total else 0.0
-            out.append(value)
-        return out
 
 
 # What a definition of a name is written after, in the languages indexed.

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from repolens.search.shares import Shares
+
 RELATED_FILE = "related.tsv"
 
 
@@ -94,22 +96,14 @@ def related_columns(
         in_text = (
             find(texts, words) if find else [frozenset(w for w in words if w in t.lower()) for t in texts]
         )
-    # the related words each text holds, met as sets (the smaller side walked, in C); summed
-    # by math.fsum, exactly rounded: the same bits in any order, each distinct set once
+    # the related words each text holds, met as sets (the smaller side walked, in C)
     held = [frozenset(related.keys() & found) for found in in_text]
-    known: dict[frozenset[str], float] = {}
-
-    def share(found: frozenset[str]) -> float:
-        value = known.get(found)
-        if value is None:
-            value = known[found] = math.fsum(related[w] for w in found) / total
-        return value
-
     per_file: dict[str, set[str]] = {}
     for path, found in zip(paths, held, strict=True):
         per_file.setdefault(path, set()).update(found)
-    file_share = {path: share(frozenset(found)) for path, found in per_file.items()}
+    share = Shares(related)
+    file_share = dict(zip(per_file, share.each(frozenset(f) for f in per_file.values()), strict=True))
     return {
-        "related_terms": [share(found) for found in held],
+        "related_terms": share.each(held),
         "file_related_terms": [file_share[path] for path in paths],
     }
