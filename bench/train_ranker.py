@@ -59,7 +59,16 @@ from bench.common.devsets import (
 )
 from bench.common.graph_probe import GRAPH_FEATURES, graph_columns
 from bench.common.paths import REPO_ROOT, data_default
-from bench.common.ranker_data import Data, combine, metrics, render, slices, source_pairs, tuned_scores
+from bench.common.ranker_data import (
+    DIVERSITY,
+    Data,
+    combine,
+    metrics,
+    render,
+    slices,
+    source_pairs,
+    tuned_scores,
+)
 from repolens.search.features import FEATURES
 from repolens.search.learned import FOREST_MODULE, forest_source
 from repolens.search.legs import dense_leg
@@ -413,8 +422,13 @@ def compare(args: argparse.Namespace) -> None:
         systems["shipped"] = lambda g, sl: np.asarray(shipped.score_rows(full.rows[sl][:, columns].tolist()))
     for name, by_group in scores.items():
         systems[name] = lambda g, sl, by_group=by_group: by_group[index[id(g)]]
+    spreads = [float(d) for d in args.diversity.split(",")] if args.diversity else [DIVERSITY]
     report = {
-        slice_name: {system: metrics(full, groups, of) for system, of in systems.items()}
+        slice_name: {
+            system if len(spreads) == 1 else f"{system}@{d:g}": metrics(full, groups, of, d)
+            for d in spreads
+            for system, of in systems.items()
+        }
         for slice_name, groups in slices(full).items()
     }
     print(f"$ {' '.join(sys.argv)}\n")
@@ -559,6 +573,10 @@ def main(argv: list[str] | None = None) -> None:
         "--variant",
         action="append",
         help="compare: NAME:+extra,-dropped,gains=0/1/1/3 (repeatable; default base:)",
+    )
+    ap.add_argument(
+        "--diversity",
+        help=f"compare: the packets' spread over files each order is scored at (comma list; {DIVERSITY})",
     )
     args = ap.parse_args(argv)
     if args.command == "extract":

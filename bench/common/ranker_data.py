@@ -108,17 +108,18 @@ class Data:
         return other
 
 
-def cited(scores: np.ndarray, paths: np.ndarray) -> tuple[list[int], list[str]]:
+def cited(scores: np.ndarray, paths: np.ndarray, diversity: float = DIVERSITY) -> tuple[list[int], list[str]]:
     """What a packet would cite for candidates scored ``scores``: the indexes
-    of its hits (spread over files as ``diversify`` does) and its files in
-    order (the hits', then the next files as pointers)."""
+    of its hits (spread over files as ``diversify`` does, each further hit of
+    a file counting ``diversity`` times less) and its files in order (the
+    hits', then the next files as pointers)."""
     order = sorted(range(len(scores)), key=lambda i: -scores[i])
     positive = [math.exp(min(50.0, float(scores[i] - scores[order[0]]))) for i in range(len(scores))]
     seen: Counter[str] = Counter()
     picked: list[int] = []
     left = list(order)
     while left and len(picked) < HITS:
-        best = max(left, key=lambda i: positive[i] * DIVERSITY ** seen[paths[i]])
+        best = max(left, key=lambda i: positive[i] * diversity ** seen[paths[i]])
         picked.append(best)
         seen[paths[best]] += 1
         left.remove(best)
@@ -131,14 +132,15 @@ def cited(scores: np.ndarray, paths: np.ndarray) -> tuple[list[int], list[str]]:
     return picked, files
 
 
-def metrics(data: Data, groups: list[dict], scores_of) -> dict[str, float]:
+def metrics(data: Data, groups: list[dict], scores_of, diversity: float = DIVERSITY) -> dict[str, float]:
     """File Acc@1 and Acc@5, Line@5 (a hit overlaps a changed line) and
     Func@5 (every changed function overlaps a hit; over the questions that
-    have one) of the packets ``scores_of`` makes, as bench.devset scores them."""
+    have one) of the packets ``scores_of`` makes, as bench.devset scores them
+    (the hits spread over files by ``diversity``)."""
     acc1 = acc5 = line5 = func5 = with_functions = 0
     for g in groups:
         sl = data.group_slice(g)
-        picked, files = cited(scores_of(g, sl), data.paths[sl])
+        picked, files = cited(scores_of(g, sl), data.paths[sl], diversity)
         gold = set(g["gold_files"])
         acc1 += bool(files) and gold <= set(files[:1])
         acc5 += gold <= set(files[:5])

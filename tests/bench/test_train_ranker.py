@@ -96,3 +96,11 @@ def test_metrics_read_the_packet_a_model_would_make():
     far = np.asarray([6.0, -9.0, 5.0, 4.0, 3.0, 2.0])
     assert metrics(data, [group], lambda g, sl: far) == {"n": 1, "acc1": 1.0, "acc5": 1.0, "line5": 0.0,
                                                          "func5": 0.0}  # fmt: skip
+    # a.py's second chunk third by score: a hit at the default spread and with none, not when
+    # every further chunk of a file counts a hundred times less
+    mid = np.asarray([6.0, 4.5, 5.0, 4.0, 3.0, 2.0])
+    assert [metrics(data, [group], lambda g, sl: mid, diversity=d)["line5"] for d in (1.0, 0.8, 0.01)] == [
+        1.0,
+        1.0,
+        0.0,
+    ]
