@@ -27,7 +27,7 @@ from conftest import SAMPLE_FILES, run_git, write_tree_files
 from repolens.branches.roots import parse_root_spec
 from repolens.errors import ConfigError, RootError
 from repolens.server.config import load_serve_config
-from repolens.server.web import check_auth_policy, is_loopback
+from repolens.server.web import UVICORN_OPTIONS, check_auth_policy, is_loopback
 
 TOKEN = "test-token-0123456789abcdef"
 SECRET = "TOP-SECRET-VALUE-42"
@@ -614,6 +614,30 @@ def test_token_file_is_read_and_trimmed(sample_repo: Path, tmp_path: Path):
         assert status == 200
         status, _, _ = raw("POST", server.url, {**MCP_HEADERS, "Authorization": "Bearer x" * 3}, INIT)
         assert status == 401
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uvloop has no Windows build")
+def test_served_by_the_c_http_parser_on_uvloop():
+    """`serve --http` leaves uvicorn's parser and loop to "auto", which picks
+    httptools and uvloop: both are dependencies, so an install without one
+    (serving on the pure-Python parser or asyncio's loop) fails here."""
+    import uvicorn
+    import uvloop
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    async def app(scope, receive, send) -> None:
+        raise AssertionError("never called")
+
+    config = uvicorn.Config(app, **UVICORN_OPTIONS)
+    config.load()
+    assert config.http_protocol_class is HttpToolsProtocol
+    factory = config.get_loop_factory()
+    assert factory is not None
+    loop = factory()
+    try:
+        assert isinstance(loop, uvloop.Loop)
+    finally:
+        loop.close()
 
 
 # -- configuration ------------------------------------------------------------------
