@@ -33,7 +33,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, PrivateAttr, ValidationError
 
 from repolens.budget import (
     CHUNK_MAX_CHARS,
@@ -352,11 +352,25 @@ class _AsSent(FuncMetadata):
     integer parameter takes a number with no fraction (``5.0``), which JSON
     Schema counts as an integer, and nothing else that is not one."""
 
+    # (the argument model, then the names of its arguments taking a list, a string, an integer)
+    _kinds: tuple[Any, frozenset[str], frozenset[str], frozenset[str]] | None = PrivateAttr(default=None)
+
+    def _argument_kinds(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """The names (as a call sends them) of the arguments taking a list, a
+        string and an integer: read from the model's annotations once, not on
+        every call (a tool's model does not change; reassigned, it is read again)."""
+        if self._kinds is None or self._kinds[0] is not self.arg_model:
+            fields = self.arg_model.model_fields.items()
+            self._kinds = (
+                self.arg_model,
+                frozenset(field.alias or name for name, field in fields if _takes_list(field.annotation)),
+                frozenset(field.alias or name for name, field in fields if _takes(str, field.annotation)),
+                frozenset(field.alias or name for name, field in fields if _takes(int, field.annotation)),
+            )
+        return self._kinds[1:]
+
     def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
-        fields = self.arg_model.model_fields
-        lists = {field.alias or name for name, field in fields.items() if _takes_list(field.annotation)}
-        strings = {field.alias or name for name, field in fields.items() if _takes(str, field.annotation)}
-        ints = {field.alias or name for name, field in fields.items() if _takes(int, field.annotation)}
+        lists, strings, ints = self._argument_kinds()
         parsed = dict(data)
         for key in ints & data.keys():  # JSON Schema's integer: 5.0 is one (5.5 is not)
             if isinstance(data[key], float) and data[key].is_integer():
