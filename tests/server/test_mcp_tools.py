@@ -185,3 +185,41 @@ def test_errors_name_the_tool_arguments_not_command_line_flags(sample_repo: Path
         "a remembered search is shown with its own question and filters: pass `query_id` alone "
         "(without `query`, `language`), or leave `query_id` out to search anew"
     )
+
+
+def test_read_only_tools_share_a_few_threads_and_indexing_is_never_held_behind_them(make_repo):
+    """A read-only tool runs on one of the event loop's READ_THREADS threads
+    (more would only wait for the GIL); a tool that indexes takes another
+    thread, so it is not kept waiting by reads, nor reads by it."""
+    import anyio
+
+    from repolens.server.calls import READ_THREADS, read_limiter
+
+    root = make_repo({"pkg/a.py": "def alpha():\n    return 1\n"})
+    order: list[str] = []
+
+    async def scenario() -> None:
+        async with Client(build_server({"app": root})) as client:
+            await client.call_tool("index_repo", {})
+            limiter = read_limiter()
+            assert limiter.total_tokens == READ_THREADS
+            holders = [object() for _ in range(READ_THREADS)]
+            for holder in holders:  # every read thread taken
+                await limiter.acquire_on_behalf_of(holder)
+
+            async def read() -> None:
+                result = await client.call_tool("read_snippet", {"path": "pkg/a.py", "start": 1, "end": 2})
+                order.append("read: " + _text(result).splitlines()[1])
+
+            with anyio.fail_after(120):  # (a read thread shared with indexing would deadlock here)
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(read)
+                    await anyio.wait_all_tasks_blocked()
+                    refreshed = await client.call_tool("refresh_index", {})
+                    order.append("refresh: " + _text(refreshed).split(" ", 1)[0])
+                    await anyio.wait_all_tasks_blocked()
+                    order.append("a read thread freed")
+                    limiter.release_on_behalf_of(holders[0])
+
+    anyio.run(scenario)
+    assert order == ["refresh: refreshed", "a read thread freed", "read: 1: def alpha():"]

@@ -95,7 +95,8 @@ def build_server(
 
     def tool(description: str, annotations: ToolAnnotations | None = READ_ONLY):
         def register(fn: Callable[..., str]) -> Callable[..., str]:
-            body = tool_body(fn, repos)
+            read_only = bool(annotations and annotations.read_only_hint)
+            body = tool_body(fn, repos, read_only=read_only)
             tools.append(
                 strict_tool(body, name=fn.__name__, description=description, annotations=annotations)
             )
