@@ -4,6 +4,7 @@ from bench import serving
 from bench.common.commands import dispatch
 
 COMMANDS = {
+    "calls": "bench.serving.calls",
     "load": "bench.serving.load",
     "page": "bench.serving.page",
 }

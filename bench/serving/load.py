@@ -174,12 +174,23 @@ def clean_env() -> dict[str, str]:
 
 
 def start_server(
-    root: Path, port: int, token: str, where: list[str], log: Path, workers: int
+    root: Path,
+    port: int,
+    token: str,
+    where: list[str],
+    log: Path,
+    workers: int,
+    *,
+    env: dict[str, str] | None = None,
+    prefix: list[str] | None = None,
 ) -> subprocess.Popen:
-    """``where``: the index option (``--index-dir DIR`` or ``--store URL``)."""
-    env = clean_env()
+    """``where``: the index option (``--index-dir DIR`` or ``--store URL``);
+    ``env``: the server's environment (default :func:`clean_env`); ``prefix``:
+    what runs the server (``valgrind --tool=callgrind ...``), if anything."""
+    env = dict(clean_env() if env is None else env)
     env["REPOLENS_TOKEN"] = token
     cmd = [
+        *(prefix or []),
         sys.executable,
         "-m",
         "repolens",
@@ -206,6 +217,15 @@ def start_server(
             time.sleep(0.3)
     proc.kill()
     raise SystemExit("server not ready after 600 s")
+
+
+def stop_server(proc: subprocess.Popen, timeout: float = 20) -> None:
+    """SIGTERM, as Ctrl-C would (every worker stops), then kill after ``timeout`` seconds."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def server_pids(proc: subprocess.Popen, port: int, token: str) -> list[int]:
@@ -315,11 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                     used = [cpu_seconds(pid) - db0.get(pid, 0.0) for pid in database_pids()]
                     phase.database_cpu = sum(x for x in used if x == x)
             finally:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+                stop_server(proc)
             runs.append((workers, ready, phases))
             server_log += log.read_text(errors="replace")
 
