@@ -56,6 +56,10 @@ class Silent:
 @pytest.fixture
 def silent() -> Iterator[Silent]:
     listener = socket.create_server(("127.0.0.1", 0))
+    # accept() in a thread is not woken by closing its socket (the teardown waited
+    # out its join's 10 s): it wakes every 0.1 s to see whether the test is over
+    listener.settimeout(0.1)
+    done = threading.Event()
     server = Silent(listener.getsockname()[1])
     held: list[socket.socket] = []
 
@@ -65,11 +69,14 @@ def silent() -> Iterator[Silent]:
                 pass
 
     def serve() -> None:
-        while True:
+        while not done.is_set():
             try:
                 conn, _ = listener.accept()
+            except TimeoutError:
+                continue
             except OSError:  # the listener was closed: the test is over
                 return
+            conn.settimeout(None)  # a connection inherits the listener's timeout
             held.append(conn)
             server.accepted.set()
             threading.Thread(target=hold, args=(conn,), daemon=True).start()
@@ -79,10 +86,12 @@ def silent() -> Iterator[Silent]:
     try:
         yield server
     finally:
+        done.set()
+        thread.join(timeout=10)
+        assert not thread.is_alive(), "the silent server did not stop"
         listener.close()
         for conn in held:
             conn.close()
-        thread.join(timeout=10)
 
 
 def test_keys_spread_evenly_over_the_threads_and_stay_on_theirs():
