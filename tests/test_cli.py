@@ -16,6 +16,7 @@ from mcp import Client
 from conftest import as_from_a_shell, write_tree_files
 from repolens import __version__
 from repolens.server.tools import build_server
+from repolens.validate import shown_path
 
 
 def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -330,8 +331,8 @@ def test_a_missing_root_is_named_as_the_command_spells_it(tmp_path: Path):
         out = run(*args)
         assert out.returncode == 1
         assert (
-            out.stderr
-            == f"error: repository root {missing} does not exist: pass an existing directory as {spelled}\n"
+            out.stderr == f"error: repository root {shown_path(str(missing))} does not exist: "
+            f"pass an existing directory as {spelled}\n"
         )
 
 

@@ -17,6 +17,7 @@ from repolens.validate import (
     check_query,
     check_subpath,
     check_user_path,
+    shown_path,
 )
 
 BUDGET_REFUSED = f"max_chars must be between {MIN_BUDGET} and {MAX_BUDGET}, got {MIN_BUDGET - 1}"
@@ -109,6 +110,9 @@ def test_a_folder_is_checked_in_one_line(tmp_path: Path) -> None:
     assert check_dir("root", tmp_path, UsageError) == tmp_path.resolve()
     assert (
         refusal(check_dir, "root", tmp_path / "file.txt", UsageError)
-        == f"root {tmp_path}/file.txt is not a directory"
+        == f"root {shown_path(f'{tmp_path}/file.txt')} is not a directory"
     )
-    assert refusal(check_dir, "root", tmp_path / "nope", UsageError) == f"root {tmp_path}/nope does not exist"
+    assert (
+        refusal(check_dir, "root", tmp_path / "nope", UsageError)
+        == f"root {shown_path(f'{tmp_path}/nope')} does not exist"
+    )

@@ -12,6 +12,7 @@ import pytest
 from branch_fixtures import SAME, Branches, make_branches
 
 from repolens.store import STORE_ENV
+from repolens.validate import shown_path
 
 KEYS = {
     "repo",
@@ -153,7 +154,9 @@ def test_a_missing_folder_fails_its_line_and_the_other_roots_are_refreshed(
         (
             "old",
             str(gone),
-            f"{config} [roots]: repository root {gone} does not exist: pass an existing directory",
+            # a long path is quoted and cut (a test's folder can be long: pytest-xdist's workers)
+            f"{config} [roots]: repository root {shown_path(str(gone))} does not exist: "
+            "pass an existing directory",
         ),
         ("app@main", str(branches.main), None),
         ("app@develop", str(branches.develop), None),

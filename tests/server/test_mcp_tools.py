@@ -10,6 +10,7 @@ from mcp import Client
 
 from repolens.server.tools import build_server
 from repolens.store.handles import readers
+from repolens.validate import shown_path
 from venvs import make_venv
 
 
@@ -179,7 +180,9 @@ def test_errors_name_the_tool_arguments_not_command_line_flags(sample_repo: Path
 
     search, tests, rerender = asyncio.run(session())
     assert search.is_error and tests.is_error and rerender.is_error
-    no_root = f"repository root {missing} does not exist: pass an existing directory as `repo`"
+    no_root = (
+        f"repository root {shown_path(str(missing))} does not exist: pass an existing directory as `repo`"
+    )
     assert _text(search) == _text(tests) == no_root
     assert _text(rerender) == (
         "a remembered search is shown with its own question and filters: pass `query_id` alone "
