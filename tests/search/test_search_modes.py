@@ -164,6 +164,23 @@ def test_query_id_re_renders_in_another_mode_without_searching(store_repo: Path)
     assert [h["path"] for h in as_json["hits"]] == [r.block.path for r in packet.packet.rendered]
 
 
+def test_a_question_ranked_under_other_settings_has_its_own_query_id(
+    store_repo: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The id names the result, not only the question: asked again under another
+    ranking (or with --explain), it is another result, and the first id still
+    recalls the first."""
+    learned = service.search_code("SessionStore expire", store_repo)
+    monkeypatch.setenv("REPOLENS_RANKING", "tuned")
+    tuned = service.search_code("SessionStore expire", store_repo)
+    explained = service.search_code("SessionStore expire", store_repo, explain=True)
+    assert len({learned.query_id, tuned.query_id, explained.query_id}) == 3
+    assert service.search_code("SessionStore expire", store_repo).query_id == tuned.query_id  # the same again
+    monkeypatch.delenv("REPOLENS_RANKING")
+    assert service.search_code(None, store_repo, query_id=learned.query_id).text == learned.text
+    assert service.search_code(None, store_repo, query_id=tuned.query_id).text == tuned.text
+
+
 def test_query_id_of_an_older_index_is_refused(store_repo: Path):
     reply = service.search_code("SessionStore", store_repo)
     build_index(store_repo)  # nothing changed: the id still holds

@@ -54,13 +54,16 @@ def remember(
     query: str,
     filters: Filters,
     ranked: list[Ranked],
+    shaped_by: str = "",
 ) -> tuple[str, bool]:
     """Store a result; return its id and whether it was stored. Best effort:
     an index that cannot be written (a read-only disk) still answers the
-    search; the id then cannot re-render it (say so: ``NOT_REMEMBERED``)."""
+    search; the id then cannot re-render it (say so: ``NOT_REMEMBERED``).
+    ``shaped_by`` says what else made the result (the settings, ``--explain``):
+    the same question ranked otherwise is another result, with an id of its own."""
     digest = blake2b(digest_size=5)
     # Deterministic: the same search on the same index gets the same id.
-    digest.update(f"{generation}\0{query}\0{filters}".encode())
+    digest.update(f"{generation}\0{query}\0{filters}\0{shaped_by}".encode())
     query_id = digest.hexdigest()
     data = {
         "query_id": query_id,
@@ -105,11 +108,14 @@ def generation_key(reader: IndexReader) -> str:
     return f"{reader.generation}.{reader.meta().get('content_version', '0')}"
 
 
-def remember_outcome(reader: IndexReader, outcome: SearchOutcome) -> str:
+def remember_outcome(reader: IndexReader, outcome: SearchOutcome, shaped_by: str = "") -> str:
     """Remember ``outcome`` and return its query id; when it cannot be
-    stored, the outcome's notes say so (:data:`NOT_REMEMBERED`)."""
+    stored, the outcome's notes say so (:data:`NOT_REMEMBERED`). ``shaped_by``:
+    see :func:`remember`."""
     ranked = [(h.cid, h.score, h.legs, h.factors) for h in outcome.hits]
-    query_id, stored = remember(reader, generation_key(reader), outcome.query.text, outcome.filters, ranked)
+    query_id, stored = remember(
+        reader, generation_key(reader), outcome.query.text, outcome.filters, ranked, shaped_by
+    )
     if not stored:
         outcome.notes.append(NOT_REMEMBERED)
     return query_id
