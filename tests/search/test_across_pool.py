@@ -76,7 +76,6 @@ def silent() -> Iterator[Silent]:
                 continue
             except OSError:  # the listener was closed: the test is over
                 return
-            conn.settimeout(None)  # a connection inherits the listener's timeout
             held.append(conn)
             server.accepted.set()
             threading.Thread(target=hold, args=(conn,), daemon=True).start()
