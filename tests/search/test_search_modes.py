@@ -11,6 +11,7 @@ from repolens import service
 from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
 from repolens.reply.json_reply import QUERY_ECHO_CHARS
+from repolens.service.stores import open_index
 from repolens.settings import Settings
 from repolens.store.handles import readers
 
@@ -191,6 +192,29 @@ def test_query_id_of_an_older_index_is_refused(store_repo: Path):
         service.search_code(None, store_repo, query_id=reply.query_id)
     with pytest.raises(UsageError, match="10 hex digits"):
         service.search_code(None, store_repo, query_id="../../etc")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data.update(ranked=[[1, None, {}, {}]]),  # a score that is no number
+        lambda data: data.pop("query"),
+        lambda data: data.update(ranked=[["x"]]),
+    ],
+)
+def test_a_damaged_remembered_result_is_refused_with_the_fix(store_repo: Path, damage):
+    """A payload that reads as JSON but not as a result (damaged, or written
+    by another version) is "run the search again", never a traceback."""
+    reply = service.search_code("SessionStore", store_repo)
+    reader, _ = open_index(store_repo, auto_index=False)
+    data = json.loads(reader.recall(reply.query_id))
+    damage(data)
+    assert reader.remember(reply.query_id, json.dumps(data))
+    with pytest.raises(NotFoundError, match="run the search again"):
+        service.search_code(None, store_repo, query_id=reply.query_id)
+    assert reader.remember(reply.query_id, "not json")
+    with pytest.raises(NotFoundError, match="run the search again"):
+        service.search_code(None, store_repo, query_id=reply.query_id)
 
 
 @pytest.mark.parametrize(
