@@ -6,6 +6,7 @@ import os
 import random
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -356,6 +357,27 @@ def _mutate(root: Path, rng: random.Random, step: int, count: int) -> None:
             path.write_text(_module(i, f"step{step}") * 8)
     for j in range(rng.randint(0, 20)):
         (root / f"pkg/extra{step}_{j}.py").write_text(_module(10_000 + j, f"extra{step}") * 8)
+
+
+def test_chunks_the_lexical_index_holds_and_the_database_not_are_no_candidates(make_repo):
+    """A kill between the lexical index's commit and the database's leaves
+    documents whose chunks the database lacks until the next run settles
+    them: a search still answers, also when equal scores cross the lexical
+    leg's cut (where the tied chunks are read to order them)."""
+    root = make_repo({f"pkg/m{i:04d}.py": _module(i, "same") for i in range(300)})
+    build_index(root)
+    reader = open_store(root).open_reader()
+    try:
+        path = reader.db.execute("PRAGMA database_list").fetchone()[2]
+    finally:
+        reader.close()
+    readers.clear()
+    db = sqlite3.connect(path)
+    with db:  # every other chunk of the tied ones gone from the database only
+        db.execute("DELETE FROM chunks WHERE cid % 2 = 0")
+    db.close()
+    reply = service.search_code("first value", root, auto_index=False)
+    assert reply.packet is not None and "def first_" in reply.text
 
 
 @pytest.mark.slow

@@ -90,6 +90,9 @@ def settle_ties(reader: IndexReader, found: list[tuple[int, float]], depth: int)
     above = [hit for hit in found if hit[1] > edge]
     tied = [cid for cid, score in found if score == edge]
     chunks = reader.chunks(tied)
+    # A chunk the lexical index holds and the database not (a crash between
+    # their commits, before the next run settles them) is no candidate at all.
+    tied = [cid for cid in tied if cid in chunks]
     tied.sort(key=lambda cid: (chunks[cid].chunk.path, chunks[cid].chunk.start_line, chunks[cid].chunk.id))
     return above + [(cid, edge) for cid in tied[: depth - len(above)]]
 
