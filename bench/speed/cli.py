@@ -32,6 +32,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -111,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--query", default=QUERY)
     parser.add_argument("--symbol", default=SYMBOL)
     args = parser.parse_args(argv)
+    if shutil.which("rg") is None:
+        parser.error("rg (ripgrep) is not on PATH: it is timed on the same words (apt-get install ripgrep)")
     root = Path(args.root).resolve()
     trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(HERE_SRC)}
     given = {name: Path(src).resolve() for name, src in trees.items()}
