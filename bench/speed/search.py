@@ -66,6 +66,7 @@ def worker() -> None:
     """Answer one request per stdin line: {root, index_dir, texts, rounds} ->
     {ranking: [[wall ms, CPU ms] per asking, question by question]}."""
     import numpy  # noqa: F401  (a server loads it: see repolens.store.history_rank)
+    import orjson  # noqa: F401  (and this: see repolens.search.remembered)
 
     from repolens.store.handles import readers
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,22 @@ def test_query_id_of_an_older_index_is_refused(store_repo: Path):
         service.search_code(None, store_repo, query_id=reply.query_id)
     with pytest.raises(UsageError, match="10 hex digits"):
         service.search_code(None, store_repo, query_id="../../etc")
+
+
+def test_a_result_remembered_with_orjson_or_json_re_renders_alike(store_repo: Path, monkeypatch):
+    """A server (which imports orjson) and a one-shot command (which does
+    not) remember a result in their own JSON; either reads back the same."""
+    import orjson
+
+    monkeypatch.setitem(sys.modules, "orjson", orjson)
+    fast = service.search_code("SessionStore expire", store_repo)
+    reader, _ = open_index(store_repo, auto_index=False)
+    assert ", " not in reader.recall(fast.query_id)  # orjson's compact form
+    monkeypatch.delitem(sys.modules, "orjson")
+    plain = service.search_code("expire the session", store_repo)
+    assert ", " in reader.recall(plain.query_id)  # json's
+    for reply in (fast, plain):
+        assert service.search_code(None, store_repo, query_id=reply.query_id).text == reply.text
 
 
 @pytest.mark.parametrize(

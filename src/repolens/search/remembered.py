@@ -13,9 +13,9 @@ rebuild its chunk keys mean nothing, so it is refused with the fix.
 
 from __future__ import annotations
 
+import json
 import re
-
-import orjson
+import sys
 
 from repolens.errors import NotFoundError, UsageError
 from repolens.hashing import blake2b
@@ -73,10 +73,18 @@ def remember(
         "filters": filters._asdict(),
         "ranked": ranked,
     }
-    # orjson, not json: a result holds ~1,000 floats, and json's repr of each
-    # was ~6% of a warm search's instructions (orjson writes the same shortest
-    # form, which reads back to the same floats).
-    return query_id, reader.remember(query_id, orjson.dumps(data).decode())
+    return query_id, reader.remember(query_id, _dumps(data))
+
+
+def _dumps(data: object) -> str:
+    """``data`` as JSON. A result holds ~1,000 floats, and json's ``repr`` of
+    each was ~4% of a warm search's instructions: orjson writes the same
+    shortest form ~10x faster, but importing it (with uuid, dataclasses and
+    inspect) costs a one-shot command more than it saves. So a process that
+    has it uses it: a server imports it at start (repolens.server.tools),
+    as it does numpy. Both forms read back alike (:func:`recall`)."""
+    fast = sys.modules.get("orjson")
+    return fast.dumps(data).decode() if fast is not None else json.dumps(data)
 
 
 def recall(reader: IndexReader, query_id: str, generation: str) -> Remembered:
@@ -84,8 +92,8 @@ def recall(reader: IndexReader, query_id: str, generation: str) -> Remembered:
         raise UsageError(f"query_id {query_id!r} is not an id from a search reply (10 hex digits)")
     payload = reader.recall(query_id)
     try:
-        data = orjson.loads(payload) if payload is not None else None
-    except orjson.JSONDecodeError:
+        data = json.loads(payload) if payload is not None else None
+    except ValueError:
         data = None
     if not isinstance(data, dict):
         raise NotFoundError(f"no remembered search {query_id} for this index: run the search again")

@@ -85,8 +85,10 @@ def build_server(
     ``registry`` is the registry file (:mod:`repolens.branches.registry`).
     """
     # A server answers many questions: the history's BM25 takes numpy when the
-    # process has it (repolens.store.history_rank), ~2 ms a question sooner.
+    # process has it (repolens.store.history_rank), ~2 ms a question sooner,
+    # and a search remembers its result with orjson (repolens.search.remembered).
     import numpy  # noqa: F401
+    import orjson  # noqa: F401
 
     if isinstance(roots, Path):
         roots = {name_for(roots): roots}
