@@ -1,25 +1,18 @@
 """A chunk as a table row, the same in every backend.
 
 Both stores keep a generation's chunks in a ``chunks`` table with the same
-columns; the text is compressed (zlib level 1: a search decompresses ~100
-chunks, so reading speed matters more than size). Lone surrogates, which
-files in odd encodings can carry, survive the round trip.
-
-The compressor's window is 8 KB (``wbits=13``), not 32 KB: a chunk holds at
-most 6,000 characters, so nearly every chunk fits the window whole and
-compresses to the same size, while the compressor's smaller state is
-allocated from memory the process keeps; with the full window it was
-returned to the system and faulted back in for every chunk, which doubled
-the CPU of compressing (flask's 705 chunks: ~90 ms against ~45 ms;
-docs/benchmarks.md, issue 15). Any zlib stream reads back the same way.
+columns; the text is compressed (:mod:`repolens.store.deflate`'s fastest
+level: a search decompresses ~100 chunks, so reading speed matters more
+than size). Lone surrogates, which files in odd encodings can carry, survive
+the round trip.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 
 from repolens.chunking import Chunk
+from repolens.store import deflate
 from repolens.store.records import StoredChunk
 
 TYPE_CHECKING = False
@@ -32,15 +25,12 @@ CHUNK_COLS = (
 )
 
 
-_WINDOW_BITS = 13
-
-
 def compress(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1, wbits=_WINDOW_BITS)
+    return deflate.compress(text.encode("utf-8", "surrogatepass"))
 
 
 def decompress(blob: bytes) -> str:
-    return zlib.decompress(blob).decode("utf-8", "surrogatepass")
+    return deflate.decompress(blob).decode("utf-8", "surrogatepass")
 
 
 def stored_chunk(row: Sequence[Any]) -> StoredChunk:

@@ -11,22 +11,23 @@ One row per reference would cost ~50 bytes each (a million-line corpus holds
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable
 
 from repolens.chunking.refs import Ref, RefRows
+from repolens.store import deflate
 from repolens.store.records import PackedRefs, RefRow
 
-# zlib's level for the blobs: 3 compresses corpus-1m's 75 MB of rows to 8.1
-# MB in 0.31 s, where 6 makes 6.8 MB in 0.71 s (1 makes 8.7 MB in 0.26 s).
-_LEVEL = 3
+# The blobs are compressed "small" (repolens.store.deflate): with zlib, its
+# level 3 compressed corpus-1m's 75 MB of rows to 8.1 MB in 0.31 s, where 6
+# made 6.8 MB in 0.71 s and 1 8.7 MB in 0.26 s; ISA-L's level 2 makes ~4% more
+# than zlib's 3 in a third of the time.
 
 
 def pack(rows: RefRows | None) -> PackedRefs | None:
     """What the store writes for a file's references (None for none)."""
     if rows is None:
         return None
-    return PackedRefs(zlib.compress(rows.text.encode("utf-8", "surrogatepass"), _LEVEL), rows.names)
+    return PackedRefs(deflate.compress(rows.text.encode("utf-8", "surrogatepass"), "small"), rows.names)
 
 
 def ref_names(refs: Iterable[Ref]) -> list[str]:
@@ -68,7 +69,7 @@ def _blob(blob: bytes, path: str, language: str) -> _Blob:
     key = (blob, path, language)
     held = _BLOBS.get(key)
     if held is None:
-        held = _Blob(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
+        held = _Blob(deflate.decompress(blob).decode("utf-8", "surrogatepass"))
         _hold(len(held.text) + len(blob))  # (the key holds the compressed blob too)
         _BLOBS[key] = held
     held.uses += 1
@@ -106,7 +107,7 @@ def unpack_refs(blob: bytes, path: str, language: str, names: frozenset[str] | N
         return []
     lines: Iterable[str]
     if names is None:  # (a whole file: an index's write, a file's refresh; not kept)
-        lines = zlib.decompress(blob).decode("utf-8", "surrogatepass").split("\n")
+        lines = deflate.decompress(blob).decode("utf-8", "surrogatepass").split("\n")
     else:
         held = _blob(blob, path, language)
         if held.uses > _ROWS_AFTER and held.rows is None:

@@ -34,11 +34,11 @@ import functools
 import re
 import sqlite3
 import types
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 from repolens.errors import IndexCorruptError, RepolensError, StorageFullError
+from repolens.store import deflate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def failure(exc: BaseException, gen_dir: Path, file: str = "index.db") -> Repole
         return None
     if isinstance(exc, UnicodeDecodeError):  # SQLite's message about damaged schema text
         return damaged(gen_dir, f"{file}: it holds text that is not UTF-8")
-    if isinstance(exc, zlib.error):
+    if isinstance(exc, deflate.ERRORS):
         return damaged(gen_dir, f"{file}: a chunk's stored text is damaged")
     if isinstance(exc, OSError):
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):

@@ -144,7 +144,8 @@ def damaged_file(directory: Path) -> str:
     that reads a damaged file may panic, fail, or answer from wrong data.
     Reading them all costs ~3 ms a MB."""
     import struct
-    import zlib
+
+    from repolens.store import deflate
 
     referenced = _referenced(read_meta(directory))
     present = set()
@@ -161,7 +162,7 @@ def damaged_file(directory: Path) -> str:
             crc = None
         if crc is None:
             return f"{entry.name}: its footer is damaged"
-        if zlib.crc32(memoryview(data)[:body_end]) != crc:
+        if deflate.crc32(memoryview(data)[:body_end]) != crc:
             return f"{entry.name}: its checksum does not match its contents"
     if missing := sorted(set(referenced) - present):
         return f"{missing[0]}: the segment's files are missing"
