@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from repolens.chunking import Chunk
-from repolens.reply.files import FileEntry, file_overview, render_files
+from repolens.reply.files import POINTER_EVIDENCE_HITS, FileEntry, file_overview, ranked_files, render_files
 from repolens.roles import OVERVIEW_WEIGHT
 from repolens.search.hits import Hit
 from repolens.search.query import parse_query
@@ -54,6 +54,17 @@ def test_the_evidence_names_terms_as_written_and_named_definitions() -> None:
     assert entry.line() == (
         "src/url.py (score 4.00, 1 hit, best 1-2): 4 of 5 terms, defines urls.parse_url, source file"
     )
+
+
+def test_a_pointer_counts_the_terms_of_the_lines_it_names_the_overview_of_the_best_hits() -> None:
+    """The overview describes a file (its best few hits); a packet's pointer
+    names the lines of the file's best hit, and says what those lines hold."""
+    hits = [hit("src/url.py", 4.0, "def parse_url(url):", 10), hit("src/url.py", 2.0, "host = rest", 30)]
+    (overview,) = file_overview(hits, QUERY)
+    (pointer,) = ranked_files(hits, QUERY, evidence_hits=POINTER_EVIDENCE_HITS)
+    assert overview.terms == ("parse_url", "parse", "url", "host")
+    assert pointer.terms == ("parse_url", "parse", "url")
+    assert pointer.best == overview.best == (10, 10)
 
 
 def test_the_symbol_leg_names_what_a_hit_defines() -> None:

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 # The terms a file matches are read from its best few hits only: tokenizing
 # every hit of every named file was a third of a warm search.
 EVIDENCE_HITS = 3
+# A packet's pointer to a next file names the lines of the file's best hit:
+# its terms are those lines' (what the agent finds there if it reads them),
+# which also reads a third of the text (~3% of a warm search).
+POINTER_EVIDENCE_HITS = 1
 _DECAY = 0.5  # weight of the k-th best chunk of a file: _DECAY ** k
 
 
@@ -38,7 +42,7 @@ class FileEntry(Record):
     path: str
     score: float
     hits: int
-    terms: tuple[str, ...]  # query words found in the file's hits
+    terms: tuple[str, ...]  # query words found in the file's best hits (ranked_files)
     terms_total: int
     defines: tuple[str, ...]  # definitions among the hits that the query names
     role: str
@@ -92,10 +96,14 @@ def file_overview(
 
 
 def ranked_files(
-    hits: Sequence[Hit], query: ParsedQuery, exclude: Collection[str] = (), found_in: TermsIn | None = None
+    hits: Sequence[Hit],
+    query: ParsedQuery,
+    exclude: Collection[str] = (),
+    found_in: TermsIn | None = None,
+    evidence_hits: int = EVIDENCE_HITS,
 ) -> Iterator[FileEntry]:
     """Every file of a ranked chunk list but ``exclude``, best first, each
-    with its evidence.
+    with its evidence: the query's terms in its best ``evidence_hits`` hits.
 
     Ranking the files is cheap; the evidence reads the text of a file's hits,
     so it is gathered as the entries are taken, for those files only.
@@ -124,7 +132,7 @@ def ranked_files(
         defines: list[str] = []
         for k, h in enumerate(ordered):
             c = h.chunk
-            if k < EVIDENCE_HITS and len(found) < len(surface):
+            if k < evidence_hits and len(found) < len(surface):
                 found.update(found_in(c.text))
             defined = str(h.factors.get("defines", ""))  # from the symbol leg
             if not defined and c.kind in DEFINITION_KINDS and c.name.lower().replace("_", "") in named:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 
-from repolens.reply.files import FileEntry, file_overview, ranked_files, render_files
+from repolens.reply.files import POINTER_EVIDENCE_HITS, FileEntry, file_overview, ranked_files, render_files
 from repolens.reply.json_reply import search_json
 from repolens.reply.packet import Packet, PacketOptions, render_packet
 from repolens.search.hits import SearchOutcome
@@ -78,7 +78,9 @@ def render_search(
         max_chars=settings.max_chars - (len(footer) + 2 if footer else 0),
         explain=explain,
         notes=outcome.notes,
-        files=functools.partial(ranked_files, hits, parsed, found_in=found_in),
+        files=functools.partial(
+            ranked_files, hits, parsed, found_in=found_in, evidence_hits=POINTER_EVIDENCE_HITS
+        ),
     )
     reply.packet = render_packet(query, hits, dict(parsed.weighted()), opts, found_in)
     if mode == "json":
