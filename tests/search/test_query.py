@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import random
+import re
 from pathlib import Path
 
 import pytest
@@ -10,11 +12,15 @@ import pytest
 from repolens.index.build import build_index
 from repolens.search.filters import Filters
 from repolens.search.query import (
+    _NOT_FILE_EXT,
+    _PATH,
     IDENTIFIER_WEIGHT,
     MAX_COMPLETIONS,
+    MAX_PATHS,
     MAX_TERMS,
     SUBJECT_WEIGHT,
     WORD_WEIGHT,
+    _paths,
     looks_like_code,
     parse_query,
     with_completions,
@@ -162,6 +168,29 @@ def test_paths_include_traceback_frames_and_file_names_but_not_versions_or_hosts
         "home/u/.local/lib/python3.7/site-packages/sympy/matrices/dense.py",
         "walk.rs",
     )
+
+
+def test_paths_found_run_by_run_are_those_the_pattern_finds_anywhere() -> None:
+    """``_paths`` tries the path pattern once per run of path characters
+    holding a dot; scanning the whole text with it (the reference below)
+    finds the same paths."""
+    rng = random.Random(36)
+    texts = ["see src/a.py.", "a.b.c/d.py-x", "/home/u/x.tar.gz/", "v3.7.1 and lib/x.js:10 (a/b.rs)"]
+    texts += ["".join(rng.choice("ab./-_( )\n:x1Z") for _ in range(rng.randint(1, 40))) for _ in range(5000)]
+    for text in texts:
+        assert _paths(text) == _paths_anywhere(text), text
+
+
+def _paths_anywhere(text: str) -> list[str]:
+    found = []
+    for m in _PATH.finditer(text):
+        candidate = m.group(1).strip("./")
+        ext = candidate.rsplit(".", 1)[-1].lower()
+        version = re.fullmatch(r"[\d.]+\w?", candidate)
+        if ext in _NOT_FILE_EXT or ext.isdigit() or "." not in candidate or version:
+            continue
+        found.append(candidate)
+    return list(dict.fromkeys(found))[:MAX_PATHS]
 
 
 def test_commit_scopes() -> None:

@@ -49,6 +49,7 @@ MAX_IDENTIFIERS = 32
 MAX_PATHS = 16
 # A file path or name with an extension: ``a/b/c.py``, ``walk.rs``, ``x.test.ts``.
 _PATH = re.compile(r"(?<![\w./-])(/?(?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9})(?![\w/])")
+_PATH_RUN = re.compile(r"[\w./-]+")
 # A conventional-commit scope: ``fix(validator):``, ``feat(cli)!:``.
 _SCOPE = re.compile(r"^\s*\w+\(([\w./,\s-]{1,60})\)!?:", re.M)
 # A partial identifier: word characters (and inner hyphens) then one ``*``,
@@ -165,7 +166,14 @@ def _paths(text: str) -> list[str]:
     left on: the path leg matches mentions to indexed files by suffix.
     """
     found: list[str] = []
-    for m in _PATH.finditer(text):
+    # A path is made of [\w./-] and starts where a run of them starts (the
+    # lookbehind), so at most one begins each run, and only a run with a dot
+    # can hold one: matched run by run, the same paths, without trying the
+    # pattern at every word of a long issue.
+    for run in _PATH_RUN.findall(text):
+        m = _PATH.match(run) if "." in run else None
+        if m is None:
+            continue
         candidate = m.group(1).strip("./")
         ext = candidate.rsplit(".", 1)[-1].lower()
         if ext in _NOT_FILE_EXT or ext.isdigit() or "." not in candidate:
@@ -203,7 +211,7 @@ def parse_query(text: str, *, weighted: bool = True) -> ParsedQuery:
     what query understanding earns: every token (stopwords too) at weight 1.
     A partial identifier (``zorb*``) is read as the word, and kept as a prefix."""
     asked = text
-    prefixed = list(dict.fromkeys(_PREFIX.findall(text)))
+    prefixed = list(dict.fromkeys(_PREFIX.findall(text))) if "*" in text else []
     if prefixed:
         text = _PREFIX.sub(r"\1", text)
     code_tokens: set[str] = set()
