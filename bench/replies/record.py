@@ -106,6 +106,8 @@ def record(args: argparse.Namespace) -> int:
 
 
 def _load(path: Path) -> dict[str, dict[str, str]]:
+    if not path.is_file():
+        raise SystemExit(f"{path} is not a recording: make one with python -m bench.replies record {path}")
     rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
     return {row["id"]: row for row in rows}
 
