@@ -203,10 +203,12 @@ def test_a_result_remembered_with_orjson_or_json_re_renders_alike(store_repo: Pa
     monkeypatch.setitem(sys.modules, "orjson", orjson)
     fast = service.search_code("SessionStore expire", store_repo)
     reader, _ = open_index(store_repo, auto_index=False)
-    assert ", " not in reader.recall(fast.query_id)  # orjson's compact form
+    written = reader.recall(fast.query_id)
+    assert written == orjson.dumps(json.loads(written)).decode() != json.dumps(json.loads(written))
     monkeypatch.delitem(sys.modules, "orjson")
     plain = service.search_code("expire the session", store_repo)
-    assert ", " in reader.recall(plain.query_id)  # json's
+    written = reader.recall(plain.query_id)
+    assert written == json.dumps(json.loads(written)) != orjson.dumps(json.loads(written)).decode()
     for reply in (fast, plain):
         assert service.search_code(None, store_repo, query_id=reply.query_id).text == reply.text
 
