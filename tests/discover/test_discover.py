@@ -829,7 +829,8 @@ def _names_near(patterns: tuple[str, ...]) -> set[str]:
 @pytest.mark.parametrize("which", ["noise", "secrets"])
 def test_name_rules_give_the_verdict_of_the_whole_pattern_list(which: str) -> None:
     """NameRules compiles only the patterns that can match a name; its verdict
-    must be pathspec's over the whole list, for files and folders alike."""
+    must be pathspec's over the whole list, for files and folders alike, when
+    asked again too (a verdict is remembered by name, apart for folders)."""
     from pathspec import GitIgnoreSpec
 
     from repolens.discover.noise import NOISE_PATTERNS, SECRET_RULES
@@ -839,7 +840,7 @@ def test_name_rules_give_the_verdict_of_the_whole_pattern_list(which: str) -> No
     rules, whole = NameRules(patterns), GitIgnoreSpec.from_lines(patterns)
     names = _names_near(patterns) | {"main.py", "README.md", "a.min.js", "lib.so.1", "notes~", ".env.local"}
     for name in sorted(names):
-        for is_dir in (False, True):
+        for is_dir in (False, True, False, True):
             path = name + "/" if is_dir else name
             assert rules.check(name, is_dir) == whole.check_file(path).include, (name, is_dir)
 

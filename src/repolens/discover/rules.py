@@ -84,6 +84,9 @@ def _literal_run(line: str) -> str:
     return max(body.replace("?", "*").split("*"), key=len)
 
 
+_NAME_CACHE_SIZE = 100_000
+
+
 class NameRules:
     """Gitignore rules that each match one path component (a file or folder name).
 
@@ -118,18 +121,23 @@ class NameRules:
             else:
                 self._globs.append((i, _literal_run(line)))
         self._specs: dict[tuple[int, ...], GitIgnoreSpec] = {}
-        # Folder names repeat (src, tests, node_modules); file names mostly do not.
+        # A verdict depends on the name alone, and names repeat: folders (src,
+        # tests, node_modules) and files too (__init__.py, index.ts, mod.rs:
+        # half of a large tree's file names are repeats).
         self._dir_cache: dict[str, bool | None] = {}
+        self._file_cache: dict[str, bool | None] = {}
 
     def check(self, name: str, is_dir: bool) -> bool | None:
-        if is_dir:
-            try:
-                return self._dir_cache[name]
-            except KeyError:
-                verdict = self._check(name + "/", name)
-                self._dir_cache[name] = verdict
-                return verdict
-        return self._check(name, name)
+        cache = self._dir_cache if is_dir else self._file_cache
+        try:
+            return cache[name]
+        except KeyError:
+            pass
+        verdict = self._check(name + "/" if is_dir else name, name)
+        if len(cache) >= _NAME_CACHE_SIZE:  # a long-lived server's rules meet ever new names
+            cache.clear()
+        cache[name] = verdict
+        return verdict
 
     def _check(self, path: str, name: str) -> bool | None:
         candidates = self._candidates(name)
