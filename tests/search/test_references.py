@@ -793,3 +793,25 @@ def test_several_repositories_answer_in_one_reply_each_path_named(repo: Path, tm
     assert "app:py/app/main.py" in reply.text and "lib:lib.py" in reply.text
     assert "  user 6: return helper(1)" in reply.text
     assert len(reply.text) <= 4000
+
+
+def test_a_definition_no_one_uses_is_an_answer_in_every_repository_asked(
+    repo: Path, tmp_path: Path, write_tree
+):
+    """A repository whose definition has no use answers "0 references" (and
+    its impact "nothing reaches it"), not "No definition matches", beside
+    the repositories that do not define the name."""
+    from repolens.search.fanout import Target
+
+    other = tmp_path / "other"
+    write_tree(other, {"tax.py": "def tax(x):\n    return x\n"})
+    build_index(other)
+    targets = [Target("app", repo), Target("lib", other)]
+    refs = service.find_references_across("tax", targets, max_chars=4000)
+    assert "lib:tax.py:1-2" in refs.text and "0 references" in refs.text
+    assert "No definition matches" not in refs.text
+    assert refs.found == 0 and refs.matched
+    impact = service.find_references_across("tax", targets, impact_of=True, max_chars=4000)
+    assert "impact of lib:tax.py" in impact.text
+    missing = service.find_references_across("no_such_name", targets, max_chars=4000)
+    assert missing.text.startswith("No definition matches 'no_such_name'") and not missing.matched

@@ -40,10 +40,13 @@ PLACE = r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+)|:\d+)?$"
 
 
 class NavigationReply(Record):
-    """What a navigation use case answers: the text, and how many uses or definitions it found."""
+    """What a navigation use case answers: the text, how many uses or
+    definitions it found, and whether the target named a definition at all
+    (one with no use is an answer: "0 references")."""
 
     text: str
     found: int
+    matched: bool = True
 
     def render(self) -> str:
         return self.text
@@ -151,7 +154,7 @@ def _references_text(
 
     found = _find(reader, target, ranges=False)
     if not found.definitions:
-        return NavigationReply(found.missing[:max_chars], 0)
+        return NavigationReply(found.missing[:max_chars], 0, matched=False)
     d = found.definitions[0]
     text = reply.line_reader(reader)
     if direction is None:
@@ -183,7 +186,7 @@ def _impact_text(
 
     found = _find(reader, target, ranges=True)
     if not found.definitions and not found.modules:
-        return NavigationReply(found.missing[:max_chars], 0)
+        return NavigationReply(found.missing[:max_chars], 0, matched=False)
     result = walks.impact(reader, found.definitions, depth, found.modules)
     names = ["top level"] * len(found.modules) + [d.qualname for d in found.definitions]
     named = ", ".join(names[:3])
@@ -277,12 +280,12 @@ def find_references_across(
     from repolens.budget import cut_to_budget
 
     answers = ask_each(targets, ask)
-    found = [a.value for a in answers if a.value is not None and a.value.found]
+    found = [a.value for a in answers if a.value is not None and a.value.matched]
     notes = [f"note: {n}" for n in failed_notes(answers)]
     if not found:
         empty = next(
             (a.value.text for a in answers if a.value is not None), f"No definition matches {target!r}."
         )
-        return NavigationReply(cut_to_budget("\n".join([*notes, empty]), max_chars), 0)
+        return NavigationReply(cut_to_budget("\n".join([*notes, empty]), max_chars), 0, matched=False)
     text = "\n\n".join([*notes, *(f.text for f in found)])
     return NavigationReply(cut_to_budget(text, max_chars), sum(f.found for f in found))
