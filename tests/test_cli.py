@@ -91,6 +91,22 @@ def test_read_snippet(repo: Path):
     ]
 
 
+def test_read_numbers_lines_as_the_index_does(tmp_path: Path):
+    """A form feed, U+2028, \\x1c, \\x85 or a lone CR in a line is part of it
+    (git, grep and the index split at \\n only): a symbol's lines read back
+    are its lines, and the file has as many lines as the index says."""
+    text = (
+        'import os\n\x0c\nA = "a\u2028b"\nB = "c\x1cd\x85e"\nC = 1\rD = 2\n\n\n'
+        "def after_ff():\n    return 1\n"
+    )
+    (tmp_path / "ff.py").write_text(text, encoding="utf-8", newline="")
+    assert run("index", str(tmp_path)).returncode == 0
+    where = run("symbols", "after_ff", "--root", str(tmp_path)).stdout
+    assert "ff.py:8-9" in where
+    out = run("read", "ff.py", "8", "9", "--root", str(tmp_path))
+    assert out.stdout.splitlines() == ["ff.py:8-9 (of 9 lines)", "8: def after_ff():", "9:     return 1"]
+
+
 def test_read_takes_the_lines_as_a_reply_cites_them(repo: Path):
     """``path:start-end`` as search, refs and impact print it; ``path:line`` and
     a compiler's ``path:line:column`` read that one line."""

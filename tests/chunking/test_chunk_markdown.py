@@ -8,8 +8,8 @@ from repolens.chunking.chunker import ChunkedFile
 from repolens.chunking.dispatch import chunk_file
 from repolens.chunking.labels import repeated_header_lines
 from repolens.chunking.markdown import scan
-from repolens.chunking.pack import source_lines
 from repolens.chunking.text import MAX_LINES
+from repolens.lines import source_lines
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sample.md"
 

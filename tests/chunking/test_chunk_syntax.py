@@ -22,9 +22,9 @@ from repolens.chunking.dispatch import chunk_file, chunking_config
 from repolens.chunking.grammars import KINDS, SPECS, available_languages, grammar_versions
 from repolens.chunking.labels import repeated_header_lines
 from repolens.chunking.languages import language_for
-from repolens.chunking.pack import source_lines
 from repolens.chunking.syntax import SyntaxChunker, supports
 from repolens.chunking.text import MAX_CHARS, MAX_LINES
+from repolens.lines import source_lines
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

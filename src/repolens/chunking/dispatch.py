@@ -15,10 +15,10 @@ from repolens.chunking import Chunk, Symbol, assign_ids
 from repolens.chunking.chunker import ChunkedFile, Chunker
 from repolens.chunking.grammars import grammar_versions
 from repolens.chunking.markdown import MarkdownChunker
-from repolens.chunking.pack import source_lines
 from repolens.chunking.syntax import SyntaxChunker, supports
 from repolens.chunking.text import MAX_CHARS, MAX_LINES, TARGET_LINES, WindowChunker, window_chunks
 from repolens.hashing import blake2b
+from repolens.lines import source_lines
 
 # Bump when any chunker's output changes for the same input and grammars.
 CHUNKING_VERSION = 12
@@ -50,7 +50,7 @@ def chunk_file(
 
     ``mode="windows"`` uses line windows for every file (the baseline the
     syntax chunker is measured against). Line numbers count ``\\n`` only
-    (see :func:`~repolens.chunking.pack.source_lines`), for every chunker.
+    (see :func:`~repolens.lines.source_lines`), for every chunker.
     """
     chunker = WINDOWS if mode == "windows" else chunker_for(language)
     if chunker is SYNTAX and merge_lines != SYNTAX.merge_max_lines:

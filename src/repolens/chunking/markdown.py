@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from repolens.chunking import Symbol
 from repolens.chunking.chunker import ChunkedFile
-from repolens.chunking.pack import Def, Packer, source_lines
+from repolens.chunking.pack import Def, Packer
+from repolens.lines import source_lines
 from repolens.record import Record
 
 # Sections up to this many lines are packed with their small neighbours.

@@ -103,23 +103,6 @@ class _Piece:
     small: bool
 
 
-def source_lines(text: str) -> list[str]:
-    """The file's lines as editors, grep and tree-sitter count them: split at ``\\n`` only.
-
-    A trailing newline adds no empty line; a ``\\r`` before the newline is
-    dropped. (``str.splitlines`` also splits at form feeds and other
-    separators, which would shift every line number after them.)
-    """
-    if not text:
-        return []
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    if "\r" in text:
-        lines = [x[:-1] if x.endswith("\r") else x for x in lines]
-    return lines
-
-
 class Packer:
     """Chunks for one file; see the module docstring for the rules."""
 

@@ -44,10 +44,11 @@ from repolens.chunking.grammars import (
     spec_for,
 )
 from repolens.chunking.nested import nested_symbols
-from repolens.chunking.pack import Def, Packer, source_lines
+from repolens.chunking.pack import Def, Packer
 from repolens.chunking.refs import RefRows
 from repolens.chunking.refs.extract import extract_refs
 from repolens.chunking.text import MAX_LINES, window_chunks
+from repolens.lines import source_lines
 
 MAX_PARSE_BYTES = 2_000_000
 PARSE_TIMEOUT_S = 5.0

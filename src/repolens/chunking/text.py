@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from repolens.chunking import Chunk
 from repolens.chunking.chunker import ChunkedFile
+from repolens.lines import source_lines
 
 TARGET_LINES = 80
 OVERLAP_LINES = 16
@@ -41,11 +42,6 @@ class WindowChunker:
         return ChunkedFile(window_chunks(path, text, language, self))
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines without their terminators; a trailing newline adds no empty line."""
-    return text.splitlines() if text else []
-
-
 def window_chunks(
     path: str,
     text: str,
@@ -61,7 +57,7 @@ def window_chunks(
     """
     p = params or WindowChunker()
     if lines is None:
-        lines = split_lines(text)
+        lines = source_lines(text)
     target = min(p.target_lines, p.max_lines)
     chunks: list[Chunk] = []
     i, n = 0, len(lines)

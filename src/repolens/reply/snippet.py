@@ -15,6 +15,7 @@ from pathlib import Path
 
 from repolens.budget import lines_cut_marker, truncated_marker
 from repolens.errors import PathError, UsageError
+from repolens.lines import source_lines
 from repolens.validate import check_budget
 
 MAX_LINES = 300
@@ -203,7 +204,7 @@ def read_snippet(root: Path, path: str, start: int, end: int, *, max_lines: int 
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise PathError(f"{rel} is a binary file: read_snippet only reads text")
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    lines = text.splitlines()
+    lines = source_lines(text)  # numbered as the index numbers them (not str.splitlines)
     total = len(lines)
     last = min(end, total, start + max_lines - 1)
     cut = min(end, total) > last
