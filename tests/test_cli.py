@@ -193,6 +193,16 @@ def test_errors_are_one_line_with_nonzero_exit(repo: Path, args, needle):
     assert "Traceback" not in out.stderr
 
 
+def test_an_option_out_of_bounds_is_a_usage_error_whichever_command(repo: Path):
+    """Exit 2 and the option's own words, for a setting given as an option
+    too (``--max-file-bytes`` is the ``max_file_bytes`` setting)."""
+    for args in (["search", "x", "--top-k", "0"], ["index", ".", "--max-file-bytes", "0"]):
+        out = run(*args, cwd=repo)
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr.startswith("error: ") and "must be between 1 and" in out.stderr
+        assert "argument:" not in out.stderr
+
+
 def test_zero_files_is_an_error_with_a_reason(make_repo):
     root = make_repo({".repolensignore": "*\n", "a.py": "x = 1\n"})
     out = run("index", str(root))

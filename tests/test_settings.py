@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from repolens.errors import ConfigError, EmbedderError, RerankerError
+from repolens.errors import ConfigError, EmbedderError, RerankerError, UsageError
 from repolens.models.embed_config import load_embed_config
 from repolens.models.factory import EmbedConfig
 from repolens.models.rerank import RerankConfig
@@ -65,7 +65,8 @@ def test_every_section_words_its_errors_alike(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(ConfigError, match=r"^environment: REPOLENS_TOP_K must be an integer, got 'many'$"):
         load_settings(None)
     monkeypatch.delenv("REPOLENS_TOP_K")
-    with pytest.raises(ConfigError, match=r"^argument: top_k must be between 1 and 50, got 0$"):
+    # a call's own argument out of bounds is a usage error (exit 2), as every other one is
+    with pytest.raises(UsageError, match=r"^top_k must be between 1 and 50, got 0$"):
         load_settings(None, {"top_k": 0})
     with pytest.raises(EmbedderError, match=r"^embed.threads must be an integer, got 'two'$"):
         EmbedConfig.from_mapping({"threads": "two"})

@@ -365,5 +365,9 @@ def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = N
     }
     settings = _from_mapping(settings, env, "environment", lambda key: ENV_PREFIX + key.upper())
     if overrides:
-        settings = _from_mapping(settings, {k: v for k, v in overrides.items() if v is not None}, "argument")
+        given = {k: v for k, v in overrides.items() if v is not None}
+        try:
+            settings = _from_mapping(settings, given, "argument")
+        except ConfigError as exc:  # a call's own argument is a usage error, as every other one is
+            raise UsageError(str(exc).removeprefix("argument: ")) from None
     return settings
