@@ -203,6 +203,32 @@ def test_an_option_out_of_bounds_is_a_usage_error_whichever_command(repo: Path):
         assert "argument:" not in out.stderr
 
 
+def test_every_command_takes_a_path_as_a_shell_or_a_compiler_writes_it(repo: Path):
+    """``./src``, ``src//web`` and an absolute path inside the root name the
+    indexed ``src/...`` in every command that takes a path (search, symbols,
+    refs and impact targets, history), as read always did; an absolute path
+    elsewhere is refused, quoted as given."""
+    index = run("index", str(repo))
+    assert index.returncode == 0, index.stderr
+    forms = ("./src/web", "src//web/", str(repo / "src" / "web"))
+    for where in forms:
+        search = run("search", "handle submit", "--path", where, cwd=repo)
+        assert search.returncode == 0 and "src/web/forms.py:" in search.stdout, (where, search.stderr)
+        symbols = run("symbols", "handle_submit", "--path", where, cwd=repo)
+        assert "src/web/forms.py:4-9 function handle_submit" in symbols.stdout, (where, symbols.stderr)
+        place = f"{where.rstrip('/')}/forms.py:4"
+        refs = run("refs", place, cwd=repo)
+        assert refs.stdout.startswith("handle_submit (function, src/web/forms.py:4-9)"), (place, refs.stderr)
+        impact = run("impact", place, cwd=repo)
+        assert impact.stdout.startswith("impact of src/web/forms.py (handle_submit)"), (place, impact.stderr)
+        history = run("history", "--path", f"{where.rstrip('/')}/forms.py", cwd=repo)
+        assert history.returncode == 0 and "src/web/forms.py" in history.stdout, (where, history.stderr)
+    outside = run("search", "x", "--path", "/definitely/elsewhere", cwd=repo)
+    assert outside.returncode == 2
+    said = f"error: path '/definitely/elsewhere' is outside the repository root {repo}"
+    assert outside.stderr.startswith(said)
+
+
 def test_zero_files_is_an_error_with_a_reason(make_repo):
     root = make_repo({".repolensignore": "*\n", "a.py": "x = 1\n"})
     out = run("index", str(root))

@@ -75,6 +75,20 @@ def test_a_path_filter_stays_inside_the_repository() -> None:
     )
 
 
+def test_a_path_filter_is_read_as_a_shell_or_a_compiler_writes_it(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    assert check_subpath("./src//app/./x") == "src/app/x"
+    assert check_subpath("./") is None  # the whole repository
+    assert check_subpath(str(tmp_path / "src" / "app"), tmp_path) == "src/app"
+    assert check_subpath(str(tmp_path), tmp_path) is None
+    assert check_subpath("/src", tmp_path) == "src"  # written from the root, as before
+    assert refusal(check_subpath, "/elsewhere/src", tmp_path) == (
+        f"path '/elsewhere/src' is outside the repository root {tmp_path}: "
+        "pass a path inside it, or relative to it"
+    )
+    assert check_subpath("/elsewhere/src") == "elsewhere/src"  # no root: from the repository's
+
+
 def test_globs_are_one_string_or_a_list_of_them() -> None:
     assert check_globs("include", " src/**/*.py ") == ("src/**/*.py",)
     assert check_globs("exclude", ["a/*", "b/*"]) == ("a/*", "b/*")

@@ -215,12 +215,17 @@ def check_query(query: object) -> None:
         )
 
 
-def check_subpath(path: object) -> str | None:
-    """A path filter as a repository-relative folder or file (spaces and
-    slashes around it trimmed), None for None or ``/`` (the whole
-    repository); ``UsageError`` for anything that is not a plain string,
-    holds a control character (``README.md\\r`` is not README.md), is empty
-    (leave it out to mean the whole repository) or leaves the repository."""
+def check_subpath(path: object, root: str | os.PathLike[str] | None = None) -> str | None:
+    """A path filter as a repository-relative folder or file, None for None
+    or ``/`` (the whole repository). Written as a shell or a compiler writes
+    it too: spaces and slashes around it trimmed, ``./`` and ``//`` inside
+    it dropped (``./src//app`` is ``src/app``), and, when ``root`` is given,
+    an absolute path inside it made relative (``/home/me/repo/src`` is
+    ``src``; an absolute path elsewhere is refused, unless the repository
+    holds it as written from its root: ``/src``). ``UsageError`` for
+    anything that is not a plain string, holds a control character
+    (``README.md\\r`` is not README.md), is empty (leave it out to mean the
+    whole repository) or leaves the repository."""
     if path is None:
         return None
     if not isinstance(path, str) or "\x00" in path or len(path) > MAX_PATH_CHARS:
@@ -231,10 +236,31 @@ def check_subpath(path: object) -> str | None:
         raise UsageError(
             f"path {path!r} is empty: pass a folder or file, or leave it out for the whole repository"
         )
-    subpath = path.strip().strip("/")
-    if ".." in subpath.split("/") or subpath.startswith("/"):
+    given = path.strip()
+    if root is not None and given.startswith("/"):
+        given = _inside(given, root, path)
+    parts = [part for part in given.split("/") if part not in ("", ".")]
+    if ".." in parts:
         raise UsageError(f"path filter {path!r} must be a folder or file inside the repository")
-    return subpath or None
+    return "/".join(parts) or None
+
+
+def _inside(given: str, root: str | os.PathLike[str], path: str) -> str:
+    """An absolute ``given`` as a path from ``root`` when it lies inside it
+    (as written, or with the root's links resolved); else as written, when
+    the repository holds it from its root (``/src``); else ``UsageError``."""
+    import posixpath
+
+    wanted = posixpath.normpath(given)
+    for base in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+        if wanted == base or wanted.startswith(base.rstrip("/") + "/"):
+            return wanted[len(base) :]
+    if os.path.lexists(os.path.join(root, given.lstrip("/"))):
+        return given
+    raise UsageError(
+        f"path {path!r} is outside the repository root {os.path.abspath(root)}: "
+        "pass a path inside it, or relative to it"
+    )
 
 
 def check_globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:

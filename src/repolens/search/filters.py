@@ -20,6 +20,8 @@ from repolens.validate import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import os
+
     from pathspec import GitIgnoreSpec
 
 
@@ -74,12 +76,14 @@ def make_filters(
     exclude: str | Sequence[str] | None = None,
     keyword: str | Sequence[str] | None = None,
     min_score: float | None = None,
+    root: str | os.PathLike[str] | None = None,
 ) -> Filters:
     """Search filters from call arguments; ``UsageError`` for a path outside the
     repository, for a language or kind that names nothing (aliases such as
     ``py`` and ``func`` are accepted), for a blank keyword and for a
-    negative ``min_score``."""
-    subpath, language, kind = check_subpath(path), check_language(language), check_kind(kind)
+    negative ``min_score``. With ``root``, an absolute path inside it is
+    taken as the path from it (:func:`~repolens.validate.check_subpath`)."""
+    subpath, language, kind = check_subpath(path, root), check_language(language), check_kind(kind)
     return Filters(
         subpath=subpath,
         languages=(language,) if language else (),

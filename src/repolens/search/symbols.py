@@ -234,10 +234,8 @@ def _parse(name: object) -> _Query:
 
 
 def _clean_subpath(path: str) -> str:
-    p = path.strip().replace("\\", "/")
-    while p.startswith("./"):
-        p = p[2:]
-    return p.strip("/")
+    """A path filter as the index writes paths: ``./`` and ``//`` dropped."""
+    return "/".join(part for part in path.strip().replace("\\", "/").split("/") if part not in ("", "."))
 
 
 # -- reading the table ---------------------------------------------------------

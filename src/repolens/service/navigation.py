@@ -77,6 +77,27 @@ def _target(target: object) -> str:
     return target.strip()
 
 
+def _as_indexed(reader: IndexReader, target: str) -> str:
+    """A place (``path:line``, or a path) with its path written as the index
+    writes it: ``./`` and ``//`` dropped, an absolute path inside the
+    repository from its root (compilers and test runners print them so); a
+    definition's name unchanged."""
+    from repolens.validate import check_subpath
+
+    place = re.match(PLACE, target)
+    path = place.group("path") if place else target
+    if "/" not in path:
+        return target
+    root = reader.meta().get("root") or None
+    try:
+        clean = check_subpath(path, root)
+    except UsageError:
+        return target  # as given: the lookup says what it does not find
+    if not clean or clean == path:
+        return target
+    return f"{clean}{target[len(path) :]}" if place else clean
+
+
 class _Found:
     """The definitions a target names in one index, the files whose top
     level it names (``impact`` only), or why none."""
@@ -98,6 +119,7 @@ def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
     from repolens.search import references as refs
     from repolens.search.ref_keys import defined
 
+    target = _as_indexed(reader, target)
     place = re.match(PLACE, target)
     path = place.group("path") if place else target if ranges and reader.has_path(target) else None
     if path is not None and reader.files([path]):

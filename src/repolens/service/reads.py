@@ -53,6 +53,10 @@ def find_symbol(
 
     reader, _ = open_index(root, index_dir)
     limit, max_chars = _or(limit, SYMBOLS_LIMIT), _or(max_chars, SYMBOLS_MAX_CHARS)
+    if path is not None and path.strip().startswith("/"):  # an absolute path inside the root: from it
+        from repolens.validate import check_subpath
+
+        path = check_subpath(path, root if root is not None else ".") or "/"
     return find_symbols(
         reader, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
     )
@@ -233,7 +237,7 @@ def search_history(
         raise UsageError("pass a question, a file path, or both to search the history")
     if query is not None:
         check_query(query)
-    file = check_subpath(path)
+    file = check_subpath(path, root if root is not None else ".")
     if path is not None and not file:
         raise UsageError(f"path {path!r} must be a file inside the repository")
     top_k, max_chars = _or(top_k, HISTORY_TOP_K), _or(max_chars, HISTORY_MAX_CHARS)

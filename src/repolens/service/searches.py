@@ -63,7 +63,9 @@ def search_code(
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if query_id is None:
         check_query(query)
-        filters = make_filters(path, language, kind, include, exclude, keyword, min_score)  # before indexing
+        # before indexing; an absolute path is read against the root asked (the current folder by default)
+        where = root if root is not None else "."
+        filters = make_filters(path, language, kind, include, exclude, keyword, min_score, where)
     else:
         given = {"query": query, "path": path, "language": language, "kind": kind}
         more = {"keyword": keyword, "min_score": min_score is not None}
