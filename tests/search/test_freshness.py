@@ -112,3 +112,27 @@ def test_a_definition_gone_from_the_file_says_so_instead_of_citing_other_code(ma
     reply = service.search_code("refresh_credentials", root, top_k=1)
     assert _header(reply).startswith("relay.py:156-179 method Relay.refresh_credentials (score ")
     assert _header(reply).endswith("(stale: definition no longer in the file; lines as indexed)")
+
+
+def test_every_reply_citing_a_changed_file_says_so(sample_repo: Path):
+    """symbols, refs, impact and focus cite the index's lines: when a file
+    they cite changed since, a note names it (as a search's does), and a
+    file only touched, not changed, is no cause for one."""
+    build_index(sample_repo)
+    note = "note: 1 cited file changed since indexing (src/auth/session.py): its lines may have moved"
+    replies = lambda: {  # noqa: E731
+        "symbols": service.find_symbol("SessionStore", sample_repo).text,
+        "refs": service.find_references("SessionStore.save", sample_repo).text,
+        "impact": service.impact("src/auth/session.py:15", sample_repo).text,
+        "focus": service.focus("session expired", sample_repo).text,
+    }
+    session = sample_repo / "src/auth/session.py"
+    before = replies()
+    assert not any("changed since indexing" in text for text in before.values()), before
+    session.write_text(session.read_text())  # touched: the same bytes
+    assert replies() == before
+    session.write_text("# one\n# two\n# three\n" + session.read_text())
+    for name, text in replies().items():
+        assert text.startswith(note), (name, text)
+    small = service.find_symbol("SessionStore", sample_repo, max_chars=200).text
+    assert small.startswith("note: cited files changed since indexing\n") and len(small) <= 200

@@ -62,7 +62,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,9 +83,10 @@ from repolens.chunking.labels import signature_lines
 from repolens.reply.stored import file_lines
 from repolens.search.focus import Candidate, find_candidates, in_holes, resolve_nesting
 from repolens.search.query import parse_query
+from repolens.search.staleness import changed_files, stale_note
 from repolens.store.base import IndexReader, StoredChunk
 from repolens.tokens import tokenize
-from repolens.validate import check_budget, check_int, check_query
+from repolens.validate import MIN_BUDGET, check_budget, check_int, check_query
 
 if TYPE_CHECKING:
     from repolens.settings import Settings
@@ -470,7 +471,14 @@ def focused_context(
         per_file_count[b.path] = per_file_count.get(b.path, 0) + 1
         chosen.append(b)
     named = ", ".join(f"{name}={value}" for name, value in limits.items())
-    return _assemble(query, subpaths, chosen, omitted, named, texts, max_chars, context_lines, parsed.tokens)
+    # The definitions shown are the index's: say which files moved since, within the budget.
+    changed = changed_files(root, reader, dict.fromkeys(b.path for b in chosen))
+    note = f"note: {stale_note(changed)}" if changed else ""
+    if note and max_chars - len(note) - len(BLOCK_SEP) < MIN_BUDGET:
+        note = "note: cited files changed since indexing"
+    room = max_chars - len(note) - len(BLOCK_SEP) if note else max_chars
+    result = _assemble(query, subpaths, chosen, omitted, named, texts, room, context_lines, parsed.tokens)
+    return replace(result, text=f"{note}{BLOCK_SEP}{result.text}") if note else result
 
 
 def _assemble(

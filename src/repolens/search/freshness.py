@@ -27,6 +27,7 @@ from pathlib import Path
 
 from repolens.chunking import Chunk
 from repolens.search.hits import Hit, SearchOutcome
+from repolens.search.staleness import changed_files
 from repolens.store.base import IndexReader
 
 TYPE_CHECKING = False
@@ -88,24 +89,9 @@ def freshen(
     paths = sorted({h.chunk.path for h in head})
     if not paths:
         return list(hits), 0
-    records = reader.files(paths)
-
     current: dict[str, list[Chunk] | None] = {}
-    for path in paths:
-        rec = records.get(path)
-        try:
-            st = (root / path).stat()
-        except OSError:
-            current[path] = None
-            continue
-        if rec is not None and (st.st_size, st.st_mtime_ns) == (rec.size, rec.mtime_ns):
-            continue
-        from repolens.discover.load import LoadedText, file_hash, load_text
-
-        loaded = load_text(root / path)
-        if isinstance(loaded, LoadedText) and rec is not None and file_hash(loaded.data) == rec.hash:
-            continue  # touched, not changed
-        current[path] = _current_chunks(root, path, chunk)
+    for path in changed_files(root, reader, paths):
+        current[path] = _current_chunks(root, path, chunk) if (root / path).exists() else None
     if not current:
         return list(hits), 0
     out = []

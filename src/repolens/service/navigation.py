@@ -161,6 +161,21 @@ def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
     return _Found(rows[:1], rows[1:])
 
 
+def _stale(
+    root: Path | None,
+    reader: IndexReader,
+    cited: Sequence[str],
+    label: Callable[[str], str],
+    notes: Sequence[str],
+) -> list[str]:
+    """``notes`` and, when some of the ``cited`` files changed since they were
+    indexed, the note saying so: the lines a reply cites are the index's."""
+    from repolens.search.staleness import changed_files, stale_note
+
+    changed = changed_files(root, reader, cited) if root is not None else []
+    return [*notes, stale_note(changed, label)] if changed else list(notes)
+
+
 def _references_text(
     reader: IndexReader,
     target: str,
@@ -169,6 +184,7 @@ def _references_text(
     max_chars: int,
     label: Callable[[str], str] = str,
     notes: Sequence[str] = (),
+    root: Path | None = None,
 ) -> NavigationReply:
     from repolens.reply import references as reply
     from repolens.search import ref_walks as walks
@@ -181,12 +197,21 @@ def _references_text(
     text = reply.line_reader(reader)
     if direction is None:
         res = refs.references(reader, d)
+        cited = [d.path, *(r.path for r in res.resolved), *(r.path for r in res.name_matches)]
         out = reply.render_references(
-            d, res.resolved, res.name_matches, text, max_chars, others=found.others, label=label, notes=notes
+            d,
+            res.resolved,
+            res.name_matches,
+            text,
+            max_chars,
+            others=found.others,
+            label=label,
+            notes=_stale(root, reader, cited, label, notes),
         )
         return NavigationReply(out, len(res.resolved) + len(res.name_matches))
     walk = walks.callers if direction == "callers" else walks.callees
     steps = walk(reader, d, depth)
+    notes = _stale(root, reader, [d.path, *(s.path for s in steps)], label, notes)
     title = f"{direction} of {reply.describe(d, label)}, depth {depth}"
     rows = [(s.depth, s.path, s.definition, s.via, s.resolved) for s in steps]
     arrow = "<-" if direction == "callers" else "->"
@@ -202,6 +227,7 @@ def _impact_text(
     max_chars: int,
     label: Callable[[str], str] = str,
     notes: Sequence[str] = (),
+    root: Path | None = None,
 ) -> NavigationReply:
     from repolens.reply import references as reply
     from repolens.search import ref_walks as walks
@@ -210,6 +236,8 @@ def _impact_text(
     if not found.definitions and not found.modules:
         return NavigationReply(found.missing[:max_chars], 0, matched=False)
     result = walks.impact(reader, found.definitions, depth, found.modules)
+    cited = [*found.modules, *(d.path for d in found.definitions), *(s.path for s in result.steps)]
+    notes = _stale(root, reader, cited, label, notes)
     names = ["top level"] * len(found.modules) + [d.qualname for d in found.definitions]
     named = ", ".join(names[:3])
     more = f" and {len(names) - 3} more" if len(names) > 3 else ""
@@ -237,12 +265,14 @@ def find_references(
     ``callers`` or ``callees``, the definitions its calls reach up to
     ``depth`` (1-3) steps. ``UsageError`` for a bad argument,
     ``PathError`` for a ``path:line`` the index does not hold."""
-    from repolens.service.stores import open_index
+    from repolens.index.ensure import published_reader
+    from repolens.store import open_store
 
     target = _target(target)
     depth, max_chars = _checked(direction, depth, max_chars, DEFAULT_DEPTH)
-    reader, _ = open_index(root, index_dir)
-    return _references_text(reader, target, direction, depth, max_chars)
+    store = open_store(root, index_dir)
+    reader, _ = published_reader(store, None, True, None)
+    return _references_text(reader, target, direction, depth, max_chars, root=store.root)
 
 
 def impact(
@@ -257,12 +287,14 @@ def impact(
     ``path``, ``path:line`` or ``path:start-end``) through resolved uses of
     any kind, up to ``depth`` (1-3, default 2) steps: the definitions by
     depth, then the tests apart with the ``run_tests`` call for each."""
-    from repolens.service.stores import open_index
+    from repolens.index.ensure import published_reader
+    from repolens.store import open_store
 
     target = _target(target)
     depth, max_chars = _checked(None, depth, max_chars, DEFAULT_IMPACT_DEPTH)
-    reader, _ = open_index(root, index_dir)
-    return _impact_text(reader, target, depth, max_chars)
+    store = open_store(root, index_dir)
+    reader, _ = published_reader(store, None, True, None)
+    return _impact_text(reader, target, depth, max_chars, root=store.root)
 
 
 def find_references_across(
@@ -296,8 +328,8 @@ def find_references_across(
             return label(t.key, path)
 
         if impact_of:
-            return _impact_text(reader, target, depth, share, named)
-        return _references_text(reader, target, direction, depth, share, named)
+            return _impact_text(reader, target, depth, share, named, root=Path(t.root))
+        return _references_text(reader, target, direction, depth, share, named, root=Path(t.root))
 
     from repolens.budget import cut_to_budget
 

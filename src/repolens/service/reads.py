@@ -20,7 +20,7 @@ from repolens.budget import (
 )
 from repolens.errors import UsageError
 from repolens.service.stores import open_index
-from repolens.validate import resolve_root
+from repolens.validate import MIN_BUDGET, resolve_root
 
 # Each use case imports its own stack when it runs: a new process (``repolens
 # read`` from a shell) must not pay for the search, reply and store modules
@@ -49,17 +49,34 @@ def find_symbol(
     """Where ``name`` is defined (see :mod:`repolens.search.symbols`): at
     most ``limit`` definitions (None: :data:`~repolens.budget.SYMBOLS_LIMIT`)
     within ``max_chars`` (None: :data:`~repolens.budget.SYMBOLS_MAX_CHARS`)."""
+    from repolens.index.ensure import published_reader
+    from repolens.search.staleness import changed_files, stale_note
     from repolens.search.symbols import find_symbols
+    from repolens.store import open_store
 
-    reader, _ = open_index(root, index_dir)
+    store = open_store(root, index_dir)
+    reader, _ = published_reader(store, None, True, None)
     limit, max_chars = _or(limit, SYMBOLS_LIMIT), _or(max_chars, SYMBOLS_MAX_CHARS)
     if path is not None and path.strip().startswith("/"):  # an absolute path inside the root: from it
         from repolens.validate import check_subpath
 
-        path = check_subpath(path, root if root is not None else ".") or "/"
-    return find_symbols(
+        path = check_subpath(path, store.root) or "/"
+    found = find_symbols(
         reader, name, kind=kind, path=path, language=language, limit=limit, max_chars=max_chars
     )
+    changed = changed_files(store.root, reader, [m.path for m in found.matches])
+    # The lines are the index's: say which files moved since, as the budget allows.
+    notes = (f"note: {stale_note(changed)}", "note: cited files changed since indexing") if changed else ()
+    for note in notes:
+        room = max_chars - len(note) - 1
+        if len(found.text) <= room:
+            return replace(found, text=f"{note}\n{found.text}")
+        if room >= MIN_BUDGET:
+            found = find_symbols(
+                reader, name, kind=kind, path=path, language=language, limit=limit, max_chars=room
+            )
+            return replace(found, text=f"{note}\n{found.text}")
+    return found
 
 
 def find_symbol_across(
