@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from repolens.server.config import load_serve_config
 from repolens.server.tools import build_server
 from repolens.store import open_store
 from repolens.store.handles import readers
+from repolens.store.local.layout import shared_key
 from repolens.store.postgres.connect import close_pools
 
 ALPHA = {"app/alpha.py": "def alpha_only_handler(request):\n    return request.alpha\n"}
@@ -228,3 +230,29 @@ def test_an_index_built_before_identities_gets_one_at_its_next_refresh(make_repo
     with pytest.raises(IndexIdentityError):  # and a repository elsewhere is now refused by it
         other = _repo(make_repo, "elsewhere/app", BETA)
         service.index_repo(other)
+
+
+def test_roots_whose_paths_differ_only_by_a_slash_or_an_underscore_get_indexes_of_their_own(
+    make_repo, tmp_path: Path
+):
+    """``x/a/b`` and ``x/a_b`` once shared the key ``x_a_b`` in a shared index
+    folder, so the second was refused ("holds another repository"); keys are
+    one per root now, and an index made under the earlier key is kept by the
+    root it records."""
+    nested, flat = _repo(make_repo, "x/a/b", ALPHA), _repo(make_repo, "x/a_b", BETA)
+    shared = tmp_path / "indexes"
+    env = {"REPOLENS_INDEX_DIR": str(shared)}
+    for root in (nested, flat):
+        done = run("index", str(root), env=env)
+        assert done.returncode == 0, done.stderr
+    assert len(list(shared.iterdir())) == 2
+    assert "alpha_only_handler" in run("search", "alpha only handler", "--root", str(nested), env=env).stdout
+    assert "beta_only_handler" in run("search", "beta only handler", "--root", str(flat), env=env).stdout
+
+    # the index of a root keyed as earlier versions keyed it is the root's still
+    key = shared / shared_key(flat)
+    legacy = shared / re.sub(r"[^A-Za-z0-9._-]+", "_", str(flat).strip("/"))
+    key.rename(legacy)
+    again = run("index", str(flat), env=env)
+    assert again.returncode == 0 and again.stdout.startswith("refreshed"), again.stdout
+    assert sorted(shared.iterdir()) == sorted([legacy, shared / shared_key(nested)])

@@ -37,13 +37,53 @@ _GRACE_SECONDS = 120.0
 
 def shared_index_dir(root: Path, parent: str | os.PathLike[str]) -> Path:
     """The index folder of ``root`` in ``parent``, a folder shared by many
-    roots (``REPOLENS_INDEX_DIR``): one sub-folder per root, named by its path."""
-    return (Path(parent).expanduser() / shared_key(root)).resolve()
+    roots (``REPOLENS_INDEX_DIR``): one sub-folder per root, named by its path
+    (:func:`shared_key`). A root whose index was made under the key of
+    earlier versions, which two roots could share (``a/b`` and ``a_b``),
+    keeps it while that index records this root."""
+    parent = Path(parent).expanduser()
+    folder = parent / shared_key(root)
+    if not folder.exists():
+        legacy = parent / (re.sub(r"[^A-Za-z0-9._-]+", "_", str(root).strip("/")) or "root")
+        if legacy != folder and legacy.is_dir() and _recorded_root(legacy) == str(root):
+            folder = legacy
+    return folder.resolve()
+
+
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
 
 
 def shared_key(root: Path) -> str:
-    """The name of ``root``'s sub-folder in a shared index folder."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(root).strip("/")) or "root"
+    """The name of ``root``'s sub-folder in a shared index folder: its path
+    with ``/`` as ``_``, and every other character outside ``[A-Za-z0-9.-]``
+    (``_`` too) as ``~`` and its UTF-8 bytes in hex (``my_app`` is
+    ``my~5fapp``), so that no two roots share a key."""
+    parts = []
+    for ch in str(root).strip("/"):
+        if ch in _KEY_CHARS:
+            parts.append(ch)
+        elif ch == "/":
+            parts.append("_")
+        else:
+            parts.append("".join(f"~{b:02x}" for b in ch.encode("utf-8", "surrogatepass")))
+    return "".join(parts) or "root"
+
+
+def _recorded_root(folder: Path) -> str:
+    """The root the published index in ``folder`` records ("" when none can be read)."""
+    import sqlite3
+
+    from repolens.store.local.generation import DB_NAME
+
+    try:
+        db = sqlite3.connect(f"file:{folder / 'current' / DB_NAME}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return ""
+    return str(row[0]) if row else ""
 
 
 class IndexLayout(Record):
