@@ -64,20 +64,27 @@ def test_the_history_of_a_file_follows_renames_and_shows_changed_lines(story_rep
         "Expire sessions after an hour",
         "initial",
     ]
-    renumber, _, expire, _ = reply.entries
+    renumber, move, expire, _ = reply.entries
     assert expire.diff == ("@@ -0,0 +1 @@", "+TTL = 3600")  # under its old name, store.py
+    assert move.diff == ("renamed from store.py",)  # a rename, not every line added
     assert len(renumber.diff) == 20 and renumber.diff_omitted == 41  # 1 hunk header, 30 - and 30 +
     sha = renumber.hash[:7]
     assert f"  ... (41 more changed lines; git show {sha} -- session/store.py)" in reply.text
     ranked = service.search_history("sessions expire", story_repo, path="session/store.py")
     assert ranked.entries[0].subject == "Expire sessions after an hour"
+    # asked by the name it had before the move: the same commits, and a note saying so
+    old_name = service.search_history(path="store.py", root=story_repo)
+    assert [e.hash for e in old_name.entries] == [e.hash for e in reply.entries]
+    said = "store.py is named session/store.py since a rename: its commits under every name"
+    assert old_name.notes[0] == said
 
 
 def test_the_history_reply_fits_its_budget(story_repo: Path):
     reply = service.search_history(path="session/store.py", root=story_repo, max_chars=700)
     assert len(reply.text) <= 700
     hashes = [e.hash[:7] for e in reply.omitted]
-    assert hashes and reply.text.endswith(f"... {len(hashes)} more commits did not fit: {', '.join(hashes)}")
+    commits = f"{len(hashes)} more commit{'' if len(hashes) == 1 else 's'}"
+    assert hashes and reply.text.endswith(f"... {commits} did not fit: {', '.join(hashes)}")
 
 
 @pytest.mark.parametrize("max_chars", [200, 300, 500, 800])

@@ -247,15 +247,46 @@ def parse_log(out: bytes, max_files: int) -> LogRead:
 
 def changed_lines(root: Path, sha: str, name: str) -> list[str]:
     """Hunk headers and changed lines of ``name`` in commit ``sha`` (no
-    context, each cut at 200 characters); empty when git cannot show them."""
+    context, each cut at 200 characters); empty when git cannot show them.
+    A file the commit renamed to ``name`` shows what changed besides the
+    rename, after a ``renamed from OLD`` line (limited to ``name`` alone,
+    git sees no rename and shows the whole file as added)."""
+    shown = _show(root, sha, name)
+    if shown is None:
+        return []
+    if shown.startswith("new file mode") or "\nnew file mode" in shown:
+        old = _renamed_from(root, sha, name)
+        if old:
+            return [f"renamed from {old}", *_hunks(_show(root, sha, old, name) or "")]
+    return _hunks(shown)
+
+
+def _show(root: Path, sha: str, *names: str) -> str | None:
+    """``git show`` of ``names`` in ``sha``, renames paired, no context; None when git cannot."""
+    args = ["show", "--format=", "--no-color", "--no-ext-diff", "-M", "-U0", sha, "--", *names]
     try:
-        proc = _git(root, "show", "--format=", "--no-color", "--no-ext-diff", "-U0", sha, "--", name)
+        proc = _git(root, *args)
     except NoHistory:
-        return []
-    if proc.returncode != 0:
-        return []
+        return None
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+
+def _renamed_from(root: Path, sha: str, name: str) -> str:
+    """The path commit ``sha`` renamed to ``name`` ("" when it added it)."""
+    try:
+        proc = _git(root, "show", "--format=", "--no-color", "-M", "--name-status", "-z", sha)
+    except NoHistory:
+        return ""
+    fields = proc.stdout.decode("utf-8", "replace").split("\0") if proc.returncode == 0 else []
+    for i, field_ in enumerate(fields):
+        if field_.startswith("R") and i + 2 < len(fields) and fields[i + 2] == name:
+            return fields[i + 1]
+    return ""
+
+
+def _hunks(shown: str) -> list[str]:
     out = []
-    for raw in proc.stdout.decode("utf-8", "replace").splitlines():
+    for raw in shown.splitlines():
         if raw.startswith(("+++", "---")):
             continue
         if raw.startswith(("@@", "+", "-")):

@@ -15,6 +15,7 @@ do not fit are named in a last line, like a packet's hits
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -143,12 +144,15 @@ def history_reply(
     path: str | None = None,
     top_k: int = HISTORY_TOP_K,
     max_chars: int = HISTORY_MAX_CHARS,
+    notes: Sequence[str] = (),
 ) -> HistoryReply:
     """The commits for ``query`` and/or ``path`` (see the module docstring),
     at most ``top_k``, rendered within ``max_chars``. Arguments are checked
-    by the caller; a note says when there is no history or nothing matched."""
+    by the caller; a note says when there is no history or nothing matched
+    (after ``notes``, the caller's)."""
     reply = HistoryReply(query, path)
-    reply.entries, reply.notes = history_entries(reader, root, query, path=path, top_k=top_k)
+    reply.entries, found_notes = history_entries(reader, root, query, path=path, top_k=top_k)
+    reply.notes = [*notes, *found_notes]
     return render_history(reply, max_chars)
 
 

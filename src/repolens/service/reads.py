@@ -261,8 +261,15 @@ def search_history(
     check_int("top_k", top_k, 1, MAX_TOP_K)
     check_budget(max_chars)
     reader, _ = open_index(root, index_dir)
+    notes: list[str] = []
     if file and not reader.has_path(file) and not reader.history_of_file(file):
-        from repolens.search.filters import no_indexed_file
+        newest = reader.history_newest_name(file)  # a name it had before a rename
+        if not newest:
+            from repolens.search.filters import no_indexed_file
 
-        raise no_indexed_file(reader, file)  # (a deleted file's commits are still shown)
-    return history_reply(reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars)
+            raise no_indexed_file(reader, file)  # (a deleted file's commits are still shown)
+        notes.append(f"{file} is named {newest} since a rename: its commits under every name")
+        file = newest
+    return history_reply(
+        reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars, notes=notes
+    )

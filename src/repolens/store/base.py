@@ -311,6 +311,11 @@ class IndexReader(Protocol):
         commits that touched ``path`` (its newest name), newest first."""
         ...
 
+    def history_newest_name(self, named: str) -> str:
+        """The newest name of the file a stored commit named ``named`` (a
+        name it had before a rename), "" when no stored commit named one so."""
+        ...
+
     # -- remembered results ------------------------------------------------
     def remember(self, query_id: str, payload: str) -> bool:
         """Keep a search's result under ``query_id`` (the newest few hundred

@@ -287,6 +287,10 @@ class HistoryReads:
         self._current()
         return of_file(self.db, path) if self._readable else []
 
+    def newest_name(self, named: str) -> str:
+        self._current()
+        return newest_name(self.db, named) if self._readable else ""
+
 
 def _unpacked(blob: bytes) -> array[int]:
     values = array(_CODE)
@@ -355,3 +359,13 @@ def of_file(db: sqlite3.Connection, path: str) -> list[tuple[int, str]]:
         "SELECT commit_id, named FROM history_files WHERE path = ? ORDER BY commit_id DESC", (path,)
     )
     return [(int(cid), named or path) for cid, named in rows]
+
+
+def newest_name(db: sqlite3.Connection, named: str) -> str:
+    """The newest name of the file the newest stored commit naming ``named``
+    touched, "" for none. A scan of the touched files: only when a path is
+    neither indexed nor a newest name (an old name, asked)."""
+    row = db.execute(
+        "SELECT path FROM history_files WHERE named = ? ORDER BY commit_id DESC LIMIT 1", (named,)
+    ).fetchone()
+    return str(row[0]) if row else ""

@@ -184,6 +184,9 @@ class LocalReader(Generation):
     def history_of_file(self, path: str) -> list[tuple[int, str]]:
         return self._history.of_file(path)
 
+    def history_newest_name(self, named: str) -> str:
+        return self._history.newest_name(named)
+
     # -- remembered results ------------------------------------------------
     def remember(self, query_id: str, payload: str) -> bool:
         return remembered.remember(self.index_dir, query_id, payload)

@@ -217,3 +217,13 @@ def of_file(conn: psycopg.Connection, gen: int, path: str) -> list[tuple[int, st
         (gen, path),
     )
     return [(int(cid), named or path) for cid, named in found]
+
+
+def newest_name(conn: psycopg.Connection, gen: int, named: str) -> str:
+    """The newest name of the file the newest stored commit naming ``named``
+    touched, "" for none (see :func:`repolens.store.local.history.newest_name`)."""
+    row = conn.execute(
+        "SELECT path FROM history_files WHERE gen = %s AND named = %s ORDER BY commit_id DESC LIMIT 1",
+        (gen, named),
+    ).fetchone()
+    return str(row[0]) if row else ""

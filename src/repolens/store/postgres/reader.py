@@ -227,6 +227,10 @@ class PgReader:
         with self._conn() as conn:
             return history.of_file(conn, self.gen, path)
 
+    def history_newest_name(self, named: str) -> str:
+        with self._conn() as conn:
+            return history.newest_name(conn, self.gen, named)
+
     def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> dict[str, bytes]:
         from repolens.store.postgres import dense
 
