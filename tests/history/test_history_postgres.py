@@ -60,6 +60,7 @@ def test_history_and_the_vote_over_postgresql_equal_the_local_store(pg_db, repo:
         ("history", QUESTION, "--root", str(repo)),
         ("history", "sessions expire", "--root", str(repo), "--json"),
         ("history", "--path", "session/store.py", "--root", str(repo)),
+        ("history", "--path", "store.py", "--root", str(repo)),  # its name before the move
         ("history", "transfer", "--path", "net/upload.py", "--root", str(repo), "--top-k", "1"),
         ("search", QUESTION, "--root", str(repo), "--explain"),
         ("search", QUESTION, "--root", str(repo), "--files"),
@@ -73,6 +74,9 @@ def test_history_and_the_vote_over_postgresql_equal_the_local_store(pg_db, repo:
     assert "history leg off" not in explained
     listed = run("history", "--path", "session/store.py", "--root", str(repo), *pg)
     assert "Move the store into session" in listed and "Expire sessions after an hour" in listed
+    assert "note: store.py is named session/store.py since a rename" in run(
+        "history", "--path", "store.py", "--root", str(repo), *pg
+    )
 
 
 def test_the_mcp_history_tool_reads_postgresql(pg_db, repo: Path):
