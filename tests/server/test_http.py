@@ -677,7 +677,9 @@ def test_roots_from_flags_env_and_config_file(tmp_path: Path):
     ("kwargs", "error", "needle"),
     [
         ({"root_specs": ["/definitely/not/here"]}, RootError, "does not exist"),
-        ({"root_specs": ["a=/tmp", "a=/tmp"]}, ConfigError, "two repositories are named 'a'"),
+        ({"root_specs": ["a=/tmp", "a=/tmp"]}, ConfigError, "/tmp is given twice as 'a': give it once"),
+        ({"root_specs": ["a=/tmp", "a=/var"]}, ConfigError, r"'a' \(/tmp and /var\): give each its own NAME"),
+        ({"root_specs": ["/tmp", "/var/../tmp"]}, ConfigError, "/tmp is given twice as 'tmp'"),
         ({"env": {"REPOLENS_TOKEN": "has space in it 0123456789"}}, ConfigError, "without spaces"),
     ],
 )

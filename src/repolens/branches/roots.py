@@ -199,18 +199,23 @@ def parse_roots(
                 raise
             missing[name or name_for(Path(raw))] = (raw, str(exc))
             continue
-        _add_root(roots, name or name_for(path), path, source)
+        _add_root(roots, name or name_for(path), path, source, named=bool(name))
     return roots
 
 
-def _add_root(roots: dict[str, Path], name: str, path: Path, source: str) -> None:
+def _add_root(roots: dict[str, Path], name: str, path: Path, source: str, *, named: bool = True) -> None:
+    """``name`` -> ``path`` in ``roots``; ``named``: the name was given
+    (``NAME=PATH``, a config key), not the folder's own."""
     if not NAME_RE.match(name):
         raise ConfigError(
             f"{source}: repository name {name!r} must be 1-64 letters, digits, '.', '_' or '-', "
             "optionally followed by @BRANCH"
         )
+    if name in roots and roots[name] == path:
+        raise ConfigError(f"{source}: {path} is given twice as {name!r}: give it once")
     if name in roots:
-        raise ConfigError(f"{source}: two repositories are named {name!r}: name them with NAME=PATH")
+        fix = "give each its own NAME" if named else "name them apart with NAME=PATH"
+        raise ConfigError(f"{source}: two repositories are named {name!r} ({roots[name]} and {path}): {fix}")
     roots[name] = path
 
 
