@@ -201,6 +201,7 @@ def test_repo_names_the_repository_on_every_transport_and_root_is_its_alias(make
                 "none": await client.call_tool(find, {"name": "lemon_tart"}),
                 "path": await client.call_tool(find, {"name": "lemon_tart", "repo": str(lib)}),
                 "guess": await client.call_tool(find, {"name": "lemon_tart", "repo": "pastry"}),
+                "every": await client.call_tool("index_status", {"repo": "*"}),
             }
 
     for remote in (False, True):
@@ -226,6 +227,10 @@ def test_repo_names_the_repository_on_every_transport_and_root_is_its_alias(make
             if remote
             else "unknown repository 'pastry': none of that name is served (app, lib) and no folder "
             "has that path: pass a served name or a folder's path as `repo`"
+        )
+        # * means every repository, which a tool answering for one cannot take
+        assert out["every"].is_error and _text(out["every"]) == (
+            "this tool answers for one repository: pass `repo` as one name or path, not *"
         )
 
 

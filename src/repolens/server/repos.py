@@ -92,6 +92,10 @@ class Repos:
             raise UsageError(
                 f"`{LOCATION}` {where!r} has spaces or a line break around it: pass the name alone"
             )
+        if where == "*":  # every repository: the tools that answer for several take it before this
+            raise UsageError(
+                f"this tool answers for one repository: pass `{LOCATION}` as one name or path, not *"
+            )
         if where is None:
             root = self._unnamed()
         elif self.remote:
