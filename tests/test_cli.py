@@ -107,6 +107,18 @@ def test_read_numbers_lines_as_the_index_does(tmp_path: Path):
     assert out.stdout.splitlines() == ["ff.py:8-9 (of 9 lines)", "8: def after_ff():", "9:     return 1"]
 
 
+def test_a_first_line_over_the_budget_names_the_budget_that_shows_it(tmp_path: Path):
+    """Cut at the budget, a read's first line cannot be read whole by the
+    same read again: the marker names the budget that shows it."""
+    (tmp_path / "long.py").write_text('x = "' + "a" * 20_000 + '"\n', encoding="utf-8")
+    cut = run("read", "long.py", "1", "1", "--root", str(tmp_path)).stdout
+    marker = cut.rstrip("\n").splitlines()[-1]
+    assert marker.startswith("... (line 1 is 20006 chars; read_snippet long.py 1 1 with max_chars=")
+    budget = marker.split("max_chars=")[1].split()[0]
+    whole = run("read", "long.py", "1", "1", "--max-chars", budget, "--root", str(tmp_path)).stdout
+    assert whole.splitlines()[1] == "1: " + (tmp_path / "long.py").read_text().rstrip("\n")
+
+
 def test_read_takes_the_lines_as_a_reply_cites_them(repo: Path):
     """``path:start-end`` as search, refs and impact print it; ``path:line`` and
     a compiler's ``path:line:column`` read that one line."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from repolens.budget import lines_cut_marker, truncated_marker
+from repolens.budget import lines_cut_marker, long_line_marker, truncated_marker
 from repolens.errors import PathError, UsageError
 from repolens.lines import source_lines
 from repolens.validate import check_budget
@@ -58,6 +58,9 @@ class Snippet:
                 last = i + 1 == len(self.lines)
                 after = (len(tail) + 1 if tail else 0) if last else 1 + len(marker) + 5
                 if size + 1 + len(entry) + after > max_chars:
+                    if i == 0:  # the read the marker names is this one: say what shows the line
+                        whole = size + 1 + len(entry) + (len(tail) + 1 if tail and last else 0)
+                        marker = long_line_marker(self.path, n, len(line), whole)
                     room = max_chars - size - 2 - len(marker)
                     if i == 0 and room > len(f"{n}: ") + 10:
                         out.append(entry[:room])
