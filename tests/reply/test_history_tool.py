@@ -171,3 +171,14 @@ def test_the_mcp_tool_over_stdio(story_repo: Path):
     assert len(file_text) <= 400 and "did not fit" in file_text
     assert out["empty"].is_error
     assert "a question, a file path, or both" in out["empty"].content[0].text
+
+
+def test_a_history_whose_commits_were_all_left_out_says_why(make_repo: MakeRepo):
+    """One commit of 60 files (a mass change) is left out of the history:
+    the reply says that, not only that there is nothing to learn from."""
+    root = make_repo({f"pkg/m{i}.py": f"VALUE_{i} = {i}\n" for i in range(60)})
+    service.index_repo(root)
+    reply = service.search_history(path="pkg/m1.py", root=root)
+    assert reply.notes == [
+        "no history: no commits to learn from: merges and commits touching very many files are left out"
+    ]

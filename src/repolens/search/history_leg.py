@@ -82,8 +82,8 @@ def unavailable(state: HistoryState | None) -> str:
         return NO_INDEXED_HISTORY
     if state.note:
         return state.note
-    if state.commits == 0:
-        return "no commits to learn from"
+    if state.commits == 0:  # the indexer left out every commit there was (repolens.history.sync)
+        return "no commits to learn from: merges and commits touching very many files are left out"
     return ""
 
 
