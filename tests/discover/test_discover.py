@@ -571,9 +571,11 @@ def test_names_that_are_not_utf8_are_counted_bad_name(
     write_tree(root, {"a.py": "x\n"})
     with open(os.path.join(os.fsencode(root), b"bad\xff.py"), "wb") as fh:
         fh.write(b"x\n")
+    (root / "new\nline.py").write_text("x\n")  # a line break: no reply could cite it on one line
+    (root / "cr\rname.py").write_text("x\n")
     found = discover(root)
     assert paths(found) == ["a.py"]
-    assert found.skipped == Counter({"bad_name": 1})
+    assert found.skipped == Counter({"bad_name": 3})
 
 
 # --- content filters (load_text) -----------------------------------------------------------

@@ -52,6 +52,10 @@ class Discovery:
 
 
 def _bad_name(rel: str) -> bool:
+    """A name a reply cannot cite: not UTF-8, or holding a line break (every
+    reply cites a path on a line of its own: ``path:lines ...``)."""
+    if "\n" in rel or "\r" in rel:
+        return True
     if rel.isascii():
         return False
     try:

@@ -84,7 +84,10 @@ _PHRASES: dict[str, tuple[str, str]] = {
     ),
     SkipReason.NOT_REGULAR: ("was not a regular file", "were not regular files"),
     SkipReason.UNREADABLE: ("could not be read (permission denied)", "could not be read (permission denied)"),
-    SkipReason.BAD_NAME: ("had a name that is not valid UTF-8", "had names that are not valid UTF-8"),
+    SkipReason.BAD_NAME: (
+        "had a name that is not valid UTF-8 or holds a line break",
+        "had names that are not valid UTF-8 or hold a line break",
+    ),
     SkipReason.NOT_IN_LANGUAGES: (
         "was not in the languages setting ({languages})",
         "were not in the languages setting ({languages})",
