@@ -77,7 +77,7 @@ def _target(target: object) -> str:
     return target.strip()
 
 
-def _as_indexed(reader: IndexReader, target: str) -> str:
+def _as_indexed(reader: IndexReader, target: str, root: Path | None) -> str:
     """A place (``path:line``, or a path) with its path written as the index
     writes it: ``./`` and ``//`` dropped, an absolute path inside the
     repository from its root (compilers and test runners print them so); a
@@ -88,9 +88,8 @@ def _as_indexed(reader: IndexReader, target: str) -> str:
     path = place.group("path") if place else target
     if "/" not in path:
         return target
-    root = reader.meta().get("root") or None
     try:
-        clean = check_subpath(path, root)
+        clean = check_subpath(path, root if root is not None else reader.meta().get("root") or None)
     except UsageError:
         return target  # as given: the lookup says what it does not find
     if not clean or clean == path:
@@ -115,11 +114,11 @@ class _Found:
         self.modules = list(modules)
 
 
-def _find(reader: IndexReader, target: str, *, ranges: bool) -> _Found:
+def _find(reader: IndexReader, target: str, *, ranges: bool, root: Path | None = None) -> _Found:
     from repolens.search import references as refs
     from repolens.search.ref_keys import defined
 
-    target = _as_indexed(reader, target)
+    target = _as_indexed(reader, target, root)
     place = re.match(PLACE, target)
     path = place.group("path") if place else target if ranges and reader.has_path(target) else None
     if path is not None and reader.files([path]):
@@ -190,7 +189,7 @@ def _references_text(
     from repolens.search import ref_walks as walks
     from repolens.search import references as refs
 
-    found = _find(reader, target, ranges=False)
+    found = _find(reader, target, ranges=False, root=root)
     if not found.definitions:
         return NavigationReply(found.missing[:max_chars], 0, matched=False)
     d = found.definitions[0]
@@ -232,7 +231,7 @@ def _impact_text(
     from repolens.reply import references as reply
     from repolens.search import ref_walks as walks
 
-    found = _find(reader, target, ranges=True)
+    found = _find(reader, target, ranges=True, root=root)
     if not found.definitions and not found.modules:
         return NavigationReply(found.missing[:max_chars], 0, matched=False)
     result = walks.impact(reader, found.definitions, depth, found.modules)
