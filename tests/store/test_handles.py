@@ -89,3 +89,26 @@ def test_clear_closes_every_reader(cache: ReaderCache, store: Store):
     with pytest.raises(Exception, match="closed"):
         reader.paths()
     assert cache.get(store) is not reader
+
+
+def test_an_index_deleted_and_built_anew_under_the_same_name_gets_a_new_reader(
+    cache: ReaderCache, store: Store
+):
+    """A server's reader must not outlive the index it read: deleted (or
+    dropped) and built again, a local index's first generation has the
+    same name, and the kept reader would pair the old database with the
+    new files (hits of deleted files, no hit for a new name)."""
+    layout = getattr(store, "layout", None)
+    if layout is None:
+        pytest.skip("only a local index reuses a generation's name: PostgreSQL numbers them anew")
+    first = build(store, CART)
+    old = cache.get(store)
+    old_key = old.cache_key()
+    import shutil
+
+    shutil.rmtree(layout.index_dir)
+    assert build(store, PAY) == first  # the same name
+    new = cache.get(store)
+    assert new is not old and new.paths() == ["src/pay/gateway.js"]
+    assert new.cache_key() != old_key  # nor do caches of what it held outlive it
+    assert cache.get(store) is new  # and kept while it stays

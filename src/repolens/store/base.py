@@ -139,6 +139,12 @@ class IndexReader(Protocol):
         anything derived from files, chunks or symbols is keyed on."""
         ...
 
+    def replaced(self) -> bool:
+        """Whether the generation this reader opened is gone or was made anew
+        under the same name (an index deleted, or dropped, and built again
+        while a server kept its reader): then it must be opened again."""
+        ...
+
     def meta(self) -> dict[str, str]:
         """The generation's settings and state: versions, chunker, root,
         ``state``, ``updated_at``, counters, ``embed_*``, totals."""

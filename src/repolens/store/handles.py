@@ -54,7 +54,7 @@ class ReaderCache:
             reader = self._open.get(key)
             if reader is not None:
                 self._open.move_to_end(key)
-        if reader is not None and reader.generation == current:
+        if reader is not None and reader.generation == current and not reader.replaced():
             if refresh:
                 reader.refresh()
             return reader

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 
 from repolens.store.base import (
@@ -18,7 +19,7 @@ from repolens.store.base import (
 from repolens.store.local import history, remembered
 from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import guarded
-from repolens.store.local.generation import Generation, open_parts
+from repolens.store.local.generation import DB_NAME, Generation, open_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,11 +34,18 @@ class LocalReader(Generation):
 
     def __init__(self, root: Path, index_dir: Path, gen_dir: Path) -> None:
         super().__init__(root, index_dir, gen_dir, *open_parts(gen_dir, root, write=False))
+        self._opened = _file_id(gen_dir / DB_NAME)
         self._counted: tuple[str, int] | None = None
         self._history = history.HistoryReads(self.db)
 
     def cache_key(self) -> str:
-        return f"{self.gen_dir}:{self.meta().get('content_version', '0')}"
+        # the database file too: a generation made anew under the same name counts its versions anew
+        opened = self._opened[1] if self._opened else 0
+        return f"{self.gen_dir}:{opened}:{self.meta().get('content_version', '0')}"
+
+    def replaced(self) -> bool:
+        # A generation made anew under the same name has another database file.
+        return _file_id(self.gen_dir / DB_NAME) != self._opened
 
     def refresh(self) -> None:
         if self._lex is not None:  # (one not opened yet opens the newest commit)
@@ -193,3 +201,14 @@ class LocalReader(Generation):
 
     def recall(self, query_id: str) -> str | None:
         return remembered.recall(self.index_dir, query_id)
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``path``, None when it is gone. While a reader
+    holds the file open its inode is not freed, so a file made anew has
+    another (its times move with every refresh: no use here)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)

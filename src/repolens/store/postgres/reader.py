@@ -68,6 +68,9 @@ class PgReader:
     def meta(self) -> dict[str, str]:
         return dict(self._meta)
 
+    def replaced(self) -> bool:
+        return False  # generations are numbered by a sequence: a name is never given twice
+
     def refresh(self) -> None:
         self._lists = None
         self._meta, self._history = self._read_meta()
