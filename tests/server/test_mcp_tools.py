@@ -96,6 +96,25 @@ def test_remote_listing_hides_server_folders_and_tests_are_off_unless_allowed(
     )
 
 
+def test_remote_replies_hide_an_index_folder_outside_the_root(make_repo, tmp_path: Path, monkeypatch):
+    """--index-dir or REPOLENS_INDEX_DIR name server folders too: a remote
+    caller reads them as ``<NAME index>``, never their path."""
+    root = make_repo({"a.py": "def alpha():\n    return 1\n"})
+    flag = tmp_path / "idx" / "secret-place"
+    shared = tmp_path / "shared-indexes"
+
+    async def session(**given) -> str:
+        async with Client(build_server({"app": root}, remote=True, **given)) as client:
+            await client.call_tool("index_repo", {"repo": "app"})
+            return _text(await client.call_tool("index_status", {"repo": "app"}))
+
+    by_flag = asyncio.run(session(index_dir=flag))
+    assert str(flag) not in by_flag and "<app index>" in by_flag, by_flag
+    monkeypatch.setenv("REPOLENS_INDEX_DIR", str(shared))
+    by_env = asyncio.run(session())
+    assert str(shared) not in by_env and "<app index>" in by_env, by_env
+
+
 def test_usage_guide_prompt(sample_repo: Path):
     async def session():
         async with Client(build_server({"app": sample_repo})) as client:

@@ -64,6 +64,7 @@ class Repos:
                 "set REPOLENS_INDEX_DIR (a parent folder, one index per repository) instead"
             )
         self._ignore = IgnoreRules() if remote else None
+        self._folders: list[tuple[str, str]] | None = None
 
     @property
     def default(self) -> Path | None:
@@ -209,9 +210,28 @@ class Repos:
             )
 
     def redact(self, text: str) -> str:
-        """Remote replies name repositories, not server folders."""
+        """Remote replies name repositories, not server folders: neither a
+        root nor an index folder outside it (``--index-dir``,
+        ``REPOLENS_INDEX_DIR``), which reads ``<NAME index>``."""
         if not self.remote:
             return text
+        for folder, shown in self._index_folders():
+            text = text.replace(folder, shown)
         for name, root in sorted(self.roots.items(), key=lambda item: -len(str(item[1]))):
             text = text.replace(str(root), f"<{name}>")
         return text
+
+    def _index_folders(self) -> list[tuple[str, str]]:
+        """(folder, how a remote reply names it) of each served root's index
+        outside the root, longest first; found once (a store is located, not opened)."""
+        if self._folders is None:
+            found = {}
+            for name, root in self.roots.items():
+                try:
+                    where = open_store(root, self.index_dir if root == self.default else None).location
+                except RepolensError:
+                    continue
+                if where.startswith("/") and not Path(where).is_relative_to(root):
+                    found[where] = f"<{name} index>"
+            self._folders = sorted(found.items(), key=lambda item: -len(item[0]))
+        return self._folders
