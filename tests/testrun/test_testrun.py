@@ -206,6 +206,74 @@ def test_timeout_kills_the_process_group_including_a_grandchild(tmp_path: Path) 
     )
 
 
+class GaveUp(Exception):
+    """What a caller's ``check`` raises: a cancelled MCP call, in the server."""
+
+
+def test_a_caller_that_gives_up_stops_the_run_and_its_group(tmp_path: Path) -> None:
+    """``check`` raising (the server's cancelled call, its client gone) ends
+    the run at once, grandchild and all, not at its timeout."""
+    root = pytest_project(tmp_path, HANGING_TEST, ini="[pytest]\naddopts = -s -p no:cacheprovider\n")
+    asked_at = time.monotonic()
+
+    def check() -> None:
+        if (root / "grandchild.pid").exists() and time.monotonic() - asked_at > 1:
+            raise GaveUp
+
+    with pytest.raises(GaveUp):
+        testrun.run_tests(root, "pytest", timeout_s=60, check=check)
+    assert time.monotonic() - asked_at < 15
+    assert wait_gone(int((root / "grandchild.pid").read_text())), "the grandchild outlived the call"
+
+
+def test_a_cancelled_mcp_call_stops_its_run(tmp_path: Path) -> None:
+    """The client gives up on run_tests (the SDK sends notifications/cancelled):
+    the server stops the run at once, grandchild and all, not at its timeout."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    root = pytest_project(tmp_path, HANGING_TEST, ini="[pytest]\naddopts = -s -p no:cacheprovider\n")
+    env = {k: v for k, v in os.environ.items() if k != "REPOLENS_INDEX_DIR"}
+    args = ["-m", "repolens", "serve", "--root", str(root), "--no-watch"]
+
+    async def session() -> None:
+        async with Client(StdioServerParameters(command=sys.executable, args=args, env=env)) as client:
+            with anyio.move_on_after(20):
+                call = {"runner": "pytest", "timeout_s": 120}
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(client.call_tool, "run_tests", call)
+                    while not (root / "grandchild.pid").exists():
+                        await anyio.sleep(0.1)
+                    tg.cancel_scope.cancel()
+            grandchild = int((root / "grandchild.pid").read_text())
+            assert wait_gone(grandchild, 10), "the run outlived its cancelled call"
+
+    anyio.run(session)
+
+
+def test_a_process_that_exits_mid_run_takes_its_runs_with_it(tmp_path: Path) -> None:
+    """A server stopped while a run is under way (its worker thread still in
+    it) kills the run's group as it exits: they are in a session of their own."""
+    root = pytest_project(tmp_path, HANGING_TEST, ini="[pytest]\naddopts = -s -p no:cacheprovider\n")
+    script = (
+        "import sys, threading, time\n"
+        "from pathlib import Path\n"
+        "from repolens import testrun\n"
+        f"root = Path({str(root)!r})\n"
+        "run = lambda: testrun.run_tests(root, 'pytest', timeout_s=60)\n"
+        "threading.Thread(target=run, daemon=True).start()\n"
+        "while not (root / 'grandchild.pid').exists():\n"
+        "    time.sleep(0.05)\n"
+        "sys.exit(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert wait_gone(int((root / "grandchild.pid").read_text())), (
+        "the run outlived the process that started it"
+    )
+
+
 def test_children_left_running_are_killed_when_the_runner_exits(tmp_path: Path) -> None:
     leaves_child = textwrap.dedent(
         """\

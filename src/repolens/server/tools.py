@@ -205,7 +205,11 @@ def build_server(
 
         budget = testrun.DEFAULT_MAX_CHARS if max_chars is None else check_budget(max_chars)
         where, _ = repos.resolve(repo)
-        run = testrun.run_tests(where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars)
+        # a call given up (cancelled, its client gone) stops its run at once
+        check = anyio.from_thread.check_cancelled
+        run = testrun.run_tests(
+            where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars, check=check
+        )
         note_hits(run.lines_kept)
         return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), budget)
 

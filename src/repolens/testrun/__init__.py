@@ -63,7 +63,7 @@ import re
 import shlex
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,8 +171,11 @@ def run_tests(
     max_lines: int = DEFAULT_MAX_LINES,
     tail_lines: int = DEFAULT_TAIL_LINES,
     context: int = DEFAULT_CONTEXT,
+    check: Callable[[], None] | None = None,
 ) -> TestRun:
     """Run the allow-listed ``runner`` with ``args`` in ``root`` and keep the failure-relevant output.
+    ``check``: called while it runs; what it raises (a caller's cancellation)
+    stops the run, its process group killed.
 
     Validates everything before starting a process: ``RootError`` for a bad
     root, ``RunnerUnavailableError`` for an unknown or uninstalled runner,
@@ -199,7 +202,7 @@ def run_tests(
     sink = LineFilter(max_chars=max_chars, max_lines=max_lines, tail_lines=tail_lines, context=context)
     splitter = LineSplitter(sink.add)
     started = time.monotonic()
-    returncode, timed_out = run_process(argv, root_path, splitter, timeout_s)
+    returncode, timed_out = run_process(argv, root_path, splitter, timeout_s, check)
     duration = time.monotonic() - started
     splitter.close()
     notes: list[str] = []

@@ -7,7 +7,10 @@ budget, the last ``tail_lines`` lines, one capped partial line), so a runner
 printing 100 MB costs time, not memory. On timeout the whole process group gets
 SIGTERM, then SIGKILL after a short grace, and the exit code is 124. After the
 runner exits, whatever it left running in its group is killed too, so nothing
-outlives the call (a process that starts its own session escapes this).
+outlives the call (a process that starts its own session escapes this); a
+caller that gives up (``check`` raises: a cancelled MCP call) stops it the
+same way, and so does this process exiting (``atexit``; a SIGKILL cannot be
+answered).
 
 Environment: inherited, plus ``CI=1`` (non-interactive, no watch mode),
 ``NO_COLOR=1``, ``FORCE_COLOR=0``, ``PY_COLORS=0``, ``CARGO_TERM_COLOR=never``,
@@ -20,12 +23,15 @@ bytecode and pytest's rewritten-assert caches make reruns faster, and
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from repolens.errors import RunnerUnavailableError
@@ -49,10 +55,33 @@ _CHILD_ENV = {
 }
 
 
+# The process groups of the runs under way, killed when this process exits
+# (a server stopped mid-run must not leave its runs behind: they are in
+# sessions of their own, so the server's own group going does not end them).
+_RUNNING: set[int] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def _kill_running() -> None:
+    with _RUNNING_LOCK:
+        groups = list(_RUNNING)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)
+
+
+atexit.register(_kill_running)
+
+
 def run_process(
-    argv: tuple[str, ...], cwd: Path, splitter: LineSplitter, timeout_s: float
+    argv: tuple[str, ...],
+    cwd: Path,
+    splitter: LineSplitter,
+    timeout_s: float,
+    check: Callable[[], None] | None = None,
 ) -> tuple[int, bool]:
-    """Run ``argv`` in its own session, stream merged output into ``splitter``; (returncode, timed_out)."""
+    """Run ``argv`` in its own session, stream merged output into ``splitter``; (returncode, timed_out).
+    ``check`` is called between reads (a few times a second): what it raises
+    (the caller's cancellation) stops the run, its process group killed."""
     env = {**os.environ, **_CHILD_ENV}
     try:
         proc = subprocess.Popen(
@@ -70,19 +99,25 @@ def run_process(
             f"cannot start {argv[0]}: {exc.strerror or exc}: check that it is installed and executable"
         ) from exc
     assert proc.stdout is not None
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc.pid)
     timed_out = False
     try:
-        timed_out = _pump(proc, splitter, time.monotonic() + timeout_s)
+        timed_out = _pump(proc, splitter, time.monotonic() + timeout_s, check)
     finally:
         # Whatever the runner left behind in its group goes too; the group id
         # stays reserved until the runner (not yet reaped) is waited for.
         _signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc.pid)
     return proc.returncode, timed_out
 
 
-def _pump(proc: subprocess.Popen[bytes], splitter: LineSplitter, deadline: float) -> bool:
+def _pump(
+    proc: subprocess.Popen[bytes], splitter: LineSplitter, deadline: float, check: Callable[[], None] | None
+) -> bool:
     """Read until the runner exits and the pipe is drained (or the drain grace ends); True on timeout."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
@@ -93,6 +128,8 @@ def _pump(proc: subprocess.Popen[bytes], splitter: LineSplitter, deadline: float
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while True:
+            if check is not None:
+                check()
             now = time.monotonic()
             if ended_at is None:
                 if _has_exited(proc):
