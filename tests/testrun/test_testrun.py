@@ -800,3 +800,38 @@ def test_only_runners_the_repository_can_use_are_listed(tmp_path: Path) -> None:
         write_files(tmp_path, {marker: ""})
         names = [r.name for r in testrun.available_runners(tmp_path)]
         assert names[0] == "pytest" and installed[0] in names
+
+
+MANY_FAILURES = textwrap.dedent(
+    """\
+    import pytest
+
+
+    @pytest.mark.parametrize("i", range(60))
+    def test_many(i):
+        assert i < 0, f"value {i} is not negative " + "y" * 80
+    """
+)
+
+
+@pytest.mark.parametrize("max_chars", [200, 1000, 4000])
+def test_the_reply_keeps_to_its_budget_and_to_the_runners_summary(tmp_path: Path, max_chars: int) -> None:
+    """The header, the trailer and the notes are part of the budget: the
+    earliest kept lines go first (a marker counts them), so the runner's last
+    lines (pytest's ``60 failed in``) stay; the CLI prints what the tool replies."""
+    root = pytest_project(tmp_path, MANY_FAILURES)
+    run = testrun.run_tests(root, "pytest", max_chars=max_chars)
+    text = testrun.render(run)
+    assert len(text) <= max_chars, len(text)
+    assert text.startswith("$ ")
+    if max_chars > 200:  # (200 holds no more than the head: cut as every reply is)
+        assert "60 failed" in text and "earlier kept lines cut to fit the reply budget)" in text
+        assert text.splitlines()[-1].startswith("[kept ")
+    where = ["--root", str(root), "--max-chars", str(max_chars)]
+    cli = subprocess.run(
+        [sys.executable, "-m", "repolens", "test", *where, "pytest"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert normalize(cli.stdout.rstrip("\n")) == normalize(text)

@@ -67,6 +67,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from repolens.budget import cut_to_budget
 from repolens.errors import RunnerUnavailableError
 from repolens.testrun.arguments import MAX_ARG_CHARS, MAX_ARGS, build_command
 from repolens.testrun.limits import (
@@ -151,6 +152,7 @@ class TestRun:
     notes: tuple[str, ...] = ()
     via: str = ""
     server_folder: str = ""
+    max_chars: int = DEFAULT_MAX_CHARS  # the whole reply's budget (render keeps to it)
 
     @property
     def command(self) -> str:
@@ -232,6 +234,7 @@ def run_tests(
         notes=tuple(notes),
         via=resolved.via,
         server_folder=_tool_folder(argv[0], root_path),
+        max_chars=max_chars,
     )
 
 
@@ -248,20 +251,46 @@ def _tool_folder(executable: str, root: Path) -> str:
 
 def render(run: TestRun, *, remote: bool = False) -> str:
     """The reply: a ``$ command  ->  exit N in Ts`` line, for pytest the
-    environment it ran under, the kept lines, a trailer, then any notes.
-    ``remote``: the runner's folder outside the root is shown as ``<server>``."""
-    lines = [f"$ {run.command}  ->  exit {run.exit_code} in {run.duration_s:.1f}s"]
+    environment it ran under, the kept lines, a trailer, then any notes,
+    within ``run.max_chars``: when the lines and these do not fit, the
+    earliest lines go (a marker counts them), so that the runner's summary,
+    its last lines, stays. ``remote``: the runner's folder outside the root
+    is shown as ``<server>``."""
+    head = [f"$ {run.command}  ->  exit {run.exit_code} in {run.duration_s:.1f}s"]
     if run.via:
-        lines.append(f"[tests run under {run.argv[0]}: {run.via}]")
-    if run.text:
-        lines.append(run.text)
-    lines.append(_trailer(run))
-    lines.extend(f"[{note}]" for note in run.notes)
-    text = "\n".join(lines)
-    if remote and run.server_folder:
-        # Whole path components only: /opt/env must not eat /opt/envoy or /opt/env.old.
-        text = re.sub(re.escape(run.server_folder) + r"(?![\w-]|\.\w)", "<server>", text)
-    return text
+        head.append(f"[tests run under {run.argv[0]}: {run.via}]")
+    tail = [_trailer(run), *(f"[{note}]" for note in run.notes)]
+    shown = _server_hidden(run) if remote else str
+    head, tail = [shown(line) for line in head], [shown(line) for line in tail]
+    body = shown(run.text) if run.text else ""
+    text = "\n".join([*head, body, *tail] if body else [*head, *tail])
+    if len(text) <= run.max_chars or not body:
+        return text
+    room = run.max_chars - len("\n".join([*head, *tail])) - 1
+    lines = body.split("\n")
+    kept: list[str] = []
+    size = len(_cut_marker(len(lines)))
+    for line in reversed(lines):
+        if size + 1 + len(line) > room:
+            break
+        kept.append(line)
+        size += 1 + len(line)
+    body = "\n".join([_cut_marker(len(lines) - len(kept)), *reversed(kept)])
+    # a budget too small for even the head and the trailer: cut as every reply is
+    return cut_to_budget("\n".join([*head, body, *tail]), run.max_chars)
+
+
+def _cut_marker(n: int) -> str:
+    return f"... ({n} earlier kept line{'s' if n != 1 else ''} cut to fit the reply budget)"
+
+
+def _server_hidden(run: TestRun) -> Callable[[str], str]:
+    """``text`` with the runner's folder outside the root shown as ``<server>``."""
+    if not run.server_folder:
+        return str
+    # Whole path components only: /opt/env must not eat /opt/envoy or /opt/env.old.
+    folder = re.compile(re.escape(run.server_folder) + r"(?![\w-]|\.\w)")
+    return lambda text: folder.sub("<server>", text)
 
 
 def _trailer(run: TestRun) -> str:
