@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -92,6 +93,27 @@ def test_broken_reranker_fails_and_the_cli_exits_non_zero(sample_repo: Path):
     assert lines[0].startswith("ok   index:")
     assert lines[3].startswith("FAIL rerank: ")
     assert lines[-1] == "some checks failed: fix them as said above"
+
+
+def test_a_broken_settings_file_is_a_failing_check_in_json_too(sample_repo: Path):
+    (sample_repo / ".repolens.toml").write_text('vectors = "maybe"\n')
+    out = subprocess.run(
+        [sys.executable, "-m", "repolens", "doctor", "--root", str(sample_repo), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 1 and out.stderr == ""
+    assert json.loads(out.stdout) == {
+        "ok": False,
+        "checks": [
+            {
+                "name": "settings",
+                "state": "FAIL",
+                "detail": f"{sample_repo / '.repolens.toml'}: vectors must be true or false, got 'maybe'",
+            }
+        ],
+    }
 
 
 BINARY = b"SIMPLE  =                    T\x00\x00\x00\x01\x02"  # a FITS header with NULs

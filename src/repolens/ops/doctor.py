@@ -60,7 +60,11 @@ def diagnose(root: str | Path | None, index_dir: str | Path | None = None) -> Di
 
     store = open_store(root, index_dir)
     d = Diagnosis()
-    settings = load_settings(store.root)
+    try:
+        settings = load_settings(store.root)
+    except RepolensError as exc:  # a broken settings file is the first thing to fix: a check, not a crash
+        d.checks.append(Check("settings", "FAIL", str(exc)))
+        return d
     meta: dict[str, str] = {}
     # 1. the index: present, readable, current
     try:
