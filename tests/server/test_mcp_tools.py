@@ -115,6 +115,18 @@ def test_remote_replies_hide_an_index_folder_outside_the_root(make_repo, tmp_pat
     assert str(shared) not in by_env and "<app index>" in by_env, by_env
 
 
+def test_a_remote_compare_refuses_an_absolute_path(make_repo):
+    root = make_repo({"a.py": "X = 1\n"})
+
+    async def session() -> object:
+        async with Client(build_server({"app": root}, remote=True)) as client:
+            return await client.call_tool("compare_branches", {"repo": "app", "paths": ["/etc/passwd"]})
+
+    refused = asyncio.run(session())
+    assert refused.is_error
+    assert _text(refused) == "path '/etc/passwd' is absolute: pass a path relative to the repository"
+
+
 def test_usage_guide_prompt(sample_repo: Path):
     async def session():
         async with Client(build_server({"app": sample_repo})) as client:

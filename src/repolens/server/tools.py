@@ -385,7 +385,10 @@ def build_server(
         query: str | None = None,
         max_chars: int | None = None,
     ) -> str:
-        # paths are looked up in the indexes only (never read from disk): check_subpath is the check.
+        # paths are looked up in the indexes only (never read from disk): check_subpath is the check,
+        # and a remote caller's are relative, as every path it sends is
+        if remote and (absolute := next((p for p in paths or () if str(p).lstrip().startswith("/")), None)):
+            raise UsageError(f"path {absolute!r} is absolute: pass a path relative to the repository")
         result = service.compare_branches(
             _repo_name(repos, repo),
             repos.roots,
