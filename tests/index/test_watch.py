@@ -121,6 +121,20 @@ def test_branch_switch_is_one_consistent_refresh(make_repo, tmp_path: Path):
     readers.clear()
 
 
+def test_a_commit_that_changes_no_file_reaches_the_history(watched):
+    """A commit (or a checkout) moves a ref, not a file of the tree: the
+    watcher refreshes on it, so the history holds the commit and the index
+    the branch it is on."""
+    root, events = watched
+    run_git(root, "commit", "-q", "--allow-empty", "-m", "Tune the capybara retries")
+    wait_for(
+        lambda: service.search_history("capybara retries", root).entries != [], "the commit in the history"
+    )
+    run_git(root, "checkout", "-q", "-b", "feature-x")
+    wait_for(lambda: service.index_status(root).branch == "feature-x", "the branch recorded")
+    assert not [e for e in events if e.error]
+
+
 def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeypatch):
     from repolens.index.watch import start_background
 

@@ -90,8 +90,14 @@ class EventFilter:
             return False
         parts = rel.parts
         if parts and parts[0] == ".git":
-            # Only the local exclude file changes what is indexed.
-            return parts[1:] == ("info", "exclude")
+            # The local exclude file changes what is indexed; the checked-out
+            # branch and its commits (HEAD, a branch's ref moving: a commit, a
+            # checkout, even one that changes no file) change the history an
+            # index holds and the branch it records. Nothing else of git's does.
+            inside = parts[1:]
+            return inside in (("info", "exclude"), ("HEAD",), ("packed-refs",)) or (
+                inside[:2] == ("refs", "heads") and not p.name.endswith(".lock")
+            )
         if _NOISE_PARTS.intersection(parts):
             return False
         return not p.name.endswith(_NOISE_SUFFIXES)
