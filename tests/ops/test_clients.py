@@ -143,6 +143,24 @@ def test_codex_toml_is_created_and_idempotent(repo: Path, home: Path):
     assert setup_client("codex", repo, scope="project", home=home).path == repo / ".codex" / "config.toml"
 
 
+@pytest.mark.parametrize("client", ["codex", "cursor"])
+def test_a_user_scope_entry_moved_to_another_repository_says_so(tmp_path: Path, home: Path, client: str):
+    """One user-scope entry serves one repository for every session: set up
+    again from another, it says which it served and how to have one each."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    assert setup_client(client, first, scope="user", home=home).note == ""
+    moved = setup_client(client, second, scope="user", home=home)
+    assert moved.action == "updated"
+    assert moved.note == (
+        f"this entry served {first}; every {client} session now searches {second}: "
+        f"`repolens setup {client} --scope project` in each repository gives each its own"
+    )
+    assert moved.summary().endswith(f"\nnote: {moved.note}")
+    assert setup_client(client, second, scope="user", home=home).note == ""  # the same: nothing to say
+    assert setup_client(client, first, scope="project", home=home).note == ""  # its own file
+
+
 def test_codex_update_keeps_other_tables_keys_and_comments(repo: Path, home: Path):
     path = home / ".codex" / "config.toml"
     path.parent.mkdir()

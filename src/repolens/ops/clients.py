@@ -68,11 +68,13 @@ class SetupResult:
     action: str
     path: Path | None
     text: str
+    note: str = ""  # said after the entry (a user-scope entry that served another repository)
 
     def summary(self) -> str:
         if self.action == "printed":
             return self.text
-        return f"{self.path}: {self.action}\n{self.text}"
+        tail = f"\nnote: {self.note}" if self.note else ""
+        return f"{self.path}: {self.action}\n{self.text}{tail}"
 
 
 def repolens_command() -> list[str]:
@@ -253,7 +255,9 @@ def setup_client(
         text = toml_table(f"mcp_servers.{SERVER_NAME}", entry)
         if print_only:
             return SetupResult("printed", path, f"# {path}\n{text}")
-        return SetupResult(merge_codex_toml(path, entry), path, text.rstrip("\n"))
+        before = _served_root(path, ("mcp_servers", SERVER_NAME), toml=True) if scope == "user" else ""
+        action = merge_codex_toml(path, entry)
+        return SetupResult(action, path, text.rstrip("\n"), _moved(before, root, client))
 
     if client == "claude":
         path, key, entry = root / ".mcp.json", "mcpServers", {"type": "stdio", "command": exe, "args": args}
@@ -269,7 +273,33 @@ def setup_client(
     text = json.dumps({key: {SERVER_NAME: entry}}, indent=2, ensure_ascii=False)
     if print_only:
         return SetupResult("printed", path, f"// {path}\n{text}")
-    return SetupResult(merge_json(path, key, SERVER_NAME, entry), path, text)
+    before = _served_root(path, (key, SERVER_NAME), toml=False) if scope == "user" else ""
+    action = merge_json(path, key, SERVER_NAME, entry)
+    return SetupResult(action, path, text, _moved(before, root, client))
+
+
+def _served_root(path: Path, keys: tuple[str, str], *, toml: bool) -> str:
+    """The ``--root`` an existing entry of ours in ``path`` serves ("" for none, or unreadable)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data: Any = tomllib.loads(text) if toml else json.loads(text)
+        args = data[keys[0]][keys[1]]["args"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if isinstance(args, list) and "--root" in args and args.index("--root") + 1 < len(args):
+        return str(args[args.index("--root") + 1])
+    return ""
+
+
+def _moved(before: str, root: Path, client: str) -> str:
+    """The note of a user-scope entry that served another repository: every
+    session of the client now searches ``root``."""
+    if not before or before == str(root):
+        return ""
+    return (
+        f"this entry served {before}; every {client} session now searches {root}: "
+        f"`repolens setup {client} --scope project` in each repository gives each its own"
+    )
 
 
 def setup_agents_md(root: Path, filename: str = "AGENTS.md", *, print_only: bool = False) -> SetupResult:
