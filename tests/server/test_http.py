@@ -680,6 +680,7 @@ def test_roots_from_flags_env_and_config_file(tmp_path: Path):
         ({"root_specs": ["a=/tmp", "a=/tmp"]}, ConfigError, "/tmp is given twice as 'a': give it once"),
         ({"root_specs": ["a=/tmp", "a=/var"]}, ConfigError, r"'a' \(/tmp and /var\): give each its own NAME"),
         ({"root_specs": ["/tmp", "/var/../tmp"]}, ConfigError, "/tmp is given twice as 'tmp'"),
+        ({"root_specs": ["app=/tmp", "app@dev=/var"]}, ConfigError, "'app' and 'app@dev' name branches"),
         ({"env": {"REPOLENS_TOKEN": "has space in it 0123456789"}}, ConfigError, "without spaces"),
     ],
 )

@@ -213,6 +213,15 @@ def _add_root(roots: dict[str, Path], name: str, path: Path, source: str, *, nam
         )
     if name in roots and roots[name] == path:
         raise ConfigError(f"{source}: {path} is given twice as {name!r}: give it once")
+    plain = name.partition("@")[0]
+    if clash := next(
+        (k for k in roots if k.partition("@")[0] == plain and (k == plain) != (name == plain)), None
+    ):
+        # a repository's branches are compared by name: one without a branch has none to compare
+        raise ConfigError(
+            f"{source}: {clash!r} and {name!r} name branches of one repository, one of them without its "
+            f"branch: name it {plain}@BRANCH"
+        )
     if name in roots:
         fix = "give each its own NAME" if named else "name them apart with NAME=PATH"
         raise ConfigError(f"{source}: two repositories are named {name!r} ({roots[name]} and {path}): {fix}")
