@@ -53,12 +53,11 @@ def omitted_marker(a: int, b: int) -> str:
     return f"... (line {a} omitted)" if a == b else f"... (lines {a}-{b} omitted)"
 
 
-def long_line_marker(path: str, line: int, length: int, whole: int) -> str:
+def long_line_marker(path: str, line: int, length: int, whole: int, most: int) -> str:
     """A read whose first line alone is over its budget: the budget that
-    shows it whole (``whole`` chars of reply), when a reply may be that long."""
-    from repolens.validate import MAX_BUDGET
-
-    if whole <= MAX_BUDGET:
+    shows it whole (``whole`` chars of reply), when a reply may be that long
+    (``most``, the largest budget)."""
+    if whole <= most:
         read = f"read_snippet {path} {line} {line}"
         return f"... (line {line} is {length} chars; {read} with max_chars={whole} shows it)"
     return f"... (line {line} is {length} chars, longer than any reply: only its start is shown)"
