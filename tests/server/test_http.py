@@ -607,6 +607,7 @@ def test_no_auth_on_loopback_serves_without_a_token(sample_repo: Path, tmp_path:
 def test_token_file_is_read_and_trimmed(sample_repo: Path, tmp_path: Path):
     token_file = tmp_path / "token"
     token_file.write_text(f"  {TOKEN}\n")
+    token_file.chmod(0o644)  # readable by others: served, with a warning on stderr
     port = free_port()
     args = ["--token-file", str(token_file), "--root", f"sample={sample_repo}"]
     with running_server(args, server_env(), tmp_path / "err", port) as server:
@@ -614,6 +615,11 @@ def test_token_file_is_read_and_trimmed(sample_repo: Path, tmp_path: Path):
         assert status == 200
         status, _, _ = raw("POST", server.url, {**MCP_HEADERS, "Authorization": "Bearer x" * 3}, INIT)
         assert status == 401
+        said = f"repolens: warning: token file {token_file} is readable by other users (mode 644): chmod 600"
+        assert said in server.stderr()
+    token_file.chmod(0o600)
+    with running_server(args, server_env(), tmp_path / "err2", free_port()) as server:
+        assert "readable by other users" not in server.stderr()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="uvloop has no Windows build")

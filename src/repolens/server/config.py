@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,7 +115,25 @@ def read_token_file(path: Path, source: str) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or exc.__class__.__name__
         raise ConfigError(f"{source}: cannot read token file {shown_path(str(path))} ({reason})") from None
-    return check_token(text.strip(), f"token file {shown_path(str(path))}")
+    token = check_token(text.strip(), f"token file {shown_path(str(path))}")
+    _warn_if_readable(path)
+    return token
+
+
+def _warn_if_readable(path: Path) -> None:
+    """A line on stderr when others than its owner may read the token file
+    (a secret; stdout is the protocol's on stdio, so stderr it is)."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        return
+    if mode & 0o077:
+        print(
+            f"repolens: warning: token file {shown_path(str(path))} is readable by other users "
+            f"(mode {mode:o}): chmod 600 {shown_path(str(path))}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def check_token(token: str, source: str) -> str:
