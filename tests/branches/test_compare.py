@@ -54,6 +54,18 @@ def test_paths_get_all_four_statuses_by_content_hash(branches, store_url):
     assert "modified      shop/billing.py" in text and "in neither branch: nowhere.py" in text
 
 
+def test_a_side_indexed_from_another_branch_than_its_name_says_is_noted(branches, git):
+    """``app@develop`` checked out on another branch and indexed so is
+    compared as it is, with a note: the name no longer says what it holds."""
+    git(branches.develop, "checkout", "-q", "-b", "hotfix")
+    service.index_repo(branches.develop)
+    result = service.compare_branches("app", _roots(branches), EMPTY, paths=["shop/billing.py"])
+    assert result.notes == ["app@develop is indexed from the branch hotfix, not develop"]
+    assert result.render().splitlines()[1] == f"note: {result.notes[0]}"
+    assert result.to_json()["notes"] == result.notes
+    assert service.compare_branches("app", _roots(branches), EMPTY, paths=["shop"]).notes == result.notes
+
+
 def test_one_configured_branch_is_single_branch(branches):
     result = service.compare_branches("app", {"app": branches.main}, EMPTY, paths=["shop/billing.py"])
     assert [(f.path, f.status) for f in result.files] == [("shop/billing.py", "single_branch")]

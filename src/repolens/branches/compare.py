@@ -89,6 +89,7 @@ class Comparison:
     not_found: list[str] = field(default_factory=list)  # paths asked that neither branch holds
     more: int = 0  # files of a folder beyond MAX_FILES
     max_chars: int = 4000
+    notes: list[str] = field(default_factory=list)  # a side checked out on another branch than its name
 
     def counts(self) -> dict[str, int]:
         seen = Counter(f.status for f in self.files)
@@ -107,7 +108,7 @@ class Comparison:
         indented under it), then what did not fit. The first file is always
         shown, with its first hit's line cut to fit when it must: a reply
         never holds only counts."""
-        lines = [self.header()]
+        lines = [self.header(), *(f"note: {n}" for n in self.notes)]
         if self.not_found:
             lines.append(f"in neither branch: {', '.join(self.not_found)}")
         used = sum(len(line) + 1 for line in lines)
@@ -142,6 +143,7 @@ class Comparison:
             "files": [f.to_json() for f in self.files],
             "not_found": self.not_found,
             "more": self.more,
+            "notes": self.notes,
         }
 
 
@@ -180,6 +182,11 @@ def compare_stores(
     head_reader = readers.get(stores[1]) if len(stores) > 1 else None
     branch = [k.partition("@")[2] or k for k in keys]
     result = Comparison(name, branch[0], branch[1] if len(keys) > 1 else None, [], query, max_chars=max_chars)
+    for key, wanted, reader in zip(keys, branch, (base_reader, head_reader), strict=False):
+        # the index records the branch it was made from: another than the name says is compared as it is
+        made_from = reader.meta().get("branch", "") if reader is not None else ""
+        if "@" in key and made_from and made_from != wanted:
+            result.notes.append(f"{key} is indexed from the branch {made_from}, not {wanted}")
     if found is not None:
         by_file = merge_hits(found)
         listed = statuses(base_reader, head_reader, list(by_file))
