@@ -183,6 +183,8 @@ def test_several_workers_are_one_server_to_a_scrape(roots: dict[str, Path], tmp_
             if set(seen) == workers:
                 break
         assert seen == {pid: {made} for pid in workers}  # every worker's reply counts every worker's calls
+        rebound = raw("GET", f"{server.base}/metrics", headers={"Host": "evil.example"})
+        assert rebound[0] == 421  # open, but not to another site's page (DNS rebinding), as the page is not
         folder = Path(dict(_environ(min(workers)))["PROMETHEUS_MULTIPROC_DIR"])
         assert folder.is_dir()
     assert not folder.exists()

@@ -12,8 +12,9 @@ import pytest
 
 from repolens.chunking import Chunk
 from repolens.search.hits import Hit
+from repolens.server.hosts import host_name
 from repolens.server.page import explain, session
-from repolens.server.page.app import SearchPage, _hostname, _safe_next
+from repolens.server.page.app import SearchPage, _safe_next
 from repolens.server.page.highlight import tokens
 from repolens.server.page.view import READ_MAX_LINES, query_id_of, read_href, read_lines, reply_lines
 from repolens.server.tools import build_server
@@ -196,7 +197,7 @@ def test_a_login_leads_only_to_this_server(wanted: str | None, goes: str):
 
 
 def test_host_names_as_a_loopback_bind_checks_them():
-    assert [_hostname(h) for h in ("127.0.0.1:8765", "LOCALHOST", "[::1]:80", "evil.example:1")] == [
+    assert [host_name(h) for h in ("127.0.0.1:8765", "LOCALHOST", "[::1]:80", "evil.example:1")] == [
         "127.0.0.1",
         "localhost",
         "[::1]",

@@ -45,6 +45,7 @@ from repolens.server.config import (
     ServeConfig,
     require_roots,
 )
+from repolens.server.hosts import HostGuard
 from repolens.server.lines import refusal
 from repolens.server.tools import build_server
 from repolens.server.workers import read_workers, run_workers, shared_metrics
@@ -256,19 +257,21 @@ def _with_page_and_metrics(
     routes: dict[str, ASGIApp] = {}
     names = {MCP_PATH: "mcp", HEALTH_PATH: "health"}
     open_paths = [HEALTH_PATH]
+    # the Host names a loopback bind answers on the routes the SDK does not guard (DNS rebinding)
+    hosts = (
+        frozenset({"127.0.0.1", "localhost", "[::1]", _url_host(host).lower()}) if is_loopback(host) else None
+    )
     if config.metrics != "off":
         server.on_call = metrics.observe_call
         targets = [(name, *server.repos.resolve(name)) for name in server.repos.roots]
-        routes[metrics.METRICS_PATH] = metrics.MetricsEndpoint(targets)
+        endpoint: ASGIApp = metrics.MetricsEndpoint(targets)
+        routes[metrics.METRICS_PATH] = endpoint if hosts is None else HostGuard(endpoint, hosts)
         names[metrics.METRICS_PATH] = "metrics"
         if config.metrics == "open":
             open_paths.append(metrics.METRICS_PATH)
     if config.page:
         from repolens.server.page import app as page
 
-        hosts = None
-        if is_loopback(host):
-            hosts = frozenset({"127.0.0.1", "localhost", "[::1]", _url_host(host).lower()})
         search_page = page.SearchPage(
             server, token=token, bearer_ok=lambda scope: bool(scope.get(AUTHORIZED_KEY)), hosts=hosts
         )

@@ -44,6 +44,7 @@ from repolens.branches.names import branches_of
 from repolens.chunking.languages import LANGUAGES
 from repolens.roles import KINDS
 from repolens.server.calls import RepolensServer
+from repolens.server.hosts import host_name
 from repolens.server.page import explain, session
 from repolens.server.page.health import health_of
 from repolens.server.page.view import (
@@ -149,7 +150,7 @@ class SearchPage:
 
     async def answer(self, request: Request) -> Response:
         path = request.url.path
-        if self.hosts is not None and _hostname(request.headers.get("host", "")) not in self.hosts:
+        if self.hosts is not None and host_name(request.headers.get("host", "")) not in self.hosts:
             return Response("invalid Host header", status_code=421, media_type="text/plain")
         if path in self.assets:
             return self.asset(request, self.assets[path])
@@ -330,13 +331,6 @@ def _datalists() -> Markup:
         )
         for name, values in lists.items()
     )
-
-
-def _hostname(host: str) -> str:
-    """The name part of a ``Host`` header (``[::1]:8765`` -> ``[::1]``)."""
-    if host.startswith("["):
-        return host[: host.find("]") + 1].lower()
-    return host.rsplit(":", 1)[0].lower() if host.count(":") == 1 else host.lower()
 
 
 def _safe_next(wanted: str | None) -> str:
