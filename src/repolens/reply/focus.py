@@ -472,7 +472,7 @@ def focused_context(
         chosen.append(b)
     named = ", ".join(f"{name}={value}" for name, value in limits.items())
     # The definitions shown are the index's: say which files moved since, within the budget.
-    changed = changed_files(root, reader, dict.fromkeys(b.path for b in chosen))
+    changed = changed_files(root, reader, (b.path for b in chosen))
     note = f"note: {stale_note(changed)}" if changed else ""
     if note and max_chars - len(note) - len(BLOCK_SEP) < MIN_BUDGET:
         note = "note: cited files changed since indexing"

@@ -91,7 +91,7 @@ def freshen(
         return list(hits), 0
     current: dict[str, list[Chunk] | None] = {}
     for path in changed_files(root, reader, paths):
-        current[path] = _current_chunks(root, path, chunk) if (root / path).exists() else None
+        current[path] = _current_chunks(root, path, chunk)  # None for a file gone
     if not current:
         return list(hits), 0
     out = []

@@ -211,7 +211,8 @@ def build_server(
             where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars, check=check
         )
         note_hits(run.lines_kept)
-        return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), budget)  # (render keeps to it)
+        # render keeps to the budget; redacting a folder can lengthen it by a few characters
+        return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), budget)
 
     @tool(
         "Search for a question, identifier or error message: top hits with path, lines, score and "

@@ -74,16 +74,16 @@ def _recorded_root(folder: Path) -> str:
     import sqlite3
 
     from repolens.store.local.generation import DB_NAME
+    from repolens.store.local.sqlite import read_meta
 
     try:
         db = sqlite3.connect(f"file:{folder / 'current' / DB_NAME}?mode=ro", uri=True)
         try:
-            row = db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+            return read_meta(db).get("root", "")
         finally:
             db.close()
     except sqlite3.Error:
         return ""
-    return str(row[0]) if row else ""
 
 
 class IndexLayout(Record):
