@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -272,6 +273,46 @@ def test_a_process_that_exits_mid_run_takes_its_runs_with_it(tmp_path: Path) -> 
     assert wait_gone(int((root / "grandchild.pid").read_text())), (
         "the run outlived the process that started it"
     )
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stdio_server_ended_by_a_signal_takes_its_runs_with_it(tmp_path: Path, signum: int) -> None:
+    """A client stops its stdio server with SIGTERM (a closed terminal sends
+    SIGHUP) while run_tests is under way: the run's group, in a session of
+    its own, goes too, and the server still dies of that signal."""
+    root = pytest_project(tmp_path, HANGING_TEST, ini="[pytest]\naddopts = -s -p no:cacheprovider\n")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    call = {"name": "run_tests", "arguments": {"runner": "pytest", "timeout_s": 120}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "REPOLENS_INDEX_DIR"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "repolens", "serve", "--root", str(root), "--no-watch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    assert server.stdin is not None
+    try:
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        server.stdin.flush()
+        give_up = time.monotonic() + 60
+        while not (root / "grandchild.pid").exists():
+            assert time.monotonic() < give_up and server.poll() is None, "the run did not start"
+            time.sleep(0.05)
+        server.send_signal(signum)
+        assert server.wait(timeout=20) == -signum
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.stdin.close()
+    assert wait_gone(int((root / "grandchild.pid").read_text()), 10), "the run outlived its server"
 
 
 def test_children_left_running_are_killed_when_the_runner_exits(tmp_path: Path) -> None:

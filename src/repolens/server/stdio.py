@@ -83,6 +83,7 @@ def run_stdio(
     Raises :class:`ServerStartError` when the SDK does not load, or refuses
     the ``initialize`` request the front has answered."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
+    _end_runs_on_termination()
 
     def build() -> RepolensServer:
         try:
@@ -128,6 +129,26 @@ def _serve(server: RepolensServer, stdin: _Replayed, stdout: _OneReply) -> None:
         if named is None:
             raise
         raise named from group
+
+
+def _end_runs_on_termination() -> None:
+    """SIGTERM and SIGHUP (a client stopping its server, a closed terminal)
+    end this process without its ``atexit`` handlers, and a ``run_tests``
+    under way runs in a session of its own: it would run on to its timeout.
+    So the server answers them by killing its runs' process groups first,
+    then dies of the same signal as before (its exit status unchanged)."""
+    import signal
+
+    def end(signum: int, frame: object) -> None:
+        process = sys.modules.get("repolens.testrun.process")  # no run without it
+        if process is not None:
+            process.kill_running()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:  # a handler someone set stays
+            signal.signal(signum, end)
 
 
 def _claim_stdio() -> tuple[IO[bytes], IO[bytes], Callable[[], None]] | None:

@@ -9,8 +9,9 @@ SIGTERM, then SIGKILL after a short grace, and the exit code is 124. After the
 runner exits, whatever it left running in its group is killed too, so nothing
 outlives the call (a process that starts its own session escapes this); a
 caller that gives up (``check`` raises: a cancelled MCP call) stops it the
-same way, and so does this process exiting (``atexit``; a SIGKILL cannot be
-answered).
+same way, and so does this process exiting (``atexit``; the stdio server
+answers SIGTERM and SIGHUP with :func:`kill_running` too, and a SIGKILL cannot
+be answered).
 
 Environment: inherited, plus ``CI=1`` (non-interactive, no watch mode),
 ``NO_COLOR=1``, ``FORCE_COLOR=0``, ``PY_COLORS=0``, ``CARGO_TERM_COLOR=never``,
@@ -62,14 +63,15 @@ _RUNNING: set[int] = set()
 _RUNNING_LOCK = threading.Lock()
 
 
-def _kill_running() -> None:
+def kill_running() -> None:
+    """Kill the process group of every run under way (this process is going)."""
     with _RUNNING_LOCK:
         groups = list(_RUNNING)
     for pgid in groups:
         _signal_group(pgid, signal.SIGKILL)
 
 
-atexit.register(_kill_running)
+atexit.register(kill_running)
 
 
 def run_process(
