@@ -249,6 +249,27 @@ def test_zero_files_is_an_error_with_a_reason(make_repo):
     assert ".repolensignore" in out.stderr
 
 
+def test_status_of_a_folder_with_nothing_to_index_says_why_as_index_would(make_repo, tmp_path: Path):
+    """`status` said "no index: run repolens index", and only that command
+    then said the folder cannot be indexed; a folder that can still gets the
+    plain "no index"."""
+    ignored = make_repo({".repolensignore": "*\n", "a.py": "x = 1\n"})
+    status, index = run("status", "--root", str(ignored)), run("index", str(ignored))
+    assert status.returncode == index.returncode == 1
+    assert status.stderr == index.stderr and status.stderr.startswith(
+        f"error: nothing to index in {ignored}: "
+    )
+    (tmp_path / "empty").mkdir()
+    empty = run("status", "--root", str(tmp_path / "empty"))
+    assert (empty.returncode, empty.stderr) == (
+        1,
+        f"error: nothing to index in {tmp_path / 'empty'}: the directory is empty\n",
+    )
+    indexable = make_repo({"a.py": "x = 1\n"}, name="indexable")
+    missing = run("status", "--root", str(indexable))
+    assert missing.returncode == 1 and missing.stderr.startswith(f"error: no index for {indexable}: run ")
+
+
 def test_index_dir_option_and_env(repo: Path, tmp_path: Path):
     elsewhere = tmp_path / "idx"
     assert run("index", str(repo), "--index-dir", str(elsewhere)).returncode == 0

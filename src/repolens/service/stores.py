@@ -16,9 +16,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from repolens.errors import NothingToIndexError
     from repolens.index.report import IndexReport, ProgressFn
     from repolens.index.status import IndexStatus
-    from repolens.store.base import IndexReader
+    from repolens.store.base import IndexReader, Store
     from repolens.store.inventory import Dropped, Inventory
 
 
@@ -80,12 +81,39 @@ def open_index(
 
 
 def index_status(root: str | Path | None = None, *, index_dir: str | Path | None = None) -> IndexStatus:
-    """What the index holds, and how many files changed on disk since."""
+    """What the index holds, and how many files changed on disk since.
+    With no index, ``IndexMissingError`` says to build one, unless building
+    one would fail: then the ``NothingToIndexError`` it would fail with says
+    why (an empty folder, everything ignored, too large...)."""
+    from repolens.errors import IndexMissingError
     from repolens.index.status import index_status as _status
     from repolens.store.handles import readers
 
     store = open_store(root, index_dir)
-    return _status(store, readers.get(store))
+    try:
+        reader = readers.get(store)
+    except IndexMissingError as missing:
+        unindexable = _nothing_to_index(store)
+        if unindexable is not None:
+            raise unindexable from missing
+        raise
+    return _status(store, reader)
+
+
+def _nothing_to_index(store: Store) -> NothingToIndexError | None:
+    """The error ``repolens index`` would give ``store``'s root for finding
+    no file to index, from the same discovery; None when it finds some."""
+    from repolens.discover import discover, nothing_to_index
+    from repolens.settings import load_settings
+
+    settings = load_settings(store.root)
+    found = discover(
+        store.root,
+        max_file_bytes=settings.max_file_bytes,
+        index_dir=store.local_folder,
+        languages=settings.languages,
+    )
+    return None if found.files else nothing_to_index(found)
 
 
 def list_indexes(store: str | None = None) -> Inventory:
