@@ -278,6 +278,13 @@ def test_absolute_path_inside_the_root_is_accepted(shop):
     assert focused_context(shop, "items", paths=["pkg", "."]).paths == ()  # "." is the whole repository
 
 
+def test_paths_are_read_as_a_search_reads_its_path_filter(shop):
+    """``src//x`` and ``src/./x`` (a shell's or a compiler's spellings) name
+    what ``search --path`` takes them for; focus said nothing was indexed there."""
+    for spelled in ("web//form.ts", "web/./form.ts", "./web/form.ts/", "web\\form.ts"):
+        assert focused_context(shop, "items", paths=[spelled]).paths == ("web/form.ts",), spelled
+
+
 @pytest.mark.parametrize(
     ("path", "message"),
     [
@@ -287,7 +294,7 @@ def test_absolute_path_inside_the_root_is_accepted(shop):
             "no indexed file is under 'src/shop/cart'; the nearest indexed path is 'src/shop/cart",
         ),
         ("../x", "path '../x' contains '..': pass a path inside the repository root"),
-        ("/etc", "path '/etc' is outside the indexed root"),
+        ("/etc", "path '/etc' is outside the repository root"),
     ],
 )
 def test_bad_paths_are_refused_with_the_fix(shop, path, message):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk
@@ -29,6 +29,7 @@ from repolens.search.hits import Hit, matching_lines
 from repolens.search.query import ParsedQuery
 from repolens.search.ranking import search
 from repolens.store.base import IndexReader, SymbolRow
+from repolens.validate import check_subpath
 
 if TYPE_CHECKING:
     from repolens.settings import Settings
@@ -43,9 +44,11 @@ FileMatches = dict[int, tuple[float, Chunk]]
 def resolve_paths(reader: IndexReader, paths: Sequence[str]) -> tuple[str, ...]:
     """Root-relative files or folders, each holding at least one indexed file.
 
-    Absolute paths inside the indexed root are made relative. Raises
-    ``PathError`` for a path outside the root, with ``..``, or with nothing
-    indexed at or under it.
+    Read as a search's path filter reads them
+    (:func:`repolens.validate.check_subpath`: ``./`` and ``//`` dropped,
+    absolute paths inside the indexed root made relative), backslashes as
+    slashes. Raises ``PathError`` for a path outside the root, with ``..``,
+    or with nothing indexed at or under it.
     """
     if isinstance(paths, str):
         paths = (paths,)
@@ -54,18 +57,16 @@ def resolve_paths(reader: IndexReader, paths: Sequence[str]) -> tuple[str, ...]:
     for raw in paths:
         if not isinstance(raw, str) or not raw.strip():
             raise UsageError("path is empty: pass a file or folder relative to the repository root")
-        p = raw.strip().replace("\\", "/")
-        if p.startswith("/"):
-            pure = PurePosixPath(p)
-            if not root or not pure.is_relative_to(root):
-                raise PathError(f"path {raw!r} is outside the indexed root {root}: pass a relative path")
-            p = pure.relative_to(root).as_posix()
-        if ".." in p.split("/"):
+        given = raw.strip().replace("\\", "/")
+        if ".." in given.split("/"):
             raise PathError(f"path {raw!r} contains '..': pass a path inside the repository root")
-        while p.startswith("./"):
-            p = p[2:]
-        p = p.strip("/")
-        if p in ("", "."):
+        if given.startswith("/") and not root:
+            raise PathError(f"path {raw!r} is absolute and the index records no root: pass a relative path")
+        try:
+            p = check_subpath(given, root or None)
+        except UsageError as exc:  # outside the root, or a control character
+            raise PathError(str(exc)) from exc
+        if p is None:
             return ()  # the whole repository: no restriction at all
         if not reader.has_path(p):
             raise no_indexed_file(reader, p, "paths")
