@@ -235,10 +235,22 @@ def test_every_command_takes_a_path_as_a_shell_or_a_compiler_writes_it(repo: Pat
         assert impact.stdout.startswith("impact of src/web/forms.py (handle_submit)"), (place, impact.stderr)
         history = run("history", "--path", f"{where.rstrip('/')}/forms.py", cwd=repo)
         assert history.returncode == 0 and "src/web/forms.py" in history.stdout, (where, history.stderr)
-    outside = run("search", "x", "--path", "/definitely/elsewhere", cwd=repo)
-    assert outside.returncode == 2
-    said = f"error: path '/definitely/elsewhere' is outside the repository root {repo}"
-    assert outside.stderr.startswith(said)
+    for command, code in (
+        (("search", "x"), 2),
+        (("symbols", "x"), 2),
+        (("focus", "x"), 1),
+    ):  # focus: a PathError
+        outside = run(*command, "--path", "/definitely/elsewhere", cwd=repo)
+        assert outside.returncode == code, (command, outside.stderr)
+        said = f"error: path '/definitely/elsewhere' is outside the repository root {repo}"
+        assert outside.stderr.startswith(said), (command, outside.stderr)
+    # a path leaving the repository is a usage error to symbols as to search (it said "no indexed file")
+    for command in (("search", "x"), ("symbols", "x")):
+        up = run(*command, "--path", "../src", cwd=repo)
+        assert (up.returncode, up.stderr) == (
+            2,
+            "error: path filter '../src' must be a folder or file inside the repository\n",
+        )
 
 
 def test_zero_files_is_an_error_with_a_reason(make_repo):

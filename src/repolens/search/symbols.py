@@ -65,7 +65,7 @@ from repolens.errors import UsageError
 from repolens.record import Record
 from repolens.roles import LISTING_RANK, PRIMARY_DEFINITION_KINDS, SECONDARY_DEFINITION_KINDS, path_role
 from repolens.store.base import IndexReader, NameMatch, SymbolFilters, SymbolRow, normalize_symbol
-from repolens.validate import check_budget, check_int, check_kind, check_language
+from repolens.validate import check_budget, check_int, check_kind, check_language, check_subpath
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -231,11 +231,6 @@ def _parse(name: object) -> _Query:
             f"symbol name {text!r} has no letters or digits: pass a name such as parse_url or Store.save"
         )
     return _Query(text, parts, normalize_symbol(parts[-1]))
-
-
-def _clean_subpath(path: str) -> str:
-    """A path filter as the index writes paths: ``./`` and ``//`` dropped."""
-    return "/".join(part for part in path.strip().replace("\\", "/").split("/") if part not in ("", "."))
 
 
 # -- reading the table ---------------------------------------------------------
@@ -505,7 +500,8 @@ class SymbolLookup(Record):
         f = SymbolFilters(
             kind=check_kind(kind),
             language=check_language(language),
-            path=_clean_subpath(path) or None if path else None,
+            # read as a search reads its path filter, backslashes as slashes
+            path=check_subpath(path.replace("\\", "/")) if path and path.strip() else None,
         )
         return cls(q, f, name.strip().endswith("*"))
 
