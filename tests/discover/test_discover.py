@@ -675,6 +675,35 @@ def test_symlink_to_an_unlisted_file_inside_the_root_is_indexed_once(
     assert found.skipped["symlink_duplicate"] == 1
 
 
+def test_symlink_to_a_file_gitignore_or_repolensignore_keeps_out_is_skipped(
+    any_root: tuple[Path, str], write_tree: WriteTree
+) -> None:
+    """A link must not show what the ignore files hide: it was indexed, the
+    ignored file's text with it. (A noise rule's file is indexed through a
+    link, as above: the link is made on purpose.)"""
+    root, _ = any_root
+    write_tree(
+        root,
+        {
+            ".gitignore": "config.local.py\nprivate/\n",
+            ".repolensignore": "drafts/\n",
+            "config.local.py": "PASSWORD = 'x'\n",
+            "private/notes.py": "x\n",
+            "drafts/plan.py": "x\n",
+            "app.py": "x\n",
+        },
+    )
+    (root / "config.py").symlink_to("config.local.py")
+    (root / "notes.py").symlink_to("private/notes.py")
+    (root / "plan.py").symlink_to("drafts/plan.py")
+    found = discover(root)
+    assert paths(found) == [".gitignore", ".repolensignore", "app.py"]
+    assert found.skipped["repolensignore"] == 2  # drafts/ and the link to it
+    assert (
+        found.skipped["gitignored"] >= 2
+    )  # the links (git lists no ignored file; the walker counts them too)
+
+
 def test_symlink_pointing_outside_the_root_is_skipped(
     tmp_path: Path, any_root: tuple[Path, str], write_tree: WriteTree
 ) -> None:

@@ -76,10 +76,19 @@ class Collector:
     # root-relative paths of the regular files listed, to drop symlinks to them
     _listed: set[str] = field(default_factory=set)
     _links: list[tuple[str, str]] = field(default_factory=list)
+    # every path the ignore rules let through (listed or not: too large, empty...),
+    # and why the rules kept out the others met (a folder: everything under it)
+    _passed: set[str] = field(default_factory=set)
+    _kept_out: dict[str, SkipReason] = field(default_factory=dict)
 
     def skip(self, reason: SkipReason) -> None:
         if reason != SkipReason.INTERNAL:
             self.skipped[str(reason)] += 1
+
+    def keep_out(self, rel: str, reason: SkipReason) -> None:
+        """``rel`` (a file, or a folder and all under it) is not indexed by a rule."""
+        self.skip(reason)
+        self._kept_out[rel] = reason
 
     def collect_git(self, listed: list[str]) -> None:
         root_str = str(self.root)
@@ -106,11 +115,11 @@ class Collector:
             parent = state_of(parent_rel)
             if parent.prune:
                 assert parent.excluded is not None
-                self.skip(parent.excluded)
+                self.keep_out(rel, parent.excluded)
                 continue
             excluded = rules.classify_file(rel, name, parent)
             if excluded is not None:
-                self.skip(excluded)
+                self.keep_out(rel, excluded)
                 continue
             abs_str = f"{root_str}/{rel}"
             try:
@@ -148,19 +157,19 @@ class Collector:
                 # git matches a symlink as a file, even one pointing to a directory
                 is_dir = entry.is_dir(follow_symlinks=False)
                 if chain.levels and chain.ignored(rel, is_dir):
-                    self.skip(SkipReason.GITIGNORED)
+                    self.keep_out(rel, SkipReason.GITIGNORED)
                     continue
                 if is_dir:
                     child = rules.classify_dir(rel, name, state)
                     if child.prune:
                         assert child.excluded is not None
-                        self.skip(child.excluded)
+                        self.keep_out(rel, child.excluded)
                     else:
                         stack.append((rel, entry.path, chain, child))
                     continue
                 excluded = rules.classify_file(rel, name, state)
                 if excluded is not None:
-                    self.skip(excluded)
+                    self.keep_out(rel, excluded)
                     continue
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -171,6 +180,7 @@ class Collector:
 
     def add(self, rel: str, abs_str: str, st: os.stat_result) -> None:
         """A path that passed the name rules; ``st`` is its lstat."""
+        self._passed.add(rel)
         if self.languages and language_for(rel) not in self.languages:
             self.skip(SkipReason.NOT_IN_LANGUAGES)  # (a link's language is its own name's, as indexed)
             return
@@ -192,7 +202,12 @@ class Collector:
         return True
 
     def _add_link(self, rel: str, abs_str: str) -> None:
-        """A symlink is indexed under its own path if its target is a file inside the root not listed yet."""
+        """A symlink is indexed under its own path if its target is a file
+        inside the root not listed yet, and not one .gitignore or
+        .repolensignore keeps out: a link must not show what they hide
+        (``config.py`` -> a git-ignored ``config.local.py``). A target a
+        built-in noise rule left out is indexed (a link into
+        ``node_modules`` is made on purpose)."""
         root_str = str(self.root)
         target = os.path.realpath(abs_str)
         if not target.startswith(root_str + os.sep):
@@ -217,9 +232,25 @@ class Collector:
         if target_rel in self._listed:
             self.skip(SkipReason.SYMLINK_DUPLICATE)
             return
+        if target_rel not in self._passed:
+            kept_out = self._why_kept_out(target_rel)
+            if kept_out in (SkipReason.GITIGNORED, SkipReason.REPOLENSIGNORE):
+                self.skip(kept_out)
+                return
         if self._size_ok(st):
             self.files.append(SourceFile(rel, self.root, st.st_size, st.st_mtime_ns))
             self._listed.add(target_rel)
+
+    def _why_kept_out(self, rel: str) -> SkipReason:
+        """Why the rules kept out ``rel``, a path they did not let through:
+        its own verdict or its nearest folder's; else git did not list it
+        (git lists no ignored file)."""
+        while rel:
+            reason = self._kept_out.get(rel)
+            if reason is not None:
+                return reason
+            rel = rel.rpartition("/")[0]
+        return SkipReason.GITIGNORED
 
     def finish(self, mode: str) -> Discovery:
         for rel, abs_str in sorted(self._links):
