@@ -212,6 +212,18 @@ def test_git_mode_gives_the_same_list_for_the_gitignore_tree(git_repo: Path, wri
     assert paths(discover(git_repo)) == GITIGNORE_TREE_EXPECTED
 
 
+def test_an_ignore_file_starting_with_a_byte_order_mark_keeps_its_first_pattern(
+    any_root: tuple[Path, str], write_tree: WriteTree
+) -> None:
+    """git skips a UTF-8 BOM; read as text, it made the first pattern
+    ``\ufeffprivate.py``, which matches nothing."""
+    root, _ = any_root
+    write_tree(root, {"private.py": "x\n", "draft.py": "x\n", "a.py": "x\n"})
+    (root / ".gitignore").write_bytes(b"\xef\xbb\xbfprivate.py\n")
+    (root / ".repolensignore").write_bytes(b"\xef\xbb\xbfdraft.py\n")
+    assert paths(discover(root)) == [".gitignore", ".repolensignore", "a.py"]
+
+
 def test_walker_does_not_descend_into_ignored_directories(plain_dir: Path, write_tree: WriteTree) -> None:
     write_tree(
         plain_dir, {".gitignore": "big/\n", "a.py": "x\n", **{f"big/f{i}.py": "x\n" for i in range(5)}}
@@ -238,6 +250,15 @@ _PATTERNS = [
     "a/*",
     "!a/keep.py",
     "# comment",
+    # a folder as git judges it: by the last pattern matching it, not its files
+    "*",
+    "!*/",
+    "!*.py",
+    "gen/**",
+    "!gen/docs/",
+    "!gen/docs/**",
+    "!tmp/",
+    "docs/",
 ]
 
 
@@ -265,7 +286,7 @@ def _prefixes(path: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(int(os.environ.get("REPOLENS_TREE_SEEDS", "24"))))
 def test_walker_and_git_agree_on_random_trees(seed: int, git_repo: Path, write_tree: WriteTree) -> None:
     write_tree(git_repo, _random_tree(random.Random(seed)))
     assert paths(discover(git_repo, mode="walk")) == paths(discover(git_repo, mode="git"))

@@ -167,7 +167,7 @@ def load_project_patterns(root: Path) -> list[str]:
     """
     path = root / PROJECT_IGNORE_FILE
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM is no pattern
     except FileNotFoundError:
         return []
     except OSError as exc:
