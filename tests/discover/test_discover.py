@@ -224,6 +224,27 @@ def test_an_ignore_file_starting_with_a_byte_order_mark_keeps_its_first_pattern(
     assert paths(discover(root)) == [".gitignore", ".repolensignore", "a.py"]
 
 
+def test_a_folder_the_walker_cannot_open_is_counted_not_a_crash(plain_dir: Path) -> None:
+    """A path longer than PATH_MAX (scandir: ENAMETOOLONG) ended discovery
+    with "unexpected OSError ... (a bug)", exit 70; git mode lists it."""
+    (plain_dir / "top.py").write_text("x\n")
+    fd = os.open(plain_dir, os.O_RDONLY)
+    try:
+        for _ in range(21):  # 21 folders of 200 characters: over 4,096 from the root
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        leaf = os.open("leaf.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+        os.write(leaf, b"x = 1\n")
+        os.close(leaf)
+    finally:
+        os.close(fd)
+    found = discover(plain_dir)
+    assert paths(found) == ["top.py"]
+    assert found.skipped == Counter({"unreadable": 1})
+
+
 def test_walker_does_not_descend_into_ignored_directories(plain_dir: Path, write_tree: WriteTree) -> None:
     write_tree(
         plain_dir, {".gitignore": "big/\n", "a.py": "x\n", **{f"big/f{i}.py": "x\n" for i in range(5)}}

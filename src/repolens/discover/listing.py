@@ -141,7 +141,7 @@ class Collector:
             try:
                 with os.scandir(abs_dir) as it:
                     entries = list(it)
-            except PermissionError:
+            except OSError:  # no permission, a path over PATH_MAX, a folder gone or of /proc
                 self.skip(SkipReason.UNREADABLE)
                 continue
             prefix = rel_dir + "/" if rel_dir else ""
@@ -176,6 +176,9 @@ class Collector:
                 except FileNotFoundError:
                     self.skip(SkipReason.MISSING)
                     continue
+                except OSError:
+                    self.skip(SkipReason.UNREADABLE)
+                    continue
                 self.add(rel, entry.path, st)
 
     def add(self, rel: str, abs_str: str, st: os.stat_result) -> None:
@@ -209,7 +212,11 @@ class Collector:
         built-in noise rule left out is indexed (a link into
         ``node_modules`` is made on purpose)."""
         root_str = str(self.root)
-        target = os.path.realpath(abs_str)
+        try:
+            target = os.path.realpath(abs_str)
+        except OSError:  # a link that cannot be resolved (/proc's, no permission)
+            self.skip(SkipReason.SYMLINK_BROKEN)
+            return
         if not target.startswith(root_str + os.sep):
             self.skip(SkipReason.SYMLINK_OUTSIDE if target != root_str else SkipReason.SYMLINK_DIR)
             return
