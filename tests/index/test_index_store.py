@@ -181,6 +181,26 @@ def test_zero_files_keeps_the_previous_index(make_repo):
     assert "alpha" in service.search_code("alpha", root).text
 
 
+def test_a_refresh_that_would_leave_no_file_keeps_the_previous_index(make_repo):
+    """A refresh published an index of 0 files, exit 0, where a build of the
+    same tree says why it cannot (the only file now binary); the watcher's
+    refresh of the saved paths, the last file deleted, did the same."""
+    root = make_repo({"a.py": "def alpha():\n    pass\n"})
+    build_index(root)
+    (root / "a.py").write_bytes(b"\0binary")
+    with pytest.raises(NothingToIndexError) as refused:
+        build_index(root)
+    assert str(refused.value) == f"nothing to index in {root}: the only file was binary"
+    (root / "a.py").unlink()
+    with pytest.raises(NothingToIndexError) as watched:
+        build_index(root, paths=["a.py"])
+    assert str(watched.value).startswith(
+        f"nothing to index in {root}: these changes would leave the index with no file"
+    )
+    assert service.index_status(root).files == 1
+    assert "alpha" in service.search_code("alpha", root).text
+
+
 def test_damaged_lexical_index_is_rebuilt_with_a_message(sample_repo: Path):
     build_index(sample_repo)
     lexical = _layout(sample_repo).current_generation() / "lexical"

@@ -44,7 +44,7 @@ from repolens.discover import (
     nothing_to_index,
 )
 from repolens.discover.worktree import head_facts
-from repolens.errors import IndexCorruptError, StoreUnavailableError
+from repolens.errors import IndexCorruptError, NothingToIndexError, StoreUnavailableError
 from repolens.history.sync import sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
 from repolens.index.report import IndexReport, ProgressFn
@@ -468,6 +468,15 @@ def _apply_changes(
             batch.done(0 if isinstance(result, Skipped) else src.size, src.size)  # bytes written, read
             if progress:
                 progress(len(deleted) + i + 1, total)
+    if batch.whole and writer.in_batch and writer.counts()["files"] == 0:
+        # A refresh would publish an empty index (the last files deleted,
+        # binary or empty now): refused as a build is, the index kept as it was.
+        if scope is None:
+            raise nothing_to_index(found, report.content_skipped)
+        raise NothingToIndexError(
+            f"nothing to index in {found.root}: these changes would leave the index with no file "
+            "(kept as it was); run `repolens index` for why"
+        )
     batch.flush()
 
 
