@@ -312,7 +312,7 @@ def test_arguments_are_taken_at_their_word_over_http(served: Served):
             )
 
     null_path, null_query, start, budget = asyncio.run(session())
-    assert null_path.is_error and text_of(null_path).startswith("no file null in <app>")
+    assert null_path.is_error and text_of(null_path).startswith("no indexed file is under 'null'")
     assert "query is empty" not in text_of(null_query)
     assert text_of(start) == "invalid arguments for read_snippet: start: expected an integer, got a boolean"
     assert text_of(budget) == (
@@ -432,6 +432,32 @@ def test_hostile_paths_are_refused_in_one_line_without_leaking(served: Served):
         assert SECRET not in text and ENV_SECRET not in text, (tool, p)
         assert str(served.root) not in text, (tool, p, text)  # server folders are not named
     assert not results[-1][2].is_error  # the session survived every refusal
+
+
+def test_a_path_filter_need_not_exist_on_disk_over_http(served: Served):
+    """A filter is looked up in the index and the history, never read: over
+    HTTP it had to exist on disk, so a deleted file's history was refused and
+    a mistyped folder lost the nearest indexed path stdio and the CLI name."""
+
+    async def session():
+        async with connect(served.server.url) as client:
+            return (
+                await client.call_tool(
+                    "search_code", {"query": "session", "repo": "app", "path": "src/atuh"}
+                ),
+                await client.call_tool("search_history", {"repo": "app", "path": "src/gone.py"}),
+            )
+
+    mistyped, gone = asyncio.run(session())
+    assert mistyped.is_error
+    assert text_of(mistyped).startswith(
+        "no indexed file is under 'src/atuh'; the nearest indexed path is 'src/auth'"
+    )
+    # as the CLI and stdio answer it: the index and the history are asked (a deleted file's commits
+    # are found so, tests/history), not the disk
+    assert text_of(gone).startswith(
+        "no indexed file is under 'src/gone.py'; the nearest indexed path is 'src'"
+    )
 
 
 def test_unknown_repository_is_refused_with_the_known_names(served: Served):

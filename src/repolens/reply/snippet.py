@@ -109,12 +109,15 @@ def _check_strict(path: str) -> None:
             raise PathError(f"path {_shown(path)} is absolute: pass a path relative to the repository root")
 
 
-def safe_path(root: Path, path: str, *, strict: bool = False, allow_dir: bool = False) -> tuple[Path, str]:
+def safe_path(
+    root: Path, path: str, *, strict: bool = False, allow_dir: bool = False, must_exist: bool = True
+) -> tuple[Path, str]:
     """Resolve ``path`` inside ``root``; return (absolute path, root-relative POSIX path).
 
     Raises ``PathError`` with a one-line reason for anything that could
-    reach outside the root, when the file does not exist, and for paths over
-    ``MAX_PATH_CHARS``. ``strict`` adds the refusals for remote callers
+    reach outside the root, when the file does not exist (unless not
+    ``must_exist``: a path filter, looked up in the index), and for paths
+    over ``MAX_PATH_CHARS``. ``strict`` adds the refusals for remote callers
     (absolute paths, backslashes, control characters); ``allow_dir``
     accepts a folder (path filters) as well as a regular file.
     """
@@ -153,6 +156,8 @@ def safe_path(root: Path, path: str, *, strict: bool = False, allow_dir: bool = 
     except OSError as exc:  # a name too long for the file system, a permission error
         reason = exc.strerror or type(exc).__name__
         raise PathError(f"path {_shown(path)} cannot be read ({reason}): pass a file path") from None
+    if not exists and not must_exist:
+        return resolved, rel.as_posix()
     if not exists:
         raise PathError(
             f"no file {_short(rel.as_posix())} in {root}: check the path (it is relative to the root)"

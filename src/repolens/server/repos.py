@@ -190,12 +190,15 @@ class Repos:
         return rel
 
     def check_filter(self, root: Path, path: str | None) -> str | None:
-        """A path filter (file or folder); remote callers get the same checks as for files."""
+        """A path filter (file or folder); remote callers get the same checks
+        as for files, but for one: it is looked up in the index and the
+        history, never read, so it need not exist on disk (a deleted file's
+        history; a mistyped one is told the nearest indexed path)."""
         if not self.remote or path is None:
             return path
         if not isinstance(path, str) or not path.strip():
             return None
-        _, rel = safe_path(root, path, strict=True, allow_dir=True)
+        _, rel = safe_path(root, path, strict=True, allow_dir=True, must_exist=False)
         if rel == ".":
             return None
         self._refuse_hidden(rel, path)
