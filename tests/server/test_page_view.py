@@ -14,7 +14,7 @@ from repolens.chunking import Chunk
 from repolens.search.hits import Hit
 from repolens.server.hosts import host_name
 from repolens.server.page import explain, session
-from repolens.server.page.app import SearchPage, _safe_next
+from repolens.server.page.app import SearchPage, _around, _safe_next
 from repolens.server.page.highlight import tokens
 from repolens.server.page.view import READ_MAX_LINES, query_id_of, read_href, read_lines, reply_lines
 from repolens.server.tools import build_server
@@ -80,6 +80,58 @@ def test_a_read_reply_is_kept_and_coloured(replies: dict[str, str]):
     lines = read_lines(replies["read"], "src/auth/session.py")
     assert _text(lines) == replies["read"]
     assert [line.kind for line in lines] == ["head"] + ["code"] * 7
+
+
+ODD_PATHS = """src/paren(1).py:1-2 function paren_zebra (score 1.00)
+1: def paren_zebra():
+... (lines 5-7 omitted)
+
+src/my dir/space file.py:1-302 function spacey_function (score 0.90)
+1: def spacey_function():
+... 10 more lines; use read_snippet src/my dir/space file.py 210 299 to expand
+
+next files (read_snippet PATH START END to read one):
+src/<b>.py:1-2 (1 of 1 terms, source file)
+... 2 more blocks did not fit: src/a.py:1-2, src/b.py:3-4"""
+
+
+def test_paths_with_spaces_or_parentheses_are_linked_whole():
+    """A header's link read ``.py:1-2`` of ``src/paren(1).py`` (the path cut
+    at the parenthesis), so its code was not coloured nor its markers linked;
+    a read's path was cut at the space."""
+    lines = reply_lines(ODD_PATHS, "packet", "app")
+    assert _text(lines) == ODD_PATHS
+    links = [(p.text, _query(p.href)["path"]) for line in lines for p in line.pieces if p.href]
+    assert links == [
+        ("src/paren(1).py:1-2", "src/paren(1).py"),
+        ("... (lines 5-7 omitted)", "src/paren(1).py"),
+        ("src/my dir/space file.py:1-302", "src/my dir/space file.py"),
+        ("read_snippet src/my dir/space file.py 210 299", "src/my dir/space file.py"),
+        ("src/<b>.py:1-2", "src/<b>.py"),
+        ("src/a.py:1-2", "src/a.py"),
+        ("src/b.py:3-4", "src/b.py"),
+    ]
+    assert [line.kind for line in lines[:2]] == ["head", "code"]
+
+
+def test_a_cut_reads_marker_links_to_the_lines_it_left_out():
+    cut = "... (truncated at 12000 chars; use read_snippet src/big.py 210 299 to expand)"
+    text = f"src/big.py:1-299 (of 600 lines)\n1: x = 1\n{cut}"
+    marker = read_lines(text, "src/big.py", "app")[-1]
+    assert [_query(p.href) for p in marker.pieces if p.href] == [
+        {"repo": "app", "path": "src/big.py", "start": "210", "end": "299"}
+    ]
+
+
+def test_a_cut_reads_later_lines_start_after_the_last_line_shown():
+    """A read cut at 12,000 characters offered "later lines" after the end
+    asked, so the lines between could not be reached by clicking."""
+    shown = "\n".join(f"{n}: x" for n in range(1, 210))
+    text = f"src/big.py:1-299 (of 600 lines)\n{shown}\n... (truncated at 12000 chars)"
+    later = _query(_around(text, "src/big.py", "app", 1, 299)["later"])
+    assert (later["start"], later["end"]) == ("210", "508")
+    whole = "src/big.py:1-3 (of 600 lines)\n1: a\n2: b\n3: c"
+    assert _query(_around(whole, "src/big.py", "app", 1, 3)["later"])["start"] == "4"
 
 
 def test_paths_labelled_with_their_repository_name_it_themselves():

@@ -298,7 +298,7 @@ class SearchPage:
         return self.render(
             "read.html",
             read=shown,
-            lines=read_lines(text, path),
+            lines=read_lines(text, path, repo),
             error="",
             around=_around(text, path, repo, int(start), int(end)),
         )
@@ -390,8 +390,11 @@ def _search_arguments(form: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
 
 
 def _around(text: str, path: str, repo: str | None, start: int, end: int) -> dict[str, str]:
-    """Links to the lines before and after a read, as many again (within the file)."""
+    """Links to the lines before and after a read, as many again (within the
+    file); after the last line shown, when the read was cut short of ``end``."""
     size = end - start + 1
+    shown = [int(n) for line in text.split("\n")[1:] if (n := line.partition(": ")[0]).isdigit()]
+    end = min(end, max(shown, default=end))
     total = _OF_LINES.search(text.split("\n", 1)[0])
     out = {}
     if start > 1:

@@ -39,8 +39,13 @@ READ_PATH = "/read"
 SEARCH_PATH = "/search"
 
 _CODE = re.compile(r"(?P<number>\d+): (?P<text>.*)")
+# a path:start-end inside a line (a trailer's list of blocks); a path with a space or
+# parenthesis is read whole only where a line starts with it (_LEAD)
 _REF = re.compile(r"(?P<path>[^\s(),:]+(?::[^\s(),:]+)?):(?P<start>\d+)-(?P<end>\d+)")
-_READ = re.compile(r"read_snippet (?P<path>\S+) (?P<start>\d+) (?P<end>\d+)")
+# a line led by path:start-end, then a space or nothing: a hit's header, a next file; the
+# path is anything (spaces, parentheses, ``<``) up to its first :start-end
+_LEAD = re.compile(r"(?P<path>.+?):(?P<start>\d+)-(?P<end>\d+)(?= |$)")
+_READ = re.compile(r"read_snippet (?P<path>.+?) (?P<start>\d+) (?P<end>\d+)(?![\w-])")
 _OMITTED = re.compile(r"\.\.\. \(lines? (?P<start>\d+)(?:-(?P<end>\d+))? omitted\)")
 _QUERY_ID = re.compile(r"query_id (?P<id>[0-9a-f]+)")
 # files mode: "1. path (score 1.73, 5 hits, best 96-140): reason"
@@ -124,10 +129,10 @@ def reply_lines(text: str, mode: str, repo: str | None) -> list[Line]:
         if qid := _QUERY_ID.fullmatch(raw):
             out.append(Line([Piece("query_id "), Piece(qid["id"], "qid")], "trailer"))
             continue
-        head = _REF.match(raw)
+        head = _LEAD.match(raw) if not raw.startswith("... ") else None  # (a trailer lists scored hits)
         if head and "(score " in raw:
             current = head["path"]
-            out.append(Line(_linked(raw, repo), "head"))
+            out.append(Line(_linked(raw, repo, head=True), "head"))
             continue
         if raw.startswith("note: "):
             out.append(Line([Piece(raw)], "note"))
@@ -150,15 +155,16 @@ def query_id_of(text: str) -> str | None:
     return found["id"] if found else None
 
 
-def read_lines(text: str, path: str) -> list[Line]:
-    """A ``read_snippet`` reply: its header, then its numbered lines coloured."""
+def read_lines(text: str, path: str, repo: str | None = None) -> list[Line]:
+    """A ``read_snippet`` reply: its header, then its numbered lines
+    coloured; a cut read's marker links to the read of the lines it left out."""
     out: list[Line] = []
     for raw in text.split("\n"):
         code = _CODE.fullmatch(raw)
         if code:
             out.append(_code_line(code["number"], code["text"], path))
         else:
-            out.append(Line([Piece(raw)], "head" if not out else "marker"))
+            out.append(Line([Piece(raw)] if not out else _linked(raw, repo), "head" if not out else "marker"))
     return out
 
 
@@ -172,11 +178,15 @@ def _unlabelled(path: str) -> str:
     return path.partition(":")[2] if _labelled(path) else path
 
 
-def _linked(raw: str, repo: str | None) -> list[Piece]:
+def _linked(raw: str, repo: str | None, *, head: bool = False) -> list[Piece]:
     """``raw`` with every ``read_snippet P S E`` and ``path:start-end`` in it a link."""
     spans: list[tuple[int, int, str]] = []
     for m in _READ.finditer(raw):
         spans.append((m.start(), m.end(), read_href(m["path"], int(m["start"]), int(m["end"]), repo)))
+    # a hit's header, a next file (``path:start-end (why)``): the path is read whole
+    lead = _LEAD.match(raw) if not spans and not raw.startswith(("... ", "note: ")) else None
+    if lead and (head or raw[lead.end() : lead.end() + 2] == " ("):
+        spans.append((0, lead.end(), read_href(lead["path"], int(lead["start"]), int(lead["end"]), repo)))
     for m in _REF.finditer(raw):
         if not any(a <= m.start() < b for a, b, _ in spans):
             spans.append((m.start(), m.end(), read_href(m["path"], int(m["start"]), int(m["end"]), repo)))
