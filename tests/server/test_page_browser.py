@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -175,6 +176,18 @@ def test_the_bearer_header_opens_the_page_too(site: Site):
     csp = headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert b"<script>" not in body and b" style=" not in body  # no inline script or style to allow
+
+
+def test_the_page_passes_a_keyword_as_typed_and_links_modes_with_the_budget_used(site: Site):
+    """The page stripped the keyword's spaces (its reply then differed from
+    the MCP call's), and its links to the same result in another mode
+    dropped the top_k and max_chars it was shown with."""
+    base = f"{site.server.base}/search?q=session&repo=app"
+    _, _, spaced = raw("GET", f"{base}&keyword=SessionStore%20%20", headers=AUTH_HEADER)
+    assert b"no match contains &#39;SessionStore  &#39;" in spaced
+    _, _, budget = raw("GET", f"{base}&top_k=1&max_chars=400", headers=AUTH_HEADER)
+    modes = re.findall(rb'href="(/search\?query_id=[^"]+)"', budget)
+    assert modes and all(b"top_k=1" in link and b"max_chars=400" in link for link in modes)
 
 
 def test_the_page_changes_nothing_and_takes_no_post_from_another_site(site: Site):

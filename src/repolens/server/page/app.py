@@ -258,6 +258,8 @@ class SearchPage:
         if query_id := query_id_of(text):  # the same result in another mode, without searching
             for other in MODES:
                 query = {"query_id": query_id, "mode": other, **({"repo": one} if one else {})}
+                # the budget and the hit count it was shown with: a re-render under others differs
+                query |= {key: form[key] for key in ("top_k", "max_chars") if form[key]}
                 again[other] = f"{SEARCH_PATH}?{urlencode(query)}"
         return self.render(
             "search.html",
@@ -358,7 +360,8 @@ _TEXT_FIELDS = ("q", "mode", "max_chars", "top_k", "path", "language", "kind", "
 def _search_form(params: QueryParams) -> dict[str, Any]:
     """The search form as given (every value a string, to show back as typed)."""
     form: dict[str, Any] = {key: params.get(key, "").strip() for key in _TEXT_FIELDS}
-    form["q"] = params.get("q", "")  # the question as typed, spaces and all
+    # as typed, spaces and all: the question, and the exact text every hit must hold
+    form["q"], form["keyword"] = params.get("q", ""), params.get("keyword", "")
     form["repo"] = [r for r in params.getlist("repo") if r.strip()]
     form["explain"] = params.get("explain", "") in ("1", "on", "true")
     form["modes"] = MODES
