@@ -272,6 +272,15 @@ def test_dns_rebinding_host_is_refused_on_loopback(served: Served):
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"}
     status, _, _ = raw("POST", served.server.url, headers, INIT)
     assert status == 403
+    # a loopback name without a port (a client of port 80 sends one) is loopback still, as the page says
+    for name in ("localhost", "127.0.0.1"):
+        headers = {
+            **MCP_HEADERS,
+            "Authorization": f"Bearer {TOKEN}",
+            "Host": name,
+            "Origin": f"http://{name}",
+        }
+        assert raw("POST", served.server.url, headers, INIT)[0] == 200, name
 
 
 def test_sdk_client_with_the_token_lists_searches_and_reads(served: Served):

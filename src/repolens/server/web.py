@@ -103,10 +103,11 @@ def transport_security(host: str) -> TransportSecuritySettings:
     if not is_loopback(host):
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     names = {"127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host}
+    # a name alone too: a client of port 80 sends ``Host: localhost`` (the page's guard takes it)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=sorted(f"{n}:*" for n in names),
-        allowed_origins=sorted(f"http://{n}:*" for n in names),
+        allowed_hosts=sorted({*names, *(f"{n}:*" for n in names)}),
+        allowed_origins=sorted({*(f"http://{n}" for n in names), *(f"http://{n}:*" for n in names)}),
     )
 
 
