@@ -608,6 +608,11 @@ def run_serve(*args: str, env: dict[str, str] | None = None, cwd: Path | None = 
         (["--http"], {"REPOLENS_TOKEN": "short"}, "at least 16"),
         (["--http", "--token-file", "/definitely/not/here"], {}, "does not exist"),
         (["--no-auth"], {}, "--no-auth only applies with --http"),
+        (
+            ["--http", "--no-auth", "--token-file", "t"],
+            {},
+            "--no-auth and --token-file contradict each other",
+        ),
         (["--port", "9999"], {}, "--port only applies with --http"),
     ],
 )

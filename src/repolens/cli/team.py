@@ -86,6 +86,8 @@ def serve_cmd(
     http_only["--allow-tests"] = allow_tests or None
     if not use_http and (given := [k for k, v in http_only.items() if v is not None]):
         raise click.UsageError(f"{given[0]} only applies with --http")
+    if no_auth and token_file is not None:  # which one was meant? serving without the token would be a guess
+        raise click.UsageError("--no-auth and --token-file contradict each other: pass one, not both")
     config = load_serve_config(
         config_file=config_file,
         root_specs=roots,
