@@ -144,3 +144,25 @@ def test_a_misspelled_table_of_a_server_config_is_refused(tmp_path: Path) -> Non
     assert str(caught.value) == (
         f"{config}: unknown table [rootz]; known: embed, registry, repolens, rerank, roots, serve, store"
     )
+
+
+@pytest.mark.parametrize(
+    ("toml", "problem"),
+    [
+        ('[embed]\nprovidr = "local"', "unknown setting embed.providr; valid: "),
+        ("[rerank]\nbogus = 1", "unknown setting rerank.bogus; valid: "),
+        ('[repolens.embed]\nthreads = "many"', "embed.threads"),
+        ('embed = "local"', "[embed] must be a table"),
+    ],
+)
+def test_a_stage_table_is_checked_with_the_rest_of_the_file(tmp_path: Path, toml: str, problem: str) -> None:
+    """[embed] and [rerank] were read only when their stage ran: a misspelt
+    key passed every command that did not embed or rerank, while the same
+    typo at the top was refused at once."""
+    (tmp_path / CONFIG_FILE).write_text(toml + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    text = str(caught.value)
+    assert text.startswith(f"{tmp_path / CONFIG_FILE}: ") and problem in text and "\n" not in text
+    (tmp_path / CONFIG_FILE).write_text('[embed]\nprovider = "local"\n[rerank]\ntop_n = 10\n')
+    assert load_settings(tmp_path).top_k  # a valid table is no error

@@ -351,15 +351,38 @@ def load_section(cls: type[T], root: Path | None, section: str, error: type[Repo
     return section_config(cls, section, section_values(root, section, names), error)
 
 
+def _check_stage_tables(table: Mapping[str, Any], source: str) -> None:
+    """``[embed]`` and ``[rerank]`` as their stages will read them: a stage
+    reads its table only when it runs (vectors on, a reranker set up), and a
+    misspelt key must not wait for that to be refused, when every other key
+    of the file is refused at once."""
+    from repolens.models.embed_config import EmbedConfig
+    from repolens.models.rerank_config import RerankConfig
+
+    for section, cls in (("embed", EmbedConfig), ("rerank", RerankConfig)):
+        values = table.get(section)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: [{section}] must be a table")
+        try:
+            cls.from_mapping(values)
+        except RepolensError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
     # [embed] and [rerank] are read by repolens.models.embed_config and .rerank_config; [serve],
     # [roots] and [registry] by repolens.server.config and repolens.branches.roots;
     # [store] by repolens.store.locate.
-    section = {k: v for k, v in config_table(root).items() if k not in CONFIG_TABLES}
+    table = config_table(root)
+    section = {k: v for k, v in table.items() if k not in CONFIG_TABLES}
     if section:
         settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
+    if "embed" in table or "rerank" in table:
+        _check_stage_tables(table, str(root / CONFIG_FILE) if root else CONFIG_FILE)
     env = {
         f.name: value for f in fields(Settings) if (value := environ(ENV_PREFIX + f.name.upper())) is not None
     }
