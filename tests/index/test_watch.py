@@ -184,3 +184,12 @@ def test_a_burst_of_saves_is_refreshed_through_those_paths_alone(tmp_path: Path)
     ):
         assert changed_paths(tmp_path, ev("src/a.py", needs_full_scan)) is None
     assert changed_paths(tmp_path, ev(*(f"f{i}.py" for i in range(SCOPED_MAX_PATHS + 1)))) is None
+    # a manifest beside a nested build/ decides whether build/ is output or source: the tree is
+    # looked at again (the watcher kept tools/build/out.js once tools/package.json appeared)
+    (tmp_path / "tools" / "build").mkdir(parents=True)
+    (tmp_path / "lib").mkdir()
+    assert changed_paths(tmp_path, ev("tools/package.json")) is None
+    assert changed_paths(tmp_path, ev("lib/package.json", "package.json")) == {
+        "lib/package.json",
+        "package.json",
+    }
