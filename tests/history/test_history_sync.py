@@ -128,15 +128,29 @@ def test_renamed_files_keep_their_history_under_the_new_name(make_repo: MakeRepo
     ]
 
 
-def test_a_rename_after_the_last_sync_moves_the_stored_paths(make_repo: MakeRepo, git: Git, index):
-    root = make_repo({"a.py": "def alpha():\n    return 1\n" * 20})
-    commit(git, root, "Tune alpha", {"a.py": "def alpha():\n    return 2\n" * 20})
+def test_a_rename_after_the_last_sync_reads_the_history_as_a_fresh_build(
+    make_repo: MakeRepo, git: Git, index
+):
+    """The stored commits' paths moved to the new name, but their documents
+    kept the old name's words: ``tropical`` found 2 commits refreshed and 4
+    fresh, and the history leg scored the search otherwise."""
+    root = make_repo({"fruit.py": "def alpha():\n    return 1\n" * 20})
+    commit(git, root, "Tune alpha", {"fruit.py": "def alpha():\n    return 2\n" * 20})
+    commit(git, root, "Add another module", {"other.py": "x = 1\n"})
     index.sync(root, 100)
-    move(git, root, "a.py", "b.py")
-    commit(git, root, "Rename a to b")
+    move(git, root, "fruit.py", "tropical.py")
+    commit(git, root, "Rename the module")
     report = index.sync(root, 100)
-    assert (report.mode, report.added) == ("added", 1)
-    assert index.stored() == [("Rename a to b", ["b.py"]), ("Tune alpha", ["b.py"]), ("initial", ["b.py"])]
+    assert (report.mode, report.added) == ("renamed", 4)
+    assert report.summary().endswith("(read afresh: a new commit renamed a file)")
+    assert index.stored() == [
+        ("Rename the module", ["tropical.py"]),
+        ("Add another module", ["other.py"]),
+        ("Tune alpha", ["tropical.py"]),
+        ("initial", ["tropical.py"]),
+    ]
+    assert sorted(index.similar("tropic")) == ["Rename the module", "Tune alpha", "initial"]
+    assert index.similar("fruit") == []
 
 
 def test_a_deleted_path_does_not_follow_a_later_file_of_that_name(make_repo: MakeRepo, git: Git, index):

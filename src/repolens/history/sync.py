@@ -5,8 +5,10 @@ after the code is written:
 
 * ``HEAD`` unchanged (and the same recipe): nothing is read;
 * ``HEAD`` moved forward (the stored head is an ancestor): only the new
-  commits are read; renames among them move the stored commits' paths to
-  their new names; the oldest commits beyond the cap are dropped;
+  commits are read, and the oldest commits beyond the cap are dropped;
+  unless the new commits rename a path: then it is read afresh, as a fresh
+  build reads it (every commit names a path by its newest name, in its
+  document too: the stored documents hold the old name's words);
 * anything else (a branch switch, a rebase or amend, a changed cap or
   document format): the history is read afresh from ``HEAD``;
 * no history (not a git work tree, no commits, git missing or failing, the
@@ -41,7 +43,7 @@ _TRAILER = re.compile(r"^[A-Za-z][\w-]*-by:.*$", re.M)
 
 @dataclass
 class HistoryReport:
-    mode: str  # unchanged, read (first time), added, rebuilt (branch switch, rewrite) or none
+    mode: str  # unchanged, read (first time), added, rebuilt (branch switch, rewrite), renamed or none
     commits: int = 0  # stored afterwards
     added: int = 0
     too_big: int = 0
@@ -57,6 +59,8 @@ class HistoryReport:
             line += f" ({self.added} new)"
         elif self.mode == "rebuilt":
             line += " (read afresh: the branch changed or was rewritten)"
+        elif self.mode == "renamed":
+            line += " (read afresh: a new commit renamed a file)"
         if self.too_big:
             line += f"; {self.too_big} touching over {MAX_FILES_PER_COMMIT} files left out"
         return line
@@ -92,10 +96,15 @@ def sync_history(
         since = None if fresh or state is None else state.head
         if since is not None and not gitlog.is_ancestor(root, since, head):
             since = None
-        read = gitlog.LogRead()
         path_tokens: dict[str, list[str]] = {}
-        log = gitlog.iter_log(root, until=head, since=since, limit=limit, max_files=max_files, into=read)
-        docs = [commit_doc(c, path_tokens) for c in log]
+        renamed = False
+        while True:
+            read = gitlog.LogRead()
+            log = gitlog.iter_log(root, until=head, since=since, limit=limit, max_files=max_files, into=read)
+            docs = [commit_doc(c, path_tokens) for c in log]
+            if since is None or not any(old != new for old, new in read.renames.items()):
+                break
+            since, renamed = None, True  # the stored commits' documents name the old path
     except gitlog.NoHistory as exc:
         note = str(exc)
         if state is not None and not state.head and state.note == note:
@@ -105,13 +114,11 @@ def sync_history(
     if since is not None and read.read >= limit:  # the new commits alone fill the cap
         since = None
     docs.reverse()  # oldest first: ids ascend with recency
-    writer.update_history(
-        HistoryUpdate(head, recipe, "", docs, replace=since is None, renames=read.renames, keep=limit)
-    )
+    writer.update_history(HistoryUpdate(head, recipe, "", docs, replace=since is None, keep=limit))
     after = writer.history_state()
     had = state is not None and bool(state.head)
     return HistoryReport(
-        "added" if since is not None else "rebuilt" if had else "read",
+        "added" if since is not None else "renamed" if renamed else "rebuilt" if had else "read",
         after.commits if after else 0,
         added=len(docs),
         too_big=read.too_big,

@@ -8,7 +8,6 @@ code): every new process that reads an index makes them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 
 from repolens.record import Record
 
@@ -171,10 +170,9 @@ class CommitDoc(Record):
 class HistoryUpdate(Record):
     """One atomic change of an index's history (:meth:`IndexWriter.update_history`).
 
-    ``replace``: drop every stored commit first; else ``renames`` (old path
-    -> newest path) move the stored commits' paths (all at once, keeping the
-    name each commit used), and ``commits`` (oldest first, all newer than
-    those stored) are appended. Then only the newest ``keep`` commits stay,
+    ``replace``: drop every stored commit first; then ``commits`` (oldest
+    first, all newer than those stored) are appended (a sync that meets a
+    rename replaces, :mod:`repolens.history.sync`). Then only the newest ``keep`` commits stay,
     and the state becomes ``head``, ``recipe``, ``note``. No history at all:
     ``replace=True``, no commits, ``head=""`` and the ``note`` why.
     """
@@ -184,7 +182,6 @@ class HistoryUpdate(Record):
     note: str = ""
     commits: Sequence[CommitDoc] = ()
     replace: bool = True
-    renames: Mapping[str, str] = MappingProxyType({})  # (read-only: one shared default)
     keep: int = 0
 
 

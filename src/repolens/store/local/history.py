@@ -30,7 +30,7 @@ import bisect
 import sqlite3
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate
 from repolens.store.history_rank import query_weights, top_commits
@@ -83,8 +83,6 @@ def update(db: sqlite3.Connection, change: HistoryUpdate) -> None:
     try:
         if change.replace:
             _clear(db)
-        else:
-            _rename_paths(db, change.renames)
         _add_commits(db, change.commits)
         _trim(db, change.keep)
         _pack_documents(db)
@@ -151,20 +149,6 @@ def _add_commits(db: sqlite3.Connection, docs: Sequence[CommitDoc]) -> None:
             ids, tfs = old[0] + ids, old[1] + tfs
         rows.append((term, ids.tobytes(), tfs.tobytes()))
     db.executemany("INSERT OR REPLACE INTO history_postings VALUES (?, ?, ?)", rows)
-
-
-def _rename_paths(db: sqlite3.Connection, renames: Mapping[str, str]) -> None:
-    """Give stored commits' paths their newest names (all at once, so a
-    chain ``a -> b``, ``b -> c`` moves ``a`` to ``b`` and ``b`` to ``c``);
-    the name a commit used is kept."""
-    olds = [old for old, new in renames.items() if old != new]
-    sql = "SELECT commit_id, path, named FROM history_files WHERE path IN ({marks})"
-    moved = list(rows_in(db, sql, olds))
-    db.executemany("DELETE FROM history_files WHERE commit_id=? AND path=?", [r[:2] for r in moved])
-    db.executemany(
-        "INSERT OR IGNORE INTO history_files VALUES (?, ?, ?)",
-        [(cid, renames[path], named or path) for cid, path, named in moved],
-    )
 
 
 def _trim(db: sqlite3.Connection, keep: int) -> None:

@@ -22,7 +22,7 @@ in this database's terms (tables in :mod:`.schema`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate
@@ -44,8 +44,6 @@ def update(conn: psycopg.Connection, gen: int, change: HistoryUpdate) -> None:
         floor = int(row[0]) if row else 1
         if change.replace:
             floor = _clear(conn, gen)
-        else:
-            _rename_paths(conn, gen, change.renames)
         _add_commits(conn, gen, change.commits)
         floor = _trim(conn, gen, change.keep, floor)
         conn.execute(
@@ -97,25 +95,6 @@ def _add_commits(conn: psycopg.Connection, gen: int, docs: Sequence[CommitDoc]) 
         (gen,),
     )
     cur.execute("DROP TABLE history_new")
-
-
-def _rename_paths(conn: psycopg.Connection, gen: int, renames: Mapping[str, str]) -> None:
-    """Give stored commits' paths their newest names (all at once, so a chain
-    ``a -> b``, ``b -> c`` moves ``a`` to ``b`` and ``b`` to ``c``); the name a
-    commit used is kept."""
-    olds = [old for old, new in renames.items() if old != new]
-    if not olds:
-        return
-    moved = conn.execute(
-        "DELETE FROM history_files WHERE gen = %s AND path = ANY(%s) RETURNING commit_id, path, named",
-        (gen, olds),
-    ).fetchall()
-    moved.sort()
-    conn.execute(
-        "INSERT INTO history_files (gen, commit_id, path, named)"
-        " SELECT %s, * FROM unnest(%s::int[], %s::text[], %s::text[]) ON CONFLICT DO NOTHING",
-        (gen, [r[0] for r in moved], [renames[r[1]] for r in moved], [r[2] or r[1] for r in moved]),
-    )
 
 
 def _trim(conn: psycopg.Connection, gen: int, keep: int, floor: int) -> int:
