@@ -158,6 +158,11 @@ class StoreUnavailableError(RepolensError):
     (its URL, without the password, is in the message)."""
 
 
+class StorePermissionError(RepolensError):
+    """The index's database refuses this role a table it needs (to read an
+    index, or to write one)."""
+
+
 class PathError(RepolensError):
     """A path argument is absolute, escapes the root, or does not exist."""
 

@@ -92,6 +92,28 @@ def test_an_unreachable_server_is_one_line_without_the_password(sample_repo: Pat
         assert "PGPASSWORD" in lines[0]
 
 
+def test_a_role_refused_the_tables_is_one_line_naming_the_grant(pg_db, sample_repo: Path):
+    """A role without the privileges ended ``status`` and ``index`` as
+    "unexpected InsufficientPrivilege ... (a bug)", exit 70."""
+    assert cli("index", str(sample_repo), "--store", pg_db.url).returncode == 0
+    with pg_db.connect() as conn:
+        conn.execute("CREATE ROLE repolens_no_grants LOGIN")
+    try:
+        url = pg_db.url.replace("://postgres@", "://repolens_no_grants@", 1)
+        assert url != pg_db.url
+        for args in (("status", "--root", str(sample_repo)), ("index", str(sample_repo))):
+            done = cli(*args, "--store", url)
+            lines = done.stderr.strip().splitlines()
+            assert done.returncode == 1 and len(lines) == 1, done.stderr
+            assert lines[0].startswith("error: PostgreSQL store postgresql://repolens_no_grants@")
+            assert "refused this role: permission denied for " in lines[0] and "grant the role" in lines[0]
+    finally:
+        close_pools()
+        with pg_db.connect() as conn:
+            conn.execute("DROP OWNED BY repolens_no_grants")
+            conn.execute("DROP ROLE repolens_no_grants")
+
+
 # What `pip install .` leaves out: the `postgres` extra (pyproject.toml).
 _NO_POSTGRES_EXTRA = ("psycopg", "psycopg_pool", "pgvector")
 _INSTALL_THE_EXTRA = "pip install 'repolens[postgres]'"

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from repolens.errors import ExtraMissingError, StoreUnavailableError
+from repolens.errors import ExtraMissingError, StorePermissionError, StoreUnavailableError
 
 if TYPE_CHECKING:
     import psycopg
@@ -97,6 +97,14 @@ def redact(url: str) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+def refused(url: str, exc: BaseException) -> StorePermissionError:
+    """The one-line error for a role the server refuses a table (``permission denied for table x``)."""
+    return StorePermissionError(
+        f"PostgreSQL store {redact(url)} refused this role: {_first_line(exc)}",
+        fix="grant the role SELECT on repolens' tables to search, and ALL to index (or index as their owner)",
+    )
 
 
 def unavailable(url: str, exc: BaseException | str) -> StoreUnavailableError:
@@ -233,6 +241,8 @@ def pooled(url: str, *, check: bool = False) -> Iterator[psycopg.Connection]:
     except psycopg.OperationalError as exc:
         _failed_at = time.monotonic()
         raise unavailable(url, exc) from None
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise refused(url, exc) from None
     finally:
         _asked.check = False
 
@@ -260,3 +270,5 @@ def translate(url: str) -> Iterator[None]:
         yield
     except psycopg.OperationalError as exc:
         raise unavailable(url, exc) from None
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise refused(url, exc) from None
