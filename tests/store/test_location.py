@@ -144,3 +144,14 @@ def test_a_store_url_that_cannot_be_parsed_is_one_line(sample_repo: Path, url: s
     variable = run("status", "--root", str(sample_repo), env={"REPOLENS_STORE": url})
     assert (variable.returncode, variable.stdout) == (1, "")
     assert variable.stderr == flag.stderr.replace("--store", "REPOLENS_STORE")
+
+
+def test_a_libpq_keyword_string_is_no_url_and_its_password_is_not_shown(sample_repo: Path):
+    """``host=... password=...`` (libpq's other form) was quoted whole in the
+    error, the password with it; URLs' passwords were already masked."""
+    flag = run("status", "--root", str(sample_repo), "--store", "host=127.0.0.1 port=1 password=s3cretQ")
+    assert (flag.returncode, flag.stdout) == (2, "")
+    assert flag.stderr == (
+        "error: --store 'host=127.0.0.1 port=1 password=***' is not a PostgreSQL URL: "
+        "use postgresql://[user@]host[:port]/database\n"
+    )

@@ -115,10 +115,11 @@ def check_store_url(url: str, where: str) -> str:
 
     error = UsageError if where.startswith("--") else ConfigError
     if not is_store_url(url):
-        raise error(
-            f"{where} {redact(url) if '@' in url else url!r} is not a PostgreSQL URL: "
-            "use postgresql://[user@]host[:port]/database"
+        # a libpq keyword string (host=... password=...) is no URL, and its password is not shown either
+        shown = (
+            redact(url) if "@" in url else repr(re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", url))
         )
+        raise error(f"{where} {shown} is not a PostgreSQL URL: use postgresql://[user@]host[:port]/database")
     try:
         _ = urlsplit(url).port  # (a bracket left open, a port that is no number)
     except ValueError as exc:
