@@ -17,6 +17,7 @@ from conftest import write_tree_files
 from repolens import service
 from repolens.search.fanout import Target, ask_each, held_each
 from repolens.server.tools import build_server
+from repolens.validate import shown_path
 
 BILLING = {
     "billing/cards.py": (
@@ -184,6 +185,34 @@ def test_the_command_line_asks_several_by_repo_and_project(three, registry, tmp_
     assert one.returncode == 0 and "web/headers.py" in one.stdout and "web:" not in one.stdout
     assert bad.returncode == 1 and "unknown repository 'nope'" in bad.stderr
     assert "billing, web, docs" in bad.stderr
+
+
+def test_a_configured_root_gone_from_disk_is_named_and_the_others_answer(three, tmp_path: Path, store_url):
+    """One [roots] folder missing (unmounted, deleted) failed every command
+    of the file, for every other repository too, as the config's error."""
+    gone = tmp_path / "unmounted"
+    config = tmp_path / "k.toml"
+    config.write_text("[roots]\n" + "".join(f'{n} = "{r}"\n' for n, r in three.items()) + f'old = "{gone}"\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("REPOLENS_CONFIG", "REPOLENS_ROOTS")}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "repolens", *args, "--config", str(config)]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+
+    one, every, old = (
+        run("search", "parse header", "--repo", "web"),
+        run("search", QUESTION, "--repo", "*"),
+        run("symbols", "parse_header", "--repo", "old"),
+    )
+    assert one.returncode == 0 and "web/headers.py" in one.stdout, one.stderr
+    assert every.returncode == 0, every.stderr
+    assert every.stdout.startswith(
+        f"note: old did not answer: repository root {shown_path(str(gone))} does not exist"
+    )
+    assert {c.split(":")[0] for c in _cited(every.stdout)} == {"billing", "web"}
+    assert old.returncode == 1 and old.stderr.startswith(
+        f"error: repository root {shown_path(str(gone))} does not"
+    )
 
 
 def test_repositories_are_asked_at_once_each_on_its_own_thread_every_time(tmp_path: Path):

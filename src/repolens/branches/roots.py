@@ -105,7 +105,7 @@ def load_roots(
             except RootError as exc:
                 if not missing_ok:
                     raise
-                missing[name] = (raw, str(exc))
+                missing[name] = (str(_where_it_was(raw, base)), str(exc))
                 continue
             _add_root(roots, name, folder, where)
             if entry.get("store"):
@@ -160,6 +160,17 @@ def name_for(path: Path) -> str:
     return name or "repo"
 
 
+def _where_it_was(raw: str, base: Path | None) -> Path:
+    """The folder a missing root's ``raw`` path names (from ``base``, else
+    the current folder), as its error names it."""
+    path = Path(raw)
+    try:
+        path = path.expanduser()
+    except RuntimeError:  # an unknown user's home: named as written
+        return path
+    return path if path.is_absolute() else (base or Path.cwd()) / path
+
+
 def _resolve_dir(raw: str, base: Path | None, source: str) -> Path:
     return check_dir(f"{source}: repository root", raw, RootError, "pass an existing directory", base)
 
@@ -197,7 +208,7 @@ def parse_roots(
         except RootError as exc:
             if missing is None:
                 raise
-            missing[name or name_for(Path(raw))] = (raw, str(exc))
+            missing[name or name_for(Path(raw))] = (str(_where_it_was(raw, base)), str(exc))
             continue
         _add_root(roots, name or name_for(path), path, source, named=bool(name))
     return roots

@@ -45,7 +45,10 @@ def named_repositories(
     spec = [*repos, *([f"{PROJECT}{project}"] if project is not None else [])]
     if not spec:
         raise UsageError("name a repository with --repo NAME (repeatable, '*' for all) or --project NAME")
-    roots, registry, _ = configured_roots(config_file)
+    roots, registry, missing = configured_roots(config_file, missing_ok=True)
+    # A configured root whose folder is gone answers with why (a note among several, the
+    # error alone), and the others answer: it must not fail every command of the file.
+    roots = {**roots, **{name: Path(path) for name, (path, _) in missing.items()}}
 
     def key_of(name: str) -> str | None:
         return resolve_key(name, roots, base_of=registry.base_of, indexed=_has_index)
