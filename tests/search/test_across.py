@@ -129,6 +129,34 @@ def test_a_repository_that_cannot_answer_is_named_and_the_others_answer(three, m
     assert none.is_error and "no repository could answer" in _text(none)
 
 
+def test_a_repository_whose_first_index_is_being_built_is_said_so(three, make_repo):
+    """Its note said "no index ... run repolens index" while another process
+    was building that index, as a search of it alone does not."""
+    import threading
+
+    from repolens.store import open_store
+
+    new = make_repo({"x.py": "def parse_header():\n    pass\n"}, name="new")
+    holding, released = threading.Event(), threading.Event()
+
+    def indexer() -> None:  # holds the write lock, as a first build does
+        with open_store(new).write_lock():
+            holding.set()
+            released.wait(60)
+
+    thread = threading.Thread(target=indexer)
+    thread.start()
+    try:
+        assert holding.wait(30)
+        (reply,) = _calls({**three, "new": new}, [("search_code", {"query": QUESTION, "repo": "*"})])
+    finally:
+        released.set()
+        thread.join(30)
+    text = _text(reply)
+    assert not reply.is_error and "billing:billing/cards.py" in text
+    assert "note: new did not answer: the index of " in text and "is being built by another process" in text
+
+
 def test_the_budget_is_shared_and_a_cited_file_is_read_by_its_label(three):
     small, json_reply, read, again = _calls(
         three,

@@ -8,7 +8,7 @@ while (``index_wait``) and then refused with a line saying so.
 
 from __future__ import annotations
 
-from repolens.errors import IndexBuildingError, IndexLockedError
+from repolens.errors import IndexBuildingError, IndexLockedError, RepolensError
 from repolens.settings import load_settings
 from repolens.store.handles import readers
 
@@ -17,6 +17,18 @@ if TYPE_CHECKING:
     from repolens.index.report import IndexReport, ProgressFn
     from repolens.settings import Settings
     from repolens.store.base import IndexReader, Store
+
+
+def unpublished(store: Store) -> RepolensError:
+    """Why ``store`` has no published index to read: another process is
+    building its first one (a search of it then answers), or there is none
+    (``IndexMissingError``, with the command that builds one)."""
+    if store.writing():
+        return IndexBuildingError(
+            f"the index of {store.root} in {store.location} is being built by another process: "
+            "it is answered from as soon as that build is published; try again shortly"
+        )
+    return store.missing()
 
 
 def published_reader(
@@ -30,7 +42,7 @@ def published_reader(
     if current is not None:
         return readers.get(store, current), None
     if not auto_index:
-        raise store.missing()
+        raise unpublished(store)
     # A search that finds no index builds one; if another process (a watcher,
     # an indexer beside a server) is building it, it waits for that a while.
     from repolens.index.build import build_index  # the write path: only for a missing index

@@ -288,6 +288,8 @@ def ask_across(
     question (:func:`choose`), with a note saying so. A repository that has
     not answered ``timeout`` seconds after its search started is named in a
     note (see :func:`run_each`)."""
+    from repolens.errors import IndexMissingError
+    from repolens.index.ensure import unpublished
     from repolens.search.freshness import freshen_outcome
     from repolens.search.query import parse_query
     from repolens.search.ranking import search
@@ -298,7 +300,10 @@ def ask_across(
     def reader_of(target: Target) -> tuple[IndexReader, Settings]:
         store = open_store(target.root, target.index_dir)
         settings = load_settings(store.root, dict(overrides))
-        return readers.get(store), settings  # (IndexMissingError, with its fix, when it has none)
+        try:
+            return readers.get(store), settings
+        except IndexMissingError:  # with its fix; or: its first build is under way
+            raise unpublished(store) from None
 
     def ask(target: Target) -> Asked:
         reader, settings = reader_of(target)

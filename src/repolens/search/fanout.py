@@ -253,6 +253,7 @@ def held_each(
     another repository wrote under the same key is refused only when the
     full search opens one (:func:`~repolens.store.identity.check_identity`),
     if it is chosen."""
+    from repolens.index.ensure import unpublished
     from repolens.store import open_store
     from repolens.store.handles import readers
 
@@ -282,7 +283,7 @@ def held_each(
             elif held is not None and held[i] is not None:
                 answered[target.key] = Answered(target, held[i])
             else:
-                answered[target.key] = Answered(target, error=_first_line(store.missing()))
+                answered[target.key] = Answered(target, error=_first_line(unpublished(store)))
     return [answered[t.key] for t in targets]
 
 
