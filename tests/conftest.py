@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -570,3 +571,24 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 _SESSION_KEY = pytest.StashKey[tuple[str, int]]()
 _BASETEMP_KEY = pytest.StashKey[tuple[str, ...]]()
+
+
+@contextlib.contextmanager
+def write_lock_held(store) -> Iterator[None]:
+    """``store``'s write lock held by a thread for the block, as another
+    process building the first index holds it."""
+    holding, released = threading.Event(), threading.Event()
+
+    def indexer() -> None:
+        with store.write_lock():
+            holding.set()
+            released.wait(120)
+
+    thread = threading.Thread(target=indexer)
+    thread.start()
+    try:
+        assert holding.wait(30), "the write lock was not taken"
+        yield
+    finally:
+        released.set()
+        thread.join(30)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from conftest import write_tree_files
+from conftest import write_lock_held, write_tree_files
 from repolens import service
 from repolens.search.fanout import Target, ask_each, held_each
 from repolens.server.tools import build_server
@@ -132,26 +132,11 @@ def test_a_repository_that_cannot_answer_is_named_and_the_others_answer(three, m
 def test_a_repository_whose_first_index_is_being_built_is_said_so(three, make_repo):
     """Its note said "no index ... run repolens index" while another process
     was building that index, as a search of it alone does not."""
-    import threading
-
     from repolens.store import open_store
 
     new = make_repo({"x.py": "def parse_header():\n    pass\n"}, name="new")
-    holding, released = threading.Event(), threading.Event()
-
-    def indexer() -> None:  # holds the write lock, as a first build does
-        with open_store(new).write_lock():
-            holding.set()
-            released.wait(60)
-
-    thread = threading.Thread(target=indexer)
-    thread.start()
-    try:
-        assert holding.wait(30)
+    with write_lock_held(open_store(new)):
         (reply,) = _calls({**three, "new": new}, [("search_code", {"query": QUESTION, "repo": "*"})])
-    finally:
-        released.set()
-        thread.join(30)
     text = _text(reply)
     assert not reply.is_error and "billing:billing/cards.py" in text
     assert "note: new did not answer: the index of " in text and "is being built by another process" in text

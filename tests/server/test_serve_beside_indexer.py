@@ -6,9 +6,10 @@ On local folders and the real PostgreSQL the suite starts."""
 from __future__ import annotations
 
 import asyncio
-import threading
+import contextlib
 from pathlib import Path
 
+from conftest import write_lock_held
 from repolens import service
 from repolens.store import open_store
 from repolens.store.handles import readers
@@ -23,39 +24,29 @@ def test_a_server_serves_while_another_process_builds_the_first_index(
     extra = {"REPOLENS_INDEX_WAIT": "1"}
     if store_url:
         extra["REPOLENS_STORE"] = store_url
-    released = threading.Event()
-    holding = threading.Event()
-
-    def indexer() -> None:  # holds the write lock, as an indexer building the first index does
-        with store.write_lock():
-            holding.set()
-            released.wait(120)
-
-    thread = threading.Thread(target=indexer)
-    thread.start()
+    args = ["--no-auth", "--no-watch", "--root", str(sample_repo)]  # named (and keyed) "repo"
     try:
-        assert holding.wait(30)
-        args = ["--no-auth", "--no-watch", "--root", str(sample_repo)]  # named (and keyed) "repo"
-        with running_server(args, server_env(extra), tmp_path / "err", free_port()) as server:
-            assert "repo is being indexed by another process" in server.stderr()
+        with contextlib.ExitStack() as indexer:
+            indexer.enter_context(write_lock_held(store))  # an indexer building the first index
+            with running_server(args, server_env(extra), tmp_path / "err", free_port()) as server:
+                assert "repo is being indexed by another process" in server.stderr()
 
-            async def ask() -> tuple[bool, str]:
-                async with connect(server.url, token=None) as client:
-                    result = await client.call_tool("search_code", {"query": "session expiry"})
-                    return bool(result.is_error), text_of(result)
+                async def ask() -> tuple[bool, str]:
+                    async with connect(server.url, token=None) as client:
+                        result = await client.call_tool("search_code", {"query": "session expiry"})
+                        return bool(result.is_error), text_of(result)
 
-            is_error, text = asyncio.run(ask())
-            assert is_error and text.startswith("the index of <repo> in ")  # folders redacted
-            assert "is still being built by another process (pid " in text
-            assert text.endswith("it is answered from as soon as that build is published; try again shortly")
+                is_error, text = asyncio.run(ask())
+                assert is_error and text.startswith("the index of <repo> in ")  # folders redacted
+                assert "is still being built by another process (pid " in text
+                assert text.endswith(
+                    "it is answered from as soon as that build is published; try again shortly"
+                )
 
-            released.set()
-            thread.join(30)
-            service.index_repo(sample_repo)  # the indexer publishes
-            is_error, text = asyncio.run(ask())
-            assert not is_error and text.startswith("src/auth/session.py:")
+                indexer.close()
+                service.index_repo(sample_repo)  # the indexer publishes
+                is_error, text = asyncio.run(ask())
+                assert not is_error and text.startswith("src/auth/session.py:")
     finally:
-        released.set()
-        thread.join(30)
         readers.clear()
         close_pools()
