@@ -413,6 +413,25 @@ def test_a_replica_serves_searches_and_says_when_it_lags(
     assert not caught_up.notes
 
 
+def test_a_replica_that_has_not_replayed_the_first_index_yet_is_read_through_the_primary(
+    pg_db, pg_replica, pg_server, sample_repo, monkeypatch
+):
+    """It said "no index for ...: run `repolens index`", which was done:
+    the index is published, the replica only behind."""
+    monkeypatch.setenv("REPOLENS_STORE", pg_db.url)
+    monkeypatch.setenv("REPOLENS_STORE_READ_URL", pg_replica.url(pg_db.name))
+    pg_replica.wait_replayed(pg_server.current_lsn())  # the database is there, its tables not yet
+    with pg_replica.connect() as conn:
+        conn.execute("SELECT pg_wal_replay_pause()")
+    try:
+        service.index_repo(sample_repo)
+        reply = service.search_code("session expiry", sample_repo, auto_index=False)
+        assert reply.text.startswith("src/auth/session.py")
+    finally:
+        with pg_replica.connect() as conn:
+            conn.execute("SELECT pg_wal_replay_resume()")
+
+
 def test_an_http_search_while_the_primary_restarts_is_a_tool_error_and_then_works(
     pg_private_server, sample_repo: Path, tmp_path: Path
 ):

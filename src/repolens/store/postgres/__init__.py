@@ -177,9 +177,16 @@ class PgStore:
 
         url = self.read_url
         found = self._current_on(url)
+        if found is None and url != self.url and (found := self._current_on(self.url)) is not None:
+            # published, but the replica has not replayed it yet: the primary answers meanwhile
+            _warn_once(
+                f"replica {url} {self.key}",
+                f"replica {redact(url)} holds no index of {self.key} yet; reading the primary",
+            )
+            url = self.url
         if found is None:
             raise self.missing()
-        reader = PgReader(self, found[0], found[1])
+        reader = PgReader(self, found[0], found[1], url)
         check_versions(reader.meta(), self._root)
         return reader
 

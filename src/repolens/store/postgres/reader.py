@@ -37,11 +37,11 @@ if TYPE_CHECKING:
 
 
 class PgReader:
-    def __init__(self, store: StoreHandle, gen: int, name: str) -> None:
+    def __init__(self, store: StoreHandle, gen: int, name: str, url: str | None = None) -> None:
         self.store = store
         self.gen = gen
         self._name = name
-        self._url = store.read_url
+        self._url = url or store.read_url  # (the primary, for an index its replica does not hold yet)
         self._closed = False
         self._lists: lexical.Lists | None = None  # posting lists read since the last refresh
         self._meta, self._history = self._read_meta()
