@@ -404,6 +404,12 @@ def test_a_replica_serves_searches_and_says_when_it_lags(
     lagging = service.search_code("rotate refresh token", sample_repo)
     assert any("lags behind the last published index" in n for n in lagging.notes)
     assert "note: read from replica" in lagging.text
+    # status says so too: the file the replica misses is no "run repolens index" (it was run)
+    status = service.index_status(sample_repo).render()
+    assert (
+        "changed on disk since (1 new, 0 modified, 0 deleted): the replica read lags (see the note)" in status
+    )
+    assert status.splitlines()[-1].startswith("note: read from replica ")
 
     with pg_replica.connect() as conn:
         conn.execute("SELECT pg_wal_replay_resume()")

@@ -39,6 +39,7 @@ class IndexStatus:
     branch: str = ""  # the git branch the index was made from ("" outside git)
     history: str = ""  # what the history leg can draw on (see history_line)
     named_by: str = ""  # what named where the index lives (--store, REPOLENS_INDEX_DIR, ...)
+    lag: str = ""  # read from a replica behind the primary's last published index (IndexReader.staleness)
 
     @property
     def changed(self) -> int:
@@ -50,7 +51,7 @@ class IndexStatus:
             if not self.changed
             else f"{counted(self.changed, 'file')} changed on disk since "
             f"({self.new} new, {self.modified} modified, {self.deleted} deleted): "
-            "run `repolens index` to refresh"
+            + ("the replica read lags (see the note)" if self.lag else "run `repolens index` to refresh")
         )
         vectors = (
             f"{self.vectors_done}/{self.vectors_total} chunks"
@@ -66,6 +67,7 @@ class IndexStatus:
             + (": the history leg is off" if self.history.startswith("none") else ""),
             f"updated {self.updated_at}; {fresh}",
             "settings: " + ", ".join(f"{k}={v}" for k, v in self.settings.items()),
+            *([f"note: {self.lag}"] if self.lag else []),
         ]
         return "\n".join(lines)
 
@@ -131,6 +133,7 @@ def index_status(store: Store, reader: IndexReader, settings: Settings | None = 
         branch=meta.get("branch", ""),
         history=history_line(reader),
         named_by=store.named_by,
+        lag=reader.staleness(),
     )
 
 
