@@ -29,6 +29,14 @@ def test_rrf_constant_is_the_one_of_the_literature() -> None:
 
 def test_ranked_numbers_from_the_best_score() -> None:
     assert ranked({1: 0.5, 2: 3.0, 3: 1.0}) == {2: (1, 3.0), 3: (2, 1.0), 1: (3, 0.5)}
+    # equal scores share a rank, whichever a store listed first (a refreshed index's order is
+    # not a fresh build's): --explain said #41 refreshed and #42 fresh for one chunk
+    tied = {7: 1.0, 3: 2.0, 9: 1.0, 4: 0.5}
+    assert (
+        ranked(tied)
+        == ranked(dict(reversed(tied.items())))
+        == {3: (1, 2.0), 7: (2, 1.0), 9: (2, 1.0), 4: (4, 0.5)}
+    )
 
 
 def test_symbol_boost_adds_a_share_of_the_top_lexical_score() -> None:

@@ -29,9 +29,19 @@ RRF_K = 60
 
 
 def ranked(scores: Mapping[int, float]) -> dict[int, tuple[int, float]]:
-    """Each cid's (1-based rank, score), best first."""
+    """Each cid's (1-based rank, score), best first. Ranks are competition
+    ranks (equal scores share one: 1, 2, 2, 4), as the learned ranking's
+    features count them: which of two equal chunks a store lists first
+    depends on its segments, and a refreshed index would say another rank
+    (``--explain``, reciprocal rank fusion) than a fresh build of the same files."""
     order = sorted(scores.items(), key=lambda kv: -kv[1])
-    return {cid: (i + 1, s) for i, (cid, s) in enumerate(order)}
+    out: dict[int, tuple[int, float]] = {}
+    rank, previous = 0, None
+    for i, (cid, s) in enumerate(order, 1):
+        if s != previous:
+            rank, previous = i, s
+        out[cid] = (rank, s)
+    return out
 
 
 def fuse_boost(
