@@ -107,6 +107,11 @@ def test_a_role_refused_the_tables_is_one_line_naming_the_grant(pg_db, sample_re
             assert done.returncode == 1 and len(lines) == 1, done.stderr
             assert lines[0].startswith("error: PostgreSQL store postgresql://repolens_no_grants@")
             assert "refused this role: permission denied for " in lines[0] and "grant the role" in lines[0]
+        with pg_db.connect() as conn:  # a reader's grants: it searches, and cannot remember what it found
+            conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO repolens_no_grants")
+        found = cli("search", "session expiry", "--root", str(sample_repo), "--store", url)
+        assert found.returncode == 0 and found.stdout.startswith("note: this search is not remembered"), found
+        assert "a read-only disk or database role" in found.stdout.splitlines()[0]
     finally:
         close_pools()
         with pg_db.connect() as conn:

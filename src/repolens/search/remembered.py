@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 Ranked = tuple[int, float, dict[str, tuple[int, float]], dict[str, float | str]]
 # The note of a search whose result could not be stored.
 NOT_REMEMBERED = (
-    "this search is not remembered (its index folder cannot be written: a read-only disk, or a full one): "
-    "its query_id cannot re-render it"
+    "this search is not remembered (its index cannot be written: a read-only disk or database role, "
+    "a full disk): its query_id cannot re-render it"
 )
 _ID = r"^[0-9a-f]{10}$"  # compiled at first use: a search needs none
 
