@@ -151,7 +151,7 @@ def test_a_misspelled_table_of_a_server_config_is_refused(tmp_path: Path) -> Non
     [
         ('[embed]\nprovidr = "local"', "unknown setting embed.providr; valid: "),
         ("[rerank]\nbogus = 1", "unknown setting rerank.bogus; valid: "),
-        ('[repolens.embed]\nthreads = "many"', "embed.threads"),
+        ("[repolens.embed]\nthread = 2", "unknown setting embed.thread"),
         ('embed = "local"', "[embed] must be a table"),
     ],
 )
@@ -166,3 +166,16 @@ def test_a_stage_table_is_checked_with_the_rest_of_the_file(tmp_path: Path, toml
     assert text.startswith(f"{tmp_path / CONFIG_FILE}: ") and problem in text and "\n" not in text
     (tmp_path / CONFIG_FILE).write_text('[embed]\nprovider = "local"\n[rerank]\ntop_n = 10\n')
     assert load_settings(tmp_path).top_k  # a valid table is no error
+
+
+def test_the_stage_keys_are_the_stages_own_fields() -> None:
+    from dataclasses import fields
+
+    from repolens.models.embed_config import EmbedConfig
+    from repolens.models.rerank_config import RerankConfig
+    from repolens.settings import STAGE_KEYS
+
+    assert {
+        "embed": {f.name for f in fields(EmbedConfig)},
+        "rerank": {f.name for f in fields(RerankConfig)},
+    } == STAGE_KEYS

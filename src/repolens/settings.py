@@ -351,24 +351,62 @@ def load_section(cls: type[T], root: Path | None, section: str, error: type[Repo
     return section_config(cls, section, section_values(root, section, names), error)
 
 
-def _check_stage_tables(table: Mapping[str, Any], source: str) -> None:
-    """``[embed]`` and ``[rerank]`` as their stages will read them: a stage
-    reads its table only when it runs (vectors on, a reranker set up), and a
-    misspelt key must not wait for that to be refused, when every other key
-    of the file is refused at once."""
-    from repolens.models.embed_config import EmbedConfig
-    from repolens.models.rerank_config import RerankConfig
+# The keys of the [embed] and [rerank] tables: the fields of
+# repolens.models.embed_config.EmbedConfig and .rerank_config.RerankConfig, which
+# import this module (tests/test_settings.py holds them equal). A stage reads its
+# table only when it runs (vectors on, a reranker set up), and a misspelt key must
+# not wait for that, when every other key of the file is refused at once.
+STAGE_KEYS = {
+    "embed": frozenset(
+        [
+            "api_key_env",
+            "base_url",
+            "batch_size",
+            "dim",
+            "document_prefix",
+            "family",
+            "max_tokens",
+            "model",
+            "model_path",
+            "path",
+            "pooling",
+            "provider",
+            "query_prefix",
+            "threads",
+            "timeout",
+            "tokenizer_path",
+        ]
+    ),
+    "rerank": frozenset(
+        [
+            "batch_size",
+            "max_tokens",
+            "model_path",
+            "path",
+            "provider",
+            "threads",
+            "tokenizer_path",
+            "top_n",
+            "weight",
+        ]
+    ),
+}
 
-    for section, cls in (("embed", EmbedConfig), ("rerank", RerankConfig)):
+
+def _check_stage_tables(table: Mapping[str, Any], source: str) -> None:
+    """``[embed]`` and ``[rerank]``: a table each, of known keys (see :data:`STAGE_KEYS`)."""
+    for section, known in STAGE_KEYS.items():
         values = table.get(section)
         if values is None:
             continue
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: [{section}] must be a table")
-        try:
-            cls.from_mapping(values)
-        except RepolensError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+        for key in values:
+            name = key.removeprefix(f"{section}.")
+            if name not in known:
+                raise ConfigError(
+                    f"{source}: unknown setting {section}.{name}; valid: {', '.join(sorted(known))}"
+                )
 
 
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:

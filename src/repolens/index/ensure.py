@@ -8,27 +8,15 @@ while (``index_wait``) and then refused with a line saying so.
 
 from __future__ import annotations
 
-from repolens.errors import IndexBuildingError, IndexLockedError, RepolensError
+from repolens.errors import IndexBuildingError, IndexLockedError
 from repolens.settings import load_settings
-from repolens.store.handles import readers
+from repolens.store.handles import readers, unpublished
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.index.report import IndexReport, ProgressFn
     from repolens.settings import Settings
     from repolens.store.base import IndexReader, Store
-
-
-def unpublished(store: Store) -> RepolensError:
-    """Why ``store`` has no published index to read: another process is
-    building its first one (a search of it then answers), or there is none
-    (``IndexMissingError``, with the command that builds one)."""
-    if store.writing():
-        return IndexBuildingError(
-            f"the index of {store.root} in {store.location} is being built by another process: "
-            "it is answered from as soon as that build is published; try again shortly"
-        )
-    return store.missing()
 
 
 def published_reader(

@@ -289,13 +289,12 @@ def ask_across(
     not answered ``timeout`` seconds after its search started is named in a
     note (see :func:`run_each`)."""
     from repolens.errors import IndexMissingError
-    from repolens.index.ensure import unpublished
     from repolens.search.freshness import freshen_outcome
     from repolens.search.query import parse_query
     from repolens.search.ranking import search
     from repolens.settings import load_settings
     from repolens.store import open_store
-    from repolens.store.handles import readers
+    from repolens.store.handles import readers, unpublished
 
     def reader_of(target: Target) -> tuple[IndexReader, Settings]:
         store = open_store(target.root, target.index_dir)

@@ -253,9 +253,8 @@ def held_each(
     another repository wrote under the same key is refused only when the
     full search opens one (:func:`~repolens.store.identity.check_identity`),
     if it is chosen."""
-    from repolens.index.ensure import unpublished
     from repolens.store import open_store
-    from repolens.store.handles import readers
+    from repolens.store.handles import readers, unpublished
 
     answered: dict[str, Answered[frozenset[str]]] = {}
     groups: dict[str, list[tuple[Target, Store]]] = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from repolens.errors import IndexBuildingError, RepolensError
 from repolens.store.base import IndexReader, Store
 
 # Readers one thread keeps open; past it, the one it used longest ago is
@@ -96,3 +97,15 @@ class ReaderCache:
 
 
 readers = ReaderCache()
+
+
+def unpublished(store: Store) -> RepolensError:
+    """Why ``store`` has no published index to read: another process is
+    building its first one (a search of it then answers), or there is none
+    (``IndexMissingError``, with the command that builds one)."""
+    if store.writing():
+        return IndexBuildingError(
+            f"the index of {store.root} in {store.location} is being built by another process: "
+            "it is answered from as soon as that build is published; try again shortly"
+        )
+    return store.missing()
