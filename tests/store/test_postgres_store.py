@@ -359,6 +359,21 @@ def test_a_search_fails_cleanly_while_the_server_is_down_and_works_once_it_is_ba
     assert _finds_the_session(sample_repo)
 
 
+def test_the_first_search_after_an_outage_of_many_failed_calls_answers(on_private_server, sample_repo):
+    """After several calls failed while the server was down, the pool was
+    still backing off when it came back: the next call waited for it and
+    said "unavailable (no connection became free in time)", the one after
+    answered."""
+    assert _finds_the_session(sample_repo)
+    on_private_server.stop()
+    for _ in range(5):  # over ~10 s: the pool's reconnection backs off past its wait (5 s)
+        with pytest.raises(StoreUnavailableError, match="is unavailable"):
+            service.search_code("session expiry", sample_repo)
+        time.sleep(2)
+    on_private_server.start()
+    assert _finds_the_session(sample_repo)
+
+
 def test_a_restart_nobody_saw_costs_no_search(on_private_server, sample_repo):
     """No call failed while the server was down and the pooled connections
     were used a moment ago: the search's first statement checks its

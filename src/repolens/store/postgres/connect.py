@@ -231,12 +231,22 @@ def pooled(url: str, *, check: bool = False) -> Iterator[psycopg.Connection]:
     pool = pool_for(url)
     _asked.check = check
     try:
-        with pool.connection(timeout=POOL_WAIT_S) as conn:
+        with contextlib.ExitStack() as held:
+            try:
+                conn = held.enter_context(pool.connection(timeout=POOL_WAIT_S))
+            except PoolTimeout:
+                # The pool only says it waited: ask the server directly for the reason.
+                connect(url, timeout_ms=READ_TIMEOUT_MS).close()
+                stats = pool.get_stats()
+                if stats.get("pool_size", 0) >= stats.get("pool_max", POOL_MAX):  # every one busy
+                    raise unavailable(url, "no connection became free in time") from None
+                # It could not grow while the caller waited, though the server answers: it is
+                # still backing off from an outage the server is back from (the call after that
+                # outage said "unavailable", the one after it answered). A new pool connects now.
+                conn = held.enter_context(_renewed(url, pool).connection(timeout=POOL_WAIT_S))
             yield conn
             _last_ok[conn] = time.monotonic()
     except PoolTimeout:
-        # The pool only says it waited: ask the server directly for the reason.
-        connect(url, timeout_ms=READ_TIMEOUT_MS).close()
         raise unavailable(url, "no connection became free in time") from None
     except psycopg.OperationalError as exc:
         _failed_at = time.monotonic()
@@ -245,6 +255,16 @@ def pooled(url: str, *, check: bool = False) -> Iterator[psycopg.Connection]:
         raise refused(url, exc) from None
     finally:
         _asked.check = False
+
+
+def _renewed(url: str, stale: ConnectionPool) -> ConnectionPool:
+    """A new pool for ``url`` in place of ``stale`` (which holds no connection), closed."""
+    with _pools_lock:
+        if _pools.get(url) is stale:
+            del _pools[url]
+    with contextlib.suppress(Exception):
+        stale.close(timeout=1.0)
+    return pool_for(url)
 
 
 def close_pools() -> None:
