@@ -66,6 +66,14 @@ def test_deleted_file_is_marked(sample_repo: Path):
     assert reply.text.startswith("note: 1 cited file changed since indexing")
 
 
+def test_a_file_no_longer_indexable_is_marked_so_not_deleted(sample_repo: Path):
+    """A cited file that turned binary was marked "deleted since indexing"."""
+    build_index(sample_repo)
+    (sample_repo / "src/auth/session.py").write_bytes(b"\0binary")
+    reply = service.search_code("SessionStore", sample_repo, top_k=1)
+    assert _header(reply).endswith("(stale: file binary now, not indexable; lines as indexed)")
+
+
 def _header(reply) -> str:
     return reply.packet.rendered[0].text.splitlines()[0]
 

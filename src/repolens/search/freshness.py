@@ -70,13 +70,21 @@ def _chunker(settings: Settings) -> ChunkFn:
     return chunk
 
 
-def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | None:
+def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | str:
+    """The file's chunks now, or why it has none: deleted (:data:`GONE`),
+    or no longer indexable (binary, empty, too large, unreadable)."""
     from repolens.chunking.languages import language_for
     from repolens.discover.load import LoadedText, load_text
+    from repolens.discover.skips import SkipReason
 
     loaded = load_text(root / path)
     if not isinstance(loaded, LoadedText):
-        return None
+        why = loaded.value.replace("_", " ")
+        return (
+            GONE
+            if loaded is SkipReason.MISSING
+            else f"stale: file {why} now, not indexable; lines as indexed"
+        )
     return chunk(path, loaded.text, language_for(path)).chunks
 
 
@@ -89,9 +97,9 @@ def freshen(
     paths = sorted({h.chunk.path for h in head})
     if not paths:
         return list(hits), 0
-    current: dict[str, list[Chunk] | None] = {}
+    current: dict[str, list[Chunk] | str] = {}
     for path in changed_files(root, reader, paths):
-        current[path] = _current_chunks(root, path, chunk)  # None for a file gone
+        current[path] = _current_chunks(root, path, chunk)  # why, for a file gone or unindexable
     if not current:
         return list(hits), 0
     out = []
@@ -103,9 +111,9 @@ def freshen(
     return out + list(hits[first:]), len(current)
 
 
-def _relocated(hit: Hit, now: list[Chunk] | None) -> Hit:
-    if now is None:
-        return replace(hit, stale=GONE)
+def _relocated(hit: Hit, now: list[Chunk] | str) -> Hit:
+    if isinstance(now, str):
+        return replace(hit, stale=now)
     by_id = {c.id: c for c in now}
     same = by_id.get(hit.chunk.id)
     if same is not None:
