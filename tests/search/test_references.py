@@ -171,6 +171,21 @@ def test_python_uses_across_files_under_another_name_and_not_a_local_or_a_string
     ]
 
 
+def test_a_use_in_a_later_part_of_a_long_definition_is_quoted_from_its_own_line(tmp_path: Path, write_tree):
+    """A definition over 120 lines is stored in parts that repeat its
+    header: a use in a later part was quoted with the line before it (the
+    line number right, its text not)."""
+    body = "".join(f"    a = a + {i}\n" for i in range(130))
+    root = indexed(
+        tmp_path / "long",
+        {"m.py": f"def helper(x):\n    return x\n\n\ndef big(a):\n{body}    return helper(a)\n"},
+        write_tree,
+    )
+    assert uses(service.find_references("helper", root).text) == ["m.py", "big 136: return helper(a)"]
+    callees = service.find_references("big", root, direction="callees").text
+    assert callees.splitlines()[-1] == "   -> m.py:136: return helper(a)"
+
+
 def test_a_method_through_self_in_its_class_and_in_a_subclass(repo: Path):
     text = service.find_references("Base.step", repo).text
     assert uses(text) == [

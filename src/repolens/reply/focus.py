@@ -80,11 +80,11 @@ from repolens.budget import (
     trailer_reserve,
 )
 from repolens.chunking.labels import signature_lines
-from repolens.reply.stored import file_lines
 from repolens.search.focus import Candidate, find_candidates, in_holes, resolve_nesting
 from repolens.search.query import parse_query
 from repolens.search.staleness import changed_files, stale_note
 from repolens.store.base import IndexReader, StoredChunk
+from repolens.store.file_text import file_lines
 from repolens.tokens import tokenize
 from repolens.validate import MIN_BUDGET, check_budget, check_int, check_query
 

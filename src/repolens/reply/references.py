@@ -29,6 +29,7 @@ from pathlib import PurePosixPath
 from repolens.budget import BLOCK_SEP, counted, cut_to_budget, did_not_fit
 from repolens.roles import path_role
 from repolens.store.base import IndexReader, RefRow, SymbolRow
+from repolens.store.file_text import file_lines
 
 # The most of a source line a use shows.
 LINE_CHARS = 160
@@ -46,12 +47,8 @@ def line_reader(reader: IndexReader) -> LineText:
 
     def text(path: str, line: int) -> str:
         lines = files.get(path)
-        if lines is None:
-            lines = files[path] = {}
-            for stored in reader.chunks_of_file(path):
-                c = stored.chunk
-                for i, t in enumerate(c.text.split("\n")):
-                    lines.setdefault(c.start_line + i, t)
+        if lines is None:  # (a split definition's later parts repeat its header: not file lines)
+            lines = files[path] = file_lines(reader.chunks_of_file(path))
         raw = lines.get(line, "").strip()
         return raw if len(raw) <= LINE_CHARS else raw[: LINE_CHARS - 3] + "..."
 

@@ -25,6 +25,7 @@ from pathlib import PurePosixPath
 
 from repolens.chunking.refs import split_key
 from repolens.store.base import IndexReader, NameMatch, RefRow, SymbolFilters, SymbolRow, normalize_symbol
+from repolens.store.file_text import file_lines
 
 _MODULE_LINE = re.compile(r"^module\s+\"?([^\s\"]+)", re.MULTILINE)
 # Indexes whose modules are kept (a process asks one or a few).
@@ -155,11 +156,7 @@ def _count(listed: str) -> int:
 
 def _lines(reader: IndexReader, path: str) -> dict[int, str]:
     """The lines of ``path`` (1-based), from its chunks."""
-    out: dict[int, str] = {}
-    for stored in reader.chunks_of_file(path):
-        for i, text in enumerate(stored.chunk.text.split("\n")):
-            out.setdefault(stored.chunk.start_line + i, text)
-    return out
+    return file_lines(reader.chunks_of_file(path))
 
 
 def _folder(path: str) -> str:

@@ -20,6 +20,7 @@ from repolens.chunking.refs import same_file_key
 from repolens.record import Record
 from repolens.search.ref_keys import Class, Meaning, Read, aliased, defined, keys_of, spells, symbols_in
 from repolens.store.base import IndexReader, RefRow, SymbolRow
+from repolens.store.file_text import file_lines
 
 # Rounds of classes followed up from a method's class, then down from those declaring it.
 CLASS_ROUNDS = 3
@@ -153,11 +154,7 @@ def _name_line(reader: IndexReader, s: SymbolRow, texts: dict[str, dict[int, str
     lines of the files read so far (from the index's chunks)."""
     lines = texts.get(s.path)
     if lines is None:
-        lines = texts[s.path] = {}
-        for stored in reader.chunks_of_file(s.path):
-            c = stored.chunk
-            for i, t in enumerate(c.text.split("\n")):
-                lines.setdefault(c.start_line + i, t)
+        lines = texts[s.path] = file_lines(reader.chunks_of_file(s.path))
     word = re.compile(rf"(?<![\w$]){re.escape(s.name)}(?![\w$])")
     for n in range(s.start_line, s.end_line + 1):
         text = lines.get(n, "").lstrip()
