@@ -63,3 +63,12 @@ def test_cut_to_budget_ends_with_the_marker_within_budget():
     assert cut_to_budget("short", 200) == "short"
     cut = cut_to_budget("y" * 500, 200)
     assert len(cut) == 200 and cut.endswith("\n" + REPLY_CUT)
+
+
+def test_a_count_of_a_noun_in_y_says_ies():
+    """The impact trailer said "31 more entrys did not fit"."""
+    from repolens.budget import counted, more_did_not_fit
+
+    assert [counted(n, "entry") for n in (1, 2)] == ["1 entry", "2 entries"]
+    assert counted(2, "key") == "2 keys" and counted(3, "match", "matches") == "3 matches"
+    assert more_did_not_fit("entry", 31) == "... 31 more entries did not fit"

@@ -44,8 +44,12 @@ SUMMARY_MAX_CHARS = 4000  # the replies of index_repo, refresh_index, index_stat
 
 
 def counted(n: int, noun: str, plural: str = "") -> str:
-    """``1 hit``, ``2 hits``; ``plural`` for nouns that do not take an ``s``."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    """``1 hit``, ``2 hits``, ``2 entries``; ``plural`` for other nouns that do not take an ``s``."""
+    if n == 1:
+        return f"{n} {noun}"
+    if not plural:
+        plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou") else noun + "s"
+    return f"{n} {plural}"
 
 
 def omitted_marker(a: int, b: int) -> str:
