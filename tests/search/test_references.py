@@ -186,6 +186,26 @@ def test_a_use_in_a_later_part_of_a_long_definition_is_quoted_from_its_own_line(
     assert callees.splitlines()[-1] == "   -> m.py:136: return helper(a)"
 
 
+def test_rust_uses_inside_macro_calls(tmp_path: Path, write_tree):
+    """println!, assert_eq!, vec!: their arguments are token trees, and a
+    use there was never found (only the let line of the four)."""
+    main = (
+        'mod util;\nuse util::helper;\n\nfn main() {\n    println!("{}", helper(5));\n'
+        "    assert_eq!(helper(6), 6);\n    let v = vec![helper(7)];\n    let x = helper(8);\n"
+        '    let local = 1;\n    println!("{}", local);\n}\n'
+    )
+    files = {"src/util.rs": "pub fn helper(x: i32) -> i32 { x }\n", "src/main.rs": main}
+    root = indexed(tmp_path / "rust", files, write_tree)
+    assert uses(service.find_references("helper", root).text) == [
+        "src/main.rs",
+        "(module) 2: use util::helper;",
+        'main 5: println!("{}", helper(5));',
+        "main 6: assert_eq!(helper(6), 6);",
+        "main 7: let v = vec![helper(7)];",
+        "main 8: let x = helper(8);",
+    ]
+
+
 def test_a_method_through_self_in_its_class_and_in_a_subclass(repo: Path):
     text = service.find_references("Base.step", repo).text
     assert uses(text) == [

@@ -171,6 +171,7 @@ RUST = RefSpec(
 (impl_item trait: (type_identifier) @base)
 (attribute_item (attribute (identifier) @decorator))
 (arguments (identifier) @name)
+(token_tree (identifier) @name)
 (struct_item name: (type_identifier) @skip)
 (enum_item name: (type_identifier) @skip)
 (trait_item name: (type_identifier) @skip)
