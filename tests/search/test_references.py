@@ -206,6 +206,21 @@ def test_rust_uses_inside_macro_calls(tmp_path: Path, write_tree):
     ]
 
 
+def test_a_place_off_the_file_is_a_usage_error(repo: Path):
+    """Line 0 and lines past the end said "No definition at ..." and exit 0,
+    as a place with nothing defined there does."""
+    from repolens.errors import UsageError
+
+    for target in ("py/app/util.py:0", "py/app/util.py:500", "py/app/util.py:400-500"):
+        with pytest.raises(
+            UsageError, match=r"^py/app/util.py has \d+ lines as indexed: line (0|500|400) is not"
+        ):
+            service.find_references(target, repo)
+    with pytest.raises(UsageError, match="line 500 is not one of them"):
+        service.impact("py/app/util.py:500", repo)
+    assert service.find_references("py/app/util.py:1", repo).text.startswith("helper (function")
+
+
 def test_a_method_through_self_in_its_class_and_in_a_subclass(repo: Path):
     text = service.find_references("Base.step", repo).text
     assert uses(text) == [

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from repolens.budget import IMPACT_DEPTH, REFS_DEPTH, REFS_MAX_CHARS
+from repolens.budget import IMPACT_DEPTH, REFS_DEPTH, REFS_MAX_CHARS, counted
 from repolens.errors import UsageError
 from repolens.record import Record
 
@@ -121,7 +121,7 @@ def _find(reader: IndexReader, target: str, *, ranges: bool, root: Path | None =
     target = _as_indexed(reader, target, root)
     place = re.match(PLACE, target)
     path = place.group("path") if place else target if ranges and reader.has_path(target) else None
-    if path is not None and reader.files([path]):
+    if path is not None and (record := reader.files([path]).get(path)) is not None:
         if place is None:
             rows = [s for s in reader.symbols_of_file(path) if s.kind != "section"]
             modules = [path] if refs.top_level_uses(reader, path) else []
@@ -129,6 +129,11 @@ def _find(reader: IndexReader, target: str, *, ranges: bool, root: Path | None =
         start = int(place.group("start"))
         end = int(place.group("end") or start)
         start, end = min(start, end), max(start, end)
+        if start < 1 or start > record.lines:  # a place that cannot be one: said, not "no definition"
+            raise UsageError(
+                f"{path} has {counted(record.lines, 'line')} as indexed: line {start} is not one of them; "
+                "pass a line of the file (from 1)"
+            )
         modules = []
         if ranges:
             found = refs.definitions_in(reader, path, start, end)
