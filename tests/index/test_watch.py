@@ -193,3 +193,30 @@ def test_a_burst_of_saves_is_refreshed_through_those_paths_alone(tmp_path: Path)
         "lib/package.json",
         "package.json",
     }
+
+
+@pytest.mark.parametrize("log_name", ["watch.log", "nohup.out"])
+def test_a_watcher_writing_its_output_under_the_root_settles(sample_repo: Path, log_name: str):
+    """``repolens watch > watch.log`` (or nohup's nohup.out) at the root:
+    each line it wrote was a file event, whose refresh wrote another line,
+    for ever (~10 lines a second, 10% of a core)."""
+    import subprocess
+    import sys
+
+    build_index(sample_repo)
+    log = sample_repo / log_name
+    with log.open("w") as out:
+        watcher = subprocess.Popen(
+            [sys.executable, "-m", "repolens", "watch"], cwd=sample_repo, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        time.sleep(2)  # its first look at the tree
+        (sample_repo / "src" / "fresh.py").write_text("def fresh():\n    pass\n")
+        wait_for(lambda: "1 new" in log.read_text(), "the refresh of the saved file")
+        time.sleep(3)
+        size = log.stat().st_size
+        time.sleep(3)
+        assert log.stat().st_size == size, log.read_text()[-400:]
+    finally:
+        watcher.terminate()
+        watcher.wait(10)

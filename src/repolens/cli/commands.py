@@ -398,7 +398,8 @@ def watch_cmd(root: str | None, root_option: str | None, index_dir: str | None) 
     from repolens.index.watch import watch
 
     def show(event) -> None:
-        click.echo(event.line(), err=bool(event.error))
+        if not event.quiet:
+            click.echo(event.line(), err=bool(event.error))
 
     watch(one_root(root, root_option), index_dir=index_dir, on_event=show)
 

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import queue
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -80,10 +82,15 @@ class EventFilter:
 
     root: Path
     index_dir: Path | None  # the store's own folder (Store.local_folder)
+    # (device, inode) of the files this process writes its output to (``repolens watch > log``
+    # under the root): each line written would be an event, and the next line another
+    own_output: frozenset[tuple[int, int]] = frozenset()
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
         p = Path(path)
         if self.index_dir is not None and (p == self.index_dir or self.index_dir in p.parents):
+            return False
+        if self.own_output and _file_id(path) in self.own_output:
             return False
         try:
             rel = p.relative_to(self.root)
@@ -118,6 +125,20 @@ class WatchEvent:
     # them alone; None for a whole-tree refresh (and a compaction)
     paths: frozenset[str] | None = None
 
+    @property
+    def quiet(self) -> bool:
+        """A refresh that changed nothing (saves to files the index does not
+        hold): nothing to say. Said, its line would be another event when the
+        watcher's output goes to a file under the root (``repolens watch > log``),
+        and the watcher would refresh for ever."""
+        r = self.report
+        return (
+            not self.error
+            and self.compacted is None
+            and r is not None
+            and not (r.added or r.changed or r.deleted)
+        )
+
     def line(self) -> str:
         done = "compaction" if self.compacted is not None else "refresh"
         if self.error:
@@ -131,6 +152,27 @@ class WatchEvent:
             f"watch: {self.changes} file events -> {r.added} new, {r.changed} changed, {r.deleted} deleted "
             f"in {self.seconds:.2f}s"
         )
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _output_files() -> frozenset[tuple[int, int]]:
+    """(device, inode) of this process's stdout and stderr where they are regular files."""
+    out = set()
+    for fd in (1, 2):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            out.add((st.st_dev, st.st_ino))
+    return frozenset(out)
 
 
 def changed_paths(root: Path, changes: set[tuple[watchfiles.Change, str]]) -> frozenset[str] | None:
@@ -301,7 +343,8 @@ def watch(
     settings = load_settings(root_path, {"vectors": False})
     report = on_event or (lambda e: log.info(e.line()))
     stop = stop or threading.Event()
-    bursts = _Bursts(root_path, EventFilter(root_path, store.local_folder), debounce_ms, step_ms, stop)
+    wanted = EventFilter(root_path, store.local_folder, _output_files())
+    bursts = _Bursts(root_path, wanted, debounce_ms, step_ms, stop)
     try:
         report(refresh_once(store, settings))
         owed = True  # a compaction, since a refresh does not compact
