@@ -397,8 +397,11 @@ def watch_cmd(root: str | None, root_option: str | None, index_dir: str | None) 
     """Keep the index of ROOT fresh as files change (Ctrl-C to stop)."""
     from repolens.index.watch import watch
 
+    shown = []
+
     def show(event) -> None:
-        if not event.quiet:
+        if not event.quiet or not shown:  # the first refresh says it watches; later ones what changed
+            shown.append(event)
             click.echo(event.line(), err=bool(event.error))
 
     watch(one_root(root, root_option), index_dir=index_dir, on_event=show)
