@@ -101,6 +101,41 @@ def test_per_hit_cap_keeps_the_best_lines_and_names_the_follow_up_read():
     assert markers, "every stretch not shown is marked"
 
 
+def test_a_best_line_about_as_long_as_the_per_hit_cap_is_shown_and_the_other_hits_follow():
+    """Header, line and marker did not fit the per-hit cap: the packet fell
+    back to its smallest form at any budget, the best line alone beside a
+    budget marker and "2 more hits did not fit", at 50,000 characters."""
+    wide = "TABLE = {" + ", ".join(f'"k{i:04d}": {i}' for i in range(290)) + "}  # zeppelin airship"
+    lines = ["def load_table():", '    """Load the table."""', wide, "    return TABLE"]
+    big = _chunk("big.py", 1, lines, kind="function", name="load_table", qualname="load_table")
+    small = _chunk("small.py", 1, ["def small_helper():", '    return "zeppelin"'])
+    notes = _chunk("notes.md", 1, ["# Notes", "", "The zeppelin is mentioned here."])
+    packet = render_packet(
+        "zeppelin airship",
+        [_hit(big, 1.0), _hit(small, 0.5), _hit(notes, 0.4)],
+        {"zeppelin": 1.0, "airship": 1.0},
+        PacketOptions(hit_max_chars=4000, max_chars=50_000),
+    )
+    assert [r.block.path for r in packet.rendered] == ["big.py", "small.py", "notes.md"]
+    assert f"3: {wide}" in packet.text.splitlines() and "did not fit" not in packet.text
+
+
+def test_a_tiny_per_hit_cap_cuts_a_hit_to_its_best_line_not_shows_it_whole():
+    """A cap under header plus marker (hit_max_chars may be 100) showed the
+    whole hit: 43 lines, 2,098 characters."""
+    lines = ["def render_widget(widget, context):"] + [
+        f"    widget.render_step_{i}(context)" for i in range(40)
+    ]
+    packet = render_packet(
+        "render widget",
+        [_hit(_chunk("w.py", 1, lines), 1.0)],
+        {"render": 1.0, "widget": 1.0},
+        PacketOptions(hit_max_chars=100, max_chars=20_000),
+    )
+    (block,) = packet.rendered
+    assert block.truncated and len(block.text) < 300, block.text
+
+
 def test_budget_cut_names_the_follow_up_read_and_lists_what_did_not_fit():
     lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
     hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]

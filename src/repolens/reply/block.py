@@ -259,12 +259,31 @@ def render_block(
         return RenderedBlock(block, text, False) if len(text) <= limit else None
     if cap <= limit:
         text, cut = fit_block(block, cap, ranker, context)
-        if len(text) <= limit and shown_numbers(text):
+        shown = shown_numbers(text) if len(text) <= limit else set()
+        best = best_line(block, ranker)
+        if best not in shown:
+            # The cap cannot show the best line (one nearly as long as the cap): the cap that
+            # just shows it, not the packet's budget, which would end the packet at this hit.
+            wider = _cap_for_best_line(block, ranker, best)
+            if cap < wider <= limit:
+                text_wider, cut_wider = fit_block(block, wider, ranker, context)
+                if len(text_wider) <= limit and best in shown_numbers(text_wider):
+                    return RenderedBlock(block, text_wider, cut_wider)
+        if shown:
             return RenderedBlock(block, text, cut)
     text, cut = fit_block(block, limit, ranker, context, budget=True)
     if len(text) > limit or not shown_numbers(text):
         return None
     return RenderedBlock(block, text, cut, budget_cut=cut)
+
+
+def _cap_for_best_line(block: Block, ranker: LineRanker, best: int) -> int:
+    """The least cap :func:`fit_block` shows ``block``'s ``best`` line within:
+    its header, the line, the stretches left out around it and the marker."""
+    text = dict(block.lines).get(best, "")
+    around = 2 * (1 + len(omitted_marker(block.start_line, block.end_line)))
+    marker = truncated_marker(block.path, block.start_line, block.end_line, 10**9)
+    return len(block.header()) + 1 + len(f"{best}: {text}") + around + 1 + len(marker)
 
 
 def shown_numbers(text: str) -> set[int]:
