@@ -74,6 +74,29 @@ def test_a_file_no_longer_indexable_is_marked_so_not_deleted(sample_repo: Path):
     assert _header(reply).endswith("(stale: file binary now, not indexable; lines as indexed)")
 
 
+def test_definitions_packed_otherwise_after_an_edit_are_cited_where_they_are_now(make_repo):
+    """Small definitions are packed into chunks; deleting the first one
+    packed the rest otherwise, and a packed hit was "no longer in the file",
+    cited at lines past its end."""
+    body = ['"""Module doc."""']
+    for f in range(6):
+        steps = [
+            f"    x = x + {i}  # flurb step {i}" if i % 4 == 0 else f"    x = x * {i}" for i in range(12)
+        ]
+        body += [f"def gadget_{f}(x):", f'    """Gadget {f} flurbs the gizmo."""', *steps, "    return x", ""]
+    root = make_repo({"mod.py": "\n".join(body) + "\n"})
+    build_index(root)
+    lines = (root / "mod.py").read_text().split("\n")
+    first, second = lines.index("def gadget_0(x):"), lines.index("def gadget_1(x):")
+    (root / "mod.py").write_text("\n".join(lines[:first] + lines[second:]))
+    now = (root / "mod.py").read_text().splitlines()
+    reply = service.search_code("flurb gizmo", root)
+    for block in reply.packet.rendered:
+        assert "no longer in the file" not in block.text.splitlines()[0], block.text.splitlines()[0]
+        for number, text in _shown_lines(block.text):
+            assert number <= len(now) and now[number - 1] == text
+
+
 def _header(reply) -> str:
     return reply.packet.rendered[0].text.splitlines()[0]
 

@@ -26,6 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from repolens.chunking import Chunk
+from repolens.chunking.labels import split_names
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.staleness import changed_files
 from repolens.store.base import IndexReader
@@ -122,6 +123,11 @@ def _relocated(hit: Hit, now: list[Chunk] | str) -> Hit:
     if not old.qualname:
         return replace(hit, stale=STALE)
     same_name = [c for c in now if c.qualname == old.qualname and c.kind == old.kind]
+    if not same_name:
+        # small definitions packed into one chunk (``a, b (+2 more)``) may be packed
+        # otherwise now: the chunks holding any of them hold them still
+        names = set(split_names(old.qualname)[0])
+        same_name = [c for c in now if len(names) > 1 and names.intersection(split_names(c.qualname)[0])]
     if not same_name:
         return replace(hit, stale=LOST)
     return replace(hit, chunk=_closest(old, same_name), stale=STALE)
