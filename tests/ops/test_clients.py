@@ -95,6 +95,19 @@ def test_cursor_project_and_user_scopes(repo: Path, home: Path):
     assert "command" in json.loads(user.path.read_text())["mcpServers"]["repolens"]
 
 
+def test_a_linked_config_is_written_through_the_link(repo: Path, home: Path):
+    """A config kept in a dotfiles folder and linked into place was replaced
+    by a file of its own: the link gone, the dotfiles copy never updated."""
+    dotfiles = home / "dotfiles" / "cursor-mcp.json"
+    dotfiles.parent.mkdir(parents=True)
+    dotfiles.write_text('{"mcpServers": {"other": {"command": "x"}}}\n')
+    (home / ".cursor").mkdir()
+    (home / ".cursor" / "mcp.json").symlink_to("../dotfiles/cursor-mcp.json")
+    setup_client("cursor", repo, scope="user", home=home)
+    assert (home / ".cursor" / "mcp.json").is_symlink()
+    assert set(json.loads(dotfiles.read_text())["mcpServers"]) == {"other", "repolens"}
+
+
 def test_user_scopes_owned_by_a_client_print_its_command(repo: Path, home: Path):
     claude = setup_client("claude", repo, scope="user", home=home)
     assert claude.action == "printed" and claude.path is None

@@ -96,7 +96,11 @@ def server_command(root: Path) -> list[str]:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one rename, keeping its permissions."""
+    """Replace ``path`` with ``text`` in one rename, keeping its permissions.
+    A link is written through (the file it names is replaced): a config kept
+    in a dotfiles folder and linked into place stays linked."""
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
