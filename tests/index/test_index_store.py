@@ -201,6 +201,19 @@ def test_a_refresh_that_would_leave_no_file_keeps_the_previous_index(make_repo):
     assert "alpha" in service.search_code("alpha", root).text
 
 
+def test_a_plain_refresh_of_an_index_with_vectors_embeds_what_changed(sample_repo: Path):
+    """It left the changed chunks without vectors, and the note's `repolens
+    index` (finish the embedding) changed nothing: only --vectors did."""
+    service.index_repo(sample_repo, vectors=True)
+    session = sample_repo / "src" / "auth" / "session.py"
+    session.write_text(session.read_text() + "\n\ndef renew(store, sid):\n    return store.load(sid)\n")
+    service.index_repo(sample_repo)
+    status = service.index_status(sample_repo)
+    assert status.vectors_done == status.vectors_total == status.chunks
+    service.index_repo(sample_repo, vectors=False)  # said: off for this run, not kept
+    assert service.index_status(sample_repo).vectors_done == status.vectors_done
+
+
 def test_damaged_lexical_index_is_rebuilt_with_a_message(sample_repo: Path):
     build_index(sample_repo)
     lexical = _layout(sample_repo).current_generation() / "lexical"

@@ -54,6 +54,8 @@ def index_repo(
     from repolens.settings import load_settings
 
     root_path = resolve_root(root)
+    if vectors is None and not rebuild and _holds_vectors(root_path, index_dir):
+        vectors = True  # a refresh keeps the vectors an index has: its changed chunks are embedded too
     settings = load_settings(root_path, {"max_file_bytes": max_file_bytes, "vectors": vectors})
     return build_index(
         root_path,
@@ -65,6 +67,18 @@ def index_repo(
         lock_wait=lock_wait,
         siblings=sibling_stores(root_path, siblings) if siblings else None,
     )
+
+
+def _holds_vectors(root: Path, index_dir: str | Path | None) -> bool:
+    """Whether the published index of ``root`` was embedded (its meta names an embedder)."""
+    from repolens.errors import RepolensError
+
+    try:
+        store = open_store(root, index_dir)
+        current = store.current()
+        return current is not None and bool(store.generation_meta(current).get("embed_identity"))
+    except RepolensError:  # no index, or one that cannot be read: the build says why
+        return False
 
 
 def open_index(
