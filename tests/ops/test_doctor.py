@@ -95,8 +95,16 @@ def test_broken_reranker_fails_and_the_cli_exits_non_zero(sample_repo: Path):
     assert lines[-1] == "some checks failed: fix them as said above"
 
 
-def test_a_broken_settings_file_is_a_failing_check_in_json_too(sample_repo: Path):
-    (sample_repo / ".repolens.toml").write_text('vectors = "maybe"\n')
+@pytest.mark.parametrize(
+    ("toml", "detail"),
+    [
+        ('vectors = "maybe"\n', "{file}: vectors must be true or false, got 'maybe'"),
+        # not TOML at all: read first by the store's lookup ([store]), it ended doctor as a plain error
+        ("[embed\n", "{file} is not valid TOML (Expected ']' at the end of a table declaration"),
+    ],
+)
+def test_a_broken_settings_file_is_a_failing_check_in_json_too(sample_repo: Path, toml: str, detail: str):
+    (sample_repo / ".repolens.toml").write_text(toml)
     out = subprocess.run(
         [sys.executable, "-m", "repolens", "doctor", "--root", str(sample_repo), "--json"],
         capture_output=True,
@@ -104,16 +112,10 @@ def test_a_broken_settings_file_is_a_failing_check_in_json_too(sample_repo: Path
         timeout=120,
     )
     assert out.returncode == 1 and out.stderr == ""
-    assert json.loads(out.stdout) == {
-        "ok": False,
-        "checks": [
-            {
-                "name": "settings",
-                "state": "FAIL",
-                "detail": f"{sample_repo / '.repolens.toml'}: vectors must be true or false, got 'maybe'",
-            }
-        ],
-    }
+    reply = json.loads(out.stdout)
+    (check,) = reply["checks"]
+    assert reply["ok"] is False and (check["name"], check["state"]) == ("settings", "FAIL")
+    assert check["detail"].startswith(detail.format(file=sample_repo / ".repolens.toml"))
 
 
 BINARY = b"SIMPLE  =                    T\x00\x00\x00\x01\x02"  # a FITS header with NULs

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from repolens.budget import counted
-from repolens.errors import RepolensError
+from repolens.errors import ConfigError, RepolensError
 from repolens.models.embed_config import load_embed_config
 from repolens.settings import load_settings
 from repolens.store import open_store
@@ -58,8 +58,12 @@ def diagnose(root: str | Path | None, index_dir: str | Path | None = None) -> Di
     when ``root`` is not a directory."""
     from repolens import service
 
-    store = open_store(root, index_dir)
     d = Diagnosis()
+    try:
+        store = open_store(root, index_dir)  # (reads the settings file's [store] table)
+    except ConfigError as exc:  # a broken settings file is the first thing to fix: a check, not a crash
+        d.checks.append(Check("settings", "FAIL", str(exc)))
+        return d
     try:
         settings = load_settings(store.root)
     except RepolensError as exc:  # a broken settings file is the first thing to fix: a check, not a crash
