@@ -64,3 +64,17 @@ def test_a_missing_leg_is_a_note_of_the_search_itself(sample_repo: Path, monkeyp
         assert len(outcome.notes) == 2
     finally:
         reader.close()
+
+
+def test_a_search_that_lost_a_leg_has_an_id_of_its_own(sample_repo: Path, monkeypatch):
+    """With the embedding model gone, the search ranked without its dense
+    leg under the same query_id as the search with it: the id recalled
+    either ranking, whichever was asked last."""
+    from repolens import service
+
+    service.index_repo(sample_repo, vectors=True)
+    whole = service.search_code("where do sessions expire", sample_repo, auto_index=False)
+    monkeypatch.setenv("REPOLENS_EMBED_MODEL_PATH", str(sample_repo / "no-such-model.onnx"))
+    degraded = service.search_code("where do sessions expire", sample_repo, auto_index=False)
+    assert degraded.text.startswith("note: dense leg missing: ")
+    assert degraded.query_id != whole.query_id

@@ -80,9 +80,11 @@ def search_code(
     if query_id is None:
         assert query is not None
         outcome = search(reader, store.root, query, settings, filters, explain=explain)
-        # the settings rank (the ranking, its weights, how many candidates): a question
-        # asked under others is another result, and its id must not recall this one
-        query_id = remember_outcome(reader, outcome, f"{settings!r}\0{explain}")
+        # the settings rank (the ranking, its weights, how many candidates), and so does a
+        # leg that is missing (its notes say so): a question asked under others is another
+        # result, and its id must not recall this one
+        shaped_by = "\0".join([repr(settings), str(explain), *outcome.notes])
+        query_id = remember_outcome(reader, outcome, shaped_by)
     else:
         outcome = recall_outcome(reader, query_id, settings)
     # Cited lines must hold: files changed since indexing are re-chunked now.
