@@ -78,3 +78,16 @@ def test_a_search_that_lost_a_leg_has_an_id_of_its_own(sample_repo: Path, monkey
     degraded = service.search_code("where do sessions expire", sample_repo, auto_index=False)
     assert degraded.text.startswith("note: dense leg missing: ")
     assert degraded.query_id != whole.query_id
+
+
+def test_filters_that_leave_no_hit_say_so(sample_repo: Path):
+    """--lang go on a repository without Go said "No matching chunks found."
+    as a question that matches nothing does (only --path said why)."""
+    from repolens import service
+
+    reply = service.search_code("session expire", sample_repo, language="go", kind="struct")
+    said = (
+        "note: no hit passes the filters language go; kind struct: leave them out to see what the question "
+    )
+    assert reply.text.startswith(said + "finds")
+    assert "no hit passes" not in service.search_code("session expire", sample_repo, language="python").text

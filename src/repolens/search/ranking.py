@@ -131,6 +131,9 @@ def search(
     )
     if not outcome.hits and filters.subpath and not reader.has_path(filters.subpath):
         raise no_indexed_file(reader, filters.subpath)
+    if not outcome.hits and (narrowed := _narrowed_by(filters)):
+        # (keywords and min_score say so themselves)
+        outcome.notes.append(f"no hit passes {narrowed}: leave them out to see what the question finds")
     said = [reader.staleness(), _chunked_otherwise(reader, settings), _kinds_held(outcome, settings.top_k)]
     if not parsed.terms:
         said.append(NO_WORD)
@@ -145,6 +148,18 @@ NO_WORD = (
     "the question holds no word to search for: words of one letter are not indexed, "
     "and a partial identifier (zorb*) needs two letters or more"
 )
+
+
+def _narrowed_by(filters: Filters) -> str:
+    """The language, kind and glob filters, as a note names them ("" for none)."""
+    named = (
+        ("language", filters.languages),
+        ("kind", filters.kinds),
+        ("include", filters.include),
+        ("exclude", filters.exclude),
+    )
+    said = [f"{what} {', '.join(values)}" for what, values in named if values]
+    return "the filters " + "; ".join(said) if said else ""
 
 
 def _chunked_otherwise(reader: IndexReader, settings: Settings) -> str:
