@@ -668,6 +668,20 @@ def test_typescript_a_method_is_met_through_the_interface_it_implements_as_the_l
     ]
 
 
+def test_a_super_call_is_a_callee_as_it_is_a_caller(tmp_path: Path, write_tree):
+    """--callers of Model.save listed Child.save's super().save(), and
+    --callees of Child.save said 0 definitions."""
+    models = (
+        "class Model:\n    def save(self):\n        return 1\n\n\n"
+        "class Child(Model):\n    def save(self):\n        return super().save()\n"
+    )
+    root = indexed(tmp_path / "super", {"pkg/models.py": models}, write_tree)
+    assert service.find_references("Child.save", root, direction="callees").text.splitlines()[1:] == [
+        "1. pkg/models.py:2 Model.save (method)",
+        "   -> pkg/models.py:8: return super().save()",
+    ]
+
+
 def test_callers_and_callees_at_depth_two(repo: Path):
     callers = service.find_references("helper", repo, direction="callers", depth=2).text
     assert callers.splitlines() == [

@@ -126,17 +126,15 @@ def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool
     t = row.target
     if not t:
         return candidates, False
-    if t[0] in "=^":
-        if t[0] == "=":
-            want = t[1:]
-            found = [s for s in candidates if s.path == row.path and qualname_key(s.qualname) == want]
-            if found:
-                return found, True
-        return [], False
-    direct = [s for s in candidates if spells(t, keys_of(reader, s.path, s.qualname, s.language))]
-    if direct:
-        return direct, True
-    # Through re-exports: a candidate whose uses include this one.
+    if t[0] == "=":
+        want = t[1:]
+        found = [s for s in candidates if s.path == row.path and qualname_key(s.qualname) == want]
+        return (found, True) if found else ([], False)
+    if t[0] != "^":  # (super().save(): its class's bases say which; the references do, below)
+        direct = [s for s in candidates if spells(t, keys_of(reader, s.path, s.qualname, s.language))]
+        if direct:
+            return direct, True
+    # Through re-exports, or a base class: a candidate whose uses include this one.
     for s in candidates[:20]:
         if any(r.path == row.path and r.line == row.line for r in references(reader, s).resolved):
             return [s], True
