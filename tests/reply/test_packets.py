@@ -136,6 +136,28 @@ def test_a_tiny_per_hit_cap_cuts_a_hit_to_its_best_line_not_shows_it_whole():
     assert block.truncated and len(block.text) < 300, block.text
 
 
+def test_a_keyword_hits_line_is_shown_first():
+    """search --keyword: the hit held the keyword, and showed only its
+    first lines, the keyword's line omitted."""
+    lines = ["def frobnicate_widget(w):", '    """Frobnicate the widget."""']
+    lines += [f"    w.step_{i} = {i}" for i in range(50)]
+    lines.insert(43, "    w.secret_marker_value = 99")
+    chunk = _chunk(
+        "frob.py", 1, lines, kind="function", name="frobnicate_widget", qualname="frobnicate_widget"
+    )
+    weights = {"frobnic": 1.0, "widget": 1.0}
+    plain = render_packet("frobnicate widget", [_hit(chunk, 1.0)], weights, PacketOptions(max_chars=6000))
+    assert "secret_marker_value" not in plain.text
+    wanted = PacketOptions(max_chars=6000, keywords=("secret_marker_value",))
+    packet = render_packet("frobnicate widget", [_hit(chunk, 1.0)], weights, wanted)
+    assert "44:     w.secret_marker_value = 99" in packet.text.splitlines()
+    tight = PacketOptions(max_chars=6000, hit_max_chars=150, keywords=("secret_marker_value",))
+    assert (
+        "44:     w.secret_marker_value = 99"
+        in render_packet("frobnicate widget", [_hit(chunk, 1.0)], weights, tight).text
+    )
+
+
 def test_budget_cut_names_the_follow_up_read_and_lists_what_did_not_fit():
     lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
     hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]

@@ -160,11 +160,14 @@ class LineRanker:
     piece of code is split once for all its hits). A block's ranking is made
     once, however often it is placed and fitted."""
 
-    __slots__ = ("_ranked", "found_in", "weights")
+    __slots__ = ("_ranked", "found_in", "keywords", "weights")
 
-    def __init__(self, weights: Mapping[str, float], found_in: TermsIn | None = None) -> None:
+    def __init__(
+        self, weights: Mapping[str, float], found_in: TermsIn | None = None, keywords: tuple[str, ...] = ()
+    ) -> None:
         self.weights = weights
         self.found_in = found_in if found_in is not None else TermsIn(frozenset(weights))
+        self.keywords = keywords  # text every hit holds (search --keyword): its lines first
         self._ranked: dict[int, tuple[Block, list[int]]] = {}  # by id(block), the block kept alive
 
     def ranked(self, block: Block) -> list[int]:
@@ -175,14 +178,16 @@ class LineRanker:
         weights = self.weights
         scored = []
         texts = [text for _, text in block.lines]
-        for (n, _), found in zip(block.lines, self.found_in.terms_by_line(texts), strict=True):
+        keywords = self.keywords
+        for (n, text), found in zip(block.lines, self.found_in.terms_by_line(texts), strict=True):
             # Summed in a fixed order: a set's order follows the hash seed, and float sums
             # in another order can break a tie differently from one run to the next. (A
             # term without a weight added 0.0 when it was summed too: the same sum.)
             score = sum(weights[t] for t in dict.fromkeys(found))
-            if score > 0:
-                scored.append((n in block.prose, -score, n))
-        ranked = [n for _, _, n in sorted(scored)]
+            held = bool(keywords) and any(k in text for k in keywords)
+            if score > 0 or held:
+                scored.append((not held, n in block.prose, -score, n))
+        ranked = [n for *_, n in sorted(scored)]
         self._ranked[id(block)] = (block, ranked)
         return ranked
 

@@ -78,6 +78,7 @@ def render_search(
         max_chars=settings.max_chars - (len(footer) + 2 if footer else 0),
         explain=explain,
         notes=outcome.notes,
+        keywords=outcome.filters.keywords,
         files=functools.partial(
             ranked_files, hits, parsed, found_in=found_in, evidence_hits=POINTER_EVIDENCE_HITS
         ),

@@ -136,6 +136,7 @@ class PacketOptions(Record):
     # tokenization, so entries after those taken are never computed
     cite_files: int = _DEFAULTS.cite_files
     files: Callable[[Collection[str]], Iterable[FileEntry]] = lambda named: ()
+    keywords: tuple[str, ...] = ()  # text every hit holds (search --keyword): shown first
 
     @classmethod
     def from_settings(cls, settings: Settings, **given: Any) -> PacketOptions:
@@ -155,8 +156,11 @@ class PacketOptions(Record):
 # -- selecting and trimming -------------------------------------------------
 
 
-def shown_lines(chunk: Chunk, tokens: frozenset[str] | TermsIn, context: int) -> dict[int, str]:
-    """Lines of the chunk that match the query (:func:`~repolens.search.hits.matching_lines`),
+def shown_lines(
+    chunk: Chunk, tokens: frozenset[str] | TermsIn, context: int, keywords: Sequence[str] = ()
+) -> dict[int, str]:
+    """Lines of the chunk that match the query (:func:`~repolens.search.hits.matching_lines`)
+    or hold one of ``keywords`` (the text ``search --keyword`` required of it),
     plus ``context`` around.
 
     Empty when no line matches (the chunk matched through its path). A
@@ -167,9 +171,11 @@ def shown_lines(chunk: Chunk, tokens: frozenset[str] | TermsIn, context: int) ->
     (the block header names the definition).
     """
     matches = matching_lines(chunk, tokens)
+    lines, start = own_lines(chunk), chunk.start_line
+    if keywords:
+        matches += [start + i for i, line in enumerate(lines) if any(k in line for k in keywords)]
     if not matches:
         return {}
-    lines, start = own_lines(chunk), chunk.start_line
     keep: set[int] = set()
     for n in matches:
         i = n - start
@@ -208,7 +214,11 @@ def chunk_prose(chunk: Chunk) -> set[int]:
 
 
 def select_hits(
-    hits: Sequence[Hit], tokens: frozenset[str] | TermsIn, top_k: int, context: int
+    hits: Sequence[Hit],
+    tokens: frozenset[str] | TermsIn,
+    top_k: int,
+    context: int,
+    keywords: Sequence[str] = (),
 ) -> list[tuple[Hit, dict[int, str]]]:
     """The first ``top_k`` hits in rank order, each with its shown lines.
 
@@ -222,7 +232,7 @@ def select_hits(
     out: list[tuple[Hit, dict[int, str]]] = []
     text_paths: set[str] = set()
     for h in hits:
-        lines = shown_lines(h.chunk, tokens, context)
+        lines = shown_lines(h.chunk, tokens, context, keywords)
         if not lines and "dense" in h.legs and "lexical" not in h.legs:
             lines = leading_lines(h.chunk, MEANING_LINES)
         if lines:
@@ -375,9 +385,10 @@ def render_packet(
     go too (the JSON form keeps them all), and the hit shows that line alone.
     """
     weights: Mapping[str, float] = tokens if isinstance(tokens, Mapping) else dict.fromkeys(tokens, 1.0)
-    ranker = LineRanker(weights, found_in)
+    ranker = LineRanker(weights, found_in, tuple(opts.keywords))
     notes = tuple(opts.notes)
-    blocks = _blocks(select_hits(hits, ranker.found_in, opts.top_k, opts.context_lines), opts.explain)
+    found = select_hits(hits, ranker.found_in, opts.top_k, opts.context_lines, opts.keywords)
+    blocks = _blocks(found, opts.explain)
     if not blocks:
         note_text = note_lines(notes)
         text = NO_MATCH if not note_text else f"{note_text}{BLOCK_SEP}{NO_MATCH}"
