@@ -216,6 +216,14 @@ def test_codex_forms_it_cannot_edit_safely_are_refused(repo: Path, home: Path, c
     assert path.read_text() == content
 
 
+def test_a_file_with_crlf_line_ends_keeps_them(repo: Path):
+    """The appended block made every existing CR LF a bare LF."""
+    (repo / "AGENTS.md").write_bytes(b"# Rules\r\nBe nice.\r\n")
+    setup_agents_md(repo)
+    data = (repo / "AGENTS.md").read_bytes()
+    assert data.startswith(b"# Rules\r\nBe nice.\r\n") and b"\n" not in data.replace(b"\r\n", b"")
+
+
 def test_agents_md_block_is_appended_once(repo: Path):
     (repo / "AGENTS.md").write_text("# Rules\nBe nice.")
     first = setup_agents_md(repo)

@@ -103,6 +103,8 @@ def write_atomic(path: Path, text: str) -> None:
         path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
+    if mode is not None and _ends_lines_with_crlf(path):  # (read with universal newlines: "\n")
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -115,6 +117,15 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _ends_lines_with_crlf(path: Path) -> bool:
+    """Whether ``path`` ends its lines with CR LF (a file made on Windows): kept so."""
+    try:
+        with open(path, "rb") as fh:
+            return b"\r\n" in fh.read(1 << 16)
+    except OSError:
+        return False
 
 
 def merge_json(path: Path, key: str, name: str, entry: dict[str, Any]) -> str:
