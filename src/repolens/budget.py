@@ -72,6 +72,19 @@ def truncated_marker(path: str, start: int, end: int, cap: int) -> str:
     return f"... (truncated at {cap} chars; use read_snippet {path} {start} {end} to expand)"
 
 
+# The longest line the index holds whole (and the most characters of a line
+# window): of a longer one, the first this many (repolens.chunking.text).
+INDEXED_LINE_CHARS = 6000
+
+
+def line_cut_marker(path: str, line: int, kept: int) -> str:
+    """A line the index holds only the first ``kept`` characters of (data, a minified bundle)."""
+    return (
+        f"... (line {line} goes on past the {kept} chars the index holds; "
+        f"use read_snippet {path} {line} {line} to read it)"
+    )
+
+
 def lines_cut_marker(path: str, next_line: int, end: int, max_lines: int) -> str:
     """A read cut at its most lines; names the read that continues, to ``end``
     (the last line asked for that the file has)."""

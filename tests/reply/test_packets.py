@@ -158,6 +158,22 @@ def test_a_keyword_hits_line_is_shown_first():
     )
 
 
+def test_a_line_the_index_holds_only_the_start_of_says_so_and_names_the_read():
+    """A line over 6,000 characters (data, a minified bundle) is indexed by
+    its first 6,000: shown so, it passed for the whole line."""
+    from repolens.budget import INDEXED_LINE_CHARS
+
+    start = 'BLOB = "zeppelin ' + "x" * (INDEXED_LINE_CHARS - 17)
+    chunk = _chunk("data.py", 1, [start])
+    assert len(chunk.text) == INDEXED_LINE_CHARS
+    packet = render_packet("zeppelin", [_hit(chunk, 1.0)], {"zeppelin": 1.0}, PacketOptions(max_chars=20_000))
+    lines = packet.text.splitlines()
+    assert lines[1] == f"1: {start}"
+    assert lines[2] == (
+        "... (line 1 goes on past the 6000 chars the index holds; use read_snippet data.py 1 1 to read it)"
+    )
+
+
 def test_budget_cut_names_the_follow_up_read_and_lists_what_did_not_fit():
     lines = [f"parse_url({i})  # {'x' * 60}" for i in range(1, 101)]
     hits = [_hit(_chunk(f"f{i}.py", 1, lines), 10.0 - i) for i in range(5)]

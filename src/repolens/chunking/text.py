@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from repolens.budget import INDEXED_LINE_CHARS
 from repolens.chunking import Chunk
 from repolens.chunking.chunker import ChunkedFile
 from repolens.lines import source_lines
@@ -26,7 +27,7 @@ from repolens.lines import source_lines
 TARGET_LINES = 80
 OVERLAP_LINES = 16
 MAX_LINES = 120
-MAX_CHARS = 6000
+MAX_CHARS = INDEXED_LINE_CHARS
 
 
 @dataclass(frozen=True)

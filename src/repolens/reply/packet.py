@@ -27,10 +27,12 @@ from dataclasses import dataclass
 
 from repolens.budget import (
     BLOCK_SEP,
+    INDEXED_LINE_CHARS,
     NEXT_FILES,
     budget_marker,
     did_not_fit,
     header_and_line,
+    line_cut_marker,
     more_did_not_fit,
     next_file_line,
     note_lines,
@@ -213,6 +215,14 @@ def chunk_prose(chunk: Chunk) -> set[int]:
     return {chunk.start_line + i for i in prose_lines(own_lines(chunk), chunk.language)}
 
 
+def _line_cut_by_the_index(chunk: Chunk) -> bool:
+    """A one-line chunk holding the first ``INDEXED_LINE_CHARS`` characters of a
+    longer line (data, a minified bundle: :mod:`repolens.chunking.text`),
+    whose rest the index does not hold: shown as it is, it would pass for the
+    whole line."""
+    return chunk.start_line == chunk.end_line and len(chunk.text) >= INDEXED_LINE_CHARS
+
+
 def select_hits(
     hits: Sequence[Hit],
     tokens: frozenset[str] | TermsIn,
@@ -235,6 +245,9 @@ def select_hits(
         lines = shown_lines(h.chunk, tokens, context, keywords)
         if not lines and "dense" in h.legs and "lexical" not in h.legs:
             lines = leading_lines(h.chunk, MEANING_LINES)
+        if lines and _line_cut_by_the_index(h.chunk):
+            n = h.chunk.start_line
+            lines = {**lines, n: f"{lines[n]}\n{line_cut_marker(h.chunk.path, n, INDEXED_LINE_CHARS)}"}
         if lines:
             text_paths.add(h.chunk.path)
         elif h.chunk.path in text_paths:
