@@ -72,3 +72,16 @@ def test_a_count_of_a_noun_in_y_says_ies():
     assert [counted(n, "entry") for n in (1, 2)] == ["1 entry", "2 entries"]
     assert counted(2, "key") == "2 keys" and counted(3, "match", "matches") == "3 matches"
     assert more_did_not_fit("entry", 31) == "... 31 more entries did not fit"
+
+
+def test_a_header_cut_to_fit_keeps_the_file_name_and_its_span():
+    """A long path's header was cut from its end: the file name and the
+    lines it cites were what went."""
+    from repolens.budget import header_and_line
+
+    path = "/".join(f"very_long_directory_name_{i:02d}" for i in range(8)) + "/module.py"
+    header = f"{path}:1-2 function quuxify_thing (score 1.00)"
+    text = header_and_line(header, f"{path}:1-2 (score 1.00)", "1: def quuxify_thing(a):", 1, 200)
+    first, line = text.split("\n")
+    assert len(text) <= 200 and first.startswith("...") and first.endswith("/module.py:1-2 (score 1.00)")
+    assert line.startswith("1: def quuxify")

@@ -190,7 +190,9 @@ def header_and_line(header: str, bare_header: str, line: str, number: int, max_c
     if len(line) > room:
         keep = max(room, min(len(line), len(f"{number}: ") + 20))
         line = line[: keep - 3] + "..."
-        header = header[: max_chars - len(line) - 1]
+        allowed = max_chars - len(line) - 1
+        if len(header) > allowed:  # cut from the front: the file's name and the span it cites stay
+            header = "..." + header[len(header) - allowed + 3 :] if allowed > 3 else header[:allowed]
     return f"{header}\n{line}"
 
 
