@@ -668,6 +668,24 @@ def test_typescript_a_method_is_met_through_the_interface_it_implements_as_the_l
     ]
 
 
+def test_a_recursive_call_on_the_definitions_first_line_is_a_use(tmp_path: Path, write_tree):
+    """Every use on a definition's first line was dropped, as its own name
+    is: a one-line recursive function's call to itself too."""
+    files = {
+        "a.py": "def f(n): return f(n - 1) if n else 0\n\n\ndef g():\n    return f(3)\n",
+        "c.c": "int fact(int n) { return n <= 1 ? 1 : n * fact(n - 1); }\n",
+    }
+    root = indexed(tmp_path / "rec", files, write_tree)
+    assert uses(service.find_references("f", root).text) == [
+        "a.py",
+        "f 1: def f(n): return f(n - 1) if n else 0",
+        "g 5: return f(3)",
+    ]
+    assert service.find_references("fact", root).text.splitlines()[0] == (
+        "fact (function, c.c:1-1): 1 reference in 1 file"
+    )
+
+
 def test_a_super_call_is_a_callee_as_it_is_a_caller(tmp_path: Path, write_tree):
     """--callers of Model.save listed Child.save's super().save(), and
     --callees of Child.save said 0 definitions."""

@@ -39,6 +39,7 @@ store reads, by name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from repolens.chunking.refs import NO_USE_KINDS, module_parts, same_file_key
@@ -67,6 +68,7 @@ from repolens.search.ref_members import (
     related,
 )
 from repolens.store.base import IndexReader, RefRow, SymbolRow
+from repolens.store.file_text import file_lines
 
 # Rounds of subclasses followed for a method's inherited uses.
 CLASS_ROUNDS = 3
@@ -141,16 +143,21 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     matches: list[RefRow] = []
     if definition.kind == "method" and definition.parent and definition.language in REDEFINING_LANGUAGES:
         resolved += declarations(reader, definition, members)
+    first_line: list[RefRow] = []  # on the definition's first line: its own name, or a recursive call
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
-        if row.kind in NO_USE_KINDS or (
-            row.path == definition.path and row.line == definition.start_line and row.kind != "import"
-        ):
+        if row.kind in NO_USE_KINDS:
+            continue
+        if row.path == definition.path and row.line == definition.start_line and row.kind != "import":
+            if meaning.means(row):
+                first_line.append(row)
             continue
         if meaning.means(row):
             if not meaning.constructs or row.name == definition.name or row.kind == "call":
                 resolved.append(row)
         elif not row.target and row.name == definition.name and row.language in own:
             matches.append(row)
+    if first_line:
+        resolved += _calls_on_its_first_line(reader, definition, first_line)
     if matches and (holder := _holder(reader, definition)) is not None:
         # A function defined in a function (repolens.chunking.nested) is named only inside
         # its holder, where the extraction kept its uses as name matches: those are its own.
@@ -161,6 +168,16 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         matches = elsewhere
     resolved.sort(key=lambda r: (r.path, r.line))
     return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
+
+
+def _calls_on_its_first_line(reader: IndexReader, definition: SymbolRow, rows: list[RefRow]) -> list[RefRow]:
+    """Of the uses meaning ``definition`` on its own first line, those beyond
+    its own name: as many as that line names it again (a one-line recursive
+    function, ``def f(n): return f(n - 1) if n else 0``, calls itself there)."""
+    text = file_lines(reader.chunks_of_file(definition.path)).get(definition.start_line, "")
+    again = len(re.findall(rf"(?<![\w$]){re.escape(definition.name)}(?![\w$])", text)) - 1
+    calls_first = sorted(rows, key=lambda r: r.kind != "call")
+    return calls_first[: max(0, again)]
 
 
 def _holder(reader: IndexReader, definition: SymbolRow) -> SymbolRow | None:
