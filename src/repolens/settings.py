@@ -416,11 +416,11 @@ def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = N
     # [roots] and [registry] by repolens.server.config and repolens.branches.roots;
     # [store] by repolens.store.locate.
     table = config_table(root)
+    source = str(root / CONFIG_FILE) if root else CONFIG_FILE
     section = {k: v for k, v in table.items() if k not in CONFIG_TABLES}
     if section:
-        settings = _from_mapping(settings, section, str(root / CONFIG_FILE) if root else CONFIG_FILE)
-    if "embed" in table or "rerank" in table:
-        _check_stage_tables(table, str(root / CONFIG_FILE) if root else CONFIG_FILE)
+        settings = _from_mapping(settings, section, source)
+    _check_stage_tables(table, source)
     env = {
         f.name: value for f in fields(Settings) if (value := environ(ENV_PREFIX + f.name.upper())) is not None
     }

@@ -1,7 +1,7 @@
 """Gitignore files as git reads them, for the walker (outside a git work tree).
 
-Matching itself is :mod:`pathspec`'s (``GitIgnoreSpec``); here is what git
-adds around it: invalid lines are dropped rather than fatal, the
+Each pattern is compiled by :mod:`pathspec` (``GitIgnoreSpecPattern``); here
+is what git adds around it: invalid lines are dropped rather than fatal, the
 .gitignore files of nested folders stack, the deepest deciding first, and a
 folder is judged as git judges it, by the last pattern that matches the
 folder itself (:class:`Gitignore`).
@@ -96,9 +96,8 @@ def read_gitignore(path: str | os.PathLike[str]) -> Gitignore | None:
             lines = fh.read().splitlines()
     except OSError:
         return None
-    if compile_gitignore(lines) is None:
-        return None
-    return Gitignore(_patterns(lines, folder=False), _patterns(lines, folder=True))
+    files = _patterns(lines, folder=False)
+    return Gitignore(files, _patterns(lines, folder=True)) if files else None
 
 
 class GitIgnoreChain(Record):

@@ -188,18 +188,19 @@ def changed_paths(root: Path, changes: set[tuple[watchfiles.Change, str]]) -> fr
             return None
         if not rel.parts or rel.parts[0] == ".git" or rel.name in _FULL_SCAN_NAMES:
             return None
-        if rel.name in PROJECT_MANIFESTS and _beside_build_output(root / rel.parent, rel.parent):
+        if rel.name in PROJECT_MANIFESTS and _beside_build_output(root, rel):
             return None
         out.add(rel.as_posix())
     return frozenset(out)
 
 
-def _beside_build_output(folder: Path, rel: Path) -> bool:
-    """Whether a manifest saved or deleted in ``folder`` changes whether a
-    folder beside it is indexed: below the top, ``build/`` (and the like)
-    beside a manifest is build output, and without one it is source
-    (:data:`~repolens.discover.noise.BUILD_OUTPUT_NAMES`)."""
-    return bool(rel.parts) and any((folder / name).is_dir() for name in BUILD_OUTPUT_NAMES)
+def _beside_build_output(root: Path, manifest: Path) -> bool:
+    """Whether a ``manifest`` (root-relative) saved or deleted changes
+    whether a folder beside it is indexed: below the top, ``build/`` (and
+    the like) beside a manifest is build output, and without one it is
+    source (:data:`~repolens.discover.noise.BUILD_OUTPUT_NAMES`)."""
+    folder = manifest.parent
+    return bool(folder.parts) and any((root / folder / name).is_dir() for name in BUILD_OUTPUT_NAMES)
 
 
 def refresh_once(

@@ -60,13 +60,9 @@ def diagnose(root: str | Path | None, index_dir: str | Path | None = None) -> Di
 
     d = Diagnosis()
     try:
-        store = open_store(root, index_dir)  # (reads the settings file's [store] table)
-    except ConfigError as exc:  # a broken settings file is the first thing to fix: a check, not a crash
-        d.checks.append(Check("settings", "FAIL", str(exc)))
-        return d
-    try:
+        store = open_store(root, index_dir)  # (which reads the settings file's [store] table)
         settings = load_settings(store.root)
-    except RepolensError as exc:  # a broken settings file is the first thing to fix: a check, not a crash
+    except ConfigError as exc:  # a broken settings file is the first thing to fix: a check, not a crash
         d.checks.append(Check("settings", "FAIL", str(exc)))
         return d
     meta: dict[str, str] = {}

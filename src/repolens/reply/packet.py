@@ -219,7 +219,8 @@ def _line_cut_by_the_index(chunk: Chunk) -> bool:
     """A one-line chunk holding the first ``INDEXED_LINE_CHARS`` characters of a
     longer line (data, a minified bundle: :mod:`repolens.chunking.text`),
     whose rest the index does not hold: shown as it is, it would pass for the
-    whole line."""
+    whole line. (A line of exactly that length, stored whole, reads as cut
+    too: the index does not say which; the marker's read shows it either way.)"""
     return chunk.start_line == chunk.end_line and len(chunk.text) >= INDEXED_LINE_CHARS
 
 

@@ -127,7 +127,8 @@ def _relocated(hit: Hit, now: list[Chunk] | str) -> Hit:
         # small definitions packed into one chunk (``a, b (+2 more)``) may be packed
         # otherwise now: the chunks holding any of them hold them still
         names = set(split_names(old.qualname)[0])
-        same_name = [c for c in now if len(names) > 1 and names.intersection(split_names(c.qualname)[0])]
+        if len(names) > 1:
+            same_name = [c for c in now if names.intersection(split_names(c.qualname)[0])]
     if not same_name:
         return replace(hit, stale=LOST)
     return replace(hit, chunk=_closest(old, same_name), stale=STALE)

@@ -115,10 +115,7 @@ def check_store_url(url: str, where: str) -> str:
 
     error = UsageError if where.startswith("--") else ConfigError
     if not is_store_url(url):
-        # a libpq keyword string (host=... password=...) is no URL, and its password is not shown either
-        shown = (
-            redact(url) if "@" in url else repr(re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", url))
-        )
+        shown = redact(url) if "@" in url else repr(redact(url))  # (a libpq keyword string too)
         raise error(f"{where} {shown} is not a PostgreSQL URL: use postgresql://[user@]host[:port]/database")
     try:
         _ = urlsplit(url).port  # (a bracket left open, a port that is no number)

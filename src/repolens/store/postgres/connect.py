@@ -81,7 +81,12 @@ def is_store_url(value: str) -> bool:
 
 
 def redact(url: str) -> str:
-    """``url`` without its password (in the authority or as a ``password=`` parameter)."""
+    """``url`` without its password (in the authority or as a ``password=``
+    parameter; or, in a libpq keyword string, ``password=...``)."""
+    if "://" not in url:
+        import re  # (only for an error's text)
+
+        return re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", url)
     try:
         parts = urlsplit(url)
     except ValueError:
