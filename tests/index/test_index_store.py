@@ -210,8 +210,10 @@ def test_a_plain_refresh_of_an_index_with_vectors_embeds_what_changed(sample_rep
     service.index_repo(sample_repo)
     status = service.index_status(sample_repo)
     assert status.vectors_done == status.vectors_total == status.chunks
-    service.index_repo(sample_repo, vectors=False)  # said: off for this run, not kept
-    assert service.index_status(sample_repo).vectors_done == status.vectors_done
+    session.write_text(session.read_text() + "\n\ndef drop(store, sid):\n    return store.pop(sid)\n")
+    service.index_repo(sample_repo, vectors=False)  # said: this run embeds nothing
+    after = service.index_status(sample_repo)
+    assert after.vectors_done < after.vectors_total
 
 
 def test_damaged_lexical_index_is_rebuilt_with_a_message(sample_repo: Path):
