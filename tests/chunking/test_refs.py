@@ -410,3 +410,67 @@ def test_a_key_is_the_end_of_the_defining_path():
 def test_a_file_that_does_not_parse_keeps_its_chunks_and_has_no_references():
     result = chunk_file("broken.py", "def (:\n" * 50, "python")
     assert result.chunks and result.refs is None
+
+
+# A local visible in less than its function: what the module binds under its name is
+# still used elsewhere in the function. (path, text, language, name, the lines of its
+# uses as the module's, the lines where the local is used)
+BLOCK_LOCALS = {
+    "python comprehension and lambda": (
+        "a.py",
+        "from m import item\n\ndef f(xs):\n    item()\n    g = lambda item: item\n"
+        "    item.y\n    return [item.x for item in xs]\n",
+        "python",
+        "item",
+        [4, 6],
+        [5, 7],
+    ),
+    "typescript block const and catch": (
+        "a.ts",
+        "import { h } from './h';\nexport function f(x: number) {\n  h();\n  if (x) {\n    const h = 1;\n"
+        "    return h;\n  }\n  try { h.go(); }\n  catch (h) { h.z; }\n  for (const h of [1]) { h.w; }\n}\n",
+        "typescript",
+        "h",
+        [3, 8],
+        [6, 9, 10],
+    ),
+    "javascript switch case": (
+        "a.js",
+        "import { h } from './h';\nexport function f(x) {\n"
+        "  switch (x) { case 1: const h = 2; g(h); }\n  h();\n}\n",
+        "javascript",
+        "h",
+        [4],
+        [3],
+    ),
+    "go from its declaration and in its if": (
+        "a.go",
+        "package a\n\nfunc h() int { return 1 }\n\nfunc f() {\n\th()\n\tif h := 2; h > 1 {\n\t}\n"
+        "\tg := func(h int) int { return h }\n\th()\n\th := h()\n\t_ = h\n\t_ = g\n}\n",
+        "go",
+        "h",
+        [6, 10, 11],
+        [7, 9, 12],
+    ),
+    "rust after its let and outside its block": (
+        "a.rs",
+        "fn h() -> i32 { 1 }\n\nfn f() {\n    h();\n    {\n        let h = 2;\n        g(h);\n    }\n"
+        "    let c = |h| h;\n    let h = h();\n    g(h);\n}\n",
+        "rust",
+        "h",
+        [4, 10],
+        [7, 9, 11],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BLOCK_LOCALS))
+def test_a_local_of_a_block_hides_the_module_s_name_in_that_block_only(case: str):
+    path, text, language, name, outer, local = BLOCK_LOCALS[case]
+    found = {
+        r.line
+        for r in refs_of(path, text, language)
+        if r.kind != "import" and name in (r.name, *r.target.split("."))
+    }
+    assert sorted(found) == outer, found
+    assert not found & set(local)

@@ -379,15 +379,13 @@ def _callee_key(ex: Extracting, call: ts.Node) -> str:
     fn = ex.scopes.function[line]
     if callee.type == "identifier":  # a callback's parameter of its name is not the callee
         name = text(ex, callee)
-        where = ex.fscopes.where(call.start_byte) if ex.fscopes is not None else 0
-        return ex.type_key(name, fn) if not ex.bound_at(fn, name.encode(), where) else ""
+        return ex.type_key(name, fn) if not ex.bound_at(fn, name.encode(), callee.start_byte) else ""
     if callee.type != "member_expression":
         return ""
     obj, prop = callee.child_by_field_name("object"), callee.child_by_field_name("property")
     if obj is None or prop is None or not TYPE_NAME.fullmatch(recv := text(ex, obj)):
         return ""
-    where = ex.fscopes.where(call.start_byte) if ex.fscopes is not None else 0
-    prefix = ex.receiver_prefix(recv, at, where)
+    prefix = ex.receiver_prefix(recv, at, obj.start_byte)
     return prefix + text(ex, prop) if prefix else ""
 
 

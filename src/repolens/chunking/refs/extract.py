@@ -70,7 +70,7 @@ from repolens.chunking.refs.captures import (
 )
 from repolens.chunking.refs.extracting import RefSpec, Scopes
 from repolens.chunking.refs.imports import Binding
-from repolens.chunking.refs.scoping import FunctionScopes, untyped_in_scope
+from repolens.chunking.refs.scoping import EVERYWHERE, FunctionScopes, untyped_in_scope
 from repolens.chunking.refs.specs import REF_SPECS
 from repolens.chunking.refs.typed import TYPE_NAME, plain_type, read_typed, visible
 
@@ -94,6 +94,8 @@ _RECEIVER_REVERSED_LEADING = re.compile(
     rb"[ \t]*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:[ \t]*(?:\.\?|\.|>-|::)\s*(?:\)\()?[\w$]+)*)"
 )
 _CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
+# A reversed receiver's head (``a`` of ``a?.b``), reversed.
+_HEAD_REVERSED = re.compile(rb"[\w$]+\Z")
 # Inside a node's own text (Perl's ``Foo::Bar::g``): the last name.
 _LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
 # How far back a receiver is looked for.
@@ -177,6 +179,8 @@ class _Extraction:
         # (function, name) bound locally is visible (ranges of FunctionScopes.where).
         self.fscopes: FunctionScopes | None = None
         self.bind_ranges: dict[tuple[int, bytes], list[tuple[int, int]]] = {}
+        self.partial: set[bytes] = set()  # the names of locals visible in less than their function
+        self.block_spans: dict[int, tuple[int, int]] = {}  # where such a local's name starts -> its bytes
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
         # What a language's own rules add (rs.rules; Python's :mod:`.python_types`, :mod:`.fixtures`):
         self.symbols = symbols
@@ -206,7 +210,7 @@ class _Extraction:
         if self.rs.function_scopes:
             self.fscopes = FunctionScopes(caps.get("function", ()))
         skip_ranges = self._imports(in_file_order(caps.get("import", ())))
-        excluded = self._locals(caps.get("bind", ()))
+        excluded = self._locals(caps.get("bind", ()), caps.get("bind.block", ()))
         excluded.update(map(START, caps.get("skip", ())))
         self.receivers = self._receivers(in_file_order(caps.get("self", ())))
         self.typed = read_typed(self, in_file_order(caps.get("typed", ())))
@@ -216,6 +220,8 @@ class _Extraction:
         if fscopes is not None:
             untyped_in_scope(self.bind_ranges, self.typed, self.scoped)
         uses = self._uses(caps, excluded)
+        shadows = self._shadows()
+        bind_ranges = self.bind_ranges
         builtins = self.rs.builtins
         scope_names = self.scope_names
         names = self.names
@@ -242,9 +248,12 @@ class _Extraction:
             elif padded[start] in _SEPARATORENDS and src[max(start - 3, 0) : start] != b"...":
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
                 m = receiver.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
+                recv = m.group(1) if m is not None else b"?"
                 # with block scopes a local's type depends on where the use stands
                 where = fscopes.where(start) if fscopes is not None else start if block_scopes else 0
-                key = (m.group(1) if m is not None else b"?", at, where)
+                if shadows and (head := _HEAD_REVERSED.search(recv)) is not None and head.group() in shadows:
+                    where = start  # a local of a block, named as something else the file binds
+                key = (recv, at, where)
                 prefix = members[key]
                 if prefix and hidden and name in hidden.get(key, ()):
                     prefix = ""  # a member a local class defines over its base's
@@ -262,10 +271,8 @@ class _Extraction:
                 continue  # an expression (or a spaced-out chain): not a name to follow
             else:
                 template = plain[(capture, name, at)]
-                if (  # a local of another function than the one the use stands in?
-                    template is _LOCAL
-                    and fscopes is not None
-                    and not self._bound_at(owner[at], name.encode(), fscopes.where(start))
+                if (  # a local of another function or block than the one the use stands in?
+                    template is _LOCAL and bind_ranges and not self._bound_at(owner[at], name.encode(), start)
                 ):
                     template = outer[(capture, name, at)]
                 if template is _LOCAL:  # a local's name: no reference, unless it names a type
@@ -283,19 +290,46 @@ class _Extraction:
         rows = self._with_refs(rows, lines)
         return RefRows("\n".join(rows), tuple(sorted(names))) if rows else None
 
-    def _locals(self, nodes: Sequence[ts.Node]) -> set[int]:
+    def _locals(self, nodes: Sequence[ts.Node], block: Sequence[ts.Node]) -> set[int]:
         """Sets ``self.binds``, the (function, name) of each name bound
-        locally; returns where those names stand (no use there)."""
+        locally (``nodes`` in their whole function, ``block`` where the
+        language's ``bind_span`` says), and ``self.bind_ranges`` where
+        that is less than the whole function; returns where those names
+        stand (no use there)."""
+        spans: dict[int, tuple[int, int] | None] = {}
+        if block and self.rs.bind_span is not None:
+            spans = dict(zip(map(START, block), map(self.rs.bind_span, block), strict=False))
+        nodes = [*nodes, *block]
         starts = list(map(START, nodes))
         functions = list(map(self.scopes.function.__getitem__, map(NEXT, map(ROW, map(POINT, nodes)))))
         raws = list(map(self.src.__getitem__, map(slice, starts, map(END, nodes))))
         self.binds = set(zip(functions, raws, strict=False))
-        if self.fscopes is not None:
+        fscopes = self.fscopes
+        partial = {(functions[i], raws[i]) for i, at in enumerate(starts) if spans.get(at) is not None}
+        if fscopes is not None or partial:
             ranges = self.bind_ranges
-            seen = map(self.fscopes.visible, starts)
-            for bound, at in zip(zip(functions, raws, strict=False), seen, strict=False):
-                ranges.setdefault(bound, []).append(at)
+            for bound, at in zip(zip(functions, raws, strict=False), starts, strict=False):
+                span = spans.get(at)
+                if span is None and fscopes is None and bound not in partial:
+                    continue  # visible in its whole function, as every binding of its name there
+                if span is None:
+                    span = fscopes.visible(at) if fscopes is not None else EVERYWHERE
+                ranges.setdefault(bound, []).append(span)
+        self.partial = {raw for _, raw in partial}
+        self.block_spans = {at: span for at, span in spans.items() if span is not None}
         return set(starts)
+
+    def _shadows(self) -> frozenset[bytes]:
+        """The names, reversed (as the main loop reads a receiver), of locals
+        visible in less than their function that the file also binds
+        otherwise (the module, an import, a typed local): a member of one
+        is looked up where it stands, not once for its whole function."""
+        if not self.partial:
+            return frozenset()
+        named = {n.encode() for n in self.module}
+        named.update(n.encode() for _, n in self.local_imports)
+        named.update(n.encode() for _, n in self.typed)
+        return frozenset(raw[::-1] for raw in self.partial & named)
 
     def bound_at(self, fn: int, raw: bytes, where: int) -> bool:
         """:meth:`_bound_at`, for the language's own rules."""
@@ -303,14 +337,17 @@ class _Extraction:
 
     def _bound_at(self, fn: int, raw: bytes, where: int) -> bool:
         """Whether ``raw``, bound locally in function ``fn``, is visible ``where`` a use
-        stands (:meth:`.scoping.FunctionScopes.where`): always without function scopes."""
+        stands: its byte, or with function scopes its function's
+        (:meth:`.scoping.FunctionScopes.where`), but for a name :meth:`_shadows` names.
+        Always where every binding of it is its function's."""
         ranges = self.bind_ranges.get((fn, raw))
         return ranges is None or any(lo <= where < hi for lo, hi in ranges)
 
     def visible(self, node: ts.Node) -> tuple[int, int]:
         """Where the local a ``typed`` node binds is visible (see :attr:`scoped`)."""
         if self.fscopes is not None:
-            return self.fscopes.visible(node.start_byte)
+            span = self.block_spans.get(node.start_byte)  # a typed const of a block: in it
+            return span if span is not None else self.fscopes.visible(node.start_byte)
         return visible(node)
 
     def _uses(self, caps: dict[str, list[ts.Node]], excluded: set[int]) -> dict[int, tuple[str, ts.Node]]:

@@ -148,6 +148,9 @@ class RefSpec:
     # A function node is a scope of its own locals, a definition or not (TypeScript's
     # callbacks: :mod:`.scoping`); its ``function`` captures are those nodes.
     function_scopes: bool = False
+    # Where a ``bind.block`` local is visible (:mod:`.scoping`): a block, a comprehension,
+    # from its declaration on. None: the language captures none.
+    bind_span: Callable[[ts.Node], tuple[int, int] | None] | None = None
     # What the language's own rules add once its locals' types are read, in order
     # (Python's results, local classes, class bodies, then pytest's fixtures).
     rules: tuple[Rule, ...] = ()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from repolens.chunking.refs import contextual, imports
 from repolens.chunking.refs.extracting import RefSpec
+from repolens.chunking.refs.scoping import javascript_span
 
 
 def _words(text: str) -> frozenset[str]:
@@ -46,11 +47,12 @@ _JS_COMMON = """
 (binary_expression right: (identifier) @name)
 (member_expression object: (identifier) @name)
 (variable_declarator name: (identifier) @bind)
+(lexical_declaration (variable_declarator name: (identifier) @bind.block))
 (arrow_function parameter: (identifier) @bind)
 (object_pattern (shorthand_property_identifier_pattern) @bind)
 (array_pattern (identifier) @bind)
-(catch_clause parameter: (identifier) @bind)
-(for_in_statement left: (identifier) @bind)
+(catch_clause parameter: (identifier) @bind.block)
+(for_in_statement left: (identifier) @bind.block)
 (import_statement) @import
 (export_statement) @import
 (variable_declarator value: (call_expression function: (identifier) @_r arguments: (arguments (string)))
@@ -123,6 +125,7 @@ _JS_SWITCHES = {
     "typed_fields": _JS_TYPED,
     "block_scopes": True,
     "function_scopes": True,
+    "bind_span": javascript_span,
     # a chain breaks its lines before a dot (a comment's "set." is no receiver of the next line)
     "dots_lead_lines": True,
 }

@@ -11,6 +11,12 @@ declaration), and a use is looked up where it stands: :meth:`where` gives
 the use's innermost function (its start byte, -1 outside every function),
 one value for every use in that function, so what a receiver means is still
 worked out once per function and receiver.
+
+A local visible in less than its whole function (a block's ``const``, a
+comprehension's variable, Go's ``x :=`` and Rust's ``let`` from where they
+stand) is captured ``bind.block``, and the language's ``bind_span`` below
+says the bytes it is visible in, so a use of the module's name of the same
+elsewhere in the function is still a use of it.
 """
 
 from __future__ import annotations
@@ -85,3 +91,103 @@ def untyped_in_scope(
         name = raw.decode("utf-8", "replace")
         if (fn, name) in typed:
             scoped.setdefault((fn, name), []).extend((lo, hi, "") for lo, hi in ranges)
+
+
+Span = tuple[int, int] | None  # the bytes a local is visible in; None: its whole function
+
+
+def _up_to(node: ts.Node, types: frozenset[str]) -> ts.Node | None:
+    up = node.parent
+    while up is not None and up.type not in types:
+        up = up.parent
+    return up
+
+
+_PYTHON_SCOPES = frozenset(
+    {"list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression", "lambda"}
+)
+
+
+def python_span(node: ts.Node) -> Span:
+    """A comprehension's variable or a lambda's parameter: in the comprehension or lambda."""
+    up = _up_to(node, _PYTHON_SCOPES)
+    return (up.start_byte, up.end_byte) if up is not None else None
+
+
+_JS_OUTSIDE_BLOCKS = frozenset({"program", "export_statement"})
+
+
+def javascript_span(node: ts.Node) -> Span:
+    """A ``let``/``const`` in the block (or ``for``) holding it, hoisted to its start;
+    a ``catch`` parameter in its clause; ``for (const x of ...)``'s in the loop."""
+    up = node.parent
+    if up is None:
+        return None
+    if up.type == "for_in_statement":
+        kind = up.child_by_field_name("kind")
+        return (up.start_byte, up.end_byte) if kind is not None and kind.type in ("let", "const") else None
+    if up.type != "catch_clause":  # the declarator's declaration, then what holds it
+        up = up.parent.parent if up.parent is not None else None
+        if up is not None and up.type in ("switch_case", "switch_default"):
+            up = up.parent  # a case's declaration is the whole switch body's
+    if up is None or up.type in _JS_OUTSIDE_BLOCKS:
+        return None
+    return up.start_byte, up.end_byte
+
+
+# Where a Go local stops being visible: the end of the block or statement holding its declaration.
+GO_BLOCKS = frozenset(
+    {
+        "block",
+        "if_statement",
+        "for_statement",
+        "expression_switch_statement",
+        "type_switch_statement",
+        "select_statement",
+        "communication_case",
+        "expression_case",
+        "type_case",
+        "default_case",
+        "func_literal",
+        "source_file",
+    }
+)
+GO_FUNCTIONS = frozenset({"func_literal", "function_declaration", "method_declaration"})
+
+
+def go_span(node: ts.Node) -> Span:
+    """A declared local from the end of its declaration (``x := x + 1`` reads the
+    outer ``x``) to the end of its block; a function literal's parameter in it."""
+    decl = node.parent
+    if decl is None:
+        return None
+    if decl.type == "parameter_declaration":
+        up = _up_to(decl, GO_FUNCTIONS)
+        return (up.start_byte, up.end_byte) if up is not None and up.type == "func_literal" else None
+    if decl.type == "expression_list" and decl.parent is not None:
+        decl = decl.parent
+    up = decl if decl.type == "type_switch_statement" else _up_to(decl, GO_BLOCKS)
+    if up is None or up.type == "source_file":
+        return None  # the package's: visible everywhere
+    if decl.type == "type_switch_statement":  # switch v := v.(type): the value is read outside
+        value = decl.child_by_field_name("value")
+        return (value.end_byte if value is not None else node.end_byte), up.end_byte
+    return decl.end_byte, up.end_byte
+
+
+_RUST_BLOCKS = frozenset({"block", "source_file"})
+
+
+def rust_span(node: ts.Node) -> Span:
+    """A ``let`` from the end of its statement (``let x = x?`` reads the outer ``x``)
+    to the end of its block; a closure's parameter in the closure."""
+    decl = node.parent
+    if decl is None:
+        return None
+    if decl.type == "closure_parameters":
+        closure = decl.parent
+        return (closure.start_byte, closure.end_byte) if closure is not None else None
+    up = _up_to(decl, _RUST_BLOCKS)
+    if up is None or up.type == "source_file":
+        return None
+    return decl.end_byte, up.end_byte

@@ -15,6 +15,7 @@ import builtins
 from repolens.chunking.refs import fixtures, imports, python_types
 from repolens.chunking.refs.extracting import RefSpec
 from repolens.chunking.refs.javascript import JAVASCRIPT, TSX, TYPESCRIPT
+from repolens.chunking.refs.scoping import go_span, python_span, rust_span
 
 
 def _words(text: str) -> frozenset[str]:
@@ -48,7 +49,7 @@ PYTHON = RefSpec(
 (comparison_operator (identifier) @name)
 (attribute object: (identifier) @name)
 (parameters (identifier) @bind)
-(lambda_parameters (identifier) @bind)
+(lambda_parameters (identifier) @bind.block)
 (default_parameter name: (identifier) @bind)
 (typed_parameter (identifier) @bind)
 (typed_default_parameter name: (identifier) @bind)
@@ -60,8 +61,8 @@ PYTHON = RefSpec(
 (augmented_assignment left: (identifier) @bind)
 (for_statement left: (identifier) @bind)
 (for_statement left: (pattern_list (identifier) @bind))
-(for_in_clause left: (identifier) @bind)
-(for_in_clause left: (pattern_list (identifier) @bind))
+(for_in_clause left: (identifier) @bind.block)
+(for_in_clause left: (pattern_list (identifier) @bind.block))
 (as_pattern_target (identifier) @bind)
 (named_expression name: (identifier) @bind)
 (import_statement) @import
@@ -93,13 +94,14 @@ PYTHON = RefSpec(
     call_results=True,
     rules=(python_types.extend, fixtures.fixtures),
     dots_lead_lines=True,
+    bind_span=python_span,
 )
 
 
 _GO_BUILTINS = _words(
     "append cap close complex copy delete imag len make new panic print println real recover min max clear "
     "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string uint "
-    "uint8 uint16 uint32 uint64 uintptr any comparable nil true false iota"
+    "uint8 uint16 uint32 uint64 uintptr any comparable nil true false iota _"
 )
 
 GO = RefSpec(
@@ -118,13 +120,13 @@ GO = RefSpec(
 (parenthesized_expression (unary_expression operand: (identifier) @name))
 (type_spec name: (type_identifier) @skip)
 (type_parameter_declaration name: (identifier) @skip)
-(parameter_declaration name: (identifier) @bind)
+(parameter_declaration name: (identifier) @bind.block)
 (variadic_parameter_declaration name: (identifier) @bind)
-(type_switch_statement alias: (expression_list (identifier) @bind))
-(receive_statement left: (expression_list (identifier) @bind))
-(short_var_declaration left: (expression_list (identifier) @bind))
-(var_spec name: (identifier) @bind)
-(range_clause left: (expression_list (identifier) @bind))
+(type_switch_statement alias: (expression_list (identifier) @bind.block))
+(receive_statement left: (expression_list (identifier) @bind.block))
+(short_var_declaration left: (expression_list (identifier) @bind.block))
+(var_spec name: (identifier) @bind.block)
+(range_clause left: (expression_list (identifier) @bind.block))
 (method_declaration receiver: (parameter_list (parameter_declaration name: (identifier) @self)))
 (import_declaration) @import
 (parameter_declaration name: (identifier) type: (_)) @typed
@@ -149,6 +151,7 @@ GO = RefSpec(
     package_members=True,
     call_results=True,
     block_scopes=True,
+    bind_span=go_span,
 )
 
 _RUST_BUILTINS = _words(
@@ -178,14 +181,15 @@ RUST = RefSpec(
 (type_item name: (type_identifier) @skip)
 (type_parameter name: (type_identifier) @skip)
 (parameter pattern: (identifier) @bind)
-(let_declaration pattern: (identifier) @bind)
-(closure_parameters (identifier) @bind)
+(let_declaration pattern: (identifier) @bind.block)
+(closure_parameters (identifier) @bind.block)
 (use_declaration) @import
 """,
     imports.rust,
     self_names=frozenset({"self", "Self"}),
     super_names=frozenset(),
     builtins=_RUST_BUILTINS,
+    bind_span=rust_span,
 )
 
 _JAVA_BUILTINS = _words(

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import tree_sitter as ts
 
 from repolens.chunking.refs.extracting import Extracting
+from repolens.chunking.refs.scoping import GO_BLOCKS, GO_FUNCTIONS
 
 # A type's text, its decoration left out (``: Foo``, ``*pkg.T``, ``Optional[Foo]`` is not read).
 _TYPE_NOISE = re.compile(r"^[:\s*&]+|\s+$")
@@ -48,31 +49,11 @@ MEMBER_DECLARATIONS = frozenset({"public_field_definition", "property_signature"
 RESULT_DECLARING = frozenset({"function_declaration", "method_declaration"})
 
 
-# Where a Go local stops being visible: the end of the block or statement holding its declaration.
-_GO_BLOCKS = frozenset(
-    {
-        "block",
-        "if_statement",
-        "for_statement",
-        "expression_switch_statement",
-        "type_switch_statement",
-        "select_statement",
-        "communication_case",
-        "expression_case",
-        "type_case",
-        "default_case",
-        "func_literal",
-        "source_file",
-    }
-)
-_GO_FUNCTIONS = frozenset({"func_literal", "function_declaration", "method_declaration"})
-
-
 def visible(node: ts.Node) -> tuple[int, int]:
     """The bytes where the local a Go ``typed`` node binds is visible: a
     parameter in its function (literal), a declared local from its
     declaration to the end of its block."""
-    enclosing = _GO_FUNCTIONS if node.type == "parameter_declaration" else _GO_BLOCKS
+    enclosing = GO_FUNCTIONS if node.type == "parameter_declaration" else GO_BLOCKS
     up = node.parent
     while up is not None and up.type not in enclosing:
         up = up.parent
