@@ -474,3 +474,21 @@ def test_a_local_of_a_block_hides_the_module_s_name_in_that_block_only(case: str
     }
     assert sorted(found) == outer, found
     assert not found & set(local)
+
+
+def test_a_typescript_local_cast_with_as_or_made_by_a_call_with_a_non_null_assertion_is_typed():
+    text = (
+        "import { Positioned } from './w';\n"
+        "import { make } from './m';\n"
+        "export function f(m: any) {\n"
+        "  if (m) {\n"
+        "    const s = m.source as Positioned<string>;\n"  # 5
+        "    s.start;\n"
+        "    const p = make()!;\n"
+        "    p.close();\n"
+        "  }\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("a.ts", text, "typescript")}
+    assert rows[(6, "start")] == "w.Positioned.start"
+    assert rows[(8, "close")] == "m.make.close"  # of what make returns

@@ -305,13 +305,13 @@ def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
 
 
 def _made_by_call(ex: Extracting, node: ts.Node) -> None:
-    """``const x = f(...)`` (or ``await f(...)``) without a declared type: ``x`` is
+    """``const x = f(...)`` (or ``await f(...)``, ``f(...)!``) without a declared type: ``x`` is
     of what the callee returns, keyed by the callee (``=Pool.getPoolRunner``)."""
     name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
     if name is None or value is None or node.child_by_field_name("type") is not None:
         return
-    if value.type == "await_expression" and value.named_child_count:
-        value = value.named_child(0)
+    while value.type in ("await_expression", "non_null_expression") and value.named_child_count:
+        value = value.named_child(0)  # await f(), f()!
     if value.type != "call_expression":
         return
     key = _callee_key(ex, value)

@@ -100,6 +100,7 @@ _TS_EXTRA = """
 (required_parameter pattern: (rest_pattern (identifier) @bind))
 (optional_parameter pattern: (identifier) @bind)
 (variable_declarator name: (identifier) type: (type_annotation)) @typed
+(variable_declarator name: (identifier) value: (as_expression)) @typed
 (required_parameter pattern: (identifier) type: (type_annotation)) @typed
 (optional_parameter pattern: (identifier) type: (type_annotation)) @typed
 (public_field_definition name: (property_identifier) type: (type_annotation)) @typed
@@ -110,7 +111,8 @@ _TS_EXTRA = """
 (object_type) @signatures
 (object) @object
 (extends_clause value: (call_expression function: (identifier))) @dynamic
-(variable_declarator name: (identifier) value: [(call_expression) (await_expression)]) @made
+(variable_declarator name: (identifier)
+  value: [(call_expression) (await_expression) (non_null_expression)]) @made
 (function_type) @function
 (call_signature) @function
 (construct_signature) @function

@@ -75,7 +75,10 @@ def first_listed(node: ts.Node | None) -> ts.Node | None:
 
 
 def made_by(node: ts.Node | None) -> ts.Node | None:
-    """What names the type a value is made of (Go's ``T{...}``, ``&T{...}``, ``v.(T)``: the ``T``)."""
+    """What names the type a value is made of (Go's ``T{...}``, ``&T{...}``, ``v.(T)``;
+    TypeScript's ``v as T``: the ``T``)."""
+    if node is not None and node.type == "as_expression" and node.named_child_count == 2:
+        return node.named_child(1)
     if (
         node is not None
         and node.type == "unary_expression"
