@@ -476,6 +476,43 @@ def test_a_local_of_a_block_hides_the_module_s_name_in_that_block_only(case: str
     assert not found & set(local)
 
 
+# A class whose method ``user`` calls its method ``helper`` without a receiver.
+SELF_CALLS = {
+    "java": ("A.java", CALLS["java"][1]),
+    "scala": ("a.scala", CALLS["scala"][1]),
+    "groovy": ("a.groovy", CALLS["groovy"][1]),
+    "csharp": ("a.cs", CALLS["csharp"][1]),
+    "kotlin": ("a.kt", "class A {\n    fun helper() {}\n    fun user() {\n        helper()\n    }\n}\n"),
+    "cpp": ("a.cpp", "class A {\n  void helper() {}\n  void user() {\n    helper();\n  }\n};\n"),
+    "swift": ("a.swift", "class A {\n  func helper() {}\n  func user() {\n    helper()\n  }\n}\n"),
+    "dart": ("a.dart", "class A {\n  void helper() {}\n  void user() {\n    helper();\n  }\n}\n"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(SELF_CALLS))
+def test_a_method_called_without_a_receiver_is_its_class_s_own(language: str):
+    path, text = SELF_CALLS[language]
+    found = [r for r in refs_of(path, text, language) if r.name.lower() == "helper"]
+    assert [r.target.lower() for r in found] == ["=a.helper"]
+
+
+def test_a_java_local_of_a_class_of_its_package_is_followed_to_its_methods():
+    text = (
+        "package p;\n"
+        "class B {\n"
+        "    void go(A a, String s) {\n"
+        "        a.helper();\n"
+        "        s.trim();\n"
+        "    }\n"
+        "    class Inner { void z() { go(null, null); } }\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("src/p/B.java", text, "java")}
+    assert rows[(4, "helper")] == "src.p.A.helper"  # A: not imported, so its package's
+    assert rows[(5, "trim")] == ""  # String is java.lang's: a name match
+    assert rows[(7, "go")] == "=B.go"  # a method of the class holding the inner class
+
+
 def test_a_typescript_local_cast_with_as_or_made_by_a_call_with_a_non_null_assertion_is_typed():
     text = (
         "import { Positioned } from './w';\n"

@@ -181,6 +181,7 @@ class _Extraction:
         self.bind_ranges: dict[tuple[int, bytes], list[tuple[int, int]]] = {}
         self.partial: set[bytes] = set()  # the names of locals visible in less than their function
         self.block_spans: dict[int, tuple[int, int]] = {}  # where such a local's name starts -> its bytes
+        self.class_members: set[tuple[str, str]] | None = None  # (class, member) of the file, when asked
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
         # What a language's own rules add (rs.rules; Python's :mod:`.python_types`, :mod:`.fixtures`):
         self.symbols = symbols
@@ -429,6 +430,8 @@ class _Extraction:
             return _LOCAL  # a local of the function: no reference
         elif fn < 0 and self.class_names and (self._class_of(at), name) in self.class_names:
             target = self.class_names[(self._class_of(at), name)]  # a class body's own member
+        elif self.rs.implicit_self and (member := self._own_member(at, name)):
+            target = member  # a member of its own class, called without a receiver
         else:
             target = self.module.get(name, "")
             if target and name in self.modules_bound:
@@ -439,6 +442,20 @@ class _Extraction:
             if self.package and self.rs.package and not self.star:
                 target = f"{self.package}.{name}"
         return self._template(name, capture, at, target)
+
+    def _own_member(self, at: int, name: str) -> str:
+        """The key of ``name`` as a member of the class definition ``at`` is in, or of a
+        class holding that one, that this file defines ("" none)."""
+        if self.class_members is None:
+            self.class_members = {(s.parent, s.name) for s in self.symbols if s.parent}
+        owner = self.scopes.owner_class(at)
+        while owner:
+            if name == owner.rpartition(".")[2]:
+                return ""  # the class itself (a member of its name is its constructor)
+            if (owner, name) in self.class_members:
+                return self._own_prefix(owner) + name
+            owner = owner.rpartition(".")[0]
+        return ""
 
     def _odd_row(self, capture: str, raw: str, at: int, node: ts.Node) -> str | None:
         """The template of the row of a name that holds its receiver (Perl's
@@ -526,7 +543,7 @@ class _Extraction:
         base = base or self.module.get(head)
         if not base and typed and self.rs.call_results:  # x := c.Root(): what Root of c's type returns
             base = typed.get((fn, head)) or typed.get((-1, head))
-        if not base and self.rs.package_members and len(parts) == 1 and not self.star:
+        if not base and self.rs.package and self.package and len(parts) == 1 and not self.star:
             base = "" if head in self.rs.builtins else f"{self.package}.{head}"  # a type of the package
         if not base or (head in self.modules_bound and len(parts) == 1):
             return ""

@@ -151,6 +151,9 @@ class RefSpec:
     # Where a ``bind.block`` local is visible (:mod:`.scoping`): a block, a comprehension,
     # from its declaration on. None: the language captures none.
     bind_span: Callable[[ts.Node], tuple[int, int] | None] | None = None
+    # A method calls its class's members without a receiver (Java's ``helper()``):
+    # a name its class (or a class holding it) defines is that member.
+    implicit_self: bool = False
     # What the language's own rules add once its locals' types are read, in order
     # (Python's results, local classes, class bodies, then pytest's fixtures).
     rules: tuple[Rule, ...] = ()

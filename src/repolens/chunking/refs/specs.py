@@ -228,9 +228,10 @@ JAVA = RefSpec(
     builtins=_JAVA_BUILTINS,
     package=True,
     typed_fields=(("name", "type"), ("declarator", "type")),
+    implicit_self=True,
 )
 
-GROOVY = RefSpec("groovy", _JVM_TYPES, imports.dotted, builtins=_JAVA_BUILTINS)
+GROOVY = RefSpec("groovy", _JVM_TYPES, imports.dotted, builtins=_JAVA_BUILTINS | {"def"}, implicit_self=True)
 
 KOTLIN = RefSpec(
     "kotlin",
@@ -249,6 +250,7 @@ KOTLIN = RefSpec(
     imports.dotted,
     builtins=_JAVA_BUILTINS | {"Int", "Any", "Unit", "listOf", "mapOf", "setOf", "println", "require"},
     package=True,
+    implicit_self=True,
 )
 
 SCALA = RefSpec(
@@ -269,6 +271,7 @@ SCALA = RefSpec(
     imports.dotted,
     builtins=_JAVA_BUILTINS | {"Int", "Any", "Unit", "Seq", "println"},
     package=True,
+    implicit_self=True,
 )
 
 CSHARP = RefSpec(
@@ -289,6 +292,7 @@ CSHARP = RefSpec(
 """,
     imports.dotted,
     builtins=_words("string int long bool double float object var void decimal char byte nameof"),
+    implicit_self=True,
 )
 
 _C_BUILTINS = _words(
@@ -324,6 +328,7 @@ CPP = RefSpec(
 (template_parameter_list (type_parameter_declaration (type_identifier) @skip))
 """,
     builtins=_C_BUILTINS,
+    implicit_self=True,
 )
 OBJC = RefSpec(
     "objc",
@@ -422,6 +427,7 @@ DART = RefSpec(
 (unconditional_assignable_selector (identifier) @attr)
 (_ (identifier) @call . (selector (argument_part)))
 """,
+    implicit_self=True,
 )
 
 ZIG = RefSpec(
@@ -444,6 +450,7 @@ SWIFT = RefSpec(
 (inheritance_specifier inherits_from: (user_type (type_identifier) @base))
 """,
     self_names=frozenset({"self"}),
+    implicit_self=True,
 )
 
 HASKELL = RefSpec(
