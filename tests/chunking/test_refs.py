@@ -529,3 +529,36 @@ def test_a_typescript_local_cast_with_as_or_made_by_a_call_with_a_non_null_asser
     rows = {(r.line, r.name): r.target for r in refs_of("a.ts", text, "typescript")}
     assert rows[(6, "start")] == "w.Positioned.start"
     assert rows[(8, "close")] == "m.make.close"  # of what make returns
+
+
+def test_a_receiverless_call_of_an_inherited_method_is_a_call_on_this():
+    java = (
+        "package p;\n"
+        "class Cat extends Animal {\n"
+        "    void run() {\n"
+        "        speak();\n"  # 4: Animal's, inherited: this.speak()
+        "        new Foo();\n"  # 5: a class of the package, not a method
+        "    }\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("src/p/Cat.java", java, "java")}
+    assert rows[(4, "speak")] == "=Cat.speak"
+    assert rows[(5, "Foo")] == "src.p.Foo"
+    ruby = (
+        "class Cat < Animal\n"
+        "  def helper\n"
+        "  end\n"
+        "  def user(x)\n"
+        "    helper\n"  # 5: a call, without parentheses
+        "    x\n"  # 6: a parameter
+        "    speak\n"  # 7: inherited
+        "    [1].each { |y| y }\n"  # 8: a block's parameter
+        "    Cat.new\n"  # 9: a use of the class
+        "  end\n"
+        "end\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("a.rb", ruby, "ruby")}
+    assert rows[(5, "helper")] == "=Cat.helper"
+    assert rows[(7, "speak")] == "=Cat.speak"
+    assert rows[(9, "Cat")] == "=Cat"
+    assert not {key for key in rows if key[0] in (6, 8) and key[1] in ("x", "y")}

@@ -16,6 +16,9 @@ of the tree in C, the *name* nodes that matter, under shared capture names:
 ``skip``       a name node that is no use (a definition's own name)
 ``import``     an import statement, read by the language's handler (:mod:`.imports`)
 ``self``       a method's receiver variable (Go), read as ``self``
+``call.self``  a call without a receiver that means ``this.f()`` when no
+               definition of the class, the module or an import names it
+               (a method a Java class inherits); a ``call`` otherwise
 
 A use is keyed by where its name starts; its kind is the first of call,
 base, decorator, type, attr, name that captured it. Its receiver is the
@@ -361,6 +364,10 @@ class _Extraction:
             nodes = caps.get(capture)
             if nodes:
                 uses.update(zip(map(START, nodes), zip(repeat(capture), nodes, strict=False), strict=False))
+        for node in caps.get("call.self", ()):
+            start = node.start_byte
+            if start not in excluded and uses.get(start, ("call",))[0] == "call":
+                uses[start] = ("call.self", node)
         for start in excluded.intersection(uses):
             del uses[start]
         nodes = caps.get("name")
@@ -412,6 +419,8 @@ class _Extraction:
         reference, ``_LOCAL`` when the name is a local's (no reference but
         where a type is named)."""
         capture, name, at = key
+        if capture == "call.self":
+            return self._plain_template("call", name, at, name.encode(), receiverless=True)
         return self._plain_template(capture, name, at, name.encode())
 
     def _type_row(self, capture: str, name: str, at: int) -> str | None:
@@ -419,7 +428,14 @@ class _Extraction:
         return self._plain_template(capture, name, at, name.encode(), a_type=True)
 
     def _plain_template(
-        self, capture: str, name: str, at: int, raw: bytes, *, a_type: bool = False
+        self,
+        capture: str,
+        name: str,
+        at: int,
+        raw: bytes,
+        *,
+        a_type: bool = False,
+        receiverless: bool = False,
     ) -> str | None:
         fn = self.owner[at]
         if fn >= 0 and (fn, name) in self.local_imports:
@@ -436,6 +452,9 @@ class _Extraction:
             target = self.module.get(name, "")
             if target and name in self.modules_bound:
                 return None  # the module itself, not a definition
+        if not target and receiverless and name not in self.rs.builtins:
+            owner = self.scopes.owner_class(at)
+            target = self._own_prefix(owner) + name if owner else ""  # this.name, of a base class
         if not target:
             if (capture == "name" and not self.rs.package_members) or name in self.rs.builtins:
                 return None  # a plain word the file does not bind: noise

@@ -206,6 +206,7 @@ _JVM_TYPES = """
 (type_identifier) @type
 (object_creation_expression type: (type_identifier) @call)
 (method_invocation name: (identifier) @call)
+(method_invocation !object name: (identifier) @call.self)
 (field_access field: (identifier) @attr)
 (argument_list (identifier) @name)
 (import_declaration) @import
@@ -278,6 +279,7 @@ CSHARP = RefSpec(
     "csharp",
     """
 (invocation_expression function: (identifier) @call)
+(invocation_expression function: (identifier) @call.self)
 (invocation_expression function: (member_access_expression name: (identifier) @call))
 (object_creation_expression type: (identifier) @call)
 (member_access_expression name: (identifier) @attr)
@@ -351,15 +353,20 @@ RUBY = RefSpec(
     "ruby",
     """
 (call method: (identifier) @call)
+(call !receiver method: (identifier) @call.self)
+(body_statement (identifier) @call.self)
+(call receiver: (constant) @type)
 (superclass (constant) @base)
 (superclass (scope_resolution name: (constant) @base))
 (scope_resolution name: (constant) @type)
 (argument_list (constant) @type)
 (method_parameters (identifier) @bind)
+(block_parameters (identifier) @bind)
 (assignment left: (identifier) @bind)
 """,
     self_names=frozenset({"self"}),
     builtins=_RUBY_BUILTINS,
+    implicit_self=True,
 )
 
 PHP = RefSpec(
