@@ -303,13 +303,16 @@ class _Extraction:
         spans: dict[int, tuple[int, int] | None] = {}
         if block and self.rs.bind_span is not None:
             spans = dict(zip(map(START, block), map(self.rs.bind_span, block), strict=False))
+        whole = len(nodes)  # the block's come after
         nodes = [*nodes, *block]
         starts = list(map(START, nodes))
         functions = list(map(self.scopes.function.__getitem__, map(NEXT, map(ROW, map(POINT, nodes)))))
         raws = list(map(self.src.__getitem__, map(slice, starts, map(END, nodes))))
         self.binds = set(zip(functions, raws, strict=False))
         fscopes = self.fscopes
-        partial = {(functions[i], raws[i]) for i, at in enumerate(starts) if spans.get(at) is not None}
+        partial = {
+            (functions[i], raws[i]) for i in range(whole, len(nodes)) if spans.get(starts[i]) is not None
+        }
         if fscopes is not None or partial:
             ranges = self.bind_ranges
             for bound, at in zip(zip(functions, raws, strict=False), starts, strict=False):
