@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -283,6 +284,24 @@ def test_dns_rebinding_host_is_refused_on_loopback(served: Served):
         assert raw("POST", served.server.url, headers, INIT)[0] == 200, name
 
 
+def test_a_host_name_in_capitals_is_the_same_name_to_mcp_and_the_page(served: Served):
+    """Host names are case-insensitive (RFC 9110): ``/mcp`` (the SDK's check,
+    exact) refused ``LOCALHOST:PORT`` with 421 where the page answered it."""
+    port = urlsplit(served.server.base).port
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    page = f"{served.server.base}/search?q=session&repo=app"
+    for host, expected in (
+        (f"LOCALHOST:{port}", 200),
+        ("Localhost", 200),
+        (f"127.0.0.1:{port}", 200),
+        ("EVIL.example", 421),
+        (f"LOCALHOST.evil.example:{port}", 421),
+    ):
+        headers = {**MCP_HEADERS, **auth, "Host": host, "Origin": f"http://{host}"}
+        assert raw("POST", served.server.url, headers, INIT)[0] == expected, host
+        assert raw("GET", page, {**auth, "Host": host})[0] == expected, host
+
+
 def test_sdk_client_with_the_token_lists_searches_and_reads(served: Served):
     async def session():
         async with connect(served.server.url) as client:
@@ -509,7 +528,6 @@ def test_a_repository_name_with_spaces_or_a_line_break_around_it_is_refused(serv
 def _with_headers(served: Served, headers: list[tuple[str, str]]) -> int:
     """The status of an initialize POSTed with exactly ``headers`` (repeats kept)."""
     import http.client
-    from urllib.parse import urlsplit
 
     url = urlsplit(served.server.url)
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)

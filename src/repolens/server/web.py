@@ -45,7 +45,7 @@ from repolens.server.config import (
     ServeConfig,
     require_roots,
 )
-from repolens.server.hosts import HostGuard
+from repolens.server.hosts import FoldedHost, HostGuard
 from repolens.server.lines import refusal
 from repolens.server.tools import build_server
 from repolens.server.workers import read_workers, run_workers, shared_metrics
@@ -102,7 +102,7 @@ def transport_security(host: str) -> TransportSecuritySettings:
     """DNS-rebinding protection for loopback binds; off elsewhere (the token guards those)."""
     if not is_loopback(host):
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    names = {"127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host}
+    names = {"127.0.0.1", "localhost", "[::1]", _url_host(host).lower()}  # lower case: see FoldedHost
     # a name alone too: a client of port 80 sends ``Host: localhost`` (the page's guard takes it)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
@@ -241,7 +241,7 @@ def build_app(
         stateless_http=True,
     )
     return _with_page_and_metrics(
-        ReadableBodies(app), server, config, host, None if no_auth else config.token
+        ReadableBodies(FoldedHost(app)), server, config, host, None if no_auth else config.token
     )
 
 
