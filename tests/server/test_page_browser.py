@@ -203,7 +203,10 @@ def test_the_page_changes_nothing_and_takes_no_post_from_another_site(site: Site
     assert (reply.status, reply.getheader("location")) == (303, "/search")  # the same site: logged in
     assert "HttpOnly" in reply.getheader("set-cookie")
     connection.close()
-    assert raw("POST", f"{site.server.base}/search?q=x", dict(AUTH_HEADER), b"")[0] == 405
+    search = {**AUTH_HEADER, **urlencoded}  # the search form posts (a question can be long)
+    elsewhere = {**search, "Origin": "http://evil.example"}
+    assert raw("POST", f"{site.server.base}/search", elsewhere, b"q=x")[0] == 403
+    assert raw("PUT", f"{site.server.base}/search", search, b"q=x")[0] == 405
     assert raw("GET", f"{site.server.base}/logout", dict(AUTH_HEADER))[0] == 405
 
 
@@ -228,6 +231,43 @@ def test_a_search_of_one_repository_shows_the_packet_an_mcp_call_gets(page, site
     assert header.inner_text().startswith("src/auth/session.py:")
     assert page.locator("#reply .code .t-kw").count() > 0  # coloured: keywords of python
     assert page.locator("#reply .code .ln").count() > 0
+
+
+def test_a_search_leaves_a_link_to_share_and_the_link_shows_it_again(page, site: Site):
+    log_in(page, site)
+    search(page, site, "where do sessions expire", repo="app")
+    link = page.url
+    assert urlsplit(link).path == "/search" and "q=where+do+sessions+expire" in link
+    shown = page.locator("#reply-text").input_value()
+    assert shown and page.locator("#unlinked").count() == 0
+    page.goto(link)
+    assert page.locator("#reply-text").input_value() == shown
+
+
+def test_a_question_too_long_for_a_link_is_searched_all_the_same(page, site: Site):
+    """A pasted log of ~70 KB: the form's GET got uvicorn's ``400 Invalid HTTP
+    request received.`` (its request line limit) and no page."""
+    log_in(page, site)
+    line = "2024-05-01 12:00:01 ERROR auth.session: session expired KeyError token=abc123 in get_user "
+    question = line * (70_000 // len(line))
+    search(page, site, question, repo="app")
+    asked = page.locator("#q").input_value()
+    assert len(asked) >= 69_000
+    assert page.locator("#reply-text").input_value() == mcp_text(site, {"query": asked, "repo": "app"})
+    assert "too long" in page.locator("#unlinked").inner_text()
+    with page.expect_navigation():  # its result in another mode: a link of its query_id
+        page.click("#as-files")
+    assert page.locator("#reply .file a.ref").count() > 0
+
+
+def test_a_search_form_over_the_limit_gets_a_page_saying_so(site: Site):
+    form = b"q=" + b"a" * (12 * 100_000 + 64 * 1024) + b"&repo=app"
+    headers = {**AUTH_HEADER, "Content-Type": "application/x-www-form-urlencoded"}
+    status, _, body = raw("POST", f"{site.server.base}/search", headers, form)
+    assert status == 413
+    error = re.search(rb'<p class="error" id="error">([^<]*)</p>', body)
+    assert error and b"a question holds at most 100000 characters" in error[1]
+    assert b'id="search-form"' in body  # the form, to search again
 
 
 def test_a_search_of_several_repositories_labels_every_hit(page, site: Site):

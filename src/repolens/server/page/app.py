@@ -7,18 +7,24 @@ only those the person gave: the same tool bodies, path checks, budgets,
 redaction, query log and metrics, so a page search and an MCP call give
 the same text. The page only shows it (:mod:`repolens.server.page.view`).
 
-Routes (all ``GET`` but the login form's): ``/search`` (``/`` leads there),
-``/read``, ``/status``, ``/login`` (``GET`` the form, ``POST`` the token),
-``/logout`` (``POST``) and ``/static/NAME``. Without the token (the bearer
-header, or the login's cookie: :mod:`repolens.server.page.session`) a page
-answers 401 with the login form; ``/login`` and the static files are open.
+Routes (all ``GET`` but the forms'): ``/search`` (``/`` leads there; its
+form ``POST``s), ``/read``, ``/status``, ``/login`` (``GET`` the form,
+``POST`` the token), ``/logout`` (``POST``) and ``/static/NAME``. Without
+the token (the bearer header, or the login's cookie:
+:mod:`repolens.server.page.session`) a page answers 401 with the login
+form; ``/login`` and the static files are open.
 Every answer carries a Content-Security-Policy that allows scripts and
 styles from the server only (no inline script or style), no framing, and
 forms posting back only here; ``Referrer-Policy: same-origin`` keeps a
 search's question out of other sites' logs; ``Cache-Control: no-store``.
-The page changes nothing: its forms are ``GET`` but the login (which sets a
-cookie) and the logout (which clears it); a ``POST`` whose ``Origin`` is
-another site's is refused.
+The page changes nothing: the login sets a cookie and the logout clears it;
+a ``POST`` whose ``Origin`` is another site's is refused.
+
+The search form ``POST``s, since a question can be long (a pasted log): a
+``GET`` request line over ~64 KB is refused by uvicorn before the page sees
+it. A posted search whose link fits :data:`LINK_MAX` is redirected to that
+link (``GET /search?q=...``), so the address bar holds a link to share as
+before; a longer one is answered at once, without a link.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ from repolens.server.page.view import (
     read_lines,
     reply_lines,
 )
+from repolens.validate import MAX_QUERY_CHARS
 
 HERE = Path(__file__).parent
 STATIC_PREFIX = "/static/"
@@ -70,6 +77,14 @@ ROUTES |= {LOGIN_PATH: "login", LOGOUT_PATH: "logout"}
 STATIC = {"page.css": "text/css", "page.js": "text/javascript", "icon.svg": "image/svg+xml"}
 STATIC_PATHS = tuple(STATIC_PREFIX + name for name in STATIC)
 LOGIN_BODY_MAX = 4096
+# A posted search's form: the longest question search_code takes, every character
+# percent-encoded UTF-8 (12 bytes at most), and room for the other fields.
+SEARCH_BODY_MAX = 12 * MAX_QUERY_CHARS + 64 * 1024
+# The longest link a posted search is redirected to: 8 KB is the request line
+# proxies commonly take (nginx's default buffer); uvicorn takes ~64 KB.
+LINK_MAX = 8000
+# The methods each path answers (any other: GET and HEAD).
+ALLOWED = {SEARCH_PATH: "GET, HEAD, POST", LOGIN_PATH: "GET, HEAD, POST", LOGOUT_PATH: "POST"}
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -161,16 +176,15 @@ class SearchPage:
                 return await self.login(request)
             if path == LOGOUT_PATH:
                 return self.logout(request)
-        if request.method not in ("GET", "HEAD") or path == LOGOUT_PATH:
-            return Response(
-                status_code=405, headers={"allow": "GET, HEAD" if path != LOGOUT_PATH else "POST"}
-            )
+        allowed = ALLOWED.get(path, "GET, HEAD")
+        if request.method not in allowed.split(", "):
+            return Response(status_code=405, headers={"allow": allowed})
         if path == LOGIN_PATH:
             if self.signed_in(request):
                 return RedirectResponse(SEARCH_PATH, status_code=303)
             return self.render("login.html", next=_safe_next(request.query_params.get("next")), wrong=False)
         if not self.signed_in(request):
-            wanted = path + (f"?{request.url.query}" if request.url.query else "")
+            wanted = path + (f"?{request.url.query}" if request.url.query else "")  # a POST's form is lost
             if path == "/":
                 return RedirectResponse(LOGIN_PATH, status_code=303)
             response = self.render("login.html", status=401, next=_safe_next(wanted), wrong=False)
@@ -178,6 +192,8 @@ class SearchPage:
             return response
         if path == "/":
             return RedirectResponse(SEARCH_PATH, status_code=303)
+        if path == SEARCH_PATH and request.method == "POST":
+            return await self.posted_search(request)
         if path == SEARCH_PATH:
             return await self.search(request.query_params)
         if path == READ_PATH:
@@ -201,11 +217,9 @@ class SearchPage:
         return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
 
     async def login(self, request: Request) -> Response:
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > LOGIN_BODY_MAX:
-                return Response("login form too large", status_code=413, media_type="text/plain")
+        body = await _body(request, LOGIN_BODY_MAX)
+        if body is None:
+            return Response("login form too large", status_code=413, media_type="text/plain")
         form = parse_qs(body.decode("utf-8", errors="replace"), max_num_fields=4)
         given = (form.get("token") or [""])[0].strip()
         goto = _safe_next((form.get("next") or [""])[0])
@@ -237,7 +251,27 @@ class SearchPage:
         text = "\n".join(getattr(block, "text", "") for block in getattr(result, "content", []) or [])
         return text, bool(getattr(result, "is_error", False))
 
-    async def search(self, params: QueryParams) -> Response:
+    async def posted_search(self, request: Request) -> Response:
+        """The search form's ``POST``: redirected to its link when that fits
+        :data:`LINK_MAX`, else answered here (a question too long for a link)."""
+        body = await _body(request, SEARCH_BODY_MAX)
+        if body is None:
+            problem = (
+                f"the search form is over {SEARCH_BODY_MAX // 1024} KB, and a question holds at most "
+                f"{MAX_QUERY_CHARS} characters: keep the lines that matter (an error and those around it)"
+            )
+            form = _search_form(QueryParams())
+            return self.render(
+                "search.html", status=413, form=form, choices=self.choices, **_nothing(problem)
+            )
+        params = QueryParams(body.decode("utf-8", errors="replace"))
+        link = f"{SEARCH_PATH}?{params}"
+        if len(link) <= LINK_MAX:
+            return RedirectResponse(link, status_code=303)
+        return await self.search(params, linked=False)
+
+    async def search(self, params: QueryParams, *, linked: bool = True) -> Response:
+        """``linked``: the search has a link (a ``GET``); else the page says why not."""
         form = _search_form(params)
         if not form["q"] and not form["query_id"]:
             return self.render("search.html", form=form, choices=self.choices, **_nothing())
@@ -270,6 +304,7 @@ class SearchPage:
             error="",
             reply=text,
             again=again,
+            unlinked=not linked,
         )
 
     def reply_html(self, lines: list[Line], charts: Mapping[int, explain.Chart]) -> Markup:
@@ -324,6 +359,18 @@ class SearchPage:
         return HTMLResponse(html, status_code=status)
 
 
+async def _body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None once it is over ``limit`` bytes (read no further)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _datalists() -> Markup:
     """The choices the language and kind boxes offer (the index's names)."""
     lists = {"languages": sorted(LANGUAGES), "kinds": sorted(KINDS)}
@@ -351,7 +398,14 @@ def _single(repo: str) -> bool:
 
 
 def _nothing(error: str = "") -> dict[str, Any]:
-    return {"lines": [], "reply_html": Markup(""), "error": error, "reply": "", "again": {}}
+    return {
+        "lines": [],
+        "reply_html": Markup(""),
+        "error": error,
+        "reply": "",
+        "again": {},
+        "unlinked": False,
+    }
 
 
 _TEXT_FIELDS = ("q", "mode", "max_chars", "top_k", "path", "language", "kind", "keyword", "query_id")
