@@ -855,6 +855,18 @@ MANY_FAILURES = textwrap.dedent(
 )
 
 
+def cli_reply(root: Path, max_chars: int) -> str:
+    """What ``repolens test --max-chars N pytest`` prints, without its newline."""
+    where = ["--root", str(root), "--max-chars", str(max_chars)]
+    cli = subprocess.run(
+        [sys.executable, "-m", "repolens", "test", *where, "pytest"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return cli.stdout.rstrip("\n")
+
+
 @pytest.mark.parametrize("max_chars", [200, 1000, 4000])
 def test_the_reply_keeps_to_its_budget_and_to_the_runners_summary(tmp_path: Path, max_chars: int) -> None:
     """The header, the trailer and the notes are part of the budget: the
@@ -864,15 +876,77 @@ def test_the_reply_keeps_to_its_budget_and_to_the_runners_summary(tmp_path: Path
     run = testrun.run_tests(root, "pytest", max_chars=max_chars)
     text = testrun.render(run)
     assert len(text) <= max_chars, len(text)
-    assert text.startswith("$ ")
-    if max_chars > 200:  # (200 holds no more than the head: cut as every reply is)
-        assert "60 failed" in text and "earlier kept lines cut to fit the reply budget)" in text
+    assert text.startswith("$ ") and "60 failed" in text
+    if max_chars > 200:  # (at 200 the marker and the trailer shrink to counts, or go)
+        assert "earlier kept lines cut to fit the reply budget)" in text
         assert text.splitlines()[-1].startswith("[kept ")
-    where = ["--root", str(root), "--max-chars", str(max_chars)]
-    cli = subprocess.run(
-        [sys.executable, "-m", "repolens", "test", *where, "pytest"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert normalize(cli.stdout.rstrip("\n")) == normalize(text)
+    assert normalize(cli_reply(root, max_chars)) == normalize(text)
+
+
+# A line of a reply that is not the runner's: one of ours, whole.
+OURS_WHOLE = re.compile(r"\[[^\n]*\]|\.\.\. \(\d+ earlier kept lines? cut(?: to fit the reply budget)?\)")
+
+
+def assert_fits_whole(text: str, run: testrun.TestRun, max_chars: int, summary: str) -> None:
+    """Within the budget; the outcome line first, the runner's summary kept;
+    every other line the runner's own or a trailer, marker or note of ours, whole."""
+    assert len(text) <= max_chars, (max_chars, len(text))
+    outcome, *rest = text.split("\n")
+    assert re.fullmatch(r"\$ .+  ->  exit 1 in \d+\.\ds", outcome), outcome
+    assert summary in text, (max_chars, text)
+    runners = set(run.text.split("\n"))
+    for line in rest:
+        assert line in runners or OURS_WHOLE.fullmatch(line), (max_chars, line)
+
+
+@pytest.mark.parametrize("max_chars", [200, 300])
+def test_a_small_budget_keeps_the_summary_and_shrinks_the_trailer_instead_of_cutting_it(
+    tmp_path: Path, max_chars: int
+) -> None:
+    """QA: at 300 the reply kept the environment line and a trailer cut
+    mid-word ("[kept 4 of 46 lines (failure-relevant l") in place of pytest's
+    "1 failed, 1 passed"; at 200 not even the environment line was whole.
+    Now the environment line, the marker and the trailer shrink to counts or
+    go, and the CLI prints what the MCP tool replies."""
+    root = pytest_project(tmp_path, FAILING_TESTS)
+    run = testrun.run_tests(root, "pytest", max_chars=max_chars)
+
+    text = testrun.render(run)
+
+    assert_fits_whole(text, run, max_chars, "1 failed, 1 passed in ")
+    assert "cut to fit the reply budget" not in text.splitlines()[-1]
+    assert normalize(cli_reply(root, max_chars)) == normalize(text)
+
+
+def test_at_every_budget_the_reply_keeps_its_summary_and_whole_markers(tmp_path: Path) -> None:
+    """One run's reply at budgets from the smallest up: each decoration
+    whole, shrunk or gone, never cut; the summary always there, the failures
+    before it as room allows. A redaction (the MCP server's roots) that
+    lengthens the text is applied before the reply is fitted."""
+    root = pytest_project(tmp_path, FAILING_TESTS)
+    run = testrun.run_tests(root, "pytest")
+    longer = "a-much-longer-redacted-folder-name/test_calc.py"
+
+    for max_chars in range(200, len(testrun.render(run)) + 10, 7):
+        sized = dataclasses.replace(run, max_chars=max_chars)
+        assert_fits_whole(testrun.render(sized), sized, max_chars, "1 failed, 1 passed in ")
+        redacted = testrun.render(sized, redact=lambda text: text.replace("test_calc.py", longer))
+        assert len(redacted) <= max_chars and "1 failed, 1 passed in " in redacted
+        assert all(line.startswith("[") == line.endswith("]") for line in redacted.split("\n")[1:])
+
+
+def test_a_command_longer_than_the_budget_is_cut_before_its_exit_code(tmp_path: Path) -> None:
+    """Test paths can make the command longer than the whole budget: its end
+    gives way (``…``), its exit code and the runner's summary stay."""
+    root = pytest_project(tmp_path, FAILING_TESTS)
+    names = [f"test_{'x' * 150}_{i}.py" for i in range(3)]
+    write_files(root, dict.fromkeys(names, FAILING_TESTS))
+
+    run = testrun.run_tests(root, "pytest", names, max_chars=200)
+    text = testrun.render(run)
+
+    assert len(run.command) > 200 and len(text) <= 200
+    outcome, summary = text.split("\n")
+    assert outcome.startswith(f"$ {sys.executable} -m pytest test_xxx")
+    assert re.search(r"…  ->  exit 1 in \d+\.\ds$", outcome), outcome
+    assert re.fullmatch(r"3 failed, 3 passed in \d+\.\d+s", summary), summary

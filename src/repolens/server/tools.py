@@ -203,7 +203,8 @@ def build_server(
             )
         from repolens import testrun
 
-        budget = testrun.DEFAULT_MAX_CHARS if max_chars is None else check_budget(max_chars)
+        if max_chars is not None:
+            check_budget(max_chars)  # worded as every tool's, before the repository is resolved
         where, _ = repos.resolve(repo)
         # a call given up (cancelled, its client gone) stops its run at once
         check = anyio.from_thread.check_cancelled
@@ -211,8 +212,8 @@ def build_server(
             where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars, check=check
         )
         note_hits(run.lines_kept)
-        # render keeps to the budget; redacting a folder can lengthen it by a few characters
-        return cut_to_budget(repos.redact(testrun.render(run, remote=remote)), budget)
+        # redacted before it is fitted: a folder's name can be longer than the folder
+        return testrun.render(run, remote=remote, redact=repos.redact)
 
     @tool(
         "Search for a question, identifier or error message: top hits with path, lines, score and "

@@ -67,7 +67,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repolens.budget import cut_to_budget
 from repolens.errors import RunnerUnavailableError
 from repolens.testrun.arguments import MAX_ARG_CHARS, MAX_ARGS, build_command
 from repolens.testrun.limits import (
@@ -249,39 +248,117 @@ def _tool_folder(executable: str, root: Path) -> str:
     return str(env if (env / "pyvenv.cfg").is_file() else path.parent)
 
 
-def render(run: TestRun, *, remote: bool = False) -> str:
+def render(run: TestRun, *, remote: bool = False, redact: Callable[[str], str] = str) -> str:
     """The reply: a ``$ command  ->  exit N in Ts`` line, for pytest the
     environment it ran under, the kept lines, a trailer, then any notes,
-    within ``run.max_chars``: when the lines and these do not fit, the
-    earliest lines go (a marker counts them), so that the runner's summary,
-    its last lines, stays. ``remote``: the runner's folder outside the root
-    is shown as ``<server>``."""
-    head = [f"$ {run.command}  ->  exit {run.exit_code} in {run.duration_s:.1f}s"]
+    within ``run.max_chars``. ``remote``: the runner's folder outside the
+    root is shown as ``<server>``; ``redact``: what else a caller hides (the
+    MCP server's roots), applied before the reply is fitted to its budget.
+
+    When it does not fit, what matters most stays: the outcome line, then the
+    runner's summary (its last kept line), then the failures before it (the
+    earliest go first, counted by a marker). The environment line, the marker
+    and the trailer shrink (to a path, a count) or go rather than crowd out
+    the summary, and are never cut; when not even the outcome and the summary
+    fit, both are cut, each ending with ``…``."""
+    hidden = _server_hidden(run) if remote else str
+
+    def shown(text: str) -> str:
+        return redact(hidden(text))
+
+    command = shown(f"$ {run.command}")
+    result = f"  ->  exit {run.exit_code} in {run.duration_s:.1f}s"
+    lines = shown(run.text).split("\n") if run.text else []
+    vias = ("", "")
     if run.via:
-        head.append(f"[tests run under {run.argv[0]}: {run.via}]")
-    tail = [_trailer(run), *(f"[{note}]" for note in run.notes)]
-    shown = _server_hidden(run) if remote else str
-    head, tail = [shown(line) for line in head], [shown(line) for line in tail]
-    body = shown(run.text) if run.text else ""
-    text = "\n".join([*head, body, *tail] if body else [*head, *tail])
-    if len(text) <= run.max_chars or not body:
-        return text
-    room = run.max_chars - len("\n".join([*head, *tail])) - 1
-    lines = body.split("\n")
-    kept: list[str] = []
-    size = len(_cut_marker(len(lines)))
-    for line in reversed(lines):
-        if size + 1 + len(line) > room:
-            break
-        kept.append(line)
-        size += 1 + len(line)
-    body = "\n".join([_cut_marker(len(lines) - len(kept)), *reversed(kept)])
-    # a budget too small for even the head and the trailer: cut as every reply is
-    return cut_to_budget("\n".join([*head, body, *tail]), run.max_chars)
+        vias = (
+            shown(f"[tests run under {run.argv[0]}: {run.via}]"),
+            shown(f"[tests run under {run.argv[0]}]"),
+        )
+    trailers = (shown(_trailer(run)), _short_trailer(run))
+    notes = [shown(f"[{note}]") for note in run.notes]
+    for via, marker, trailer, with_notes in _SHRINKING:
+        text = _fitted(
+            [command + result, vias[via] if via is not None else ""],
+            lines,
+            [trailers[trailer] if trailer is not None else "", *(notes if with_notes else ())],
+            marker,
+            run.max_chars,
+        )
+        if text is not None:
+            return text
+    return _least(command, result, lines[-1] if lines else "", run.max_chars)
 
 
-def _cut_marker(n: int) -> str:
-    return f"... ({n} earlier kept line{'s' if n != 1 else ''} cut to fit the reply budget)"
+# The reply's decorations, from whole to gone, tried in turn until one lets
+# the runner's summary show: (environment line, cut marker, trailer), each
+# 0 whole, 1 short, None gone; then whether the notes stay. As the packet's
+# trailer does, they keep all the room they can without crowding it out.
+_SHRINKING: tuple[tuple[int | None, int | None, int | None, bool], ...] = (
+    (0, 0, 0, True),
+    (1, 0, 0, True),
+    (1, 0, 1, True),
+    (None, 0, 1, True),
+    (None, 1, 1, True),
+    (None, 1, None, True),
+    (None, None, None, True),
+    (None, None, None, False),
+)
+# The least of the runner's summary worth showing beside a long command.
+_SUMMARY_MIN = 40
+
+
+def _fitted(
+    head: list[str], lines: list[str], tail: list[str], marker: int | None, max_chars: int
+) -> str | None:
+    """``head``, the last of ``lines`` that fit (the earliest cut, counted
+    by the marker of form ``marker``, or silently when None) and ``tail``,
+    within ``max_chars``; None when not even the last line fits."""
+    fixed = [part for part in (*head, *tail) if part]
+    size = len("\n".join(fixed))
+    if size > max_chars:
+        return None
+    n = len(lines)
+    kept = 0
+    if size + sum(1 + len(line) for line in lines) <= max_chars:
+        kept = n
+    else:
+        used = size
+        for k, line in enumerate(reversed(lines), 1):
+            used += 1 + len(line)
+            cost = 1 + len(_cut_marker(n - k, marker)) if marker is not None else 0
+            if used + cost > max_chars:
+                break
+            kept = k
+    if n and not kept:
+        return None
+    body = lines[n - kept :]
+    if kept < n and marker is not None:
+        body = [_cut_marker(n - kept, marker), *body]
+    return "\n".join([part for part in head if part] + body + [part for part in tail if part])
+
+
+def _least(command: str, result: str, summary: str, max_chars: int) -> str:
+    """The outcome line and the runner's summary when no other reply fits:
+    the command cut so that at least :data:`_SUMMARY_MIN` characters of the
+    summary show, the summary without its rules (pytest's ``=====``) and
+    cut to the rest, each ending with ``…`` where cut."""
+    summary = summary.strip("=-_*# ") or summary
+    room = max_chars - 1 - min(len(summary), _SUMMARY_MIN) if summary else max_chars
+    if len(command) + len(result) > room:
+        command = command[: room - len(result) - 1] + "…"
+    outcome = command + result
+    if not summary:
+        return outcome
+    left = max_chars - len(outcome) - 1
+    if len(summary) > left:
+        summary = summary[: left - 1] + "…"
+    return f"{outcome}\n{summary}"
+
+
+def _cut_marker(n: int, form: int) -> str:
+    lines = f"{n} earlier kept line{'s' if n != 1 else ''} cut"
+    return f"... ({lines} to fit the reply budget)" if form == 0 else f"... ({lines})"
 
 
 def _server_hidden(run: TestRun) -> Callable[[str], str]:
@@ -311,6 +388,16 @@ def _trailer(run: TestRun) -> str:
         cut = run.lines_matched - run.lines_kept
         text += f"; the output budget cut {cut} earlier relevant line{'s' if cut != 1 else ''}"
     return text + "]"
+
+
+def _short_trailer(run: TestRun) -> str:
+    """The trailer as a count, for a reply too small for the whole one."""
+    if run.lines_total == 0:
+        return "[no output]"
+    if run.lines_dropped == 0:
+        return f"[kept all {run.lines_total} lines]"
+    last = "" if run.filtered else "the last "
+    return f"[kept {last}{run.lines_kept} of {run.lines_total} lines]"
 
 
 def _signal_name(number: int) -> str:
