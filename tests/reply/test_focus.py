@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from repolens.budget import INDEXED_LINE_CHARS, line_cut_marker
 from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
@@ -430,6 +431,43 @@ def test_the_smallest_reply_is_the_best_line_and_the_read_of_the_whole_block(sho
             "use read_snippet src/shop/cart.py 23 32 to expand)",
         ]
     )
+
+
+def test_a_line_the_index_holds_only_the_start_of_is_marked_as_the_packet_marks_it(make_repo):
+    """A line over 6,000 characters (data, a minified bundle) is indexed by
+    its first 6,000: focus showed that start with no marker, as if it were
+    the whole line. It now carries the packet's marker and its read, in a
+    definition shown whole or at the smallest budgets (the line cut shorter,
+    the marker whole)."""
+    blob = 'BLOB = "zeppelin ' + "x" * 9000 + '"'
+    numbers = ", ".join(str(i) for i in range(2500))
+    table = f'def quasar_table():\n    """The quasar table."""\n    return [\n        {numbers},\n    ]\n'
+    root = make_repo({"data.py": blob + "\n", "table.py": table})
+    build_index(root)
+    reader = open_store(root).open_reader()
+    try:
+        marker = "... (line 1 goes on past the 6000 chars the index holds; "
+        marker += "use read_snippet data.py 1 1 to read it)"
+        whole = focused_context(reader, "zeppelin", max_chars=20_000)
+        assert whole.text.split("\n")[1:] == [f"1: {blob[:INDEXED_LINE_CHARS]}", marker]
+        assert marker == line_cut_marker("data.py", 1, INDEXED_LINE_CHARS)
+
+        body = focused_context(reader, "quasar table", max_chars=20_000).text.split("\n")
+        assert body[4:7] == [
+            f"4: {table.split(chr(10))[3][:INDEXED_LINE_CHARS]}",
+            line_cut_marker("table.py", 4, INDEXED_LINE_CHARS),
+            "5:     ]",
+        ]
+
+        for max_chars in (200, 300, 6100, 6150):
+            small = focused_context(reader, "zeppelin", max_chars=max_chars).text
+            assert len(small) <= max_chars, max_chars
+            _header, line, last = small.split("\n")
+            held = f"1: {blob[:INDEXED_LINE_CHARS]}"
+            assert line == held or (line.endswith("x...") and held.startswith(line[:-3])), max_chars
+            assert last == marker, max_chars
+    finally:
+        reader.close()
 
 
 def test_blocks_after_a_budget_cut_go_to_the_trailer(shop):

@@ -32,7 +32,11 @@ Format contract (tests assert it)::
     ... 5 more blocks past max_blocks=6: src/c.py:3-9 function g, and 4 more
 
 Matched lines are flagged in the block header (``matched:``, runs of lines
-as ``A-B``), so every body line keeps the packets' ``N: text`` form.
+as ``A-B``), so every body line keeps the packets' ``N: text`` form. A line
+the index holds only the start of (over ``INDEXED_LINE_CHARS``: data, a
+minified bundle) is followed, as in a packet, by the marker naming the read
+of the whole line; where the line must be cut to fit, it is cut, the marker
+kept whole.
 
 Budgets: at most ``max_files`` files, ``blocks_per_file`` blocks per file and
 ``max_blocks`` blocks, and the reply never exceeds ``max_chars`` (each
@@ -72,9 +76,11 @@ from repolens.budget import (
     FOCUS_MAX_BLOCKS,
     FOCUS_MAX_CHARS,
     FOCUS_MAX_FILES,
+    INDEXED_LINE_CHARS,
     budget_marker,
     did_not_fit,
     header_and_line,
+    line_cut_marker,
     more_did_not_fit,
     omitted_marker,
     trailer_reserve,
@@ -84,7 +90,7 @@ from repolens.search.focus import Candidate, find_candidates, in_holes, resolve_
 from repolens.search.query import parse_query
 from repolens.search.staleness import changed_files, stale_note
 from repolens.store.base import IndexReader, StoredChunk
-from repolens.store.file_text import file_lines
+from repolens.store.file_text import file_lines, line_cut_by_the_index
 from repolens.tokens import tokenize
 from repolens.validate import MIN_BUDGET, check_budget, check_int, check_query
 
@@ -179,16 +185,23 @@ class FocusResult:
 
 @dataclass
 class _FileText:
+    path: str
     chunks: list[StoredChunk]
     lines: dict[int, str]
+    cut: frozenset[int] = frozenset()  # lines the index holds only the start of
 
     numbered_cache: dict[int, str] = field(default_factory=dict)
 
     def numbered(self, n: int) -> str:
-        """Line ``n`` as shown: ``N: text`` (cached per call of focused_context)."""
+        """Line ``n`` as shown: ``N: text``, and for a line the index cut, the
+        packet's marker naming the read of the whole line (cached per call
+        of focused_context)."""
         out = self.numbered_cache.get(n)
         if out is None:
-            out = self.numbered_cache[n] = f"{n}: {self.lines.get(n, '')}"
+            out = f"{n}: {self.lines.get(n, '')}"
+            if n in self.cut:
+                out += f"\n{line_cut_marker(self.path, n, INDEXED_LINE_CHARS)}"
+            self.numbered_cache[n] = out
         return out
 
     def size(self, start: int, end: int) -> int:
@@ -203,7 +216,8 @@ class _FileText:
 
 def _load_text(reader: IndexReader, path: str) -> _FileText:
     chunks = reader.chunks_of_file(path)
-    return _FileText(chunks, file_lines(chunks))
+    cut = frozenset(s.chunk.start_line for s in chunks if line_cut_by_the_index(s.chunk))
+    return _FileText(path, chunks, file_lines(chunks), cut)
 
 
 def _whole_chars(c: Candidate, text: _FileText) -> int:
@@ -378,11 +392,25 @@ def _smallest(b: FocusBlock, text: _FileText, tokens: frozenset[str], max_chars:
     own = [n for n in range(b.start_line, b.end_line + 1) if not in_holes(n, b.holes)]
     own_chars = sum(len(text.numbered(n)) + 1 for n in own)
     line = text.numbered(best)
-    shown = header_and_line(b.header(), f"{b.ref()} (score {b.score:.2f})", line, best, max_chars)
+    bare_header = f"{b.ref()} (score {b.score:.2f})"
+    if best in text.cut and len(bare_header) + 1 + len(line) > max_chars:
+        line = _cut_beside_its_marker(text, best, max_chars - len(bare_header) - 1)
+    shown = header_and_line(b.header(), bare_header, line, best, max_chars)
     marker = budget_marker(b.path, b.start_line, b.end_line, own_chars - len(line) - 1)
     if len(shown) + 1 + len(marker) <= max_chars:
         shown = f"{shown}\n{marker}"
     return RenderedFocusBlock(b, shown, False, True)
+
+
+def _cut_beside_its_marker(text: _FileText, n: int, room: int) -> str:
+    """Line ``n``, which the index cut, in ``room`` chars: cut shorter
+    (``...``) so that the marker naming the read of the whole line still
+    follows it, whole; when not even that fits, the line alone, for the
+    caller to cut (the marker is not cut with it)."""
+    plain = f"{n}: {text.lines.get(n, '')}"
+    marker = line_cut_marker(text.path, n, INDEXED_LINE_CHARS)
+    keep = room - len(marker) - 1 - len("...")
+    return f"{plain[:keep]}...\n{marker}" if keep >= len(f"{n}: ") + 20 else plain
 
 
 def _trailer(left_out: Sequence[FocusBlock], limited: Sequence[FocusBlock], limits: str, limit: int) -> str:

@@ -55,6 +55,7 @@ from repolens.reply.files import FileEntry
 from repolens.reply.prose import prose_lines
 from repolens.search.hits import Hit, matching_lines, own_lines
 from repolens.settings import Settings
+from repolens.store.file_text import line_cut_by_the_index
 from repolens.tokens import TermsIn
 
 TYPE_CHECKING = False
@@ -215,15 +216,6 @@ def chunk_prose(chunk: Chunk) -> set[int]:
     return {chunk.start_line + i for i in prose_lines(own_lines(chunk), chunk.language)}
 
 
-def _line_cut_by_the_index(chunk: Chunk) -> bool:
-    """A one-line chunk holding the first ``INDEXED_LINE_CHARS`` characters of a
-    longer line (data, a minified bundle: :mod:`repolens.chunking.text`),
-    whose rest the index does not hold: shown as it is, it would pass for the
-    whole line. (A line of exactly that length, stored whole, reads as cut
-    too: the index does not say which; the marker's read shows it either way.)"""
-    return chunk.start_line == chunk.end_line and len(chunk.text) >= INDEXED_LINE_CHARS
-
-
 def select_hits(
     hits: Sequence[Hit],
     tokens: frozenset[str] | TermsIn,
@@ -246,7 +238,7 @@ def select_hits(
         lines = shown_lines(h.chunk, tokens, context, keywords)
         if not lines and "dense" in h.legs and "lexical" not in h.legs:
             lines = leading_lines(h.chunk, MEANING_LINES)
-        if lines and _line_cut_by_the_index(h.chunk):
+        if lines and line_cut_by_the_index(h.chunk):
             n = h.chunk.start_line
             lines = {**lines, n: f"{lines[n]}\n{line_cut_marker(h.chunk.path, n, INDEXED_LINE_CHARS)}"}
         if lines:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from repolens.budget import INDEXED_LINE_CHARS
+from repolens.chunking import Chunk
 from repolens.chunking.labels import repeated_header_lines
 from repolens.store.records import StoredChunk
 
@@ -33,3 +35,12 @@ def file_lines(chunks: Iterable[StoredChunk]) -> dict[int, str]:
         if n not in out or len(parts) > 1:
             out[n] = "".join(parts)
     return out
+
+
+def line_cut_by_the_index(chunk: Chunk) -> bool:
+    """A one-line chunk holding the first ``INDEXED_LINE_CHARS`` characters of a
+    longer line (data, a minified bundle: :mod:`repolens.chunking.text`),
+    whose rest the index does not hold: shown as it is, it would pass for the
+    whole line. (A line of exactly that length, stored whole, reads as cut
+    too: the index does not say which; the marker's read shows it either way.)"""
+    return chunk.start_line == chunk.end_line and len(chunk.text) >= INDEXED_LINE_CHARS
