@@ -863,6 +863,51 @@ def test_bad_arguments_say_what_to_pass(repo: Path):
     )
 
 
+SHAPES = {
+    "go.mod": "module example.com/shapes\n\ngo 1.21\n",
+    "shapes.go": (
+        "package shapes\n"
+        "\n"
+        "type Shape interface {\n"  # 3
+        "\tArea() float64\n"
+        "}\n"
+        "\n"
+        "type Rect struct{ W, H float64 }\n"  # 7
+        "\n"
+        "func (r Rect) Area() float64 { return r.W * r.H }\n"  # 9
+        "\n"
+        "type Circle struct{ R float64 }\n"  # 11
+        "\n"
+        "func (c *Circle) Area() float64 { return c.R * c.R }\n"  # 13
+        "\n"
+        "func Total(s Shape) float64 { return s.Area() + Rect{1, 2}.Area() }\n"  # 15
+    ),
+    "store.py": "class SessionStore:\n    def save(self):\n        return 1\n",
+}
+
+
+def test_a_qualified_name_means_a_definition_of_that_class_or_none_naming_the_near_ones(
+    tmp_path: Path, write_tree, store_url
+):
+    """``Shape.Area`` answered for ``Rect.Area`` (the lookup takes a qualifier part
+    that starts a longer one: ``shapes`` of shapes.go), and ``Store.save`` for
+    ``SessionStore.save``; a Go interface's method is no definition of its own."""
+    root = indexed(tmp_path / "shapes", SHAPES, write_tree)
+    for target, near in (
+        ("Shape.Area", "Rect.Area (method, shapes.go:9) or (*Circle).Area (method, shapes.go:13)"),
+        ("Store.save", "SessionStore.save (method, store.py:2)"),
+    ):
+        for reply in (service.find_references(target, root), service.impact(target, root)):
+            assert reply.text == f"No definition matches {target!r}; did you mean {near}?"
+            assert not reply.matched
+    assert service.find_references("Circle.Area", root).text.startswith(
+        "(*Circle).Area (method, shapes.go:13-13)"
+    )
+    rect = service.find_references("Rect.Area", root, direction="callers").text
+    assert rect.startswith("callers of Rect.Area (method, shapes.go:9-9)")
+    assert service.find_references("shapes.Total", root).text.startswith("Total (function, shapes.go:15-15)")
+
+
 def test_several_repositories_answer_in_one_reply_each_path_named(repo: Path, tmp_path: Path, write_tree):
     from repolens.search.fanout import Target
 

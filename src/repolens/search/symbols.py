@@ -527,6 +527,26 @@ class SymbolLookup(Record):
     def suggestions(self, reader: IndexReader) -> list[SymbolMatch]:
         return _suggest(reader, self.query, self.filters)
 
+    def names(self, match: SymbolMatch) -> bool:
+        """Whether the query's qualifier is ``match``'s own: the part before its name is the
+        class (a Go method's receiver type) ``match`` is defined in, when it is defined in
+        one, and the other parts are parts of its module and outer names, in order, spelled
+        out. The qualified tiers take a part that only starts or ends a longer one too
+        (``Store.save`` finds ``SessionStore.save``, ``Shape.Area`` finds ``Rect.Area`` of
+        ``shapes.go``): near names for a lookup, never the definition a question about
+        ``Shape.Area``'s uses means."""
+        q = self.query
+        if not q.qualified:
+            return True
+        qualname = match.qualname or match.name
+        outer = list(_normed_parts(match.path, qualname)[:-1])
+        want = [normalize_symbol(p) for p in q.parts[:-1]]
+        if len(split_qualified(qualname)) > 1:  # a member: its class is the part before its name
+            if not outer or outer[-1] != want[-1]:
+                return False
+            outer, want = outer[:-1], want[:-1]
+        return _in_order(want, outer, loose=False) is not None
+
     def render(
         self, ranked: list[SymbolMatch], total: int, suggestions: tuple[SymbolMatch, ...], max_chars: int
     ) -> SymbolMatches:

@@ -7,7 +7,8 @@ opens the index, finds the definition the caller named and asks
 :mod:`repolens.search.ref_walks`), then :mod:`repolens.reply.references`
 writes the reply under ``max_chars``. A ``target`` is a definition's name
 (``save``, ``Model.save``, ``models.Model``: the best match of
-:func:`repolens.search.symbols.find_symbols`'s lookup), or a place,
+:func:`repolens.search.symbols.find_symbols`'s lookup whose qualifier is its own,
+:meth:`~repolens.search.symbols.SymbolLookup.names`), or a place,
 ``path:line`` (the innermost definition holding that line; ``path:line:column``
 as compilers print it reads the same); ``impact``
 also takes ``path:start-end`` (the definitions those lines touch) and a
@@ -114,7 +115,14 @@ class _Found:
         self.modules = list(modules)
 
 
-def _find(reader: IndexReader, target: str, *, ranges: bool, root: Path | None = None) -> _Found:
+def _find(
+    reader: IndexReader,
+    target: str,
+    *,
+    ranges: bool,
+    root: Path | None = None,
+    label: Callable[[str], str] = str,
+) -> _Found:
     from repolens.search import references as refs
     from repolens.search.ref_keys import defined
 
@@ -153,9 +161,16 @@ def _find(reader: IndexReader, target: str, *, ranges: bool, root: Path | None =
     lookup = SymbolLookup.parse(target)
     ranked, _ = lookup.ranked(reader)
     best_tiers = {"exact", "case-insensitive", "separator-insensitive", "qualified", "qualified-partial"}
-    matches = [m for m, _ in ranked if m.tier in best_tiers]
+    matches = [m for m, _ in ranked if m.tier in best_tiers and lookup.names(m)]
     if not matches:
-        return _Found([], [], f"No definition matches {target!r}; find_symbol looks for near names.")
+        near = [
+            f"{s.qualname or s.name} ({s.kind}, {label(s.path)}:{s.start_line})"
+            for s in lookup.suggestions(reader)
+        ]
+        if not near:
+            return _Found([], [], f"No definition matches {target!r}; find_symbol looks for near names.")
+        named = ", ".join(near[:-1]) + f" or {near[-1]}" if len(near) > 1 else near[0]
+        return _Found([], [], f"No definition matches {target!r}; did you mean {named}?")
     matches = [m for m in matches if m.tier == matches[0].tier]
     rows: list[SymbolRow] = []
     for m in matches[:10]:
@@ -194,7 +209,7 @@ def _references_text(
     from repolens.search import ref_walks as walks
     from repolens.search import references as refs
 
-    found = _find(reader, target, ranges=False, root=root)
+    found = _find(reader, target, ranges=False, root=root, label=label)
     if not found.definitions:
         return NavigationReply(found.missing[:max_chars], 0, matched=False)
     d = found.definitions[0]
@@ -236,7 +251,7 @@ def _impact_text(
     from repolens.reply import references as reply
     from repolens.search import ref_walks as walks
 
-    found = _find(reader, target, ranges=True, root=root)
+    found = _find(reader, target, ranges=True, root=root, label=label)
     if not found.definitions and not found.modules:
         return NavigationReply(found.missing[:max_chars], 0, matched=False)
     result = walks.impact(reader, found.definitions, depth, found.modules)
