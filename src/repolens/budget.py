@@ -110,18 +110,21 @@ def more_did_not_fit(noun: str, n: int, why: str = "did not fit") -> str:
     return f"... {counted(n, 'more ' + noun)} {why}"
 
 
-def did_not_fit(noun: str, refs: Sequence[str], limit: int, *, why: str = "did not fit") -> str:
+def did_not_fit(
+    noun: str, refs: Sequence[str], limit: int, *, why: str = "did not fit", count: str = ""
+) -> str:
     """``... 3 more hits did not fit: a, b, and 1 more`` within ``limit`` chars.
 
     Names as many of ``refs`` (best first) as fit, then counts the rest; at
     its shortest it is ``... 3 more hits did not fit``, and empty when not
     even that fits. ``why`` says why they are not shown when it is not the
-    budget (``past max_blocks=2``).
+    budget (``past max_blocks=2``); ``count`` what they are when not all
+    are one ``noun`` (``2 more definitions and 1 more test file``).
     """
     n = len(refs)
     if not n:
         return ""
-    head = more_did_not_fit(noun, n, why)
+    head = f"... {count} {why}" if count else more_did_not_fit(noun, n, why)
     for k in range(n, 0, -1):
         rest = f", and {n - k} more" if k < n else ""
         text = f"{head}: {', '.join(refs[:k])}{rest}"

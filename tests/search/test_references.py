@@ -768,6 +768,29 @@ def test_impact_ranks_what_more_uses_reach_first_at_each_depth(repo: Path, write
     ]
 
 
+def test_impact_s_last_line_counts_the_definitions_and_test_files_it_leaves_out(repo: Path, write_tree):
+    """It said "... 6 more entries did not fit" for 4 definitions and 1 test file,
+    the tests' heading counted among them."""
+    users = "".join(f"\n\ndef user_{i}():\n    return helper({i})\n" for i in range(8))
+    write_tree(
+        repo,
+        {
+            "py/app/users.py": f"from app.util import helper\n{users}",
+            "py/tests/test_users.py": (
+                "from app.util import helper\n\n\ndef test_it():\n    assert helper(1)\n"
+            ),
+        },
+    )
+    build_index(repo)
+    text = service.impact("helper", repo, depth=1, max_chars=700).text
+    lines = text.splitlines()
+    assert lines[0] == "impact of py/app/util.py (helper), depth 1: 13 definitions in 3 files, 1 test file"
+    shown = [line for line in lines if line.startswith("1. ")]
+    left = 13 - len(shown)
+    assert 0 < left < 13 and "tests (run them" not in text
+    assert lines[-1].startswith(f"... {left} more definitions and 1 more test file did not fit: "), text
+
+
 TOP_LEVEL = {
     "py/app/registry.py": "from app.util import helper\n\nhelper(0)\n",  # runs helper when imported
     "py/app/boot.py": "from app import registry\n",

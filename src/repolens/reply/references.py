@@ -16,8 +16,10 @@ then the evidence, best first, each use cited as ``path`` and
   ``run_tests`` call that runs it.
 
 What does not fit is named by the shared trailer
-(:func:`repolens.budget.did_not_fit`); a file's uses past its share
-end with the ``read_snippet`` call that shows them.
+(:func:`repolens.budget.did_not_fit`), counted as the first line counts it
+(files; definitions; definitions and test files: a heading is none of
+them); a file's uses past its share end with the ``read_snippet`` call
+that shows them.
 """
 
 from __future__ import annotations
@@ -88,12 +90,16 @@ def _role_rank(path: str) -> int:
 
 @dataclass
 class _Blocks:
-    """Blocks placed while they fit ``max_chars``; the rest named by the trailer."""
+    """Blocks placed while they fit ``max_chars``; the rest named by the trailer,
+    counted as what each is (``noun`` unless placed as another), as the reply's
+    first line counts them."""
 
     max_chars: int
     sep: str = BLOCK_SEP
+    noun: str = "file"
     parts: list[str] = field(default_factory=list)
-    left: list[str] = field(default_factory=list)
+    left: list[tuple[str, str]] = field(default_factory=list)  # (name, noun)
+    full: bool = False  # a block did not fit: those after it are left out too
     used: int = 0
 
     def add(self, block: str) -> None:
@@ -101,19 +107,32 @@ class _Blocks:
         self.used += (len(self.sep) if self.parts else 0) + len(block)
         self.parts.append(block)
 
-    def place(self, block: str, name: str, reserve: int = 80) -> bool:
+    def _fits(self, block: str, reserve: int) -> bool:
+        self.full = self.full or self.used + len(self.sep) + len(block) + reserve > self.max_chars
+        return not self.full
+
+    def place(self, block: str, name: str, reserve: int = 80, noun: str = "") -> bool:
         """``block`` when it fits with ``reserve`` left for the trailer; else it is named there."""
-        if self.left or self.used + len(self.sep) + len(block) + reserve > self.max_chars:
-            self.left.append(name)
+        if not self._fits(block, reserve):
+            self.left.append((name, noun or self.noun))
             return False
         self.add(block)
         return True
 
-    def text(self, noun: str = "file") -> str:
+    def place_head(self, block: str) -> None:
+        """The heading of the blocks after it, when it fits: none the trailer names or counts."""
+        if self._fits(block, 0):
+            self.add(block)
+
+    def text(self) -> str:
         out = self.sep.join(self.parts)
         if self.left:
             room = self.max_chars - len(out) - len(self.sep)
-            trailer = did_not_fit(noun, self.left, room)
+            nouns: dict[str, int] = {}
+            for _, noun in self.left:
+                nouns[noun] = nouns.get(noun, 0) + 1
+            count = " and ".join(counted(n, f"more {noun}") for noun, n in nouns.items())
+            trailer = did_not_fit(self.noun, [name for name, _ in self.left], room, count=count)
             if trailer:
                 out += self.sep + trailer
         return cut_to_budget(out, self.max_chars)
@@ -145,8 +164,8 @@ def render_references(
     blocks.add("\n".join([*(f"note: {n}" for n in notes), head]))
     for path, rows in files:
         blocks.place(_file_block(path, rows, text, label), label(path))
-    if match_files and not blocks.left:
-        blocks.place(NAME_MATCHES_HEAD, NAME_MATCHES_HEAD, reserve=0)
+    if match_files:
+        blocks.place_head(NAME_MATCHES_HEAD)
     for path, rows in match_files:
         blocks.place(_file_block(path, rows, text, label), label(path))
     return blocks.text()
@@ -165,7 +184,7 @@ def render_walk(
     """``steps`` are (depth, path, definition or None, the use, resolved)."""
     files = {path for _, path, _, _, _ in steps}
     head = f"{title}: {counted(len(steps), 'definition')} in {counted(len(files), 'file')}"
-    blocks = _Blocks(max_chars, sep="\n")
+    blocks = _Blocks(max_chars, sep="\n", noun="definition")
     blocks.add("\n".join([*(f"note: {n}" for n in notes), head]))
     lines: list[str] = []
     for depth, path, d, use, sure in steps:
@@ -175,7 +194,7 @@ def render_walk(
         lines.append(entry)
     for entry, (_, path, d, _, _) in zip(lines, steps, strict=True):
         blocks.place(entry, f"{label(path)}:{d.qualname if d else '(module)'}", reserve=60)
-    return blocks.text("definition")
+    return blocks.text()
 
 
 def tests_command(path: str, language: str) -> str:
@@ -223,16 +242,16 @@ def render_impact(
     )
     if name_matches:
         head += f"; {counted(name_matches, 'name match', 'name matches')} not followed"
-    blocks = _Blocks(max_chars, sep="\n")
+    blocks = _Blocks(max_chars, sep="\n", noun="definition")
     blocks.add("\n".join([*(f"note: {n}" for n in notes), head]))
     for depth, path, d, use, uses in code:
         where = f"{label(path)}:{d.start_line} {d.qualname} ({d.kind})" if d else f"{label(path)} (module)"
         more = f" ({uses} uses)" if uses > 1 else ""
         blocks.place(f"{depth}. {where} <- {use.kind} at line {use.line}{more}", where, reserve=120)
     if test_files:
-        blocks.place(TESTS_HEAD, TESTS_HEAD, reserve=0)
+        blocks.place_head(TESTS_HEAD)
     for path, names in test_files.items():
         shown = ", ".join(names[:6]) + (f", and {len(names) - 6} more" if len(names) > 6 else "")
         entry = f"{label(path)}: {shown}\n  {tests_command(label(path), languages.get(path, ''))}"
-        blocks.place(entry, label(path), reserve=60)
-    return blocks.text("entry")
+        blocks.place(entry, label(path), reserve=60, noun="test file")
+    return blocks.text()
