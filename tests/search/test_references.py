@@ -700,6 +700,42 @@ def test_a_super_call_is_a_callee_as_it_is_a_caller(tmp_path: Path, write_tree):
     ]
 
 
+RENAMED = {
+    "pkg/sub/models.py": (
+        "class Model:\n    def save(self):\n        return 1\n\n\ndef build(x):\n    return x\n"
+    ),
+    "pkg/sub/__init__.py": "from .models import Model as Thing\n",
+    "pkg/__init__.py": "from .sub import Thing as BaseModel\nfrom .sub.models import build as make\n",
+    "use.py": (
+        "from pkg import BaseModel, make\n\n\ndef create():\n    m = BaseModel()\n    return make(m.save())\n"
+    ),
+    "src/models.ts": "export class Model {}\n",
+    "src/index.ts": 'export { Model as Entity } from "./models";\n',
+    "src/use.ts": (
+        'import { Entity } from "./index";\n\nexport function create() {\n  return new Entity();\n}\n'
+    ),
+}
+
+
+def test_a_callee_through_a_module_re_exporting_it_under_another_name(tmp_path: Path, write_tree, store_url):
+    """--callees of create said nothing of BaseModel() (Model, re-exported as
+    Thing, then as BaseModel): only definitions named as the call were looked at,
+    where --callers of Model found it."""
+    root = indexed(tmp_path / "renamed", RENAMED, write_tree)
+    assert service.find_references("use.py:4", root, direction="callees").text.splitlines()[1:] == [
+        "1. pkg/sub/models.py:1 Model (class)",
+        "   -> use.py:5: m = BaseModel()",
+        "1. pkg/sub/models.py:6 build (function)",
+        "   -> use.py:6: return make(m.save())",
+        "1. pkg/sub/models.py:2 Model.save (method)",
+        "   -> use.py:6: return make(m.save())",
+    ]
+    assert service.find_references("src/use.ts:3", root, direction="callees").text.splitlines()[1:] == [
+        "1. src/models.ts:1 Model (class)",
+        "   -> src/use.ts:4: return new Entity();",
+    ]
+
+
 def test_callers_and_callees_at_depth_two(repo: Path):
     callers = service.find_references("helper", repo, direction="callers", depth=2).text
     assert callers.splitlines() == [

@@ -12,10 +12,12 @@ reads, by name.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
+from repolens.chunking.refs import module_parts
 from repolens.record import Record
 from repolens.search.ref_fixtures import Fixtures
-from repolens.search.ref_keys import defined, family, keys_of, qualname_key, spells
+from repolens.search.ref_keys import ALIAS_ROUNDS, defined, family, keys_of, qualname_key, spells
 from repolens.search.references import FAN_OUT, importers, references
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -108,9 +110,12 @@ def callees(reader: IndexReader, definition: SymbolRow, depth: int = 1) -> list[
     return out
 
 
-def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool]:
+def resolve_use(reader: IndexReader, row: RefRow, rounds: int = ALIAS_ROUNDS) -> tuple[list[SymbolRow], bool]:
     """The definitions a use means, and whether it was resolved (else: every
-    definition of its name in its language's family, a name match)."""
+    definition of its name in its language's family, a name match). A use
+    through a module re-exporting a definition under another name is looked
+    up by the name that module binds it from (:func:`through_reexport`, at
+    most ``rounds`` modules deep): no definition has the name it is called by."""
     from repolens.store.base import NameMatch, SymbolFilters, normalize_symbol
 
     candidates = [
@@ -134,11 +139,67 @@ def resolve_use(reader: IndexReader, row: RefRow) -> tuple[list[SymbolRow], bool
         direct = [s for s in candidates if spells(t, keys_of(reader, s.path, s.qualname, s.language))]
         if direct:
             return direct, True
+        bound = through_reexport(reader, row) if rounds else None
+        if bound is not None:
+            found, sure = resolve_use(reader, bound, rounds - 1)
+            if found:
+                return found, sure
     # Through re-exports, or a base class: a candidate whose uses include this one.
     for s in candidates[:20]:
         if any(r.path == row.path and r.line == row.line for r in references(reader, s).resolved):
             return [s], True
     return [], False
+
+
+# Languages whose modules bind what they import for other files to import (``binds`` rows).
+_BINDING = frozenset({"python", "javascript", "typescript", "tsx", "rust"})
+
+
+def modules_named(reader: IndexReader, name: str) -> list[tuple[str, str]]:
+    """The files (path, language) of a language in ``_BINDING`` whose module's
+    last part is ``name`` (``pkg`` of ``pkg/__init__.py``, of ``src/pkg/index.ts``),
+    among the indexed paths with a part ``name`` (:func:`path_index`, built once
+    per index content): a use's target names a module by the end of its path only."""
+    from repolens.search.mentions import path_index  # (only for a use no definition's name resolves)
+
+    paths = path_index(reader.cache_key(), reader.paths).by_part.get(name.lower(), [])
+    near = [
+        p
+        for p in paths
+        if PurePosixPath(p).parent.name == name or PurePosixPath(p).name.startswith(name + ".")
+    ]
+    return [
+        (path, r.language)
+        for path, r in reader.files(near).items()
+        if r.language in _BINDING and module_parts(path, r.language)[-1:] == [name]
+    ]
+
+
+def through_reexport(reader: IndexReader, row: RefRow) -> RefRow | None:
+    """``row`` as the module its target names binds it: ``BaseModel(1)`` after
+    ``from pkg import BaseModel`` (target ``pkg.BaseModel``), where
+    ``pkg/__init__.py`` says ``from .models import Model as BaseModel``, is
+    that line's use of ``Model`` (``pkg.models.Model``); ``BaseModel.save``
+    is ``Model.save``. None when no indexed module binds it. The uses of a
+    definition follow its re-exports forward (:func:`repolens.search.ref_keys.aliased`);
+    a use met first is followed back to it, one module at a time."""
+    if not family(row.language) & _BINDING:
+        return None
+    parts = row.target.split(".")
+    for i in range(len(parts) - 1, 0, -1):  # the longest module first: pkg.sub.X before pkg.sub
+        bound, rest = parts[i], parts[i + 1 :]
+        spelled = ".".join(parts[: i + 1])
+        for path, language in modules_named(reader, parts[i - 1]):
+            if language not in family(row.language) or not spells(
+                spelled, keys_of(reader, path, bound, language)
+            ):
+                continue
+            for b in reader.refs_of_files([path]).get(path, []):
+                if b.binds == bound and not b.scope and b.target:
+                    return b._replace(
+                        kind=row.kind, name=row.name if rest else b.name, target=".".join([b.target, *rest])
+                    )
+    return None
 
 
 class Impact(Record):
