@@ -1001,3 +1001,25 @@ def test_a_definition_no_one_uses_is_an_answer_in_every_repository_asked(
     assert "impact of lib:tax.py" in impact.text
     missing = service.find_references_across("no_such_name", targets, max_chars=4000)
     assert missing.text.startswith("No definition matches 'no_such_name'") and not missing.matched
+
+
+def test_a_line_naming_the_definition_twice_is_one_use(tmp_path: Path, write_tree):
+    write_tree(
+        tmp_path,
+        {
+            "Main.java": (
+                "class Main {\n"
+                "    static int f(int a) { return a; }\n"
+                "    public static void main(String[] args) {\n"
+                "        Main m = new Main();\n"  # 4: the type and the constructor
+                "        f(f(1));\n"  # 5: two calls
+                "    }\n"
+                "}\n"
+            ),
+        },
+    )
+    build_index(tmp_path)
+    main = service.find_references("Main", tmp_path).text
+    assert uses(main) == ["Main.java", "Main.main 4: Main m = new Main();"]
+    assert "1 reference in 1 file" in main
+    assert uses(service.find_references("Main.f", tmp_path).text) == ["Main.java", "Main.main 5: f(f(1));"]

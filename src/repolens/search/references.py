@@ -167,7 +167,21 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
             (resolved if m.path == holder.path and m.line in lines else elsewhere).append(m)
         matches = elsewhere
     resolved.sort(key=lambda r: (r.path, r.line))
-    return Resolved(definition, [r for r in resolved if r.name != "*"], matches)
+    return Resolved(definition, *_one_per_line([r for r in resolved if r.name != "*"], matches))
+
+
+def _one_per_line(resolved: list[RefRow], matches: list[RefRow]) -> tuple[list[RefRow], list[RefRow]]:
+    """The uses, one per line, as a reader (and a language server) counts them:
+    ``Main m = new Main();`` names ``Main`` twice, ``f(f(x))`` calls ``f``
+    twice, and each is one line to read; a line resolved is no name match."""
+    lines: set[tuple[str, int]] = set()
+    kept: tuple[list[RefRow], list[RefRow]] = ([], [])
+    for rows, out in zip((resolved, matches), kept, strict=True):
+        for r in rows:
+            if (r.path, r.line) not in lines:
+                lines.add((r.path, r.line))
+                out.append(r)
+    return kept
 
 
 def _calls_on_its_first_line(reader: IndexReader, definition: SymbolRow, rows: list[RefRow]) -> list[RefRow]:
