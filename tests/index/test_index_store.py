@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_survivors, tagged_env, wait_for, write_tree_files
+from conftest import kill_survivors, run_repolens, tagged_env, wait_for, write_tree_files
 from repolens import service
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexVersionError, NothingToIndexError
 from repolens.index.build import build_index
@@ -105,6 +105,30 @@ def test_second_writer_gets_a_clear_message(sample_repo: Path):
     assert "wait for it to finish" in out.stderr
 
 
+def test_a_writer_waiting_while_a_first_build_removes_its_folder_locks_the_folder_made_anew(make_repo):
+    """The writer that made the index folder and leaves no index removes it,
+    lock file included: one that was waiting on that lock file takes the
+    lock of the folder made anew, never the lock of a file no longer there."""
+    root = make_repo({"a.py": "def alpha():\n    pass\n"})
+    layout = _layout(root)
+    first_build = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from repolens.store.local.layout import IndexLayout\n"
+        "with IndexLayout(Path(sys.argv[1]), Path(sys.argv[2])).write_lock():\n"
+        "    print('holding', flush=True)\n"
+        "    time.sleep(0.5)\n"
+    )
+    args = [sys.executable, "-c", first_build, str(root), str(layout.index_dir)]
+    with subprocess.Popen(args, stdout=subprocess.PIPE, text=True) as first:
+        assert first.stdout is not None and first.stdout.readline() == "holding\n"
+        with IndexLayout(root, layout.index_dir).write_lock(wait=10):
+            assert layout.lock_held() is True  # the lock file in the folder is the one held
+        assert first.wait(10) == 0
+    assert not layout.index_dir.exists()
+    assert build_index(root).files == 1
+
+
 @pytest.mark.slow
 def test_crash_mid_rebuild_leaves_the_previous_index_usable(make_repo):
     files = {f"pkg/m{i:04d}.py": f"def g{i}():\n    return 'gamma_marker {i}'\n" * 40 for i in range(3000)}
@@ -179,6 +203,34 @@ def test_zero_files_keeps_the_previous_index(make_repo):
     with pytest.raises(NothingToIndexError, match="nothing to index"):
         build_index(root)
     assert "alpha" in service.search_code("alpha", root).text
+
+
+def test_a_failed_first_build_leaves_no_folder_behind(make_repo, tmp_path: Path):
+    """A first `repolens index` that failed (nothing to index) left, in a
+    shared index folder (REPOLENS_INDEX_DIR), a folder holding its lock and
+    .gitignore, which `repolens indexes` did not list nor `drop` remove. The
+    folders a failed first build made are removed, and only those."""
+    ignored = make_repo({".repolensignore": "*\n", "a.py": "x = 1\n"}, name="ignored")
+    shared = tmp_path / "made" / "indexes"
+    env = {"REPOLENS_INDEX_DIR": str(shared)}
+    failed = run_repolens("index", str(ignored), env=env)
+    assert failed.returncode == 1 and failed.stderr.startswith(f"error: nothing to index in {ignored}: ")
+    assert not (tmp_path / "made").exists()
+
+    app = make_repo({"a.py": "def alpha():\n    pass\n"}, name="app")
+    assert run_repolens("index", str(app), env=env).returncode == 0
+    kept = sorted(p for p in shared.rglob("*"))
+    assert run_repolens("index", str(ignored), env=env).returncode == 1
+    assert sorted(p for p in shared.rglob("*")) == kept  # the folder was there: only the new one goes
+
+    # a build that started (a generation made, then discarded), in the repository's own folder
+    binary = make_repo({"a.py": b"\0binary"}, name="binary")
+    own = run_repolens("index", str(binary))
+    assert (own.returncode, own.stderr) == (
+        1,
+        f"error: nothing to index in {binary}: the only file was binary\n",
+    )
+    assert not (binary / ".repolens").exists()
 
 
 def test_a_refresh_that_would_leave_no_file_keeps_the_previous_index(make_repo):

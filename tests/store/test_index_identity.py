@@ -214,6 +214,32 @@ def test_indexes_and_drop_in_a_shared_index_folder(make_repo, tmp_path: Path):
     assert nothing.stderr.startswith("error: no store holding many indexes is named: pass --store URL")
 
 
+def test_a_folder_a_failed_first_build_left_is_listed_with_its_fix_and_dropped(tmp_path: Path):
+    """Earlier versions left a folder holding only write.lock and .gitignore
+    where a first build failed; `indexes` did not list it and `drop` said no
+    such index. A folder that is no index stays unlisted."""
+    shared = tmp_path / "indexes"
+    leftover = shared / "tmp_gone"
+    leftover.mkdir(parents=True)
+    (leftover / ".gitignore").write_text("*\n")
+    (leftover / "write.lock").write_text("4242")
+    (shared / "notes").mkdir()
+    env = {"REPOLENS_INDEX_DIR": str(shared)}
+    listed = run("indexes", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        f"1 index in {shared}",
+        "tmp_gone: empty (no generation): remove it with `repolens drop tmp_gone`",
+    ]
+    assert json.loads(run("indexes", "--json", env=env).stdout)["indexes"][0]["state"] == "empty"
+    dropped = run("drop", "tmp_gone", env=env)
+    assert (dropped.returncode, dropped.stdout) == (
+        0,
+        f"dropped tmp_gone from {shared} (was tmp_gone: empty (no generation))\n",
+    )
+    assert list(shared.iterdir()) == [shared / "notes"]
+
+
 def test_an_index_built_before_identities_gets_one_at_its_next_refresh(make_repo, pg_db, monkeypatch):
     app = _repo(make_repo, "app", ALPHA)
     monkeypatch.setenv("REPOLENS_STORE", pg_db.url)

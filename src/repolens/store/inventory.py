@@ -77,10 +77,19 @@ class Inventory(Record):
 
     def render(self) -> str:
         head = f"{counted(len(self.entries), 'index', 'indexes')} in {self.where}"
-        return "\n".join([head, *(e.line() for e in self.entries)])
+        return "\n".join([head, *(_listed(e) for e in self.entries)])
 
     def to_json(self) -> dict[str, Any]:
         return {"store": self.where, "indexes": [e.to_json() for e in self.entries]}
+
+
+def _listed(entry: IndexEntry) -> str:
+    """An entry's line in a listing; an empty one (a key with no generation:
+    in a folder, what a failed first build of an earlier version left) with
+    the command that removes it."""
+    if entry.state == "empty":
+        return f"{entry.line()}: remove it with `repolens drop {entry.key}`"
+    return entry.line()
 
 
 class Dropped(Record):

@@ -16,7 +16,9 @@ from repolens.store.local.layout import IndexLayout
 
 def local_indexes(parent: Path) -> list[tuple[str, str, str, dict[str, str]]]:
     """Each sub-folder of ``parent`` holding an index (a published one, else
-    an interrupted build), by name: (key, generation, state, meta)."""
+    an interrupted build), by name: (key, generation, state, meta); the state
+    ``empty`` for an index folder with no generation (a failed first build of
+    an earlier version left its lock and ``.gitignore``), to be dropped."""
     out = []
     for folder in sorted(p for p in parent.iterdir() if p.is_dir() and not p.name.startswith(".")):
         layout = IndexLayout(folder, folder)
@@ -24,6 +26,8 @@ def local_indexes(parent: Path) -> list[tuple[str, str, str, dict[str, str]]]:
         building = layout.building_dirs()
         gen_dir = current or (building[-1] if building else None)
         if gen_dir is None:
+            if layout.lock_path.exists() or (folder / ".gitignore").exists():
+                out.append((folder.name, "", "empty", {}))
             continue
         try:
             db = sq.open_reader(gen_dir / DB_NAME)

@@ -33,6 +33,8 @@ _GEN = r"^gen-(\d{6,})$"  # compiled at first use: a search needs none
 # Old generations are kept this long after being replaced so that a reader
 # that resolved ``current`` just before the swap can still open them.
 _GRACE_SECONDS = 120.0
+# Times a writer opens the lock anew when the folder holding it was removed meanwhile.
+_LOCK_ATTEMPTS = 8
 
 
 def shared_index_dir(root: Path, parent: str | os.PathLike[str]) -> Path:
@@ -140,14 +142,49 @@ class IndexLayout(Record):
             "pass --index-dir with a folder on a writable disk"
         )
 
-    def ensure_dir(self) -> None:
+    def ensure_dir(self) -> list[Path]:
+        """Make the index folder, its missing parents and its ``.gitignore``;
+        the folders this call made, outermost first: a writer that leaves no
+        index in them removes them again (:meth:`_unmake`), and never a
+        folder another process made (``mkdir`` tells which)."""
+        missing = []
+        path = self.index_dir
+        while not path.is_dir() and path != path.parent:
+            missing.append(path)
+            path = path.parent
+        made = []
         try:
-            self.index_dir.mkdir(parents=True, exist_ok=True)
+            for folder in reversed(missing):
+                with contextlib.suppress(FileExistsError):
+                    folder.mkdir()
+                    made.append(folder)
             ignore = self.index_dir / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("*\n", encoding="utf-8")
+        except FileNotFoundError:
+            raise  # a parent removed meanwhile (:meth:`_unmake`): the caller tries again
         except OSError as exc:
             raise self.not_writable(exc) from exc
+        return made
+
+    def _unmake(self, made: list[Path]) -> None:
+        """Remove the folders this writer made (``made``, outermost first)
+        when it leaves no index in them: a first build that failed (nothing
+        to index, a model that cannot load) leaves no folder behind that
+        would be taken for an index. Only under the lock, and only while the
+        folder holds nothing but the lock and ``.gitignore``: a build kept to
+        resume, or one that another writer published, stays. The lock file
+        goes first, so a writer waiting on it takes the lock anew
+        (:func:`_same_file`)."""
+        if self.index_dir not in made:
+            return
+        with contextlib.suppress(OSError):
+            if set(os.listdir(self.index_dir)) != {self.lock_path.name, ".gitignore"}:
+                return
+            self.lock_path.unlink()
+            (self.index_dir / ".gitignore").unlink()
+            for folder in reversed(made):
+                folder.rmdir()  # fails, and stops, at a folder another process wrote in meanwhile
 
     def _generations(self) -> list[tuple[int, Path]]:
         out = []
@@ -223,37 +260,69 @@ class IndexLayout(Record):
         """Hold the writer lock; raise ``IndexLockedError`` if another holds it.
 
         ``flock`` is released by the kernel when the holder dies, so a crashed
-        indexer never leaves a stale lock behind.
+        indexer never leaves a stale lock behind. The folder this made is
+        removed again when the writer leaves no index in it (:meth:`_unmake`).
         """
-        import fcntl  # only a writer locks: a search need not load it
-
-        self.ensure_dir()
+        made: list[Path] = []
+        deadline = time.monotonic() + wait
+        for _ in range(_LOCK_ATTEMPTS):
+            try:
+                made += self.ensure_dir()
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                continue  # removed meanwhile by the writer that made it: made anew
+            except OSError as exc:
+                raise self.not_writable(exc) from exc
+            try:
+                self._flock(fd, deadline)
+            except BaseException:
+                os.close(fd)
+                raise
+            if _same_file(fd, self.lock_path):
+                break
+            os.close(fd)  # the lock of a folder removed (or dropped) while this waited: taken anew
+        else:
+            raise self.not_writable(OSError(errno.ENOENT, "it was removed while this process waited for it"))
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise self.not_writable(exc) from exc
-        try:
-            deadline = time.monotonic() + wait
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        holder = _read_holder(fd)
-                        raise IndexLockedError(
-                            f"another process{holder} is writing the index in {self.index_dir}: "
-                            "wait for it to finish and try again",
-                            holder=holder,
-                        ) from None
-                    time.sleep(0.05)
             # who holds it, for a second writer's message (a full disk may refuse even that)
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)
                 os.write(fd, str(os.getpid()).encode())
             yield
         finally:
-            os.close(fd)
+            try:
+                self._unmake(made)
+            finally:
+                os.close(fd)
+
+    def _flock(self, fd: int, deadline: float) -> None:
+        """Take ``flock`` on ``fd``, trying until ``deadline``."""
+        import fcntl  # only a writer locks: a search need not load it
+
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _read_holder(fd)
+                    raise IndexLockedError(
+                        f"another process{holder} is writing the index in {self.index_dir}: "
+                        "wait for it to finish and try again",
+                        holder=holder,
+                    ) from None
+                time.sleep(0.05)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is still the file at ``path`` (a lock taken on a lock
+    file that was removed meanwhile guards nothing)."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def flock_held(dev: int, ino: int, table: str = "/proc/locks") -> bool | None:
