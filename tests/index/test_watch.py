@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_git, wait_for
+from conftest import run_git, run_repolens, wait_for
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.watch import WatchEvent, start_watcher
@@ -135,6 +135,62 @@ def test_a_commit_that_changes_no_file_reaches_the_history(watched):
     assert not [e for e in events if e.error]
 
 
+def _coverage(root: Path) -> tuple[int, int]:
+    """(chunks with a vector, chunks) of the published index of ``root``."""
+    reader = open_store(root).open_reader()
+    try:
+        return reader.vector_count(), reader.counts()["chunks"]
+    finally:
+        reader.close()
+
+
+def _embedded(root: Path) -> bool:
+    done, chunks = _coverage(root)
+    return done == chunks
+
+
+@pytest.mark.parametrize("vectors_from", ["the setting", "the index"])
+def test_repolens_watch_keeps_the_vectors_of_an_index_that_has_them(
+    make_repo, tmp_path: Path, monkeypatch, vectors_from: str
+):
+    """`repolens watch` refreshed the lexical index only: with `vectors =
+    true` (or an index embedded once with --vectors) every chunk it changed
+    stayed without a vector, which `serve` and a plain `repolens index` embed."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", "fake")
+    files = {f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(5)}
+    if vectors_from == "the setting":
+        files[".repolens.toml"] = "vectors = true\n"
+    root = make_repo(files)
+    service.index_repo(root, vectors=True)
+    assert _embedded(root)
+    log = tmp_path / "watch.log"
+    with log.open("w") as out:
+        watcher = subprocess.Popen([sys.executable, "-m", "repolens", "watch"], cwd=root, stdout=out)
+    try:
+        wait_for(lambda: "file events" in log.read_text(), "the watcher's first look at the tree")
+        (root / "m1.py").write_text("def handler_1():\n    return 'changed'\n\n\ndef helper():\n    pass\n")
+        (root / "m_new.py").write_text("def brand_new_handler():\n    return 1\n")
+        wait_for(lambda: "m_new.py" in _indexed_paths(root), "the saves refreshed")
+        wait_for(lambda: _embedded(root), "the changed chunks embedded")
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+    readers.clear()
+
+
+def test_repolens_watch_says_a_bad_setting_once(make_repo):
+    """The embedder beside the watcher reads the settings too: a bad one is
+    the one line of the watcher, not also a thread's traceback."""
+    root = make_repo({"a.py": "x = 1\n", ".repolens.toml": "bogus = 1\n"})
+    out = run_repolens("watch", cwd=root)
+    assert out.returncode == 1
+    assert out.stderr.startswith(f"error: {root}/.repolens.toml: unknown setting 'bogus'; known: ")
+    assert out.stderr.count("\n") == 1, out.stderr
+
+
 def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeypatch):
     from repolens.index.watch import start_background
 
@@ -142,23 +198,12 @@ def test_serving_embeds_in_the_background_when_vectors_are_on(make_repo, monkeyp
     monkeypatch.setenv("REPOLENS_VECTORS", "1")
     root = make_repo({f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(50)})
     build_index(root, settings=load_settings(root, {"vectors": False}))  # lexical only, as after a crash
-
-    def coverage() -> tuple[int, int]:
-        reader = open_store(root).open_reader()
-        try:
-            return reader.vector_count(), reader.counts()["chunks"]
-        finally:
-            reader.close()
-
-    assert coverage()[0] == 0
+    assert _coverage(root)[0] == 0
     stop = start_background({"app": root})
     try:
-        wait_for(lambda: coverage()[0] == coverage()[1], "every chunk to get a vector")
+        wait_for(lambda: _embedded(root), "every chunk to get a vector")
         (root / "m_new.py").write_text("def brand_new_handler():\n    return 1\n")
-        wait_for(
-            lambda: "m_new.py" in _indexed_paths(root) and coverage()[0] == coverage()[1],
-            "the new file embedded",
-        )
+        wait_for(lambda: "m_new.py" in _indexed_paths(root) and _embedded(root), "the new file embedded")
 
     finally:
         stop.set()

@@ -394,8 +394,9 @@ def doctor_cmd(ctx: click.Context, root: str | None, index_dir: str | None, as_j
 @root_also_option
 @index_dir_option
 def watch_cmd(root: str | None, root_option: str | None, index_dir: str | None) -> None:
-    """Keep the index of ROOT fresh as files change (Ctrl-C to stop)."""
-    from repolens.index.watch import watch
+    """Keep the index of ROOT fresh as files change, and its vectors when it has
+    them (Ctrl-C to stop)."""
+    from repolens.index.watch import watch_and_embed
 
     shown = []
 
@@ -404,7 +405,10 @@ def watch_cmd(root: str | None, root_option: str | None, index_dir: str | None) 
             shown.append(event)
             click.echo(event.line(), err=bool(event.error))
 
-    watch(one_root(root, root_option), index_dir=index_dir, on_event=show)
+    def say(line: str) -> None:  # the embedder's: the dense graph updated, or why embedding stopped
+        click.echo(f"watch: {line}", err=True)
+
+    watch_and_embed(one_root(root, root_option), index_dir=index_dir, on_event=show, on_line=say)
 
 
 @cli.command("read")

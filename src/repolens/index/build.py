@@ -44,7 +44,7 @@ from repolens.discover import (
     nothing_to_index,
 )
 from repolens.discover.worktree import head_facts
-from repolens.errors import IndexCorruptError, NothingToIndexError, StoreUnavailableError
+from repolens.errors import IndexCorruptError, NothingToIndexError, RepolensError, StoreUnavailableError
 from repolens.history.sync import sync_history
 from repolens.index.prepare import Job, Prepared, Skipped, Unchanged, forked_workers, prepare_all
 from repolens.index.report import IndexReport, ProgressFn
@@ -90,6 +90,17 @@ def rebuild_reason(store: Store, generation: str, settings: Settings) -> str:
     if meta.get("state") != "ready":
         return "the index was never completed"
     return ""
+
+
+def holds_vectors(store: Store) -> bool:
+    """Whether the published index of ``store`` was embedded (its meta names
+    an embedder): a refresh of it keeps its vectors, the changed chunks
+    embedded too, whatever the ``vectors`` setting says."""
+    try:
+        current = store.current()
+        return current is not None and bool(store.generation_meta(current).get("embed_identity"))
+    except RepolensError:  # no index, or one that cannot be read: a build says why
+        return False
 
 
 _UNREADABLE = "the index could not be read"

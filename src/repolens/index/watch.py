@@ -335,9 +335,10 @@ def watch(
     and compact it when they pause (see the module docstring), until
     ``stop`` is set (or Ctrl-C). Blocks; run it in a thread to serve.
 
-    The lexical index only: vectors are filled by whoever owns embedding
-    (``repolens index``, or the server's background embedder), so a save is
-    searchable as soon as its text is indexed.
+    The lexical index only: vectors are filled beside it by the background
+    embedder (:func:`embed_in_background`, which ``serve`` and
+    :func:`watch_and_embed` run), so a save is searchable as soon as its
+    text is indexed.
     """
     store = open_store(root, index_dir)
     root_path = store.root
@@ -367,6 +368,39 @@ def watch(
         stop.set()  # (Ctrl-C, an error) the thread gathering events ends too
 
 
+def watch_and_embed(
+    root: str | Path | None,
+    *,
+    index_dir: str | Path | None = None,
+    on_event: Callable[[WatchEvent], None] | None = None,
+    on_line: Callable[[str], None] | None = None,
+) -> None:
+    """``repolens watch``: :func:`watch`, and beside it the background
+    embedder ``serve`` runs too (:func:`embed_in_background`), so the
+    vectors of an index that has them stay as current as a refresh keeps
+    them (the watcher alone left every changed chunk without one). Blocks
+    until Ctrl-C; ``on_line`` hears the embedder's lines."""
+    from repolens.validate import resolve_root
+
+    root_path = resolve_root(root)
+    folder = Path(index_dir) if index_dir is not None else None
+    load_settings(root_path)  # a bad setting or store is said once, here, not by both threads
+    open_store(root_path, folder)
+    stop = threading.Event()
+    embedder = threading.Thread(
+        target=embed_in_background,
+        args=(root_path, folder, stop, on_line),
+        name=f"repolens-embed-{root_path.name}",
+        daemon=True,
+    )
+    embedder.start()
+    try:
+        watch(root_path, index_dir=index_dir, stop=stop, on_event=on_event)
+    finally:
+        stop.set()
+        embedder.join(EMBED_STOP_S)  # a batch under way is committed or undone; either way it resumes
+
+
 def start_watcher(
     root: Path, index_dir: Path | None = None, on_event: Callable[[WatchEvent], None] | None = None
 ) -> tuple[threading.Thread, threading.Event]:
@@ -385,6 +419,7 @@ def start_watcher(
 
 EMBED_BATCHES_PER_LOCK = 2  # a few seconds of model time; a refresh waits at most that long
 EMBED_IDLE_S = 5.0
+EMBED_STOP_S = 10.0  # how long a stopping watcher waits for the embedder's batch under way
 
 
 def embed_in_background(
@@ -393,17 +428,19 @@ def embed_in_background(
     """Fill missing vectors a couple of batches at a time, releasing the
     writer lock in between so the watcher's refreshes are never held up for
     long; idle when everything is embedded. Only for roots whose settings
-    turn vectors on."""
+    turn vectors on, or whose index holds vectors (a refresh of it embeds
+    its changed chunks too: :func:`~repolens.index.build.holds_vectors`)."""
     from repolens.index import vectors
+    from repolens.index.build import holds_vectors
     from repolens.models import make_embedder
     from repolens.models.embed_config import load_embed_config
 
-    settings = load_settings(root)
-    if not settings.vectors:
-        return
-    store = open_store(root, index_dir)
     say = on_line or (lambda line: log.info(line))
     try:
+        settings = load_settings(root)
+        store = open_store(root, index_dir)
+        if not settings.vectors and not holds_vectors(store):
+            return
         embedder = make_embedder(load_embed_config(root))
     except RepolensError as exc:
         say(f"embedding in the background is off: {exc}")

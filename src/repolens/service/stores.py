@@ -70,14 +70,13 @@ def index_repo(
 
 
 def _holds_vectors(root: Path, index_dir: str | Path | None) -> bool:
-    """Whether the published index of ``root`` was embedded (its meta names an embedder)."""
+    """Whether the published index of ``root`` was embedded (:func:`repolens.index.build.holds_vectors`)."""
     from repolens.errors import RepolensError
+    from repolens.index.build import holds_vectors
 
     try:
-        store = open_store(root, index_dir)
-        current = store.current()
-        return current is not None and bool(store.generation_meta(current).get("embed_identity"))
-    except RepolensError:  # no index, or one that cannot be read: the build says why
+        return holds_vectors(open_store(root, index_dir))
+    except RepolensError:  # a store that cannot be named: the build says why
         return False
 
 
