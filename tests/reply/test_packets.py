@@ -512,3 +512,20 @@ def test_the_best_hits_best_line_fits_at_every_budget(max_chars):
     assert f"144: {best}" in text
     header = [line for line in text if line.startswith("src/flask/sessions/")]
     assert header and header[0].startswith("src/flask/sessions/secure_cookie_interface.py:100-159 ")
+
+
+@pytest.mark.parametrize("max_chars", [6050, 6100, 6120])
+def test_a_line_the_index_cut_keeps_its_marker_whole_at_a_budget_just_under_both(max_chars: int):
+    """The packet's smallest form (a header and the best line) cut the marker
+    of a line the index holds only the start of mid-word, or left it out."""
+    from repolens.budget import INDEXED_LINE_CHARS, line_cut_marker
+
+    start = 'BLOB = "zeppelin ' + "x" * (INDEXED_LINE_CHARS - 17)
+    chunk = _chunk("data.py", 1, [start])
+    packet = render_packet(
+        "zeppelin", [_hit(chunk, 1.0)], {"zeppelin": 1.0}, PacketOptions(max_chars=max_chars)
+    )
+    assert len(packet.text) <= max_chars
+    lines = packet.text.splitlines()
+    assert lines[1].startswith("1: BLOB") and lines[1].endswith("...")
+    assert lines[2] == line_cut_marker("data.py", 1, INDEXED_LINE_CHARS)

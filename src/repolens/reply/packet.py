@@ -464,9 +464,16 @@ def _bare(query: str, blocks: Sequence[Block], best: int, notes: tuple[str, ...]
         text = block.pointer()[:max_chars]
         pointer = RenderedBlock(block, text, True, budget_cut=True)
         return Packet(query, [pointer], list(blocks[1:]), text, notes)
-    line = f"{best}: {dict(block.lines).get(best, '')}"
-    # the line before the name: the span still cites it
-    text = header_and_line(block.header(), block._replace(qualname="").header(), line, best, max_chars)
+    code, _, cut = dict(block.lines).get(best, "").partition("\n")  # a line the index cut: its marker
+    line = f"{best}: {code}"
+    header, bare = block.header(), block._replace(qualname="").header()
+    # the line before the name: the span still cites it; the marker of a line the index cut
+    # stays whole after it, the line cut shorter, while a few of its characters fit
+    room = max_chars - len(cut) - 1
+    if cut and room - len(bare) - 1 >= len(f"{best}: ") + 20:
+        text = f"{header_and_line(header, bare, line, best, room)}\n{cut}"
+    else:
+        text = header_and_line(header, bare, line, best, max_chars)
     full = len(joined(block.header(), body_lines(block)))
     marker = budget_marker(block.path, block.start_line, block.end_line, full - len(text))
     if len(text) + 1 + len(marker) <= max_chars:
