@@ -466,6 +466,9 @@ def test_a_line_the_index_holds_only_the_start_of_is_marked_as_the_packet_marks_
             held = f"1: {blob[:INDEXED_LINE_CHARS]}"
             assert line == held or (line.endswith("x...") and held.startswith(line[:-3])), max_chars
             assert last == marker, max_chars
+
+        chunk_id = whole.rendered[0].block.chunk_ids[0]
+        assert get_chunk(reader, chunk_id).rendered.split("\n")[-1] == marker  # the stored chunk too
     finally:
         reader.close()
 

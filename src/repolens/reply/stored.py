@@ -11,11 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from repolens.budget import CHUNK_MAX_CHARS, fit_lines, omitted_marker, truncated_marker
+from repolens.budget import (
+    CHUNK_MAX_CHARS,
+    INDEXED_LINE_CHARS,
+    fit_lines,
+    line_cut_marker,
+    omitted_marker,
+    truncated_marker,
+)
 from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
 from repolens.store.base import IndexReader, StoredChunk
-from repolens.store.file_text import file_lines
+from repolens.store.file_text import file_lines, line_cut_by_the_index
 from repolens.validate import check_budget
 
 MAX_ID_CHARS = 100
@@ -103,6 +110,8 @@ def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = CHUNK_MAX_
             body.append((omitted_marker(a, b), None))
     for i, text in enumerate(lines[header:]):
         body.append((f"{c.start_line + i}: {text}", c.start_line + i))
+    if line_cut_by_the_index(c):  # the line goes on past what the index holds: its read says where
+        body.append((line_cut_marker(c.path, c.start_line, INDEXED_LINE_CHARS), None))
     label = f" {c.kind} {c.qualname}" if c.qualname else f" {c.kind}"
     head = f"{c.path}:{c.start_line}-{c.end_line}{label} [{c.language}] chunk {c.id}"
     rendered, truncated = fit_lines(
