@@ -260,6 +260,28 @@ def test_a_question_too_long_for_a_link_is_searched_all_the_same(page, site: Sit
     assert page.locator("#reply .file a.ref").count() > 0
 
 
+def test_a_pasted_traceback_is_searched_with_its_lines_and_enter_searches(page, site: Site):
+    """The question box was a one-line input: a pasted traceback lost its
+    line breaks, so the page asked another question than an agent would."""
+    log_in(page, site)
+    question = (
+        "session expired too early\n"
+        "Traceback (most recent call last):\n"
+        '  File "src/auth/session.py", line 3, in expire\n'
+        "KeyError: 'token'"
+    )
+    search(page, site, question, repo="app")
+    assert page.locator("#q").input_value() == question
+    assert page.locator("#reply-text").input_value() == mcp_text(site, {"query": question, "repo": "app"})
+    page.goto(f"{site.server.base}/search")
+    page.fill("#q", "where do sessions expire")
+    page.select_option("#repo", ["app"])
+    with page.expect_navigation():
+        page.press("#q", "Enter")
+    assert page.locator("#q").input_value() == "where do sessions expire"
+    assert page.locator("#reply-text").input_value()
+
+
 def test_a_search_form_over_the_limit_gets_a_page_saying_so(site: Site):
     form = b"q=" + b"a" * (12 * 100_000 + 64 * 1024) + b"&repo=app"
     headers = {**AUTH_HEADER, "Content-Type": "application/x-www-form-urlencoded"}

@@ -414,8 +414,9 @@ _TEXT_FIELDS = ("q", "mode", "max_chars", "top_k", "path", "language", "kind", "
 def _search_form(params: QueryParams) -> dict[str, Any]:
     """The search form as given (every value a string, to show back as typed)."""
     form: dict[str, Any] = {key: params.get(key, "").strip() for key in _TEXT_FIELDS}
-    # as typed, spaces and all: the question, and the exact text every hit must hold
-    form["q"], form["keyword"] = params.get("q", ""), params.get("keyword", "")
+    # as typed, spaces and all: the question, and the exact text every hit must hold; the
+    # question's lines as pasted (a browser sends a text area's line breaks as CR LF)
+    form["q"], form["keyword"] = params.get("q", "").replace("\r\n", "\n"), params.get("keyword", "")
     form["repo"] = [r for r in params.getlist("repo") if r.strip()]
     form["explain"] = params.get("explain", "") in ("1", "on", "true")
     form["modes"] = MODES

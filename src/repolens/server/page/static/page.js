@@ -11,6 +11,18 @@ document.addEventListener("DOMContentLoaded", () => {
       q.select();
     }
   });
+  // The question box takes a pasted log or traceback whole (its lines are part of the
+  // question); Enter searches, Shift+Enter starts a new line, and the box grows with its lines.
+  if (q && q.tagName === "TEXTAREA") {
+    const fit = () => { q.rows = Math.min(12, Math.max(1, q.value.split("\n").length)); };
+    q.addEventListener("input", fit);
+    q.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        q.form.requestSubmit();
+      }
+    });
+  }
   // Copy the reply exactly as an agent receives it.
   const copy = document.getElementById("copy");
   const text = document.getElementById("reply-text");
