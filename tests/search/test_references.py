@@ -823,8 +823,14 @@ def test_impact_s_last_line_counts_the_definitions_and_test_files_it_leaves_out(
     assert lines[0] == "impact of py/app/util.py (helper), depth 1: 13 definitions in 3 files, 1 test file"
     shown = [line for line in lines if line.startswith("1. ")]
     left = 13 - len(shown)
-    assert 0 < left < 13 and "tests (run them" not in text
-    assert lines[-1].startswith(f"... {left} more definitions and 1 more test file did not fit: "), text
+    assert 0 < left < 13 and len(text) <= 700
+    assert lines[-1].startswith(f"... {left} more definitions did not fit: "), text
+    # the tests a change reaches keep their room: what to run next
+    assert (
+        "py/tests/test_users.py: (module), test_it" in lines
+        and 'run_tests runner=pytest args=["py/tests/test_users.py"]' in text
+    )
+    assert lines[-4] == "tests (run them with run_tests):"
 
 
 TOP_LEVEL = {

@@ -244,14 +244,23 @@ def render_impact(
         head += f"; {counted(name_matches, 'name match', 'name matches')} not followed"
     blocks = _Blocks(max_chars, sep="\n", noun="definition")
     blocks.add("\n".join([*(f"note: {n}" for n in notes), head]))
+    entries = []
+    for path, names in test_files.items():
+        shown = ", ".join(names[:6]) + (f", and {len(names) - 6} more" if len(names) > 6 else "")
+        entries.append(
+            (f"{label(path)}: {shown}\n  {tests_command(label(path), languages.get(path, ''))}", path)
+        )
+    # The tests a change reaches are what to run next: they keep their room (up to a third of
+    # the budget) however many definitions come before them.
+    tests = len(TESTS_HEAD) + sum(1 + len(e) for e, _ in entries) if entries else 0
+    reserve = min(tests, max_chars // 3)
     for depth, path, d, use, uses in code:
         where = f"{label(path)}:{d.start_line} {d.qualname} ({d.kind})" if d else f"{label(path)} (module)"
         more = f" ({uses} uses)" if uses > 1 else ""
-        blocks.place(f"{depth}. {where} <- {use.kind} at line {use.line}{more}", where, reserve=120)
-    if test_files:
+        blocks.place(f"{depth}. {where} <- {use.kind} at line {use.line}{more}", where, reserve=120 + reserve)
+    blocks.full = False  # (the definitions left out leave the tests their room)
+    if entries:
         blocks.place_head(TESTS_HEAD)
-    for path, names in test_files.items():
-        shown = ", ".join(names[:6]) + (f", and {len(names) - 6} more" if len(names) > 6 else "")
-        entry = f"{label(path)}: {shown}\n  {tests_command(label(path), languages.get(path, ''))}"
+    for entry, path in entries:
         blocks.place(entry, label(path), reserve=60, noun="test file")
     return blocks.text()
