@@ -143,20 +143,29 @@ def test_usage_guide_prompt(sample_repo: Path):
     assert len(text) < 4000  # fetched on demand: the details the tool list leaves out
 
 
-def test_tool_list_stays_small(sample_repo: Path):
-    """The whole tools/list reply is what every agent pays for up front."""
+def test_tool_list_stays_small(sample_repo: Path, tmp_path: Path):
+    """The whole tools/list reply is what every agent pays for up front: the
+    list as sent (JSON without spaces), with one repository served and with
+    many (whose names the ``repo`` argument of every tool would repeat)."""
     import json
 
-    async def session():
-        async with Client(build_server({"app": sample_repo})) as client:
+    many = {f"team-service-{i:02d}": tmp_path / f"service-{i:02d}" for i in range(30)}
+
+    async def session(roots, remote: bool = False):
+        async with Client(build_server(roots, remote=remote)) as client:
             return await client.list_tools()
 
-    tools = asyncio.run(session())
-    size = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools.tools]))
-    assert len(tools.tools) == 14
-    assert size <= 8_000, f"tools/list is {size} chars"
-    schemas = [t.input_schema for t in tools.tools]  # titles repeat the names: left out
-    assert [s for s in schemas if "title" in s or any("title" in p for p in s["properties"].values())] == []
+    for roots, remote in (({"app": sample_repo}, False), (many, False), (many, True)):
+        tools = asyncio.run(session(roots, remote))
+        sent = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools.tools]
+        size = len(json.dumps(sent, ensure_ascii=False, separators=(",", ":")))
+        assert len(tools.tools) == 14
+        assert size <= 8_000, f"tools/list is {size} chars with {len(roots)} repositories served"
+        schemas = [t.input_schema for t in tools.tools]  # titles repeat the names: left out
+        titled = [s for s in schemas if "title" in s or any("title" in p for p in s["properties"].values())]
+        assert titled == []
+    described = tools.tools[0].input_schema["properties"]["repo"]["description"]
+    assert described == "A served name (list_repositories lists them)."
 
 
 def test_language_and_kind_arguments_take_aliases_and_refuse_unknown_names(sample_repo: Path):

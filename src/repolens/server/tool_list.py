@@ -37,18 +37,30 @@ RECORD_COMMAND = "python -m repolens.server.record_tools"
 SDK_DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 # The argument naming the repository a tool looks at (see repolens.server.repos.Repos).
 LOCATION = "repo"
+# The longest description of ``repo`` that lists the names served (the 13
+# tools taking it repeat it: with 56 chars each the list stays under 8,000),
+# and the one that points to the list instead (no longer than that).
+DESCRIPTION_MAX_CHARS = 56
+NAMED_ELSEWHERE = "A served name (list_repositories lists them)."
 
 
 def location_description(names: Sequence[str], *, remote: bool) -> str | None:
     """What the tools' ``repo`` argument says, given the served repositories'
     ``names``: the choice a caller has. None when there is none to make (one
-    repository, the default): every tool would repeat it for nothing."""
+    repository, the default): every tool would repeat it for nothing. Every
+    tool taking ``repo`` repeats it, so the names are listed only while they
+    are short (:data:`DESCRIPTION_MAX_CHARS`); past that, a team's thirty
+    repositories would push the tool list over its 8,000 characters, and
+    ``list_repositories`` names them instead."""
     if not names:
         return "A repository path (default: the current directory)."
     if len(names) == 1:
         return None
     listed = ", ".join(names)
-    return f"One of: {listed}." if remote else f"One of: {listed}; or a path."
+    described = f"One of: {listed}." if remote else f"One of: {listed}; or a path."
+    if len(described) <= DESCRIPTION_MAX_CHARS:
+        return described
+    return NAMED_ELSEWHERE if remote else f"{NAMED_ELSEWHERE[:-1]}; or a path."
 
 
 @functools.cache
