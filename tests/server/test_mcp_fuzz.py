@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -294,6 +295,33 @@ def test_read_snippet_reply_budget_names_the_follow_up_read(make_repo):
     assert small_lines[-2].startswith("4: line 4 ")
     assert invalid.is_error
     assert invalid.content[0].text == "max_chars must be between 200 and 1000000, got 50"
+
+
+def test_a_first_line_cut_at_a_small_budget_names_a_read_that_works(make_repo):
+    """The marker of a first line that does not fit a read of many lines
+    names the budget that shows it: never one under the smallest a call may
+    ask for (200), which the named read would refuse."""
+    lines = ["x = '" + "a" * 120 + "'"] + [f"y{i} = {i}" for i in range(2, 301)]
+    root = make_repo({"wide.py": "\n".join(lines) + "\n"})
+
+    async def session():
+        async with Client(build_server({"r": root})) as client:
+            cut = await client.call_tool(
+                "read_snippet", {"path": "wide.py", "start": 1, "end": 300, "max_chars": 200}
+            )
+            marker = cut.content[0].text.splitlines()[-1]
+            read = re.fullmatch(
+                r"... \(line 1 is 126 chars; read_snippet (\S+) (\d+) (\d+) with max_chars=(\d+) shows it\)",
+                marker,
+            )
+            assert read, marker
+            path, start, end, budget = read.groups()
+            follow = {"path": path, "start": int(start), "end": int(end), "max_chars": int(budget)}
+            return await client.call_tool("read_snippet", follow)
+
+    shown = asyncio.run(session())
+    assert not shown.is_error, shown.content[0].text
+    assert shown.content[0].text.splitlines() == ["wide.py:1-1 (of 300 lines)", "1: " + lines[0]]
 
 
 def test_json_search_reply_is_the_packet_as_valid_json_at_any_budget(sample_repo: Path):

@@ -16,7 +16,7 @@ from pathlib import Path
 from repolens.budget import lines_cut_marker, long_line_marker, truncated_marker
 from repolens.errors import PathError, UsageError
 from repolens.lines import source_lines
-from repolens.validate import MAX_BUDGET, check_budget
+from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_budget
 
 MAX_LINES = 300
 MAX_PATH_CHARS = 4096
@@ -60,6 +60,7 @@ class Snippet:
                 if size + 1 + len(entry) + after > max_chars:
                     if i == 0:  # the read the marker names is this one: say what shows the line
                         whole = size + 1 + len(entry) + (len(tail) + 1 if tail and last else 0)
+                        whole = max(whole, MIN_BUDGET)  # a budget the named read takes
                         marker = long_line_marker(self.path, n, len(line), whole, MAX_BUDGET)
                     room = max_chars - size - 2 - len(marker)
                     if i == 0 and room > len(f"{n}: ") + 10:
