@@ -1009,6 +1009,41 @@ def test_a_definition_no_one_uses_is_an_answer_in_every_repository_asked(
     assert missing.text.startswith("No definition matches 'no_such_name'") and not missing.matched
 
 
+def test_impact_in_several_repositories_names_the_run_tests_call_of_each_test(
+    repo: Path, tmp_path: Path, write_tree, monkeypatch
+):
+    """Over several repositories every path is labelled (``lib:test_tax.py``),
+    but run_tests takes a repository and a path inside it: the call a test
+    file shows names both, and runs as written."""
+    import json
+    import re
+    import sys
+
+    from repolens import testrun
+    from repolens.search.fanout import Target
+
+    monkeypatch.setenv("REPOLENS_TEST_PYTHON", sys.executable)
+    other = tmp_path / "other"
+    write_tree(
+        other,
+        {
+            "tax.py": "def tax(x):\n    return x\n",
+            "test_tax.py": "from tax import tax\n\n\ndef test_tax():\n    assert tax(1) == 1\n",
+        },
+    )
+    build_index(other)
+    roots = {"app": repo, "lib": other}
+    text = service.find_references_across(
+        "tax", [Target(key, root) for key, root in roots.items()], impact_of=True, max_chars=4000
+    ).text
+    assert "lib:test_tax.py: (module), test_tax" in text
+    call = re.search(r"^  run_tests runner=(\S+) args=(\[.*\]) repo=(\S+)$", text, re.M)
+    assert call, text
+    runner, args, key = call.group(1), json.loads(call.group(2)), call.group(3)
+    assert (runner, args, key) == ("pytest", ["test_tax.py"], "lib")
+    assert testrun.run_tests(roots[key], runner, args).exit_code == 0
+
+
 def test_a_line_naming_the_definition_twice_is_one_use(tmp_path: Path, write_tree):
     write_tree(
         tmp_path,

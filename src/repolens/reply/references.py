@@ -197,8 +197,15 @@ def render_walk(
     return blocks.text()
 
 
-def tests_command(path: str, language: str) -> str:
-    """The ``run_tests`` call that runs the tests of ``path``."""
+def tests_command(path: str, language: str, repo: str | None = None) -> str:
+    """The ``run_tests`` call that runs the tests of ``path`` (relative to
+    its repository's root); in a reply over several repositories, ``repo``
+    names the repository, as run_tests takes it (it takes no labelled path)."""
+    call = _tests_call(path, language)
+    return f"{call} repo={repo}" if repo is not None and call.startswith("run_tests runner=") else call
+
+
+def _tests_call(path: str, language: str) -> str:
     if language == "python":
         return f'run_tests runner=pytest args=["{path}"]'
     if language == "go":
@@ -222,10 +229,13 @@ def render_impact(
     *,
     label: Callable[[str], str] = str,
     notes: Sequence[str] = (),
+    repo: str | None = None,
 ) -> str:
     """``steps`` are (depth, path, definition or None, the first use, how
     many uses reach it). The reached definitions ranked: nearest first, then
-    those more uses reach, source before other files; tests apart."""
+    those more uses reach, source before other files; tests apart, each
+    with its run_tests call (naming ``repo``, the repository the paths are
+    labelled with, over several)."""
     code = [s for s in steps if path_role(s[1]) != "test"]
     tests = [s for s in steps if path_role(s[1]) == "test"]
     code.sort(key=lambda s: (s[0], -s[4], _role_rank(s[1]), s[1], s[3].line))
@@ -248,7 +258,7 @@ def render_impact(
     for path, names in test_files.items():
         shown = ", ".join(names[:6]) + (f", and {len(names) - 6} more" if len(names) > 6 else "")
         entries.append(
-            (f"{label(path)}: {shown}\n  {tests_command(label(path), languages.get(path, ''))}", path)
+            (f"{label(path)}: {shown}\n  {tests_command(path, languages.get(path, ''), repo)}", path)
         )
     # The tests a change reaches are what to run next: they keep their room (up to a third of
     # the budget) however many definitions come before them.

@@ -204,6 +204,7 @@ def _references_text(
     label: Callable[[str], str] = str,
     notes: Sequence[str] = (),
     root: Path | None = None,
+    repo: str | None = None,
 ) -> NavigationReply:
     from repolens.reply import references as reply
     from repolens.search import ref_walks as walks
@@ -247,6 +248,7 @@ def _impact_text(
     label: Callable[[str], str] = str,
     notes: Sequence[str] = (),
     root: Path | None = None,
+    repo: str | None = None,
 ) -> NavigationReply:
     from repolens.reply import references as reply
     from repolens.search import ref_walks as walks
@@ -265,7 +267,7 @@ def _impact_text(
     steps = [(s.depth, s.path, s.definition, s.via, s.uses) for s in result.steps]
     languages = {s.path: s.via.language for s in result.steps}
     text = reply.render_impact(
-        title, steps, languages, result.name_matches, max_chars, label=label, notes=notes
+        title, steps, languages, result.name_matches, max_chars, label=label, notes=notes, repo=repo
     )
     return NavigationReply(text, len(result.steps))
 
@@ -347,7 +349,7 @@ def find_references_across(
             return label(t.key, path)
 
         if impact_of:
-            return _impact_text(reader, target, depth, share, named, root=Path(t.root))
+            return _impact_text(reader, target, depth, share, named, root=Path(t.root), repo=t.key)
         return _references_text(reader, target, direction, depth, share, named, root=Path(t.root))
 
     from repolens.budget import cut_to_budget
