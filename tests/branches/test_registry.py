@@ -66,9 +66,10 @@ def test_list_repositories_shows_branches_with_index_facts_and_registry_facts(br
                 _text(await client.call_tool("list_repositories", {"project": "shop"})),
                 _text(await client.call_tool("find_symbol", {"name": "apply_coupon", "repo": "app"})),
                 _text(await client.call_tool("find_symbol", {"name": "x", "repo": "shop"})),
+                await client.call_tool("list_repositories", {"project": "shoe"}),
             ]
 
-    listing, shop, base_only, unknown = asyncio.run(session())
+    listing, shop, base_only, unknown, no_project = asyncio.run(session())
     lines = listing.splitlines()
     assert lines[0] == "2 repositories served, 1 more in the registry; showing 1-3"
     assert (
@@ -83,6 +84,9 @@ def test_list_repositories_shows_branches_with_index_facts_and_registry_facts(br
     # `app` alone is the registry's base branch, where apply_coupon does not exist yet.
     assert "shop/coupons.py" not in base_only
     assert unknown == "unknown repository 'shop': known repositories are app@main, app@develop, lib"
+    # a project the registry does not know is said, as search_code's project:NAME says it
+    assert no_project.is_error
+    assert _text(no_project) == "no project 'shoe' in the registry: its projects are handbook, shop"
 
 
 def test_a_name_without_registry_is_the_only_indexed_branch_else_an_error(branches, tmp_path: Path):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from repolens.branches.names import branches_of
 from repolens.branches.registry import Registry, RegistryEntry
+from repolens.branches.several import project_members
 from repolens.budget import counted
 from repolens.errors import RepolensError
 
@@ -45,16 +46,17 @@ class RepoGroup:
 
 
 def groups(roots: Mapping[str, Path], registry: Registry, project: str | None = None) -> list[RepoGroup]:
-    """Served repositories in configuration order, then those only the registry lists."""
+    """Served repositories in configuration order, then those only the
+    registry lists; with ``project``, those of that registry project (one
+    the registry does not know is a ``NotFoundError``)."""
+    members = project_members(project, registry) if project else None
     out = [
         RepoGroup(name, {key: roots[key] for key in keys.values()}, registry.get(name))
         for name, keys in branches_of(roots).items()
     ]
     served = {g.name for g in out}
     out += [RepoGroup(name, {}, entry) for name, entry in registry.entries.items() if name not in served]
-    if project:
-        out = [g for g in out if g.entry is not None and g.entry.project == project]
-    return out
+    return out if members is None else [g for g in out if g.name in members]
 
 
 def branch_line(key: str, root: Path, status: Callable[[Path], IndexStatus]) -> str:

@@ -77,17 +77,26 @@ def _default_key(name: str, keys: Mapping[str, str], key_of: Callable[[str], str
     return key or next(iter(keys.values()))
 
 
+def project_members(project: str, registry: Registry) -> set[str]:
+    """The names the registry gives project ``project``; a ``NotFoundError``
+    naming its projects when it has none of that name (a mistyped project
+    must not answer "nothing there")."""
+    members = {name for name, e in registry.entries.items() if e.project == project}
+    if not members:
+        known = sorted({e.project for e in registry.entries.values() if e.project})
+        listed = ", ".join(known) if known else "none (set `project` on the registry's entries)"
+        raise NotFoundError(f"no project {project!r} in the registry: its projects are {listed}")
+    return members
+
+
 def _project(
     project: str, roots: Mapping[str, Path], registry: Registry, key_of: Callable[[str], str | None]
 ) -> list[str]:
     """The served repositories of registry project ``project``."""
-    known = sorted({e.project for e in registry.entries.values() if e.project})
     if not project:
+        known = sorted({e.project for e in registry.entries.values() if e.project})
         raise UsageError(f"pass {PROJECT}NAME with a project of the registry: {', '.join(known) or 'none'}")
-    members = {name for name, e in registry.entries.items() if e.project == project}
-    if not members:
-        listed = ", ".join(known) if known else "none (set `project` on the registry's entries)"
-        raise NotFoundError(f"no project {project!r} in the registry: its projects are {listed}")
+    members = project_members(project, registry)
     grouped = branches_of(roots)
     served = [name for name in grouped if name in members]
     if not served:
