@@ -80,7 +80,7 @@ def test_list_repositories_shows_branches_with_index_facts_and_registry_facts(br
     assert lines[3].startswith("  app@develop: <app@develop> - 12 files, 12 chunks; updated ")
     assert lines[4].startswith("lib: <lib> - ") and lines[4].endswith("(branch main)")
     assert lines[5] == "docs (project handbook) - in the registry, not served"
-    assert shop.splitlines()[0] == "1 repositories served; showing 1-1" and "lib" not in shop
+    assert shop.splitlines()[0] == "1 repository served; showing 1-1" and "lib" not in shop
     # `app` alone is the registry's base branch, where apply_coupon does not exist yet.
     assert "shop/coupons.py" not in base_only
     assert unknown == "unknown repository 'shop': known repositories are app@main, app@develop, lib"

@@ -40,7 +40,7 @@ from repolens.branches.refresh import siblings_of
 from repolens.branches.registry import load_registry
 from repolens.branches.roots import name_for
 from repolens.branches.several import names_several
-from repolens.budget import LIST_LIMIT, READ_MAX_CHARS, SUMMARY_MAX_CHARS, cut_to_budget
+from repolens.budget import LIST_LIMIT, READ_MAX_CHARS, SUMMARY_MAX_CHARS, counted, cut_to_budget
 from repolens.errors import UsageError
 from repolens.server.calls import (
     READ_ONLY,
@@ -172,7 +172,7 @@ def build_server(
         page = names[cursor : cursor + limit]
         unserved = sum(1 for group in names if not group.branches)
         lines = [
-            f"{len(names) - unserved} repositories served"
+            f"{counted(len(names) - unserved, 'repository')} served"
             + (f", {unserved} more in the registry" if unserved else "")
             + (f"; showing {cursor + 1}-{cursor + len(page)}" if page else "")
         ]
