@@ -923,6 +923,13 @@ def test_bad_arguments_say_what_to_pass(repo: Path):
         service.find_references("helper", repo, direction="up")
     with pytest.raises(PathError, match="no indexed file"):
         service.find_references("nope/missing.py:3", repo)
+    # a file at the top (no folder in its path) is a file too, not a name to look up
+    with pytest.raises(PathError, match=r"no indexed file is under 'missing\.py'"):
+        service.find_references("missing.py:3", repo)
+    with pytest.raises(PathError, match=r"no indexed file is under 'missing\.py'"):
+        service.impact("missing.py:1-2", repo)
+    with pytest.raises(PathError, match=r"no indexed file is under 'py/app/missing\.py'"):
+        service.impact("py/app/missing.py", repo)  # impact takes a bare path
     assert service.find_references("no_such_name", repo).text.startswith(
         "No definition matches 'no_such_name'"
     )

@@ -152,10 +152,13 @@ def _find(
         where = f"{path}:{place.group('start')}" + (f"-{place.group('end')}" if place.group("end") else "")
         what = "No definition or top-level use" if ranges else "No definition"
         return _Found(found, [], "" if found or modules else f"{what} at {where}.", modules)
-    if place is not None and "/" in place.group("path"):
+    # a place (path:line) names a file, and so does a path given to impact (a
+    # name holds no "/"): one the index does not hold is said, not looked up as a name
+    named = place.group("path") if place else target if ranges and "/" in target else None
+    if named is not None and (place is not None or not reader.has_path(named)):
         from repolens.search.filters import no_indexed_file
 
-        raise no_indexed_file(reader, place.group("path"), "target")
+        raise no_indexed_file(reader, named, "target")
     from repolens.search.symbols import SymbolLookup
 
     lookup = SymbolLookup.parse(target)
