@@ -132,11 +132,14 @@ def test_usage_guide_prompt(sample_repo: Path):
         async with Client(build_server({"app": sample_repo})) as client:
             prompts = await client.list_prompts()
             guide = await client.get_prompt("repolens_guide", {})
-            return prompts, guide
+            return prompts, guide, await client.list_tools()
 
-    prompts, guide = asyncio.run(session())
+    prompts, guide, tools = asyncio.run(session())
     assert [p.name for p in prompts.prompts] == ["repolens_guide"]
     text = guide.messages[0].content.text
+    # what it says of max_chars is so of the tool list
+    unbudgeted = [t.name for t in tools.tools if "max_chars" not in t.input_schema["properties"]]
+    assert f"every tool but {', '.join(unbudgeted[:-1])} and {unbudgeted[-1]} takes" in " ".join(text.split())
     assert "search_code" in text and "find_symbol" in text and "read_snippet" in text
     # what the tool list leaves out is here
     assert all(word in text for word in ("query_id", "keyword", "min_score", "-k EXPR", "root"))

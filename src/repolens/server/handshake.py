@@ -48,7 +48,8 @@ INSTRUCTIONS = (
 GUIDE = """\
 repolens answers questions about this repository with evidence packets: the
 top hits with path, line range and score, and only the lines that matter,
-within a character budget (max_chars, which every tool takes).
+within a character budget (max_chars, which every tool but index_repo,
+refresh_index and index_status takes).
 
 Which tool
 - Broad or natural-language question, unfamiliar code, an error message:
