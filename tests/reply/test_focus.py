@@ -591,11 +591,17 @@ def test_get_chunk_is_bounded_with_the_truncation_marker(shop):
 
 
 def test_get_chunk_unknown_id(shop):
+    """The errors say where ids come from as each front asks for them: MCP
+    has get_focused_context give no id, and search_code takes no --json."""
     with pytest.raises(NotFoundError) as err:
         get_chunk(shop, "0123456789abcdef")
     assert str(err.value) == (
-        "no chunk with id 0123456789abcdef in this index: ids come from search_code --json or "
-        "get_focused_context; the index may have been rebuilt"
+        "no chunk with id 0123456789abcdef in this index: ids come from JSON replies "
+        "(search_code mode=json; repolens search or focus --json); the index may have been rebuilt"
     )
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError) as empty:
         get_chunk(shop, "")
+    assert str(empty.value) == (
+        "chunk id is empty: pass an id from a JSON reply "
+        "(search_code mode=json; repolens search or focus --json)"
+    )

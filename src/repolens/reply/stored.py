@@ -1,9 +1,10 @@
 """Stored chunks read back: one chunk by id, and a file's lines from its chunks.
 
 ``get_chunk`` backs the MCP tool of the same name: the ids it takes come from
-``search_code --json`` and ``get_focused_context``. ``file_lines`` rebuilds
-a file's text, line by line, from the chunks stored in the index (no read of
-the working tree, so it shows exactly what was indexed).
+JSON replies (``search_code`` mode=json; ``repolens search``/``focus --json``).
+``file_lines`` rebuilds a file's text, line by line, from the chunks stored
+in the index (no read of the working tree, so it shows exactly what was
+indexed).
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ class ChunkView:
         }
 
 
+# Where chunk ids are, as MCP and the command line ask for them (MCP's
+# get_focused_context replies in text, without ids).
+_IDS_FROM = "search_code mode=json; repolens search or focus --json"
+
+
 def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = CHUNK_MAX_CHARS) -> ChunkView:
     """The stored chunk ``chunk_id``, rendered within ``max_chars`` (200-1,000,000).
 
@@ -84,7 +90,7 @@ def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = CHUNK_MAX_
     this index does not hold.
     """
     if not isinstance(chunk_id, str) or not chunk_id.strip():
-        raise UsageError("chunk id is empty: pass an id from search_code --json or get_focused_context")
+        raise UsageError(f"chunk id is empty: pass an id from a JSON reply ({_IDS_FROM})")
     if len(chunk_id) > MAX_ID_CHARS:
         raise UsageError(
             f"chunk id is {len(chunk_id)} chars; ids are short hex strings such as 51818877acd60f45"
@@ -94,8 +100,8 @@ def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = CHUNK_MAX_
     stored = reader.chunk_by_id(chunk_id)
     if stored is None:
         raise NotFoundError(
-            f"no chunk with id {chunk_id} in this index: ids come from search_code --json or "
-            "get_focused_context; the index may have been rebuilt"
+            f"no chunk with id {chunk_id} in this index: ids come from JSON replies ({_IDS_FROM}); "
+            "the index may have been rebuilt"
         )
     c = stored.chunk
     header = repeated_header_lines(c)
