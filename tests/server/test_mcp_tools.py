@@ -127,6 +127,29 @@ def test_a_remote_compare_refuses_an_absolute_path(make_repo):
     assert _text(refused) == "path '/etc/passwd' is absolute: pass a path relative to the repository"
 
 
+def test_a_remote_refs_or_impact_target_is_never_an_absolute_path(sample_repo: Path):
+    """A remote caller's paths are relative (the server's folders are not
+    its to know): an absolute place is refused, inside the root or not, so
+    that trying one tells nothing of where the repository is."""
+
+    async def session() -> list:
+        async with Client(build_server({"app": sample_repo}, remote=True)) as client:
+            return [
+                await client.call_tool(
+                    tool, {"repo": "app", "target": f"{folder}/src/auth/session.py{lines}"}
+                )
+                for tool, lines in (("find_references", ":8"), ("impact", ":8-10"), ("impact", ""))
+                for folder in (str(sample_repo), "/elsewhere")
+            ]
+
+    replies = asyncio.run(session())
+    assert all(r.is_error for r in replies)
+    for text, folder in zip([_text(r) for r in replies], ["<app>", "/elsewhere"] * 3, strict=True):
+        assert (
+            text == f"path '{folder}/src/auth/session.py' is absolute: pass a path relative to the repository"
+        )
+
+
 def test_usage_guide_prompt(sample_repo: Path):
     async def session():
         async with Client(build_server({"app": sample_repo})) as client:

@@ -204,6 +204,23 @@ class Repos:
         self._refuse_hidden(rel, path)
         return rel
 
+    def check_target(self, target: object) -> None:
+        """A remote caller's ``find_references`` or ``impact`` target: a name,
+        or a path relative to the repository, as every path it sends. An
+        absolute one is refused whether it is inside the root or not: taken
+        when it is, it would tell the caller where the server keeps it."""
+        if not self.remote or not isinstance(target, str):
+            return
+        import re
+
+        from repolens.service.navigation import PLACE
+
+        place = re.match(PLACE, target.strip())
+        path = place.group("path") if place else target.strip()
+        if path.startswith(("/", "~")):
+            shown = path if len(path) <= 200 else path[:200] + "..."
+            raise PathError(f"path {shown!r} is absolute: pass a path relative to the repository")
+
     def _refuse_hidden(self, rel: str, raw: str) -> None:
         assert self._ignore is not None
         if self._ignore.hard_exclusion(rel) is not None:

@@ -533,6 +533,7 @@ def _navigate(
     """``find_references`` or ``impact``, in one repository or several."""
     from repolens import service
 
+    repos.check_target(target)
     if names_several(repo):
         assert repo is not None
         reply = service.find_references_across(
