@@ -562,3 +562,26 @@ def test_a_receiverless_call_of_an_inherited_method_is_a_call_on_this():
     assert rows[(7, "speak")] == "=Cat.speak"
     assert rows[(9, "Cat")] == "=Cat"
     assert not {key for key in rows if key[0] in (6, 8) and key[1] in ("x", "y")}
+
+
+def test_a_rust_impl_of_a_trait_is_no_definition_of_its_type_s_name():
+    text = (
+        "struct Circle {\n"
+        "    r: f64,\n"
+        "}\n"
+        "\n"
+        "impl Circle {\n"  # 5
+        "    fn unit() -> f64 { 1.0 }\n"
+        "    fn scale() -> f64 { Circle::unit() }\n"
+        "}\n"
+        "\n"
+        "impl Clone for Circle {\n"  # 10
+        "    fn clone(&self) -> Circle { Circle { r: self.r } }\n"
+        "}\n"
+        "\n"
+        "fn make() -> Circle { Circle { r: 1.0 } }\n"  # 14
+    )
+    rows = {(r.line, r.name, r.kind): r.target for r in refs_of("a.rs", text, "rust")}
+    assert rows[(7, "unit", "call")] == "=Circle.unit"
+    assert rows[(7, "Circle", "type")] == "=Circle"  # the type a path's function is of
+    assert rows[(11, "Circle", "type")] == rows[(14, "Circle", "call")] == "=Circle"

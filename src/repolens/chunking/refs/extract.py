@@ -167,8 +167,15 @@ class _Extraction:
         self.path = path
         self.scopes = Scopes(symbols, nlines)
         self.package = package_key(path, rs.language)
-        # Names the module binds: its top-level definitions, then its imports.
-        self.module: dict[str, str] = {s.name: self._own_key(s.qualname) for s in symbols if not s.parent}
+        # Names the module binds: its top-level definitions, then its imports. An impl
+        # (Rust's ``impl Clone for Circle``, Dart's ``extension on T``) is named after its
+        # type but labelled otherwise: its name means the type, not the impl.
+        self.module: dict[str, str] = {
+            s.name: self._own_key(s.qualname) for s in symbols if not s.parent and s.kind != "impl"
+        }
+        for s in symbols:
+            if not s.parent and s.kind == "impl":
+                self.module.setdefault(s.name, self._own_key(s.name))
         self.modules_bound: set[str] = set()  # names bound to a module, not to a definition in it
         self.local_imports: dict[tuple[int, str], str] = {}
         self.star = False  # an import of every name of a module: an unknown name may be one

@@ -170,6 +170,7 @@ RUST = RefSpec(
 (struct_expression name: (type_identifier) @call)
 (field_expression field: (field_identifier) @attr)
 (scoped_identifier name: (identifier) @attr)
+((scoped_identifier path: (identifier) @type) (#match? @type "^[A-Z]"))
 (type_identifier) @type
 (impl_item trait: (type_identifier) @base)
 (attribute_item (attribute (identifier) @decorator))
