@@ -585,3 +585,21 @@ def test_a_rust_impl_of_a_trait_is_no_definition_of_its_type_s_name():
     assert rows[(7, "unit", "call")] == "=Circle.unit"
     assert rows[(7, "Circle", "type")] == "=Circle"  # the type a path's function is of
     assert rows[(11, "Circle", "type")] == rows[(14, "Circle", "call")] == "=Circle"
+
+
+def test_a_class_s_own_name_and_its_namespace_s_names_are_found_up_qualified_names_of_any_separator():
+    java = "package p;\nclass Item {\n  static class Builder {\n    Builder name() { return this; }\n  }\n}\n"
+    rows = {(r.line, r.name): r.target for r in refs_of("src/p/Item.java", java, "java")}
+    assert rows[(4, "Builder")] == "=Item.Builder"  # the nested class, not a class of the package
+    cpp = (
+        "namespace geo {\nclass Shape {};\nclass Square : public Shape {\n"
+        "  void f() { g(); }\n  void g() {}\n};\ndouble area(const Shape& s);\n}\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("sq.cpp", cpp, "cpp")}
+    assert rows[(3, "Shape")] == "=geo.Shape"  # a class of the namespace holding the class
+    assert rows[(4, "g")] == "=geo.Square.g"
+    assert rows[(7, "Shape")] == "=geo.Shape"  # in the namespace's own body
+    # Out of its class, in a file that does not define the class: its name is not its constructor's.
+    cpp = '#include "sq.h"\n\nSquare::Square(int s) {}\n\nSquare Square::unit() {\n  return Square(1);\n}\n'
+    rows = {(r.line, r.name): r.target for r in refs_of("sq.cpp", cpp, "cpp")}
+    assert rows[(5, "Square")] == rows[(6, "Square")] == ""

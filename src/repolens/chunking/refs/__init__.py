@@ -144,6 +144,13 @@ def split_key(key: str) -> list[str]:
     return [p for p in _PARTS.split(key.replace("(*", "").replace(")", "")) if p]
 
 
+def enclosing(qualname: str) -> str:
+    """The qualified name holding ``qualname`` ("" none), whatever its separator
+    (``geo`` of ``geo::Square``, ``Item`` of ``Item.Builder``)."""
+    starts = [m.start() for m in _PARTS.finditer(qualname)]
+    return qualname[: starts[-1]] if starts else ""
+
+
 def module_parts(path: str, language: str) -> list[str]:
     """The parts naming ``path``'s module, as an import spells their end."""
     p = PurePosixPath(path)
@@ -194,6 +201,7 @@ __all__ = [
     "RefRows",
     "clean_scope",
     "definition_keys",
+    "enclosing",
     "module_parts",
     "package_key",
     "ref_row",

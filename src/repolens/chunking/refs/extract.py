@@ -54,6 +54,7 @@ from repolens.chunking.refs import (
     Ref,
     RefRows,
     clean_scope,
+    enclosing,
     package_key,
     ref_row,
     same_file_key,
@@ -192,6 +193,7 @@ class _Extraction:
         self.partial: set[bytes] = set()  # the names of locals visible in less than their function
         self.block_spans: dict[int, tuple[int, int]] = {}  # where such a local's name starts -> its bytes
         self.class_members: set[tuple[str, str]] | None = None  # (class, member) of the file, when asked
+        self.defined: set[str] = set()  # the qualified names of the file's definitions, with class_members
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
         # What a language's own rules add (rs.rules; Python's :mod:`.python_types`, :mod:`.fixtures`):
         self.symbols = symbols
@@ -477,13 +479,16 @@ class _Extraction:
         class holding that one, that this file defines ("" none)."""
         if self.class_members is None:
             self.class_members = {(s.parent, s.name) for s in self.symbols if s.parent}
+            self.defined = {s.qualname for s in self.symbols}
         owner = self.scopes.owner_class(at)
+        if not owner and at >= 0 and self.symbols[at].kind == "module":  # a namespace's body
+            owner = self.symbols[at].qualname
         while owner:
-            if name == owner.rpartition(".")[2]:
-                return ""  # the class itself (a member of its name is its constructor)
+            if name == split_key(owner)[-1]:  # the class itself (a member of its name is its constructor)
+                return self._own_key(owner) if owner in self.defined else ""  # (C++'s out of its class)
             if (owner, name) in self.class_members:
                 return self._own_prefix(owner) + name
-            owner = owner.rpartition(".")[0]
+            owner = enclosing(owner)
         return ""
 
     def _odd_row(self, capture: str, raw: str, at: int, node: ts.Node) -> str | None:
