@@ -603,3 +603,9 @@ def test_a_class_s_own_name_and_its_namespace_s_names_are_found_up_qualified_nam
     cpp = '#include "sq.h"\n\nSquare::Square(int s) {}\n\nSquare Square::unit() {\n  return Square(1);\n}\n'
     rows = {(r.line, r.name): r.target for r in refs_of("sq.cpp", cpp, "cpp")}
     assert rows[(5, "Square")] == rows[(6, "Square")] == ""
+
+
+def test_a_csharp_call_through_base_is_the_base_class_s():
+    text = "class B : A {\n    protected override void Log() {\n        base.Log();\n    }\n}\n"
+    rows = {(r.line, r.name): r.target for r in refs_of("a.cs", text, "csharp")}
+    assert rows[(3, "Log")] == "^B.Log"

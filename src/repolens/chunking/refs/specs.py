@@ -294,6 +294,7 @@ CSHARP = RefSpec(
 (using_directive) @import
 """,
     imports.dotted,
+    super_names=frozenset({"base"}),
     builtins=_words("string int long bool double float object var void decimal char byte nameof"),
     implicit_self=True,
 )
