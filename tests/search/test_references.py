@@ -458,6 +458,70 @@ def test_java_import_static_call_and_this(repo: Path):
     ]
 
 
+CSHARP = {
+    "src/Billing/Models/Invoice.cs": (
+        "namespace Billing.Models\n"  # 1
+        "{\n"
+        "    public partial class Invoice\n"
+        "    {\n"
+        "        public decimal Total()\n"  # 5
+        "        {\n"
+        "            return Round(1);\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/Billing/Models/Invoice.Helpers.cs": (
+        "namespace Billing.Models;\n"  # 1
+        "\n"
+        "public partial class Invoice\n"
+        "{\n"
+        "    private static decimal Round(decimal v) => v;\n"  # 5
+        "\n"
+        "    private bool Check() => Total() > 0;\n"
+        "\n"
+        "    public static Invoice Empty() => new Invoice();\n"
+        "}\n"
+    ),
+    "src/App/Program.cs": (
+        "using Inv = Billing.Models.Invoice;\n"  # 1
+        "\n"
+        "namespace App\n"
+        "{\n"
+        "    public static class Program\n"  # 5
+        "    {\n"
+        "        public static Inv Main() => Inv.Empty();\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
+
+def test_csharp_a_definition_is_its_namespace_s_whatever_file_or_folder_holds_it(
+    tmp_path: Path, write_tree, store_url
+):
+    """A C# key was its folder's (src.Billing.Models.Billing.Models.Invoice), which no
+    using spells, and a partial class's member was the file's own (=...): its calls from
+    the class's other files were lost."""
+    root = indexed(tmp_path / "cs", CSHARP, write_tree)
+    wanted = {
+        "Invoice.Round": [
+            "src/Billing/Models/Invoice.cs",
+            "Billing.Models.Invoice.Total 7: return Round(1);",
+        ],
+        "Invoice.Total": [
+            "src/Billing/Models/Invoice.Helpers.cs",
+            "Billing.Models.Invoice.Check 7: private bool Check() => Total() > 0;",
+        ],
+        "Invoice.Empty": [
+            "src/App/Program.cs",
+            "App.Program.Main 7: public static Inv Main() => Inv.Empty();",
+        ],
+    }
+    for target, lines in wanted.items():
+        assert uses(service.find_references(target, root).text) == lines, target
+
+
 def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree):
     write_tree(
         repo,

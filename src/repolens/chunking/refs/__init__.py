@@ -137,6 +137,10 @@ _PARTS = re.compile(r"::|[./\\:#]")
 # its definitions and the uses the other files of that package make of them
 # are keyed by this part instead.
 ROOT_PACKAGE = "~"
+# Languages whose namespaces are declared in the code, not named by folders or files (C#'s
+# ``namespace Billing.Models``): a definition is keyed by its qualified name wherever it is,
+# by the other files of its namespace and of its class (a partial class's) as by its own.
+QUALIFIED_LANGUAGES = frozenset({"csharp"})
 
 
 def split_key(key: str) -> list[str]:
@@ -166,11 +170,16 @@ def module_parts(path: str, language: str) -> list[str]:
 def definition_keys(path: str, qualname: str, language: str) -> frozenset[str]:
     """Every key an importing file may spell for the definition ``qualname``
     of ``path``: its module's parts from any folder down, then its
-    qualified name (at least one module part: a bare name is a name match)."""
+    qualified name (at least one module part: a bare name is a name match);
+    in a language naming its definitions by namespace (:data:`QUALIFIED_LANGUAGES`)
+    its qualified name too, when it has a part before its name."""
     own = split_key(qualname)
     parts = module_parts(path, language) or ([ROOT_PACKAGE] if language in _FOLDER_LANGUAGES else [])
     full = [*parts, *own]
-    return frozenset(".".join(full[i:]) for i in range(len(parts)))
+    keys = frozenset(".".join(full[i:]) for i in range(len(parts)))
+    if language in QUALIFIED_LANGUAGES and len(own) > 1:
+        keys |= {".".join(own)}
+    return keys
 
 
 def package_key(path: str, language: str) -> str:
@@ -195,6 +204,7 @@ def type_name(key: str) -> str:
 __all__ = [
     "FIXTURE_KIND",
     "NO_USE_KINDS",
+    "QUALIFIED_LANGUAGES",
     "REF_KINDS",
     "ROOT_PACKAGE",
     "Ref",

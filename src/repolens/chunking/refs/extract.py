@@ -51,6 +51,7 @@ import tree_sitter as ts
 from repolens.chunking import Symbol
 from repolens.chunking.grammars import LangSpec, load_language
 from repolens.chunking.refs import (
+    QUALIFIED_LANGUAGES,
     Ref,
     RefRows,
     clean_scope,
@@ -168,6 +169,7 @@ class _Extraction:
         self.path = path
         self.scopes = Scopes(symbols, nlines)
         self.package = package_key(path, rs.language)
+        self.qualified = rs.language in QUALIFIED_LANGUAGES  # keyed by qualified name, not by file
         # Names the module binds: its top-level definitions, then its imports. An impl
         # (Rust's ``impl Clone for Circle``, Dart's ``extension on T``) is named after its
         # type but labelled otherwise: its name means the type, not the impl.
@@ -624,14 +626,17 @@ class _Extraction:
         return max(holding)[2] if holding else ""
 
     def _own_key(self, qualname: str) -> str:
-        """The key of a definition of this file: ``=Q``, or its package's (``package_members``)."""
+        """The key of a definition of this file: ``=Q``, its package's (``package_members``),
+        or its qualified name (:data:`QUALIFIED_LANGUAGES`, one with a part before its name)."""
         if self.rs.package_members:
             return f"{self.package}.{'.'.join(split_key(qualname))}"
+        if self.qualified and len(parts := split_key(qualname)) > 1:
+            return ".".join(parts)
         return same_file_key(qualname)
 
     def _own_prefix(self, qualname: str) -> str:
         """:meth:`_own_key` of a member of ``qualname``, less the member's name."""
-        head = f"{self.package}." if self.rs.package_members else "="
+        head = f"{self.package}." if self.rs.package_members else "" if self.qualified and qualname else "="
         return head + "".join(p + "." for p in split_key(qualname))
 
     def _receiver_prefix(self, key: tuple[bytes, int, int]) -> str:
