@@ -610,3 +610,39 @@ def test_a_csharp_call_through_base_is_the_base_class_s():
     text = "class B : A {\n    protected override void Log() {\n        base.Log();\n    }\n}\n"
     rows = {(r.line, r.name): r.target for r in refs_of("a.cs", text, "csharp")}
     assert rows[(3, "Log")] == "^B.Log"
+
+
+def test_rust_module_paths_from_mod_declarations_crate_super_and_inline_modules():
+    text = (
+        "mod util;\n"
+        "\n"
+        "pub fn root() -> u32 {\n"
+        "    util::double(2) + crate::util::double(3)\n"  # 4
+        "}\n"
+        "\n"
+        "fn local() -> u32 { 1 }\n"
+        "\n"
+        "mod tests {\n"  # 9
+        "    use super::*;\n"
+        "    use super::util::double;\n"
+        "\n"
+        "    fn helper() {}\n"
+        "\n"
+        "    fn works() {\n"  # 15
+        "        super::local();\n"
+        "        helper();\n"
+        "        inner::deep();\n"
+        "    }\n"
+        "\n"  # 20
+        "    mod inner {\n"
+        "        pub fn deep() {}\n"
+        "    }\n"
+        "}\n"
+    )
+    rows = [(r.line, r.name, r.target) for r in refs_of("src/lib.rs", text, "rust")]
+    doubles = [(4, "src.util.double"), (4, "util.double"), (11, "src.util.double")]
+    assert [(line, t) for line, n, t in rows if n == "double"] == doubles
+    assert (10, "*", "src") in rows  # the module holding tests: lib.rs's
+    assert (16, "local", "src.local") in rows
+    assert (17, "helper", "=tests.helper") in rows  # an item of the inline module the use is in
+    assert (18, "deep", "=tests.inner.deep") in rows

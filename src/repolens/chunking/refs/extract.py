@@ -56,6 +56,7 @@ from repolens.chunking.refs import (
     RefRows,
     clean_scope,
     enclosing,
+    module_parts,
     package_key,
     ref_row,
     same_file_key,
@@ -106,6 +107,8 @@ _LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
 # How far back a receiver is looked for.
 _RECEIVER_BYTES = 160
 _LINE = operator.itemgetter(1)  # Ref.line
+# The heads of a path naming a module from where it stands (with ``RefSpec.module_path``).
+_PATH_HEADS = frozenset({"crate", "super"})
 
 
 class _Memo(dict):
@@ -195,7 +198,7 @@ class _Extraction:
         self.partial: set[bytes] = set()  # the names of locals visible in less than their function
         self.block_spans: dict[int, tuple[int, int]] = {}  # where such a local's name starts -> its bytes
         self.class_members: set[tuple[str, str]] | None = None  # (class, member) of the file, when asked
-        self.defined: set[str] = set()  # the qualified names of the file's definitions, with class_members
+        self.kinds: dict[str, str] = {}  # the file's definitions' kinds by qualified name, with class_members
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
         # What a language's own rules add (rs.rules; Python's :mod:`.python_types`, :mod:`.fixtures`):
         self.symbols = symbols
@@ -462,6 +465,8 @@ class _Extraction:
             target = self.class_names[(self._class_of(at), name)]  # a class body's own member
         elif self.rs.implicit_self and (member := self._own_member(at, name)):
             target = member  # a member of its own class, called without a receiver
+        elif self.rs.module_path is not None and (member := self._module_item(at, name)):
+            target = member  # an item of the inline module the use is in
         else:
             target = self.module.get(name, "")
             if target and name in self.modules_bound:
@@ -476,22 +481,41 @@ class _Extraction:
                 target = f"{self.package}.{name}"
         return self._template(name, capture, at, target)
 
+    def _read_members(self) -> set[tuple[str, str]]:
+        """:attr:`class_members` and :attr:`kinds`, read from the file's definitions when first asked."""
+        if self.class_members is None:
+            self.class_members = {(s.parent, s.name) for s in self.symbols if s.parent}
+            self.kinds = {s.qualname: s.kind for s in self.symbols}
+        return self.class_members
+
     def _own_member(self, at: int, name: str) -> str:
         """The key of ``name`` as a member of the class definition ``at`` is in, or of a
         class holding that one, that this file defines ("" none)."""
-        if self.class_members is None:
-            self.class_members = {(s.parent, s.name) for s in self.symbols if s.parent}
-            self.defined = {s.qualname for s in self.symbols}
+        class_members = self._read_members()
         owner = self.scopes.owner_class(at)
         if not owner and at >= 0 and self.symbols[at].kind == "module":  # a namespace's body
             owner = self.symbols[at].qualname
         while owner:
             if name == split_key(owner)[-1]:  # the class itself (a member of its name is its constructor)
-                return self._own_key(owner) if owner in self.defined else ""  # (C++'s out of its class)
-            if (owner, name) in self.class_members:
+                return self._own_key(owner) if owner in self.kinds else ""  # (C++'s out of its class)
+            if (owner, name) in class_members:
                 return self._own_prefix(owner) + name
             owner = enclosing(owner)
         return ""
+
+    def _inline_module(self, at: int) -> str:
+        """The qualified name of the innermost module definition ``at`` is in
+        (Rust's ``mod tests { ... }``; "" none: the file's)."""
+        self._read_members()
+        qualname = self.symbols[at].qualname if at >= 0 else ""
+        while qualname and self.kinds.get(qualname) != "module":
+            qualname = enclosing(qualname)
+        return qualname
+
+    def _module_item(self, at: int, name: str) -> str:
+        """The key of ``name`` as an item of the inline module ``at`` is in ("" none)."""
+        module = self._inline_module(at)
+        return self._own_prefix(module) + name if module and (module, name) in self._read_members() else ""
 
     def _odd_row(self, capture: str, raw: str, at: int, node: ts.Node) -> str | None:
         """The template of the row of a name that holds its receiver (Perl's
@@ -679,6 +703,9 @@ class _Extraction:
         fn = self.owner[at]
         parts = _CHAIN_SEP.split(recv)
         head = parts[0]
+        if head in _PATH_HEADS and rs.module_path is not None:  # super::f(), crate::a::f()
+            here = [*module_parts(self.path, rs.language), *split_key(self._inline_module(at))]
+            return "".join(p + "." for p in rs.module_path(parts, here))
         if head in rs.self_names or (fn >= 0 and self.receivers.get(fn) == head):
             owner = self.scopes.owner_class(at)
             if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
@@ -697,6 +724,8 @@ class _Extraction:
             base = self._typed_at(-1, head, start) or None  # the module's, visible here
         if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module
             base = (None if fscopes else self.typed.get((-1, head))) or self.module.get(head)
+        if not base and rs.module_path is not None:
+            base = self._module_item(at, head)  # a module the inline module holding the use defines
         if not base and rs.package_members and not self.star and head not in rs.builtins:
             base = f"{self.package}.{head}"  # a variable of the package (another file's var V T)
         if not base:

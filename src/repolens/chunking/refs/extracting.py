@@ -159,3 +159,7 @@ class RefSpec:
     rules: tuple[Rule, ...] = ()
     # A chain of members breaks its lines before a dot, never after one (Python).
     dots_lead_lines: bool = False
+    # A language whose files hold modules (Rust's ``mod tests { ... }``): a path's parts as a
+    # key's, its leading ``crate``/``super`` resolved against the parts naming the module it
+    # stands in (``super::f()``, ``crate::a::f()``); a use in such a module sees its items.
+    module_path: Callable[[list[str], list[str]], list[str]] | None = None

@@ -240,54 +240,80 @@ def _descendants(node: Node, kind: str, depth: int = 3) -> list[Node]:
 
 
 def rust(node: Node, src: bytes, path: str) -> list[Binding]:
+    """A ``use`` declaration, or a ``mod x;`` declaring the module of another file
+    (``x`` then names that module in this one: ``x::f()``)."""
+    here = _rust_here(node, src, path)
+    if node.type == "mod_item":
+        name = _text(node.child_by_field_name("name"), src)
+        if not name or node.child_by_field_name("body") is not None:
+            return []
+        return [Binding(name, _key([*here, name]), _line(node))]
     argument = node.child_by_field_name("argument")
     out: list[Binding] = []
     if argument is not None:
-        _rust_use(argument, src, path, [], out)
+        _rust_use(argument, src, here, [], out)
     return out
 
 
-def _rust_path(node: Node | None, src: bytes, path: str) -> list[str]:
-    if node is None:
-        return []
-    parts = [p for p in _text(node, src).replace(" ", "").split("::") if p]
-    here = module_parts(path, "rust")
-    out: list[str] = []
-    for i, part in enumerate(parts):
-        if part == "crate" and i == 0:
-            continue
-        if part == "self" and i == 0:
+def _rust_here(node: Node, src: bytes, path: str) -> list[str]:
+    """The parts naming the module ``node`` stands in: its file's, then the inline
+    ``mod`` items holding it (``mod tests { use super::*; }``: ``super`` is the file)."""
+    inline = []
+    up = node.parent
+    while up is not None:
+        if up.type == "mod_item":
+            inline.append(_text(up.child_by_field_name("name"), src))
+        up = up.parent
+    return [*module_parts(path, "rust"), *reversed(inline)]
+
+
+def rust_module_path(parts: list[str], here: list[str]) -> list[str]:
+    """A Rust path's parts as a key's: a leading ``crate`` left out (a key is the
+    end of a path), ``self`` and each ``super`` resolved against ``here``, the parts
+    naming the module the path stands in."""
+    out: list[str] | None = None  # None: no part read yet
+    for part in parts:
+        if out is None and part == "crate":
+            out = []
+        elif out is None and part == "self":
             out = list(here)
         elif part == "super":
-            out = (out or list(here))[:-1]
+            out = (list(here) if out is None else out)[:-1]
         else:
-            out.append(part)
-    return out
+            out = [*(out or []), part]
+    return out or []
 
 
-def _rust_use(node: Node, src: bytes, path: str, prefix: list[str], out: list[Binding]) -> None:
+def _rust_path(node: Node | None, src: bytes, here: list[str]) -> list[str]:
+    if node is None:
+        return []
+    return rust_module_path([p for p in _text(node, src).replace(" ", "").split("::") if p], here)
+
+
+def _rust_use(node: Node, src: bytes, here: list[str], prefix: list[str], out: list[Binding]) -> None:
     t = node.type
     if t in ("scoped_identifier", "identifier", "crate", "self", "super"):
-        parts = prefix + _rust_path(node, src, path)
+        # (``self`` in a list is the module before it: ``use a::{self, b}``)
+        parts = list(prefix) if t == "self" and prefix else prefix + _rust_path(node, src, here)
         if parts:
             name = parts[-1]
             out.append(Binding(name, _key(parts), _line(node), name, reexport=True))
     elif t == "use_as_clause":
-        parts = prefix + _rust_path(node.child_by_field_name("path"), src, path)
+        parts = prefix + _rust_path(node.child_by_field_name("path"), src, here)
         alias = _text(node.child_by_field_name("alias"), src)
         if parts:
             out.append(Binding(alias or parts[-1], _key(parts), _line(node), parts[-1], reexport=True))
     elif t == "scoped_use_list":
-        inner = prefix + _rust_path(node.child_by_field_name("path"), src, path)
+        inner = prefix + _rust_path(node.child_by_field_name("path"), src, here)
         lst = node.child_by_field_name("list")
         if lst is not None:
             for child in lst.named_children:
-                _rust_use(child, src, path, inner, out)
+                _rust_use(child, src, here, inner, out)
     elif t == "use_list":
         for child in node.named_children:
-            _rust_use(child, src, path, prefix, out)
+            _rust_use(child, src, here, prefix, out)
     elif t == "use_wildcard":
-        inner = prefix + _rust_path(node.named_children[0] if node.named_child_count else None, src, path)
+        inner = prefix + _rust_path(node.named_children[0] if node.named_child_count else None, src, here)
         out.append(Binding("*", _key(inner), _line(node), "*", reexport=True))
 
 

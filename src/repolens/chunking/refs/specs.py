@@ -185,12 +185,14 @@ RUST = RefSpec(
 (let_declaration pattern: (identifier) @bind.block)
 (closure_parameters (identifier) @bind.block)
 (use_declaration) @import
+(mod_item !body) @import
 """,
     imports.rust,
     self_names=frozenset({"self", "Self"}),
     super_names=frozenset(),
     builtins=_RUST_BUILTINS,
     bind_span=rust_span,
+    module_path=imports.rust_module_path,
 )
 
 _JAVA_BUILTINS = _words(
