@@ -646,3 +646,24 @@ def test_rust_module_paths_from_mod_declarations_crate_super_and_inline_modules(
     assert (16, "local", "src.local") in rows
     assert (17, "helper", "=tests.helper") in rows  # an item of the inline module the use is in
     assert (18, "deep", "=tests.inner.deep") in rows
+
+
+def test_an_arrow_separates_a_member_only_where_the_language_reads_it_so():
+    java = (
+        "package p;\n"
+        "import q.Money;\n"
+        "class A {\n"
+        "    void f(java.util.List<Integer> xs) {\n"
+        "        xs.forEach(x -> Money.format(x));\n"  # 5: a lambda's arrow
+        "        xs.forEach(x->Money.format(x));\n"
+        "    }\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("src/p/A.java", java, "java")}
+    assert rows[(5, "format")] == rows[(6, "format")] == "q.Money.format"
+    rust = "mod client;\n\nfn f() -> client::C {\n    client::C::new()\n}\n"  # a result's arrow
+    rows = {(r.line, r.name): r.target for r in refs_of("a.rs", rust, "rust")}
+    assert rows[(3, "C")] == "a.client.C"
+    cpp = "class A {\n  void run() {}\n  void go() { this->run(); }\n};\n"  # a member's
+    rows = {(r.line, r.name): r.target for r in refs_of("a.cpp", cpp, "cpp")}
+    assert rows[(3, "run")] == "=A.run"

@@ -99,6 +99,11 @@ _RECEIVER_REVERSED = re.compile(
 _RECEIVER_REVERSED_LEADING = re.compile(
     rb"[ \t]*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:[ \t]*(?:\.\?|\.|>-|::)\s*(?:\)\()?[\w$]+)*)"
 )
+# The same where ``->`` separates no member (a lambda's or a result's arrow: Java's
+# ``x -> Money.format(x)``, Rust's ``fn f() -> client::C``).
+_RECEIVER_REVERSED_NO_ARROW = re.compile(
+    rb"\s*(?:\.\?|\.|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|::)\s*(?:\)\()?[\w$]+)*)"
+)
 _CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
 # A reversed receiver's head (``a`` of ``a?.b``), reversed.
 _HEAD_REVERSED = re.compile(rb"[\w$]+\Z")
@@ -154,8 +159,9 @@ def extract_refs(
         return _Extraction(rs, src, path, symbols, nlines).run(ts.QueryCursor(query).captures(tree.root_node))
 
 
-# Bytes that may end a separator before a member's name: . : > \\
+# Bytes that may end a separator before a member's name: . : > \\ (but > where -> is none)
 _SEPARATORENDS = frozenset(b".:>\\")
+_SEPARATORENDS_NO_ARROW = frozenset(b".:\\")
 
 
 def _reexport(node: ts.Node) -> bool:
@@ -249,6 +255,9 @@ class _Extraction:
         size = len(src)
         block_scopes = self.rs.block_scopes
         receiver = _RECEIVER_REVERSED_LEADING if self.rs.dots_lead_lines else _RECEIVER_REVERSED
+        separator_ends = _SEPARATORENDS
+        if not self.rs.arrow_members:
+            receiver, separator_ends = _RECEIVER_REVERSED_NO_ARROW, _SEPARATORENDS_NO_ARROW
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
         hidden = self.hidden
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none
@@ -263,7 +272,7 @@ class _Extraction:
             name = text[start : node.end_byte]
             if not name.isidentifier():  # a name holding its own receiver (Perl's Foo::g), or $x
                 template = self._odd_row(capture, name, at, node)
-            elif padded[start] in _SEPARATORENDS and src[max(start - 3, 0) : start] != b"...":
+            elif padded[start] in separator_ends and src[max(start - 3, 0) : start] != b"...":
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
                 m = receiver.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
                 recv = m.group(1) if m is not None else b"?"

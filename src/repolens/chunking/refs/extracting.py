@@ -159,6 +159,10 @@ class RefSpec:
     rules: tuple[Rule, ...] = ()
     # A chain of members breaks its lines before a dot, never after one (Python).
     dots_lead_lines: bool = False
+    # ``->`` may separate a member from its receiver (C's ``p->x``, PHP's ``$o->f()``); where it
+    # never does (a lambda's or a result's arrow: Java's ``x -> Money.format(x)``) it is no part
+    # of a receiver.
+    arrow_members: bool = True
     # A language whose files hold modules (Rust's ``mod tests { ... }``): a path's parts as a
     # key's, its leading ``crate``/``super`` resolved against the parts naming the module it
     # stands in (``super::f()``, ``crate::a::f()``); a use in such a module sees its items.

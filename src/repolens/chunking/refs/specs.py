@@ -193,6 +193,7 @@ RUST = RefSpec(
     builtins=_RUST_BUILTINS,
     bind_span=rust_span,
     module_path=imports.rust_module_path,
+    arrow_members=False,
 )
 
 _JAVA_BUILTINS = _words(
@@ -233,9 +234,17 @@ JAVA = RefSpec(
     package=True,
     typed_fields=(("name", "type"), ("declarator", "type")),
     implicit_self=True,
+    arrow_members=False,
 )
 
-GROOVY = RefSpec("groovy", _JVM_TYPES, imports.dotted, builtins=_JAVA_BUILTINS | {"def"}, implicit_self=True)
+GROOVY = RefSpec(
+    "groovy",
+    _JVM_TYPES,
+    imports.dotted,
+    builtins=_JAVA_BUILTINS | {"def"},
+    implicit_self=True,
+    arrow_members=False,
+)
 
 KOTLIN = RefSpec(
     "kotlin",
@@ -255,6 +264,7 @@ KOTLIN = RefSpec(
     builtins=_JAVA_BUILTINS | {"Int", "Any", "Unit", "listOf", "mapOf", "setOf", "println", "require"},
     package=True,
     implicit_self=True,
+    arrow_members=False,
 )
 
 SCALA = RefSpec(
@@ -276,6 +286,7 @@ SCALA = RefSpec(
     builtins=_JAVA_BUILTINS | {"Int", "Any", "Unit", "Seq", "println"},
     package=True,
     implicit_self=True,
+    arrow_members=False,
 )
 
 CSHARP = RefSpec(
@@ -299,6 +310,7 @@ CSHARP = RefSpec(
     super_names=frozenset({"base"}),
     builtins=_words("string int long bool double float object var void decimal char byte nameof"),
     implicit_self=True,
+    arrow_members=False,
 )
 
 _C_BUILTINS = _words(
@@ -371,6 +383,7 @@ RUBY = RefSpec(
     self_names=frozenset({"self"}),
     builtins=_RUBY_BUILTINS,
     implicit_self=True,
+    arrow_members=False,
 )
 
 PHP = RefSpec(
@@ -404,9 +417,12 @@ LUA = RefSpec(
 """,
     self_names=frozenset({"self"}),
     builtins=_words("print require pairs ipairs tostring tonumber type error assert pcall table string "),
+    arrow_members=False,
 )
 
-BASH = RefSpec("bash", "(command name: (command_name (word) @call))", self_names=frozenset())
+BASH = RefSpec(
+    "bash", "(command name: (command_name (word) @call))", self_names=frozenset(), arrow_members=False
+)
 
 PERL = RefSpec(
     "perl",
@@ -426,6 +442,7 @@ JULIA = RefSpec(
 (signature (call_expression . (identifier) @skip))
 """,
     self_names=frozenset(),
+    arrow_members=False,
 )
 
 DART = RefSpec(
@@ -439,6 +456,7 @@ DART = RefSpec(
 (_ (identifier) @call . (selector (argument_part)))
 """,
     implicit_self=True,
+    arrow_members=False,
 )
 
 ZIG = RefSpec(
@@ -449,6 +467,7 @@ ZIG = RefSpec(
 (field_expression member: (identifier) @attr)
 """,
     self_names=frozenset({"self"}),
+    arrow_members=False,
 )
 
 SWIFT = RefSpec(
@@ -462,6 +481,7 @@ SWIFT = RefSpec(
 """,
     self_names=frozenset({"self"}),
     implicit_self=True,
+    arrow_members=False,
 )
 
 HASKELL = RefSpec(
@@ -472,6 +492,7 @@ HASKELL = RefSpec(
 (qualified id: (_) @attr)
 """,
     self_names=frozenset(),
+    arrow_members=False,
 )
 
 ELIXIR = RefSpec(
@@ -482,6 +503,7 @@ ELIXIR = RefSpec(
 """,
     self_names=frozenset(),
     builtins=_words("def defp defmodule defstruct defmacro alias import require use if unless case cond"),
+    arrow_members=False,
 )
 
 OCAML = RefSpec(
@@ -491,6 +513,7 @@ OCAML = RefSpec(
 (value_path (module_path) (value_name) @attr)
 """,
     self_names=frozenset(),
+    arrow_members=False,
 )
 
 REF_SPECS: dict[str, RefSpec] = {
