@@ -667,3 +667,23 @@ def test_an_arrow_separates_a_member_only_where_the_language_reads_it_so():
     cpp = "class A {\n  void run() {}\n  void go() { this->run(); }\n};\n"  # a member's
     rows = {(r.line, r.name): r.target for r in refs_of("a.cpp", cpp, "cpp")}
     assert rows[(3, "run")] == "=A.run"
+
+
+def test_a_jvm_receiver_named_like_a_type_is_a_nested_class_or_a_class_of_the_package():
+    java = (
+        "package p;\n"
+        "class A {\n"
+        "    enum Kind { X; static Kind parse() { return X; } }\n"
+        "    void f(Other items) {\n"
+        "        B.make();\n"  # 5: a class of the package, not imported
+        "        Kind.parse();\n"  # 6: a nested class
+        "        String.valueOf(1);\n"  # 7: java.lang's
+        "        items.add(1);\n"  # 8: a local
+        "    }\n"
+        "}\n"
+    )
+    calls = [(r.line, r.target) for r in refs_of("src/p/A.java", java, "java") if r.kind == "call"]
+    assert calls[-4:] == [(5, "src.p.B.make"), (6, "=A.Kind.parse"), (7, ""), (8, "src.p.Other.add")]
+    kotlin = 'package p\n\nfun f() {\n    Registry.register("x")\n}\n'
+    rows = {(r.line, r.name): r.target for r in refs_of("src/p/F.kt", kotlin, "kotlin")}
+    assert rows[(4, "register")] == "src.p.Registry.register"

@@ -737,6 +737,11 @@ class _Extraction:
             base = self._module_item(at, head)  # a module the inline module holding the use defines
         if not base and rs.package_members and not self.star and head not in rs.builtins:
             base = f"{self.package}.{head}"  # a variable of the package (another file's var V T)
+        if not base and head[:1].isupper() and head not in rs.builtins:  # named as a type is
+            if rs.implicit_self:
+                base = self._own_member(at, head)  # a class the class holds (Kind.parse())
+            if not base and rs.package and self.package and not self.star:
+                base = f"{self.package}.{head}"  # a class of the package, not imported (B.make())
         if not base:
             return ""
         return ".".join([base, *parts[1:]]) + "."
