@@ -522,6 +522,33 @@ def test_csharp_a_definition_is_its_namespace_s_whatever_file_or_folder_holds_it
         assert uses(service.find_references(target, root).text) == lines, target
 
 
+def test_kotlin_an_extension_function_is_imported_and_called_by_its_name(
+    tmp_path: Path, write_tree, store_url
+):
+    """fun String.shout() is named String.shout: 'import com.acme.shout' and "x".shout()
+    were no uses of it (the import a key of nothing, the call a name match)."""
+    files = {
+        "src/com/acme/Strings.kt": 'package com.acme\n\nfun String.shout(): String = this + "!"\n',
+        "src/com/app/Main.kt": (
+            "package com.app\n"
+            "\n"
+            "import com.acme.shout\n"
+            "\n"
+            "fun main() {\n"  # 5
+            '    println("hi".shout())\n'
+            "}\n"
+        ),
+    }
+    root = indexed(tmp_path / "kt", files, write_tree)
+    assert uses(service.find_references("shout", root).text) == [
+        "src/com/app/Main.kt",
+        "(module) 3: import com.acme.shout",
+        'main 6: println("hi".shout())',
+    ]
+    callees = service.find_references("main", root, direction="callees").text.splitlines()[1:]
+    assert callees[:1] == ["1. src/com/acme/Strings.kt:3 String.shout (function)"]
+
+
 def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree):
     write_tree(
         repo,

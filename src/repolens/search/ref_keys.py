@@ -342,6 +342,26 @@ def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str)
     return keys
 
 
+# Languages whose functions may be declared on a receiver type (Kotlin's ``fun String.shout()``,
+# a definition named ``String.shout`` outside every class), which files import and call by name.
+_EXTENDING_LANGUAGES = frozenset({"kotlin"})
+
+
+def extension_name(s: SymbolRow) -> str:
+    """The name an extension function is imported and called by (``shout`` of Kotlin's
+    ``fun String.shout()``), "" for any other definition."""
+    if s.language in _EXTENDING_LANGUAGES and s.kind == "function" and not s.parent and s.qualname != s.name:
+        return s.name
+    return ""
+
+
+def symbol_keys(reader: IndexReader, s: SymbolRow) -> frozenset[str]:
+    """:func:`keys_of` a definition, and an extension function's by its name."""
+    keys = keys_of(reader, s.path, s.qualname, s.language)
+    name = extension_name(s)
+    return keys | keys_of(reader, s.path, name, s.language) if name else keys
+
+
 class Read:
     """The uses read so far for one question, and the names they were read by; apart, by
     their place among them, those binding a name (the re-exports :func:`follow_aliases`

@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 from repolens.chunking.refs import module_parts
 from repolens.record import Record
 from repolens.search.ref_fixtures import Fixtures
-from repolens.search.ref_keys import ALIAS_ROUNDS, defined, family, keys_of, qualname_key, spells
+from repolens.search.ref_keys import ALIAS_ROUNDS, defined, family, keys_of, qualname_key, spells, symbol_keys
 from repolens.search.references import FAN_OUT, importers, references
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -136,7 +136,7 @@ def resolve_use(reader: IndexReader, row: RefRow, rounds: int = ALIAS_ROUNDS) ->
         found = [s for s in candidates if s.path == row.path and qualname_key(s.qualname) == want]
         return (found, True) if found else ([], False)
     if t[0] != "^":  # (super().save(): its class's bases say which; the references do, below)
-        direct = [s for s in candidates if spells(t, keys_of(reader, s.path, s.qualname, s.language))]
+        direct = [s for s in candidates if spells(t, symbol_keys(reader, s))]
         if direct:
             return direct, True
         bound = through_reexport(reader, row) if rounds else None

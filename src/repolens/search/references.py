@@ -54,6 +54,7 @@ from repolens.search.ref_keys import (
     aliased,
     defined,
     defined_in,
+    extension_name,
     family,
     keys_of,
     qualname_key,
@@ -105,6 +106,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     not a use."""
     meaning = Meaning(reader=reader)
     meaning.add(definition.path, definition.qualname, definition.language)
+    if extension_name(definition):  # Kotlin's fun String.shout(): imported and called as shout
+        meaning.add(definition.path, definition.name, definition.language)
     if definition.name in CONSTRUCTORS and definition.parent:  # new C() and C() call the constructor
         for cls in defined(reader, definition.parent, definition.path):
             meaning.add(cls.path, cls.qualname, cls.language)

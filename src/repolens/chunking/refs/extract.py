@@ -263,6 +263,7 @@ class _Extraction:
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none
         outer = _Memo(lambda k: self._type_row(*k))  # the same, of a name not a local where it stands
         owner = self.owner
+        extensions = self._extensions() if self.rs.extension_calls else {}
         rows: list[str] = []
         lines: list[int] = []
         for start in outside(sorted(uses), skip_ranges):
@@ -290,7 +291,8 @@ class _Extraction:
                 elif capture == "attr" or capture == "name" or name in builtins:
                     continue  # obj.field of an unknown obj: a name match too weak to keep
                 else:
-                    rows.append(f"{name}\t{line}\t{capture}\t{scope_names[at]}\t\t")
+                    extended = extensions.get(name, "") if capture == "call" else ""  # x.shout(): shout's
+                    rows.append(f"{name}\t{line}\t{capture}\t{scope_names[at]}\t{extended}\t")
                 lines.append(line)
                 names.add(name)
                 continue
@@ -316,6 +318,20 @@ class _Extraction:
             self.refs.append(Ref(method, line, "member", f"{owner}.{method}", self._own_key(owner), ""))
         rows = self._with_refs(rows, lines)
         return RefRows("\n".join(rows), tuple(sorted(names))) if rows else None
+
+    def _extensions(self) -> dict[str, str]:
+        """The functions a call with a receiver of unknown type may be (``RefSpec.extension_calls``):
+        those the file imports by name, and its own declared on a receiver type
+        (Kotlin's ``fun String.shout()``), by name -> key."""
+        out = {
+            name: key
+            for name, key in self.module.items()
+            if key and key[0] != "=" and name not in self.modules_bound and name[:1].islower()
+        }
+        for s in self.symbols:
+            if not s.parent and s.kind == "function" and s.qualname != s.name:
+                out.setdefault(s.name, self._own_key(s.qualname))
+        return out
 
     def _locals(self, nodes: Sequence[ts.Node], block: Sequence[ts.Node]) -> set[int]:
         """Sets ``self.binds``, the (function, name) of each name bound

@@ -163,6 +163,10 @@ class RefSpec:
     # never does (a lambda's or a result's arrow: Java's ``x -> Money.format(x)``) it is no part
     # of a receiver.
     arrow_members: bool = True
+    # A call with a receiver of unknown type, of a function the file imports by name or
+    # declares on a receiver type, is that function (Kotlin's extension functions:
+    # ``"x".shout()`` after ``import a.shout``; a member of the receiver's type is not known).
+    extension_calls: bool = False
     # A language whose files hold modules (Rust's ``mod tests { ... }``): a path's parts as a
     # key's, its leading ``crate``/``super`` resolved against the parts naming the module it
     # stands in (``super::f()``, ``crate::a::f()``); a use in such a module sees its items.

@@ -265,6 +265,7 @@ KOTLIN = RefSpec(
     package=True,
     implicit_self=True,
     arrow_members=False,
+    extension_calls=True,
 )
 
 SCALA = RefSpec(
