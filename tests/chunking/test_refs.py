@@ -687,3 +687,26 @@ def test_a_jvm_receiver_named_like_a_type_is_a_nested_class_or_a_class_of_the_pa
     kotlin = 'package p\n\nfun f() {\n    Registry.register("x")\n}\n'
     rows = {(r.line, r.name): r.target for r in refs_of("src/p/F.kt", kotlin, "kotlin")}
     assert rows[(4, "register")] == "src.p.Registry.register"
+
+
+def test_java_fields_and_a_for_each_s_variable_are_typed():
+    java = (
+        "package p;\n"
+        "import q.Checkout;\n"
+        "class Cart {\n"
+        "    private final Checkout checkout = new Checkout();\n"
+        "    private java.util.List<Item> items;\n"
+        "    void pay() {\n"
+        "        checkout.pay(1);\n"  # 7: the field (this.checkout)
+        "        this.checkout.pay(2);\n"
+        "        for (Item item : items) {\n"
+        "            item.price();\n"  # 10: the loop's variable
+        "        }\n"
+        "    }\n"
+        "    void other(Other checkout) { checkout.pay(3); }\n"  # 13: a parameter hides the field
+        "}\n"
+    )
+    calls = {(r.line, r.name): r.target for r in refs_of("src/p/Cart.java", java, "java") if r.kind == "call"}
+    assert [calls[(7, "pay")], calls[(8, "pay")]] == ["q.Checkout.pay"] * 2
+    assert calls[(10, "price")] == "src.p.Item.price"
+    assert calls[(13, "pay")] == "src.p.Other.pay"

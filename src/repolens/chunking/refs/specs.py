@@ -228,6 +228,9 @@ JAVA = RefSpec(
 (variable_declarator name: (identifier) @bind)
 (formal_parameter) @typed
 (local_variable_declaration) @typed
+(field_declaration) @typed
+(enhanced_for_statement name: (identifier) @bind)
+(enhanced_for_statement) @typed
 """,
     imports.dotted,
     builtins=_JAVA_BUILTINS,
