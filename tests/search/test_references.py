@@ -549,6 +549,31 @@ def test_kotlin_an_extension_function_is_imported_and_called_by_its_name(
     assert callees[:1] == ["1. src/com/acme/Strings.kt:3 String.shout (function)"]
 
 
+def test_kotlin_a_companion_object_s_member_is_its_class_s(tmp_path: Path, write_tree, store_url):
+    """Repo.create() and create() in Repo meant Repo.create, and the definition is
+    Repo.Companion.create: none of its uses was found."""
+    files = {
+        "src/com/acme/Repo.kt": (
+            "package com.acme\n"
+            "\n"
+            "class Repo {\n"
+            "    fun copy(): Repo = create()\n"  # 4
+            "\n"
+            "    companion object {\n"
+            "        fun create(): Repo = Repo()\n"
+            "    }\n"
+            "}\n"
+        ),
+        "src/com/app/Main.kt": "package com.app\n\nimport com.acme.Repo\n\nfun main() = Repo.create()\n",
+    }
+    root = indexed(tmp_path / "kt", files, write_tree)
+    found = uses(service.find_references("create", root).text)
+    called = service.find_references("Repo.copy", root, direction="callees").text.splitlines()[1:2]
+    in_repo, in_main = "Repo.copy 4: fun copy(): Repo = create()", "main 5: fun main() = Repo.create()"
+    assert found == ["src/com/acme/Repo.kt", in_repo, "src/com/app/Main.kt", in_main]
+    assert called == ["1. src/com/acme/Repo.kt:7 Repo.Companion.create (method)"]
+
+
 def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree):
     write_tree(
         repo,

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from repolens.chunking.refs import definition_keys, same_file_key, split_key
+from repolens.chunking.refs import definition_keys, qualname_forms, split_key
 from repolens.search import golang
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -116,7 +116,7 @@ class Meaning:
         self.keys |= keys
         if keys:
             self.full.add(max(keys, key=len))
-        self.same.add((path, same_file_key(qualname)))
+        self.same.update((path, "=" + form) for form in qualname_forms(qualname, language))
         self.names.add(split_key(qualname)[-1] if split_key(qualname) else qualname)
         return len(self.keys) + len(self.same) != before
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from repolens.chunking.refs import module_parts
+from repolens.chunking.refs import module_parts, qualname_forms
 from repolens.record import Record
 from repolens.search.ref_fixtures import Fixtures
-from repolens.search.ref_keys import ALIAS_ROUNDS, defined, family, keys_of, qualname_key, spells, symbol_keys
+from repolens.search.ref_keys import ALIAS_ROUNDS, defined, family, keys_of, spells, symbol_keys
 from repolens.search.references import FAN_OUT, importers, references
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -132,8 +132,10 @@ def resolve_use(reader: IndexReader, row: RefRow, rounds: int = ALIAS_ROUNDS) ->
     if not t:
         return candidates, False
     if t[0] == "=":
-        want = t[1:]
-        found = [s for s in candidates if s.path == row.path and qualname_key(s.qualname) == want]
+        want = t[1:]  # (a qualified name as keys spell it, or another its language gives it)
+        found = [
+            s for s in candidates if s.path == row.path and want in qualname_forms(s.qualname, s.language)
+        ]
         return (found, True) if found else ([], False)
     if t[0] != "^":  # (super().save(): its class's bases say which; the references do, below)
         direct = [s for s in candidates if spells(t, symbol_keys(reader, s))]

@@ -167,19 +167,36 @@ def module_parts(path: str, language: str) -> list[str]:
     return [*folders, *split_key(stem)]
 
 
+# The name a Kotlin class's companion object has when it names none: its members are the class's.
+COMPANION = "Companion"
+
+
+def qualname_forms(qualname: str, language: str) -> list[str]:
+    """``qualname`` as a key spells it, and the other names its language gives the
+    definition (a Kotlin companion object's member is its class's: ``Repo.create``
+    of ``Repo.Companion.create``)."""
+    parts = split_key(qualname)
+    forms = [".".join(parts)]
+    if language == "kotlin" and COMPANION in parts[:-1]:
+        forms.append(".".join([p for p in parts[:-1] if p != COMPANION] + parts[-1:]))
+    return forms
+
+
 def definition_keys(path: str, qualname: str, language: str) -> frozenset[str]:
     """Every key an importing file may spell for the definition ``qualname``
     of ``path``: its module's parts from any folder down, then its
     qualified name (at least one module part: a bare name is a name match);
     in a language naming its definitions by namespace (:data:`QUALIFIED_LANGUAGES`)
     its qualified name too, when it has a part before its name."""
-    own = split_key(qualname)
     parts = module_parts(path, language) or ([ROOT_PACKAGE] if language in _FOLDER_LANGUAGES else [])
-    full = [*parts, *own]
-    keys = frozenset(".".join(full[i:]) for i in range(len(parts)))
-    if language in QUALIFIED_LANGUAGES and len(own) > 1:
-        keys |= {".".join(own)}
-    return keys
+    keys: set[str] = set()
+    for form in qualname_forms(qualname, language):
+        own = form.split(".") if form else []
+        full = [*parts, *own]
+        keys.update(".".join(full[i:]) for i in range(len(parts)))
+        if language in QUALIFIED_LANGUAGES and len(own) > 1:
+            keys.add(form)
+    return frozenset(keys)
 
 
 def package_key(path: str, language: str) -> str:
@@ -202,6 +219,7 @@ def type_name(key: str) -> str:
 
 
 __all__ = [
+    "COMPANION",
     "FIXTURE_KIND",
     "NO_USE_KINDS",
     "QUALIFIED_LANGUAGES",
@@ -214,6 +232,7 @@ __all__ = [
     "enclosing",
     "module_parts",
     "package_key",
+    "qualname_forms",
     "ref_row",
     "ref_rows",
     "same_file_key",

@@ -51,6 +51,7 @@ import tree_sitter as ts
 from repolens.chunking import Symbol
 from repolens.chunking.grammars import LangSpec, load_language
 from repolens.chunking.refs import (
+    COMPANION,
     QUALIFIED_LANGUAGES,
     Ref,
     RefRows,
@@ -511,6 +512,11 @@ class _Extraction:
         if self.class_members is None:
             self.class_members = {(s.parent, s.name) for s in self.symbols if s.parent}
             self.kinds = {s.qualname: s.kind for s in self.symbols}
+            if self.rs.language == "kotlin":  # a companion object's members are its class's
+                holders = {s.parent for s in self.symbols if s.parent and s.parent.endswith("." + COMPANION)}
+                self.class_members |= {
+                    (enclosing(s.parent), s.name) for s in self.symbols if s.parent in holders
+                }
         return self.class_members
 
     def _own_member(self, at: int, name: str) -> str:
