@@ -574,6 +574,51 @@ def test_kotlin_a_companion_object_s_member_is_its_class_s(tmp_path: Path, write
     assert called == ["1. src/com/acme/Repo.kt:7 Repo.Companion.create (method)"]
 
 
+RUBY = {
+    "lib/shop/item.rb": (
+        "module Shop\n"  # 1
+        "  class Item\n"
+        "    def price\n"
+        "      1\n"
+        "    end\n"  # 5
+        "\n"
+        "    def label(extra = price)\n"
+        '      "#{price} " + extra.to_s\n'
+        "    end\n"
+        "  end\n"  # 10
+        "\n"
+        "  class Discounted < Item\n"
+        "    def describe(items)\n"
+        "      items.each { |price| price }\n"
+        "      label + Shop::Money.format(price)\n"  # 15
+        "    end\n"
+        "  end\n"
+        "end\n"
+    ),
+    "lib/shop/money.rb": "module Shop\n  module Money\n    def self.format(v) = v\n  end\nend\n",
+}
+
+
+def test_ruby_a_method_called_bare_in_an_expression_and_not_a_block_s_parameter_elsewhere(
+    tmp_path: Path, write_tree, store_url
+):
+    """A Ruby method called without a receiver or parentheses inside an expression
+    ("#{price}", label + x, f(price), a default value) was no use, and a block's
+    parameter hid the method of its name in the whole method."""
+    root = indexed(tmp_path / "rb", RUBY, write_tree)
+    wanted = {
+        "Item#price": [
+            "lib/shop/item.rb",
+            "Shop::Item#label 7: def label(extra = price)",
+            'Shop::Item#label 8: "#{price} " + extra.to_s',
+            "Shop::Discounted#describe 15: label + Shop::Money.format(price)",
+        ],
+        "Item#label": ["lib/shop/item.rb", "Shop::Discounted#describe 15: label + Shop::Money.format(price)"],
+    }
+    for target, lines in wanted.items():
+        assert uses(service.find_references(target, root).text) == lines, target
+
+
 def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree):
     write_tree(
         repo,

@@ -467,7 +467,10 @@ class _Extraction:
         return self._plain_template(capture, name, at, name.encode())
 
     def _type_row(self, capture: str, name: str, at: int) -> str | None:
-        """:meth:`_plain_row` of a type named like a local (a type is never a local)."""
+        """:meth:`_plain_row` of a type named like a local (a type is never a local), or of a
+        name where no local of its name is visible."""
+        if capture == "call.self":
+            return self._plain_template("call", name, at, name.encode(), a_type=True, receiverless=True)
         return self._plain_template(capture, name, at, name.encode(), a_type=True)
 
     def _plain_template(

@@ -191,3 +191,12 @@ def rust_span(node: ts.Node) -> Span:
     if up is None or up.type == "source_file":
         return None
     return decl.end_byte, up.end_byte
+
+
+_RUBY_BLOCKS = frozenset({"block", "do_block", "lambda"})
+
+
+def ruby_span(node: ts.Node) -> Span:
+    """A block's or a lambda's parameter: in the block (``items.each { |price| ... }``)."""
+    up = _up_to(node, _RUBY_BLOCKS)
+    return (up.start_byte, up.end_byte) if up is not None else None

@@ -15,7 +15,7 @@ import builtins
 from repolens.chunking.refs import fixtures, imports, python_types
 from repolens.chunking.refs.extracting import RefSpec
 from repolens.chunking.refs.javascript import JAVASCRIPT, TSX, TYPESCRIPT
-from repolens.chunking.refs.scoping import go_span, python_span, rust_span
+from repolens.chunking.refs.scoping import go_span, python_span, ruby_span, rust_span
 
 
 def _words(text: str) -> frozenset[str]:
@@ -375,19 +375,40 @@ RUBY = RefSpec(
 (call method: (identifier) @call)
 (call !receiver method: (identifier) @call.self)
 (body_statement (identifier) @call.self)
+(call receiver: (identifier) @call.self)
+(binary (identifier) @call.self)
+(interpolation (identifier) @call.self)
+(argument_list (identifier) @call.self)
+(assignment right: (identifier) @call.self)
+(operator_assignment right: (identifier) @call.self)
+(array (identifier) @call.self)
+(pair value: (identifier) @call.self)
+(optional_parameter value: (identifier) @call.self)
+(_ condition: (identifier) @call.self)
 (call receiver: (constant) @type)
 (superclass (constant) @base)
 (superclass (scope_resolution name: (constant) @base))
 (scope_resolution name: (constant) @type)
 (argument_list (constant) @type)
 (method_parameters (identifier) @bind)
-(block_parameters (identifier) @bind)
+(block_parameters (identifier) @bind.block)
+(lambda_parameters (identifier) @bind.block)
+(optional_parameter name: (identifier) @bind)
+(keyword_parameter name: (identifier) @bind)
+(splat_parameter name: (identifier) @bind)
+(hash_splat_parameter name: (identifier) @bind)
+(block_parameter name: (identifier) @bind)
 (assignment left: (identifier) @bind)
+(operator_assignment left: (identifier) @bind)
+(left_assignment_list (identifier) @bind)
+(exception_variable (identifier) @bind)
+(for pattern: (identifier) @bind)
 """,
     self_names=frozenset({"self"}),
     builtins=_RUBY_BUILTINS,
     implicit_self=True,
     arrow_members=False,
+    bind_span=ruby_span,
 )
 
 PHP = RefSpec(
