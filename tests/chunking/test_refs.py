@@ -558,10 +558,10 @@ def test_a_receiverless_call_of_an_inherited_method_is_a_call_on_this():
         "  end\n"
         "end\n"
     )
-    rows = {(r.line, r.name): r.target for r in refs_of("a.rb", ruby, "ruby")}
-    assert rows[(5, "helper")] == "=Cat.helper"
-    assert rows[(7, "speak")] == "=Cat.speak"
-    assert rows[(9, "Cat")] == "=Cat"
+    rows = {(r.line, r.name): r.target for r in refs_of("a.rb", ruby, "ruby")}  # (keyed by qualified name)
+    assert rows[(5, "helper")] == "Cat.helper"
+    assert rows[(7, "speak")] == "Cat.speak"
+    assert rows[(9, "Cat")] == "Cat"
     assert not {key for key in rows if key[0] in (6, 8) and key[1] in ("x", "y")}
 
 

@@ -619,6 +619,15 @@ def test_ruby_a_method_called_bare_in_an_expression_and_not_a_block_s_parameter_
         assert uses(service.find_references(target, root).text) == lines, target
 
 
+def test_ruby_a_module_reopened_in_another_file_is_one_module(tmp_path: Path, write_tree, store_url):
+    """Shop::Money.format in a file reopening module Shop was keyed as that file's own
+    (=Shop.Money.format), where Money is another file's: the use was lost."""
+    root = indexed(tmp_path / "rb", RUBY, write_tree)
+    assert uses(service.find_references("Money.format", root).text)[1:] == [
+        "Shop::Discounted#describe 15: label + Shop::Money.format(price)"
+    ]
+
+
 def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree):
     write_tree(
         repo,

@@ -138,9 +138,10 @@ _PARTS = re.compile(r"::|[./\\:#]")
 # are keyed by this part instead.
 ROOT_PACKAGE = "~"
 # Languages whose namespaces are declared in the code, not named by folders or files (C#'s
-# ``namespace Billing.Models``): a definition is keyed by its qualified name wherever it is,
-# by the other files of its namespace and of its class (a partial class's) as by its own.
-QUALIFIED_LANGUAGES = frozenset({"csharp"})
+# ``namespace Billing.Models``, Ruby's ``module Shop``): a definition is keyed by its qualified
+# name wherever it is, by the other files of its namespace and of its class (a C# partial
+# class, a Ruby module or class reopened) as by its own.
+QUALIFIED_LANGUAGES = frozenset({"csharp", "ruby"})
 
 
 def split_key(key: str) -> list[str]:
@@ -187,14 +188,14 @@ def definition_keys(path: str, qualname: str, language: str) -> frozenset[str]:
     of ``path``: its module's parts from any folder down, then its
     qualified name (at least one module part: a bare name is a name match);
     in a language naming its definitions by namespace (:data:`QUALIFIED_LANGUAGES`)
-    its qualified name too, when it has a part before its name."""
+    its qualified name too."""
     parts = module_parts(path, language) or ([ROOT_PACKAGE] if language in _FOLDER_LANGUAGES else [])
     keys: set[str] = set()
     for form in qualname_forms(qualname, language):
         own = form.split(".") if form else []
         full = [*parts, *own]
         keys.update(".".join(full[i:]) for i in range(len(parts)))
-        if language in QUALIFIED_LANGUAGES and len(own) > 1:
+        if language in QUALIFIED_LANGUAGES and own:
             keys.add(form)
     return frozenset(keys)
 

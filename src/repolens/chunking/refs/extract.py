@@ -75,7 +75,7 @@ from repolens.chunking.refs.captures import (
     outside,
     text_of,
 )
-from repolens.chunking.refs.extracting import RefSpec, Scopes
+from repolens.chunking.refs.extracting import FUNCTION_KINDS, RefSpec, Scopes
 from repolens.chunking.refs.imports import Binding
 from repolens.chunking.refs.scoping import EVERYWHERE, FunctionScopes, untyped_in_scope
 from repolens.chunking.refs.specs import REF_SPECS
@@ -184,7 +184,9 @@ class _Extraction:
         # (Rust's ``impl Clone for Circle``, Dart's ``extension on T``) is named after its
         # type but labelled otherwise: its name means the type, not the impl.
         self.module: dict[str, str] = {
-            s.name: self._own_key(s.qualname) for s in symbols if not s.parent and s.kind != "impl"
+            s.name: self._own_key(s.qualname, s.kind not in FUNCTION_KINDS)
+            for s in symbols
+            if not s.parent and s.kind != "impl"
         }
         for s in symbols:
             if not s.parent and s.kind == "impl":
@@ -683,12 +685,13 @@ class _Extraction:
         holding = [b for b in bindings if b[0] <= start < b[1]]
         return max(holding)[2] if holding else ""
 
-    def _own_key(self, qualname: str) -> str:
+    def _own_key(self, qualname: str, container: bool = True) -> str:
         """The key of a definition of this file: ``=Q``, its package's (``package_members``),
-        or its qualified name (:data:`QUALIFIED_LANGUAGES`, one with a part before its name)."""
+        or its qualified name (:data:`QUALIFIED_LANGUAGES`: but a function's outside every
+        namespace, ``container`` False, which is the file's own)."""
         if self.rs.package_members:
             return f"{self.package}.{'.'.join(split_key(qualname))}"
-        if self.qualified and len(parts := split_key(qualname)) > 1:
+        if self.qualified and (len(parts := split_key(qualname)) > 1 or container):
             return ".".join(parts)
         return same_file_key(qualname)
 
