@@ -710,3 +710,18 @@ def test_java_fields_and_a_for_each_s_variable_are_typed():
     assert [calls[(7, "pay")], calls[(8, "pay")]] == ["q.Checkout.pay"] * 2
     assert calls[(10, "price")] == "src.p.Item.price"
     assert calls[(13, "pay")] == "src.p.Other.pay"
+
+
+def test_a_dot_joining_strings_is_no_member_separator_in_php():
+    php = (
+        "<?php\n"
+        "class A {\n"
+        "  function f() {\n"
+        "    return $this->g() . self::unit() . ' ' . static::unit();\n"
+        "  }\n"
+        "  static function unit() {}\n"
+        "  function g() {}\n"
+        "}\n"
+    )
+    found = [(r.name, r.target) for r in refs_of("a.php", php, "php") if r.line == 4]
+    assert found == [("g", "=A.g"), ("unit", "=A.unit"), ("unit", "=A.unit")]

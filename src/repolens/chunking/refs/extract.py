@@ -105,6 +105,10 @@ _RECEIVER_REVERSED_LEADING = re.compile(
 _RECEIVER_REVERSED_NO_ARROW = re.compile(
     rb"\s*(?:\.\?|\.|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|::)\s*(?:\)\()?[\w$]+)*)"
 )
+# The same where ``.`` joins strings, never a member to its receiver (PHP's, Perl's).
+_RECEIVER_REVERSED_NO_DOT = re.compile(
+    rb"\s*(?:>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:>-|::)\s*(?:\)\()?[\w$]+)*)"
+)
 _CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
 # A reversed receiver's head (``a`` of ``a?.b``), reversed.
 _HEAD_REVERSED = re.compile(rb"[\w$]+\Z")
@@ -163,6 +167,7 @@ def extract_refs(
 # Bytes that may end a separator before a member's name: . : > \\ (but > where -> is none)
 _SEPARATORENDS = frozenset(b".:>\\")
 _SEPARATORENDS_NO_ARROW = frozenset(b".:\\")
+_SEPARATORENDS_NO_DOT = frozenset(b":>\\")
 
 
 def _reexport(node: ts.Node) -> bool:
@@ -261,6 +266,8 @@ class _Extraction:
         separator_ends = _SEPARATORENDS
         if not self.rs.arrow_members:
             receiver, separator_ends = _RECEIVER_REVERSED_NO_ARROW, _SEPARATORENDS_NO_ARROW
+        elif not self.rs.dot_members:
+            receiver, separator_ends = _RECEIVER_REVERSED_NO_DOT, _SEPARATORENDS_NO_DOT
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
         hidden = self.hidden
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none

@@ -163,6 +163,9 @@ class RefSpec:
     # never does (a lambda's or a result's arrow: Java's ``x -> Money.format(x)``) it is no part
     # of a receiver.
     arrow_members: bool = True
+    # ``.`` may separate a member from its receiver; where it joins strings instead (PHP's
+    # ``$this->g() . self::unit()``, Perl's) it is no part of a receiver.
+    dot_members: bool = True
     # A call with a receiver of unknown type, of a function the file imports by name or
     # declares on a receiver type, is that function (Kotlin's extension functions:
     # ``"x".shout()`` after ``import a.shout``; a member of the receiver's type is not known).

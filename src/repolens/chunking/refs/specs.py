@@ -428,6 +428,7 @@ PHP = RefSpec(
     imports.dotted,
     self_names=frozenset({"$this", "self", "static"}),
     super_names=frozenset({"parent"}),
+    dot_members=False,
 )
 
 LUA = RefSpec(
@@ -456,6 +457,7 @@ PERL = RefSpec(
 (method_call_expression method: (method) @call)
 """,
     self_names=frozenset({"$self"}),
+    dot_members=False,
 )
 
 JULIA = RefSpec(
