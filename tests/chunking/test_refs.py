@@ -725,3 +725,13 @@ def test_a_dot_joining_strings_is_no_member_separator_in_php():
     )
     found = [(r.name, r.target) for r in refs_of("a.php", php, "php") if r.line == 4]
     assert found == [("g", "=A.g"), ("unit", "=A.unit"), ("unit", "=A.unit")]
+
+
+def test_a_php_use_of_a_function_or_a_constant_is_keyed_by_its_name():
+    php = "<?php\nuse function App\\Shop\\helper;\nuse const App\\Shop\\MAX;\n\nhelper(MAX);\n"
+    rows = {(r.line, r.name): r.target for r in refs_of("a.php", php, "php")}
+    assert [rows[(2, "helper")], rows[(3, "MAX")], rows[(5, "helper")]] == [
+        "App.Shop.helper",
+        "App.Shop.MAX",
+        "App.Shop.helper",
+    ]

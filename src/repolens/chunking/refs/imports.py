@@ -320,11 +320,17 @@ def _rust_use(node: Node, src: bytes, here: list[str], prefix: list[str], out: l
 # -- Java, Kotlin, Scala, Groovy, C#, PHP: dotted names -----------------------------
 
 
+# What a dotted import statement opens with (Java's ``import static``; PHP's clause of
+# ``use function``: ``function A\f``).
+_IMPORT_HEAD = re.compile(r"^\s*(?:(?:import|using|use)\s+)?(?:(?:static|function|const)\s+)?")
+
+
 def dotted(node: Node, src: bytes, path: str) -> list[Binding]:
     """``import a.b.C;``, ``import a.b.*``, ``import a.b.C as D`` (Kotlin),
-    ``use A\\B\\C as D;`` (PHP), ``using X = A.B;`` (C#): the last name is bound."""
+    ``use A\\B\\C as D;``, ``use function A\\f;`` (PHP), ``using X = A.B;`` (C#): the last
+    name is bound."""
     raw = _text(node, src)
-    body = re.sub(r"^\s*(?:import|using|use)\s+(?:static\s+)?", "", raw).rstrip(";").strip()
+    body = _IMPORT_HEAD.sub("", raw).rstrip(";").strip()
     if node.type == "using_directive" and "=" not in body:
         return []  # a C# namespace: what it brings in is not known from here
     alias = ""
