@@ -735,3 +735,17 @@ def test_a_php_use_of_a_function_or_a_constant_is_keyed_by_its_name():
         "App.Shop.MAX",
         "App.Shop.helper",
     ]
+
+
+def test_a_cpp_call_through_nested_namespaces_is_a_use():
+    cpp = (
+        "namespace util {\n"
+        "namespace detail {\n"
+        "int helper(int x) { return x; }\n"
+        "}\n"
+        "}\n"
+        "\n"
+        "int run() { return util::detail::helper(1) + ::util::detail::helper(2); }\n"
+    )
+    found = [(r.name, r.target) for r in refs_of("a.cpp", cpp, "cpp") if r.line == 7]
+    assert found == [("helper", "=util.detail.helper")] * 2

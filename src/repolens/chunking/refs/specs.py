@@ -344,6 +344,11 @@ CPP = RefSpec(
     _C_COMMON
     + """
 (call_expression function: (qualified_identifier name: (identifier) @call))
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (identifier) @call)))
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (qualified_identifier
+  name: (identifier) @call))))
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (qualified_identifier
+  name: (qualified_identifier name: (identifier) @call)))))
 (new_expression type: (type_identifier) @call)
 (base_class_clause (type_identifier) @base)
 (class_specifier name: (type_identifier) @skip body: (_))
