@@ -628,6 +628,58 @@ def test_ruby_a_module_reopened_in_another_file_is_one_module(tmp_path: Path, wr
     ]
 
 
+PHP = {
+    "src/Shop/Item.php": (
+        "<?php\n"
+        "\n"
+        "namespace App\\Shop;\n"
+        "\n"
+        "class Item\n"  # 5
+        "{\n"
+        "    public static function unit(): string\n"
+        "    {\n"
+        "        return 'EUR';\n"
+        "    }\n"  # 10
+        "}\n"
+        "\n"
+        "function helper(Item $item): string\n"
+        "{\n"
+        "    return $item::unit();\n"  # 15
+        "}\n"
+    ),
+    "src/Cart.php": (
+        "<?php\n"
+        "\n"
+        "namespace App;\n"
+        "\n"
+        "use App\\Shop\\Item as Product;\n"  # 5
+        "use function App\\Shop\\helper;\n"
+        "\n"
+        "function add(Product $p): string\n"
+        "{\n"
+        "    return helper($p) . Product::unit();\n"  # 10
+        "}\n"
+    ),
+}
+
+
+def test_php_a_definition_is_keyed_by_its_file_s_namespace(tmp_path: Path, write_tree, store_url):
+    """A PHP definition was keyed by its path (src.Shop.Item.Item), which no use
+    statement spells: 'use App\\Shop\\Item as Product' and every use of Product, of
+    helper, were no uses of anything, not even name matches."""
+    root = indexed(tmp_path / "php", PHP, write_tree)
+    wanted = {
+        "Item.unit": ["src/Cart.php", "add 10: return helper($p) . Product::unit();"],
+        "helper": [
+            "src/Cart.php",
+            "(module) 6: use function App\\Shop\\helper;",
+            "add 10: return helper($p) . Product::unit();",
+        ],
+    }
+    for target, lines in wanted.items():
+        assert uses(service.find_references(target, root).text) == lines, target
+
+
 def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree):
     write_tree(
         repo,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -332,14 +333,41 @@ _definition_keys = functools.lru_cache(maxsize=1 << 14)(definition_keys)
 
 
 def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str) -> frozenset[str]:
-    """:func:`definition_keys`, and for Go the key an importing file spells
-    (its module's path, from the index's ``go.mod`` files)."""
+    """:func:`definition_keys`, and the key an importing file spells where the file's
+    path does not say it: for Go its module's path (from the index's ``go.mod``
+    files), for PHP the namespace the file declares (``use App\\Shop\\Item``)."""
     keys = _definition_keys(path, qualname, language)
-    if language == "go" and reader is not None:
+    if reader is None:
+        return keys
+    imported = ""
+    if language == "go":
         imported = golang.import_key(reader, path, qualname)
-        if imported:
-            keys = keys | {imported}
-    return keys
+    elif language == "php":
+        namespace = php_namespace(reader, path)
+        imported = ".".join([*namespace, *split_key(qualname)]) if namespace else ""
+    return keys | {imported} if imported else keys
+
+
+_NAMESPACE_LINE = re.compile(r"^\s*namespace\s+([\w\\]+)\s*[;{]", re.MULTILINE)
+_NAMESPACES: dict[tuple[str, str], list[str]] = {}
+
+
+def php_namespace(reader: IndexReader, path: str) -> list[str]:
+    """The parts of the namespace a PHP file declares (``namespace App\\Shop;``; none: []),
+    read from its first chunk that has one, kept while the index's content stays."""
+    key = (reader.cache_key(), path)
+    found = _NAMESPACES.get(key)
+    if found is None:
+        if len(_NAMESPACES) >= _SYMBOLS_HELD:
+            _NAMESPACES.clear()
+        found = []
+        for stored in sorted(reader.chunks_of_file(path), key=lambda c: c.chunk.start_line):
+            m = _NAMESPACE_LINE.search(stored.chunk.text)
+            if m:
+                found = split_key(m.group(1))
+                break
+        _NAMESPACES[key] = found
+    return found
 
 
 # Languages whose functions may be declared on a receiver type (Kotlin's ``fun String.shout()``,
