@@ -680,6 +680,25 @@ def test_php_a_definition_is_keyed_by_its_file_s_namespace(tmp_path: Path, write
         assert uses(service.find_references(target, root).text) == lines, target
 
 
+def test_kotlin_an_inherited_method_called_without_a_receiver_in_a_subclass(
+    tmp_path: Path, write_tree, store_url
+):
+    """rename() in a subclass of Repo was keyed as a function of the package (a file
+    cannot tell), and was lost: Kotlin calls the inherited member first."""
+    files = {
+        "src/com/acme/Repo.kt": "package com.acme\n\nopen class Repo {\n    fun rename() {}\n}\n",
+        "src/com/acme/Cached.kt": (
+            "package com.acme\n\nclass Cached : Repo() {\n    fun warm() {\n        rename()\n    }\n}\n"
+            "\nfun outside() {\n    rename()\n}\n"  # 9-11: no class's: the package's rename
+        ),
+    }
+    root = indexed(tmp_path / "kt", files, write_tree)
+    assert uses(service.find_references("Repo.rename", root).text) == [
+        "src/com/acme/Cached.kt",
+        "Cached.warm 5: rename()",
+    ]
+
+
 def test_a_method_through_a_subclass_a_package_re_exports(repo: Path, write_tree):
     write_tree(
         repo,

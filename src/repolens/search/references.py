@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from repolens.chunking.refs import NO_USE_KINDS, module_parts, same_file_key
+from repolens.chunking.refs import NO_USE_KINDS, module_parts, package_key, same_file_key
 from repolens.record import Record
 from repolens.search import golang
 from repolens.search.ref_fixtures import Fixtures
@@ -123,6 +123,7 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         and definition.name not in CONSTRUCTORS
     ):
         members = related(reader, definition)
+    bare: dict[str, list[tuple[str, str]]] = {}  # Kotlin's calls in subclasses, keyed as the package's
     if definition.kind == "method" and definition.parent and _unmet(rows, meaning, definition.name):
         # Only uses resolved to another key can mean the method through its
         # class (a subclass's self.x, the class's re-exports): a popular
@@ -131,6 +132,7 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         # Python hierarchy's are many, and a shared read would be gone through again each round).
         of_classes = Read() if definition.language == "go" else None
         subclasses = _inherited(reader, definition, meaning, of_classes)
+        bare = _bare_calls(subclasses, definition.name)
         if definition.language == "go":  # embedding and interfaces: Go's types are followed like its class
             others = subclasses + _through_interfaces(reader, definition, meaning, rows, of_classes)
         elif members is not None:  # through the interfaces and classes it is one member with
@@ -154,7 +156,7 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
             if meaning.means(row):
                 first_line.append(row)
             continue
-        if meaning.means(row):
+        if meaning.means(row) or (bare and _calls_inherited(row, bare)):
             if not meaning.constructs or row.name == definition.name or row.kind == "call":
                 resolved.append(row)
         elif not row.target and row.name == definition.name and row.language in own:
@@ -239,6 +241,30 @@ def _through_interfaces(
                 meaning.add(use.path, f"{use.scope}.{method.name}", "go")
                 out.append((use.path, use.scope, "go"))
     return out
+
+
+# Languages whose file keys a call without a receiver as a function of its package when its
+# class does not define the name (Kotlin's, Scala's top-level functions): the language calls
+# the member the class inherits first, which only the question knows.
+_PACKAGE_CALLING = frozenset({"kotlin", "scala"})
+
+
+def _bare_calls(subclasses: Sequence[Class], name: str) -> dict[str, list[tuple[str, str]]]:
+    """By file, (subclass, target) of the calls of ``name`` without a receiver in each
+    subclass inheriting it, in a language of ``_PACKAGE_CALLING`` (keyed as its package's)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for path, scope, language in subclasses:
+        if language in _PACKAGE_CALLING:
+            out.setdefault(path, []).append((scope, f"{package_key(path, language)}.{name}"))
+    return out
+
+
+def _calls_inherited(row: RefRow, bare: dict[str, list[tuple[str, str]]]) -> bool:
+    """Whether ``row`` is a call without a receiver in a subclass :func:`_bare_calls` holds."""
+    return row.kind == "call" and any(
+        row.target == target and (row.scope == scope or row.scope.startswith(scope + "."))
+        for scope, target in bare.get(row.path, ())
+    )
 
 
 def _unmet(rows: Iterable[RefRow], meaning: Meaning, name: str) -> bool:
