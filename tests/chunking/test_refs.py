@@ -749,3 +749,22 @@ def test_a_cpp_call_through_nested_namespaces_is_a_use():
     )
     found = [(r.name, r.target) for r in refs_of("a.cpp", cpp, "cpp") if r.line == 7]
     assert found == [("helper", "=util.detail.helper")] * 2
+
+
+def test_a_python_return_annotation_s_arrow_is_no_member_separator():
+    text = (
+        "import typing as t\n"
+        "import m\n"
+        "def f() -> m.T: pass\n"
+        "def g() -> t.Iterator[int]:\n"
+        "    return iter(())\n"
+        "class A:\n"
+        "    def h(self):\n"
+        "        self.x = (\n"
+        "            m.make()\n"
+        "        )\n"
+    )
+    rows = {(r.line, r.name, r.kind): r.target for r in refs_of("a.py", text, "python")}
+    assert rows[(3, "T", "type")] == "m.T"  # not f()'s result's m.T
+    assert rows[(4, "Iterator", "attr")] == "typing.Iterator"
+    assert rows[(9, "make", "call")] == "m.make"

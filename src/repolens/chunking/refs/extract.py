@@ -105,6 +105,10 @@ _RECEIVER_REVERSED_LEADING = re.compile(
 _RECEIVER_REVERSED_NO_ARROW = re.compile(
     rb"\s*(?:\.\?|\.|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|::)\s*(?:\)\()?[\w$]+)*)"
 )
+# Both: chains broken before a dot, and no arrow (Python's ``-> T`` only says what a function returns).
+_RECEIVER_REVERSED_LEADING_NO_ARROW = re.compile(
+    rb"[ \t]*(?:\.\?|\.|::|:|\\)\s*((?:\)\()?[\w$]+(?:[ \t]*(?:\.\?|\.|::)\s*(?:\)\()?[\w$]+)*)"
+)
 # The same where ``.`` joins strings, never a member to its receiver (PHP's, Perl's).
 _RECEIVER_REVERSED_NO_DOT = re.compile(
     rb"\s*(?:>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:>-|::)\s*(?:\)\()?[\w$]+)*)"
@@ -265,7 +269,12 @@ class _Extraction:
         receiver = _RECEIVER_REVERSED_LEADING if self.rs.dots_lead_lines else _RECEIVER_REVERSED
         separator_ends = _SEPARATORENDS
         if not self.rs.arrow_members:
-            receiver, separator_ends = _RECEIVER_REVERSED_NO_ARROW, _SEPARATORENDS_NO_ARROW
+            receiver = (
+                _RECEIVER_REVERSED_LEADING_NO_ARROW
+                if self.rs.dots_lead_lines
+                else _RECEIVER_REVERSED_NO_ARROW
+            )
+            separator_ends = _SEPARATORENDS_NO_ARROW
         elif not self.rs.dot_members:
             receiver, separator_ends = _RECEIVER_REVERSED_NO_DOT, _SEPARATORENDS_NO_DOT
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name

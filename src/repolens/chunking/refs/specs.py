@@ -95,6 +95,7 @@ PYTHON = RefSpec(
     rules=(python_types.extend, fixtures.fixtures),
     dots_lead_lines=True,
     bind_span=python_span,
+    arrow_members=False,  # -> only ever announces what a function returns
 )
 
 
