@@ -106,6 +106,22 @@ def test_the_best_commits_hash_and_subject_fit_at_every_budget(story_repo: Path,
         assert f"changed lines; git show {sha} -- session/store.py)" in reply.text
 
 
+def test_a_subject_longer_than_the_budget_leaves_room_for_the_commits_after_it(make_repo: MakeRepo, git: Git):
+    """The best commit's subject is cut beside the line naming the commits
+    that did not fit: that line is not crowded out by one long subject."""
+    root = make_repo({"a.py": "x = 0\n"})
+    for i in range(1, 4):
+        commit(git, root, f"update {i} " + "word " * 300, {"a.py": f"x = {i}\n"})
+    service.index_repo(root)
+    for query, path in (("update word", None), (None, "a.py")):
+        reply = service.search_history(query, root, path=path, top_k=3, max_chars=400)
+        assert len(reply.text) <= 400
+        best, omitted = reply.entries[0], [e.hash[:7] for e in reply.omitted]
+        assert reply.text.splitlines()[2].startswith(f"{best.hash[:7]} {best.date} update ")
+        assert len(omitted) == 2
+        assert reply.text.endswith(f"... 2 more commits did not fit: {', '.join(omitted)}")
+
+
 def test_the_history_tool_says_what_is_wrong(story_repo: Path, plain_dir: Path):
     with pytest.raises(UsageError, match="a question, a file path, or both"):
         service.search_history(root=story_repo)

@@ -40,6 +40,9 @@ _ABOUT_CHARS = 200
 # The question and path echoed in the head line are cut to a quarter of the
 # budget, at least this many characters, so that small budgets hold a commit.
 _ABOUT_MIN = 40
+# A best commit whose head line alone overflows the budget keeps at least
+# this much of its subject (then "...") beside the line naming the others.
+_SUBJECT_MIN = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,8 +234,10 @@ def _fitted(entry: HistoryEntry, room: int, reserves: list[int], *, must: bool) 
     """``entry`` in ``room`` chars beside the trailer's ``reserves`` (most
     first): whole beside the most, else cut beside the most that leaves room
     for more than its head line, else for its head line; None when not even
-    that fits, unless it ``must`` show (the best commit), which then shows
-    its head line, cut if need be."""
+    that fits, unless it ``must`` show (the best commit). A head line that
+    fits beside none is cut in its subject: beside the most of the trailer
+    that leaves its hash, its date and the start of its subject (the others
+    are still named), else alone."""
     whole = entry.render()
     if len(whole) + reserves[0] <= room:
         return whole
@@ -245,4 +250,10 @@ def _fitted(entry: HistoryEntry, room: int, reserves: list[int], *, must: bool) 
             head_only = head_only or cut
     if head_only is not None:
         return head_only
-    return entry.render_within(max(room, 0)) if must else None
+    if not must:
+        return None
+    least = len(entry.head()) - len(entry.subject) + _SUBJECT_MIN
+    for reserve in reserves:
+        if room - reserve >= least:
+            return entry.render_within(room - reserve)
+    return entry.render_within(max(room, 0))
