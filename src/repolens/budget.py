@@ -101,8 +101,12 @@ def budget_marker(path: str, start: int, end: int, dropped: int) -> str:
 
 
 def diff_marker(n: int, commit: str, path: str) -> str:
-    """Changed lines of a commit left out of a history reply; names the command that shows them."""
-    return f"... ({counted(n, 'more changed line')}; git show {commit} -- {path})"
+    """Changed lines of a commit left out of a history reply; names the
+    command that shows them, run in a shell as written (a path with spaces
+    or quotes is quoted)."""
+    import shlex  # only for a history reply that cuts a diff
+
+    return f"... ({counted(n, 'more changed line')}; git show {commit} -- {shlex.quote(path)})"
 
 
 def more_did_not_fit(noun: str, n: int, why: str = "did not fit") -> str:

@@ -79,6 +79,23 @@ def test_the_history_of_a_file_follows_renames_and_shows_changed_lines(story_rep
     assert old_name.notes[0] == said
 
 
+@pytest.mark.parametrize("name", ["docs/my notes.py", "it's $HOME.py", 'quo"te (1).py'])
+def test_the_git_show_a_marker_names_works_as_written_for_any_name(make_repo: MakeRepo, git: Git, name: str):
+    """The marker counting the changed lines not shown names a command an
+    agent runs in a shell as it is: a name with spaces or shell characters
+    is quoted."""
+    root = make_repo({name: "".join(f"v{i} = {i}\n" for i in range(30))})
+    commit(git, root, "Renumber", {name: "".join(f"v{i} = {i + 1}\n" for i in range(30))})
+    service.index_repo(root)
+    reply = service.search_history(path=name, root=root, top_k=1)
+    marker = reply.text.splitlines()[-1]
+    assert marker.startswith("  ... (41 more changed lines; git show "), reply.text
+    command = marker.split("; ", 1)[1].removesuffix(")")
+    shown = subprocess.run(command, shell=True, cwd=root, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "+v29 = 30" in shown.stdout
+
+
 def test_the_history_reply_fits_its_budget(story_repo: Path):
     reply = service.search_history(path="session/store.py", root=story_repo, max_chars=700)
     assert len(reply.text) <= 700
