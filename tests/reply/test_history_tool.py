@@ -96,6 +96,19 @@ def test_the_git_show_a_marker_names_works_as_written_for_any_name(make_repo: Ma
     assert "+v29 = 30" in shown.stdout
 
 
+def test_a_root_below_the_top_of_the_repository_sees_a_rename_as_one(make_repo: MakeRepo, git: Git):
+    """Indexed from a folder of its repository, the commit that renamed a
+    file shows the rename and what else changed, as at the top."""
+    top = make_repo({"app/old.py": "".join(f"v{i} = {i}\n" for i in range(5)), "other.py": "x = 1\n"})
+    git(top, "mv", "app/old.py", "app/new.py")
+    commit(git, top, "Rename old to new", {"app/new.py": (top / "app/new.py").read_text() + "extra = 1\n"})
+    root = top / "app"
+    service.index_repo(root)
+    renamed = service.search_history(path="new.py", root=root).entries[0]
+    assert renamed.subject == "Rename old to new"
+    assert renamed.diff == ("renamed from old.py", "@@ -5,0 +6 @@ v4 = 4", "+extra = 1")
+
+
 def test_the_history_reply_fits_its_budget(story_repo: Path):
     reply = service.search_history(path="session/store.py", root=story_repo, max_chars=700)
     assert len(reply.text) <= 700

@@ -272,9 +272,11 @@ def _show(root: Path, sha: str, *names: str) -> str | None:
 
 
 def _renamed_from(root: Path, sha: str, name: str) -> str:
-    """The path commit ``sha`` renamed to ``name`` ("" when it added it)."""
+    """The path commit ``sha`` renamed to ``name`` ("" when it added it).
+    Paths relative to ``root``, as the index names them (``--relative``:
+    a root below the top of its work tree)."""
     try:
-        proc = _git(root, "show", "--format=", "--no-color", "-M", "--name-status", "-z", sha)
+        proc = _git(root, "show", "--format=", "--no-color", "-M", "--name-status", "-z", "--relative", sha)
     except NoHistory:
         return ""
     fields = proc.stdout.decode("utf-8", "replace").split("\0") if proc.returncode == 0 else []
