@@ -173,6 +173,21 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
 
 
+def test_a_folder_as_the_path_is_refused_naming_one_of_its_files(story_repo: Path):
+    """The history takes one file: a folder is not answered with '0 commits,
+    no commit touches it' while commits touched the files in it."""
+    for folder in ("session", "session/", str(story_repo / "session")):
+        with pytest.raises(UsageError) as refused:
+            service.search_history(path=folder, root=story_repo)
+        assert str(refused.value) == (
+            "path 'session' is a folder, not a file (it holds 'session/store.py'): pass one file as path"
+        )
+    bad = _cli("--path", "session", "--root", str(story_repo))
+    assert bad.returncode == 2
+    said = "path 'session' is a folder, not a file (it holds 'session/store.py'): pass one file as --path"
+    assert bad.stderr == f"error: {said}\n"
+
+
 def test_the_history_command_prints_text_or_json_and_refuses_bad_input(story_repo: Path):
     out = _cli("sessions expire", "--root", str(story_repo), "--top-k", "1")
     assert out.returncode == 0, out.stderr

@@ -262,7 +262,12 @@ def search_history(
     check_budget(max_chars)
     reader, _ = open_index(root, index_dir)
     notes: list[str] = []
-    if file and not reader.has_path(file) and not reader.history_of_file(file):
+    if file and not reader.history_of_file(file) and not reader.files([file]):
+        if reader.has_path(file):  # a folder holding indexed files
+            held = next(p for p in sorted(reader.paths()) if p.startswith(f"{file}/"))
+            raise UsageError(
+                f"path {file!r} is a folder, not a file (it holds {held!r})", fix="pass one file as {path}"
+            )
         newest = reader.history_newest_name(file)  # a name it had before a rename
         if not newest:
             from repolens.search.filters import no_indexed_file
