@@ -234,6 +234,52 @@ def test_the_mcp_tool_over_stdio(story_repo: Path):
     assert "a question, a file path, or both" in out["empty"].content[0].text
 
 
+def test_a_history_behind_head_says_so_and_lists_only_commits_head_holds(make_repo: MakeRepo, git: Git):
+    """HEAD moved since the index read the history: ahead, the reply says how
+    many newer commits it lacks; rewritten (a reset, a rebase, a branch
+    switch), the commits HEAD no longer holds are left out, even after git
+    deleted them, and top_k is still filled with those it holds."""
+    root = make_repo({"a.py": "a = 0\n"})
+    for i in range(1, 5):
+        commit(git, root, f"Tweak a, step {i}", {"a.py": f"a = {i}\n"})
+    service.index_repo(root)
+    indexed = git(root, "rev-parse", "--short=7", "HEAD").strip()
+
+    def history() -> tuple[list[str], list[str]]:
+        readers.clear()
+        reply = service.search_history("tweak step", root, path="a.py", top_k=2)
+        return [e.subject for e in reply.entries], reply.notes
+
+    commit(git, root, "Tweak a, step 5", {"a.py": "a = 5\n"})
+    commit(git, root, "Add b", {"b.py": "b = 1\n"})
+    assert history() == (
+        ["Tweak a, step 4", "Tweak a, step 3"],
+        [f"the indexed history ends at {indexed}: HEAD has 2 newer commits; `repolens index` reads them"],
+    )
+    git(root, "reset", "-q", "--hard", "HEAD~4")  # steps 3, 4 and 5 and b are gone
+    head = git(root, "rev-parse", "--short=7", "HEAD").strip()
+    said = (
+        f"the indexed history ends at {indexed}, which HEAD ({head}) does not hold (a branch switch "
+        "or a rewrite): commits HEAD does not hold are left out; `repolens index` reads it afresh"
+    )
+    assert history() == (["Tweak a, step 2", "Tweak a, step 1"], [said])
+    git(root, "reflog", "expire", "--expire=now", "--all")
+    git(root, "gc", "-q", "--prune=now")
+    assert history() == (["Tweak a, step 2", "Tweak a, step 1"], [said])
+    service.index_repo(root)
+    assert history() == (["Tweak a, step 2", "Tweak a, step 1"], [])
+
+
+def test_a_history_read_before_the_first_commit_says_there_is_one_now(make_repo: MakeRepo, git: Git):
+    root = make_repo({"a.py": "a = 0\n"}, commit=False)
+    service.index_repo(root)
+    first = commit(git, root, "First")
+    readers.clear()
+    assert service.search_history("first", root).notes == [
+        f"no history: the repository has no commits yet; HEAD is {first[:7]} now: `repolens index` reads it"
+    ]
+
+
 def test_a_history_whose_commits_were_all_left_out_says_why(make_repo: MakeRepo):
     """One commit of 60 files (a mass change) is left out of the history:
     the reply says that, not only that there is nothing to learn from."""

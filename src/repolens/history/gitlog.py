@@ -41,6 +41,9 @@ _STATUS = re.compile(r"[ACDMRTUXB]\d*")
 _CONFIG = ("-c", "log.showSignature=false", "-c", "core.quotePath=false", "-c", "diff.renameLimit=1000")
 
 
+NO_COMMITS = "the repository has no commits yet"
+
+
 class NoHistory(Exception):
     """The root has no history git can read; ``str()`` says why, for a note."""
 
@@ -59,10 +62,11 @@ class LogRead:
     renames: dict[str, str] = field(default_factory=dict)
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """A short git command, run to the end."""
-    with _popen(root, *args) as proc:
-        out, err = proc.communicate()
+def _git(root: Path, *args: str, given: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """A short git command, run to the end (``given``: its standard input)."""
+    stdin = subprocess.DEVNULL if given is None else subprocess.PIPE
+    with _popen(root, *args, stdin=stdin) as proc:
+        out, err = proc.communicate(given)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
@@ -74,8 +78,52 @@ def head(root: Path) -> str:
         raise NoHistory(refused_for_owner(inside.stderr) or "not a git work tree")
     proc = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if proc.returncode != 0:
-        raise NoHistory("the repository has no commits yet")
+        raise NoHistory(NO_COMMITS)
     return proc.stdout.decode("ascii").strip()
+
+
+def head_now(root: Path) -> str:
+    """The commit ``HEAD`` points at, "" when git cannot say (no commit,
+    not a work tree, git missing): for a reply, which never fails on it."""
+    try:
+        proc = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    except NoHistory:
+        return ""
+    return proc.stdout.decode("ascii").strip() if proc.returncode == 0 else ""
+
+
+def newer_commits(root: Path, old: str, new: str) -> int:
+    """How many commits ``iter_log`` would read from ``new`` and not from
+    ``old`` (an ancestor): non-merge commits touching the root."""
+    try:
+        proc = _git(root, "rev-list", "--count", "--no-merges", f"{old}..{new}", *_scope(root))
+    except NoHistory:
+        return 0
+    return int(proc.stdout.strip() or 0) if proc.returncode == 0 else 0
+
+
+def held(root: Path, hashes: Iterable[str], head: str) -> set[str]:
+    """Those of the commits ``hashes`` that ``head`` holds (is or descends
+    from); a commit git no longer has (deleted by a garbage collection after
+    a rewrite) is not held; all of them when git fails (the reply says the
+    history is behind). Two git commands whatever the number of hashes."""
+    hashes = list(dict.fromkeys(hashes))
+    if not hashes:
+        return set()
+    try:
+        listed = _git(root, "cat-file", "--batch-check", given="".join(f"{h}\n" for h in hashes).encode())
+        rows = [line.split() for line in listed.stdout.splitlines()]  # "HASH commit SIZE" or "HASH missing"
+        present = [row[0].decode("ascii") for row in rows if row[1:2] == [b"commit"]]
+        if listed.returncode != 0 or not present:
+            return set() if listed.returncode == 0 else set(hashes)
+        # the present ones, and their ancestors, that head does not hold
+        given = "".join(f"{h}\n" for h in present) + f"^{head}\n"
+        apart = _git(root, "rev-list", "--stdin", given=given.encode())
+    except NoHistory:
+        return set(hashes)
+    if apart.returncode != 0:
+        return set(hashes)
+    return set(present) - set(apart.stdout.decode("ascii").split())
 
 
 _DUBIOUS = re.compile(rb"detected dubious ownership in repository at '([^'\n]+)'")
@@ -115,8 +163,8 @@ def iter_log(
     revs = [until] if since is None else [f"{since}..{until}"]
     # A root below the top of its work tree sees the commits that touched it,
     # with paths relative to it, as the index stores them.
-    prefix = _git(root, "rev-parse", "--show-prefix").stdout.strip()
-    scope = ["--relative", "--", "."] if prefix else ["--"]
+    scope = _scope(root)
+    scope = ["--relative", *scope] if scope else ["--"]
     args = ["log", "--no-merges", "--no-color", "--encoding=UTF-8", "-z", "--name-status", "-M"]
     args += [f"--format={_FORMAT}", "-n", str(limit), *revs, *scope]
     parser = _Parser(max_files, into)
@@ -137,7 +185,16 @@ def iter_log(
     into.renames = parser.alias
 
 
-def _popen(root: Path, *args: str, stderr: Any = subprocess.PIPE) -> subprocess.Popen[bytes]:
+def _scope(root: Path) -> list[str]:
+    """The pathspec of the commits a root sees: ``-- .`` below the top of
+    its work tree (the commits that touched it), none at the top (every
+    commit, empty ones too)."""
+    return ["--", "."] if _git(root, "rev-parse", "--show-prefix").stdout.strip() else []
+
+
+def _popen(
+    root: Path, *args: str, stderr: Any = subprocess.PIPE, stdin: Any = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
     exe = shutil.which("git")
     if exe is None:
         raise NoHistory("git is not installed")
@@ -146,7 +203,7 @@ def _popen(root: Path, *args: str, stderr: Any = subprocess.PIPE) -> subprocess.
             [exe, *_CONFIG, *args],
             cwd=root,
             env=git_env(),
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=stderr,
         )

@@ -11,11 +11,14 @@ do not fit are named in a last line, like a packet's hits
 * question only: the commits most like it (the history leg's BM25), best first;
 * file only: the commits that touched it, newest first (renames followed);
 * both: the file's commits, those most like the question first.
+
+A history that ``HEAD`` moved away from since ``repolens index`` read it
+says so in a note, and shows only the commits ``HEAD`` holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,13 +32,16 @@ from repolens.budget import (
     diff_marker,
     more_did_not_fit,
 )
-from repolens.history.gitlog import changed_lines
+from repolens.history.gitlog import NO_COMMITS, changed_lines, head_now, held, is_ancestor, newer_commits
 from repolens.search.history_leg import commits_for, unavailable
 from repolens.search.query import parse_query
-from repolens.store.base import IndexReader
+from repolens.store.base import HistoryState, IndexReader
 
 MAX_DIFF_LINES = 20
 MAX_PATHS_SHOWN = 8
+# The note of a history that HEAD moved away from since it was read (a
+# reply over several repositories keeps it, with the "no history" ones).
+BEHIND_HEAD = "the indexed history ends at"
 _ABOUT_CHARS = 200
 # The question and path echoed in the head line are cut to a quarter of the
 # budget, at least this many characters, so that small budgets hold a commit.
@@ -164,13 +170,18 @@ def history_entries(
 ) -> tuple[list[HistoryEntry], list[str]]:
     """The commits of :func:`history_reply`, best first, and its notes."""
     entries: list[HistoryEntry] = []
-    note = unavailable(reader.history_state())
+    state = reader.history_state()
+    note = unavailable(state)
     if note:
-        return entries, [f"no history: {note}"]
+        return entries, [f"no history: {note}{_first_commit_since(root, state)}"]
+    assert state is not None
     notes = []
+    behind, keep = _behind_head(root, state.head)
+    if behind:
+        notes.append(behind)
     terms = parse_query(query).weighted() if query else []
-    found = commits_for(reader, terms, path, top_k)
-    if path is not None and not reader.history_of_file(path):
+    found = commits_for(reader, terms, path, top_k, keep=keep)
+    if path is not None and not found:
         notes.append(f"no commit in the indexed history touches {path}")
     elif not found:
         notes.append("no commit in the indexed history matches the question")
@@ -191,6 +202,36 @@ def history_entries(
             )
         )
     return entries, notes
+
+
+def _behind_head(root: Path, indexed: str) -> tuple[str, Callable[[list[str]], set[str]] | None]:
+    """When ``HEAD`` moved since the history was read (up to ``indexed``):
+    the note saying so, and, when ``HEAD`` no longer holds ``indexed`` (a
+    branch switch, a reset, a rebase), which commits found may be shown
+    (those ``HEAD`` holds); ("", None) when it did not move or git cannot say."""
+    now = head_now(root)
+    if not now or now == indexed:
+        return "", None
+    if is_ancestor(root, indexed, now):
+        newer = newer_commits(root, indexed, now)
+        if not newer:  # merges, or commits that touch no file under the root
+            return "", None
+        newer_ones = counted(newer, "newer commit")
+        return f"{BEHIND_HEAD} {indexed[:7]}: HEAD has {newer_ones}; `repolens index` reads them", None
+    return (
+        f"{BEHIND_HEAD} {indexed[:7]}, which HEAD ({now[:7]}) does not hold (a branch switch or a rewrite): "
+        "commits HEAD does not hold are left out; `repolens index` reads it afresh",
+        lambda hashes: held(root, hashes, now),
+    )
+
+
+def _first_commit_since(root: Path, state: HistoryState | None) -> str:
+    """What to add to the note of a history read before the first commit,
+    when there is one now."""
+    if state is None or state.note != NO_COMMITS:
+        return ""
+    now = head_now(root)
+    return f"; HEAD is {now[:7]} now: `repolens index` reads it" if now else ""
 
 
 def render_history(reply: HistoryReply, max_chars: int) -> HistoryReply:

@@ -28,7 +28,7 @@ commits most like a question, those that touched a file, or both.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from repolens.record import Record
@@ -193,11 +193,33 @@ class FoundCommit(Record):
 
 
 def commits_for(
-    reader: IndexReader, terms: Sequence[tuple[str, float]], path: str | None, top_k: int
+    reader: IndexReader,
+    terms: Sequence[tuple[str, float]],
+    path: str | None,
+    top_k: int,
+    *,
+    keep: Callable[[list[str]], set[str]] | None = None,
 ) -> list[FoundCommit]:
     """At most ``top_k`` commits: most like ``terms`` (question only), or
     those that touched ``path``, newest first, the ones most like ``terms``
-    first when there are terms."""
+    first when there are terms. ``keep``, given the hashes of the commits
+    found, says which may be shown (those HEAD still holds): more are
+    found until ``top_k`` are kept or none is left."""
+    want = top_k
+    while True:
+        found = _found(reader, terms, path, want)
+        if keep is None:
+            return found
+        kept = keep([f.commit.hash for f in found])
+        shown = [f for f in found if f.commit.hash in kept]
+        if len(shown) >= top_k or len(found) < want:
+            return shown[:top_k]
+        want *= 4
+
+
+def _found(
+    reader: IndexReader, terms: Sequence[tuple[str, float]], path: str | None, top_k: int
+) -> list[FoundCommit]:
     if path is None:
         ranked = reader.history_search(terms, top_k) if terms else []
         named: dict[int, str] = {}
