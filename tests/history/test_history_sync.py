@@ -182,6 +182,32 @@ def test_commits_touching_too_many_files_are_left_out_but_their_renames_count(
     assert "2 touching over" in report.summary()
 
 
+def test_a_shallow_clone_leaves_out_the_commit_at_its_cut(
+    make_repo: MakeRepo, git: Git, index, tmp_path: Path
+):
+    """In a shallow clone git sees the oldest commit it has as adding every
+    file of its tree: that is not its change, so it is not kept (the history
+    of f1.py is not 'created in commit 4'); fetching the rest reads it all."""
+    origin = make_repo({"common.py": "n = 0\n"}, name="origin")
+    for i in range(1, 7):
+        commit(git, origin, f"Commit number {i}", {"common.py": f"n = {i}\n", f"f{i}.py": f"v = {i}\n"})
+    root = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "3", f"file://{origin}", str(root))
+    report = index.sync(root, 100)
+    assert index.stored() == [
+        ("Commit number 6", ["common.py", "f6.py"]),
+        ("Commit number 5", ["common.py", "f5.py"]),
+    ]
+    assert report.summary().endswith(
+        "; 1 at the cut of a shallow clone left out (git sees it add every file)"
+    )
+    assert index.sync(root, 100).mode == "unchanged"
+    git(root, "fetch", "-q", "--unshallow")
+    report = index.sync(root, 100)
+    assert (report.mode, report.commits) == ("rebuilt", 7)
+    assert index.stored()[-2:] == [("Commit number 1", ["common.py", "f1.py"]), ("initial", ["common.py"])]
+
+
 def test_the_cap_keeps_the_newest_commits(make_repo: MakeRepo, git: Git, index):
     root = make_repo({"a.py": "x = 0\n"})
     for i in range(1, 5):

@@ -287,5 +287,6 @@ def test_a_history_whose_commits_were_all_left_out_says_why(make_repo: MakeRepo)
     service.index_repo(root)
     reply = service.search_history(path="pkg/m1.py", root=root)
     assert reply.notes == [
-        "no history: no commits to learn from: merges and commits touching very many files are left out"
+        "no history: no commits to learn from: merges, commits touching very many files and those at the cut "
+        "of a shallow clone are left out"
     ]

@@ -13,6 +13,10 @@ added path within one commit, and, reading newest first, every older commit's
 paths are mapped to the names they have now. A deleted path ends its chain,
 so an unrelated file later created under the same name is not confused with
 it.
+
+In a shallow clone the oldest commits git has (the cut) look as if they
+added every file of their tree: that is not their change, so they are not
+kept either.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ class LogRead:
     read: int = 0
     too_big: int = 0
     renames: dict[str, str] = field(default_factory=dict)
+    at_cut: int = 0  # commits at the cut of a shallow clone, not kept
 
 
 def _git(root: Path, *args: str, given: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -149,11 +154,33 @@ def is_ancestor(root: Path, old: str, new: str) -> bool:
     return _git(root, "merge-base", "--is-ancestor", old, new).returncode == 0
 
 
+def shallow_cut(root: Path) -> frozenset[str]:
+    """The commits at the cut of a shallow clone (git's ``shallow`` file:
+    their parents were not fetched); empty for a whole clone."""
+    try:
+        proc = _git(root, "rev-parse", "--git-path", "shallow")
+    except NoHistory:
+        return frozenset()
+    try:
+        text = (root / os.fsdecode(proc.stdout.strip())).read_text(encoding="ascii")
+    except (OSError, ValueError):  # no such file: not shallow
+        return frozenset()
+    return frozenset(text.split())
+
+
 def iter_log(
-    root: Path, *, until: str, since: str | None, limit: int, max_files: int, into: LogRead
+    root: Path,
+    *,
+    until: str,
+    since: str | None,
+    limit: int,
+    max_files: int,
+    into: LogRead,
+    cut: frozenset[str] = frozenset(),
 ) -> Iterator[CommitDoc]:
     """Non-merge commits reachable from ``until`` and not from ``since``,
-    newest first, at most ``limit`` read (commits too big to keep count).
+    newest first, at most ``limit`` read (commits too big to keep count,
+    and those of ``cut``, a shallow clone's :func:`shallow_cut`).
 
     Commits are yielded while git is still writing, so what the caller does
     with each (tokenizing) overlaps git's own work. ``into`` is filled with
@@ -167,7 +194,7 @@ def iter_log(
     scope = ["--relative", *scope] if scope else ["--"]
     args = ["log", "--no-merges", "--no-color", "--encoding=UTF-8", "-z", "--name-status", "-M"]
     args += [f"--format={_FORMAT}", "-n", str(limit), *revs, *scope]
-    parser = _Parser(max_files, into)
+    parser = _Parser(max_files, into, cut)
     # stderr to a file: a pipe git fills with warnings while we read stdout would stall both
     with tempfile.TemporaryFile() as errors, _popen(root, *args, stderr=errors) as proc:
         stdout = proc.stdout
@@ -257,9 +284,10 @@ class _Parser:
     maps a path's name to its newest name for every commit still to come
     (older ones)."""
 
-    def __init__(self, max_files: int, result: LogRead) -> None:
+    def __init__(self, max_files: int, result: LogRead, cut: frozenset[str] = frozenset()) -> None:
         self.max_files = max_files
         self.result = result
+        self.cut = cut
         self.alias: dict[str, str] = {}
 
     def commit(self, record: bytes) -> CommitDoc | None:
@@ -268,6 +296,9 @@ class _Parser:
             return None
         sha, stamp, subject, body, rest = head
         self.result.read += 1
+        if self.cut and sha.decode("ascii", "replace") in self.cut:  # its "change" is its whole tree
+            self.result.at_cut += 1
+            return None
         # git puts a NUL and a newline between the header and the file list
         fields = [f.decode("utf-8", "replace") for f in rest.lstrip(b"\0\n").split(b"\0") if f]
         changes = _changes(fields)

@@ -11,6 +11,8 @@ after the code is written:
   document too: the stored documents hold the old name's words);
 * anything else (a branch switch, a rebase or amend, a changed cap or
   document format): the history is read afresh from ``HEAD``;
+* a shallow clone: the commits at its cut are left out (see gitlog); a
+  deeper fetch reads the history afresh;
 * no history (not a git work tree, no commits, git missing or failing, the
   cap set to 0): the stored history is emptied and the reason kept for the
   leg's note.
@@ -22,6 +24,7 @@ still an index.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -47,6 +50,7 @@ class HistoryReport:
     commits: int = 0  # stored afterwards
     added: int = 0
     too_big: int = 0
+    at_cut: int = 0  # at the cut of a shallow clone
     head: str = ""
     note: str = ""
 
@@ -63,6 +67,8 @@ class HistoryReport:
             line += " (read afresh: a new commit renamed a file)"
         if self.too_big:
             line += f"; {self.too_big} touching over {MAX_FILES_PER_COMMIT} files left out"
+        if self.at_cut:
+            line += f"; {self.at_cut} at the cut of a shallow clone left out (git sees it add every file)"
         return line
 
 
@@ -90,6 +96,9 @@ def sync_history(
         if limit <= 0:
             raise gitlog.NoHistory("history_commits is 0")
         head = gitlog.head(root)
+        cut = gitlog.shallow_cut(root)
+        if cut:  # another cut (a deeper fetch, --unshallow) reads the history afresh
+            recipe += f", shallow {hashlib.sha1(' '.join(sorted(cut)).encode()).hexdigest()[:12]}"
         fresh = state is None or not state.head or state.recipe != recipe
         if not fresh and state is not None and state.head == head:
             return HistoryReport("unchanged", state.commits, head=head)
@@ -100,7 +109,9 @@ def sync_history(
         renamed = False
         while True:
             read = gitlog.LogRead()
-            log = gitlog.iter_log(root, until=head, since=since, limit=limit, max_files=max_files, into=read)
+            log = gitlog.iter_log(
+                root, until=head, since=since, limit=limit, max_files=max_files, into=read, cut=cut
+            )
             docs = [commit_doc(c, path_tokens) for c in log]
             if since is None or not any(old != new for old, new in read.renames.items()):
                 break
@@ -122,5 +133,6 @@ def sync_history(
         after.commits if after else 0,
         added=len(docs),
         too_big=read.too_big,
+        at_cut=read.at_cut,
         head=head,
     )

@@ -83,7 +83,10 @@ def unavailable(state: HistoryState | None) -> str:
     if state.note:
         return state.note
     if state.commits == 0:  # the indexer left out every commit there was (repolens.history.sync)
-        return "no commits to learn from: merges and commits touching very many files are left out"
+        return (
+            "no commits to learn from: merges, commits touching very many files and those at the cut "
+            "of a shallow clone are left out"
+        )
     return ""
 
 
