@@ -135,6 +135,37 @@ def test_a_commit_that_changes_no_file_reaches_the_history(watched):
     assert not [e for e in events if e.error]
 
 
+@pytest.mark.parametrize("where", ["linked worktree", "folder of the repository"])
+def test_a_commit_reaches_the_history_where_git_keeps_its_refs_outside_the_root(
+    sample_repo: Path, tmp_path: Path, where: str
+):
+    """A linked worktree's HEAD and refs, and those of a root below the top
+    of its repository, are not under the root: the watcher watches them
+    there, so a commit of a file already indexed reaches the history."""
+    if where == "linked worktree":
+        root = tmp_path / "feature"
+        run_git(sample_repo, "worktree", "add", "-q", "-b", "feature", str(root))
+    else:
+        root = sample_repo / "src"
+    events: list[WatchEvent] = []
+    thread, stop = start_watcher(root, on_event=events.append)
+    try:
+        wait_for(lambda: bool(events), "the first refresh")
+        (root / "retries.py").write_text("def capybara():\n    return 3\n")
+        wait_for(lambda: "retries.py" in _indexed_paths(root), "the saved file indexed")
+        run_git(root, "add", "retries.py")
+        run_git(root, "commit", "-q", "-m", "Tune the capybara retries")
+        wait_for(
+            lambda: service.search_history("capybara retries", root).entries != [],
+            "the commit in the history",
+        )
+        assert not [e for e in events if e.error]
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        readers.clear()
+
+
 def _coverage(root: Path) -> tuple[int, int]:
     """(chunks with a vector, chunks) of the published index of ``root``."""
     reader = open_store(root).open_reader()

@@ -45,6 +45,16 @@ def head_facts(root: Path) -> dict[str, str]:
     return {"branch": branch, "commit": commit}
 
 
+def git_dirs(root: Path) -> list[Path]:
+    """The work tree's own git folder (its ``HEAD``) and the repository's
+    (its branches), resolved, the same one twice for a main work tree; []
+    outside a work tree."""
+    out = _git(root, "rev-parse", "--absolute-git-dir", "--git-common-dir")
+    if not out or len(out.split("\n")) != 2:
+        return []
+    return [(root / line).resolve() for line in out.split("\n")]
+
+
 def worktrees(root: Path) -> list[tuple[Path, str]]:
     """Every work tree of the repository ``root`` belongs to, as (folder,
     branch), the main one first; [] outside a work tree. Worktrees whose

@@ -10,7 +10,10 @@ one refresh (events are grouped until the stream is quiet for ``step_ms``,
 at most ``debounce_ms``).
 
 Our own writes (the index folder) and git's internals are filtered out so a
-refresh never triggers another one.
+refresh never triggers another one; but the checked-out branch moving (a
+commit, a checkout) is a change, since it changes the history. Where git
+keeps that outside the root (a linked worktree, a root below the top of its
+repository), that folder is watched too.
 
 A burst of a few saved files is refreshed through those paths alone
 (``build_index(paths=...)``: git lists just them, the same rules decide), so
@@ -85,6 +88,9 @@ class EventFilter:
     # (device, inode) of the files this process writes its output to (``repolens watch > log``
     # under the root): each line written would be an event, and the next line another
     own_output: frozenset[tuple[int, int]] = frozenset()
+    # where git keeps the root's HEAD and branches when not in root/.git
+    # (git_folders): watched beside the root
+    git_dirs: tuple[Path, ...] = ()
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
         p = Path(path)
@@ -95,20 +101,39 @@ class EventFilter:
         try:
             rel = p.relative_to(self.root)
         except ValueError:
-            return False
+            return any(_moves_head(p.relative_to(d).parts) for d in self.git_dirs if d in p.parents)
         parts = rel.parts
         if parts and parts[0] == ".git":
-            # The local exclude file changes what is indexed; the checked-out
-            # branch and its commits (HEAD, a branch's ref moving: a commit, a
-            # checkout, even one that changes no file) change the history an
-            # index holds and the branch it records. Nothing else of git's does.
-            inside = parts[1:]
-            return inside in (("info", "exclude"), ("HEAD",), ("packed-refs",)) or (
-                inside[:2] == ("refs", "heads") and not p.name.endswith(".lock")
-            )
+            return _moves_head(parts[1:])
         if _NOISE_PARTS.intersection(parts):
             return False
         return not p.name.endswith(_NOISE_SUFFIXES)
+
+
+def _moves_head(inside: tuple[str, ...]) -> bool:
+    """Whether a change of this file of a git folder matters: the local
+    exclude file changes what is indexed; the checked-out branch and its
+    commits (HEAD, a branch's ref moving: a commit, a checkout, even one
+    that changes no file) change the history an index holds and the branch
+    it records. Nothing else of git's does."""
+    return inside in (("info", "exclude"), ("HEAD",), ("packed-refs",)) or (
+        inside[:2] == ("refs", "heads") and not inside[-1].endswith(".lock")
+    )
+
+
+def git_folders(root: Path) -> tuple[Path, ...]:
+    """The folders holding the HEAD and the branches of the work tree at
+    ``root`` that are not under it (a linked worktree's, in the main
+    repository's ``.git``; the repository's ``.git`` above a root below its
+    top); () outside git or when they are in ``root/.git``."""
+    from repolens.discover.worktree import git_dirs
+
+    return tuple(dict.fromkeys(d for d in git_dirs(root) if root not in (d, *d.parents)))
+
+
+def _outermost(folders: tuple[Path, ...]) -> list[Path]:
+    """``folders`` without those inside another (watched with it)."""
+    return [d for d in folders if not any(o in d.parents for o in folders)]
 
 
 @dataclass
@@ -283,7 +308,12 @@ class _Bursts:
     ) -> None:
         try:
             for changes in watchfiles.watch(
-                root, watch_filter=event_filter, debounce=debounce_ms, step=step_ms, stop_event=stop
+                root,
+                *_outermost(event_filter.git_dirs),
+                watch_filter=event_filter,
+                debounce=debounce_ms,
+                step=step_ms,
+                stop_event=stop,
             ):
                 self._queue.put(changes)
             self._queue.put(None)
@@ -345,7 +375,7 @@ def watch(
     settings = load_settings(root_path, {"vectors": False})
     report = on_event or (lambda e: log.info(e.line()))
     stop = stop or threading.Event()
-    wanted = EventFilter(root_path, store.local_folder, _output_files())
+    wanted = EventFilter(root_path, store.local_folder, _output_files(), git_folders(root_path))
     bursts = _Bursts(root_path, wanted, debounce_ms, step_ms, stop)
     try:
         report(refresh_once(store, settings))
