@@ -66,6 +66,19 @@ def test_a_side_indexed_from_another_branch_than_its_name_says_is_noted(branches
     assert service.compare_branches("app", _roots(branches), EMPTY, paths=["shop"]).notes == result.notes
 
 
+def test_a_detached_worktree_is_recorded_by_the_name_git_worktree_gives_it(branches, git):
+    """A worktree at a detached HEAD is named ``detached-<12 hex>`` (as the
+    worktrees of a repository are listed): its index records that name, so
+    comparing it says nothing of another branch."""
+    git(branches.develop, "checkout", "-q", "--detach")
+    service.index_repo(branches.develop)
+    name = "detached-" + git(branches.develop, "rev-parse", "HEAD").strip()[:12]
+    assert service.index_status(branches.develop).branch == name
+    roots = {"app@main": branches.main, f"app@{name}": branches.develop}
+    result = service.compare_branches("app", roots, EMPTY, base="main", head=name, paths=["shop/billing.py"])
+    assert (result.head, result.notes) == (name, [])
+
+
 def test_one_configured_branch_is_single_branch(branches):
     result = service.compare_branches("app", {"app": branches.main}, EMPTY, paths=["shop/billing.py"])
     assert [(f.path, f.status) for f in result.files] == [("shop/billing.py", "single_branch")]

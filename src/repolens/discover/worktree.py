@@ -32,17 +32,14 @@ def _git(root: Path, *args: str) -> str | None:
 
 def head_facts(root: Path) -> dict[str, str]:
     """``{"branch": ..., "commit": ...}`` of the work tree at ``root`` ({}
-    outside one). A detached HEAD's branch is ``detached-<12 hex>``."""
-    out = _git(root, "rev-parse", "--abbrev-ref", "HEAD", "HEAD")
-    if not out:
-        return {}
-    parts = out.split("\n")
-    if len(parts) != 2:
-        return {}
-    branch, commit = parts
-    if branch == "HEAD":
-        branch = DETACHED_PREFIX + commit[:12]
-    return {"branch": branch, "commit": commit}
+    outside one). A detached HEAD's branch is ``detached-<12 hex>``, as
+    :func:`worktrees` names it; a branch with no commit yet has its name
+    and no commit."""
+    commit = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") or ""
+    branch = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD")
+    if branch:
+        return {"branch": branch, "commit": commit}
+    return {"branch": DETACHED_PREFIX + commit[:12], "commit": commit} if commit else {}
 
 
 def git_dirs(root: Path) -> list[Path]:
