@@ -319,4 +319,11 @@ def test_indexing_reads_the_history_and_keeps_it_current(make_repo: MakeRepo, gi
     rebuilt = service.index_repo(root, rebuild=True).summary()
     assert "history: 3 commits up to" in rebuilt
     git(root, "checkout", "-q", "-b", "side", "HEAD~2")
+    said = service.index_status(root).history  # HEAD moved since: status says so
+    assert (
+        said == f"3 commits up to {head[:10]}, which HEAD no longer holds: `repolens index` reads it afresh"
+    )
     assert "(read afresh: the branch changed or was rewritten)" in service.index_repo(root).summary()
+    commit(git, root, "On the side", {"c.py": "z = 1\n"})
+    said = service.index_status(root).history
+    assert said.endswith(", behind HEAD by 1 commit: `repolens index` reads it")

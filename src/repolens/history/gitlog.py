@@ -97,14 +97,31 @@ def head_now(root: Path) -> str:
     return proc.stdout.decode("ascii").strip() if proc.returncode == 0 else ""
 
 
-def newer_commits(root: Path, old: str, new: str) -> int:
-    """How many commits ``iter_log`` would read from ``new`` and not from
-    ``old`` (an ancestor): non-merge commits touching the root."""
+@dataclass(frozen=True)
+class Moved:
+    """How ``HEAD`` moved since the history was read up to a commit."""
+
+    now: str  # HEAD's commit
+    newer: int  # commits iter_log would read now (HEAD descends from the one read)
+    rewritten: bool  # HEAD no longer holds the commit read (a branch switch, a reset, a rebase)
+
+
+def moved_since(root: Path, indexed: str) -> Moved | None:
+    """How ``HEAD`` moved since the history was read up to ``indexed``;
+    None when it did not (or only by commits the history leaves out:
+    merges, commits that touch no file under the root) or git cannot say.
+    A few git commands when it moved, one when it did not."""
+    now = head_now(root)
+    if not now or now == indexed:
+        return None
+    if not is_ancestor(root, indexed, now):
+        return Moved(now, 0, rewritten=True)
     try:
-        proc = _git(root, "rev-list", "--count", "--no-merges", f"{old}..{new}", *_scope(root))
+        proc = _git(root, "rev-list", "--count", "--no-merges", f"{indexed}..{now}", *_scope(root))
     except NoHistory:
-        return 0
-    return int(proc.stdout.strip() or 0) if proc.returncode == 0 else 0
+        return None
+    newer = int(proc.stdout.strip() or 0) if proc.returncode == 0 else 0
+    return Moved(now, newer, rewritten=False) if newer else None
 
 
 def held(root: Path, hashes: Iterable[str], head: str) -> set[str]:

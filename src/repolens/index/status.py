@@ -11,6 +11,7 @@ remembered by the index with their size and mtime, and any other is read.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from repolens.budget import counted
@@ -131,17 +132,26 @@ def index_status(store: Store, reader: IndexReader, settings: Settings | None = 
         settings={k: v for k, v in shown.items() if v != ""},
         dense_search=reader.dense_state(settings.ann_min_vectors) if done else "",
         branch=meta.get("branch", ""),
-        history=history_line(reader),
+        history=history_line(reader, store.root),
         named_by=store.named_by,
         lag=reader.staleness(),
     )
 
 
-def history_line(reader: IndexReader) -> str:
-    """``4982 commits up to 422685d0bd``, or ``none (why)``."""
+def history_line(reader: IndexReader, root: Path) -> str:
+    """``4982 commits up to 422685d0bd``, or ``none (why)``; and how HEAD
+    moved since, when it did."""
+    from repolens.history.gitlog import moved_since
+
     state = reader.history_state()
     if state is None:
         return "none (not read yet; `repolens index` reads it)"
     if not state.head:
         return f"none ({state.note})"
-    return f"{counted(state.commits, 'commit')} up to {state.head[:10]}"
+    line = f"{counted(state.commits, 'commit')} up to {state.head[:10]}"
+    moved = moved_since(root, state.head)
+    if moved is None:
+        return line
+    if moved.rewritten:
+        return f"{line}, which HEAD no longer holds: `repolens index` reads it afresh"
+    return f"{line}, behind HEAD by {counted(moved.newer, 'commit')}: `repolens index` reads it"

@@ -32,7 +32,7 @@ from repolens.budget import (
     diff_marker,
     more_did_not_fit,
 )
-from repolens.history.gitlog import NO_COMMITS, changed_lines, head_now, held, is_ancestor, newer_commits
+from repolens.history.gitlog import NO_COMMITS, changed_lines, head_now, held, moved_since
 from repolens.search.history_leg import commits_for, unavailable
 from repolens.search.query import parse_query
 from repolens.store.base import HistoryState, IndexReader
@@ -209,15 +209,13 @@ def _behind_head(root: Path, indexed: str) -> tuple[str, Callable[[list[str]], s
     the note saying so, and, when ``HEAD`` no longer holds ``indexed`` (a
     branch switch, a reset, a rebase), which commits found may be shown
     (those ``HEAD`` holds); ("", None) when it did not move or git cannot say."""
-    now = head_now(root)
-    if not now or now == indexed:
+    moved = moved_since(root, indexed)
+    if moved is None:
         return "", None
-    if is_ancestor(root, indexed, now):
-        newer = newer_commits(root, indexed, now)
-        if not newer:  # merges, or commits that touch no file under the root
-            return "", None
-        newer_ones = counted(newer, "newer commit")
-        return f"{BEHIND_HEAD} {indexed[:7]}: HEAD has {newer_ones}; `repolens index` reads them", None
+    if not moved.rewritten:
+        newer = counted(moved.newer, "newer commit")
+        return f"{BEHIND_HEAD} {indexed[:7]}: HEAD has {newer}; `repolens index` reads them", None
+    now = moved.now
     return (
         f"{BEHIND_HEAD} {indexed[:7]}, which HEAD ({now[:7]}) does not hold (a branch switch or a rewrite): "
         "commits HEAD does not hold are left out; `repolens index` reads it afresh",
