@@ -109,6 +109,15 @@ def test_a_root_below_the_top_of_the_repository_sees_a_rename_as_one(make_repo: 
     assert renamed.diff == ("renamed from old.py", "@@ -5,0 +6 @@ v4 = 4", "+extra = 1")
 
 
+def test_an_empty_commit_says_it_touched_no_file(make_repo: MakeRepo, git: Git):
+    root = make_repo({"a.py": "a = 0\n"})
+    sha = commit(git, root, "Retrigger the capybara build")  # git commit --allow-empty
+    service.index_repo(root)
+    reply = service.search_history("capybara build", root)
+    head = f"{sha[:7]} {reply.entries[0].date} Retrigger the capybara build"
+    assert reply.text.endswith(f"{head}\n  files: none")
+
+
 def test_the_history_reply_fits_its_budget(story_repo: Path):
     reply = service.search_history(path="session/store.py", root=story_repo, max_chars=700)
     assert len(reply.text) <= 700

@@ -78,7 +78,7 @@ class HistoryEntry:
         marker that counts the rest and names the ``git show`` that shows
         them (its files line too when it fits beside that marker); a head
         line longer than ``limit`` is cut in its subject (the hash stays)."""
-        shown = ", ".join(self.paths[:MAX_PATHS_SHOWN])
+        shown = ", ".join(self.paths[:MAX_PATHS_SHOWN]) or "none"  # an empty commit
         more = len(self.paths) - MAX_PATHS_SHOWN
         head = self.head()
         lines = [head, f"  files: {shown}{f', +{more} more' if more > 0 else ''}"]
