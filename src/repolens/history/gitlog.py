@@ -130,22 +130,21 @@ def held(root: Path, hashes: Iterable[str], head: str) -> set[str]:
     a rewrite) is not held; all of them when git fails (the reply says the
     history is behind). Two git commands whatever the number of hashes."""
     hashes = list(dict.fromkeys(hashes))
-    if not hashes:
-        return set()
     try:
         listed = _git(root, "cat-file", "--batch-check", given="".join(f"{h}\n" for h in hashes).encode())
+        if listed.returncode != 0:
+            return set(hashes)
         rows = [line.split() for line in listed.stdout.splitlines()]  # "HASH commit SIZE" or "HASH missing"
-        present = [row[0].decode("ascii") for row in rows if row[1:2] == [b"commit"]]
-        if listed.returncode != 0 or not present:
-            return set() if listed.returncode == 0 else set(hashes)
+        present = {row[0].decode("ascii") for row in rows if row[1:2] == [b"commit"]}
+        if not present:
+            return set()
         # the present ones, and their ancestors, that head does not hold
-        given = "".join(f"{h}\n" for h in present) + f"^{head}\n"
-        apart = _git(root, "rev-list", "--stdin", given=given.encode())
+        apart = _git(
+            root, "rev-list", "--stdin", given="".join(f"{h}\n" for h in [*present, f"^{head}"]).encode()
+        )
     except NoHistory:
         return set(hashes)
-    if apart.returncode != 0:
-        return set(hashes)
-    return set(present) - set(apart.stdout.decode("ascii").split())
+    return present - set(apart.stdout.decode("ascii").split()) if apart.returncode == 0 else set(hashes)
 
 
 _DUBIOUS = re.compile(rb"detected dubious ownership in repository at '([^'\n]+)'")
