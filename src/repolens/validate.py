@@ -185,6 +185,13 @@ def shown_path(text: str, limit: int = 80) -> str:
     return repr(text[:limit]) + (f"... ({len(text)} chars)" if len(text) > limit else "")
 
 
+def shown_value(value: object, limit: int = 60) -> str:
+    """A value an error line names, quoted, cut at ``limit`` characters: a
+    megabyte passed as a mode is one short line, not the megabyte again."""
+    text = value if isinstance(value, str) else repr(value)
+    return repr(text[:limit]) + (f"... ({len(text)} chars)" if len(text) > limit else "")
+
+
 def _bytes(name: str) -> int:
     """The length of ``name`` on disk (an undecodable byte, held as a surrogate, counts 3: near enough)."""
     return len(name.encode("utf-8", "surrogatepass"))
@@ -332,9 +339,9 @@ def check_choice(what: str, value: object, choices: Set[str], aliases: Mapping[s
         return key
     if key in aliases:
         return aliases[key]
-    shown = repr(value) if len(value) <= 60 else repr(value[:60]) + "..."
     raise UsageError(
-        f"unknown {what} {shown}: use one of {', '.join(sorted(choices))} (or {', '.join(aliases)})"
+        f"unknown {what} {shown_value(value)}: "
+        f"use one of {', '.join(sorted(choices))} (or {', '.join(aliases)})"
     )
 
 

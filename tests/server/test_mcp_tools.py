@@ -211,6 +211,25 @@ def test_language_and_kind_arguments_take_aliases_and_refuse_unknown_names(sampl
     assert kind.is_error and _text(kind).startswith("unknown kind 'spell': use one of ")
 
 
+def test_an_error_names_a_huge_value_in_a_few_characters(sample_repo: Path):
+    """A megabyte passed as a mode or a direction came back in the error line,
+    cut only at the reply's 1,000 characters."""
+    huge = "x" * 1_000_000
+
+    async def session() -> list:
+        async with Client(build_server(sample_repo)) as client:
+            return [
+                await client.call_tool("search_code", {"query": "submit", "mode": huge}),
+                await client.call_tool("find_references", {"target": "handle_submit", "direction": huge}),
+                await client.call_tool("find_symbol", {"name": "x", "kind": huge}),
+            ]
+
+    for result in asyncio.run(session()):
+        text = _text(result)
+        assert result.is_error and "\n" not in text and len(text) < 400, text[:200]
+        assert "... (1000000 chars)" in text
+
+
 def test_a_path_filter_naming_nothing_indexed_is_an_error_naming_the_nearest_path(sample_repo: Path):
     async def session() -> list:
         async with Client(build_server(sample_repo)) as client:

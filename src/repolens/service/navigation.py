@@ -56,12 +56,13 @@ class NavigationReply(Record):
 def _checked(
     direction: str | None, depth: int | None, max_chars: int | None, default_depth: int
 ) -> tuple[int, int]:
-    from repolens.validate import check_budget, check_int
+    from repolens.validate import check_budget, check_int, shown_value
 
     if direction is not None and direction not in DIRECTIONS:
         hint = "; what a change reaches is the impact tool (repolens impact)" if direction == "impact" else ""
         raise UsageError(
-            f"direction must be callers or callees, not {direction!r} (leave it out for every use){hint}"
+            f"direction must be callers or callees, not {shown_value(direction)} "
+            f"(leave it out for every use){hint}"
         )
     depth = default_depth if depth is None else depth
     check_int("depth", depth, 1, MAX_DEPTH)

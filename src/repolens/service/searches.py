@@ -57,10 +57,10 @@ def search_code(
     from repolens.search.ranking import search
     from repolens.search.remembered import recall_outcome, remember_outcome
     from repolens.settings import load_settings
-    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_rerender, shown_value
 
     if mode not in MODES:
-        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {shown_value(mode)}")
     if query_id is None:
         check_query(query)
         # before indexing; an absolute path is read against the root asked (the current folder by default)
@@ -119,10 +119,10 @@ def search_across(
     none can. Not remembered: such a reply has no ``query_id``."""
     from repolens.reply.modes import MODES
     from repolens.search.filters import make_filters
-    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
+    from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, shown_value
 
     if mode not in MODES:
-        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {shown_value(mode)}")
     if query_id is not None:
         raise UsageError(
             "query_id shows again a search of one repository; a search of several is not "
