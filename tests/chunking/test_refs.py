@@ -768,3 +768,19 @@ def test_a_python_return_annotation_s_arrow_is_no_member_separator():
     assert rows[(3, "T", "type")] == "m.T"  # not f()'s result's m.T
     assert rows[(4, "Iterator", "attr")] == "typing.Iterator"
     assert rows[(9, "make", "call")] == "m.make"
+
+
+def test_a_member_of_a_typescript_private_field_is_not_one_of_a_local_of_its_name():
+    text = (
+        "import { HeaderRecord } from './h';\n"
+        "export class C {\n"
+        "  #headers: Headers | undefined\n"
+        "  f(headers: HeaderRecord) {\n"
+        "    this.#headers.set('a', 'b')\n"  # 5: the private field's, of no known type
+        "    headers.set('c', 'd')\n"  # 6: the parameter's
+        "  }\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("a.ts", text, "typescript")}
+    assert rows[(5, "set")] == ""
+    assert rows[(6, "set")] == "h.HeaderRecord.set"
