@@ -42,7 +42,6 @@ from __future__ import annotations
 import bisect
 import functools
 import operator
-import re
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 
@@ -59,6 +58,7 @@ from repolens.chunking.refs import (
     enclosing,
     module_parts,
     package_key,
+    receivers,
     ref_row,
     same_file_key,
     split_key,
@@ -87,40 +87,11 @@ if TYPE_CHECKING:
 
 # Capture names that make a use, in the order their kind wins.
 _USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
-# What stands before a member's name, read backwards from the name (a
-# match anchored at its start costs the length of the receiver, where a
-# search for it at the end of the text would cost that text's length each
-# time): the separator, then the receiver, a chain of names or ``super()``.
-_RECEIVER_REVERSED = re.compile(
-    rb"\s*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|>-|::)\s*(?:\)\()?[\w$]+)*)"
-)
-# The same where a chain's lines break before a separator (``foo\n    .bar``),
-# never after one (Python: a comment's last word and period before
-# ``name.x`` on the next line are no receiver).
-_RECEIVER_REVERSED_LEADING = re.compile(
-    rb"[ \t]*(?:\.\?|\.|>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:[ \t]*(?:\.\?|\.|>-|::)\s*(?:\)\()?[\w$]+)*)"
-)
-# The same where ``->`` separates no member (a lambda's or a result's arrow: Java's
-# ``x -> Money.format(x)``, Rust's ``fn f() -> client::C``).
-_RECEIVER_REVERSED_NO_ARROW = re.compile(
-    rb"\s*(?:\.\?|\.|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:\.\?|\.|::)\s*(?:\)\()?[\w$]+)*)"
-)
-# Both: chains broken before a dot, and no arrow (Python's ``-> T`` only says what a function returns).
-_RECEIVER_REVERSED_LEADING_NO_ARROW = re.compile(
-    rb"[ \t]*(?:\.\?|\.|::|:|\\)\s*((?:\)\()?[\w$]+(?:[ \t]*(?:\.\?|\.|::)\s*(?:\)\()?[\w$]+)*)"
-)
-# The same where ``.`` joins strings, never a member to its receiver (PHP's, Perl's).
-_RECEIVER_REVERSED_NO_DOT = re.compile(
-    rb"\s*(?:>-|::|:|\\)\s*((?:\)\()?[\w$]+(?:\s*(?:>-|::)\s*(?:\)\()?[\w$]+)*)"
-)
-_CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
-# A reversed receiver's head (``a`` of ``a?.b``), reversed.
-_HEAD_REVERSED = re.compile(rb"[\w$]+\Z")
-# Inside a node's own text (Perl's ``Foo::Bar::g``): the last name.
-_LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
-# How far back a receiver is looked for.
-_RECEIVER_BYTES = 160
+
+
 _LINE = operator.itemgetter(1)  # Ref.line
+
+
 # The heads of a path naming a module from where it stands (with ``RefSpec.module_path``).
 _PATH_HEADS = frozenset({"crate", "super"})
 
@@ -166,12 +137,6 @@ def extract_refs(
         return None
     with no_cyclic_collection():
         return _Extraction(rs, src, path, symbols, nlines).run(ts.QueryCursor(query).captures(tree.root_node))
-
-
-# Bytes that may end a separator before a member's name: . : > \\ (but > where -> is none)
-_SEPARATORENDS = frozenset(b".:>\\")
-_SEPARATORENDS_NO_ARROW = frozenset(b".:\\")
-_SEPARATORENDS_NO_DOT = frozenset(b":>\\")
 
 
 def _reexport(node: ts.Node) -> bool:
@@ -266,17 +231,7 @@ class _Extraction:
         reversed_src = src[::-1]
         size = len(src)
         block_scopes = self.rs.block_scopes
-        receiver = _RECEIVER_REVERSED_LEADING if self.rs.dots_lead_lines else _RECEIVER_REVERSED
-        separator_ends = _SEPARATORENDS
-        if not self.rs.arrow_members:
-            receiver = (
-                _RECEIVER_REVERSED_LEADING_NO_ARROW
-                if self.rs.dots_lead_lines
-                else _RECEIVER_REVERSED_NO_ARROW
-            )
-            separator_ends = _SEPARATORENDS_NO_ARROW
-        elif not self.rs.dot_members:
-            receiver, separator_ends = _RECEIVER_REVERSED_NO_DOT, _SEPARATORENDS_NO_DOT
+        receiver, separator_ends = receivers.reader(self.rs)
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
         hidden = self.hidden
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none
@@ -294,13 +249,14 @@ class _Extraction:
                 template = self._odd_row(capture, name, at, node)
             elif padded[start] in separator_ends and src[max(start - 3, 0) : start] != b"...":
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
-                m = receiver.match(reversed_src, size - start, size - start + _RECEIVER_BYTES)
+                m = receiver.match(reversed_src, size - start, size - start + receivers.RECEIVER_BYTES)
                 recv = m.group(1) if m is not None else b"?"
                 if m is not None and reversed_src[m.end(1) : m.end(1) + 1] == b"#":
                     recv = b"?"  # this.#x.name: a private field's member, not a member of a local x
                 # with block scopes a local's type depends on where the use stands
                 where = fscopes.where(start) if fscopes is not None else start if block_scopes else 0
-                if shadows and (head := _HEAD_REVERSED.search(recv)) is not None and head.group() in shadows:
+                head = receivers.HEAD_REVERSED.search(recv) if shadows else None
+                if head is not None and head.group() in shadows:
                     where = start  # a local of a block, named as something else the file binds
                 key = (recv, at, where)
                 prefix = members[key]
@@ -575,10 +531,10 @@ class _Extraction:
         """The template of the row of a name that holds its receiver (Perl's
         ``Foo::g``) or is no identifier (``$x``), None when it is no
         reference: what the main loop does, for these few."""
-        m = _LAST_NAME.search(raw)
+        m = receivers.LAST_NAME.search(raw)
         if m is None:
             return None
-        name, recv = m.group(1), _CHAIN_SEP.sub(".", raw[: m.start()]).strip(".:\\")
+        name, recv = m.group(1), receivers.CHAIN_SEP.sub(".", raw[: m.start()]).strip(".:\\")
         if not recv:
             template = self._plain_template(capture, name, at, raw.encode())
             if template is _LOCAL:
@@ -651,7 +607,7 @@ class _Extraction:
     def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
         """The key of the type (or callee) ``text`` names in function ``fn`` ("" unknown): a name
         the function or the module binds; with ``typed`` and call results, a typed local's."""
-        parts = _CHAIN_SEP.split(text)
+        parts = receivers.CHAIN_SEP.split(text)
         head = parts[0]
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         base = base or self.module.get(head)
@@ -756,7 +712,7 @@ class _Extraction:
             if "(" in recv:
                 return ""
         fn = self.owner[at]
-        parts = _CHAIN_SEP.split(recv)
+        parts = receivers.CHAIN_SEP.split(recv)
         head = parts[0]
         if head in _PATH_HEADS and rs.module_path is not None:  # super::f(), crate::a::f()
             here = [*module_parts(self.path, rs.language), *split_key(self._inline_module(at))]
