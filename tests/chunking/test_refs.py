@@ -784,3 +784,28 @@ def test_a_member_of_a_typescript_private_field_is_not_one_of_a_local_of_its_nam
     rows = {(r.line, r.name): r.target for r in refs_of("a.ts", text, "typescript")}
     assert rows[(5, "set")] == ""
     assert rows[(6, "set")] == "h.HeaderRecord.set"
+
+
+def test_a_file_s_rows_are_the_same_in_every_process(tmp_path):
+    """The rows of fields found from captures py-tree-sitter gives in no
+    fixed order (a TypeScript interface's call signatures) came out in
+    another order in each process, so two builds of one file differed."""
+    import subprocess
+    import sys
+
+    signatures = "\n".join(f"  <P{i} extends string>(path: P{i}, ...handlers: H[]): Hono" for i in range(10))
+    source = tmp_path / "i.ts"
+    source.write_text(
+        f"import type {{ H, Hono }} from './types'\nexport interface Api {{\n{signatures}\n}}\n"
+    )
+    script = (
+        "import sys\nfrom repolens.chunking.dispatch import chunk_file\n"
+        "print(chunk_file('src/i.ts', open(sys.argv[1]).read(), 'typescript').refs.text)\n"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(source)], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(4)
+    }
+    assert len(runs) == 1 and "\tfield\t" in runs.pop()

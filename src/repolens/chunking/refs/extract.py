@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import operator
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 
@@ -89,7 +88,9 @@ if TYPE_CHECKING:
 _USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
 
 
-_LINE = operator.itemgetter(1)  # Ref.line
+def _row_order(ref: Ref) -> tuple[int, bool, Ref]:
+    """A reference's place among a file's: by line, a field's or member's after the uses."""
+    return ref[1], ref[2] in ("field", "member"), ref
 
 
 # The heads of a path naming a module from where it stands (with ``RefSpec.module_path``).
@@ -421,7 +422,9 @@ class _Extraction:
             return rows
         out: list[str] = []
         done = 0
-        for ref in sorted(self.refs, key=_LINE):
+        # by line, imports first, then each line's in a fixed order: the fields' and members'
+        # are found from captures in no fixed order (py-tree-sitter's), the rows must be
+        for ref in sorted(self.refs, key=_row_order):
             line = ref[1]
             after = ref[2] in ("field", "member")
             at = bisect.bisect_right(lines, line) if after else bisect.bisect_left(lines, line)
