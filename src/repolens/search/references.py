@@ -190,13 +190,14 @@ def _one_per_line(resolved: list[RefRow], matches: list[RefRow]) -> tuple[list[R
 
 
 def _calls_on_its_first_line(reader: IndexReader, definition: SymbolRow, rows: list[RefRow]) -> list[RefRow]:
-    """Of the uses meaning ``definition`` on its own first line, those beyond
-    its own name: as many as that line names it again (a one-line recursive
-    function, ``def f(n): return f(n - 1) if n else 0``, calls itself there)."""
+    """The use (one a line: :func:`_one_per_line`) meaning ``definition`` on
+    its own first line beyond its own name, when that line names it again (a
+    one-line recursive function, ``def f(n): return f(n - 1) if n else 0``,
+    calls itself there)."""
     text = file_lines(reader.chunks_of_file(definition.path)).get(definition.start_line, "")
-    again = len(re.findall(rf"(?<![\w$]){re.escape(definition.name)}(?![\w$])", text)) - 1
-    calls_first = sorted(rows, key=lambda r: r.kind != "call")
-    return calls_first[: max(0, again)]
+    if len(re.findall(rf"(?<![\w$]){re.escape(definition.name)}(?![\w$])", text)) < 2:
+        return []
+    return sorted(rows, key=lambda r: r.kind != "call")[:1]
 
 
 def _holder(reader: IndexReader, definition: SymbolRow) -> SymbolRow | None:
