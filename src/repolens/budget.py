@@ -85,6 +85,16 @@ def line_cut_marker(path: str, line: int, kept: int) -> str:
     )
 
 
+def beside_its_marker(line: str, marker: str, room: int, number: int) -> str | None:
+    """The numbered ``line`` the index cut, then its ``marker``, in ``room``
+    chars: the line cut shorter (``...``) so that the marker stays whole;
+    None when not even its number and 20 of its characters fit beside it."""
+    if len(line) + 1 + len(marker) <= room:
+        return f"{line}\n{marker}"
+    keep = room - len(marker) - 1 - len("...")
+    return f"{line[:keep]}...\n{marker}" if keep >= len(f"{number}: ") + 20 else None
+
+
 def lines_cut_marker(path: str, next_line: int, end: int, max_lines: int) -> str:
     """A read cut at its most lines; names the read that continues, to ``end``
     (the last line asked for that the file has)."""

@@ -77,6 +77,7 @@ from repolens.budget import (
     FOCUS_MAX_CHARS,
     FOCUS_MAX_FILES,
     INDEXED_LINE_CHARS,
+    beside_its_marker,
     budget_marker,
     did_not_fit,
     header_and_line,
@@ -394,23 +395,14 @@ def _smallest(b: FocusBlock, text: _FileText, tokens: frozenset[str], max_chars:
     line = text.numbered(best)
     bare_header = f"{b.ref()} (score {b.score:.2f})"
     if best in text.cut and len(bare_header) + 1 + len(line) > max_chars:
-        line = _cut_beside_its_marker(text, best, max_chars - len(bare_header) - 1)
+        plain = f"{best}: {text.lines.get(best, '')}"
+        marker = line_cut_marker(text.path, best, INDEXED_LINE_CHARS)
+        line = beside_its_marker(plain, marker, max_chars - len(bare_header) - 1, best) or plain
     shown = header_and_line(b.header(), bare_header, line, best, max_chars)
     marker = budget_marker(b.path, b.start_line, b.end_line, own_chars - len(line) - 1)
     if len(shown) + 1 + len(marker) <= max_chars:
         shown = f"{shown}\n{marker}"
     return RenderedFocusBlock(b, shown, False, True)
-
-
-def _cut_beside_its_marker(text: _FileText, n: int, room: int) -> str:
-    """Line ``n``, which the index cut, in ``room`` chars: cut shorter
-    (``...``) so that the marker naming the read of the whole line still
-    follows it, whole; when not even that fits, the line alone, for the
-    caller to cut (the marker is not cut with it)."""
-    plain = f"{n}: {text.lines.get(n, '')}"
-    marker = line_cut_marker(text.path, n, INDEXED_LINE_CHARS)
-    keep = room - len(marker) - 1 - len("...")
-    return f"{plain[:keep]}...\n{marker}" if keep >= len(f"{n}: ") + 20 else plain
 
 
 def _trailer(left_out: Sequence[FocusBlock], limited: Sequence[FocusBlock], limits: str, limit: int) -> str:

@@ -29,6 +29,7 @@ from repolens.budget import (
     BLOCK_SEP,
     INDEXED_LINE_CHARS,
     NEXT_FILES,
+    beside_its_marker,
     budget_marker,
     did_not_fit,
     header_and_line,
@@ -469,11 +470,8 @@ def _bare(query: str, blocks: Sequence[Block], best: int, notes: tuple[str, ...]
     header, bare = block.header(), block._replace(qualname="").header()
     # the line before the name: the span still cites it; the marker of a line the index cut
     # stays whole after it, the line cut shorter, while a few of its characters fit
-    room = max_chars - len(cut) - 1
-    if cut and room - len(bare) - 1 >= len(f"{best}: ") + 20:
-        text = f"{header_and_line(header, bare, line, best, room)}\n{cut}"
-    else:
-        text = header_and_line(header, bare, line, best, max_chars)
+    beside = beside_its_marker(line, cut, max_chars - len(bare) - 1, best) if cut else None
+    text = header_and_line(header, bare, beside or line, best, max_chars)
     full = len(joined(block.header(), body_lines(block)))
     marker = budget_marker(block.path, block.start_line, block.end_line, full - len(text))
     if len(text) + 1 + len(marker) <= max_chars:
