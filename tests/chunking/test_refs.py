@@ -46,6 +46,11 @@ def refs_of(path: str, text: str, language: str) -> list[Ref]:
     return rows.refs() if rows is not None else []
 
 
+def targets(path: str, text: str, language: str) -> dict[tuple[int, str], str]:
+    """(line, name) -> the target of the last use of that name on that line."""
+    return {(r.line, r.name): r.target for r in refs_of(path, text, language)}
+
+
 def test_every_language_with_a_grammar_has_a_query_that_compiles():
     assert set(REF_SPECS) == set(SPECS) and len(SPECS) == 26
     for name, spec in REF_SPECS.items():
@@ -508,7 +513,7 @@ def test_a_java_local_of_a_class_of_its_package_is_followed_to_its_methods():
         "    class Inner { void z() { go(null, null); } }\n"
         "}\n"
     )
-    rows = {(r.line, r.name): r.target for r in refs_of("src/p/B.java", text, "java")}
+    rows = targets("src/p/B.java", text, "java")
     assert rows[(4, "helper")] == "src.p.A.helper"  # A: not imported, so its package's
     assert rows[(5, "trim")] == ""  # String is java.lang's: a name match
     assert rows[(7, "go")] == "=B.go"  # a method of the class holding the inner class
@@ -527,7 +532,7 @@ def test_a_typescript_local_cast_with_as_or_made_by_a_call_with_a_non_null_asser
         "  }\n"
         "}\n"
     )
-    rows = {(r.line, r.name): r.target for r in refs_of("a.ts", text, "typescript")}
+    rows = targets("a.ts", text, "typescript")
     assert rows[(6, "start")] == "w.Positioned.start"
     assert rows[(8, "close")] == "m.make.close"  # of what make returns
 
@@ -542,7 +547,7 @@ def test_a_receiverless_call_of_an_inherited_method_is_a_call_on_this():
         "    }\n"
         "}\n"
     )
-    rows = {(r.line, r.name): r.target for r in refs_of("src/p/Cat.java", java, "java")}
+    rows = targets("src/p/Cat.java", java, "java")
     assert rows[(4, "speak")] == "=Cat.speak"
     assert rows[(5, "Foo")] == "src.p.Foo"
     ruby = (
@@ -558,7 +563,7 @@ def test_a_receiverless_call_of_an_inherited_method_is_a_call_on_this():
         "  end\n"
         "end\n"
     )
-    rows = {(r.line, r.name): r.target for r in refs_of("a.rb", ruby, "ruby")}  # (keyed by qualified name)
+    rows = targets("a.rb", ruby, "ruby")  # (keyed by qualified name)
     assert rows[(5, "helper")] == "Cat.helper"
     assert rows[(7, "speak")] == "Cat.speak"
     assert rows[(9, "Cat")] == "Cat"
@@ -590,25 +595,25 @@ def test_a_rust_impl_of_a_trait_is_no_definition_of_its_type_s_name():
 
 def test_a_class_s_own_name_and_its_namespace_s_names_are_found_up_qualified_names_of_any_separator():
     java = "package p;\nclass Item {\n  static class Builder {\n    Builder name() { return this; }\n  }\n}\n"
-    rows = {(r.line, r.name): r.target for r in refs_of("src/p/Item.java", java, "java")}
+    rows = targets("src/p/Item.java", java, "java")
     assert rows[(4, "Builder")] == "=Item.Builder"  # the nested class, not a class of the package
     cpp = (
         "namespace geo {\nclass Shape {};\nclass Square : public Shape {\n"
         "  void f() { g(); }\n  void g() {}\n};\ndouble area(const Shape& s);\n}\n"
     )
-    rows = {(r.line, r.name): r.target for r in refs_of("sq.cpp", cpp, "cpp")}
+    rows = targets("sq.cpp", cpp, "cpp")
     assert rows[(3, "Shape")] == "=geo.Shape"  # a class of the namespace holding the class
     assert rows[(4, "g")] == "=geo.Square.g"
     assert rows[(7, "Shape")] == "=geo.Shape"  # in the namespace's own body
     # Out of its class, in a file that does not define the class: its name is not its constructor's.
     cpp = '#include "sq.h"\n\nSquare::Square(int s) {}\n\nSquare Square::unit() {\n  return Square(1);\n}\n'
-    rows = {(r.line, r.name): r.target for r in refs_of("sq.cpp", cpp, "cpp")}
+    rows = targets("sq.cpp", cpp, "cpp")
     assert rows[(5, "Square")] == rows[(6, "Square")] == ""
 
 
 def test_a_csharp_call_through_base_is_the_base_class_s():
     text = "class B : A {\n    protected override void Log() {\n        base.Log();\n    }\n}\n"
-    rows = {(r.line, r.name): r.target for r in refs_of("a.cs", text, "csharp")}
+    rows = targets("a.cs", text, "csharp")
     assert rows[(3, "Log")] == "^B.Log"
 
 
@@ -659,13 +664,13 @@ def test_an_arrow_separates_a_member_only_where_the_language_reads_it_so():
         "    }\n"
         "}\n"
     )
-    rows = {(r.line, r.name): r.target for r in refs_of("src/p/A.java", java, "java")}
+    rows = targets("src/p/A.java", java, "java")
     assert rows[(5, "format")] == rows[(6, "format")] == "q.Money.format"
     rust = "mod client;\n\nfn f() -> client::C {\n    client::C::new()\n}\n"  # a result's arrow
-    rows = {(r.line, r.name): r.target for r in refs_of("a.rs", rust, "rust")}
+    rows = targets("a.rs", rust, "rust")
     assert rows[(3, "C")] == "a.client.C"
     cpp = "class A {\n  void run() {}\n  void go() { this->run(); }\n};\n"  # a member's
-    rows = {(r.line, r.name): r.target for r in refs_of("a.cpp", cpp, "cpp")}
+    rows = targets("a.cpp", cpp, "cpp")
     assert rows[(3, "run")] == "=A.run"
 
 
@@ -685,7 +690,7 @@ def test_a_jvm_receiver_named_like_a_type_is_a_nested_class_or_a_class_of_the_pa
     calls = [(r.line, r.target) for r in refs_of("src/p/A.java", java, "java") if r.kind == "call"]
     assert calls[-4:] == [(5, "src.p.B.make"), (6, "=A.Kind.parse"), (7, ""), (8, "src.p.Other.add")]
     kotlin = 'package p\n\nfun f() {\n    Registry.register("x")\n}\n'
-    rows = {(r.line, r.name): r.target for r in refs_of("src/p/F.kt", kotlin, "kotlin")}
+    rows = targets("src/p/F.kt", kotlin, "kotlin")
     assert rows[(4, "register")] == "src.p.Registry.register"
 
 
@@ -729,7 +734,7 @@ def test_a_dot_joining_strings_is_no_member_separator_in_php():
 
 def test_a_php_use_of_a_function_or_a_constant_is_keyed_by_its_name():
     php = "<?php\nuse function App\\Shop\\helper;\nuse const App\\Shop\\MAX;\n\nhelper(MAX);\n"
-    rows = {(r.line, r.name): r.target for r in refs_of("a.php", php, "php")}
+    rows = targets("a.php", php, "php")
     assert [rows[(2, "helper")], rows[(3, "MAX")], rows[(5, "helper")]] == [
         "App.Shop.helper",
         "App.Shop.MAX",
@@ -781,7 +786,7 @@ def test_a_member_of_a_typescript_private_field_is_not_one_of_a_local_of_its_nam
         "  }\n"
         "}\n"
     )
-    rows = {(r.line, r.name): r.target for r in refs_of("a.ts", text, "typescript")}
+    rows = targets("a.ts", text, "typescript")
     assert rows[(5, "set")] == ""
     assert rows[(6, "set")] == "h.HeaderRecord.set"
 
