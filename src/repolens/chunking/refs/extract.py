@@ -252,8 +252,6 @@ class _Extraction:
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
                 m = receiver.match(reversed_src, size - start, size - start + receivers.RECEIVER_BYTES)
                 recv = m.group(1) if m is not None else b"?"
-                if m is not None and reversed_src[m.end(1) : m.end(1) + 1] == b"#":
-                    recv = b"?"  # this.#x.name: a private field's member, not a member of a local x
                 # with block scopes a local's type depends on where the use stands
                 where = fscopes.where(start) if fscopes is not None else start if block_scopes else 0
                 head = receivers.HEAD_REVERSED.search(recv) if shadows else None

@@ -32,12 +32,14 @@ LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
 def _reversed_receiver(separators: tuple[bytes, ...], leading: bool) -> re.Pattern[bytes]:
     """The separator before the name (or ``:``, ``\\``), then the receiver:
     names joined by ``separators``, each perhaps a call's ``f()``;
-    ``leading``: a chain's lines break before a separator, never after."""
+    ``leading``: a chain's lines break before a separator, never after. A
+    name right after ``#`` is none (``this.#x.name``: a private field's member,
+    not one of a local ``x``)."""
     seps = b"|".join(separators)
     gap = rb"[ \t]*" if leading else rb"\s*"
     name = rb"(?:\)\()?[\w$]+"
     chain = name + rb"(?:" + gap + rb"(?:" + seps + rb")\s*" + name + rb")*"
-    return re.compile(gap + rb"(?:" + seps + rb"|:|\\)\s*(" + chain + rb")")
+    return re.compile(gap + rb"(?:" + seps + rb"|:|\\)\s*((?>" + chain + rb"))(?!#)")  # (atomic: all of it)
 
 
 def reader(rs: RefSpec) -> tuple[re.Pattern[bytes], frozenset[int]]:
