@@ -96,7 +96,8 @@ def untyped_in_scope(
 Span = tuple[int, int] | None  # the bytes a local is visible in; None: its whole function
 
 
-def _up_to(node: ts.Node, types: frozenset[str]) -> ts.Node | None:
+def up_to(node: ts.Node, types: frozenset[str]) -> ts.Node | None:
+    """The nearest ancestor of ``node`` of one of ``types`` (None: none)."""
     up = node.parent
     while up is not None and up.type not in types:
         up = up.parent
@@ -110,7 +111,7 @@ _PYTHON_SCOPES = frozenset(
 
 def python_span(node: ts.Node) -> Span:
     """A comprehension's variable or a lambda's parameter: in the comprehension or lambda."""
-    up = _up_to(node, _PYTHON_SCOPES)
+    up = up_to(node, _PYTHON_SCOPES)
     return (up.start_byte, up.end_byte) if up is not None else None
 
 
@@ -162,11 +163,11 @@ def go_span(node: ts.Node) -> Span:
     if decl is None:
         return None
     if decl.type == "parameter_declaration":
-        up = _up_to(decl, GO_FUNCTIONS)
+        up = up_to(decl, GO_FUNCTIONS)
         return (up.start_byte, up.end_byte) if up is not None and up.type == "func_literal" else None
     if decl.type == "expression_list" and decl.parent is not None:
         decl = decl.parent
-    up = decl if decl.type == "type_switch_statement" else _up_to(decl, GO_BLOCKS)
+    up = decl if decl.type == "type_switch_statement" else up_to(decl, GO_BLOCKS)
     if up is None or up.type == "source_file":
         return None  # the package's: visible everywhere
     if decl.type == "type_switch_statement":  # switch v := v.(type): the value is read outside
@@ -187,7 +188,7 @@ def rust_span(node: ts.Node) -> Span:
     if decl.type == "closure_parameters":
         closure = decl.parent
         return (closure.start_byte, closure.end_byte) if closure is not None else None
-    up = _up_to(decl, _RUST_BLOCKS)
+    up = up_to(decl, _RUST_BLOCKS)
     if up is None or up.type == "source_file":
         return None
     return decl.end_byte, up.end_byte
@@ -198,5 +199,5 @@ _RUBY_BLOCKS = frozenset({"block", "do_block", "lambda"})
 
 def ruby_span(node: ts.Node) -> Span:
     """A block's or a lambda's parameter: in the block (``items.each { |price| ... }``)."""
-    up = _up_to(node, _RUBY_BLOCKS)
+    up = up_to(node, _RUBY_BLOCKS)
     return (up.start_byte, up.end_byte) if up is not None else None

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import tree_sitter as ts
 
 from repolens.chunking.refs.extracting import Extracting
-from repolens.chunking.refs.scoping import GO_BLOCKS, GO_FUNCTIONS
+from repolens.chunking.refs.scoping import GO_BLOCKS, GO_FUNCTIONS, up_to
 
 # A type's text, its decoration left out (``: Foo``, ``*pkg.T``, ``Optional[Foo]`` is not read).
 _TYPE_NOISE = re.compile(r"^[:\s*&]+|\s+$")
@@ -53,10 +53,7 @@ def visible(node: ts.Node) -> tuple[int, int]:
     """The bytes where the local a Go ``typed`` node binds is visible: a
     parameter in its function (literal), a declared local from its
     declaration to the end of its block."""
-    enclosing = GO_FUNCTIONS if node.type == "parameter_declaration" else GO_BLOCKS
-    up = node.parent
-    while up is not None and up.type not in enclosing:
-        up = up.parent
+    up = up_to(node, GO_FUNCTIONS if node.type == "parameter_declaration" else GO_BLOCKS)
     if up is None:
         return 0, 1 << 62
     return (up.start_byte if node.type == "parameter_declaration" else node.start_byte), up.end_byte
