@@ -87,13 +87,51 @@ def test_refresh_reads_only_what_changed(make_repo):
     assert (again.added, again.changed, again.deleted, again.unchanged) == (0, 0, 0, 20)
 
 
+def _aged(root: Path, *paths: str, seconds: int = 3600) -> int:
+    """Date ``paths`` (all files: none) ``seconds`` back, as files not
+    written just before an index reads them (a file modified then is read
+    again by the next run: see test_a_write_in_the_tick_an_index_read_is_not_missed)."""
+    then = time.time_ns() - seconds * 1_000_000_000
+    files = [root / p for p in paths] or [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+    for p in files:
+        os.utime(p, ns=(then, then))
+    return then
+
+
 def test_a_refresh_does_not_read_again_what_its_content_kept_out(make_repo):
     root = make_repo({"a.py": _module(1, "a"), "blob.dat": b"\x00\x01binary", "blank.txt": " \n"})
+    _aged(root)
     first = build_index(root)
     assert (first.files, first.skipped["binary"], first.skipped["empty"]) == (1, 1, 1)
     again = build_index(root)
     assert again.content_skipped == {}, "a refresh read again files that did not change"
     assert (again.unchanged, again.skipped["binary"], again.skipped["empty"]) == (1, 1, 1)
+
+
+def test_a_write_in_the_tick_an_index_read_is_not_missed(make_repo):
+    """A file modified just before the index read it may be written again
+    in the same timestamp tick (a formatter after an editor's save): the
+    same size, the same mtime. Its stat cannot tell, so the next run reads
+    it again (git's "racily clean" entries); a file older than that is
+    trusted by its stat, as before."""
+    root = make_repo({"fresh.py": "LIMIT = 1\n", "old.py": "OTHER = 1\n"})
+    then = _aged(root, "old.py")
+    tick = (root / "fresh.py").stat().st_mtime_ns
+    build_index(root)
+    (root / "fresh.py").write_text("LIMIT = 2\n")
+    os.utime(root / "fresh.py", ns=(tick, tick))  # written again within the tick the index read it in
+    read: list[tuple[int, int]] = []
+    report = build_index(root, progress=lambda done, total: read.append((done, total)))
+    assert (report.changed, report.unchanged, read) == (1, 1, [(1, 1)])
+    assert "LIMIT = 2" in service.search_code("LIMIT", root, auto_index=False).text
+    # Once its stat is old enough, a run records it, and the next trusts it.
+    os.utime(root / "fresh.py", ns=(then, then))
+    read.clear()
+    assert build_index(root, progress=lambda done, total: read.append((done, total))).unchanged == 2
+    assert read == [(1, 1)]
+    read.clear()
+    assert build_index(root, progress=lambda done, total: read.append((done, total))).unchanged == 2
+    assert read == []
 
 
 def test_progress_counts_every_file_read_including_skipped_ones(make_repo):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,15 @@ class SourceFile(Record):
         return self.root / self.path
 
 
+# The mtime an index records for a file it cannot trust to have stayed as
+# read (see Discovery.kept_mtime): never a stat's, so the next run reads it.
+RACY_MTIME = -1
+# How close to the listing a file's mtime makes it so: a filesystem's
+# timestamps are as coarse as 2 s (FAT, exFAT, some network shares), and the
+# kernel's clock for them lags the one read here by up to a tick.
+RACY_WINDOW_NS = 2_000_000_000
+
+
 @dataclass
 class Discovery:
     """What :func:`repolens.discover.discover` found: the files to index and the skip counts."""
@@ -49,6 +59,15 @@ class Discovery:
     mode: str  # "git" or "walk"
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     languages: tuple[str, ...] = ()  # only files of these (() = all)
+    listed_ns: int = field(default_factory=time.time_ns)  # the clock before the first stat
+
+    def kept_mtime(self, src: SourceFile) -> int:
+        """The mtime to record for ``src`` once read: its own, or
+        :data:`RACY_MTIME` when it was modified so close to the listing
+        that a later write in the same timestamp tick would leave size and
+        mtime as recorded (git's "racily clean" entries): the next run then
+        reads it again rather than trusting the stat, once."""
+        return src.mtime_ns if src.mtime_ns < self.listed_ns - RACY_WINDOW_NS else RACY_MTIME
 
 
 def _bad_name(rel: str) -> bool:
@@ -80,6 +99,7 @@ class Collector:
     # and why the rules kept out the others met (a folder: everything under it)
     _passed: set[str] = field(default_factory=set)
     _kept_out: dict[str, SkipReason] = field(default_factory=dict)
+    listed_ns: int = field(default_factory=time.time_ns)  # made before any stat
 
     def skip(self, reason: SkipReason) -> None:
         if reason != SkipReason.INTERNAL:
@@ -263,4 +283,6 @@ class Collector:
         for rel, abs_str in sorted(self._links):
             self._add_link(rel, abs_str)
         self.files.sort(key=lambda f: f.path)
-        return Discovery(self.root, self.files, self.skipped, mode, self.max_file_bytes, self.languages)
+        return Discovery(
+            self.root, self.files, self.skipped, mode, self.max_file_bytes, self.languages, self.listed_ns
+        )

@@ -5,8 +5,11 @@ One operation, :func:`build_index`, serves three cases:
 * **refresh** (an index exists and was built with the same settings): the
   published generation is updated in place. Only what changed is read:
   new, modified, deleted (and so renamed) files. An unchanged file costs a
-  stat, and a hash only when its size or mtime moved. Chunks whose text did
-  not change keep their id and their vectors.
+  stat, and a hash only when its size or mtime moved, or when it had been
+  modified just before the run that read it (a write in the same timestamp
+  tick would have left both as they were: see
+  :meth:`~repolens.discover.listing.Discovery.kept_mtime`). Chunks whose
+  text did not change keep their id and their vectors.
 * **build** (no index, or ``rebuild``, or a change of chunking, tokenizer or
   schema, said in one line): a fresh generation is filled beside the
   published one and swapped in atomically when complete.
@@ -451,7 +454,8 @@ def _apply_changes(
             copied = reused.get(src.path)
             result = copied.prepared if copied is not None else next(prepared)
             batch.begin()
-            _remember_skip(writer, src, result, skips)
+            mtime = found.kept_mtime(src)
+            _remember_skip(writer, src, mtime, result, skips)
             if isinstance(result, Skipped):
                 report.skipped[result.reason] += 1
                 report.content_skipped[result.reason] += 1
@@ -460,7 +464,7 @@ def _apply_changes(
                     report.deleted += 1
             elif isinstance(result, Unchanged):
                 assert rec is not None
-                writer.touch_file(rec.id, src.size, src.mtime_ns)
+                writer.touch_file(rec.id, src.size, mtime)
                 report.unchanged += 1
             else:
                 kept = writer.vectors_of_file(rec.id) if rec is not None else {}
@@ -471,7 +475,7 @@ def _apply_changes(
                     report.vectors_copied += len(copied.vectors)
                 if rec is not None:
                     writer.delete_file(rec.id)
-                _add_file(writer, src, result, report, kept)
+                _add_file(writer, src, mtime, result, report, kept)
                 if rec is None:
                     report.added += 1
                 else:
@@ -511,12 +515,13 @@ _CONTENT_SKIPS = frozenset({SkipReason.BINARY, SkipReason.EMPTY})
 def _remember_skip(
     writer: IndexWriter,
     src: SourceFile,
+    mtime: int,
     result: Prepared | Skipped | Unchanged,
     skips: Mapping[str, SkippedFile],
 ) -> None:
     """Record (or forget) that ``src`` is kept out of the index by its content."""
     if isinstance(result, Skipped) and result.reason in _CONTENT_SKIPS:
-        writer.set_skipped(SkippedFile(src.path, result.reason, src.size, src.mtime_ns))
+        writer.set_skipped(SkippedFile(src.path, result.reason, src.size, mtime))
     elif src.path in skips:
         writer.forget_skipped([src.path])
 
@@ -573,6 +578,7 @@ class _Batch:
 def _add_file(
     writer: IndexWriter,
     src: SourceFile,
+    mtime: int,
     prepared: Prepared,
     report: IndexReport,
     kept_vectors: dict[str, bytes],
@@ -588,7 +594,7 @@ def _add_file(
         path=src.path,
         hash=prepared.digest,
         size=src.size,
-        mtime_ns=src.mtime_ns,
+        mtime_ns=mtime,  # Discovery.kept_mtime: RACY_MTIME when it may still change unseen
         language=prepared.language,
         lines=prepared.lines,
         flags=",".join(flags),
