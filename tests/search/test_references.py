@@ -15,7 +15,7 @@ import pytest
 from refs_replies import uses
 
 from repolens import service
-from repolens.errors import PathError, UsageError
+from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
 
 FILES = {
@@ -1171,9 +1171,52 @@ def test_bad_arguments_say_what_to_pass(repo: Path):
         service.impact("missing.py:1-2", repo)
     with pytest.raises(PathError, match=r"no indexed file is under 'py/app/missing\.py'"):
         service.impact("py/app/missing.py", repo)  # impact takes a bare path
-    assert service.find_references("no_such_name", repo).text.startswith(
-        "No definition matches 'no_such_name'"
-    )
+
+
+NO_SUCH_NAME = (
+    "no definition matches 'no_such_name': find_symbol (repolens symbols) lists near names; "
+    "pass one, or a place path:line, as {target}"
+)
+
+
+def test_a_name_no_definition_matches_is_an_error_in_every_front(repo: Path):
+    """refs and impact of a name that matches no definition printed "No
+    definition matches ..." and exited 0, and MCP did not set isError, where
+    an unknown chunk id or repository is an error: now one line, exit 1 and
+    isError, naming where near names are found. A place no definition holds
+    is still an answer."""
+    import asyncio
+    import subprocess
+    import sys
+
+    from mcp import Client
+
+    from repolens.server.tools import build_server
+
+    for navigate in (service.find_references, service.impact):
+        with pytest.raises(NotFoundError) as caught:
+            navigate("no_such_name", repo)
+        assert str(caught.value) == NO_SUCH_NAME.format(target="target")
+    for command in ("refs", "impact"):
+        done = subprocess.run(
+            [sys.executable, "-m", "repolens", command, "no_such_name", "--root", str(repo)],
+            capture_output=True,
+            text=True,
+        )
+        assert (done.returncode, done.stdout) == (1, ""), done.stderr
+        assert done.stderr == f"error: {NO_SUCH_NAME.format(target='TARGET')}\n"
+
+    async def session() -> list:
+        async with Client(build_server({"app": repo})) as client:
+            return [
+                await client.call_tool("find_references", {"target": "no_such_name"}),
+                await client.call_tool("impact", {"target": "no_such_name"}),
+                await client.call_tool("find_references", {"target": "no_such_name", "repo": ["app", "app"]}),
+            ]
+
+    for result in asyncio.run(session()):
+        assert result.is_error and result.content[0].text == NO_SUCH_NAME.format(target="`target`")
+    assert service.find_references("py/app/util.py:3", repo).text == "No definition at py/app/util.py:3."
 
 
 SHAPES = {
@@ -1210,9 +1253,10 @@ def test_a_qualified_name_means_a_definition_of_that_class_or_none_naming_the_ne
         ("Shape.Area", "Rect.Area (method, shapes.go:9) or (*Circle).Area (method, shapes.go:13)"),
         ("Store.save", "SessionStore.save (method, store.py:2)"),
     ):
-        for reply in (service.find_references(target, root), service.impact(target, root)):
-            assert reply.text == f"No definition matches {target!r}; did you mean {near}?"
-            assert not reply.matched
+        for navigate in (service.find_references, service.impact):
+            with pytest.raises(NotFoundError) as caught:
+                navigate(target, root)
+            assert str(caught.value) == f"no definition matches {target!r}; did you mean {near}?"
     assert service.find_references("Circle.Area", root).text.startswith(
         "(*Circle).Area (method, shapes.go:13-13)"
     )
@@ -1253,8 +1297,15 @@ def test_a_definition_no_one_uses_is_an_answer_in_every_repository_asked(
     assert refs.found == 0 and refs.matched
     impact = service.find_references_across("tax", targets, impact_of=True, max_chars=4000)
     assert "impact of lib:tax.py" in impact.text
-    missing = service.find_references_across("no_such_name", targets, max_chars=4000)
-    assert missing.text.startswith("No definition matches 'no_such_name'") and not missing.matched
+    with pytest.raises(NotFoundError, match=r"^no definition matches 'no_such_name': "):
+        service.find_references_across("no_such_name", targets, max_chars=4000)
+    # a repository with no index answers nothing: said as such, not as a name that matches nothing
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    with pytest.raises(NotFoundError, match=r"^no definition matches 'no_such_name'; bare did not answer: "):
+        service.find_references_across("no_such_name", [*targets, Target("bare", bare)], max_chars=4000)
+    with pytest.raises(NotFoundError, match=r"^no repository could answer: bare did not answer: "):
+        service.find_references_across("tax", [Target("bare", bare)], max_chars=4000)
 
 
 def test_impact_in_several_repositories_names_the_run_tests_call_of_each_test(

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from repolens.budget import IMPACT_DEPTH, REFS_DEPTH, REFS_MAX_CHARS, counted
-from repolens.errors import UsageError
+from repolens.errors import NotFoundError, UsageError
 from repolens.record import Record
 
 TYPE_CHECKING = False
@@ -43,7 +43,9 @@ PLACE = r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+)|:\d+)?$"
 class NavigationReply(Record):
     """What a navigation use case answers: the text, how many uses or
     definitions it found, and whether the target named a definition at all
-    (one with no use is an answer: "0 references")."""
+    (one with no use is an answer: "0 references"; a place no definition
+    holds is one too: "No definition at ..."). A name no definition matches
+    is an error (:class:`_NoDefinition`)."""
 
     text: str
     found: int
@@ -51,6 +53,18 @@ class NavigationReply(Record):
 
     def render(self) -> str:
         return self.text
+
+
+class _NoDefinition(NotFoundError):
+    """No definition matches the target's name in one index: the call's
+    error, as an unknown chunk id is; over several repositories, only when
+    none defines it (:func:`find_references_across`)."""
+
+
+# What the error of a name that matches nothing suggests.
+_NEAR_NAMES_FIX = (
+    "find_symbol (repolens symbols) lists near names; pass one, or a place path:line, as {target}"
+)
 
 
 def _checked(
@@ -101,7 +115,8 @@ def _as_indexed(reader: IndexReader, target: str, root: Path | None) -> str:
 
 class _Found:
     """The definitions a target names in one index, the files whose top
-    level it names (``impact`` only), or why none."""
+    level it names (``impact`` only), or why a place holds none (a name
+    that matches none raises :class:`_NoDefinition`)."""
 
     def __init__(
         self,
@@ -172,15 +187,15 @@ def _find(
             for s in lookup.suggestions(reader)
         ]
         if not near:
-            return _Found([], [], f"No definition matches {target!r}; find_symbol looks for near names.")
+            raise _NoDefinition(f"no definition matches {target!r}", fix=_NEAR_NAMES_FIX)
         named = ", ".join(near[:-1]) + f" or {near[-1]}" if len(near) > 1 else near[0]
-        return _Found([], [], f"No definition matches {target!r}; did you mean {named}?")
+        raise _NoDefinition(f"no definition matches {target!r}; did you mean {named}?")
     matches = [m for m in matches if m.tier == matches[0].tier]
     rows: list[SymbolRow] = []
     for m in matches[:10]:
         rows.extend(s for s in defined(reader, m.qualname, m.path) if s.start_line == m.start_line)
     if not rows:
-        return _Found([], [], f"No definition matches {target!r}.")
+        raise _NoDefinition(f"no definition matches {target!r}", fix=_NEAR_NAMES_FIX)
     return _Found(rows[:1], rows[1:])
 
 
@@ -334,7 +349,8 @@ def find_references_across(
     """:func:`find_references` (or :func:`impact`) in every repository of
     ``targets``: one section per repository that finds the target, each
     path named ``key:path``, the budget shared among them; a repository
-    that cannot answer is named in a note."""
+    that cannot answer is named in a note. ``NotFoundError`` when no
+    repository defines the name, or none can answer."""
     from repolens.search.fanout import ask_each, failed_notes, label
     from repolens.service.stores import open_index
 
@@ -345,26 +361,38 @@ def find_references_across(
         raise UsageError("name at least one repository")
 
     share = max(max_chars // len(targets), 200)
+    misses: dict[str, _NoDefinition] = {}  # a repository that does not define the name: why
 
-    def ask(t: Target) -> NavigationReply:
+    def ask(t: Target) -> NavigationReply | None:
         reader, _ = open_index(t.root, t.index_dir, auto_index=False)
 
         def named(path: str) -> str:
             return label(t.key, path)
 
-        if impact_of:
-            return _impact_text(reader, target, depth, share, named, root=Path(t.root), repo=t.key)
-        return _references_text(reader, target, direction, depth, share, named, root=Path(t.root))
+        try:
+            if impact_of:
+                return _impact_text(reader, target, depth, share, named, root=Path(t.root), repo=t.key)
+            return _references_text(reader, target, direction, depth, share, named, root=Path(t.root))
+        except _NoDefinition as exc:
+            misses[t.key] = exc
+            return None
 
     from repolens.budget import cut_to_budget
 
     answers = ask_each(targets, ask)
     found = [a.value for a in answers if a.value is not None and a.value.matched]
-    notes = [f"note: {n}" for n in failed_notes(answers)]
+    failed = failed_notes(answers)
+    notes = [f"note: {n}" for n in failed]
     if not found:
-        empty = next(
-            (a.value.text for a in answers if a.value is not None), f"No definition matches {target!r}."
-        )
-        return NavigationReply(cut_to_budget("\n".join([*notes, empty]), max_chars), 0, matched=False)
+        empty = next((a.value.text for a in answers if a.value is not None), None)
+        if empty is not None:  # a place no definition holds: an answer
+            return NavigationReply(cut_to_budget("\n".join([*notes, empty]), max_chars), 0, matched=False)
+        miss = next((misses[t.key] for t in targets if t.key in misses), None)
+        if miss is None:
+            raise NotFoundError(
+                "no repository could answer: " + "; ".join(failed),
+                fix="index them (repolens index, or refresh --all) and ask again",
+            )
+        raise _NoDefinition("; ".join([miss.problem, *failed]), fix=miss.fix)
     text = "\n\n".join([*notes, *(f.text for f in found)])
     return NavigationReply(cut_to_budget(text, max_chars), sum(f.found for f in found))
