@@ -366,6 +366,18 @@ def test_language_and_kind_filters_take_aliases_and_refuse_unknown_names(repo: P
         assert line.startswith(f"error: unknown {what}: use one of "), out.stderr
         assert "\n" not in line
     assert "python," in out.stderr and "(or py, " in out.stderr
+    # a blank filter (a variable that expanded to nothing) filtered nothing, silently
+    for args, what in [
+        (["search", "x", "--lang", ""], "language"),
+        (["search", "x", "--kind", "  "], "kind"),
+        (["symbols", "x", "--kind="], "kind"),
+        (["symbols", "x", "--lang", " "], "language"),
+    ]:
+        out = run(*args, "--root", str(repo))
+        assert out.returncode == 2 and out.stdout == "", out.stderr
+        line = out.stderr.strip()
+        assert line.startswith(f"error: {what} is empty: use one of "), out.stderr
+        assert line.endswith(f", or leave it out for every {what}") and "\n" not in line
 
 
 def test_arguments_and_environment_that_are_not_utf8_are_refused_in_one_line(repo: Path):

@@ -325,24 +325,24 @@ def check_rerender(given: Mapping[str, object]) -> None:
 
 def check_choice(what: str, value: object, choices: Set[str], aliases: Mapping[str, str]) -> str | None:
     """The canonical spelling of ``value`` (case and surrounding space ignored,
-    an alias mapped to its name); None for None or blank. Anything else is a
+    an alias mapped to its name); None for None. Anything else is a
     ``UsageError`` listing the choices and the aliases: a filter that names
-    nothing real must not answer "nothing found"."""
+    nothing real must not answer "nothing found", and a blank one (``""``,
+    an empty form field or a variable that expanded to nothing) must not
+    quietly filter nothing either."""
     if value is None:
         return None
     if not isinstance(value, str):
         raise UsageError(f"{what} must be a string")
     key = value.strip().lower()
-    if not key:
-        return None
     if key in choices:
         return key
     if key in aliases:
         return aliases[key]
-    raise UsageError(
-        f"unknown {what} {shown_value(value)}: "
-        f"use one of {', '.join(sorted(choices))} (or {', '.join(aliases)})"
-    )
+    valid = f"use one of {', '.join(sorted(choices))} (or {', '.join(aliases)})"
+    if not key:
+        raise UsageError(f"{what} is empty: {valid}, or leave it out for every {what}")
+    raise UsageError(f"unknown {what} {shown_value(value)}: {valid}")
 
 
 def check_language(value: object) -> str | None:

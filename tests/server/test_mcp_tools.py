@@ -202,13 +202,21 @@ def test_language_and_kind_arguments_take_aliases_and_refuse_unknown_names(sampl
                 await client.call_tool("find_symbol", {"name": "handle_submit", "kind": "fn"}),
                 await client.call_tool("search_code", {"query": "x", "language": "klingon"}),
                 await client.call_tool("find_symbol", {"name": "x", "kind": "spell"}),
+                await client.call_tool("search_code", {"query": "x", "kind": ""}),
+                await client.call_tool("search_code", {"query": "x", "language": "  "}),
+                await client.call_tool("find_symbol", {"name": "x", "kind": " "}),
+                await client.call_tool("find_symbol", {"name": "x", "language": ""}),
             ]
 
-    by_alias, symbol, language, kind = asyncio.run(session())
+    by_alias, symbol, language, kind, *blank = asyncio.run(session())
     assert not by_alias.is_error and _text(by_alias).startswith("src/web/forms.py:")
     assert not symbol.is_error and "src/web/forms.py:4-9 function handle_submit" in _text(symbol)
     assert language.is_error and _text(language).startswith("unknown language 'klingon': use one of ")
     assert kind.is_error and _text(kind).startswith("unknown kind 'spell': use one of ")
+    # a blank filter filtered nothing, silently: it is refused with the names it may take
+    for result, what in zip(blank, ("kind", "language", "kind", "language"), strict=True):
+        assert result.is_error and _text(result).startswith(f"{what} is empty: use one of "), _text(result)
+        assert _text(result).endswith(f", or leave it out for every {what}")
 
 
 def test_an_error_names_a_huge_value_in_a_few_characters(sample_repo: Path):
