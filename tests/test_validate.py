@@ -10,6 +10,8 @@ from repolens import service
 from repolens.errors import UsageError
 from repolens.validate import (
     MAX_BUDGET,
+    MAX_GLOB_CHARS,
+    MAX_GLOBS,
     MIN_BUDGET,
     check_budget,
     check_dir,
@@ -94,8 +96,25 @@ def test_globs_are_one_string_or_a_list_of_them() -> None:
     assert check_globs("exclude", ["a/*", "b/*"]) == ("a/*", "b/*")
     assert check_globs("include", None) == ()
     assert refusal(check_globs, "exclude", ["ok", ""]) == (
-        "exclude must be glob patterns like 'src/**/*.py' (non-empty strings)"
+        f"exclude must be glob patterns like 'src/**/*.py' (not blank, at most {MAX_GLOB_CHARS} chars)"
     )
+
+
+def test_globs_are_bounded_in_number_and_length(sample_repo: Path) -> None:
+    """Any number of patterns was taken (each matched against every
+    candidate's path), and one over the length bound was refused without
+    saying there is one: both bounds are named."""
+    many = [f"src/{i}/**/*.py" for i in range(MAX_GLOBS + 1)]
+    assert check_globs("include", many[:MAX_GLOBS]) == tuple(many[:MAX_GLOBS])
+    too_many = (
+        f"include: at most {MAX_GLOBS} patterns, got {MAX_GLOBS + 1}: one pattern with * or ** covers many"
+    )
+    assert refusal(check_globs, "include", many) == too_many
+    assert refusal(service.search_code, "parse_url", sample_repo, include=many) == too_many
+    too_long = f"exclude must be glob patterns like 'src/**/*.py' (not blank, at most {MAX_GLOB_CHARS} chars)"
+    assert refusal(check_globs, "exclude", "x" * (MAX_GLOB_CHARS + 1)) == too_long
+    assert refusal(check_globs, "exclude", 3) == too_long
+    assert check_globs("exclude", "x" * MAX_GLOB_CHARS) == ("x" * MAX_GLOB_CHARS,)
 
 
 def test_a_user_path_that_can_name_no_file_is_refused_naming_what_is_wrong(

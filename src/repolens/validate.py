@@ -32,6 +32,9 @@ MAX_QUERY_CHARS = 100_000
 # A path filter or a glob longer than this is not a path.
 MAX_PATH_CHARS = 1000
 MAX_GLOB_CHARS = 500
+# Glob patterns in one ``include`` or ``exclude``: each is matched against
+# every candidate's path, and one pattern with ``*`` or ``**`` covers many.
+MAX_GLOBS = 50
 # Exact strings a search hit must contain (``keyword``): a few, each a line or so.
 MAX_KEYWORDS = 8
 MAX_KEYWORD_CHARS = 500
@@ -270,16 +273,29 @@ def _inside(given: str, root: str | os.PathLike[str], path: str) -> str:
     )
 
 
+def _one_or_list(value: object) -> list[object]:
+    """The items of a list argument that also takes one string alone; ``[None]``
+    (no string) for any other value, which the caller's check refuses."""
+    return [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else [None]
+
+
 def check_globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Glob patterns (``include``/``exclude``): one string or a list, each
-    non-blank, stripped; () for None."""
+    """Glob patterns (``include``/``exclude``): one string or a list of at
+    most :data:`MAX_GLOBS`, each non-blank and at most :data:`MAX_GLOB_CHARS`
+    long, stripped; () for None."""
     if value is None:
         return ()
-    items = [value] if isinstance(value, str) else list(value)
+    items = _one_or_list(value)
+    if len(items) > MAX_GLOBS:
+        raise UsageError(
+            f"{name}: at most {MAX_GLOBS} patterns, got {len(items)}: one pattern with * or ** covers many"
+        )
     if not all(
         isinstance(v, str) and v.strip() and len(v) <= MAX_GLOB_CHARS and "\x00" not in v for v in items
     ):
-        raise UsageError(f"{name} must be glob patterns like 'src/**/*.py' (non-empty strings)")
+        raise UsageError(
+            f"{name} must be glob patterns like 'src/**/*.py' (not blank, at most {MAX_GLOB_CHARS} chars)"
+        )
     return tuple(v.strip() for v in items)
 
 
@@ -289,7 +305,7 @@ def check_keywords(value: object) -> tuple[str, ...]:
     kept) but never blank; () for None."""
     if value is None:
         return ()
-    items = [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else [None]
+    items = _one_or_list(value)
     if not all(
         isinstance(v, str) and v.strip() and len(v) <= MAX_KEYWORD_CHARS and "\x00" not in v for v in items
     ):
