@@ -150,10 +150,19 @@ def test_the_smallest_reply_shows_the_best_file_and_a_line_of_it(branches):
             UsageError,
             "path '' is empty: pass a folder or file, or leave it out",
         ),
+        # several wrong: the first in the arguments' order (repo, base, head,
+        # paths, query, max_chars) is named, not a later one
+        ({"repo": " ", "paths": ["../x"], "max_chars": 5}, UsageError, "^pass repo: "),
+        ({"repo": "shop", "paths": ["../x"], "max_chars": 5}, NotFoundError, "^unknown repository 'shop'"),
+        ({"repo": "app", "base": "nope", "paths": [""]}, NotFoundError, "has no branch 'nope'"),
+        ({"repo": "app", "head": "nope", "paths": [], "query": ""}, NotFoundError, "has no branch 'nope'"),
+        ({"repo": "app", "base": "develop", "head": "develop", "paths": []}, UsageError, "both develop"),
+        ({"repo": "app", "paths": ["../x"], "max_chars": 5}, UsageError, "^path filter '../x' must be"),
+        ({"repo": "app", "query": " ", "max_chars": 5}, UsageError, "^query is empty"),
     ],
 )
 def test_bad_arguments_say_what_to_pass(branches, kwargs, error, needle):
-    args = {"paths": ["shop"], **kwargs} if kwargs != {"repo": "app"} else kwargs
+    args = {"paths": ["shop"], **kwargs} if kwargs != {"repo": "app"} and "query" not in kwargs else kwargs
     with pytest.raises(error, match=needle):
         service.compare_branches(roots=_roots(branches), registry=EMPTY, **args)
 

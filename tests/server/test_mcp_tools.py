@@ -118,13 +118,20 @@ def test_remote_replies_hide_an_index_folder_outside_the_root(make_repo, tmp_pat
 def test_a_remote_compare_refuses_an_absolute_path(make_repo):
     root = make_repo({"a.py": "X = 1\n"})
 
-    async def session() -> object:
+    async def session() -> list:
         async with Client(build_server({"app": root}, remote=True)) as client:
-            return await client.call_tool("compare_branches", {"repo": "app", "paths": ["/etc/passwd"]})
+            return [
+                await client.call_tool("compare_branches", {"repo": "app", "paths": ["/etc/passwd"]}),
+                await client.call_tool("compare_branches", {"repo": "nope", "paths": ["/etc/passwd"]}),
+                await client.call_tool("compare_branches", {"paths": ["/etc/passwd"], "max_chars": 5}),
+            ]
 
-    refused = asyncio.run(session())
+    refused, unknown, budget = asyncio.run(session())
     assert refused.is_error
     assert _text(refused) == "path '/etc/passwd' is absolute: pass a path relative to the repository"
+    # the repository, the first argument, is checked first (it was after the paths)
+    assert unknown.is_error and _text(unknown) == "unknown repository 'nope': known repositories are app"
+    assert budget.is_error and _text(budget) == _text(refused), "paths come before max_chars"
 
 
 def test_a_remote_refs_or_impact_target_is_never_an_absolute_path(sample_repo: Path):

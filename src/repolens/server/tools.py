@@ -389,8 +389,6 @@ def build_server(
     ) -> str:
         # paths are looked up in the indexes only (never read from disk): check_subpath is the check,
         # and a remote caller's are relative, as every path it sends is
-        if remote and (absolute := next((p for p in paths or () if str(p).lstrip().startswith("/")), None)):
-            raise UsageError(f"path {absolute!r} is absolute: pass a path relative to the repository")
         result = service.compare_branches(
             _repo_name(repos, repo),
             repos.roots,
@@ -401,6 +399,7 @@ def build_server(
             query=query,
             max_chars=max_chars,
             index_dir_of=repos.index_dir_of,
+            relative_paths=remote,
         )
         note_hits(len(result.files))
         return repos.redact(result.render())

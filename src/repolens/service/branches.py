@@ -90,26 +90,34 @@ def compare_branches(
     query: str | None = None,
     max_chars: int | None = None,
     index_dir_of: Callable[[str], Path | None] = lambda key: None,
+    relative_paths: bool = False,
 ) -> Comparison:
     """Compare two branches of ``repo`` (see :mod:`repolens.branches.compare`)
     on ``paths`` or on the files ``query`` finds in either, within
     ``max_chars`` (None: :data:`~repolens.budget.COMPARE_MAX_CHARS`).
-    ``index_dir_of`` gives a root key's index folder (None: the default)."""
+    ``index_dir_of`` gives a root key's index folder (None: the default);
+    ``relative_paths`` refuses an absolute path (a remote caller's paths are
+    relative, as every path it sends is). The arguments are checked in
+    their order, so the first one that is wrong is the one named."""
     from repolens.branches.compare import COMPARE_HITS, compare_stores, pick_branches
     from repolens.validate import check_budget, check_query, check_subpath
 
-    max_chars = COMPARE_MAX_CHARS if max_chars is None else max_chars
-    check_budget(max_chars)
     if not isinstance(repo, str) or not repo.strip():
         raise UsageError("pass repo: a repository name (NAME or NAME@BRANCH)")
+    name, base_key, head_key = pick_branches(repo.strip(), roots, registry, base, head)
     if bool(paths) == bool(query):
         raise UsageError(
             "pass either paths (files or folders to compare) or query (compare the files it finds)"
         )
+    clean: list[str] = []
+    for path in paths:
+        if relative_paths and str(path).lstrip().startswith("/"):
+            raise UsageError(f"path {path!r} is absolute: pass a path relative to the repository")
+        clean.append(check_subpath(path) or ".")
     if query:
         check_query(query)
-    clean = [check_subpath(p) or "." for p in paths]
-    name, base_key, head_key = pick_branches(repo.strip(), roots, registry, base, head)
+    max_chars = COMPARE_MAX_CHARS if max_chars is None else max_chars
+    check_budget(max_chars)
     keys = [k for k in (base_key, head_key) if k is not None]
     stores = [open_store(roots[k], index_dir_of(k)) for k in keys]
     for store in stores:
