@@ -62,12 +62,16 @@ class Index:
 def index(tmp_path: Path, store_factory) -> Iterator[Index]:
     """A published index (of a folder outside git, so it holds no history
     yet), in each store backend."""
-    scratch = tmp_path / "scratch"
+    yield published(store_factory, tmp_path / "scratch")
+
+
+def published(store_factory, scratch: Path) -> Index:
+    """A published index of the new folder ``scratch`` (outside git)."""
     scratch.mkdir()
     (scratch / "keep.py").write_text("k = 1\n", encoding="utf-8")
     store = store_factory(scratch)
     service.build_index(scratch, store=store)
-    yield Index(store)
+    return Index(store)
 
 
 def move(git: Git, root: Path, old: str, new: str) -> None:
@@ -113,6 +117,48 @@ def test_a_rewrite_or_a_branch_switch_reads_the_history_afresh(make_repo: MakeRe
     assert index.sync(root, 100).mode == "rebuilt"
     assert [s for s, _ in index.stored()] == ["On the other branch", "initial"]
     assert index.similar("messag") == []  # the amended-away commits are gone
+
+
+def test_a_merge_of_older_commits_stores_them_in_the_order_of_a_fresh_read(
+    make_repo: MakeRepo, git: Git, index, store_factory, tmp_path: Path, monkeypatch
+):
+    """A branch begun before the last sync and merged after it: git lists
+    its commits by date, among the stored ones. Appended after them, they
+    were listed (by ``history --path`` too) first, and a fresh build listed
+    them in date order."""
+
+    def on(day: int) -> None:
+        for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+            monkeypatch.setenv(var, f"2020-01-0{day}T00:00:00")
+
+    on(1)
+    root = make_repo({"a.py": "".join(f"v{i} = {i}\n" for i in range(9))})
+    git(root, "checkout", "-q", "-b", "feature")
+    on(2)
+    commit(git, root, "Feature tweak", {"a.py": (root / "a.py").read_text().replace("v8 = 8", "v8 = 80")})
+    git(root, "checkout", "-q", "main")
+    on(3)
+    commit(git, root, "Main tweak", {"a.py": (root / "a.py").read_text().replace("v0 = 0", "v0 = 10")})
+    index.sync(root, 100)
+    on(4)
+    git(root, "merge", "-q", "--no-edit", "feature")
+    report = index.sync(root, 100)
+    in_git = git(root, "log", "--no-merges", "--format=%s").split("\n")[:-1]
+    assert in_git == ["Main tweak", "Feature tweak", "initial"]
+    assert [s for s, _ in index.stored()] == in_git
+    assert (report.mode, report.added) == ("merged", 3)
+    assert report.summary().endswith("(read afresh: a merge brought commits older than the newest read)")
+    fresh = published(store_factory, tmp_path / "fresh")
+    fresh.sync(root, 100)
+    assert fresh.stored() == index.stored()
+    on(5)  # a merge of newer commits only: they come first in a fresh read too
+    git(root, "checkout", "-q", "feature")
+    commit(git, root, "Newer feature", {"b.py": "b = 1\n"})
+    git(root, "checkout", "-q", "main")
+    on(6)
+    git(root, "merge", "-q", "--no-edit", "feature")
+    assert index.sync(root, 100).mode == "added"
+    assert [s for s, _ in index.stored()] == ["Newer feature", *in_git]
 
 
 def test_renamed_files_keep_their_history_under_the_new_name(make_repo: MakeRepo, git: Git, index):

@@ -170,6 +170,16 @@ def is_ancestor(root: Path, old: str, new: str) -> bool:
     return _git(root, "merge-base", "--is-ancestor", old, new).returncode == 0
 
 
+def merges_between(root: Path, old: str, new: str) -> bool:
+    """Whether a merge commit is among those ``new`` holds and ``old`` does
+    not (True when git cannot say: the caller then reads afresh)."""
+    try:
+        proc = _git(root, "rev-list", "--merges", "-n", "1", f"{old}..{new}")
+    except NoHistory:
+        return True
+    return proc.returncode != 0 or bool(proc.stdout.strip())
+
+
 def shallow_cut(root: Path) -> frozenset[str]:
     """The commits at the cut of a shallow clone (git's ``shallow`` file:
     their parents were not fetched); empty for a whole clone."""

@@ -8,7 +8,10 @@ after the code is written:
   commits are read, and the oldest commits beyond the cap are dropped;
   unless the new commits rename a path: then it is read afresh, as a fresh
   build reads it (every commit names a path by its newest name, in its
-  document too: the stored documents hold the old name's words);
+  document too: the stored documents hold the old name's words), or merge
+  commits older than the newest stored (git lists merged branches' commits
+  by date: a fresh read interleaves them with the stored ones, and the
+  stored order is the order ``history --path`` lists them in);
 * anything else (a branch switch, a rebase or amend, a changed cap or
   document format): the history is read afresh from ``HEAD``;
 * a shallow clone: the commits at its cut are left out (see gitlog); a
@@ -46,7 +49,8 @@ _TRAILER = re.compile(r"^[A-Za-z][\w-]*-by:.*$", re.M)
 
 @dataclass
 class HistoryReport:
-    mode: str  # unchanged, read (first time), added, rebuilt (branch switch, rewrite), renamed or none
+    # unchanged, read (first time), added, rebuilt (branch switch, rewrite), renamed, merged or none
+    mode: str
     commits: int = 0  # stored afterwards
     added: int = 0
     too_big: int = 0
@@ -65,6 +69,8 @@ class HistoryReport:
             line += " (read afresh: the branch changed or was rewritten)"
         elif self.mode == "renamed":
             line += " (read afresh: a new commit renamed a file)"
+        elif self.mode == "merged":
+            line += " (read afresh: a merge brought commits older than the newest read)"
         if self.too_big:
             line += f"; {self.too_big} touching over {MAX_FILES_PER_COMMIT} files left out"
         if self.at_cut:
@@ -106,16 +112,22 @@ def sync_history(
         if since is not None and not gitlog.is_ancestor(root, since, head):
             since = None
         path_tokens: dict[str, list[str]] = {}
-        renamed = False
+        afresh = ""  # why the new commits were read again with the old ones: renamed, merged
         while True:
             read = gitlog.LogRead()
             log = gitlog.iter_log(
                 root, until=head, since=since, limit=limit, max_files=max_files, into=read, cut=cut
             )
             docs = [commit_doc(c, path_tokens) for c in log]
-            if since is None or not any(old != new for old, new in read.renames.items()):
+            if since is None or state is None:
                 break
-            since, renamed = None, True  # the stored commits' documents name the old path
+            if any(old != new for old, new in read.renames.items()):
+                afresh = "renamed"  # the stored commits' documents name the old path
+            elif _interleaved(root, since, head, docs, state.newest):
+                afresh = "merged"
+            else:
+                break
+            since = None
     except gitlog.NoHistory as exc:
         note = str(exc)
         if state is not None and not state.head and state.note == note:
@@ -129,10 +141,20 @@ def sync_history(
     after = writer.history_state()
     had = state is not None and bool(state.head)
     return HistoryReport(
-        "added" if since is not None else "renamed" if renamed else "rebuilt" if had else "read",
+        "added" if since is not None else afresh or ("rebuilt" if had else "read"),
         after.commits if after else 0,
         added=len(docs),
         too_big=read.too_big,
         at_cut=read.at_cut,
         head=head,
     )
+
+
+def _interleaved(root: Path, since: str, head: str, new: list[CommitDoc], newest: int) -> bool:
+    """Whether a fresh read would list the ``new`` commits (read from
+    ``since`` to ``head``) among the stored ones rather than before them: a
+    merge brought commits no newer than ``newest``, the newest stored (a
+    branch begun before it). git lists the commits of merged branches by
+    date, so appended they would be listed, and ``history --path`` would
+    show them, in another order than a fresh build's."""
+    return bool(new) and min(c.time for c in new) <= newest and gitlog.merges_between(root, since, head)
