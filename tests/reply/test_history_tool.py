@@ -18,6 +18,7 @@ from conftest import Git, MakeRepo
 from conftest import commit_files as commit
 from repolens import service
 from repolens.errors import PathError, UsageError
+from repolens.search.fanout import Target
 from repolens.store.handles import readers
 
 
@@ -116,6 +117,30 @@ def test_an_empty_commit_says_it_touched_no_file(make_repo: MakeRepo, git: Git):
     reply = service.search_history("capybara build", root)
     head = f"{sha[:7]} {reply.entries[0].date} Retrigger the capybara build"
     assert reply.text.endswith(f"{head}\n  files: none")
+
+
+def test_a_commit_on_several_branches_asked_together_is_listed_once(
+    make_repo: MakeRepo, git: Git, tmp_path: Path
+):
+    """Two branches of one repository share their older commits: asked
+    together, each shared commit is listed once, naming every branch that
+    holds it, and top_k counts commits, not copies."""
+    main = make_repo({"a.py": "a = 0\n"})
+    shared = commit(git, main, "Expire sessions after an hour", {"s.py": "ttl = 1\n"})
+    dev = tmp_path / "dev"
+    git(main, "worktree", "add", "-q", "-b", "dev", str(dev))
+    own = commit(git, dev, "Tweak the session store on dev", {"t.py": "x = 1\n"})
+    for root in (main, dev):
+        service.index_repo(root)
+    targets = [Target("app@main", main), Target("app@dev", dev)]
+    reply = service.search_history_across("session", targets, top_k=2)
+    assert sorted(e.hash for e in reply.entries) == sorted([shared, own])
+    both = next(e for e in reply.entries if e.hash == shared)
+    assert sorted((both.repo, *both.also)) == ["app@dev", "app@main"]
+    assert f"\n\n{both.repo},{both.also[0]} {shared[:7]} " in reply.text
+    assert "app@dev " + own[:7] in reply.text and reply.text.count(shared[:7]) == 1
+    listed = {c["hash"]: c for c in reply.to_json()["commits"]}
+    assert listed[shared]["also_in"] == list(both.also) and "also_in" not in listed[own]
 
 
 def test_the_history_reply_fits_its_budget(story_repo: Path):

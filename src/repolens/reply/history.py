@@ -19,7 +19,7 @@ says so in a note, and shows only the commits ``HEAD`` holds.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -62,12 +62,14 @@ class HistoryEntry:
     diff_omitted: int = 0  # changed lines not shown
     named: str = ""  # the asked file's name in this commit
     repo: str = ""  # the repository's key, in a reply over several
+    also: tuple[str, ...] = ()  # the other repositories (branches) of the reply that hold it
 
     def head(self) -> str:
         """``hash date subject``: the line that names the commit (``repo hash
-        date subject`` in a reply over several repositories)."""
+        date subject`` in a reply over several repositories, ``repo,other``
+        when several of them hold it)."""
         head = f"{self.hash[:7]} {self.date} {self.subject}"
-        return f"{self.repo} {head}" if self.repo else head
+        return f"{','.join((self.repo, *self.also))} {head}" if self.repo else head
 
     def render(self) -> str:
         return self.render_within(None)
@@ -113,6 +115,7 @@ class HistoryEntry:
     def to_json(self) -> dict[str, Any]:
         return {
             **({"repo": self.repo} if self.repo else {}),
+            **({"also_in": list(self.also)} if self.also else {}),
             "hash": self.hash,
             "date": self.date,
             "subject": self.subject,
@@ -202,6 +205,23 @@ def history_entries(
             )
         )
     return entries, notes
+
+
+def once_each(entries: Sequence[HistoryEntry]) -> list[HistoryEntry]:
+    """``entries`` of several repositories, best first, each commit once: a
+    commit several of them hold (branches of one repository) is kept where
+    it ranks best and names the others in ``also``. The same commit seen
+    with other paths (roots at other folders of one repository) is another
+    entry."""
+    out: list[HistoryEntry] = []
+    at: dict[tuple[str, tuple[str, ...]], int] = {}
+    for entry in entries:
+        i = at.setdefault((entry.hash, entry.paths), len(out))
+        if i == len(out):
+            out.append(entry)
+        elif entry.repo not in (out[i].repo, *out[i].also):
+            out[i] = replace(out[i], also=(*out[i].also, entry.repo))
+    return out
 
 
 def _behind_head(root: Path, indexed: str) -> tuple[str, Callable[[list[str]], set[str]] | None]:

@@ -205,7 +205,7 @@ def search_history_across(
     best first across them (each commit named by its repository); a
     repository without history or that cannot answer is named in a note.
     Bounds as :func:`search_history`'s."""
-    from repolens.reply.history import BEHIND_HEAD, HistoryReply, history_entries, render_history
+    from repolens.reply.history import BEHIND_HEAD, HistoryReply, history_entries, once_each, render_history
     from repolens.search.fanout import ask_each, failed_notes, grouped_notes
     from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query
 
@@ -225,7 +225,7 @@ def search_history_across(
     answers = ask_each(_checked(targets), ask)
     entries = [replace(e, repo=a.target.key) for a in answers if a.value for e in a.value[0]]
     # Scores are each repository's BM25 of commit messages: like terms, like scales.
-    entries.sort(key=lambda e: (-e.score, e.repo))
+    entries = once_each(sorted(entries, key=lambda e: (-e.score, e.repo)))
     notes = failed_notes(answers) + grouped_notes(
         [
             (a.target.key, [n for n in a.value[1] if n.startswith(("no history", BEHIND_HEAD))])
