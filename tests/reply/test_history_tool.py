@@ -97,6 +97,29 @@ def test_the_git_show_a_marker_names_works_as_written_for_any_name(make_repo: Ma
     assert "+v29 = 30" in shown.stdout
 
 
+def test_a_change_git_shows_no_line_of_says_what_changed(make_repo: MakeRepo, git: Git):
+    """A mode change, a binary file and an empty file changed no line:
+    each says what changed rather than showing nothing. A removed ``--
+    comment`` line is a changed line, not a file header."""
+    root = make_repo({"run.sh": "echo hi\n", "data.bin": b"ab\0cd", "q.sql": "-- all rows\nselect 1;\n"})
+    (root / "run.sh").chmod(0o755)
+    commit(git, root, "Make run.sh executable")
+    commit(git, root, "Update the blob", {"data.bin": b"ab\0ce"})
+    commit(git, root, "Add a package", {"pkg/__init__.py": ""})
+    commit(git, root, "Drop the comment", {"q.sql": "select 1;\n"})
+    service.index_repo(root)
+
+    def diffs(path: str) -> list[tuple[str, ...]]:
+        return [e.diff for e in service.search_history(path=path, root=root).entries]
+
+    assert diffs("run.sh") == [("mode 100644 -> 100755",), ("@@ -0,0 +1 @@", "+echo hi")]
+    assert diffs("data.bin") == [("binary file changed",), ("binary file added",)]
+    assert diffs("pkg/__init__.py") == [("empty file added",)]
+    assert diffs("q.sql")[0] == ("@@ -1 +0,0 @@", "--- all rows")
+    reply = service.search_history(path="run.sh", root=root)
+    assert "Make run.sh executable\n  files: run.sh\n  mode 100644 -> 100755\n\n" in reply.text
+
+
 def test_a_root_below_the_top_of_the_repository_sees_a_rename_as_one(make_repo: MakeRepo, git: Git):
     """Indexed from a folder of its repository, the commit that renamed a
     file shows the rename and what else changed, as at the top."""

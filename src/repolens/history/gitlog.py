@@ -401,10 +401,36 @@ def _renamed_from(root: Path, sha: str, name: str) -> str:
 
 
 def _hunks(shown: str) -> list[str]:
-    out = []
-    for raw in shown.splitlines():
-        if raw.startswith(("+++", "---")):
-            continue
-        if raw.startswith(("@@", "+", "-")):
-            out.append(raw[:200])
+    """Hunk headers and changed lines of ``git show -U0`` output (a removed
+    ``-- comment`` line is one, though it starts like a file header), and a
+    line for each change git shows no line of: a mode (``mode 100644 ->
+    100755``), a binary file, an empty file added or deleted."""
+    out: list[str] = []
+    for section in re.split(r"^(?=diff --git )", shown, flags=re.M):
+        header, _, hunks = section.partition("\n@@")
+        said = [_said(line, header) for line in header.splitlines()]
+        out += [line for line in said if line]
+        if hunks:
+            body = ("@@" + hunks).splitlines()
+            out += [line[:200] for line in body if line.startswith(("@@", "+", "-"))]
+        elif not any(said) and section.startswith("diff --git "):
+            if "\nnew file mode " in header:
+                out.append("empty file added")
+            elif "\ndeleted file mode " in header:
+                out.append("empty file deleted")
     return out
+
+
+def _said(line: str, header: str) -> str:
+    """What a line of a file's ``git show`` header says that its changed
+    lines do not ("" for the others: index, names, similarity)."""
+    if line.startswith("new mode "):
+        old = next(
+            (h.removeprefix("old mode ") for h in header.splitlines() if h.startswith("old mode ")), "?"
+        )
+        return f"mode {old} -> {line.removeprefix('new mode ')}"
+    if line.startswith("Binary files ") and line.endswith(" differ"):
+        if line.startswith("Binary files /dev/null and "):
+            return "binary file added"
+        return "binary file deleted" if line.endswith(" and /dev/null differ") else "binary file changed"
+    return ""
