@@ -120,6 +120,22 @@ def test_a_change_git_shows_no_line_of_says_what_changed(make_repo: MakeRepo, gi
     assert "Make run.sh executable\n  files: run.sh\n  mode 100644 -> 100755\n\n" in reply.text
 
 
+def test_a_name_holding_a_newline_is_quoted_as_git_quotes_it(make_repo: MakeRepo, git: Git):
+    """git allows a newline in a file's name: written as it is, it broke the
+    reply's layout (one name read as two lines); it is quoted as git quotes
+    it, wherever a reply names it."""
+    root = make_repo({"old\nname.py": "".join(f"v{i} = {i}\n" for i in range(9)), "b.py": "b = 1\n"})
+    commit(git, root, "Tweak the odd module", {"we\nird.py": "w = 1\n", "b.py": "b = 2\n"})
+    git(root, "mv", "old\nname.py", "plain.py")
+    commit(git, root, "Rename the module", {"plain.py": (root / "plain.py").read_text() + "v9 = 9\n"})
+    service.index_repo(root)
+    tweak = service.search_history("tweak odd module", root, top_k=1).text
+    assert tweak.endswith(' Tweak the odd module\n  files: b.py, "we\\nird.py"')
+    renamed = service.search_history(path="plain.py", root=root, top_k=1).text
+    said = ' Rename the module\n  files: plain.py\n  renamed from "old\\nname.py"\n'
+    assert renamed.endswith(f"{said}  @@ -9,0 +10 @@ v8 = 8\n  +v9 = 9")
+
+
 def test_a_root_below_the_top_of_the_repository_sees_a_rename_as_one(make_repo: MakeRepo, git: Git):
     """Indexed from a folder of its repository, the commit that renamed a
     file shows the rename and what else changed, as at the top."""

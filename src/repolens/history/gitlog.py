@@ -359,6 +359,21 @@ def parse_log(out: bytes, max_files: int) -> LogRead:
     return result
 
 
+# How git writes a character of a name it quotes (C-style, quote_c_style).
+_ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r", '"': '"', "\\": "\\"}
+_TO_QUOTE = re.compile(r'[\x00-\x1f"\\\x7f]')
+
+
+def quoted(path: str) -> str:
+    """``path`` as git writes it (``core.quotePath=false``): as it is,
+    unless it holds a control character, a double quote or a backslash;
+    then in double quotes, those escaped C-style (``"we\\nird.py"``), so
+    that a name is one line of a reply and cannot pass for two names."""
+    if not _TO_QUOTE.search(path):
+        return path
+    return '"' + _TO_QUOTE.sub(lambda m: "\\" + _ESCAPES.get(m[0], f"{ord(m[0]):03o}"), path) + '"'
+
+
 def changed_lines(root: Path, sha: str, name: str) -> list[str]:
     """Hunk headers and changed lines of ``name`` in commit ``sha`` (no
     context, each cut at 200 characters); empty when git cannot show them.
@@ -371,7 +386,7 @@ def changed_lines(root: Path, sha: str, name: str) -> list[str]:
     if shown.startswith("new file mode") or "\nnew file mode" in shown:
         old = _renamed_from(root, sha, name)
         if old:
-            return [f"renamed from {old}", *_hunks(_show(root, sha, old, name) or "")]
+            return [f"renamed from {quoted(old)}", *_hunks(_show(root, sha, old, name) or "")]
     return _hunks(shown)
 
 

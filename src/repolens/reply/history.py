@@ -32,7 +32,7 @@ from repolens.budget import (
     diff_marker,
     more_did_not_fit,
 )
-from repolens.history.gitlog import NO_COMMITS, changed_lines, head_now, held, moved_since
+from repolens.history.gitlog import NO_COMMITS, changed_lines, head_now, held, moved_since, quoted
 from repolens.search.history_leg import commits_for, unavailable
 from repolens.search.query import parse_query
 from repolens.store.base import HistoryState, IndexReader
@@ -80,7 +80,7 @@ class HistoryEntry:
         marker that counts the rest and names the ``git show`` that shows
         them (its files line too when it fits beside that marker); a head
         line longer than ``limit`` is cut in its subject (the hash stays)."""
-        shown = ", ".join(self.paths[:MAX_PATHS_SHOWN]) or "none"  # an empty commit
+        shown = ", ".join(map(quoted, self.paths[:MAX_PATHS_SHOWN])) or "none"  # an empty commit
         more = len(self.paths) - MAX_PATHS_SHOWN
         head = self.head()
         lines = [head, f"  files: {shown}{f', +{more} more' if more > 0 else ''}"]
@@ -258,7 +258,7 @@ def render_history(reply: HistoryReply, max_chars: int) -> HistoryReply:
     that does not fit whole is shown cut (:meth:`HistoryEntry.render_within`)
     when its head line fits, and the best one always is: its hash and
     subject fit at every budget, beside the trailer's count or alone."""
-    about = " and ".join(p for p in (repr(reply.query) if reply.query else "", reply.path or "") if p)
+    about = " and ".join(p for p in (repr(reply.query) if reply.query else "", quoted(reply.path or "")) if p)
     about_chars = min(_ABOUT_CHARS, max(_ABOUT_MIN, max_chars // 4))  # leave room for the best commit
     parts = [f"history for {about[:about_chars]}: {counted(len(reply.entries), 'commit')}"]
     parts += [f"note: {n}" for n in reply.notes]
