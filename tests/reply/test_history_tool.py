@@ -190,6 +190,24 @@ def test_the_history_reply_fits_its_budget(story_repo: Path):
     assert hashes and reply.text.endswith(f"... {commits} did not fit: {', '.join(hashes)}")
 
 
+def test_the_json_holds_the_changed_lines_the_text_holds(story_repo: Path):
+    """``--json`` within ``--max-chars`` carries the evidence the text shows:
+    a commit cut in the text is cut alike in the JSON (its other changed
+    lines counted in diff_omitted), the commits that did not fit are named
+    in omitted. The JSON held every changed line of a commit the text cut."""
+    out = _cli("--path", "session/store.py", "--root", str(story_repo), "--max-chars", "400", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    text = service.search_history(path="session/store.py", root=story_repo, max_chars=400).text
+    [renumber] = data["commits"]  # the best commit, cut
+    shown = [line[2:] for line in text.splitlines()[4:] if line.startswith("  ") and "git show" not in line]
+    assert text.splitlines()[3] == "  files: session/store.py"
+    assert renumber["diff"] == shown and 0 < len(shown) < 20
+    assert renumber["diff_omitted"] == 61 - len(shown)  # 1 hunk header, 30 lines removed and 30 added
+    assert f"  ... ({renumber['diff_omitted']} more changed lines; git show {renumber['hash'][:7]} " in text
+    assert len(data["omitted"]) == 3 and text.endswith(", ".join(h[:7] for h in data["omitted"]))
+
+
 @pytest.mark.parametrize("max_chars", [200, 300, 500, 800])
 @pytest.mark.parametrize("top_k", [1, 4])
 def test_the_best_commits_hash_and_subject_fit_at_every_budget(story_repo: Path, max_chars: int, top_k: int):

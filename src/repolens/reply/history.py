@@ -75,11 +75,24 @@ class HistoryEntry:
         return self.render_within(None)
 
     def render_within(self, limit: int | None) -> str:
+        return self.shown_within(limit)[0]
+
+    def shown_within(self, limit: int | None) -> tuple[str, HistoryEntry]:
         """The entry, whole when it fits in ``limit`` chars (None: no limit).
         Else its head line, then as many changed lines as fit beside the
         marker that counts the rest and names the ``git show`` that shows
         them (its files line too when it fits beside that marker); a head
-        line longer than ``limit`` is cut in its subject (the hash stays)."""
+        line longer than ``limit`` is cut in its subject (the hash stays).
+        With the entry as shown, for the JSON: its changed lines those the
+        text holds, the others counted in ``diff_omitted``."""
+        text, lines_shown = self._within(limit)
+        if lines_shown == len(self.diff):
+            return text, self
+        left_out = self.diff_omitted + len(self.diff) - lines_shown
+        return text, replace(self, diff=self.diff[:lines_shown], diff_omitted=left_out)
+
+    def _within(self, limit: int | None) -> tuple[str, int]:
+        """:meth:`shown_within`'s text, and how many changed lines it shows."""
         shown = ", ".join(map(quoted, self.paths[:MAX_PATHS_SHOWN])) or "none"  # an empty commit
         more = len(self.paths) - MAX_PATHS_SHOWN
         head = self.head()
@@ -89,9 +102,9 @@ class HistoryEntry:
             lines.append(self._marker(self.diff_omitted))
         text = "\n".join(lines)
         if limit is None or len(text) <= limit:
-            return text
+            return text, len(self.diff)
         if len(head) > limit:
-            return head[: max(limit - 3, len(self.hash[:7]))] + "..."
+            return head[: max(limit - 3, len(self.hash[:7]))] + "...", 0
         out, size = [head], len(head)
         left = len(self.diff) + self.diff_omitted
         # the files line only beside the marker that says how to see the changes
@@ -107,7 +120,7 @@ class HistoryEntry:
             left -= 1
         if left and size + 1 + len(self._marker(left)) <= limit:
             out.append(self._marker(left))
-        return "\n".join(out)
+        return "\n".join(out), len(self.diff) + self.diff_omitted - left
 
     def _marker(self, n: int) -> str:
         return f"  {diff_marker(n, self.hash[:7], self.named)}"
@@ -269,13 +282,14 @@ def render_history(reply: HistoryReply, max_chars: int) -> HistoryReply:
         reserves = [len(did_not_fit("commit", [e.hash[:7] for e in rest], max_chars)) + 2 if rest else 0]
         if rest and not shown:  # the best commit before the list of the others
             reserves += [len(more_did_not_fit("commit", len(rest))) + 2, 0]
-        block = _fitted(entry, max_chars - used, reserves, must=not shown)
-        if block is None:
+        fitted = _fitted(entry, max_chars - used, reserves, must=not shown)
+        if fitted is None:
             reply.omitted = reply.entries[i:]
             break
+        block, as_shown = fitted
         parts.append(block)
         used += len(block) + 2
-        shown.append(entry)
+        shown.append(as_shown)  # its JSON holds the changed lines the text holds
         if block != entry.render():  # cut: the commits after it are named in the trailer
             reply.omitted = list(rest)
             break
@@ -289,22 +303,25 @@ def render_history(reply: HistoryReply, max_chars: int) -> HistoryReply:
     return reply
 
 
-def _fitted(entry: HistoryEntry, room: int, reserves: list[int], *, must: bool) -> str | None:
+def _fitted(
+    entry: HistoryEntry, room: int, reserves: list[int], *, must: bool
+) -> tuple[str, HistoryEntry] | None:
     """``entry`` in ``room`` chars beside the trailer's ``reserves`` (most
     first): whole beside the most, else cut beside the most that leaves room
     for more than its head line, else for its head line; None when not even
     that fits, unless it ``must`` show (the best commit). A head line that
     fits beside none is cut in its subject: beside the most of the trailer
     that leaves its hash, its date and the start of its subject (the others
-    are still named), else alone."""
+    are still named), else alone. With the entry as shown
+    (:meth:`HistoryEntry.shown_within`)."""
     whole = entry.render()
     if len(whole) + reserves[0] <= room:
-        return whole
+        return whole, entry
     head_only = None
     for reserve in reserves:
         if len(entry.head()) <= room - reserve:
-            cut = entry.render_within(room - reserve)
-            if "\n" in cut:
+            cut = entry.shown_within(room - reserve)
+            if "\n" in cut[0]:
                 return cut
             head_only = head_only or cut
     if head_only is not None:
@@ -314,5 +331,5 @@ def _fitted(entry: HistoryEntry, room: int, reserves: list[int], *, must: bool) 
     least = len(entry.head()) - len(entry.subject) + _SUBJECT_MIN
     for reserve in reserves:
         if room - reserve >= least:
-            return entry.render_within(room - reserve)
-    return entry.render_within(max(room, 0))
+            return entry.shown_within(room - reserve)
+    return entry.shown_within(max(room, 0))
