@@ -10,6 +10,7 @@ from conftest import UPLOAD_FILES, Git, MakeRepo, commit_upload_history
 from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import commit_files as commit
 from repolens import service
+from repolens.history.heads import head_in_files
 from repolens.ops.doctor import diagnose
 from repolens.search.history_leg import vote_files
 from repolens.search.query import parse_query
@@ -70,6 +71,56 @@ def test_the_vote_decays_with_age_counted_from_the_newest_commit(make_repo: Make
     assert votes.files["b.py"].strength == 1.0
     # two years (730 days) older, one-year half-life: a quarter
     assert votes.files["a.py"].strength == pytest.approx(0.25, rel=0.01)
+
+
+def test_after_a_rewrite_the_leg_stops_voting_until_the_next_index(upload_repo: Path, git: Git, monkeypatch):
+    """An amend or a reset takes commits off the branch: the leg voted with
+    them until ``repolens index``. It now says HEAD no longer holds the
+    history and does not vote; HEAD moved forward, it votes as before."""
+    monkeypatch.setenv("REPOLENS_RANKING", "tuned")
+    monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "1.0")
+    assert _files(upload_repo, QUESTION)[0] == "net/upload.py"  # the retry commit votes
+    commit(
+        git, upload_repo, "Unrelated", {"docs.md": "words\n"}
+    )  # forward: the history is still on the branch
+    assert _files(upload_repo, QUESTION)[0] == "net/upload.py"
+    assert not any("history" in n for n in service.search_code(QUESTION, upload_repo).notes)
+    indexed = git(upload_repo, "rev-parse", "--short=7", "HEAD~1").strip()
+    for rewrite in (["reset", "-q", "--hard", "HEAD~2"], ["commit", "-q", "--amend", "-m", "Reworded"]):
+        git(upload_repo, *rewrite)
+        head = git(upload_repo, "rev-parse", "--short=7", "HEAD").strip()
+        reply = service.search_code(QUESTION, upload_repo, mode="files")
+        assert next(f.path for f in reply.files or []) == "cli/options.py"
+        assert reply.notes[0] == (
+            f"history leg off: the indexed history ends at {indexed}, which HEAD ({head}) does not hold "
+            "(a branch switch or a rewrite); `repolens index` reads it afresh"
+        )
+    service.index_repo(upload_repo)  # read afresh: the retry commit is gone for good
+    reply = service.search_code(QUESTION, upload_repo, mode="files")
+    assert not any("history" in n for n in reply.notes)
+
+
+def test_heads_read_from_git_files_are_gits(make_repo: MakeRepo, git: Git, tmp_path: Path):
+    """The check every search makes reads HEAD's commit from git's files
+    (no process): it must be git's, in a folder of the work tree, a linked
+    worktree and after the refs are packed; a detached HEAD too."""
+    root = make_repo({"app/a.py": "a = 1\n"})
+    other = tmp_path / "other"
+    git(root, "worktree", "add", "-q", "-b", "other", str(other))
+    commit(git, other, "On other", {"b.py": "b = 1\n"})
+
+    def agree(where: Path) -> None:
+        assert head_in_files(where) == git(where, "rev-parse", "HEAD").strip()
+
+    for where in (root, root / "app", other, other / "app"):
+        agree(where)
+    git(root, "pack-refs", "--all")
+    assert not (root / ".git/refs/heads/other").exists()
+    agree(root)
+    agree(other)
+    git(root, "checkout", "-q", "--detach", "HEAD")
+    agree(root)
+    assert head_in_files(tmp_path) == ""  # not a work tree
 
 
 def test_the_leg_off_for_good_is_said_by_status_and_doctor_not_by_every_reply(

@@ -29,6 +29,7 @@ commits most like a question, those that touched a file, or both.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from types import MappingProxyType
 
 from repolens.record import Record
@@ -154,12 +155,27 @@ def _touches_most(touched: int, files: int) -> bool:
     return touched > 1 and 2 * touched > files
 
 
-def history_leg(reader: IndexReader, terms: Sequence[tuple[str, float]]) -> tuple[HistoryVotes, list[str]]:
+def history_leg(
+    reader: IndexReader, terms: Sequence[tuple[str, float]], root: Path | None = None
+) -> tuple[HistoryVotes, list[str]]:
     """The leg for a search: the votes, and a note when the index has no
-    history yet (``repolens index`` reads it: the reader can act on it).
-    Why the leg is off for good (outside git, before the first commit,
-    ``history_commits = 0``) is no news to repeat on every reply: ``status``
-    and ``doctor`` say it."""
+    history yet or when ``HEAD`` of ``root`` no longer holds the history read
+    (a rewrite, a branch switch: its commits may be off the branch, so the
+    leg does not vote) until ``repolens index`` reads it: the reader can act
+    on it. Why the leg is off for good (outside git, before the first
+    commit, ``history_commits = 0``) is no news to repeat on every reply:
+    ``status`` and ``doctor`` say it."""
+    state = reader.history_state()
+    if root is not None and state is not None and not unavailable(state):
+        from repolens.history.heads import left_behind
+
+        now = left_behind(root, state.head)
+        if now:
+            note = (
+                f"the indexed history ends at {state.head[:7]}, which HEAD ({now[:7]}) does not hold "
+                "(a branch switch or a rewrite); `repolens index` reads it afresh"
+            )
+            return HistoryVotes(note=note), [f"history leg off: {note}"]
     votes = vote_files(reader, terms)
     return votes, [f"history leg off: {votes.note}"] if votes.note == NO_INDEXED_HISTORY else []
 

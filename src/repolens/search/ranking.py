@@ -128,6 +128,7 @@ def search(
         dense=dense,
         rerank=rerank,
         explain=explain,
+        root=root,
     )
     if not outcome.hits and filters.subpath and not reader.has_path(filters.subpath):
         raise no_indexed_file(reader, filters.subpath)
@@ -201,13 +202,16 @@ def search_index(
     rerank: RerankLeg | None = None,
     features_out: dict[int, Sequence[float]] | None = None,
     explain: bool = False,
+    root: Path | None = None,
 ) -> SearchOutcome:
     """The best ``limit`` chunks for ``query``, each with its per-leg ranks
     and the factors of its score (see the module docstring for the steps).
     ``features_out``, when given, receives every candidate's row of
     :data:`repolens.search.features.FEATURES` (what a ranking is learned from).
     ``explain``: the learned ranking also says which features moved each of
-    the first hits (``--explain``; it costs a second walk of the trees)."""
+    the first hits (``--explain``; it costs a second walk of the trees).
+    ``root``: the work tree the index is of, whose HEAD the history leg
+    checks still holds the history read (None: not checked)."""
     filters = filters or Filters()
     fields = FIELD_WEIGHTS if options.field_weights else FLAT_FIELDS
     # Globs and keywords filter after retrieval, so fetch deeper to keep ``limit`` hits.
@@ -240,7 +244,7 @@ def search_index(
     notes: list[str] = []
     votes = None
     if options.history_weight > 0 or every_leg:
-        votes, notes = history_leg(reader, query.weighted())
+        votes, notes = history_leg(reader, query.weighted(), root)
         join_voted(reader, votes, query.weighted(), fields, filters.lexical(), scores, stored)
     chunks = {cid: s.chunk for cid, s in stored.items() if filters.accepts(s.chunk)}
     if filters.keywords and not chunks:

@@ -1,0 +1,106 @@
+"""Whether ``HEAD`` still holds the history an index read: asked by every
+search whose history leg votes, so asked cheaply.
+
+The history leg votes with the commits read up to ``HistoryState.head``.
+After a rewrite (``git commit --amend``, ``git reset --hard HEAD~1``, a
+rebase, a branch switch) some of them are no longer on the branch, until
+``repolens index`` reads the history afresh: the leg must not vote with
+them. Asking git costs a process (~2.5 ms) per search, about as much as the
+leg itself; so HEAD's commit is first read from the files git keeps it in
+(``HEAD``, the branch's loose ref, ``packed-refs``): when that is the commit
+read, which is the common case, HEAD holds it and nothing runs. The files
+are never trusted to say more: any other answer (HEAD moved, or a layout
+they do not plainly say, such as reftable) is git's, and whether one
+commit holds another never changes, so it is asked once per pair.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+_HASH = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SYMREFS = 5  # HEAD -> branch -> ...: a longer chain is left to git
+_HOLDS: dict[tuple[Path, str, str], bool] = {}  # (root, read, now): whether now holds read
+_HOLDS_KEPT = 256
+
+
+def left_behind(root: Path, read: str) -> str:
+    """HEAD's commit when it no longer holds ``read`` (the commit the
+    history was read up to), "" while it does or when git cannot say."""
+    now = head_in_files(root)
+    if now == read:
+        return ""
+    from repolens.history import gitlog  # runs git: only once HEAD moved
+
+    now = now or gitlog.head_now(root)
+    if not now or now == read:
+        return ""
+    key = (root, read, now)
+    holds = _HOLDS.get(key)
+    if holds is None:
+        if len(_HOLDS) >= _HOLDS_KEPT:
+            _HOLDS.clear()
+        holds = _HOLDS[key] = gitlog.is_ancestor(root, read, now)
+    return "" if holds else now
+
+
+def head_in_files(root: Path) -> str:
+    """HEAD's commit of the work tree holding ``root``, as its git files
+    plainly say; "" when they do not (not found, reftable, a ref git
+    resolves otherwise)."""
+    git_dir = _git_dir(root)
+    if git_dir is None:
+        return ""
+    common = git_dir
+    text = _read(git_dir / "commondir")  # a linked worktree: its branches are the repository's
+    if text:
+        common = git_dir / text
+    text = _read(git_dir / "HEAD")
+    for _ in range(_SYMREFS):
+        if _HASH.fullmatch(text):
+            return text
+        ref = text.removeprefix("ref: ")
+        if ref == text or not ref.startswith("refs/heads/"):
+            return ""
+        text = _read(common / ref) or _packed(common, ref)
+    return ""
+
+
+def _git_dir(root: Path) -> Path | None:
+    """The git folder of the work tree ``root`` is in: the nearest
+    ``.git`` folder, or the one a ``.git`` file names (a linked worktree)."""
+    for folder in (root, *root.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        text = _read(dot_git)
+        if text.startswith("gitdir: "):
+            return folder / text.removeprefix("gitdir: ")
+        if os.path.lexists(dot_git):
+            return None
+    return None
+
+
+def _packed(common: Path, ref: str) -> str:
+    """``ref``'s commit in ``packed-refs`` ("" when it is not there)."""
+    try:
+        with open(common / "packed-refs", encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                sha, _, name = line.rstrip("\n").partition(" ")
+                if name == ref:
+                    return sha
+    except OSError:
+        pass
+    return ""
+
+
+def _read(path: Path) -> str:
+    """A small file's first line, stripped ("" when it cannot be read)."""
+    try:
+        with open(path, "rb") as f:  # binary: a text layer costs more than the read
+            first = f.read(4096).partition(b"\n")[0]
+    except OSError:
+        return ""
+    return first.strip().decode("utf-8", "replace")
