@@ -170,6 +170,59 @@ def test_logging_in_sets_an_http_only_strict_cookie_and_a_wrong_token_does_not(p
     assert page.goto(f"{site.server.base}/status").status == 401
 
 
+def test_a_search_posted_after_the_session_ended_is_searched_once_logged_in(page, site: Site):
+    """A person whose session ended while the page was open posted a search,
+    got the login, and after logging in landed on an empty search page: the
+    question (a pasted log, perhaps) was lost. Now it rides through the login
+    (a wrong token first included) and is searched: by its link when it fits
+    one, else answered at once."""
+    line = "2024-05-01 12:00:01 ERROR auth.session: session expired KeyError token=abc123 in get_user "
+    for question in ("where do sessions expire", line * (9000 // len(line))):
+        log_in(page, site)
+        page.goto(f"{site.server.base}/search")
+        page.context.clear_cookies()  # the session ends while the page is open
+        page.fill("#q", question)
+        page.select_option("#repo", ["app"])
+        with page.expect_navigation() as submitted:
+            page.click("#go")
+        assert submitted.value.status == 401 and page.locator("#carried").is_visible()
+        page.fill("#token", "not-the-token-0123456789")
+        with page.expect_navigation():
+            page.click("button[type=submit]")
+        assert page.locator("#login-error").is_visible() and page.locator("#carried").is_visible()
+        page.fill("#token", TOKEN)
+        with page.expect_navigation():
+            page.click("button[type=submit]")
+        assert page.locator("#q").input_value() == question
+        assert page.locator("#reply-text").input_value() == mcp_text(site, {"query": question, "repo": "app"})
+        linked = len(question) < 8000
+        assert urlsplit(page.url).path == ("/search" if linked else "/login")
+        assert page.locator("#unlinked").count() == (0 if linked else 1)
+        page.context.clear_cookies()
+
+
+def test_a_search_carried_through_the_login_is_bounded_and_leads_only_here(site: Site):
+    """Only the search form's own fields ride along (never a posted ``token``
+    or ``next``), within the search form's size; the login still leads
+    nowhere but this server."""
+    urlencoded = {"Content-Type": "application/x-www-form-urlencoded"}
+    base = site.server.base
+    posted = b"q=session&repo=app&token=planted&next=//evil.example/x&bogus=1"
+    status, _, body = raw("POST", f"{base}/search", urlencoded, posted)
+    hidden = re.findall(rb'<input type="hidden" name="([^"]+)" value="([^"]*)"', body)
+    assert status == 401 and hidden == [(b"next", b"/search"), (b"q", b"session"), (b"repo", b"app")]
+    over = b"q=" + b"a" * (12 * 100_000 + 64 * 1024) + b"&repo=app"
+    status, _, body = raw("POST", f"{base}/search", urlencoded, over)
+    assert status == 401 and re.findall(rb'type="hidden" name="([^"]+)"', body) == [b"next"]
+    connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=30)
+    form = f"next=//evil.example/x&token={TOKEN}&q=session&repo=app".encode()
+    connection.request("POST", "/login", form, urlencoded)
+    reply = connection.getresponse()
+    assert (reply.status, reply.getheader("location")) == (303, "/search?q=session&repo=app")
+    assert "HttpOnly" in reply.getheader("set-cookie")
+    connection.close()
+
+
 def test_the_bearer_header_opens_the_page_too(site: Site):
     status, headers, body = raw("GET", f"{site.server.base}/search?q=session&repo=app", headers=AUTH_HEADER)
     assert status == 200

@@ -24,7 +24,11 @@ The search form ``POST``s, since a question can be long (a pasted log): a
 ``GET`` request line over ~64 KB is refused by uvicorn before the page sees
 it. A posted search whose link fits :data:`LINK_MAX` is redirected to that
 link (``GET /search?q=...``), so the address bar holds a link to share as
-before; a longer one is answered at once, without a link.
+before; a longer one is answered at once, without a link. A search posted
+without the token (the session ended while the page was open) rides
+through the login as hidden fields of its form, the search form's fields
+only and within :data:`SEARCH_BODY_MAX`: a ``next`` link could not hold a
+long question, and it is searched once the token is right.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import anyio.to_thread
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -80,6 +84,8 @@ LOGIN_BODY_MAX = 4096
 # A posted search's form: the longest question search_code takes, every character
 # percent-encoded UTF-8 (12 bytes at most), and room for the other fields.
 SEARCH_BODY_MAX = 12 * MAX_QUERY_CHARS + 64 * 1024
+# A login form carrying a search posted without the token (its fields as hidden ones).
+LOGIN_CARRYING_MAX = LOGIN_BODY_MAX + SEARCH_BODY_MAX
 # The longest link a posted search is redirected to: 8 KB is the request line
 # proxies commonly take (nginx's default buffer); uvicorn takes ~64 KB.
 LINK_MAX = 8000
@@ -182,12 +188,18 @@ class SearchPage:
         if path == LOGIN_PATH:
             if self.signed_in(request):
                 return RedirectResponse(SEARCH_PATH, status_code=303)
-            return self.render("login.html", next=_safe_next(request.query_params.get("next")), wrong=False)
+            goto = _safe_next(request.query_params.get("next"))
+            return self.render("login.html", next=goto, wrong=False, search=[])
         if not self.signed_in(request):
-            wanted = path + (f"?{request.url.query}" if request.url.query else "")  # a POST's form is lost
+            wanted = path + (f"?{request.url.query}" if request.url.query else "")
             if path == "/":
                 return RedirectResponse(LOGIN_PATH, status_code=303)
-            response = self.render("login.html", status=401, next=_safe_next(wanted), wrong=False)
+            carried: list[tuple[str, str]] = []
+            if path == SEARCH_PATH and request.method == "POST":  # its form rides through the login
+                carried = _search_fields(await _body(request, SEARCH_BODY_MAX))
+            response = self.render(
+                "login.html", status=401, next=_safe_next(wanted), wrong=False, search=carried
+            )
             response.headers["www-authenticate"] = "Bearer"
             return response
         if path == "/":
@@ -217,18 +229,24 @@ class SearchPage:
         return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
 
     async def login(self, request: Request) -> Response:
-        body = await _body(request, LOGIN_BODY_MAX)
-        if body is None:
+        """The token checked; then the search the login carried (:meth:`searched`), else ``next``."""
+        body = await _body(request, LOGIN_CARRYING_MAX)
+        fields = _form_fields(body, _LOGIN_FIELDS + _SEARCH_FIELDS_MAX)
+        if fields is None:
             return Response("login form too large", status_code=413, media_type="text/plain")
-        form = parse_qs(body.decode("utf-8", errors="replace"), max_num_fields=4)
-        given = (form.get("token") or [""])[0].strip()
-        goto = _safe_next((form.get("next") or [""])[0])
+        given = _first(fields, "token").strip()
+        goto = _safe_next(_first(fields, "next"))
+        carried = [(key, value) for key, value in fields if key in SEARCH_FIELDS]
+        if self.token is not None:
+            assert self._digest is not None
+            if not hmac.compare_digest(hashlib.sha256(given.encode()).digest(), self._digest):
+                return self.render("login.html", status=401, next=goto, wrong=True, search=carried)
+        if carried:
+            response = await self.searched(QueryParams(carried))
+        else:
+            response = RedirectResponse(goto, status_code=303)
         if self.token is None:
-            return RedirectResponse(goto, status_code=303)
-        assert self._digest is not None
-        if not hmac.compare_digest(hashlib.sha256(given.encode()).digest(), self._digest):
-            return self.render("login.html", status=401, next=goto, wrong=True)
-        response = RedirectResponse(goto, status_code=303)
+            return response
         secure = request.url.scheme == "https"
         response.headers["set-cookie"] = session.set_cookie(
             session.session_value(self.token), secure=secure
@@ -264,7 +282,11 @@ class SearchPage:
             return self.render(
                 "search.html", status=413, form=form, choices=self.choices, **_nothing(problem)
             )
-        params = QueryParams(body.decode("utf-8", errors="replace"))
+        return await self.searched(QueryParams(body.decode("utf-8", errors="replace")))
+
+    async def searched(self, params: QueryParams) -> Response:
+        """A search given as a form (posted, or carried through the login):
+        redirected to its link when that fits :data:`LINK_MAX`, else answered here."""
         link = f"{SEARCH_PATH}?{params}"
         if len(link) <= LINK_MAX:
             return RedirectResponse(link, status_code=303)
@@ -371,6 +393,28 @@ async def _body(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
+def _form_fields(body: bytes | None, most: int) -> list[tuple[str, str]] | None:
+    """A form's fields, in order; None when it is over its size (``body`` None)
+    or has more than ``most`` fields (a form of the page has a few)."""
+    if body is None:
+        return None
+    try:
+        return parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True, max_num_fields=most)
+    except ValueError:
+        return None
+
+
+def _first(fields: list[tuple[str, str]], key: str) -> str:
+    return next((value for name, value in fields if name == key), "")
+
+
+def _search_fields(body: bytes | None) -> list[tuple[str, str]]:
+    """The search form's fields of a posted form (none of another's: no
+    ``token`` or ``next`` rides along), [] when it is no search form's."""
+    fields = _form_fields(body, _SEARCH_FIELDS_MAX) or []
+    return [(key, value) for key, value in fields if key in SEARCH_FIELDS]
+
+
 def _datalists() -> Markup:
     """The choices the language and kind boxes offer (the index's names)."""
     lists = {"languages": sorted(LANGUAGES), "kinds": sorted(KINDS)}
@@ -409,6 +453,11 @@ def _nothing(error: str = "") -> dict[str, Any]:
 
 
 _TEXT_FIELDS = ("q", "mode", "max_chars", "top_k", "path", "language", "kind", "keyword", "query_id")
+# Every field of the search form, and the most a posted one has (a repo per
+# repository chosen); the login form's own.
+SEARCH_FIELDS = frozenset({*_TEXT_FIELDS, "repo", "explain"})
+_SEARCH_FIELDS_MAX = 1000
+_LOGIN_FIELDS = 2
 
 
 def _search_form(params: QueryParams) -> dict[str, Any]:
