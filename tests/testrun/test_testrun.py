@@ -364,7 +364,8 @@ def test_huge_output_stays_bounded_in_text_and_memory(tmp_path: Path) -> None:
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         run = run_tests({str(root)!r}, "pytest")
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        print(json.dumps({{"grew_kib": after - before, "run": run.__dict__, "rendered": render(run)}}))
+        shown = {{**run.__dict__, "text": run.text}}
+        print(json.dumps({{"grew_kib": after - before, "run": shown, "rendered": render(run)}}))
         """
     )
 
@@ -656,9 +657,8 @@ def test_a_remote_reply_shows_the_runner_folder_outside_the_root_as_server(
     assert remote.startswith("$ <server>/bin/python -m pytest  ->  exit 1 in ")
     assert remote.splitlines()[1] == f"[tests run under <server>/bin/python: {CONFIGURED}]"
     assert testrun.render(run).replace(str(server_env), "<server>") == remote
-    neighbours = dataclasses.replace(
-        run, text=f"{server_env}.old/a.py:1 {server_env}-2/b.py:2 {server_env}/c.py:3"
-    )
+    line = f"{server_env}.old/a.py:1 {server_env}-2/b.py:2 {server_env}/c.py:3"
+    neighbours = dataclasses.replace(run, kept=(testrun.KeptLine(1, 1, line, True),))
     assert testrun.render(neighbours, remote=True).splitlines()[2] == (
         f"{server_env}.old/a.py:1 {server_env}-2/b.py:2 <server>/c.py:3"
     )
@@ -741,6 +741,37 @@ def test_filter_keeps_the_tail_within_the_budget() -> None:
     assert (
         testrun.filter_output(lines, max_lines=3).text == "FAILED test_997\nFAILED test_998\nFAILED test_999"
     )
+
+
+def test_at_a_small_budget_the_filter_keeps_the_failed_line_over_its_context() -> None:
+    """The budget took a tail of the kept lines, so a context line (pytest's
+    `` +  where ...`` after a ``FAILED`` line) crowded out the ``FAILED``
+    line itself. Now the relevant lines are taken first, latest first, and
+    their context as room allows; the counts are of the lines shown."""
+    where = " +  where 1 = compute_total(order_lines, discounts, tax_rate, currency, rounding_mode)"
+    summary = "=" * 24 + " 1 failed, 1 passed in 0.01s " + "=" * 25
+    lines = [
+        "=== FAILURES ===",
+        "E       assert 1 == 2",
+        "test_a.py:5: AssertionError",
+        "=== short test summary info ===",
+        "FAILED test_a.py::test_bad - assert 1 == 2",
+        where,
+        summary,
+    ]
+
+    small = testrun.filter_output(lines, max_chars=200)
+    roomy = testrun.filter_output(lines, max_chars=1000)
+
+    assert small.text.split("\n") == [
+        "test_a.py:5: AssertionError",
+        "[... 1 line ...]",
+        "FAILED test_a.py::test_bad - assert 1 == 2",
+        "[... 1 line ...]",
+        summary,
+    ]
+    assert (small.lines_kept, small.lines_matched, small.truncated) == (3, 7, True)
+    assert roomy.text.split("\n") == lines and roomy.lines_kept == 7
 
 
 def test_filter_caps_long_lines_and_falls_back_to_the_tail() -> None:
@@ -880,6 +911,7 @@ def test_the_reply_keeps_to_its_budget_and_to_the_runners_summary(tmp_path: Path
     if max_chars > 200:  # (at 200 the marker and the trailer shrink to counts, or go)
         assert "earlier kept lines cut to fit the reply budget)" in text
         assert text.splitlines()[-1].startswith("[kept ")
+        assert trailer_count(text) == len(runner_lines(text))  # what shows, not what the filter kept
     assert normalize(cli_reply(root, max_chars)) == normalize(text)
 
 
@@ -933,6 +965,42 @@ def test_at_every_budget_the_reply_keeps_its_summary_and_whole_markers(tmp_path:
         redacted = testrun.render(sized, redact=lambda text: text.replace("test_calc.py", longer))
         assert len(redacted) <= max_chars and "1 failed, 1 passed in " in redacted
         assert all(line.startswith("[") == line.endswith("]") for line in redacted.split("\n")[1:])
+
+
+def runner_lines(text: str) -> list[str]:
+    """The runner's own lines of a reply: neither the outcome line nor one of
+    ours (a marker, a gap, the trailer, a note), nor a blank gap."""
+    return [line for line in text.split("\n")[1:] if line and not OURS_WHOLE.fullmatch(line)]
+
+
+def trailer_count(text: str) -> int | None:
+    """How many lines the reply's trailer says it kept (None without one)."""
+    counted = re.match(r"\[kept (?:all |the last )?(\d+)", text.split("\n")[-1])
+    return int(counted[1]) if counted else None
+
+
+def test_at_every_budget_the_failed_line_wins_and_the_trailer_counts_what_shows(tmp_path: Path) -> None:
+    """QA: the trailer counted the lines the filter kept before the reply was
+    fitted (``[kept 4 of 23 lines]`` over 2 lines shown), and at 250-450
+    characters the reply showed the context line `` +  where 4 = add(2, 2)``
+    and pytest's summary but not the ``FAILED`` line between them. Now, from
+    the smallest budget that holds both, the ``FAILED`` line shows beside the
+    summary, the decorations giving way first, and the trailer counts the
+    runner's lines the reply shows."""
+    root = pytest_project(tmp_path, FAILING_TESTS)
+    run = testrun.run_tests(root, "pytest")
+    failed = "FAILED test_calc.py::test_add_wrong - assert 4 == 5"
+    assert failed in run.text.split("\n")
+
+    for max_chars in range(200, len(testrun.render(run)) + 10, 7):
+        text = testrun.render(dataclasses.replace(run, max_chars=max_chars))
+        shown = runner_lines(text)
+        assert shown[-1].strip("= ").startswith("1 failed, 1 passed in"), (max_chars, text)
+        if len(shown) > 1:
+            assert failed in shown, (max_chars, text)
+        if max_chars >= 250:
+            assert failed in shown, (max_chars, text)
+        assert trailer_count(text) in (None, len(shown)), (max_chars, text)
 
 
 def test_a_command_longer_than_the_budget_is_cut_before_its_exit_code(tmp_path: Path) -> None:

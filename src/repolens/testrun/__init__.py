@@ -83,12 +83,15 @@ from repolens.testrun.limits import (
 from repolens.testrun.output import (
     LINE_MAX_CHARS,
     FilteredOutput,
+    KeptLine,
     LineFilter,
     LineSplitter,
     clean_line,
     filter_output,
+    fit_lines,
     is_noise,
     is_relevant,
+    joined,
 )
 from repolens.testrun.process import run_process
 from repolens.testrun.runners import RUNNER_NAMES, Runner, available_runners, render_runners, resolve_runner
@@ -108,6 +111,7 @@ __all__ = [
     "RUNNER_NAMES",
     "TIMEOUT_EXIT_CODE",
     "FilteredOutput",
+    "KeptLine",
     "Runner",
     "TestRun",
     "available_runners",
@@ -128,8 +132,10 @@ class TestRun:
     """One finished run. ``render(run)`` is its text for people and agents.
 
     ``exit_code`` is the runner's own, 124 after a timeout, and 128+N when a
-    signal N ended it. ``text`` holds the kept output lines (see
-    ``filter_output``); ``notes`` are one-line remarks (timeout, signal).
+    signal N ended it. ``kept`` holds the output lines the filter kept (see
+    ``filter_output``), ``text`` them as text; ``lines_kept`` counts them
+    (the reply may show fewer: ``render`` counts what it shows). ``notes``
+    are one-line remarks (timeout, signal).
     ``via`` says which environment ran pytest ("" for other runners);
     ``server_folder`` is the folder of the runner's executable when it lies
     outside the root ("" when inside, or for a wrapper such as ./gradlew).
@@ -142,7 +148,7 @@ class TestRun:
     exit_code: int
     duration_s: float
     timed_out: bool
-    text: str
+    kept: tuple[KeptLine, ...]
     lines_total: int
     lines_kept: int
     lines_matched: int
@@ -158,8 +164,8 @@ class TestRun:
         return shlex.join(self.argv)
 
     @property
-    def lines_dropped(self) -> int:
-        return self.lines_total - self.lines_kept
+    def text(self) -> str:
+        return joined(self.kept)
 
 
 def run_tests(
@@ -224,7 +230,7 @@ def run_tests(
         exit_code=exit_code,
         duration_s=duration,
         timed_out=timed_out,
-        text=out.text,
+        kept=out.lines,
         lines_total=out.lines_total,
         lines_kept=out.lines_kept,
         lines_matched=out.lines_matched,
@@ -256,11 +262,14 @@ def render(run: TestRun, *, remote: bool = False, redact: Callable[[str], str] =
     MCP server's roots), applied before the reply is fitted to its budget.
 
     When it does not fit, what matters most stays: the outcome line, then the
-    runner's summary (its last kept line), then the failures before it (the
-    earliest go first, counted by a marker). The environment line, the marker
-    and the trailer shrink (to a path, a count) or go rather than crowd out
-    the summary, and are never cut; when not even the outcome and the summary
-    fit, both are cut, each ending with ``…``."""
+    runner's summary (its last kept line), then the failure-relevant lines
+    before it, latest first, then their context as room allows
+    (:func:`repolens.testrun.output.fit_lines`); the kept lines left out
+    before the first shown are counted by a marker, and the trailer counts
+    the lines shown. The environment line, the marker and the trailer shrink
+    (to a path, a count) or go rather than crowd out the summary, and are
+    never cut; when not even the outcome and the summary fit, both are cut,
+    each ending with ``…``."""
     hidden = _server_hidden(run) if remote else str
 
     def shown(text: str) -> str:
@@ -268,30 +277,41 @@ def render(run: TestRun, *, remote: bool = False, redact: Callable[[str], str] =
 
     command = shown(f"$ {run.command}")
     result = f"  ->  exit {run.exit_code} in {run.duration_s:.1f}s"
-    lines = shown(run.text).split("\n") if run.text else []
+    lines = [line._replace(text=shown(line.text)) for line in run.kept]
     vias = ("", "")
     if run.via:
         vias = (
             shown(f"[tests run under {run.argv[0]}: {run.via}]"),
             shown(f"[tests run under {run.argv[0]}]"),
         )
-    trailers = (shown(_trailer(run)), _short_trailer(run))
+    trailers: tuple[Callable[[int], str], Callable[[int], str]] = (
+        lambda count: shown(_trailer(run, count)),
+        lambda count: _short_trailer(run, count),
+    )
     notes = [shown(f"[{note}]") for note in run.notes]
-    for via, marker, trailer, with_notes in _SHRINKING:
-        text = _fitted(
-            [command + result, vias[via] if via is not None else ""],
-            lines,
-            [trailers[trailer] if trailer is not None else "", *(notes if with_notes else ())],
-            marker,
-            run.max_chars,
-        )
-        if text is not None:
-            return text
-    return _least(command, result, lines[-1] if lines else "", run.max_chars)
+    # first the summary and the failure-relevant line before it (a FAILED line,
+    # an error), else the summary alone: the decorations give way to both in turn
+    failure = next((i for i in range(len(lines) - 2, -1, -1) if lines[i].relevant), None)
+    needs = [[len(lines) - 1, failure]] if run.filtered and failure is not None else []
+    for needed in [*needs, [len(lines) - 1] if lines else []]:
+        for via, marker, trailer, with_notes in _SHRINKING:
+            text = _fitted(
+                [command + result, vias[via] if via is not None else ""],
+                lines,
+                trailers[trailer] if trailer is not None else lambda count: "",
+                notes if with_notes else [],
+                marker,
+                run.max_chars,
+                needed,
+            )
+            if text is not None:
+                return text
+    return _least(command, result, lines[-1].text if lines else "", run.max_chars)
 
 
 # The reply's decorations, from whole to gone, tried in turn until one lets
-# the runner's summary show: (environment line, cut marker, trailer), each
+# the runner's summary and the failure line before it show (else, in a second
+# round, the summary alone): (environment line, cut marker, trailer), each
 # 0 whole, 1 short, None gone; then whether the notes stay. As the packet's
 # trailer does, they keep all the room they can without crowding it out.
 _SHRINKING: tuple[tuple[int | None, int | None, int | None, bool], ...] = (
@@ -309,33 +329,36 @@ _SUMMARY_MIN = 40
 
 
 def _fitted(
-    head: list[str], lines: list[str], tail: list[str], marker: int | None, max_chars: int
+    head: list[str],
+    lines: list[KeptLine],
+    trailer: Callable[[int], str],
+    notes: list[str],
+    marker: int | None,
+    max_chars: int,
+    needed: list[int],
 ) -> str | None:
-    """``head``, the last of ``lines`` that fit (the earliest cut, counted
-    by the marker of form ``marker``, or silently when None) and ``tail``,
-    within ``max_chars``; None when not even the last line fits."""
-    fixed = [part for part in (*head, *tail) if part]
-    size = len("\n".join(fixed))
-    if size > max_chars:
+    """``head``, the ``lines`` that fit (:func:`fit_lines`; those left out
+    before the first shown counted by the marker of form ``marker``, or
+    silently when None), ``trailer(lines shown)`` and ``notes``, within
+    ``max_chars``; None when the lines ``needed`` (indexes) do not all fit."""
+    head = [part for part in head if part]
+
+    def around(shown: int, first: int) -> tuple[list[str], list[str]]:
+        cut = [_cut_marker(first, marker)] if first and marker is not None else []
+        return head + cut, [part for part in (trailer(shown), *notes) if part]
+
+    def fits(chars: int, shown: int, first: int) -> bool:
+        before, after = around(shown, first)
+        return len("\n".join(before + after)) + chars <= max_chars
+
+    chosen = fit_lines(lines, fits)
+    if chosen is None or not set(needed) <= set(chosen):
         return None
-    n = len(lines)
-    kept = 0
-    if size + sum(1 + len(line) for line in lines) <= max_chars:
-        kept = n
-    else:
-        used = size
-        for k, line in enumerate(reversed(lines), 1):
-            used += 1 + len(line)
-            cost = 1 + len(_cut_marker(n - k, marker)) if marker is not None else 0
-            if used + cost > max_chars:
-                break
-            kept = k
-    if n and not kept:
+    if not chosen and not fits(0, 0, 0):
         return None
-    body = lines[n - kept :]
-    if kept < n and marker is not None:
-        body = [_cut_marker(n - kept, marker), *body]
-    return "\n".join([part for part in head if part] + body + [part for part in tail if part])
+    before, after = around(len(chosen), chosen[0] if chosen else 0)
+    body = joined([lines[i] for i in chosen])
+    return "\n".join([*before, *([body] if chosen else []), *after])
 
 
 def _least(command: str, result: str, summary: str, max_chars: int) -> str:
@@ -370,34 +393,35 @@ def _server_hidden(run: TestRun) -> Callable[[str], str]:
     return lambda text: folder.sub("<server>", text)
 
 
-def _trailer(run: TestRun) -> str:
+def _trailer(run: TestRun, shown: int) -> str:
+    """What the reply shows of the output: ``shown`` of its lines."""
     if run.lines_total == 0:
         return "[no output]"
+    dropped = run.lines_total - shown
     if not run.filtered:
-        if run.lines_dropped == 0:
+        if dropped == 0:
             return f"[no failure-relevant line matched; kept all {run.lines_total} lines]"
         return (
-            f"[no failure-relevant line matched; kept the last {run.lines_kept} of {run.lines_total} lines; "
-            f"{run.lines_dropped} dropped]"
+            f"[no failure-relevant line matched; kept the last {shown} of {run.lines_total} lines; "
+            f"{dropped} dropped]"
         )
     text = (
-        f"[kept {run.lines_kept} of {run.lines_total} lines (failure-relevant lines and their context); "
-        f"{run.lines_dropped} dropped"
+        f"[kept {shown} of {run.lines_total} lines (failure-relevant lines and their context); "
+        f"{dropped} dropped"
     )
-    if run.truncated:
-        cut = run.lines_matched - run.lines_kept
-        text += f"; the output budget cut {cut} earlier relevant line{'s' if cut != 1 else ''}"
+    if (cut := run.lines_matched - shown) > 0:
+        text += f"; the budget left out {cut} relevant or context line{'s' if cut != 1 else ''}"
     return text + "]"
 
 
-def _short_trailer(run: TestRun) -> str:
+def _short_trailer(run: TestRun, shown: int) -> str:
     """The trailer as a count, for a reply too small for the whole one."""
     if run.lines_total == 0:
         return "[no output]"
-    if run.lines_dropped == 0:
+    if shown == run.lines_total:
         return f"[kept all {run.lines_total} lines]"
     last = "" if run.filtered else "the last "
-    return f"[kept {last}{run.lines_kept} of {run.lines_total} lines]"
+    return f"[kept {last}{shown} of {run.lines_total} lines]"
 
 
 def _signal_name(number: int) -> str:

@@ -4,15 +4,24 @@ Streaming and bounded: ``LineSplitter`` turns bytes into cleaned, capped
 lines and ``LineFilter`` holds only what can still be shown, so a runner
 printing 100 MB costs time, not memory. ``filter_output`` applies the same
 rules to lines already in memory.
+
+When the kept lines do not all fit a budget, :func:`fit_lines` chooses (for
+the filter's budget, and again for the whole reply's in
+:func:`repolens.testrun.render`): the last line (the runner's summary),
+then the failure-relevant lines, latest first, then the context lines
+around them as room allows. A plain tail of the kept lines let a context
+line (`` +  where 4 = add(2, 2)``) crowd out the ``FAILED`` line before it.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from repolens.record import Record
 from repolens.testrun.limits import (
     DEFAULT_CONTEXT,
     DEFAULT_MAX_CHARS,
@@ -138,6 +147,18 @@ def is_relevant(line: str) -> bool:
     return any(h in lowered for h in _WORD_HINTS) and _RELEVANT_WORDS.search(line) is not None
 
 
+class KeptLine(Record):
+    """A line of the output that is shown: its ``number`` in the output,
+    ``ink`` the non-blank lines up to it (a gap of blank lines only needs no
+    marker), and whether it is ``relevant`` itself (else context beside one,
+    or a line of the tail shown when nothing was relevant)."""
+
+    number: int
+    ink: int
+    text: str
+    relevant: bool
+
+
 @dataclass(frozen=True)
 class FilteredOutput:
     """What survives filtering: ``text`` and the counts that describe the cut.
@@ -145,7 +166,8 @@ class FilteredOutput:
     ``filtered`` is True when failure-relevant lines were found (else ``text``
     is the tail of the output); ``truncated`` when the budget dropped lines
     the rule would have kept. ``lines_matched`` counts relevant lines plus
-    their context before the budget.
+    their context before the budget; ``lines_kept`` the lines of ``text``
+    (``lines``, gap markers aside).
     """
 
     text: str
@@ -154,6 +176,7 @@ class FilteredOutput:
     lines_matched: int
     filtered: bool
     truncated: bool
+    lines: tuple[KeptLine, ...] = ()
 
 
 def clean_line(line: str, *, cut: bool = False) -> str:
@@ -170,7 +193,9 @@ def clean_line(line: str, *, cut: bool = False) -> str:
 
 
 class LineFilter:
-    """Streaming filter: feed cleaned lines one by one; memory stays within the budget."""
+    """Streaming filter: feed cleaned lines one by one; memory stays within
+    twice the budget (the relevant lines that can still be shown, and as
+    much of their context)."""
 
     def __init__(self, *, max_chars: int, max_lines: int, tail_lines: int, context: int) -> None:
         self.max_chars = max_chars
@@ -179,8 +204,9 @@ class LineFilter:
         self.total = 0
         self.matched = 0
         self._ink = 0  # non-blank lines so far: a gap of blank lines only needs no marker
-        self._kept: deque[tuple[int, int, str]] = deque()  # (line number, ink, text)
-        self._kept_chars = 0
+        # the kept lines, relevant and context apart: each a tail within the budget
+        self._kept: dict[bool, deque[KeptLine]] = {True: deque(), False: deque()}
+        self._kept_chars = {True: 0, False: 0}
         # text None marks a blank or noise line: it holds a place but is never shown
         self._before: deque[tuple[int, int, str | None]] = deque(maxlen=context)
         self._after = 0
@@ -196,80 +222,113 @@ class LineFilter:
         if keepable and is_relevant(line):
             for before_number, before_ink, before_text in self._before:
                 if before_text is not None:
-                    self._keep(before_number, before_ink, before_text)
+                    self._keep(KeptLine(before_number, before_ink, before_text, False))
             self._before.clear()
-            self._keep(number, self._ink, line)
+            self._keep(KeptLine(number, self._ink, line, True))
             self._after = self.context
         elif self._after > 0:
             self._after -= 1
             if keepable:
-                self._keep(number, self._ink, line)
+                self._keep(KeptLine(number, self._ink, line, False))
         elif self.context:
             self._before.append((number, self._ink, line if keepable else None))
 
-    def _keep(self, number: int, ink: int, line: str) -> None:
+    def _keep(self, line: KeptLine) -> None:
         self.matched += 1
-        self._kept.append((number, ink, line))
-        self._kept_chars += len(line) + 1
-        # The result is a tail of the kept lines, so older ones past the budget can go now.
-        while len(self._kept) > 1 and (len(self._kept) > self.max_lines or self._kept_chars > self.max_chars):
-            self._kept_chars -= len(self._kept.popleft()[2]) + 1
+        kind = line.relevant
+        kept = self._kept[kind]
+        kept.append(line)
+        self._kept_chars[kind] += len(line.text) + 1
+        # fit_lines takes relevant lines latest first, then context lines latest
+        # first: a line whose later ones of its kind already fill the budget is never shown.
+        while len(kept) > 1 and (
+            len(kept) > self.max_lines or self._kept_chars[kind] - len(kept[0].text) - 1 > self.max_chars
+        ):
+            self._kept_chars[kind] -= len(kept.popleft().text) + 1
 
     def result(self) -> FilteredOutput:
         if self.matched:
-            window = _tail_window(_with_gap_markers(self._kept), self.max_chars, self.max_lines)
-            shown = sum(1 for number, _ in window if number is not None)
+            kept = sorted([*self._kept[True], *self._kept[False]])
+            shown = _within(kept, self.max_chars, self.max_lines)
             return FilteredOutput(
-                "\n".join(text for _, text in window),
-                self.total,
-                shown,
-                self.matched,
-                True,
-                shown < self.matched,
+                joined(shown), self.total, len(shown), self.matched, True, len(shown) < self.matched, shown
             )
-        window = _tail_window(list(self._tail), self.max_chars, self.max_lines)
-        return FilteredOutput(
-            "\n".join(text for _, text in window), self.total, len(window), 0, False, len(window) < self.total
-        )
+        tail = [KeptLine(number, number, text, True) for number, text in self._tail]
+        shown = _within(tail, self.max_chars, self.max_lines)
+        return FilteredOutput(joined(shown), self.total, len(shown), 0, False, len(shown) < self.total, shown)
 
 
-def _with_gap_markers(kept: Iterable[tuple[int, int, str]]) -> list[tuple[int | None, str]]:
-    """Kept lines with gaps shown: ``[... N lines ...]`` where text was skipped, a blank line for blanks."""
-    out: list[tuple[int | None, str]] = []
-    previous: tuple[int, int] | None = None
-    for number, ink, text in kept:
-        if previous is not None and number > previous[0] + 1:
-            skipped = number - previous[0] - 1
-            skipped_ink = ink - previous[1] - 1
-            out.append(
-                (None, f"[... {skipped} line{'s' if skipped != 1 else ''} ...]" if skipped_ink else "")
-            )
-        out.append((number, text))
-        previous = (number, ink)
-    return out
+def fit_lines(lines: Sequence[KeptLine], fits: Callable[[int, int, int], bool]) -> list[int] | None:
+    """The indexes of ``lines`` to show, in order: the last (the runner's
+    summary), then the relevant lines latest first until one does not fit,
+    then the context lines after that one, latest first until one does not
+    fit. ``fits(chars, shown, first)``: whether ``shown`` lines of ``chars``
+    characters (a newline each, the gap markers between them included) fit,
+    ``first`` being the index of the earliest (the lines before it are left
+    out). None when not even the last line fits."""
+    chosen: list[int] = []
+    chars = 0
 
-
-def _tail_window(
-    items: Sequence[tuple[int | None, str]], max_chars: int, max_lines: int
-) -> list[tuple[int | None, str]]:
-    """The longest suffix of ``items`` within the budget, without a leading gap marker or blank."""
-    chosen: list[tuple[int | None, str]] = []
-    chars = lines = 0
-    for number, text in reversed(items):
-        cost = len(text) + 1
-        if not chosen and cost > max_chars:
-            # a single line longer than the whole budget: show its start rather than nothing
-            text = text[: max_chars - 2] + "…"
-            cost = max_chars
-        if chars + cost > max_chars or (number is not None and lines >= max_lines):
-            break
-        chosen.append((number, text))
+    def add(i: int) -> bool:
+        nonlocal chars
+        at = bisect_left(chosen, i)
+        before = chosen[at - 1] if at else None
+        after = chosen[at] if at < len(chosen) else None
+        cost = len(lines[i].text) + 1 + _gap_cost(lines, before, i) + _gap_cost(lines, i, after)
+        cost -= _gap_cost(lines, before, after)
+        if not fits(chars + cost, len(chosen) + 1, min(i, chosen[0]) if chosen else i):
+            return False
+        chosen.insert(at, i)
         chars += cost
-        lines += number is not None
-    while chosen and chosen[-1][0] is None:
-        chosen.pop()
-    chosen.reverse()
+        return True
+
+    if not lines or not add(len(lines) - 1):
+        return None if lines else []
+    stop = -1  # the latest relevant line that did not fit: its context and all before it stay out
+    for i in range(len(lines) - 2, -1, -1):
+        if lines[i].relevant and not add(i):
+            stop = i
+            break
+    for i in range(len(lines) - 2, stop, -1):
+        if not lines[i].relevant and not add(i):
+            break
     return chosen
+
+
+def joined(lines: Sequence[KeptLine]) -> str:
+    """The lines shown as text, a gap between two shown as ``[... N lines ...]``
+    (a blank line when only blank lines were left out)."""
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i and (marker := _gap_marker(lines[i - 1], line)) is not None:
+            out.append(marker)
+        out.append(line.text)
+    return "\n".join(out)
+
+
+def _gap_marker(before: KeptLine, after: KeptLine) -> str | None:
+    skipped = after.number - before.number - 1
+    if not skipped:
+        return None
+    return f"[... {skipped} line{'s' if skipped != 1 else ''} ...]" if after.ink - before.ink - 1 else ""
+
+
+def _gap_cost(lines: Sequence[KeptLine], before: int | None, after: int | None) -> int:
+    """What the marker between two shown lines costs (none before the first or after the last)."""
+    if before is None or after is None:
+        return 0
+    marker = _gap_marker(lines[before], lines[after])
+    return 0 if marker is None else len(marker) + 1
+
+
+def _within(lines: Sequence[KeptLine], max_chars: int, max_lines: int) -> tuple[KeptLine, ...]:
+    """The lines :func:`fit_lines` shows within the budget; a last line longer
+    than the whole budget shows its start rather than nothing."""
+    chosen = fit_lines(lines, lambda chars, shown, _: chars <= max_chars and shown <= max_lines)
+    if chosen is None:
+        last = lines[-1]
+        return (last._replace(text=last.text[: max_chars - 2] + "…"),)
+    return tuple(lines[i] for i in chosen)
 
 
 def filter_output(
