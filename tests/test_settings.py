@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,14 +171,67 @@ def test_a_stage_table_is_checked_with_the_rest_of_the_file(tmp_path: Path, toml
     assert load_settings(tmp_path).top_k  # a valid table is no error
 
 
+@pytest.mark.parametrize(
+    ("toml", "problem"),
+    [
+        (
+            '[embed]\nprovider = "onxx"',
+            "embed.provider must be one of onnx, local, openai, fake, none, got 'onxx'",
+        ),
+        ('[embed]\nbatch_size = "lots"', "embed.batch_size must be an integer, got 'lots'"),
+        (
+            '[embed]\nfamily = "bert-ish"',
+            "embed.family must be one of sentence-transformers, coderankembed, ",
+        ),
+        ('[embed]\npooling = "maen"', "embed.pooling must be one of mean, cls, last, auto, got 'maen'"),
+        ('[rerank]\nprovider = "locl"', "rerank.provider must be one of none, local, got 'locl'"),
+        ("[rerank]\ntop_n = 0", "rerank.top_n must be between 1 and 1000, got 0"),
+        ('[repolens.rerank]\nweight = "heavy"', "rerank.weight must be a number, got 'heavy'"),
+    ],
+)
+def test_a_stage_value_is_checked_when_the_file_is_read(tmp_path: Path, toml: str, problem: str) -> None:
+    """QA: a value of [embed] or [rerank] was checked only when its stage
+    ran: ``provider = "locl"`` let every search run on with a note ("rerank
+    leg missing: ..."), an [embed] typo waited until vectors were turned
+    on. Now the file's reading refuses it, in one line naming the key and
+    what it takes, before a command does anything."""
+    (tmp_path / CONFIG_FILE).write_text(toml + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / CONFIG_FILE}: {problem}")
+    assert "\n" not in str(caught.value)
+    index = subprocess.run(
+        [sys.executable, "-m", "repolens", "index", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")},
+    )
+    assert (index.returncode, index.stdout) == (1, "")
+    assert index.stderr == f"error: {caught.value}\n"
+    assert not (tmp_path / ".repolens").exists()
+
+
+def test_a_stage_value_as_its_stage_reads_it_is_no_error(tmp_path: Path) -> None:
+    (tmp_path / CONFIG_FILE).write_text(
+        '[embed]\nprovider = " Local "\nfamily = "BGE"\npooling = "cls"\ntimeout = 30\n'
+        '[rerank]\nprovider = "LOCAL"\nweight = 2\nthreads = 0\n'
+    )
+    assert load_settings(tmp_path).top_k
+
+
 def test_the_stage_keys_are_the_stages_own_fields() -> None:
-    from dataclasses import fields
+    import typing
 
     from repolens.models.embed_config import EmbedConfig
+    from repolens.models.local import PRESETS
+    from repolens.models.onnx import POOLINGS
     from repolens.models.rerank_config import RerankConfig
-    from repolens.settings import STAGE_KEYS
+    from repolens.settings import STAGE_CHOICES, STAGE_KEYS
 
     assert {
-        "embed": {f.name for f in fields(EmbedConfig)},
-        "rerank": {f.name for f in fields(RerankConfig)},
+        "embed": typing.get_type_hints(EmbedConfig),
+        "rerank": typing.get_type_hints(RerankConfig),
     } == STAGE_KEYS
+    assert set(STAGE_CHOICES["embed.family"]) == set(PRESETS)
+    assert STAGE_CHOICES["embed.pooling"] == (*POOLINGS, "auto")

@@ -351,62 +351,106 @@ def load_section(cls: type[T], root: Path | None, section: str, error: type[Repo
     return section_config(cls, section, section_values(root, section, names), error)
 
 
-# The keys of the [embed] and [rerank] tables: the fields of
-# repolens.models.embed_config.EmbedConfig and .rerank_config.RerankConfig, which
-# import this module (tests/test_settings.py holds them equal). A stage reads its
-# table only when it runs (vectors on, a reranker set up), and a misspelt key must
-# not wait for that, when every other key of the file is refused at once.
-STAGE_KEYS = {
-    "embed": frozenset(
-        [
-            "api_key_env",
-            "base_url",
-            "batch_size",
-            "dim",
-            "document_prefix",
-            "family",
-            "max_tokens",
-            "model",
-            "model_path",
-            "path",
-            "pooling",
-            "provider",
-            "query_prefix",
-            "threads",
-            "timeout",
-            "tokenizer_path",
-        ]
+# The keys of the [embed] and [rerank] tables, each with the type its stage reads
+# it as: the fields of repolens.models.embed_config.EmbedConfig and
+# .rerank_config.RerankConfig, which import this module (tests/test_settings.py
+# holds them equal). A stage reads its table only when it runs (vectors on, a
+# reranker set up), and a misspelt key or value must not wait for that, when every
+# other key of the file is refused at once.
+_TEXT = str | None
+STAGE_KEYS: dict[str, dict[str, Any]] = {
+    "embed": {
+        "api_key_env": _TEXT,
+        "base_url": _TEXT,
+        "batch_size": int | None,
+        "dim": int | None,
+        "document_prefix": _TEXT,
+        "family": _TEXT,
+        "max_tokens": int | None,
+        "model": _TEXT,
+        "model_path": _TEXT,
+        "path": _TEXT,
+        "pooling": _TEXT,
+        "provider": str,
+        "query_prefix": _TEXT,
+        "threads": int | None,
+        "timeout": float | None,
+        "tokenizer_path": _TEXT,
+    },
+    "rerank": {
+        "batch_size": int,
+        "max_tokens": int,
+        "model_path": _TEXT,
+        "path": _TEXT,
+        "provider": str,
+        "threads": int | None,
+        "tokenizer_path": _TEXT,
+        "top_n": int,
+        "weight": float,
+    },
+}
+# The values a stage key takes: the embedders (repolens.models.factory), the
+# families of repolens.models.local.PRESETS and its poolings, the rerankers.
+STAGE_CHOICES: dict[str, tuple[str, ...]] = {
+    "embed.provider": ("onnx", "local", "openai", "fake", "none"),
+    "embed.family": (
+        "sentence-transformers",
+        "coderankembed",
+        "nomic",
+        "bge",
+        "arctic",
+        "e5",
+        "gte",
+        "jina-code",
     ),
-    "rerank": frozenset(
-        [
-            "batch_size",
-            "max_tokens",
-            "model_path",
-            "path",
-            "provider",
-            "threads",
-            "tokenizer_path",
-            "top_n",
-            "weight",
-        ]
-    ),
+    "embed.pooling": ("mean", "cls", "last", "auto"),
+    "rerank.provider": ("none", "local"),
+}
+# The keys whose stage reads them with spaces around and case aside (pooling is taken as written).
+_STAGE_FOLDED = frozenset({"embed.provider", "embed.family", "rerank.provider"})
+# (minimum, maximum) of a stage's numbers that hold for every provider.
+STAGE_BOUNDS: dict[str, tuple[float, float]] = {
+    "rerank.max_tokens": (8, 1 << 20),
+    "rerank.top_n": (1, 1000),
+    "rerank.weight": (0, 100),
+    "rerank.threads": (0, 1024),
+    "rerank.batch_size": (1, 4096),
 }
 
 
+def check_stage_value(
+    section: str, name: str, value: Any, *, where: str = "", error: type[RepolensError] = ConfigError
+) -> Any:
+    """``value`` of ``section.name`` as its stage reads it (:func:`coerce`, then
+    :data:`STAGE_CHOICES` and :data:`STAGE_BOUNDS`), or ``error`` in one line
+    naming the key and what it takes."""
+    key = f"{section}.{name}"
+    value = coerce(
+        key, value, STAGE_KEYS[section][name], where=where, bounds=STAGE_BOUNDS.get(key), error=error
+    )
+    choices = STAGE_CHOICES.get(key, ())
+    read = value.strip().lower() if key in _STAGE_FOLDED and value is not None else value
+    if choices and read is not None and read not in choices:
+        raise error(f"{where}{key} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def _check_stage_tables(table: Mapping[str, Any], source: str) -> None:
-    """``[embed]`` and ``[rerank]``: a table each, of known keys (see :data:`STAGE_KEYS`)."""
+    """``[embed]`` and ``[rerank]``: a table each, of known keys (see
+    :data:`STAGE_KEYS`), each value one its stage takes."""
     for section, known in STAGE_KEYS.items():
         values = table.get(section)
         if values is None:
             continue
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: [{section}] must be a table")
-        for key in values:
+        for key, value in values.items():
             name = key.removeprefix(f"{section}.")
             if name not in known:
                 raise ConfigError(
                     f"{source}: unknown setting {section}.{name}; valid: {', '.join(sorted(known))}"
                 )
+            check_stage_value(section, name, value, where=f"{source}: ")
 
 
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:

@@ -14,8 +14,9 @@ from typing import Any
 from repolens.errors import EmbedderError
 from repolens.models.base import Embedder
 from repolens.models.embed_config import EmbedConfig
+from repolens.settings import STAGE_CHOICES
 
-PROVIDERS = ("onnx", "local", "openai", "fake", "none")
+PROVIDERS = STAGE_CHOICES["embed.provider"]
 
 
 def make_embedder(config: EmbedConfig | Mapping[str, Any] | None = None) -> Embedder | None:

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from repolens.errors import RerankerError
-from repolens.settings import coerce, load_section, section_config
+from repolens.settings import STAGE_CHOICES, check_stage_value, load_section, section_config
 
-PROVIDERS = ("none", "local")
+PROVIDERS = STAGE_CHOICES["rerank.provider"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,14 +43,14 @@ class RerankConfig:
     def __post_init__(self) -> None:
         if self.provider.strip().lower() not in PROVIDERS:
             raise RerankerError(f"rerank.provider={self.provider!r} is unknown; use one of none, local")
-        for key, kind, low, high in (
-            ("max_tokens", int, 8, 1 << 20),
-            ("top_n", int, 1, 1000),
-            ("weight", float, 0, 100),
-            ("threads", int | None, 0, 1024),
-            ("batch_size", int, 1, 4096),
-        ):
-            coerce(f"rerank.{key}", getattr(self, key), kind, bounds=(low, high), error=RerankerError)
+        for key in (
+            "max_tokens",
+            "top_n",
+            "weight",
+            "threads",
+            "batch_size",
+        ):  # bounds: settings.STAGE_BOUNDS
+            check_stage_value("rerank", key, getattr(self, key), error=RerankerError)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RerankConfig:
