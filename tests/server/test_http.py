@@ -647,6 +647,63 @@ def test_http_needs_a_repository(tmp_path: Path):
     assert out.returncode == 2 and "no repository to serve" in out.stderr
 
 
+def test_a_configured_root_gone_from_disk_is_named_and_the_others_served(tmp_path: Path):
+    """One [roots] folder missing (unmounted, deleted) refused to serve every
+    other repository of the file. Now the server says so on stderr, serves
+    the others, and list_repositories and a call naming it say it is missing
+    (without the server's folder); a --root typo, or every root gone, is
+    still refused in one line."""
+    roots = sample_repos(tmp_path, ("app",))
+    gone = tmp_path / "unmounted"
+    config = tmp_path / "server.toml"
+    config.write_text(f'[roots]\napp = "{roots["app"]}"\ngone = "{gone}"\n')
+    env = server_env({"REPOLENS_TOKEN": TOKEN})
+    with running_server(
+        ["--workers", "1", "--config", str(config)], env, tmp_path / "err", free_port()
+    ) as server:
+
+        async def session():
+            async with connect(server.url) as client:
+                listing = await client.call_tool("list_repositories", {})
+                asked = await client.call_tool("search_code", {"query": "session", "repo": "gone"})
+                served = await client.call_tool("search_code", {"query": "session", "repo": "app"})
+                return listing, asked, served
+
+        listing, asked, served = asyncio.run(session())
+        warning = (
+            f"repolens: warning: gone is not served: {config} [roots]: repository root {gone} does not exist"
+        )
+        assert warning in server.stderr() and "; serving app (restart the server" in server.stderr()
+    assert text_of(listing).startswith("1 repository served, 1 missing; showing 1-1\napp: <app> - ")
+    assert text_of(listing).splitlines()[-1] == (
+        "gone: not served: its configured folder is missing on the server "
+        "(served again once it is back and the server restarts)"
+    )
+    assert asked.is_error and text_of(asked) == (
+        "repository 'gone' is not served: its configured folder is missing on the server "
+        "(served again once it is back and the server restarts); served: app"
+    )
+    assert not served.is_error and str(gone) not in text_of(listing) + text_of(asked)
+
+    async def over_stdio():  # the stdio server's tools, as serve without --http builds them
+        from repolens.server.tools import build_server
+
+        async with Client(build_server(roots, missing=("gone",))) as client:
+            listing = await client.call_tool("list_repositories", {})
+            return listing, await client.call_tool("search_code", {"query": "session", "repo": "gone"})
+
+    listing, asked = asyncio.run(over_stdio())
+    assert text_of(listing).startswith("1 repository served, 1 missing")
+    assert asked.is_error and text_of(asked).startswith("repository 'gone' is not served: its configured")
+    typo = run_serve("--http", "--no-auth", "--root", str(gone), "--config", str(config))
+    assert typo.returncode == 1 and typo.stderr.startswith("error: ") and "does not exist" in typo.stderr
+    config.write_text(f'[roots]\ngone = "{gone}"\n')
+    nothing = run_serve("--http", "--no-auth", "--config", str(config))
+    assert nothing.returncode == 1 and nothing.stderr == (
+        f"error: {config} [roots]: repository root {gone} does not exist: pass an existing directory\n"
+    )
+
+
 def test_no_auth_on_loopback_serves_without_a_token(sample_repo: Path, tmp_path: Path):
     port = free_port()
     with running_server(

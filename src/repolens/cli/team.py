@@ -78,7 +78,7 @@ def serve_cmd(
     """Run the MCP server over stdio (for Claude Code, Codex, Cursor, ...) or, with --http,
     over streamable HTTP with a bearer token and allow-listed repositories."""
     from repolens.branches.roots import name_for
-    from repolens.server.config import load_serve_config
+    from repolens.server.config import announce_missing, load_serve_config
     from repolens.validate import resolve_root
 
     http_only = {"--host": host, "--port": port, "--token-file": token_file, "--workers": workers}
@@ -97,7 +97,10 @@ def serve_cmd(
         allow_tests=allow_tests or None,
         watch=False if no_watch else None,
         read_token=use_http and not no_auth,
+        # a --root typo is refused; a configured folder gone is named, and the others served
+        missing_ok=not roots,
     )
+    announce_missing(config)
     index_path = Path(index_dir) if index_dir else None
     if index_path is not None:  # two places named for one index: refused now, not at the first call
         from repolens.store import locate
@@ -122,7 +125,14 @@ def serve_cmd(
     if not served:
         cwd = resolve_root(None)
         served = {name_for(cwd): cwd}
-    run_stdio(served, index_path, query_log=config.query_log, watch=config.watch, registry=config.registry)
+    run_stdio(
+        served,
+        index_path,
+        query_log=config.query_log,
+        watch=config.watch,
+        registry=config.registry,
+        missing=tuple(config.missing),
+    )
 
 
 config_option = click.option(

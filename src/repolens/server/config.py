@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from repolens.branches.roots import ROOTS_ENV, config_path, load_roots
-from repolens.errors import ConfigError, UsageError
+from repolens.errors import ConfigError, RootError, UsageError
 from repolens.settings import CONFIG_FILE, CONFIG_TABLES, coerce, environ, read_toml
 from repolens.store import Binding
 from repolens.validate import check_user_path, shown_path
@@ -248,7 +248,26 @@ def _http_options(
     return {"page": page, "metrics": metrics, "access_log": access_log}
 
 
+def announce_missing(config: ServeConfig) -> None:
+    """A server's configured roots whose folder is missing (unmounted,
+    deleted): each named on stderr, and the others served, not refused for
+    one; with none left to serve, the first one's error."""
+    if not config.missing:
+        return
+    require_roots(config)
+    for name, (_, error) in config.missing.items():
+        print(
+            f"repolens: warning: {name} is not served: {error}; serving {', '.join(config.roots)} "
+            "(restart the server once its folder is back)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def require_roots(config: ServeConfig) -> dict[str, Path]:
+    """The roots to serve; none is an error (the first missing folder's, when every one is missing)."""
+    if not config.roots and config.missing:
+        raise RootError(next(iter(config.missing.values()))[1])
     if not config.roots:
         raise UsageError(
             "no repository to serve: pass --root PATH or --root NAME=PATH (repeatable), "

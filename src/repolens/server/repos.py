@@ -28,6 +28,11 @@ log = logging.getLogger("repolens")
 
 # The name the argument naming the repository (LOCATION) had over stdio before (still accepted).
 LOCATION_ALIAS = "root"
+# What a configured root whose folder is missing is, to callers (no server folder named).
+MISSING_FOLDER = (
+    "not served: its configured folder is missing on the server "
+    "(served again once it is back and the server restarts)"
+)
 
 
 class Repos:
@@ -51,8 +56,10 @@ class Repos:
         remote: bool,
         index_dir: Path | None = None,
         registry: Registry = EMPTY,
+        missing: tuple[str, ...] = (),
     ) -> None:
         self.roots = {name: Path(path).resolve() for name, path in roots.items()}
+        self.missing = missing  # configured roots whose folder is missing: named, not served
         self.remote = remote
         self.index_dir = index_dir
         self.registry = registry
@@ -129,6 +136,7 @@ class Repos:
         try:
             return resolve_root(where)
         except RootError:
+            self._refuse_missing(where)
             if not self.roots or parse_ref(where) is None:
                 raise
             raise NotFoundError(
@@ -143,7 +151,13 @@ class Repos:
             return self.roots[key]
         if parse_ref(repo) is None and (any(c in repo for c in "/\\") or repo.startswith(("~", "."))):
             raise PathError(f"`{LOCATION}` names a served repository, not a folder: pass one of {self.names}")
+        self._refuse_missing(repo)
         raise unknown(repo, self.roots)
+
+    def _refuse_missing(self, name: str) -> None:
+        """A configured root whose folder is missing is named as such, not as unknown."""
+        if name in self.missing:
+            raise RootError(f"repository {name!r} is {MISSING_FOLDER}; served: {self.names}")
 
     def targets(self, repo: str | list[str]) -> list[Target]:
         """The repositories a call names when it names several (a list, ``*``,

@@ -73,8 +73,10 @@ def run_stdio(
     query_log: Path | None = None,
     watch: bool = True,
     registry: Path | None = None,
+    missing: tuple[str, ...] = (),
 ) -> None:
-    """Serve over stdio; with ``watch``, the served repositories are kept
+    """Serve over stdio (``missing``: configured roots whose folder is missing,
+    for ``list_repositories`` to name); with ``watch``, the served repositories are kept
     fresh (and embedded, where vectors are on) in background threads, started
     once the client has finished the handshake (``notifications/initialized``,
     or ``BACKGROUND_AFTER_S`` at the latest): their first scan must not slow
@@ -93,7 +95,9 @@ def run_stdio(
                 f"the MCP server cannot start: {type(exc).__name__}: {exc}",
                 fix="reinstall repolens with its dependencies (pip install repolens)",
             ) from exc
-        server = build_server(roots, index_dir=index_dir, query_log=query_log, registry=registry)
+        server = build_server(
+            roots, index_dir=index_dir, query_log=query_log, registry=registry, missing=missing
+        )
         if watch:
             server.middleware.append(after_handshake(lambda: _start_background(server, index_dir)))
         return server

@@ -53,7 +53,7 @@ from repolens.server.calls import (
     tool_body,
 )
 from repolens.server.handshake import GUIDE, INSTRUCTIONS, SERVER_NAME
-from repolens.server.repos import Repos
+from repolens.server.repos import MISSING_FOLDER, Repos
 from repolens.validate import check_budget
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ def build_server(
     allow_tests: bool = False,
     query_log: Path | None = None,
     registry: Path | None = None,
+    missing: tuple[str, ...] = (),
 ) -> RepolensServer:
     """An MCP server over ``roots`` (name -> folder; a single folder is
     served under its own name, and is the default).
@@ -83,6 +84,8 @@ def build_server(
     paths are checked strictly, and ``index_repo(rebuild=true)`` is refused
     unless ``allow_rebuild``. ``query_log`` appends one JSON line per call.
     ``registry`` is the registry file (:mod:`repolens.branches.registry`).
+    ``missing``: configured roots whose folder is missing, not served, named
+    by ``list_repositories`` and to a call that asks for one.
     """
     # A server answers many questions: the history's BM25 takes numpy when the
     # process has it (repolens.store.history_rank), ~2 ms a question sooner,
@@ -92,7 +95,9 @@ def build_server(
 
     if isinstance(roots, Path):
         roots = {name_for(roots): roots}
-    repos = Repos(roots or {}, remote=remote, index_dir=index_dir, registry=load_registry(registry))
+    repos = Repos(
+        roots or {}, remote=remote, index_dir=index_dir, registry=load_registry(registry), missing=missing
+    )
     tools: list[Tool] = []
 
     def tool(description: str, annotations: ToolAnnotations | None = READ_ONLY):
@@ -174,10 +179,13 @@ def build_server(
         lines = [
             f"{counted(len(names) - unserved, 'repository')} served"
             + (f", {unserved} more in the registry" if unserved else "")
+            + (f", {len(repos.missing)} missing" if repos.missing else "")
             + (f"; showing {cursor + 1}-{cursor + len(page)}" if page else "")
         ]
         for group in page:
             lines += [repos.redact(line) for line in catalog.render_group(group, _status_of(repos))]
+        if cursor == 0:
+            lines += [f"{name}: {MISSING_FOLDER}" for name in repos.missing]
         if cursor + limit < len(names):
             lines.append(f"next_cursor {cursor + limit}")
         note_hits(len(page))

@@ -222,6 +222,7 @@ def build_app(
         allow_tests=config.allow_tests,
         query_log=config.query_log,
         registry=config.registry,
+        missing=tuple(config.missing),
     )
 
     @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)
