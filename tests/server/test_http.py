@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -670,10 +671,10 @@ def test_a_configured_root_gone_from_disk_is_named_and_the_others_served(tmp_pat
                 return listing, asked, served
 
         listing, asked, served = asyncio.run(session())
-        warning = (
-            f"repolens: warning: gone is not served: {config} [roots]: repository root {gone} does not exist"
-        )
-        assert warning in server.stderr() and "; serving app (restart the server" in server.stderr()
+        # (the root's path is shortened in the line when it is long: a temporary folder's may be)
+        warning = re.search(r"^repolens: warning: gone is not served: (.*)$", server.stderr(), re.M)
+        assert warning is not None and warning[1].startswith(f"{config} [roots]: repository root ")
+        assert "does not exist" in warning[1] and "; serving app (restart the server" in warning[1]
     assert text_of(listing).startswith("1 repository served, 1 missing; showing 1-1\napp: <app> - ")
     assert text_of(listing).splitlines()[-1] == (
         "gone: not served: its configured folder is missing on the server "
@@ -699,9 +700,9 @@ def test_a_configured_root_gone_from_disk_is_named_and_the_others_served(tmp_pat
     assert typo.returncode == 1 and typo.stderr.startswith("error: ") and "does not exist" in typo.stderr
     config.write_text(f'[roots]\ngone = "{gone}"\n')
     nothing = run_serve("--http", "--no-auth", "--config", str(config))
-    assert nothing.returncode == 1 and nothing.stderr == (
-        f"error: {config} [roots]: repository root {gone} does not exist: pass an existing directory\n"
-    )
+    assert nothing.returncode == 1 and nothing.stderr.count("\n") == 1
+    assert nothing.stderr.startswith(f"error: {config} [roots]: repository root ")
+    assert nothing.stderr.endswith(" does not exist: pass an existing directory\n")
 
 
 def test_no_auth_on_loopback_serves_without_a_token(sample_repo: Path, tmp_path: Path):
