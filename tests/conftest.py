@@ -101,6 +101,19 @@ def write_tree_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             path.write_text(content, encoding="utf-8")
 
 
+def age_files(root: Path, *paths: str, seconds: int = 3600) -> int:
+    """Date ``paths`` under ``root`` (none given: every file outside .git)
+    ``seconds`` back, and return that mtime: files as a user's are, not
+    written the instant before an index reads them (such a file is read
+    again by the next run, and hashed by a search citing it until then:
+    ``Discovery.kept_mtime``)."""
+    then = time.time_ns() - seconds * 1_000_000_000
+    files = [root / p for p in paths] or [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+    for p in files:
+        os.utime(p, ns=(then, then))
+    return then
+
+
 def run_repolens(
     *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -312,6 +325,7 @@ def indexed_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     ``repolens index`` in a subprocess (no REPOLENS_* variable)."""
     root = tmp_path_factory.mktemp("repo")
     write_tree_files(root, SAMPLE_FILES)
+    age_files(root)  # a search then reads no file to check it is fresh (tests/test_cli_imports.py)
     index_dir = tmp_path_factory.mktemp("index")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
     subprocess.run(

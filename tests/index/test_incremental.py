@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kill_survivors, lexical_segments, running_processes, tagged_env, wait_for
+from conftest import age_files, kill_survivors, lexical_segments, running_processes, tagged_env, wait_for
 from repolens import service
 from repolens.index.build import build_index
 from repolens.index.prepare import PARALLEL_MIN_BYTES, workers
@@ -87,20 +87,9 @@ def test_refresh_reads_only_what_changed(make_repo):
     assert (again.added, again.changed, again.deleted, again.unchanged) == (0, 0, 0, 20)
 
 
-def _aged(root: Path, *paths: str, seconds: int = 3600) -> int:
-    """Date ``paths`` (all files: none) ``seconds`` back, as files not
-    written just before an index reads them (a file modified then is read
-    again by the next run: see test_a_write_in_the_tick_an_index_read_is_not_missed)."""
-    then = time.time_ns() - seconds * 1_000_000_000
-    files = [root / p for p in paths] or [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
-    for p in files:
-        os.utime(p, ns=(then, then))
-    return then
-
-
 def test_a_refresh_does_not_read_again_what_its_content_kept_out(make_repo):
     root = make_repo({"a.py": _module(1, "a"), "blob.dat": b"\x00\x01binary", "blank.txt": " \n"})
-    _aged(root)
+    age_files(root)
     first = build_index(root)
     assert (first.files, first.skipped["binary"], first.skipped["empty"]) == (1, 1, 1)
     again = build_index(root)
@@ -115,7 +104,7 @@ def test_a_write_in_the_tick_an_index_read_is_not_missed(make_repo):
     it again (git's "racily clean" entries); a file older than that is
     trusted by its stat, as before."""
     root = make_repo({"fresh.py": "LIMIT = 1\n", "old.py": "OTHER = 1\n"})
-    then = _aged(root, "old.py")
+    then = age_files(root, "old.py")
     tick = (root / "fresh.py").stat().st_mtime_ns
     build_index(root)
     (root / "fresh.py").write_text("LIMIT = 2\n")

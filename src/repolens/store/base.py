@@ -372,7 +372,8 @@ class IndexWriter(Protocol):
         """Make the batch visible to readers, and move the counters: a batch
         that changed files or skips increments ``content_version`` and
         ``vectors_version`` and sets ``updated_at``; one that changed only
-        vectors increments ``vectors_version``. Without ``compact`` the
+        vectors, or only files' stats (:meth:`touch_file`: the content is
+        as it was), increments ``vectors_version``. Without ``compact`` the
         lexical statistics may count deleted chunks until :meth:`compact`
         (the local store's, cheaper for a watcher's saves). Without
         ``lexical`` (a build's batches between its pieces) the documents the
@@ -422,7 +423,9 @@ class IndexWriter(Protocol):
         ...
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
-        """A file read again and found unchanged: remember its new size and mtime."""
+        """A file read again and found unchanged: remember its new size and
+        mtime. Its content is as it was, so this alone moves no content
+        counter (a remembered search's id still holds)."""
         ...
 
     def set_skipped(self, skip: SkippedFile) -> None: ...

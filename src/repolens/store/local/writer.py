@@ -54,7 +54,7 @@ class LocalWriter(Generation):
     def __init__(self, root: Path, index_dir: Path, gen_dir: Path, *, create: bool = False) -> None:
         super().__init__(root, index_dir, gen_dir, *open_parts(gen_dir, root, write=True, create=create))
         self._open = False
-        self._wrote: set[str] = set()  # "content" and/or "vectors" in the open batch
+        self._wrote: set[str] = set()  # "content", "vectors", "stat" in the open batch
         self._behind = False  # a committed batch's documents wait for tantivy's next commit
 
     def write_meta(self, values: Mapping[str, object]) -> None:
@@ -254,7 +254,7 @@ class LocalWriter(Generation):
         self.lex.delete(sq.delete_file(self.db, file_id))
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
-        self._wrote.add("content")
+        self._wrote.add("stat")
         sq.touch_file(self.db, file_id, size, mtime_ns)
 
     def set_skipped(self, skip: SkippedFile) -> None:

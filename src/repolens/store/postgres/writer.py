@@ -327,7 +327,7 @@ class PgWriter:
             cur.execute("DELETE FROM files WHERE gen = %s AND id = %s", (g, file_id))
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
-        self._wrote.add("content")
+        self._wrote.add("stat")
         with translate(self.store.url):
             self.conn.execute(
                 "UPDATE files SET size = %s, mtime_ns = %s WHERE gen = %s AND id = %s",
