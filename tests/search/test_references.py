@@ -458,6 +458,71 @@ def test_java_import_static_call_and_this(repo: Path):
     ]
 
 
+JAVA_SHAPES = {
+    "src/com/acme/Shape.java": "package com.acme;\n\npublic interface Shape {\n    double area();\n}\n",
+    "src/com/acme/Circle.java": (
+        "package com.acme;\n\npublic class Circle implements Shape {\n"
+        "    public double area() { return 3.0; }\n}\n"
+    ),
+    "src/com/acme/Square.java": (
+        "package com.acme;\n\npublic class Square implements Shape {\n"
+        "    public double area() { return 1.0; }\n}\n"
+    ),
+    "src/com/acme/Big.java": (
+        "package com.acme;\n"
+        "\n"
+        "class Mid extends Circle {}\n"
+        "\n"
+        "class Big extends Circle {\n"  # 5
+        "    public double area() { return 9.0; }\n"
+        "}\n"
+    ),
+    "src/com/app/Use.java": (
+        "package com.app;\n"
+        "\n"
+        "import com.acme.Big;\n"
+        "import com.acme.Circle;\n"
+        "import com.acme.Shape;\n"
+        "import com.acme.Square;\n"
+        "\n"
+        "class Use {\n"  # 8
+        "    double total(Shape s, Circle c, Square q, Big b) {\n"
+        "        double t = s.area();\n"
+        "        t += c.area();\n"
+        "        t += q.area();\n"
+        "        return t + b.area();\n"  # 13
+        "    }\n"
+        "}\n"
+    ),
+}
+
+
+def test_java_a_call_through_an_interface_is_its_implementations_and_theirs_the_interface_s(
+    tmp_path: Path, write_tree, store_url
+):
+    """s.area() (s a Shape) was no use of Circle.area, nor c.area() (c a Circle) of
+    Shape.area: each was another key's. As JDT counts them, a call through a type is a
+    use of what the types above declare, and through an implementation of the abstract
+    method it implements; not through Big, which overrides Circle's implementation."""
+    root = indexed(tmp_path / "java", JAVA_SHAPES, write_tree)
+    s, c, q, b = (
+        f"Use.total {n}"
+        for n in (
+            "10: double t = s.area();",
+            "11: t += c.area();",
+            "12: t += q.area();",
+            "13: return t + b.area();",
+        )
+    )
+    wanted = {
+        "Shape.area": ["src/com/app/Use.java", s, c, q],
+        "Circle.area": ["src/com/app/Use.java", s, c],
+        "Big.area": ["src/com/app/Use.java", s, c, b],
+    }
+    for target, lines in wanted.items():
+        assert uses(service.find_references(target, root).text) == lines, target
+
+
 CSHARP = {
     "src/Billing/Models/Invoice.cs": (
         "namespace Billing.Models\n"  # 1

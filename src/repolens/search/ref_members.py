@@ -15,6 +15,7 @@ declaring method).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from repolens.chunking.refs import same_file_key
 from repolens.record import Record
@@ -68,27 +69,13 @@ def related(reader: IndexReader, method: SymbolRow, read: Read | None = None) ->
     tops = list(own)  # the classes declaring the member, from which the ones below are found
     members: list[SymbolRow] = []
     properties: list[RefRow] = []
-    seen = set(own)
-    frontier = own
-    for _ in range(CLASS_ROUNDS):
-        above: list[Class] = []
-        for path, qualname, _language in frontier:
-            for base in reader.refs_of_files([path]).get(path, []):
-                if base.kind != "base" or base.scope != qualname or not base.target:
-                    continue
-                for cls in _declared(reader, base):
-                    c = (cls.path, cls.qualname, cls.language)
-                    if c in seen:
-                        continue
-                    seen.add(c)
-                    above.append(c)
-                    declaring = _members_named(reader, c, name)
-                    declared = [] if declaring else _properties_named(reader, c, name)
-                    if declaring or declared:
-                        members += declaring
-                        properties += declared
-                        tops.append(c)
-        frontier = above
+    for c in classes_above(reader, own):
+        declaring = members_named(reader, c, name)
+        declared = [] if declaring else _properties_named(reader, c, name)
+        if declaring or declared:
+            members += declaring
+            properties += declared
+            tops.append(c)
     classes = list(tops)
     seen = set(tops)  # (a class above that does not declare it is below one that does)
     frontier = tops
@@ -102,7 +89,7 @@ def related(reader: IndexReader, method: SymbolRow, read: Read | None = None) ->
             if use.kind == "base" and use.scope and c not in seen and of_classes.means(use):
                 seen.add(c)
                 below.append(c)
-                members += [s for s in _members_named(reader, c, name) if s != method]
+                members += [s for s in members_named(reader, c, name) if s != method]
         classes += below
         frontier = below
         if not frontier:
@@ -110,7 +97,27 @@ def related(reader: IndexReader, method: SymbolRow, read: Read | None = None) ->
     return Related(members, classes, properties)
 
 
-def _members_named(reader: IndexReader, cls: Class, name: str) -> list[SymbolRow]:
+def classes_above(reader: IndexReader, own: list[Class]) -> Iterator[Class]:
+    """The classes and interfaces above ``own``, each once: their bases as each file names
+    them, round by round up to ``CLASS_ROUNDS``."""
+    seen = set(own)
+    frontier = own
+    for _ in range(CLASS_ROUNDS):
+        above: list[Class] = []
+        for path, qualname, _language in frontier:
+            for base in reader.refs_of_files([path]).get(path, []):
+                if base.kind != "base" or base.scope != qualname or not base.target:
+                    continue
+                for cls in _declared(reader, base):
+                    c = (cls.path, cls.qualname, cls.language)
+                    if c not in seen:
+                        seen.add(c)
+                        above.append(c)
+                        yield c
+        frontier = above
+
+
+def members_named(reader: IndexReader, cls: Class, name: str) -> list[SymbolRow]:
     """The methods ``name`` class ``cls`` defines (its overloads: several)."""
     member = f"{cls[1]}.{name}"
     return [s for s in symbols_in(reader, cls[0]) if s.qualname == member]

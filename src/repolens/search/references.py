@@ -65,7 +65,9 @@ from repolens.search.ref_members import (
     CONSTRUCTORS,
     DECLARING_LANGUAGES,
     REDEFINING_LANGUAGES,
+    classes_above,
     declarations,
+    members_named,
     related,
 )
 from repolens.store.base import IndexReader, RefRow, SymbolRow
@@ -139,6 +141,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
             others = subclasses + members.classes
             for path, qualname, language in members.classes:
                 meaning.add(path, f"{qualname}.{definition.name}", language)
+        elif definition.language in OVERRIDING_LANGUAGES:  # through the types above declaring it
+            others = subclasses + _overridden(reader, definition, meaning)
         else:  # (a popular Python class's subclasses would cost seconds, for no use found)
             others = []
         _through_class_aliases(reader, definition, meaning, others, of_classes)
@@ -408,18 +412,24 @@ def _inherited(
     """Add what means ``method`` through the subclasses of its class: their
     ``self.name`` where they do not define ``name`` (an override is met by
     its own subclasses, not this method's), and their ``super().name``; the
-    subclasses that inherit it. One read of uses per round of subclasses,
-    whatever their number."""
+    subclasses that inherit it. Below an abstract method (:func:`_abstract`) the
+    first class of each line defining it implements it: a call through that class
+    is the abstract method's too, as JDT counts it (not through one overriding that
+    implementation again). One read of uses per round of subclasses, whatever their number."""
     classes = _classes_of(reader, method)
     name = method.name
+    abstract = {(c.path, c.qualname) for c in classes if _abstract(method, c)}  # above any implementation
     seen: set[tuple[str, str]] = set()
     out: list[Class] = []
     for _ in range(CLASS_ROUNDS):
         if not classes:
             return out
         of_classes = Meaning(reader=reader)
+        of_abstract = Meaning(reader=reader)
         for cls in classes[:FAN_OUT]:
             of_classes.add(cls.path, cls.qualname, cls.language)
+            if (cls.path, cls.qualname) in abstract:
+                of_abstract.add(cls.path, cls.qualname, cls.language)
         subclasses = []
         for use in aliased(reader, of_classes, read):
             if (
@@ -429,14 +439,16 @@ def _inherited(
                 and of_classes.means(use)
             ):
                 seen.add((use.path, use.scope))
-                subclasses.append((use.path, use.scope, use.language))
-        defines = defined_in(reader, sorted({p for p, _, _ in subclasses}))
+                subclasses.append((use.path, use.scope, use.language, of_abstract.means(use)))
+        defines = defined_in(reader, sorted({p for p, _, _, _ in subclasses}))
         classes = []
         inheriting = Meaning(reader=reader)
-        for path, scope, language in subclasses:
+        for path, scope, language, below_abstract in subclasses:
             key = qualname_key(f"{scope}.{name}")
             meaning.supers.add((path, key))
-            if (path, key) in defines:
+            if (path, key) not in defines and below_abstract:
+                abstract.add((path, scope))  # (an abstract class between: still none implementing it)
+            elif (path, key) in defines and not below_abstract:
                 continue
             meaning.add(path, f"{scope}.{name}", language)
             inheriting.add(path, scope, language)
@@ -450,6 +462,33 @@ def _inherited(
             suffix = "." + name
             meaning.keys |= {k + suffix for k in inheriting.keys - before}
             meaning.full |= {k + suffix for k in inheriting.keys - before}
+    return out
+
+
+# Languages whose calls through a type are uses of the methods it declares as of those its
+# subtypes implement (JDT's references: ``s.area()``, ``s`` a ``Shape``, may run ``Circle.area``;
+# ``c.area()``, ``c`` a ``Circle``, runs what ``Shape.area`` declares).
+OVERRIDING_LANGUAGES = frozenset({"java"})
+
+
+def _abstract(method: SymbolRow, cls: SymbolRow) -> bool:
+    """Whether ``method`` of ``cls`` declares what its subclasses implement, in a language of
+    ``OVERRIDING_LANGUAGES``: an interface's (a default method too) or one said ``abstract``."""
+    if method.language not in OVERRIDING_LANGUAGES:
+        return False
+    return cls.kind == "interface" or "abstract" in method.signature.partition("(")[0].split()
+
+
+def _overridden(reader: IndexReader, method: SymbolRow, meaning: Meaning) -> list[Class]:
+    """Add ``S.name`` for every class or interface ``S`` above the method's class declaring
+    ``name`` (the method overrides or implements it): a call through ``S`` may run this
+    method, as JDT counts it. Those classes, for the fields and functions of their type."""
+    own = [(c.path, c.qualname, c.language) for c in _classes_of(reader, method)]
+    out: list[Class] = []
+    for cls in classes_above(reader, own):
+        if members_named(reader, cls, method.name):
+            meaning.add(cls[0], f"{cls[1]}.{method.name}", cls[2])
+            out.append(cls)
     return out
 
 
