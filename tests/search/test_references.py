@@ -614,9 +614,11 @@ def test_kotlin_an_extension_function_is_imported_and_called_by_its_name(
     assert callees[:1] == ["1. src/com/acme/Strings.kt:3 String.shout (function)"]
 
 
-def test_kotlin_a_companion_object_s_member_is_its_class_s(tmp_path: Path, write_tree, store_url):
+@pytest.mark.parametrize("named", ["", " Factory"])
+def test_kotlin_a_companion_object_s_member_is_its_class_s(named: str, tmp_path: Path, write_tree, store_url):
     """Repo.create() and create() in Repo meant Repo.create, and the definition is
-    Repo.Companion.create: none of its uses was found."""
+    Repo.Companion.create (Repo.Factory.create in companion object Factory): none of its
+    uses was found."""
     files = {
         "src/com/acme/Repo.kt": (
             "package com.acme\n"
@@ -624,7 +626,7 @@ def test_kotlin_a_companion_object_s_member_is_its_class_s(tmp_path: Path, write
             "class Repo {\n"
             "    fun copy(): Repo = create()\n"  # 4
             "\n"
-            "    companion object {\n"
+            f"    companion object{named} {{\n"
             "        fun create(): Repo = Repo()\n"
             "    }\n"
             "}\n"
@@ -636,7 +638,8 @@ def test_kotlin_a_companion_object_s_member_is_its_class_s(tmp_path: Path, write
     called = service.find_references("Repo.copy", root, direction="callees").text.splitlines()[1:2]
     in_repo, in_main = "Repo.copy 4: fun copy(): Repo = create()", "main 5: fun main() = Repo.create()"
     assert found == ["src/com/acme/Repo.kt", in_repo, "src/com/app/Main.kt", in_main]
-    assert called == ["1. src/com/acme/Repo.kt:7 Repo.Companion.create (method)"]
+    holder = named.strip() or "Companion"
+    assert called == [f"1. src/com/acme/Repo.kt:7 Repo.{holder}.create (method)"]
 
 
 RUBY = {

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from repolens.chunking.refs import definition_keys, qualname_forms, split_key
+from repolens.chunking.refs import companion_object, definition_keys, enclosing, qualname_forms, split_key
 from repolens.search import golang
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -383,11 +383,26 @@ def extension_name(s: SymbolRow) -> str:
     return ""
 
 
+def companion_name(reader: IndexReader, s: SymbolRow) -> str:
+    """The qualified name a member of a Kotlin companion object named otherwise than
+    ``Companion`` goes by: its class's (``A.build`` of ``A.Factory.build``, in ``companion
+    object Factory``: ``A.build()``); "" for any other definition."""
+    if s.language != "kotlin" or not s.parent or not enclosing(s.parent):
+        return ""
+    holder = next((h for h in symbols_in(reader, s.path) if h.qualname == s.parent), None)
+    if holder is None or not companion_object(holder.signature):
+        return ""
+    return f"{enclosing(s.parent)}.{s.name}"
+
+
 def symbol_keys(reader: IndexReader, s: SymbolRow) -> frozenset[str]:
-    """:func:`keys_of` a definition, and an extension function's by its name."""
+    """:func:`keys_of` a definition, an extension function's by its name, a named companion
+    object's member's by its class's."""
     keys = keys_of(reader, s.path, s.qualname, s.language)
-    name = extension_name(s)
-    return keys | keys_of(reader, s.path, name, s.language) if name else keys
+    for name in (extension_name(s), companion_name(reader, s)):
+        if name:
+            keys |= keys_of(reader, s.path, name, s.language)
+    return keys
 
 
 class Read:

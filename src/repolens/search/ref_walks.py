@@ -17,7 +17,16 @@ from pathlib import PurePosixPath
 from repolens.chunking.refs import module_parts, qualname_forms
 from repolens.record import Record
 from repolens.search.ref_fixtures import Fixtures
-from repolens.search.ref_keys import ALIAS_ROUNDS, defined, family, keys_of, spells, symbol_keys
+from repolens.search.ref_keys import (
+    ALIAS_ROUNDS,
+    companion_name,
+    defined,
+    family,
+    keys_of,
+    qualname_key,
+    spells,
+    symbol_keys,
+)
 from repolens.search.references import FAN_OUT, importers, references
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -134,7 +143,13 @@ def resolve_use(reader: IndexReader, row: RefRow, rounds: int = ALIAS_ROUNDS) ->
     if t[0] == "=":
         want = t[1:]  # (a qualified name as keys spell it, or another its language gives it)
         found = [
-            s for s in candidates if s.path == row.path and want in qualname_forms(s.qualname, s.language)
+            s
+            for s in candidates
+            if s.path == row.path
+            and (
+                want in qualname_forms(s.qualname, s.language)
+                or want == qualname_key(companion_name(reader, s))
+            )
         ]
         return (found, True) if found else ([], False)
     if t[0] != "^":  # (super().save(): its class's bases say which; the references do, below)

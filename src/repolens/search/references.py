@@ -52,6 +52,7 @@ from repolens.search.ref_keys import (
     Paths,
     Read,
     aliased,
+    companion_name,
     defined,
     defined_in,
     extension_name,
@@ -110,6 +111,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     meaning.add(definition.path, definition.qualname, definition.language)
     if extension_name(definition):  # Kotlin's fun String.shout(): imported and called as shout
         meaning.add(definition.path, definition.name, definition.language)
+    if companion := companion_name(reader, definition):  # Kotlin's A.build() of companion object Factory
+        meaning.add(definition.path, companion, definition.language)
     if definition.name in CONSTRUCTORS and definition.parent:  # new C() and C() call the constructor
         for cls in defined(reader, definition.parent, definition.path):
             meaning.add(cls.path, cls.qualname, cls.language)

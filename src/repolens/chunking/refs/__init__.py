@@ -170,6 +170,13 @@ def module_parts(path: str, language: str) -> list[str]:
 
 # The name a Kotlin class's companion object has when it names none: its members are the class's.
 COMPANION = "Companion"
+_COMPANION_OBJECT = re.compile(r"\bcompanion\s+object\b")
+
+
+def companion_object(signature: str) -> bool:
+    """Whether a Kotlin definition's signature declares a companion object (named or not:
+    ``companion object Factory``), whose members are its class's (``A.build()``)."""
+    return _COMPANION_OBJECT.search(signature) is not None
 
 
 def qualname_forms(qualname: str, language: str) -> list[str]:
@@ -229,6 +236,7 @@ __all__ = [
     "Ref",
     "RefRows",
     "clean_scope",
+    "companion_object",
     "definition_keys",
     "enclosing",
     "module_parts",

@@ -54,6 +54,7 @@ from repolens.chunking.refs import (
     Ref,
     RefRows,
     clean_scope,
+    companion_object,
     enclosing,
     module_parts,
     package_key,
@@ -494,6 +495,7 @@ class _Extraction:
             self.kinds = {s.qualname: s.kind for s in self.symbols}
             if self.rs.language == "kotlin":  # a companion object's members are its class's
                 holders = {s.parent for s in self.symbols if s.parent and s.parent.endswith("." + COMPANION)}
+                holders |= {s.qualname for s in self.symbols if s.parent and companion_object(s.signature)}
                 self.class_members |= {
                     (enclosing(s.parent), s.name) for s in self.symbols if s.parent in holders
                 }
