@@ -717,6 +717,46 @@ def test_java_fields_and_a_for_each_s_variable_are_typed():
     assert calls[(13, "pay")] == "src.p.Other.pay"
 
 
+def test_java_a_var_made_by_new_is_typed():
+    java = (
+        "package p;\nclass A {\n    void f() {\n        var c = new Circle();\n        c.area();\n    }\n}\n"
+    )
+    assert targets("src/p/A.java", java, "java")[(5, "area")] == "src.p.Circle.area"
+
+
+def test_kotlin_locals_parameters_and_properties_are_typed():
+    """val x = Foo(), val y: Foo, a parameter, a constructor's val and a class's property
+    had no type: each x.m() was a name match."""
+    kotlin = (
+        "package p\n"
+        "import q.Sock\n"
+        "import q.closeQuietly\n"
+        "class A(val b: B, private var s: Sock?, plain: Foo) {\n"
+        "    private val g = Foo()\n"  # 5
+        "    fun go(p: Foo, vararg vs: Foo) {\n"
+        "        val x = Foo()\n"
+        "        val y: Foo = make()\n"
+        "        x.m(); y.m(); p.m(); g.m(); this.g.m()\n"  # 9
+        "        b.run(); s?.closeQuietly(); plain.m(); vs.m()\n"  # 10
+        "        val z = make()\n"
+        "        z.m()\n"  # 12: what make returns is not known
+        "    }\n"
+        "}\n"
+    )
+    rows = refs_of("src/p/A.kt", kotlin, "kotlin")
+    calls = [(r.line, r.target) for r in rows if r.kind == "call" and r.line in (9, 10, 12)]
+    assert calls == [
+        *[(9, "src.p.Foo.m")] * 5,
+        (10, "src.p.B.run"),
+        (10, "q.closeQuietly"),  # an extension the file imports, whatever the receiver's type
+        (10, ""),  # no val: no property
+        (10, ""),  # vararg: an array
+        (12, ""),
+    ]
+    fields = sorted((r.scope, r.target) for r in rows if r.kind == "field")
+    assert fields == [("A.b", "src.p.B"), ("A.g", "src.p.Foo"), ("A.s", "q.Sock")]
+
+
 def test_a_dot_joining_strings_is_no_member_separator_in_php():
     php = (
         "<?php\n"

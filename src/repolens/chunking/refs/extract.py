@@ -98,6 +98,13 @@ def _row_order(ref: Ref) -> tuple[int, bool, Ref]:
 _PATH_HEADS = frozenset({"crate", "super"})
 
 
+def _a_type(reversed_recv: bytes) -> bool:
+    """Whether a receiver (reversed, as the main loop reads it) starts with a type's name
+    (``Platform.get()``), not a value's (``socket``, ``this``, a constant's ``EMPTY``)."""
+    head = reversed_recv.rpartition(b".")[2][::-1]
+    return head[:1].isupper() and not head.isupper()
+
+
 class _Memo(dict):
     """A dict that makes a missing value with ``make(key)`` and keeps it: a
     hit costs one lookup in C."""
@@ -262,7 +269,10 @@ class _Extraction:
                 prefix = members[key]
                 if prefix and hidden and name in hidden.get(key, ()):
                     prefix = ""  # a member a local class defines over its base's
-                if prefix:
+                if prefix and extensions and capture == "call" and name in extensions and not _a_type(recv):
+                    # x.closeQuietly(), x a value of a known type, closeQuietly imported: the extension
+                    rows.append(f"{name}\t{line}\tcall\t{scope_names[at]}\t{extensions[name]}\t")
+                elif prefix:
                     kind = "attr" if capture == "name" else capture
                     rows.append(f"{name}\t{line}\t{kind}\t{scope_names[at]}\t{prefix}{name}\t")
                 elif capture == "attr" or capture == "name" or name in builtins:

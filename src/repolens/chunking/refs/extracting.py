@@ -166,9 +166,11 @@ class RefSpec:
     # ``.`` may separate a member from its receiver; where it joins strings instead (PHP's
     # ``$this->g() . self::unit()``, Perl's) it is no part of a receiver.
     dot_members: bool = True
-    # A call with a receiver of unknown type, of a function the file imports by name or
-    # declares on a receiver type, is that function (Kotlin's extension functions:
-    # ``"x".shout()`` after ``import a.shout``; a member of the receiver's type is not known).
+    # A call on a value, of a function the file imports by name or declares on a receiver
+    # type, is that function, whatever the value's type (Kotlin's extension functions:
+    # ``"x".shout()`` after ``import a.shout``, ``socket.closeQuietly()`` with ``socket:
+    # Socket``; the members of another file's type are not known here). Not on a type's name
+    # (``Platform.get()``: its companion's).
     extension_calls: bool = False
     # A language whose files hold modules (Rust's ``mod tests { ... }``): a path's parts as a
     # key's, its leading ``crate``/``super`` resolved against the parts naming the module it

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 
-from repolens.chunking.refs import fixtures, imports, python_types
+from repolens.chunking.refs import declared, fixtures, imports, python_types
 from repolens.chunking.refs.extracting import RefSpec
 from repolens.chunking.refs.javascript import JAVASCRIPT, TSX, TYPESCRIPT
 from repolens.chunking.refs.scoping import go_span, python_span, ruby_span, rust_span
@@ -239,6 +239,7 @@ JAVA = RefSpec(
     typed_fields=(("name", "type"), ("declarator", "type")),
     implicit_self=True,
     arrow_members=False,
+    rules=(declared.java,),
 )
 
 GROOVY = RefSpec(
@@ -263,6 +264,10 @@ KOTLIN = RefSpec(
 (parameter (identifier) @bind)
 (variable_declaration (identifier) @bind)
 (import) @import
+(property_declaration) @typed
+(variable_declaration) @typed
+(class_parameter) @typed
+(parameter) @typed
 """,
     imports.dotted,
     builtins=_JAVA_BUILTINS | {"Int", "Any", "Unit", "listOf", "mapOf", "setOf", "println", "require"},
@@ -270,6 +275,7 @@ KOTLIN = RefSpec(
     implicit_self=True,
     arrow_members=False,
     extension_calls=True,
+    rules=(declared.kotlin,),
 )
 
 SCALA = RefSpec(
