@@ -757,6 +757,44 @@ def test_kotlin_locals_parameters_and_properties_are_typed():
     assert fields == [("A.b", "src.p.B"), ("A.g", "src.p.Foo"), ("A.s", "q.Sock")]
 
 
+def test_csharp_a_using_s_namespace_and_typed_locals():
+    """A type the file does not bind is keyed ?Name (a namespace in scope: the question
+    says which); a local, a parameter, a field, a property and a foreach variable are typed."""
+    cs = (
+        "using Billing.Models;\n"
+        "using static System.Math;\n"
+        "using Inv = Billing.Models.Invoice;\n"
+        "namespace App {\n"
+        "  class P {\n"  # 5
+        "    private Invoice f;\n"
+        "    public Line Prop { get; set; }\n"
+        "    void Go(Invoice a) {\n"
+        "      var x = new Invoice(); Invoice y = Invoice.Empty();\n"
+        "      x.M(); y.M(); a.M(); f.M(); Prop.M(); Inv.Empty();\n"  # 10
+        "      foreach (Line e in es) { e.N(); }\n"
+        "    }\n"
+        "  }\n"
+        "}\n"
+    )
+    rows = refs_of("a.cs", cs, "csharp")
+    assert [(r.name, r.target) for r in rows if r.kind == "import"] == [
+        ("*", "Billing.Models"),
+        ("Invoice", "Billing.Models.Invoice"),
+    ]
+    assert [r.target for r in rows if r.line in (9, 10, 11) and r.kind == "call"] == [
+        "?Invoice",
+        "?Invoice.Empty",
+        *["?Invoice.M"] * 4,
+        "?Line.M",
+        "Billing.Models.Invoice.Empty",
+        "?Line.N",
+    ]
+    assert sorted((r.scope, r.target) for r in rows if r.kind == "field") == [
+        ("App.P.Prop", "?Line"),
+        ("App.P.f", "?Invoice"),
+    ]
+
+
 def test_a_dot_joining_strings_is_no_member_separator_in_php():
     php = (
         "<?php\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from refs_replies import uses
+from refs_replies import matched, uses
 
 from repolens import service
 from repolens.errors import NotFoundError, PathError, UsageError
@@ -585,6 +585,55 @@ def test_csharp_a_definition_is_its_namespace_s_whatever_file_or_folder_holds_it
     }
     for target, lines in wanted.items():
         assert uses(service.find_references(target, root).text) == lines, target
+
+
+def test_csharp_a_type_of_a_namespace_a_using_brings_in_and_typed_locals(
+    tmp_path: Path, write_tree, store_url
+):
+    """using Billing.Models; was not followed, and a local, a parameter, a field or a
+    property had no type: Invoice there, new Invoice(), Invoice.Empty() and x.Total()
+    were name matches. A file whose namespaces do not hold Invoice keeps its name match."""
+    files = {
+        **CSHARP,
+        "src/App/Report.cs": (
+            "using System;\n"
+            "using Billing.Models;\n"
+            "\n"
+            "namespace App\n"
+            "{\n"  # 5
+            "    public class Report\n"
+            "    {\n"
+            "        private Invoice last;\n"
+            "        public Invoice Current { get; set; }\n"
+            "\n"  # 10
+            "        public decimal Sum(Invoice given)\n"
+            "        {\n"
+            "            var made = new Invoice();\n"
+            "            Invoice empty = Invoice.Empty();\n"
+            "            return made.Total() + empty.Total() + given.Total()\n"  # 15
+            "                + last.Total() + Current.Total();\n"
+            "        }\n"
+            "    }\n"
+            "}\n"
+        ),
+        "src/Other/Loose.cs": (
+            "namespace Other\n{\n    class Loose\n    {\n"
+            "        decimal F(Invoice i) => i.Total();\n    }\n}\n"
+        ),
+    }
+    root = indexed(tmp_path / "cs", files, write_tree)
+    total = service.find_references("Invoice.Total", root).text
+    made, last = (
+        "15: return made.Total() + empty.Total() + given.Total()",
+        "16: + last.Total() + Current.Total();",
+    )
+    assert uses(total)[:3] == ["src/App/Report.cs", f"App.Report.Sum {made}", f"App.Report.Sum {last}"]
+    assert "src/Other/Loose.cs" in matched(total)
+    empty = uses(service.find_references("Invoice.Empty", root).text)
+    assert empty[2:] == ["src/App/Report.cs", "App.Report.Sum 14: Invoice empty = Invoice.Empty();"]
+    callees = service.find_references("Report.Sum", root, direction="callees").text
+    assert "1. src/Billing/Models/Invoice.Helpers.cs:9 Billing.Models.Invoice.Empty (method)" in callees
+    assert "1. src/Billing/Models/Invoice.cs:5 Billing.Models.Invoice.Total (method)" in callees
 
 
 def test_kotlin_an_extension_function_is_imported_and_called_by_its_name(

@@ -25,7 +25,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from repolens.chunking.refs import companion_object, definition_keys, enclosing, qualname_forms, split_key
+from repolens.chunking.refs import (
+    IN_NAMESPACES,
+    companion_object,
+    definition_keys,
+    enclosing,
+    qualname_forms,
+    split_key,
+)
 from repolens.search import golang
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -179,10 +186,17 @@ class Meaning:
         t = ref.target
         if not t:
             return False
+        if t[0] == IN_NAMESPACES:  # C#'s ?Invoice.Total: Invoice of a namespace in scope
+            return self.reader is not None and any(
+                self._means(ref.path, c) for c in namespace_targets(self.reader, ref)
+            )
+        return self._means(ref.path, t)
+
+    def _means(self, path: str, t: str) -> bool:
         if t[0] == "=":
-            return self._in_same(ref.path, t)
+            return self._in_same(path, t)
         if t[0] == "^":
-            return (ref.path, t[1:]) in self.supers
+            return (path, t[1:]) in self.supers
         if t in self.keys or (self.tails and self._in_tails(t)):
             return True
         # An import of Go's ``host/module/dir`` or a monorepo's package spells more than the path:
@@ -405,6 +419,28 @@ def symbol_keys(reader: IndexReader, s: SymbolRow) -> frozenset[str]:
     return keys
 
 
+_WHOLESALE: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def namespace_targets(reader: IndexReader, row: RefRow) -> list[str]:
+    """The targets a ``?`` target (:data:`IN_NAMESPACES`: ``?Invoice.Total``) may mean: the
+    rest in each namespace its file brings in wholesale (its ``*`` imports: C#'s ``using
+    Billing.Models;``), in each namespace or class holding the use (the heads of its scope),
+    and alone (the global namespace's, or one spelled out: ``?Billing.Models.Invoice``)."""
+    rest = row.target[1:]
+    parts = split_key(row.scope)
+    heads = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+    key = (reader.cache_key(), row.path)
+    wholesale = _WHOLESALE.get(key)
+    if wholesale is None:
+        if len(_WHOLESALE) >= _SYMBOLS_HELD:
+            _WHOLESALE.clear()
+        rows = reader.refs_of_files([row.path]).get(row.path, [])
+        wholesale = _WHOLESALE[key] = tuple(r.target for r in rows if r.kind == "import" and r.name == "*")
+    heads.update(wholesale)
+    return [rest, *(f"{h}.{rest}" for h in sorted(heads) if h)]
+
+
 class Read:
     """The uses read so far for one question, and the names they were read by; apart, by
     their place among them, those binding a name (the re-exports :func:`follow_aliases`
@@ -483,7 +519,7 @@ TYPING_KINDS = frozenset({"base", "field"})
 def tip(key: str) -> str:
     """The last name of a key or target (``c`` of ``a.b.c``, ``=c``, ``^b.c``): a target a
     :class:`Meaning` means has the tip of one of its keys."""
-    return key.rpartition(".")[2].lstrip("=^")
+    return key.rpartition(".")[2].lstrip("=^?")
 
 
 def aliased(reader: IndexReader, meaning: Meaning, read: Read | None = None) -> list[RefRow]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from repolens.chunking.refs import module_parts, qualname_forms
+from repolens.chunking.refs import IN_NAMESPACES, module_parts, qualname_forms
 from repolens.record import Record
 from repolens.search.ref_fixtures import Fixtures
 from repolens.search.ref_keys import (
@@ -23,6 +23,7 @@ from repolens.search.ref_keys import (
     defined,
     family,
     keys_of,
+    namespace_targets,
     qualname_key,
     spells,
     symbol_keys,
@@ -152,6 +153,10 @@ def resolve_use(reader: IndexReader, row: RefRow, rounds: int = ALIAS_ROUNDS) ->
             )
         ]
         return (found, True) if found else ([], False)
+    if t[0] == IN_NAMESPACES:  # C#'s ?Invoice.Total: Invoice of a namespace in scope
+        targets = namespace_targets(reader, row)
+        found = [s for s in candidates if any(spells(c, symbol_keys(reader, s)) for c in targets)]
+        return (found, True) if found else (candidates, False)
     if t[0] != "^":  # (super().save(): its class's bases say which; the references do, below)
         direct = [s for s in candidates if spells(t, symbol_keys(reader, s))]
         if direct:

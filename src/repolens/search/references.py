@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from repolens.chunking.refs import NO_USE_KINDS, module_parts, package_key, same_file_key
+from repolens.chunking.refs import IN_NAMESPACES, NO_USE_KINDS, module_parts, package_key, same_file_key
 from repolens.record import Record
 from repolens.search import golang
 from repolens.search.ref_fixtures import Fixtures
@@ -166,7 +166,7 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         if meaning.means(row) or (bare and _calls_inherited(row, bare)):
             if not meaning.constructs or row.name == definition.name or row.kind == "call":
                 resolved.append(row)
-        elif not row.target and row.name == definition.name and row.language in own:
+        elif _unsure(row) and row.name == definition.name and row.language in own:
             matches.append(row)
     if first_line:
         resolved += _calls_on_its_first_line(reader, definition, first_line)
@@ -180,6 +180,13 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         matches = elsewhere
     resolved.sort(key=lambda r: (r.path, r.line))
     return Resolved(definition, *_one_per_line([r for r in resolved if r.name != "*"], matches))
+
+
+def _unsure(row: RefRow) -> bool:
+    """Whether ``row`` is resolved to no definition from its file: none, or a type of a namespace
+    in scope (``?Invoice.Total``) that is not the one asked (its namespace may be a ``global
+    using`` of another file's)."""
+    return not row.target or row.target[0] == IN_NAMESPACES
 
 
 def _one_per_line(resolved: list[RefRow], matches: list[RefRow]) -> tuple[list[RefRow], list[RefRow]]:

@@ -13,6 +13,9 @@ this file alone, the ``target`` it resolves to, as a *key*:
 ``a.b.c.Q``     the definition ``Q`` of the module ``a.b.c``, as the file names it (an
                 import, a package's own name): parts joined by ``.``, whatever the
                 language's separator (``/``, ``::``)
+``?N.name``     the type ``N`` (and its member ``name``) of a namespace the file brings in
+                wholesale (C#'s ``using Billing.Models;``) or of one holding the use, or of
+                none: which is known when a question is asked (:data:`IN_NAMESPACES`)
 ``""``          unresolved: a *name match*, labelled so in replies
 
 A key names a module the way the importing file spells it, which is the end
@@ -168,6 +171,10 @@ def module_parts(path: str, language: str) -> list[str]:
     return [*folders, *split_key(stem)]
 
 
+# The head of a key naming a type by its name alone, in a namespace the file brings in or one
+# holding the use (C#): a question tries each (repolens.search.ref_keys.namespace_targets).
+IN_NAMESPACES = "?"
+
 # The name a Kotlin class's companion object has when it names none: its members are the class's.
 COMPANION = "Companion"
 _COMPANION_OBJECT = re.compile(r"\bcompanion\s+object\b")
@@ -223,12 +230,13 @@ def same_file_key(qualname: str) -> str:
 def type_name(key: str) -> str:
     """The name of the type a key means (``Cls`` of ``=Cls`` and of ``a.b.Cls``):
     what a ``field`` row is named, so that a question about ``Cls`` reads it."""
-    return split_key(key.lstrip("=^"))[-1]
+    return split_key(key.lstrip("=^?"))[-1]
 
 
 __all__ = [
     "COMPANION",
     "FIXTURE_KIND",
+    "IN_NAMESPACES",
     "NO_USE_KINDS",
     "QUALIFIED_LANGUAGES",
     "REF_KINDS",

@@ -50,6 +50,7 @@ from repolens.chunking import Symbol
 from repolens.chunking.grammars import LangSpec, load_language
 from repolens.chunking.refs import (
     COMPANION,
+    IN_NAMESPACES,
     QUALIFIED_LANGUAGES,
     Ref,
     RefRows,
@@ -85,6 +86,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+# Captures naming a type where a namespace's may be meant (RefSpec.namespaces): not a decorator
+# (C#'s [Obsolete] names ObsoleteAttribute).
+_TYPE_CAPTURES = frozenset({"type", "call", "base"})
 # Capture names that make a use, in the order their kind wins.
 _USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
 
@@ -496,6 +500,8 @@ class _Extraction:
                 return None  # a plain word the file does not bind: noise
             if self.package and self.rs.package and not self.star:
                 target = f"{self.package}.{name}"
+            elif self.rs.namespaces and capture in _TYPE_CAPTURES and name[:1].isupper():
+                target = IN_NAMESPACES + name  # new Invoice(), Invoice x: of a namespace in scope
         return self._template(name, capture, at, target)
 
     def _read_members(self) -> set[tuple[str, str]]:
@@ -566,7 +572,7 @@ class _Extraction:
         if not target:
             if name in self.rs.builtins:
                 return None
-        elif target[0] not in "=^@":
+        elif target[0] not in "=^@?":
             name = target.rpartition(".")[2]  # an alias (import x as y) is a use of x
         self.names.add(name)
         scope = self.scope_names[at]
@@ -628,6 +634,8 @@ class _Extraction:
             base = typed.get((fn, head)) or typed.get((-1, head))
         if not base and self.rs.package and self.package and len(parts) == 1 and not self.star:
             base = "" if head in self.rs.builtins else f"{self.package}.{head}"  # a type of the package
+        elif not base and self.rs.namespaces and head[:1].isupper() and head not in self.rs.builtins:
+            base = IN_NAMESPACES + head  # a type of a namespace in scope
         if not base or (head in self.modules_bound and len(parts) == 1):
             return ""
         return ".".join([base, *parts[1:]])
@@ -757,6 +765,8 @@ class _Extraction:
                 base = self._own_member(at, head)  # a class the class holds (Kind.parse())
             if not base and rs.package and self.package and not self.star:
                 base = f"{self.package}.{head}"  # a class of the package, not imported (B.make())
+            elif not base and rs.namespaces:
+                base = IN_NAMESPACES + head  # Invoice.Empty(): of a namespace in scope
         if not base:
             return ""
         return ".".join([base, *parts[1:]]) + "."

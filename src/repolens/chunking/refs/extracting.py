@@ -176,3 +176,7 @@ class RefSpec:
     # key's, its leading ``crate``/``super`` resolved against the parts naming the module it
     # stands in (``super::f()``, ``crate::a::f()``); a use in such a module sees its items.
     module_path: Callable[[list[str], list[str]], list[str]] | None = None
+    # A type the file does not bind may be one of a namespace it brings in wholesale (C#'s
+    # ``using Billing.Models;``) or of one holding the use, or of none: keyed ``?Invoice``
+    # (``?Invoice.Total`` for its member), which a question tries in each.
+    namespaces: bool = False

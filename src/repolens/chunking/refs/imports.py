@@ -327,12 +327,12 @@ _IMPORT_HEAD = re.compile(r"^\s*(?:(?:import|using|use)\s+)?(?:(?:static|functio
 
 def dotted(node: Node, src: bytes, path: str) -> list[Binding]:
     """``import a.b.C;``, ``import a.b.*``, ``import a.b.C as D`` (Kotlin),
-    ``use A\\B\\C as D;``, ``use function A\\f;`` (PHP), ``using X = A.B;`` (C#): the last
-    name is bound."""
+    ``use A\\B\\C as D;``, ``use function A\\f;`` (PHP), ``using X = A.B;`` (C#: :func:`_using`):
+    the last name is bound."""
+    if node.type == "using_directive":
+        return _using(node, src)
     raw = _text(node, src)
     body = _IMPORT_HEAD.sub("", raw).rstrip(";").strip()
-    if node.type == "using_directive" and "=" not in body:
-        return []  # a C# namespace: what it brings in is not known from here
     alias = ""
     m = re.match(r"^(\w+)\s*=\s*(.+)$", body)
     if m:
@@ -355,6 +355,22 @@ def dotted(node: Node, src: bytes, path: str) -> list[Binding]:
     if not parts:
         return []
     return [Binding(alias or parts[-1], _key(parts), _line(node), parts[-1])]
+
+
+def _using(node: Node, src: bytes) -> list[Binding]:
+    """C#'s ``using A.B;`` (``global`` too): every type of the namespace, as an import of
+    ``A.B.*`` (a question tries a type's name in it); ``using X = A.B.C;``: ``X``; not
+    ``using static A.B;`` (its members: not known from here)."""
+    named = node.named_children
+    if not named or any(c.type == "static" for c in node.children):
+        return []
+    parts = split_key(_text(named[-1], src))
+    if not parts:
+        return []
+    alias = node.child_by_field_name("name")
+    if alias is not None and alias != named[-1]:
+        return [Binding(_text(alias, src), _key(parts), _line(node), parts[-1])]
+    return [Binding("*", _key(parts), _line(node), "*")]
 
 
 def _split_selector(item: str) -> tuple[str, str]:

@@ -312,16 +312,24 @@ CSHARP = RefSpec(
 (attribute name: (identifier) @decorator)
 (parameter type: (identifier) @type)
 (variable_declaration type: (identifier) @type)
+(property_declaration type: (identifier) @type)
 (argument (identifier) @name)
 (parameter name: (identifier) @bind)
 (variable_declarator name: (identifier) @bind)
+(foreach_statement left: (identifier) @bind)
 (using_directive) @import
+(variable_declaration) @typed
+(parameter) @typed
+(property_declaration) @typed
+(foreach_statement) @typed
 """,
     imports.dotted,
     super_names=frozenset({"base"}),
     builtins=_words("string int long bool double float object var void decimal char byte nameof"),
     implicit_self=True,
     arrow_members=False,
+    rules=(declared.csharp,),
+    namespaces=True,
 )
 
 _C_BUILTINS = _words(
