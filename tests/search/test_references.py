@@ -477,6 +477,11 @@ JAVA_SHAPES = {
         "    public double area() { return 9.0; }\n"
         "}\n"
     ),
+    "src/com/acme/Solid.java": (
+        "package com.acme;\n\npublic abstract class Solid {\n    public abstract double volume();\n}\n"
+        "\nclass Cube extends Solid {\n    public double volume() { return 1.0; }\n"
+        "\n    double twice(Cube c) { return c.volume() * 2; }\n}\n"  # 10
+    ),
     "src/com/app/Use.java": (
         "package com.app;\n"
         "\n"
@@ -518,6 +523,10 @@ def test_java_a_call_through_an_interface_is_its_implementations_and_theirs_the_
         "Shape.area": ["src/com/app/Use.java", s, c, q],
         "Circle.area": ["src/com/app/Use.java", s, c],
         "Big.area": ["src/com/app/Use.java", s, c, b],
+        "Solid.volume": [
+            "src/com/acme/Solid.java",
+            "Cube.twice 10: double twice(Cube c) { return c.volume() * 2; }",
+        ],
     }
     for target, lines in wanted.items():
         assert uses(service.find_references(target, root).text) == lines, target
