@@ -25,6 +25,11 @@ from repolens.chunking.refs.extracting import Extracting, line_of, text
 
 # Kotlin's type nodes a declaration may name (``Foo``, ``Foo?``).
 _KOTLIN_TYPES = frozenset({"user_type", "nullable_type"})
+_DECLARATION, _CALL, _NAME = (
+    frozenset({"variable_declaration"}),
+    frozenset({"call_expression"}),
+    frozenset({"identifier"}),
+)
 # Java's and C#'s expression making a value of a named type: ``new Foo()``.
 _CREATIONS = frozenset({"object_creation_expression"})
 
@@ -50,14 +55,15 @@ def declare(ex: Extracting, node: ts.Node, name: str, type_node: ts.Node | None)
     ex.typed[(fn, name)] = key  # (in the order of the text: a later declaration wins)
 
 
-def _named_child(node: ts.Node, types: frozenset[str] | str) -> ts.Node | None:
+def _named_child(node: ts.Node, types: frozenset[str]) -> ts.Node | None:
     return next((c for c in node.named_children if c.type in types), None)
 
 
 def kotlin(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
     """Kotlin's ``val x: Foo``, ``val x = Foo()`` (a callee named as a type is: a
-    constructor), a parameter ``x: Foo``, a ``for (x: Foo in ...)``, and a constructor's
-    property ``class A(val b: B)`` (one without ``val``/``var`` is no property)."""
+    constructor), a parameter ``x: Foo`` (not ``vararg``: an array of them), a ``for (x: Foo
+    in ...)``, and a constructor's property ``class A(val b: B)`` (one without ``val``/``var``
+    is no property)."""
     for node in in_file_order(caps.get("typed", ())):
         if node.type == "class_parameter" and not any(c.type in ("val", "var") for c in node.children):
             continue
@@ -70,18 +76,18 @@ def kotlin(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         ):
             continue  # vararg xs: Foo is an array of Foo
         if node.type == "property_declaration":
-            var = _named_child(node, "variable_declaration")
+            var = _named_child(node, _DECLARATION)
             if var is None or _named_child(var, _KOTLIN_TYPES) is not None:
                 continue  # a destructuring, or a declared type (its variable_declaration's)
-            call = _named_child(node, "call_expression")
+            call = _named_child(node, _CALL)
             callee = call.named_child(0) if call is not None and call.named_child_count else None
             if callee is None or callee.type not in ("identifier", "navigation_expression"):
                 continue
             if not text(ex, callee).rpartition(".")[2][:1].isupper():
                 continue  # a function's call: what it returns is not known here
-            name_node, type_node = _named_child(var, "identifier"), callee
+            name_node, type_node = _named_child(var, _NAME), callee
         else:
-            name_node, type_node = _named_child(node, "identifier"), _named_child(node, _KOTLIN_TYPES)
+            name_node, type_node = _named_child(node, _NAME), _named_child(node, _KOTLIN_TYPES)
         if name_node is not None:
             declare(ex, node, text(ex, name_node), type_node)
 
