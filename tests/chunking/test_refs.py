@@ -853,20 +853,34 @@ def test_a_python_return_annotation_s_arrow_is_no_member_separator():
     assert rows[(9, "make", "call")] == "m.make"
 
 
-def test_a_member_of_a_typescript_private_field_is_not_one_of_a_local_of_its_name():
+def test_a_member_of_a_typescript_private_field_is_the_field_s_type_s_not_a_local_s_of_its_name():
     text = (
         "import { HeaderRecord } from './h';\n"
+        "import { Store } from './store';\n"
         "export class C {\n"
         "  #headers: Headers | undefined\n"
-        "  f(headers: HeaderRecord) {\n"
-        "    this.#headers.set('a', 'b')\n"  # 5: the private field's, of no known type
-        "    headers.set('c', 'd')\n"  # 6: the parameter's
+        "  #store: Store\n"  # 5
+        "  f(headers: HeaderRecord, store: number) {\n"
+        "    this.#headers.set('a', 'b')\n"  # 7: the private field's, of no known type
+        "    headers.set('c', 'd')\n"  # 8: the parameter's
+        "    this.#store.get('e')\n"  # 9: the private field's, of its declared type
+        "    this.#store?.get('f')\n"
         "  }\n"
         "}\n"
     )
     rows = targets("a.ts", text, "typescript")
-    assert rows[(5, "set")] == ""
-    assert rows[(6, "set")] == "h.HeaderRecord.set"
+    assert rows[(7, "set")] == ""
+    assert rows[(8, "set")] == "h.HeaderRecord.set"
+    assert rows[(9, "get")] == rows[(10, "get")] == "store.Store.get"
+    js = (
+        "import { Store } from './store'\n"
+        "export class C {\n"
+        "  #store\n"
+        "  constructor() { this.#store = new Store() }\n"
+        "  f() { return this.#store.get('e') }\n"  # 5: as a field made in the constructor
+        "}\n"
+    )
+    assert targets("a.js", js, "javascript")[(5, "get")] == "store.Store.get"
 
 
 def test_a_file_s_rows_are_the_same_in_every_process(tmp_path):

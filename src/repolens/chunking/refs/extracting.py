@@ -166,6 +166,9 @@ class RefSpec:
     # ``.`` may separate a member from its receiver; where it joins strings instead (PHP's
     # ``$this->g() . self::unit()``, Perl's) it is no part of a receiver.
     dot_members: bool = True
+    # A member's name may start with ``#`` (JavaScript's private ``this.#x``): part of a
+    # receiver's name, not the end of the receiver.
+    private_members: bool = False
     # A call on a value, of a function the file imports by name or declares on a receiver
     # type, is that function, whatever the value's type (Kotlin's extension functions:
     # ``"x".shout()`` after ``import a.shout``, ``socket.closeQuietly()`` with ``socket:

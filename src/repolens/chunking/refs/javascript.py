@@ -103,8 +103,10 @@ _TS_EXTRA = """
 (variable_declarator name: (identifier) value: (as_expression)) @typed
 (required_parameter pattern: (identifier) type: (type_annotation)) @typed
 (optional_parameter pattern: (identifier) type: (type_annotation)) @typed
-(public_field_definition name: (property_identifier) type: (type_annotation)) @typed
-(public_field_definition name: (property_identifier) value: (new_expression)) @typed
+(public_field_definition name: [(property_identifier) (private_property_identifier)]
+  type: (type_annotation)) @typed
+(public_field_definition name: [(property_identifier) (private_property_identifier)]
+  value: (new_expression)) @typed
 (property_signature name: (property_identifier) type: (type_annotation)) @typed
 (type_alias_declaration) @alias
 (interface_body) @signatures
@@ -130,6 +132,7 @@ _JS_SWITCHES = {
     "bind_span": javascript_span,
     # a chain breaks its lines before a dot (a comment's "set." is no receiver of the next line)
     "dots_lead_lines": True,
+    "private_members": True,  # this.#x.name: the private field's member
 }
 JAVASCRIPT = RefSpec("javascript", _JS_COMMON + _JS_ONLY + _JSX, imports.javascript, **_JS_SWITCHES)
 _TS_RULES = (contextual.contextual,)  # a callback's parameters typed by where it stands
