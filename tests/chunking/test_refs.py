@@ -653,6 +653,54 @@ def test_rust_module_paths_from_mod_declarations_crate_super_and_inline_modules(
     assert (18, "deep", "=tests.inner.deep") in rows
 
 
+def test_a_rust_local_made_by_a_constructor_or_a_declared_result_is_typed_where_its_let_is_visible():
+    text = (
+        "mod util;\n"
+        "use crate::shapes::Circle;\n"
+        "use clap::Command;\n"
+        "\n"
+        "struct Local { r: u32 }\n"  # 5
+        "\n"
+        "impl Local {\n"
+        "    fn new() -> Self { Local { r: 1 } }\n"
+        "    fn area(&self) -> u32 { self.r }\n"
+        "}\n"  # 10
+        "\n"
+        "fn make() -> Local { Local::new() }\n"
+        "\n"
+        "fn f() {\n"
+        "    let a = Circle::new(1);\n"  # 15
+        "    a.area();\n"  # 16: T::new() makes a T
+        "    let b = Local { r: 2 };\n"
+        "    b.area();\n"
+        "    let c = make();\n"
+        "    c.area();\n"  # 20: what the file's make() declares it returns
+        "    let d: Local = c;\n"
+        "    d.area();\n"
+        "    let a = a.grow();\n"
+        "    a.area();\n"  # 24: a let of no known type hides the typed one
+        '    let e = Command::new("x");\n'
+        "    e.get_matches();\n"  # 26: another crate's type (perhaps this one's, by its name)
+        "    Local::new().area();\n"
+        "    let util = util::helper(util::SIZE);\n"  # 28: the module, until the let is over
+        "    util.area();\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name, r.kind): r.target for r in refs_of("src/lib.rs", text, "rust")}
+    assert rows[(16, "area", "call")] == "shapes.Circle.area"
+    assert (
+        rows[(18, "area", "call")]
+        == rows[(20, "area", "call")]
+        == rows[(22, "area", "call")]
+        == "=Local.area"
+    )
+    assert rows[(27, "area", "call")] == "=Local.area"
+    assert rows[(24, "area", "call")] == rows[(26, "get_matches", "call")] == rows[(29, "area", "call")] == ""
+    assert rows[(28, "helper", "call")] == "src.util.helper"
+    assert rows[(8, "Local", "field")] == rows[(12, "Local", "field")] == "=Local"  # -> Self, -> Local
+    assert (3, "Command", "field") not in rows and not any(k[2] == "field" and k[0] == 9 for k in rows)
+
+
 def test_an_arrow_separates_a_member_only_where_the_language_reads_it_so():
     java = (
         "package p;\n"

@@ -206,6 +206,27 @@ def test_rust_uses_inside_macro_calls(tmp_path: Path, write_tree):
     ]
 
 
+def test_rust_a_method_through_a_local_made_by_its_type_s_constructor_in_another_file(
+    tmp_path: Path, write_tree
+):
+    """``let c = Circle::new(1); c.area()`` was a name match: a Rust local had no type."""
+    shapes = (
+        "pub struct Circle { pub r: u32 }\n"
+        "\n"
+        "impl Circle {\n"
+        "    pub fn new(r: u32) -> Self { Circle { r } }\n"
+        "    pub fn area(&self) -> u32 { self.r * self.r }\n"
+        "}\n"
+    )
+    main = (
+        "mod shapes;\nuse crate::shapes::Circle;\n\nfn main() {\n    let c = Circle::new(2);\n"
+        "    let s = Circle { r: 3 };\n    c.area() + s.area();\n}\n"
+    )
+    root = indexed(tmp_path / "rust", {"src/shapes.rs": shapes, "src/main.rs": main}, write_tree)
+    text = service.find_references("Circle.area", root).text
+    assert uses(text) == ["src/main.rs", "main 7: c.area() + s.area();"] and not matched(text)
+
+
 def test_a_place_off_the_file_is_a_usage_error(repo: Path):
     """Line 0 and lines past the end said "No definition at ..." and exit 0,
     as a place with nothing defined there does."""

@@ -179,6 +179,7 @@ class _Extraction:
             if not s.parent and s.kind == "impl":
                 self.module.setdefault(s.name, self._own_key(s.name))
         self.modules_bound: set[str] = set()  # names bound to a module, not to a definition in it
+        self.foreign: set[str] = set()  # names the module binds from another crate (Rust)
         self.local_imports: dict[tuple[int, str], str] = {}
         self.star = False  # an import of every name of a module: an unknown name may be one
         self.typed: dict[tuple[int, str], str] = {}  # (function, local) -> the key of its type
@@ -231,7 +232,7 @@ class _Extraction:
         for rule in self.rs.rules:
             rule(self, caps)
         fscopes = self.fscopes
-        if fscopes is not None:
+        if fscopes is not None or self.rs.shadowing_lets:
             untyped_in_scope(self.bind_ranges, self.typed, self.scoped)
         uses = self._uses(caps, excluded)
         shadows = self._shadows()
@@ -385,6 +386,10 @@ class _Extraction:
         if self.fscopes is not None:
             span = self.block_spans.get(node.start_byte)  # a typed const of a block: in it
             return span if span is not None else self.fscopes.visible(node.start_byte)
+        if self.rs.shadowing_lets:  # a typed let's local: where its name's bind span says
+            var = node.child_by_field_name("pattern")
+            span = self.block_spans.get(var.start_byte) if var is not None else None
+            return span if span is not None else EVERYWHERE
         return visible(node)
 
     def _uses(self, caps: dict[str, list[ts.Node]], excluded: set[int]) -> dict[int, tuple[str, ts.Node]]:
@@ -608,6 +613,8 @@ class _Extraction:
                 self.module[b.bound] = b.target
                 if not b.used:
                     self.modules_bound.add(b.bound)
+                if b.foreign:
+                    self.foreign.add(b.bound)
         if b.used:
             kind = "export" if b.export else "import"
             target = b.target or self.module.get(b.used, same_file_key(b.used))
@@ -628,8 +635,16 @@ class _Extraction:
         the function or the module binds; with ``typed`` and call results, a typed local's."""
         parts = receivers.CHAIN_SEP.split(text)
         head = parts[0]
+        if head in _PATH_HEADS and self.rs.module_path is not None:  # crate::a::T, super::f()
+            here = [*module_parts(self.path, self.rs.language), *split_key(self._inline_module(fn))]
+            return ".".join(self.rs.module_path(parts, here))
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         base = base or self.module.get(head)
+        if not base and self.rs.module_path is not None and fn >= 0:
+            base = self._module_item(fn, head)  # an item of the inline module holding the function
+        if not base and head == "Self" and head in self.rs.self_names and fn >= 0:  # Rust: the impl's type
+            owner = self.scopes.owner_class(fn)
+            base = (self.module.get(owner) or self._own_key(owner)) if owner else ""
         if not base and typed and self.rs.call_results:  # x := c.Root(): what Root of c's type returns
             base = typed.get((fn, head)) or typed.get((-1, head))
         if not base and self.rs.package and self.package and len(parts) == 1 and not self.star:
@@ -637,6 +652,8 @@ class _Extraction:
         elif not base and self.rs.namespaces and head[:1].isupper() and head not in self.rs.builtins:
             base = IN_NAMESPACES + head  # a type of a namespace in scope
         if not base or (head in self.modules_bound and len(parts) == 1):
+            return ""
+        if head in self.foreign:  # another crate's type: see RefSpec.shadowing_lets
             return ""
         return ".".join([base, *parts[1:]])
 
@@ -727,6 +744,10 @@ class _Extraction:
         if recv == "?":
             return ""
         if "(" in recv:
+            if rs.result_type is not None:  # T::new().g: g of the type the call makes
+                called, _, rest = recv.partition("()")
+                base = "" if "(" in rest else rs.result_type(self, called, self.owner[at])
+                return ".".join([base, *receivers.CHAIN_SEP.split(rest)[1:]]) + "." if base else ""
             if not rs.call_results:
                 return ""
             recv = recv.replace("()", "")  # x.f().g: g of what f returns
@@ -748,8 +769,8 @@ class _Extraction:
         fscopes = self.fscopes is not None
         if base is None and (fn, head) in self.typed:
             base = self._typed_at(fn, head, start)
-            if not base and fscopes and not self._bound_at(fn, head.encode(), start):
-                base = None  # a local of another function: not this one's
+            if not base and (fscopes or rs.shadowing_lets) and not self._bound_at(fn, head.encode(), start):
+                base = None  # a local of another function or block: not this one's
         elif base is None and (fn, head.encode()) in self.binds and self._bound_at(fn, head.encode(), start):
             return ""  # a local variable: its type is not known here
         if base is None and fscopes and fn >= 0 and (-1, head) in self.typed:

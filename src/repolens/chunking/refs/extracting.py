@@ -183,3 +183,15 @@ class RefSpec:
     # ``using Billing.Models;``) or of one holding the use, or of none: keyed ``?Invoice``
     # (``?Invoice.Total`` for its member), which a question tries in each.
     namespaces: bool = False
+    # A ``let`` binds a name again in its block (Rust's shadowing ``let x = x.build()``): a
+    # typed ``let``'s local is visible where its ``bind.block`` span says, and a binding of
+    # no known type hides it there as a callback's parameter does (``untyped_in_scope``).
+    # A type another crate defines (``Binding.foreign``) types nothing: its key may be the
+    # repository's own crate's, named from its tests (``use clap::Command``), which no
+    # question places, or a smart pointer's (``Rc<T>``) whose methods are its content's, so
+    # the members of such a local stay name matches.
+    shadowing_lets: bool = False
+    # The key of the type a call of a path makes, by the language's conventions ("" unknown;
+    # Rust's ``T::new()``: ``T``), given the extraction, the path and the function: ``T::new().g``
+    # is ``g`` of it (where ``call_results`` keys it by the callee instead).
+    result_type: Callable[[Extracting, str, int], str] | None = None

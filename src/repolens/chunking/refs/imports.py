@@ -29,6 +29,9 @@ class Binding(Record):
     used: str = ""  # the imported definition's name, made a reference ("" for a module)
     reexport: bool = False  # other files may import it from here
     export: bool = False  # an export of this file's own name (``export default foo``)
+    # Rust: a name another crate defines, as far as the file says (a ``use`` path not starting
+    # ``crate``, ``self`` or ``super``; in a 2015 edition crate, perhaps a module of its own).
+    foreign: bool = False
 
 
 ImportHandler = Callable[[Node, bytes, str], list[Binding]]
@@ -252,6 +255,9 @@ def rust(node: Node, src: bytes, path: str) -> list[Binding]:
     out: list[Binding] = []
     if argument is not None:
         _rust_use(argument, src, here, [], out)
+        root = _text(argument, src).lstrip(":{ \t\n").split("::")[0].strip()
+        if root not in ("crate", "self", "super"):
+            out = [b._replace(foreign=True) for b in out]
     return out
 
 

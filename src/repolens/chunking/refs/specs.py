@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 
-from repolens.chunking.refs import declared, fixtures, imports, python_types
+from repolens.chunking.refs import declared, fixtures, imports, python_types, rust_types
 from repolens.chunking.refs.extracting import RefSpec
 from repolens.chunking.refs.javascript import JAVASCRIPT, TSX, TYPESCRIPT
 from repolens.chunking.refs.scoping import go_span, python_span, ruby_span, rust_span
@@ -187,14 +187,22 @@ RUST = RefSpec(
 (closure_parameters (identifier) @bind.block)
 (use_declaration) @import
 (mod_item !body) @import
+(let_declaration pattern: (identifier) type: (_)) @typed
+(function_item return_type: (_)) @typed
+(let_declaration pattern: (identifier) !type value: [(call_expression) (struct_expression)]) @made
 """,
     imports.rust,
     self_names=frozenset({"self", "Self"}),
     super_names=frozenset(),
     builtins=_RUST_BUILTINS,
+    typed_fields=(("pattern", "type"), ("name", "return_type")),
+    block_scopes=True,
     bind_span=rust_span,
     module_path=imports.rust_module_path,
     arrow_members=False,
+    rules=(rust_types.made,),
+    shadowing_lets=True,
+    result_type=rust_types.result_type,
 )
 
 _JAVA_BUILTINS = _words(

@@ -16,7 +16,7 @@ from repolens.chunking.refs.extracting import Extracting
 from repolens.chunking.refs.scoping import GO_BLOCKS, GO_FUNCTIONS, up_to
 
 # A type's text, its decoration left out (``: Foo``, ``*pkg.T``, ``Optional[Foo]`` is not read).
-_TYPE_NOISE = re.compile(r"^[:\s*&]+|\s+$")
+_TYPE_NOISE = re.compile(r"^(?:[:\s*&]|mut\s|(?<=&)'\w+\s)+|\s+$")  # (Rust's &'a mut T too)
 # A plain (dotted) name: a type's text that :func:`plain_type` leaves as it is.
 TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 # A type that may be absent (``Optional[T]``, ``T | None``, ``T | null``): ``T`` is what it names.
@@ -39,14 +39,14 @@ def plain_type(text: str) -> str:
     m = _OPTIONAL.match(text)
     if m:
         text = m.group(1)
-    return _TYPE_ARGUMENTS.sub("", _NONE_UNION.sub("", text).strip())
+    return _TYPE_ARGUMENTS.sub("", _NONE_UNION.sub("", text).strip()).replace("::", ".")
 
 
 # TypeScript's declarations of a member (a class's field, an interface's property): no local.
 MEMBER_DECLARATIONS = frozenset({"public_field_definition", "property_signature"})
 
 # Definitions whose ``typed`` capture is what they return (Go's result).
-RESULT_DECLARING = frozenset({"function_declaration", "method_declaration"})
+RESULT_DECLARING = frozenset({"function_declaration", "method_declaration", "function_item"})
 
 
 def visible(node: ts.Node) -> tuple[int, int]:

@@ -1,0 +1,90 @@
+"""Rust's locals made by a constructor: ``let x = Foo::new()``, ``Foo { .. }``.
+
+Run once per Rust file after its locals' types are read (the ``rules`` of
+:mod:`.specs`'s Rust, on the ``made`` captures: a ``let`` binding a name to
+a call or a struct literal, with no type of its own; a ``let x: T`` is read
+with the other typed declarations, :mod:`.typed`, and so is what a function
+declares it returns: ``fn f() -> T``, ``-> Self`` its impl's type, a
+``field`` row). The local's type is what the value names, as far as the
+file says it:
+
+- a struct literal ``T { .. }``, a tuple struct ``T(..)`` (a name written as
+  a type is): ``T``;
+- an associated function that makes its type by the language's convention
+  (``T::new()``, ``T::default()``, ``T::new_x()``, ``T::with_x()``): ``T``,
+  keyed as a direct ``T::f()`` is (a type the file imports through another
+  module's ``pub use`` is found so);
+- a function of this file declaring its result (``f()``, ``T::f()``): that
+  result.
+
+Any other call (``T::parse()`` of a type of another file, ``m::f()``, whose
+result the file cannot see) leaves the local untyped: its members stay name
+matches, which a key no question can place would hide. So does an enum's
+variant ``E::V(..)``: an enum's methods are mostly its traits' (``derive``),
+which no question finds through it. So does a type
+another crate defines but the language's own (``use clap::Command``: the
+repository's own crate named from its tests, perhaps; see ``type_key``).
+A ``let`` binding the name again hides the local where it is visible
+(``RefSpec.shadowing_lets``). :func:`result_type` types a call's result the
+same way where a member is read of it (``T::new().m()``). Nothing here needs
+another file.
+"""
+
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from repolens.chunking.refs.extracting import Extracting, line_of, text
+from repolens.chunking.refs.typed import TYPE_NAME, plain_type
+
+# Associated functions that make a value of their type, by Rust's conventions (prefixes end in _).
+_CONSTRUCTORS = frozenset({"new", "default"})
+_CONSTRUCTOR_PREFIXES = ("new_", "with_")
+
+
+def made(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
+    """Type the file's locals made by a constructor (see the module docstring)."""
+    for node in sorted(caps.get("made", ()), key=lambda n: n.start_byte):
+        pattern, value = node.child_by_field_name("pattern"), node.child_by_field_name("value")
+        if pattern is None or value is None:
+            continue
+        fn = ex.scopes.function[line_of(pattern)]
+        key = _made_type(ex, value, fn)
+        if key:
+            local = text(ex, pattern)
+            ex.typed[(fn, local)] = ex.typed.get((fn, local)) or key
+            ex.scoped.setdefault((fn, local), []).append((*ex.visible(node), key))
+
+
+def _made_type(ex: Extracting, value: ts.Node, fn: int) -> str:
+    """The key of the type (or of the function whose result) ``value`` makes ("" unknown)."""
+    if value.type == "struct_expression":
+        name = value.child_by_field_name("name")
+        return _key(ex, text(ex, name), fn) if name is not None else ""
+    callee = value.child_by_field_name("function")
+    if callee is None or callee.type not in ("identifier", "scoped_identifier"):
+        return ""
+    return result_type(ex, text(ex, callee), fn)
+
+
+def result_type(ex: Extracting, called: str, fn: int) -> str:
+    """The key of the type a call of the path ``called`` makes in function ``fn`` ("" unknown;
+    see the module docstring): of ``let x = T::new()`` and ``T::new().g`` alike."""
+    called = called.replace(" ", "")
+    declared = ex.fields.get((called, ""))  # a function of this file declaring its result
+    if declared is not None:
+        return declared[0]
+    *path, last = called.split("::")
+    owner = path[-1] if path else ""
+    if "." in called or not last:
+        return ""  # a method's call (x.f()): what it returns is not read
+    if last[:1].isupper():  # T(..), m::T(..): the tuple struct (E::V(..): an enum's, not followed)
+        return "" if owner[:1].isupper() else _key(ex, called, fn)
+    if owner[:1].isupper() and (last in _CONSTRUCTORS or last.startswith(_CONSTRUCTOR_PREFIXES)):
+        return _key(ex, "::".join(path), fn)  # T::new(): T
+    return ""
+
+
+def _key(ex: Extracting, name: str, fn: int) -> str:
+    name = plain_type(name)
+    return ex.type_key(name, fn) if TYPE_NAME.fullmatch(name) and name not in ex.rs.builtins else ""
