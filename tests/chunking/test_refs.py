@@ -643,14 +643,30 @@ def test_rust_module_paths_from_mod_declarations_crate_super_and_inline_modules(
         "        pub fn deep() {}\n"
         "    }\n"
         "}\n"
+        "\n"  # 25
+        "fn via_self() -> u32 {\n"
+        "    self::local() + self::util::double(1)\n"  # 27: the module the path stands in
+        "}\n"
+        "\n"
+        "struct S;\n"  # 30
+        "impl S {\n"
+        "    fn m(&self) -> u32 { self::local() + self.n() }\n"  # 32: in a method too
+        "    fn n(&self) -> u32 { 1 }\n"
+        "}\n"
     )
     rows = [(r.line, r.name, r.target) for r in refs_of("src/lib.rs", text, "rust")]
-    doubles = [(4, "src.util.double"), (4, "util.double"), (11, "src.util.double")]
+    doubles = [(4, "src.util.double"), (4, "util.double"), (11, "src.util.double"), (27, "src.util.double")]
     assert [(line, t) for line, n, t in rows if n == "double"] == doubles
     assert (10, "*", "src") in rows  # the module holding tests: lib.rs's
     assert (16, "local", "src.local") in rows
     assert (17, "helper", "=tests.helper") in rows  # an item of the inline module the use is in
     assert (18, "deep", "=tests.inner.deep") in rows
+    assert [(line, t) for line, n, t in rows if n == "local"] == [
+        (16, "src.local"),
+        (27, "src.local"),
+        (32, "src.local"),
+    ]
+    assert (32, "n", "=S.n") in rows  # self.n(): the method's receiver
 
 
 def test_a_rust_local_made_by_a_constructor_or_a_declared_result_is_typed_where_its_let_is_visible():

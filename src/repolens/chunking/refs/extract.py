@@ -712,6 +712,16 @@ class _Extraction:
         head = f"{self.package}." if self.rs.package_members else "" if self.qualified and qualname else "="
         return head + "".join(p + "." for p in split_key(qualname))
 
+    def _module_self(self, recv: str, head: str, start: int) -> bool:
+        """Whether a receiver starting ``self`` is the module the use stands in (Rust's
+        ``self::f()``, ``self::a::f()``), not a method's receiver (``self.x``): by the
+        separator after it, in ``recv`` or before the name at byte ``start`` (block scopes)."""
+        if head != "self":
+            return False
+        if len(recv) > len(head):
+            return recv[len(head) :].lstrip().startswith("::")
+        return self.src[max(start - 8, 0) : start].rstrip().endswith(b"::")
+
     def _receiver_prefix(self, key: tuple[bytes, int, int]) -> str:
         """:meth:`_member_prefix` of a receiver as read back from the text
         (reversed; ``b"?"`` for none that is a name) in definition ``at``, at
@@ -756,7 +766,8 @@ class _Extraction:
         fn = self.owner[at]
         parts = receivers.CHAIN_SEP.split(recv)
         head = parts[0]
-        if head in _PATH_HEADS and rs.module_path is not None:  # super::f(), crate::a::f()
+        if rs.module_path is not None and (head in _PATH_HEADS or self._module_self(recv, head, start)):
+            # super::f(), crate::a::f(), self::a::f()
             here = [*module_parts(self.path, rs.language), *split_key(self._inline_module(at))]
             return "".join(p + "." for p in rs.module_path(parts, here))
         if head in rs.self_names or (fn >= 0 and self.receivers.get(fn) == head):
