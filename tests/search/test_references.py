@@ -188,14 +188,25 @@ def test_a_use_in_a_later_part_of_a_long_definition_is_quoted_from_its_own_line(
 
 def test_rust_uses_inside_macro_calls(tmp_path: Path, write_tree):
     """println!, assert_eq!, vec!: their arguments are token trees, and a
-    use there was never found (only the let line of the four)."""
+    use there was never found (only the let line of the four); then a
+    member's call there (``c.get()``, ``self.get()``) was lost, resolved or not."""
     main = (
         'mod util;\nuse util::helper;\n\nfn main() {\n    println!("{}", helper(5));\n'
         "    assert_eq!(helper(6), 6);\n    let v = vec![helper(7)];\n    let x = helper(8);\n"
-        '    let local = 1;\n    println!("{}", local);\n}\n'
+        '    let local = 1;\n    println!("{}", local);\n'
+        "    let c = util::Counter::new();\n"  # 11
+        '    assert_eq!(c.get(), util::Counter::new().get());\n    println!("{}", unknown().get());\n}\n'
     )
-    files = {"src/util.rs": "pub fn helper(x: i32) -> i32 { x }\n", "src/main.rs": main}
-    root = indexed(tmp_path / "rust", files, write_tree)
+    util = (
+        "pub fn helper(x: i32) -> i32 { x }\n"
+        "pub struct Counter { n: i32 }\n"
+        "impl Counter {\n"
+        "    pub fn new() -> Self { Counter { n: 0 } }\n"
+        "    pub fn get(&self) -> i32 { self.n }\n"  # 5
+        '    pub fn show(&self) { println!("{}", self.get()); }\n'
+        "}\n"
+    )
+    root = indexed(tmp_path / "rust", {"src/util.rs": util, "src/main.rs": main}, write_tree)
     assert uses(service.find_references("helper", root).text) == [
         "src/main.rs",
         "(module) 2: use util::helper;",
@@ -204,6 +215,11 @@ def test_rust_uses_inside_macro_calls(tmp_path: Path, write_tree):
         "main 7: let v = vec![helper(7)];",
         "main 8: let x = helper(8);",
     ]
+    text = service.find_references("Counter.get", root).text
+    in_main = "main 12: assert_eq!(c.get(), util::Counter::new().get());"  # a typed local, a made value
+    in_util = 'Counter::show 6: pub fn show(&self) { println!("{}", self.get()); }'
+    assert uses(text) == ["src/main.rs", in_main, "src/util.rs", in_util]
+    assert 'main 13: println!("{}", unknown().get());' in matched(text)
 
 
 def test_rust_a_method_through_a_local_made_by_its_type_s_constructor_in_another_file(

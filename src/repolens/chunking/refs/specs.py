@@ -161,9 +161,21 @@ _RUST_BUILTINS = _words(
     "Debug Copy PartialEq Eq Hash Iterator From Into"
 )
 
+# A macro's arguments are a token tree, not code: a call in one (``f(..)``, ``x.f(..)``) is a
+# name followed by a parenthesized tree, a member a name after a dot, looked for this many
+# trees deep (an attribute's arguments, ``#[cfg(not(unix))]``, and a macro's definition are no code).
+_RUST_MACRO_DEPTH = 4
+_RUST_MACRO_USES = "".join(
+    f"(macro_invocation {'(token_tree ' * depth}(identifier) @call . (token_tree) @_args"
+    f' (#match? @_args "^[(]"){")" * depth})\n'
+    f'(macro_invocation {"(token_tree " * depth}"." . (identifier) @attr{")" * depth})\n'
+    for depth in range(1, _RUST_MACRO_DEPTH + 1)
+)
+
 RUST = RefSpec(
     "rust",
-    """
+    _RUST_MACRO_USES
+    + """
 (call_expression function: (identifier) @call)
 (call_expression function: (field_expression field: (field_identifier) @call))
 (call_expression function: (scoped_identifier name: (identifier) @call))
