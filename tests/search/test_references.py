@@ -843,6 +843,34 @@ def test_php_a_definition_is_keyed_by_its_file_s_namespace(tmp_path: Path, write
         assert uses(service.find_references(target, root).text) == lines, target
 
 
+def test_php_a_class_named_without_a_namespace_is_the_namespace_s_it_is_named_in(
+    tmp_path: Path, write_tree, store_url
+):
+    """new Item() and Item::make() in another file of namespace App\\Shop were name
+    matches: only a use statement named another file's class."""
+    item = (
+        "<?php\nnamespace App\\{};\n\nclass Item\n{{\n"
+        "    public static function make(): Item {{ return new Item(); }}\n}}\n"
+    )
+    cart = (
+        "<?php\nnamespace App\\Shop;\n\nclass Cart\n{\n    public function add(Item $x)\n    {\n"
+        "        new Item();\n        Item::make();\n        \\App\\Other\\Item::make();\n    }\n}\n"
+    )
+    files = {
+        "src/Shop/Item.php": item.format("Shop"),
+        "src/Other/Item.php": item.format("Other"),
+        "src/Shop/Cart.php": cart,
+    }
+    root = indexed(tmp_path / "php", files, write_tree)
+    made = service.find_references("src/Shop/Item.php:6", root).text
+    assert uses(made) == ["src/Shop/Cart.php", "Cart.add 9: Item::make();"]
+    assert "Cart.add 10: \\App\\Other\\Item::make();" in matched(made)  # (its receiver: all of the name)
+    assert "Cart.add 6: public function add(Item $x)" in uses(
+        service.find_references("src/Shop/Item.php:4", root).text
+    )
+    assert "Cart.add 9" not in service.find_references("src/Other/Item.php:6", root).text
+
+
 def test_kotlin_an_inherited_method_called_without_a_receiver_in_a_subclass(
     tmp_path: Path, write_tree, store_url
 ):

@@ -180,6 +180,7 @@ class _Extraction:
                 self.module.setdefault(s.name, self._own_key(s.name))
         self.modules_bound: set[str] = set()  # names bound to a module, not to a definition in it
         self.foreign: set[str] = set()  # names the module binds from another crate (Rust)
+        self.file_namespaces: list[tuple[int, str]] = []  # (first line, key) of each namespace (PHP)
         self.local_imports: dict[tuple[int, str], str] = {}
         self.star = False  # an import of every name of a module: an unknown name may be one
         self.typed: dict[tuple[int, str], str] = {}  # (function, local) -> the key of its type
@@ -225,6 +226,12 @@ class _Extraction:
         if self.rs.function_scopes:
             self.fscopes = FunctionScopes(caps.get("function", ()))
         skip_ranges = self._imports(in_file_order(caps.get("import", ())))
+        if self.rs.namespace_classes:  # PHP: where each namespace of the file starts, and its key
+            for node in caps.get("namespace", ()):
+                name = node.child_by_field_name("name")
+                key = ".".join(split_key(src[name.start_byte : name.end_byte].decode())) if name else ""
+                self.file_namespaces.append((node.start_point[0] + 1, key))
+            self.file_namespaces.sort()
         excluded = self._locals(caps.get("bind", ()), caps.get("bind.block", ()))
         excluded.update(map(START, caps.get("skip", ())))
         self.receivers = self._receivers(in_file_order(caps.get("self", ())))
@@ -507,6 +514,12 @@ class _Extraction:
                 target = f"{self.package}.{name}"
             elif self.rs.namespaces and capture in _TYPE_CAPTURES and name[:1].isupper():
                 target = IN_NAMESPACES + name  # new Invoice(), Invoice x: of a namespace in scope
+            elif (
+                self.file_namespaces
+                and (capture != "call" or name[:1].isupper())
+                and (ns := self._namespace(at))
+            ):
+                target = f"{ns}.{name}"  # a class of the namespace the use is in (not a function)
         return self._template(name, capture, at, target)
 
     def _read_members(self) -> set[tuple[str, str]]:
@@ -536,6 +549,13 @@ class _Extraction:
                 return self._own_prefix(owner) + name
             owner = enclosing(owner)
         return ""
+
+    def _namespace(self, at: int) -> str:
+        """The key of the namespace definition ``at`` is in ("" none, or the global one): the
+        last to start before it (PHP's ``namespace App\\Shop;``, or a ``namespace X { }`` block)."""
+        line = self.symbols[at].start_line if at >= 0 else 1 << 30
+        k = bisect.bisect_left(self.file_namespaces, (line + 1, "")) - 1  # the last starting by its line
+        return self.file_namespaces[k][1] if k >= 0 else ""
 
     def _inline_module(self, at: int) -> str:
         """The qualified name of the innermost module definition ``at`` is in
@@ -799,6 +819,8 @@ class _Extraction:
                 base = f"{self.package}.{head}"  # a class of the package, not imported (B.make())
             elif not base and rs.namespaces:
                 base = IN_NAMESPACES + head  # Invoice.Empty(): of a namespace in scope
+            if not base and self.file_namespaces and (ns := self._namespace(at)):
+                base = f"{ns}.{head}"  # a class of the namespace the use is in (PHP's Item::make())
         if not base:
             return ""
         return ".".join([base, *parts[1:]]) + "."

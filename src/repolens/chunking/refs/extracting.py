@@ -191,6 +191,11 @@ class RefSpec:
     # question places, or a smart pointer's (``Rc<T>``) whose methods are its content's, so
     # the members of such a local stay name matches.
     shadowing_lets: bool = False
+    # A class named without its namespace is the namespace's the use is in (PHP's ``namespace
+    # App\Shop;``: ``new Item()``, ``Item::make()``, ``Item $x`` are ``App\Shop\Item``'s; the
+    # ``namespace`` captures say where each starts), a function is not (it falls back to the
+    # global one); a name after a ``\`` is a qualified name's last, no receiver but the whole name.
+    namespace_classes: bool = False
     # The key of the type a call of a path makes, by the language's conventions ("" unknown;
     # Rust's ``T::new()``: ``T``), given the extraction, the path and the function: ``T::new().g``
     # is ``g`` of it (where ``call_results`` keys it by the callee instead).

@@ -29,18 +29,24 @@ CHAIN_SEP = re.compile(r"\s*(?:\?\.|\.|->|::)\s*")
 LAST_NAME = re.compile(r"([^\W\d][\w$]*[!?]?|\$[\w$]+)\s*$")
 
 
-def _reversed_receiver(separators: tuple[bytes, ...], leading: bool, private: bool) -> re.Pattern[bytes]:
+def _reversed_receiver(
+    separators: tuple[bytes, ...], leading: bool, private: bool, qualified: bool
+) -> re.Pattern[bytes]:
     """The separator before the name (or ``:``, ``\\``), then the receiver:
     names joined by ``separators``, each perhaps a call's ``f()``;
     ``leading``: a chain's lines break before a separator, never after;
     ``private``: a name may start with ``#`` (``this.#x.name``: the private
     field's member). Elsewhere a name right after ``#`` is none (not one of a
-    local ``x``)."""
+    local ``x``). ``qualified``: a receiver right after ``\\`` is none
+    (``\\App\\Item::make()``: not the ``Item`` a plain name means)."""
     seps = b"|".join(separators)
     gap = rb"[ \t]*" if leading else rb"\s*"
     name = rb"(?:\)\()?[\w$]+" + (rb"#?" if private else b"")
     chain = name + rb"(?:" + gap + rb"(?:" + seps + rb")\s*" + name + rb")*"
-    return re.compile(gap + rb"(?:" + seps + rb"|:|\\)\s*((?>" + chain + rb"))(?!#)")  # (atomic: all of it)
+    after = rb"(?![#\\])" if qualified else rb"(?!#)"
+    return re.compile(
+        gap + rb"(?:" + seps + rb"|:|\\)\s*((?>" + chain + rb"))" + after
+    )  # (atomic: all of it)
 
 
 def reader(rs: RefSpec) -> tuple[re.Pattern[bytes], frozenset[int]]:
@@ -48,5 +54,7 @@ def reader(rs: RefSpec) -> tuple[re.Pattern[bytes], frozenset[int]]:
     separator before a member's name (a name after none of them has no receiver)."""
     separators = (*(_DOT if rs.dot_members else ()), *((_ARROW,) if rs.arrow_members else ()))
     ends = b":\\" + (b"." if rs.dot_members else b"") + (b">" if rs.arrow_members else b"")
-    receiver = _reversed_receiver((*separators, _COLONS), rs.dots_lead_lines, rs.private_members)
+    receiver = _reversed_receiver(
+        (*separators, _COLONS), rs.dots_lead_lines, rs.private_members, rs.namespace_classes
+    )
     return receiver, frozenset(ends)

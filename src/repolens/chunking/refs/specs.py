@@ -464,11 +464,14 @@ PHP = RefSpec(
 (class_interface_clause (name) @base)
 (named_type (name) @type)
 (namespace_use_clause) @import
+(namespace_definition) @namespace
 """,
     imports.dotted,
     self_names=frozenset({"$this", "self", "static"}),
     super_names=frozenset({"parent"}),
+    builtins=_words("self static parent"),  # (new self(), : static: no class of the namespace)
     dot_members=False,
+    namespace_classes=True,
 )
 
 LUA = RefSpec(
