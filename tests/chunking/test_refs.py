@@ -898,6 +898,29 @@ def test_a_cpp_call_through_nested_namespaces_is_a_use():
     assert found == [("helper", "=util.detail.helper")] * 2
 
 
+def test_a_cpp_specialization_s_name_over_several_lines_keeps_each_row_on_one_line():
+    """nlohmann/json's ``struct iterator_types <\\n It, ...>`` made targets holding line
+    breaks: the file's rows could not be read back (impact of the header failed)."""
+    cpp = (
+        "namespace detail {\n"
+        "template<typename It, typename = void>\n"
+        "struct iterator_types {};\n"
+        "template<typename It>\n"
+        "struct iterator_types <\n"  # 5
+        "    It,\n"
+        "    void_t<typename It::difference_type>>\n"
+        "{\n"
+        "    using difference_type = typename It::difference_type;\n"
+        "    difference_type d;\n"  # 10
+        "};\n"
+        "}\n"
+    )
+    rows = chunk_file("a.hpp", cpp, "cpp").refs
+    assert rows is not None and len(rows.refs()) == len(rows.text.split("\n"))
+    (target,) = {r.target for r in rows.refs() if r.line == 10}
+    assert target.startswith("=detail.iterator_types <") and target.endswith(">>.difference_type")
+
+
 def test_a_python_return_annotation_s_arrow_is_no_member_separator():
     text = (
         "import typing as t\n"

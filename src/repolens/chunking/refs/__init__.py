@@ -148,8 +148,10 @@ QUALIFIED_LANGUAGES = frozenset({"csharp", "ruby"})
 
 
 def split_key(key: str) -> list[str]:
-    """The parts of a key or qualified name (``Type::method``, ``(*T).M`` -> ``T``, ``M``)."""
-    return [p for p in _PARTS.split(key.replace("(*", "").replace(")", "")) if p]
+    """The parts of a key or qualified name (``Type::method``, ``(*T).M`` -> ``T``, ``M``);
+    a line break or tab in one is a space (a C++ template specialization's name spans lines:
+    a key is a row's field, one line)."""
+    return [p for p in _PARTS.split(key.replace("(*", "").replace(")", "").translate(_CLEAN)) if p]
 
 
 def enclosing(qualname: str) -> str:
