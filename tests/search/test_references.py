@@ -1287,6 +1287,23 @@ def test_impact_of_lines_at_a_module_top_level_reaches_its_importers(repo: Path,
     )
 
 
+def test_impact_of_a_cpp_header_reaches_the_files_including_it(tmp_path: Path, write_tree):
+    """#include was read as nothing: impact of a header reached no file including it."""
+    header = "#pragma once\n#include <string>\n\nint helper(int x);\n"
+    files = {
+        "src/util.h": header,
+        "src/util.cpp": '#include "util.h"\n\nint helper(int x) { return x; }\n',
+        "src/app.cpp": '#include <vector>\n#include "util.h"\n\nint run() { return helper(1); }\n',
+        "src/other.cpp": '#include "../src/util.h"\n',  # (against its folder)
+    }
+    root = indexed(tmp_path / "cpp", files, write_tree)
+    assert service.impact("src/util.h", root, depth=1).text.splitlines()[1:] == [
+        "1. src/app.cpp (module) <- import at line 2",
+        "1. src/other.cpp (module) <- import at line 1",
+        "1. src/util.cpp (module) <- import at line 1",
+    ]
+
+
 def test_a_use_at_a_module_top_level_carries_impact_on_to_its_importers(repo: Path, write_tree):
     write_tree(repo, TOP_LEVEL)
     build_index(repo)

@@ -323,6 +323,26 @@ def _rust_use(node: Node, src: bytes, here: list[str], prefix: list[str], out: l
         out.append(Binding("*", _key(inner), _line(node), "*", reexport=True))
 
 
+# -- C, C++ ----------------------------------------------------------------------------
+
+_C_EXTENSIONS = re.compile(r"\.(?:h|hh|hpp|hxx|h\+\+|inc|ipp|tpp|c|cc|cpp|cxx)$")
+
+
+def c_include(node: Node, src: bytes, path: str) -> list[Binding]:
+    """``#include "x/y.h"``, ``#include <x/y.h>``: a use of the header's module (a row
+    named ``y``, no name bound: which header declares a name is the header's to say), keyed
+    as spelled (the end of the header's path, wherever an include path finds it), or against
+    the file's folder when it starts ``./`` or ``../``. A header and its source file share
+    a key (``util.h``, ``util.cpp``: ``util``), as their module does."""
+    spelled = _text(node.child_by_field_name("path"), src).strip().strip('"<>').strip()
+    if not spelled:
+        return []
+    if spelled.startswith(("./", "../")):
+        spelled = posixpath.normpath(posixpath.join(posixpath.dirname(path), spelled)).lstrip("./")
+    parts = split_key(_C_EXTENSIONS.sub("", spelled))
+    return [Binding("", _key(parts), _line(node), parts[-1])] if parts else []
+
+
 # -- Java, Kotlin, Scala, Groovy, C#, PHP: dotted names -----------------------------
 
 

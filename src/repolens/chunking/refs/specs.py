@@ -371,9 +371,10 @@ _C_COMMON = """
 (parameter_declaration declarator: (identifier) @bind)
 (pointer_declarator declarator: (identifier) @bind)
 (init_declarator declarator: (identifier) @bind)
+(preproc_include) @import
 """
 
-C = RefSpec("c", _C_COMMON, builtins=_C_BUILTINS)
+C = RefSpec("c", _C_COMMON, imports.c_include, builtins=_C_BUILTINS)
 CPP = RefSpec(
     "cpp",
     _C_COMMON
@@ -389,6 +390,7 @@ CPP = RefSpec(
 (class_specifier name: (type_identifier) @skip body: (_))
 (template_parameter_list (type_parameter_declaration (type_identifier) @skip))
 """,
+    imports.c_include,
     builtins=_C_BUILTINS,
     implicit_self=True,
 )
