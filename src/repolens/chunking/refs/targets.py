@@ -1,0 +1,301 @@
+"""Where a use leads: the key a name or a receiver means in a file (see :mod:`.extract`).
+
+:class:`Targets` is the half of a file's extraction that answers, from what
+the file binds (its definitions, imports, typed locals, fields, namespaces),
+what ``name`` or ``recv.name`` at a place means: a key of this file
+(``=Q``), of a module or package (``a.b.Q``), of a base class (``^Q``), of a
+namespace in scope (``?Q``), or nothing (a name match). The extraction
+(:class:`repolens.chunking.refs.extract._Extraction`) reads the captures and
+sets the state below; these methods only read it, and are memoised there by
+receiver and definition, so each is worked out once per file.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+from repolens.chunking import Symbol
+from repolens.chunking.refs import (
+    COMPANION,
+    IN_NAMESPACES,
+    companion_object,
+    enclosing,
+    module_parts,
+    receivers,
+    same_file_key,
+    split_key,
+)
+from repolens.chunking.refs.extracting import RefSpec, Scopes
+from repolens.chunking.refs.scoping import FunctionScopes
+from repolens.chunking.refs.typed import TYPE_NAME, plain_type
+
+# Heads of a path that name a module from the one a use stands in (Rust's crate::, super::).
+PATH_HEADS = frozenset({"crate", "super"})
+
+
+class Targets:
+    """What a name or a receiver means in one file; the state is the extraction's."""
+
+    rs: RefSpec
+    src: bytes
+    path: str
+    symbols: Sequence[Symbol]
+    scopes: Scopes
+    package: str
+    qualified: bool  # keyed by qualified name, not by file (QUALIFIED_LANGUAGES)
+    module: dict[str, str]  # the names the module binds -> their keys
+    modules_bound: set[str]
+    foreign: set[str]
+    file_namespaces: list[tuple[int, str]]
+    local_imports: dict[tuple[int, str], str]
+    star: bool
+    typed: dict[tuple[int, str], str]
+    scoped: dict[tuple[int, str], list[tuple[int, int, str]]]
+    fields: dict[tuple[str, str], tuple[str, int]]
+    binds: set[tuple[int, bytes]]
+    fscopes: FunctionScopes | None
+    bind_ranges: dict[tuple[int, bytes], list[tuple[int, int]]]
+    class_members: set[tuple[str, str]] | None
+    kinds: dict[str, str]
+    receivers: dict[int, str]
+    bases: dict[str, list[str]]
+    shadowed: dict[tuple[int, str], frozenset[str]]
+    hidden: dict[tuple[bytes, int, int], frozenset[str]]
+    owner: list[int]
+
+    def bound_at(self, fn: int, raw: bytes, where: int) -> bool:
+        """:meth:`_bound_at`, for the language's own rules."""
+        return (fn, raw) in self.binds and self._bound_at(fn, raw, where)
+
+    def _bound_at(self, fn: int, raw: bytes, where: int) -> bool:
+        """Whether ``raw``, bound locally in function ``fn``, is visible ``where`` a use
+        stands: its byte, or with function scopes its function's
+        (:meth:`.scoping.FunctionScopes.where`), but for a name :meth:`_shadows` names.
+        Always where every binding of it is its function's."""
+        ranges = self.bind_ranges.get((fn, raw))
+        return ranges is None or any(lo <= where < hi for lo, hi in ranges)
+
+    def function_at(self, line: int) -> tuple[int, str, str]:
+        """The function owning ``line``'s locals (-1 none), the qualified name of
+        the innermost definition holding it, and that function's name."""
+        fn = self.scopes.function[line]
+        own = self.symbols[fn].name if fn >= 0 else ""
+        return fn, self.scopes.qualname(self.scopes.inner[line]), own
+
+    def _class_of(self, at: int) -> str:
+        """The class whose body definition ``at`` is ("" none)."""
+        return self.symbols[at].qualname if at >= 0 and self.symbols[at].kind == "class" else ""
+
+    def _own_key(self, qualname: str, container: bool = True) -> str:
+        """The key of a definition of this file: ``=Q``, its package's (``package_members``),
+        or its qualified name (:data:`QUALIFIED_LANGUAGES`: but a function's outside every
+        namespace, ``container`` False, which is the file's own)."""
+        if self.rs.package_members:
+            return f"{self.package}.{'.'.join(split_key(qualname))}"
+        if self.qualified and (len(parts := split_key(qualname)) > 1 or container):
+            return ".".join(parts)
+        return same_file_key(qualname)
+
+    def _own_prefix(self, qualname: str) -> str:
+        """:meth:`_own_key` of a member of ``qualname``, less the member's name."""
+        head = f"{self.package}." if self.rs.package_members else "" if self.qualified and qualname else "="
+        return head + "".join(p + "." for p in split_key(qualname))
+
+    def _read_members(self) -> set[tuple[str, str]]:
+        """:attr:`class_members` and :attr:`kinds`, read from the file's definitions when first asked."""
+        if self.class_members is None:
+            self.class_members = {(s.parent, s.name) for s in self.symbols if s.parent}
+            self.kinds = {s.qualname: s.kind for s in self.symbols}
+            if self.rs.language == "kotlin":  # a companion object's members are its class's
+                holders = {s.parent for s in self.symbols if s.parent and s.parent.endswith("." + COMPANION)}
+                holders |= {s.qualname for s in self.symbols if s.parent and companion_object(s.signature)}
+                self.class_members |= {
+                    (enclosing(s.parent), s.name) for s in self.symbols if s.parent in holders
+                }
+        return self.class_members
+
+    def _own_member(self, at: int, name: str) -> str:
+        """The key of ``name`` as a member of the class definition ``at`` is in, or of a
+        class holding that one, that this file defines ("" none)."""
+        class_members = self._read_members()
+        owner = self.scopes.owner_class(at)
+        if not owner and at >= 0 and self.symbols[at].kind == "module":  # a namespace's body
+            owner = self.symbols[at].qualname
+        while owner:
+            if name == split_key(owner)[-1]:  # the class itself (a member of its name is its constructor)
+                return self._own_key(owner) if owner in self.kinds else ""  # (C++'s out of its class)
+            if (owner, name) in class_members:
+                return self._own_prefix(owner) + name
+            owner = enclosing(owner)
+        return ""
+
+    def _namespace(self, at: int) -> str:
+        """The key of the namespace definition ``at`` is in ("" none, or the global one): the
+        last to start before it (PHP's ``namespace App\\Shop;``, or a ``namespace X { }`` block)."""
+        line = self.symbols[at].start_line if at >= 0 else 1 << 30
+        k = bisect.bisect_left(self.file_namespaces, (line + 1, "")) - 1  # the last starting by its line
+        return self.file_namespaces[k][1] if k >= 0 else ""
+
+    def _inline_module(self, at: int) -> str:
+        """The qualified name of the innermost module definition ``at`` is in
+        (Rust's ``mod tests { ... }``; "" none: the file's)."""
+        self._read_members()
+        qualname = self.symbols[at].qualname if at >= 0 else ""
+        while qualname and self.kinds.get(qualname) != "module":
+            qualname = enclosing(qualname)
+        return qualname
+
+    def _module_item(self, at: int, name: str) -> str:
+        """The key of ``name`` as an item of the inline module ``at`` is in ("" none)."""
+        module = self._inline_module(at)
+        return self._own_prefix(module) + name if module and (module, name) in self._read_members() else ""
+
+    def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:
+        """The key of the type (or callee) ``text`` names in function ``fn`` ("" unknown): a name
+        the function or the module binds; with ``typed`` and call results, a typed local's."""
+        parts = receivers.CHAIN_SEP.split(text)
+        head = parts[0]
+        if head in PATH_HEADS and self.rs.module_path is not None:  # crate::a::T, super::f()
+            here = [*module_parts(self.path, self.rs.language), *split_key(self._inline_module(fn))]
+            return ".".join(self.rs.module_path(parts, here))
+        base = self.local_imports.get((fn, head)) if fn >= 0 else None
+        base = base or self.module.get(head)
+        if not base and self.rs.module_path is not None and fn >= 0:
+            base = self._module_item(fn, head)  # an item of the inline module holding the function
+        if not base and head == "Self" and head in self.rs.self_names and fn >= 0:  # Rust: the impl's type
+            owner = self.scopes.owner_class(fn)
+            base = (self.module.get(owner) or self._own_key(owner)) if owner else ""
+        if not base and typed and self.rs.call_results:  # x := c.Root(): what Root of c's type returns
+            base = typed.get((fn, head)) or typed.get((-1, head))
+        if not base and self.rs.package and self.package and len(parts) == 1 and not self.star:
+            base = "" if head in self.rs.builtins else f"{self.package}.{head}"  # a type of the package
+        elif not base and self.rs.namespaces and head[:1].isupper() and head not in self.rs.builtins:
+            base = IN_NAMESPACES + head  # a type of a namespace in scope
+        if not base or (head in self.modules_bound and len(parts) == 1):
+            return ""
+        if head in self.foreign:  # another crate's type: see RefSpec.shadowing_lets
+            return ""
+        return ".".join([base, *parts[1:]])
+
+    def named_type(self, text: str, fn: int) -> str:
+        """The key of a type or callee named ``text`` in function ``fn`` (its
+        declared form made plain; "" unknown, or a local of the function)."""
+        text = plain_type(text)
+        head = text.partition(".")[0]
+        if (fn, head.encode()) in self.binds and (fn, head) not in self.local_imports:
+            return ""
+        return self.type_key(text, fn) if TYPE_NAME.fullmatch(text) else ""
+
+    def _field(self, owner: str, field: str, depth: int = 3) -> tuple[str, int] | None:
+        """The type of ``owner``'s field, declared in it or in a base class of this file."""
+        found = self.fields.get((owner, field))
+        if found is None and depth:
+            for base in self.bases.get(owner, ()):
+                found = self._field(base, field, depth - 1)
+                if found is not None:
+                    break
+        return found
+
+    def _typed_at(self, fn: int, name: str, start: int) -> str:
+        """The type of the local ``name`` at byte ``start``: with block scopes, of the
+        innermost binding holding it ("" none: a closure's parameter of the same name
+        is not the function's local)."""
+        bindings = self.scoped.get((fn, name))
+        if not bindings:
+            return self.typed[(fn, name)]
+        holding = [b for b in bindings if b[0] <= start < b[1]]
+        return max(holding)[2] if holding else ""
+
+    def _module_self(self, recv: str, head: str, start: int) -> bool:
+        """Whether a receiver starting ``self`` is the module the use stands in (Rust's
+        ``self::f()``, ``self::a::f()``), not a method's receiver (``self.x``): by the
+        separator after it, in ``recv`` or before the name at byte ``start`` (block scopes)."""
+        if head != "self":
+            return False
+        if len(recv) > len(head):
+            return recv[len(head) :].lstrip().startswith("::")
+        return self.src[max(start - 8, 0) : start].rstrip().endswith(b"::")
+
+    def _receiver_prefix(self, key: tuple[bytes, int, int]) -> str:
+        """:meth:`_member_prefix` of a receiver as read back from the text
+        (reversed; ``b"?"`` for none that is a name) in definition ``at``, at
+        byte ``start`` (0 but with block scopes)."""
+        reversed_recv, at, start = key
+        recv = reversed_recv[::-1].decode("utf-8", "replace") if reversed_recv != b"?" else "?"
+        prefix = self._member_prefix(recv, at, start)
+        if prefix and self.shadowed:  # a local made by a class of its function: not what it redefines
+            head, _, rest = recv.partition(".")
+            defined = self.shadowed.get((self.owner[at], head))
+            if defined is not None and not rest:
+                self.hidden[key] = defined  # (the member's name decides)
+            elif defined is not None and rest.partition(".")[0] in defined:
+                return ""
+        return prefix
+
+    def receiver_prefix(self, recv: str, at: int, where: int) -> str:
+        """:meth:`_member_prefix`, for the language's own rules."""
+        return self._member_prefix(recv, at, where)
+
+    def _member_prefix(self, recv: str, at: int, start: int) -> str:
+        """What ``recv.name`` in definition ``at`` resolves to, less the
+        name: the target is this prefix and the name ("" when unresolved).
+        The same for every name of one receiver in one definition, so it is
+        worked out once for them all."""
+        rs = self.rs
+        if recv in rs.super_names:
+            owner = self.scopes.owner_class(at)
+            return "^" + "".join(p + "." for p in split_key(owner)) if owner else ""
+        if recv == "?":
+            return ""
+        if "(" in recv:
+            if rs.result_type is not None:  # T::new().g: g of the type the call makes
+                called, _, rest = recv.partition("()")
+                base = "" if "(" in rest else rs.result_type(self, called, self.owner[at])
+                return ".".join([base, *receivers.CHAIN_SEP.split(rest)[1:]]) + "." if base else ""
+            if not rs.call_results:
+                return ""
+            recv = recv.replace("()", "")  # x.f().g: g of what f returns
+            if "(" in recv:
+                return ""
+        fn = self.owner[at]
+        parts = receivers.CHAIN_SEP.split(recv)
+        head = parts[0]
+        if rs.module_path is not None and (head in PATH_HEADS or self._module_self(recv, head, start)):
+            # super::f(), crate::a::f(), self::a::f()
+            here = [*module_parts(self.path, rs.language), *split_key(self._inline_module(at))]
+            return "".join(p + "." for p in rs.module_path(parts, here))
+        if head in rs.self_names or (fn >= 0 and self.receivers.get(fn) == head):
+            owner = self.scopes.owner_class(at)
+            if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
+                return self._own_prefix(".".join([owner, *parts[1:]]))
+            field = self._field(owner, parts[1]) if len(parts) == 2 and owner else None
+            return field[0] + "." if field else ""  # self.x.name, x a field of a known type
+        base = self.local_imports.get((fn, head)) if fn >= 0 else None
+        fscopes = self.fscopes is not None
+        if base is None and (fn, head) in self.typed:
+            base = self._typed_at(fn, head, start)
+            if not base and (fscopes or rs.shadowing_lets) and not self._bound_at(fn, head.encode(), start):
+                base = None  # a local of another function or block: not this one's
+        elif base is None and (fn, head.encode()) in self.binds and self._bound_at(fn, head.encode(), start):
+            return ""  # a local variable: its type is not known here
+        if base is None and fscopes and fn >= 0 and (-1, head) in self.typed:
+            base = self._typed_at(-1, head, start) or None  # the module's, visible here
+        if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module
+            base = (None if fscopes else self.typed.get((-1, head))) or self.module.get(head)
+        if not base and rs.module_path is not None:
+            base = self._module_item(at, head)  # a module the inline module holding the use defines
+        if not base and rs.package_members and not self.star and head not in rs.builtins:
+            base = f"{self.package}.{head}"  # a variable of the package (another file's var V T)
+        if not base and head[:1].isupper() and head not in rs.builtins:  # named as a type is
+            if rs.implicit_self:
+                base = self._own_member(at, head)  # a class the class holds (Kind.parse())
+            if not base and rs.package and self.package and not self.star:
+                base = f"{self.package}.{head}"  # a class of the package, not imported (B.make())
+            elif not base and rs.namespaces:
+                base = IN_NAMESPACES + head  # Invoice.Empty(): of a namespace in scope
+            if not base and self.file_namespaces and (ns := self._namespace(at)):
+                base = f"{ns}.{head}"  # a class of the namespace the use is in (PHP's Item::make())
+        if not base:
+            return ""
+        return ".".join([base, *parts[1:]]) + "."
