@@ -35,6 +35,9 @@ MAX_GLOB_CHARS = 500
 # Glob patterns in one ``include`` or ``exclude``: each is matched against
 # every candidate's path, and one pattern with ``*`` or ``**`` covers many.
 MAX_GLOBS = 50
+# Files or folders one call names (focus, compare): each is looked up in the
+# index, and a folder stands for all under it.
+MAX_PATHS = 100
 # Exact strings a search hit must contain (``keyword``): a few, each a line or so.
 MAX_KEYWORDS = 8
 MAX_KEYWORD_CHARS = 500
@@ -277,6 +280,14 @@ def _one_or_list(value: object) -> list[object]:
     """The items of a list argument that also takes one string alone; ``[None]``
     (no string) for any other value, which the caller's check refuses."""
     return [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else [None]
+
+
+def check_path_count(name: str, paths: Sequence[object]) -> None:
+    """At most :data:`MAX_PATHS` ``paths`` (each checked where it is read)."""
+    if len(paths) > MAX_PATHS:
+        raise UsageError(
+            f"{name}: at most {MAX_PATHS} files or folders, got {len(paths)}: a folder covers all under it"
+        )
 
 
 def check_globs(name: str, value: str | Sequence[str] | None) -> tuple[str, ...]:

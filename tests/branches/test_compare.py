@@ -159,6 +159,8 @@ def test_the_smallest_reply_shows_the_best_file_and_a_line_of_it(branches):
         ({"repo": "app", "base": "develop", "head": "develop", "paths": []}, UsageError, "both develop"),
         ({"repo": "app", "paths": ["../x"], "max_chars": 5}, UsageError, "^path filter '../x' must be"),
         ({"repo": "app", "query": " ", "max_chars": 5}, UsageError, "^query is empty"),
+        # a few files or folders, each looked up in both indexes (a folder covers all under it)
+        ({"repo": "app", "paths": ["shop"] * 101}, UsageError, "^paths: at most 100 files or folders"),
     ],
 )
 def test_bad_arguments_say_what_to_pass(branches, kwargs, error, needle):

@@ -304,6 +304,13 @@ def test_bad_paths_are_refused_with_the_fix(shop, path, message):
     assert str(err.value).startswith(message)
 
 
+def test_paths_are_a_few_files_or_folders(shop):
+    """Each is looked up in the index: a list of thousands is refused, not read."""
+    assert focused_context(shop, "items", paths=["web"] * 100).paths == ("web",)
+    with pytest.raises(UsageError, match=r"^paths: at most 100 files or folders, got 101"):
+        focused_context(shop, "items", paths=["web"] * 101)
+
+
 # -- budgets -----------------------------------------------------------------------
 
 

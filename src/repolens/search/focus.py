@@ -29,7 +29,7 @@ from repolens.search.hits import Hit, matching_lines
 from repolens.search.query import ParsedQuery
 from repolens.search.ranking import search
 from repolens.store.base import IndexReader, SymbolRow
-from repolens.validate import check_subpath
+from repolens.validate import check_path_count, check_subpath
 
 if TYPE_CHECKING:
     from repolens.settings import Settings
@@ -52,6 +52,7 @@ def resolve_paths(reader: IndexReader, paths: Sequence[str]) -> tuple[str, ...]:
     """
     if isinstance(paths, str):
         paths = (paths,)
+    check_path_count("paths", paths)
     root = reader.meta().get("root", "")
     out: list[str] = []
     for raw in paths:

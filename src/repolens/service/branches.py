@@ -100,7 +100,7 @@ def compare_branches(
     relative, as every path it sends is). The arguments are checked in
     their order, so the first one that is wrong is the one named."""
     from repolens.branches.compare import COMPARE_HITS, compare_stores, pick_branches
-    from repolens.validate import check_budget, check_query, check_subpath
+    from repolens.validate import check_budget, check_path_count, check_query, check_subpath
 
     if not isinstance(repo, str) or not repo.strip():
         raise UsageError("pass repo: a repository name (NAME or NAME@BRANCH)")
@@ -109,6 +109,7 @@ def compare_branches(
         raise UsageError(
             "pass either paths (files or folders to compare) or query (compare the files it finds)"
         )
+    check_path_count("paths", paths)
     clean: list[str] = []
     for path in paths:
         if relative_paths and str(path).lstrip().startswith("/"):
