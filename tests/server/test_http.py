@@ -653,12 +653,16 @@ def test_a_configured_root_gone_from_disk_is_named_and_the_others_served(tmp_pat
     other repository of the file. Now the server says so on stderr, serves
     the others, and list_repositories and a call naming it say it is missing
     (without the server's folder); a --root typo, or every root gone, is
-    still refused in one line."""
+    still refused in one line. A search over several (``*``, a list naming
+    it) passed over it without a word, and /status and /health did not list
+    it: now the reply's note names it, /status has its row and /health
+    counts it (still "ok")."""
     roots = sample_repos(tmp_path, ("app",))
     gone = tmp_path / "unmounted"
     config = tmp_path / "server.toml"
     config.write_text(f'[roots]\napp = "{roots["app"]}"\ngone = "{gone}"\n')
     env = server_env({"REPOLENS_TOKEN": TOKEN})
+    auth = {"Authorization": f"Bearer {TOKEN}"}
     with running_server(
         ["--workers", "1", "--config", str(config)], env, tmp_path / "err", free_port()
     ) as server:
@@ -668,13 +672,30 @@ def test_a_configured_root_gone_from_disk_is_named_and_the_others_served(tmp_pat
                 listing = await client.call_tool("list_repositories", {})
                 asked = await client.call_tool("search_code", {"query": "session", "repo": "gone"})
                 served = await client.call_tool("search_code", {"query": "session", "repo": "app"})
-                return listing, asked, served
+                every = [
+                    await client.call_tool("search_code", {"query": "session", "repo": repo})
+                    for repo in ("*", ["app", "gone"])
+                ]
+                return listing, asked, served, every
 
-        listing, asked, served = asyncio.run(session())
+        listing, asked, served, every = asyncio.run(session())
+        health = json.loads(raw("GET", f"{server.base}/health")[2])
+        named = json.loads(raw("GET", f"{server.base}/health", auth)[2])
+        status, _, page = raw("GET", f"{server.base}/status", auth)
         # (the root's path is shortened in the line when it is long: a temporary folder's may be)
         warning = re.search(r"^repolens: warning: gone is not served: (.*)$", server.stderr(), re.M)
         assert warning is not None and warning[1].startswith(f"{config} [roots]: repository root ")
         assert "does not exist" in warning[1] and "; serving app (restart the server" in warning[1]
+    for reply in every:
+        assert not reply.is_error and text_of(reply).startswith(
+            "note: gone did not answer: not served: its configured folder is missing on the server "
+        )
+        assert "app:" in text_of(reply) and str(gone) not in text_of(reply)
+    assert (health["status"], health["repositories"], health["missing"]) == ("ok", 1, 1)
+    assert "missing_names" not in health and named["missing_names"] == ["gone"]
+    row = re.search(rb'<tr data-repo="gone">(.*?)</tr>', page, re.S)
+    assert status == 200 and row is not None and b"its configured folder is missing" in row[1]
+    assert str(gone).encode() not in page
     assert text_of(listing).startswith("1 repository served, 1 missing; showing 1-1\napp: <app> - ")
     assert text_of(listing).splitlines()[-1] == (
         "gone: not served: its configured folder is missing on the server "

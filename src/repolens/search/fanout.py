@@ -44,11 +44,15 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Target:
     """One repository (a served root) to ask: its key (``name`` or
-    ``name@branch``), folder and index folder (None: the default)."""
+    ``name@branch``), folder and index folder (None: the default).
+    ``unserved``: why it cannot be asked (a server's configured root whose
+    folder is missing): it answers with that, never asked, so a reply over
+    several names it rather than passing over it."""
 
     key: str
     root: Path
     index_dir: Path | None = None
+    unserved: str = ""
 
 
 @dataclass(frozen=True)
@@ -234,11 +238,13 @@ def ask_each(
     targets: Sequence[Target], ask: Callable[[Target], T], timeout: float = ASK_TIMEOUT_S
 ) -> list[Answered[T]]:
     """``ask(target)`` for every target (see :func:`run_each`), in ``targets``' order."""
-    answers = run_each([t.key for t in targets], [functools.partial(ask, t) for t in targets], timeout)
-    return [
-        Answered(t, v) if not why else Answered(t, error=why)
-        for t, (v, why) in zip(targets, answers, strict=True)
-    ]
+    asked = [t for t in targets if not t.unserved]
+    answers = iter(run_each([t.key for t in asked], [functools.partial(ask, t) for t in asked], timeout))
+    out: list[Answered[T]] = []
+    for t in targets:
+        v, why = (None, t.unserved) if t.unserved else next(answers)
+        out.append(Answered(t, v) if not why else Answered(t, error=why))
+    return out
 
 
 def held_each(
@@ -259,6 +265,9 @@ def held_each(
     answered: dict[str, Answered[frozenset[str]]] = {}
     groups: dict[str, list[tuple[Target, Store]]] = {}
     for target in targets:
+        if target.unserved:
+            answered[target.key] = Answered(target, error=target.unserved)
+            continue
         try:
             store = open_store(target.root, target.index_dir)
         except RepolensError as exc:

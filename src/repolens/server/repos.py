@@ -15,7 +15,7 @@ from pydantic import Field
 from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.branches.roots import name_for
-from repolens.branches.several import selected
+from repolens.branches.several import ALL, PROJECT, selected
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import safe_path
@@ -161,15 +161,41 @@ class Repos:
 
     def targets(self, repo: str | list[str]) -> list[Target]:
         """The repositories a call names when it names several (a list, ``*``,
-        ``project:NAME``: :mod:`repolens.branches.several`), each once."""
+        ``project:NAME``: :mod:`repolens.branches.several`), each once; last,
+        the configured roots whose folder is missing that it names (``*``, their
+        project, or by name), which answer that they are not served: the
+        reply says what it left out. Naming only such roots is an error."""
         out: dict[Path, Target] = {}
+        unserved: list[str] = []
         for entry in selected(repo, self.roots, self.registry, self.key):
+            if entry in self.missing:
+                unserved.append(entry)
+                continue
             root, index_dir = (
                 (self.roots[entry], self.index_dir_of(entry)) if entry in self.roots else self.resolve(entry)
             )
             key = next((k for k, path in self.roots.items() if path == root), None) or name_for(root)
             out.setdefault(root, Target(key, root, index_dir))
-        return list(out.values())
+        unserved += [name for name in self._missing_among(repo) if name not in unserved]
+        if not out and unserved:
+            self._refuse_missing(unserved[0])
+        # (a missing root's folder is never named to callers, nor opened: ``unserved`` answers for it)
+        gone = [Target(name, Path(name), unserved=MISSING_FOLDER) for name in unserved]
+        return [*out.values(), *gone]
+
+    def _missing_among(self, repo: str | list[str]) -> list[str]:
+        """The configured roots whose folder is missing that ``*`` or a
+        ``project:NAME`` of ``repo`` would have named, were they served."""
+        found: list[str] = []
+        for spec in [repo] if isinstance(repo, str) else repo:
+            spec = spec.strip() if isinstance(spec, str) else ""
+            if spec == ALL:
+                found += self.missing
+            elif spec.startswith(PROJECT):
+                project = spec.removeprefix(PROJECT).strip()
+                entries = self.registry.entries
+                found += [n for n in self.missing if n in entries and entries[n].project == project]
+        return list(dict.fromkeys(found))
 
     def split_label(self, path: str) -> tuple[str, str] | None:
         """``(key, path)`` for a path labelled with a served repository, as a

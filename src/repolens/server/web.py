@@ -228,10 +228,16 @@ def build_app(
     @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)
     async def health(request: Request) -> Response:
         body: dict[str, object] = {"status": "ok", "version": __version__, "repositories": len(roots)}
+        # A configured root whose folder is missing is counted, still "ok": the server answers
+        # for the others, and restarting it (what a failing check leads to) brings no folder back.
+        if config.missing:
+            body["missing"] = len(config.missing)
         workers = read_workers(workers_file)
         body["workers"] = workers.pop("workers")
         if request.scope.get(AUTHORIZED_KEY):  # names and process ids only for callers holding the token
             body["names"] = list(roots)
+            if config.missing:
+                body["missing_names"] = list(config.missing)
             body.update(workers)
         return JSONResponse(body)
 

@@ -56,7 +56,7 @@ from repolens.roles import KINDS
 from repolens.server.calls import RepolensServer
 from repolens.server.hosts import host_name
 from repolens.server.page import explain, session
-from repolens.server.page.health import health_of
+from repolens.server.page.health import health_of, missing_health
 from repolens.server.page.view import (
     MODES,
     READ_PATH,
@@ -365,7 +365,7 @@ class SearchPage:
     async def status(self) -> Response:
         names = list(self.repos.roots)
         facts = await anyio.to_thread.run_sync(lambda: [health_of(self.repos, n) for n in names])
-        return self.render("status.html", facts=facts)
+        return self.render("status.html", facts=facts + missing_health(self.repos))
 
     def asset(self, request: Request, asset: Asset) -> Response:
         headers = {"etag": asset.etag, "cache-control": "no-cache"}

@@ -6,7 +6,8 @@ tools' :class:`~repolens.server.repos.Repos`), with server folders
 redacted as in every remote reply; plus whether a writer holds the index's
 lock now (:meth:`repolens.store.base.Store.writing`) and which builds are
 under way or were interrupted (:meth:`~repolens.store.base.Store.building`).
-A repository whose index cannot be read shows that error's one line.
+A repository whose index cannot be read shows that error's one line; a
+configured root whose folder is missing (not served) is listed as such.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from repolens import service
 from repolens.errors import RepolensError
-from repolens.server.repos import Repos
+from repolens.server.repos import MISSING_FOLDER, Repos
 from repolens.store import open_store
 
 
@@ -66,6 +67,12 @@ def health_of(repos: Repos, name: str) -> Health:
         store=repos.redact(status.index_dir) + (f" (named by {status.named_by})" if status.named_by else ""),
         building=running,
     )
+
+
+def missing_health(repos: Repos) -> list[Health]:
+    """A row per configured root whose folder is missing: not served, but
+    listed, so the table does not look complete without it."""
+    return [Health(name, error=MISSING_FOLDER, building="no") for name in repos.missing]
 
 
 def _writing_of(name: str, repos: Repos) -> str:
