@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -381,3 +382,64 @@ def test_a_history_whose_commits_were_all_left_out_says_why(make_repo: MakeRepo)
         "no history: no commits to learn from: merges, commits touching very many files and those at the cut "
         "of a shallow clone are left out"
     ]
+
+
+def test_whether_head_moved_is_read_from_git_files_and_answers_as_git(
+    make_repo: MakeRepo, git: Git, tmp_path: Path, monkeypatch
+):
+    """Every history reply asked git whether HEAD moved since the index (a
+    process, ~2.5 ms) though the search's history leg reads HEAD from git's
+    files. Now the reply does too: no git runs while HEAD is where the
+    history was read, and git's answer is the reply's otherwise, whatever
+    the layout: a moved HEAD, a detached one, a linked worktree, packed refs."""
+    from repolens.history.gitlog import Moved
+
+    root = make_repo({"app/a.py": "a = 1\n"})
+    other = tmp_path / "other"
+    git(root, "worktree", "add", "-q", "-b", "other", str(other))
+    commit(git, other, "On other", {"b.py": "b = 1\n"})
+    indexed = {where: git(where, "rev-parse", "HEAD").strip() for where in (root, other)}
+    for where in indexed:
+        service.index_repo(where)
+    log, wrapper = tmp_path / "git.log", tmp_path / "bin"
+    wrapper.mkdir()
+    (wrapper / "git").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    (wrapper / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper}{os.pathsep}{os.environ['PATH']}")
+
+    def gits(where: Path) -> Moved | None:
+        """What git alone says of how HEAD moved since the index (the root is the top: all count)."""
+        now, read = git(where, "rev-parse", "HEAD").strip(), indexed[where]
+        if now == read:
+            return None
+        ahead = subprocess.run(["git", "merge-base", "--is-ancestor", read, now], cwd=where).returncode == 0
+        newer = int(git(where, "rev-list", "--count", "--no-merges", f"{read}..{now}")) if ahead else 0
+        return Moved(now, newer, rewritten=not ahead)
+
+    def agree(where: Path) -> list[str]:
+        """Git's answer is the reply's; the git commands the reply ran."""
+        log.write_text("")
+        readers.clear()
+        notes = service.search_history("a", where).notes
+        ran = log.read_text().splitlines()
+        moved, behind = gits(where), [n for n in notes if n.startswith("the indexed history ends at ")]
+        if moved is None:
+            assert behind == []
+        elif moved.rewritten:
+            assert len(behind) == 1 and f", which HEAD ({moved.now[:7]}) does not hold " in behind[0]
+        else:
+            assert len(behind) == 1 and f": HEAD has {moved.newer} newer commit" in behind[0]
+        return ran
+
+    assert agree(root) == [] and agree(other) == []  # HEAD where it was read: no git
+    git(root, "pack-refs", "--all")
+    assert not (root / ".git/refs/heads/other").exists()
+    assert agree(root) == [] and agree(other) == []
+    commit(git, other, "Later on other", {"c.py": "c = 1\n"})  # moved ahead: git counts the newer commits
+    assert agree(other) != []
+    git(root, "checkout", "-q", "--detach", "HEAD")
+    assert agree(root) == []
+    git(root, "checkout", "-q", "--detach", "other")  # detached, and moved ahead
+    assert agree(root) != []
+    git(other, "reset", "-q", "--hard", "main")  # rewritten: HEAD no longer holds the commit read
+    assert agree(other) != [] and getattr(gits(other), "rewritten", False)

@@ -33,6 +33,7 @@ from repolens.budget import (
     more_did_not_fit,
 )
 from repolens.history.gitlog import NO_COMMITS, changed_lines, head_now, held, moved_since, quoted
+from repolens.history.heads import head_in_files
 from repolens.search.history_leg import commits_for, unavailable
 from repolens.search.query import parse_query
 from repolens.store.base import HistoryState, IndexReader
@@ -241,7 +242,12 @@ def _behind_head(root: Path, indexed: str) -> tuple[str, Callable[[list[str]], s
     """When ``HEAD`` moved since the history was read (up to ``indexed``):
     the note saying so, and, when ``HEAD`` no longer holds ``indexed`` (a
     branch switch, a reset, a rebase), which commits found may be shown
-    (those ``HEAD`` holds); ("", None) when it did not move or git cannot say."""
+    (those ``HEAD`` holds); ("", None) when it did not move or git cannot say.
+    Asked by every reply: git's files say first that HEAD did not move (as
+    the search's history leg reads them, no process), git runs only when
+    they do not."""
+    if head_in_files(root) == indexed:
+        return "", None
     moved = moved_since(root, indexed)
     if moved is None:
         return "", None
