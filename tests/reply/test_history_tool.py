@@ -137,6 +137,25 @@ def test_a_name_holding_a_newline_is_quoted_as_git_quotes_it(make_repo: MakeRepo
     assert renamed.endswith(f"{said}  @@ -9,0 +10 @@ v8 = 8\n  +v9 = 9")
 
 
+def test_a_note_naming_a_file_quotes_it_as_the_files_line_does(make_repo: MakeRepo, git: Git):
+    """The note of a file renamed since (``X is named Y since a rename``)
+    wrote a name holding a newline or a control character as it is, one
+    name read as two lines, while the files line quotes it: the note quotes
+    it the same way."""
+    root = make_repo({"old.py": "v = 1\n", "b.py": "b = 1\n"})
+    git(root, "mv", "old.py", "new\nna\x01me.py")
+    commit(git, root, "Rename the module")
+    service.index_repo(root)
+    reply = service.search_history(path="old.py", root=root)
+    named = '"new\\nna\\001me.py"'
+    assert reply.notes == [f"old.py is named {named} since a rename: its commits under every name"]
+    assert f"\n  files: {named}\n" in reply.text and "new\nna" not in reply.text
+    (root / 'not "yet".py').write_text("y = 1\n")  # indexed, never committed
+    service.index_repo(root)
+    notes = service.search_history(path='not "yet".py', root=root).notes
+    assert notes == ['no commit in the indexed history touches "not \\"yet\\".py"']
+
+
 def test_a_root_below_the_top_of_the_repository_sees_a_rename_as_one(make_repo: MakeRepo, git: Git):
     """Indexed from a folder of its repository, the commit that renamed a
     file shows the rename and what else changed, as at the top."""

@@ -199,7 +199,7 @@ def history_entries(
     terms = parse_query(query).weighted() if query else []
     found = commits_for(reader, terms, path, top_k, keep=keep)
     if path is not None and not found:
-        notes.append(f"no commit in the indexed history touches {path}")
+        notes.append(f"no commit in the indexed history touches {quoted(path)}")
     elif not found:
         notes.append("no commit in the indexed history matches the question")
     for f in found:

@@ -251,6 +251,7 @@ def search_history(
     both (see :mod:`repolens.reply.history`): at most ``top_k`` (None:
     :data:`~repolens.budget.HISTORY_TOP_K`) within ``max_chars`` (None:
     :data:`~repolens.budget.HISTORY_MAX_CHARS`)."""
+    from repolens.history.gitlog import quoted
     from repolens.reply.history import history_reply
     from repolens.validate import MAX_TOP_K, check_budget, check_int, check_query, check_subpath
 
@@ -277,7 +278,7 @@ def search_history(
             from repolens.search.filters import no_indexed_file
 
             raise no_indexed_file(reader, file)  # (a deleted file's commits are still shown)
-        notes.append(f"{file} is named {newest} since a rename: its commits under every name")
+        notes.append(f"{quoted(file)} is named {quoted(newest)} since a rename: its commits under every name")
         file = newest
     return history_reply(
         reader, resolve_root(root), query, path=file, top_k=top_k, max_chars=max_chars, notes=notes
