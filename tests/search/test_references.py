@@ -9,6 +9,7 @@ local store and PostgreSQL (``store_url``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -547,26 +548,150 @@ def test_java_a_call_through_an_interface_is_its_implementations_and_theirs_the_
     use of what the types above declare, and through an implementation of the abstract
     method it implements; not through Big, which overrides Circle's implementation."""
     root = indexed(tmp_path / "java", JAVA_SHAPES, write_tree)
+    solid = ["src/com/acme/Solid.java", "Cube.twice 10: double twice(Cube c) { return c.volume() * 2; }"]
+    through_shapes(root, "src/com/app/Use.java", "Use.total", "", solid)
+
+
+def through_shapes(root: Path, use: str, scope: str, namespace: str, solid: list[str]) -> None:
+    """The uses of the shapes' methods (``namespace``: C#'s ``I`` before ``Shape``, capitals):
+    the calls through ``s``, ``c``, ``q`` and ``b`` in ``scope`` of ``use``; ``solid``
+    Solid's volume's."""
+    text = (root / use).read_text().splitlines()
     s, c, q, b = (
-        f"Use.total {n}"
-        for n in (
-            "10: double t = s.area();",
-            "11: t += c.area();",
-            "12: t += q.area();",
-            "13: return t + b.area();",
-        )
+        f"{scope} {n}: {line.strip()}"
+        for n, line in enumerate(text, 1)
+        if re.search(r"\b[scqb]\.[aA]rea\(", line)
     )
+    area, volume = ("Area", "Volume") if namespace else ("area", "volume")
     wanted = {
-        "Shape.area": ["src/com/app/Use.java", s, c, q],
-        "Circle.area": ["src/com/app/Use.java", s, c],
-        "Big.area": ["src/com/app/Use.java", s, c, b],
-        "Solid.volume": [
-            "src/com/acme/Solid.java",
-            "Cube.twice 10: double twice(Cube c) { return c.volume() * 2; }",
-        ],
+        f"{namespace}Shape.{area}": [use, s, c, q],
+        f"Circle.{area}": [use, s, c],
+        f"Big.{area}": [use, s, c, b],
+        f"Solid.{volume}": solid,
     }
     for target, lines in wanted.items():
         assert uses(service.find_references(target, root).text) == lines, target
+
+
+KOTLIN_SHAPES = {
+    "src/com/acme/Shape.kt": "package com.acme\n\ninterface Shape {\n    fun area(): Double\n}\n",
+    "src/com/acme/Circle.kt": (
+        "package com.acme\n\nopen class Circle : Shape {\n    override fun area(): Double = 3.0\n}\n"
+    ),
+    "src/com/acme/Square.kt": (
+        "package com.acme\n\nclass Square : Shape {\n    override fun area(): Double = 1.0\n}\n"
+    ),
+    "src/com/acme/Big.kt": (
+        "package com.acme\n"
+        "\n"
+        "open class Mid : Circle()\n"
+        "\n"
+        "class Big : Circle() {\n"  # 5
+        "    override fun area(): Double = 9.0\n"
+        "}\n"
+    ),
+    "src/com/acme/Solid.kt": (
+        "package com.acme\n\nabstract class Solid {\n    abstract fun volume(): Double\n}\n"
+        "\nclass Cube : Solid() {\n    override fun volume(): Double = 1.0\n"
+        "\n    fun twice(c: Cube): Double = c.volume() * 2\n}\n"  # 10
+    ),
+    "src/com/app/Use.kt": (
+        "package com.app\n"
+        "\n"
+        "import com.acme.Big\n"
+        "import com.acme.Circle\n"
+        "import com.acme.Shape\n"
+        "import com.acme.Square\n"
+        "\n"
+        "class Use {\n"  # 8
+        "    fun total(s: Shape, c: Circle, q: Square, b: Big): Double {\n"
+        "        var t = s.area()\n"
+        "        t += c.area()\n"
+        "        t += q.area()\n"
+        "        return t + b.area()\n"  # 13
+        "    }\n"
+        "}\n"
+    ),
+}
+
+
+def test_kotlin_a_call_through_an_interface_is_its_implementations_and_theirs_the_interface_s(
+    tmp_path: Path, write_tree, store_url
+):
+    """As in Java, s.area() (s a Shape) was no use of Circle.area, nor c.area() (c a Circle)
+    of Shape.area, nor Cube's c.volume() of the abstract Solid.volume: the rule was Java's
+    only. Kotlin's language server counts them as JDT does."""
+    root = indexed(tmp_path / "kt", KOTLIN_SHAPES, write_tree)
+    solid = ["src/com/acme/Solid.kt", "Cube.twice 10: fun twice(c: Cube): Double = c.volume() * 2"]
+    through_shapes(root, "src/com/app/Use.kt", "Use.total", "", solid)
+
+
+CSHARP_SHAPES = {
+    "src/Acme/Shapes.cs": (
+        "namespace Acme\n"
+        "{\n"
+        "    public interface IShape\n"
+        "    {\n"
+        "        double Area();\n"  # 5
+        "    }\n"
+        "\n"
+        "    public class Circle : IShape\n"
+        "    {\n"
+        "        public virtual double Area() { return 3.0; }\n"  # 10
+        "    }\n"
+        "\n"
+        "    public class Square : IShape\n"
+        "    {\n"
+        "        public double Area() { return 1.0; }\n"  # 15
+        "    }\n"
+        "\n"
+        "    public class Big : Circle\n"
+        "    {\n"
+        "        public override double Area() { return 9.0; }\n"  # 20
+        "    }\n"
+        "\n"
+        "    public abstract class Solid\n"
+        "    {\n"
+        "        public abstract double Volume();\n"  # 25
+        "    }\n"
+        "\n"
+        "    public class Cube : Solid\n"
+        "    {\n"
+        "        public override double Volume() { return 1.0; }\n"  # 30
+        "\n"
+        "        double Twice(Cube c) { return c.Volume() * 2; }\n"
+        "    }\n"
+        "}\n"
+    ),
+    "src/App/Use.cs": (
+        "using Acme;\n"
+        "\n"
+        "namespace App\n"
+        "{\n"
+        "    class Use\n"  # 5
+        "    {\n"
+        "        double Total(IShape s, Circle c, Square q, Big b)\n"
+        "        {\n"
+        "            double t = s.Area();\n"
+        "            t += c.Area();\n"  # 10
+        "            t += q.Area();\n"
+        "            return t + b.Area();\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
+
+def test_csharp_a_call_through_an_interface_is_its_implementations_and_theirs_the_interface_s(
+    tmp_path: Path, write_tree, store_url
+):
+    """As in Java, s.Area() (s an IShape) was only a name match of Circle.Area, and
+    c.Area() (c a Circle) of IShape.Area, and Cube's c.Volume() of the abstract
+    Solid.Volume: the rule was Java's only. Roslyn counts them as JDT does."""
+    root = indexed(tmp_path / "cs", CSHARP_SHAPES, write_tree)
+    solid = ["src/Acme/Shapes.cs", "Acme.Cube.Twice 32: double Twice(Cube c) { return c.Volume() * 2; }"]
+    through_shapes(root, "src/App/Use.cs", "App.Use.Total", "I", solid)
 
 
 CSHARP = {

@@ -477,13 +477,15 @@ def _inherited(
 
 # Languages whose calls through a type are uses of the methods it declares as of those its
 # subtypes implement (JDT's references: ``s.area()``, ``s`` a ``Shape``, may run ``Circle.area``;
-# ``c.area()``, ``c`` a ``Circle``, runs what ``Shape.area`` declares).
-OVERRIDING_LANGUAGES = frozenset({"java"})
+# ``c.area()``, ``c`` a ``Circle``, runs what ``Shape.area`` declares). Kotlin's language
+# server and Roslyn count an ``override`` of an interface's, abstract or open member the same way.
+OVERRIDING_LANGUAGES = frozenset({"java", "kotlin", "csharp"})
 
 
 def _abstract(method: SymbolRow, cls: SymbolRow) -> bool:
     """Whether ``method`` of ``cls`` declares what its subclasses implement, in a language of
-    ``OVERRIDING_LANGUAGES``: an interface's (a default method too) or one said ``abstract``."""
+    ``OVERRIDING_LANGUAGES``: an interface's (a default method, a Kotlin body, too) or one said
+    ``abstract`` (Kotlin's and C#'s ``open`` / ``virtual`` are not: a subclass inherits them)."""
     if method.language not in OVERRIDING_LANGUAGES:
         return False
     return cls.kind == "interface" or "abstract" in method.signature.partition("(")[0].split()
@@ -492,7 +494,8 @@ def _abstract(method: SymbolRow, cls: SymbolRow) -> bool:
 def _overridden(reader: IndexReader, method: SymbolRow, meaning: Meaning) -> list[Class]:
     """Add ``S.name`` for every class or interface ``S`` above the method's class declaring
     ``name`` (the method overrides or implements it): a call through ``S`` may run this
-    method, as JDT counts it. Those classes, for the fields and functions of their type."""
+    method, as JDT (and Kotlin's and C#'s servers) count it. Those classes, for the fields and
+    functions of their type."""
     own = [(c.path, c.qualname, c.language) for c in _classes_of(reader, method)]
     out: list[Class] = []
     for cls in classes_above(reader, own):
