@@ -968,6 +968,39 @@ def test_php_a_definition_is_keyed_by_its_file_s_namespace(tmp_path: Path, write
         assert uses(service.find_references(target, root).text) == lines, target
 
 
+def test_php_a_file_s_second_namespace_keys_the_definitions_in_it(tmp_path: Path, write_tree, store_url):
+    """A definition under a file's second namespace (a statement or a block) was keyed by
+    the first: use App\\Billing\\Invoice, Invoice::total() and tax() were no uses of it."""
+    files = {
+        "src/lib.php": (
+            "<?php\nnamespace App\\Shop;\n\nclass Item\n{\n"
+            "    public static function unit(): int { return 1; }\n}\n"
+            "\nnamespace App\\Billing;\n\nclass Invoice\n{\n"  # 9
+            "    public static function total(): int { return 1; }\n}\n\nfunction tax(): int { return 2; }\n"
+        ),
+        "src/blocks.php": (
+            "<?php\nnamespace App\\Geo {\n    class Point { }\n}\n\nnamespace App\\Time {\n"
+            "    class Clock\n    {\n        public static function now(): int { return 0; }\n    }\n}\n"
+        ),
+        "src/use.php": (
+            "<?php\nnamespace App;\n\nuse App\\Shop\\Item;\n"
+            "use App\\Billing\\Invoice;\nuse App\\Time\\Clock;\n"
+            "use function App\\Billing\\tax;\n\nfunction run(): int\n{\n"  # 9
+            "    return Item::unit() + Invoice::total() + Clock::now() + tax();\n}\n"
+        ),
+    }
+    root = indexed(tmp_path / "php", files, write_tree)
+    call = "run 11: return Item::unit() + Invoice::total() + Clock::now() + tax();"
+    wanted = {
+        "Item.unit": ["src/use.php", call],
+        "Invoice.total": ["src/use.php", call],
+        "tax": ["src/use.php", "(module) 7: use function App\\Billing\\tax;", call],
+        "Clock.now": ["src/use.php", call],
+    }
+    for target, lines in wanted.items():
+        assert uses(service.find_references(target, root).text) == lines, target
+
+
 def test_php_a_class_named_without_a_namespace_is_the_namespace_s_it_is_named_in(
     tmp_path: Path, write_tree, store_url
 ):

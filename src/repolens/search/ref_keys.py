@@ -18,6 +18,7 @@ through the few that may mean it, not every use read so far.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 import re
@@ -35,6 +36,7 @@ from repolens.chunking.refs import (
 )
 from repolens.search import golang
 from repolens.store.base import IndexReader, RefRow, SymbolRow
+from repolens.store.file_text import file_lines
 
 B = TypeVar("B", str, tuple[str, str])  # a key's base: a key, or a file and an =Q form
 
@@ -357,29 +359,46 @@ def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str)
     if language == "go":
         imported = golang.import_key(reader, path, qualname)
     elif language == "php":
-        namespace = php_namespace(reader, path)
-        imported = ".".join([*namespace, *split_key(qualname)]) if namespace else ""
+        namespaces = php_namespaces(reader, path, qualname)
+        return keys | {".".join([*ns, *split_key(qualname)]) for ns in namespaces if ns}
     return keys | {imported} if imported else keys
 
 
-_NAMESPACE_LINE = re.compile(r"^\s*namespace\s+([\w\\]+)\s*[;{]", re.MULTILINE)
-_NAMESPACES: dict[tuple[str, str], list[str]] = {}
+_NAMESPACE_LINE = re.compile(r"\s*namespace(?:\s+([\w\\]+))?\s*[;{]")
+_NAMESPACES: dict[tuple[str, str], list[tuple[int, tuple[str, ...]]]] = {}
 
 
-def php_namespace(reader: IndexReader, path: str) -> list[str]:
-    """The parts of the namespace a PHP file declares (``namespace App\\Shop;``; none: []),
-    read from its first chunk that has one, kept while the index's content stays."""
+def php_namespaces(reader: IndexReader, path: str, qualname: str) -> set[tuple[str, ...]]:
+    """The parts of the namespace ``qualname`` of a PHP file is declared in (the global one:
+    ``()``): the last of the file's ``namespace App\\Shop;`` statements or ``namespace X { }``
+    blocks to start by its line, as the file's uses were keyed when it was indexed. A file may
+    hold several; a name it defines in two, both."""
+    starts = _php_namespace_starts(reader, path)
+    if not starts:
+        return set()
+    head = split_key(qualname)[:1]
+    lines = {s.start_line for s in symbols_in(reader, path) if split_key(s.qualname)[:1] == head}
+    if not lines:  # (no definition of the name: the file's first namespace)
+        return {starts[0][1]}
+    out = set()
+    for line in lines:
+        k = bisect.bisect_left(starts, (line + 1,)) - 1
+        out.add(starts[k][1] if k >= 0 else ())
+    return out
+
+
+def _php_namespace_starts(reader: IndexReader, path: str) -> list[tuple[int, tuple[str, ...]]]:
+    """(first line, parts) of each namespace a PHP file declares, in line order, read from
+    its stored lines, kept while the index's content stays."""
     key = (reader.cache_key(), path)
     found = _NAMESPACES.get(key)
     if found is None:
         if len(_NAMESPACES) >= _SYMBOLS_HELD:
             _NAMESPACES.clear()
         found = []
-        for stored in sorted(reader.chunks_of_file(path), key=lambda c: c.chunk.start_line):
-            m = _NAMESPACE_LINE.search(stored.chunk.text)
-            if m:
-                found = split_key(m.group(1))
-                break
+        for line, text in sorted(file_lines(reader.chunks_of_file(path)).items()):
+            if m := _NAMESPACE_LINE.match(text):
+                found.append((line, tuple(split_key(m.group(1) or ""))))
         _NAMESPACES[key] = found
     return found
 
