@@ -244,6 +244,35 @@ def test_rust_a_method_through_a_local_made_by_its_type_s_constructor_in_another
     assert uses(text) == ["src/main.rs", "main 7: c.area() + s.area();"] and not matched(text)
 
 
+def test_rust_a_field_read_is_no_use_of_the_method_of_its_name(tmp_path: Path, write_tree):
+    """clap's Arg has a field short and a method short: self.short (a read, row kind attr,
+    as Self::short is) was listed as a use of Arg::short, and an unknown value's x.short as
+    a name match. A Rust method is used by a call or a path, never by x.short alone (nor
+    by a local of its name, a string's or a comment's)."""
+    arg = (
+        "pub struct Arg {\n    short: Option<char>,\n}\n\nimpl Arg {\n"
+        "    pub fn short(mut self, short: char) -> Self {\n"  # 6
+        "        self.short = Some(short);\n        self\n    }\n\n"
+        "    pub fn get_short(&self) -> Option<char> {\n        self.short\n    }\n\n"  # 12
+        "    pub fn twice(self) -> Self {\n        let f = Self::short;\n        f(self, 'b')\n    }\n\n"
+        "    fn label(&self) -> (&str, Option<char>) {\n"
+        '        ("short", self.short) // not short()\n    }\n}\n'
+    )
+    main = (
+        "mod arg;\nuse crate::arg::Arg;\n\nfn main() {\n    let a = Arg::short;\n}\n"
+        "\nfn peek(x: &Other) -> Option<char> {\n    x.short\n}\n"  # 9
+    )
+    root = indexed(tmp_path / "rust", {"src/arg.rs": arg, "src/main.rs": main}, write_tree)
+    text = service.find_references("Arg.short", root).text
+    wanted = [
+        "src/arg.rs",
+        "Arg::twice 16: let f = Self::short;",
+        "src/main.rs",
+        "main 5: let a = Arg::short;",
+    ]
+    assert uses(text) == wanted and "x.short" not in matched(text)
+
+
 def test_a_place_off_the_file_is_a_usage_error(repo: Path):
     """Line 0 and lines past the end said "No definition at ..." and exit 0,
     as a place with nothing defined there does."""
