@@ -273,6 +273,44 @@ def test_rust_a_field_read_is_no_use_of_the_method_of_its_name(tmp_path: Path, w
     assert uses(text) == wanted and "x.short" not in matched(text)
 
 
+def test_rust_a_use_through_the_crate_s_name_from_its_tests_and_another_crate(tmp_path: Path, write_tree):
+    """clap's tests spell ``use clap::Arg; Arg::new(..)``, its workspace's crates ``use
+    clap_builder::Command``: a key under the crate's name (``clap.Arg.new``), which no
+    definition had (a definition is keyed by its file's folders), so ``refs Arg::new``
+    left them out, and ``crate::Arg::new()`` in ``lib.rs`` (kept as ``Arg.new``) too. The
+    name is read from the nearest Cargo.toml (``-`` as ``_``; a ``[lib] name`` first);
+    another crate's ``Arg`` stays out."""
+    files = {
+        "Cargo.toml": '[workspace]\nmembers = ["app"]\n\n[package]\nname = "my-crate"\nversion = "0.1.0"\n',
+        "src/lib.rs": "pub mod builder;\npub use builder::Arg;\n\n"
+        "pub fn inner() -> Arg {\n    crate::Arg::new()\n}\n",
+        "src/builder.rs": "pub struct Arg {\n    n: u32,\n}\n\nimpl Arg {\n    pub fn new() -> Self {\n"
+        "        Arg { n: 0 }\n    }\n}\n",
+        "tests/t.rs": "use my_crate::Arg;\n\n#[test]\nfn t() {\n    let a = Arg::new();\n}\n",
+        "examples/e.rs": "use other::Arg;\n\nfn main() {\n    let a = Arg::new();\n}\n",
+        "app/Cargo.toml": '[package]\nname = "app-cli"\n\n[lib]\nname = "apptools"\n',
+        "app/src/lib.rs": "use my_crate::builder::Arg;\n\npub fn make() -> Arg {\n    Arg::new()\n}\n",
+        "app/src/main.rs": "use apptools::make;\nuse app_cli::make as other;\n\n"
+        "fn main() {\n    make();\n    other();\n}\n",
+    }
+    root = indexed(tmp_path / "rust", files, write_tree)
+    assert uses(service.find_references("Arg.new", root).text) == [
+        "app/src/lib.rs",
+        "make 4: Arg::new()",
+        "src/builder.rs",
+        "Arg::new 7: Arg { n: 0 }",
+        "src/lib.rs",
+        "inner 5: crate::Arg::new()",
+        "tests/t.rs",
+        "t 5: let a = Arg::new();",
+    ]
+    assert uses(service.find_references("make", root).text) == [
+        "app/src/main.rs",
+        "(module) 1: use apptools::make;",
+        "main 5: make();",
+    ]
+
+
 def test_a_place_off_the_file_is_a_usage_error(repo: Path):
     """Line 0 and lines past the end said "No definition at ..." and exit 0,
     as a place with nothing defined there does."""

@@ -34,7 +34,7 @@ from repolens.chunking.refs import (
     qualname_forms,
     split_key,
 )
-from repolens.search import golang
+from repolens.search import cargo, golang
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 from repolens.store.file_text import file_lines
 
@@ -192,7 +192,13 @@ class Meaning:
             return self.reader is not None and any(
                 self._means(ref.path, c) for c in namespace_targets(self.reader, ref)
             )
-        return self._means(ref.path, t)
+        if self._means(ref.path, t):
+            return True
+        # Rust: crate::Arg in a library's source (kept as Arg) is <crate>::Arg, its root's re-export.
+        if ref.language == "rust" and self.reader is not None and t[0] not in "=^":
+            spelled = cargo.crate_target(self.reader, ref.path, t)
+            return bool(spelled) and self._means(ref.path, spelled)
+        return False
 
     def _means(self, path: str, t: str) -> bool:
         if t[0] == "=":
@@ -351,13 +357,16 @@ _definition_keys = functools.lru_cache(maxsize=1 << 14)(definition_keys)
 def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str) -> frozenset[str]:
     """:func:`definition_keys`, and the key an importing file spells where the file's
     path does not say it: for Go its module's path (from the index's ``go.mod``
-    files), for PHP the namespace the file declares (``use App\\Shop\\Item``)."""
+    files), for Rust its crate's name (from the ``Cargo.toml`` files), for PHP the
+    namespace the file declares (``use App\\Shop\\Item``)."""
     keys = _definition_keys(path, qualname, language)
     if reader is None:
         return keys
     imported = ""
     if language == "go":
         imported = golang.import_key(reader, path, qualname)
+    elif language == "rust":
+        imported = cargo.import_key(reader, path, qualname)
     elif language == "php":
         namespaces = php_namespaces(reader, path, qualname)
         return keys | {".".join([*ns, *split_key(qualname)]) for ns in namespaces if ns}

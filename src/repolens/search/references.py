@@ -21,6 +21,10 @@ file's rows:
   path its module's ``go.mod`` gives it, and a method by a call through an
   interface its type has every method of; a struct embedding a type is one
   of its subclasses.
+* **Rust** (:mod:`repolens.search.cargo`): a crate's library is also
+  named by the crate's name its ``Cargo.toml`` gives (``use clap::Arg``
+  in its tests and its workspace's other crates), and ``crate::X`` in its
+  source is that name's ``X``.
 * **pytest fixtures** (:mod:`repolens.search.ref_fixtures`): a test's
   parameter, its uses and the members reached through it are keyed by the
   fixture's name (``@app``, ``@app.route``), made the key of the fixture

@@ -1,0 +1,145 @@
+"""Rust's crate names, for :mod:`repolens.search.references`.
+
+A crate's library is named from outside its source by the crate's name:
+its tests, examples and benches (``use clap::Arg``) and the other crates of
+its workspace (``use clap_builder::Command``) spell ``clap::Arg``, where
+the crate's own modules spell ``crate::Arg`` (kept as ``Arg``: a key is the
+end of a path). A file alone cannot say that name (its path has none: a
+definition is keyed by its modules' folders,
+:func:`repolens.chunking.refs.definition_keys`), so it is read here from
+the nearest ``Cargo.toml`` above the file (``[package] name``, ``-`` read
+as ``_`` as Cargo does; a ``[lib] name`` overrides it), when a question is
+asked:
+
+* a definition of the library's source (the folder of its root,
+  ``src/lib.rs`` unless ``[lib] path`` says otherwise; not ``src/main.rs``
+  nor ``src/bin/``, which are binaries no other crate names) has the key
+  ``<crate>.<module path in the crate>.<name>`` too (:func:`import_key`); its
+  re-exports (``pub use builder::Arg`` in ``lib.rs``) give their keys the
+  same way, so ``clap.Arg`` is ``crate::builder::arg::Arg``'s;
+* a use in the library's source is also read with its crate's name before
+  its target (:func:`crate_target`): ``crate::Arg::new()`` in ``lib.rs``,
+  kept as ``Arg.new``, is ``clap.Arg.new``, the root's re-export.
+
+A crate with no library root in the index has no such keys: the name of
+another crate is never taken for it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from repolens.chunking.refs import module_parts, split_key
+from repolens.store.base import IndexReader
+from repolens.store.file_text import file_lines
+
+# Indexes whose crates are kept (a process asks one or a few).
+_HELD = 16
+_LIB_ROOT = "src/lib.rs"  # Cargo's default library root, below the package's folder
+
+
+@dataclass(frozen=True)
+class Crate:
+    """A package's library: its name as code spells it, the folder of its root, the root."""
+
+    name: str
+    source: str  # the folder of the library's root ("" the repository's top)
+    root: str
+
+
+_CRATES: dict[str, dict[str, Crate | None]] = {}
+_OF_PATH: dict[str, dict[str, tuple[Crate, list[str]] | None]] = {}
+
+
+def crates(reader: IndexReader) -> dict[str, Crate | None]:
+    """The folder of each ``Cargo.toml`` the index holds ("" the repository's top) -> its
+    library (None: a package with none, or a workspace's manifest alone); read once per
+    index content (keyed by :meth:`IndexReader.cache_key`)."""
+    key = reader.cache_key()
+    found = _CRATES.get(key)
+    if found is None:
+        if len(_CRATES) >= _HELD:
+            _CRATES.clear()
+            _OF_PATH.clear()
+        paths = set(reader.paths())
+        found = _CRATES[key] = {}
+        for path in sorted(paths):
+            if path == "Cargo.toml" or path.endswith("/Cargo.toml"):
+                folder = path.removesuffix("Cargo.toml").rstrip("/")
+                found[folder] = _library(reader, path, folder, paths)
+    return found
+
+
+def _library(reader: IndexReader, manifest: str, folder: str, paths: set[str]) -> Crate | None:
+    """The library a ``Cargo.toml`` declares, when its root is indexed (None otherwise, or
+    when the manifest cannot be read: no key is better than a wrong one)."""
+    lines = file_lines(reader.chunks_of_file(manifest))
+    text = "\n".join(lines.get(n, "") for n in range(1, max(lines, default=0) + 1))
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+    package, lib = data.get("package"), data.get("lib")
+    package = package if isinstance(package, dict) else {}
+    lib = lib if isinstance(lib, dict) else {}
+    name = lib.get("name") or package.get("name")
+    if not isinstance(name, str) or not package:
+        return None
+    root_in_package = lib.get("path") if isinstance(lib.get("path"), str) else _LIB_ROOT
+    root = str(PurePosixPath(folder, root_in_package)) if folder else str(PurePosixPath(root_in_package))
+    if root not in paths:
+        return None
+    source = str(PurePosixPath(root).parent)
+    return Crate(name.replace("-", "_"), "" if source == "." else source, root)
+
+
+def library_of(reader: IndexReader, path: str) -> tuple[Crate, list[str]] | None:
+    """The library whose source holds ``path``, and the module path of ``path`` in it (None:
+    no library's: a test, an example, a binary)."""
+    known = crates(reader)
+    by_path = _OF_PATH.setdefault(reader.cache_key(), {})
+    if path not in by_path:
+        by_path[path] = _library_of(known, path)
+    return by_path[path]
+
+
+def _library_of(known: dict[str, Crate | None], path: str) -> tuple[Crate, list[str]] | None:
+    folder = PurePosixPath(path).parent.parts
+    for i in range(len(folder), -1, -1):
+        here = "/".join(folder[:i])
+        if here not in known:
+            continue
+        crate = known[here]  # the nearest Cargo.toml's package is the file's
+        if crate is None:
+            return None
+        if path == crate.root:
+            return crate, []
+        source = PurePosixPath(crate.source).parts if crate.source else ()
+        if folder[: len(source)] != source:
+            return None
+        inside = PurePosixPath(path).parts[len(source) :]
+        if inside == ("main.rs",) or inside[0] == "bin":
+            return None
+        parts = module_parts(path, "rust")[len(source) :]
+        return crate, parts
+    return None
+
+
+def import_key(reader: IndexReader, path: str, qualname: str) -> str:
+    """The key another crate (or the package's tests) spells for the definition
+    ``qualname`` of ``path``: the crate's name, the module path, the name; "" when
+    ``path`` is no library's source."""
+    found = library_of(reader, path)
+    if found is None:
+        return ""
+    crate, parts = found
+    return ".".join([crate.name, *parts, *split_key(qualname)])
+
+
+def crate_target(reader: IndexReader, path: str, target: str) -> str:
+    """``target`` of a use in ``path`` with its crate's name before it (``crate::Arg::new``
+    in the library's source, kept as ``Arg.new``: ``clap.Arg.new``); "" outside a library."""
+    found = library_of(reader, path)
+    return f"{found[0].name}.{target}" if found is not None else ""
