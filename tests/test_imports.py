@@ -229,6 +229,7 @@ def test_the_graph_counts_every_kind_of_import(tmp_path: Path) -> None:
 # never one on its own line or above (``index`` and ``search`` are siblings:
 # the read path never imports the write path, nor the other way round).
 PACKAGE_ORDER: tuple[tuple[str, ...], ...] = (
+    ("fronts",),  # what a reply tells its caller to run, in the words of the caller's front
     # what every stage words with
     ("repolens", "errors", "hashing", "record", "roles", "tokens", "lines", "budget"),
     ("chunking",),  # a file's text into chunks: the languages and kinds validate checks against

@@ -80,8 +80,10 @@ class IndexCorruptError(RepolensError):
     fix, for the indexer that rebuilds and says why (``repolens index``
     rebuilds an index it cannot read instead of refreshing it)."""
 
-    def __init__(self, problem: str, *, fix: str = "run `repolens index` to rebuild it") -> None:
-        super().__init__(problem, fix=fix)
+    def __init__(self, problem: str, *, fix: str | None = None) -> None:
+        from repolens.fronts import say
+
+        super().__init__(problem, fix=fix or f"{say('run index')} to rebuild it")
 
 
 class WorkerDiedError(RepolensError):

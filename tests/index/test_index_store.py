@@ -358,7 +358,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("damage", [name for name, (_, what) in DAMAGE.items() if what])
 def test_damage_inside_the_files_is_one_line_and_index_repairs_it(sample_repo: Path, damage: str):
     """search and status say the index is damaged and how to repair it (not
-    "unexpected ... (a bug)", exit 70), over MCP too; index rebuilds it."""
+    "unexpected ... (a bug)", exit 70), over MCP too, naming the tool that
+    repairs it there; index rebuilds it."""
     from mcp import Client
 
     from repolens.server.tools import build_server
@@ -385,7 +386,9 @@ def test_damage_inside_the_files_is_one_line_and_index_repairs_it(sample_repo: P
 
     for result in asyncio.run(session()):
         assert result.is_error
-        assert "\n".join(c.text for c in result.content) == line
+        assert "\n".join(c.text for c in result.content) == line.replace(
+            "run `repolens index`", "call refresh_index"
+        )
 
     index = _cli("index", root)
     assert index.returncode == 0, index.stderr

@@ -1616,8 +1616,9 @@ def test_a_name_no_definition_matches_is_an_error_in_every_front(repo: Path):
     """refs and impact of a name that matches no definition printed "No
     definition matches ..." and exited 0, and MCP did not set isError, where
     an unknown chunk id or repository is an error: now one line, exit 1 and
-    isError, naming where near names are found. A place no definition holds
-    is still an answer."""
+    isError, naming where near names are found (the tool alone over MCP,
+    whose caller runs no command). A place no definition holds is still an
+    answer."""
     import asyncio
     import subprocess
     import sys
@@ -1648,7 +1649,8 @@ def test_a_name_no_definition_matches_is_an_error_in_every_front(repo: Path):
             ]
 
     for result in asyncio.run(session()):
-        assert result.is_error and result.content[0].text == NO_SUCH_NAME.format(target="`target`")
+        over_mcp = NO_SUCH_NAME.replace("find_symbol (repolens symbols)", "find_symbol")
+        assert result.is_error and result.content[0].text == over_mcp.format(target="`target`")
     assert service.find_references("py/app/util.py:3", repo).text == "No definition at py/app/util.py:3."
 
 

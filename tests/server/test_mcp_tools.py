@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -326,3 +328,46 @@ def test_read_only_tools_share_a_few_threads_and_indexing_is_never_held_behind_t
 
     anyio.run(scenario)
     assert order == ["refresh: refreshed", "a read thread freed", "read: 1: def alpha():"]
+
+
+def test_what_to_run_is_a_tool_over_mcp_and_a_command_in_the_cli(make_repo):
+    """A note or a fix telling the caller what to run names the caller's
+    front: a tool to an MCP caller, which cannot run `repolens index`; the
+    command to a shell user, whose text is as it always was."""
+    root = make_repo({"auth.py": "def expire_session(s):\n    return s.close()\n"})
+    bare = make_repo({"b.py": "X = 1\n"}, name="bare")
+
+    async def session() -> list[str]:
+        async with Client(build_server({"app": root, "bare": bare})) as client:
+            await client.call_tool("index_repo", {"repo": "app"})
+            (root / "auth.py").write_text("# moved\n\ndef expire_session(s):\n    return s.close()\n")
+            calls = (
+                ("search_code", {"query": "expire session", "repo": "app"}),
+                ("index_status", {"repo": "app"}),
+                ("find_references", {"target": "no_such_name", "repo": "app"}),
+                ("index_status", {"repo": "bare"}),
+            )
+            return [_text(await client.call_tool(tool, args)) for tool, args in calls]
+
+    search, status, refs, missing = asyncio.run(session())
+    assert "1 cited file changed since indexing; refresh_index refreshes the index" in search, search
+    assert "(0 new, 1 modified, 0 deleted): call refresh_index to refresh" in status, status
+    assert refs.endswith(": find_symbol lists near names; pass one, or a place path:line, as `target`"), refs
+    assert missing.startswith("no index for ") and missing.endswith(": call index_repo"), missing
+    commands = ("repolens index", "repolens symbols")
+    assert not [reply for reply in (search, status, refs, missing) if any(c in reply for c in commands)]
+
+    def cli(*args: str) -> str:
+        out = subprocess.run(
+            [sys.executable, "-m", "repolens", *args], capture_output=True, text=True, timeout=120
+        )
+        return out.stdout + out.stderr
+
+    assert "1 cited file changed since indexing; `repolens index` refreshes the index" in cli(
+        "search", "expire session", "--root", str(root)
+    )
+    assert "modified, 0 deleted): run `repolens index` to refresh" in cli("status", "--root", str(root))
+    assert "find_symbol (repolens symbols) lists near names" in cli(
+        "refs", "no_such_name", "--root", str(root)
+    )
+    assert f"no index for {bare}: run `repolens index {bare}`" in cli("status", "--root", str(bare))

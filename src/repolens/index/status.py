@@ -17,6 +17,7 @@ from typing import Any
 from repolens.budget import counted
 from repolens.chunking.dispatch import chunker_identity
 from repolens.discover import LoadedText, discover, file_hash, load_text
+from repolens.fronts import say
 from repolens.settings import Settings, load_settings
 from repolens.store.base import IndexReader, Store
 
@@ -52,7 +53,7 @@ class IndexStatus:
             if not self.changed
             else f"{counted(self.changed, 'file')} changed on disk since "
             f"({self.new} new, {self.modified} modified, {self.deleted} deleted): "
-            + ("the replica read lags (see the note)" if self.lag else "run `repolens index` to refresh")
+            + ("the replica read lags (see the note)" if self.lag else f"{say('run index')} to refresh")
         )
         vectors = (
             f"{self.vectors_done}/{self.vectors_total} chunks"
@@ -145,7 +146,7 @@ def history_line(reader: IndexReader, root: Path) -> str:
 
     state = reader.history_state()
     if state is None:
-        return "none (not read yet; `repolens index` reads it)"
+        return f"none (not read yet; {say('index')} reads it)"
     if not state.head:
         return f"none ({state.note})"
     line = f"{counted(state.commits, 'commit')} up to {state.head[:10]}"
@@ -153,5 +154,5 @@ def history_line(reader: IndexReader, root: Path) -> str:
     if moved is None:
         return line
     if moved.rewritten:
-        return f"{line}, which HEAD no longer holds: `repolens index` reads it afresh"
-    return f"{line}, behind HEAD by {counted(moved.newer, 'commit')}: `repolens index` reads it"
+        return f"{line}, which HEAD no longer holds: {say('index')} reads it afresh"
+    return f"{line}, behind HEAD by {counted(moved.newer, 'commit')}: {say('index')} reads it"

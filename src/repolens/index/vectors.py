@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from repolens.errors import EmbedderError, IndexVersionError
+from repolens.fronts import say
 from repolens.models.base import Embedder
 from repolens.models.document import embedding_text
 from repolens.store.base import IndexWriter
@@ -75,7 +76,7 @@ def bind_embedder(writer: IndexWriter, embedder: Embedder, style: str) -> None:
     if other and writer.vector_count():
         raise EmbedderError(
             f"the index holds vectors of {identity} ({meta.get('embed_style')}) but the configured "
-            f"model is {embedder.identity} ({style}): re-run `repolens index --rebuild`, or restore "
+            f"model is {embedder.identity} ({style}): {say('run rebuild')}, or restore "
             "the embed settings the index was built with"
         )
     writer.write_meta({"embed_identity": embedder.identity, "embed_style": style, "embed_dim": embedder.dim})

@@ -32,6 +32,7 @@ from repolens.budget import (
     diff_marker,
     more_did_not_fit,
 )
+from repolens.fronts import say
 from repolens.history.gitlog import NO_COMMITS, changed_lines, head_now, held, moved_since, quoted
 from repolens.history.heads import head_in_files
 from repolens.search.history_leg import commits_for, unavailable
@@ -253,11 +254,11 @@ def _behind_head(root: Path, indexed: str) -> tuple[str, Callable[[list[str]], s
         return "", None
     if not moved.rewritten:
         newer = counted(moved.newer, "newer commit")
-        return f"{BEHIND_HEAD} {indexed[:7]}: HEAD has {newer}; `repolens index` reads them", None
+        return f"{BEHIND_HEAD} {indexed[:7]}: HEAD has {newer}; {say('index')} reads them", None
     now = moved.now
     return (
         f"{BEHIND_HEAD} {indexed[:7]}, which HEAD ({now[:7]}) does not hold (a branch switch or a rewrite): "
-        "commits HEAD does not hold are left out; `repolens index` reads it afresh",
+        f"commits HEAD does not hold are left out; {say('index')} reads it afresh",
         lambda hashes: held(root, hashes, now),
     )
 
@@ -268,7 +269,7 @@ def _first_commit_since(root: Path, state: HistoryState | None) -> str:
     if state is None or state.note != NO_COMMITS:
         return ""
     now = head_now(root)
-    return f"; HEAD is {now[:7]} now: `repolens index` reads it" if now else ""
+    return f"; HEAD is {now[:7]} now: {say('index')} reads it" if now else ""
 
 
 def render_history(reply: HistoryReply, max_chars: int) -> HistoryReply:

@@ -17,6 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -201,7 +202,10 @@ def run_each(
     ``RepolensError`` is its one line; anything else is a bug, logged with
     its traceback and named as one."""
     done = threading.Condition()
-    tasks = [_Task(key, call, done) for key, call in zip(keys, calls, strict=True)]
+    # each in a copy of the caller's context, as a thread of its own would
+    # be: what the call says is in its caller's words (repolens.fronts)
+    pairs = zip(keys, calls, strict=True)
+    tasks = [_Task(key, functools.partial(copy_context().run, call), done) for key, call in pairs]
     for task in tasks:
         _pool.submit(task)
     late: set[int] = set()

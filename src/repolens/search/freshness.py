@@ -27,6 +27,7 @@ from pathlib import Path
 
 from repolens.chunking import Chunk
 from repolens.chunking.labels import split_names
+from repolens.fronts import say
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.staleness import changed_files
 from repolens.store.base import IndexReader
@@ -53,7 +54,7 @@ def freshen_outcome(root: Path, reader: IndexReader, outcome: SearchOutcome, set
     if stale_files:
         outcome.notes.append(
             f"{stale_files} cited file{'s' if stale_files > 1 else ''} changed since indexing; "
-            "`repolens index` refreshes the index"
+            f"{say('index')} refreshes the index"
         )
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 
+from repolens.fronts import say
 from repolens.record import Record
 from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
 
@@ -40,7 +41,11 @@ HALF_LIFE_DAYS = 365.0
 MAX_VOTED = 10  # files the leg may add to the candidates
 _DAY = 86_400
 _SUBJECT_CHARS = 60
-NO_INDEXED_HISTORY = "this index has no history yet; `repolens index` reads it"
+
+
+def no_indexed_history() -> str:
+    """The note of an index with no history read yet (in the caller's words)."""
+    return f"this index has no history yet; {say('index')} reads it"
 
 
 class SimilarCommit(Record):
@@ -80,7 +85,7 @@ class HistoryVotes(Record):
 def unavailable(state: HistoryState | None) -> str:
     """Why an index with this history cannot answer from it ("" when it can)."""
     if state is None:
-        return NO_INDEXED_HISTORY
+        return no_indexed_history()
     if state.note:
         return state.note
     if state.commits == 0:  # the indexer left out every commit there was (repolens.history.sync)
@@ -173,11 +178,11 @@ def history_leg(
         if now:
             note = (
                 f"the indexed history ends at {state.head[:7]}, which HEAD ({now[:7]}) does not hold "
-                "(a branch switch or a rewrite); `repolens index` reads it afresh"
+                f"(a branch switch or a rewrite); {say('index')} reads it afresh"
             )
             return HistoryVotes(note=note), [f"history leg off: {note}"]
     votes = vote_files(reader, terms)
-    return votes, [f"history leg off: {votes.note}"] if votes.note == NO_INDEXED_HISTORY else []
+    return votes, [f"history leg off: {votes.note}"] if votes.note == no_indexed_history() else []
 
 
 def join_voted(

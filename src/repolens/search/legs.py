@@ -26,6 +26,7 @@ from pathlib import Path
 
 from repolens.chunking import Chunk
 from repolens.errors import EmbedderError, RepolensError
+from repolens.fronts import say
 from repolens.record import Record
 from repolens.search.filters import Filters
 from repolens.search.mentions import path_index
@@ -279,7 +280,7 @@ def check_query_embedder(meta: dict[str, str], embedder: Embedder) -> None:
     if identity and identity != embedder.identity:
         raise EmbedderError(
             f"the index was embedded with {identity} but the configured model is {embedder.identity}: "
-            "search with the same embed settings, or re-run `repolens index --rebuild`"
+            f"search with the same embed settings, or {say('run rebuild')}"
         )
 
 
@@ -295,7 +296,7 @@ def dense_leg(
     meta = reader.meta()
     if not meta.get("embed_identity"):
         if settings.vectors:
-            return None, ["dense leg missing: this index has no vectors yet; run `repolens index` to embed"]
+            return None, [f"dense leg missing: this index has no vectors yet; {say('run index')} to embed"]
         return None, []
     from repolens.models import make_embedder  # onnxruntime: only for indexes with vectors
     from repolens.models.embed_config import load_embed_config
@@ -313,7 +314,7 @@ def dense_leg(
     if total and done < total:
         notes.append(
             f"dense leg covers {done} of {total} chunks ({100 * done // total}%); "
-            "`repolens index` finishes the embedding"
+            f"{say('index')} finishes the embedding"
         )
     return BoundDense(reader, query_vector), notes
 

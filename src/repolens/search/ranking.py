@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repolens.budget import counted
+from repolens.fronts import say
 from repolens.record import Record
 from repolens.roles import path_role
 from repolens.search.filters import Filters, no_indexed_file
@@ -170,9 +171,7 @@ def _chunked_otherwise(reader: IndexReader, settings: Settings) -> str:
     now = chunking_settings(settings)
     if not built or built == now:
         return ""
-    return (
-        f"the index was chunked with {built}; the settings now say {now}: run `repolens index` to rebuild it"
-    )
+    return f"the index was chunked with {built}; the settings now say {now}: {say('run index')} to rebuild it"
 
 
 def _kinds_held(outcome: SearchOutcome, shown: int) -> str:

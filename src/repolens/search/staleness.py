@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from repolens.fronts import say
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from repolens.store.base import IndexReader
@@ -54,5 +56,5 @@ def stale_note(paths: Sequence[str], label: Callable[[str], str] = str) -> str:
     files, its = ("file", "its") if len(paths) == 1 else ("files", "their")
     return (
         f"{len(paths)} cited {files} changed since indexing ({named}): {its} lines may have moved; "
-        "`repolens index` refreshes the index"
+        f"{say('index')} refreshes the index"
     )

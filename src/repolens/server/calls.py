@@ -49,6 +49,7 @@ from repolens.budget import (
     SYMBOLS_MAX_CHARS,
 )
 from repolens.errors import RepolensError, UsageError
+from repolens.fronts import serving
 from repolens.server.repos import LOCATION_ALIAS, Repos
 from repolens.server.tool_list import LOCATION
 from repolens.settings import Settings
@@ -460,7 +461,8 @@ def tool_body(fn: Callable[..., str], repos: Repos, *, read_only: bool) -> Calla
     """``fn`` as the SDK sees it: run on a worker thread (a read-only tool's
     among :data:`READ_THREADS`, another's among anyio's default ones), domain
     errors as ``ToolError`` (one line, server folders redacted for remote
-    callers), and the location parameter described for this mode (a name or
+    callers), what it tells the caller to run named as tools
+    (:mod:`repolens.fronts`), and the location parameter described for this mode (a name or
     a path locally, a name remotely)."""
     sig = inspect.signature(fn, eval_str=True)
     name_param = sig.parameters.get(LOCATION)
@@ -469,7 +471,8 @@ def tool_body(fn: Callable[..., str], repos: Repos, *, read_only: bool) -> Calla
 
     def body(*args: Any, **kwargs: Any) -> str:
         try:
-            return fn(*args, **kwargs)
+            with serving("mcp"):  # notes and fixes name the tools, not the commands
+                return fn(*args, **kwargs)
         except RepolensError as exc:
             raise ToolError(repos.redact(exc.spelled(_spelling))) from exc
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from repolens.budget import IMPACT_DEPTH, REFS_DEPTH, REFS_MAX_CHARS, counted
 from repolens.errors import NotFoundError, UsageError
+from repolens.fronts import say
 from repolens.record import Record
 
 TYPE_CHECKING = False
@@ -61,10 +62,9 @@ class _NoDefinition(NotFoundError):
     none defines it (:func:`find_references_across`)."""
 
 
-# What the error of a name that matches nothing suggests.
-_NEAR_NAMES_FIX = (
-    "find_symbol (repolens symbols) lists near names; pass one, or a place path:line, as {target}"
-)
+def _near_names_fix() -> str:
+    """What the error of a name that matches nothing suggests."""
+    return f"{say('symbols')} lists near names; pass one, or a place path:line, as {{target}}"
 
 
 def _checked(
@@ -187,7 +187,7 @@ def _find(
             for s in lookup.suggestions(reader)
         ]
         if not near:
-            raise _NoDefinition(f"no definition matches {target!r}", fix=_NEAR_NAMES_FIX)
+            raise _NoDefinition(f"no definition matches {target!r}", fix=_near_names_fix())
         named = ", ".join(near[:-1]) + f" or {near[-1]}" if len(near) > 1 else near[0]
         raise _NoDefinition(f"no definition matches {target!r}; did you mean {named}?")
     matches = [m for m in matches if m.tier == matches[0].tier]
@@ -195,7 +195,7 @@ def _find(
     for m in matches[:10]:
         rows.extend(s for s in defined(reader, m.qualname, m.path) if s.start_line == m.start_line)
     if not rows:
-        raise _NoDefinition(f"no definition matches {target!r}", fix=_NEAR_NAMES_FIX)
+        raise _NoDefinition(f"no definition matches {target!r}", fix=_near_names_fix())
     return _Found(rows[:1], rows[1:])
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from repolens.errors import IndexCorruptError, IndexVersionError
+from repolens.fronts import say
 
 # The version of the index's records (the local store's SQLite tables, and
 # the same records as PostgreSQL keeps them): another is refused. Bump it
@@ -34,12 +35,12 @@ def format_versions() -> dict[str, int]:
 def check_versions(meta: dict[str, str], where: Path) -> None:
     """Refuse an index that is incomplete or written with other versions."""
     if not meta:
-        raise IndexCorruptError(f"index for {where} is incomplete", fix="re-run `repolens index`")
+        raise IndexCorruptError(f"index for {where} is incomplete", fix=say("re-run index"))
     for key, expected in format_versions().items():
         found = meta.get(key)
         if found != str(expected):
             what = key.removesuffix("_version")
             raise IndexVersionError(
                 f"index for {where} was written with {what} version {found or 'unknown'} "
-                f"but this repolens reads version {expected}: re-run `repolens index`"
+                f"but this repolens reads version {expected}: {say('re-run index')}"
             )

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from repolens.errors import IndexLockedError, IndexMissingError, IndexReadOnlyError, StorageFullError
+from repolens.fronts import say
 from repolens.record import Record
 
 INDEX_DIR_NAME = ".repolens"
@@ -120,7 +121,7 @@ class IndexLayout(Record):
     def missing(self) -> IndexMissingError:
         """The error for a root without an index; its fix is one that can work."""
         if self._can_create():
-            return IndexMissingError(f"no index for {self.root}: run `repolens index {self.root}`")
+            return IndexMissingError(f"no index for {self.root}: {say('run build', root=self.root)}")
         return IndexMissingError(
             f"no index for {self.root}, and its index folder {self.index_dir} cannot be written: "
             f"run `repolens index {self.root} --index-dir DIR` with DIR on a writable disk, "

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from repolens.chunking import Chunk, Symbol
 from repolens.errors import IndexCorruptError, RepolensError
+from repolens.fronts import say
 from repolens.store.base import (
     FileRecord,
     NameMatch,
@@ -179,7 +180,7 @@ def open_reader(path: Path) -> sqlite3.Connection:
 
 
 def _missing(path: Path) -> IndexCorruptError:
-    return IndexCorruptError(f"index database {path} is missing", fix="re-run `repolens index`")
+    return IndexCorruptError(f"index database {path} is missing", fix=say("re-run index"))
 
 
 def _unreadable(path: Path, exc: Exception) -> RepolensError:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repolens.errors import IndexCorruptError, IndexLockedError, IndexMissingError, RepolensError
+from repolens.fronts import say
 from repolens.store.base import ROOTS_OF
 from repolens.store.postgres import packing, rows, schema
 from repolens.store.postgres.connect import connect, pooled, redact, require_driver, translate, unavailable
@@ -239,7 +240,7 @@ class PgStore:
         gen = self.generation_id(name)
         if gen is None:
             raise IndexCorruptError(
-                f"generation {name} of {self.location} does not exist", fix="re-run `repolens index`"
+                f"generation {name} of {self.location} does not exist", fix=say("re-run index")
             )
         return gen
 
@@ -539,7 +540,7 @@ def _seq(name: str) -> int:
     try:
         return int(name.removeprefix("gen-"))
     except ValueError:
-        raise IndexCorruptError(f"{name!r} is not a generation name", fix="re-run `repolens index`") from None
+        raise IndexCorruptError(f"{name!r} is not a generation name", fix=say("re-run index")) from None
 
 
 __all__ = ["PgStore", "unavailable"]

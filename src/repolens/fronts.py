@@ -1,0 +1,60 @@
+"""What a reply or an error tells its caller to run, in the caller's own words.
+
+The core writes notes and fixes such as "`repolens index` refreshes the
+index". A caller of the MCP tools cannot run a command: it calls a tool
+(``refresh_index``). The core asks :func:`say` for the phrase; the front
+that serves the call chooses the words (:func:`serving`, set by the MCP
+server around every tool call, the stdio and the HTTP one alike). Outside
+such a call, the library and the CLI, the words are the command line's,
+as they always were: their replies are unchanged, byte for byte.
+
+A context variable, not an argument: the phrases are written deep in the
+search, the store and the index, far from any adapter, and a tool body runs
+on a worker thread that gets a copy of the call's context.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_imports.py)
+    from typing import Literal
+
+    Front = Literal["cli", "mcp"]
+    Phrase = Literal["index", "run index", "re-run index", "run build", "run rebuild", "symbols"]
+
+_front: ContextVar[Front] = ContextVar("repolens_front", default="cli")
+
+# Each phrase in each front. "index" reads the changes (and rebuilds an
+# index it cannot read); "run build" builds the first index of {root};
+# "run rebuild" builds the index afresh.
+_PHRASES: dict[Phrase, dict[Front, str]] = {
+    "index": {"cli": "`repolens index`", "mcp": "refresh_index"},
+    "run index": {"cli": "run `repolens index`", "mcp": "call refresh_index"},
+    "re-run index": {"cli": "re-run `repolens index`", "mcp": "call refresh_index"},
+    "run build": {"cli": "run `repolens index {root}`", "mcp": "call index_repo"},
+    "run rebuild": {"cli": "re-run `repolens index --rebuild`", "mcp": "call index_repo with rebuild=true"},
+    "symbols": {"cli": "find_symbol (repolens symbols)", "mcp": "find_symbol"},
+}
+
+
+def say(phrase: Phrase, **fields: object) -> str:
+    """``phrase`` in the words of the front serving this call, its
+    ``fields`` (``root``) filled in where those words name them."""
+    words = _PHRASES[phrase][_front.get()]
+    return words.format(**fields) if fields else words
+
+
+class serving:  # a context manager, named as one is used: ``with serving("mcp"):``
+    """Within this block (and the worker threads it starts with a copy of
+    its context), :func:`say` speaks for ``front``."""
+
+    def __init__(self, front: Front) -> None:
+        self.front = front
+
+    def __enter__(self) -> None:
+        self.token = _front.set(self.front)
+
+    def __exit__(self, *exc: object) -> None:
+        _front.reset(self.token)
