@@ -22,7 +22,9 @@ if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_impor
     from typing import Literal
 
     Front = Literal["cli", "mcp"]
-    Phrase = Literal["index", "run index", "re-run index", "run build", "run rebuild", "symbols"]
+    Phrase = Literal[
+        "index", "run index", "re-run index", "run build", "run rebuild", "symbols", "index them"
+    ]
 
 _front: ContextVar[Front] = ContextVar("repolens_front", default="cli")
 
@@ -36,6 +38,7 @@ _PHRASES: dict[Phrase, dict[Front, str]] = {
     "run build": {"cli": "run `repolens index {root}`", "mcp": "call index_repo"},
     "run rebuild": {"cli": "re-run `repolens index --rebuild`", "mcp": "call index_repo with rebuild=true"},
     "symbols": {"cli": "find_symbol (repolens symbols)", "mcp": "find_symbol"},
+    "index them": {"cli": "index them (repolens index, or refresh --all)", "mcp": "index them (index_repo)"},
 }
 
 

@@ -346,16 +346,20 @@ def test_what_to_run_is_a_tool_over_mcp_and_a_command_in_the_cli(make_repo):
                 ("index_status", {"repo": "app"}),
                 ("find_references", {"target": "no_such_name", "repo": "app"}),
                 ("index_status", {"repo": "bare"}),
+                ("find_references", {"target": "X", "repo": ["bare", "bare"]}),
             )
             return [_text(await client.call_tool(tool, args)) for tool, args in calls]
 
-    search, status, refs, missing = asyncio.run(session())
+    search, status, refs, missing, unanswered = asyncio.run(session())
     assert "1 cited file changed since indexing; refresh_index refreshes the index" in search, search
     assert "(0 new, 1 modified, 0 deleted): call refresh_index to refresh" in status, status
     assert refs.endswith(": find_symbol lists near names; pass one, or a place path:line, as `target`"), refs
     assert missing.startswith("no index for ") and missing.endswith(": call index_repo"), missing
-    commands = ("repolens index", "repolens symbols")
-    assert not [reply for reply in (search, status, refs, missing) if any(c in reply for c in commands)]
+    assert unanswered.startswith("no repository could answer: ")
+    assert unanswered.endswith("index them (index_repo) and ask again"), unanswered
+    commands = ("repolens index", "repolens symbols", "refresh --all")
+    replies = (search, status, refs, missing, unanswered)
+    assert not [reply for reply in replies if any(c in reply for c in commands)]
 
     def cli(*args: str) -> str:
         out = subprocess.run(

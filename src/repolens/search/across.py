@@ -38,6 +38,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from repolens.errors import NotFoundError
+from repolens.fronts import say
 from repolens.record import Record
 from repolens.search.fanout import (
     ASK_TIMEOUT_S,
@@ -339,7 +340,7 @@ def merge_answers(
     if not answered:
         raise NotFoundError(
             "no repository could answer: " + "; ".join(failed_notes(answers)),
-            fix="index them (repolens index, or refresh --all) and ask again",
+            fix=f"{say('index them')} and ask again",
         )
     settings = answered[0][1].settings  # the reply's budget and top_k: as the first repository's settings say
     notes = [

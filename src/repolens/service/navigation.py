@@ -391,7 +391,7 @@ def find_references_across(
         if miss is None:
             raise NotFoundError(
                 "no repository could answer: " + "; ".join(failed),
-                fix="index them (repolens index, or refresh --all) and ask again",
+                fix=f"{say('index them')} and ask again",
             )
         raise _NoDefinition("; ".join([miss.problem, *failed]), fix=miss.fix)
     text = "\n\n".join([*notes, *(f.text for f in found)])
