@@ -117,7 +117,9 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         meaning.add(definition.path, definition.name, definition.language)
     if companion := companion_name(reader, definition):  # Kotlin's A.build() of companion object Factory
         meaning.add(definition.path, companion, definition.language)
-    if definition.name in CONSTRUCTORS and definition.parent:  # new C() and C() call the constructor
+    if (  # new C() and C() call the constructor; Rust's new is a function like another
+        definition.name in CONSTRUCTORS and definition.parent and definition.language not in _NO_CONSTRUCTORS
+    ):
         for cls in defined(reader, definition.parent, definition.path):
             meaning.add(cls.path, cls.qualname, cls.language)
             meaning.constructs = True
@@ -187,6 +189,9 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     return Resolved(definition, *_one_per_line([r for r in resolved if r.name != "*"], matches))
 
 
+# Languages with no constructor: a type is made by its literal (Rust's ``Circle { r }``), and
+# ``new`` is a function called by its path, never through its type's other uses.
+_NO_CONSTRUCTORS = frozenset({"rust"})
 # Languages where a member named without a call is a field, never a method: a Rust method is
 # used by a call, or named by a path (``Self::short``, ``Arg::short`` passed as a value).
 _FIELD_READING = frozenset({"rust"})
