@@ -833,8 +833,8 @@ def test_csharp_a_using_s_namespace_and_typed_locals():
         "    private Invoice f;\n"
         "    public Line Prop { get; set; }\n"
         "    void Go(Invoice a) {\n"
-        "      var x = new Invoice(); Invoice y = Invoice.Empty();\n"
-        "      x.M(); y.M(); a.M(); f.M(); Prop.M(); Inv.Empty();\n"  # 10
+        "      var x = new Invoice(); Invoice y = Invoice.Empty(); Invoice? n = x;\n"
+        "      x.M(); y.M(); a.M(); f.M(); Prop.M(); Inv.Empty(); n.M();\n"  # 10
         "      foreach (Line e in es) { e.N(); }\n"
         "    }\n"
         "  }\n"
@@ -851,6 +851,7 @@ def test_csharp_a_using_s_namespace_and_typed_locals():
         *["?Invoice.M"] * 4,
         "?Line.M",
         "Billing.Models.Invoice.Empty",
+        "?Invoice.M",  # a nullable local: Invoice? n
         "?Line.N",
     ]
     assert sorted((r.scope, r.target) for r in rows if r.kind == "field") == [

@@ -39,8 +39,8 @@ def declare(ex: Extracting, node: ts.Node, name: str, type_node: ts.Node | None)
     constructor) ``type_node`` names, as :func:`.typed.read_typed` records a declaration."""
     if type_node is None or not name:
         return
-    if type_node.type == "nullable_type":  # Foo?: a Foo or null
-        type_node = next((c for c in type_node.named_children if c.type == "user_type"), None)
+    if type_node.type == "nullable_type":  # Foo?: a Foo or null (Kotlin's user_type, C#'s name)
+        type_node = type_node.named_children[0] if type_node.named_child_count else None
         if type_node is None:
             return
     line = line_of(node)
