@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
+from repolens.chunking.refs.captures import in_file_order
 from repolens.chunking.refs.extracting import Extracting, line_of, text
 from repolens.chunking.refs.typed import TYPE_NAME, plain_type
 
@@ -44,7 +45,7 @@ _CONSTRUCTOR_PREFIXES = ("new_", "with_")
 
 def made(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
     """Type the file's locals made by a constructor (see the module docstring)."""
-    for node in sorted(caps.get("made", ()), key=lambda n: n.start_byte):
+    for node in in_file_order(caps.get("made", ())):
         pattern, value = node.child_by_field_name("pattern"), node.child_by_field_name("value")
         if pattern is None or value is None:
             continue
