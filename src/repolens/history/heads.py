@@ -24,6 +24,7 @@ _HASH = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _SYMREFS = 5  # HEAD -> branch -> ...: a longer chain is left to git
 _HOLDS: dict[tuple[Path, str, str], bool] = {}  # (root, read, now): whether now holds read
 _HOLDS_KEPT = 256
+_GIT_DIRS: dict[Path, Path] = {}  # a root -> the git folder of its work tree
 
 
 def left_behind(root: Path, read: str) -> str:
@@ -69,6 +70,17 @@ def head_in_files(root: Path) -> str:
 
 
 def _git_dir(root: Path) -> Path | None:
+    """:func:`_find_git_dir`, found once per root (a search asks each time;
+    a root with none is looked for again: it may become a work tree)."""
+    found = _GIT_DIRS.get(root)
+    if found is None:
+        found = _find_git_dir(root)
+        if found is not None:
+            _GIT_DIRS[root] = found
+    return found
+
+
+def _find_git_dir(root: Path) -> Path | None:
     """The git folder of the work tree ``root`` is in: the nearest
     ``.git`` folder, or the one a ``.git`` file names (a linked worktree)."""
     for folder in (root, *root.parents):

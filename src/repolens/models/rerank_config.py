@@ -42,14 +42,9 @@ class RerankConfig:
 
     def __post_init__(self) -> None:
         if self.provider.strip().lower() not in PROVIDERS:
-            raise RerankerError(f"rerank.provider={self.provider!r} is unknown; use one of none, local")
-        for key in (
-            "max_tokens",
-            "top_n",
-            "weight",
-            "threads",
-            "batch_size",
-        ):  # bounds: settings.STAGE_BOUNDS
+            known = ", ".join(PROVIDERS)
+            raise RerankerError(f"rerank.provider={self.provider!r} is unknown; use one of {known}")
+        for key in ("max_tokens", "top_n", "weight", "threads", "batch_size"):  # settings.STAGE_BOUNDS
             check_stage_value("rerank", key, getattr(self, key), error=RerankerError)
 
     @classmethod

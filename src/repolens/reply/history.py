@@ -74,10 +74,7 @@ class HistoryEntry:
         return f"{','.join((self.repo, *self.also))} {head}" if self.repo else head
 
     def render(self) -> str:
-        return self.render_within(None)
-
-    def render_within(self, limit: int | None) -> str:
-        return self.shown_within(limit)[0]
+        return self.shown_within(None)[0]
 
     def shown_within(self, limit: int | None) -> tuple[str, HistoryEntry]:
         """The entry, whole when it fits in ``limit`` chars (None: no limit).
@@ -275,7 +272,7 @@ def _first_commit_since(root: Path, state: HistoryState | None) -> str:
 def render_history(reply: HistoryReply, max_chars: int) -> HistoryReply:
     """The text: a head line, the commits that fit, then one line naming
     those that did not (it always fits: it drops names to fit). A commit
-    that does not fit whole is shown cut (:meth:`HistoryEntry.render_within`)
+    that does not fit whole is shown cut (:meth:`HistoryEntry.shown_within`)
     when its head line fits, and the best one always is: its hash and
     subject fit at every budget, beside the trailer's count or alone."""
     about = " and ".join(p for p in (repr(reply.query) if reply.query else "", quoted(reply.path or "")) if p)

@@ -182,7 +182,7 @@ def history_leg(
             )
             return HistoryVotes(note=note), [f"history leg off: {note}"]
     votes = vote_files(reader, terms)
-    return votes, [f"history leg off: {votes.note}"] if votes.note == no_indexed_history() else []
+    return votes, [f"history leg off: {votes.note}"] if state is None else []  # no history read yet
 
 
 def join_voted(

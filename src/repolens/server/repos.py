@@ -15,7 +15,7 @@ from pydantic import Field
 from repolens.branches.names import branches_of, parse_ref, resolve_key, unknown
 from repolens.branches.registry import EMPTY, Registry
 from repolens.branches.roots import name_for
-from repolens.branches.several import ALL, PROJECT, selected
+from repolens.branches.several import ALL, PROJECT, project_members, selected
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import safe_path
@@ -192,9 +192,8 @@ class Repos:
             if spec == ALL:
                 found += self.missing
             elif spec.startswith(PROJECT):
-                project = spec.removeprefix(PROJECT).strip()
-                entries = self.registry.entries
-                found += [n for n in self.missing if n in entries and entries[n].project == project]
+                members = project_members(spec.removeprefix(PROJECT).strip(), self.registry)
+                found += [n for n in self.missing if n in members]
         return list(dict.fromkeys(found))
 
     def split_label(self, path: str) -> tuple[str, str] | None:
