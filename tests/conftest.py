@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -239,6 +240,27 @@ def write_tree() -> WriteTree:
 def git(isolated_git_config: None) -> Git:
     """``git(root, *args)``: run git in a repository made by ``git_repo``."""
     return run_git
+
+
+@pytest.fixture
+def git_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """``git_calls()``: the arguments of each git process started since the
+    last call, one string each (a wrapper first on PATH logs them and runs
+    git): how a test proves that a path runs no git."""
+    log, wrapper = tmp_path / "git-calls.log", tmp_path / "git-wrapper"
+    wrapper.mkdir()
+    log.write_text("")
+    real = shutil.which("git")
+    (wrapper / "git").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
+    (wrapper / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper}{os.pathsep}{os.environ['PATH']}")
+
+    def calls() -> list[str]:
+        ran = log.read_text().splitlines()
+        log.write_text("")
+        return ran
+
+    return calls
 
 
 @pytest.fixture

@@ -326,6 +326,52 @@ def test_no_history_outside_git_or_before_the_first_commit(plain_dir: Path, make
     assert index.stored() == []
 
 
+def test_head_now_and_status_read_head_from_git_files_as_git_says(
+    make_repo: MakeRepo, git: Git, tmp_path: Path, git_calls
+):
+    """``head_now`` and ``status`` ran git for HEAD's commit every time
+    (``status`` even when HEAD was where the history was read). Now git's
+    files say it (``heads.head_in_files``, as every search reads them), no
+    process, and git's answer it is: after a commit, an amend, a detached
+    checkout, packed refs, in a linked worktree and a folder of the work
+    tree. Git answers what the files do not say."""
+    root = make_repo({"app/a.py": "a = 1\n", "b.py": "b = 1\n"})
+    other = tmp_path / "other"
+    git(root, "worktree", "add", "-q", "-b", "other", str(other))
+
+    def agree(where: Path) -> None:
+        git_calls()
+        now = gitlog.head_now(where)
+        assert git_calls() == []
+        assert now == git(where, "rev-parse", "HEAD").strip()
+        service.index_repo(where)
+        git_calls()
+        history = service.index_status(where).history
+        ran = git_calls()
+        assert [args for args in ran if " ls-files " not in f" {args} "] == []  # but discovery's file list
+        assert history.endswith(f" up to {now[:10]}")
+
+    for where in (root, root / "app", other, other / "app"):
+        agree(where)
+    commit(git, root, "Second", {"b.py": "b = 2\n"})
+    agree(root)
+    git(root, "commit", "-q", "--amend", "-m", "Second, reworded")
+    agree(root)
+    commit(git, other, "On other", {"c.py": "c = 1\n"})
+    agree(other)
+    git(root, "pack-refs", "--all")
+    assert not (root / ".git/refs/heads/main").exists()
+    agree(root)
+    agree(other)
+    git(root, "checkout", "-q", "--detach", "HEAD~1")
+    agree(root)
+    unborn = make_repo({"a.py": "x = 1\n"}, name="unborn", commit=False)
+    for where in (unborn, tmp_path):  # no commit yet; not a work tree
+        git_calls()
+        assert gitlog.head_now(where) == ""
+        assert git_calls() != []  # the files do not say: git does
+
+
 def test_a_checkout_git_refuses_for_its_owner_names_safe_directory(
     make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
 ):

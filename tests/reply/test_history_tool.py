@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -404,7 +403,7 @@ def test_a_history_whose_commits_were_all_left_out_says_why(make_repo: MakeRepo)
 
 
 def test_whether_head_moved_is_read_from_git_files_and_answers_as_git(
-    make_repo: MakeRepo, git: Git, tmp_path: Path, monkeypatch
+    make_repo: MakeRepo, git: Git, tmp_path: Path, git_calls
 ):
     """Every history reply asked git whether HEAD moved since the index (a
     process, ~2.5 ms) though the search's history leg reads HEAD from git's
@@ -420,11 +419,6 @@ def test_whether_head_moved_is_read_from_git_files_and_answers_as_git(
     indexed = {where: git(where, "rev-parse", "HEAD").strip() for where in (root, other)}
     for where in indexed:
         service.index_repo(where)
-    log, wrapper = tmp_path / "git.log", tmp_path / "bin"
-    wrapper.mkdir()
-    (wrapper / "git").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {shutil.which("git")} "$@"\n')
-    (wrapper / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{wrapper}{os.pathsep}{os.environ['PATH']}")
 
     def gits(where: Path) -> Moved | None:
         """What git alone says of how HEAD moved since the index (the root is the top: all count)."""
@@ -437,10 +431,10 @@ def test_whether_head_moved_is_read_from_git_files_and_answers_as_git(
 
     def agree(where: Path) -> list[str]:
         """Git's answer is the reply's; the git commands the reply ran."""
-        log.write_text("")
+        git_calls()
         readers.clear()
         notes = service.search_history("a", where).notes
-        ran = log.read_text().splitlines()
+        ran = git_calls()
         moved, behind = gits(where), [n for n in notes if n.startswith("the indexed history ends at ")]
         if moved is None:
             assert behind == []

@@ -10,7 +10,6 @@ from conftest import UPLOAD_FILES, Git, MakeRepo, commit_upload_history
 from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import commit_files as commit
 from repolens import service
-from repolens.history.heads import head_in_files
 from repolens.ops.doctor import diagnose
 from repolens.search.history_leg import vote_files
 from repolens.search.query import parse_query
@@ -98,29 +97,6 @@ def test_after_a_rewrite_the_leg_stops_voting_until_the_next_index(upload_repo: 
     service.index_repo(upload_repo)  # read afresh: the retry commit is gone for good
     reply = service.search_code(QUESTION, upload_repo, mode="files")
     assert not any("history" in n for n in reply.notes)
-
-
-def test_heads_read_from_git_files_are_gits(make_repo: MakeRepo, git: Git, tmp_path: Path):
-    """The check every search makes reads HEAD's commit from git's files
-    (no process): it must be git's, in a folder of the work tree, a linked
-    worktree and after the refs are packed; a detached HEAD too."""
-    root = make_repo({"app/a.py": "a = 1\n"})
-    other = tmp_path / "other"
-    git(root, "worktree", "add", "-q", "-b", "other", str(other))
-    commit(git, other, "On other", {"b.py": "b = 1\n"})
-
-    def agree(where: Path) -> None:
-        assert head_in_files(where) == git(where, "rev-parse", "HEAD").strip()
-
-    for where in (root, root / "app", other, other / "app"):
-        agree(where)
-    git(root, "pack-refs", "--all")
-    assert not (root / ".git/refs/heads/other").exists()
-    agree(root)
-    agree(other)
-    git(root, "checkout", "-q", "--detach", "HEAD")
-    agree(root)
-    assert head_in_files(tmp_path) == ""  # not a work tree
 
 
 def test_the_leg_off_for_good_is_said_by_status_and_doctor_not_by_every_reply(

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from repolens.discover.git import git_env
+from repolens.history.heads import head_in_files
 from repolens.store.base import CommitDoc
 
 # Each commit's header in the ``git log -z`` stream: a record separator, then
@@ -89,7 +90,13 @@ def head(root: Path) -> str:
 
 def head_now(root: Path) -> str:
     """The commit ``HEAD`` points at, "" when git cannot say (no commit,
-    not a work tree, git missing): for a reply, which never fails on it."""
+    not a work tree, git missing): for a reply, which never fails on it.
+    Asked by every ``status`` and ``history`` reply: git's files say it
+    first (:func:`~repolens.history.heads.head_in_files`, no process), git
+    runs only when they do not plainly say it."""
+    now = head_in_files(root)
+    if now:
+        return now
     try:
         proc = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     except NoHistory:
@@ -110,7 +117,8 @@ def moved_since(root: Path, indexed: str) -> Moved | None:
     """How ``HEAD`` moved since the history was read up to ``indexed``;
     None when it did not (or only by commits the history leaves out:
     merges, commits that touch no file under the root) or git cannot say.
-    A few git commands when it moved, one when it did not."""
+    A few git commands when it moved, none when git's files say it did not
+    (:func:`head_now`)."""
     now = head_now(root)
     if not now or now == indexed:
         return None

@@ -30,10 +30,12 @@ _GIT_DIRS: dict[Path, Path] = {}  # a root -> the git folder of its work tree
 def left_behind(root: Path, read: str) -> str:
     """HEAD's commit when it no longer holds ``read`` (the commit the
     history was read up to), "" while it does or when git cannot say."""
+    # the files read here, not by gitlog.head_now: a search must not load
+    # gitlog (subprocess, tempfile...) while HEAD did not move
     now = head_in_files(root)
     if now == read:
         return ""
-    from repolens.history import gitlog  # runs git: only once HEAD moved
+    from repolens.history import gitlog
 
     now = now or gitlog.head_now(root)
     if not now or now == read:

@@ -34,7 +34,6 @@ from repolens.budget import (
 )
 from repolens.fronts import say
 from repolens.history.gitlog import NO_COMMITS, changed_lines, head_now, held, moved_since, quoted
-from repolens.history.heads import head_in_files
 from repolens.search.history_leg import commits_for, unavailable
 from repolens.search.query import parse_query
 from repolens.store.base import HistoryState, IndexReader
@@ -241,11 +240,8 @@ def _behind_head(root: Path, indexed: str) -> tuple[str, Callable[[list[str]], s
     the note saying so, and, when ``HEAD`` no longer holds ``indexed`` (a
     branch switch, a reset, a rebase), which commits found may be shown
     (those ``HEAD`` holds); ("", None) when it did not move or git cannot say.
-    Asked by every reply: git's files say first that HEAD did not move (as
-    the search's history leg reads them, no process), git runs only when
-    they do not."""
-    if head_in_files(root) == indexed:
-        return "", None
+    Asked by every reply: :func:`moved_since` runs no git while git's files
+    say HEAD is where the history was read."""
     moved = moved_since(root, indexed)
     if moved is None:
         return "", None
