@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,9 @@ from conftest import UPLOAD_FILES, Git, MakeRepo, commit_upload_history
 from conftest import UPLOAD_QUESTION as QUESTION
 from conftest import commit_files as commit
 from repolens import service
+from repolens.history.heads import OFF_MOST
 from repolens.ops.doctor import diagnose
-from repolens.search.history_leg import vote_files
+from repolens.search.history_leg import history_leg, vote_files
 from repolens.search.query import parse_query
 from repolens.store.handles import readers
 
@@ -72,31 +74,88 @@ def test_the_vote_decays_with_age_counted_from_the_newest_commit(make_repo: Make
     assert votes.files["a.py"].strength == pytest.approx(0.25, rel=0.01)
 
 
-def test_after_a_rewrite_the_leg_stops_voting_until_the_next_index(upload_repo: Path, git: Git, monkeypatch):
-    """An amend or a reset takes commits off the branch: the leg voted with
-    them until ``repolens index``. It now says HEAD no longer holds the
-    history and does not vote; HEAD moved forward, it votes as before."""
+def _voted(root: Path) -> tuple[set[str], list[str]]:
+    """The files the leg votes for on the question, and its notes."""
+    reader, _ = service.open_index(root)
+    votes, notes = history_leg(reader, parse_query(QUESTION).weighted(), root)
+    return set(votes.files), notes
+
+
+def test_after_a_rewrite_the_leg_votes_with_the_commits_head_still_holds(
+    make_repo: MakeRepo, git: Git, monkeypatch
+):
+    """An amend or a reset takes commits off the branch, and the leg went
+    off until ``repolens index``. It now votes with the commits read that
+    HEAD still holds, never with those it does not hold, and says how many
+    it leaves out; HEAD moved forward, it votes as before, with no note."""
+    root = make_repo({**UPLOAD_FILES, "a.py": "a = 1\n", "b.py": "b = 1\n"})  # "initial" touches all: no vote
+    commit(
+        git, root, "Retry the transfer when it fails", {"net/upload.py": UPLOAD_FILES["net/upload.py"] + "\n"}
+    )
+    options = {"cli/options.py": UPLOAD_FILES["cli/options.py"] + "\n"}
+    commit(git, root, "Retry the transfer when the server fails", options)
+    service.index_repo(root)
+    read = git(root, "rev-parse", "--short=7", "HEAD").strip()
+    assert _voted(root) == ({"net/upload.py", "cli/options.py"}, [])
+    commit(git, root, "Unrelated", {"docs.md": "words\n"})  # forward: the history is still on the branch
+    assert _voted(root) == ({"net/upload.py", "cli/options.py"}, [])
+
+    def left_out() -> str:
+        head = git(root, "rev-parse", "--short=7", "HEAD").strip()
+        return (
+            f"history leg: the indexed history ends at {read}, which HEAD ({head}) does not hold "
+            "(a branch switch or a rewrite): it votes without the 1 commit HEAD does not hold; "
+            "`repolens index` reads the new ones"
+        )
+
+    git(root, "reset", "-q", "--hard", "HEAD~2")  # the commit read (cli/options.py's) is off the branch
+    assert _voted(root) == ({"net/upload.py"}, [left_out()])
     monkeypatch.setenv("REPOLENS_RANKING", "tuned")
     monkeypatch.setenv("REPOLENS_HISTORY_WEIGHT", "1.0")
-    assert _files(upload_repo, QUESTION)[0] == "net/upload.py"  # the retry commit votes
+    reply = service.search_code(QUESTION, root, mode="files")
+    assert (next(f.path for f in reply.files or []), reply.notes[0]) == ("net/upload.py", left_out())
+
+    service.index_repo(root)  # read afresh; then a commit read is amended
+    commit(git, root, "Retry the transfer when the server fails", options)
+    service.index_repo(root)
+    read = git(root, "rev-parse", "--short=7", "HEAD").strip()
+    assert _voted(root) == ({"net/upload.py", "cli/options.py"}, [])
+    git(root, "commit", "-q", "--amend", "-m", "Retry the transfer when the server fails, reworded")
+    assert _voted(root) == ({"net/upload.py"}, [left_out()])  # the amended commit is not read yet
+    service.index_repo(root)
+    assert _voted(root) == ({"net/upload.py", "cli/options.py"}, [])
+
+
+def test_a_rewrite_of_too_many_commits_turns_the_leg_off_until_the_next_index(
+    make_repo: MakeRepo, git: Git, monkeypatch
+):
+    """More commits off the branch than are listed to leave out: the leg
+    does not vote, and says so, until ``repolens index`` reads the history."""
+    root = make_repo({**UPLOAD_FILES, "a.py": "a = 1\n"})
+    initial = git(root, "rev-parse", "HEAD").strip()
+    stream = "".join(
+        f"commit refs/heads/main\ncommitter T <t@example.com> {1_700_000_000 + i} +0000\ndata 1\nx\n"
+        + (f"from {initial}\n" if i == 0 else "")
+        + "\n"
+        for i in range(OFF_MOST)
+    )
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=root, input=stream, text=True, check=True)
     commit(
-        git, upload_repo, "Unrelated", {"docs.md": "words\n"}
-    )  # forward: the history is still on the branch
-    assert _files(upload_repo, QUESTION)[0] == "net/upload.py"
-    assert not any("history" in n for n in service.search_code(QUESTION, upload_repo).notes)
-    indexed = git(upload_repo, "rev-parse", "--short=7", "HEAD~1").strip()
-    for rewrite in (["reset", "-q", "--hard", "HEAD~2"], ["commit", "-q", "--amend", "-m", "Reworded"]):
-        git(upload_repo, *rewrite)
-        head = git(upload_repo, "rev-parse", "--short=7", "HEAD").strip()
-        reply = service.search_code(QUESTION, upload_repo, mode="files")
-        assert next(f.path for f in reply.files or []) == "cli/options.py"
-        assert reply.notes[0] == (
-            f"history leg off: the indexed history ends at {indexed}, which HEAD ({head}) does not hold "
-            "(a branch switch or a rewrite); `repolens index` reads it afresh"
-        )
-    service.index_repo(upload_repo)  # read afresh: the retry commit is gone for good
-    reply = service.search_code(QUESTION, upload_repo, mode="files")
-    assert not any("history" in n for n in reply.notes)
+        git, root, "Retry the transfer when it fails", {"net/upload.py": UPLOAD_FILES["net/upload.py"] + "\n"}
+    )
+    monkeypatch.setenv("REPOLENS_HISTORY_COMMITS", "10")
+    service.index_repo(root)
+    read = git(root, "rev-parse", "--short=7", "HEAD").strip()
+    assert _voted(root) == ({"net/upload.py"}, [])
+    git(root, "reset", "-q", "--hard", initial)  # OFF_MOST + 1 commits off the branch
+    assert _voted(root) == (
+        set(),
+        [
+            f"history leg off: the indexed history ends at {read}, which HEAD ({initial[:7]}) does not hold "
+            "(a branch switch or a rewrite), and more than 5,000 of its commits are off the branch; "
+            "`repolens index` reads it afresh"
+        ],
+    )
 
 
 def test_the_leg_off_for_good_is_said_by_status_and_doctor_not_by_every_reply(

@@ -178,6 +178,19 @@ def is_ancestor(root: Path, old: str, new: str) -> bool:
     return _git(root, "merge-base", "--is-ancestor", old, new).returncode == 0
 
 
+def not_held(root: Path, read: str, now: str, most: int) -> list[str] | None:
+    """The non-merge commits ``read`` holds and ``now`` does not (those a
+    rewrite or a branch switch took off the branch), at most ``most + 1``:
+    more than ``most`` is too many to leave out one by one, and listing them
+    all would cost as much as reading the history afresh. None when git
+    cannot say (``read`` deleted by a garbage collection)."""
+    try:
+        proc = _git(root, "rev-list", "--no-merges", "-n", str(most + 1), read, f"^{now}", "--")
+    except NoHistory:
+        return None
+    return proc.stdout.decode("ascii").split() if proc.returncode == 0 else None
+
+
 def merges_between(root: Path, old: str, new: str) -> bool:
     """Whether a merge commit is among those ``new`` holds and ``old`` does
     not (True when git cannot say: the caller then reads afresh)."""

@@ -5,8 +5,9 @@ The history leg votes with the commits read up to ``HistoryState.head``.
 After a rewrite (``git commit --amend``, ``git reset --hard HEAD~1``, a
 rebase, a branch switch) some of them are no longer on the branch, until
 ``repolens index`` reads the history afresh: the leg must not vote with
-them. Asking git costs a process (~2.5 ms) per search, about as much as the
-leg itself; so HEAD's commit is first read from the files git keeps it in
+them (:func:`off_branch` lists them; it votes with the others). Asking
+git costs a process (~2.5 ms) per search, about as much as the leg
+itself; so HEAD's commit is first read from the files git keeps it in
 (``HEAD``, the branch's loose ref, ``packed-refs``): when that is the commit
 read, which is the common case, HEAD holds it and nothing runs. The files
 are never trusted to say more: any other answer (HEAD moved, or a layout
@@ -24,6 +25,8 @@ _HASH = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _SYMREFS = 5  # HEAD -> branch -> ...: a longer chain is left to git
 _HOLDS: dict[tuple[Path, str, str], bool] = {}  # (root, read, now): whether now holds read
 _HOLDS_KEPT = 256
+_OFF: dict[tuple[Path, str, str], frozenset[str] | None] = {}  # (root, read, now): commits now lost
+OFF_MOST = 5_000  # more commits off the branch: the history is read afresh before it votes again
 _GIT_DIRS: dict[Path, Path] = {}  # a root -> the git folder of its work tree
 
 
@@ -47,6 +50,24 @@ def left_behind(root: Path, read: str) -> str:
             _HOLDS.clear()
         holds = _HOLDS[key] = gitlog.is_ancestor(root, read, now)
     return "" if holds else now
+
+
+def off_branch(root: Path, read: str, now: str) -> frozenset[str] | None:
+    """The commits of the history read up to ``read`` that ``now`` (HEAD,
+    which :func:`left_behind` found does not hold ``read``) does not hold:
+    the leg votes without them. More than :data:`OFF_MOST` of them (a
+    rewrite of a long history: they are not all listed) or None (git
+    cannot say): the leg waits for ``repolens index``. Asked of git once
+    per pair, as whether one holds the other."""
+    key = (root, read, now)
+    if key not in _OFF:
+        from repolens.history import gitlog
+
+        if len(_OFF) >= _HOLDS_KEPT:
+            _OFF.clear()
+        listed = gitlog.not_held(root, read, now, OFF_MOST)
+        _OFF[key] = None if listed is None else frozenset(listed)
+    return _OFF[key]
 
 
 def head_in_files(root: Path) -> str:

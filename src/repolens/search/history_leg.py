@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 
+from repolens.budget import counted
 from repolens.fronts import say
 from repolens.record import Record
 from repolens.store.base import HistoryCommit, HistoryState, IndexReader, LexFilters, StoredChunk
@@ -103,15 +104,22 @@ def similar_commits(
     *,
     newest: int,
     indexed_only: bool = True,
+    without: frozenset[str] = frozenset(),
 ) -> list[SimilarCommit]:
     """The ``k`` commits most like the weighted ``terms``, best first, with
     their vote weight, their age counted back from ``newest`` (the
     history's :attr:`HistoryState.newest`; ``indexed_only``: their paths
-    limited to indexed files)."""
-    found = reader.history_search(terms, k) if terms else []
+    limited to indexed files), those of ``without`` left out (commits HEAD
+    no longer holds: as many more are searched, so that ``k`` remain)."""
+    found = reader.history_search(terms, k + len(without)) if terms else []
     if not found:
         return []
     stored = reader.history_commits((cid for cid, _ in found), indexed_only=indexed_only)
+    if without:
+        held = [(cid, score) for cid, score in found if cid in stored and stored[cid].hash not in without]
+        found = held[:k]
+        if not found:
+            return []
     best = found[0][1]
     out = []
     for cid, score in found:
@@ -124,9 +132,16 @@ def similar_commits(
     return out
 
 
-def vote_files(reader: IndexReader, terms: Sequence[tuple[str, float]], k: int = K_COMMITS) -> HistoryVotes:
+def vote_files(
+    reader: IndexReader,
+    terms: Sequence[tuple[str, float]],
+    k: int = K_COMMITS,
+    *,
+    without: frozenset[str] = frozenset(),
+) -> HistoryVotes:
     """Files the commits most like ``terms`` touched, with their strength
-    (see the module docstring); a note instead when there is no history."""
+    (see the module docstring), the commits of ``without`` left out; a note
+    instead when there is no history."""
     state = reader.history_state()
     note = unavailable(state)
     if note or state is None:
@@ -134,7 +149,7 @@ def vote_files(reader: IndexReader, terms: Sequence[tuple[str, float]], k: int =
     files = int(reader.meta().get("files", "0") or 0)
     votes: dict[str, float] = {}
     voters: dict[str, list[SimilarCommit]] = {}
-    for s in similar_commits(reader, terms, k, newest=state.newest):
+    for s in similar_commits(reader, terms, k, newest=state.newest, without=without):
         if _touches_most(len(s.commit.paths), files):
             continue
         for path in s.commit.paths:
@@ -165,22 +180,31 @@ def history_leg(
 ) -> tuple[HistoryVotes, list[str]]:
     """The leg for a search: the votes, and a note when the index has no
     history yet or when ``HEAD`` of ``root`` no longer holds the history read
-    (a rewrite, a branch switch: its commits may be off the branch, so the
-    leg does not vote) until ``repolens index`` reads it: the reader can act
-    on it. Why the leg is off for good (outside git, before the first
-    commit, ``history_commits = 0``) is no news to repeat on every reply:
-    ``status`` and ``doctor`` say it."""
+    (a rewrite, a branch switch), until ``repolens index`` reads it: the
+    reader can act on it. The commits read that HEAD no longer holds do not
+    vote, the others do; when too many are off the branch to list (or git
+    cannot say which), the leg is off. Why the leg is off for good (outside
+    git, before the first commit, ``history_commits = 0``) is no news to
+    repeat on every reply: ``status`` and ``doctor`` say it."""
     state = reader.history_state()
     if root is not None and state is not None and not unavailable(state):
-        from repolens.history.heads import left_behind
+        from repolens.history.heads import OFF_MOST, left_behind, off_branch
 
         now = left_behind(root, state.head)
         if now:
-            note = (
+            ended = (
                 f"the indexed history ends at {state.head[:7]}, which HEAD ({now[:7]}) does not hold "
-                f"(a branch switch or a rewrite); {say('index')} reads it afresh"
+                "(a branch switch or a rewrite)"
             )
-            return HistoryVotes(note=note), [f"history leg off: {note}"]
+            off = off_branch(root, state.head, now)
+            if off is None or len(off) > OFF_MOST:
+                many = f", and more than {OFF_MOST:,} of its commits are off the branch" if off else ""
+                note = f"{ended}{many}; {say('index')} reads it afresh"
+                return HistoryVotes(note=note), [f"history leg off: {note}"]
+            if off:  # (none: HEAD left only merges, which are not read)
+                left_out = f"it votes without the {counted(len(off), 'commit')} HEAD does not hold"
+                note = f"{ended}: {left_out}; {say('index')} reads the new ones"
+                return vote_files(reader, terms, without=off), [f"history leg: {note}"]
     votes = vote_files(reader, terms)
     return votes, [f"history leg off: {votes.note}"] if state is None else []  # no history read yet
 
