@@ -49,7 +49,6 @@ import tree_sitter as ts
 from repolens.chunking import Symbol
 from repolens.chunking.grammars import LangSpec, load_language
 from repolens.chunking.refs import (
-    IN_NAMESPACES,
     QUALIFIED_LANGUAGES,
     Ref,
     RefRows,
@@ -492,16 +491,9 @@ class _Extraction(Targets):
         if not target:
             if (capture == "name" and not self.rs.package_members) or name in self.rs.builtins:
                 return None  # a plain word the file does not bind: noise
-            if self.package and self.rs.package and not self.star:
-                target = f"{self.package}.{name}"
-            elif self.rs.namespaces and capture in _TYPE_CAPTURES and name[:1].isupper():
-                target = IN_NAMESPACES + name  # new Invoice(), Invoice x: of a namespace in scope
-            elif (
-                self.file_namespaces
-                and (capture != "call" or name[:1].isupper())
-                and (ns := self._namespace(at))
-            ):
-                target = f"{ns}.{name}"  # a class of the namespace the use is in (not a function)
+            # new Invoice(), Invoice x: of a namespace in scope; new Item(): of the one it is in
+            a_class = capture != "call" or name[:1].isupper()
+            target = self.unbound_key(name, at, namespaced=capture in _TYPE_CAPTURES, in_namespace=a_class)
         return self._template(name, capture, at, target)
 
     def _odd_row(self, capture: str, raw: str, at: int, node: ts.Node) -> str | None:

@@ -137,6 +137,21 @@ class Targets:
         k = bisect.bisect_left(self.file_namespaces, (line + 1, "")) - 1  # the last starting by its line
         return self.file_namespaces[k][1] if k >= 0 else ""
 
+    def unbound_key(self, name: str, at: int, *, namespaced: bool = True, in_namespace: bool = True) -> str:
+        """The key of ``name``, which the file does not bind, used in definition ``at`` ("" none:
+        a name match), where the language looks for such a name: its package (Java's ``B.make()``
+        of a class not imported), else a namespace in scope (``?Invoice``, when ``namespaced``
+        and named as a type is), else the namespace the use is in (PHP's ``Item::make()``, when
+        ``in_namespace``: not where the name may be a function's, which is the global one's).
+        The one rule of a type's name, a receiver's and a plain name's."""
+        if self.rs.package and self.package and not self.star:
+            return f"{self.package}.{name}"
+        if self.rs.namespaces and namespaced and name[:1].isupper():
+            return IN_NAMESPACES + name
+        if in_namespace and self.file_namespaces and (ns := self._namespace(at)):
+            return f"{ns}.{name}"
+        return ""
+
     def _inline_module(self, at: int) -> str:
         """The qualified name of the innermost module definition ``at`` is in
         (Rust's ``mod tests { ... }``; "" none: the file's)."""
@@ -168,10 +183,8 @@ class Targets:
             base = (self.module.get(owner) or self._own_key(owner)) if owner else ""
         if not base and typed and self.rs.call_results:  # x := c.Root(): what Root of c's type returns
             base = typed.get((fn, head)) or typed.get((-1, head))
-        if not base and self.rs.package and self.package and len(parts) == 1 and not self.star:
-            base = "" if head in self.rs.builtins else f"{self.package}.{head}"  # a type of the package
-        elif not base and self.rs.namespaces and head[:1].isupper() and head not in self.rs.builtins:
-            base = IN_NAMESPACES + head  # a type of a namespace in scope
+        if not base and head not in self.rs.builtins and (len(parts) == 1 or not self.rs.package):
+            base = self.unbound_key(head, fn)  # a type of the package, of a namespace in scope
         if not base or (head in self.modules_bound and len(parts) == 1):
             return ""
         if head in self.foreign:  # another crate's type: see RefSpec.shadowing_lets
@@ -290,12 +303,7 @@ class Targets:
         if not base and head[:1].isupper() and head not in rs.builtins:  # named as a type is
             if rs.implicit_self:
                 base = self._own_member(at, head)  # a class the class holds (Kind.parse())
-            if not base and rs.package and self.package and not self.star:
-                base = f"{self.package}.{head}"  # a class of the package, not imported (B.make())
-            elif not base and rs.namespaces:
-                base = IN_NAMESPACES + head  # Invoice.Empty(): of a namespace in scope
-            if not base and self.file_namespaces and (ns := self._namespace(at)):
-                base = f"{ns}.{head}"  # a class of the namespace the use is in (PHP's Item::make())
+            base = base or self.unbound_key(head, at)  # B.make(), Invoice.Empty(), PHP's Item::make()
         if not base:
             return ""
         return ".".join([base, *parts[1:]]) + "."
