@@ -32,11 +32,10 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from repolens.chunking.refs import module_parts, split_key
+from repolens.search.kept import FILES_HELD, INDEXES_HELD, per_index
 from repolens.store.base import IndexReader
 from repolens.store.file_text import file_lines
 
-# Indexes whose crates are kept (a process asks one or a few).
-_HELD = 16
 _LIB_ROOT = "src/lib.rs"  # Cargo's default library root, below the package's folder
 
 
@@ -49,26 +48,17 @@ class Crate:
     root: str
 
 
-_CRATES: dict[str, dict[str, Crate | None]] = {}
-_OF_PATH: dict[str, dict[str, tuple[Crate, list[str]] | None]] = {}
-
-
+@per_index(INDEXES_HELD)
 def crates(reader: IndexReader) -> dict[str, Crate | None]:
     """The folder of each ``Cargo.toml`` the index holds ("" the repository's top) -> its
     library (None: a package with none, or a workspace's manifest alone); read once per
-    index content (keyed by :meth:`IndexReader.cache_key`)."""
-    key = reader.cache_key()
-    found = _CRATES.get(key)
-    if found is None:
-        if len(_CRATES) >= _HELD:
-            _CRATES.clear()
-            _OF_PATH.clear()
-        paths = set(reader.paths())
-        found = _CRATES[key] = {}
-        for path in sorted(paths):
-            if path == "Cargo.toml" or path.endswith("/Cargo.toml"):
-                folder = path.removesuffix("Cargo.toml").rstrip("/")
-                found[folder] = _library(reader, path, folder, paths)
+    index content."""
+    paths = set(reader.paths())
+    found = {}
+    for path in sorted(paths):
+        if path == "Cargo.toml" or path.endswith("/Cargo.toml"):
+            folder = path.removesuffix("Cargo.toml").rstrip("/")
+            found[folder] = _library(reader, path, folder, paths)
     return found
 
 
@@ -95,17 +85,11 @@ def _library(reader: IndexReader, manifest: str, folder: str, paths: set[str]) -
     return Crate(name.replace("-", "_"), "" if source == "." else source, root)
 
 
+@per_index(FILES_HELD)
 def library_of(reader: IndexReader, path: str) -> tuple[Crate, list[str]] | None:
     """The library whose source holds ``path``, and the module path of ``path`` in it (None:
     no library's: a test, an example, a binary)."""
     known = crates(reader)
-    by_path = _OF_PATH.setdefault(reader.cache_key(), {})
-    if path not in by_path:
-        by_path[path] = _library_of(known, path)
-    return by_path[path]
-
-
-def _library_of(known: dict[str, Crate | None], path: str) -> tuple[Crate, list[str]] | None:
     folder = PurePosixPath(path).parent.parts
     for i in range(len(folder), -1, -1):
         here = "/".join(folder[:i])

@@ -24,31 +24,24 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from repolens.chunking.refs import split_key
+from repolens.search.kept import INDEXES_HELD, per_index
 from repolens.store.base import IndexReader, NameMatch, RefRow, SymbolFilters, SymbolRow, normalize_symbol
 from repolens.store.file_text import file_lines
 
 _MODULE_LINE = re.compile(r"^module\s+\"?([^\s\"]+)", re.MULTILINE)
-# Indexes whose modules are kept (a process asks one or a few).
-_HELD = 16
-_ROOTS: dict[str, dict[str, list[str]]] = {}
 
 
+@per_index(INDEXES_HELD)
 def module_roots(reader: IndexReader) -> dict[str, list[str]]:
     """The folder of each ``go.mod`` the index holds ("" the repository's
-    top) -> its module path's parts; read once per index content (keyed
-    by :meth:`IndexReader.cache_key`)."""
-    key = reader.cache_key()
-    roots = _ROOTS.get(key)
-    if roots is None:
-        if len(_ROOTS) >= _HELD:
-            _ROOTS.clear()
-        roots = _ROOTS[key] = {}
-        for path in reader.paths():
-            if path == "go.mod" or path.endswith("/go.mod"):
-                text = "\n".join(stored.chunk.text for stored in reader.chunks_of_file(path))
-                m = _MODULE_LINE.search(text)
-                if m:
-                    roots[path.removesuffix("go.mod").rstrip("/")] = split_key(m.group(1))
+    top) -> its module path's parts; read once per index content."""
+    roots = {}
+    for path in reader.paths():
+        if path == "go.mod" or path.endswith("/go.mod"):
+            text = "\n".join(stored.chunk.text for stored in reader.chunks_of_file(path))
+            m = _MODULE_LINE.search(text)
+            if m:
+                roots[path.removesuffix("go.mod").rstrip("/")] = split_key(m.group(1))
     return roots
 
 

@@ -5,8 +5,8 @@ of :mod:`repolens.search.ref_members` too): a definition's keys
 (:func:`keys_of`: its module's path from any folder down, Go's module
 path), a :class:`Meaning` (the keys, ``=Q`` forms and ``super()`` forms
 that mean one definition), the uses of its names read in bulk with the keys
-of its re-exports followed (:func:`aliased`), and a file's definitions, kept
-while the index's content stays (:func:`symbols_in`).
+of its re-exports followed (:func:`aliased`); what they read of a file is kept
+while the index's content stays (:mod:`repolens.search.kept`).
 
 A walk through TypeScript's types (:func:`repolens.search.references._of_type`)
 pairs every key of a type with every path from it to the method, six types
@@ -35,6 +35,7 @@ from repolens.chunking.refs import (
     split_key,
 )
 from repolens.search import cargo, golang
+from repolens.search.kept import FILES_HELD, per_index, symbols_in
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 from repolens.store.file_text import file_lines
 
@@ -374,7 +375,6 @@ def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str)
 
 
 _NAMESPACE_LINE = re.compile(r"\s*namespace(?:\s+([\w\\]+))?\s*[;{]")
-_NAMESPACES: dict[tuple[str, str], list[tuple[int, tuple[str, ...]]]] = {}
 
 
 def php_namespaces(reader: IndexReader, path: str, qualname: str) -> set[tuple[str, ...]]:
@@ -396,19 +396,14 @@ def php_namespaces(reader: IndexReader, path: str, qualname: str) -> set[tuple[s
     return out
 
 
+@per_index(FILES_HELD)
 def _php_namespace_starts(reader: IndexReader, path: str) -> list[tuple[int, tuple[str, ...]]]:
     """(first line, parts) of each namespace a PHP file declares, in line order, read from
-    its stored lines, kept while the index's content stays."""
-    key = (reader.cache_key(), path)
-    found = _NAMESPACES.get(key)
-    if found is None:
-        if len(_NAMESPACES) >= _SYMBOLS_HELD:
-            _NAMESPACES.clear()
-        found = []
-        for line, text in sorted(file_lines(reader.chunks_of_file(path)).items()):
-            if m := _NAMESPACE_LINE.match(text):
-                found.append((line, tuple(split_key(m.group(1) or ""))))
-        _NAMESPACES[key] = found
+    its stored lines."""
+    found = []
+    for line, text in sorted(file_lines(reader.chunks_of_file(path)).items()):
+        if m := _NAMESPACE_LINE.match(text):
+            found.append((line, tuple(split_key(m.group(1) or ""))))
     return found
 
 
@@ -447,9 +442,6 @@ def symbol_keys(reader: IndexReader, s: SymbolRow) -> frozenset[str]:
     return keys
 
 
-_WHOLESALE: dict[tuple[str, str], tuple[str, ...]] = {}
-
-
 def namespace_targets(reader: IndexReader, row: RefRow) -> list[str]:
     """The targets a ``?`` target (:data:`IN_NAMESPACES`: ``?Invoice.Total``) may mean: the
     rest in each namespace its file brings in wholesale (its ``*`` imports: C#'s ``using
@@ -458,15 +450,15 @@ def namespace_targets(reader: IndexReader, row: RefRow) -> list[str]:
     rest = row.target[1:]
     parts = split_key(row.scope)
     heads = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
-    key = (reader.cache_key(), row.path)
-    wholesale = _WHOLESALE.get(key)
-    if wholesale is None:
-        if len(_WHOLESALE) >= _SYMBOLS_HELD:
-            _WHOLESALE.clear()
-        rows = reader.refs_of_files([row.path]).get(row.path, [])
-        wholesale = _WHOLESALE[key] = tuple(r.target for r in rows if r.kind == "import" and r.name == "*")
-    heads.update(wholesale)
+    heads.update(_wholesale(reader, row.path))
     return [rest, *(f"{h}.{rest}" for h in sorted(heads) if h)]
+
+
+@per_index(FILES_HELD)
+def _wholesale(reader: IndexReader, path: str) -> tuple[str, ...]:
+    """The namespaces ``path`` brings in wholesale (the targets of its ``*`` imports)."""
+    rows = reader.refs_of_files([path]).get(path, [])
+    return tuple(r.target for r in rows if r.kind == "import" and r.name == "*")
 
 
 class Read:
@@ -615,23 +607,6 @@ def follow_aliases(read: Read, meaning: Meaning) -> bool:
                 heapq.heappush(places, later)
         tips = now
     return grew
-
-
-_SYMBOLS: dict[tuple[str, str], list[SymbolRow]] = {}
-_SYMBOLS_HELD = 20_000
-
-
-def symbols_in(reader: IndexReader, path: str) -> list[SymbolRow]:
-    """``reader.symbols_of_file(path)``, kept while the index's content
-    stays (keyed by :meth:`IndexReader.cache_key`; emptied when it holds
-    ``_SYMBOLS_HELD`` files): a walk asks for the same files many times."""
-    key = (reader.cache_key(), path)
-    rows = _SYMBOLS.get(key)
-    if rows is None:
-        if len(_SYMBOLS) >= _SYMBOLS_HELD:
-            _SYMBOLS.clear()
-        rows = _SYMBOLS[key] = reader.symbols_of_file(path)
-    return rows
 
 
 def defined_in(reader: IndexReader, paths: Sequence[str]) -> set[tuple[str, str]]:

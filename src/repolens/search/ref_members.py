@@ -19,7 +19,8 @@ from collections.abc import Iterator
 
 from repolens.chunking.refs import same_file_key
 from repolens.record import Record
-from repolens.search.ref_keys import Class, Meaning, Read, aliased, defined, keys_of, spells, symbols_in
+from repolens.search.kept import symbols_in
+from repolens.search.ref_keys import Class, Meaning, Read, aliased, defined, keys_of, spells
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 from repolens.store.file_text import file_lines
 

@@ -49,6 +49,7 @@ from collections.abc import Iterable, Sequence
 from repolens.chunking.refs import IN_NAMESPACES, NO_USE_KINDS, module_parts, package_key, same_file_key
 from repolens.record import Record
 from repolens.search import golang
+from repolens.search.kept import symbols_in
 from repolens.search.ref_fixtures import Fixtures
 from repolens.search.ref_keys import (
     Class,
@@ -64,7 +65,6 @@ from repolens.search.ref_keys import (
     keys_of,
     qualname_key,
     read_aliased,
-    symbols_in,
 )
 from repolens.search.ref_members import (
     CONSTRUCTORS,
