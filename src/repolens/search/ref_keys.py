@@ -18,10 +18,8 @@ through the few that may mean it, not every use read so far.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import heapq
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -34,10 +32,9 @@ from repolens.chunking.refs import (
     qualname_forms,
     split_key,
 )
-from repolens.search import cargo, golang
+from repolens.search import cargo, golang, php
 from repolens.search.kept import FILES_HELD, per_index, symbols_in
 from repolens.store.base import IndexReader, RefRow, SymbolRow
-from repolens.store.file_text import file_lines
 
 B = TypeVar("B", str, tuple[str, str])  # a key's base: a key, or a file and an =Q form
 
@@ -369,42 +366,8 @@ def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str)
     elif language == "rust":
         imported = cargo.import_key(reader, path, qualname)
     elif language == "php":
-        namespaces = php_namespaces(reader, path, qualname)
-        return keys | {".".join([*ns, *split_key(qualname)]) for ns in namespaces if ns}
+        return keys | php.import_keys(reader, path, qualname)
     return keys | {imported} if imported else keys
-
-
-_NAMESPACE_LINE = re.compile(r"\s*namespace(?:\s+([\w\\]+))?\s*[;{]")
-
-
-def php_namespaces(reader: IndexReader, path: str, qualname: str) -> set[tuple[str, ...]]:
-    """The parts of the namespace ``qualname`` of a PHP file is declared in (the global one:
-    ``()``): the last of the file's ``namespace App\\Shop;`` statements or ``namespace X { }``
-    blocks to start by its line, as the file's uses were keyed when it was indexed. A file may
-    hold several; a name it defines in two, both."""
-    starts = _php_namespace_starts(reader, path)
-    if not starts:
-        return set()
-    head = split_key(qualname)[:1]
-    lines = {s.start_line for s in symbols_in(reader, path) if split_key(s.qualname)[:1] == head}
-    if not lines:  # (no definition of the name: the file's first namespace)
-        return {starts[0][1]}
-    out = set()
-    for line in lines:
-        k = bisect.bisect_left(starts, (line + 1,)) - 1
-        out.add(starts[k][1] if k >= 0 else ())
-    return out
-
-
-@per_index(FILES_HELD)
-def _php_namespace_starts(reader: IndexReader, path: str) -> list[tuple[int, tuple[str, ...]]]:
-    """(first line, parts) of each namespace a PHP file declares, in line order, read from
-    its stored lines."""
-    found = []
-    for line, text in sorted(file_lines(reader.chunks_of_file(path)).items()):
-        if m := _NAMESPACE_LINE.match(text):
-            found.append((line, tuple(split_key(m.group(1) or ""))))
-    return found
 
 
 # Languages whose functions may be declared on a receiver type (Kotlin's ``fun String.shout()``,

@@ -25,6 +25,8 @@ file's rows:
   named by the crate's name its ``Cargo.toml`` gives (``use clap::Arg``
   in its tests and its workspace's other crates), and ``crate::X`` in its
   source is that name's ``X``.
+* **PHP** (:mod:`repolens.search.php`): a definition is also named by the
+  namespace its file declares it in (``use App\\Shop\\Item``).
 * **pytest fixtures** (:mod:`repolens.search.ref_fixtures`): a test's
   parameter, its uses and the members reached through it are keyed by the
   fixture's name (``@app``, ``@app.route``), made the key of the fixture

@@ -55,6 +55,7 @@ This module holds what the read path needs; it imports no grammar.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
@@ -154,6 +155,16 @@ def split_key(key: str) -> list[str]:
     return [p for p in _PARTS.split(key.replace("(*", "").replace(")", "").translate(_CLEAN)) if p]
 
 
+def namespace_at(starts: Sequence[tuple[int, str]], line: int) -> str:
+    """The key of the namespace ``line`` of a file is in, given where each of the file's
+    namespaces starts (``starts``: first line, key, in line order): the last to start by the
+    line ("" none: the global one). PHP's ``namespace App\\Shop;`` statements and ``namespace
+    X { }`` blocks alike: the rule a file's uses are keyed by (:mod:`.targets`), and a question
+    reads where a definition is declared by (:mod:`repolens.search.php`)."""
+    k = bisect.bisect_left(starts, (line + 1, "")) - 1
+    return starts[k][1] if k >= 0 else ""
+
+
 def enclosing(qualname: str) -> str:
     """The qualified name holding ``qualname`` ("" none), whatever its separator
     (``geo`` of ``geo::Square``, ``Item`` of ``Item.Builder``)."""
@@ -250,6 +261,7 @@ __all__ = [
     "definition_keys",
     "enclosing",
     "module_parts",
+    "namespace_at",
     "package_key",
     "qualname_forms",
     "ref_row",

@@ -12,7 +12,6 @@ receiver and definition, so each is worked out once per file.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 
 from repolens.chunking import Symbol
@@ -22,6 +21,7 @@ from repolens.chunking.refs import (
     companion_object,
     enclosing,
     module_parts,
+    namespace_at,
     receivers,
     same_file_key,
     split_key,
@@ -133,9 +133,7 @@ class Targets:
     def _namespace(self, at: int) -> str:
         """The key of the namespace definition ``at`` is in ("" none, or the global one): the
         last to start before it (PHP's ``namespace App\\Shop;``, or a ``namespace X { }`` block)."""
-        line = self.symbols[at].start_line if at >= 0 else 1 << 30
-        k = bisect.bisect_left(self.file_namespaces, (line + 1, "")) - 1  # the last starting by its line
-        return self.file_namespaces[k][1] if k >= 0 else ""
+        return namespace_at(self.file_namespaces, self.symbols[at].start_line if at >= 0 else 1 << 30)
 
     def unbound_key(self, name: str, at: int, *, namespaced: bool = True, in_namespace: bool = True) -> str:
         """The key of ``name``, which the file does not bind, used in definition ``at`` ("" none:
