@@ -24,9 +24,8 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from repolens.chunking.refs import split_key
-from repolens.search.kept import INDEXES_HELD, per_index
+from repolens.search.kept import INDEXES_HELD, lines_of, per_index
 from repolens.store.base import IndexReader, NameMatch, RefRow, SymbolFilters, SymbolRow, normalize_symbol
-from repolens.store.file_text import file_lines
 
 _MODULE_LINE = re.compile(r"^module\s+\"?([^\s\"]+)", re.MULTILINE)
 
@@ -96,7 +95,7 @@ def implemented(reader: IndexReader, method: SymbolRow, rows: Iterable[RefRow]) 
         return []
     paths = sorted({p for p, _, _ in declaring})
     members = reader.refs_of_files(paths)
-    texts = {p: _lines(reader, p) for p in paths}
+    texts = {p: lines_of(reader, p) for p in paths}
     needs = {
         (p, i): {r.name for r in members.get(p, ()) if r.kind == "member" and r.scope == f"{i}.{r.name}"}
         for p, i, line in declaring
@@ -145,11 +144,6 @@ def _count(listed: str) -> int:
         depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
         n += ch == "," and depth == 0
     return n
-
-
-def _lines(reader: IndexReader, path: str) -> dict[int, str]:
-    """The lines of ``path`` (1-based), from its chunks."""
-    return file_lines(reader.chunks_of_file(path))
 
 
 def _folder(path: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
 from repolens.store.base import IndexReader, SymbolRow
+from repolens.store.file_text import file_lines
 
 P = ParamSpec("P")
 V = TypeVar("V")
@@ -23,6 +24,8 @@ V = TypeVar("V")
 # one per file.
 INDEXES_HELD = 16
 FILES_HELD = 20_000
+# A file's lines weigh more than its definitions: fewer are kept.
+_LINES_HELD = 1_000
 
 _MISSING = object()
 
@@ -57,3 +60,10 @@ def per_index(
 def symbols_in(reader: IndexReader, path: str) -> list[SymbolRow]:
     """``reader.symbols_of_file(path)``: a walk asks for the same files many times."""
     return reader.symbols_of_file(path)
+
+
+@per_index(_LINES_HELD)
+def lines_of(reader: IndexReader, path: str) -> dict[int, str]:
+    """The lines of ``path`` (1-based) as the index holds them (:func:`file_lines` of its
+    chunks): the rules of several questions read the same file's lines."""
+    return file_lines(reader.chunks_of_file(path))

@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 
 from repolens.chunking.refs import namespace_at, split_key
-from repolens.search.kept import FILES_HELD, per_index, symbols_in
+from repolens.search.kept import FILES_HELD, lines_of, per_index, symbols_in
 from repolens.store.base import IndexReader
-from repolens.store.file_text import file_lines
 
 _NAMESPACE_LINE = re.compile(r"\s*namespace(?:\s+([\w\\]+))?\s*[;{]")
 
@@ -40,7 +39,7 @@ def import_keys(reader: IndexReader, path: str, qualname: str) -> frozenset[str]
 def _namespace_starts(reader: IndexReader, path: str) -> list[tuple[int, str]]:
     """(first line, key) of each namespace a PHP file declares, in line order."""
     found = []
-    for line, text in sorted(file_lines(reader.chunks_of_file(path)).items()):
+    for line, text in sorted(lines_of(reader, path).items()):
         if m := _NAMESPACE_LINE.match(text):
             found.append((line, ".".join(split_key(m.group(1) or ""))))
     return found

@@ -19,10 +19,9 @@ from collections.abc import Iterator
 
 from repolens.chunking.refs import same_file_key
 from repolens.record import Record
-from repolens.search.kept import symbols_in
+from repolens.search.kept import lines_of, symbols_in
 from repolens.search.ref_keys import Class, Meaning, Read, aliased, defined, keys_of, spells
 from repolens.store.base import IndexReader, RefRow, SymbolRow
-from repolens.store.file_text import file_lines
 
 # Rounds of classes followed up from a method's class, then down from those declaring it.
 CLASS_ROUNDS = 3
@@ -140,10 +139,9 @@ def declarations(reader: IndexReader, method: SymbolRow, family: Related | None 
     if name in CONSTRUCTORS:  # a constructor is its class's own, never another's member
         return []
     key = same_file_key(method.qualname)
-    texts: dict[str, dict[int, str]] = {}
 
     def row(s: SymbolRow) -> RefRow:
-        line = _name_line(reader, s, texts)
+        line = _name_line(reader, s)
         return RefRow(s.path, s.language, name, line, "declaration", s.qualname, key, "")
 
     out = [row(s) for s in symbols_in(reader, method.path) if s.qualname == method.qualname and s != method]
@@ -156,13 +154,10 @@ def declarations(reader: IndexReader, method: SymbolRow, family: Related | None 
 _COMMENT_OR_DECORATOR = ("/*", "*", "//", "@", "#")
 
 
-def _name_line(reader: IndexReader, s: SymbolRow, texts: dict[str, dict[int, str]]) -> int:
+def _name_line(reader: IndexReader, s: SymbolRow) -> int:
     """The line of ``s`` where its name stands, its doc comment and
-    decorators passed (a definition starts at them); ``texts`` holds the
-    lines of the files read so far (from the index's chunks)."""
-    lines = texts.get(s.path)
-    if lines is None:
-        lines = texts[s.path] = file_lines(reader.chunks_of_file(s.path))
+    decorators passed (a definition starts at them)."""
+    lines = lines_of(reader, s.path)
     word = re.compile(rf"(?<![\w$]){re.escape(s.name)}(?![\w$])")
     for n in range(s.start_line, s.end_line + 1):
         text = lines.get(n, "").lstrip()

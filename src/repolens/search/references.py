@@ -51,7 +51,7 @@ from collections.abc import Iterable, Sequence
 from repolens.chunking.refs import IN_NAMESPACES, NO_USE_KINDS, module_parts, package_key, same_file_key
 from repolens.record import Record
 from repolens.search import golang
-from repolens.search.kept import symbols_in
+from repolens.search.kept import lines_of, symbols_in
 from repolens.search.ref_fixtures import Fixtures
 from repolens.search.ref_keys import (
     Class,
@@ -78,7 +78,6 @@ from repolens.search.ref_members import (
     related,
 )
 from repolens.store.base import IndexReader, RefRow, SymbolRow
-from repolens.store.file_text import file_lines
 
 # Rounds of subclasses followed for a method's inherited uses.
 CLASS_ROUNDS = 3
@@ -208,7 +207,6 @@ class _FieldReads:
         self.reader = reader
         self.on = method.kind == "method" and method.language in _FIELD_READING
         self.word = re.compile(rf"(?<![\w$]){re.escape(method.name)}(?![\w$])")
-        self.texts: dict[str, dict[int, str]] = {}
 
     def read(self, row: RefRow) -> bool:
         """Whether ``row`` is an ``attr`` whose line names the method's name neither by a path
@@ -216,10 +214,8 @@ class _FieldReads:
         beside it (``self.name = name.into();``)."""
         if not self.on or row.kind != "attr" or row.language not in _FIELD_READING:
             return False
-        lines = self.texts.get(row.path)
-        if lines is None:
-            lines = self.texts[row.path] = file_lines(self.reader.chunks_of_file(row.path))
-        text = _COMMENT.sub("", _STRING.sub('""', lines.get(row.line, "")))  # .field("short", &self.short)
+        line = lines_of(self.reader, row.path).get(row.line, "")
+        text = _COMMENT.sub("", _STRING.sub('""', line))  # .field("short", &self.short)
         found = list(self.word.finditer(text))
         return bool(found) and not any(_a_method(text[: m.start()], text[m.end() :]) for m in found)
 
@@ -263,7 +259,7 @@ def _calls_on_its_first_line(reader: IndexReader, definition: SymbolRow, rows: l
     its own first line beyond its own name, when that line names it again (a
     one-line recursive function, ``def f(n): return f(n - 1) if n else 0``,
     calls itself there)."""
-    text = file_lines(reader.chunks_of_file(definition.path)).get(definition.start_line, "")
+    text = lines_of(reader, definition.path).get(definition.start_line, "")
     if len(re.findall(rf"(?<![\w$]){re.escape(definition.name)}(?![\w$])", text)) < 2:
         return []
     return sorted(rows, key=lambda r: r.kind != "call")[:1]
