@@ -389,10 +389,19 @@ def companion_name(reader: IndexReader, s: SymbolRow) -> str:
     object Factory``: ``A.build()``); "" for any other definition."""
     if s.language != "kotlin" or not s.parent or not enclosing(s.parent):
         return ""
-    holder = next((h for h in symbols_in(reader, s.path) if h.qualname == s.parent), None)
-    if holder is None or not companion_object(holder.signature):
+    if s.parent not in _companions(reader, s.path):
         return ""
     return f"{enclosing(s.parent)}.{s.name}"
+
+
+@per_index(FILES_HELD)
+def _companions(reader: IndexReader, path: str) -> frozenset[str]:
+    """The qualified names of a Kotlin file's companion objects (of a name's first definition:
+    one whose signature declares it), worked out once per file: each of its members asks."""
+    first: dict[str, bool] = {}
+    for h in symbols_in(reader, path):
+        first.setdefault(h.qualname, companion_object(h.signature))
+    return frozenset(q for q, companion in first.items() if companion)
 
 
 def symbol_keys(reader: IndexReader, s: SymbolRow) -> frozenset[str]:
