@@ -30,8 +30,8 @@ from pathlib import PurePosixPath
 
 from repolens.budget import BLOCK_SEP, counted, cut_to_budget, did_not_fit
 from repolens.roles import path_role
+from repolens.search.kept import lines_of
 from repolens.store.base import IndexReader, RefRow, SymbolRow
-from repolens.store.file_text import file_lines
 
 # The most of a source line a use shows.
 LINE_CHARS = 160
@@ -44,14 +44,11 @@ LineText = Callable[[str, int], str]
 
 
 def line_reader(reader: IndexReader) -> LineText:
-    """``(path, line) -> text`` from the index's chunks (read once per file)."""
-    files: dict[str, dict[int, str]] = {}
+    """``(path, line) -> text`` from the index's chunks (each file's lines read
+    once, and kept as the rules that resolved the uses keep them)."""
 
     def text(path: str, line: int) -> str:
-        lines = files.get(path)
-        if lines is None:  # (a split definition's later parts repeat its header: not file lines)
-            lines = files[path] = file_lines(reader.chunks_of_file(path))
-        raw = lines.get(line, "").strip()
+        raw = lines_of(reader, path).get(line, "").strip()
         return raw if len(raw) <= LINE_CHARS else raw[: LINE_CHARS - 3] + "..."
 
     return text
