@@ -27,8 +27,10 @@ link (``GET /search?q=...``), so the address bar holds a link to share as
 before; a longer one is answered at once, without a link. A search posted
 without the token (the session ended while the page was open) rides
 through the login as hidden fields of its form, the search form's fields
-only and within :data:`SEARCH_BODY_MAX`: a ``next`` link could not hold a
-long question, and it is searched once the token is right.
+only and within :data:`CARRIED_MAX`: a ``next`` link could not hold a
+long question. Once the token is right the login leads to its link, or
+(too long for one) answers 307, so the browser posts the login form again
+to ``/search``: the address bar shows the search page, not ``/login``.
 """
 
 from __future__ import annotations
@@ -84,8 +86,11 @@ LOGIN_BODY_MAX = 4096
 # A posted search's form: the longest question search_code takes, every character
 # percent-encoded UTF-8 (12 bytes at most), and room for the other fields.
 SEARCH_BODY_MAX = 12 * MAX_QUERY_CHARS + 64 * 1024
-# A login form carrying a search posted without the token (its fields as hidden ones).
-LOGIN_CARRYING_MAX = LOGIN_BODY_MAX + SEARCH_BODY_MAX
+# A search posted without the token rides through the login within this size: the
+# login form holding it (the token and ``next`` besides) is posted again to the
+# search (:meth:`SearchPage.resumed`), so it must fit the search form's size.
+CARRIED_MAX = SEARCH_BODY_MAX - LOGIN_BODY_MAX
+LOGIN_CARRYING_MAX = SEARCH_BODY_MAX
 # The longest link a posted search is redirected to: 8 KB is the request line
 # proxies commonly take (nginx's default buffer); uvicorn takes ~64 KB.
 LINK_MAX = 8000
@@ -196,7 +201,7 @@ class SearchPage:
                 return RedirectResponse(LOGIN_PATH, status_code=303)
             carried: list[tuple[str, str]] = []
             if path == SEARCH_PATH and request.method == "POST":  # its form rides through the login
-                carried = _search_fields(await _body(request, SEARCH_BODY_MAX))
+                carried = _search_fields(await _body(request, CARRIED_MAX))
             response = self.render(
                 "login.html", status=401, next=_safe_next(wanted), wrong=False, search=carried
             )
@@ -241,10 +246,7 @@ class SearchPage:
             assert self._digest is not None
             if not hmac.compare_digest(hashlib.sha256(given.encode()).digest(), self._digest):
                 return self.render("login.html", status=401, next=goto, wrong=True, search=carried)
-        if carried:
-            response = await self.searched(QueryParams(carried))
-        else:
-            response = RedirectResponse(goto, status_code=303)
+        response = self.resumed(QueryParams(carried)) if carried else RedirectResponse(goto, status_code=303)
         if self.token is None:
             return response
         secure = request.url.scheme == "https"
@@ -282,15 +284,26 @@ class SearchPage:
             return self.render(
                 "search.html", status=413, form=form, choices=self.choices, **_nothing(problem)
             )
-        return await self.searched(QueryParams(body.decode("utf-8", errors="replace")))
+        return await self.searched(QueryParams(_search_fields(body)))
 
     async def searched(self, params: QueryParams) -> Response:
-        """A search given as a form (posted, or carried through the login):
-        redirected to its link when that fits :data:`LINK_MAX`, else answered here."""
+        """A posted search: redirected to its link when that fits :data:`LINK_MAX`, else answered here."""
         link = f"{SEARCH_PATH}?{params}"
         if len(link) <= LINK_MAX:
             return RedirectResponse(link, status_code=303)
         return await self.search(params, linked=False)
+
+    @staticmethod
+    def resumed(params: QueryParams) -> Response:
+        """Where a login carrying a search leads: its link when that fits
+        :data:`LINK_MAX`; else a 307, which has the browser post the same
+        form again to ``/search`` (now with the cookie), so the address bar
+        shows the search page, not ``/login``, whose reload would post the
+        token again. The search takes only its own fields of that form."""
+        link = f"{SEARCH_PATH}?{params}"
+        if len(link) <= LINK_MAX:
+            return RedirectResponse(link, status_code=303)
+        return RedirectResponse(SEARCH_PATH, status_code=307)
 
     async def search(self, params: QueryParams, *, linked: bool = True) -> Response:
         """``linked``: the search has a link (a ``GET``); else the page says why not."""
