@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 from test_http import (
@@ -40,6 +40,7 @@ from test_http import (
 )
 
 from conftest import SAMPLE_FILES
+from repolens.server.web import LONG_URL
 from repolens.store import open_store
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -217,6 +218,7 @@ def test_a_search_carried_through_the_login_is_bounded_and_leads_only_here(site:
     over = b"q=" + b"a" * (12 * 100_000 + 64 * 1024) + b"&repo=app"
     status, _, body = raw("POST", f"{base}/search", urlencoded, over)
     assert status == 401 and re.findall(rb'type="hidden" name="([^"]+)"', body) == [b"next"]
+    assert b'id="dropped">Your search is over' in body  # not lost without a word
     connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=30)
     form = f"next=//evil.example/x&token={TOKEN}&q=session&repo=app".encode()
     connection.request("POST", "/login", form, urlencoded)
@@ -313,19 +315,24 @@ def test_a_search_leaves_a_link_to_share_and_the_link_shows_it_again(page, site:
 
 
 def test_a_question_too_long_for_a_link_is_searched_all_the_same(page, site: Site):
-    """A pasted log of ~70 KB: the form's GET got uvicorn's ``400 Invalid HTTP
-    request received.`` (its request line limit) and no page."""
+    """A pasted log of ~100 KB: the form's GET got uvicorn's ``400 Invalid HTTP
+    request received.`` (its request line limit) and no page. The form posts it;
+    such a link, which uvicorn still refuses before the page, is refused with a
+    line saying why and what to do."""
     log_in(page, site)
     line = "2024-05-01 12:00:01 ERROR auth.session: session expired KeyError token=abc123 in get_user "
-    question = line * (70_000 // len(line))
+    question = line * (100_000 // len(line))
     search(page, site, question, repo="app")
     asked = page.locator("#q").input_value()
-    assert len(asked) >= 69_000
+    assert len(asked) >= 99_900 and urlsplit(page.url).path == "/search"
     assert page.locator("#reply-text").input_value() == mcp_text(site, {"query": asked, "repo": "app"})
     assert "too long" in page.locator("#unlinked").inner_text()
     with page.expect_navigation():  # its result in another mode: a link of its query_id
         page.click("#as-files")
     assert page.locator("#reply .file a.ref").count() > 0
+    response = page.goto(f"{site.server.base}/search?{urlencode({'q': question, 'repo': 'app'})}")
+    assert response.status == 400
+    assert page.locator("body").inner_text().strip() == LONG_URL
 
 
 def test_a_pasted_traceback_is_searched_with_its_lines_and_enter_searches(page, site: Site):

@@ -34,6 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from repolens import __version__, service
 from repolens.branches.roots import apply_bindings
@@ -59,12 +60,31 @@ DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
 AUTHORIZED_KEY = "repolens.authorized"  # set in the ASGI scope for open paths
-# How uvicorn serves, in one process or in each worker. Its "auto" HTTP parser
-# and event loop are httptools and uvloop, dependencies of repolens (uvloop but
-# on Windows): the C parser and loop spend ~0.9M fewer instructions on an MCP
-# call than h11 and asyncio's loop (~17% of a read_snippet's, callgrind).
+# The longest address (path and query) httptools' URL parser reads.
+URL_MAX = 65_535
+LONG_URL = (
+    "this address is over 64 KB, longer than the server reads: search from the form at /search, "
+    "which sends a long question in the request's body, not in its address"
+)
+
+
+class HttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, but a request whose address is over
+    :data:`URL_MAX` (a long question in a link) is refused with a line saying
+    so, not uvicorn's bare "Invalid HTTP request received.": the parser
+    refuses it before any app (the page's own checks) could say why."""
+
+    def send_400_response(self, msg: str) -> None:
+        super().send_400_response(LONG_URL if len(getattr(self, "url", b"")) > URL_MAX else msg)
+
+
+# How uvicorn serves, in one process or in each worker. The HTTP parser and
+# event loop are httptools (:class:`HttpProtocol`) and uvloop ("auto"),
+# dependencies of repolens (uvloop but on Windows): the C parser and loop spend
+# ~0.9M fewer instructions on an MCP call than h11 and asyncio's loop (~17% of
+# a read_snippet's, callgrind).
 UVICORN_OPTIONS = {
-    "http": "auto",
+    "http": HttpProtocol,
     "loop": "auto",
     "log_level": "warning",
     "access_log": False,

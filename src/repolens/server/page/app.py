@@ -21,16 +21,18 @@ The page changes nothing: the login sets a cookie and the logout clears it;
 a ``POST`` whose ``Origin`` is another site's is refused.
 
 The search form ``POST``s, since a question can be long (a pasted log): a
-``GET`` request line over ~64 KB is refused by uvicorn before the page sees
-it. A posted search whose link fits :data:`LINK_MAX` is redirected to that
-link (``GET /search?q=...``), so the address bar holds a link to share as
-before; a longer one is answered at once, without a link. A search posted
-without the token (the session ended while the page was open) rides
-through the login as hidden fields of its form, the search form's fields
-only and within :data:`CARRIED_MAX`: a ``next`` link could not hold a
-long question. Once the token is right the login leads to its link, or
-(too long for one) answers 307, so the browser posts the login form again
-to ``/search``: the address bar shows the search page, not ``/login``.
+``GET`` whose address is over 64 KB is refused by uvicorn before the page
+sees it (with a line saying why: :class:`repolens.server.web.HttpProtocol`).
+A posted search whose link fits :data:`LINK_MAX` is redirected to that link
+(``GET /search?q=...``), so the address bar holds a link to share as before;
+a longer one is answered at once, without a link. A search posted without
+the token (the session ended while the page was open) rides through the
+login as hidden fields of its form, the search form's fields only and
+within :data:`CARRIED_MAX` (the login page says so of a longer one): a
+``next`` link could not hold a long question. Once the token is right the
+login leads to its link, or (too long for one) answers 307, so the browser
+posts the login form again to ``/search``: the address bar shows the search
+page, not ``/login``.
 """
 
 from __future__ import annotations
@@ -91,6 +93,10 @@ SEARCH_BODY_MAX = 12 * MAX_QUERY_CHARS + 64 * 1024
 # search (:meth:`SearchPage.resumed`), so it must fit the search form's size.
 CARRIED_MAX = SEARCH_BODY_MAX - LOGIN_BODY_MAX
 LOGIN_CARRYING_MAX = SEARCH_BODY_MAX
+TOO_LONG_TO_KEEP = (
+    f"Your search is over {CARRIED_MAX // 1024} KB, too long to keep through the login: log in, then "
+    "search again with the lines that matter (an error and those around it)."
+)
 # The longest link a posted search is redirected to: 8 KB is the request line
 # proxies commonly take (nginx's default buffer); uvicorn takes ~64 KB.
 LINK_MAX = 8000
@@ -194,16 +200,24 @@ class SearchPage:
             if self.signed_in(request):
                 return RedirectResponse(SEARCH_PATH, status_code=303)
             goto = _safe_next(request.query_params.get("next"))
-            return self.render("login.html", next=goto, wrong=False, search=[])
+            return self.render("login.html", next=goto, wrong=False, search=[], dropped="")
         if not self.signed_in(request):
             wanted = path + (f"?{request.url.query}" if request.url.query else "")
             if path == "/":
                 return RedirectResponse(LOGIN_PATH, status_code=303)
             carried: list[tuple[str, str]] = []
+            dropped = ""
             if path == SEARCH_PATH and request.method == "POST":  # its form rides through the login
-                carried = _search_fields(await _body(request, CARRIED_MAX))
+                body = await _body(request, CARRIED_MAX)
+                carried = _search_fields(body)
+                dropped = TOO_LONG_TO_KEEP if body is None else ""
             response = self.render(
-                "login.html", status=401, next=_safe_next(wanted), wrong=False, search=carried
+                "login.html",
+                status=401,
+                next=_safe_next(wanted),
+                wrong=False,
+                search=carried,
+                dropped=dropped,
             )
             response.headers["www-authenticate"] = "Bearer"
             return response
@@ -238,14 +252,17 @@ class SearchPage:
         body = await _body(request, LOGIN_CARRYING_MAX)
         fields = _form_fields(body, _LOGIN_FIELDS + _SEARCH_FIELDS_MAX)
         if fields is None:
-            return Response("login form too large", status_code=413, media_type="text/plain")
+            problem = f"the login form is over {LOGIN_CARRYING_MAX // 1024} KB: log in from {LOGIN_PATH}"
+            return Response(problem, status_code=413, media_type="text/plain")
         given = _first(fields, "token").strip()
         goto = _safe_next(_first(fields, "next"))
         carried = [(key, value) for key, value in fields if key in SEARCH_FIELDS]
         if self.token is not None:
             assert self._digest is not None
             if not hmac.compare_digest(hashlib.sha256(given.encode()).digest(), self._digest):
-                return self.render("login.html", status=401, next=goto, wrong=True, search=carried)
+                return self.render(
+                    "login.html", status=401, next=goto, wrong=True, search=carried, dropped=""
+                )
         response = self.resumed(QueryParams(carried)) if carried else RedirectResponse(goto, status_code=303)
         if self.token is None:
             return response
