@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_imports.py)
     from typing import Literal
 
-    Front = Literal["cli", "mcp"]
+    Front = Literal["cli", "mcp", "page"]
     Phrase = Literal[
         "index", "run index", "re-run index", "run build", "run rebuild", "symbols", "index them"
     ]
@@ -40,6 +40,21 @@ _PHRASES: dict[Phrase, dict[Front, str]] = {
     "symbols": {"cli": "find_symbol (repolens symbols)", "mcp": "find_symbol"},
     "index them": {"cli": "index them (repolens index, or refresh --all)", "mcp": "index them (index_repo)"},
 }
+
+# The search page's column: a person at the page may not be the server's
+# operator, and the page runs no command and calls no tool but to search and read.
+_OPERATOR = "ask the server's operator to"
+_PAGE: dict[Phrase, str] = {
+    "index": "a refresh by the server's operator (`repolens index`)",
+    "run index": f"{_OPERATOR} run `repolens index`",
+    "re-run index": f"{_OPERATOR} re-run `repolens index`",
+    "run build": f"{_OPERATOR} index it (`repolens index`)",
+    "run rebuild": f"{_OPERATOR} rebuild the index (`repolens index --rebuild`)",
+    "symbols": "find_symbol (an MCP tool)",
+    "index them": f"{_OPERATOR} index them (`repolens index`)",
+}
+for _phrase, _words in _PAGE.items():
+    _PHRASES[_phrase]["page"] = _words
 
 
 def say(phrase: Phrase, **fields: object) -> str:

@@ -39,7 +39,8 @@ from test_http import (
     text_of,
 )
 
-from conftest import SAMPLE_FILES
+from conftest import SAMPLE_FILES, run_git
+from repolens import fronts
 from repolens.server.web import LONG_URL
 from repolens.store import open_store
 
@@ -453,6 +454,38 @@ def test_bad_input_is_one_line_on_the_page(page, site: Site):
     response = page.goto(f"{site.server.base}/search?q=session&repo=app&max_chars=lots")
     assert response.status == 400
     assert "max_chars" in page.locator("#error").inner_text()
+
+
+def test_the_page_tells_a_person_to_ask_the_operator_not_to_run_a_command(tmp_path: Path):
+    """A person at the page may not be the server's operator, and can call no
+    tool, but the page's notes said to run a command (index health's, in the
+    command line's words: "`repolens index` reads it") or to call a tool (a
+    search's, in MCP's: "refresh_index refreshes the index"). They ask the
+    operator now; an MCP call's reply still names the tool."""
+    roots = sample_repos(tmp_path, ("app",))
+    app = roots["app"]
+    args = ["--workers", "1", "--no-watch", "--root", f"app={app}"]
+    with running_server(args, server_env({"REPOLENS_TOKEN": TOKEN}), tmp_path / "err", free_port()) as server:
+        with (app / "src/auth/session.py").open("a") as cited:  # no watcher refreshes the index
+            cited.write("# changed since indexing\n")
+        run_git(app, "commit", "-q", "--allow-empty", "-m", "later")  # HEAD moves past the index's history
+        operator = b"a refresh by the server&#39;s operator (`repolens index`)"
+        _, _, status = raw("GET", f"{server.base}/status", AUTH_HEADER)
+        assert b"behind HEAD by 1 commit: " + operator + b" reads it" in status
+        _, _, searched = raw("GET", f"{server.base}/search?q=where+do+sessions+expire&repo=app", AUTH_HEADER)
+        assert b"changed since indexing; " + operator + b" refreshes the index" in searched
+        assert b"refresh_index" not in searched
+
+        async def call() -> str:
+            async with connect(server.url) as client:
+                arguments = {"query": "where do sessions expire", "repo": "app"}
+                return text_of(await client.call_tool("search_code", arguments))
+
+        with ThreadPoolExecutor(1) as pool:  # Playwright's sync API may hold this thread's loop
+            assert "; refresh_index refreshes the index" in pool.submit(asyncio.run, call()).result()
+    for phrase in fronts._PHRASES:  # a phrase without the page's words would fail the page
+        with fronts.serving("page"):
+            assert fronts.say(phrase, root="app")
 
 
 def test_index_health_lists_every_served_repository(page, site: Site):

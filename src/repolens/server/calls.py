@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial, wraps
 from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 import anyio
 import anyio.to_thread
@@ -55,6 +55,9 @@ from repolens.server.tool_list import LOCATION
 from repolens.settings import Settings
 from repolens.testrun.limits import DEFAULT_MAX_CHARS as TEST_MAX_CHARS
 from repolens.validate import MAX_BUDGET, MIN_BUDGET, check_utf8, json_type
+
+if TYPE_CHECKING:
+    from repolens.fronts import Front
 
 log = logging.getLogger("repolens")
 
@@ -147,6 +150,9 @@ def _log_value(value: Any) -> Any:
 _current_call: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "repolens_current_call", default=None
 )
+# Whose words a tool call's notes and fixes are in (:mod:`repolens.fronts`): an
+# MCP client's, or the search page's (it calls the tools as a client does, for a person).
+_call_front: contextvars.ContextVar[Front] = contextvars.ContextVar("repolens_call_front", default="mcp")
 
 
 def note_hits(hits: int) -> None:
@@ -276,10 +282,14 @@ class RepolensServer(MCPServer):
             }
         return self._params
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None, *, front: Front = "mcp"
+    ) -> Any:
+        """``front``: whose words the reply's notes and fixes are in (the page's, for the page)."""
         started = time.perf_counter()
         record: dict[str, Any] = {"hits": None}
         token = _current_call.set(record)
+        front_token = _call_front.set(front)
         budget = _budget((arguments or {}).get("max_chars"), DEFAULT_BUDGETS.get(name, 4000))
         error: str | None = None
         try:
@@ -308,6 +318,7 @@ class RepolensServer(MCPServer):
             error = self._error_text(name, exc)
         finally:
             _current_call.reset(token)
+            _call_front.reset(front_token)
         if error is not None:
             error = one_line(self.repos.redact(error), min(ERROR_MAX_CHARS, budget))
             result = CallToolResult(content=[TextContent(type="text", text=error)], is_error=True)
@@ -461,9 +472,10 @@ def tool_body(fn: Callable[..., str], repos: Repos, *, read_only: bool) -> Calla
     """``fn`` as the SDK sees it: run on a worker thread (a read-only tool's
     among :data:`READ_THREADS`, another's among anyio's default ones), domain
     errors as ``ToolError`` (one line, server folders redacted for remote
-    callers), what it tells the caller to run named as tools
-    (:mod:`repolens.fronts`), and the location parameter described for this mode (a name or
-    a path locally, a name remotely)."""
+    callers), what it tells the caller to run named as tools, or in the
+    page's words for the page (:mod:`repolens.fronts`), and the location
+    parameter described for this mode (a name or a path locally, a name
+    remotely)."""
     sig = inspect.signature(fn, eval_str=True)
     name_param = sig.parameters.get(LOCATION)
     several = name_param is not None and _takes_list(name_param.annotation)
@@ -471,7 +483,7 @@ def tool_body(fn: Callable[..., str], repos: Repos, *, read_only: bool) -> Calla
 
     def body(*args: Any, **kwargs: Any) -> str:
         try:
-            with serving("mcp"):  # notes and fixes name the tools, not the commands
+            with serving(_call_front.get()):  # notes and fixes name the tools (or the page's words)
                 return fn(*args, **kwargs)
         except RepolensError as exc:
             raise ToolError(repos.redact(exc.spelled(_spelling))) from exc

@@ -5,7 +5,10 @@ Every search and read goes through the MCP server's own call path
 ``tools/call`` reaches), with the arguments an MCP client would send and
 only those the person gave: the same tool bodies, path checks, budgets,
 redaction, query log and metrics, so a page search and an MCP call give
-the same text. The page only shows it (:mod:`repolens.server.page.view`).
+the same text, but for what a note or a fix tells its reader to run: a
+person at the page may not be the server's operator, and can call no tool,
+so those are the page's words (:mod:`repolens.fronts`; index health's too).
+The page only shows it (:mod:`repolens.server.page.view`).
 
 Routes (all ``GET`` but the forms'): ``/search`` (``/`` leads there; its
 form ``POST``s), ``/read``, ``/status``, ``/login`` (``GET`` the form,
@@ -56,11 +59,12 @@ from starlette.types import Receive, Scope, Send
 
 from repolens.branches.names import branches_of
 from repolens.chunking.languages import LANGUAGES
+from repolens.fronts import serving
 from repolens.roles import KINDS
 from repolens.server.calls import RepolensServer
 from repolens.server.hosts import host_name
 from repolens.server.page import explain, session
-from repolens.server.page.health import health_of, missing_health
+from repolens.server.page.health import Health, health_of, missing_health
 from repolens.server.page.view import (
     MODES,
     READ_PATH,
@@ -284,7 +288,7 @@ class SearchPage:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """``tool`` called as an MCP client calls it: (its text, whether it is an error)."""
-        result = await self.server.call_tool(tool, arguments)
+        result = await self.server.call_tool(tool, arguments, front="page")
         text = "\n".join(getattr(block, "text", "") for block in getattr(result, "content", []) or [])
         return text, bool(getattr(result, "is_error", False))
 
@@ -394,7 +398,12 @@ class SearchPage:
 
     async def status(self) -> Response:
         names = list(self.repos.roots)
-        facts = await anyio.to_thread.run_sync(lambda: [health_of(self.repos, n) for n in names])
+
+        def facts_of() -> list[Health]:
+            with serving("page"):  # what index_status tells its reader to run, in the page's words
+                return [health_of(self.repos, n) for n in names]
+
+        facts = await anyio.to_thread.run_sync(facts_of)
         return self.render("status.html", facts=facts + missing_health(self.repos))
 
     def asset(self, request: Request, asset: Asset) -> Response:
