@@ -212,6 +212,55 @@ def test_a_stage_value_is_checked_when_the_file_is_read(tmp_path: Path, toml: st
     assert not (tmp_path / ".repolens").exists()
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "problem"),
+    [
+        (
+            "REPOLENS_RERANK_PROVIDER",
+            "locl",
+            "REPOLENS_RERANK_PROVIDER must be one of none, local, got 'locl'",
+        ),
+        ("REPOLENS_RERANK_TOP_N", "0", "REPOLENS_RERANK_TOP_N must be between 1 and 1000, got 0"),
+        ("REPOLENS_EMBED_BATCH_SIZE", "lots", "REPOLENS_EMBED_BATCH_SIZE must be an integer, got 'lots'"),
+        ("REPOLENS_EMBED_POOLING", "maen", "REPOLENS_EMBED_POOLING must be one of mean, cls, last, auto"),
+    ],
+)
+def test_a_stage_variable_is_checked_with_the_other_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, problem: str
+) -> None:
+    """QA: ``REPOLENS_EMBED_*`` and ``REPOLENS_RERANK_*`` were checked only
+    when their stage ran, a bad one surfacing mid-search (or never, for a
+    command that does not embed), while the same value in the file was
+    refused at once. Now the settings' reading refuses it, in one line
+    naming the variable and what it takes, before a command does anything."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path)
+    assert str(caught.value).startswith(f"environment: {problem}") and "\n" not in str(caught.value)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOLENS_")}
+    index = subprocess.run(
+        [sys.executable, "-m", "repolens", "index", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, variable: value},
+    )
+    assert (index.returncode, index.stdout) == (1, "")
+    assert index.stderr == f"error: {caught.value}\n"
+    assert not (tmp_path / ".repolens").exists()
+
+
+def test_a_variable_beside_the_stage_keys_is_not_a_stage_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``REPOLENS_EMBED_STYLE`` is the setting ``embed_style`` and
+    ``REPOLENS_EMBED_API_KEY`` a key, not ``[embed]`` keys; a stage
+    variable's value as its stage reads it passes."""
+    monkeypatch.setenv("REPOLENS_EMBED_STYLE", "code")
+    monkeypatch.setenv("REPOLENS_EMBED_API_KEY", "secret")
+    monkeypatch.setenv("REPOLENS_EMBED_PROVIDER", " Local ")
+    monkeypatch.setenv("REPOLENS_RERANK_WEIGHT", "2")
+    assert load_settings(None).embed_style == "code"
+
+
 def test_a_stage_value_as_its_stage_reads_it_is_no_error(tmp_path: Path) -> None:
     (tmp_path / CONFIG_FILE).write_text(
         '[embed]\nprovider = " Local "\nfamily = "BGE"\npooling = "cls"\ntimeout = 30\n'

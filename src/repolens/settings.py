@@ -419,19 +419,27 @@ STAGE_BOUNDS: dict[str, tuple[float, float]] = {
 
 
 def check_stage_value(
-    section: str, name: str, value: Any, *, where: str = "", error: type[RepolensError] = ConfigError
+    section: str,
+    name: str,
+    value: Any,
+    *,
+    where: str = "",
+    spelled: str = "",
+    error: type[RepolensError] = ConfigError,
 ) -> Any:
     """``value`` of ``section.name`` as its stage reads it (:func:`coerce`, then
     :data:`STAGE_CHOICES` and :data:`STAGE_BOUNDS`), or ``error`` in one line
-    naming the key and what it takes."""
+    naming the key (as ``spelled``, a variable's own name, when given) and
+    what it takes."""
     key = f"{section}.{name}"
+    named = spelled or key
     value = coerce(
-        key, value, STAGE_KEYS[section][name], where=where, bounds=STAGE_BOUNDS.get(key), error=error
+        named, value, STAGE_KEYS[section][name], where=where, bounds=STAGE_BOUNDS.get(key), error=error
     )
     choices = STAGE_CHOICES.get(key, ())
     read = value.strip().lower() if key in _STAGE_FOLDED and value is not None else value
     if choices and read is not None and read not in choices:
-        raise error(f"{where}{key} must be one of {', '.join(choices)}, got {value!r}")
+        raise error(f"{where}{named} must be one of {', '.join(choices)}, got {value!r}")
     return value
 
 
@@ -453,6 +461,20 @@ def _check_stage_tables(table: Mapping[str, Any], source: str) -> None:
             check_stage_value(section, name, value, where=f"{source}: ")
 
 
+def _check_stage_environment() -> None:
+    """The ``REPOLENS_EMBED_<KEY>`` and ``REPOLENS_RERANK_<KEY>`` variables of
+    the stages' keys, as :func:`_check_stage_tables` checks the file's: a bad
+    one surfaced only when its stage ran (mid-search, or never for a command
+    that does not embed). Other names under those prefixes are not the
+    stages' (``REPOLENS_EMBED_STYLE`` is ``embed_style``, ``REPOLENS_EMBED_API_KEY``
+    a key), so only the keys are read."""
+    for section, known in STAGE_KEYS.items():
+        for name in known:
+            variable = f"{ENV_PREFIX}{section.upper()}_{name.upper()}"
+            if (value := environ(variable)) is not None:
+                check_stage_value(section, name, value, where="environment: ", spelled=variable)
+
+
 def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Resolve settings for ``root``; ``overrides`` (call arguments) win, ``None`` values are ignored."""
     settings = Settings()
@@ -465,6 +487,7 @@ def load_settings(root: Path | None = None, overrides: dict[str, Any] | None = N
     if section:
         settings = _from_mapping(settings, section, source)
     _check_stage_tables(table, source)
+    _check_stage_environment()
     env = {
         f.name: value for f in fields(Settings) if (value := environ(ENV_PREFIX + f.name.upper())) is not None
     }
