@@ -54,6 +54,19 @@ def test_paths_get_all_four_statuses_by_content_hash(branches, store_url):
     assert "modified      shop/billing.py" in text and "in neither branch: nowhere.py" in text
 
 
+def test_a_local_absolute_path_is_taken_from_the_base_root_as_a_path_filter_is(branches):
+    """QA: a local caller's absolute path lost its leading slash
+    (``/etc/passwd`` was looked up as ``etc/passwd``) and one inside the
+    repository was never found: compare_branches checked its paths apart
+    from the other tools. Now, as a search's path filter, one inside the
+    base branch's root is the path from it, one outside is refused."""
+    inside = str(branches.main / "shop" / "billing.py")
+    result = service.compare_branches("app", _roots(branches), EMPTY, paths=[inside])
+    assert [(f.path, f.status) for f in result.files] == [("shop/billing.py", "modified")]
+    with pytest.raises(UsageError, match=r"^path '/etc/passwd' is outside the repository root "):
+        service.compare_branches("app", _roots(branches), EMPTY, paths=["/etc/passwd"])
+
+
 def test_a_side_indexed_from_another_branch_than_its_name_says_is_noted(branches, git):
     """``app@develop`` checked out on another branch and indexed so is
     compared as it is, with a note: the name no longer says what it holds."""

@@ -118,7 +118,17 @@ def test_remote_replies_hide_an_index_folder_outside_the_root(make_repo, tmp_pat
 
 
 def test_a_remote_compare_refuses_an_absolute_path(make_repo):
+    """QA: compare_branches checked its paths more weakly than the other
+    tools: ``~/...`` and a secret by name (``.env``) passed, and a refusal
+    was a UsageError where theirs is a PathError. Now each path is checked
+    as a path filter is, refused in the same words as search_code's."""
+    from repolens import service
+    from repolens.branches.registry import EMPTY
+    from repolens.errors import PathError
+    from repolens.server.repos import Repos
+
     root = make_repo({"a.py": "X = 1\n"})
+    wrong = ["/etc/passwd", "~/.ssh/id_rsa", ".env", "src\\a.py"]
 
     async def session() -> list:
         async with Client(build_server({"app": root}, remote=True)) as client:
@@ -126,11 +136,24 @@ def test_a_remote_compare_refuses_an_absolute_path(make_repo):
                 await client.call_tool("compare_branches", {"repo": "app", "paths": ["/etc/passwd"]}),
                 await client.call_tool("compare_branches", {"repo": "nope", "paths": ["/etc/passwd"]}),
                 await client.call_tool("compare_branches", {"paths": ["/etc/passwd"], "max_chars": 5}),
+                *[
+                    await client.call_tool(tool, {"repo": "app", **args, "path" + s: [path] if s else path})
+                    for path in wrong
+                    for tool, args, s in (("compare_branches", {}, "s"), ("search_code", {"query": "X"}, ""))
+                ],
             ]
 
-    refused, unknown, budget = asyncio.run(session())
+    refused, unknown, budget, *pairs = asyncio.run(session())
     assert refused.is_error
-    assert _text(refused) == "path '/etc/passwd' is absolute: pass a path relative to the repository"
+    assert _text(refused) == "path '/etc/passwd' is absolute: pass a path relative to the repository root"
+    for path, compared, searched in zip(wrong, pairs[::2], pairs[1::2], strict=True):
+        assert compared.is_error and searched.is_error, path
+        assert _text(compared) == _text(searched), path
+    repos = Repos({"app": root}, remote=True)
+    with pytest.raises(PathError, match=r"^path '~/\.ssh/id_rsa' is absolute"):
+        service.compare_branches(
+            "app", repos.roots, EMPTY, paths=["~/.ssh/id_rsa"], check_path=repos.check_filter
+        )
     # the repository, the first argument, is checked first (it was after the paths)
     assert unknown.is_error and _text(unknown) == "unknown repository 'nope': known repositories are app"
     assert budget.is_error and _text(budget) == _text(refused), "paths come before max_chars"

@@ -395,8 +395,8 @@ def build_server(
         query: str | None = None,
         max_chars: int | None = None,
     ) -> str:
-        # paths are looked up in the indexes only (never read from disk): check_subpath is the check,
-        # and a remote caller's are relative, as every path it sends is
+        # paths are looked up in the indexes only (never read from disk), as a path filter is:
+        # checked as one (a remote caller's relative, naming no secret), under the base branch
         result = service.compare_branches(
             _repo_name(repos, repo),
             repos.roots,
@@ -407,7 +407,7 @@ def build_server(
             query=query,
             max_chars=max_chars,
             index_dir_of=repos.index_dir_of,
-            relative_paths=remote,
+            check_path=repos.check_filter,
         )
         note_hits(len(result.files))
         return repos.redact(result.render())

@@ -90,14 +90,16 @@ def compare_branches(
     query: str | None = None,
     max_chars: int | None = None,
     index_dir_of: Callable[[str], Path | None] = lambda key: None,
-    relative_paths: bool = False,
+    check_path: Callable[[Path, str], str | None] | None = None,
 ) -> Comparison:
     """Compare two branches of ``repo`` (see :mod:`repolens.branches.compare`)
     on ``paths`` or on the files ``query`` finds in either, within
     ``max_chars`` (None: :data:`~repolens.budget.COMPARE_MAX_CHARS`).
     ``index_dir_of`` gives a root key's index folder (None: the default);
-    ``relative_paths`` refuses an absolute path (a remote caller's paths are
-    relative, as every path it sends is). The arguments are checked in
+    ``check_path`` is the caller's own check of a path under the base
+    branch's root, as its other tools check theirs (a server's
+    :meth:`~repolens.server.repos.Repos.check_filter`: a remote caller's
+    paths are relative, and name no secret). The arguments are checked in
     their order, so the first one that is wrong is the one named."""
     from repolens.branches.compare import COMPARE_HITS, compare_stores, pick_branches
     from repolens.validate import check_budget, check_path_count, check_query, check_subpath
@@ -112,9 +114,9 @@ def compare_branches(
     check_path_count("paths", paths)
     clean: list[str] = []
     for path in paths:
-        if relative_paths and str(path).lstrip().startswith("/"):
-            raise UsageError(f"path {path!r} is absolute: pass a path relative to the repository")
-        clean.append(check_subpath(path) or ".")
+        if check_path is not None and isinstance(path, str) and path.strip():  # a blank one: check_subpath's
+            path = check_path(roots[base_key], path) or "."
+        clean.append(check_subpath(path, roots[base_key]) or ".")
     if query:
         check_query(query)
     max_chars = COMPARE_MAX_CHARS if max_chars is None else max_chars
