@@ -104,7 +104,7 @@ def test_failing_pytest_run_keeps_assertion_lines_and_failing_test_path(tmp_path
 
     assert run.exit_code == 1
     assert run.argv == (sys.executable, "-m", "pytest")
-    assert run.filtered and not run.truncated and not run.timed_out
+    assert run.filtered and run.lines_kept == run.lines_matched and not run.timed_out
     rendered = testrun.render(run)
     assert rendered.startswith(f"$ {sys.executable} -m pytest  ->  exit 1 in ")
     assert rendered.splitlines()[1] == f"[tests run under {sys.executable}: {CONFIGURED}]"
@@ -1001,6 +1001,33 @@ def test_at_every_budget_the_failed_line_wins_and_the_trailer_counts_what_shows(
         if max_chars >= 250:
             assert failed in shown, (max_chars, text)
         assert trailer_count(text) in (None, len(shown)), (max_chars, text)
+
+
+def test_the_query_log_counts_the_lines_the_reply_shows(tmp_path: Path) -> None:
+    """QA: a run_tests call's ``hits`` in the query log were the lines the
+    filter kept (``run.lines_kept``), more than the reply showed once the
+    outcome line, the marker and the trailer took their room. Now they are
+    the runner's lines the reply shows, as its trailer counts them."""
+    import asyncio
+
+    from mcp import Client
+
+    from repolens.server.tools import build_server
+
+    root = pytest_project(tmp_path / "app", MANY_FAILURES)
+    log = tmp_path / "queries.jsonl"
+
+    async def session() -> str:
+        async with Client(build_server({"app": root}, query_log=log)) as client:
+            reply = await client.call_tool("run_tests", {"runner": "pytest", "max_chars": 1000})
+            assert not reply.is_error
+            return reply.content[0].text
+
+    text = asyncio.run(session())
+    [record] = [json.loads(line) for line in log.read_text().splitlines()]
+    shown = len(runner_lines(text))
+    assert record["tool"] == "run_tests" and shown > 1
+    assert record["hits"] == shown == trailer_count(text), (record, text)
 
 
 def test_a_command_longer_than_the_budget_is_cut_before_its_exit_code(tmp_path: Path) -> None:

@@ -219,9 +219,10 @@ def build_server(
         run = testrun.run_tests(
             where, runner, args or (), timeout_s=timeout_s, max_chars=max_chars, check=check
         )
-        note_hits(run.lines_kept)
         # redacted before it is fitted: a folder's name can be longer than the folder
-        return testrun.render(run, remote=remote, redact=repos.redact)
+        reply, shown = testrun.render_counted(run, remote=remote, redact=repos.redact)
+        note_hits(shown)  # the lines the reply shows, not the filter's (the budget may fit fewer)
+        return reply
 
     @tool(
         "Search for a question, identifier or error message: top hits with path, lines, score and "

@@ -84,6 +84,7 @@ from repolens.testrun.output import (
     LINE_MAX_CHARS,
     FilteredOutput,
     KeptLine,
+    KeptLines,
     LineFilter,
     LineSplitter,
     clean_line,
@@ -121,6 +122,7 @@ __all__ = [
     "is_noise",
     "is_relevant",
     "render",
+    "render_counted",
     "render_runners",
     "resolve_runner",
     "run_tests",
@@ -128,14 +130,14 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class TestRun:
+class TestRun(KeptLines):
     """One finished run. ``render(run)`` is its text for people and agents.
 
     ``exit_code`` is the runner's own, 124 after a timeout, and 128+N when a
     signal N ended it. ``kept`` holds the output lines the filter kept (see
     ``filter_output``), ``text`` them as text; ``lines_kept`` counts them
-    (the reply may show fewer: ``render`` counts what it shows). ``notes``
-    are one-line remarks (timeout, signal).
+    (the reply may show fewer: :func:`render_counted` counts what it shows).
+    ``notes`` are one-line remarks (timeout, signal).
     ``via`` says which environment ran pytest ("" for other runners);
     ``server_folder`` is the folder of the runner's executable when it lies
     outside the root ("" when inside, or for a wrapper such as ./gradlew).
@@ -150,10 +152,8 @@ class TestRun:
     timed_out: bool
     kept: tuple[KeptLine, ...]
     lines_total: int
-    lines_kept: int
     lines_matched: int
     filtered: bool
-    truncated: bool
     notes: tuple[str, ...] = ()
     via: str = ""
     server_folder: str = ""
@@ -162,10 +162,6 @@ class TestRun:
     @property
     def command(self) -> str:
         return shlex.join(self.argv)
-
-    @property
-    def text(self) -> str:
-        return joined(self.kept)
 
 
 def run_tests(
@@ -230,12 +226,10 @@ def run_tests(
         exit_code=exit_code,
         duration_s=duration,
         timed_out=timed_out,
-        kept=out.lines,
+        kept=out.kept,
         lines_total=out.lines_total,
-        lines_kept=out.lines_kept,
         lines_matched=out.lines_matched,
         filtered=out.filtered,
-        truncated=out.truncated,
         notes=tuple(notes),
         via=resolved.via,
         server_folder=_tool_folder(argv[0], root_path),
@@ -255,7 +249,17 @@ def _tool_folder(executable: str, root: Path) -> str:
 
 
 def render(run: TestRun, *, remote: bool = False, redact: Callable[[str], str] = str) -> str:
-    """The reply: a ``$ command  ->  exit N in Ts`` line, for pytest the
+    """The reply (:func:`render_counted`'s text)."""
+    return render_counted(run, remote=remote, redact=redact)[0]
+
+
+def render_counted(
+    run: TestRun, *, remote: bool = False, redact: Callable[[str], str] = str
+) -> tuple[str, int]:
+    """The reply and how many of the runner's lines it shows (a server's
+    query log counts them: the filter's ``lines_kept`` may be more).
+
+    The reply: a ``$ command  ->  exit N in Ts`` line, for pytest the
     environment it ran under, the kept lines, a trailer, then any notes,
     within ``run.max_chars``. ``remote``: the runner's folder outside the
     root is shown as ``<server>``; ``redact``: what else a caller hides (the
@@ -295,7 +299,7 @@ def render(run: TestRun, *, remote: bool = False, redact: Callable[[str], str] =
     needs = [[len(lines) - 1, failure]] if run.filtered and failure is not None else []
     for needed in [*needs, [len(lines) - 1] if lines else []]:
         for via, marker, trailer, with_notes in _SHRINKING:
-            text = _fitted(
+            fitted = _fitted(
                 [command + result, vias[via] if via is not None else ""],
                 lines,
                 trailers[trailer] if trailer is not None else lambda count: "",
@@ -304,9 +308,10 @@ def render(run: TestRun, *, remote: bool = False, redact: Callable[[str], str] =
                 run.max_chars,
                 needed,
             )
-            if text is not None:
-                return text
-    return _least(command, result, lines[-1].text if lines else "", run.max_chars)
+            if fitted is not None:
+                return fitted
+    summary = lines[-1].text if lines else ""
+    return _least(command, result, summary, run.max_chars), int(bool(summary))
 
 
 # The reply's decorations, from whole to gone, tried in turn until one lets
@@ -336,11 +341,12 @@ def _fitted(
     marker: int | None,
     max_chars: int,
     needed: list[int],
-) -> str | None:
+) -> tuple[str, int] | None:
     """``head``, the ``lines`` that fit (:func:`fit_lines`; those left out
     before the first shown counted by the marker of form ``marker``, or
     silently when None), ``trailer(lines shown)`` and ``notes``, within
-    ``max_chars``; None when the lines ``needed`` (indexes) do not all fit."""
+    ``max_chars``, with the count of lines shown; None when the lines
+    ``needed`` (indexes) do not all fit."""
     head = [part for part in head if part]
 
     def around(shown: int, first: int) -> tuple[list[str], list[str]]:
@@ -358,7 +364,7 @@ def _fitted(
         return None
     before, after = around(len(chosen), chosen[0] if chosen else 0)
     body = joined([lines[i] for i in chosen])
-    return "\n".join([*before, *([body] if chosen else []), *after])
+    return "\n".join([*before, *([body] if chosen else []), *after]), len(chosen)
 
 
 def _least(command: str, result: str, summary: str, max_chars: int) -> str:

@@ -159,24 +159,40 @@ class KeptLine(Record):
     relevant: bool
 
 
-@dataclass(frozen=True)
-class FilteredOutput:
-    """What survives filtering: ``text`` and the counts that describe the cut.
+class KeptLines:
+    """``text`` and ``lines_kept`` of a class holding the ``kept`` lines (the
+    filter's output, a run's), read off them so that neither can disagree."""
 
-    ``filtered`` is True when failure-relevant lines were found (else ``text``
-    is the tail of the output); ``truncated`` when the budget dropped lines
-    the rule would have kept. ``lines_matched`` counts relevant lines plus
-    their context before the budget; ``lines_kept`` the lines of ``text``
-    (``lines``, gap markers aside).
+    kept: tuple[KeptLine, ...]
+
+    @property
+    def text(self) -> str:
+        """The kept lines as text, gap markers between them."""
+        return joined(self.kept)
+
+    @property
+    def lines_kept(self) -> int:
+        return len(self.kept)
+
+
+@dataclass(frozen=True)
+class FilteredOutput(KeptLines):
+    """What survives filtering: the ``kept`` lines and the counts that describe the cut.
+
+    ``filtered`` is True when failure-relevant lines were found (else
+    ``kept`` is the tail of the output). ``lines_matched`` counts relevant
+    lines plus their context before the budget.
     """
 
-    text: str
+    kept: tuple[KeptLine, ...]
     lines_total: int
-    lines_kept: int
     lines_matched: int
     filtered: bool
-    truncated: bool
-    lines: tuple[KeptLine, ...] = ()
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the budget dropped lines the rule would have kept."""
+        return self.lines_kept < (self.lines_matched if self.filtered else self.lines_total)
 
 
 def clean_line(line: str, *, cut: bool = False) -> str:
@@ -249,13 +265,11 @@ class LineFilter:
     def result(self) -> FilteredOutput:
         if self.matched:
             kept = sorted([*self._kept[True], *self._kept[False]])
-            shown = _within(kept, self.max_chars, self.max_lines)
             return FilteredOutput(
-                joined(shown), self.total, len(shown), self.matched, True, len(shown) < self.matched, shown
+                _within(kept, self.max_chars, self.max_lines), self.total, self.matched, True
             )
         tail = [KeptLine(number, number, text, True) for number, text in self._tail]
-        shown = _within(tail, self.max_chars, self.max_lines)
-        return FilteredOutput(joined(shown), self.total, len(shown), 0, False, len(shown) < self.total, shown)
+        return FilteredOutput(_within(tail, self.max_chars, self.max_lines), self.total, 0, False)
 
 
 def fit_lines(lines: Sequence[KeptLine], fits: Callable[[int, int, int], bool]) -> list[int] | None:
