@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -685,7 +686,9 @@ def test_a_configured_root_gone_from_disk_is_named_and_the_others_served(tmp_pat
         # (the root's path is shortened in the line when it is long: a temporary folder's may be)
         warning = re.search(r"^repolens: warning: gone is not served: (.*)$", server.stderr(), re.M)
         assert warning is not None and warning[1].startswith(f"{config} [roots]: repository root ")
-        assert "does not exist" in warning[1] and "; serving app (restart the server" in warning[1]
+        assert "does not exist" in warning[1] and warning[1].endswith(
+            "; serving app (and it, once its folder is back)"
+        )
     for reply in every:
         assert not reply.is_error and text_of(reply).startswith(
             "note: gone did not answer: not served: its configured folder is missing on the server "
@@ -698,24 +701,33 @@ def test_a_configured_root_gone_from_disk_is_named_and_the_others_served(tmp_pat
     assert str(gone).encode() not in page
     assert text_of(listing).startswith("1 repository served, 1 missing; showing 1-1\napp: <app> - ")
     assert text_of(listing).splitlines()[-1] == (
-        "gone: not served: its configured folder is missing on the server "
-        "(served again once it is back and the server restarts)"
+        "gone: not served: its configured folder is missing on the server (served once it is back)"
     )
     assert asked.is_error and text_of(asked) == (
         "repository 'gone' is not served: its configured folder is missing on the server "
-        "(served again once it is back and the server restarts); served: app"
+        "(served once it is back); served: app"
     )
     assert not served.is_error and str(gone) not in text_of(listing) + text_of(asked)
 
     async def over_stdio():  # the stdio server's tools, as serve without --http builds them
         from repolens.server.tools import build_server
 
-        async with Client(build_server(roots, missing=("gone",))) as client:
+        async with Client(build_server(roots, missing={"gone": gone})) as client:
             listing = await client.call_tool("list_repositories", {})
             return listing, await client.call_tool("search_code", {"query": "session", "repo": "gone"})
 
     listing, asked = asyncio.run(over_stdio())
     assert text_of(listing).startswith("1 repository served, 1 missing")
+    # its target has no folder (it had its name as one: Path("gone"), a folder of the server's
+    # working directory): nothing can open one, and asking for it says why
+    from repolens.server.repos import Repos
+
+    unserved = Repos(roots, remote=True, missing={"gone": gone}).targets("*")[-1]
+    assert (unserved.key, unserved.folder) == ("gone", None)
+    with pytest.raises(
+        RootError, match=r"^repository 'gone' is not served: its configured folder is missing"
+    ):
+        _ = unserved.root
     assert asked.is_error and text_of(asked).startswith("repository 'gone' is not served: its configured")
     typo = run_serve("--http", "--no-auth", "--root", str(gone), "--config", str(config))
     assert typo.returncode == 1 and typo.stderr.startswith("error: ") and "does not exist" in typo.stderr
@@ -724,6 +736,68 @@ def test_a_configured_root_gone_from_disk_is_named_and_the_others_served(tmp_pat
     assert nothing.returncode == 1 and nothing.stderr.count("\n") == 1
     assert nothing.stderr.startswith(f"error: {config} [roots]: repository root ")
     assert nothing.stderr.endswith(" does not exist: pass an existing directory\n")
+
+
+def test_a_configured_root_back_on_disk_is_served_without_a_restart(tmp_path: Path):
+    """QA: a [roots] folder missing when ``serve`` started stayed "missing"
+    until the server restarted, however long it had been back (re-mounted,
+    re-cloned), and the reply over several stood for it with a made-up
+    folder (its name as a path). Now each call naming it looks again, and
+    from the first that finds it back it is served at its configured folder:
+    listed, indexed, searched, by name and in ``*``; over stdio, the real
+    client driving ``repolens serve``, and over HTTP, where /health counts it."""
+    from mcp.client.stdio import StdioServerParameters
+
+    roots = sample_repos(tmp_path, ("app",))
+    gone = tmp_path / "unmounted"
+    config = tmp_path / "server.toml"
+    config.write_text(f'[roots]\napp = "{roots["app"]}"\ngone = "{gone}"\n')
+    args = ["-m", "repolens", "serve", "--config", str(config), "--no-watch"]
+
+    async def session() -> list:
+        params = StdioServerParameters(command=sys.executable, args=args, env=server_env(), cwd=str(tmp_path))
+        async with Client(params) as client:
+            await client.call_tool("index_repo", {"repo": "app"})  # (no watcher: --no-watch)
+            before = [
+                await client.call_tool("search_code", {"query": "session", "repo": "gone"}),
+                await client.call_tool("search_code", {"query": "session", "repo": "*"}),
+            ]
+            sample_repos(tmp_path, ("unmounted",))  # the folder is back
+            return [
+                *before,
+                await client.call_tool("index_repo", {"repo": "gone"}),
+                await client.call_tool("search_code", {"query": "session", "repo": "gone"}),
+                await client.call_tool("search_code", {"query": "session", "repo": "*"}),
+                await client.call_tool("list_repositories", {}),
+            ]
+
+    missing, every_before, indexed, found, every, listing = asyncio.run(session())
+    assert missing.is_error and "its configured folder is missing" in text_of(missing)
+    assert text_of(every_before).startswith("note: gone did not answer: not served")
+    assert not indexed.is_error and (gone / ".repolens").is_dir(), text_of(indexed)
+    assert not found.is_error and "src/auth/session.py" in text_of(found), text_of(found)
+    assert not every.is_error and "did not answer" not in text_of(every)
+    assert "gone:src/auth/session.py" in text_of(every) and "app:src/auth/session.py" in text_of(every)
+    assert text_of(listing).startswith("2 repositories served; showing 1-2\n")
+    assert "missing" not in text_of(listing)
+
+    shutil.rmtree(gone)
+    env = server_env({"REPOLENS_TOKEN": TOKEN})
+    with running_server(
+        ["--workers", "1", "--config", str(config)], env, tmp_path / "err", free_port()
+    ) as server:
+        health = json.loads(raw("GET", f"{server.base}/health")[2])
+        sample_repos(tmp_path, ("unmounted",))
+        back = json.loads(raw("GET", f"{server.base}/health")[2])
+
+        async def over_http():
+            async with connect(server.url) as client:
+                return await client.call_tool("index_repo", {"repo": "gone"})
+
+        indexed = asyncio.run(over_http())
+    assert (health["repositories"], health["missing"]) == (1, 1)
+    assert (back["repositories"], "missing" in back) == (2, False)
+    assert not indexed.is_error and str(gone) not in text_of(indexed), text_of(indexed)
 
 
 def test_no_auth_on_loopback_serves_without_a_token(sample_repo: Path, tmp_path: Path):

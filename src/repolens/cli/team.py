@@ -78,7 +78,7 @@ def serve_cmd(
     """Run the MCP server over stdio (for Claude Code, Codex, Cursor, ...) or, with --http,
     over streamable HTTP with a bearer token and allow-listed repositories."""
     from repolens.branches.roots import name_for
-    from repolens.server.config import announce_missing, load_serve_config
+    from repolens.server.config import announce_missing, load_serve_config, missing_folders
     from repolens.validate import resolve_root
 
     http_only = {"--host": host, "--port": port, "--token-file": token_file, "--workers": workers}
@@ -131,7 +131,7 @@ def serve_cmd(
         query_log=config.query_log,
         watch=config.watch,
         registry=config.registry,
-        missing=tuple(config.missing),
+        missing=missing_folders(config),
     )
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from repolens.errors import RepolensError
+from repolens.errors import RepolensError, RootError
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
@@ -47,13 +47,21 @@ class Target:
     """One repository (a served root) to ask: its key (``name`` or
     ``name@branch``), folder and index folder (None: the default).
     ``unserved``: why it cannot be asked (a server's configured root whose
-    folder is missing): it answers with that, never asked, so a reply over
-    several names it rather than passing over it."""
+    folder is missing, which has no ``folder``): it answers with that, never
+    asked, so a reply over several names it rather than passing over it."""
 
     key: str
-    root: Path
+    folder: Path | None
     index_dir: Path | None = None
     unserved: str = ""
+
+    @property
+    def root(self) -> Path:
+        """The folder to open; an unserved target has none, and says why
+        (a made-up path, or None, would open some other folder's index)."""
+        if self.folder is None:
+            raise RootError(f"repository {self.key!r} is {self.unserved or 'not served'}")
+        return self.folder
 
 
 @dataclass(frozen=True)

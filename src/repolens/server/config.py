@@ -258,10 +258,16 @@ def announce_missing(config: ServeConfig) -> None:
     for name, (_, error) in config.missing.items():
         print(
             f"repolens: warning: {name} is not served: {error}; serving {', '.join(config.roots)} "
-            "(restart the server once its folder is back)",
+            "(and it, once its folder is back)",
             file=sys.stderr,
             flush=True,
         )
+
+
+def missing_folders(config: ServeConfig) -> dict[str, Path]:
+    """The configured roots whose folder is missing, name -> that folder: a
+    server looks there again when a call names one (:class:`repolens.server.repos.Repos`)."""
+    return {name: Path(folder) for name, (folder, _) in config.missing.items()}
 
 
 def require_roots(config: ServeConfig) -> dict[str, Path]:

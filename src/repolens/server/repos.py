@@ -6,7 +6,8 @@ strict path checks for remote callers). Every call goes through
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,10 +30,8 @@ log = logging.getLogger("repolens")
 # The name the argument naming the repository (LOCATION) had over stdio before (still accepted).
 LOCATION_ALIAS = "root"
 # What a configured root whose folder is missing is, to callers (no server folder named).
-MISSING_FOLDER = (
-    "not served: its configured folder is missing on the server "
-    "(served again once it is back and the server restarts)"
-)
+# Each call naming it looks again (a stat), so a re-mounted or re-cloned folder needs no restart.
+MISSING_FOLDER = "not served: its configured folder is missing on the server (served once it is back)"
 
 
 class Repos:
@@ -47,6 +46,11 @@ class Repos:
     (:func:`repolens.branches.names.resolve_key`); no name means the only
     repository served (locally with none served: the current directory),
     and is refused, listing the names, when several are.
+
+    ``missing`` maps the configured roots whose folder is missing to that
+    folder (never shown to callers): each is named as not served, and looked
+    at again by every call that names it (:meth:`look_again`), served from
+    the first that finds it back.
     """
 
     def __init__(
@@ -56,10 +60,11 @@ class Repos:
         remote: bool,
         index_dir: Path | None = None,
         registry: Registry = EMPTY,
-        missing: tuple[str, ...] = (),
+        missing: Mapping[str, Path] | None = None,
     ) -> None:
         self.roots = {name: Path(path).resolve() for name, path in roots.items()}
-        self.missing = missing  # configured roots whose folder is missing: named, not served
+        self.missing = dict(missing or {})  # configured roots whose folder is missing: named, not served
+        self._back = threading.Lock()  # calls run on several threads: one root comes back once
         self.remote = remote
         self.index_dir = index_dir
         self.registry = registry
@@ -104,6 +109,8 @@ class Repos:
             raise UsageError(
                 f"this tool answers for one repository: pass `{LOCATION}` as one name or path, not *"
             )
+        if where is not None:
+            self.look_again(self._named(where))
         if where is None:
             root = self._unnamed()
         elif self.remote:
@@ -165,6 +172,7 @@ class Repos:
         the configured roots whose folder is missing that it names (``*``, their
         project, or by name), which answer that they are not served: the
         reply says what it left out. Naming only such roots is an error."""
+        self.look_again(self._missing_among(repo))
         out: dict[Path, Target] = {}
         unserved: list[str] = []
         for entry in selected(repo, self.roots, self.registry, self.key):
@@ -179,13 +187,13 @@ class Repos:
         unserved += [name for name in self._missing_among(repo) if name not in unserved]
         if not out and unserved:
             self._refuse_missing(unserved[0])
-        # (a missing root's folder is never named to callers, nor opened: ``unserved`` answers for it)
-        gone = [Target(name, Path(name), unserved=MISSING_FOLDER) for name in unserved]
+        # (a missing root has no folder to callers, none to open: ``unserved`` answers for it)
+        gone = [Target(name, None, unserved=MISSING_FOLDER) for name in unserved]
         return [*out.values(), *gone]
 
     def _missing_among(self, repo: str | list[str]) -> list[str]:
-        """The configured roots whose folder is missing that ``*`` or a
-        ``project:NAME`` of ``repo`` would have named, were they served."""
+        """The configured roots whose folder is missing that ``repo`` names:
+        by name, or as ``*`` or a ``project:NAME`` would, were they served."""
         found: list[str] = []
         for spec in [repo] if isinstance(repo, str) else repo:
             spec = spec.strip() if isinstance(spec, str) else ""
@@ -194,7 +202,36 @@ class Repos:
             elif spec.startswith(PROJECT):
                 members = project_members(spec.removeprefix(PROJECT).strip(), self.registry)
                 found += [n for n in self.missing if n in members]
+            else:
+                found += self._named(spec)
         return list(dict.fromkeys(found))
+
+    def _named(self, where: str) -> list[str]:
+        """The configured roots whose folder is missing that ``where`` names:
+        ``name``, ``name@branch``, or the name alone of one of its branches."""
+        name = where.strip().partition("@")[0]
+        return [key for key in self.missing if key == where.strip() or key.partition("@")[0] == name]
+
+    def look_again(self, names: Iterable[str]) -> None:
+        """Serve each of ``names`` whose configured folder was missing and is
+        back (re-mounted, re-cloned), from this call on. A stat while it
+        stays missing: cheap enough for every call that names it, and no
+        restart is needed. (Watching its files starts with the next start.)"""
+        for name in list(names):
+            folder = self.missing.get(name)  # (another call may have served it since)
+            try:
+                if folder is None or not folder.is_dir():
+                    continue
+                root = folder.resolve()
+            except (OSError, RuntimeError):  # a folder on the way that cannot be searched, a loop of links
+                continue
+            with self._back:
+                if name not in self.missing:  # another call served it meanwhile
+                    continue
+                self.roots = {**self.roots, name: root}
+                self.missing = {key: folder for key, folder in self.missing.items() if key != name}
+                self._folders = None  # its index folder, for redact
+            log.warning("%s: its configured folder is back: served", name)
 
     def split_label(self, path: str) -> tuple[str, str] | None:
         """``(key, path)`` for a path labelled with a served repository, as a

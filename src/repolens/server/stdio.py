@@ -73,11 +73,12 @@ def run_stdio(
     query_log: Path | None = None,
     watch: bool = True,
     registry: Path | None = None,
-    missing: tuple[str, ...] = (),
+    missing: Mapping[str, Path] | None = None,
 ) -> None:
     """Serve over stdio (``missing``: configured roots whose folder is missing,
-    for ``list_repositories`` to name); with ``watch``, the served repositories are kept
-    fresh (and embedded, where vectors are on) in background threads, started
+    name -> folder, named as such until a call naming one finds it back);
+    with ``watch``, the served repositories are kept fresh (and embedded,
+    where vectors are on) in background threads, started
     once the client has finished the handshake (``notifications/initialized``,
     or ``BACKGROUND_AFTER_S`` at the latest): their first scan must not slow
     the ``initialize`` reply a client waits for.

@@ -74,7 +74,7 @@ def build_server(
     allow_tests: bool = False,
     query_log: Path | None = None,
     registry: Path | None = None,
-    missing: tuple[str, ...] = (),
+    missing: Mapping[str, Path] | None = None,
 ) -> RepolensServer:
     """An MCP server over ``roots`` (name -> folder; a single folder is
     served under its own name, and is the default).
@@ -84,8 +84,9 @@ def build_server(
     paths are checked strictly, and ``index_repo(rebuild=true)`` is refused
     unless ``allow_rebuild``. ``query_log`` appends one JSON line per call.
     ``registry`` is the registry file (:mod:`repolens.branches.registry`).
-    ``missing``: configured roots whose folder is missing, not served, named
-    by ``list_repositories`` and to a call that asks for one.
+    ``missing``: configured roots whose folder is missing (name -> that
+    folder), not served, named by ``list_repositories`` and to a call that
+    asks for one; each served once a call naming it finds it back.
     """
     # A server answers many questions: the history's BM25 takes numpy when the
     # process has it (repolens.store.history_rank), ~2 ms a question sooner,
@@ -173,6 +174,7 @@ def build_server(
             raise UsageError("cursor must be a whole number from a previous reply (0 for the first page)")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise UsageError("limit must be between 1 and 100")
+        repos.look_again(list(repos.missing))  # the listing names every one
         names = catalog.groups(repos.roots, repos.registry, project)
         page = names[cursor : cursor + limit]
         unserved = sum(1 for group in names if not group.branches)

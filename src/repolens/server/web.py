@@ -44,6 +44,7 @@ from repolens.server.config import (
     TOKEN_FILE_ENV,
     TOKEN_HINT,
     ServeConfig,
+    missing_folders,
     require_roots,
 )
 from repolens.server.hosts import FoldedHost, HostGuard
@@ -242,22 +243,25 @@ def build_app(
         allow_tests=config.allow_tests,
         query_log=config.query_log,
         registry=config.registry,
-        missing=tuple(config.missing),
+        missing=missing_folders(config),
     )
 
     @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)
     async def health(request: Request) -> Response:
-        body: dict[str, object] = {"status": "ok", "version": __version__, "repositories": len(roots)}
+        repos = server.repos
+        repos.look_again(list(repos.missing))  # counted below: one back is served, and counted so
+        served, missing = list(repos.roots), list(repos.missing)
+        body: dict[str, object] = {"status": "ok", "version": __version__, "repositories": len(served)}
         # A configured root whose folder is missing is counted, still "ok": the server answers
         # for the others, and restarting it (what a failing check leads to) brings no folder back.
-        if config.missing:
-            body["missing"] = len(config.missing)
+        if missing:
+            body["missing"] = len(missing)
         workers = read_workers(workers_file)
         body["workers"] = workers.pop("workers")
         if request.scope.get(AUTHORIZED_KEY):  # names and process ids only for callers holding the token
-            body["names"] = list(roots)
-            if config.missing:
-                body["missing_names"] = list(config.missing)
+            body["names"] = served
+            if missing:
+                body["missing_names"] = missing
             body.update(workers)
         return JSONResponse(body)
 

@@ -397,6 +397,7 @@ class SearchPage:
         )
 
     async def status(self) -> Response:
+        self.repos.look_again(list(self.repos.missing))  # the page lists every one
         names = list(self.repos.roots)
 
         def facts_of() -> list[Health]:
