@@ -23,20 +23,48 @@ if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_impor
 
     Front = Literal["cli", "mcp", "page"]
     Phrase = Literal[
-        "index", "run index", "re-run index", "run build", "run rebuild", "symbols", "index them"
+        "index",
+        "run index",
+        "re-run index",
+        "run build",
+        "run build in store",
+        "run build of config",
+        "run migration",
+        "run rebuild",
+        "drop old index",
+        "symbols",
+        "index them",
     ]
 
 _front: ContextVar[Front] = ContextVar("repolens_front", default="cli")
 
 # Each phrase in each front. "index" reads the changes (and rebuilds an
-# index it cannot read); "run build" builds the first index of {root};
-# "run rebuild" builds the index afresh.
+# index it cannot read); "run build" builds the first index of {root} ("in
+# store": in a database store, "of config": of a server config's roots);
+# "run rebuild" builds the index afresh. What only the server's operator can
+# do (drop an index of a database store) is asked of the operator.
 _PHRASES: dict[Phrase, dict[Front, str]] = {
     "index": {"cli": "`repolens index`", "mcp": "refresh_index"},
     "run index": {"cli": "run `repolens index`", "mcp": "call refresh_index"},
     "re-run index": {"cli": "re-run `repolens index`", "mcp": "call refresh_index"},
     "run build": {"cli": "run `repolens index {root}`", "mcp": "call index_repo"},
+    "run build in store": {
+        "cli": "run `repolens index {root}` with the same store",
+        "mcp": "call index_repo",
+    },
+    "run build of config": {
+        "cli": "run `repolens refresh --all --config {config}` with the same store",
+        "mcp": "call index_repo",
+    },
+    "run migration": {
+        "cli": "run `repolens index` with this store once (it migrates the tables)",
+        "mcp": "call refresh_index once (it migrates the tables)",
+    },
     "run rebuild": {"cli": "re-run `repolens index --rebuild`", "mcp": "call index_repo with rebuild=true"},
+    "drop old index": {
+        "cli": "remove the old index with `repolens drop {key}` and the same store",
+        "mcp": "ask the server's operator to remove the old index {key}",
+    },
     "symbols": {"cli": "find_symbol (repolens symbols)", "mcp": "find_symbol"},
     "index them": {"cli": "index them (repolens index, or refresh --all)", "mcp": "index them (index_repo)"},
 }

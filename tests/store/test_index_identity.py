@@ -106,7 +106,7 @@ def test_an_index_holding_another_repository_is_refused_for_writing_and_reading(
     assert searched.returncode == 1 and searched.stderr.strip() == line
     assert run("search", "alpha handler", "--root", str(first), env=env).returncode == 0
 
-    # Over MCP: the same line, as a tool error.
+    # Over MCP: the same line, as a tool error, but for the drop only the operator can do.
     monkeypatch.setenv("REPOLENS_STORE", pg_db.url)
 
     async def ask():
@@ -114,7 +114,10 @@ def test_an_index_holding_another_repository_is_refused_for_writing_and_reading(
             return await client.call_tool("search_code", {"query": "beta handler"})
 
     result = asyncio.run(ask())
-    assert result.is_error and result.content[0].text == line.removeprefix("error: ")
+    assert result.is_error and result.content[0].text == line.removeprefix("error: ").replace(
+        "remove the old index with `repolens drop shared` and the same store",
+        "ask the server's operator to remove the old index shared",
+    )
 
     # The same repository elsewhere (a clone: the same root commit) reads and writes it.
     clone = first.parent / "clone"

@@ -654,3 +654,48 @@ def test_a_second_writer_gets_the_locked_message_naming_the_first(pg_db, sample_
         f"error: another process (pid {os.getpid()}) is writing the index in {pg_db.url}#repo: "
         "wait for it to finish and try again"
     )
+
+
+def test_over_mcp_a_missing_index_and_older_tables_name_the_tool_that_fixes_them(
+    pg_db, make_repo, monkeypatch
+):
+    """An MCP caller cannot run `repolens index`: the fix names the tool that
+    builds the index, or migrates the tables; the command line's words stay."""
+    import asyncio
+
+    from mcp import Client
+
+    from repolens.server.tools import build_server
+
+    root = make_repo({"app.py": "def start():\n    return 1\n"})
+    monkeypatch.setenv("REPOLENS_STORE", pg_db.url)
+
+    def call(tool: str, args: dict) -> tuple[bool, str]:
+        async def session() -> tuple[bool, str]:
+            async with Client(build_server({"app": root})) as client:
+                result = await client.call_tool(tool, args)
+                return result.is_error, "\n".join(c.text for c in result.content)
+
+        return asyncio.run(session())
+
+    missing = call("index_status", {})
+    assert missing[1].startswith(f"no index for {root} in "), missing
+    assert missing[1].endswith(": call index_repo"), missing
+    refused = cli("status", "--root", str(root))
+    assert refused.stderr.endswith(f": run `repolens index {root}` with the same store\n"), refused.stderr
+
+    assert not call("index_repo", {})[0]
+    with pg_db.connect() as conn:
+        _back_to_version_2(conn)
+    readers.clear()
+    close_pools()
+    older = call("search_code", {"query": "start"})
+    assert older[0] and older[1].endswith(
+        "has schema version 2 but this repolens reads version 4: "
+        "call refresh_index once (it migrates the tables)"
+    ), older
+    refused = cli("search", "start", "--root", str(root))
+    assert refused.stderr.endswith(": run `repolens index` with this store once (it migrates the tables)\n")
+    assert not call("refresh_index", {})[0]  # as the fix said
+    found = call("search_code", {"query": "start"})
+    assert not found[0] and found[1].startswith("app.py:1-2"), found

@@ -132,20 +132,17 @@ class PgStore:
         self._checked.add(url)
 
     def foreign_fix(self) -> str | None:
-        drop = f"or remove the old index with `repolens drop {self.key}` and the same store"
+        drop = f"or {say('drop old index', key=self.key)}"
         if self.key_from.startswith(ROOTS_OF):
             return f"name {self._root} apart in the {self.key_from}, {drop}"
         return f"give {self._root} a key of its own with [store] key in its .repolens.toml, {drop}"
 
     def missing(self) -> IndexMissingError:
         if self.key_from.startswith(ROOTS_OF):  # named by a server's config: the same config builds it
-            config = self.key_from.removeprefix(ROOTS_OF)
-            run = f"repolens refresh --all --config {config}"
+            run = say("run build of config", config=self.key_from.removeprefix(ROOTS_OF))
         else:
-            run = f"repolens index {self._root}"
-        return IndexMissingError(
-            f"no index for {self._root} in {self.location}: run `{run}` with the same store"
-        )
+            run = say("run build in store", root=self._root)
+        return IndexMissingError(f"no index for {self._root} in {self.location}: {run}")
 
     # -- generations -------------------------------------------------------------
     def _current_on(self, url: str) -> tuple[int, str] | None:

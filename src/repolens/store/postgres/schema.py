@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repolens.errors import IndexVersionError
+from repolens.fronts import say
 
 if TYPE_CHECKING:
     import psycopg
@@ -191,7 +192,7 @@ def check(version: int | None, where: str) -> None:
     if version < SCHEMA_VERSION:
         raise IndexVersionError(
             f"the PostgreSQL store {where} has schema version {version} but this repolens reads version "
-            f"{SCHEMA_VERSION}: run `repolens index` with this store once (it migrates the tables)"
+            f"{SCHEMA_VERSION}: {say('run migration')}"
         )
     raise IndexVersionError(
         f"the PostgreSQL store {where} has schema version {version}, newer than this repolens reads "
