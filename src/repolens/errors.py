@@ -112,13 +112,14 @@ class StorageFullError(RepolensError):
     when known, an estimate of the free space a retry needs (bytes)."""
 
     def __init__(self, folder: str, *, need: int = 0, free: int | None = None) -> None:
+        from repolens.fronts import say
+
         self.folder, self.need = folder, need
         self.free = _free_bytes(folder) if free is None else free
         wanted = f"; the index needs about {_megabytes(need)} free" if need else ""
         super().__init__(
             f"no space left on the disk holding the index in {folder} ({_megabytes(self.free)} free{wanted})",
-            fix="free some space (or pass --index-dir with a folder on another disk) "
-            "and run `repolens index` again",
+            fix=say("free space"),
         )
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_impor
         "run build of config",
         "run migration",
         "run rebuild",
+        "free space",
         "drop old index",
         "symbols",
         "index them",
@@ -61,6 +62,11 @@ _PHRASES: dict[Phrase, dict[Front, str]] = {
         "mcp": "call refresh_index once (it migrates the tables)",
     },
     "run rebuild": {"cli": "re-run `repolens index --rebuild`", "mcp": "call index_repo with rebuild=true"},
+    "free space": {
+        "cli": "free some space (or pass --index-dir with a folder on another disk) "
+        "and run `repolens index` again",
+        "mcp": "free some space and call refresh_index again",
+    },
     "drop old index": {
         "cli": "remove the old index with `repolens drop {key}` and the same store",
         "mcp": "ask the server's operator to remove the old index {key}",

@@ -55,6 +55,11 @@ def test_a_refresh_that_fills_the_disk_is_undone_and_said_in_one_line(
     assert refresh["err"].endswith(
         "free some space (or pass --index-dir with a folder on another disk) and run `repolens index` again\n"
     )
+    mcp = seen["mcp_refresh"]  # an MCP caller is told to call the tool, not to run a command
+    assert mcp["error"] and mcp["text"].startswith(
+        f"no space left on the disk holding the index in {index} ("
+    ), mcp
+    assert mcp["text"].endswith("free some space and call refresh_index again"), mcp
     # The old index, as it was: same files, same sizes, nothing left behind.
     assert seen["files_after_failure"] == seen["files_before"]
     assert seen["search_after_failure"]["code"] == 0
@@ -98,6 +103,22 @@ def _cli(*args: str) -> dict:
     return {"code": proc.returncode, "out": proc.stdout, "err": proc.stderr}
 
 
+def _mcp(tool: str, root: Path, index: Path) -> dict:
+    """``tool`` called over MCP (the SDK's client, the server in this process)."""
+    import asyncio
+
+    from mcp import Client
+
+    from repolens.server.tools import build_server
+
+    async def call() -> dict:
+        async with Client(build_server(root, index_dir=index)) as client:
+            result = await client.call_tool(tool, {})
+        return {"error": result.is_error, "text": "\n".join(c.text for c in result.content)}
+
+    return asyncio.run(call())
+
+
 def _files(index: Path) -> dict[str, int]:
     """Every file of the index's generations with its size, but the empty log
     and the shared memory a reader of the database leaves (any search does)."""
@@ -130,6 +151,7 @@ def _scenario(spec: dict) -> dict:
     for i in range(ADDED):
         (root / f"pkg/n{i:03d}.py").write_text(_module(i, "new"))
     seen["refresh"] = _cli("index", str(root), "--index-dir", str(index))
+    seen["mcp_refresh"] = _mcp("refresh_index", root, index)
     seen["files_after_failure"] = _files(index)
     seen["search_after_failure"] = _cli(
         "search", "compute_old_3", "--root", str(root), "--index-dir", str(index)
