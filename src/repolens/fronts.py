@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_impor
         "free space",
         "drop old index",
         "symbols",
+        "impact",
+        "chunk ids",
         "index them",
     ]
 
@@ -72,6 +74,12 @@ _PHRASES: dict[Phrase, dict[Front, str]] = {
         "mcp": "ask the server's operator to remove the old index {key}",
     },
     "symbols": {"cli": "find_symbol (repolens symbols)", "mcp": "find_symbol"},
+    "impact": {"cli": "the impact tool (repolens impact)", "mcp": "the impact tool"},
+    # where chunk ids are (get_focused_context replies in text, without ids)
+    "chunk ids": {
+        "cli": "search_code mode=json; repolens search or focus --json",
+        "mcp": "search_code mode=json",
+    },
     "index them": {"cli": "index them (repolens index, or refresh --all)", "mcp": "index them (index_repo)"},
 }
 

@@ -1578,7 +1578,7 @@ def test_impact_is_a_tool_of_its_own_and_find_references_points_to_it(repo: Path
     assert refs.is_error
     assert refs.content[0].text == (
         "direction must be callers or callees, not 'impact' (leave it out for every use); "
-        "what a change reaches is the impact tool (repolens impact)"
+        "what a change reaches is the impact tool"  # a tool, not the command (repolens impact)
     )
 
 

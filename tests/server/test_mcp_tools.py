@@ -370,18 +370,20 @@ def test_what_to_run_is_a_tool_over_mcp_and_a_command_in_the_cli(make_repo):
                 ("find_references", {"target": "no_such_name", "repo": "app"}),
                 ("index_status", {"repo": "bare"}),
                 ("find_references", {"target": "X", "repo": ["bare", "bare"]}),
+                ("get_chunk", {"chunk_id": "0123456789abcdef", "repo": "app"}),
             )
             return [_text(await client.call_tool(tool, args)) for tool, args in calls]
 
-    search, status, refs, missing, unanswered = asyncio.run(session())
+    search, status, refs, missing, unanswered, chunk = asyncio.run(session())
     assert "1 cited file changed since indexing; refresh_index refreshes the index" in search, search
     assert "(0 new, 1 modified, 0 deleted): call refresh_index to refresh" in status, status
     assert refs.endswith(": find_symbol lists near names; pass one, or a place path:line, as `target`"), refs
     assert missing.startswith("no index for ") and missing.endswith(": call index_repo"), missing
     assert unanswered.startswith("no repository could answer: ")
     assert unanswered.endswith("index them (index_repo) and ask again"), unanswered
-    commands = ("repolens index", "repolens symbols", "refresh --all")
-    replies = (search, status, refs, missing, unanswered)
+    assert "ids come from JSON replies (search_code mode=json); the index may" in chunk, chunk
+    commands = ("repolens index", "repolens symbols", "refresh --all", "repolens search")
+    replies = (search, status, refs, missing, unanswered, chunk)
     assert not [reply for reply in replies if any(c in reply for c in commands)]
 
     def cli(*args: str) -> str:
@@ -398,3 +400,6 @@ def test_what_to_run_is_a_tool_over_mcp_and_a_command_in_the_cli(make_repo):
         "refs", "no_such_name", "--root", str(root)
     )
     assert f"no index for {bare}: run `repolens index {bare}`" in cli("status", "--root", str(bare))
+    assert "ids come from JSON replies (search_code mode=json; repolens search or focus --json)" in cli(
+        "chunk", "0123456789abcdef", "--root", str(root)
+    )

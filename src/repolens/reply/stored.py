@@ -22,6 +22,7 @@ from repolens.budget import (
 )
 from repolens.chunking.labels import repeated_header_lines
 from repolens.errors import NotFoundError, UsageError
+from repolens.fronts import say
 from repolens.store.base import IndexReader, StoredChunk
 from repolens.store.file_text import file_lines, line_cut_by_the_index
 from repolens.validate import check_budget
@@ -78,11 +79,6 @@ class ChunkView:
         }
 
 
-# Where chunk ids are, as MCP and the command line ask for them (MCP's
-# get_focused_context replies in text, without ids).
-_IDS_FROM = "search_code mode=json; repolens search or focus --json"
-
-
 def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = CHUNK_MAX_CHARS) -> ChunkView:
     """The stored chunk ``chunk_id``, rendered within ``max_chars`` (200-1,000,000).
 
@@ -90,7 +86,7 @@ def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = CHUNK_MAX_
     this index does not hold.
     """
     if not isinstance(chunk_id, str) or not chunk_id.strip():
-        raise UsageError(f"chunk id is empty: pass an id from a JSON reply ({_IDS_FROM})")
+        raise UsageError(f"chunk id is empty: pass an id from a JSON reply ({say('chunk ids')})")
     if len(chunk_id) > MAX_ID_CHARS:
         raise UsageError(
             f"chunk id is {len(chunk_id)} chars; ids are short hex strings such as 51818877acd60f45"
@@ -100,7 +96,7 @@ def get_chunk(reader: IndexReader, chunk_id: str, *, max_chars: int = CHUNK_MAX_
     stored = reader.chunk_by_id(chunk_id)
     if stored is None:
         raise NotFoundError(
-            f"no chunk with id {chunk_id} in this index: ids come from JSON replies ({_IDS_FROM}); "
+            f"no chunk with id {chunk_id} in this index: ids come from JSON replies ({say('chunk ids')}); "
             "the index may have been rebuilt"
         )
     c = stored.chunk

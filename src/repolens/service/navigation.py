@@ -73,7 +73,7 @@ def _checked(
     from repolens.validate import check_budget, check_int, shown_value
 
     if direction is not None and direction not in DIRECTIONS:
-        hint = "; what a change reaches is the impact tool (repolens impact)" if direction == "impact" else ""
+        hint = f"; what a change reaches is {say('impact')}" if direction == "impact" else ""
         raise UsageError(
             f"direction must be callers or callees, not {shown_value(direction)} "
             f"(leave it out for every use){hint}"
