@@ -4,16 +4,17 @@ Every error carries a one-line message that names the problem and the fix.
 Adapters (CLI, MCP, HTTP) turn these into an exit code, an ``isError`` tool
 result or an HTTP status; they never show a traceback for a ``RepolensError``.
 
-A fix that names an argument names it as each adapter spells it: the core
-writes ``fix="pass an existing directory as {root}"`` with the argument's
-API name in braces, and an adapter renders :meth:`RepolensError.spelled`
-with its own spelling (``--root`` or ``ROOT`` on the command line, the tool
-argument in backquotes for an MCP tool). ``str(err)`` uses the API names.
+A fix that names an argument names it as the front serving the call spells
+it: the core writes ``fix="pass an existing directory as {root}"`` with the
+argument's API name in braces, and :func:`repolens.fronts.spell` fills it in
+when the error is made (``--root`` or ``ROOT`` on the command line, the tool
+argument in backquotes for an MCP tool, the API name outside any front), as
+:func:`repolens.fronts.say` words what to run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from repolens.fronts import say, spell
 
 
 class RepolensError(Exception):
@@ -28,14 +29,8 @@ class RepolensError(Exception):
         # One line, always: a message is read by people and by agents.
         self.problem = " ".join(message.split())
         self.fix = " ".join(fix.split()) if fix else None
-        super().__init__(self.spelled(str))
-
-    def spelled(self, spell: Callable[[str], str]) -> str:
-        """The message with each argument the fix names spelled by ``spell``
-        (given the argument's API name, it returns the adapter's spelling)."""
-        if self.fix is None:
-            return self.problem
-        return f"{self.problem}: {self.fix.format_map(_Spelling(spell))}"
+        spelled = self.fix.format_map(_Spelling()) if self.fix is not None else None
+        super().__init__(self.problem if spelled is None else f"{self.problem}: {spelled}")
 
 
 # The fix of every "repository root is not a directory" error.
@@ -43,14 +38,10 @@ ROOT_FIX = "pass an existing directory as {root}"
 
 
 class _Spelling(dict[str, str]):
-    """``str.format_map``'s view of an adapter's spelling."""
-
-    def __init__(self, spell: Callable[[str], str]) -> None:
-        super().__init__()
-        self.spell = spell
+    """``str.format_map``'s view of the serving front's spelling."""
 
     def __missing__(self, key: str) -> str:
-        return self.spell(key)
+        return spell(key)
 
 
 class UsageError(RepolensError):
@@ -81,8 +72,6 @@ class IndexCorruptError(RepolensError):
     rebuilds an index it cannot read instead of refreshing it)."""
 
     def __init__(self, problem: str, *, fix: str | None = None) -> None:
-        from repolens.fronts import say
-
         super().__init__(problem, fix=fix or f"{say('run index')} to rebuild it")
 
 
@@ -112,8 +101,6 @@ class StorageFullError(RepolensError):
     when known, an estimate of the free space a retry needs (bytes)."""
 
     def __init__(self, folder: str, *, need: int = 0, free: int | None = None) -> None:
-        from repolens.fronts import say
-
         self.folder, self.need = folder, need
         self.free = _free_bytes(folder) if free is None else free
         wanted = f"; the index needs about {_megabytes(need)} free" if need else ""

@@ -1,4 +1,4 @@
-"""What a reply or an error tells its caller to run, in the caller's own words.
+"""What a reply or an error tells its caller to do, in the caller's own words.
 
 The core writes notes and fixes such as "`repolens index` refreshes the
 index". A caller of the MCP tools cannot run a command: it calls a tool
@@ -7,6 +7,12 @@ that serves the call chooses the words (:func:`serving`, set by the MCP
 server around every tool call, the stdio and the HTTP one alike). Outside
 such a call, the library and the CLI, the words are the command line's,
 as they always were: their replies are unchanged, byte for byte.
+
+An error's fix that names an argument names it the same way: the core
+writes ``{root}`` in the fix (:class:`repolens.errors.RepolensError`) and
+:func:`spell` gives the serving front's spelling (``--root`` or ``ROOT``
+as the command was given, ```repo``` to a tool caller; the API name
+outside any front). The front passes its spelling to :func:`serving`.
 
 A context variable, not an argument: the phrases are written deep in the
 search, the store and the index, far from any adapter, and a tool body runs
@@ -19,6 +25,7 @@ from contextvars import ContextVar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_imports.py)
+    from collections.abc import Callable
     from typing import Literal
 
     Front = Literal["cli", "mcp", "page"]
@@ -40,6 +47,7 @@ if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_impor
     ]
 
 _front: ContextVar[Front] = ContextVar("repolens_front", default="cli")
+_spelling: ContextVar[Callable[[str], str]] = ContextVar("repolens_spelling", default=str)
 
 # Each phrase in each front. "index" reads the changes (and rebuilds an
 # index it cannot read); "run build" builds the first index of {root} ("in
@@ -106,15 +114,23 @@ def say(phrase: Phrase, **fields: object) -> str:
     return words.format(**fields) if fields else words
 
 
-class serving:  # a context manager, named as one is used: ``with serving("mcp"):``
-    """Within this block (and the worker threads it starts with a copy of
-    its context), :func:`say` speaks for ``front``."""
+def spell(arg: str) -> str:
+    """The argument ``arg`` (its API name) as the front serving this call spells it."""
+    return _spelling.get()(arg)
 
-    def __init__(self, front: Front) -> None:
-        self.front = front
+
+class serving:  # a context manager, named as one is used: ``with serving("mcp", spell):``
+    """Within this block (and the worker threads it starts with a copy of
+    its context), :func:`say` speaks for ``front`` and :func:`spell` is
+    ``spell`` (the API name when None)."""
+
+    def __init__(self, front: Front, spell: Callable[[str], str] | None = None) -> None:
+        self.front, self.spell = front, spell or str
 
     def __enter__(self) -> None:
-        self.token = _front.set(self.front)
+        self.tokens = _front.set(self.front), _spelling.set(self.spell)
 
     def __exit__(self, *exc: object) -> None:
-        _front.reset(self.token)
+        front, spelling = self.tokens
+        _spelling.reset(spelling)
+        _front.reset(front)

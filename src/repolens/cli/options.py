@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from repolens.cli.reads import root_spelling
-from repolens.errors import RepolensError
+from repolens.fronts import serving
 
 ROOT_HELP = "Repository root (default: the current directory)."
 
@@ -74,15 +74,12 @@ def index_dir_option(f):  # type: ignore[no-untyped-def]
 class Command(click.Command):
     """A subcommand whose errors name arguments as this command spells them
     (``--root``, or ``ROOT`` where the root is positional; see
-    :meth:`repolens.errors.RepolensError.spelled`)."""
+    :func:`repolens.fronts.spell`)."""
 
     def invoke(self, ctx: click.Context) -> object:
-        try:
+        names = {p.name: _spelling(p) for p in self.params if p.name} | root_spelling(ctx.params)
+        with serving("cli", lambda name: names.get(name, name)):
             return super().invoke(ctx)
-        except RepolensError as exc:
-            names = {p.name: _spelling(p) for p in self.params if p.name} | root_spelling(ctx.params)
-            exc.args = (exc.spelled(lambda name: names.get(name, name)),)
-            raise
 
 
 def _spelling(param: click.Parameter) -> str:

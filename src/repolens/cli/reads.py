@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 
 from repolens.budget import READ_MAX_CHARS
 from repolens.cli.output import echo, emit, progress
-from repolens.errors import RepolensError, UsageError
+from repolens.errors import UsageError
+from repolens.fronts import serving
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -402,17 +403,15 @@ def _run(
     run: Callable[..., int | None], values: dict[str, object], store: object, spelling: dict[str, str]
 ) -> int:
     """Run the command as click's ``invoke`` would: ``--store`` first, a
-    RepolensError spelled as the command line spells its arguments, an
+    RepolensError's fix naming arguments as the command line spells them, an
     interruption and a closed pipe handled as click handles them."""
     if store:
         from repolens.store import use_store_flag
 
         use_store_flag(str(store))
     try:
-        code = run(**values)
-    except RepolensError as exc:
-        exc.args = (exc.spelled(lambda name: spelling.get(name, name)),)
-        raise
+        with serving("cli", lambda name: spelling.get(name, name)):
+            code = run(**values)
     except (EOFError, KeyboardInterrupt):
         echo("", err=True)  # click's blank line after ^C, then its Abort: "interrupted"
         raise KeyboardInterrupt from None

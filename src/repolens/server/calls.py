@@ -293,23 +293,24 @@ class RepolensServer(MCPServer):
         budget = _budget((arguments or {}).get("max_chars"), DEFAULT_BUDGETS.get(name, 4000))
         error: str | None = None
         try:
-            params = await self._tool_params()
-            arguments = _unaliased(arguments or {}, params.get(name, set()))
-            if name not in params:
-                error = f"unknown tool {one_line(name, 100)!r}: known tools are {', '.join(params)}"
-            elif unknown := sorted(set(arguments or {}) - params[name]):
-                error = (
-                    f"unknown argument {one_line(unknown[0], 100)!r} for {name}: "
-                    f"known arguments are {', '.join(sorted(params[name]))}"
-                )
-            else:
-                for key, value in (arguments or {}).items():  # every user string of a call enters here
-                    check_utf8(f"argument {key!r} of {name}", value, fix="send UTF-8 text")
-                result = await super().call_tool(name, arguments, context)
+            with serving(front, _spelling):  # errors name the tool arguments, and tools, not the CLI's
+                params = await self._tool_params()
+                arguments = _unaliased(arguments or {}, params.get(name, set()))
+                if name not in params:
+                    error = f"unknown tool {one_line(name, 100)!r}: known tools are {', '.join(params)}"
+                elif unknown := sorted(set(arguments or {}) - params[name]):
+                    error = (
+                        f"unknown argument {one_line(unknown[0], 100)!r} for {name}: "
+                        f"known arguments are {', '.join(sorted(params[name]))}"
+                    )
+                else:
+                    for key, value in (arguments or {}).items():  # every user string of a call enters here
+                        check_utf8(f"argument {key!r} of {name}", value, fix="send UTF-8 text")
+                    result = await super().call_tool(name, arguments, context)
         except MCPError:
             raise
         except RepolensError as exc:
-            error = exc.spelled(_spelling)
+            error = str(exc)
         except UnexpectedToolError as exc:
             log.error("tool %s failed unexpectedly", name, exc_info=exc.__cause__ or exc)
             kind = type(exc.__cause__).__name__
@@ -483,10 +484,11 @@ def tool_body(fn: Callable[..., str], repos: Repos, *, read_only: bool) -> Calla
 
     def body(*args: Any, **kwargs: Any) -> str:
         try:
-            with serving(_call_front.get()):  # notes and fixes name the tools (or the page's words)
+            # notes and fixes name the tools, not the commands (or are the page's words)
+            with serving(_call_front.get(), _spelling):
                 return fn(*args, **kwargs)
         except RepolensError as exc:
-            raise ToolError(repos.redact(exc.spelled(_spelling))) from exc
+            raise ToolError(repos.redact(str(exc))) from exc
 
     @wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> str:
