@@ -99,8 +99,15 @@ _PAGE: dict[Phrase, str] = {
     "run index": f"{_OPERATOR} run `repolens index`",
     "re-run index": f"{_OPERATOR} re-run `repolens index`",
     "run build": f"{_OPERATOR} index it (`repolens index`)",
+    "run build in store": f"{_OPERATOR} index it (`repolens index`)",
+    "run build of config": f"{_OPERATOR} index the served repositories (`repolens refresh --all`)",
+    "run migration": f"{_OPERATOR} run `repolens index` once (it migrates the tables)",
     "run rebuild": f"{_OPERATOR} rebuild the index (`repolens index --rebuild`)",
+    "free space": f"{_OPERATOR} free some space and run `repolens index` again",
+    "drop old index": f"{_OPERATOR} remove the old index {{key}}",
     "symbols": "find_symbol (an MCP tool)",
+    "impact": "the impact tool (an MCP tool)",
+    "chunk ids": "a search in the json mode",
     "index them": f"{_OPERATOR} index them (`repolens index`)",
 }
 for _phrase, _words in _PAGE.items():
