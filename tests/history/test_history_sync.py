@@ -331,7 +331,7 @@ def test_head_now_and_status_read_head_from_git_files_as_git_says(
 ):
     """``head_now`` and ``status`` ran git for HEAD's commit every time
     (``status`` even when HEAD was where the history was read). Now git's
-    files say it (``heads.head_in_files``, as every search reads them), no
+    files say it (``head_files.head_in_files``, as every search reads them), no
     process, and git's answer it is: after a commit, an amend, a detached
     checkout, packed refs, in a linked worktree and a folder of the work
     tree. Git answers what the files do not say."""

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from repolens.discover.git import git_env
-from repolens.history.heads import head_in_files
+from repolens.history.head_files import head_in_files
 from repolens.store.base import CommitDoc
 
 # Each commit's header in the ``git log -z`` stream: a record separator, then
@@ -92,7 +92,7 @@ def head_now(root: Path) -> str:
     """The commit ``HEAD`` points at, "" when git cannot say (no commit,
     not a work tree, git missing): for a reply, which never fails on it.
     Asked by every ``status`` and ``history`` reply: git's files say it
-    first (:func:`~repolens.history.heads.head_in_files`, no process), git
+    first (:func:`~repolens.history.head_files.head_in_files`, no process), git
     runs only when they do not plainly say it."""
     now = head_in_files(root)
     if now:
