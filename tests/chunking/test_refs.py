@@ -519,6 +519,37 @@ def test_a_java_local_of_a_class_of_its_package_is_followed_to_its_methods():
     assert rows[(7, "go")] == "=B.go"  # a method of the class holding the inner class
 
 
+STAR_IMPORTS = {
+    "java": (
+        "src/p/Main.java",
+        "package p;\n\nimport q.*;\n\nclass Main {\n    void run(Object x) {\n"
+        "        Helper.log(x);\n        Helper h = new Helper();\n        h.go();\n"  # 7-9
+        "        Local.make();\n    }\n}\n",  # 10
+    ),
+    "kotlin": (
+        "src/p/Main.kt",
+        "package p\n\nimport q.*\n\nclass Main {\n    fun run(x: Any) {\n"
+        "        Helper.log(x)\n        val h: Helper = Helper()\n        h.go()\n"  # 7-9
+        "        Local.make()\n    }\n}\n",  # 10
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(STAR_IMPORTS))
+def test_java_and_kotlin_a_type_in_a_file_importing_a_package_wholesale_is_keyed_for_the_question(
+    language: str,
+):
+    """import q.*; made every type the file does not bind a name match (its package's too):
+    it is q's or the package's, which a question tells (?Helper)."""
+    rows = [(r.line, r.name, r.target) for r in refs_of(*STAR_IMPORTS[language], language) if r.line > 6]
+    assert sorted(set(rows)) == [
+        (7, "log", "?Helper.log"),
+        (8, "Helper", "?Helper"),
+        (9, "go", "?Helper.go"),
+        (10, "make", "?Local.make"),
+    ]
+
+
 def test_a_typescript_local_cast_with_as_or_made_by_a_call_with_a_non_null_assertion_is_typed():
     text = (
         "import { Positioned } from './w';\n"

@@ -920,6 +920,59 @@ def test_kotlin_an_extension_function_is_imported_and_called_by_its_name(
     assert callees[:1] == ["1. src/com/acme/Strings.kt:3 String.shout (function)"]
 
 
+STARRED = {
+    "java": {
+        "src/q/Helper.java": "package q;\n\npublic class Helper {\n    static void log(Object x) {}\n}\n",
+        "src/p/Local.java": "package p;\n\nclass Local {\n    static void make() {}\n}\n",
+        "src/p/Main.java": (
+            "package p;\n"
+            "\n"
+            "import q.*;\n"
+            "\n"
+            "class Main {\n"  # 5
+            "    void run(Object x) {\n"
+            "        Helper.log(x);\n"
+            "        new Helper();\n"
+            "        Local.make();\n"  # 9
+            "    }\n"
+            "}\n"
+        ),
+    },
+    "kotlin": {
+        "src/q/Helper.kt": "package q\n\nclass Helper {\n    companion object { fun log(x: Any) {} }\n}\n",
+        "src/p/Local.kt": "package p\n\nobject Local {\n    fun make() {}\n}\n",
+        "src/p/Main.kt": (
+            "package p\n"
+            "\n"
+            "import q.*\n"
+            "\n"
+            "class Main {\n"  # 5
+            "    fun run(x: Any) {\n"
+            "        Helper.log(x)\n"
+            "        Helper()\n"
+            "        Local.make()\n"  # 9
+            "    }\n"
+            "}\n"
+        ),
+    },
+}
+
+
+@pytest.mark.parametrize("language", sorted(STARRED))
+def test_java_and_kotlin_a_type_of_a_package_imported_wholesale_or_of_the_file_s_own(
+    language: str, tmp_path: Path, write_tree, store_url
+):
+    """import q.*; then Helper.log(x): a name match, and so was Local.make() of the file's
+    own package; each is now the definition's use."""
+    root = indexed(tmp_path / language, STARRED[language], write_tree)
+    main = f"src/p/Main.{'java' if language == 'java' else 'kt'}"
+    logged = service.find_references("log", root).text
+    assert uses(logged)[:2] == [main, "Main.run 7: Helper.log(x)" + (";" if language == "java" else "")]
+    made = service.find_references("make", root).text
+    assert uses(made) == [main, "Main.run 9: Local.make()" + (";" if language == "java" else "")]
+    assert not matched(made)
+
+
 @pytest.mark.parametrize("named", ["", " Factory"])
 def test_kotlin_a_companion_object_s_member_is_its_class_s(named: str, tmp_path: Path, write_tree, store_url):
     """Repo.create() and create() in Repo meant Repo.create, and the definition is

@@ -29,6 +29,7 @@ from repolens.chunking.refs import (
     companion_object,
     definition_keys,
     enclosing,
+    package_key,
     qualname_forms,
     split_key,
 )
@@ -414,12 +415,22 @@ def symbol_keys(reader: IndexReader, s: SymbolRow) -> frozenset[str]:
     return keys
 
 
+# Languages whose ``?`` targets are a file's with a package imported wholesale (Java's
+# ``import q.*;``): the type is its package's or that one's, never a scope's or a bare name's.
+_PACKAGE_STARS = frozenset({"java", "kotlin"})
+
+
 def namespace_targets(reader: IndexReader, row: RefRow) -> list[str]:
     """The targets a ``?`` target (:data:`IN_NAMESPACES`: ``?Invoice.Total``) may mean: the
     rest in each namespace its file brings in wholesale (its ``*`` imports: C#'s ``using
     Billing.Models;``), in each namespace or class holding the use (the heads of its scope),
-    and alone (the global namespace's, or one spelled out: ``?Billing.Models.Invoice``)."""
+    and alone (the global namespace's, or one spelled out: ``?Billing.Models.Invoice``). In
+    Java and Kotlin, in the file's package and in each package it imports wholesale (each is
+    tried: which defines it is not looked up, so a type of both names both)."""
     rest = row.target[1:]
+    if row.language in _PACKAGE_STARS:
+        package = package_key(row.path, row.language)
+        return [f"{package}.{rest}", *(f"{h}.{rest}" for h in _wholesale(reader, row.path) if h)]
     parts = split_key(row.scope)
     heads = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
     heads.update(_wholesale(reader, row.path))

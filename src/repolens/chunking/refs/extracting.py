@@ -181,7 +181,9 @@ class RefSpec:
     module_path: Callable[[list[str], list[str]], list[str]] | None = None
     # A type the file does not bind may be one of a namespace it brings in wholesale (C#'s
     # ``using Billing.Models;``) or of one holding the use, or of none: keyed ``?Invoice``
-    # (``?Invoice.Total`` for its member), which a question tries in each.
+    # (``?Invoice.Total`` for its member), which a question tries in each. With ``package``
+    # (Java's ``import q.*;``, Kotlin's ``import q.*``) only in a file importing one wholesale,
+    # where it is its package's or that one's; in any other, its package's.
     namespaces: bool = False
     # A ``let`` binds a name again in its block (Rust's shadowing ``let x = x.build()``): a
     # typed ``let``'s local is visible where its ``bind.block`` span says, and a binding of

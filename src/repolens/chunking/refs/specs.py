@@ -260,6 +260,7 @@ JAVA = RefSpec(
     implicit_self=True,
     arrow_members=False,
     rules=(declared.java,),
+    namespaces=True,
 )
 
 GROOVY = RefSpec(
@@ -296,6 +297,7 @@ KOTLIN = RefSpec(
     arrow_members=False,
     extension_calls=True,
     rules=(declared.kotlin,),
+    namespaces=True,
 )
 
 SCALA = RefSpec(

@@ -138,10 +138,11 @@ class Targets:
     def unbound_key(self, name: str, at: int, *, namespaced: bool = True, in_namespace: bool = True) -> str:
         """The key of ``name``, which the file does not bind, used in definition ``at`` ("" none:
         a name match), where the language looks for such a name: its package (Java's ``B.make()``
-        of a class not imported), else a namespace in scope (``?Invoice``, when ``namespaced``
-        and named as a type is), else the namespace the use is in (PHP's ``Item::make()``, when
-        ``in_namespace``: not where the name may be a function's, which is the global one's).
-        The one rule of a type's name, a receiver's and a plain name's."""
+        of a class not imported, in a file importing no package wholesale), else a namespace in
+        scope (``?Invoice``, when ``namespaced`` and named as a type is: a C# ``using``'s, or
+        Java's ``import q.*;``'s or the package's), else the namespace the use is in (PHP's
+        ``Item::make()``, when ``in_namespace``: not where the name may be a function's, which
+        is the global one's). The one rule of a type's name, a receiver's and a plain name's."""
         if self.rs.package and self.package and not self.star:
             return f"{self.package}.{name}"
         if self.rs.namespaces and namespaced and name[:1].isupper():
