@@ -550,6 +550,52 @@ def test_java_and_kotlin_a_type_in_a_file_importing_a_package_wholesale_is_keyed
     ]
 
 
+def test_kotlin_s_default_imports_and_java_lang_are_not_the_package_s():
+    """Regex("a"), Pair(1, 2), check(x), run { } in Kotlin, Throwable and NullPointerException
+    in Java: each was keyed as its file's package's (src.p.Regex), which defines none of them.
+    A call alone in a class naming a base may be an inherited method's: keyed as before."""
+    kotlin = (
+        "package p\n"
+        "\n"
+        "class A {\n"
+        "    fun f(x: Any?, t: Task) {\n"
+        '        val r = Regex("a")\n'  # 5
+        "        val p: Pair<Int, Int> = Pair(1, 2)\n"
+        "        check(x != null)\n"
+        "        run { mutableListOf<Int>() }\n"
+        "        t.run()\n"
+        "        throw NotImplementedError()\n"  # 10
+        "    }\n"
+        "}\n"
+        "\n"
+        "class B : Base() {\n"
+        "    fun g() { check(true) }\n"  # 15
+        "}\n"
+    )
+    rows = sorted(
+        (r.line, r.name, r.target) for r in refs_of("src/p/A.kt", kotlin, "kotlin") if r.kind != "field"
+    )
+    assert rows == [
+        (4, "Task", "src.p.Task"),
+        (9, "run", "src.p.Task.run"),
+        (14, "Base", "src.p.Base"),
+        (15, "check", "src.p.check"),
+    ]
+    java = (
+        "package p;\n"
+        "class A {\n"
+        "    void f() throws InterruptedException {\n"
+        "        Throwable t = new NullPointerException();\n"
+        "        Number n = Local.count();\n"  # 5
+        "    }\n"
+        "}\n"
+    )
+    rows = sorted(
+        (r.line, r.name, r.target) for r in refs_of("src/p/A.java", java, "java") if r.kind != "field"
+    )
+    assert rows == [(5, "count", "src.p.Local.count")]
+
+
 def test_a_typescript_local_cast_with_as_or_made_by_a_call_with_a_non_null_assertion_is_typed():
     text = (
         "import { Positioned } from './w';\n"

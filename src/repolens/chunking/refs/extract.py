@@ -53,6 +53,7 @@ from repolens.chunking.refs import (
     Ref,
     RefRows,
     clean_scope,
+    enclosing,
     package_key,
     receivers,
     ref_row,
@@ -196,6 +197,7 @@ class _Extraction(Targets):
         self.fixture_params: dict[tuple[int, str], str] = {}  # (function, parameter) -> its fixture's key
         self.class_names: dict[tuple[str, str], str] = {}  # (class, name) -> its member's key, in its body
         self.bases: dict[str, list[str]] = {}  # class -> its bases of this file (qualified names)
+        self.derived: set[str] = set()  # with rs.default_functions: the classes naming a base
         self.shadowed: dict[tuple[int, str], frozenset[str]] = {}  # (function, local) -> its class's names
         self.hidden: dict[tuple[bytes, int, int], frozenset[str]] = {}  # such a receiver -> those names
         self.refs: list[Ref] = []  # of imports, fields and members (the uses are rows: see run)
@@ -231,6 +233,9 @@ class _Extraction(Targets):
         self.typed = read_typed(self, in_file_order(caps.get("typed", ())))
         for rule in self.rs.rules:
             rule(self, caps)
+        if self.rs.default_functions:
+            owner_class = self.scopes.owner_class
+            self.derived = {owner_class(inner[n.start_point[0] + 1]) for n in caps.get("base", ())}
         fscopes = self.fscopes
         if fscopes is not None or self.rs.shadowing_lets:
             untyped_in_scope(self.bind_ranges, self.typed, self.scoped)
@@ -491,10 +496,24 @@ class _Extraction(Targets):
         if not target:
             if (capture == "name" and not self.rs.package_members) or name in self.rs.builtins:
                 return None  # a plain word the file does not bind: noise
+            if name in self.rs.default_functions and not self._inherits(at):
+                return None  # the language's own (Kotlin's check()), no function of the package
             # new Invoice(), Invoice x: of a namespace in scope; new Item(): of the one it is in
             a_class = capture != "call" or name[:1].isupper()
             target = self.unbound_key(name, at, namespaced=capture in _TYPE_CAPTURES, in_namespace=a_class)
         return self._template(name, capture, at, target)
+
+    def _inherits(self, at: int) -> bool:
+        """Whether definition ``at`` is in a class naming a base (or in one a class naming one
+        holds): a name called alone there (``run()``) may be a member it inherits before the
+        language's own function, so it is keyed as its package's as ever (a question tells an
+        inherited method's: ``references._calls_inherited``)."""
+        owner = self.scopes.owner_class(at)
+        while owner:
+            if owner in self.derived:
+                return True
+            owner = enclosing(owner)
+        return False
 
     def _odd_row(self, capture: str, raw: str, at: int, node: ts.Node) -> str | None:
         """The template of the row of a name that holds its receiver (Perl's

@@ -225,6 +225,66 @@ _JAVA_BUILTINS = _words(
     "short void var"
 )
 
+# java.lang's types the list above leaves out (Java sees them in every file; Kotlin on the JVM
+# too): Java's and Kotlin's only, not Scala's or Groovy's.
+_JAVA_LANG = _words(
+    "Number CharSequence StringBuffer Throwable Error AssertionError NullPointerException "
+    "UnsupportedOperationException IndexOutOfBoundsException ArrayIndexOutOfBoundsException "
+    "StringIndexOutOfBoundsException ClassCastException ArithmeticException NumberFormatException "
+    "NegativeArraySizeException ArrayStoreException InterruptedException CloneNotSupportedException "
+    "SecurityException ReflectiveOperationException ClassNotFoundException NoSuchMethodException "
+    "NoSuchFieldException IllegalAccessException InstantiationException IllegalMonitorStateException "
+    "OutOfMemoryError StackOverflowError LinkageError NoClassDefFoundError ExceptionInInitializerError "
+    "VirtualMachineError InternalError Cloneable AutoCloseable Enum Runtime StrictMath ThreadLocal "
+    "InheritableThreadLocal ClassLoader StackTraceElement Appendable Readable FunctionalInterface "
+    "SafeVarargs"
+)
+
+# What every Kotlin file sees without an import (its default imports: kotlin.*, kotlin.annotation.*,
+# kotlin.collections.*, kotlin.comparisons.*, kotlin.io.*, kotlin.ranges.*, kotlin.sequences.*,
+# kotlin.text.*, kotlin.jvm.*, java.lang.*): their public types (never a package's) ...
+_KOTLIN_TYPES = _words(
+    # kotlin.*
+    "Any Nothing Unit Boolean Byte Short Int Long Float Double Char String CharSequence Number "
+    "Array BooleanArray ByteArray CharArray ShortArray IntArray LongArray FloatArray DoubleArray "
+    "UByte UShort UInt ULong UByteArray UShortArray UIntArray ULongArray Pair Triple Result Lazy "
+    "LazyThreadSafetyMode Comparable Comparator Enum Annotation Throwable Error Exception "
+    "RuntimeException IllegalArgumentException IllegalStateException IndexOutOfBoundsException "
+    "UnsupportedOperationException NoSuchElementException NullPointerException ClassCastException "
+    "ArithmeticException NumberFormatException ConcurrentModificationException AssertionError "
+    "NotImplementedError KotlinNullPointerException UninitializedPropertyAccessException KotlinVersion "
+    "Deprecated DeprecationLevel ReplaceWith Suppress PublishedApi DslMarker OptIn RequiresOptIn "
+    "SinceKotlin UnsafeVariance BuilderInference OverloadResolutionByLambdaReturnType Function "
+    # kotlin.annotation.*
+    "Target AnnotationTarget Retention AnnotationRetention MustBeDocumented Repeatable "
+    # kotlin.collections.*
+    "Iterable MutableIterable Collection MutableCollection List MutableList Set MutableSet Map "
+    "MutableMap Iterator MutableIterator ListIterator MutableListIterator ArrayList HashMap HashSet "
+    "LinkedHashMap LinkedHashSet ArrayDeque RandomAccess AbstractCollection AbstractList AbstractSet "
+    "AbstractMap AbstractMutableCollection AbstractMutableList AbstractMutableSet AbstractMutableMap "
+    "AbstractIterator IndexedValue Grouping "
+    # kotlin.ranges.*, kotlin.sequences.*
+    "IntRange LongRange CharRange UIntRange ULongRange ClosedRange ClosedFloatingPointRange OpenEndRange "
+    "IntProgression LongProgression CharProgression Sequence "
+    # kotlin.text.*
+    "Regex RegexOption MatchResult MatchGroup StringBuilder Charsets CharCategory Typography "
+    # kotlin.jvm.*
+    "JvmStatic JvmField JvmOverloads JvmName JvmInline JvmRecord JvmSuppressWildcards JvmWildcard "
+    "JvmMultifileClass JvmDefault Throws Volatile Synchronized Transient Strictfp"
+)
+# ... and their functions called by name (``check(x)``, ``run { }``, ``lazy { }``).
+_KOTLIN_FUNCTIONS = _words(
+    "lazy lazyOf require requireNotNull check checkNotNull error TODO repeat run with apply also let "
+    "takeIf takeUnless runCatching synchronized to arrayOf arrayOfNulls emptyArray booleanArrayOf "
+    "byteArrayOf charArrayOf shortArrayOf intArrayOf longArrayOf floatArrayOf doubleArrayOf "
+    "enumValues enumValueOf enumEntries assert suspend "
+    "emptyList emptyMap emptySet listOf listOfNotNull mutableListOf arrayListOf mapOf mutableMapOf "
+    "hashMapOf linkedMapOf sortedMapOf setOf setOfNotNull mutableSetOf hashSetOf linkedSetOf sortedSetOf "
+    "buildList buildMap buildSet compareBy compareByDescending compareValues compareValuesBy "
+    "naturalOrder reverseOrder nullsFirst nullsLast maxOf minOf println print readLine readln "
+    "readlnOrNull emptySequence sequenceOf generateSequence sequence iterator buildString"
+)
+
 _JVM_TYPES = """
 (superclass (type_identifier) @base)
 (super_interfaces (type_list (type_identifier) @base))
@@ -254,7 +314,7 @@ JAVA = RefSpec(
 (enhanced_for_statement) @typed
 """,
     imports.dotted,
-    builtins=_JAVA_BUILTINS,
+    builtins=_JAVA_BUILTINS | _JAVA_LANG,
     package=True,
     typed_fields=(("name", "type"), ("declarator", "type")),
     implicit_self=True,
@@ -291,7 +351,8 @@ KOTLIN = RefSpec(
 (parameter) @typed
 """,
     imports.dotted,
-    builtins=_JAVA_BUILTINS | {"Int", "Any", "Unit", "listOf", "mapOf", "setOf", "println", "require"},
+    builtins=_JAVA_BUILTINS | _JAVA_LANG | _KOTLIN_TYPES | {"listOf", "mapOf", "setOf", "println", "require"},
+    default_functions=_KOTLIN_FUNCTIONS,
     package=True,
     implicit_self=True,
     arrow_members=False,

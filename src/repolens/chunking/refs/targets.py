@@ -182,7 +182,12 @@ class Targets:
             base = (self.module.get(owner) or self._own_key(owner)) if owner else ""
         if not base and typed and self.rs.call_results:  # x := c.Root(): what Root of c's type returns
             base = typed.get((fn, head)) or typed.get((-1, head))
-        if not base and head not in self.rs.builtins and (len(parts) == 1 or not self.rs.package):
+        if (
+            not base
+            and head not in self.rs.builtins
+            and head not in self.rs.default_functions
+            and (len(parts) == 1 or not self.rs.package)
+        ):
             base = self.unbound_key(head, fn)  # a type of the package, of a namespace in scope
         if not base or (head in self.modules_bound and len(parts) == 1):
             return ""
