@@ -973,6 +973,60 @@ def test_java_and_kotlin_a_type_of_a_package_imported_wholesale_or_of_the_file_s
     assert not matched(made)
 
 
+OVERLOADS = {
+    "src/p/Sock.java": (
+        "package p;\n"
+        "\n"
+        "public class Sock {\n"
+        "    void send(String data) {\n"  # 4
+        "        send(data, 1);\n"
+        "    }\n"
+        "\n"
+        "    void send(String data, int opcode) {}\n"  # 8
+        "\n"
+        "    void send(byte[] data, int opcode, boolean... fin) {}\n"  # 10
+        "}\n"
+    ),
+    "src/p/Use.java": (
+        "package p;\n"
+        "\n"
+        "class Use {\n"
+        "    void go(Sock s) {\n"
+        '        s.send("a");\n'  # 5
+        '        s.send("b", 2);\n'
+        "        s.send(new byte[0], 2,\n"
+        "               true, false);\n"
+        "        s.send(f(1, 2));\n"  # 9
+        '        s.send("c", 3); s.send("d");\n'
+        "    }\n"
+        "\n"
+        "    String f(int a, int b) { return null; }\n"
+        "}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("line", "calls"),
+    [
+        (4, ['Use.go 5: s.send("a");', "Use.go 9: s.send(f(1, 2));"]),
+        (8, ["Sock.send 5: send(data, 1);", 'Use.go 6: s.send("b", 2);']),
+        (10, ["Use.go 7: s.send(new byte[0], 2,"]),
+    ],
+)
+def test_java_an_overload_s_calls_are_those_passing_what_it_takes(
+    line: int, calls: list[str], tmp_path: Path, write_tree, store_url
+):
+    """send(data) and send(data, opcode) had the same answer: every call of either. A call
+    is the overload's taking its count of arguments (a varargs one's when no other takes it
+    exactly); one whose arguments are not read surely (two calls on its line) stays every
+    overload's."""
+    root = indexed(tmp_path / "java", OVERLOADS, write_tree)
+    found = uses(service.find_references(f"src/p/Sock.java:{line}", root).text)
+    assert [u for u in found if not u.endswith(".java") and " 10: " not in u] == calls
+    assert 'Use.go 10: s.send("c", 3); s.send("d");' in found
+
+
 @pytest.mark.parametrize("named", ["", " Factory"])
 def test_kotlin_a_companion_object_s_member_is_its_class_s(named: str, tmp_path: Path, write_tree, store_url):
     """Repo.create() and create() in Repo meant Repo.create, and the definition is

@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 from repolens.chunking.refs import IN_NAMESPACES, NO_USE_KINDS, module_parts, package_key, same_file_key
 from repolens.record import Record
 from repolens.search import golang
+from repolens.search.arity import own_calls
 from repolens.search.kept import lines_of, symbols_in
 from repolens.search.ref_fixtures import Fixtures
 from repolens.search.ref_keys import (
@@ -186,6 +187,7 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         for m in matches:
             (resolved if m.path == holder.path and m.line in lines else elsewhere).append(m)
         matches = elsewhere
+    resolved = own_calls(reader, definition, resolved)  # Java: not another overload's send(a, b)
     resolved.sort(key=lambda r: (r.path, r.line))
     return Resolved(definition, *_one_per_line([r for r in resolved if r.name != "*"], matches))
 
