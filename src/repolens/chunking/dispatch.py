@@ -21,7 +21,7 @@ from repolens.hashing import blake2b
 from repolens.lines import source_lines
 
 # Bump when any chunker's output changes for the same input and grammars.
-CHUNKING_VERSION = 18
+CHUNKING_VERSION = 19
 
 DEFAULT_MERGE_LINES = 30  # keep equal to settings.Settings.chunk_merge_lines
 SYNTAX = SyntaxChunker(merge_max_lines=DEFAULT_MERGE_LINES)
