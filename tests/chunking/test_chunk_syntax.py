@@ -244,6 +244,42 @@ def test_grouped_go_declarations_name_each_member() -> None:
     ]
 
 
+def test_csharp_properties_indexers_and_events_are_members_of_their_class() -> None:
+    """A property, an expression-bodied one, an indexer and an event were no symbols:
+    `symbols Total` found nothing, and their uses had no definition to resolve to."""
+    text = (
+        "namespace Acme.Shop\n"
+        "{\n"
+        "    public class Cart\n"
+        "    {\n"
+        "        public decimal Total { get; set; }\n"  # 5
+        "        public int Count => items.Count;\n"
+        "        public string this[int i] => items[i];\n"
+        "        public event EventHandler Changed, Cleared;\n"
+        "        public event EventHandler Saved { add { } remove { } }\n"
+        "        public string Label\n"  # 10
+        "        {\n"
+        "            get { return Name(); }\n"
+        "        }\n"
+        '        string Name() => "n";\n'
+        "    }\n"
+        "}\n"
+    )
+    result = _chunk("Cart.cs", text)
+    assert [(s.kind, s.qualname, s.start_line, s.end_line, s.signature) for s in result.symbols[2:]] == [
+        ("method", "Acme.Shop.Cart.Total", 5, 5, "public decimal Total"),
+        ("method", "Acme.Shop.Cart.Count", 6, 6, "public int Count"),
+        ("method", "Acme.Shop.Cart.this", 7, 7, "public string this[int i]"),
+        ("method", "Acme.Shop.Cart.Changed", 8, 8, "public event EventHandler Changed, Cleared;"),
+        ("method", "Acme.Shop.Cart.Cleared", 8, 8, "public event EventHandler Changed, Cleared;"),
+        ("method", "Acme.Shop.Cart.Saved", 9, 9, "public event EventHandler Saved"),
+        ("method", "Acme.Shop.Cart.Label", 10, 13, "public string Label"),
+        ("method", "Acme.Shop.Cart.Name", 14, 14, "string Name()"),
+    ]
+    assert all(s.parent == "Acme.Shop.Cart" for s in result.symbols[2:])
+    _assert_tiles(result, text)
+
+
 def test_editing_one_function_keeps_the_other_chunk_ids() -> None:
     text = (FIXTURES / "sample.go").read_text()
     before = {c.qualname: c.id for c in _chunk("sample.go", text).chunks}

@@ -937,6 +937,52 @@ def test_csharp_a_using_s_namespace_and_typed_locals():
     ]
 
 
+def test_a_csharp_property_read_is_a_use_of_the_property():
+    """A property was no definition, and a read of it named plainly (Total in its class) no
+    use: only cart.Total and this.Total were rows. A local of its name hides it, a receiver
+    named as a property named as its type (Status Status) may be the type's (Status.Draft),
+    and an unknown member stays the name match it was."""
+    cs = (
+        "namespace Acme.Shop\n"
+        "{\n"
+        "    public enum Status { Draft, Sent }\n"
+        "    public class Cart\n"
+        "    {\n"  # 5
+        "        public decimal Total { get; set; }\n"
+        "        public int Count => 2;\n"
+        "        public Status Status { get; }\n"
+        "        public event EventHandler Changed;\n"
+        "        public decimal Twice() { return Total * 2 + this.Total + Count; }\n"  # 10
+        "        public bool Done(Status s) { Changed += OnIt; return Status == Status.Draft; }\n"
+        "        decimal Shadow(decimal Total) { return Total; }\n"
+        "    }\n"
+        "    public class Till\n"
+        "    {\n"  # 15
+        "        public decimal Ring(Cart cart) { return cart.Total + cart.Count + cart.Missing; }\n"
+        "    }\n"
+        "}\n"
+    )
+    rows = refs_of("Cart.cs", cs, "csharp")
+    uses = [(r.line, r.name, r.kind, r.scope, r.target) for r in rows if r.line >= 10]
+    own = "Acme.Shop.Cart"
+    assert uses == [
+        (10, "Total", "name", f"{own}.Twice", f"{own}.Total"),
+        (10, "Total", "attr", f"{own}.Twice", f"{own}.Total"),
+        (10, "Count", "name", f"{own}.Twice", f"{own}.Count"),
+        (11, "Status", "type", f"{own}.Done", "Acme.Shop.Status"),  # a type: the enum, not the property
+        (11, "Changed", "name", f"{own}.Done", f"{own}.Changed"),
+        (11, "Status", "name", f"{own}.Done", f"{own}.Status"),
+        (11, "Draft", "attr", f"{own}.Done", "?Status.Draft"),
+        (16, "Cart", "type", "Acme.Shop.Till.Ring", own),
+        (16, "Total", "attr", "Acme.Shop.Till.Ring", "?Cart.Total"),
+        (16, "Count", "attr", "Acme.Shop.Till.Ring", "?Cart.Count"),
+        (16, "Missing", "attr", "Acme.Shop.Till.Ring", "?Cart.Missing"),
+    ]
+    # the property's type is still the class's field, for other files' cart.Status.x
+    fields = sorted((r.scope, r.target) for r in rows if r.kind == "field")
+    assert fields == [(f"{own}.Changed", "?EventHandler"), (f"{own}.Status", "?Status")]
+
+
 def test_a_dot_joining_strings_is_no_member_separator_in_php():
     php = (
         "<?php\n"

@@ -893,6 +893,56 @@ def test_csharp_a_type_of_a_namespace_a_using_brings_in_and_typed_locals(
     assert "1. src/Billing/Models/Invoice.cs:5 Billing.Models.Invoice.Total (method)" in callees
 
 
+CSHARP_PROPERTIES = {
+    "src/Shop/Cart.cs": (
+        "namespace Acme.Shop\n"  # 1
+        "{\n"
+        "    public class Cart\n"
+        "    {\n"
+        "        public decimal Total { get; set; }\n"  # 5
+        "        public event EventHandler Changed;\n"
+        "        public static Cart Empty() => new Cart();\n"
+        "\n"
+        "        public decimal Twice() { return Total * 2; }\n"
+        "    }\n"  # 10
+        "}\n"
+    ),
+    "src/App/Till.cs": (
+        "using Acme.Shop;\n"  # 1
+        "\n"
+        "namespace App\n"
+        "{\n"
+        "    public class Till\n"  # 5
+        "    {\n"
+        "        public decimal Ring(Cart cart)\n"
+        "        {\n"
+        "            cart.Changed += OnChanged;\n"
+        "            return cart.Total;\n"  # 10
+        "        }\n"
+        "        void OnChanged(object s, EventArgs e) {}\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
+
+def test_csharp_a_property_and_an_event_are_definitions_their_reads_uses(
+    tmp_path: Path, write_tree, store_url
+):
+    """Cart.Total, a property, and Cart.Changed, an event, were no symbols: find_references
+    found no definition to start from, and cart.Total no definition to mean."""
+    root = indexed(tmp_path / "cs", CSHARP_PROPERTIES, write_tree)
+    till, cart = "src/App/Till.cs", "src/Shop/Cart.cs"
+    total = [till, "App.Till.Ring 10: return cart.Total;"]
+    total += [cart, "Acme.Shop.Cart.Twice 9: public decimal Twice() { return Total * 2; }"]
+    assert uses(service.find_references("Cart.Total", root).text) == total
+    changed = service.find_references("Changed", root).text
+    assert changed.splitlines()[0].startswith(f"Acme.Shop.Cart.Changed (method, {cart}:6-6)")
+    assert uses(changed) == [till, "App.Till.Ring 9: cart.Changed += OnChanged;"]
+    impact = service.impact("Cart.Total", root, depth=1).text
+    assert "1. src/App/Till.cs:7 App.Till.Ring (method) <- attr at line 10" in impact
+
+
 def test_kotlin_an_extension_function_is_imported_and_called_by_its_name(
     tmp_path: Path, write_tree, store_url
 ):

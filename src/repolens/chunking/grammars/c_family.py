@@ -161,6 +161,49 @@ def _cs_namespace_prefix(node: Node, scope: Scope) -> Found | None:
     return Found("module", text(name_node, scope.src), name_node) if name_node is not None else None
 
 
+def _cs_accessors(node: Node) -> Node | None:
+    """Where a property's, an indexer's or an event's code is: its ``{ get; set; }`` or ``=> x``
+    (its header stops there, as a method's stops at its body)."""
+    accessors = node.child_by_field_name("accessors")
+    if accessors is not None:
+        return accessors
+    value = node.child_by_field_name("value")
+    return value if value is not None and value.type == "arrow_expression_clause" else None
+
+
+def _cs_property(node: Node, scope: Scope) -> Found | None:
+    """A property (``Total { get; set; }``, ``Count => n``) or an event with accessors: a
+    method, as a Dart getter or a TypeScript ``get`` is, since its accessors are code
+    called by ``cart.Total`` as a method is by ``cart.Add()``."""
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    return Found("method", text(name_node, scope.src), name_node, body=_cs_accessors(node))
+
+
+def _cs_indexer(node: Node, scope: Scope) -> Found | None:
+    """An indexer, ``this[int i]``: named ``this``, as it is declared."""
+    keyword = next((c for c in node.children if c.type == "this"), None)
+    return Found("method", "this", keyword, body=_cs_accessors(node)) if keyword is not None else None
+
+
+def _cs_event_field(node: Node, scope: Scope) -> Found | None:
+    """``public event EventHandler Changed;`` (``A, B;``: one each): members of the class, as
+    an event with accessors is, that ``cart.Changed += f`` uses."""
+    declaration = first_named(node, "variable_declaration")
+    names = [
+        n
+        for d in (declaration.named_children if declaration is not None else ())
+        if d.type == "variable_declarator" and (n := d.child_by_field_name("name")) is not None
+    ]
+    if not names:
+        return None
+    found = Found("method", text(names[0], scope.src), names[0])
+    if len(names) > 1:
+        found.members = [(text(n, scope.src), "method", n) for n in names]
+    return found
+
+
 # -- specs ------------------------------------------------------------------
 
 _C_DEFS: dict[str, str | Handler] = {
@@ -229,6 +272,10 @@ SPECS: tuple[LangSpec, ...] = (
             "destructor_declaration": "method",
             "delegate_declaration": "type",
             "namespace_declaration": "module",
+            "property_declaration": _cs_property,
+            "event_declaration": _cs_property,
+            "indexer_declaration": _cs_indexer,
+            "event_field_declaration": _cs_event_field,
         },
         prefixes={"file_scoped_namespace_declaration": _cs_namespace_prefix},
     ),

@@ -32,11 +32,17 @@ _DECLARATION, _CALL, _NAME = (
 )
 # Java's and C#'s expression making a value of a named type: ``new Foo()``.
 _CREATIONS = frozenset({"object_creation_expression"})
+# C#'s declarations of a class's members that are definitions (chunking.grammars.c_family).
+_CS_MEMBERS = frozenset({"property_declaration", "event_declaration"})
 
 
-def declare(ex: Extracting, node: ts.Node, name: str, type_node: ts.Node | None) -> None:
+def declare(
+    ex: Extracting, node: ts.Node, name: str, type_node: ts.Node | None, member: bool = False
+) -> None:
     """Record that ``name``, declared by ``node``, is of the type (or made by calling the
-    constructor) ``type_node`` names, as :func:`.typed.read_typed` records a declaration."""
+    constructor) ``type_node`` names, as :func:`.typed.read_typed` records a declaration.
+    ``member``: ``node`` declares a member of its class that is a definition of its own (a C#
+    property, an event), whose lines are its, not a function's holding a local."""
     if type_node is None or not name:
         return
     if type_node.type == "nullable_type":  # Foo?: a Foo or null (Kotlin's user_type, C#'s name)
@@ -44,7 +50,7 @@ def declare(ex: Extracting, node: ts.Node, name: str, type_node: ts.Node | None)
         if type_node is None:
             return
     line = line_of(node)
-    fn = ex.scopes.function[line]
+    fn = -1 if member else ex.scopes.function[line]
     key = ex.named_type(text(ex, type_node), fn)
     if not key:
         return
@@ -111,21 +117,22 @@ def java(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
 
 def csharp(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
     """C#'s ``Foo x``, ``var x = new Foo()``, a parameter, a ``foreach (Foo x in ...)``,
-    and a field or property of a class."""
+    and a field, property or event of a class."""
     for node in in_file_order(caps.get("typed", ())):
         kind = node.child_by_field_name("type")
         if kind is None:
             continue
         implicit = kind.type == "implicit_type"
         if node.type == "variable_declaration":
+            event = node.parent is not None and node.parent.type == "event_field_declaration"
             for declarator in node.named_children:
                 if declarator.type != "variable_declarator":
                     continue
                 name = declarator.child_by_field_name("name")
                 value = declarator.named_children[-1] if declarator.named_child_count > 1 else None
                 if name is not None:
-                    declare(ex, node, text(ex, name), _created(value) if implicit else kind)
+                    declare(ex, node, text(ex, name), _created(value) if implicit else kind, event)
         elif not implicit:  # a parameter, a property, a foreach's variable
             name = node.child_by_field_name("name") or node.child_by_field_name("left")
             if name is not None and name.type == "identifier":
-                declare(ex, node, text(ex, name), kind)
+                declare(ex, node, text(ex, name), kind, node.type in _CS_MEMBERS)

@@ -19,6 +19,11 @@ of the tree in C, the *name* nodes that matter, under shared capture names:
 ``call.self``  a call without a receiver that means ``this.f()`` when no
                definition of the class, the module or an import names it
                (a method a Java class inherits); a ``call`` otherwise
+``name.member`` a plain identifier read or written where a value stands
+               (C#'s ``return Total * 2;``): a ``name``, kept only when the
+               file declares a ``property`` of that name (a C# property or
+               event), which means ``this.Total`` there
+``property``   the name of such a property where it is declared
 
 A use is keyed by where its name starts; its kind is the first of call,
 base, decorator, type, attr, name that captured it. Its receiver is the
@@ -86,6 +91,8 @@ if TYPE_CHECKING:
 # Captures naming a type where a namespace's may be meant (RefSpec.namespaces): not a decorator
 # (C#'s [Obsolete] names ObsoleteAttribute).
 _TYPE_CAPTURES = frozenset({"type", "call", "base"})
+# Captures naming a type, never a method (RefSpec.implicit_self: Targets._own_member).
+_TYPE_NAMES = frozenset({"type", "base"})
 # Capture names that make a use, in the order their kind wins.
 _USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
 
@@ -191,6 +198,7 @@ class _Extraction(Targets):
         self.block_spans: dict[int, tuple[int, int]] = {}  # where such a local's name starts -> its bytes
         self.class_members: set[tuple[str, str]] | None = None  # (class, member) of the file, when asked
         self.kinds: dict[str, str] = {}  # the file's definitions' kinds by qualified name, with class_members
+        self.methods: set[tuple[str, str]] = set()  # (class, name) of its methods, with class_members
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
         # What a language's own rules add (rs.rules; Python's :mod:`.python_types`, :mod:`.fixtures`):
         self.symbols = symbols
@@ -422,7 +430,40 @@ class _Extraction(Targets):
             for start, node in compress(zip(starts, nodes, strict=False), kept):
                 if start not in uses and start not in excluded:
                     uses[start] = ("name", node)
+        members, properties = caps.get("name.member"), caps.get("property")
+        if members and properties:
+            self._member_reads(members, properties, uses, excluded)
         return uses
+
+    def _member_reads(
+        self,
+        nodes: Sequence[ts.Node],
+        properties: Sequence[ts.Node],
+        uses: dict[int, tuple[str, ts.Node]],
+        excluded: set[int],
+    ) -> None:
+        """Add to ``uses`` the plain names among ``nodes`` that the file declares a
+        property of (``Total`` meaning ``this.Total``), as names: the rule of a name the
+        class defines keeps them (a local of the name hides it). Not a receiver named as
+        its property's type is (C#'s ``public Status Status``: ``Status.Draft`` may be the
+        type's member), which stays unknown."""
+        src = self.src
+        names: set[bytes] = set()
+        typed_so: set[bytes] = set()  # properties named as their type
+        for n in properties:
+            name = src[n.start_byte : n.end_byte]
+            names.add(name)
+            declared = n.parent.child_by_field_name("type") if n.parent is not None else None
+            if declared is not None and src[declared.start_byte : declared.end_byte] == name:
+                typed_so.add(name)
+        for node in nodes:
+            start = node.start_byte
+            raw = src[start : node.end_byte]
+            if start in uses or start in excluded or raw not in names:
+                continue
+            if raw in typed_so and node.parent is not None and node.parent.type == "member_access_expression":
+                continue
+            uses[start] = ("name", node)
 
     def _with_refs(self, rows: list[str], lines: list[int]) -> list[str]:
         """``rows`` (of uses, at ``lines``) with those of ``self.refs`` (the
@@ -482,7 +523,7 @@ class _Extraction(Targets):
             return _LOCAL  # a local of the function: no reference
         elif fn < 0 and self.class_names and (self._class_of(at), name) in self.class_names:
             target = self.class_names[(self._class_of(at), name)]  # a class body's own member
-        elif self.rs.implicit_self and (member := self._own_member(at, name)):
+        elif self.rs.implicit_self and (member := self._own_member(at, name, capture in _TYPE_NAMES)):
             target = member  # a member of its own class, called without a receiver
         elif self.rs.module_path is not None and (member := self._module_item(at, name)):
             target = member  # an item of the inline module the use is in

@@ -206,3 +206,7 @@ class RefSpec:
     # Rust's ``T::new()``: ``T``), given the extraction, the path and the function: ``T::new().g``
     # is ``g`` of it (where ``call_results`` keys it by the callee instead).
     result_type: Callable[[Extracting, str, int], str] | None = None
+    # A name where a type's stands (a type, a receiver's head) is never one of the methods of
+    # the class it is in (C#: ``Status x`` beside a property ``public Status Status``, which is
+    # a method, is the enum's). Not where a class's constructor is a method of its name (C++).
+    typed_apart: bool = False

@@ -396,7 +396,34 @@ CSHARP = RefSpec(
 (parameter type: (identifier) @type)
 (variable_declaration type: (identifier) @type)
 (property_declaration type: (identifier) @type)
+(event_declaration type: (identifier) @type)
+(indexer_declaration type: (identifier) @type)
 (argument (identifier) @name)
+(property_declaration name: (identifier) @property)
+(event_declaration name: (identifier) @property)
+(event_field_declaration (variable_declaration (variable_declarator name: (identifier) @property)))
+(argument (identifier) @name.member)
+(return_statement (identifier) @name.member)
+(arrow_expression_clause (identifier) @name.member)
+(binary_expression (identifier) @name.member)
+(assignment_expression (identifier) @name.member)
+(variable_declarator (identifier) @name.member .)
+(member_access_expression expression: (identifier) @name.member)
+(element_access_expression expression: (identifier) @name.member)
+(conditional_access_expression condition: (identifier) @name.member)
+(interpolation (identifier) @name.member)
+(prefix_unary_expression (identifier) @name.member)
+(postfix_unary_expression (identifier) @name.member)
+(parenthesized_expression (identifier) @name.member)
+(conditional_expression (identifier) @name.member)
+(initializer_expression (identifier) @name.member)
+(if_statement condition: (identifier) @name.member)
+(while_statement condition: (identifier) @name.member)
+(foreach_statement right: (identifier) @name.member)
+(lambda_expression body: (identifier) @name.member)
+(cast_expression value: (identifier) @name.member)
+(is_pattern_expression expression: (identifier) @name.member)
+(switch_expression (identifier) @name.member)
 (parameter name: (identifier) @bind)
 (variable_declarator name: (identifier) @bind)
 (foreach_statement left: (identifier) @bind)
@@ -404,6 +431,7 @@ CSHARP = RefSpec(
 (variable_declaration) @typed
 (parameter) @typed
 (property_declaration) @typed
+(event_declaration) @typed
 (foreach_statement) @typed
 """,
     imports.dotted,
@@ -413,6 +441,7 @@ CSHARP = RefSpec(
     arrow_members=False,
     rules=(declared.csharp,),
     namespaces=True,
+    typed_apart=True,
 )
 
 _C_BUILTINS = _words(

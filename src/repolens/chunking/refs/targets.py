@@ -26,7 +26,7 @@ from repolens.chunking.refs import (
     same_file_key,
     split_key,
 )
-from repolens.chunking.refs.extracting import RefSpec, Scopes
+from repolens.chunking.refs.extracting import FUNCTION_KINDS, RefSpec, Scopes
 from repolens.chunking.refs.scoping import FunctionScopes
 from repolens.chunking.refs.typed import TYPE_NAME, plain_type
 
@@ -58,6 +58,7 @@ class Targets:
     bind_ranges: dict[tuple[int, bytes], list[tuple[int, int]]]
     class_members: set[tuple[str, str]] | None
     kinds: dict[str, str]
+    methods: set[tuple[str, str]]  # (class, name) of the file's methods, with class_members
     receivers: dict[int, str]
     bases: dict[str, list[str]]
     shadowed: dict[tuple[int, str], frozenset[str]]
@@ -107,6 +108,9 @@ class Targets:
         if self.class_members is None:
             self.class_members = {(s.parent, s.name) for s in self.symbols if s.parent}
             self.kinds = {s.qualname: s.kind for s in self.symbols}
+            members = [(s.parent, s.name, s.kind in FUNCTION_KINDS) for s in self.symbols if s.parent]
+            self.methods = {(c, n) for c, n, method in members if method}
+            self.methods -= {(c, n) for c, n, method in members if not method}  # also a nested type
             if self.rs.language == "kotlin":  # a companion object's members are its class's
                 holders = {s.parent for s in self.symbols if s.parent and s.parent.endswith("." + COMPANION)}
                 holders |= {s.qualname for s in self.symbols if s.parent and companion_object(s.signature)}
@@ -115,17 +119,21 @@ class Targets:
                 }
         return self.class_members
 
-    def _own_member(self, at: int, name: str) -> str:
+    def _own_member(self, at: int, name: str, a_type: bool = False) -> str:
         """The key of ``name`` as a member of the class definition ``at`` is in, or of a
-        class holding that one, that this file defines ("" none)."""
+        class holding that one, that this file defines ("" none). ``a_type``: ``name`` is
+        named as a type is (a type, a receiver's head), which no method is where the language
+        says so (``RefSpec.typed_apart``: a C# property named as its type, ``public Status
+        Status``, leaves ``Status x`` the type's)."""
         class_members = self._read_members()
+        a_type = a_type and self.rs.typed_apart
         owner = self.scopes.owner_class(at)
         if not owner and at >= 0 and self.symbols[at].kind == "module":  # a namespace's body
             owner = self.symbols[at].qualname
         while owner:
             if name == split_key(owner)[-1]:  # the class itself (a member of its name is its constructor)
                 return self._own_key(owner) if owner in self.kinds else ""  # (C++'s out of its class)
-            if (owner, name) in class_members:
+            if (owner, name) in class_members and not (a_type and (owner, name) in self.methods):
                 return self._own_prefix(owner) + name
             owner = enclosing(owner)
         return ""
@@ -306,7 +314,7 @@ class Targets:
             base = f"{self.package}.{head}"  # a variable of the package (another file's var V T)
         if not base and head[:1].isupper() and head not in rs.builtins:  # named as a type is
             if rs.implicit_self:
-                base = self._own_member(at, head)  # a class the class holds (Kind.parse())
+                base = self._own_member(at, head, a_type=True)  # a class the class holds (Kind.parse())
             base = base or self.unbound_key(head, at)  # B.make(), Invoice.Empty(), PHP's Item::make()
         if not base:
             return ""
