@@ -983,6 +983,28 @@ def test_a_csharp_property_read_is_a_use_of_the_property():
     assert fields == [(f"{own}.Changed", "?EventHandler"), (f"{own}.Status", "?Status")]
 
 
+def test_a_csharp_use_on_a_line_several_definitions_share_is_in_the_one_holding_it():
+    """A row names a line, not a column: every use on the line of a class written on one
+    line was in its last method (Draw), Plot's call of Cart.Empty() too, and its locals
+    were Draw's."""
+    cs = (
+        "namespace Acme.Scoped;\n"
+        "\n"
+        "public class Plotter { public void Plot(Point p) { var c = new Cart(); c.Add(p); Draw(p); }"
+        " void Draw(Point q) { Cart.Empty(); } }\n"
+    )
+    rows = [(r.name, r.kind, r.scope, r.target) for r in refs_of("Plotter.cs", cs, "csharp")]
+    plot, draw = "Acme.Scoped.Plotter.Plot", "Acme.Scoped.Plotter.Draw"
+    assert rows == [
+        ("Point", "type", plot, "?Point"),
+        ("Cart", "call", plot, "?Cart"),
+        ("Add", "call", plot, "?Cart.Add"),  # c is Plot's local, of a known type
+        ("Draw", "call", plot, draw),
+        ("Point", "type", draw, "?Point"),
+        ("Empty", "call", draw, "?Cart.Empty"),
+    ]
+
+
 def test_a_dot_joining_strings_is_no_member_separator_in_php():
     php = (
         "<?php\n"

@@ -921,7 +921,8 @@ CSHARP_PROPERTIES = {
         "        }\n"
         "        void OnChanged(object s, EventArgs e) {}\n"
         "    }\n"
-        "}\n"
+        "    public class Plotter { public void Plot() { var c = Cart.Empty(); } void Draw() {} }\n"
+        "}\n"  # 15
     ),
 }
 
@@ -941,6 +942,17 @@ def test_csharp_a_property_and_an_event_are_definitions_their_reads_uses(
     assert uses(changed) == [till, "App.Till.Ring 9: cart.Changed += OnChanged;"]
     impact = service.impact("Cart.Total", root, depth=1).text
     assert "1. src/App/Till.cs:7 App.Till.Ring (method) <- attr at line 10" in impact
+
+
+def test_csharp_a_use_in_a_class_written_on_one_line_is_in_the_method_holding_it(
+    tmp_path: Path, write_tree, store_url
+):
+    """Rows name a line, not a column: every use on the line of a class written on one line
+    was its last method's, so Cart.Empty() was called by Draw, not by Plot."""
+    root = indexed(tmp_path / "cs", CSHARP_PROPERTIES, write_tree)
+    callers = service.find_references("Cart.Empty", root, direction="callers").text
+    assert "1. src/App/Till.cs:14 App.Plotter.Plot (method)" in callers
+    assert "Plotter.Draw" not in callers
 
 
 def test_kotlin_an_extension_function_is_imported_and_called_by_its_name(

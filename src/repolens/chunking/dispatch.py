@@ -21,8 +21,9 @@ from repolens.hashing import blake2b
 from repolens.lines import source_lines
 
 # Bump when any chunker's output changes for the same input and grammars.
-# 19: C# properties, indexers and events are definitions (their reads uses); Java's and
-#     Kotlin's star imports and default imports (reference rows only).
+# 19: C# properties, indexers and events are definitions (their reads uses), and a use on a
+#     line several C# definitions share is in the one holding it; Java's and Kotlin's star
+#     imports and default imports (reference rows only).
 CHUNKING_VERSION = 19
 
 DEFAULT_MERGE_LINES = 30  # keep equal to settings.Settings.chunk_merge_lines

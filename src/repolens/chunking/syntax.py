@@ -120,7 +120,7 @@ class SyntaxChunker:
         )
         chunks = packer.pack(defs)
         symbols = symbols_of(defs, path, language)
-        refs = _refs(tree, src, spec, path, symbols, len(lines))
+        refs = _refs(tree, src, spec, path, symbols, len(lines), _byte_spans(defs))
         nested = nested_symbols(tree, src, spec, defs, path, language, walker.header)
         return ChunkedFile(chunks, symbols + nested if nested else symbols, parse_error=partial, refs=refs)
 
@@ -220,12 +220,33 @@ def symbols_of(defs: list[Def], path: str, language: str) -> list[Symbol]:
     return out
 
 
+def _byte_spans(defs: list[Def]) -> list[tuple[int, int]]:
+    """The bytes of each definition's node, in the order of :func:`symbols_of`'s symbols (a
+    member declared with others, Go's ``const (...)``: its declaration's), for the references'
+    definition of a use on a line that several share."""
+    out: list[tuple[int, int]] = []
+    stack = list(reversed(defs))
+    while stack:
+        d = stack.pop()
+        node = d.ref[0] if isinstance(d.ref, tuple) else None
+        span = (node.start_byte, node.end_byte) if node is not None else (0, 0)
+        out.extend([span] * (len(d.members) or 1))
+        stack.extend(reversed(d.children))
+    return out
+
+
 def _refs(
-    tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: list[Symbol], nlines: int
+    tree: ts.Tree,
+    src: bytes,
+    spec: LangSpec,
+    path: str,
+    symbols: list[Symbol],
+    nlines: int,
+    spans: list[tuple[int, int]],
 ) -> RefRows | None:
     """The file's references; none when their extraction fails (its chunks are kept all the same)."""
     try:
-        return extract_refs(tree, src, spec, path, symbols, nlines)
+        return extract_refs(tree, src, spec, path, symbols, nlines, spans)
     except Exception:  # a reference spec failing on one file must cost its references only
         return None
 

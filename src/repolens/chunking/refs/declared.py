@@ -50,12 +50,13 @@ def declare(
         if type_node is None:
             return
     line = line_of(node)
-    fn = -1 if member else ex.scopes.function[line]
+    at = ex.scopes.at(line, node.start_byte)
+    fn = -1 if member else ex.scopes.owner[at]
     key = ex.named_type(text(ex, type_node), fn)
     if not key:
         return
     if fn < 0:
-        owner = ex.scopes.owner_class(ex.scopes.inner[line])
+        owner = ex.scopes.owner_class(at)
         if owner:
             ex.fields.setdefault((owner, name), (key, line))
     ex.typed[(fn, name)] = key  # (in the order of the text: a later declaration wins)

@@ -141,16 +141,24 @@ def _query(module: str, entry: str, language: str) -> ts.Query | None:
 
 
 def extract_refs(
-    tree: ts.Tree, src: bytes, spec: LangSpec, path: str, symbols: Sequence[Symbol], nlines: int
+    tree: ts.Tree,
+    src: bytes,
+    spec: LangSpec,
+    path: str,
+    symbols: Sequence[Symbol],
+    nlines: int,
+    spans: Sequence[tuple[int, int]] | None = None,
 ) -> RefRows | None:
     """The references of one parsed file (see the module docstring); None
-    for none, or a language without a reference spec."""
+    for none, or a language without a reference spec. ``spans``: the bytes
+    of each of ``symbols``' definitions (see :class:`.extracting.Scopes`)."""
     rs = REF_SPECS.get(spec.name)
     query = _query(spec.module, spec.entry, spec.name) if rs is not None else None
     if rs is None or query is None:
         return None
+    extraction = _Extraction(rs, src, path, symbols, nlines, spans if rs.byte_scopes else None)
     with no_cyclic_collection():
-        return _Extraction(rs, src, path, symbols, nlines).run(ts.QueryCursor(query).captures(tree.root_node))
+        return extraction.run(ts.QueryCursor(query).captures(tree.root_node))
 
 
 def _reexport(node: ts.Node) -> bool:
@@ -161,11 +169,19 @@ def _reexport(node: ts.Node) -> bool:
 
 
 class _Extraction(Targets):
-    def __init__(self, rs: RefSpec, src: bytes, path: str, symbols: Sequence[Symbol], nlines: int) -> None:
+    def __init__(
+        self,
+        rs: RefSpec,
+        src: bytes,
+        path: str,
+        symbols: Sequence[Symbol],
+        nlines: int,
+        spans: Sequence[tuple[int, int]] | None = None,
+    ) -> None:
         self.rs = rs
         self.src = src
         self.path = path
-        self.scopes = Scopes(symbols, nlines)
+        self.scopes = Scopes(symbols, nlines, spans)
         self.package = package_key(path, rs.language)
         self.qualified = rs.language in QUALIFIED_LANGUAGES  # keyed by qualified name, not by file
         # Names the module binds: its top-level definitions, then its imports. An impl
@@ -226,6 +242,7 @@ class _Extraction(Targets):
         definition it is in) is worked out once per file."""
         src = self.src
         inner = self.scopes.inner
+        shared = self.scopes.shared  # lines several definitions share: a use's is by its byte
         if self.rs.function_scopes:
             self.fscopes = FunctionScopes(caps.get("function", ()))
         skip_ranges = self._imports(in_file_order(caps.get("import", ())))
@@ -270,7 +287,7 @@ class _Extraction(Targets):
         for start in outside(sorted(uses), skip_ranges):
             capture, node = uses[start]
             line = node.start_point[0] + 1
-            at = inner[line]
+            at = inner[line] if not shared or line not in shared else self.scopes.at(line, start)
             name = text[start : node.end_byte]
             if not name.isidentifier():  # a name holding its own receiver (Perl's Foo::g), or $x
                 template = self._odd_row(capture, name, at, node)
@@ -351,6 +368,11 @@ class _Extraction(Targets):
         nodes = [*nodes, *block]
         starts = list(map(START, nodes))
         functions = list(map(self.scopes.function.__getitem__, map(NEXT, map(ROW, map(POINT, nodes)))))
+        if self.scopes.shared:  # a line several definitions share: by the name's byte
+            shared = self.scopes.shared
+            for i, node in enumerate(nodes):
+                if node.start_point[0] + 1 in shared:
+                    functions[i] = self.scopes.function_of(node)
         raws = list(map(self.src.__getitem__, map(slice, starts, map(END, nodes))))
         self.binds = set(zip(functions, raws, strict=False))
         fscopes = self.fscopes
@@ -599,8 +621,8 @@ class _Extraction(Targets):
             if handler is None:
                 continue
             line = node.start_point[0] + 1
-            fn = self.scopes.function[line]
-            scope = self.scopes.qualname(self.scopes.inner[line])
+            at = self.scopes.at(line, node.start_byte)
+            fn, scope = self.scopes.owner[at], self.scopes.qualname(at)
             for b in handler(node, self.src, self.path):
                 self._bind(b, fn, scope)
         ranges.sort()

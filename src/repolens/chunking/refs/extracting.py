@@ -12,6 +12,8 @@ the modules it runs import nothing that imports them.
 
 from __future__ import annotations
 
+import bisect
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -28,9 +30,17 @@ FUNCTION_KINDS = frozenset({"function", "method"})
 
 
 class Scopes:
-    """For each line: the innermost definition holding it, and the function that owns its locals."""
+    """For each line: the innermost definition holding it, and the function that owns its locals.
 
-    def __init__(self, symbols: Sequence[Symbol], nlines: int) -> None:
+    A row names a use's line, not its column, and most lines are in one definition; on a
+    line where definitions start or end beside each other (C#'s ``class P { void A() {...}
+    void B() {} }``) the last to start on it is no answer for what stands before it. With
+    the definitions' byte spans (``spans``, in the order of ``symbols``), :meth:`at` tells
+    them apart there, :attr:`shared` says which lines need it."""
+
+    def __init__(
+        self, symbols: Sequence[Symbol], nlines: int, spans: Sequence[tuple[int, int]] | None = None
+    ) -> None:
         self.symbols = symbols
         inner = [-1] * (nlines + 2)
         for i, s in enumerate(symbols):  # parents come before their members
@@ -43,6 +53,35 @@ class Scopes:
         owner.append(-1)  # inner[line] == -1: outside every definition
         self.owner = owner
         self.function = list(map(owner.__getitem__, inner))
+        # line -> (start byte, end byte, definition) of each definition holding it, parents first
+        self.shared: dict[int, list[tuple[int, int, int]]] = {}
+        if spans is not None and len(spans) == len(symbols):
+            self._share(spans)
+
+    def _share(self, spans: Sequence[tuple[int, int]]) -> None:
+        """Fill :attr:`shared`: the lines on which two definitions start or end."""
+        ends = Counter(line for s in self.symbols for line in {s.start_line, s.end_line})
+        lines = sorted(line for line, n in ends.items() if n > 1)
+        if not lines:
+            return
+        for i, s in enumerate(self.symbols):
+            for k in range(bisect.bisect_left(lines, s.start_line), bisect.bisect_right(lines, s.end_line)):
+                self.shared.setdefault(lines[k], []).append((*spans[i], i))
+
+    def at(self, line: int, byte: int) -> int:
+        """The innermost definition holding byte ``byte`` of line ``line`` (-1 none)."""
+        held = self.shared.get(line)
+        if held is None:
+            return self.inner[line]
+        found = -1
+        for start, end, i in held:  # parents first: the last holding it is the innermost
+            if start <= byte < end:
+                found = i
+        return found
+
+    def function_of(self, node: ts.Node) -> int:
+        """The function owning the locals where ``node`` stands (-1 none)."""
+        return self.owner[self.at(node.start_point[0] + 1, node.start_byte)]
 
     def qualname(self, i: int) -> str:
         return self.symbols[i].qualname if i >= 0 else ""
@@ -206,6 +245,9 @@ class RefSpec:
     # Rust's ``T::new()``: ``T``), given the extraction, the path and the function: ``T::new().g``
     # is ``g`` of it (where ``call_results`` keys it by the callee instead).
     result_type: Callable[[Extracting, str, int], str] | None = None
+    # Definitions share lines (C#'s one-line ``class P { void A() {...} void B() {} }``): a use
+    # on such a line is in the definition whose bytes hold it (:meth:`Scopes.at`).
+    byte_scopes: bool = False
     # A name where a type's stands (a type, a receiver's head) is never one of the methods of
     # the class it is in (C#: ``Status x`` beside a property ``public Status Status``, which is
     # a method, is the enum's). Not where a class's constructor is a method of its name (C++).

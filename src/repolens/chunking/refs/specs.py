@@ -441,6 +441,7 @@ CSHARP = RefSpec(
     arrow_members=False,
     rules=(declared.csharp,),
     namespaces=True,
+    byte_scopes=True,
     typed_apart=True,
 )
 
