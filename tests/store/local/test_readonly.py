@@ -192,3 +192,21 @@ def test_every_index_file_is_readable_by_whoever_may_read_its_folder(indexed: Pa
             if path.is_file() and not path.is_symlink():
                 mode = path.stat().st_mode
                 assert mode & readable == readable, f"{path} is {mode & 0o777:o}"
+
+
+def test_an_index_folder_under_a_file_cannot_be_made_and_says_so(sample_repo: Path, tmp_path: Path):
+    """No folder can be made under a regular file, whoever the user (root
+    writes any folder): no index there is told as one that cannot be
+    written, not as one `repolens index` would build there."""
+    (tmp_path / "a-file").write_text("not a folder")
+    index_dir = tmp_path / "a-file" / "index"
+    args = ["status", "--root", str(sample_repo), "--index-dir", str(index_dir)]
+    status = subprocess.run(
+        [sys.executable, "-m", "repolens", *args], capture_output=True, text=True, timeout=120
+    )
+    missing = f"no index for {sample_repo}, and its index folder {index_dir} cannot be written: "
+    assert status.returncode == 1
+    assert status.stderr == (
+        f"error: {missing}run `repolens index {sample_repo} --index-dir DIR` with DIR on a writable disk, "
+        "then pass the same --index-dir\n"
+    )

@@ -133,7 +133,8 @@ class IndexLayout(Record):
         path = self.index_dir
         while not path.exists() and path != path.parent:
             path = path.parent
-        return os.access(path, os.W_OK)
+        # (root may write any folder, but no folder can be made under a file)
+        return path.is_dir() and os.access(path, os.W_OK)
 
     def not_writable(self, exc: OSError) -> IndexReadOnlyError | StorageFullError:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
