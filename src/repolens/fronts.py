@@ -44,6 +44,12 @@ if TYPE_CHECKING:  # typing is not loaded on the read path (tests/test_cli_impor
         "impact",
         "chunk ids",
         "index them",
+        "index elsewhere",
+        "index where writable",
+        "build elsewhere",
+        "write elsewhere",
+        "index dir anew",
+        "delete foreign",
     ]
 
 _front: ContextVar[Front] = ContextVar("repolens_front", default="cli")
@@ -89,6 +95,38 @@ _PHRASES: dict[Phrase, dict[Front, str]] = {
         "mcp": "search_code mode=json",
     },
     "index them": {"cli": "index them (repolens index, or refresh --all)", "mcp": "index them (index_repo)"},
+    # Where the index lives is the server's to choose (--index-dir): a tool
+    # caller asks the operator, as the page does.
+    "index elsewhere": {
+        "cli": "index the repository into a folder of your own with --index-dir",
+        "mcp": "ask the server's operator to index the repository into a folder the server can read "
+        "(--index-dir)",
+    },
+    "index where writable": {
+        "cli": "run `repolens index` where the folder is writable, or index a copy with --index-dir",
+        "mcp": "ask the server's operator to run `repolens index` where the folder is writable, "
+        "or to serve a copy indexed with --index-dir",
+    },
+    "build elsewhere": {
+        "cli": "run `repolens index {root} --index-dir DIR` with DIR on a writable disk, "
+        "then pass the same --index-dir",
+        "mcp": "ask the server's operator to index it into a folder on a writable disk (--index-dir) "
+        "and serve that",
+    },
+    "write elsewhere": {
+        "cli": "pass --index-dir with a folder on a writable disk",
+        "mcp": "ask the server's operator to serve it with an index folder on a writable disk (--index-dir)",
+    },
+    # the index in an --index-dir (or another folder outside the root) holds another repository
+    "index dir anew": {
+        "cli": "pass another --index-dir for {root}, or delete {folder} to index it anew",
+        "mcp": "ask the server's operator to serve {root} with another --index-dir, "
+        "or to delete {folder} to index it anew",
+    },
+    "delete foreign": {
+        "cli": "delete {folder} to index {root} anew",
+        "mcp": "ask the server's operator to delete {folder} to index {root} anew",
+    },
 }
 
 # The search page's column: a person at the page may not be the server's
@@ -110,6 +148,11 @@ _PAGE: dict[Phrase, str] = {
     "chunk ids": "a search in the json mode",
     "index them": f"{_OPERATOR} index them (`repolens index`)",
 }
+
+# What a tool caller is told to ask the operator, a person at the page asks alike.
+for _phrase, _words in _PHRASES.items():
+    if _words["mcp"].startswith(_OPERATOR):
+        _PAGE.setdefault(_phrase, _words["mcp"])
 for _phrase, _words in _PAGE.items():
     _PHRASES[_phrase]["page"] = _words
 

@@ -485,7 +485,7 @@ def test_the_page_tells_a_person_to_ask_the_operator_not_to_run_a_command(tmp_pa
             assert "; refresh_index refreshes the index" in pool.submit(asyncio.run, call()).result()
     for phrase in fronts._PHRASES:  # a phrase without the page's words would fail the page
         with fronts.serving("page"):
-            assert fronts.say(phrase, root="app", key="app-key", config="serve.toml")
+            assert fronts.say(phrase, root="app", key="app-key", config="serve.toml", folder="/srv/index")
 
 
 def test_index_health_lists_every_served_repository(page, site: Site):

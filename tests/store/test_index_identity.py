@@ -142,6 +142,20 @@ def test_an_index_folder_given_to_two_repositories_is_refused(make_repo, tmp_pat
     assert refused.stderr.strip().endswith(
         f"pass another --index-dir for {other}, or delete {folder} to index it anew"
     )
+
+    # Over MCP the folder is the server's: its operator is asked, not the caller told to pass a flag.
+    async def ask():
+        async with Client(build_server(other, index_dir=folder)) as client:
+            return await client.call_tool("search_code", {"query": "beta handler"})
+
+    result = asyncio.run(ask())
+    assert result.is_error and result.content[0].text == refused.stderr.strip().removeprefix(
+        "error: "
+    ).replace(
+        f"pass another --index-dir for {other}, or delete {folder} to index it anew",
+        f"ask the server's operator to serve {other} with another --index-dir, "
+        f"or to delete {folder} to index it anew",
+    )
     found = run("search", "alpha handler", "--root", str(first), "--index-dir", str(folder))
     assert found.returncode == 0 and found.stdout.startswith("app/alpha.py:1-2")
     # An index inside the repository moves with it: no identity to check there.

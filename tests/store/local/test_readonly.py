@@ -135,9 +135,9 @@ def test_a_search_remembered_before_re_renders_from_a_read_only_index(indexed: P
     assert out.stdout.splitlines()[0].startswith("1. src/auth/session.py (score ")
 
 
-def test_a_commit_left_in_the_write_ahead_log_is_read(indexed: Path, read_only: RunReadOnly):
-    """A writer killed after a commit leaves it in index.db-wal: a read-only
-    reader must read the log, not the main file alone."""
+def _commit_left_in_the_log(indexed: Path) -> Path:
+    """The database of ``indexed``'s index, with a commit its writer, killed,
+    left in the write-ahead log (``-wal`` and ``-shm`` beside it)."""
     store = open_store(indexed)
     db = store.local_folder / store.current() / "index.db"
     crash = (
@@ -147,6 +147,13 @@ def test_a_commit_left_in_the_write_ahead_log_is_read(indexed: Path, read_only: 
         "os._exit(0)\n"
     )
     subprocess.run([sys.executable, "-c", crash], check=True, timeout=60)
+    return db
+
+
+def test_a_commit_left_in_the_write_ahead_log_is_read(indexed: Path, read_only: RunReadOnly):
+    """A writer killed after a commit leaves it in index.db-wal: a read-only
+    reader must read the log, not the main file alone."""
+    db = _commit_left_in_the_log(indexed)
     assert Path(f"{db}-wal").stat().st_size > 0
     show = "import sys; from pathlib import Path; from repolens.store.local import sqlite as sq; "
     show += "print(sq.read_meta(sq.open_reader(Path(sys.argv[1])))['probe'])"
@@ -194,10 +201,73 @@ def test_every_index_file_is_readable_by_whoever_may_read_its_folder(indexed: Pa
                 assert mode & readable == readable, f"{path} is {mode & 0o777:o}"
 
 
+# A tool called over MCP in a process of its own (run by ``read_only``): the
+# server in that process, the SDK's client; prints isError, then the text.
+_MCP_CALL = """
+import asyncio, json, sys
+from pathlib import Path
+from mcp import Client
+from repolens.server.tools import build_server
+
+async def call():
+    async with Client(build_server(Path(sys.argv[1]))) as client:
+        result = await client.call_tool(sys.argv[2], json.loads(sys.argv[3]))
+    print(result.is_error)
+    print("\\n".join(c.text for c in result.content))
+
+asyncio.run(call())
+"""
+
+
+def _mcp(tool: str, root: Path, index_dir: Path | None = None, **args: object) -> str:
+    """``tool``'s error over MCP (the SDK's client, the server in this process)."""
+    import asyncio
+
+    from mcp import Client
+
+    from repolens.server.tools import build_server
+
+    async def call() -> str:
+        async with Client(build_server(root, index_dir=index_dir)) as client:
+            result = await client.call_tool(tool, args)
+        assert result.is_error, result
+        return "\n".join(c.text for c in result.content)
+
+    return asyncio.run(call())
+
+
+def test_over_mcp_an_index_on_a_read_only_folder_asks_the_servers_operator(
+    indexed: Path, read_only: RunReadOnly
+):
+    """An MCP caller cannot pass --index-dir nor run `repolens index`: where
+    the index lives is the operator's to change."""
+    refresh = read_only(indexed, "-c", _MCP_CALL, str(indexed), "index_repo", "{}", python=True)
+    assert refresh.stdout.startswith("True\n"), refresh.stdout + refresh.stderr
+    assert re.fullmatch(
+        rf"cannot write index folder {re.escape(str(indexed / '.repolens'))} "
+        r"\((Read-only file system|Permission denied)\): "
+        r"ask the server's operator to serve it with an index folder on a writable disk \(--index-dir\)\n",
+        refresh.stdout.removeprefix("True\n"),
+    ), refresh.stdout
+    # A writer's log left beside the database, without the shared memory a
+    # reader in a read-only folder would need to create to read it.
+    db = _commit_left_in_the_log(indexed)
+    Path(f"{db}-shm").unlink()
+    symbols = read_only(
+        indexed, "-c", _MCP_CALL, str(indexed), "find_symbol", '{"name": "SessionStore"}', python=True
+    )
+    assert symbols.stdout.startswith("True\n"), symbols.stdout + symbols.stderr
+    assert symbols.stdout.endswith(
+        "with the write-ahead log of an unfinished write beside it: ask the server's operator to run "
+        "`repolens index` where the folder is writable, or to serve a copy indexed with --index-dir\n"
+    ), symbols.stdout
+
+
 def test_an_index_folder_under_a_file_cannot_be_made_and_says_so(sample_repo: Path, tmp_path: Path):
     """No folder can be made under a regular file, whoever the user (root
     writes any folder): no index there is told as one that cannot be
-    written, not as one `repolens index` would build there."""
+    written, with the command line's fix on the command line and the
+    operator asked over MCP."""
     (tmp_path / "a-file").write_text("not a folder")
     index_dir = tmp_path / "a-file" / "index"
     args = ["status", "--root", str(sample_repo), "--index-dir", str(index_dir)]
@@ -209,4 +279,12 @@ def test_an_index_folder_under_a_file_cannot_be_made_and_says_so(sample_repo: Pa
     assert status.stderr == (
         f"error: {missing}run `repolens index {sample_repo} --index-dir DIR` with DIR on a writable disk, "
         "then pass the same --index-dir\n"
+    )
+    assert _mcp("index_status", sample_repo, index_dir) == (
+        f"{missing}ask the server's operator to index it into a folder on a writable disk (--index-dir) "
+        "and serve that"
+    )
+    assert _mcp("index_repo", sample_repo, index_dir) == (
+        f"cannot write index folder {index_dir} (Not a directory): "
+        "ask the server's operator to serve it with an index folder on a writable disk (--index-dir)"
     )

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from repolens.errors import IndexCorruptError, IndexMissingError
+from repolens.fronts import say
 from repolens.store.local import sqlite as sq
 from repolens.store.local.failures import damage_mark, failure
 from repolens.store.local.generation import BUILDING, DB_NAME
@@ -53,8 +54,8 @@ class LocalStore:
         if folder.parent == self.root:
             return None
         if self.named_by == "--index-dir":
-            return f"pass another --index-dir for {self.root}, or delete {folder} to index it anew"
-        return f"delete {folder} to index {self.root} anew"
+            return say("index dir anew", root=self.root, folder=folder)
+        return say("delete foreign", root=self.root, folder=folder)
 
     def _dir(self, generation: str) -> Path:
         building = self.layout.index_dir / f"{generation}{BUILDING}"

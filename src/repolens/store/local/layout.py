@@ -124,8 +124,7 @@ class IndexLayout(Record):
             return IndexMissingError(f"no index for {self.root}: {say('run build', root=self.root)}")
         return IndexMissingError(
             f"no index for {self.root}, and its index folder {self.index_dir} cannot be written: "
-            f"run `repolens index {self.root} --index-dir DIR` with DIR on a writable disk, "
-            "then pass the same --index-dir"
+            f"{say('build elsewhere', root=self.root)}"
         )
 
     def _can_create(self) -> bool:
@@ -140,8 +139,7 @@ class IndexLayout(Record):
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return StorageFullError(str(self.index_dir))
         return IndexReadOnlyError(
-            f"cannot write index folder {self.index_dir} ({exc.strerror or exc}): "
-            "pass --index-dir with a folder on a writable disk"
+            f"cannot write index folder {self.index_dir} ({exc.strerror or exc}): {say('write elsewhere')}"
         )
 
     def ensure_dir(self) -> list[Path]:

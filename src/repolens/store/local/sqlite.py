@@ -167,13 +167,13 @@ def open_reader(path: Path) -> sqlite3.Connection:
         if not os.access(path, os.R_OK):
             raise IndexCorruptError(
                 f"index database {path} cannot be read (permission denied)",
-                fix="index the repository into a folder of your own with --index-dir",
+                fix=say("index elsewhere"),
             ) from exc
         if not folder_writable and in_use:
             raise IndexCorruptError(
                 f"index database {path} cannot be read ({exc}): it is in a read-only folder "
                 "with the write-ahead log of an unfinished write beside it",
-                fix="run `repolens index` where the folder is writable, or index a copy with --index-dir",
+                fix=say("index where writable"),
             ) from exc
         raise _unreadable(path, exc) from exc
     return db
