@@ -26,7 +26,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import SAMPLE_FILES, run_git, write_tree_files
+from conftest import SAMPLE_FILES, run_git, wait_for, write_tree_files
 from repolens.branches.roots import parse_root_spec
 from repolens.errors import ConfigError, RootError
 from repolens.server.config import load_serve_config
@@ -798,6 +798,42 @@ def test_a_configured_root_back_on_disk_is_served_without_a_restart(tmp_path: Pa
     assert (health["repositories"], health["missing"]) == (1, 1)
     assert (back["repositories"], "missing" in back) == (2, False)
     assert not indexed.is_error and str(gone) not in text_of(indexed), text_of(indexed)
+
+
+def test_a_configured_root_back_on_disk_is_watched_as_the_others(tmp_path: Path):
+    """QA: a [roots] folder that came back was served but not watched until
+    the server restarted: its changes waited for a refresh_index. Now the
+    server's watcher takes it from when it is back, with no call naming it:
+    its first index, then a file saved in it; the real client driving
+    ``repolens serve`` over stdio."""
+    from mcp.client.stdio import StdioServerParameters
+
+    roots = sample_repos(tmp_path, ("app",))
+    gone = tmp_path / "unmounted"
+    config = tmp_path / "server.toml"
+    config.write_text(f'[roots]\napp = "{roots["app"]}"\ngone = "{gone}"\n')
+    args = ["-m", "repolens", "serve", "--config", str(config)]
+
+    async def session():
+        params = StdioServerParameters(command=sys.executable, args=args, env=server_env(), cwd=str(tmp_path))
+        async with Client(params) as client:
+            await client.call_tool("list_repositories", {})  # (the watchers start after the handshake)
+            sample_repos(tmp_path, ("unmounted",))  # the folder is back
+            await asyncio.to_thread(wait_for, lambda: (gone / ".repolens" / "current").exists(), "its index")
+            (gone / "src" / "ledger.py").write_text("def reconcile_ledger_totals():\n    return 0\n")
+
+            async def found() -> bool:
+                hits = await client.call_tool(
+                    "search_code", {"query": "reconcile_ledger_totals", "repo": "gone"}
+                )
+                return "src/ledger.py" in text_of(hits)
+
+            deadline = time.monotonic() + 30
+            while not await found():
+                assert time.monotonic() < deadline, "the saved file was never indexed"
+                await asyncio.sleep(0.5)
+
+    asyncio.run(session())
 
 
 def test_no_auth_on_loopback_serves_without_a_token(sample_repo: Path, tmp_path: Path):

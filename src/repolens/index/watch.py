@@ -79,6 +79,11 @@ _NOISE_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_
 _NOISE_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", "~", ".tmp")
 
 
+# How often a server looks whether a configured root's missing folder is back
+# (a stat of each): from then on it is watched as the others are.
+BACK_POLL_S = 2.0
+
+
 @dataclass(frozen=True)
 class EventFilter:
     """Which file events can matter to the index."""
@@ -515,11 +520,15 @@ def start_background(
     roots: dict[str, Path],
     index_dir: Path | None = None,
     *,
+    missing: dict[str, Path] | None = None,
     watch_files: bool = True,
     on_report: Callable[[str, IndexReport], None] | None = None,
 ) -> threading.Event:
     """What ``serve`` runs beside the protocol: a watcher per repository (unless
     ``watch_files`` is off) and, where vectors are on, a background embedder.
+    ``missing``: configured roots whose folder is missing (name -> folder),
+    each run for as the others from when its folder is back (a server
+    serves it from then on too: :meth:`repolens.server.repos.Repos.look_again`).
     Daemon threads; set the returned event to stop them. Lines go to stderr;
     ``on_report(name, report)`` hears of every refresh (the server's metrics)."""
     import sys
@@ -539,8 +548,7 @@ def start_background(
 
         return show
 
-    for name, root in roots.items():
-        idx = index_dir if len(roots) == 1 else None
+    def start(name: str, root: Path, idx: Path | None) -> None:
         if watch_files:
             threading.Thread(
                 target=watch,
@@ -555,4 +563,30 @@ def start_background(
             name=f"repolens-embed-{name}",
             daemon=True,
         ).start()
+
+    for name, root in roots.items():
+        start(name, root, index_dir if len(roots) == 1 else None)
+    # (a name in both, served meanwhile, is run for once; --index-dir is never a missing root's)
+    gone = {name: folder for name, folder in (missing or {}).items() if name not in roots}
+    if gone:
+        args = (gone, lambda name, root: start(name, root, None), stop)
+        threading.Thread(target=_await_back, args=args, name="repolens-await-back", daemon=True).start()
     return stop
+
+
+def _await_back(missing: dict[str, Path], start: Callable[[str, Path], None], stop: threading.Event) -> None:
+    """``start(name, root)`` for each of ``missing`` (name -> folder) once its
+    folder is back: a stat of each every :data:`BACK_POLL_S`, until every
+    one is back or ``stop`` is set. Looked at here, not when a call names it
+    (:meth:`~repolens.server.repos.Repos.look_again`): with several worker
+    processes the calls are answered in others than this one."""
+    while missing and not stop.wait(BACK_POLL_S):
+        for name, folder in list(missing.items()):
+            try:
+                if not folder.is_dir():
+                    continue
+                root = folder.resolve()
+            except (OSError, RuntimeError):  # a folder on the way that cannot be searched, a loop of links
+                continue
+            del missing[name]
+            start(name, root)

@@ -216,7 +216,8 @@ class Repos:
         """Serve each of ``names`` whose configured folder was missing and is
         back (re-mounted, re-cloned), from this call on. A stat while it
         stays missing: cheap enough for every call that names it, and no
-        restart is needed. (Watching its files starts with the next start.)"""
+        restart is needed. (The server's watcher looks for it on its own:
+        :func:`repolens.index.watch.start_background`.)"""
         for name in list(names):
             folder = self.missing.get(name)  # (another call may have served it since)
             try:

@@ -446,4 +446,6 @@ def after_handshake(start: Callable[[], None]) -> Callable[..., Any]:
 def _start_background(server: RepolensServer, index_dir: Path | None) -> None:
     from repolens.index.watch import start_background
 
-    start_background(dict(server.repos.roots), index_dir)
+    repos = server.repos
+    missing = dict(repos.missing)  # (before the roots: one served meanwhile is in both, not in neither)
+    start_background(dict(repos.roots), index_dir, missing=missing)

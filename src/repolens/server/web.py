@@ -442,7 +442,13 @@ def _serve(
         index_missing(config.roots, index_dir)
         from repolens.index.watch import start_background
 
-        start_background(config.roots, index_dir, watch_files=config.watch, on_report=_observe_build)
+        start_background(
+            config.roots,
+            index_dir,
+            missing=missing_folders(config),
+            watch_files=config.watch,
+            on_report=_observe_build,
+        )
         auth = "no auth (loopback only)" if no_auth else f"bearer token from {config.token_source}"
         processes = f"{workers} worker processes" if workers > 1 else "one process"
         print(
