@@ -267,3 +267,33 @@ def test_branches_whose_roots_name_a_store_share_one_database(make_repo, git, wr
         keys = [row[0] for row in conn.execute("SELECT key FROM repos ORDER BY key")]
     assert keys == ["app@develop", "app@main"]
     assert not (made.main / ".repolens").exists() and not (made.develop / ".repolens").exists()
+
+
+def test_a_branch_asked_of_a_single_branch_repository_is_named_with_the_fix(branches):
+    """It said "repository app has one branch configured: app", the root's key, not a branch."""
+    with pytest.raises(NotFoundError) as plain:
+        service.compare_branches(
+            "app", {"app": branches.main}, EMPTY, base="develop", paths=["shop/billing.py"]
+        )
+    assert str(plain.value) == (
+        "repository app has no branch 'develop' configured (one checkout, named without a branch): "
+        'name each branch in the server config\'s [roots] ("app@BRANCH" = FOLDER) to compare them'
+    )
+    with pytest.raises(NotFoundError, match=r"no branch 'next' configured \(only main\)"):
+        service.compare_branches("app", {"app@main": branches.main}, EMPTY, head="next", paths=["a.py"])
+
+
+def test_mcp_compare_without_configured_roots_says_what_it_needs(branches, monkeypatch):
+    """A local server of no config (it serves the current folder) said "several
+    repositories are served: pass `repo`, one of " and an empty list."""
+    monkeypatch.chdir(branches.main)
+
+    async def session():
+        async with Client(build_server()) as client:
+            return await client.call_tool("compare_branches", {"paths": ["shop/billing.py"]})
+
+    reply = asyncio.run(session())
+    assert reply.is_error and reply.content[0].text == (
+        "compare_branches compares the branches a server config names, and this server has none: "
+        'serve with a config whose [roots] name each branch ("app@main" = FOLDER)'
+    )

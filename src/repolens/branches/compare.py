@@ -214,7 +214,12 @@ def pick_branches(
     if len(branches) == 1:
         only = next(iter(branches))
         if (base and base != only) or (head and head != only):
-            raise NotFoundError(f"repository {ref.name} has one branch configured: {branches[only]}")
+            asked = base if base and base != only else head
+            served = f"only {only}" if only else "one checkout, named without a branch"
+            raise NotFoundError(
+                f"repository {ref.name} has no branch {asked!r} configured ({served}): name each branch "
+                f'in the server config\'s [roots] ("{ref.name}@BRANCH" = FOLDER) to compare them'
+            )
         return ref.name, branches[only], None
     base = base or (entry.base if entry else "") or next((b for b in DEFAULT_BASES if b in branches), "")
     if not base:

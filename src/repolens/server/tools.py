@@ -520,6 +520,11 @@ def _repo_name(repos: Repos, where: str | None) -> str:
     if where is None or not where.strip():
         if len(names) == 1:
             return names[0]
+        if not names:
+            raise UsageError(
+                "compare_branches compares the branches a server config names, and this server has none: "
+                'serve with a config whose [roots] name each branch ("app@main" = FOLDER)'
+            )
         raise UsageError(f"several repositories are served: pass `repo`, one of {', '.join(names)}")
     if parse_ref(where) is not None or repos.remote:
         return where
