@@ -7,7 +7,7 @@ import tree_sitter as ts
 
 from repolens.chunking.dispatch import chunk_file
 from repolens.chunking.grammars import SPECS, load_language
-from repolens.chunking.refs import Ref, RefRows, definition_keys, ref_rows
+from repolens.chunking.refs import NO_USE_KINDS, Ref, RefRows, definition_keys, ref_rows
 from repolens.chunking.refs.specs import REF_SPECS
 
 # One file per language that calls ``helper`` (defined in it or not), inside a definition.
@@ -792,6 +792,36 @@ def test_a_rust_local_made_by_a_constructor_or_a_declared_result_is_typed_where_
     assert rows[(28, "helper", "call")] == "src.util.helper"
     assert rows[(8, "Local", "field")] == rows[(12, "Local", "field")] == "=Local"  # -> Self, -> Local
     assert not any(k[2] == "field" and k[0] == 9 for k in rows)  # -> u32: the language's, no type
+
+
+def test_a_rust_field_named_after_a_dot_is_an_access_row_a_path_or_a_call_is_not():
+    """``self.short`` and ``Self::short`` were both ``attr`` rows, told apart by reading
+    their line again when a question was asked. A member after a dot with no call is a
+    field (a method is called, or named by a path): an ``access`` row, no use of a
+    definition; ``x.short::<T>()`` is a call."""
+    text = (
+        "pub struct Arg {\n"
+        "    short: Option<char>,\n"
+        "}\n"
+        "\n"
+        "impl Arg {\n"  # 5
+        "    pub fn short(mut self, short: char) -> Self {\n"
+        "        self.short = Some(short);\n"  # 7: written
+        "        self\n"
+        "    }\n"
+        "    fn get(&self) -> Option<char> {\n"  # 10
+        "        let f = Self::short;\n"  # 11: a path
+        '        println!("{:?}", self.short);\n'  # 12: in a macro
+        "        self.short.clone().or(self.short::<u8>())\n"  # 13
+        "    }\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name, r.kind): r.target for r in refs_of("a.rs", text, "rust")}
+    assert rows[(7, "short", "access")] == rows[(12, "short", "access")] == "=Arg.short"
+    assert rows[(11, "short", "attr")] == "=Arg.short"
+    assert rows[(13, "short", "access")] == rows[(13, "short", "call")] == "=Arg.short"
+    assert not any(kind == "attr" for line, name, kind in rows if name == "short" and line != 11)
+    assert "access" in NO_USE_KINDS
 
 
 def test_an_arrow_separates_a_member_only_where_the_language_reads_it_so():

@@ -294,6 +294,30 @@ def test_rust_a_field_read_is_no_use_of_the_method_of_its_name(tmp_path: Path, w
     assert uses(text) == wanted and "x.short" not in matched(text)
 
 
+def test_rust_a_field_read_beside_a_call_of_its_name_on_an_unknown_value_is_no_use(
+    tmp_path: Path, write_tree
+):
+    """A field read was told from a path to the method by its line, when a question was
+    asked: a line reading ``self.short`` and calling ``short`` on a value of unknown type
+    (or saying ``.short()`` in a block comment) made the read a resolved use. The read is
+    an ``access`` row since it is written: the line is the unknown call's name match."""
+    arg = (
+        "pub struct Arg {\n    short: Option<char>,\n}\n\nimpl Arg {\n"
+        "    pub fn short(mut self, short: char) -> Self {\n"  # 6
+        "        self\n    }\n\n"
+        "    fn pick(&self, x: &Other) -> Option<char> {\n"  # 10
+        "        self.short.or(x.short('a').get())\n"
+        "    }\n\n"
+        "    fn note(&self) -> Option<char> {\n"  # 14
+        "        self.short /* not .short() */\n"
+        "    }\n}\n"
+    )
+    root = indexed(tmp_path / "rust", {"src/arg.rs": arg}, write_tree)
+    text = service.find_references("Arg.short", root).text
+    assert uses(text) == []
+    assert "Arg::pick 11: self.short.or(x.short('a').get())" in matched(text) and "note" not in text
+
+
 def test_rust_a_use_through_the_crate_s_name_from_its_tests_and_another_crate(tmp_path: Path, write_tree):
     """clap's tests spell ``use clap::Arg; Arg::new(..)``, its workspace's crates ``use
     clap_builder::Command``: a key under the crate's name (``clap.Arg.new``), which no

@@ -164,9 +164,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     if definition.kind == "method" and definition.parent and definition.language in REDEFINING_LANGUAGES:
         resolved += declarations(reader, definition, members)
     first_line: list[RefRow] = []  # on the definition's first line: its own name, or a recursive call
-    fields = _FieldReads(reader, definition)
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
-        if row.kind in NO_USE_KINDS or fields.read(row):
+        if row.kind in NO_USE_KINDS:
             continue
         if row.path == definition.path and row.line == definition.start_line and row.kind != "import":
             if meaning.means(row):
@@ -195,44 +194,6 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
 # Languages with no constructor: a type is made by its literal (Rust's ``Circle { r }``), and
 # ``new`` is a function called by its path, never through its type's other uses.
 _NO_CONSTRUCTORS = frozenset({"rust"})
-# Languages where a member named without a call is a field, never a method: a Rust method is
-# used by a call, or named by a path (``Self::short``, ``Arg::short`` passed as a value).
-_FIELD_READING = frozenset({"rust"})
-
-
-class _FieldReads:
-    """Which uses of a method's name read a field of that name instead (``self.short``
-    beside ``fn short(mut self, ...)``, clap's builders): the rows keep a field read and a
-    path to the method alike (``attr``), their line tells them apart."""
-
-    def __init__(self, reader: IndexReader, method: SymbolRow) -> None:
-        self.reader = reader
-        self.on = method.kind == "method" and method.language in _FIELD_READING
-        self.word = re.compile(rf"(?<![\w$]){re.escape(method.name)}(?![\w$])")
-
-    def read(self, row: RefRow) -> bool:
-        """Whether ``row`` is an ``attr`` whose line names the method's name neither by a path
-        (``Self::short``) nor in a call (``.short(``): ``x.short``, or a local of its name
-        beside it (``self.name = name.into();``)."""
-        if not self.on or row.kind != "attr" or row.language not in _FIELD_READING:
-            return False
-        line = lines_of(self.reader, row.path).get(row.line, "")
-        text = _COMMENT.sub("", _STRING.sub('""', line))  # .field("short", &self.short)
-        found = list(self.word.finditer(text))
-        return bool(found) and not any(_a_method(text[: m.start()], text[m.end() :]) for m in found)
-
-
-# A string literal of a line, and a comment ending it: no name there is a use.
-_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
-_COMMENT = re.compile(r"//.*")
-
-
-def _a_method(before: str, after: str) -> bool:
-    """Whether a name between ``before`` and ``after`` on its line may be a method: a path's
-    last part (``Arg::short``, ``<T as Tr>::short``), or called after a dot (``.short(``,
-    ``.short::<T>(``)."""
-    before, after = before.rstrip(), after.lstrip()
-    return before.endswith("::") or (before.endswith(".") and after.startswith(("(", "::")))
 
 
 def _unsure(row: RefRow) -> bool:

@@ -37,6 +37,10 @@ or ``return C()``: ``f().name``), a method's when it is the method's result
 ``m``, so the types having all of ``I``'s methods are found when a question
 is asked. Nor is a ``fixture`` row, a pytest fixture (:mod:`.fixtures`),
 whose keys ``@N`` and ``@N.a.b`` name a fixture as a test's file sees it.
+Nor is an ``access`` row, Rust's field read or written after a dot
+(``self.short``, beside the method ``fn short``): a method there is called
+(``.short(``) or named by a path (``Self::short``, an ``attr``), so the row
+is kept apart when it is written, not told from the line when a question is asked.
 
 ``binds`` is the name a module-level import or export binds in this file
 (``from .base import Model`` in a package's ``__init__``, ``export default
@@ -65,9 +69,11 @@ from repolens.record import Record
 # Kinds of use, in the order a reply lists them.
 REF_KINDS = ("call", "base", "decorator", "type", "import", "export", "attr", "name")
 # Kinds of row that are no use: what a file says of its definitions' types, read when
-# a question is asked (a typed field or result, a Go interface's method, a pytest fixture).
+# a question is asked (a typed field or result, a Go interface's method, a pytest fixture),
+# and a field's access (``RefSpec.field_access``: no field is a definition a question names).
 FIXTURE_KIND = "fixture"
-NO_USE_KINDS = frozenset({"field", "member", FIXTURE_KIND})
+ACCESS_KIND = "access"
+NO_USE_KINDS = frozenset({"field", "member", FIXTURE_KIND, ACCESS_KIND})
 
 
 class Ref(Record):
@@ -247,6 +253,7 @@ def type_name(key: str) -> str:
 
 
 __all__ = [
+    "ACCESS_KIND",
     "COMPANION",
     "FIXTURE_KIND",
     "IN_NAMESPACES",

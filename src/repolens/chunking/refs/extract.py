@@ -54,6 +54,7 @@ import tree_sitter as ts
 from repolens.chunking import Symbol
 from repolens.chunking.grammars import LangSpec, load_language
 from repolens.chunking.refs import (
+    ACCESS_KIND,
     QUALIFIED_LANGUAGES,
     Ref,
     RefRows,
@@ -275,6 +276,7 @@ class _Extraction(Targets):
         reversed_src = src[::-1]
         size = len(src)
         block_scopes = self.rs.block_scopes
+        accesses = self.rs.field_access
         receiver, separator_ends = receivers.reader(self.rs)
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
         hidden = self.hidden
@@ -309,6 +311,12 @@ class _Extraction(Targets):
                     rows.append(f"{name}\t{line}\tcall\t{scope_names[at]}\t{extensions[name]}\t")
                 elif prefix:
                     kind = "attr" if capture == "name" else capture
+                    if (
+                        kind == "attr"
+                        and accesses
+                        and (padded[start] == 46 or node.type == "field_identifier")
+                    ):
+                        kind = ACCESS_KIND  # x.f (a macro's: .f): a field, no method
                     rows.append(f"{name}\t{line}\t{kind}\t{scope_names[at]}\t{prefix}{name}\t")
                 elif capture == "attr" or capture == "name" or name in builtins:
                     continue  # obj.field of an unknown obj: a name match too weak to keep
@@ -596,6 +604,8 @@ class _Extraction(Targets):
         prefix = self._member_prefix(recv, at, node.start_byte)
         if not prefix and kind == "attr":
             return None
+        if kind == "attr" and self.rs.field_access and node.type == "field_identifier":
+            kind = ACCESS_KIND  # (x.r#type)
         return self._template(name, kind, at, prefix + name if prefix else "")
 
     def _template(self, name: str, kind: str, at: int, target: str) -> str | None:

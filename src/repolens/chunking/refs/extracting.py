@@ -252,3 +252,7 @@ class RefSpec:
     # the class it is in (C#: ``Status x`` beside a property ``public Status Status``, which is
     # a method, is the enum's). Not where a class's constructor is a method of its name (C++).
     typed_apart: bool = False
+    # A member named after a dot and not called is a field, never a method (Rust: a method is
+    # called, ``x.short(``, or named by a path, ``Self::short``): its row is an ``access``
+    # (``ACCESS_KIND``), no use of a definition.
+    field_access: bool = False

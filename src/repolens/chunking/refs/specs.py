@@ -179,6 +179,7 @@ RUST = RefSpec(
 (call_expression function: (identifier) @call)
 (call_expression function: (field_expression field: (field_identifier) @call))
 (call_expression function: (scoped_identifier name: (identifier) @call))
+(call_expression function: (generic_function function: (field_expression field: (field_identifier) @call)))
 (macro_invocation macro: (identifier) @call)
 (struct_expression name: (type_identifier) @call)
 (field_expression field: (field_identifier) @attr)
@@ -215,6 +216,7 @@ RUST = RefSpec(
     rules=(rust_types.made,),
     shadowing_lets=True,
     result_type=rust_types.result_type,
+    field_access=True,
 )
 
 _JAVA_BUILTINS = _words(
