@@ -824,6 +824,40 @@ def test_a_rust_field_named_after_a_dot_is_an_access_row_a_path_or_a_call_is_not
     assert "access" in NO_USE_KINDS
 
 
+def test_a_rust_path_from_a_crate_the_file_does_not_bind_is_keyed_as_its_use_would_be():
+    """``clap::Arg::new(..)`` with no ``use`` had no target, where ``use clap::Arg;
+    Arg::new(..)`` is ``clap.Arg.new``: a path's head the file does not bind, followed by
+    ``::``, is a crate's name (a question places the repository's own: its Cargo.toml)."""
+    text = (
+        "use std::fmt;\n"
+        "mod util;\n"
+        "\n"
+        "fn f(x: Other) -> clap::Command {\n"
+        '    let a = clap::Arg::new("x");\n'  # 5
+        "    ::clap_lex::RawArgs::new(x);\n"
+        "    serde_json::to_string(x);\n"
+        "    x.y::<u8>();\n"
+        "    u64::from(1);\n"
+        "    fmt::format(x)\n"  # 10
+        "}\n"
+        "\n"
+        "mod inner {\n"
+        "    use super::*;\n"
+        "\n"  # 15
+        "    fn g() {\n"
+        "        helpers::f();\n"  # 17: perhaps a module the glob brings in
+        "    }\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name, r.kind): r.target for r in refs_of("src/a.rs", text, "rust")}
+    assert rows[(4, "Command", "type")] == "clap.Command"
+    assert rows[(5, "new", "call")] == "clap.Arg.new"
+    assert rows[(6, "new", "call")] == "clap_lex.RawArgs.new"
+    assert rows[(7, "to_string", "call")] == "serde_json.to_string"
+    assert rows[(10, "format", "call")] == "std.fmt.format"
+    assert not any(line in (8, 9, 17) and target for (line, _, _), target in rows.items())
+
+
 def test_an_arrow_separates_a_member_only_where_the_language_reads_it_so():
     java = (
         "package p;\n"

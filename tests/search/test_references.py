@@ -324,7 +324,8 @@ def test_rust_a_use_through_the_crate_s_name_from_its_tests_and_another_crate(tm
     definition had (a definition is keyed by its file's folders), so ``refs Arg::new``
     left them out, and ``crate::Arg::new()`` in ``lib.rs`` (kept as ``Arg.new``) too. The
     name is read from the nearest Cargo.toml (``-`` as ``_``; a ``[lib] name`` first);
-    another crate's ``Arg`` stays out."""
+    another crate's ``Arg`` stays out. A full path with no ``use`` (``my_crate::Arg::new()``,
+    ``::my_crate::builder::Arg::new()``) had no target: it is keyed as the ``use`` is."""
     files = {
         "Cargo.toml": '[workspace]\nmembers = ["app"]\n\n[package]\nname = "my-crate"\nversion = "0.1.0"\n',
         "src/lib.rs": "pub mod builder;\npub use builder::Arg;\n\n"
@@ -332,6 +333,8 @@ def test_rust_a_use_through_the_crate_s_name_from_its_tests_and_another_crate(tm
         "src/builder.rs": "pub struct Arg {\n    n: u32,\n}\n\nimpl Arg {\n    pub fn new() -> Self {\n"
         "        Arg { n: 0 }\n    }\n}\n",
         "tests/t.rs": "use my_crate::Arg;\n\n#[test]\nfn t() {\n    let a = Arg::new();\n}\n",
+        "tests/full.rs": "#[test]\nfn t() {\n    let a = my_crate::Arg::new();\n"
+        "    let b = other::Arg::new();\n    ::my_crate::builder::Arg::new();\n}\n",
         "examples/e.rs": "use other::Arg;\n\nfn main() {\n    let a = Arg::new();\n}\n",
         "app/Cargo.toml": '[package]\nname = "app-cli"\n\n[lib]\nname = "apptools"\n',
         "app/src/lib.rs": "use my_crate::builder::Arg;\n\npub fn make() -> Arg {\n    Arg::new()\n}\n",
@@ -344,6 +347,9 @@ def test_rust_a_use_through_the_crate_s_name_from_its_tests_and_another_crate(tm
         "make 4: Arg::new()",
         "src/lib.rs",
         "inner 5: crate::Arg::new()",
+        "tests/full.rs",
+        "t 3: let a = my_crate::Arg::new();",
+        "t 5: ::my_crate::builder::Arg::new();",
         "tests/t.rs",
         "t 5: let a = Arg::new();",
     ]

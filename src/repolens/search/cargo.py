@@ -1,7 +1,8 @@
 """Rust's crate names, for :mod:`repolens.search.references`.
 
 A crate's library is named from outside its source by the crate's name:
-its tests, examples and benches (``use clap::Arg``) and the other crates of
+its tests, examples and benches (``use clap::Arg``, or a full path with no
+``use``: ``clap::Arg::new()``, keyed alike) and the other crates of
 its workspace (``use clap_builder::Command``) spell ``clap::Arg``, where
 the crate's own modules spell ``crate::Arg`` (kept as ``Arg``: a key is the
 end of a path). A file alone cannot say that name (its path has none: a

@@ -201,6 +201,7 @@ class _Extraction(Targets):
         self.file_namespaces: list[tuple[int, str]] = []  # (first line, key) of each namespace (PHP)
         self.local_imports: dict[tuple[int, str], str] = {}
         self.star = False  # an import of every name of a module: an unknown name may be one
+        self.globs: set[str] = set()  # the definitions holding such an import ("" the file)
         self.typed: dict[tuple[int, str], str] = {}  # (function, local) -> the key of its type
         # With block scopes: (function, local) -> (from byte, to byte, key) of each typed binding.
         self.scoped: dict[tuple[int, str], list[tuple[int, int, str]]] = {}
@@ -643,6 +644,7 @@ class _Extraction(Targets):
             fn, scope = -1, ""
         if b.bound == "*":
             self.star = True
+            self.globs.add(scope)
         elif b.bound and not (b.export and b.bound == b.used):  # export { x }: x is bound already
             if fn >= 0:
                 self.local_imports[(fn, b.bound)] = b.target

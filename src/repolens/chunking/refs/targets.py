@@ -50,6 +50,7 @@ class Targets:
     file_namespaces: list[tuple[int, str]]
     local_imports: dict[tuple[int, str], str]
     star: bool
+    globs: set[str]
     typed: dict[tuple[int, str], str]
     scoped: dict[tuple[int, str], list[tuple[int, int, str]]]
     fields: dict[tuple[str, str], tuple[str, int]]
@@ -242,6 +243,28 @@ class Targets:
             return recv[len(head) :].lstrip().startswith("::")
         return self.src[max(start - 8, 0) : start].rstrip().endswith(b"::")
 
+    def _a_crate(self, recv: str, head: str, at: int, start: int) -> bool:
+        """Whether ``head``, a receiver's first name that the file does not bind, names a crate
+        (Rust's ``clap::Arg::new()``, ``serde_json::to_string()``): a path's head (``::`` after
+        it), no type of the language's (``u64::from``), and no glob import (``use super::*``)
+        visible where the use stands that may bring in a module of its name."""
+        if not head.isidentifier() or head[:1].isupper() or head in self.rs.builtins:
+            return False
+        after = recv[len(head) :].lstrip()
+        if after and not after.startswith("::"):
+            return False
+        if not after and not self.src[max(start - 8, 0) : start].rstrip().endswith(b"::"):
+            return False
+        if self.globs:
+            module = self._inline_module(at)
+            scope = self.symbols[at].qualname if at >= 0 else ""
+            while scope != module and scope:
+                if scope in self.globs:
+                    return False
+                scope = enclosing(scope)
+            return module not in self.globs
+        return True
+
     def _receiver_prefix(self, key: tuple[bytes, int, int]) -> str:
         """:meth:`_member_prefix` of a receiver as read back from the text
         (reversed; ``b"?"`` for none that is a name) in definition ``at``, at
@@ -310,6 +333,8 @@ class Targets:
             base = (None if fscopes else self.typed.get((-1, head))) or self.module.get(head)
         if not base and rs.module_path is not None:
             base = self._module_item(at, head)  # a module the inline module holding the use defines
+            if not base and self._a_crate(recv, head, at, start):
+                base = head  # clap::Arg::new(): as with use clap::Arg
         if not base and rs.package_members and not self.star and head not in rs.builtins:
             base = f"{self.package}.{head}"  # a variable of the package (another file's var V T)
         if not base and head[:1].isupper() and head not in rs.builtins:  # named as a type is
