@@ -858,6 +858,67 @@ def test_a_rust_path_from_a_crate_the_file_does_not_bind_is_keyed_as_its_use_wou
     assert not any(line in (8, 9, 17) and target for (line, _, _), target in rows.items())
 
 
+def test_a_rust_struct_s_field_of_a_named_type_types_self_s_member_of_that_name():
+    """``struct App { cmd: Command }`` then ``self.cmd.get_name()`` had no typed receiver:
+    a Rust struct's fields were not read. A field of a plain path's type (through ``Box``,
+    ``Rc``, ``Arc``, whose methods are their content's) is a ``field`` row and types
+    ``self.cmd``; ``Vec<Command>``, ``Option<Command>``, a type parameter do not."""
+    text = (
+        "use crate::builder::Command;\n"
+        "\n"
+        "pub struct App<'a, T> {\n"
+        "    pub(crate) cmd: Command,\n"
+        "    boxed: Box<Command>,\n"  # 5
+        "    shared: std::rc::Rc<crate::builder::Command>,\n"
+        "    many: Vec<Command>,\n"
+        "    maybe: Option<Command>,\n"
+        "    other: T,\n"
+        "    name: &'a Command,\n"  # 10
+        "}\n"
+        "\n"
+        "enum E {\n"
+        "    V { cmd: Command },\n"
+        "}\n"  # 15
+        "\n"
+        "impl<'a, T> App<'a, T> {\n"
+        "    fn f(&self) {\n"
+        "        self.cmd.get_name();\n"
+        "        self.boxed.get_name();\n"  # 20
+        "        self.shared.get_name();\n"
+        "        self.name.get_name();\n"
+        "        self.many.len();\n"
+        "        self.maybe.map(|c| c.get_name());\n"
+        "        self.other.get_name();\n"  # 25
+        "        let cmd = 1;\n"
+        "        cmd.get_name();\n"
+        "    }\n"
+        "}\n"
+        "\n"  # 30
+        "fn g(cmd: u8) {\n"
+        "    for cmd in 0..1 {\n"
+        "        cmd.get_name();\n"
+        "    }\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name, r.kind): (r.scope, r.target) for r in refs_of("src/app.rs", text, "rust")}
+    fields = {(line, scope): target for (line, _, kind), (scope, target) in rows.items() if kind == "field"}
+    assert fields == {
+        (4, "App.cmd"): "builder.Command",
+        (5, "App.boxed"): "builder.Command",
+        (6, "App.shared"): "builder.Command",
+        (10, "App.name"): "builder.Command",
+    }
+    calls = {line: target for (line, name, kind), (_, target) in rows.items() if name == "get_name"}
+    assert calls == {19: "builder.Command.get_name", 20: "builder.Command.get_name"} | {
+        21: "builder.Command.get_name",
+        22: "builder.Command.get_name",
+        24: "",
+        25: "",
+        27: "",
+        33: "",
+    }
+
+
 def test_an_arrow_separates_a_member_only_where_the_language_reads_it_so():
     java = (
         "package p;\n"

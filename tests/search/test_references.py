@@ -244,6 +244,31 @@ def test_rust_a_method_through_a_local_made_by_its_type_s_constructor_in_another
     assert uses(text) == ["src/main.rs", "main 7: c.area() + s.area();"] and not matched(text)
 
 
+def test_rust_a_method_through_a_struct_s_field_of_its_type(tmp_path: Path, write_tree):
+    """``struct App { cmd: Command }`` then ``self.cmd.get_name()`` was a name match: a Rust
+    struct's fields had no type. A field declared of a type's path (or a ``Box`` of one)
+    types ``self.cmd`` and, in another file, ``a.cmd`` of an ``a: &App``; a ``Vec``
+    of the type does not."""
+    command = (
+        "pub struct Command;\n\nimpl Command {\n    pub fn get_name(&self) -> u8 {\n        1\n    }\n}\n"
+    )
+    app = (
+        "use crate::command::Command;\n\npub struct App {\n    pub cmd: Command,\n"
+        "    boxed: Box<Command>,\n    all: Vec<Command>,\n}\n\nimpl App {\n"
+        "    fn f(&self) -> u8 {\n        self.cmd.get_name() + self.boxed.get_name()\n    }\n\n"  # 11
+        "    fn g(&self) -> u8 {\n        self.all.get_name()\n    }\n}\n"  # 15
+    )
+    main = (
+        "mod app;\nmod command;\nuse crate::app::App;\n\n"
+        "fn h(x: &App) -> u8 {\n    let a: &App = x;\n    a.cmd.get_name()\n}\n"  # 5
+    )
+    files = {"src/command.rs": command, "src/app.rs": app, "src/main.rs": main}
+    text = service.find_references("Command.get_name", indexed(tmp_path / "rust", files, write_tree)).text
+    in_app = "App::f 11: self.cmd.get_name() + self.boxed.get_name()"
+    assert uses(text) == ["src/app.rs", in_app, "src/main.rs", "h 7: a.cmd.get_name()"]
+    assert "App::g 15" in matched(text)
+
+
 def test_rust_new_is_no_constructor_its_type_s_literals_are_no_use_of_it(tmp_path: Path, write_tree):
     """A Rust type is made by its literal (``Circle { r }``); ``new`` is a function like
     another, called by its path, as rust-analyzer counts it: the literals and the type's

@@ -26,11 +26,15 @@ another crate defines but the language's own (``use clap::Command``: the
 repository's own crate named from its tests, perhaps; see ``type_key``).
 A ``let`` binding the name again hides the local where it is visible
 (``RefSpec.shadowing_lets``). :func:`result_type` types a call's result the
-same way where a member is read of it (``T::new().m()``). Nothing here needs
-another file.
+same way where a member is read of it (``T::new().m()``). :func:`struct_fields`
+types a struct's fields as they are declared (``cmd: Command``: ``self.cmd.f()``
+is ``Command``'s ``f``), a ``field`` row each, for another file's ``app.cmd.f()``
+too. Nothing here needs another file.
 """
 
 from __future__ import annotations
+
+import re
 
 import tree_sitter as ts
 
@@ -41,6 +45,9 @@ from repolens.chunking.refs.typed import TYPE_NAME, plain_type
 # Associated functions that make a value of their type, by Rust's conventions (prefixes end in _).
 _CONSTRUCTORS = frozenset({"new", "default"})
 _CONSTRUCTOR_PREFIXES = ("new_", "with_")
+# A pointer whose methods are its content's (``Box<T>``, ``Rc<T>``, ``Arc<T>`` dereference to ``T``):
+# a field of one is typed by ``T``. Any other generic is its own type (``Vec<T>``, ``Option<T>``).
+_POINTER = re.compile(r"(?:(?:std|alloc)::(?:boxed|rc|sync)::)?(?:Box|Rc|Arc)\s*<\s*(.+?)\s*>")
 
 
 def made(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
@@ -89,3 +96,21 @@ def result_type(ex: Extracting, called: str, fn: int) -> str:
 def _key(ex: Extracting, name: str, fn: int) -> str:
     name = plain_type(name)
     return ex.type_key(name, fn) if TYPE_NAME.fullmatch(name) and name not in ex.rs.builtins else ""
+
+
+def struct_fields(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
+    """Type the fields of the file's structs (the ``field.typed`` captures) by their declared
+    type, when it is a type's path (or a pointer to one: ``_POINTER``), so that
+    ``self.cmd.get_name()`` is ``Command``'s (``RefSpec.typed_fields`` would make each a local
+    of its name too: ``for cmd in ..`` is no ``Command``)."""
+    for node in in_file_order(caps.get("field.typed", ())):
+        name, declared = node.child_by_field_name("name"), node.child_by_field_name("type")
+        if name is None or declared is None:
+            continue
+        line = line_of(node)
+        owner = ex.scopes.owner_class(ex.scopes.inner[line])
+        kind = text(ex, declared)
+        pointer = _POINTER.fullmatch(kind.strip())
+        key = _key(ex, pointer.group(1) if pointer else kind, ex.scopes.function[line])
+        if owner and key:
+            ex.fields.setdefault((owner, text(ex, name)), (key, line))

@@ -203,6 +203,7 @@ RUST = RefSpec(
 (let_declaration pattern: (identifier) type: (_)) @typed
 (function_item return_type: (_)) @typed
 (let_declaration pattern: (identifier) !type value: [(call_expression) (struct_expression)]) @made
+(struct_item body: (field_declaration_list (field_declaration) @field.typed))
 """,
     imports.rust,
     self_names=frozenset({"self", "Self"}),
@@ -213,7 +214,7 @@ RUST = RefSpec(
     bind_span=rust_span,
     module_path=imports.rust_module_path,
     arrow_members=False,
-    rules=(rust_types.made,),
+    rules=(rust_types.made, rust_types.struct_fields),
     shadowing_lets=True,
     result_type=rust_types.result_type,
     field_access=True,
