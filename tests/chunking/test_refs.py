@@ -919,6 +919,73 @@ def test_a_rust_struct_s_field_of_a_named_type_types_self_s_member_of_that_name(
     }
 
 
+def test_a_rust_parameter_of_a_type_s_path_types_its_members_in_its_function_or_closure():
+    """``fn render(cmd: &Command) { cmd.get_name(); }`` had no typed receiver: a Rust
+    parameter was bound, never typed. One of a type's path (through ``&``, ``&'a mut``,
+    ``Box``) is typed as ``let x: T`` is, a closure's in the closure; a type parameter,
+    ``impl Trait``, a builtin's and an untyped closure's parameter are not."""
+    text = (
+        "use crate::builder::Command;\n"
+        "\n"
+        "fn render<T: Clone>(cmd: &Command, out: &mut Vec<u8>, b: Box<Command>, t: T, i: impl Fn()) {\n"
+        "    cmd.get_name();\n"
+        "    b.get_name();\n"  # 5
+        "    t.get_name();\n"
+        "    out.get_name();\n"
+        "    let f = |c: &'static mut Command, d| c.get_name() + d.get_name();\n"
+        "    [1].iter().map(|cmd| cmd.get_name());\n"
+        "    c.get_name();\n"  # 10
+        "    let cmd = 3;\n"
+        "    cmd.get_name();\n"
+        "}\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("src/a.rs", text, "rust") if r.name == "get_name"}
+    assert rows == {
+        (4, "get_name"): "builder.Command.get_name",
+        (5, "get_name"): "builder.Command.get_name",
+        (6, "get_name"): "",
+        (7, "get_name"): "",
+        (8, "get_name"): "",  # d's, the last on the line: c's below
+        (9, "get_name"): "",
+        (10, "get_name"): "",
+        (12, "get_name"): "",
+    }
+    line_8 = [r.target for r in refs_of("src/a.rs", text, "rust") if r.line == 8 and r.name == "get_name"]
+    assert line_8 == ["builder.Command.get_name", ""]
+
+
+def test_a_rust_builder_chain_is_typed_by_what_its_first_call_makes():
+    """``Arg::new("x").short('s')`` had no typed receiver: the receiver's text holds the
+    call's arguments. It is read from the tree, arguments left out: ``short`` is ``Arg``'s,
+    a method of this file declaring ``-> Self`` keeps the chain typed, one of another
+    file's is keyed by its path (``Arg.short.long``: one step a question follows), and past
+    a second such step the member is unknown (a name match, as before)."""
+    text = (
+        "use crate::builder::Arg;\n"
+        "\n"
+        "pub struct Local;\n"
+        "\n"
+        "impl Local {\n"  # 5
+        "    pub fn new(r: u32) -> Self { Local }\n"
+        "    pub fn grow(self, by: u32) -> Self { self }\n"
+        "    pub fn area(&self) -> u32 { 1 }\n"
+        "}\n"
+        "\n"  # 10
+        "fn chain() {\n"
+        '    Arg::new("x").short(\'s\').long("x").help("h");\n'
+        "    Local::new(1).grow(2)\n"
+        "        .grow(3)\n"
+        "        .area();\n"  # 15
+        "}\n"
+    )
+    rows = {(r.line, r.name): r.target for r in refs_of("src/a.rs", text, "rust") if r.kind == "call"}
+    assert rows[(12, "short")] == "builder.Arg.short"
+    assert rows[(12, "long")] == "builder.Arg.short.long"
+    assert rows[(12, "help")] == ""
+    assert rows[(13, "grow")] == rows[(14, "grow")] == "=Local.grow"
+    assert rows[(15, "area")] == "=Local.area"
+
+
 def test_an_arrow_separates_a_member_only_where_the_language_reads_it_so():
     java = (
         "package p;\n"

@@ -269,6 +269,30 @@ def test_rust_a_method_through_a_struct_s_field_of_its_type(tmp_path: Path, writ
     assert "App::g 15" in matched(text)
 
 
+def test_rust_a_method_through_a_typed_parameter_and_a_builder_chain(tmp_path: Path, write_tree):
+    """``fn render(a: &Arg) { a.long(..) }`` and ``Arg::new("x").short('s').long("y")`` were
+    name matches: a parameter had no type, nor a chain whose calls have arguments. The
+    parameter is typed as a ``let`` is; the chain's ``long`` is keyed ``Arg.short.long``
+    and placed through ``short``'s declared ``-> Self`` (a ``field`` row of its result)."""
+    arg = (
+        "pub struct Arg;\n\nimpl Arg {\n"
+        "    pub fn new(n: &str) -> Self {\n        Arg\n    }\n"
+        "    pub fn short(self, c: char) -> Self {\n        self\n    }\n"
+        "    pub fn long(self, l: &str) -> Self {\n        self\n    }\n}\n"
+    )
+    main = (
+        "mod arg;\nuse crate::arg::Arg;\n\n"
+        'fn render(a: Arg) -> Arg {\n    a.long("z")\n}\n\n'  # 5
+        'fn main() {\n    render(Arg::new("x").short(\'s\').long("y"));\n}\n'  # 9
+        '\nfn other(x: u8) {\n    x.long("w");\n}\n'  # 13
+    )
+    root = indexed(tmp_path / "rust", {"src/arg.rs": arg, "src/main.rs": main}, write_tree)
+    text = service.find_references("Arg.long", root).text
+    chained = 'main 9: render(Arg::new("x").short(\'s\').long("y"));'
+    assert uses(text) == ["src/main.rs", 'render 5: a.long("z")', chained]
+    assert "other 13" in matched(text)
+
+
 def test_rust_new_is_no_constructor_its_type_s_literals_are_no_use_of_it(tmp_path: Path, write_tree):
     """A Rust type is made by its literal (``Circle { r }``); ``new`` is a function like
     another, called by its path, as rust-analyzer counts it: the literals and the type's

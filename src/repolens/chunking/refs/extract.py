@@ -227,6 +227,7 @@ class _Extraction(Targets):
         self.shadowed: dict[tuple[int, str], frozenset[str]] = {}  # (function, local) -> its class's names
         self.hidden: dict[tuple[bytes, int, int], frozenset[str]] = {}  # such a receiver -> those names
         self.refs: list[Ref] = []  # of imports, fields and members (the uses are rows: see run)
+        self.chains: dict[int, bytes] = {}  # a member's start -> its receiver read from the tree (Rust)
         self.names: set[str] = set()  # the names of the rows
         self.owner = self.scopes.owner
         # by definition (the last: outside every one), its name as a row holds it
@@ -285,6 +286,7 @@ class _Extraction(Targets):
         outer = _Memo(lambda k: self._type_row(*k))  # the same, of a name not a local where it stands
         owner = self.owner
         extensions = self._extensions() if self.rs.extension_calls else {}
+        chains = self.chains
         rows: list[str] = []
         lines: list[int] = []
         for start in outside(sorted(uses), skip_ranges):
@@ -298,6 +300,8 @@ class _Extraction(Targets):
                 # a member (not a spread's or variadic's name): its receiver is read back from the text
                 m = receiver.match(reversed_src, size - start, size - start + receivers.RECEIVER_BYTES)
                 recv = m.group(1) if m is not None else b"?"
+                if chains:  # a receiver whose calls have arguments (Rust's builder chains)
+                    recv = chains.get(start, recv)
                 # with block scopes a local's type depends on where the use stands
                 where = fscopes.where(start) if fscopes is not None else start if block_scopes else 0
                 head = receivers.HEAD_REVERSED.search(recv) if shadows else None

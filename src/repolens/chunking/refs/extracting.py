@@ -125,6 +125,9 @@ class Extracting(Protocol):
     shadowed: dict[tuple[int, str], frozenset[str]]  # (function, local) -> its local class's names
     fixture_params: dict[tuple[int, str], str]  # (function, parameter) -> its fixture's key
     refs: list[Ref]  # rows other than the uses (imports, fields, fixtures), in any order
+    # Where a member's name starts -> its receiver, reversed as the main loop reads one, its calls'
+    # arguments left out (Rust's ``Arg::new("x").short('s')``: ``Arg::new()``), from the tree.
+    chains: dict[int, bytes]
     fscopes: FunctionScopes | None  # with function scopes: the file's functions (:mod:`.scoping`)
 
     def type_key(self, text: str, fn: int, typed: dict[tuple[int, str], str] | None = None) -> str:

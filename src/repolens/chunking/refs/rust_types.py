@@ -40,6 +40,7 @@ import tree_sitter as ts
 
 from repolens.chunking.refs.captures import in_file_order
 from repolens.chunking.refs.extracting import Extracting, line_of, text
+from repolens.chunking.refs.scoping import EVERYWHERE, rust_span
 from repolens.chunking.refs.typed import TYPE_NAME, plain_type
 
 # Associated functions that make a value of their type, by Rust's conventions (prefixes end in _).
@@ -114,3 +115,65 @@ def struct_fields(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         key = _key(ex, pointer.group(1) if pointer else kind, ex.scopes.function[line])
         if owner and key:
             ex.fields.setdefault((owner, text(ex, name)), (key, line))
+
+
+# A reference's decoration before its type (``&``, ``&'a``, ``&mut``), for a pointer inside one.
+_REFERENCE = re.compile(r"^(?:&\s*(?:'\w+\s+)?(?:mut\s+)?)+")
+
+
+def parameters(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
+    """Type the file's parameters of a type's path (the ``param.typed`` captures), as a ``let
+    x: T`` is, or of a reference or pointer to one (``&T``, ``&'a mut T``, ``Box<T>``): a
+    function's in it, a closure's in the closure (``render(cmd: &Command)``: ``cmd.get_name()``
+    is ``Command``'s). A type parameter (``T``), ``impl Trait``, ``dyn Trait`` name no type the
+    file binds, so type nothing."""
+    for node in in_file_order(caps.get("param.typed", ())):
+        pattern, declared = node.child_by_field_name("pattern"), node.child_by_field_name("type")
+        if pattern is None or declared is None:
+            continue
+        fn = ex.scopes.function[line_of(pattern)]
+        kind = _REFERENCE.sub("", text(ex, declared).strip())
+        pointer = _POINTER.fullmatch(kind)
+        key = _key(ex, pointer.group(1) if pointer else kind, fn)
+        if not key:
+            continue
+        local = text(ex, pattern)
+        ex.typed[(fn, local)] = ex.typed.get((fn, local)) or key
+        span = rust_span(pattern) or EVERYWHERE  # a closure's: the closure
+        ex.scoped.setdefault((fn, local), []).append((*span, key))
+
+
+def chains(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
+    """Read from the tree the receivers of members after a call that a receiver's text does
+    not give (the ``chained`` captures: ``Arg::new("x").short('s')``, whose call has
+    arguments), as ``Arg::new()`` (``Extracting.chains``): what the call makes types the
+    member as ``T::new().m`` is typed."""
+    for node in caps.get("chained", ()):
+        value, field = node.child_by_field_name("value"), node.child_by_field_name("field")
+        if value is None or field is None:
+            continue
+        recv = _receiver(ex, value)
+        if recv and recv != text(ex, value):
+            ex.chains[field.start_byte] = recv[::-1].encode()
+
+
+def _receiver(ex: Extracting, node: ts.Node, depth: int = 0) -> str:
+    """A receiver's text, its calls' arguments and its spaces left out ("" none: not a chain
+    of paths, members and calls)."""
+    if depth > 64:
+        return ""
+    if node.type in ("identifier", "self", "scoped_identifier"):
+        name = "".join(text(ex, node).split())
+        return name if _PATH.fullmatch(name) else ""
+    if node.type == "field_expression":
+        value, field = node.child_by_field_name("value"), node.child_by_field_name("field")
+        head = _receiver(ex, value, depth + 1) if value is not None else ""
+        return f"{head}.{text(ex, field)}" if head and field is not None else ""
+    if node.type == "call_expression":
+        callee = node.child_by_field_name("function")
+        head = _receiver(ex, callee, depth + 1) if callee is not None else ""
+        return f"{head}()" if head else ""
+    return ""
+
+
+_PATH = re.compile(r"(?:::)?\w+(?:::\w+)*")

@@ -181,9 +181,11 @@ _RUST_BLOCKS = frozenset({"block", "source_file"})
 
 def rust_span(node: ts.Node) -> Span:
     """A ``let`` from the end of its statement (``let x = x?`` reads the outer ``x``)
-    to the end of its block; a closure's parameter in the closure."""
+    to the end of its block; a closure's parameter (typed or not) in the closure."""
     decl = node.parent
-    if decl is None:
+    if decl is not None and decl.type == "parameter":  # |c: &Command|
+        decl = decl.parent
+    if decl is None or decl.type == "parameters":  # a function's: in all of it
         return None
     if decl.type == "closure_parameters":
         closure = decl.parent

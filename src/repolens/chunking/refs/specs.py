@@ -195,15 +195,18 @@ RUST = RefSpec(
 (trait_item name: (type_identifier) @skip)
 (type_item name: (type_identifier) @skip)
 (type_parameter name: (type_identifier) @skip)
-(parameter pattern: (identifier) @bind)
+(parameters (parameter pattern: (identifier) @bind))
 (let_declaration pattern: (identifier) @bind.block)
 (closure_parameters (identifier) @bind.block)
+(closure_parameters (parameter pattern: (identifier) @bind.block))
 (use_declaration) @import
 (mod_item !body) @import
 (let_declaration pattern: (identifier) type: (_)) @typed
 (function_item return_type: (_)) @typed
 (let_declaration pattern: (identifier) !type value: [(call_expression) (struct_expression)]) @made
 (struct_item body: (field_declaration_list (field_declaration) @field.typed))
+(parameter pattern: (identifier) type: (_)) @param.typed
+(field_expression value: (call_expression)) @chained
 """,
     imports.rust,
     self_names=frozenset({"self", "Self"}),
@@ -214,7 +217,7 @@ RUST = RefSpec(
     bind_span=rust_span,
     module_path=imports.rust_module_path,
     arrow_members=False,
-    rules=(rust_types.made, rust_types.struct_fields),
+    rules=(rust_types.made, rust_types.struct_fields, rust_types.parameters, rust_types.chains),
     shadowing_lets=True,
     result_type=rust_types.result_type,
     field_access=True,

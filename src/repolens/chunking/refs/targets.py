@@ -285,6 +285,29 @@ class Targets:
         """:meth:`_member_prefix`, for the language's own rules."""
         return self._member_prefix(recv, at, where)
 
+    def _chained(self, base: str, rest: str) -> str:
+        """What a member of ``rest`` after a value of the type ``base`` resolves to, less the
+        name (``RefSpec.result_type``: ``T::new().a().b``, ``base`` ``T``, ``rest`` ``.a()``):
+        a method of this file's type declaring its result (``-> Self``) keeps the chain typed;
+        one of another file's is keyed by its path (``T.a.b``: ``b`` of what ``T``'s ``a``
+        returns, as ``call_results`` keys ``x.f().g``), which a question follows one step
+        (a field row of ``a``'s result); past a second such step, unknown ("")."""
+        *called, tail = rest.split("()")
+        unsure = False
+        for hop in called:
+            parts = receivers.CHAIN_SEP.split(hop)[1:]
+            if not parts or not all(parts):
+                return ""  # f()(): a call of a call's result
+            own = "::".join([*split_key(base[1:]), parts[0]]) if base[:1] == "=" else ""  # Rust's T::a
+            declared = self.fields.get((own, "")) if own else None
+            if declared is not None and len(parts) == 1:
+                base = declared[0]  # a method of this file's type: its declared result
+                continue
+            if unsure:
+                return ""
+            base, unsure = ".".join([base, *parts]), True
+        return ".".join([base, *receivers.CHAIN_SEP.split(tail)[1:]]) + "."
+
     def _member_prefix(self, recv: str, at: int, start: int) -> str:
         """What ``recv.name`` in definition ``at`` resolves to, less the
         name: the target is this prefix and the name ("" when unresolved).
@@ -299,8 +322,8 @@ class Targets:
         if "(" in recv:
             if rs.result_type is not None:  # T::new().g: g of the type the call makes
                 called, _, rest = recv.partition("()")
-                base = "" if "(" in rest else rs.result_type(self, called, self.owner[at])
-                return ".".join([base, *receivers.CHAIN_SEP.split(rest)[1:]]) + "." if base else ""
+                base = rs.result_type(self, called, self.owner[at])
+                return self._chained(base, rest) if base else ""
             if not rs.call_results:
                 return ""
             recv = recv.replace("()", "")  # x.f().g: g of what f returns
