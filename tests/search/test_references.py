@@ -1168,6 +1168,149 @@ def test_java_an_overload_s_calls_are_those_passing_what_it_takes(
     assert 'Use.go 10: s.send("c", 3); s.send("d");' in found
 
 
+# An overloaded method in each language whose overloads are told apart by their count of
+# arguments (the file and its text), and which lines call each overload.
+OVERLOADED = {
+    "csharp": (
+        "src/Sock.cs",
+        "namespace P {\n"
+        "public class Sock {\n"
+        "    public void Send(string data) {}\n"  # 3
+        "    public void Send(string data, int opcode, bool fin = false) {}\n"  # 4
+        "    public void Send(byte[] data, int opcode, int x, params int[] more) {}\n"  # 5
+        "}\n"
+        "public static class Ext {\n"
+        "    public static void Push(this Sock s, int a) {}\n"  # 8
+        "    public static void Push(this Sock s, int a, int b) {}\n"
+        "}\n"
+        "class Use {\n"
+        "    void Go(Sock s) {\n"
+        '        s.Send("a");\n'  # 13
+        '        s.Send("b", 2);\n'
+        '        s.Send(fin: true, data: "c", opcode: 2);\n'  # 15
+        "        s.Send(new byte[0], 2, 3, 4, 5);\n"
+        "        s.Send(new Dictionary<string, int>().ToString(), 2);\n"  # 17
+        "        Ext.Push(s, 1);\n"
+        "        Ext.Push(s, 1, 2);\n"  # 19
+        "    }\n"
+        "}\n"
+        "}\n",
+    ),
+    "kotlin": (
+        "src/p/Sock.kt",
+        "package p\n"
+        "\n"
+        "class Sock {\n"
+        "    fun send(data: String) {}\n"  # 4
+        "    fun send(data: String, opcode: Int, fin: Boolean = false) {}\n"  # 5
+        "    fun send(data: ByteArray, vararg more: Int) {}\n"  # 6
+        "    fun send(\n"  # 7
+        "        a: Int,\n"
+        "        b: Int,\n"
+        "        c: Int,\n"
+        "        block: () -> Unit,\n"
+        "    ) {}\n"
+        "}\n"
+        "\n"
+        "class Use {\n"
+        "    fun go(s: Sock) {\n"
+        '        s.send("a")\n'  # 17
+        '        s.send("b", 2)\n'
+        '        s.send(opcode = 2, data = "b", fin = true)\n'  # 19
+        "        s.send(1, 2, 3) { println() }\n"
+        "        s.send(ByteArray(0), 1, 2, 3, 4)\n"  # 21
+        "        s.send(mapOf<String, Int>().toString(), 1)\n"
+        "    }\n"
+        "}\n",
+    ),
+    "cpp": (
+        "src/sock.cpp",
+        "class Sock {\n"
+        "public:\n"
+        "    void send(const char* data) {}\n"  # 3
+        "    void send(const char* data, int opcode, bool fin = false) {}\n"
+        "    void send(std::map<int, int> m, int a, int b, int c) {}\n"  # 5
+        "    void go() {\n"
+        '        send("a");\n'  # 7
+        '        send("b", 2);\n'
+        '        send("c", 2, true);\n'  # 9
+        "        send({}, 1, 2, 3);\n"
+        "    }\n"
+        "};\n",
+    ),
+    "scala": (
+        "src/p/Sock.scala",
+        "package p\n"
+        "\n"
+        "class Sock {\n"
+        "  def send(data: String): Unit = {}\n"  # 4
+        "  def send(data: String, opcode: Int, fin: Boolean = false): Unit = {}\n"
+        "  def send(data: Array[Byte], more: Int*): Unit = {}\n"  # 6
+        "  def go(): Unit = {\n"
+        '    send("a")\n'  # 8
+        '    send("b", 2)\n'
+        '    send("c", 2, true)\n'  # 10
+        "    send(Array[Byte](), 1, 2, 3)\n"
+        "  }\n"
+        "}\n",
+    ),
+    "swift": (
+        "src/Sock.swift",
+        "class Sock {\n"
+        "    func send(_ data: String) {}\n"  # 2
+        "    func send(_ data: String, opcode: Int, fin: Bool = false) {}\n"
+        "    func send(_ data: Int, _ more: Int...) {}\n"  # 4
+        "    func go() {\n"
+        '        send("a")\n'  # 6
+        '        send("b", opcode: 2)\n'
+        "        send(1, 2, 3, 4)\n"  # 8
+        '        if send("c") { }\n'
+        "    }\n"
+        "}\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "line", "calls"),
+    [
+        ("csharp", 3, [13, 17]),
+        ("csharp", 4, [14, 15, 17]),
+        ("csharp", 5, [16, 17]),
+        ("csharp", 8, [18, 19]),
+        ("kotlin", 4, [17, 22]),
+        ("kotlin", 5, [18, 19, 22]),
+        ("kotlin", 6, [21, 22]),
+        ("kotlin", 7, [20, 22]),
+        ("cpp", 3, [7]),
+        ("cpp", 4, [8, 9]),
+        ("cpp", 5, [10]),
+        ("scala", 4, [8]),
+        ("scala", 5, [9, 10]),
+        ("scala", 6, [11]),
+        ("swift", 2, [6, 9]),
+        ("swift", 3, [7, 9]),
+        ("swift", 4, [8, 9]),
+    ],
+)
+def test_an_overload_s_calls_are_those_passing_what_it_takes_beyond_java(
+    language: str, line: int, calls: list[int], tmp_path: Path, write_tree, store_url
+):
+    """Each overload had every call of its name (Java's only were told apart). A call is the
+    overload's taking its count: a parameter with a default value makes a range, named
+    arguments and labels count, Kotlin's trailing lambda is one more, a varargs one's when no
+    other takes that count, and a Kotlin overload whose parameters stand one a line (its
+    signature is `fun send`) is read from its lines. One whose comma may be a generic's
+    (`mapOf<String, Int>()`), a Swift call a block follows (`if send("c") { }`) and a C#
+    extension method's (`s.Push(1)` and `Ext.Push(s, 1)` are the same one) stay every
+    overload's."""
+    path, source = OVERLOADED[language]
+    found = uses(
+        service.find_references(f"{path}:{line}", indexed(tmp_path, {path: source}, write_tree)).text
+    )
+    assert [int(u.split()[1].rstrip(":")) for u in found if u != path] == calls
+
+
 @pytest.mark.parametrize("named", ["", " Factory"])
 def test_kotlin_a_companion_object_s_member_is_its_class_s(named: str, tmp_path: Path, write_tree, store_url):
     """Repo.create() and create() in Repo meant Repo.create, and the definition is
