@@ -682,10 +682,11 @@ def test_a_class_s_own_name_and_its_namespace_s_names_are_found_up_qualified_nam
     assert rows[(3, "Shape")] == "=geo.Shape"  # a class of the namespace holding the class
     assert rows[(4, "g")] == "=geo.Square.g"
     assert rows[(7, "Shape")] == "=geo.Shape"  # in the namespace's own body
-    # Out of its class, in a file that does not define the class: its name is not its constructor's.
+    # Out of its class, in a file that does not define the class: its name is not its constructor's
+    # but the class's of a header the file includes.
     cpp = '#include "sq.h"\n\nSquare::Square(int s) {}\n\nSquare Square::unit() {\n  return Square(1);\n}\n'
     rows = targets("sq.cpp", cpp, "cpp")
-    assert rows[(5, "Square")] == rows[(6, "Square")] == ""
+    assert rows[(5, "Square")] == rows[(6, "Square")] == "?Square"
 
 
 def test_a_csharp_call_through_base_is_the_base_class_s():
@@ -1331,3 +1332,46 @@ def test_a_file_s_rows_are_the_same_in_every_process(tmp_path):
         for _ in range(4)
     }
     assert len(runs) == 1 and "\tfield\t" in runs.pop()
+
+
+def test_a_cpp_name_the_file_does_not_bind_is_keyed_for_the_headers_it_includes():
+    """``make_widget(x)`` after ``#include "widget.h"`` was a name match (no key): which
+    header declares it is the question's to say, so it is keyed ``?make_widget``."""
+    cpp = '#include "widget.h"\n\nint run(int x) {\n  make_widget(x);\n  return Widget::create();\n}\n'
+    rows = targets("main.cpp", cpp, "cpp")
+    assert [rows[(4, "make_widget")], rows[(5, "create")]] == ["?make_widget", "?Widget.create"]
+    assert (
+        targets("main.c", '#include "w.h"\nint run(void) { return make(1); }\n', "c")[(2, "make")] == "?make"
+    )
+    assert targets("main.cpp", "int run(int x) { return make_widget(x); }\n", "cpp")[(1, "make_widget")] == ""
+
+
+def test_a_cpp_local_declared_with_a_type_types_its_members():
+    """``Widget w; w.draw();`` (and ``p->draw()``, ``p`` a ``Widget*``) was a name match: C++
+    locals had no type; their members are now the type's."""
+    cpp = (
+        '#include "widget.h"\n'
+        "#include <memory>\n"
+        "void run(const Widget& r, Widget *q) {\n"
+        "  Widget w;\n"
+        "  w.draw();\n"  # 5
+        "  Widget* p = new Widget();\n"
+        "  p->draw();\n"
+        "  auto a = Widget(1);\n"
+        "  a.draw();\n"
+        "  std::unique_ptr<Widget> u = std::make_unique<Widget>();\n"  # 10
+        "  u->draw();\n"
+        "  auto m = std::make_shared<Widget>();\n"
+        "  m->draw();\n"
+        "  r.draw(); q->draw();\n"
+        "  auto n = make_widget(1);\n"  # 15
+        "  n.draw();\n"
+        "}\n"
+    )
+    rows = targets("main.cpp", cpp, "cpp")
+    assert {line: rows[(line, "draw")] for line in (5, 7, 9, 11, 13, 14)} == dict.fromkeys(
+        (5, 7, 9, 11, 13, 14), "?Widget.draw"
+    )
+    assert rows[(16, "draw")] == ""  # a function's result: its type is not known here
+    own = "class Widget { public: void draw(); };\nvoid run() { Widget w; w.draw(); }\n"
+    assert targets("w.cpp", own, "cpp")[(2, "draw")] == "=Widget.draw"

@@ -2208,3 +2208,35 @@ def test_a_line_naming_the_definition_twice_is_one_use(tmp_path: Path, write_tre
     assert uses(main) == ["Main.java", "Main.main 4: Main m = new Main();"]
     assert "1 reference in 1 file" in main
     assert uses(service.find_references("Main.f", tmp_path).text) == ["Main.java", "Main.main 5: f(f(1));"]
+
+
+def test_a_cpp_use_resolves_to_the_definition_of_a_header_the_file_includes(tmp_path: Path, write_tree):
+    """``make_widget(x)``, ``w.draw()`` and ``Widget::create()`` in a file including
+    "widget.h" were name matches; they are uses of widget.cpp's definitions (a header and its
+    source file share a key), not of another file's function of the same name."""
+    files = {
+        "src/widget.h": "#pragma once\nclass Widget {\npublic:\n  void draw();\n"
+        "  static Widget create();\n};\nWidget make_widget(int x);\n",
+        "src/widget.cpp": '#include "widget.h"\n\nvoid Widget::draw() {}\n\n'
+        "Widget Widget::create() { return Widget(); }\n\nWidget make_widget(int x) { return Widget(); }\n",
+        "src/main.cpp": '#include "widget.h"\n\nint run(int x) {\n  make_widget(x);\n'
+        "  Widget w;\n  w.draw();\n  Widget* p = new Widget();\n  p->draw();\n  Widget::create();\n"
+        "  return 0;\n}\n",
+        "src/other.cpp": "void draw() {}\nvoid make_widget(int x) {}\n",
+    }
+    root = indexed(tmp_path / "cpp", files, write_tree)
+    assert uses(service.find_references("src/widget.cpp:7", root).text) == [
+        "src/main.cpp",
+        "run 4: make_widget(x);",
+    ]
+    other = service.find_references("src/other.cpp:2", root).text
+    assert uses(other) == [] and "run 4: make_widget(x);" in matched(other)
+    assert uses(service.find_references("Widget.draw", root).text) == [
+        "src/main.cpp",
+        "run 6: w.draw();",
+        "run 8: p->draw();",
+    ]
+    assert uses(service.find_references("Widget.create", root).text) == [
+        "src/main.cpp",
+        "run 9: Widget::create();",
+    ]

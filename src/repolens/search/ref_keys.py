@@ -428,6 +428,8 @@ def namespace_targets(reader: IndexReader, row: RefRow) -> list[str]:
     Java and Kotlin, in the file's package and in each package it imports wholesale (each is
     tried: which defines it is not looked up, so a type of both names both)."""
     rest = row.target[1:]
+    if row.language in _INCLUDING:
+        return _included_targets(reader, row.path, row.scope, rest)
     if row.language in _PACKAGE_STARS:
         package = package_key(row.path, row.language)
         return [f"{package}.{rest}", *(f"{h}.{rest}" for h in _wholesale(reader, row.path) if h)]
@@ -435,6 +437,28 @@ def namespace_targets(reader: IndexReader, row: RefRow) -> list[str]:
     heads = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
     heads.update(_wholesale(reader, row.path))
     return [rest, *(f"{h}.{rest}" for h in sorted(heads) if h)]
+
+
+# Languages whose ``?`` targets are a file's with a header it includes (:func:`_included_targets`).
+_INCLUDING = frozenset({"c", "cpp"})
+
+
+def _included_targets(reader: IndexReader, path: str, scope: str, rest: str) -> list[str]:
+    """The targets ``?make_widget`` (``?Widget.create``) may mean in a C or C++ file: the name
+    as declared by each header the file includes (``widget.make_widget``: a header and its source
+    file share a key, so the definition in ``widget.cpp`` is one), alone or in each namespace
+    holding the use (``ns.Widget``, the use in ``ns::run``); never the bare name, which any file
+    of the repository may define."""
+    parts = split_key(scope)
+    heads = ["", *(".".join(parts[:i]) + "." for i in range(1, len(parts) + 1))]
+    return [f"{header}.{head}{rest}" for header in _included(reader, path) for head in heads]
+
+
+@per_index(FILES_HELD)
+def _included(reader: IndexReader, path: str) -> tuple[str, ...]:
+    """The keys of the headers a C or C++ file includes (its ``import`` rows binding no name)."""
+    rows = reader.refs_of_files([path]).get(path, [])
+    return tuple(sorted({r.target for r in rows if r.kind == "import" and r.target}))
 
 
 @per_index(FILES_HELD)

@@ -201,6 +201,7 @@ class _Extraction(Targets):
         self.file_namespaces: list[tuple[int, str]] = []  # (first line, key) of each namespace (PHP)
         self.local_imports: dict[tuple[int, str], str] = {}
         self.star = False  # an import of every name of a module: an unknown name may be one
+        self.includes = False  # a C or C++ #include: a header it names may declare an unknown name
         self.globs: set[str] = set()  # the definitions holding such an import ("" the file)
         self.typed: dict[tuple[int, str], str] = {}  # (function, local) -> the key of its type
         # With block scopes: (function, local) -> (from byte, to byte, key) of each typed binding.
@@ -646,6 +647,8 @@ class _Extraction(Targets):
     def _bind(self, b: Binding, fn: int, scope: str) -> None:
         if b.export:  # export default function f() {...}: the statement is the module's, not f's
             fn, scope = -1, ""
+        if not b.bound and self.rs.included:  # #include "widget.h"
+            self.includes = True
         if b.bound == "*":
             self.star = True
             self.globs.add(scope)

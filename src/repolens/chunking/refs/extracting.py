@@ -231,6 +231,11 @@ class RefSpec:
     # (Java's ``import q.*;``, Kotlin's ``import q.*``) only in a file importing one wholesale,
     # where it is its package's or that one's; in any other, its package's.
     namespaces: bool = False
+    # A name the file does not bind may be declared by a header it includes (C, C++: ``#include
+    # "widget.h"``, then ``make_widget(x)``, ``Widget w``, ``Widget::create()``): keyed ``?name``
+    # in a file including one, which a question tries in each header it includes (the header's
+    # key, as its source file shares it: ``widget.make_widget``) and each namespace holding the use.
+    included: bool = False
     # A ``let`` binds a name again in its block (Rust's shadowing ``let x = x.build()``): a
     # typed ``let``'s local is visible where its ``bind.block`` span says, and a binding of
     # no known type hides it there as a callback's parameter does (``untyped_in_scope``).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 
-from repolens.chunking.refs import declared, fixtures, imports, python_types, rust_types
+from repolens.chunking.refs import cpp_types, declared, fixtures, imports, python_types, rust_types
 from repolens.chunking.refs.extracting import RefSpec
 from repolens.chunking.refs.javascript import JAVASCRIPT, TSX, TYPESCRIPT
 from repolens.chunking.refs.scoping import go_span, python_span, ruby_span, rust_span
@@ -473,7 +473,7 @@ _C_COMMON = """
 (preproc_include) @import
 """
 
-C = RefSpec("c", _C_COMMON, imports.c_include, builtins=_C_BUILTINS)
+C = RefSpec("c", _C_COMMON, imports.c_include, builtins=_C_BUILTINS, included=True)
 CPP = RefSpec(
     "cpp",
     _C_COMMON
@@ -488,10 +488,14 @@ CPP = RefSpec(
 (base_class_clause (type_identifier) @base)
 (class_specifier name: (type_identifier) @skip body: (_))
 (template_parameter_list (type_parameter_declaration (type_identifier) @skip))
+(declaration) @cpp.typed
+(parameter_declaration) @cpp.typed
 """,
     imports.c_include,
     builtins=_C_BUILTINS,
     implicit_self=True,
+    rules=(cpp_types.typed_locals,),
+    included=True,
 )
 OBJC = RefSpec(
     "objc",

@@ -50,6 +50,7 @@ class Targets:
     file_namespaces: list[tuple[int, str]]
     local_imports: dict[tuple[int, str], str]
     star: bool
+    includes: bool
     globs: set[str]
     typed: dict[tuple[int, str], str]
     scoped: dict[tuple[int, str], list[tuple[int, int, str]]]
@@ -149,12 +150,15 @@ class Targets:
         a name match), where the language looks for such a name: its package (Java's ``B.make()``
         of a class not imported, in a file importing no package wholesale), else a namespace in
         scope (``?Invoice``, when ``namespaced`` and named as a type is: a C# ``using``'s, or
-        Java's ``import q.*;``'s or the package's), else the namespace the use is in (PHP's
+        Java's ``import q.*;``'s or the package's; C's and C++'s of a header the file includes),
+        else the namespace the use is in (PHP's
         ``Item::make()``, when ``in_namespace``: not where the name may be a function's, which
         is the global one's). The one rule of a type's name, a receiver's and a plain name's."""
         if self.rs.package and self.package and not self.star:
             return f"{self.package}.{name}"
         if self.rs.namespaces and namespaced and name[:1].isupper():
+            return IN_NAMESPACES + name
+        if self.includes:  # C, C++: of a header the file includes, whatever its case
             return IN_NAMESPACES + name
         if in_namespace and self.file_namespaces and (ns := self._namespace(at)):
             return f"{ns}.{name}"

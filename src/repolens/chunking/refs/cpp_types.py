@@ -1,0 +1,111 @@
+"""C++'s typed locals: a rule of :data:`repolens.chunking.refs.specs.CPP` (run by
+:mod:`.extract` once a file's captures are read), so that ``w.draw()`` and ``p->draw()``
+are members of the type the function declares ``w`` and ``p`` of, as a typed local is in
+the other languages (:func:`.typed.read_typed`). C++ declares a local's type before its
+name, with the name inside declarators (``Widget* p = ...``, ``const Widget& r``), which
+the generic reading of a (name, type) pair of fields does not see through."""
+
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from repolens.chunking.refs.extracting import Extracting
+from repolens.chunking.refs.typed import TYPE_NAME
+
+# Smart pointers whose ``->`` reaches their content: ``std::unique_ptr<Widget> p; p->draw()``.
+_POINTERS = frozenset({"unique_ptr", "shared_ptr"})
+# Calls that make one of them: ``auto p = std::make_unique<Widget>(...)``.
+_MAKERS = frozenset({"make_unique", "make_shared"})
+# The kinds of the file's definitions whose members a local of their type has.
+_CLASSES = frozenset({"class", "struct"})
+# Declarators around a declared name (``*p``, ``&r``, ``p = ...``).
+_DECLARATORS = frozenset({"init_declarator", "pointer_declarator", "reference_declarator"})
+
+
+def typed_locals(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
+    """The locals and parameters of a function declared with a type (``Widget w;``, ``Widget*
+    p = ...``, ``const Widget& r``, ``std::unique_ptr<Widget> u``) or made by a type's
+    constructor (``auto w = Widget(...)``, ``new Widget``, ``std::make_unique<Widget>()``):
+    their type's key in ``ex.typed``, a later declaration of a name winning. A call of a name
+    that is no type of the file's and starts in lower case may be a function's: no type."""
+    for node in sorted(caps.get("cpp.typed", ()), key=lambda n: n.start_byte):
+        fn = ex.scopes.function[node.start_point[0] + 1]
+        if fn < 0:
+            continue  # a declaration outside functions: a global, a prototype's parameter
+        kind = node.child_by_field_name("type")
+        for declarator in node.children_by_field_name("declarator"):
+            name, value = _declared(declarator)
+            if name is None:
+                continue
+            text = _type_name(ex, kind, value)
+            key = ex.type_key(text, fn) if text and TYPE_NAME.fullmatch(text) else ""
+            if key and (key[:1] != "=" or _a_class(ex, key[1:])):
+                ex.typed[(fn, ex.src[name.start_byte : name.end_byte].decode("utf-8", "replace"))] = key
+
+
+def _a_class(ex: Extracting, key: str) -> bool:
+    """Whether the file's definition ``key`` (dotted) is a class or a struct: not an alias
+    (``using json = nlohmann::json;``, whose members are another file's type's)."""
+    qualname = key.replace(".", "::")
+    return any(s.qualname == qualname and s.kind in _CLASSES for s in ex.symbols)
+
+
+def _declared(node: ts.Node | None) -> tuple[ts.Node | None, ts.Node | None]:
+    """The name a declarator declares and the value it is given (None none)."""
+    value = None
+    while node is not None and node.type in _DECLARATORS:
+        if node.type == "init_declarator":
+            value = node.child_by_field_name("value")
+        inner = node.child_by_field_name("declarator")
+        node = (
+            inner
+            if inner is not None
+            else next((c for c in node.named_children if c.type.endswith(("identifier", "declarator"))), None)
+        )
+    return (node, value) if node is not None and node.type == "identifier" else (None, None)
+
+
+def _type_name(ex: Extracting, kind: ts.Node | None, value: ts.Node | None) -> str:
+    """The dotted name of the type ``kind`` names, or ``value`` makes when ``kind`` is ``auto``."""
+    if kind is not None and kind.type == "placeholder_type_specifier":
+        if value is None:
+            return ""
+        if value.type == "new_expression":
+            return _named(ex, value.child_by_field_name("type"))
+        if value.type != "call_expression":
+            return ""
+        callee = value.child_by_field_name("function")
+        made = _named(ex, callee, pointer=True)
+        if not made or made == _named(ex, callee):  # Widget(...), not std::make_unique<Widget>()
+            return made if made.rpartition(".")[2][:1].isupper() or _a_class(ex, made) else ""
+        return made
+    return _named(ex, kind, pointer=True)
+
+
+def _named(ex: Extracting, node: ts.Node | None, pointer: bool = False) -> str:
+    """The dotted name of a type (``ns::Widget``: ``ns.Widget``), its template's arguments left
+    out; with ``pointer``, of a smart pointer's content (``std::unique_ptr<Widget>``: ``Widget``)."""
+    if node is None:
+        return ""
+    if node.type in ("template_type", "template_function"):
+        name = node.child_by_field_name("name")
+        args = node.child_by_field_name("arguments")
+        base = _named(ex, name)
+        if pointer and base.rpartition(".")[2] in (_POINTERS | _MAKERS) and args is not None:
+            first = args.named_children[0] if args.named_child_count else None
+            if first is not None and first.type == "type_descriptor":
+                first = first.child_by_field_name("type")
+            return _named(ex, first)
+        return base
+    if node.type == "qualified_identifier":
+        scope, name = node.child_by_field_name("scope"), node.child_by_field_name("name")
+        inner = _named(ex, name, pointer)
+        if scope is None or not inner:
+            return inner
+        if pointer and inner != _named(ex, name):  # std::unique_ptr<Widget>: the content's
+            return inner
+        head = ex.src[scope.start_byte : scope.end_byte].decode("utf-8", "replace")
+        return f"{head.replace('::', '.')}.{inner}"
+    if node.type in ("type_identifier", "identifier", "namespace_identifier"):
+        return ex.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+    return ""
