@@ -293,6 +293,33 @@ def test_index_dir_option_and_env(repo: Path, tmp_path: Path):
     assert any(shared.iterdir())
 
 
+def test_a_cpp_header_named_h_is_indexed_as_cpp(make_repo):
+    """A ``.h`` file was indexed as C whatever it held: a C++ header's
+    methods were no symbols and ``--lang cpp`` left it out."""
+    repo = make_repo(
+        {
+            "include/widget.h": (
+                "#pragma once\nnamespace app {\nstruct Widget final {\n"
+                "  void draw() { paint_widget(); }\n};\n}  // namespace app\n"
+            ),
+            "include/point.h": "#pragma once\nstruct point { int x; };\nint paint_point(struct point *p);\n",
+            "src/point.c": '#include "point.h"\nint paint_point(struct point *p) { return p->x; }\n',
+        }
+    )
+    assert run("index", str(repo)).returncode == 0
+    found = run("symbols", "Widget.draw", "--root", str(repo))
+    assert found.returncode == 0, found.stderr
+    assert "include/widget.h:4-4 method app::Widget::draw [cpp, qualified]" in found.stdout
+
+    def hits(lang: str) -> set[str]:
+        out = run("search", "paint", "--root", str(repo), "--lang", lang, "--json")
+        assert out.returncode == 0, out.stderr
+        return {h["path"] for h in json.loads(out.stdout)["hits"]}
+
+    assert hits("cpp") == {"include/widget.h"}
+    assert hits("c") == {"include/point.h", "src/point.c"}
+
+
 def test_symbols_focus_and_chunk_commands(repo: Path):
     out = run("symbols", "handle_submit", "--root", str(repo))
     assert out.returncode == 0, out.stderr

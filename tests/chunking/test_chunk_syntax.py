@@ -21,7 +21,7 @@ from repolens.chunking.chunker import ChunkedFile
 from repolens.chunking.dispatch import chunk_file, chunking_config
 from repolens.chunking.grammars import KINDS, SPECS, available_languages, grammar_versions
 from repolens.chunking.labels import repeated_header_lines
-from repolens.chunking.languages import language_for
+from repolens.chunking.languages import language_for, language_of
 from repolens.chunking.syntax import SyntaxChunker, supports
 from repolens.chunking.text import MAX_CHARS, MAX_LINES
 from repolens.lines import source_lines
@@ -38,7 +38,7 @@ DEFINITION_GRAIN = 2
 
 
 def _chunk(name: str, text: str) -> ChunkedFile:
-    return chunk_file(name, text, language_for(name), merge_lines=DEFINITION_GRAIN)
+    return chunk_file(name, text, language_of(name, text), merge_lines=DEFINITION_GRAIN)
 
 
 def _assert_tiles(result: ChunkedFile, text: str) -> None:
@@ -399,16 +399,65 @@ def test_languages_without_grammar_get_windows() -> None:
 
 
 def test_header_parsed_as_cpp_when_c_fails() -> None:
+    """A header given as C (its text not telling) that fails as C is parsed as C++."""
     text = (
         "#pragma once\nnamespace ns {\nclass Box {\npublic:\n"
         "  int size() const { return n; }\n  int n;\n};\n}\n"
     )
-    result = _chunk("box.h", text)
+    result = chunk_file("box.h", text, "c", merge_lines=DEFINITION_GRAIN)
     assert [(s.kind, s.qualname) for s in result.symbols] == [
         ("module", "ns"),
         ("class", "ns::Box"),
         ("method", "ns::Box::size"),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "class Widget { public: void draw(); };\n",
+        "namespace app {\nstruct Widget final {\n  void draw() { paint(); }\n};\n}\n",
+        "#include <vector>\nstruct Widget { std::vector<int> parts; };\n",
+        "template <typename T>\nT twice(T x) { return x + x; }\n",
+        "struct Widget : Base {\n  int n;\n};\n",
+    ],
+)
+def test_a_cpp_header_named_h_is_read_as_cpp(text: str) -> None:
+    """A ``.h`` file was always C: ``class Widget {...}`` a function, the
+    word ``class`` a type used, a method in a namespace no symbol."""
+    result = _chunk("include/widget.h", text)
+    assert {c.language for c in result.chunks} == {"cpp"}
+    assert {s.language for s in result.symbols} == {"cpp"}
+    assert "Widget" not in {s.qualname for s in result.symbols if s.kind == "function"}
+    rows = result.refs.text if result.refs else ""
+    assert "class\t" not in rows and "namespace\t" not in rows
+
+
+def test_a_cpp_headers_class_and_methods_are_symbols() -> None:
+    text = "namespace app {\nstruct Widget final {\n  void draw() { paint(); }\n};\n}\n"
+    result = _chunk("widget.h", text)
+    assert [(s.kind, s.qualname) for s in result.symbols] == [
+        ("module", "app"),
+        ("struct", "app::Widget"),
+        ("method", "app::Widget::draw"),
+    ]
+
+
+def test_a_c_header_stays_c_whatever_its_comments_and_strings_say() -> None:
+    text = (
+        '#ifndef POINT_H\n#define POINT_H\n#include <stdio.h>\n#ifdef __cplusplus\nextern "C" {\n#endif\n'
+        "/* Unlike Widget::draw (widget.hpp), no\nclass Point here; namespace: none. */\n"
+        "// template <typename T> would be C++\n"
+        "struct point { int x : 4; int y : 4; };\n"
+        'static const char *SEP = "::";\n'
+        "int area(const struct point *p);\n"
+        "#ifdef __cplusplus\n}\n#endif\n#endif\n"
+    )
+    assert language_of("point.h", text) == "c"
+    result = _chunk("point.h", text)
+    assert {s.language for s in result.symbols} == {"c"}
+    assert language_of("point.hpp", text) == "cpp"  # a C++ name is C++ whatever the text
+    assert language_of("point.c", "class Point {};\n") == "c"  # and a C source C
 
 
 def test_line_numbers_count_newlines_only() -> None:

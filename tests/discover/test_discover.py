@@ -933,6 +933,33 @@ def test_languages_keep_the_files_of_those_languages_only(
     assert paths(discover(root, mode=mode, languages=("text",))) == ["d.txt"]
 
 
+def test_a_header_named_h_is_kept_by_the_language_its_text_says(
+    any_root: tuple[Path, str], write_tree: WriteTree
+) -> None:
+    """A ``.h`` header is C by its name: a C++ one passed ``languages = ["c"]``
+    and was indexed as cpp, and ``["cpp"]`` lost it. Each header is in
+    exactly one of the two now, as the index reads it."""
+    root, mode = any_root
+    write_tree(
+        root,
+        {
+            "widget.h": "class Widget {\npublic:\n  void draw();\n};\n",
+            "point.h": "/* not Widget::draw */\nstruct point { int x; };\n",
+            "a.cpp": "int a;\n",
+            "b.c": "int b;\n",
+        },
+    )
+    c = discover(root, mode=mode, languages=("c",))
+    assert paths(c) == ["b.c", "point.h"]
+    assert c.skipped == Counter({"not_in_languages": 2})
+    cpp = discover(root, mode=mode, languages=("cpp",))
+    assert paths(cpp) == ["a.cpp", "widget.h"]
+    assert cpp.skipped == Counter({"not_in_languages": 2})
+    both = discover(root, mode=mode, languages=("c", "cpp"))
+    assert paths(both) == ["a.cpp", "b.c", "point.h", "widget.h"] and not both.skipped
+    assert paths(discover(root, mode=mode, languages=("python",))) == []
+
+
 def test_nothing_in_the_languages_names_them(plain_dir: Path, write_tree: WriteTree) -> None:
     write_tree(plain_dir, {"a.py": "x = 1\n", "b.py": "y = 2\n"})
     found = discover(plain_dir, languages=("rust",))

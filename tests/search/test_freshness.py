@@ -135,14 +135,21 @@ def test_a_stale_part_of_a_split_method_is_found_again_at_that_part(make_repo):
     assert "            hops += self.step(120, message, tracing=True)" in reply.packet.rendered[0].text
 
 
+def _head_after_an_edit(root: Path, path: str, old: str, new: str, question: str) -> str:
+    """The first hit's header for ``question`` once ``old`` in ``path`` is ``new`` (indexed before)."""
+    build_index(root)
+    edited = root / path
+    edited.write_text(edited.read_text().replace(old, new))
+    return _header(service.search_code(question, root, top_k=1))
+
+
 def test_a_definition_gone_from_the_file_says_so_instead_of_citing_other_code(make_repo):
     root = make_repo({"relay.py": relay_source()})
-    build_index(root)
-    relay = root / "relay.py"
-    relay.write_text(relay.read_text().replace("def refresh_credentials(", "def renew_credentials("))
-    reply = service.search_code("refresh_credentials", root, top_k=1)
-    assert _header(reply).startswith("relay.py:156-179 method Relay.refresh_credentials (score ")
-    assert _header(reply).endswith("(stale: definition no longer in the file; lines as indexed)")
+    head = _head_after_an_edit(
+        root, "relay.py", "def refresh_credentials(", "def renew_credentials(", "refresh_credentials"
+    )
+    assert head.startswith("relay.py:156-179 method Relay.refresh_credentials (score ")
+    assert head.endswith("(stale: definition no longer in the file; lines as indexed)")
 
 
 def test_every_reply_citing_a_changed_file_says_so(sample_repo: Path):
@@ -167,3 +174,14 @@ def test_every_reply_citing_a_changed_file_says_so(sample_repo: Path):
         assert text.startswith(note), (name, text)
     small = service.find_symbol("SessionStore", sample_repo, max_chars=200).text
     assert small.startswith("note: cited files changed since indexing\n") and len(small) <= 200
+
+
+def test_an_edited_cpp_header_named_h_is_read_again_as_cpp(make_repo):
+    """The re-chunk of a changed file read a ``.h`` as C: a C++ header's
+    method was "no longer in the file" (as C, the namespace is one function)."""
+    root = make_repo(
+        {"widget.h": "namespace app {\nstruct Widget final {\n  void draw() { paint_widget(1); }\n};\n}\n"}
+    )
+    head = _head_after_an_edit(root, "widget.h", "paint_widget(1)", "paint_widget(2)", "paint_widget")
+    assert head.startswith("widget.h:1-5 module app (score ")
+    assert head.endswith("(stale: file changed since indexing)")

@@ -168,6 +168,31 @@ def test_colours_name_what_a_line_shows():
     assert tokens("# heading", "a.md") == [("", "# heading")]
 
 
+HEADERS = """include/widget.h:2-4 struct app::Widget (score 1.00)
+2: class Widget {
+3:   public:
+4:   void draw() { this->paint(); }
+
+include/point.h:1-1 struct point (score 0.90)
+1: struct point { int this; int new; };"""
+
+
+def test_a_headers_code_is_coloured_as_the_language_its_lines_say():
+    """A ``.h`` header was coloured as C: a C++ one's ``public`` and ``this`` plain."""
+
+    def keywords(lines: list) -> set[str]:
+        return {p.text for line in lines if line.kind == "code" for p in line.pieces if p.kind == "t-kw"}
+
+    lines = reply_lines(HEADERS, "packet", "repo")
+    assert _text(lines) == HEADERS
+    assert {"public", "this"} <= keywords(lines[:4])
+    assert keywords(lines[5:]) == {"struct", "int"}
+    read = read_lines(
+        "include/widget.h:2-3 (of 6 lines)\n2: class Widget {\n3:   public:", "include/widget.h"
+    )
+    assert "public" in keywords(read)
+
+
 def _hit(legs: dict, factors: dict, score: float) -> Hit:
     chunk = Chunk(
         path="a.py", start_line=1, end_line=2, text="def f():\n    pass", language="python", kind="function"

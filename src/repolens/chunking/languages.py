@@ -1,12 +1,26 @@
-"""Guess a file's language from its name.
+"""Guess a file's language from its name (and, for a ``.h`` header, its text).
 
 The language decides which chunker runs (syntax-aware for languages with a
 grammar, headings for markdown, line windows for the rest) and is stored on
 every chunk so searches can filter by it.
+
+A ``.h`` header is C or C++ by its name alike, and most C++ projects keep
+their headers in ``.h``: read as C, ``class Widget {...}`` is a function and
+its methods are not symbols. :func:`language_of` reads the text as GitHub
+linguist does (its ``.h`` heuristic, narrowed): C++ when, outside comments
+and string literals, a line starts with ``class X``, ``struct X :``,
+``namespace``, ``using namespace``, ``template <`` or an access specifier
+(``public:``), or includes a C++ standard header (``#include <vector>``, no
+``.h``), or the code holds ``::``; else C. The file alone decides, not the
+repository's other files: a header-only C++ library has no ``.cpp``, and a
+file's language must not change when another file is added or removed
+(an unchanged file is not read again). Callers without the text (a path
+only) keep :func:`language_for`, which says ``"c"``.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 
 _BY_EXTENSION: dict[str, str] = {
@@ -148,3 +162,56 @@ def language_for(path: str) -> str:
     if p.name.startswith("Dockerfile"):
         return "dockerfile"
     return _BY_EXTENSION.get(p.suffix, _BY_EXTENSION.get(p.suffix.lower(), "text"))
+
+
+# The names whose language their text decides (see the module's docstring).
+_C_OR_CPP = frozenset({".h"})
+_CPP_HEADERS = (
+    "algorithm|any|array|atomic|bitset|cassert|cctype|cerrno|cfloat|chrono|climits|cmath|complex|"
+    "condition_variable|cstdarg|cstddef|cstdint|cstdio|cstdlib|cstring|ctime|deque|exception|"
+    "filesystem|format|forward_list|fstream|functional|future|initializer_list|iomanip|ios|iosfwd|"
+    "iostream|istream|iterator|limits|list|locale|map|memory|mutex|new|numeric|optional|ostream|"
+    "queue|random|ratio|regex|set|shared_mutex|span|sstream|stack|stdexcept|string|string_view|"
+    "system_error|thread|tuple|type_traits|typeindex|typeinfo|unordered_map|unordered_set|utility|"
+    "valarray|variant|vector"
+)
+_CPP_SIGNS = re.compile(
+    r"^[ \t]*(?:"
+    r"(?:class|struct)[ \t]+\w+[ \t]*(?:final[ \t]*)?:(?!:)"  # struct X : Base
+    r"|class[ \t]+\w+"
+    r"|(?:inline[ \t]+)?namespace\b|using[ \t]+namespace\b"
+    r"|template[ \t]*<"
+    r"|(?:public|private|protected)[ \t]*:(?!:)"
+    rf"|\#[ \t]*include[ \t]*<(?:{_CPP_HEADERS})>"
+    r")"
+    r"|::",
+    re.MULTILINE,
+)
+# Comments and string or character literals, blanked before the signs are
+# trusted (a comment saying "see Foo::bar", a string holding "::").
+_NOT_CODE = re.compile(
+    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'",
+    re.DOTALL,
+)
+
+
+def looks_like_cpp(text: str) -> bool:
+    """Whether a C-or-C++ header's text is C++ (the module's docstring says how)."""
+    if _CPP_SIGNS.search(text) is None:  # most C headers: one scan, nothing blanked
+        return False
+    code = _NOT_CODE.sub(lambda m: "\n" * m.group().count("\n") or " ", text)
+    return _CPP_SIGNS.search(code) is not None
+
+
+def language_of(path: str, text: str) -> str:
+    """The language of a file whose text is at hand: :func:`language_for`,
+    except that a ``.h`` header whose text is C++ is ``"cpp"``."""
+    language = language_for(path)
+    if language == "c" and ambiguous(path) and looks_like_cpp(text):
+        return "cpp"
+    return language
+
+
+def ambiguous(path: str) -> bool:
+    """Whether ``path``'s language is decided by its text (C or C++), not its name alone."""
+    return PurePosixPath(path).suffix.lower() in _C_OR_CPP

@@ -4,7 +4,9 @@ A :class:`Collector` takes paths top-down (git mode: git's list, cached per
 folder; walk mode: ``os.scandir`` applying every .gitignore it meets), asks
 :class:`~repolens.discover.rules.IgnoreRules` about each name, takes the
 ``lstat`` of what is left and counts every skip by :class:`SkipReason`. No
-file is read.
+file is read, but for a ``.h`` header when the ``languages`` setting keeps
+one of C and C++ and not the other: its text says which it is, as the index
+will read it (:func:`repolens.chunking.languages.language_of`).
 Symlinks are resolved last, once every regular file is known, so a link to a
 listed file is not indexed twice.
 """
@@ -18,8 +20,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from repolens.chunking.languages import language_for
+from repolens.chunking.languages import ambiguous, language_for, language_of
 from repolens.discover.gitignore import GitIgnoreChain, read_gitignore
+from repolens.discover.load import LoadedText, load_text
 from repolens.discover.rules import ROOT_STATE, DirState, IgnoreRules
 from repolens.discover.skips import DEFAULT_MAX_FILE_BYTES, SkipReason
 from repolens.record import Record
@@ -204,7 +207,7 @@ class Collector:
     def add(self, rel: str, abs_str: str, st: os.stat_result) -> None:
         """A path that passed the name rules; ``st`` is its lstat."""
         self._passed.add(rel)
-        if self.languages and language_for(rel) not in self.languages:
+        if self.languages and self._language(rel, abs_str, st) not in self.languages:
             self.skip(SkipReason.NOT_IN_LANGUAGES)  # (a link's language is its own name's, as indexed)
             return
         if stat.S_ISLNK(st.st_mode):
@@ -214,6 +217,25 @@ class Collector:
         elif self._size_ok(st):
             self.files.append(SourceFile(rel, self.root, st.st_size, st.st_mtime_ns))
             self._listed.add(rel)
+
+    def _language(self, rel: str, abs_str: str, st: os.stat_result) -> str:
+        """The language ``rel`` is indexed as: its name's, or for a ``.h``
+        header its text's when the setting keeps C or C++ but not both
+        (a C++ header kept out of ``languages = ["c"]`` rather than indexed
+        as cpp in it, and kept in ``["cpp"]``). A link's text is its
+        target's; a file that cannot be read as text is left to the checks
+        after (size, binary) under its name's language."""
+        language = language_for(rel)
+        if language != "c" or not ambiguous(rel) or ("c" in self.languages) == ("cpp" in self.languages):
+            return language
+        try:
+            target = os.stat(abs_str) if stat.S_ISLNK(st.st_mode) else st
+        except OSError:
+            return language
+        if not stat.S_ISREG(target.st_mode) or target.st_size > self.max_file_bytes:  # (a FIFO would block)
+            return language
+        loaded = load_text(abs_str, max_file_bytes=self.max_file_bytes)
+        return language_of(rel, loaded.text) if isinstance(loaded, LoadedText) else language
 
     def _size_ok(self, st: os.stat_result) -> bool:
         if st.st_size > self.max_file_bytes:

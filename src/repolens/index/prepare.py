@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from repolens.chunking import Chunk, Symbol
 from repolens.chunking.dispatch import chunk_file
-from repolens.chunking.languages import language_for
+from repolens.chunking.languages import language_of
 from repolens.discover import LoadedText, file_hash, load_text
 from repolens.errors import WorkerDiedError
 from repolens.index.forked import become_worker, sigint_blocked
@@ -103,7 +103,7 @@ def prepare(job: Job) -> Prepared | Skipped | Unchanged:
     digest = file_hash(loaded.data)
     if digest == job.known_hash:
         return Unchanged(digest)
-    language = language_for(job.path)
+    language = language_of(job.path, loaded.text)
     chunked = chunk_file(job.path, loaded.text, language, mode=job.mode, merge_lines=job.merge_lines)
     return Prepared(
         path=job.path,

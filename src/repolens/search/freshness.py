@@ -75,7 +75,7 @@ def _chunker(settings: Settings) -> ChunkFn:
 def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | str:
     """The file's chunks now, or why it has none: deleted (:data:`GONE`),
     or no longer indexable (binary, empty, too large, unreadable)."""
-    from repolens.chunking.languages import language_for
+    from repolens.chunking.languages import language_of
     from repolens.discover.load import LoadedText, load_text
     from repolens.discover.skips import SkipReason
 
@@ -87,7 +87,7 @@ def _current_chunks(root: Path, path: str, chunk: ChunkFn) -> list[Chunk] | str:
             if loaded is SkipReason.MISSING
             else f"stale: file {why} now, not indexable; lines as indexed"
         )
-    return chunk(path, loaded.text, language_for(path)).chunks
+    return chunk(path, loaded.text, language_of(path, loaded.text)).chunks
 
 
 def freshen(

@@ -11,9 +11,11 @@ string left open on its line is plain text, and a block comment's middle
 lines are too (unless they start as one: ``*`` or ``/*``).
 
 The language comes from the file's name (:func:`repolens.chunking.languages.language_for`),
-the same guess the index makes. :func:`tokens` returns ``(kind, text)``
-pairs whose texts join back to the line; the page escapes each text and
-gives it the CSS class ``t-KIND`` (``kw``, ``str``, ``com``, ``num``, ``def``).
+the same guess the index makes; a ``.h`` header's caller passes the one its
+lines shown say (:func:`repolens.chunking.languages.language_of`: C or C++).
+:func:`tokens` returns ``(kind, text)`` pairs whose texts join back to the
+line; the page escapes each text and gives it the CSS class ``t-KIND``
+(``kw``, ``str``, ``com``, ``num``, ``def``).
 """
 
 from __future__ import annotations
@@ -131,10 +133,11 @@ def _lexer_of(path: str) -> re.Pattern[str] | None:
     return _lexer(language_for(path))
 
 
-def tokens(line: str, path: str) -> list[tuple[str, str]]:
+def tokens(line: str, path: str, language: str | None = None) -> list[tuple[str, str]]:
     """``line`` of the file at ``path`` as ``(kind, text)`` pairs (kind ``""``:
-    plain), in order, their texts joined giving ``line`` back."""
-    pattern = _lexer_of(path)
+    plain), in order, their texts joined giving ``line`` back; ``language``:
+    the file's when known from its text, else its name says."""
+    pattern = _lexer_of(path) if language is None else _lexer(language)
     if pattern is None or not line:
         return [("", line)] if line else []
     out: list[tuple[str, str]] = []

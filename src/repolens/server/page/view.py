@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
+from repolens.chunking.languages import ambiguous, language_of
 from repolens.record import Record
 from repolens.server.page.explain import PREFIX as EXPLAIN_PREFIX
 from repolens.server.page.highlight import tokens
@@ -113,10 +114,12 @@ def reply_lines(text: str, mode: str, repo: str | None) -> list[Line]:
         ]
     out: list[Line] = []
     current = ""  # the path of the hit being read: its code's language, its markers' reads
+    codes: list[tuple[int, str, str, str]] = []  # (where in out, number, text, path): coloured last
     for raw in text.split("\n"):
         code = _CODE.fullmatch(raw)
         if code and current:
-            out.append(_code_line(code["number"], code["text"], current))
+            codes.append((len(out), code["number"], code["text"], current))
+            out.append(Line([]))
             continue
         if raw.startswith(EXPLAIN_PREFIX):
             out.append(Line([Piece(raw)], "explain", explain=raw))
@@ -145,7 +148,20 @@ def reply_lines(text: str, mode: str, repo: str | None) -> list[Line]:
             continue
         kind = "marker" if raw.startswith("... ") else ("" if raw else "gap")
         out.append(Line(_linked(raw, repo), kind))
+    languages = _languages([(path, text) for _, _, text, path in codes])
+    for at, number, text, path in codes:
+        out[at] = _code_line(number, text, path, languages.get(path))
     return out
+
+
+def _languages(lines: list[tuple[str, str]]) -> dict[str, str]:
+    """The language of each ``.h`` header among ``(path, line)`` pairs, by
+    its lines shown: C or C++, as the index tells them by the whole text."""
+    shown: dict[str, list[str]] = {}
+    for path, line in lines:
+        if ambiguous(path):
+            shown.setdefault(path, []).append(line)
+    return {path: language_of(_unlabelled(path), "\n".join(text)) for path, text in shown.items()}
 
 
 def query_id_of(text: str) -> str | None:
@@ -159,18 +175,22 @@ def read_lines(text: str, path: str, repo: str | None = None) -> list[Line]:
     """A ``read_snippet`` reply: its header, then its numbered lines
     coloured; a cut read's marker links to the read of the lines it left out."""
     out: list[Line] = []
+    language = None
+    if ambiguous(path):
+        codes = [code["text"] for code in map(_CODE.fullmatch, text.split("\n")) if code]
+        language = _languages([(path, line) for line in codes]).get(path)
     for raw in text.split("\n"):
         code = _CODE.fullmatch(raw)
         if code:
-            out.append(_code_line(code["number"], code["text"], path))
+            out.append(_code_line(code["number"], code["text"], path, language))
         else:
             out.append(Line([Piece(raw)] if not out else _linked(raw, repo), "head" if not out else "marker"))
     return out
 
 
-def _code_line(number: str, text: str, path: str) -> Line:
+def _code_line(number: str, text: str, path: str, language: str | None = None) -> Line:
     pieces = [Piece(f"{number}: ", "ln")]
-    pieces += [Piece(t, f"t-{k}" if k else "") for k, t in tokens(text, _unlabelled(path))]
+    pieces += [Piece(t, f"t-{k}" if k else "") for k, t in tokens(text, _unlabelled(path), language)]
     return Line(pieces, "code")
 
 
