@@ -774,7 +774,7 @@ def test_a_rust_local_made_by_a_constructor_or_a_declared_result_is_typed_where_
         "    let a = a.grow();\n"
         "    a.area();\n"  # 24: a let of no known type hides the typed one
         '    let e = Command::new("x");\n'
-        "    e.get_matches();\n"  # 26: another crate's type (perhaps this one's, by its name)
+        "    e.get_matches();\n"  # 26: another crate's type (this repository's, perhaps)
         "    Local::new().area();\n"
         "    let util = util::helper(util::SIZE);\n"  # 28: the module, until the let is over
         "    util.area();\n"
@@ -789,10 +789,44 @@ def test_a_rust_local_made_by_a_constructor_or_a_declared_result_is_typed_where_
         == "=Local.area"
     )
     assert rows[(27, "area", "call")] == "=Local.area"
-    assert rows[(24, "area", "call")] == rows[(26, "get_matches", "call")] == rows[(29, "area", "call")] == ""
+    assert rows[(24, "area", "call")] == rows[(29, "area", "call")] == ""
+    assert rows[(26, "get_matches", "call")] == "?clap.Command.get_matches"  # placed by a question
     assert rows[(28, "helper", "call")] == "src.util.helper"
     assert rows[(8, "Local", "field")] == rows[(12, "Local", "field")] == "=Local"  # -> Self, -> Local
     assert not any(k[2] == "field" and k[0] == 9 for k in rows)  # -> u32: the language's, no type
+
+
+def test_a_rust_type_of_another_crate_types_its_locals_under_a_key_a_question_places():
+    """``use clap::Arg;`` then ``let a = Arg::new("x"); a.get_id()``, ``Arg::new("x").short('s')``
+    or ``fn f(a: &Arg)`` typed nothing: another crate's type, which may be the repository's own
+    (clap's tests name clap by its crate's name), so ``refs Arg::short`` missed clap's tests and
+    examples. Such a type is keyed ``?clap.Arg``: a question places it through the crate's name
+    when the repository defines that crate (``Cargo.toml``), else the member stays a name match."""
+    text = (
+        "use clap::{Arg, Command};\n"
+        "use std::rc::Rc;\n"
+        "\n"
+        "struct App { cmd: Command }\n"
+        "\n"  # 5
+        "fn f(a: &Arg, app: App) {\n"
+        "    a.get_id();\n"
+        '    let b = Arg::new("x");\n'
+        "    b.get_id();\n"
+        '    Arg::new("x").short(\'s\').long("l");\n'  # 10
+        "    let c: Command = make();\n"
+        "    c.get_name();\n"
+        "    app.cmd.get_name();\n"
+        "    let r = Rc::new(b);\n"
+        "    r.get_id();\n"  # 15
+        "}\n"
+    )
+    rows = {(r.line, r.name, r.kind): r.target for r in refs_of("tests/t.rs", text, "rust")}
+    assert rows[(7, "get_id", "call")] == rows[(9, "get_id", "call")] == "?clap.Arg.get_id"
+    assert rows[(10, "short", "call")] == "?clap.Arg.short"
+    assert rows[(10, "long", "call")] == "?clap.Arg.short.long"  # one step a question follows
+    assert rows[(12, "get_name", "call")] == "?clap.Command.get_name"
+    assert rows[(4, "Command", "field")] == "?clap.Command"  # App.cmd: app.cmd.get_name()
+    assert rows[(15, "get_id", "call")] == "?std.rc.Rc.get_id"  # std: no crate of any repository's
 
 
 def test_a_rust_field_named_after_a_dot_is_an_access_row_a_path_or_a_call_is_not():

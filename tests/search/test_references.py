@@ -409,6 +409,52 @@ def test_rust_a_use_through_the_crate_s_name_from_its_tests_and_another_crate(tm
     ]
 
 
+def test_rust_a_type_of_the_repository_s_own_crate_types_its_locals_in_its_tests(tmp_path: Path, write_tree):
+    """clap's tests and examples ``use clap::Arg;`` then ``Arg::new("x").short('s')``, ``let a =
+    Arg::new("x"); a.short('s')``, ``fn f(a: &Arg)``: another crate's type typed nothing, so
+    ``refs Arg::short`` found them as name matches at best. A crate the repository defines (its
+    Cargo.toml) types them as its own crate's type does; another crate's ``Arg`` (``other``,
+    not in the repository) and ``std``'s ``Rc`` still type nothing: name matches."""
+    files = {
+        "Cargo.toml": '[package]\nname = "my-crate"\nversion = "0.1.0"\n',
+        "src/lib.rs": "pub mod builder;\npub use builder::Arg;\n",
+        "src/builder.rs": "pub struct Arg {\n    n: u32,\n}\n\nimpl Arg {\n"
+        "    pub fn new(n: u32) -> Self {\n        Arg { n }\n    }\n\n"
+        "    pub fn short(self, c: char) -> Self {\n        self\n    }\n\n"
+        "    pub fn long(self, l: &str) -> Self {\n        self\n    }\n}\n\n"
+        "pub struct Group;\n\nimpl Group {\n    pub fn short(self) -> Self {\n        self\n    }\n}\n",
+        "tests/t.rs": "use my_crate::Arg;\n\n"
+        "fn t(a: &Arg) {\n"
+        "    a.clone().short('a');\n"  # 4: a method's result, not read
+        "    let b = Arg::new(1);\n"
+        "    b.short('b');\n"  # 6
+        "    Arg::new(2).short('c').long(\"l\");\n"  # 7
+        "}\n\n"
+        "fn u(a: &Arg) {\n"
+        '    a.long("x");\n'  # 11
+        "}\n",
+        "examples/e.rs": "use other::Arg;\nuse std::rc::Rc;\n\n"
+        "fn main() {\n"
+        "    let a = Arg::new(1);\n"
+        "    a.short('o');\n"  # 6: another crate's: a name match
+        "    let r = Rc::new(a);\n"
+        "    r.short('r');\n"  # 8: std's pointer: a name match
+        "}\n",
+    }
+    root = indexed(tmp_path / "rust", files, write_tree)
+    short = service.find_references("Arg.short", root).text
+    assert uses(short) == ["tests/t.rs", "t 6: b.short('b');", "t 7: Arg::new(2).short('c').long(\"l\");"]
+    assert "a.clone().short('a')" in matched(short)
+    assert "a.short('o')" in matched(short) and "r.short('r')" in matched(short)
+    group = service.find_references("Group.short", root).text  # b is an Arg: no name match of Group's
+    assert "b.short('b')" not in group and "a.short('o')" in matched(group)
+    assert uses(service.find_references("Arg.long", root).text) == [
+        "tests/t.rs",
+        "t 7: Arg::new(2).short('c').long(\"l\");",
+        'u 11: a.long("x");',
+    ]
+
+
 def test_a_place_off_the_file_is_a_usage_error(repo: Path):
     """Line 0 and lines past the end said "No definition at ..." and exit 0,
     as a place with nothing defined there does."""

@@ -24,6 +24,13 @@ asked:
 
 A crate with no library root in the index has no such keys: the name of
 another crate is never taken for it.
+
+A type another crate defines types a file's locals under ``?`` and its
+crate's name (``use clap::Arg; let a = Arg::new("x"); a.get_id()``:
+``?clap.Arg.get_id``; a file alone cannot say whose crate ``clap`` is):
+:func:`own_crate_target` places it when the repository defines that crate,
+as the same crate's type would be; another crate's (``std``'s ``Rc``,
+serde's from crates.io) stays a name match.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from repolens.chunking.refs import module_parts, split_key
+from repolens.chunking.refs import IN_NAMESPACES, module_parts, split_key
 from repolens.search.kept import FILES_HELD, INDEXES_HELD, lines_of, per_index
 from repolens.store.base import IndexReader
 
@@ -109,6 +116,20 @@ def library_of(reader: IndexReader, path: str) -> tuple[Crate, list[str]] | None
         parts = module_parts(path, "rust")[len(source) :]
         return crate, parts
     return None
+
+
+@per_index(INDEXES_HELD)
+def crate_names(reader: IndexReader) -> frozenset[str]:
+    """The names of the libraries the index holds, as code spells them."""
+    return frozenset(c.name for c in crates(reader).values() if c is not None)
+
+
+def own_crate_target(reader: IndexReader, target: str) -> str:
+    """A ``?`` target of a Rust file (``?clap.Arg.get_id``: a member of a value of another
+    crate's type) as a key, when its crate is one the repository defines ("" otherwise: its
+    members are name matches, as no type would place them)."""
+    rest = target.removeprefix(IN_NAMESPACES)
+    return rest if rest.partition(".")[0] in crate_names(reader) else ""
 
 
 def import_key(reader: IndexReader, path: str, qualname: str) -> str:

@@ -24,7 +24,8 @@ file's rows:
 * **Rust** (:mod:`repolens.search.cargo`): a crate's library is also
   named by the crate's name its ``Cargo.toml`` gives (``use clap::Arg``
   in its tests and its workspace's other crates), and ``crate::X`` in its
-  source is that name's ``X``.
+  source is that name's ``X``; a local of a type so named (``?clap.Arg``)
+  is that type's where the repository defines the crate.
 * **PHP** (:mod:`repolens.search.php`): a definition is also named by the
   namespace its file declares it in (``use App\\Shop\\Item``).
 * **pytest fixtures** (:mod:`repolens.search.ref_fixtures`): a test's
@@ -48,9 +49,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from repolens.chunking.refs import IN_NAMESPACES, NO_USE_KINDS, module_parts, package_key, same_file_key
+from repolens.chunking.refs import (
+    IN_NAMESPACES,
+    NO_USE_KINDS,
+    module_parts,
+    package_key,
+    same_file_key,
+    split_key,
+)
 from repolens.record import Record
-from repolens.search import golang
+from repolens.search import cargo, golang
 from repolens.search.arity import own_calls
 from repolens.search.kept import lines_of, symbols_in
 from repolens.search.ref_fixtures import Fixtures
@@ -174,7 +182,7 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         if meaning.means(row) or (bare and _calls_inherited(row, bare)):
             if not meaning.constructs or row.name == definition.name or row.kind == "call":
                 resolved.append(row)
-        elif _unsure(row) and row.name == definition.name and row.language in own:
+        elif _unsure(reader, row) and row.name == definition.name and row.language in own:
             matches.append(row)
     if first_line:
         resolved += _calls_on_its_first_line(reader, definition, first_line)
@@ -196,11 +204,14 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
 _NO_CONSTRUCTORS = frozenset({"rust"})
 
 
-def _unsure(row: RefRow) -> bool:
+def _unsure(reader: IndexReader, row: RefRow) -> bool:
     """Whether ``row`` is resolved to no definition from its file: none, or a type of a namespace
     in scope (``?Invoice.Total``) that is not the one asked (its namespace may be a ``global
-    using`` of another file's)."""
-    return not row.target or row.target[0] == IN_NAMESPACES
+    using`` of another file's). A Rust member of another crate's type is sure where the
+    repository defines the crate (``?clap.Arg.get_id``), as one of the crate's own type is."""
+    if not row.target or row.target[0] != IN_NAMESPACES:
+        return not row.target
+    return row.language != "rust" or not cargo.own_crate_target(reader, row.target)
 
 
 def _one_per_line(resolved: list[RefRow], matches: list[RefRow]) -> tuple[list[RefRow], list[RefRow]]:
@@ -392,6 +403,10 @@ def _of_type(
             if keys:
                 paths.add_full((max(keys, key=len),))
             paths.add_same(row.path, same_file_key(row.scope))
+        if row.language == "rust" and row.path == path and split_key(row.scope)[:-1] == split_key(qualname):
+            # A builder's method returning its type (-> Self): through the type's re-exports too
+            # (clap's tests: Arg::new("x").short('s').long(..), ?clap.Arg.short.long).
+            paths.extend({f"{k}.{split_key(row.scope)[-1]}" for k in of_class.keys})
         if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
             returning.add(row.path, row.scope, row.language)
         if not dot:

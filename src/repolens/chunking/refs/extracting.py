@@ -239,9 +239,10 @@ class RefSpec:
     # A ``let`` binds a name again in its block (Rust's shadowing ``let x = x.build()``): a
     # typed ``let``'s local is visible where its ``bind.block`` span says, and a binding of
     # no known type hides it there as a callback's parameter does (``untyped_in_scope``).
-    # A type another crate defines (``Binding.foreign``) types nothing: its key may be the
-    # repository's own crate's, named from its tests (``use clap::Command``), which no
-    # question places, or a smart pointer's (``Rc<T>``) whose methods are its content's, so
+    # A type another crate defines (``Binding.foreign``) is keyed ``?`` and its path
+    # (``?clap.Command``): it may be the repository's own crate's, named from its tests (``use
+    # clap::Command``), which a question places by the crate's name (``repolens.search.cargo``),
+    # or another crate's, a smart pointer's (``Rc<T>``) whose methods are its content's perhaps:
     # the members of such a local stay name matches.
     shadowing_lets: bool = False
     # A class named without its namespace is the namespace's the use is in (PHP's ``namespace

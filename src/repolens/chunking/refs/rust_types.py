@@ -21,10 +21,11 @@ Any other call (``T::parse()`` of a type of another file, ``m::f()``, whose
 result the file cannot see) leaves the local untyped: its members stay name
 matches, which a key no question can place would hide. So does an enum's
 variant ``E::V(..)``: an enum's methods are mostly its traits' (``derive``),
-which no question finds through it. So does a type
-another crate defines but the language's own (``use clap::Command``: the
-repository's own crate named from its tests, perhaps; see ``type_key``).
-A ``let`` binding the name again hides the local where it is visible
+which no question finds through it. A type
+another crate defines (``use clap::Command``) is keyed ``?clap.Command``:
+the repository's own crate named from its tests, perhaps, which only a
+question can tell (``repolens.search.cargo``); another's types nothing there
+(see ``type_key``). A ``let`` binding the name again hides the local where it is visible
 (``RefSpec.shadowing_lets``). :func:`result_type` types a call's result the
 same way where a member is read of it (``T::new().m()``). :func:`struct_fields`
 types a struct's fields as they are declared (``cmd: Command``: ``self.cmd.f()``

@@ -204,8 +204,8 @@ class Targets:
             base = self.unbound_key(head, fn)  # a type of the package, of a namespace in scope
         if not base or (head in self.modules_bound and len(parts) == 1):
             return ""
-        if head in self.foreign:  # another crate's type: see RefSpec.shadowing_lets
-            return ""
+        if head in self.foreign:  # another crate's type, placed by a question: see RefSpec.shadowing_lets
+            return IN_NAMESPACES + ".".join([base, *parts[1:]])
         return ".".join([base, *parts[1:]])
 
     def named_type(self, text: str, fn: int) -> str:
