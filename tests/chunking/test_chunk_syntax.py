@@ -443,6 +443,56 @@ def test_a_cpp_headers_class_and_methods_are_symbols() -> None:
     ]
 
 
+def test_a_cpp_method_declared_in_its_class_and_a_header_s_prototype_are_symbols() -> None:
+    """``void draw();`` in a class's body, and ``Widget make_widget(int);`` in a header, were
+    no symbols: a header-only API had none for its methods. Each is now named as its
+    definition is (``Widget::draw``); a field, a pointer to a function, and a prototype in a
+    source file (a forward declaration) are none, and the class is still one chunk."""
+    text = (
+        "#pragma once\n"
+        "namespace ui {\n"
+        "class Widget {\n"
+        " public:\n"
+        "  Widget();\n"  # 5
+        "  ~Widget();\n"
+        "  void draw();\n"
+        "  static Widget create();\n"
+        "  int size() const;\n"
+        "  Widget& operator=(const Widget&);\n"  # 10
+        "  template <typename T> T get() const;\n"
+        "  int count = 0;\n"
+        "  void (*on_draw)(int);\n"
+        "};\n"
+        "Widget make_widget(int);\n"  # 15
+        "}\n"
+        'extern "C" int helper(int a);\n'
+    )
+    result = chunk_file("widget.hpp", text, "cpp")
+    assert [(s.kind, s.qualname, s.start_line) for s in result.symbols] == [
+        ("module", "ui", 2),
+        ("class", "ui::Widget", 3),
+        ("method", "ui::Widget::Widget", 5),
+        ("method", "ui::Widget::~Widget", 6),
+        ("method", "ui::Widget::draw", 7),
+        ("method", "ui::Widget::create", 8),
+        ("method", "ui::Widget::size", 9),
+        ("method", "ui::Widget::operator=", 10),
+        ("method", "ui::Widget::get", 11),
+        ("function", "ui::make_widget", 15),
+        ("function", "helper", 17),
+    ]
+    assert [(c.kind, c.qualname) for c in result.chunks] == [("block", "ui, helper")]  # packed
+    source = "int helper(int a);\nclass Widget { void draw(); };\nint helper(int a) { return a; }\n"
+    defined = chunk_file("widget.cpp", source, "cpp").symbols
+    assert [(s.kind, s.qualname, s.start_line) for s in defined] == [
+        ("class", "Widget", 2),
+        ("method", "Widget::draw", 2),
+        ("function", "helper", 3),
+    ]
+    assert [s.qualname for s in chunk_file("point.h", "int area(int w, int h);\n", "c").symbols] == ["area"]
+    assert chunk_file("point.c", "int area(int w, int h);\n", "c").symbols == []
+
+
 def test_a_c_header_stays_c_whatever_its_comments_and_strings_say() -> None:
     text = (
         '#ifndef POINT_H\n#define POINT_H\n#include <stdio.h>\n#ifdef __cplusplus\nextern "C" {\n#endif\n'

@@ -1380,6 +1380,35 @@ def test_a_cpp_name_the_file_does_not_bind_is_keyed_for_the_headers_it_includes(
     assert targets("main.cpp", "int run(int x) { return make_widget(x); }\n", "cpp")[(1, "make_widget")] == ""
 
 
+def test_a_cpp_class_member_declared_with_a_type_types_its_members():
+    """``Widget m;`` in a class's body did not type ``m``: ``m.draw()``, ``p->draw()`` and
+    ``this->m.draw()`` in its methods were name matches. A member's declared type is now its
+    class's field (a ``field`` row, as in the other languages), a local shadowing it."""
+    cpp = (
+        "class Widget { public: void draw(); };\n"
+        "class Game {\n"
+        "  Widget m;\n"
+        "  std::unique_ptr<Widget> p;\n"
+        "  Widget* q, r;\n"  # 5
+        "  void (*on_run)(int);\n"
+        "  void run() { m.draw(); p->draw(); this->m.draw(); q->draw(); r.draw(); }\n"
+        "  void walk();\n"
+        "  void stop() { int m = 0; m.draw(); }\n"
+        "};\n"  # 10
+        "void Game::walk() { m.draw(); }\n"
+        "void other() { m.draw(); }\n"
+    )
+    found = refs_of("game.cpp", cpp, "cpp")
+    assert [(r.line, r.scope, r.target) for r in found if r.kind == "field"] == [
+        (3, "Game.m", "=Widget"),
+        (4, "Game.p", "=Widget"),
+        (5, "Game.q", "=Widget"),
+        (5, "Game.r", "=Widget"),
+    ]
+    calls = [(r.line, r.target) for r in found if r.name == "draw"]
+    assert calls == [(7, "=Widget.draw")] * 5 + [(9, ""), (11, "=Widget.draw"), (12, "")]
+
+
 def test_a_cpp_local_declared_with_a_type_types_its_members():
     """``Widget w; w.draw();`` (and ``p->draw()``, ``p`` a ``Widget*``) was a name match: C++
     locals had no type; their members are now the type's."""

@@ -1969,7 +1969,8 @@ def test_impact_of_lines_at_a_module_top_level_reaches_its_importers(repo: Path,
 
 
 def test_impact_of_a_cpp_header_reaches_the_files_including_it(tmp_path: Path, write_tree):
-    """#include was read as nothing: impact of a header reached no file including it."""
+    """#include was read as nothing: impact of a header reached no file including it. The
+    prototype it declares is a definition too, whose callers it reaches."""
     header = "#pragma once\n#include <string>\n\nint helper(int x);\n"
     files = {
         "src/util.h": header,
@@ -1980,6 +1981,7 @@ def test_impact_of_a_cpp_header_reaches_the_files_including_it(tmp_path: Path, w
     root = indexed(tmp_path / "cpp", files, write_tree)
     assert service.impact("src/util.h", root, depth=1).text.splitlines()[1:] == [
         "1. src/app.cpp (module) <- import at line 2",
+        "1. src/app.cpp:4 run (function) <- call at line 4",
         "1. src/other.cpp (module) <- import at line 1",
         "1. src/util.cpp (module) <- import at line 1",
     ]
@@ -2285,4 +2287,32 @@ def test_a_cpp_use_resolves_to_the_definition_of_a_header_the_file_includes(tmp_
     assert uses(service.find_references("Widget.create", root).text) == [
         "src/main.cpp",
         "run 9: Widget::create();",
+    ]
+
+
+def test_a_cpp_method_declared_in_its_class_is_found_and_has_the_uses_of_its_definition(
+    tmp_path: Path, write_tree
+):
+    """A method declared in its class's body (``void draw();``) and a header's prototype were
+    no symbols: ``Widget.draw`` found only a source file's definition, and a header-only
+    API nothing. The declaration and the definition now share a name, each listed, and the
+    uses of either are the same; ``m.draw()`` through a member ``Widget m;`` is one."""
+    files = {
+        "include/widget.hpp": "#pragma once\nclass Widget {\npublic:\n  void draw();\n"
+        "  int size() const;\n};\nWidget make_widget(int x);\n",
+        "src/widget.cpp": '#include "widget.hpp"\n\nvoid Widget::draw() {}\n',
+        "src/main.cpp": '#include "widget.hpp"\n\nclass Game {\n  Widget m;\n  void run() {\n'
+        "    m.draw();\n    m.size();\n    make_widget(1);\n  }\n};\n",
+    }
+    root = indexed(tmp_path / "cpp", files, write_tree)
+    listed = service.find_symbol("Widget.draw", root).text
+    assert "include/widget.hpp:4" in listed and "src/widget.cpp:3" in listed
+    assert "include/widget.hpp:5" in service.find_symbol("Widget.size", root).text
+    for target in ("include/widget.hpp:4", "src/widget.cpp:3"):
+        assert uses(service.find_references(target, root).text) == ["src/main.cpp", "Game::run 6: m.draw();"]
+    size = service.find_references("Widget.size", root).text  # declared only: a header-only API
+    assert uses(size) == ["src/main.cpp", "Game::run 7: m.size();"]
+    assert uses(service.find_references("make_widget", root).text) == [
+        "src/main.cpp",
+        "Game::run 8: make_widget(1);",
     ]

@@ -91,7 +91,7 @@ class SyntaxChunker:
         if tree.root_node.has_error:
             frac = _error_fraction(tree, len(lines))
             if language == "c" and path.endswith(".h") and frac > 0:
-                cpp = spec_for("cpp")
+                cpp = spec_for("cpp", path)
                 cpp_tree = self._parse(cpp, src) if cpp is not None else None
                 if cpp is not None and cpp_tree is not None:
                     cpp_frac = _error_fraction(cpp_tree, len(lines)) if cpp_tree.root_node.has_error else 0.0
@@ -321,8 +321,10 @@ class _Walker:
             if t in spec.transparent:
                 f = spec.transparent[t]
                 inner = node.child_by_field_name(f) if f else node
+                # its field a definition itself (``extern "C" int f(int);``): that one, not its parts
+                held = [inner] if inner is not None and inner is not node and inner.type in spec.defs else []
                 pending, pending_end = (
-                    self.collect(inner.named_children, scope, depth + 1, out, (pending, pending_end))
+                    self.collect(held or inner.named_children, scope, depth + 1, out, (pending, pending_end))
                     if inner is not None and depth < MAX_DEPTH
                     else ([], -2)
                 )

@@ -82,10 +82,12 @@ SPECS: dict[str, LangSpec] = {
 
 
 def spec_for(language: str, path: str = "") -> LangSpec | None:
-    """The spec for ``language`` (``path`` picks OCaml interfaces), or ``None``."""
+    """The spec for ``language`` (``path`` picks OCaml interfaces, C and C++ headers), or ``None``."""
     spec = SPECS.get(language)
     if spec is not None and language == "ocaml" and path.endswith(".mli"):
         return functional.OCAML_INTERFACE
+    if spec is not None and language in ("c", "cpp") and path.lower().endswith(c_family.HEADER_EXTENSIONS):
+        return c_family.C_HEADER if language == "c" else c_family.CPP_HEADER
     return spec
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tree_sitter import Node
 
 from repolens.chunking.grammars.base import (
+    CLASS_KINDS,
     Found,
     Handler,
     LangSpec,
@@ -119,9 +122,46 @@ def _cpp_template(node: Node, scope: Scope) -> Found | None:
 def _cpp_field(node: Node, scope: Scope) -> Found | None:
     # ``class Inner {...};`` in a class body is a field_declaration without a declarator.
     ty = node.child_by_field_name("type")
-    if ty is None or node.child_by_field_name("declarator") is not None or ty.type not in _C_TAG_KINDS:
+    if node.child_by_field_name("declarator") is not None:
+        return _cpp_member(node, scope)  # ``void draw();``: a method declared (not ``int n;``)
+    if ty is None or ty.type not in _C_TAG_KINDS:
         return None
     return _c_tagged(ty, scope)
+
+
+# Statements a macro the parser does not know may leave read as a declaration (``for (...)``
+# after ``JSON_HEDLEY_NON_NULL(2)``, in nlohmann/json's lexer): no function's name.
+_STATEMENTS = frozenset({"for", "if", "while", "switch", "return", "do", "else", "sizeof"})
+# What a function's declarator may be wrapped in: its result's ``*`` and ``&`` (``Widget& f();``).
+_RESULT_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator"})
+
+
+def _declares_function(declarator: Node | None, src: bytes) -> bool:
+    """Whether ``declarator`` declares a function (``draw()``, ``*make(int)``, ``&operator=(...)``),
+    not a variable (``n``, ``(*callback)(int)``: a pointer to one)."""
+    while declarator is not None and declarator.type in _RESULT_DECLARATORS:
+        declarator = declarator.named_children[-1] if declarator.named_child_count else None
+    if declarator is None or declarator.type != "function_declarator":
+        return False
+    name = declarator.child_by_field_name("declarator")
+    return name is not None and name.type in _C_NAME_TYPES and text(name, src) not in _STATEMENTS
+
+
+def _c_prototype(node: Node, scope: Scope) -> Found | None:
+    """A function declared without its body, in a header (``Widget make_widget(int);``: the API
+    the header declares, its definition in a source file the header may not name) or a class's
+    body. Named as its definition is (``Widget::draw``), so a symbol's query finds both. Not
+    in a function's body (:mod:`repolens.chunking.nested`): ``Widget w();`` is a local."""
+    if scope.kind == "function" or not _declares_function(node.child_by_field_name("declarator"), scope.src):
+        return None
+    return _c_function(node, scope)
+
+
+def _cpp_member(node: Node, scope: Scope) -> Found | None:
+    """A method declared in a class's body (``void draw();``, ``~Widget();``), in any file: a
+    prototype outside classes is one only in a header (in a source file, a forward declaration
+    of the file's own function)."""
+    return _c_prototype(node, scope) if scope.kind in CLASS_KINDS else None
 
 
 def _objc_class(node: Node, scope: Scope) -> Found | None:
@@ -232,16 +272,26 @@ _CPP_DEFS: dict[str, str | Handler] = {
     "namespace_definition": _cpp_namespace,
     "template_declaration": _cpp_template,
     "field_declaration": _cpp_field,
+    "declaration": _cpp_member,  # in a class's body: ``~Widget();``
     "alias_declaration": "type",
     "concept_definition": "type",
 }
 
 
+_C = LangSpec("c", "tree-sitter-c", "tree_sitter_c", defs=_C_DEFS, transparent=_C_TRANSPARENT)
+_CPP = LangSpec(
+    "cpp", "tree-sitter-cpp", "tree_sitter_cpp", defs=_CPP_DEFS, transparent=_C_TRANSPARENT, sep="::"
+)
+
+# Headers, read with their prototypes: ``spec_for`` picks these by the file's extension.
+HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".h++")
+C_HEADER = replace(_C, defs={**_C_DEFS, "declaration": _c_prototype})
+CPP_HEADER = replace(_CPP, defs={**_CPP_DEFS, "declaration": _c_prototype})
+
+
 SPECS: tuple[LangSpec, ...] = (
-    LangSpec("c", "tree-sitter-c", "tree_sitter_c", defs=_C_DEFS, transparent=_C_TRANSPARENT),
-    LangSpec(
-        "cpp", "tree-sitter-cpp", "tree_sitter_cpp", defs=_CPP_DEFS, transparent=_C_TRANSPARENT, sep="::"
-    ),
+    _C,
+    _CPP,
     LangSpec(
         "objc",
         "tree-sitter-objc",

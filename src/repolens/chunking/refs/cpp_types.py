@@ -1,9 +1,11 @@
-"""C++'s typed locals: a rule of :data:`repolens.chunking.refs.specs.CPP` (run by
+"""C++'s typed locals and fields: rules of :data:`repolens.chunking.refs.specs.CPP` (run by
 :mod:`.extract` once a file's captures are read), so that ``w.draw()`` and ``p->draw()``
 are members of the type the function declares ``w`` and ``p`` of, as a typed local is in
 the other languages (:func:`.typed.read_typed`). C++ declares a local's type before its
 name, with the name inside declarators (``Widget* p = ...``, ``const Widget& r``), which
-the generic reading of a (name, type) pair of fields does not see through."""
+the generic reading of a (name, type) pair of fields does not see through. A class's
+members are typed the same way (:func:`class_fields`), as its fields, so that ``m.draw()``
+and ``this->m.draw()`` in its methods are ``Widget``'s."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ _POINTERS = frozenset({"unique_ptr", "shared_ptr"})
 _MAKERS = frozenset({"make_unique", "make_shared"})
 # The kinds of the file's definitions whose members a local of their type has.
 _CLASSES = frozenset({"class", "struct"})
+# A declared name: a local's, a field's.
+_NAMES = frozenset({"identifier", "field_identifier"})
 # Declarators around a declared name (``*p``, ``&r``, ``p = ...``).
 _DECLARATORS = frozenset({"init_declarator", "pointer_declarator", "reference_declarator"})
 
@@ -43,6 +47,26 @@ def typed_locals(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
                 ex.typed[(fn, ex.src[name.start_byte : name.end_byte].decode("utf-8", "replace"))] = key
 
 
+def class_fields(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
+    """The members a class's body declares with a type (``Widget m;``, ``Widget* q;``,
+    ``std::unique_ptr<Widget> p;``): the class's fields, as the other languages record theirs
+    (a ``field`` row, and ``Extracting.fields``, which the class's methods read a bare ``m`` and
+    ``this->m`` through). A method declared there (``void draw();``) declares no field."""
+    for node in sorted(caps.get("cpp.field", ()), key=lambda n: n.start_byte):
+        line = node.start_point[0] + 1
+        owner = ex.scopes.owner_class(ex.scopes.inner[line])
+        if not owner or ex.scopes.function[line] >= 0:
+            continue
+        kind = node.child_by_field_name("type")
+        for declarator in node.children_by_field_name("declarator"):
+            name, _ = _declared(declarator)
+            text = _type_name(ex, kind, None) if name is not None else ""
+            key = ex.type_key(text, -1) if text and TYPE_NAME.fullmatch(text) else ""
+            if key and (key[:1] != "=" or _a_class(ex, key[1:])):
+                field = ex.src[name.start_byte : name.end_byte].decode("utf-8", "replace")
+                ex.fields.setdefault((owner, field), (key, line))
+
+
 def _a_class(ex: Extracting, key: str) -> bool:
     """Whether the file's definition ``key`` (dotted) is a class or a struct: not an alias
     (``using json = nlohmann::json;``, whose members are another file's type's)."""
@@ -62,7 +86,7 @@ def _declared(node: ts.Node | None) -> tuple[ts.Node | None, ts.Node | None]:
             if inner is not None
             else next((c for c in node.named_children if c.type.endswith(("identifier", "declarator"))), None)
         )
-    return (node, value) if node is not None and node.type == "identifier" else (None, None)
+    return (node, value) if node is not None and node.type in _NAMES else (None, None)
 
 
 def _type_name(ex: Extracting, kind: ts.Node | None, value: ts.Node | None) -> str:

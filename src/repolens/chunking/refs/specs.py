@@ -490,11 +490,12 @@ CPP = RefSpec(
 (template_parameter_list (type_parameter_declaration (type_identifier) @skip))
 (declaration) @cpp.typed
 (parameter_declaration) @cpp.typed
+(field_declaration) @cpp.field
 """,
     imports.c_include,
     builtins=_C_BUILTINS,
     implicit_self=True,
-    rules=(cpp_types.typed_locals,),
+    rules=(cpp_types.typed_locals, cpp_types.class_fields),
     included=True,
 )
 OBJC = RefSpec(

@@ -354,6 +354,11 @@ class Targets:
                 base = None  # a local of another function or block: not this one's
         elif base is None and (fn, head.encode()) in self.binds and self._bound_at(fn, head.encode(), start):
             return ""  # a local variable: its type is not known here
+        if base is None and rs.implicit_self and fn >= 0 and (-1, head) not in self.typed:
+            # a field of the method's class, not a module-level name (C++'s ``m.draw()``; Java's
+            # fields are module-level typed names too, read below as they were)
+            field = self._field(owner, head) if (owner := self.scopes.owner_class(at)) else None
+            base = field[0] if field else None
         if base is None and fscopes and fn >= 0 and (-1, head) in self.typed:
             base = self._typed_at(-1, head, start) or None  # the module's, visible here
         if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module
