@@ -47,7 +47,6 @@ from __future__ import annotations
 import bisect
 import functools
 from collections.abc import Callable, Sequence
-from itertools import compress, repeat
 
 import tree_sitter as ts
 
@@ -68,10 +67,6 @@ from repolens.chunking.refs import (
     type_name,
 )
 from repolens.chunking.refs.captures import (
-    END,
-    NEXT,
-    POINT,
-    ROW,
     START,
     in_file_order,
     no_cyclic_collection,
@@ -80,10 +75,11 @@ from repolens.chunking.refs.captures import (
 )
 from repolens.chunking.refs.extracting import FUNCTION_KINDS, RefSpec, Scopes
 from repolens.chunking.refs.imports import Binding
-from repolens.chunking.refs.scoping import EVERYWHERE, FunctionScopes, untyped_in_scope
+from repolens.chunking.refs.scoping import FunctionScopes, untyped_in_scope
 from repolens.chunking.refs.specs import REF_SPECS
 from repolens.chunking.refs.targets import Targets
-from repolens.chunking.refs.typed import read_typed, visible
+from repolens.chunking.refs.typed import read_typed
+from repolens.chunking.refs.uses import Uses
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,8 +90,6 @@ if TYPE_CHECKING:
 _TYPE_CAPTURES = frozenset({"type", "call", "base"})
 # Captures naming a type, never a method (RefSpec.implicit_self: Targets._own_member).
 _TYPE_NAMES = frozenset({"type", "base"})
-# Capture names that make a use, in the order their kind wins.
-_USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
 
 
 def _row_order(ref: Ref) -> tuple[int, bool, Ref]:
@@ -169,7 +163,7 @@ def _reexport(node: ts.Node) -> bool:
     )
 
 
-class _Extraction(Targets):
+class _Extraction(Uses, Targets):
     def __init__(
         self,
         rs: RefSpec,
@@ -368,138 +362,6 @@ class _Extraction(Targets):
             if not s.parent and s.kind == "function" and s.qualname != s.name:
                 out.setdefault(s.name, self._own_key(s.qualname))
         return out
-
-    def _locals(self, nodes: Sequence[ts.Node], block: Sequence[ts.Node]) -> set[int]:
-        """Sets ``self.binds``, the (function, name) of each name bound
-        locally (``nodes`` in their whole function, ``block`` where the
-        language's ``bind_span`` says), and ``self.bind_ranges`` where
-        that is less than the whole function; returns where those names
-        stand (no use there)."""
-        spans: dict[int, tuple[int, int] | None] = {}
-        if block and self.rs.bind_span is not None:
-            spans = dict(zip(map(START, block), map(self.rs.bind_span, block), strict=False))
-        whole = len(nodes)  # the block's come after
-        nodes = [*nodes, *block]
-        starts = list(map(START, nodes))
-        functions = list(map(self.scopes.function.__getitem__, map(NEXT, map(ROW, map(POINT, nodes)))))
-        if self.scopes.shared:  # a line several definitions share: by the name's byte
-            shared = self.scopes.shared
-            for i, node in enumerate(nodes):
-                if node.start_point[0] + 1 in shared:
-                    functions[i] = self.scopes.function_of(node)
-        raws = list(map(self.src.__getitem__, map(slice, starts, map(END, nodes))))
-        self.binds = set(zip(functions, raws, strict=False))
-        fscopes = self.fscopes
-        partial = {
-            (functions[i], raws[i]) for i in range(whole, len(nodes)) if spans.get(starts[i]) is not None
-        }
-        if fscopes is not None or partial:
-            ranges = self.bind_ranges
-            for bound, at in zip(zip(functions, raws, strict=False), starts, strict=False):
-                span = spans.get(at)
-                if span is None and fscopes is None and bound not in partial:
-                    continue  # visible in its whole function, as every binding of its name there
-                if span is None:
-                    span = fscopes.visible(at) if fscopes is not None else EVERYWHERE
-                ranges.setdefault(bound, []).append(span)
-        self.partial = {raw for _, raw in partial}
-        self.block_spans = {at: span for at, span in spans.items() if span is not None}
-        return set(starts)
-
-    def _shadows(self) -> frozenset[bytes]:
-        """The names, reversed (as the main loop reads a receiver), of locals
-        visible in less than their function that the file also binds
-        otherwise (the module, an import, a typed local): a member of one
-        is looked up where it stands, not once for its whole function."""
-        if not self.partial:
-            return frozenset()
-        named = {n.encode() for n in self.module}
-        named.update(n.encode() for _, n in self.local_imports)
-        named.update(n.encode() for _, n in self.typed)
-        return frozenset(raw[::-1] for raw in self.partial & named)
-
-    def visible(self, node: ts.Node) -> tuple[int, int]:
-        """Where the local a ``typed`` node binds is visible (see :attr:`scoped`)."""
-        if self.fscopes is not None:
-            span = self.block_spans.get(node.start_byte)  # a typed const of a block: in it
-            return span if span is not None else self.fscopes.visible(node.start_byte)
-        if self.rs.shadowing_lets:  # a typed let's local: where its name's bind span says
-            var = node.child_by_field_name("pattern")
-            span = self.block_spans.get(var.start_byte) if var is not None else None
-            return span if span is not None else EVERYWHERE
-        return visible(node)
-
-    def _uses(self, caps: dict[str, list[ts.Node]], excluded: set[int]) -> dict[int, tuple[str, ts.Node]]:
-        """Where each use starts -> its capture and node: the first capture
-        of _USE_CAPTURES wins (so they are laid over each other from the
-        last), and a plain name is kept only when the file binds it: most are
-        locals, dropped here before they cost a use's work."""
-        uses: dict[int, tuple[str, ts.Node]] = {}
-        for capture in reversed(_USE_CAPTURES[:-1]):
-            nodes = caps.get(capture)
-            if nodes:
-                uses.update(zip(map(START, nodes), zip(repeat(capture), nodes, strict=False), strict=False))
-        for node in caps.get("call.self", ()):
-            start = node.start_byte
-            if start not in excluded and uses.get(start, ("call",))[0] == "call":
-                uses[start] = ("call.self", node)
-        for start in excluded.intersection(uses):
-            del uses[start]
-        nodes = caps.get("name")
-        if nodes and self.rs.package_members:  # Go: a name the file does not bind may be its package's
-            for start, node in zip(map(START, nodes), nodes, strict=False):
-                if start not in uses and start not in excluded:
-                    uses[start] = ("name", node)
-        elif nodes:
-            bound = {n.encode() for n in self.module} | {n.encode() for _, n in self.local_imports}
-            bound |= {n.encode() for _, n in self.fixture_params}
-            in_classes = {n.encode() for _, n in self.class_names} - bound  # outside functions only
-            function = self.scopes.function
-            starts = list(map(START, nodes))
-            raws = list(map(self.src.__getitem__, map(slice, starts, map(END, nodes))))
-            kept = map(bound.__contains__, raws)
-            if in_classes:
-                kept = (
-                    k or (r in in_classes and function[n.start_point[0] + 1] < 0)
-                    for k, r, n in zip(kept, raws, nodes, strict=False)
-                )
-            for start, node in compress(zip(starts, nodes, strict=False), kept):
-                if start not in uses and start not in excluded:
-                    uses[start] = ("name", node)
-        members, properties = caps.get("name.member"), caps.get("property")
-        if members and properties:
-            self._member_reads(members, properties, uses, excluded)
-        return uses
-
-    def _member_reads(
-        self,
-        nodes: Sequence[ts.Node],
-        properties: Sequence[ts.Node],
-        uses: dict[int, tuple[str, ts.Node]],
-        excluded: set[int],
-    ) -> None:
-        """Add to ``uses`` the plain names among ``nodes`` that the file declares a
-        property of (``Total`` meaning ``this.Total``), as names: the rule of a name the
-        class defines keeps them (a local of the name hides it). Not a receiver named as
-        its property's type is (C#'s ``public Status Status``: ``Status.Draft`` may be the
-        type's member), which stays unknown."""
-        src = self.src
-        names: set[bytes] = set()
-        typed_so: set[bytes] = set()  # properties named as their type
-        for n in properties:
-            name = src[n.start_byte : n.end_byte]
-            names.add(name)
-            declared = n.parent.child_by_field_name("type") if n.parent is not None else None
-            if declared is not None and src[declared.start_byte : declared.end_byte] == name:
-                typed_so.add(name)
-        for node in nodes:
-            start = node.start_byte
-            raw = src[start : node.end_byte]
-            if start in uses or start in excluded or raw not in names:
-                continue
-            if raw in typed_so and node.parent is not None and node.parent.type == "member_access_expression":
-                continue
-            uses[start] = ("name", node)
 
     def _with_refs(self, rows: list[str], lines: list[int]) -> list[str]:
         """``rows`` (of uses, at ``lines``) with those of ``self.refs`` (the
