@@ -29,12 +29,12 @@ from repolens.chunking.refs import (
     companion_object,
     definition_keys,
     enclosing,
-    package_key,
     qualname_forms,
     split_key,
 )
 from repolens.search import cargo, golang, php
 from repolens.search.kept import FILES_HELD, per_index, symbols_in
+from repolens.search.ref_namespaces import namespace_targets
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 B = TypeVar("B", str, tuple[str, str])  # a key's base: a key, or a file and an =Q form
@@ -413,64 +413,6 @@ def symbol_keys(reader: IndexReader, s: SymbolRow) -> frozenset[str]:
         if name:
             keys |= keys_of(reader, s.path, name, s.language)
     return keys
-
-
-# Languages whose ``?`` targets are a file's with a package imported wholesale (Java's
-# ``import q.*;``): the type is its package's or that one's, never a scope's or a bare name's.
-_PACKAGE_STARS = frozenset({"java", "kotlin"})
-
-
-def namespace_targets(reader: IndexReader, row: RefRow) -> list[str]:
-    """The targets a ``?`` target (:data:`IN_NAMESPACES`: ``?Invoice.Total``) may mean: the
-    rest in each namespace its file brings in wholesale (its ``*`` imports: C#'s ``using
-    Billing.Models;``), in each namespace or class holding the use (the heads of its scope),
-    and alone (the global namespace's, or one spelled out: ``?Billing.Models.Invoice``). In
-    Java and Kotlin, in the file's package and in each package it imports wholesale (each is
-    tried: which defines it is not looked up, so a type of both names both). In Rust, a
-    member of another crate's type, when the repository defines that crate
-    (:func:`cargo.own_crate_target`)."""
-    rest = row.target[1:]
-    if row.language == "rust":  # a member of another crate's type: the repository's own crate's only
-        own = cargo.own_crate_target(reader, row.target)
-        return [own] if own else []
-    if row.language in _INCLUDING:
-        return _included_targets(reader, row.path, row.scope, rest)
-    if row.language in _PACKAGE_STARS:
-        package = package_key(row.path, row.language)
-        return [f"{package}.{rest}", *(f"{h}.{rest}" for h in _wholesale(reader, row.path) if h)]
-    parts = split_key(row.scope)
-    heads = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
-    heads.update(_wholesale(reader, row.path))
-    return [rest, *(f"{h}.{rest}" for h in sorted(heads) if h)]
-
-
-# Languages whose ``?`` targets are a file's with a header it includes (:func:`_included_targets`).
-_INCLUDING = frozenset({"c", "cpp"})
-
-
-def _included_targets(reader: IndexReader, path: str, scope: str, rest: str) -> list[str]:
-    """The targets ``?make_widget`` (``?Widget.create``) may mean in a C or C++ file: the name
-    as declared by each header the file includes (``widget.make_widget``: a header and its source
-    file share a key, so the definition in ``widget.cpp`` is one), alone or in each namespace
-    holding the use (``ns.Widget``, the use in ``ns::run``); never the bare name, which any file
-    of the repository may define."""
-    parts = split_key(scope)
-    heads = ["", *(".".join(parts[:i]) + "." for i in range(1, len(parts) + 1))]
-    return [f"{header}.{head}{rest}" for header in _included(reader, path) for head in heads]
-
-
-@per_index(FILES_HELD)
-def _included(reader: IndexReader, path: str) -> tuple[str, ...]:
-    """The keys of the headers a C or C++ file includes (its ``import`` rows binding no name)."""
-    rows = reader.refs_of_files([path]).get(path, [])
-    return tuple(sorted({r.target for r in rows if r.kind == "import" and r.target}))
-
-
-@per_index(FILES_HELD)
-def _wholesale(reader: IndexReader, path: str) -> tuple[str, ...]:
-    """The namespaces ``path`` brings in wholesale (the targets of its ``*`` imports)."""
-    rows = reader.refs_of_files([path]).get(path, [])
-    return tuple(r.target for r in rows if r.kind == "import" and r.name == "*")
 
 
 class Read:

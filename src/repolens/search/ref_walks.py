@@ -23,11 +23,11 @@ from repolens.search.ref_keys import (
     defined,
     family,
     keys_of,
-    namespace_targets,
     qualname_key,
     spells,
     symbol_keys,
 )
+from repolens.search.ref_namespaces import namespace_targets
 from repolens.search.references import FAN_OUT, importers, references
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 

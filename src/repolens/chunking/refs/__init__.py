@@ -191,7 +191,7 @@ def module_parts(path: str, language: str) -> list[str]:
 
 
 # The head of a key naming a type by its name alone, in a namespace the file brings in or one
-# holding the use (C#): a question tries each (repolens.search.ref_keys.namespace_targets); in
+# holding the use (C#): a question tries each (repolens.search.ref_namespaces.namespace_targets); in
 # Rust, a type of another crate, the repository's own perhaps (?clap.Arg).
 IN_NAMESPACES = "?"
 
