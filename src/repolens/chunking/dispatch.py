@@ -24,7 +24,9 @@ from repolens.lines import source_lines
 # 19: C# properties, indexers and events are definitions (their reads uses), and a use on a
 #     line several C# definitions share is in the one holding it; Java's and Kotlin's star
 #     imports and default imports (reference rows only).
-CHUNKING_VERSION = 19
+# 20: C++ methods declared in a class body and a header's prototypes are symbols (and
+#     ``extern "C"`` definitions); a ``.h`` whose text is C++ is read as C++.
+CHUNKING_VERSION = 20
 
 DEFAULT_MERGE_LINES = 30  # keep equal to settings.Settings.chunk_merge_lines
 SYNTAX = SyntaxChunker(merge_max_lines=DEFAULT_MERGE_LINES)
