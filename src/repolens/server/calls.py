@@ -150,9 +150,6 @@ def _log_value(value: Any) -> Any:
 _current_call: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "repolens_current_call", default=None
 )
-# Whose words a tool call's notes and fixes are in (:mod:`repolens.fronts`): an
-# MCP client's, or the search page's (it calls the tools as a client does, for a person).
-_call_front: contextvars.ContextVar[Front] = contextvars.ContextVar("repolens_call_front", default="mcp")
 
 
 def note_hits(hits: int) -> None:
@@ -289,11 +286,12 @@ class RepolensServer(MCPServer):
         started = time.perf_counter()
         record: dict[str, Any] = {"hits": None}
         token = _current_call.set(record)
-        front_token = _call_front.set(front)
         budget = _budget((arguments or {}).get("max_chars"), DEFAULT_BUDGETS.get(name, 4000))
         error: str | None = None
         try:
-            with serving(front, _spelling):  # errors name the tool arguments, and tools, not the CLI's
+            # the one place a call's words are chosen: errors name the tool arguments, and notes the
+            # tools (or the page's words), not the CLI's; the body's worker thread gets a copy
+            with serving(front, _spelling):
                 params = await self._tool_params()
                 arguments = _unaliased(arguments or {}, params.get(name, set()))
                 if name not in params:
@@ -319,7 +317,6 @@ class RepolensServer(MCPServer):
             error = self._error_text(name, exc)
         finally:
             _current_call.reset(token)
-            _call_front.reset(front_token)
         if error is not None:
             error = one_line(self.repos.redact(error), min(ERROR_MAX_CHARS, budget))
             result = CallToolResult(content=[TextContent(type="text", text=error)], is_error=True)
@@ -484,9 +481,7 @@ def tool_body(fn: Callable[..., str], repos: Repos, *, read_only: bool) -> Calla
 
     def body(*args: Any, **kwargs: Any) -> str:
         try:
-            # notes and fixes name the tools, not the commands (or are the page's words)
-            with serving(_call_front.get(), _spelling):
-                return fn(*args, **kwargs)
+            return fn(*args, **kwargs)  # in the words call_tool chose (its context is copied here)
         except RepolensError as exc:
             raise ToolError(repos.redact(str(exc))) from exc
 
