@@ -24,6 +24,7 @@ import inspect
 import itertools
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import tree_sitter as ts
@@ -120,7 +121,7 @@ class SyntaxChunker:
         )
         chunks = packer.pack(defs)
         symbols = symbols_of(defs, path, language)
-        refs = _refs(tree, src, spec, path, symbols, len(lines), _byte_spans(defs))
+        refs = _refs(tree, src, spec, path, symbols, len(lines), functools.partial(_byte_spans, defs))
         nested = nested_symbols(tree, src, spec, defs, path, language, walker.header)
         return ChunkedFile(chunks, symbols + nested if nested else symbols, parse_error=partial, refs=refs)
 
@@ -242,7 +243,7 @@ def _refs(
     path: str,
     symbols: list[Symbol],
     nlines: int,
-    spans: list[tuple[int, int]],
+    spans: Callable[[], list[tuple[int, int]]],
 ) -> RefRows | None:
     """The file's references; none when their extraction fails (its chunks are kept all the same)."""
     try:

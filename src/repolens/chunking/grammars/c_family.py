@@ -284,7 +284,7 @@ _CPP = LangSpec(
 )
 
 # Headers, read with their prototypes: ``spec_for`` picks these by the file's extension.
-HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".h++")
+HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx")
 C_HEADER = replace(_C, defs={**_C_DEFS, "declaration": _c_prototype})
 CPP_HEADER = replace(_CPP, defs={**_CPP_DEFS, "declaration": _c_prototype})
 

@@ -32,6 +32,7 @@ def typed_locals(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
     constructor (``auto w = Widget(...)``, ``new Widget``, ``std::make_unique<Widget>()``):
     their type's key in ``ex.typed``, a later declaration of a name winning. A call of a name
     that is no type of the file's and starts in lower case may be a function's: no type."""
+    classes = _classes(ex)
     for node in sorted(caps.get("cpp.typed", ()), key=lambda n: n.start_byte):
         fn = ex.scopes.function[node.start_point[0] + 1]
         if fn < 0:
@@ -41,9 +42,9 @@ def typed_locals(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
             name, value = _declared(declarator)
             if name is None:
                 continue
-            text = _type_name(ex, kind, value)
+            text = _type_name(ex, kind, value, classes)
             key = ex.type_key(text, fn) if text and TYPE_NAME.fullmatch(text) else ""
-            if key and (key[:1] != "=" or _a_class(ex, key[1:])):
+            if key and (key[:1] != "=" or _a_class(classes, key[1:])):
                 ex.typed[(fn, ex.src[name.start_byte : name.end_byte].decode("utf-8", "replace"))] = key
 
 
@@ -52,6 +53,7 @@ def class_fields(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
     ``std::unique_ptr<Widget> p;``): the class's fields, as the other languages record theirs
     (a ``field`` row, and ``Extracting.fields``, which the class's methods read a bare ``m`` and
     ``this->m`` through). A method declared there (``void draw();``) declares no field."""
+    classes = _classes(ex)
     for node in sorted(caps.get("cpp.field", ()), key=lambda n: n.start_byte):
         line = node.start_point[0] + 1
         owner = ex.scopes.owner_class(ex.scopes.inner[line])
@@ -60,18 +62,24 @@ def class_fields(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         kind = node.child_by_field_name("type")
         for declarator in node.children_by_field_name("declarator"):
             name, _ = _declared(declarator)
-            text = _type_name(ex, kind, None) if name is not None else ""
+            text = _type_name(ex, kind, None, classes) if name is not None else ""
             key = ex.type_key(text, -1) if text and TYPE_NAME.fullmatch(text) else ""
-            if key and (key[:1] != "=" or _a_class(ex, key[1:])):
+            if key and (key[:1] != "=" or _a_class(classes, key[1:])):
                 field = ex.src[name.start_byte : name.end_byte].decode("utf-8", "replace")
                 ex.fields.setdefault((owner, field), (key, line))
 
 
-def _a_class(ex: Extracting, key: str) -> bool:
-    """Whether the file's definition ``key`` (dotted) is a class or a struct: not an alias
-    (``using json = nlohmann::json;``, whose members are another file's type's)."""
-    qualname = key.replace(".", "::")
-    return any(s.qualname == qualname and s.kind in _CLASSES for s in ex.symbols)
+def _classes(ex: Extracting) -> frozenset[str]:
+    """The qualified names of the file's classes and structs, once per file (each typed
+    declaration asks)."""
+    return frozenset(s.qualname for s in ex.symbols if s.kind in _CLASSES)
+
+
+def _a_class(classes: frozenset[str], key: str) -> bool:
+    """Whether the file's definition ``key`` (dotted) is one of its ``classes`` (a class or a
+    struct): not an alias (``using json = nlohmann::json;``, whose members are another file's
+    type's)."""
+    return key.replace(".", "::") in classes
 
 
 def _declared(node: ts.Node | None) -> tuple[ts.Node | None, ts.Node | None]:
@@ -89,8 +97,9 @@ def _declared(node: ts.Node | None) -> tuple[ts.Node | None, ts.Node | None]:
     return (node, value) if node is not None and node.type in _NAMES else (None, None)
 
 
-def _type_name(ex: Extracting, kind: ts.Node | None, value: ts.Node | None) -> str:
-    """The dotted name of the type ``kind`` names, or ``value`` makes when ``kind`` is ``auto``."""
+def _type_name(ex: Extracting, kind: ts.Node | None, value: ts.Node | None, classes: frozenset[str]) -> str:
+    """The dotted name of the type ``kind`` names, or ``value`` makes when ``kind`` is ``auto``
+    (a call of a capitalised name or of one of the file's ``classes``)."""
     if kind is not None and kind.type == "placeholder_type_specifier":
         if value is None:
             return ""
@@ -101,7 +110,7 @@ def _type_name(ex: Extracting, kind: ts.Node | None, value: ts.Node | None) -> s
         callee = value.child_by_field_name("function")
         made = _named(ex, callee, pointer=True)
         if not made or made == _named(ex, callee):  # Widget(...), not std::make_unique<Widget>()
-            return made if made.rpartition(".")[2][:1].isupper() or _a_class(ex, made) else ""
+            return made if made.rpartition(".")[2][:1].isupper() or _a_class(classes, made) else ""
         return made
     return _named(ex, kind, pointer=True)
 

@@ -142,16 +142,17 @@ def extract_refs(
     path: str,
     symbols: Sequence[Symbol],
     nlines: int,
-    spans: Sequence[tuple[int, int]] | None = None,
+    spans: Callable[[], Sequence[tuple[int, int]]] | None = None,
 ) -> RefRows | None:
     """The references of one parsed file (see the module docstring); None
-    for none, or a language without a reference spec. ``spans``: the bytes
-    of each of ``symbols``' definitions (see :class:`.extracting.Scopes`)."""
+    for none, or a language without a reference spec. ``spans()``: the bytes
+    of each of ``symbols``' definitions (see :class:`.extracting.Scopes`),
+    asked only of a language whose spec reads them (``RefSpec.byte_scopes``)."""
     rs = REF_SPECS.get(spec.name)
     query = _query(spec.module, spec.entry, spec.name) if rs is not None else None
     if rs is None or query is None:
         return None
-    extraction = _Extraction(rs, src, path, symbols, nlines, spans if rs.byte_scopes else None)
+    extraction = _Extraction(rs, src, path, symbols, nlines, spans() if rs.byte_scopes and spans else None)
     with no_cyclic_collection():
         return extraction.run(ts.QueryCursor(query).captures(tree.root_node))
 
