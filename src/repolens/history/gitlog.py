@@ -94,9 +94,11 @@ def head_now(root: Path) -> str:
     Asked by every ``status`` and ``history`` reply: git's files say it
     first (:func:`~repolens.history.head_files.head_in_files`, no process), git
     runs only when they do not plainly say it."""
-    now = head_in_files(root)
-    if now:
-        return now
+    return head_in_files(root) or head_by_git(root)
+
+
+def head_by_git(root: Path) -> str:
+    """:func:`head_now` as git alone says it (where its files do not plainly say it)."""
     try:
         proc = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     except NoHistory:

@@ -37,7 +37,7 @@ def left_behind(root: Path, read: str) -> str:
         return ""
     from repolens.history import gitlog
 
-    now = now or gitlog.head_now(root)
+    now = now or gitlog.head_by_git(root)  # (the files said nothing plain)
     if not now or now == read:
         return ""
     key = (root, read, now)

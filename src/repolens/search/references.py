@@ -182,7 +182,7 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
         if meaning.means(row) or (bare and _calls_inherited(row, bare)):
             if not meaning.constructs or row.name == definition.name or row.kind == "call":
                 resolved.append(row)
-        elif _unsure(reader, row) and row.name == definition.name and row.language in own:
+        elif row.name == definition.name and row.language in own and _unsure(reader, row):
             matches.append(row)
     if first_line:
         resolved += _calls_on_its_first_line(reader, definition, first_line)

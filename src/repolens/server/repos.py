@@ -172,19 +172,20 @@ class Repos:
         the configured roots whose folder is missing that it names (``*``, their
         project, or by name), which answer that they are not served: the
         reply says what it left out. Naming only such roots is an error."""
-        self.look_again(self._missing_among(repo))
+        named = self._missing_among(repo)
+        self.look_again(named)
         out: dict[Path, Target] = {}
-        unserved: list[str] = []
+        unserved = [name for name in named if name in self.missing]  # (those not back)
         for entry in selected(repo, self.roots, self.registry, self.key):
             if entry in self.missing:
-                unserved.append(entry)
+                if entry not in unserved:
+                    unserved.append(entry)
                 continue
             root, index_dir = (
                 (self.roots[entry], self.index_dir_of(entry)) if entry in self.roots else self.resolve(entry)
             )
             key = next((k for k, path in self.roots.items() if path == root), None) or name_for(root)
             out.setdefault(root, Target(key, root, index_dir))
-        unserved += [name for name in self._missing_among(repo) if name not in unserved]
         if not out and unserved:
             self._refuse_missing(unserved[0])
         # (a missing root has no folder to callers, none to open: ``unserved`` answers for it)
