@@ -384,3 +384,13 @@ def check_kind(value: object) -> str | None:
     from repolens.roles import KIND_ALIASES, KINDS
 
     return check_choice("kind", value, KINDS, KIND_ALIASES)
+
+
+def folder_back(folder: Path) -> Path | None:
+    """A configured root's folder, resolved, once it is there again (re-mounted,
+    re-cloned); None while it is missing or cannot be searched (a folder on the
+    way without permission, a loop of links). A stat: cheap enough to ask often."""
+    try:
+        return folder.resolve() if folder.is_dir() else None
+    except (OSError, RuntimeError):
+        return None

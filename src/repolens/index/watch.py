@@ -58,6 +58,7 @@ from repolens.index.space import full_disk_said
 from repolens.settings import CONFIG_FILE, Settings, load_settings
 from repolens.store import open_store
 from repolens.store.base import Store
+from repolens.validate import folder_back
 
 log = logging.getLogger("repolens.index.watch")
 
@@ -582,11 +583,8 @@ def _await_back(missing: dict[str, Path], start: Callable[[str, Path], None], st
     processes the calls are answered in others than this one."""
     while missing and not stop.wait(BACK_POLL_S):
         for name, folder in list(missing.items()):
-            try:
-                if not folder.is_dir():
-                    continue
-                root = folder.resolve()
-            except (OSError, RuntimeError):  # a folder on the way that cannot be searched, a loop of links
+            root = folder_back(folder)
+            if root is None:
                 continue
             del missing[name]
             start(name, root)

@@ -23,7 +23,7 @@ from repolens.reply.snippet import safe_path
 from repolens.search.fanout import LABEL_SEP, Target
 from repolens.server.tool_list import LOCATION, location_description
 from repolens.store import open_store
-from repolens.validate import resolve_root
+from repolens.validate import folder_back, resolve_root
 
 log = logging.getLogger("repolens")
 
@@ -221,11 +221,8 @@ class Repos:
         :func:`repolens.index.watch.start_background`.)"""
         for name in list(names):
             folder = self.missing.get(name)  # (another call may have served it since)
-            try:
-                if folder is None or not folder.is_dir():
-                    continue
-                root = folder.resolve()
-            except (OSError, RuntimeError):  # a folder on the way that cannot be searched, a loop of links
+            root = folder_back(folder) if folder is not None else None
+            if root is None:
                 continue
             with self._back:
                 if name not in self.missing:  # another call served it meanwhile
