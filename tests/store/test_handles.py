@@ -5,6 +5,8 @@ batches committed since, closed when its thread has ended."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,3 +116,41 @@ def test_an_index_deleted_and_built_anew_under_the_same_name_gets_a_new_reader(
     assert new is not old and new.paths() == ["src/pay/gateway.js"]
     assert new.cache_key() != old_key  # nor do caches of what it held outlive it
     assert cache.get(store) is new  # and kept while it stays
+
+
+def test_a_local_readers_cache_key_moves_when_another_process_refreshes_and_reads_nothing_else(
+    cache: ReaderCache, tmp_path: Path
+):
+    """The rules of a reference question key their memos with ``cache_key`` once per
+    reference row: it reads the meta again only after another connection committed
+    (here ``repolens index`` in another process, as the watcher would), and then must
+    give a new key, without a refresh, so nothing kept of the old content is reused."""
+    from repolens.store import open_store
+
+    root, index_dir = tmp_path / "repo", tmp_path / "index"
+    root.mkdir()
+    (root / "cart.py").write_text("def add_item(cart, item):\n    cart.append(item)\n")
+
+    def index() -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "repolens.cli", "index", str(root), "--index-dir", str(index_dir)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+
+    index()
+    store = open_store(root, index_dir)
+    reader = cache.get(store)
+    key = reader.cache_key()
+    statements: list[str] = []
+    reader.db.set_trace_callback(statements.append)
+    assert [reader.cache_key() for _ in range(3)] == [key] * 3  # nothing written: the same key,
+    assert not [s for s in statements if "meta" in s]  # and the meta is not read for it
+    (root / "pay.py").write_text("def pay_invoice(invoice):\n    return invoice.total\n")
+    index()
+    assert store.current() == reader.generation  # a refresh of the same generation
+    assert reader.cache_key() != key
+    assert reader.cache_key() == reader.cache_key()
+    reader.db.set_trace_callback(None)
