@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -958,6 +959,34 @@ def test_a_header_named_h_is_kept_by_the_language_its_text_says(
     both = discover(root, mode=mode, languages=("c", "cpp"))
     assert paths(both) == ["a.cpp", "b.c", "point.h", "widget.h"] and not both.skipped
     assert paths(discover(root, mode=mode, languages=("python",))) == []
+
+
+def test_a_header_is_read_again_only_when_its_stat_moved(
+    any_root: tuple[Path, str], write_tree: WriteTree
+) -> None:
+    """The watcher lists a repository again and again: a header whose size and mtime
+    stayed is not read to tell C from C++ each time (here its text is made C++ behind
+    the same size and mtime, so a read would show). An edited header is read again,
+    and so is one modified so close to the listing that the stat cannot be trusted."""
+    root, mode = any_root
+    c_text, cpp_text = "struct point { int x, yy; };\n", "class Pt { public: int x; };\n"
+    assert len(c_text) == len(cpp_text)
+    write_tree(root, {"point.h": c_text, "b.c": "int b;\n"})
+    header, old = root / "point.h", time.time_ns() - 3_600_000_000_000
+    os.utime(header, ns=(old, old))
+    assert paths(discover(root, mode=mode, languages=("c",))) == ["b.c", "point.h"]
+    header.write_text(cpp_text)
+    os.utime(header, ns=(old, old))
+    assert paths(discover(root, mode=mode, languages=("c",))) == ["b.c", "point.h"]  # not read again
+    os.utime(header, ns=(old + 1_000_000_000, old + 1_000_000_000))
+    assert paths(discover(root, mode=mode, languages=("c",))) == ["b.c"]  # read again: C++ now
+    recent = time.time_ns()  # modified just now: read at every listing until its mtime is old enough
+    header.write_text(c_text)
+    os.utime(header, ns=(recent, recent))
+    assert paths(discover(root, mode=mode, languages=("c",))) == ["b.c", "point.h"]
+    header.write_text(cpp_text)
+    os.utime(header, ns=(recent, recent))
+    assert paths(discover(root, mode=mode, languages=("c",))) == ["b.c"]
 
 
 def test_nothing_in_the_languages_names_them(plain_dir: Path, write_tree: WriteTree) -> None:
