@@ -596,6 +596,64 @@ def test_kotlin_s_default_imports_and_java_lang_are_not_the_package_s():
     assert rows == [(5, "count", "src.p.Local.count")]
 
 
+def test_kotlin_s_default_functions_follow_one_rule_require_as_check():
+    """require(x) and listOf() were dropped everywhere (an older list of builtins) while
+    check(x) was kept in a class naming a base, which may define it: now every default
+    function is dropped unless the repository may define it, kept as its package's in a
+    class naming a base, as its own where the file defines or imports it. An object
+    expression's base (object : Listener() in C.h) is no base of the class holding it."""
+    kotlin = (
+        "package p\n"
+        "\n"
+        "import q.println\n"
+        "\n"
+        "fun setOf(n: Int) = n\n"  # 5
+        "\n"
+        "class A {\n"
+        "    fun f(x: Any?) {\n"
+        "        require(x != null)\n"
+        "        check(x != null)\n"  # 10
+        "        listOf(1)\n"
+        "        setOf(1)\n"
+        "        println(x)\n"
+        "        mapOf(1 to 2)\n"
+        "    }\n"  # 15
+        "}\n"
+        "\n"
+        "class B : Base() {\n"
+        "    fun g(x: Any?) {\n"
+        "        require(x != null)\n"  # 20
+        "        check(x != null)\n"
+        "        listOf(1)\n"
+        "        mapOf(1 to 2)\n"
+        "    }\n"
+        "    fun mapOf(n: Int) = n\n"  # 25
+        "}\n"
+        "\n"
+        "class C {\n"
+        "    fun h(x: Any?) {\n"
+        "        val o = object : Listener() {\n"  # 30
+        "            override fun on() {}\n"
+        "        }\n"
+        "        require(x != null)\n"
+        "    }\n"
+        "}\n"  # 35
+    )
+    rows = sorted(
+        (r.line, r.name, r.target)
+        for r in refs_of("src/p/A.kt", kotlin, "kotlin")
+        if r.kind == "call" and r.name != "to"
+    )
+    assert rows == [
+        (12, "setOf", "=setOf"),
+        (13, "println", "q.println"),
+        (20, "require", "src.p.require"),
+        (21, "check", "src.p.check"),
+        (22, "listOf", "src.p.listOf"),
+        (23, "mapOf", "=B.mapOf"),
+    ]
+
+
 def test_a_typescript_local_cast_with_as_or_made_by_a_call_with_a_non_null_assertion_is_typed():
     text = (
         "import { Positioned } from './w';\n"

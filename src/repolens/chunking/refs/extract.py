@@ -157,6 +157,20 @@ def extract_refs(
         return extraction.run(ts.QueryCursor(query).captures(tree.root_node))
 
 
+def _of_object_literal(base: ts.Node) -> bool:
+    """Whether ``base`` is named by an expression making an object of a class of its own
+    (Kotlin's ``object : EventListener() { ... }`` in a method), not by a class's declaration:
+    the class holding the expression inherits nothing from it."""
+    node = base.parent
+    for _ in range(6):  # identifier < user_type < constructor_invocation < ... < its holder
+        if node is None or node.type.endswith("_declaration"):
+            return False
+        if node.type == "object_literal":
+            return True
+        node = node.parent
+    return False
+
+
 def _reexport(node: ts.Node) -> bool:
     """An ``export`` statement that only names what it exports (``export { a } from``)."""
     return node.child_by_field_name("source") is not None or any(
@@ -259,7 +273,8 @@ class _Extraction(Uses, Targets):
             rule(self, caps)
         if self.rs.default_functions:
             owner_class = self.scopes.owner_class
-            self.derived = {owner_class(inner[n.start_point[0] + 1]) for n in caps.get("base", ())}
+            bases = [n for n in caps.get("base", ()) if not _of_object_literal(n)]
+            self.derived = {owner_class(inner[n.start_point[0] + 1]) for n in bases}
         fscopes = self.fscopes
         if fscopes is not None or self.rs.shadowing_lets:
             untyped_in_scope(self.bind_ranges, self.typed, self.scoped)

@@ -174,8 +174,9 @@ class RefSpec:
     # Names never kept as a name match (the language's own), unless the file binds them.
     builtins: frozenset[str] = frozenset()
     # Functions every file sees without an import (Kotlin's default imports: ``check(x)``,
-    # ``run { }``): one named alone that the file does not bind is no reference, not its
-    # package's; after a receiver the name is any method's (``task.run()``: a name match).
+    # ``run { }``, ``require(x)``, ``listOf()``): one named alone that the file does not bind
+    # is no reference, not its package's, but in a class naming a base (which may define it);
+    # after a receiver the name is any method's (``task.run()``: a name match).
     default_functions: frozenset[str] = frozenset()
     # An unresolved name in a call or type means the package's own (Go, Java, ...):
     # the other files of the folder see it without an import.

@@ -357,7 +357,7 @@ KOTLIN = RefSpec(
 (parameter) @typed
 """,
     imports.dotted,
-    builtins=_JAVA_BUILTINS | _JAVA_LANG | _KOTLIN_TYPES | {"listOf", "mapOf", "setOf", "println", "require"},
+    builtins=_JAVA_BUILTINS | _JAVA_LANG | _KOTLIN_TYPES,
     default_functions=_KOTLIN_FUNCTIONS,
     package=True,
     implicit_self=True,
