@@ -18,6 +18,9 @@ from refs_replies import matched, uses
 from repolens import service
 from repolens.errors import NotFoundError, PathError, UsageError
 from repolens.index.build import build_index
+from repolens.search.kept import symbols_in
+from repolens.search.ref_keys import other_names
+from repolens.store import open_store
 
 FILES = {
     "py/app/__init__.py": "",
@@ -1383,6 +1386,39 @@ def test_kotlin_a_companion_object_s_member_is_its_class_s(named: str, tmp_path:
     assert found == ["src/com/acme/Repo.kt", in_repo, "src/com/app/Main.kt", in_main]
     holder = named.strip() or "Companion"
     assert called == [f"1. src/com/acme/Repo.kt:7 Repo.{holder}.create (method)"]
+
+
+def test_kotlin_s_other_names_are_one_function_s_for_every_question(tmp_path: Path, write_tree, store_url):
+    """An extension function's name and a named companion object's member's were worked
+    out in three places (a question's meaning, a definition's keys, a use's definition):
+    one function says them, and a file's own key never means its extension function by its
+    bare name (fun shout() beside fun String.shout(): main's shout() is the first's)."""
+    files = {
+        "src/com/acme/Repo.kt": (
+            "package com.acme\n"
+            "\n"
+            "class Repo {\n"
+            "    companion object Factory {\n"
+            "        fun create(): Repo = Repo()\n"  # 5
+            "    }\n"
+            "}\n"
+            "\n"
+            "fun String.shout(): String = this\n"
+            'fun shout(): String = "!"\n'  # 10
+            "\n"
+            "fun main() = shout()\n"
+        ),
+    }
+    root = indexed(tmp_path / "kt", files, write_tree)
+    reader = open_store(root, None).open_reader()
+    named = {s.qualname: s for s in symbols_in(reader, "src/com/acme/Repo.kt")}
+    extension, create = named["String.shout"], named["Repo.Factory.create"]
+    assert other_names(reader, extension) == ("shout",)
+    assert other_names(reader, extension, own_file=True) == ()
+    assert other_names(reader, create) == other_names(reader, create, own_file=True) == ("Repo.create",)
+    assert other_names(reader, named["shout"]) == other_names(reader, named["Repo"]) == ()
+    callees = service.find_references("main", root, direction="callees").text.splitlines()[1:]
+    assert [c for c in callees if c[:1].isdigit()] == ["1. src/com/acme/Repo.kt:10 shout (function)"]
 
 
 RUBY = {

@@ -371,28 +371,27 @@ def keys_of(reader: IndexReader | None, path: str, qualname: str, language: str)
     return keys | {imported} if imported else keys
 
 
-# Languages whose functions may be declared on a receiver type (Kotlin's ``fun String.shout()``,
-# a definition named ``String.shout`` outside every class), which files import and call by name.
-_EXTENDING_LANGUAGES = frozenset({"kotlin"})
+# Languages whose definitions go by other names than their qualified one (:func:`other_names`):
+# Kotlin's extension functions (``fun String.shout()``, imported and called as ``shout``) and
+# members of a named companion object (``A.build()``).
+_OTHER_NAMING = frozenset({"kotlin"})
 
 
-def extension_name(s: SymbolRow) -> str:
-    """The name an extension function is imported and called by (``shout`` of Kotlin's
-    ``fun String.shout()``), "" for any other definition."""
-    if s.language in _EXTENDING_LANGUAGES and s.kind == "function" and not s.parent and s.qualname != s.name:
-        return s.name
-    return ""
-
-
-def companion_name(reader: IndexReader, s: SymbolRow) -> str:
-    """The qualified name a member of a Kotlin companion object named otherwise than
-    ``Companion`` goes by: its class's (``A.build`` of ``A.Factory.build``, in ``companion
-    object Factory``: ``A.build()``); "" for any other definition."""
-    if s.language != "kotlin" or not s.parent or not enclosing(s.parent):
-        return ""
-    if s.parent not in _companions(reader, s.path):
-        return ""
-    return f"{enclosing(s.parent)}.{s.name}"
+def other_names(reader: IndexReader, s: SymbolRow, *, own_file: bool = False) -> tuple[str, ...]:
+    """The qualified names Kotlin gives definition ``s`` besides its own: an extension
+    function's name, which files import and call it by (``shout`` of ``fun String.shout()``),
+    and a member's of a companion object named otherwise than ``Companion``, its class's
+    (``A.build`` of ``A.Factory.build`` in ``companion object Factory``: ``A.build()``).
+    ``own_file``: only those its own file's keys spell (``=A.build``; the file keys its
+    extension function by its qualified name, ``=String.shout``)."""
+    if s.language not in _OTHER_NAMING:
+        return ()
+    if not s.parent:
+        extension = s.kind == "function" and s.qualname != s.name and not own_file
+        return (s.name,) if extension else ()
+    if enclosing(s.parent) and s.parent in _companions(reader, s.path):
+        return (f"{enclosing(s.parent)}.{s.name}",)
+    return ()
 
 
 @per_index(FILES_HELD)
@@ -406,12 +405,10 @@ def _companions(reader: IndexReader, path: str) -> frozenset[str]:
 
 
 def symbol_keys(reader: IndexReader, s: SymbolRow) -> frozenset[str]:
-    """:func:`keys_of` a definition, an extension function's by its name, a named companion
-    object's member's by its class's."""
+    """:func:`keys_of` a definition and of its :func:`other_names`."""
     keys = keys_of(reader, s.path, s.qualname, s.language)
-    for name in (extension_name(s), companion_name(reader, s)):
-        if name:
-            keys |= keys_of(reader, s.path, name, s.language)
+    for name in other_names(reader, s):
+        keys |= keys_of(reader, s.path, name, s.language)
     return keys
 
 

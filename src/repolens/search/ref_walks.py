@@ -19,10 +19,10 @@ from repolens.record import Record
 from repolens.search.ref_fixtures import Fixtures
 from repolens.search.ref_keys import (
     ALIAS_ROUNDS,
-    companion_name,
     defined,
     family,
     keys_of,
+    other_names,
     qualname_key,
     spells,
     symbol_keys,
@@ -149,7 +149,7 @@ def resolve_use(reader: IndexReader, row: RefRow, rounds: int = ALIAS_ROUNDS) ->
             if s.path == row.path
             and (
                 want in qualname_forms(s.qualname, s.language)
-                or want == qualname_key(companion_name(reader, s))
+                or any(want == qualname_key(n) for n in other_names(reader, s, own_file=True))
             )
         ]
         return (found, True) if found else ([], False)

@@ -68,12 +68,11 @@ from repolens.search.ref_keys import (
     Paths,
     Read,
     aliased,
-    companion_name,
     defined,
     defined_in,
-    extension_name,
     family,
     keys_of,
+    other_names,
     qualname_key,
     read_aliased,
 )
@@ -123,10 +122,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     not a use."""
     meaning = Meaning(reader=reader)
     meaning.add(definition.path, definition.qualname, definition.language)
-    if extension_name(definition):  # Kotlin's fun String.shout(): imported and called as shout
-        meaning.add(definition.path, definition.name, definition.language)
-    if companion := companion_name(reader, definition):  # Kotlin's A.build() of companion object Factory
-        meaning.add(definition.path, companion, definition.language)
+    for name in other_names(reader, definition):  # Kotlin's shout of String.shout, A.build of A.Factory.build
+        meaning.add(definition.path, name, definition.language)
     if (  # new C() and C() call the constructor; Rust's new is a function like another
         definition.name in CONSTRUCTORS and definition.parent and definition.language not in _NO_CONSTRUCTORS
     ):
