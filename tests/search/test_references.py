@@ -1421,6 +1421,38 @@ def test_kotlin_s_other_names_are_one_function_s_for_every_question(tmp_path: Pa
     assert [c for c in callees if c[:1].isdigit()] == ["1. src/com/acme/Repo.kt:10 shout (function)"]
 
 
+@pytest.mark.parametrize(("line", "calls"), [(4, [11, 14]), (5, [12]), (6, [13])])
+def test_kotlin_a_call_with_a_trailing_lambda_and_no_parentheses_passes_one_argument(
+    line: int, calls: list[int], tmp_path: Path, write_tree, store_url
+):
+    """s.on { } (no parentheses) was a call whose arguments were not read: every overload's.
+    It passes one, the lambda, and s.on(1) { } two."""
+    path = "src/p/Bus.kt"
+    source = (
+        "package p\n"
+        "\n"
+        "class Bus {\n"
+        "    fun on(block: () -> Unit) {}\n"  # 4
+        "    fun on(n: Int, block: () -> Unit) {}\n"
+        "    fun on(a: Int, b: Int, block: () -> Unit) {}\n"  # 6
+        "}\n"
+        "\n"
+        "class Use {\n"
+        "    fun go(s: Bus) {\n"
+        "        s.on { println() }\n"  # 11
+        "        s.on(1) { println() }\n"
+        "        s.on(1, 2) {\n"  # 13
+        "            s.on(block = {})\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    )
+    found = uses(
+        service.find_references(f"{path}:{line}", indexed(tmp_path, {path: source}, write_tree)).text
+    )
+    assert [int(u.split()[1].rstrip(":")) for u in found if u != path] == calls
+
+
 RUBY = {
     "lib/shop/item.rb": (
         "module Shop\n"  # 1

@@ -127,9 +127,12 @@ def passed(reader: IndexReader, row: RefRow) -> int | None:
     """How many arguments the call ``row`` passes (None: not read surely)."""
     lines = lines_of(reader, row.path)
     text = lines.get(row.line, "")
-    calls = [m.end() for m in re.finditer(rf"(?<![\w$]){re.escape(row.name)}\s*\(", text)]
+    opening = "[({]" if row.language in _TRAILING_LAMBDA else r"\("  # Kotlin's f { }: no parentheses
+    calls = [m.end() for m in re.finditer(rf"(?<![\w$]){re.escape(row.name)}\s*{opening}", text)]
     if len(calls) != 1:
         return None
+    if text[calls[0] - 1] == "{":
+        return 1  # the lambda alone
     rest = [text[calls[0] :], *(lines.get(row.line + i, "") for i in range(1, CALL_LINES))]
     read = _items("\n".join(rest))
     if read is None:
