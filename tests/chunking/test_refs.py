@@ -1268,6 +1268,49 @@ def test_a_csharp_property_read_is_a_use_of_the_property():
     assert fields == [(f"{own}.Changed", "?EventHandler"), (f"{own}.Status", "?Status")]
 
 
+def test_a_csharp_property_of_a_base_or_of_another_part_read_bare_is_a_use_of_it():
+    """Total read plainly in a class deriving one that declares it, or in a part of a
+    partial class whose other part (another file) declares it, made no row: the file
+    declares no property of its name. Now it is this.Total's, as a call of an inherited
+    method is; a local, a parameter or a field of the file hides it, a camelCase name is no
+    property's, a receiver (Console.WriteLine, Status.Draft) or a name the file names as a
+    type may be a type's (unknown), and what an initializer sets is the new object's."""
+    cs = (
+        "namespace Acme.Shop\n"
+        "{\n"
+        "    public class Cart : BaseCart\n"
+        "    {\n"
+        "        private int count;\n"  # 5
+        "        public int Half() { return Total / 2 + count; }\n"
+        "        int Local() { var Total = 1; return Total; }\n"
+        "        void Log() { Console.WriteLine(Items[0]); Print(Name ?? Label); }\n"
+        "        Foo Make() { Use(Foo.Empty, Widget); return new Foo { Bar = Baz }; }\n"
+        "    }\n"  # 10
+        "    public partial class Till\n"
+        "    {\n"
+        "        public bool Open() { return !Closed && Items?.Count > 0; }\n"
+        "    }\n"
+        "    public class Plain\n"  # 15
+        "    {\n"
+        "        public int Get() { return Total; }\n"
+        "    }\n"
+        "    class Widget { }\n"
+        "}\n"  # 20
+    )
+    rows = refs_of("Cart.cs", cs, "csharp")
+    names = [(r.line, r.name, r.target) for r in rows if r.kind == "name"]
+    assert names == [
+        (6, "Total", "Acme.Shop.Cart.Total"),
+        (8, "Items", "Acme.Shop.Cart.Items"),
+        (8, "Name", "Acme.Shop.Cart.Name"),
+        (8, "Label", "Acme.Shop.Cart.Label"),
+        (9, "Widget", "Acme.Shop.Widget"),  # the file's class
+        (9, "Baz", "Acme.Shop.Cart.Baz"),
+        (13, "Closed", "Acme.Shop.Till.Closed"),
+        (13, "Items", "Acme.Shop.Till.Items"),
+    ]
+
+
 def test_a_csharp_use_on_a_line_several_definitions_share_is_in_the_one_holding_it():
     """A row names a line, not a column: every use on the line of a class written on one
     line was in its last method (Draw), Plot's call of Cart.Empty() too, and its locals

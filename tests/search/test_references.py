@@ -1083,6 +1083,36 @@ def test_csharp_a_use_in_a_class_written_on_one_line_is_in_the_method_holding_it
     assert "Plotter.Draw" not in callers
 
 
+def test_csharp_a_property_read_bare_in_a_subclass_or_another_part_is_a_use_of_it(
+    tmp_path: Path, write_tree, store_url
+):
+    """Total read plainly in a subclass of Cart, or in a part of the partial class Till in
+    another file than the part declaring Open, made no row: neither was a use."""
+    files = {
+        **CSHARP_PROPERTIES,
+        "src/Shop/Gift.cs": (
+            "namespace Acme.Shop\n"
+            "{\n"
+            "    public class GiftCart : Cart\n"
+            "    {\n"
+            "        public decimal Wrapped() { return Total + 1; }\n"  # 5
+            "    }\n"
+            "}\n"
+        ),
+        "src/Shop/TillA.cs": "namespace Acme.Shop\n{\n    public partial class Till\n    {\n"
+        "        public bool Open { get; set; }\n    }\n}\n",
+        "src/Shop/TillB.cs": "namespace Acme.Shop\n{\n    public partial class Till\n    {\n"
+        "        public bool Closed() => !Open;\n    }\n}\n",
+    }
+    root = indexed(tmp_path / "cs", files, write_tree)
+    total = uses(service.find_references("Acme.Shop.Cart.Total", root).text)
+    assert "Acme.Shop.GiftCart.Wrapped 5: public decimal Wrapped() { return Total + 1; }" in total
+    assert uses(service.find_references("Acme.Shop.Till.Open", root).text) == [
+        "src/Shop/TillB.cs",
+        "Acme.Shop.Till.Closed 5: public bool Closed() => !Open;",
+    ]
+
+
 def test_kotlin_an_extension_function_is_imported_and_called_by_its_name(
     tmp_path: Path, write_tree, store_url
 ):

@@ -24,6 +24,9 @@ of the tree in C, the *name* nodes that matter, under shared capture names:
                file declares a ``property`` of that name (a C# property or
                event), which means ``this.Total`` there
 ``property``   the name of such a property where it is declared
+``open``       a class's bases, or its ``partial``: a capitalised ``name.member``
+               read in it that the file does not declare means ``this.Total``
+               all the same (a base's property, another part's)
 
 A use is keyed by where its name starts; its kind is the first of call,
 base, decorator, type, attr, name that captured it. Its receiver is the
@@ -118,6 +121,9 @@ class _Memo(dict):
         return value
 
 
+# Captures of a name without a receiver that means ``this.name`` when nothing the file binds
+# names it (a member the class inherits, or another part of it declares), by their use's kind.
+_SELF_CAPTURES = {"call.self": "call", "name.self": "name"}
 _LOCAL = "local"  # a template's stand-in: the name is a local's (see _Extraction._plain_row)
 
 
@@ -407,15 +413,16 @@ class _Extraction(Uses, Targets):
         reference, ``_LOCAL`` when the name is a local's (no reference but
         where a type is named)."""
         capture, name, at = key
-        if capture == "call.self":
-            return self._plain_template("call", name, at, name.encode(), receiverless=True)
+        if capture in _SELF_CAPTURES:
+            return self._plain_template(_SELF_CAPTURES[capture], name, at, name.encode(), receiverless=True)
         return self._plain_template(capture, name, at, name.encode())
 
     def _type_row(self, capture: str, name: str, at: int) -> str | None:
         """:meth:`_plain_row` of a type named like a local (a type is never a local), or of a
         name where no local of its name is visible."""
-        if capture == "call.self":
-            return self._plain_template("call", name, at, name.encode(), a_type=True, receiverless=True)
+        if capture in _SELF_CAPTURES:
+            kind = _SELF_CAPTURES[capture]
+            return self._plain_template(kind, name, at, name.encode(), a_type=True, receiverless=True)
         return self._plain_template(capture, name, at, name.encode(), a_type=True)
 
     def _plain_template(

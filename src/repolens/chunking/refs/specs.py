@@ -430,6 +430,8 @@ CSHARP = RefSpec(
 (cast_expression value: (identifier) @name.member)
 (is_pattern_expression expression: (identifier) @name.member)
 (switch_expression (identifier) @name.member)
+(base_list) @open
+((modifier) @open (#eq? @open "partial"))
 (parameter name: (identifier) @bind)
 (variable_declarator name: (identifier) @bind)
 (foreach_statement left: (identifier) @bind)

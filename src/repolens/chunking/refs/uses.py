@@ -25,6 +25,8 @@ from repolens.chunking.refs.typed import visible
 
 # Capture names that make a use, in the order their kind wins.
 USE_CAPTURES = ("call", "base", "decorator", "type", "attr", "name")
+# Where a ``call`` capture names the type of the object made (C#'s ``new Foo()``).
+_CREATIONS = frozenset({"object_creation_expression"})
 
 
 class Uses:
@@ -141,15 +143,40 @@ class Uses:
             for start, node in compress(zip(starts, nodes, strict=False), kept):
                 if start not in uses and start not in excluded:
                     uses[start] = ("name", node)
-        members, properties = caps.get("name.member"), caps.get("property")
-        if members and properties:
-            self._member_reads(members, properties, uses, excluded)
+        members, properties, opened = caps.get("name.member"), caps.get("property", ()), caps.get("open", ())
+        if members and (properties or opened):
+            inherited = self._open_classes(opened)
+            others = self._not_members(caps) if inherited else set()
+            self._member_reads(members, properties, inherited, others, uses, excluded)
         return uses
+
+    def _not_members(self, caps: dict[str, list[ts.Node]]) -> set[bytes]:
+        """The names the file declares as a class's fields or names as types (``Foo x``,
+        ``new Foo()``, a base): a plain one is no property a class inherits."""
+        src = self.src
+        out = {raw for fn, raw in self.binds if fn < 0}
+        made = [n for n in caps.get("call", ()) if n.parent is not None and n.parent.type in _CREATIONS]
+        for node in (*caps.get("type", ()), *caps.get("base", ()), *made):
+            out.add(src[node.start_byte : node.end_byte])
+        return out
+
+    def _open_classes(self, nodes: Sequence[ts.Node]) -> set[str]:
+        """The classes of the file naming a base or said ``partial`` (``nodes``: their base
+        lists and those modifiers): a member the file does not declare may be theirs."""
+        out: set[str] = set()
+        for node in nodes:
+            name = node.parent.child_by_field_name("name") if node.parent is not None else None
+            if name is not None:
+                out.add(self.scopes.owner_class(self.scopes.at(name.start_point[0] + 1, name.start_byte)))
+        out.discard("")
+        return out
 
     def _member_reads(
         self,
         nodes: Sequence[ts.Node],
         properties: Sequence[ts.Node],
+        opened: set[str],
+        others: set[bytes],
         uses: dict[int, tuple[str, ts.Node]],
         excluded: set[int],
     ) -> None:
@@ -157,7 +184,12 @@ class Uses:
         property of (``Total`` meaning ``this.Total``), as names: the rule of a name the
         class defines keeps them (a local of the name hides it). Not a receiver named as
         its property's type is (C#'s ``public Status Status``: ``Status.Draft`` may be the
-        type's member), which stays unknown."""
+        type's member), which stays unknown. In a class of ``opened`` (naming a base, or
+        ``partial``) a capitalised name the file declares nothing of and names as no type
+        (``others``) is ``this.Total`` all the same (``name.self``): a property of a base or
+        of another part, as properties are named; not a receiver (``Console.WriteLine``: a
+        type's name reads the same), nor what an object initializer sets (``new Foo { Bar =
+        1 }``: the new object's)."""
         src = self.src
         names: set[bytes] = set()
         typed_so: set[bytes] = set()  # properties named as their type
@@ -170,8 +202,36 @@ class Uses:
         for node in nodes:
             start = node.start_byte
             raw = src[start : node.end_byte]
-            if start in uses or start in excluded or raw not in names:
+            if start in uses or start in excluded:
                 continue
-            if raw in typed_so and node.parent is not None and node.parent.type == "member_access_expression":
+            receiver = node.parent is not None and node.parent.type == "member_access_expression"
+            if raw not in names:
+                if opened and self._inherited_read(node, raw, receiver, others, opened):
+                    uses[start] = ("name.self", node)
+                continue
+            if raw in typed_so and receiver:
                 continue
             uses[start] = ("name", node)
+
+    def _inherited_read(
+        self, node: ts.Node, raw: bytes, receiver: bool, others: set[bytes], opened: set[str]
+    ) -> bool:
+        """Whether the plain name ``raw`` at ``node`` may be a property a class of ``opened``
+        holding it inherits or declares in another part (see :meth:`_member_reads`)."""
+        if (
+            receiver
+            or not raw[:1].isupper()
+            or raw in others
+            or self.src[node.start_byte - 1 : node.start_byte] in b".:"  # the main loop's member
+        ):
+            return False
+        parent = node.parent
+        if (
+            parent is not None
+            and parent.type == "assignment_expression"
+            and parent.parent is not None
+            and parent.parent.type == "initializer_expression"
+            and node.start_byte == parent.start_byte
+        ):
+            return False  # new Foo { Bar = 1 }: the new object's Bar
+        return self.scopes.owner_class(self.scopes.at(node.start_point[0] + 1, node.start_byte)) in opened
