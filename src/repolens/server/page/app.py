@@ -94,9 +94,9 @@ LOGIN_BODY_MAX = 4096
 SEARCH_BODY_MAX = 12 * MAX_QUERY_CHARS + 64 * 1024
 # A search posted without the token rides through the login within this size: the
 # login form holding it (the token and ``next`` besides) is posted again to the
-# search (:meth:`SearchPage.resumed`), so it must fit the search form's size.
+# search (:meth:`SearchPage.resumed`), so it must fit the search form's size,
+# the most a login form may be.
 CARRIED_MAX = SEARCH_BODY_MAX - LOGIN_BODY_MAX
-LOGIN_CARRYING_MAX = SEARCH_BODY_MAX
 TOO_LONG_TO_KEEP = (
     f"Your search is over {CARRIED_MAX // 1024} KB, too long to keep through the login: log in, then "
     "search again with the lines that matter (an error and those around it)."
@@ -253,10 +253,10 @@ class SearchPage:
 
     async def login(self, request: Request) -> Response:
         """The token checked; then the search the login carried (:meth:`searched`), else ``next``."""
-        body = await _body(request, LOGIN_CARRYING_MAX)
+        body = await _body(request, SEARCH_BODY_MAX)  # (one carrying a search is posted there again)
         fields = _form_fields(body, _LOGIN_FIELDS + _SEARCH_FIELDS_MAX)
         if fields is None:
-            problem = f"the login form is over {LOGIN_CARRYING_MAX // 1024} KB: log in from {LOGIN_PATH}"
+            problem = f"the login form is over {SEARCH_BODY_MAX // 1024} KB: log in from {LOGIN_PATH}"
             return Response(problem, status_code=413, media_type="text/plain")
         given = _first(fields, "token").strip()
         goto = _safe_next(_first(fields, "next"))
@@ -309,10 +309,7 @@ class SearchPage:
 
     async def searched(self, params: QueryParams) -> Response:
         """A posted search: redirected to its link when that fits :data:`LINK_MAX`, else answered here."""
-        link = f"{SEARCH_PATH}?{params}"
-        if len(link) <= LINK_MAX:
-            return RedirectResponse(link, status_code=303)
-        return await self.search(params, linked=False)
+        return _to_link(params) or await self.search(params, linked=False)
 
     @staticmethod
     def resumed(params: QueryParams) -> Response:
@@ -321,10 +318,7 @@ class SearchPage:
         form again to ``/search`` (now with the cookie), so the address bar
         shows the search page, not ``/login``, whose reload would post the
         token again. The search takes only its own fields of that form."""
-        link = f"{SEARCH_PATH}?{params}"
-        if len(link) <= LINK_MAX:
-            return RedirectResponse(link, status_code=303)
-        return RedirectResponse(SEARCH_PATH, status_code=307)
+        return _to_link(params) or RedirectResponse(SEARCH_PATH, status_code=307)
 
     async def search(self, params: QueryParams, *, linked: bool = True) -> Response:
         """``linked``: the search has a link (a ``GET``); else the page says why not."""
@@ -475,6 +469,13 @@ def _safe_next(wanted: str | None) -> str:
     ):  # browsers drop tabs and newlines: "/\t/evil" is "//evil"
         return SEARCH_PATH
     return wanted
+
+
+def _to_link(params: QueryParams) -> RedirectResponse | None:
+    """A posted search redirected to its link (``GET``, a link to share); None
+    when that is over :data:`LINK_MAX`, and the caller answers it otherwise."""
+    link = f"{SEARCH_PATH}?{params}"
+    return RedirectResponse(link, status_code=303) if len(link) <= LINK_MAX else None
 
 
 def _single(repo: str) -> bool:
