@@ -38,6 +38,9 @@ ACROSS_THREADS = 4
 ASK_TIMEOUT_S = 30.0
 # The separator between a repository's key and a path in a label.
 LABEL_SEP = ":"
+# Why a target without a folder is not asked: a server's configured root whose folder
+# is missing has none (the one such target). A stat at each call naming it looks again.
+MISSING_FOLDER = "not served: its configured folder is missing on the server (served once it is back)"
 
 T = TypeVar("T")
 
@@ -45,22 +48,26 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Target:
     """One repository (a served root) to ask: its key (``name`` or
-    ``name@branch``), folder and index folder (None: the default).
-    ``unserved``: why it cannot be asked (a server's configured root whose
-    folder is missing, which has no ``folder``): it answers with that, never
-    asked, so a reply over several names it rather than passing over it."""
+    ``name@branch``), folder and index folder (None: the default). A
+    target without a folder (a server's configured root whose folder is
+    missing) is never asked: it answers why (:attr:`unserved`), so a reply
+    over several names it rather than passing over it."""
 
     key: str
     folder: Path | None
     index_dir: Path | None = None
-    unserved: str = ""
+
+    @property
+    def unserved(self) -> str:
+        """Why it cannot be asked ("" when it can)."""
+        return MISSING_FOLDER if self.folder is None else ""
 
     @property
     def root(self) -> Path:
         """The folder to open; an unserved target has none, and says why
         (a made-up path, or None, would open some other folder's index)."""
         if self.folder is None:
-            raise RootError(f"repository {self.key!r} is {self.unserved or 'not served'}")
+            raise RootError(f"repository {self.key!r} is {MISSING_FOLDER}")
         return self.folder
 
 

@@ -20,7 +20,7 @@ from repolens.branches.several import ALL, PROJECT, project_members, selected
 from repolens.discover.rules import IgnoreRules
 from repolens.errors import NotFoundError, PathError, RepolensError, RootError, UsageError
 from repolens.reply.snippet import safe_path
-from repolens.search.fanout import LABEL_SEP, Target
+from repolens.search.fanout import LABEL_SEP, MISSING_FOLDER, Target
 from repolens.server.tool_list import LOCATION, location_description
 from repolens.store import open_store
 from repolens.validate import folder_back, resolve_root
@@ -29,9 +29,6 @@ log = logging.getLogger("repolens")
 
 # The name the argument naming the repository (LOCATION) had over stdio before (still accepted).
 LOCATION_ALIAS = "root"
-# What a configured root whose folder is missing is, to callers (no server folder named).
-# Each call naming it looks again (a stat), so a re-mounted or re-cloned folder needs no restart.
-MISSING_FOLDER = "not served: its configured folder is missing on the server (served once it is back)"
 
 
 class Repos:
@@ -188,8 +185,8 @@ class Repos:
             out.setdefault(root, Target(key, root, index_dir))
         if not out and unserved:
             self._refuse_missing(unserved[0])
-        # (a missing root has no folder to callers, none to open: ``unserved`` answers for it)
-        gone = [Target(name, None, unserved=MISSING_FOLDER) for name in unserved]
+        # (a missing root has no folder to callers, none to open: it answers that it is unserved)
+        gone = [Target(name, None) for name in unserved]
         return [*out.values(), *gone]
 
     def _missing_among(self, repo: str | list[str]) -> list[str]:

@@ -42,6 +42,7 @@ from repolens.branches.roots import name_for
 from repolens.branches.several import names_several
 from repolens.budget import LIST_LIMIT, READ_MAX_CHARS, SUMMARY_MAX_CHARS, counted, cut_to_budget
 from repolens.errors import UsageError
+from repolens.search.fanout import MISSING_FOLDER
 from repolens.server.calls import (
     READ_ONLY,
     QueryLog,
@@ -53,7 +54,7 @@ from repolens.server.calls import (
     tool_body,
 )
 from repolens.server.handshake import GUIDE, INSTRUCTIONS, SERVER_NAME
-from repolens.server.repos import MISSING_FOLDER, Repos
+from repolens.server.repos import Repos
 from repolens.validate import check_budget
 
 if TYPE_CHECKING:

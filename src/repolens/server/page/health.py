@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from repolens import service
 from repolens.errors import RepolensError
-from repolens.server.repos import MISSING_FOLDER, Repos
+from repolens.search.fanout import MISSING_FOLDER
+from repolens.server.repos import Repos
 from repolens.store import open_store
 
 
