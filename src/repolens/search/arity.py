@@ -150,38 +150,34 @@ def passed(reader: IndexReader, row: RefRow) -> int | None:
     return len(arguments)
 
 
-class Overloads:
-    """The other overloads of a method in its class, to tell which calls are theirs."""
-
-    def __init__(self, reader: IndexReader, definition: SymbolRow) -> None:
-        self.reader = reader
-        self.own: Arity | None = None
-        self.others: list[Arity] = []
-        language = definition.language
-        if language not in OVERLOADING_LANGUAGES or definition.kind != "method":
-            return
-        same = [s for s in symbols_in(reader, definition.path) if s.qualname == definition.qualname]
-        others = [s for s in same if s.start_line != definition.start_line and s.kind == definition.kind]
-        own = declared(_signature(reader, definition), language)
-        arities = [a for a in (declared(_signature(reader, s), language) for s in others) if a is not None]
-        if own is not None and any(a != own for a in arities):
-            self.own, self.others = own, [a for a in arities if a != own]
-
-    def another_s(self, row: RefRow) -> bool:
-        """Whether the call ``row`` passes a count of arguments the method does not take and
-        another overload does."""
-        if self.own is None or row.kind != "call":
-            return False
-        n = passed(self.reader, row)
-        if n is None:
-            return False
-        chosen = _chosen([self.own, *self.others], n)
-        return bool(chosen) and self.own not in chosen
+def _overloads(reader: IndexReader, definition: SymbolRow) -> tuple[Arity, list[Arity]] | None:
+    """The :data:`Arity` of ``definition`` and those of its class's other overloads taking
+    other counts; None when there are none (or its own is not read): every call is its own."""
+    language = definition.language
+    if language not in OVERLOADING_LANGUAGES or definition.kind != "method":
+        return None
+    same = [s for s in symbols_in(reader, definition.path) if s.qualname == definition.qualname]
+    others = [s for s in same if s.start_line != definition.start_line and s.kind == definition.kind]
+    own = declared(_signature(reader, definition), language)
+    arities = [a for a in (declared(_signature(reader, s), language) for s in others) if a is not None]
+    if own is None or all(a == own for a in arities):
+        return None
+    return own, [a for a in arities if a != own]
 
 
 def own_calls(reader: IndexReader, definition: SymbolRow, rows: Sequence[RefRow]) -> list[RefRow]:
-    """``rows`` but the calls of another overload of ``definition`` (:class:`Overloads`)."""
-    overloads = Overloads(reader, definition)
-    if overloads.own is None:
+    """``rows`` but the calls of another overload of ``definition``: a call passing a count
+    of arguments the method does not take and another overload does."""
+    overloads = _overloads(reader, definition)
+    if overloads is None:
         return list(rows)
-    return [r for r in rows if not overloads.another_s(r)]
+    own, others = overloads
+
+    def another_s(row: RefRow) -> bool:
+        n = passed(reader, row) if row.kind == "call" else None
+        if n is None:
+            return False
+        chosen = _chosen([own, *others], n)
+        return bool(chosen) and own not in chosen
+
+    return [r for r in rows if not another_s(r)]
