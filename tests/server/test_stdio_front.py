@@ -466,6 +466,39 @@ def test_the_front_lists_the_tools_exactly_as_the_sdk(make_repo, served: list[st
             assert listed.line == sdk, f"the recorded tool list is not the SDK's: run {RECORD_COMMAND}"
 
 
+def test_the_repo_description_names_a_root_missing_at_start(make_repo, tmp_path: Path):
+    """QA: the ``repo`` argument's description named the roots served at start;
+    one whose folder was missing then (served once it is back) was left out
+    for good, while list_repositories named it: with one other served, the
+    tool list described no choice at all. It names every configured root,
+    the missing one marked, over stdio (the real client, the front's list and
+    the SDK's alike) and before and after the folder is back."""
+    app = make_repo(name="app")
+    gone = tmp_path / "gone"
+    config = tmp_path / "server.toml"
+    config.write_text(f'[roots]\napp = "{app}"\ngone = "{gone}"\n')
+    args = ["-m", "repolens", "serve", "--config", str(config), "--no-watch"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=_env(), cwd=str(tmp_path))
+
+    async def session() -> tuple[list[str], str]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            before = await client.list_tools()  # (the front answers it while the SDK loads)
+            make_repo(name="gone")  # the folder is back
+            listing = await client.call_tool("list_repositories", {})
+            after = await client.list_tools()  # (the SDK answers it)
+        tools = [t.input_schema["properties"] for t in (*before.tools, *after.tools)]
+        said = [p["repo"].get("description", "") for p in tools if "repo" in p]
+        return said, "\n".join(c.text for c in listing.content)
+
+    said, listing = asyncio.run(session())
+    assert listing.startswith("2 repositories served; showing 1-2\n")
+    assert set(said) == {"One of: app, gone (missing at start); or a path."}
+    request = [_line(m) for m in (_initialize(), INITIALIZED, TOOLS_LIST)]
+    sdk = sdk_replies(build_server({"app": app}, missing={"gone": gone}), request)[-1]
+    listed = tools_list_reply(_bytes(TOOLS_LIST), ["app"], "2025-06-18", ["gone"])
+    assert listed is not None and listed.line == sdk
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -88,7 +88,7 @@ class Repos:
         (described only where there is a choice to make: the stdio front
         fills in the same words, :mod:`repolens.server.tool_list`);
         ``several``: for a tool that also takes a list of them."""
-        description = location_description(list(self.roots), remote=self.remote)
+        description = location_description(list(self.roots), remote=self.remote, missing=list(self.missing))
         kind: Any = str | list[str] | None if several else str | None
         if description is None:
             return LOCATION, kind

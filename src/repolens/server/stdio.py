@@ -115,7 +115,7 @@ def run_stdio(
         if answered is not None:
             wire_out.write(answered.line.encode("utf-8"))
             wire_out.flush()
-        stdin = _Replayed(first, wire_in, wire_out, answered, list(roots or {}))
+        stdin = _Replayed(first, wire_in, wire_out, answered, list(roots or {}), list(missing or {}))
         server = build()  # the SDK loads here, while stdin's thread reads on
         stdout = _OneReply(wire_out, stdin.answered)
         _serve(server, stdin, stdout)
@@ -204,18 +204,25 @@ class _Replayed:
     here, and when the front answered ``initialize`` (``answered``) a
     ``tools/list`` request among them is answered at once
     (:func:`repolens.server.tool_list.tools_list_reply`, for the
-    repositories ``names``): its reply written to ``out``, and kept in
+    repositories ``names`` and those ``missing``): its reply written to ``out``, and kept in
     :attr:`answered` by request id, so that the SDK's own is dropped and
     compared (:class:`_OneReply`). Lines read after the event loop took
     over go to the SDK as they come."""
 
     def __init__(
-        self, first: bytes, wire: IO[bytes], out: IO[bytes], answered: Reply | None, names: list[str]
+        self,
+        first: bytes,
+        wire: IO[bytes],
+        out: IO[bytes],
+        answered: Reply | None,
+        names: list[str],
+        missing: list[str],
     ) -> None:
         self.first = first
         self.wire = wire
         self.out = out
         self.names = names
+        self.missing = missing
         self.answered: dict[int | str, Reply] = {}
         self.protocol_version = ""
         if answered is not None:
@@ -291,7 +298,7 @@ class _Replayed:
         if not self.protocol_version:
             return
         try:
-            reply = tools_list_reply(line, self.names, self.protocol_version)
+            reply = tools_list_reply(line, self.names, self.protocol_version, self.missing)
         except Exception:  # (this thread must read on, or the session hangs): the SDK answers it
             log.exception("the stdio front could not read a line; the MCP SDK answers it")
             return

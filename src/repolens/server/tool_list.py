@@ -4,7 +4,7 @@ A client lists the tools right after the handshake, and the SDK takes half
 a second to import after the front (:mod:`repolens.server.stdio`) has
 answered ``initialize``. The list is the same for every stdio server but
 for what the ``repo`` argument says (:func:`location_description`: the
-repositories served), so the SDK's own reply is recorded in
+repositories configured), so the SDK's own reply is recorded in
 ``tool_list.json`` with ``repo`` undescribed (one repository served), and
 :func:`tools_list_reply` fills the description in and writes the reply as
 the SDK would, byte for byte: ``tests/server/test_stdio_front.py`` holds it
@@ -42,21 +42,26 @@ LOCATION = "repo"
 # and the one that points to the list instead (no longer than that).
 DESCRIPTION_MAX_CHARS = 56
 NAMED_ELSEWHERE = "A served name (list_repositories lists them)."
+# After a configured root whose folder was missing at start (served once it is back).
+MISSING_MARK = "(missing at start)"
 
 
-def location_description(names: Sequence[str], *, remote: bool) -> str | None:
+def location_description(names: Sequence[str], *, remote: bool, missing: Sequence[str] = ()) -> str | None:
     """What the tools' ``repo`` argument says, given the served repositories'
-    ``names``: the choice a caller has. None when there is none to make (one
+    ``names`` and the configured roots whose folder was ``missing`` at start:
+    the choice a caller has. The list is made once, at start, and a missing
+    root is served once its folder is back, so it is named too, marked
+    (:data:`MISSING_MARK`). None when there is no choice to make (one
     repository, the default): every tool would repeat it for nothing. Every
     tool taking ``repo`` repeats it, so the names are listed only while they
     are short (:data:`DESCRIPTION_MAX_CHARS`); past that, a team's thirty
     repositories would push the tool list over its 8,000 characters, and
     ``list_repositories`` names them instead."""
-    if not names:
+    if not names and not missing:
         return "A repository path (default: the current directory)."
-    if len(names) == 1:
+    if len(names) + len(missing) == 1:
         return None
-    listed = ", ".join(names)
+    listed = ", ".join([*names, *(f"{name} {MISSING_MARK}" for name in missing)])
     described = f"One of: {listed}." if remote else f"One of: {listed}; or a path."
     if len(described) <= DESCRIPTION_MAX_CHARS:
         return described
@@ -92,9 +97,12 @@ def tool_list_applies() -> bool:
     return _recorded() is not None
 
 
-def tools_list_reply(line: bytes, names: Sequence[str], protocol_version: str) -> Reply | None:
+def tools_list_reply(
+    line: bytes, names: Sequence[str], protocol_version: str, missing: Sequence[str] = ()
+) -> Reply | None:
     """The SDK's reply to ``line`` on a stdio server of the repositories
-    ``names`` (after an ``initialize`` that negotiated ``protocol_version``),
+    ``names`` and the configured roots ``missing`` at start (after an
+    ``initialize`` that negotiated ``protocol_version``),
     if ``line`` is a ``tools/list`` request of the plain shape clients send:
     exactly ``jsonrpc`` "2.0", an integer or printable ASCII ``id``,
     ``method``, and no ``params`` or empty ones. None for anything else, and
@@ -108,7 +116,7 @@ def tools_list_reply(line: bytes, names: Sequence[str], protocol_version: str) -
         return None
     if not _plain_tools_list(message):
         return None
-    tools = described(recorded["tools"], location_description(names, remote=False))
+    tools = described(recorded["tools"], location_description(names, remote=False, missing=missing))
     reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": tools}}
     text = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
     return Reply(message["id"], text, method="tools/list")
