@@ -379,8 +379,8 @@ def test_what_to_run_is_a_tool_over_mcp_and_a_command_in_the_cli(make_repo):
     assert "(0 new, 1 modified, 0 deleted): call refresh_index to refresh" in status, status
     assert refs.endswith(": find_symbol lists near names; pass one, or a place path:line, as `target`"), refs
     assert missing.startswith("no index for ") and missing.endswith(": call index_repo"), missing
-    assert unanswered.startswith("no repository could answer: ")
-    assert unanswered.endswith("index them (index_repo) and ask again"), unanswered
+    assert unanswered.startswith("no repository could answer: bare did not answer: no index for ")
+    assert unanswered.endswith(": call index_repo"), unanswered  # (its own fix, said once)
     assert "ids come from JSON replies (search_code mode=json); the index may" in chunk, chunk
     commands = ("repolens index", "repolens symbols", "refresh --all", "repolens search")
     replies = (search, status, refs, missing, unanswered, chunk)

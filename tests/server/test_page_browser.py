@@ -456,6 +456,20 @@ def test_bad_input_is_one_line_on_the_page(page, site: Site):
     assert "max_chars" in page.locator("#error").inner_text()
 
 
+def test_a_path_no_repository_holds_is_said_once_not_as_indexes_to_build(page, site: Site):
+    """QA: a path filter matching nothing in any repository searched gave each
+    one's line and then "ask the server's operator to index them": their
+    indexes are fine. The reason is said once, naming them all, with its fix."""
+    log_in(page, site)
+    for repo in ("*", "app&repo=other"):
+        response = page.goto(f"{site.server.base}/search?q=session&repo={repo}&path=nothing/")
+        assert response.status == 400
+        assert page.locator("#error").inner_text() == (
+            "no repository could answer: app, other did not answer: no indexed file is under 'nothing': "
+            "pass a folder or file the index holds as `path`"
+        )
+
+
 def test_the_page_tells_a_person_to_ask_the_operator_not_to_run_a_command(tmp_path: Path):
     """A person at the page may not be the server's operator, and can call no
     tool, but the page's notes said to run a command (index health's, in the

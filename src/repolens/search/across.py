@@ -37,8 +37,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from repolens.errors import NotFoundError
-from repolens.fronts import say
 from repolens.record import Record
 from repolens.search.fanout import (
     ASK_TIMEOUT_S,
@@ -49,6 +47,7 @@ from repolens.search.fanout import (
     grouped_notes,
     held_each,
     label,
+    none_answered,
 )
 from repolens.search.hits import Hit, SearchOutcome
 from repolens.search.query import ParsedQuery
@@ -338,10 +337,7 @@ def merge_answers(
 
     answered = [(a.target.key, a.value) for a in answers if a.value is not None]
     if not answered:
-        raise NotFoundError(
-            "no repository could answer: " + "; ".join(failed_notes(answers)),
-            fix=f"{say('index them')} and ask again",
-        )
+        raise none_answered(answers)
     settings = answered[0][1].settings  # the reply's budget and top_k: as the first repository's settings say
     notes = [
         *notes,

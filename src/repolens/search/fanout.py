@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from repolens.errors import RepolensError, RootError
+from repolens.errors import NotFoundError, RepolensError, RootError
+from repolens.fronts import say
 
 if TYPE_CHECKING:
     from repolens.store.base import Store
@@ -321,6 +322,21 @@ def _first_line(exc: BaseException) -> str:
 def failed_notes(answers: Sequence[Answered[object]]) -> list[str]:
     """One note per repository that did not answer."""
     return [f"{a.target.key} did not answer: {a.error}" for a in answers if a.error]
+
+
+def none_answered(answers: Sequence[Answered[object]]) -> NotFoundError:
+    """The error of a call no repository of ``answers`` answered. When each
+    gave the same reason (a ``path`` none of them holds), that reason once,
+    its own fix, naming them all; else each's, and the fix of the usual cause
+    (indexes not built yet): a path none held was told to index them."""
+    failed = [a for a in answers if a.error]
+    if len({a.error for a in failed}) == 1:
+        keys = ", ".join(a.target.key for a in failed)
+        return NotFoundError(f"no repository could answer: {keys} did not answer: {failed[0].error}")
+    return NotFoundError(
+        "no repository could answer: " + "; ".join(failed_notes(answers)),
+        fix=f"{say('index them')} and ask again",
+    )
 
 
 def grouped_notes(per_repo: Sequence[tuple[str, Sequence[str]]]) -> list[str]:

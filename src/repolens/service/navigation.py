@@ -351,7 +351,7 @@ def find_references_across(
     path named ``key:path``, the budget shared among them; a repository
     that cannot answer is named in a note. ``NotFoundError`` when no
     repository defines the name, or none can answer."""
-    from repolens.search.fanout import ask_each, failed_notes, label
+    from repolens.search.fanout import ask_each, failed_notes, label, none_answered
     from repolens.service.stores import open_index
 
     target = _target(target)
@@ -389,10 +389,7 @@ def find_references_across(
             return NavigationReply(cut_to_budget("\n".join([*notes, empty]), max_chars), 0, matched=False)
         miss = next((misses[t.key] for t in targets if t.key in misses), None)
         if miss is None:
-            raise NotFoundError(
-                "no repository could answer: " + "; ".join(failed),
-                fix=f"{say('index them')} and ask again",
-            )
+            raise none_answered(answers)
         raise _NoDefinition("; ".join([miss.problem, *failed]), fix=miss.fix)
     text = "\n\n".join([*notes, *(f.text for f in found)])
     return NavigationReply(cut_to_budget(text, max_chars), sum(f.found for f in found))
