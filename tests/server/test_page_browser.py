@@ -454,6 +454,13 @@ def test_bad_input_is_one_line_on_the_page(page, site: Site):
     response = page.goto(f"{site.server.base}/search?q=session&repo=app&max_chars=lots")
     assert response.status == 400
     assert "max_chars" in page.locator("#error").inner_text()
+    # a huge project name was said again in full: the line, cut at 1,000 characters, lost its fix
+    response = page.goto(f"{site.server.base}/search?q=session&repo=project:{'x' * 3000}")
+    assert response.status == 400
+    assert page.locator("#error").inner_text() == (
+        f"no project '{'x' * 60}'... (3000 chars) in the registry: "
+        "its projects are none (set `project` on the registry's entries)"
+    )
 
 
 def test_a_path_no_repository_holds_is_said_once_not_as_indexes_to_build(page, site: Site):

@@ -22,6 +22,7 @@ from pathlib import Path
 from repolens.branches.names import branches_of
 from repolens.branches.registry import Registry
 from repolens.errors import NotFoundError, UsageError
+from repolens.validate import shown_value
 
 ALL = "*"
 PROJECT = "project:"
@@ -85,7 +86,7 @@ def project_members(project: str, registry: Registry) -> set[str]:
     if not members:
         known = sorted({e.project for e in registry.entries.values() if e.project})
         listed = ", ".join(known) if known else "none (set `project` on the registry's entries)"
-        raise NotFoundError(f"no project {project!r} in the registry: its projects are {listed}")
+        raise NotFoundError(f"no project {shown_value(project)} in the registry: its projects are {listed}")
     return members
 
 
