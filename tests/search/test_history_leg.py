@@ -187,3 +187,79 @@ def test_a_commit_touching_most_files_does_not_vote(make_repo: MakeRepo, git: Gi
     commit(git, root, "Retry the transfer in d", {"d.py": "w = 1\n"})
     reader, _ = service.open_index(root)
     assert set(vote_files(reader, parse_query("retry the transfer").weighted()).files) == {"d.py"}
+
+
+def _fast_import(root: Path, start: str, commits: list[tuple[int, str, str]]) -> None:
+    """Append ``commits`` (time, message, the one file it rewrites) to
+    ``main`` after ``start``, in one ``git fast-import`` (a thousand commits
+    in well under a second)."""
+    stream = ""
+    for i, (time, message, rel) in enumerate(commits):
+        content = f"changed = {i}\n"
+        stream += (
+            f"commit refs/heads/main\ncommitter T <t@example.com> {time} +0000\n"
+            f"data {len(message)}\n{message}\n"
+            + (f"from {start}\n" if i == 0 else "")
+            + f"M 100644 inline {rel}\ndata {len(content)}\n{content}\n"
+        )
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=root, input=stream, text=True, check=True)
+
+
+def test_after_a_rewrite_the_leg_reads_only_what_it_needs_and_votes_as_before(make_repo: MakeRepo, git: Git):
+    """After a rewrite the leg read its 30 commits plus one per commit off
+    the branch, each with its paths: up to 5,030 on every search until
+    ``repolens index``. It now reads the best first and more only while
+    too few of them are held, and its votes are the same: the 30 best
+    commits HEAD holds, best first, each weighing its score over the best
+    one's times its recency."""
+    names = [f"m/{chr(97 + i // 26)}{chr(97 + i % 26)}.py" for i in range(35)]  # same length: same scores
+    root = make_repo({**{rel: "x = 0\n" for rel in names}, "off.py": "y = 0\n"})  # "initial" touches all
+    day, start = 86_400, int(git(root, "log", "-1", "--format=%ct")) + 86_400  # after "initial"
+    held = [(start + i * day, "Retry the transfer when it fails", rel) for i, rel in enumerate(names)]
+    strong = [
+        (start + (40 + i) * day, "Retry the transfer, retry when the transfer fails", "off.py")
+        for i in range(35)
+    ]
+    weak = [(start + (80 + i) * day, "Say when it fails", "off.py") for i in range(1000)]
+    _fast_import(root, git(root, "rev-parse", "HEAD").strip(), held + strong + weak)
+    git(root, "reset", "-q", "--hard", "main")
+    service.index_repo(root)
+    # the 35 strongest matches and 1,000 weak ones: off the branch
+    git(root, "reset", "-q", "--hard", "HEAD~1035")
+    assert (
+        git(root, "log", "-1", "--format=%s %ct").strip() == f"Retry the transfer when it fails {held[-1][0]}"
+    )
+
+    reader, _ = service.open_index(root)
+    terms = parse_query(QUESTION).weighted()
+    ranked = reader.history_search(terms, 2000)
+    score = dict(ranked)
+    stored = reader.history_commits(score)
+    by_hash = {c.hash: cid for cid, c in stored.items()}
+    assert [stored[cid].subject for cid, _ in ranked[:35]] == [
+        "Retry the transfer, retry when the transfer fails"
+    ] * 35
+    newest = start + 1079 * day  # the newest commit read, off the branch
+    # the 30 newest held commits (equal scores: newer first), each touching its own file
+    hashes = git(root, "log", "-30", "--format=%H").split()
+    expected = {}
+    for h, (time, _, rel) in zip(hashes, reversed(held[-30:]), strict=True):
+        s = score[by_hash[h]]
+        assert s == score[by_hash[hashes[0]]]
+        expected[rel] = [(h, s, s / s * 0.5 ** (max(newest - time, 0) / day / 365.0))]
+
+    read: list[int] = []  # the commits whose paths the leg reads
+
+    def trace(sql: str) -> None:
+        if "FROM history_files h JOIN files f" in sql:
+            read.extend(int(i) for i in sql.split("IN (", 1)[1].split(")", 1)[0].split(","))
+
+    reader.db.set_trace_callback(trace)  # type: ignore[attr-defined]
+    votes, notes = history_leg(reader, terms, root)
+    reader.db.set_trace_callback(None)  # type: ignore[attr-defined]
+    assert "it votes without the 1035 commits HEAD does not hold" in notes[0]
+    got = {
+        path: [(s.commit.hash, s.score, s.weight) for s in vote.commits] for path, vote in votes.files.items()
+    }
+    assert got == expected
+    assert len(read) == 120  # the best 30, then 90 more: 35 held among them (it read all 1,065 found)

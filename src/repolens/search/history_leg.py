@@ -110,16 +110,25 @@ def similar_commits(
     their vote weight, their age counted back from ``newest`` (the
     history's :attr:`HistoryState.newest`; ``indexed_only``: their paths
     limited to indexed files), those of ``without`` left out (commits HEAD
-    no longer holds: as many more are searched, so that ``k`` remain)."""
-    found = reader.history_search(terms, k + len(without)) if terms else []
+    no longer holds: as many more are ranked, so that ``k`` remain).
+
+    The ranking costs the same however long; reading the commits, with
+    their paths, is what costs (reading ``k`` plus every commit off the
+    branch made a search after a rewrite ~0.5-1 ms slower per hundred): so
+    they are read in growing slices of the ranking (``k``, then four
+    times as many each time) only until ``k`` of them are held."""
+    ranked = reader.history_search(terms, k + len(without)) if terms else []
+    found: list[tuple[int, float]] = []
+    stored: dict[int, HistoryCommit] = {}
+    start, end = 0, k
+    while start < len(ranked) and len(found) < k:
+        part = ranked[start:end]
+        stored.update(reader.history_commits((cid for cid, _ in part), indexed_only=indexed_only))
+        found += [(cid, score) for cid, score in part if cid in stored and stored[cid].hash not in without]
+        start, end = end, 4 * end
+    found = found[:k]
     if not found:
         return []
-    stored = reader.history_commits((cid for cid, _ in found), indexed_only=indexed_only)
-    if without:
-        held = [(cid, score) for cid, score in found if cid in stored and stored[cid].hash not in without]
-        found = held[:k]
-        if not found:
-            return []
     best = found[0][1]
     out = []
     for cid, score in found:
