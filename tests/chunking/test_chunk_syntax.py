@@ -493,6 +493,28 @@ def test_a_cpp_method_declared_in_its_class_and_a_header_s_prototype_are_symbols
     assert chunk_file("point.c", "int area(int w, int h);\n", "c").symbols == []
 
 
+def test_a_cpp_member_defined_out_of_its_class_is_a_method() -> None:
+    """``void Widget::draw() {...}`` was a function, its declaration in the class's body a
+    method: what is said of methods (overloads by their count of arguments, a class's other
+    members) was said of the declaration only. A member's definition out of its class is a
+    method, its parent the class; one of a namespace the file names is a function."""
+    source = (
+        '#include "widget.hpp"\n'
+        "namespace ui { void paint(); }\n"
+        "void Widget::draw() {}\n"
+        "Widget::Widget() {}\n"
+        "Widget::~Widget() {}\n"  # 5
+        "int ui::Panel::size() const { return 0; }\n"
+        "void ui::paint() {}\n"
+        "template <typename T> void Box<T>::put(T x) {}\n"
+        "bool operator==(const Widget& a, const Widget& b) { return true; }\n"
+    )
+    symbols = chunk_file("widget.cpp", source, "cpp").symbols
+    found = [s for s in symbols if s.start_line > 2]  # draw, Widget, ~Widget, size, paint, put, operator==
+    assert [s.kind for s in found] == ["method"] * 4 + ["function", "method", "function"]
+    assert [s.parent for s in found] == ["Widget", "Widget", "Widget", "ui::Panel", "ui", "Box<T>", ""]
+
+
 def test_a_c_header_stays_c_whatever_its_comments_and_strings_say() -> None:
     text = (
         '#ifndef POINT_H\n#define POINT_H\n#include <stdio.h>\n#ifdef __cplusplus\nextern "C" {\n#endif\n'

@@ -2388,6 +2388,48 @@ def test_a_cpp_use_resolves_to_the_definition_of_a_header_the_file_includes(tmp_
     ]
 
 
+# A class declared in a header, its members defined in source files of other names.
+CPP_APART = {
+    "include/widget.hpp": "#pragma once\n"
+    "class Sender {\npublic:\n  void send(int a);\n  void send(int a, int b);\n};\n"  # 4, 5
+    "class Widget {\npublic:\n  void draw();\n  void helper();\n  void run();\n  Sender m;\n};\n"  # 9-12
+    "Widget make_widget(int a,\n                   int b);\n",
+    "src/sender.cpp": '#include "widget.hpp"\n\nvoid Sender::send(int a) {}\n\n'
+    "void Sender::send(int a, int b) {}\n",
+    "src/widget.cpp": '#include "widget.hpp"\n\nvoid Widget::draw() {\n  helper();\n}\n\n'
+    "void Widget::helper() {}\nWidget make_widget(int a, int b) { return Widget(); }\n",
+    "src/main.cpp": '#include "widget.hpp"\n\nint main() {\n  Sender s;\n  s.send(1, 2);\n'
+    "  Sender* p = new Sender();\n  p->send(3);\n  Widget w;\n  w.draw();\n  return 0;\n}\n",
+}
+
+
+def test_a_cpp_member_defined_out_of_its_class_is_listed_first_and_one_with_its_declaration(
+    tmp_path: Path, write_tree
+):
+    """``void Sender::send(int a) {}`` in sender.cpp was a function, listed after its
+    declaration in widget.hpp, and had none of the declaration's uses (the files share no key):
+    ``refs Sender.send`` read the declaration, and the definition had 0 references. The
+    definition is a method, listed first; a declaration and its definitions in the files
+    including its header are one, and each overload has the calls passing its count."""
+    root = indexed(tmp_path / "cpp", CPP_APART, write_tree)
+    listed = service.find_symbol("Widget.draw", root).text
+    assert listed.index("src/widget.cpp:3-5 method") < listed.index("include/widget.hpp:9")
+    made = service.find_symbol("make_widget", root).text  # a declaration over two lines
+    assert made.index("src/widget.cpp:8") < made.index("include/widget.hpp:14")
+    assert "src/sender.cpp:3" in service.find_references("Sender.send", root).text.splitlines()[0]
+    for one, two in (
+        ("src/sender.cpp:3", "src/sender.cpp:5"),
+        ("include/widget.hpp:4", "include/widget.hpp:5"),
+    ):
+        assert uses(service.find_references(one, root).text) == ["src/main.cpp", "main 7: p->send(3);"]
+        assert uses(service.find_references(two, root).text) == ["src/main.cpp", "main 5: s.send(1, 2);"]
+    helper = ["src/widget.cpp", "Widget::draw 4: helper();"]
+    assert (
+        uses(service.find_references("include/widget.hpp:10", root).text) == helper
+    )  # widget.cpp's =Widget.helper
+    assert uses(service.find_references("Widget.helper", root).text) == helper
+
+
 def test_a_cpp_method_declared_in_its_class_is_found_and_has_the_uses_of_its_definition(
     tmp_path: Path, write_tree
 ):

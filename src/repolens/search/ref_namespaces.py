@@ -56,11 +56,11 @@ def _included_targets(reader: IndexReader, path: str, scope: str, rest: str) -> 
     of the repository may define."""
     parts = split_key(scope)
     heads = ["", *(".".join(parts[:i]) + "." for i in range(1, len(parts) + 1))]
-    return [f"{header}.{head}{rest}" for header in _included(reader, path) for head in heads]
+    return [f"{header}.{head}{rest}" for header in included(reader, path) for head in heads]
 
 
 @per_index(FILES_HELD)
-def _included(reader: IndexReader, path: str) -> tuple[str, ...]:
+def included(reader: IndexReader, path: str) -> tuple[str, ...]:
     """The keys of the headers a C or C++ file includes (its ``import`` rows binding no name)."""
     rows = reader.refs_of_files([path]).get(path, [])
     return tuple(sorted({r.target for r in rows if r.kind == "import" and r.target}))

@@ -85,7 +85,8 @@ from repolens.search.ref_members import (
     members_named,
     related,
 )
-from repolens.store.base import IndexReader, RefRow, SymbolRow
+from repolens.search.ref_namespaces import included
+from repolens.store.base import IndexReader, NameMatch, RefRow, SymbolFilters, SymbolRow, normalize_symbol
 
 # Rounds of subclasses followed for a method's inherited uses.
 CLASS_ROUNDS = 3
@@ -122,6 +123,8 @@ def references(reader: IndexReader, definition: SymbolRow) -> Resolved:
     not a use."""
     meaning = Meaning(reader=reader)
     meaning.add(definition.path, definition.qualname, definition.language)
+    for other in _declared_apart(reader, definition):  # C++'s void draw(); and void Widget::draw() {...}
+        meaning.add(other.path, other.qualname, other.language)
     for name in other_names(reader, definition):  # Kotlin's shout of String.shout, A.build of A.Factory.build
         meaning.add(definition.path, name, definition.language)
     if (  # new C() and C() call the constructor; Rust's new is a function like another
@@ -248,6 +251,40 @@ def _holder(reader: IndexReader, definition: SymbolRow) -> SymbolRow | None:
         ),
         None,
     )
+
+
+# Languages whose functions and methods are declared in one file and defined in another.
+_PROTOTYPING = frozenset({"c", "cpp"})
+
+
+def _declared_apart(reader: IndexReader, definition: SymbolRow) -> list[SymbolRow]:
+    """The other declarations and definitions of a C or C++ function or method: those of its
+    qualified name in a header its file includes (``void draw();`` in ``widget.hpp``, for
+    ``void Widget::draw() {...}`` in a source file including it), or in a file including
+    its own. One function with it: a use of either is a use of each (a header and a source
+    file of other names share no key, and a use in the source file is keyed ``=Q``)."""
+    if definition.language not in _PROTOTYPING or definition.kind not in ("function", "method"):
+        return []
+    want = qualname_key(definition.qualname)
+    named = reader.symbols(NameMatch(names=(normalize_symbol(definition.name),)), SymbolFilters(), FAN_OUT)
+    others = [
+        s
+        for s in named
+        if s.path != definition.path
+        and s.language in _PROTOTYPING
+        and s.kind in ("function", "method")
+        and qualname_key(s.qualname) == want
+    ]
+    if not others:
+        return []
+    own, includes = _module_keys(definition), set(included(reader, definition.path))
+    return [s for s in others if includes & _module_keys(s) or own & set(included(reader, s.path))]
+
+
+def _module_keys(s: SymbolRow) -> set[str]:
+    """The keys an ``#include`` of ``s``'s file may spell (``widget``, ``include.widget``)."""
+    parts = module_parts(s.path, s.language)
+    return {".".join(parts[i:]) for i in range(len(parts))}
 
 
 def _classes_of(reader: IndexReader, method: SymbolRow) -> list[SymbolRow]:

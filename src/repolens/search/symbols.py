@@ -278,10 +278,27 @@ def _kind_rank(kind: str) -> int:
     return 1 if kind in SECONDARY_DEFINITION_KINDS else 2
 
 
+# Languages whose functions and methods are declared apart from their definitions (a header's
+# ``Widget make_widget(int);``, a class body's ``void draw();``).
+_PROTOTYPING = frozenset({"c", "cpp"})
+
+
+def _declared_only(m: SymbolMatch) -> bool:
+    """Whether ``m`` is a C or C++ declaration without its body: listed after the definitions,
+    which ``refs`` and ``impact`` read first. A definition's signature is its header up to the
+    body, a declaration's its first line: the statement's end, or a parameter list it does not
+    close (``void send(int a,``)."""
+    if m.language not in _PROTOTYPING:
+        return False
+    sig = m.signature.rstrip()
+    return sig.endswith(";") or "(" not in sig or sig.count("(") > sig.count(")")
+
+
 def _rank_key(m: SymbolMatch, closeness: int = 0) -> tuple[object, ...]:
     return (
         _TIER_RANK.get(m.tier, len(TIERS)),
         _kind_rank(m.kind),
+        _declared_only(m),
         LISTING_RANK[path_role(m.path)],
         closeness,
         len(m.qualname or m.name),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import replace
 
 from tree_sitter import Node
@@ -51,7 +53,26 @@ def _c_declarator_name(node: Node | None) -> Node | None:
     return None
 
 
+# A namespace's name where the file names one (``namespace ui {``, ``using namespace ui;``,
+# ``namespace fs = std::filesystem;``, ``namespace a::b {``).
+_NAMESPACE = re.compile(rb"\bnamespace\s+([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)")
+
+
+@functools.lru_cache(maxsize=4)
+def _namespaces(src: bytes) -> frozenset[str]:
+    """The names the file gives namespaces, ``std`` always: read once per file (each
+    out-of-class definition asks; a file's ``src`` is one object, its hash kept)."""
+    found = {"std"}
+    for m in _NAMESPACE.finditer(src):
+        found.update(p.strip() for p in m.group(1).decode("utf-8", "replace").split("::"))
+    return frozenset(found)
+
+
 def _c_function(node: Node, scope: Scope) -> Found | None:
+    """A function's definition, or (C++) a member's out of its class, ``void Widget::draw()
+    {...}``: a method, as its declaration in the class's body is, so that what is said of
+    methods (its class's other members, its overloads) is said of both; ``void ui::f() {...}``,
+    ``ui`` a namespace the file names, is a function."""
     name_node = _c_declarator_name(node.child_by_field_name("declarator"))
     if name_node is None:
         return None
@@ -59,7 +80,9 @@ def _c_function(node: Node, scope: Scope) -> Found | None:
     if name_node.type == "qualified_identifier" and "::" in full:
         owner, _, name = full.rpartition("::")
         qual = qualify(scope.qualname, full, "::")
-        return Found("function", name, name_node, qualname=qual, parent=qualify(scope.qualname, owner, "::"))
+        last = owner.rpartition("::")[2].partition("<")[0].strip()
+        kind = "function" if last in _namespaces(scope.src) else "method"
+        return Found(kind, name, name_node, qualname=qual, parent=qualify(scope.qualname, owner, "::"))
     return Found("function", full, name_node)
 
 
