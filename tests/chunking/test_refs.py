@@ -1510,6 +1510,36 @@ def test_a_cpp_class_member_declared_with_a_type_types_its_members():
     assert calls == [(7, "=Widget.draw")] * 5 + [(9, ""), (11, "=Widget.draw"), (12, "")]
 
 
+def test_a_cpp_member_used_bare_in_a_method_defined_apart_is_keyed_for_its_header():
+    """``m.send(1)`` in ``void Widget::run() {...}``, ``Widget`` declared by a header the
+    file includes, had no target: it is ``Widget``'s ``m``'s (``?Widget.m.send``), as
+    ``this->m.send()`` is, which a question tries in the header. Not a local's, not a name
+    the file writes before ``::``, not in a function of no class, not in a file including
+    no header."""
+    cpp = (
+        '#include "widget.hpp"\n'
+        "void ui::Widget::run() {\n"
+        "  m.send(1);\n"
+        "  this->m.send(1, 2);\n"
+        "  int n = 0;\n"  # 5
+        "  n.send(1);\n"
+        "  m.q.send(1);\n"
+        "  clock::now(); v.clock::now();\n"
+        "}\n"
+        "void other() { m.send(1); }\n"  # 10
+    )
+    rows = targets("run.cpp", cpp, "cpp")
+    assert [rows[(line, "send")] for line in (3, 4, 6, 7, 10)] == [
+        "?ui.Widget.m.send",
+        "?ui.Widget.m.send",
+        "",
+        "?ui.Widget.m.q.send",
+        "",
+    ]
+    assert rows[(8, "now")] == ""  # a namespace's or a type's, named so in the file
+    assert targets("run.cpp", cpp.partition("\n")[2], "cpp")[(2, "send")] == ""
+
+
 def test_a_cpp_local_declared_with_a_type_types_its_members():
     """``Widget w; w.draw();`` (and ``p->draw()``, ``p`` a ``Widget*``) was a name match: C++
     locals had no type; their members are now the type's."""

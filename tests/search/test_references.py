@@ -2430,6 +2430,34 @@ def test_a_cpp_member_defined_out_of_its_class_is_listed_first_and_one_with_its_
     assert uses(service.find_references("Widget.helper", root).text) == helper
 
 
+def test_a_cpp_member_used_bare_in_a_method_defined_apart_is_its_class_s(tmp_path: Path, write_tree):
+    """``m.send(1)`` and ``this->m.send(1, 2)`` in ``void Widget::run() {...}``, a file other
+    than the header declaring ``Widget`` (and its field ``Sender m;``), were name matches: the
+    file does not know ``m``'s type. They are ``Widget``'s ``m``'s, which the header types, and
+    so each overload of ``Sender::send`` has its own."""
+    run = (
+        '#include "widget.hpp"\n\nvoid Widget::run() {\n  m.send(1);\n  this->m.send(1, 2);\n  helper();\n}\n'
+    )
+    root = indexed(tmp_path / "cpp", {**CPP_APART, "src/run.cpp": run}, write_tree)
+    one, two = (
+        uses(service.find_references(t, root).text) for t in ("src/sender.cpp:3", "include/widget.hpp:5")
+    )
+    assert one == ["src/main.cpp", "main 7: p->send(3);", "src/run.cpp", "Widget::run 4: m.send(1);"]
+    assert two == [
+        "src/main.cpp",
+        "main 5: s.send(1, 2);",
+        "src/run.cpp",
+        "Widget::run 5: this->m.send(1, 2);",
+    ]
+    helper = uses(service.find_references("Widget.helper", root).text)
+    assert helper == [
+        "src/run.cpp",
+        "Widget::run 6: helper();",
+        "src/widget.cpp",
+        "Widget::draw 4: helper();",
+    ]
+
+
 def test_a_cpp_method_declared_in_its_class_is_found_and_has_the_uses_of_its_definition(
     tmp_path: Path, write_tree
 ):

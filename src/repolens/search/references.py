@@ -289,10 +289,16 @@ def _module_keys(s: SymbolRow) -> set[str]:
 
 def _classes_of(reader: IndexReader, method: SymbolRow) -> list[SymbolRow]:
     """The class of ``method``: in its file, or for Go (whose methods may be
-    declared in another file than their type) in its package's folder."""
+    declared in another file than their type) in its package's folder, or for
+    C++ (a method defined out of its class, ``void Widget::draw() {...}``) in
+    the header declaring it."""
     found = [c for c in defined(reader, method.parent, method.path) if c.kind not in ("function", "method")]
-    if found or method.language != "go":
+    if found or method.language not in ("go", "cpp"):
         return found
+    if method.language == "cpp":
+        paths = dict.fromkeys(s.path for s in _declared_apart(reader, method))
+        held = (c for p in paths for c in defined(reader, method.parent, p))
+        return [c for c in held if c.kind not in ("function", "method")]
     return golang.types_named(reader, method.parent, method.path)
 
 

@@ -234,6 +234,7 @@ class _Extraction(Uses, Targets):
         self.kinds: dict[str, str] = {}  # the file's definitions' kinds by qualified name, with class_members
         self.methods: set[tuple[str, str]] = set()  # (class, name) of its methods, with class_members
         self.receivers: dict[int, str] = {}  # function -> its receiver variable (Go)
+        self.qualifiers: frozenset[str] | None = None  # C++: the names written before ::, when asked
         # What a language's own rules add (rs.rules; Python's :mod:`.python_types`, :mod:`.fixtures`):
         self.symbols = symbols
         self.fixture_params: dict[tuple[int, str], str] = {}  # (function, parameter) -> its fixture's key

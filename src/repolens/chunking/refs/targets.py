@@ -12,6 +12,7 @@ receiver and definition, so each is worked out once per file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from repolens.chunking import Symbol
@@ -32,6 +33,8 @@ from repolens.chunking.refs.typed import TYPE_NAME, plain_type
 
 # Heads of a path that name a module from the one a use stands in (Rust's crate::, super::).
 PATH_HEADS = frozenset({"crate", "super"})
+# A name before ``::`` (C++'s ``std::sort``, ``system_clock::now``): a namespace's or a type's.
+_QUALIFIER = re.compile(rb"([A-Za-z_]\w*)\s*::")
 
 
 class Targets:
@@ -66,6 +69,7 @@ class Targets:
     shadowed: dict[tuple[int, str], frozenset[str]]
     hidden: dict[tuple[bytes, int, int], frozenset[str]]
     owner: list[int]
+    qualifiers: frozenset[str] | None  # C++: the names the file writes before ``::``, when asked
 
     def bound_at(self, fn: int, raw: bytes, where: int) -> bool:
         """:meth:`_bound_at`, for the language's own rules."""
@@ -139,6 +143,24 @@ class Targets:
                 return self._own_prefix(owner) + name
             owner = enclosing(owner)
         return ""
+
+    def _declared_elsewhere(self, owner: str, member: str) -> str:
+        """What ``member.name`` means in a method of ``owner`` defined out of its class (C++'s
+        ``void Widget::run() { this->m.draw(); }``) where the file does not declare the class
+        but includes a header, which may: ``m`` of ``Widget`` as declared there, keyed ``?``
+        (``?Widget.m.``), which a question tries in each header the file includes, and there
+        meets the class's field of a known type. "" elsewhere (the class's own file knows
+        its fields), and for a name the file qualifies (``system_clock::now()``)."""
+        if not (owner and self.includes and self.rs.included):
+            return ""
+        self._read_members()
+        if owner in self.kinds:
+            return ""
+        if self.qualifiers is None:  # (read once per file)
+            self.qualifiers = frozenset(m.group(1).decode() for m in _QUALIFIER.finditer(self.src))
+        if member in self.qualifiers:
+            return ""  # std::sort(), system_clock::now(): a namespace's, a type's
+        return IN_NAMESPACES + "".join(p + "." for p in (*split_key(owner), member))
 
     def _namespace(self, at: int) -> str:
         """The key of the namespace definition ``at`` is in ("" none, or the global one): the
@@ -345,7 +367,9 @@ class Targets:
             if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
                 return self._own_prefix(".".join([owner, *parts[1:]]))
             field = self._field(owner, parts[1]) if len(parts) == 2 and owner else None
-            return field[0] + "." if field else ""  # self.x.name, x a field of a known type
+            if field:
+                return field[0] + "."  # self.x.name, x a field of a known type
+            return self._declared_elsewhere(owner, parts[1]) if len(parts) == 2 else ""
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         fscopes = self.fscopes is not None
         if base is None and (fn, head) in self.typed:
@@ -363,6 +387,16 @@ class Targets:
             base = self._typed_at(-1, head, start) or None  # the module's, visible here
         if base is None:  # a module-level local of a known type (app = Flask()), else a name of the module
             base = (None if fscopes else self.typed.get((-1, head))) or self.module.get(head)
+        if (  # C++'s m.draw() in void Widget::run() {...}, Widget another file's: this->m's
+            not base
+            and rs.included
+            and fn >= 0
+            and not head[:1].isupper()
+            and head not in rs.builtins
+            and not (self.qualifiers and any(p in self.qualifiers for p in parts[1:]))
+            and (prefix := self._declared_elsewhere(self.scopes.owner_class(at), head))
+        ):
+            return prefix + "".join(p + "." for p in parts[1:])
         if not base and rs.module_path is not None:
             base = self._module_item(at, head)  # a module the inline module holding the use defines
             if not base and self._a_crate(recv, head, at, start):
