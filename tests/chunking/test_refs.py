@@ -1510,6 +1510,29 @@ def test_a_cpp_class_member_declared_with_a_type_types_its_members():
     assert calls == [(7, "=Widget.draw")] * 5 + [(9, ""), (11, "=Widget.draw"), (12, "")]
 
 
+def test_a_cpp_loop_variable_or_local_named_with_its_keyword_types_its_members():
+    """``for (Sender& e : all) e.send(1, 2);`` and ``struct Sender s; s.send(1);`` were name
+    matches (a range loop's variable and a type named with ``struct`` had no type); they are
+    ``Sender``'s, as ``Sender s;`` is, so each overload has its own. ``auto&`` stays untyped."""
+    cpp = (
+        '#include "sender.h"\n'
+        "void run(const std::vector<Sender>& all) {\n"
+        "  for (Sender& e : all) { e.send(1, 2); }\n"
+        "  for (const Sender* p : ptrs) p->send(1);\n"
+        "  for (auto& a : all) { a.send(1); }\n"  # 5
+        "  struct Sender s;\n"
+        "  s.send(1);\n"
+        "}\n"
+    )
+    rows = targets("main.cpp", cpp, "cpp")
+    assert [rows[(line, "send")] for line in (3, 4, 5, 7)] == [
+        "?Sender.send",
+        "?Sender.send",
+        "",
+        "?Sender.send",
+    ]
+
+
 def test_a_cpp_member_used_bare_in_a_method_defined_apart_is_keyed_for_its_header():
     """``m.send(1)`` in ``void Widget::run() {...}``, ``Widget`` declared by a header the
     file includes, had no target: it is ``Widget``'s ``m``'s (``?Widget.m.send``), as

@@ -22,13 +22,16 @@ _MAKERS = frozenset({"make_unique", "make_shared"})
 _CLASSES = frozenset({"class", "struct"})
 # A declared name: a local's, a field's.
 _NAMES = frozenset({"identifier", "field_identifier"})
+# A type named with its keyword (``struct Widget w;``, ``class Widget* p;``).
+_ELABORATED = frozenset({"struct_specifier", "class_specifier", "union_specifier"})
 # Declarators around a declared name (``*p``, ``&r``, ``p = ...``).
 _DECLARATORS = frozenset({"init_declarator", "pointer_declarator", "reference_declarator"})
 
 
 def typed_locals(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
     """The locals and parameters of a function declared with a type (``Widget w;``, ``Widget*
-    p = ...``, ``const Widget& r``, ``std::unique_ptr<Widget> u``) or made by a type's
+    p = ...``, ``const Widget& r``, ``std::unique_ptr<Widget> u``, ``for (Widget& w : all)``,
+    ``struct Widget w;``) or made by a type's
     constructor (``auto w = Widget(...)``, ``new Widget``, ``std::make_unique<Widget>()``):
     their type's key in ``ex.typed``, a later declaration of a name winning. A call of a name
     that is no type of the file's and starts in lower case may be a function's: no type."""
@@ -139,6 +142,8 @@ def _named(ex: Extracting, node: ts.Node | None, pointer: bool = False) -> str:
             return inner
         head = ex.src[scope.start_byte : scope.end_byte].decode("utf-8", "replace")
         return f"{head.replace('::', '.')}.{inner}"
+    if node.type in _ELABORATED and node.child_by_field_name("body") is None:  # struct Widget w;
+        return _named(ex, node.child_by_field_name("name"))
     if node.type in ("type_identifier", "identifier", "namespace_identifier"):
         return ex.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
     return ""

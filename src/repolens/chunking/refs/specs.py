@@ -492,6 +492,7 @@ CPP = RefSpec(
 (template_parameter_list (type_parameter_declaration (type_identifier) @skip))
 (declaration) @cpp.typed
 (parameter_declaration) @cpp.typed
+(for_range_loop) @cpp.typed
 (field_declaration) @cpp.field
 """,
     imports.c_include,
