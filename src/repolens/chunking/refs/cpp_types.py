@@ -45,9 +45,8 @@ def typed_locals(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
             name, value = _declared(declarator)
             if name is None:
                 continue
-            text = _type_name(ex, kind, value, classes)
-            key = ex.type_key(text, fn) if text and TYPE_NAME.fullmatch(text) else ""
-            if key and (key[:1] != "=" or _a_class(classes, key[1:])):
+            key = _class_key(ex, _type_name(ex, kind, value, classes), fn, classes)
+            if key:
                 ex.typed[(fn, ex.src[name.start_byte : name.end_byte].decode("utf-8", "replace"))] = key
 
 
@@ -65,9 +64,8 @@ def class_fields(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         kind = node.child_by_field_name("type")
         for declarator in node.children_by_field_name("declarator"):
             name, _ = _declared(declarator)
-            text = _type_name(ex, kind, None, classes) if name is not None else ""
-            key = ex.type_key(text, -1) if text and TYPE_NAME.fullmatch(text) else ""
-            if key and (key[:1] != "=" or _a_class(classes, key[1:])):
+            key = _class_key(ex, _type_name(ex, kind, None, classes), -1, classes) if name is not None else ""
+            if key and name is not None:
                 field = ex.src[name.start_byte : name.end_byte].decode("utf-8", "replace")
                 ex.fields.setdefault((owner, field), (key, line))
 
@@ -76,6 +74,18 @@ def _classes(ex: Extracting) -> frozenset[str]:
     """The qualified names of the file's classes and structs, once per file (each typed
     declaration asks)."""
     return frozenset(s.qualname for s in ex.symbols if s.kind in _CLASSES)
+
+
+def _class_key(ex: Extracting, text: str, fn: int, classes: frozenset[str]) -> str:
+    """The key of the type ``text`` names in function ``fn`` ("" unknown, or one of the file's
+    definitions that is none of its ``classes``): a local's as :meth:`Extracting.named_type`
+    reads it, a field's (``fn`` -1) as the file's top level does, which the locals of code
+    outside functions (``TEST_CASE("x") { age a = ...; }``) do not hide."""
+    if fn >= 0:
+        key = ex.named_type(text, fn) if text else ""
+    else:
+        key = ex.type_key(text, fn) if text and TYPE_NAME.fullmatch(text) else ""
+    return key if key[:1] != "=" or _a_class(classes, key[1:]) else ""
 
 
 def _a_class(classes: frozenset[str], key: str) -> bool:
