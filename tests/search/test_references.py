@@ -2416,6 +2416,11 @@ def test_a_cpp_member_defined_out_of_its_class_is_listed_first_and_one_with_its_
     assert listed.index("src/widget.cpp:3-5 method") < listed.index("include/widget.hpp:9")
     made = service.find_symbol("make_widget", root).text  # a declaration over two lines
     assert made.index("src/widget.cpp:8") < made.index("include/widget.hpp:14")
+    # a class is no declaration without its body: listed before its constructor, as its shorter name
+    ctor = {"src/ctor.cpp": '#include "widget.hpp"\n\nWidget::Widget(int size) {}\n'}
+    root = indexed(tmp_path / "ctor", {**CPP_APART, **ctor}, write_tree)
+    named = service.find_symbol("Widget", root).text
+    assert named.index("include/widget.hpp:7-") < named.index("src/ctor.cpp:3")
     assert "src/sender.cpp:3" in service.find_references("Sender.send", root).text.splitlines()[0]
     for one, two in (
         ("src/sender.cpp:3", "src/sender.cpp:5"),

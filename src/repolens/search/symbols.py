@@ -288,8 +288,8 @@ def _declared_only(m: SymbolMatch) -> bool:
     which ``refs`` and ``impact`` read first. A definition's signature is its header up to the
     body, a declaration's its first line: the statement's end, or a parameter list it does not
     close (``void send(int a,``)."""
-    if m.language not in _PROTOTYPING:
-        return False
+    if m.language not in _PROTOTYPING or m.kind not in ("function", "method"):
+        return False  # (a class's or a struct's signature has no parameters, and no body on its line)
     sig = m.signature.rstrip()
     return sig.endswith(";") or "(" not in sig or sig.count("(") > sig.count(")")
 
