@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from repolens.chunking.refs import IN_NAMESPACES, module_parts, split_key
-from repolens.search.kept import FILES_HELD, INDEXES_HELD, lines_of, per_index
+from repolens.search.kept import FILES_HELD, INDEXES_HELD, per_index, text_of
 from repolens.store.base import IndexReader
 
 _LIB_ROOT = "src/lib.rs"  # Cargo's default library root, below the package's folder
@@ -72,10 +72,8 @@ def crates(reader: IndexReader) -> dict[str, Crate | None]:
 def _library(reader: IndexReader, manifest: str, folder: str, paths: set[str]) -> Crate | None:
     """The library a ``Cargo.toml`` declares, when its root is indexed (None otherwise, or
     when the manifest cannot be read: no key is better than a wrong one)."""
-    lines = lines_of(reader, manifest)
-    text = "\n".join(lines.get(n, "") for n in range(1, max(lines, default=0) + 1))
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text_of(reader, manifest))
     except tomllib.TOMLDecodeError:
         return None
     package, lib = data.get("package"), data.get("lib")

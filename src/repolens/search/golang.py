@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from repolens.chunking.refs import split_key
-from repolens.search.kept import INDEXES_HELD, lines_of, per_index
+from repolens.search.kept import INDEXES_HELD, lines_of, per_index, text_of
 from repolens.store.base import IndexReader, NameMatch, RefRow, SymbolFilters, SymbolRow, normalize_symbol
 
 _MODULE_LINE = re.compile(r"^module\s+\"?([^\s\"]+)", re.MULTILINE)
@@ -37,8 +37,7 @@ def module_roots(reader: IndexReader) -> dict[str, list[str]]:
     roots = {}
     for path in reader.paths():
         if path == "go.mod" or path.endswith("/go.mod"):
-            text = "\n".join(stored.chunk.text for stored in reader.chunks_of_file(path))
-            m = _MODULE_LINE.search(text)
+            m = _MODULE_LINE.search(text_of(reader, path))
             if m:
                 roots[path.removesuffix("go.mod").rstrip("/")] = split_key(m.group(1))
     return roots

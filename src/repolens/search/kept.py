@@ -67,3 +67,10 @@ def lines_of(reader: IndexReader, path: str) -> dict[int, str]:
     """The lines of ``path`` (1-based) as the index holds them (:func:`file_lines` of its
     chunks): the rules of several questions read the same file's lines."""
     return file_lines(reader.chunks_of_file(path))
+
+
+def text_of(reader: IndexReader, path: str) -> str:
+    """The text of ``path`` as the index holds it (:func:`lines_of`, joined): a manifest a rule
+    parses whole (``go.mod``, ``Cargo.toml``)."""
+    lines = lines_of(reader, path)
+    return "\n".join(lines.get(n, "") for n in range(1, max(lines, default=0) + 1))

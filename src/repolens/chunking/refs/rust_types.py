@@ -42,7 +42,7 @@ import tree_sitter as ts
 from repolens.chunking.refs.captures import in_file_order
 from repolens.chunking.refs.extracting import Extracting, line_of, text
 from repolens.chunking.refs.scoping import EVERYWHERE, rust_span
-from repolens.chunking.refs.typed import TYPE_NAME, plain_type
+from repolens.chunking.refs.typed import plain_type
 
 # Associated functions that make a value of their type, by Rust's conventions (prefixes end in _).
 _CONSTRUCTORS = frozenset({"new", "default"})
@@ -61,9 +61,7 @@ def made(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         fn = ex.scopes.function[line_of(pattern)]
         key = _made_type(ex, value, fn)
         if key:
-            local = text(ex, pattern)
-            ex.typed[(fn, local)] = ex.typed.get((fn, local)) or key
-            ex.scoped.setdefault((fn, local), []).append((*ex.visible(node), key))
+            _typed_local(ex, fn, text(ex, pattern), ex.visible(node), key)
 
 
 def _made_type(ex: Extracting, value: ts.Node, fn: int) -> str:
@@ -96,8 +94,16 @@ def result_type(ex: Extracting, called: str, fn: int) -> str:
 
 
 def _key(ex: Extracting, name: str, fn: int) -> str:
-    name = plain_type(name)
-    return ex.type_key(name, fn) if TYPE_NAME.fullmatch(name) and name not in ex.rs.builtins else ""
+    """The key of the type ``name`` names in function ``fn``, as a declaration's is read
+    (``Extracting.named_type``); "" for one of the language's own (``Vec``, ``Self``)."""
+    return "" if plain_type(name) in ex.rs.builtins else ex.named_type(name, fn)
+
+
+def _typed_local(ex: Extracting, fn: int, local: str, span: tuple[int, int], key: str) -> None:
+    """Record that ``local`` of function ``fn`` is of the type ``key`` where ``span`` says
+    (its first binding's type where no span holds a use: ``Extracting.typed``)."""
+    ex.typed[(fn, local)] = ex.typed.get((fn, local)) or key
+    ex.scoped.setdefault((fn, local), []).append((*span, key))
 
 
 def struct_fields(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
@@ -138,10 +144,7 @@ def parameters(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
         key = _key(ex, pointer.group(1) if pointer else kind, fn)
         if not key:
             continue
-        local = text(ex, pattern)
-        ex.typed[(fn, local)] = ex.typed.get((fn, local)) or key
-        span = rust_span(pattern) or EVERYWHERE  # a closure's: the closure
-        ex.scoped.setdefault((fn, local), []).append((*span, key))
+        _typed_local(ex, fn, text(ex, pattern), rust_span(pattern) or EVERYWHERE, key)  # a closure's: in it
 
 
 def chains(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
