@@ -951,6 +951,41 @@ def test_a_rust_path_from_a_crate_the_file_does_not_bind_is_keyed_as_its_use_wou
     assert not any(line in (8, 9, 17) and target for (line, _, _), target in rows.items())
 
 
+def test_a_rust_local_of_a_type_named_by_another_crate_s_full_path_is_typed_as_with_a_use():
+    """``let a = clap::Arg::new("x"); a.get_id()`` (no ``use``) typed nothing, where ``use
+    clap::Arg;`` types ``a`` ``?clap.Arg``: a type's path from a crate the file does not bind
+    types a ``let``, a parameter and a result as its ``use`` would; not where a glob import may
+    bring in a module of the path's head, nor a local's name."""
+    text = (
+        "fn f(p: &clap::Arg) -> clap::Command {\n"
+        '    let a = clap::Arg::new("x");\n'
+        "    a.get_id();\n"
+        "    p.get_id();\n"
+        "    let c: clap::Command = make();\n"  # 5
+        "    c.get_name();\n"
+        "    c\n"
+        "}\n"
+        "\n"
+        "mod inner {\n"  # 10
+        "    use super::*;\n"
+        "\n"
+        "    fn g() {\n"
+        "        let h = helpers::Helper::new();\n"
+        "        h.run();\n"  # 15
+        "    }\n"
+        "}\n"
+    )
+    want = {
+        (3, "get_id", "call"): "?clap.Arg.get_id",
+        (4, "get_id", "call"): "?clap.Arg.get_id",
+        (6, "get_name", "call"): "?clap.Command.get_name",
+        (1, "Command", "field"): "?clap.Command",  # what f returns
+        (15, "run", "call"): "",
+    }
+    got = {(r.line, r.name, r.kind): r.target for r in refs_of("tests/t.rs", text, "rust")}
+    assert {k: got.get(k) for k in want} == want
+
+
 def test_a_rust_struct_s_field_of_a_named_type_types_self_s_member_of_that_name():
     """``struct App { cmd: Command }`` then ``self.cmd.get_name()`` had no typed receiver:
     a Rust struct's fields were not read. A field of a plain path's type (through ``Box``,

@@ -458,6 +458,27 @@ def test_rust_a_type_of_the_repository_s_own_crate_types_its_locals_in_its_tests
     ]
 
 
+def test_rust_a_local_of_the_crate_s_type_named_by_its_full_path_is_a_use_of_its_methods(
+    tmp_path: Path, write_tree
+):
+    """clap's tests write ``let a = clap::Arg::new("x"); a.short('s')`` with no ``use``: ``a``
+    was untyped, so ``refs Arg::short`` had it as a name match. It is typed as ``use
+    my_crate::Arg;`` would type it; another crate's path (``other::Arg``) still types nothing
+    the repository defines: a name match."""
+    files = {
+        "Cargo.toml": '[package]\nname = "my-crate"\nversion = "0.1.0"\n',
+        "src/lib.rs": "pub mod builder;\npub use builder::Arg;\n",
+        "src/builder.rs": "pub struct Arg;\n\nimpl Arg {\n"
+        "    pub fn new(n: u32) -> Self {\n        Arg\n    }\n\n"
+        "    pub fn short(self, c: char) -> Self {\n        self\n    }\n}\n",
+        "tests/t.rs": "#[test]\nfn t() {\n    let a = my_crate::Arg::new(1);\n    a.short('a');\n"
+        "    let o = other::Arg::new(2);\n    o.short('o');\n}\n",
+    }
+    text = service.find_references("Arg.short", indexed(tmp_path / "rust", files, write_tree)).text
+    assert uses(text) == ["tests/t.rs", "t 4: a.short('a');"]
+    assert "o.short('o')" in matched(text)
+
+
 def test_a_place_off_the_file_is_a_usage_error(repo: Path):
     """Line 0 and lines past the end said "No definition at ..." and exit 0,
     as a place with nothing defined there does."""

@@ -224,9 +224,13 @@ class Targets:
             and (len(parts) == 1 or not self.rs.package)
         ):
             base = self.unbound_key(head, fn)  # a type of the package, of a namespace in scope
+        rust_path = self.rs.module_path is not None and len(parts) > 1
+        crate = not base and rust_path and self._a_crate("::".join(parts), head, fn, 0)
+        if crate:
+            base = head  # clap::Arg: another crate's path, as with use clap::Arg
         if not base or (head in self.modules_bound and len(parts) == 1):
             return ""
-        if head in self.foreign:  # another crate's type, placed by a question: see RefSpec.shadowing_lets
+        if head in self.foreign or crate:  # another crate's type, a question places (RefSpec.shadowing_lets)
             return IN_NAMESPACES + ".".join([base, *parts[1:]])
         return ".".join([base, *parts[1:]])
 
