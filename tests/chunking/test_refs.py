@@ -829,7 +829,7 @@ def test_a_rust_local_made_by_a_constructor_or_a_declared_result_is_typed_where_
         "    c.area();\n"  # 20: what the file's make() declares it returns
         "    let d: Local = c;\n"
         "    d.area();\n"
-        "    let a = a.grow();\n"
+        "    let a = grow(a);\n"
         "    a.area();\n"  # 24: a let of no known type hides the typed one
         '    let e = Command::new("x");\n'
         "    e.get_matches();\n"  # 26: another crate's type (this repository's, perhaps)
@@ -984,6 +984,60 @@ def test_a_rust_local_of_a_type_named_by_another_crate_s_full_path_is_typed_as_w
     }
     got = {(r.line, r.name, r.kind): r.target for r in refs_of("tests/t.rs", text, "rust")}
     assert {k: got.get(k) for k in want} == want
+
+
+def test_a_rust_method_s_result_is_read_as_its_element_and_types_a_let_a_loop_and_a_chain():
+    """``for a in cmd.get_arguments() { a.get_id() }`` and ``let a = cmd.find(x).unwrap();
+    a.get_id()`` left ``get_id`` a name match: a method call's result was not read. What a
+    function declares it returns is read as the element a caller reaches (through ``&``,
+    ``Option``, ``Result``, ``Vec``, a slice, ``impl Iterator<Item = T>``, ...): its ``field``
+    row; a method of a typed receiver keys its result by its path (``Command.find``: one step a
+    question follows), and ``.unwrap()``, ``.expect()``, ``?``, ``.filter()`` after it are no
+    step. Past a second unknown step, or after a field's path, the member stays a name match."""
+    text = (
+        "use crate::builder::{Arg, Command};\n"
+        "\n"
+        "pub struct Local;\n"
+        "\n"
+        "impl Local {\n"  # 5
+        "    fn find(&self, id: u32) -> Option<&Arg> {\n"
+        "        None\n"
+        "    }\n"
+        "    fn all(&self) -> impl Iterator<Item = &'_ Arg> + '_ {\n"
+        "        [].iter()\n"  # 10
+        "    }\n"
+        "    fn f(&self, cmd: &Command) -> Result<Vec<Arg>, String> {\n"
+        "        self.find(1).unwrap().get_id();\n"
+        "        for a in self.all() {\n"
+        "            a.get_id();\n"  # 15
+        "        }\n"
+        "        let g = cmd.find(2)?;\n"
+        "        g.get_id();\n"
+        '        cmd.find(3).expect("x").get_id();\n'
+        "        cmd.app().find(4).get_id();\n"  # 20
+        "        cmd.inner.find(5).get_id();\n"
+        "        for b in cmd.get_arguments().filter(|a| a.is_set()) {\n"
+        "            b.get_id();\n"
+        "        }\n"
+        "        b.get_id();\n"  # 25
+        "        Ok(vec![])\n"
+        "    }\n"
+        "}\n"
+    )
+    rows = refs_of("src/a.rs", text, "rust")
+    fields = {r.scope: r.target for r in rows if r.kind == "field"}
+    assert fields == {"Local::find": "builder.Arg", "Local::all": "builder.Arg", "Local::f": "builder.Arg"}
+    ids = {r.line: r.target for r in rows if r.name == "get_id"}
+    assert ids == {
+        13: "builder.Arg.get_id",
+        15: "builder.Arg.get_id",
+        18: "builder.Command.find.get_id",
+        19: "builder.Command.find.get_id",
+        20: "",
+        21: "",
+        23: "builder.Command.get_arguments.get_id",
+        25: "",
+    }
 
 
 def test_a_rust_struct_s_field_of_a_named_type_types_self_s_member_of_that_name():

@@ -428,7 +428,7 @@ def test_rust_a_type_of_the_repository_s_own_crate_types_its_locals_in_its_tests
         "pub struct Group;\n\nimpl Group {\n    pub fn short(self) -> Self {\n        self\n    }\n}\n",
         "tests/t.rs": "use my_crate::Arg;\n\n"
         "fn t(a: &Arg) {\n"
-        "    a.clone().short('a');\n"  # 4: a method's result, not read
+        "    a.clone().short('a');\n"  # 4: clone() gives a's type back
         "    let b = Arg::new(1);\n"
         "    b.short('b');\n"  # 6
         "    Arg::new(2).short('c').long(\"l\");\n"  # 7
@@ -446,8 +446,12 @@ def test_rust_a_type_of_the_repository_s_own_crate_types_its_locals_in_its_tests
     }
     root = indexed(tmp_path / "rust", files, write_tree)
     short = service.find_references("Arg.short", root).text
-    assert uses(short) == ["tests/t.rs", "t 6: b.short('b');", "t 7: Arg::new(2).short('c').long(\"l\");"]
-    assert "a.clone().short('a')" in matched(short)
+    assert uses(short) == [
+        "tests/t.rs",
+        "t 4: a.clone().short('a');",
+        "t 6: b.short('b');",
+        "t 7: Arg::new(2).short('c').long(\"l\");",
+    ]
     assert "a.short('o')" in matched(short) and "r.short('r')" in matched(short)
     group = service.find_references("Group.short", root).text  # b is an Arg: no name match of Group's
     assert "b.short('b')" not in group and "a.short('o')" in matched(group)
@@ -477,6 +481,43 @@ def test_rust_a_local_of_the_crate_s_type_named_by_its_full_path_is_a_use_of_its
     text = service.find_references("Arg.short", indexed(tmp_path / "rust", files, write_tree)).text
     assert uses(text) == ["tests/t.rs", "t 4: a.short('a');"]
     assert "o.short('o')" in matched(text)
+
+
+def test_rust_a_method_through_what_another_type_s_method_returns_in_a_loop_or_a_let(
+    tmp_path: Path, write_tree
+):
+    """clap's ``for a in cmd.get_arguments() { a.get_id() }`` (``-> impl Iterator<Item =
+    &Arg>``) and ``let f = cmd.find(x).unwrap(); f.get_id()`` (``-> Option<&Arg>``) were name
+    matches: a method call's result had no type. The local is keyed by the call's path
+    (``Command.find``), which a question follows through the declared result of ``Command``'s
+    ``find``, read as its element: in the crate's source and, through the crate's name and
+    its re-export, in its tests. Another type's ``get_id`` has none of them."""
+    builder = (
+        "pub struct Arg {\n    id: u32,\n}\n\nimpl Arg {\n"
+        "    pub fn get_id(&self) -> u32 {\n        self.id\n    }\n}\n\n"
+        "pub struct Command {\n    args: Vec<Arg>,\n}\n\nimpl Command {\n"
+        "    pub fn get_arguments(&self) -> impl Iterator<Item = &Arg> {\n        self.args.iter()\n    }\n\n"
+        "    pub fn find(&self, id: u32) -> Option<&Arg> {\n        self.args.first()\n    }\n}\n\n"
+        "pub struct Group;\n\nimpl Group {\n    pub fn get_id(&self) -> u32 {\n        0\n    }\n}\n"
+    )
+    uses_of = (
+        "(cmd: &Command) {\n    for a in cmd.get_arguments() {\n        a.get_id();\n    }\n"  # 3, 4
+        "    let f = cmd.find(1).unwrap();\n    f.get_id();\n}\n"  # 7
+    )
+    files = {
+        "Cargo.toml": '[package]\nname = "my-crate"\nversion = "0.1.0"\n',
+        "src/lib.rs": "pub mod builder;\npub mod render;\npub use builder::{Arg, Command};\n",
+        "src/builder.rs": builder,
+        "src/render.rs": "use crate::builder::Command;\n\npub fn render" + uses_of,
+        "tests/t.rs": "use my_crate::Command;\n\nfn t" + uses_of,
+    }
+    root = indexed(tmp_path / "rust", files, write_tree)
+    expected: list[str] = []
+    for path, function in (("src/render.rs", "render"), ("tests/t.rs", "t")):
+        expected += [path, f"{function} 5: a.get_id();", f"{function} 8: f.get_id();"]
+    assert uses(service.find_references("Arg.get_id", root).text) == expected
+    group = service.find_references("Group.get_id", root).text
+    assert uses(group) == [] and "a.get_id()" not in group
 
 
 def test_a_place_off_the_file_is_a_usage_error(repo: Path):

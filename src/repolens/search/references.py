@@ -96,8 +96,10 @@ CLASS_ROUNDS = 3
 # the method's language: TypeScript's callbacks take their types from their context
 # (chunking/refs/contextual.py), several types away. Elsewhere one round, the fields of the
 # method's own class and its subclasses': six rounds found 6 more of jedi's 1,184 Python
-# uses and cost sympy's Expr methods a minute each (541 types read for one question).
-FIELD_ROUNDS = {"typescript": 6, "tsx": 6}
+# uses and cost sympy's Expr methods a minute each (541 types read for one question). Rust two:
+# a method of another type returning the class (Command::find -> Option<&Arg>) is reached through
+# that type's keys and re-exports (clap's tests: ?clap.Command.find.get_id, clap.Command a pub use).
+FIELD_ROUNDS = {"typescript": 6, "tsx": 6, "rust": 2}
 # Types read after the first round, in all: a question's bound where a type is everywhere.
 TYPES_READ = 120
 # Paths from a type to the method followed in all (a type with many fields of one type).
@@ -436,6 +438,8 @@ def _of_type(
         if row.kind != "field" or not of_class.means(row):
             continue
         head, dot, rest = row.scope.partition(".")
+        if not dot and row.language == "rust":  # a method's result (Command::find): through its type
+            head, dot, rest = row.scope.rpartition("::")
         keys = keys_of(reader, row.path, row.scope, row.language)
         declared = _declared_fields(reader, row.path, head) if "*" in row.scope else frozenset()
         paths.extend(keys, declared)
@@ -447,6 +451,7 @@ def _of_type(
             # A builder's method returning its type (-> Self): through the type's re-exports too
             # (clap's tests: Arg::new("x").short('s').long(..), ?clap.Arg.short.long).
             paths.extend({f"{k}.{split_key(row.scope)[-1]}" for k in of_class.keys})
+            continue  # (its own type: no other to follow)
         if "." not in row.scope and row.language in _REEXPORTING and len(returning.names) < FAN_OUT:
             returning.add(row.path, row.scope, row.language)
         if not dot:

@@ -202,22 +202,31 @@ RUST = RefSpec(
 (use_declaration) @import
 (mod_item !body) @import
 (let_declaration pattern: (identifier) type: (_)) @typed
-(function_item return_type: (_)) @typed
-(let_declaration pattern: (identifier) !type value: [(call_expression) (struct_expression)]) @made
+(function_item return_type: (_)) @result
+(let_declaration pattern: (identifier) !type value: [(call_expression) (struct_expression) (try_expression)])
+  @made
+(for_expression pattern: (identifier) value: (_)) @looped
 (struct_item body: (field_declaration_list (field_declaration) @field.typed))
 (parameter pattern: (identifier) type: (_)) @param.typed
-(field_expression value: (call_expression)) @chained
+(field_expression value: [(call_expression) (try_expression)]) @chained
 """,
     imports.rust,
     self_names=frozenset({"self", "Self"}),
     super_names=frozenset(),
     builtins=_RUST_BUILTINS,
-    typed_fields=(("pattern", "type"), ("name", "return_type")),
+    typed_fields=(("pattern", "type"),),
     block_scopes=True,
     bind_span=rust_span,
     module_path=imports.rust_module_path,
     arrow_members=False,
-    rules=(rust_types.made, rust_types.struct_fields, rust_types.parameters, rust_types.chains),
+    rules=(
+        rust_types.results,
+        rust_types.struct_fields,
+        rust_types.parameters,
+        rust_types.made,
+        rust_types.loops,
+        rust_types.chains,
+    ),
     shadowing_lets=True,
     result_type=rust_types.result_type,
     field_access=True,

@@ -28,6 +28,7 @@ from repolens.chunking.refs import (
     split_key,
 )
 from repolens.chunking.refs.extracting import FUNCTION_KINDS, RefSpec, Scopes
+from repolens.chunking.refs.rust_types import SAME_ELEMENT, SAME_VALUE
 from repolens.chunking.refs.scoping import FunctionScopes
 from repolens.chunking.refs.typed import TYPE_NAME, plain_type
 
@@ -315,15 +316,18 @@ class Targets:
         """:meth:`_member_prefix`, for the language's own rules."""
         return self._member_prefix(recv, at, where)
 
-    def _chained(self, base: str, rest: str) -> str:
+    def _chained(self, base: str, rest: str, unsure: bool = False) -> str:
         """What a member of ``rest`` after a value of the type ``base`` resolves to, less the
         name (``RefSpec.result_type``: ``T::new().a().b``, ``base`` ``T``, ``rest`` ``.a()``):
         a method of this file's type declaring its result (``-> Self``) keeps the chain typed;
         one of another file's is keyed by its path (``T.a.b``: ``b`` of what ``T``'s ``a``
         returns, as ``call_results`` keys ``x.f().g``), which a question follows one step
-        (a field row of ``a``'s result); past a second such step, unknown ("")."""
+        (a field row of ``a``'s result); past a second such step (``unsure``: ``base`` is one
+        already), unknown (""). A call giving its value's type back (``.clone()``; after a
+        result, which is read as its element, ``.unwrap()``, ``.iter()``, ..., Rust's
+        :data:`.rust_types.SAME_ELEMENT`) is no step."""
         *called, tail = rest.split("()")
-        unsure = False
+        stepped = False
         for hop in called:
             parts = receivers.CHAIN_SEP.split(hop)[1:]
             if not parts or not all(parts):
@@ -331,11 +335,13 @@ class Targets:
             own = "::".join([*split_key(base[1:]), parts[0]]) if base[:1] == "=" else ""  # Rust's T::a
             declared = self.fields.get((own, "")) if own else None
             if declared is not None and len(parts) == 1:
-                base = declared[0]  # a method of this file's type: its declared result
+                base, stepped = declared[0], True  # a method of this file's type: its declared result
+                continue
+            if len(parts) == 1 and (parts[0] in SAME_VALUE or (stepped and parts[0] in SAME_ELEMENT)):
                 continue
             if unsure:
                 return ""
-            base, unsure = ".".join([base, *parts]), True
+            base, unsure, stepped = ".".join([base, *parts]), True, True
         return ".".join([base, *receivers.CHAIN_SEP.split(tail)[1:]]) + "."
 
     def _member_prefix(self, recv: str, at: int, start: int) -> str:
@@ -353,7 +359,16 @@ class Targets:
             if rs.result_type is not None:  # T::new().g: g of the type the call makes
                 called, _, rest = recv.partition("()")
                 base = rs.result_type(self, called, self.owner[at])
-                return self._chained(base, rest) if base else ""
+                if base:
+                    return self._chained(base, rest)
+                value, dot, method = called.rpartition(".")
+                prefix = self._member_prefix(value, at, start) if dot and "(" not in value else ""
+                if not prefix:
+                    return ""
+                # x.f().g: g of what f of x's type returns (x.y.f(): a path already, one step)
+                head = value.partition(".")[0]
+                path = len(receivers.CHAIN_SEP.split(value)) > 1 and head not in rs.self_names
+                return self._chained(prefix[:-1], f".{method}(){rest}", unsure=path)
             if not rs.call_results:
                 return ""
             recv = recv.replace("()", "")  # x.f().g: g of what f returns

@@ -45,8 +45,8 @@ def plain_type(text: str) -> str:
 # TypeScript's declarations of a member (a class's field, an interface's property): no local.
 MEMBER_DECLARATIONS = frozenset({"public_field_definition", "property_signature"})
 
-# Definitions whose ``typed`` capture is what they return (Go's result).
-RESULT_DECLARING = frozenset({"function_declaration", "method_declaration", "function_item"})
+# Definitions whose ``typed`` capture is what they return (Go's result; Rust's: ``rust_types.results``).
+RESULT_DECLARING = frozenset({"function_declaration", "method_declaration"})
 
 
 def visible(node: ts.Node) -> tuple[int, int]:
