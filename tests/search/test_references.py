@@ -520,6 +520,31 @@ def test_rust_a_method_through_what_another_type_s_method_returns_in_a_loop_or_a
     assert uses(group) == [] and "a.get_id()" not in group
 
 
+def test_rust_a_relative_use_of_a_module_of_the_crate_types_its_locals(tmp_path: Path, write_tree):
+    """serde (the 2015 edition) writes ``use de::value::MapDeserializer;`` (no ``crate::``) and
+    ``let m = MapDeserializer::new(); m.end()``: the path's head was taken for another crate's,
+    so ``m.end()`` stayed a name match of ``MapDeserializer::end``. A head that is no crate but
+    a module of the file's library (its root's, or the 2018 edition's child of the file's own
+    module: ``use value::X`` in ``de/mod.rs``) is placed there; another crate's is not."""
+    value = (
+        "pub struct MapDeserializer;\n\nimpl MapDeserializer {\n"
+        "    pub fn new() -> Self {\n        MapDeserializer\n    }\n\n"
+        "    pub fn end(self) -> u8 {\n        0\n    }\n}\n"
+    )
+    body = "() -> u8 {\n    let m = MapDeserializer::new();\n    m.end()\n}\n"
+    files = {
+        "Cargo.toml": '[package]\nname = "my-crate"\nversion = "0.1.0"\n',
+        "src/lib.rs": "pub mod de;\npub mod private;\npub mod other;\n",
+        "src/de/mod.rs": "pub mod value;\nuse value::MapDeserializer;\n\npub fn g" + body,
+        "src/de/value.rs": value,
+        "src/private.rs": "use de::value::MapDeserializer;\n\npub fn f" + body,
+        "src/other.rs": "use serde_json::MapDeserializer;\n\npub fn h" + body,
+    }
+    text = service.find_references("MapDeserializer.end", indexed(tmp_path / "rust", files, write_tree)).text
+    assert uses(text) == ["src/de/mod.rs", "g 6: m.end()", "src/private.rs", "f 5: m.end()"]
+    assert "h 5: m.end()" in matched(text)
+
+
 def test_a_place_off_the_file_is_a_usage_error(repo: Path):
     """Line 0 and lines past the end said "No definition at ..." and exit 0,
     as a place with nothing defined there does."""

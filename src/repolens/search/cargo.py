@@ -30,7 +30,12 @@ crate's name (``use clap::Arg; let a = Arg::new("x"); a.get_id()``:
 ``?clap.Arg.get_id``; a file alone cannot say whose crate ``clap`` is):
 :func:`own_crate_target` places it when the repository defines that crate,
 as the same crate's type would be; another crate's (``std``'s ``Rc``,
-serde's from crates.io) stays a name match.
+serde's from crates.io) stays a name match. A path that no crate but a
+module of the file's library starts (the 2015 edition's ``use
+de::value::X`` in serde, relative to the crate's root; the 2018 edition's
+``use value::X`` in ``de/mod.rs``, relative to the file's module) is placed
+in that module (:func:`module_key`: ``serde.de.value.X``), read from the
+index's files when a question is asked.
 """
 
 from __future__ import annotations
@@ -122,12 +127,42 @@ def crate_names(reader: IndexReader) -> frozenset[str]:
     return frozenset(c.name for c in crates(reader).values() if c is not None)
 
 
-def own_crate_target(reader: IndexReader, target: str) -> str:
-    """A ``?`` target of a Rust file (``?clap.Arg.get_id``: a member of a value of another
-    crate's type) as a key, when its crate is one the repository defines ("" otherwise: its
-    members are name matches, as no type would place them)."""
+def own_crate_target(reader: IndexReader, target: str, path: str) -> str:
+    """A ``?`` target of the Rust file ``path`` (``?clap.Arg.get_id``: a member of a value of
+    another crate's type) as a key, when its crate is one the repository defines, or when its
+    head is no crate but a module of the file's own (:func:`module_key`); "" otherwise: its
+    members are name matches, as no type would place them."""
     rest = target.removeprefix(IN_NAMESPACES)
-    return rest if rest.partition(".")[0] in crate_names(reader) else ""
+    head = rest.partition(".")[0]
+    if head in crate_names(reader):
+        return rest
+    module = module_key(reader, path, head)
+    return f"{module}{rest[len(head) :]}" if module else ""
+
+
+@per_index(FILES_HELD)
+def module_key(reader: IndexReader, path: str, head: str) -> str:
+    """The key of the module ``head`` a relative ``use head::..`` of ``path`` names in the
+    file's library, by its crate's name (``serde.de``): a module the file's own holds (the 2018
+    edition's ``use value::X`` in ``de/mod.rs``), else one of the crate's root (the 2015
+    edition's ``use de::value::X`` anywhere in serde); "" when the library has no such module
+    file (another crate's path, or a file of no library)."""
+    found = library_of(reader, path)
+    if found is None:
+        return ""
+    crate, parts = found
+    files = _rust_files(reader)
+    for module in ([*parts, head], [head]):
+        folder = PurePosixPath(crate.source, *module) if crate.source else PurePosixPath(*module)
+        if f"{folder}.rs" in files or f"{folder}/mod.rs" in files:
+            return ".".join([crate.name, *module])
+    return ""
+
+
+@per_index(INDEXES_HELD)
+def _rust_files(reader: IndexReader) -> frozenset[str]:
+    """The paths of the index's Rust files."""
+    return frozenset(p for p in reader.paths() if p.endswith(".rs"))
 
 
 def import_key(reader: IndexReader, path: str, qualname: str) -> str:

@@ -27,11 +27,11 @@ def namespace_targets(reader: IndexReader, row: RefRow) -> list[str]:
     and alone (the global namespace's, or one spelled out: ``?Billing.Models.Invoice``). In
     Java and Kotlin, in the file's package and in each package it imports wholesale (each is
     tried: which defines it is not looked up, so a type of both names both). In Rust, a
-    member of another crate's type, when the repository defines that crate
-    (:func:`cargo.own_crate_target`)."""
+    member of another crate's type, when the repository defines that crate, or of a module
+    of the file's library a relative path names (:func:`cargo.own_crate_target`)."""
     rest = row.target[1:]
     if row.language == "rust":  # a member of another crate's type: the repository's own crate's only
-        own = cargo.own_crate_target(reader, row.target)
+        own = cargo.own_crate_target(reader, row.target, row.path)
         return [own] if own else []
     if row.language in _INCLUDING:
         return _included_targets(reader, row.path, row.scope, rest)

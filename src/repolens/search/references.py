@@ -213,7 +213,7 @@ def _unsure(reader: IndexReader, row: RefRow) -> bool:
     repository defines the crate (``?clap.Arg.get_id``), as one of the crate's own type is."""
     if not row.target or row.target[0] != IN_NAMESPACES:
         return not row.target
-    return row.language != "rust" or not cargo.own_crate_target(reader, row.target)
+    return row.language != "rust" or not cargo.own_crate_target(reader, row.target, row.path)
 
 
 def _one_per_line(resolved: list[RefRow], matches: list[RefRow]) -> tuple[list[RefRow], list[RefRow]]:
