@@ -26,7 +26,10 @@ from repolens.lines import source_lines
 #     imports and default imports (reference rows only).
 # 20: C++ methods declared in a class body and a header's prototypes are symbols (and
 #     ``extern "C"`` definitions); a ``.h`` whose text is C++ is read as C++.
-CHUNKING_VERSION = 20
+# 21: a C++ member defined out of its class is a method (its rows: bare members, typed loop
+#     variables); Rust method results, full crate paths; Kotlin's default functions by one
+#     rule; C# bare reads of a base's or another part's property (reference rows).
+CHUNKING_VERSION = 21
 
 DEFAULT_MERGE_LINES = 30  # keep equal to settings.Settings.chunk_merge_lines
 SYNTAX = SyntaxChunker(merge_max_lines=DEFAULT_MERGE_LINES)
