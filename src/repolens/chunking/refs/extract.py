@@ -24,9 +24,11 @@ of the tree in C, the *name* nodes that matter, under shared capture names:
                file declares a ``property`` of that name (a C# property or
                event), which means ``this.Total`` there
 ``property``   the name of such a property where it is declared
-``open``       a class's bases, or its ``partial``: a capitalised ``name.member``
-               read in it that the file does not declare means ``this.Total``
-               all the same (a base's property, another part's)
+``open``       a class's bases (in its declaration, not an object expression's),
+               or its ``partial``: a capitalised ``name.member`` read in it that
+               the file does not declare means ``this.Total`` all the same (a
+               base's property, another part's); a default function called in
+               it (Kotlin's ``check()``) may be one it inherits
 
 A use is keyed by where its name starts; its kind is the first of call,
 base, decorator, type, attr, name that captured it. Its receiver is the
@@ -163,20 +165,6 @@ def extract_refs(
         return extraction.run(ts.QueryCursor(query).captures(tree.root_node))
 
 
-def _of_object_literal(base: ts.Node) -> bool:
-    """Whether ``base`` is named by an expression making an object of a class of its own
-    (Kotlin's ``object : EventListener() { ... }`` in a method), not by a class's declaration:
-    the class holding the expression inherits nothing from it."""
-    node = base.parent
-    for _ in range(6):  # identifier < user_type < constructor_invocation < ... < its holder
-        if node is None or node.type.endswith("_declaration"):
-            return False
-        if node.type == "object_literal":
-            return True
-        node = node.parent
-    return False
-
-
 def _reexport(node: ts.Node) -> bool:
     """An ``export`` statement that only names what it exports (``export { a } from``)."""
     return node.child_by_field_name("source") is not None or any(
@@ -240,7 +228,7 @@ class _Extraction(Uses, Targets):
         self.fixture_params: dict[tuple[int, str], str] = {}  # (function, parameter) -> its fixture's key
         self.class_names: dict[tuple[str, str], str] = {}  # (class, name) -> its member's key, in its body
         self.bases: dict[str, list[str]] = {}  # class -> its bases of this file (qualified names)
-        self.derived: set[str] = set()  # with rs.default_functions: the classes naming a base
+        self.opened: set[str] = set()  # the classes naming a base, or said partial (``open``)
         self.shadowed: dict[tuple[int, str], frozenset[str]] = {}  # (function, local) -> its class's names
         self.hidden: dict[tuple[bytes, int, int], frozenset[str]] = {}  # such a receiver -> those names
         self.refs: list[Ref] = []  # of imports, fields and members (the uses are rows: see run)
@@ -278,10 +266,7 @@ class _Extraction(Uses, Targets):
         self.typed = read_typed(self, in_file_order(caps.get("typed", ())))
         for rule in self.rs.rules:
             rule(self, caps)
-        if self.rs.default_functions:
-            owner_class = self.scopes.owner_class
-            bases = [n for n in caps.get("base", ()) if not _of_object_literal(n)]
-            self.derived = {owner_class(inner[n.start_point[0] + 1]) for n in bases}
+        self.opened = self._open_classes(caps.get("open", ()))
         fscopes = self.fscopes
         if fscopes is not None or self.rs.shadowing_lets:
             untyped_in_scope(self.bind_ranges, self.typed, self.scoped)
@@ -473,7 +458,7 @@ class _Extraction(Uses, Targets):
         inherited method's: ``references._calls_inherited``)."""
         owner = self.scopes.owner_class(at)
         while owner:
-            if owner in self.derived:
+            if owner in self.opened:
                 return True
             owner = enclosing(owner)
         return False

@@ -356,6 +356,12 @@ KOTLIN = RefSpec(
 (user_type (identifier) @type)
 (delegation_specifier (user_type (identifier) @base))
 (delegation_specifier (constructor_invocation (user_type (identifier) @base)))
+(class_declaration
+  (delegation_specifiers (delegation_specifier [(user_type) (constructor_invocation)]) @open))
+(object_declaration
+  (delegation_specifiers (delegation_specifier [(user_type) (constructor_invocation)]) @open))
+(companion_object
+  (delegation_specifiers (delegation_specifier [(user_type) (constructor_invocation)]) @open))
 (annotation (user_type (identifier) @decorator))
 (parameter (identifier) @bind)
 (variable_declaration (identifier) @bind)

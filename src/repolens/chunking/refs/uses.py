@@ -45,6 +45,7 @@ class Uses:
     bind_ranges: dict[tuple[int, bytes], list[tuple[int, int]]]
     partial: set[bytes]
     block_spans: dict[int, tuple[int, int]]
+    opened: set[str]
 
     def _locals(self, nodes: Sequence[ts.Node], block: Sequence[ts.Node]) -> set[int]:
         """Sets ``self.binds``, the (function, name) of each name bound
@@ -143,11 +144,10 @@ class Uses:
             for start, node in compress(zip(starts, nodes, strict=False), kept):
                 if start not in uses and start not in excluded:
                     uses[start] = ("name", node)
-        members, properties, opened = caps.get("name.member"), caps.get("property", ()), caps.get("open", ())
-        if members and (properties or opened):
-            inherited = self._open_classes(opened)
-            others = self._not_members(caps) if inherited else set()
-            self._member_reads(members, properties, inherited, others, uses, excluded)
+        members, properties = caps.get("name.member"), caps.get("property", ())
+        if members and (properties or self.opened):
+            others = self._not_members(caps) if self.opened else set()
+            self._member_reads(members, properties, self.opened, others, uses, excluded)
         return uses
 
     def _not_members(self, caps: dict[str, list[ts.Node]]) -> set[bytes]:
@@ -161,13 +161,13 @@ class Uses:
         return out
 
     def _open_classes(self, nodes: Sequence[ts.Node]) -> set[str]:
-        """The classes of the file naming a base or said ``partial`` (``nodes``: their base
-        lists and those modifiers): a member the file does not declare may be theirs."""
-        out: set[str] = set()
-        for node in nodes:
-            name = node.parent.child_by_field_name("name") if node.parent is not None else None
-            if name is not None:
-                out.add(self.scopes.owner_class(self.scopes.at(name.start_point[0] + 1, name.start_byte)))
+        """The classes of the file naming a base or said ``partial`` (``nodes``: the ``open``
+        captures, their base lists and those modifiers): a member the file does not declare
+        may be theirs (C#'s inherited property reads), and a default function called alone
+        there may be one they inherit (Kotlin's). By where each stands, in its declaration
+        (Kotlin's has no name field to read)."""
+        at, owner_class = self.scopes.at, self.scopes.owner_class
+        out = {owner_class(at(node.start_point[0] + 1, node.start_byte)) for node in nodes}
         out.discard("")
         return out
 
