@@ -233,6 +233,8 @@ class _Extraction(Uses, Targets):
         self.hidden: dict[tuple[bytes, int, int], frozenset[str]] = {}  # such a receiver -> those names
         self.refs: list[Ref] = []  # of imports, fields and members (the uses are rows: see run)
         self.chains: dict[int, bytes] = {}  # a member's start -> its receiver read from the tree (Rust)
+        self.padded = b""  # the source after a NUL byte, and the bytes ending a member's separator: see run
+        self.separator_ends: frozenset[int] = frozenset()
         self.names: set[str] = set()  # the names of the rows
         self.owner = self.scopes.owner
         # by definition (the last: outside every one), its name as a row holds it
@@ -270,6 +272,10 @@ class _Extraction(Uses, Targets):
         fscopes = self.fscopes
         if fscopes is not None or self.rs.shadowing_lets:
             untyped_in_scope(self.bind_ranges, self.typed, self.scoped)
+        # a member's name: padded[start] (the byte before it; none before the first) in separator_ends
+        padded = self.padded = b"\0" + src
+        receiver, separator_ends = receivers.reader(self.rs)
+        self.separator_ends = separator_ends
         uses = self._uses(caps, excluded)
         shadows = self._shadows()
         bind_ranges = self.bind_ranges
@@ -277,12 +283,10 @@ class _Extraction(Uses, Targets):
         scope_names = self.scope_names
         names = self.names
         text = text_of(src)
-        padded = b"\0" + src  # padded[start] is the byte before a name (none before the first)
         reversed_src = src[::-1]
         size = len(src)
         block_scopes = self.rs.block_scopes
         accesses = self.rs.field_access
-        receiver, separator_ends = receivers.reader(self.rs)
         members = _Memo(self._receiver_prefix)  # (reversed receiver, definition, 0) -> target less the name
         hidden = self.hidden
         plain = _Memo(self._plain_row)  # (capture, name, definition) -> its rows' template, None for none

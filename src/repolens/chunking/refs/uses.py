@@ -46,6 +46,8 @@ class Uses:
     partial: set[bytes]
     block_spans: dict[int, tuple[int, int]]
     opened: set[str]
+    padded: bytes
+    separator_ends: frozenset[int]
 
     def _locals(self, nodes: Sequence[ts.Node], block: Sequence[ts.Node]) -> set[int]:
         """Sets ``self.binds``, the (function, name) of each name bound
@@ -222,7 +224,7 @@ class Uses:
             receiver
             or not raw[:1].isupper()
             or raw in others
-            or self.src[node.start_byte - 1 : node.start_byte] in b".:"  # the main loop's member
+            or self.padded[node.start_byte] in self.separator_ends  # the main loop's member
         ):
             return False
         parent = node.parent
