@@ -29,6 +29,7 @@ from repolens.chunking.refs import (
     companion_object,
     definition_keys,
     enclosing,
+    extension_function,
     qualname_forms,
     split_key,
 )
@@ -387,8 +388,7 @@ def other_names(reader: IndexReader, s: SymbolRow, *, own_file: bool = False) ->
     if s.language not in _OTHER_NAMING:
         return ()
     if not s.parent:
-        extension = s.kind == "function" and s.qualname != s.name and not own_file
-        return (s.name,) if extension else ()
+        return (s.name,) if extension_function(s) and not own_file else ()
     if enclosing(s.parent) and s.parent in _companions(reader, s.path):
         return (f"{enclosing(s.parent)}.{s.name}",)
     return ()

@@ -63,6 +63,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
+from typing import Protocol
 
 from repolens.record import Record
 
@@ -204,6 +205,20 @@ def companion_object(signature: str) -> bool:
     """Whether a Kotlin definition's signature declares a companion object (named or not:
     ``companion object Factory``), whose members are its class's (``A.build()``)."""
     return _COMPANION_OBJECT.search(signature) is not None
+
+
+class _Definition(Protocol):
+    name: str
+    qualname: str
+    kind: str
+    parent: str
+
+
+def extension_function(s: _Definition) -> bool:
+    """Whether definition ``s`` (a chunker's symbol or a stored one) is a function declared on
+    a receiver type (Kotlin's ``fun String.shout()``, named ``String.shout``): a file calls it
+    by its name on a value of that type (``x.shout()``), and imports it by that name."""
+    return not s.parent and s.kind == "function" and s.qualname != s.name
 
 
 def qualname_forms(qualname: str, language: str) -> list[str]:

@@ -64,6 +64,7 @@ from repolens.chunking.refs import (
     RefRows,
     clean_scope,
     enclosing,
+    extension_function,
     package_key,
     receivers,
     ref_row,
@@ -371,7 +372,7 @@ class _Extraction(Uses, Targets):
             if key and key[0] != "=" and name not in self.modules_bound and name[:1].islower()
         }
         for s in self.symbols:
-            if not s.parent and s.kind == "function" and s.qualname != s.name:
+            if extension_function(s):
                 out.setdefault(s.name, self._own_key(s.qualname))
         return out
 
