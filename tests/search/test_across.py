@@ -129,6 +129,21 @@ def test_a_repository_that_cannot_answer_is_named_and_the_others_answer(three, m
     assert none.is_error and "no repository could answer" in _text(none)
 
 
+def test_when_none_answers_each_reason_is_said_once_naming_every_repository_giving_it(three, make_repo):
+    """QA: a reply where no repository answered said the reason once only when all gave the
+    same one; two sharing a path none holds beside a third with no index were each named
+    with the same line again. Each reason is one line naming all it is about."""
+    roots = {"billing": three["billing"], "web": three["web"], "new": make_repo(name="new")}
+    (reply,) = _calls(roots, [("search_code", {"query": QUESTION, "repo": "*", "path": "nothing/"})])
+    assert reply.is_error
+    text = _text(reply)
+    assert text.startswith(
+        "no repository could answer: billing, web did not answer: no indexed file is under 'nothing': "
+        "pass a folder or file the index holds as `path`; new did not answer: no index for "
+    ), text
+    assert text.count("did not answer") == 2 and text.endswith(" and ask again"), text
+
+
 def test_a_repository_whose_first_index_is_being_built_is_said_so(three, make_repo):
     """Its note said "no index ... run repolens index" while another process
     was building that index, as a search of it alone does not."""

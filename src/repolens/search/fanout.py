@@ -321,30 +321,36 @@ def _first_line(exc: BaseException) -> str:
 
 def failed_notes(answers: Sequence[Answered[object]]) -> list[str]:
     """One note per repository that did not answer."""
-    return [f"{a.target.key} did not answer: {a.error}" for a in answers if a.error]
+    return [_not_answered([a.target.key], a.error) for a in answers if a.error]
+
+
+def _not_answered(keys: Sequence[str], why: str) -> str:
+    return f"{', '.join(keys)} did not answer: {why}"
 
 
 def none_answered(answers: Sequence[Answered[object]]) -> NotFoundError:
-    """The error of a call no repository of ``answers`` answered. When each
-    gave the same reason (a ``path`` none of them holds), that reason once,
-    its own fix, naming them all; else each's, and the fix of the usual cause
-    (indexes not built yet): a path none held was told to index them."""
-    failed = [a for a in answers if a.error]
-    if len({a.error for a in failed}) == 1:
-        keys = ", ".join(a.target.key for a in failed)
-        return NotFoundError(f"no repository could answer: {keys} did not answer: {failed[0].error}")
-    return NotFoundError(
-        "no repository could answer: " + "; ".join(failed_notes(answers)),
-        fix=f"{say('index them')} and ask again",
-    )
+    """The error of a call no repository of ``answers`` answered: each reason once, naming
+    every repository that gave it (a ``path`` none of them holds, ``a, b``, beside ``c``'s
+    missing index). One reason for all is its own fix; several add the fix of the usual
+    cause (indexes not built yet): a path none held was told to index them."""
+    reasons = _by_note([(a.target.key, [a.error]) for a in answers if a.error])
+    said = "; ".join(_not_answered(keys, why) for why, keys in reasons.items())
+    if len(reasons) == 1:
+        return NotFoundError(f"no repository could answer: {said}")
+    return NotFoundError(f"no repository could answer: {said}", fix=f"{say('index them')} and ask again")
 
 
 def grouped_notes(per_repo: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
     """Each repository's notes, one line per distinct note naming every
     repository it is about (``a, b: vectors not computed ...``), not the same
     line once per repository."""
+    return [f"{', '.join(names)}: {note}" for note, names in _by_note(per_repo).items()]
+
+
+def _by_note(per_repo: Sequence[tuple[str, Sequence[str]]]) -> dict[str, list[str]]:
+    """Each distinct note of ``per_repo`` -> the repositories giving it, in their order."""
     keys: dict[str, list[str]] = {}
     for key, notes in per_repo:
         for note in notes:
             keys.setdefault(note, []).append(key)
-    return [f"{', '.join(names)}: {note}" for note, names in keys.items()]
+    return keys
