@@ -68,7 +68,7 @@ class Target:
         """The folder to open; an unserved target has none, and says why
         (a made-up path, or None, would open some other folder's index)."""
         if self.folder is None:
-            raise RootError(f"repository {self.key!r} is {MISSING_FOLDER}")
+            raise RootError(f"repository {self.key!r} is {self.unserved}")
         return self.folder
 
 
