@@ -23,7 +23,7 @@ from repolens.server.handshake import Reply, initialize_reply, sdk_versions
 from repolens.server.lines import refusal
 from repolens.server.record_tools import sdk_replies
 from repolens.server.stdio import FRONT_ENV, _OneReply
-from repolens.server.tool_list import RECORD_COMMAND, tools_list_reply
+from repolens.server.tool_list import RECORD_COMMAND, location_description, tools_list_reply
 from repolens.server.tools import build_server
 
 
@@ -42,6 +42,8 @@ def _initialize(version: str = "2025-06-18", request_id: int | str = 1, **params
 
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+# What the ``repo`` argument says with one repository served (nothing: no choice to make).
+ONE = location_description(["app"], remote=False)
 
 
 def _line(message: dict) -> str:
@@ -299,7 +301,7 @@ def test_the_sdks_reply_to_the_replayed_request_is_dropped_and_checked(caplog: p
     with pytest.raises(ServerStartError, match=r"refused the initialize request .*\(Invalid params\)"):
         _through([refusal], answered)
 
-    listed = tools_list_reply(_bytes(TOOLS_LIST), ["app"], "2025-11-25")
+    listed = tools_list_reply(_bytes(TOOLS_LIST), ONE, "2025-11-25")
     assert _through([listed.line, answered.line, note], answered, listed) == [note]
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="repolens"):  # the client has its list: the server goes on
@@ -461,7 +463,9 @@ def test_the_front_lists_the_tools_exactly_as_the_sdk(make_repo, served: list[st
             messages = [_initialize(version), INITIALIZED, request]
             sdk = sdk_replies(build_server(roots), [_line(m) for m in messages])[-1]
             front = initialize_reply(_bytes(_initialize(version)))
-            listed = tools_list_reply(_bytes(request), served, front.protocol_version)
+            listed = tools_list_reply(
+                _bytes(request), location_description(served, remote=False), front.protocol_version
+            )
             assert listed is not None, f"no answer to {request} in {version}: run {RECORD_COMMAND}"
             assert listed.line == sdk, f"the recorded tool list is not the SDK's: run {RECORD_COMMAND}"
 
@@ -495,7 +499,9 @@ def test_the_repo_description_names_a_root_missing_at_start(make_repo, tmp_path:
     assert set(said) == {"One of: app, gone (missing at start); or a path."}
     request = [_line(m) for m in (_initialize(), INITIALIZED, TOOLS_LIST)]
     sdk = sdk_replies(build_server({"app": app}, missing={"gone": gone}), request)[-1]
-    listed = tools_list_reply(_bytes(TOOLS_LIST), ["app"], "2025-06-18", ["gone"])
+    listed = tools_list_reply(
+        _bytes(TOOLS_LIST), location_description(["app"], remote=False, missing=["gone"]), "2025-06-18"
+    )
     assert listed is not None and listed.line == sdk
 
 
@@ -517,11 +523,11 @@ def test_the_repo_description_names_a_root_missing_at_start(make_repo, tmp_path:
     ],
 )
 def test_anything_but_a_plain_tools_list_is_left_to_the_sdk(line: bytes):
-    assert tools_list_reply(line, ["app"], "2025-11-25") is None
+    assert tools_list_reply(line, ONE, "2025-11-25") is None
 
 
 def test_a_protocol_version_the_recording_was_not_made_for_is_left_to_the_sdk():
-    assert tools_list_reply(_bytes(TOOLS_LIST), ["app"], "2026-07-28") is None
+    assert tools_list_reply(_bytes(TOOLS_LIST), ONE, "2026-07-28") is None
 
 
 def test_over_stdio_the_tool_list_is_the_same_with_the_front_on_and_off(sample_repo: Path):

@@ -29,6 +29,8 @@ log = logging.getLogger("repolens")
 
 # The name the argument naming the repository (LOCATION) had over stdio before (still accepted).
 LOCATION_ALIAS = "root"
+# ``Repos(description=...)`` when the caller has made none: made from the repositories served.
+FROM_ROOTS: Any = object()
 
 
 class Repos:
@@ -48,6 +50,10 @@ class Repos:
     folder (never shown to callers): each is named as not served, and looked
     at again by every call that names it (:meth:`look_again`), served from
     the first that finds it back.
+
+    ``description``: what the tools' ``repo`` argument says
+    (:func:`~repolens.server.tool_list.location_description`), made once at
+    start; the stdio front passes the one its own tool list says.
     """
 
     def __init__(
@@ -58,9 +64,13 @@ class Repos:
         index_dir: Path | None = None,
         registry: Registry = EMPTY,
         missing: Mapping[str, Path] | None = None,
+        description: str | None = FROM_ROOTS,
     ) -> None:
         self.roots = {name: Path(path).resolve() for name, path in roots.items()}
         self.missing = dict(missing or {})  # configured roots whose folder is missing: named, not served
+        if description is FROM_ROOTS:
+            description = location_description(list(self.roots), remote=remote, missing=list(self.missing))
+        self.description = description
         self._back = threading.Lock()  # calls run on several threads: one root comes back once
         self.remote = remote
         self.index_dir = index_dir
@@ -88,11 +98,10 @@ class Repos:
         (described only where there is a choice to make: the stdio front
         fills in the same words, :mod:`repolens.server.tool_list`);
         ``several``: for a tool that also takes a list of them."""
-        description = location_description(list(self.roots), remote=self.remote, missing=list(self.missing))
         kind: Any = str | list[str] | None if several else str | None
-        if description is None:
+        if self.description is None:
             return LOCATION, kind
-        return LOCATION, Annotated[kind, Field(description=description)]
+        return LOCATION, Annotated[kind, Field(description=self.description)]
 
     def resolve(self, where: str | None) -> tuple[Path, Path | None]:
         """(root folder, index folder or None for the default) for a caller's

@@ -50,7 +50,7 @@ from typing import IO, TYPE_CHECKING, Any
 from repolens.errors import RepolensError, ServerStartError
 from repolens.server.handshake import Reply, initialize_reply
 from repolens.server.lines import Refusal, refusal
-from repolens.server.tool_list import tool_list_applies, tools_list_reply
+from repolens.server.tool_list import location_description, tool_list_applies, tools_list_reply
 
 if TYPE_CHECKING:
     from repolens.server.calls import RepolensServer
@@ -87,6 +87,9 @@ def run_stdio(
     the ``initialize`` request the front has answered."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="repolens: %(message)s")
     _end_runs_on_termination()
+    # What the tools' ``repo`` argument says: made once, for the front's tool list and the SDK's
+    # alike (a root whose folder comes back meanwhile changes neither: the lists are the same).
+    description = location_description(list(roots or {}), remote=False, missing=list(missing or {}))
 
     def build() -> RepolensServer:
         try:
@@ -97,7 +100,12 @@ def run_stdio(
                 fix="reinstall repolens with its dependencies (pip install repolens)",
             ) from exc
         server = build_server(
-            roots, index_dir=index_dir, query_log=query_log, registry=registry, missing=missing
+            roots,
+            index_dir=index_dir,
+            query_log=query_log,
+            registry=registry,
+            missing=missing,
+            description=description,
         )
         if watch:
             server.middleware.append(after_handshake(lambda: _start_background(server, index_dir)))
@@ -115,7 +123,7 @@ def run_stdio(
         if answered is not None:
             wire_out.write(answered.line.encode("utf-8"))
             wire_out.flush()
-        stdin = _Replayed(first, wire_in, wire_out, answered, list(roots or {}), list(missing or {}))
+        stdin = _Replayed(first, wire_in, wire_out, answered, description)
         server = build()  # the SDK loads here, while stdin's thread reads on
         stdout = _OneReply(wire_out, stdin.answered)
         _serve(server, stdin, stdout)
@@ -203,8 +211,8 @@ class _Replayed:
     Until the SDK's event loop takes the lines (``async for``), they wait
     here, and when the front answered ``initialize`` (``answered``) a
     ``tools/list`` request among them is answered at once
-    (:func:`repolens.server.tool_list.tools_list_reply`, for the
-    repositories ``names`` and those ``missing``): its reply written to ``out``, and kept in
+    (:func:`repolens.server.tool_list.tools_list_reply`, its ``repo`` argument
+    saying ``description``): its reply written to ``out``, and kept in
     :attr:`answered` by request id, so that the SDK's own is dropped and
     compared (:class:`_OneReply`). Lines read after the event loop took
     over go to the SDK as they come."""
@@ -215,14 +223,12 @@ class _Replayed:
         wire: IO[bytes],
         out: IO[bytes],
         answered: Reply | None,
-        names: list[str],
-        missing: list[str],
+        description: str | None,
     ) -> None:
         self.first = first
         self.wire = wire
         self.out = out
-        self.names = names
-        self.missing = missing
+        self.description = description
         self.answered: dict[int | str, Reply] = {}
         self.protocol_version = ""
         if answered is not None:
@@ -298,7 +304,7 @@ class _Replayed:
         if not self.protocol_version:
             return
         try:
-            reply = tools_list_reply(line, self.names, self.protocol_version, self.missing)
+            reply = tools_list_reply(line, self.description, self.protocol_version)
         except Exception:  # (this thread must read on, or the session hangs): the SDK answers it
             log.exception("the stdio front could not read a line; the MCP SDK answers it")
             return

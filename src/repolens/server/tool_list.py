@@ -97,12 +97,10 @@ def tool_list_applies() -> bool:
     return _recorded() is not None
 
 
-def tools_list_reply(
-    line: bytes, names: Sequence[str], protocol_version: str, missing: Sequence[str] = ()
-) -> Reply | None:
-    """The SDK's reply to ``line`` on a stdio server of the repositories
-    ``names`` and the configured roots ``missing`` at start (after an
-    ``initialize`` that negotiated ``protocol_version``),
+def tools_list_reply(line: bytes, description: str | None, protocol_version: str) -> Reply | None:
+    """The SDK's reply to ``line`` on a stdio server whose ``repo`` argument says
+    ``description`` (:func:`location_description`, made once at start: the SDK's
+    server is built with the same) after an ``initialize`` that negotiated ``protocol_version``,
     if ``line`` is a ``tools/list`` request of the plain shape clients send:
     exactly ``jsonrpc`` "2.0", an integer or printable ASCII ``id``,
     ``method``, and no ``params`` or empty ones. None for anything else, and
@@ -116,7 +114,7 @@ def tools_list_reply(
         return None
     if not _plain_tools_list(message):
         return None
-    tools = described(recorded["tools"], location_description(names, remote=False, missing=missing))
+    tools = described(recorded["tools"], description)
     reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": tools}}
     text = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
     return Reply(message["id"], text, method="tools/list")

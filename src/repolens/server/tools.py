@@ -54,7 +54,7 @@ from repolens.server.calls import (
     tool_body,
 )
 from repolens.server.handshake import GUIDE, INSTRUCTIONS, SERVER_NAME
-from repolens.server.repos import Repos
+from repolens.server.repos import FROM_ROOTS, Repos
 from repolens.validate import check_budget
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ def build_server(
     query_log: Path | None = None,
     registry: Path | None = None,
     missing: Mapping[str, Path] | None = None,
+    description: str | None = FROM_ROOTS,
 ) -> RepolensServer:
     """An MCP server over ``roots`` (name -> folder; a single folder is
     served under its own name, and is the default).
@@ -88,6 +89,8 @@ def build_server(
     ``missing``: configured roots whose folder is missing (name -> that
     folder), not served, named by ``list_repositories`` and to a call that
     asks for one; each served once a call naming it finds it back.
+    ``description``: what the tools' ``repo`` argument says, when the caller
+    has made it (the stdio front, for its own tool list): see :class:`Repos`.
     """
     # A server answers many questions: the history's BM25 takes numpy when the
     # process has it (repolens.store.history_rank), ~2 ms a question sooner,
@@ -98,7 +101,12 @@ def build_server(
     if isinstance(roots, Path):
         roots = {name_for(roots): roots}
     repos = Repos(
-        roots or {}, remote=remote, index_dir=index_dir, registry=load_registry(registry), missing=missing
+        roots or {},
+        remote=remote,
+        index_dir=index_dir,
+        registry=load_registry(registry),
+        missing=missing,
+        description=description,
     )
     tools: list[Tool] = []
 
