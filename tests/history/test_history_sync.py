@@ -49,26 +49,6 @@ class Index:
         finally:
             reader.close()
 
-    def ranked(self, terms: list[str]) -> list[tuple[str, float]]:
-        """(subject, BM25 score) of the commits like ``terms``, best first."""
-        reader = self.store.open_reader()
-        try:
-            found = reader.history_search([(t, 1.0) for t in terms], 100)
-            commits = reader.history_commits(cid for cid, _ in found)
-            return [(commits[cid].subject, score) for cid, score in found]
-        finally:
-            reader.close()
-
-    def of_file(self, path: str) -> list[tuple[str, str]]:
-        """(subject, the name it gave the file) of the commits that touched ``path``, newest first."""
-        reader = self.store.open_reader()
-        try:
-            touched = reader.history_of_file(path)
-            commits = reader.history_commits(cid for cid, _ in touched)
-            return [(commits[cid].subject, named) for cid, named in touched]
-        finally:
-            reader.close()
-
     def similar(self, term: str) -> list[str]:
         reader = self.store.open_reader()
         try:
@@ -194,78 +174,29 @@ def test_renamed_files_keep_their_history_under_the_new_name(make_repo: MakeRepo
     ]
 
 
-def test_a_rename_after_the_last_sync_reads_only_the_new_commit_and_answers_as_a_fresh_build(
-    make_repo: MakeRepo, git: Git, index, store_factory, tmp_path: Path
-):
-    """A new commit that renamed a file made the sync read the whole
-    history again (~1 s per 5,000 commits), since the stored commits'
-    documents held the old name's words. It now reads only the new commit,
-    and the stored commits take the new name, in their documents too: the
-    history ranks, scores and names as a fresh build's."""
-    root = make_repo({"fruit.py": "def alpha():\n    return 1\n" * 20, "lib/core.py": "c = 1\n" * 20})
-    commit(git, root, "Tune alpha", {"fruit.py": "def alpha():\n    return 2\n" * 20})
-    move(git, root, "lib/core.py", "lib/heart.py")  # renamed before the sync: its older commits name core
-    commit(git, root, "Move core")
-    commit(
-        git,
-        root,
-        "Tune both",
-        {"fruit.py": "def alpha():\n    return 3\n" * 20, "lib/heart.py": "c = 2\n" * 20},
-    )
-    commit(git, root, "Add another module", {"other.py": "x = 1\n"})
-    index.sync(root, 100)
-    move(git, root, "fruit.py", "tropical_fruit.py")  # shares a word with the old name
-    move(git, root, "lib/heart.py", "src/heart_core.py")
-    commit(git, root, "Rename the modules")
-    report = index.sync(root, 100)
-    assert (report.mode, report.added, report.commits) == ("added", 1, 6)
-    assert index.stored() == [
-        ("Rename the modules", ["src/heart_core.py", "tropical_fruit.py"]),
-        ("Add another module", ["other.py"]),
-        ("Tune both", ["src/heart_core.py", "tropical_fruit.py"]),
-        ("Move core", ["src/heart_core.py"]),
-        ("Tune alpha", ["tropical_fruit.py"]),
-        ("initial", ["src/heart_core.py", "tropical_fruit.py"]),
-    ]
-    assert sorted(index.similar("tropic")) == ["Rename the modules", "Tune alpha", "Tune both", "initial"]
-    assert sorted(index.similar("heart")) == ["Move core", "Rename the modules", "Tune both", "initial"]
-    assert index.similar("lib") == []
-    fresh = published(store_factory, tmp_path / "fresh")
-    assert fresh.sync(root, 100).mode == "read"
-    for terms in (["tropic"], ["fruit"], ["heart", "core"], ["lib", "src", "py"], ["tune", "alpha", "fruit"]):
-        assert index.ranked(terms) == fresh.ranked(terms)
-    for path in ("tropical_fruit.py", "src/heart_core.py"):
-        assert index.of_file(path) == fresh.of_file(path)
-    assert index.of_file("src/heart_core.py")[-2:] == [
-        ("Move core", "lib/heart.py"),
-        ("initial", "lib/core.py"),
-    ]
-
-
-def test_a_rename_of_a_name_the_history_gave_another_file_reads_the_history_afresh(
+def test_a_rename_after_the_last_sync_reads_the_history_as_a_fresh_build(
     make_repo: MakeRepo, git: Git, index
 ):
-    """Stored commits naming ``a.py`` touched two files of that name, one
-    deleted before the other was made: a rename of the newer one cannot be
-    told apart in them by name, so the history is read afresh."""
-    root = make_repo({"a.py": "first = 1\n" * 20})
-    git(root, "rm", "-q", "a.py")
-    commit(git, root, "Drop a")
-    commit(git, root, "A new a", {"a.py": "second = 2\n" * 20})
+    """The stored commits' paths moved to the new name, but their documents
+    kept the old name's words: ``tropical`` found 2 commits refreshed and 4
+    fresh, and the history leg scored the search otherwise."""
+    root = make_repo({"fruit.py": "def alpha():\n    return 1\n" * 20})
+    commit(git, root, "Tune alpha", {"fruit.py": "def alpha():\n    return 2\n" * 20})
+    commit(git, root, "Add another module", {"other.py": "x = 1\n"})
     index.sync(root, 100)
-    move(git, root, "a.py", "c.py")
-    commit(git, root, "Rename the new a")
+    move(git, root, "fruit.py", "tropical.py")
+    commit(git, root, "Rename the module")
     report = index.sync(root, 100)
     assert (report.mode, report.added) == ("renamed", 4)
-    assert report.summary().endswith(
-        "(read afresh: a new commit renamed a file to or from a name another file had)"
-    )
+    assert report.summary().endswith("(read afresh: a new commit renamed a file)")
     assert index.stored() == [
-        ("Rename the new a", ["c.py"]),
-        ("A new a", ["c.py"]),
-        ("Drop a", ["a.py"]),
-        ("initial", ["a.py"]),
+        ("Rename the module", ["tropical.py"]),
+        ("Add another module", ["other.py"]),
+        ("Tune alpha", ["tropical.py"]),
+        ("initial", ["tropical.py"]),
     ]
+    assert sorted(index.similar("tropic")) == ["Rename the module", "Tune alpha", "initial"]
+    assert index.similar("fruit") == []
 
 
 def test_a_deleted_path_does_not_follow_a_later_file_of_that_name(make_repo: MakeRepo, git: Git, index):

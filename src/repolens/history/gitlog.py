@@ -203,40 +203,6 @@ def merges_between(root: Path, old: str, new: str) -> bool:
     return proc.returncode != 0 or bool(proc.stdout.strip())
 
 
-def renamed_alone(root: Path, since: str, renames: dict[str, str]) -> bool:
-    """Whether the stored commits, read up to ``since``, may take the new
-    commits' ``renames`` (old name -> new name) by name alone, as a fresh
-    read would name them: no commit up to ``since`` deleted or renamed away
-    an old name (a stored commit naming it may have touched another file of
-    that name, which a fresh read leaves under its old name), or touched a
-    new name, and no two old names it touched take the same new one (a
-    stored commit could name two files alike). One ``git log`` of those
-    paths; False when git cannot say or the names are too many to ask about."""
-    if len(renames) > _RENAMES_ASKED:
-        return False
-    names = [*renames, *renames.values()]
-    args = ["log", "--no-merges", "--no-renames", "-z", "--name-status", "--format=", "--relative", since]
-    try:
-        proc = _git(root, "--literal-pathspecs", *args, "--", *names)
-    except NoHistory:
-        return False
-    if proc.returncode != 0:
-        return False
-    # ``status, path`` pairs (no renames: no third field), commit after commit
-    fields = [f.decode("utf-8", "replace") for f in proc.stdout.split(b"\0") if f]
-    pairs = list(zip(fields[::2], fields[1::2], strict=False))
-    if len(fields) % 2 or not all(_STATUS.fullmatch(status) for status, _ in pairs):
-        return False  # not the output asked for
-    new = set(renames.values())
-    if any(path in new or (status == "D" and path in renames) for status, path in pairs):
-        return False
-    taken = [renames[old] for old in {path for _, path in pairs}]  # (every path here is an old name)
-    return len(set(taken)) == len(taken)
-
-
-_RENAMES_ASKED = 1000  # more renamed paths (a large folder moved): the history is read afresh
-
-
 def shallow_cut(root: Path) -> frozenset[str]:
     """The commits at the cut of a shallow clone (git's ``shallow`` file:
     their parents were not fetched); empty for a whole clone."""

@@ -5,15 +5,13 @@ after the code is written:
 
 * ``HEAD`` unchanged (and the same recipe): nothing is read;
 * ``HEAD`` moved forward (the stored head is an ancestor): only the new
-  commits are read, and the oldest commits beyond the cap are dropped. A
-  path the new commits rename is renamed in the stored commits too, in
-  their documents' words as well (every commit names a path by its newest
-  name, as a fresh build reads it); unless the stored commits may name
-  another file by that name (:func:`gitlog.renamed_alone`) or the new
-  commits merge commits older than the newest stored (git lists merged
-  branches' commits by date: a fresh read interleaves them with the stored
-  ones, and the stored order is the order ``history --path`` lists them
-  in): then the history is read afresh;
+  commits are read, and the oldest commits beyond the cap are dropped;
+  unless the new commits rename a path: then it is read afresh, as a fresh
+  build reads it (every commit names a path by its newest name, in its
+  document too: the stored documents hold the old name's words), or merge
+  commits older than the newest stored (git lists merged branches' commits
+  by date: a fresh read interleaves them with the stored ones, and the
+  stored order is the order ``history --path`` lists them in);
 * anything else (a branch switch, a rebase or amend, a changed cap or
   document format): the history is read afresh from ``HEAD``;
 * a shallow clone: the commits at its cut are left out (see gitlog); a
@@ -37,7 +35,7 @@ from pathlib import Path
 
 from repolens.budget import counted
 from repolens.history import gitlog
-from repolens.store.base import CommitDoc, HistoryUpdate, IndexWriter, Renamed
+from repolens.store.base import CommitDoc, HistoryUpdate, IndexWriter
 from repolens.tokens import tokenize, tokenize_path
 
 # A commit touching more paths than this is not kept (see gitlog).
@@ -70,7 +68,7 @@ class HistoryReport:
         elif self.mode == "rebuilt":
             line += " (read afresh: the branch changed or was rewritten)"
         elif self.mode == "renamed":
-            line += " (read afresh: a new commit renamed a file to or from a name another file had)"
+            line += " (read afresh: a new commit renamed a file)"
         elif self.mode == "merged":
             line += " (read afresh: a merge brought commits older than the newest read)"
         if self.too_big:
@@ -115,7 +113,6 @@ def sync_history(
             since = None
         path_tokens: dict[str, list[str]] = {}
         afresh = ""  # why the new commits were read again with the old ones: renamed, merged
-        renamed: list[Renamed] = []  # what the stored commits' paths are now named
         while True:
             read = gitlog.LogRead()
             log = gitlog.iter_log(
@@ -124,13 +121,11 @@ def sync_history(
             docs = [commit_doc(c, path_tokens) for c in log]
             if since is None or state is None:
                 break
-            renames = {old: new for old, new in read.renames.items() if old != new}
-            if renames and not gitlog.renamed_alone(root, since, renames):
-                afresh = "renamed"  # the stored commits cannot be renamed by name alone
+            if any(old != new for old, new in read.renames.items()):
+                afresh = "renamed"  # the stored commits' documents name the old path
             elif _interleaved(root, since, head, docs, state.newest):
                 afresh = "merged"
             else:
-                renamed = [_renamed(old, new, path_tokens) for old, new in renames.items()]
                 break
             since = None
     except gitlog.NoHistory as exc:
@@ -142,9 +137,7 @@ def sync_history(
     if since is not None and read.read >= limit:  # the new commits alone fill the cap
         since = None
     docs.reverse()  # oldest first: ids ascend with recency
-    writer.update_history(
-        HistoryUpdate(head, recipe, "", docs, replace=since is None, keep=limit, renamed=renamed)
-    )
+    writer.update_history(HistoryUpdate(head, recipe, "", docs, replace=since is None, keep=limit))
     after = writer.history_state()
     had = state is not None and bool(state.head)
     return HistoryReport(
@@ -155,15 +148,6 @@ def sync_history(
         at_cut=read.at_cut,
         head=head,
     )
-
-
-def _renamed(old: str, new: str, path_tokens: dict[str, list[str]]) -> Renamed:
-    """How a stored commit that touched ``old``, now ``new``, changes: its
-    document gains the new name's tokens and loses the old name's (as
-    :func:`commit_doc` makes them)."""
-    gained: Counter[str] = Counter(path_tokens.get(new) or tokenize_path(new))
-    gained.subtract(path_tokens.get(old) or tokenize_path(old))
-    return Renamed(old, new, {token: n for token, n in gained.items() if n})
 
 
 def _interleaved(root: Path, since: str, head: str, new: list[CommitDoc], newest: int) -> bool:

@@ -3,8 +3,7 @@
 Every store fetches the posting lists of a question's terms its own way
 (packed rows in SQLite, ``int8[]`` lists on PostgreSQL) and hands them here,
 so two backends score the history with the same arithmetic in the same order
-and rank it alike; and both change their documents alike when a new commit
-renames a path (:func:`renamed_rows`, :func:`recounted`).
+and rank it alike.
 
 The scoring has two forms that give the same bits: with numpy, when the
 process has loaded it (a server does, when it starts: ~0.3 ms a question on
@@ -16,14 +15,11 @@ from __future__ import annotations
 
 import math
 import sys
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-    from repolens.store.records import Renamed
 
 K1, B = 1.2, 0.75
 
@@ -125,37 +121,3 @@ def top_commits_python(
 
 def _idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-
-def renamed_rows(
-    renamed: Sequence[Renamed], rows: Iterable[tuple[int, str, str]]
-) -> tuple[list[tuple[int, str, str]], dict[int, Counter[str]]]:
-    """The stored rows ``(commit id, path, named)`` of ``renamed`` paths
-    (``named`` "" when it is the path) under their new names, and what each
-    such commit's document gains per token (less than 0: loses)."""
-    by_old = {r.old: r for r in renamed}
-    moved = []
-    gained: defaultdict[int, Counter[str]] = defaultdict(Counter)
-    for cid, path, named in rows:
-        new, named = by_old[path].new, named or path
-        gained[cid].update(by_old[path].terms)
-        moved.append((cid, new, "" if named == new else named))
-    return moved, gained
-
-
-def recounted(
-    counts: Mapping[str, Mapping[int, int]], gained: Mapping[int, Mapping[str, int]]
-) -> dict[str, list[tuple[int, int]]]:
-    """Each term of ``gained``'s postings ``(commit id, count)``, ascending,
-    once each commit's count has gained its share; ``counts`` are the
-    term's stored postings (those of trimmed commits too). An empty list:
-    no commit holds the term any more."""
-    out = {term: dict(counts.get(term, {})) for terms in gained.values() for term in terms}
-    for cid, terms in gained.items():
-        for term, more in terms.items():
-            tf = out[term].get(cid, 0) + more
-            if tf > 0:
-                out[term][cid] = tf
-            else:
-                out[term].pop(cid, None)
-    return {term: sorted(tf_of.items()) for term, tf_of in out.items()}

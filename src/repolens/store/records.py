@@ -167,23 +167,13 @@ class CommitDoc(Record):
     terms: Mapping[str, int]  # token -> count
 
 
-class Renamed(Record):
-    """A path the new commits renamed: the stored commits that touched it
-    name it as a fresh read would (:attr:`HistoryUpdate.renamed`)."""
-
-    old: str
-    new: str
-    terms: Mapping[str, int]  # what each such commit's document gains per token (less than 0: loses)
-
-
 class HistoryUpdate(Record):
     """One atomic change of an index's history (:meth:`IndexWriter.update_history`).
 
-    ``replace``: drop every stored commit first; else the stored commits'
-    paths of ``renamed`` take their new names (and their documents the new
-    names' tokens). Then ``commits`` (oldest first, all newer than those
-    stored) are appended. Then only the newest ``keep`` commits stay, and
-    the state becomes ``head``, ``recipe``, ``note``. No history at all:
+    ``replace``: drop every stored commit first; then ``commits`` (oldest
+    first, all newer than those stored) are appended (a sync that meets a
+    rename replaces, :mod:`repolens.history.sync`). Then only the newest ``keep`` commits stay,
+    and the state becomes ``head``, ``recipe``, ``note``. No history at all:
     ``replace=True``, no commits, ``head=""`` and the ``note`` why.
     """
 
@@ -193,7 +183,6 @@ class HistoryUpdate(Record):
     commits: Sequence[CommitDoc] = ()
     replace: bool = True
     keep: int = 0
-    renamed: Sequence[Renamed] = ()
 
 
 class HistoryCommit(Record):

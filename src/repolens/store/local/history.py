@@ -32,8 +32,8 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
-from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate, Renamed
-from repolens.store.history_rank import query_weights, recounted, renamed_rows, top_commits
+from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate
+from repolens.store.history_rank import query_weights, top_commits
 from repolens.store.local.sqlite import read_meta, rows_in, write_meta
 
 SCHEMA_SQL = """
@@ -83,8 +83,6 @@ def update(db: sqlite3.Connection, change: HistoryUpdate) -> None:
     try:
         if change.replace:
             _clear(db)
-        else:
-            _rename(db, change.renamed)
         _add_commits(db, change.commits)
         _trim(db, change.keep)
         _pack_documents(db)
@@ -151,37 +149,6 @@ def _add_commits(db: sqlite3.Connection, docs: Sequence[CommitDoc]) -> None:
             ids, tfs = old[0] + ids, old[1] + tfs
         rows.append((term, ids.tobytes(), tfs.tobytes()))
     db.executemany("INSERT OR REPLACE INTO history_postings VALUES (?, ?, ?)", rows)
-
-
-def _rename(db: sqlite3.Connection, renamed: Sequence[Renamed]) -> None:
-    """Name the renamed paths of the stored commits as a fresh read would:
-    their rows under the new name (keeping the name each commit gave the
-    file), their documents with the new name's tokens instead of the old's."""
-    sql = "SELECT commit_id, path, named FROM history_files WHERE path IN ({marks})"
-    rows = [
-        (int(cid), str(path), str(named)) for cid, path, named in rows_in(db, sql, (r.old for r in renamed))
-    ]
-    if not rows:
-        return
-    moved, gained = renamed_rows(renamed, rows)
-    db.executemany("DELETE FROM history_files WHERE commit_id = ? AND path = ?", [r[:2] for r in rows])
-    db.executemany("INSERT INTO history_files VALUES (?, ?, ?)", moved)
-    db.executemany(
-        "UPDATE history_commits SET length = length + ? WHERE id = ?",
-        [(sum(terms.values()), cid) for cid, terms in gained.items()],
-    )
-    stored = {
-        term: dict(zip(ids, tfs, strict=True))
-        for term, ids, tfs in _postings(db, {t for g in gained.values() for t in g})
-    }
-    for term, postings in recounted(stored, gained).items():
-        if not postings:
-            db.execute("DELETE FROM history_postings WHERE term = ?", (term,))
-            continue
-        ids, tfs = array(_CODE, [i for i, _ in postings]), array(_CODE, [tf for _, tf in postings])
-        db.execute(
-            "INSERT OR REPLACE INTO history_postings VALUES (?, ?, ?)", (term, ids.tobytes(), tfs.tobytes())
-        )
 
 
 def _trim(db: sqlite3.Connection, keep: int) -> None:

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate, Renamed
-from repolens.store.history_rank import query_weights, recounted, renamed_rows, top_commits
+from repolens.store.base import CommitDoc, HistoryCommit, HistoryState, HistoryUpdate
+from repolens.store.history_rank import query_weights, top_commits
 
 if TYPE_CHECKING:
     import psycopg
@@ -44,8 +44,6 @@ def update(conn: psycopg.Connection, gen: int, change: HistoryUpdate) -> None:
         floor = int(row[0]) if row else 1
         if change.replace:
             floor = _clear(conn, gen)
-        else:
-            _rename(conn, gen, change.renamed)
         _add_commits(conn, gen, change.commits)
         floor = _trim(conn, gen, change.keep, floor)
         conn.execute(
@@ -97,42 +95,6 @@ def _add_commits(conn: psycopg.Connection, gen: int, docs: Sequence[CommitDoc]) 
         (gen,),
     )
     cur.execute("DROP TABLE history_new")
-
-
-def _rename(conn: psycopg.Connection, gen: int, renamed: Sequence[Renamed]) -> None:
-    """Name the renamed paths of the stored commits as a fresh read would
-    (see :func:`repolens.store.local.history._rename`)."""
-    found = conn.execute(
-        "DELETE FROM history_files WHERE gen = %s AND path = ANY(%s) RETURNING commit_id, path, named",
-        (gen, [r.old for r in renamed]),
-    )
-    rows = [(int(cid), str(path), str(named)) for cid, path, named in found]
-    if not rows:
-        return
-    moved, gained = renamed_rows(renamed, rows)
-    cur = conn.cursor()
-    cur.executemany(
-        "INSERT INTO history_files (gen, commit_id, path, named) VALUES (%s, %s, %s, %s)",
-        [(gen, *row) for row in moved],
-    )
-    cur.executemany(
-        "UPDATE history_commits SET length = length + %s WHERE gen = %s AND id = %s",
-        [(sum(terms.values()), gen, cid) for cid, terms in gained.items()],
-    )
-    found = conn.execute(
-        "SELECT term, postings FROM history_postings WHERE gen = %s AND term = ANY(%s)",
-        (gen, sorted({t for g in gained.values() for t in g})),
-    )
-    stored = {term: {p >> 32: p & _COUNT for p in postings} for term, postings in found}
-    lists = recounted(stored, gained)
-    cur.executemany(
-        "INSERT INTO history_postings (gen, term, postings) VALUES (%s, %s, %s)"
-        " ON CONFLICT (gen, term) DO UPDATE SET postings = excluded.postings",
-        [(gen, term, [i << 32 | tf for i, tf in postings]) for term, postings in lists.items() if postings],
-    )
-    gone = [term for term, postings in lists.items() if not postings]
-    if gone:
-        conn.execute("DELETE FROM history_postings WHERE gen = %s AND term = ANY(%s)", (gen, gone))
 
 
 def _trim(conn: psycopg.Connection, gen: int, keep: int, floor: int) -> int:
