@@ -276,6 +276,32 @@ def test_the_cap_keeps_the_newest_commits(make_repo: MakeRepo, git: Git, index):
     assert index.similar("zebra6") == ["Change number 6 zebra6"]
 
 
+def test_new_commits_that_fill_the_cap_replace_the_stored_ones_read_once(
+    make_repo: MakeRepo, git: Git, index, git_calls
+):
+    """New commits that alone fill the cap replace every stored commit; one
+    of them renaming a file made the sync read the whole history again
+    (the stored commits' documents name the old path, but none is kept),
+    then report it read afresh. It reads the new commits once and says so."""
+    root = make_repo({"a.py": "first = 1\n" * 20})
+    commit(git, root, "Tune a", {"a.py": "first = 2\n" * 20})
+    index.sync(root, 3)
+    move(git, root, "a.py", "c.py")
+    commit(git, root, "Rename a")
+    commit(git, root, "Tune c", {"c.py": "second = 3\n" * 20})
+    commit(git, root, "Tune c again", {"c.py": "second = 4\n" * 20})
+    git_calls()
+    report = index.sync(root, 3)
+    assert len([args for args in git_calls() if args.startswith("log ") or " log " in args]) == 1
+    assert (report.mode, report.added, report.commits) == ("added", 3, 3)
+    assert report.summary().endswith(" (3 new)")
+    assert index.stored() == [
+        ("Tune c again", ["c.py"]),
+        ("Tune c", ["c.py"]),
+        ("Rename a", ["c.py"]),
+    ]
+
+
 def test_a_changed_cap_reads_the_history_afresh(make_repo: MakeRepo, git: Git, index):
     root = make_repo({"a.py": "x = 0\n"})
     commit(git, root, "Second", {"a.py": "x = 1\n"})

@@ -113,6 +113,7 @@ def sync_history(
             since = None
         path_tokens: dict[str, list[str]] = {}
         afresh = ""  # why the new commits were read again with the old ones: renamed, merged
+        filled = False
         while True:
             read = gitlog.LogRead()
             log = gitlog.iter_log(
@@ -121,6 +122,9 @@ def sync_history(
             docs = [commit_doc(c, path_tokens) for c in log]
             if since is None or state is None:
                 break
+            filled = read.read >= limit  # the new commits alone fill the cap: the stored ones all go
+            if filled:
+                break  # (nothing to check of them, nor to read again)
             if any(old != new for old, new in read.renames.items()):
                 afresh = "renamed"  # the stored commits' documents name the old path
             elif _interleaved(root, since, head, docs, state.newest):
@@ -134,10 +138,8 @@ def sync_history(
             return HistoryReport("unchanged", note=note)
         writer.update_history(HistoryUpdate(head="", recipe="", note=note))
         return HistoryReport("none", note=note)
-    if since is not None and read.read >= limit:  # the new commits alone fill the cap
-        since = None
     docs.reverse()  # oldest first: ids ascend with recency
-    writer.update_history(HistoryUpdate(head, recipe, "", docs, replace=since is None, keep=limit))
+    writer.update_history(HistoryUpdate(head, recipe, "", docs, replace=since is None or filled, keep=limit))
     after = writer.history_state()
     had = state is not None and bool(state.head)
     return HistoryReport(
