@@ -266,9 +266,12 @@ except AttributeError as exc:
 
 
 # Patterns a search never uses, compiled by re's cache when first used: a
-# pattern costs ~0.5M instructions to compile (docs/benchmarks.md).
+# pattern costs ~0.5M instructions to compile (docs/benchmarks.md), the C++
+# signs, with their ~80 header names, ~9M.
 NOT_COMPILED_BY_A_SEARCH = (
     ("repolens.store", "KEY_RE"),
+    ("repolens.chunking.languages", "_CPP_SIGNS"),
+    ("repolens.chunking.languages", "_NOT_CODE"),
     ("repolens.service.navigation", "PLACE"),
     ("repolens.chunking.labels", "_MORE"),
     ("repolens.search.remembered", "_ID"),

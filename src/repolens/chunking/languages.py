@@ -175,8 +175,10 @@ _CPP_HEADERS = (
     "system_error|thread|tuple|type_traits|typeindex|typeinfo|unordered_map|unordered_set|utility|"
     "valarray|variant|vector"
 )
-_CPP_SIGNS = re.compile(
-    r"^[ \t]*(?:"
+# Compiled at first use, as _NOT_CODE: only a .h header's text being read
+# (indexed, or re-chunked once changed) needs them, not a search.
+_CPP_SIGNS = (
+    r"(?m)^[ \t]*(?:"
     r"(?:class|struct)[ \t]+\w+[ \t]*(?:final[ \t]*)?:(?!:)"  # struct X : Base
     r"|class[ \t]+\w+"
     r"|(?:inline[ \t]+)?namespace\b|using[ \t]+namespace\b"
@@ -184,23 +186,19 @@ _CPP_SIGNS = re.compile(
     r"|(?:public|private|protected)[ \t]*:(?!:)"
     rf"|\#[ \t]*include[ \t]*<(?:{_CPP_HEADERS})>"
     r")"
-    r"|::",
-    re.MULTILINE,
+    r"|::"
 )
 # Comments and string or character literals, blanked before the signs are
 # trusted (a comment saying "see Foo::bar", a string holding "::").
-_NOT_CODE = re.compile(
-    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'",
-    re.DOTALL,
-)
+_NOT_CODE = r"(?s)//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
 
 
 def looks_like_cpp(text: str) -> bool:
     """Whether a C-or-C++ header's text is C++ (the module's docstring says how)."""
-    if _CPP_SIGNS.search(text) is None:  # most C headers: one scan, nothing blanked
+    if re.search(_CPP_SIGNS, text) is None:  # most C headers: one scan, nothing blanked
         return False
-    code = _NOT_CODE.sub(lambda m: "\n" * m.group().count("\n") or " ", text)
-    return _CPP_SIGNS.search(code) is not None
+    code = re.sub(_NOT_CODE, lambda m: "\n" * m.group().count("\n") or " ", text)
+    return re.search(_CPP_SIGNS, code) is not None
 
 
 def language_of(path: str, text: str) -> str:
