@@ -81,16 +81,17 @@ _COMMON_CALLS = frozenset(
 )
 # A word of a commit subject, dotted names whole (``Store.save``).
 _SUBJECT_WORD = re.compile(r"[\w.]+")
-# Traceback-shaped frames: (path, line, function), each pattern's groups named.
+# Traceback-shaped frames: (path, line, function), each pattern's groups named. Compiled
+# at first use: only a question holding one of a pattern's _FRAME_HINTS runs it.
 _PYTHON, _GO, _RUST_PANIC = 0, 2, 4  # patterns whose innermost frame is not the first
 _FRAMES = (
-    re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>.]+)'),  # Python
-    re.compile(r"\bat (?P<func>[\w$.<>]+)\((?P<path>[\w$.-]+\.(?:java|kt|scala)):(?P<line>\d+)\)"),  # JVM
-    re.compile(r"^\s*(?P<func>[\w./*()-]+)\(.*\)\n\s+(?P<path>[\w./-]+\.go):(?P<line>\d+)", re.M),  # Go
-    re.compile(r"\d+: (?P<func>[\w:<>]+)\n\s+at (?P<path>[\w./-]+\.rs):(?P<line>\d+)"),  # Rust backtrace
-    re.compile(r"panicked at '?(?P<path>[\w./-]+\.rs):(?P<line>\d+)(?P<func>)"),  # Rust panic
-    re.compile(r"\bat (?:(?P<func>[\w$.<>]+) )?\(?(?P<path>[^\s()]+\.[cm]?[jt]sx?):(?P<line>\d+):\d+"),  # JS
-    re.compile(r"(?P<path>[\w./-]+\.rb):(?P<line>\d+):in [`'](?P<func>[^']+)'"),  # Ruby
+    r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>.]+)',  # Python
+    r"\bat (?P<func>[\w$.<>]+)\((?P<path>[\w$.-]+\.(?:java|kt|scala)):(?P<line>\d+)\)",  # JVM
+    r"(?m)^\s*(?P<func>[\w./*()-]+)\(.*\)\n\s+(?P<path>[\w./-]+\.go):(?P<line>\d+)",  # Go
+    r"\d+: (?P<func>[\w:<>]+)\n\s+at (?P<path>[\w./-]+\.rs):(?P<line>\d+)",  # Rust backtrace
+    r"panicked at '?(?P<path>[\w./-]+\.rs):(?P<line>\d+)(?P<func>)",  # Rust panic
+    r"\bat (?:(?P<func>[\w$.<>]+) )?\(?(?P<path>[^\s()]+\.[cm]?[jt]sx?):(?P<line>\d+):\d+",  # JS
+    r"(?P<path>[\w./-]+\.rb):(?P<line>\d+):in [`'](?P<func>[^']+)'",  # Ruby
 )
 # What each of _FRAMES cannot match without (one of them, verbatim): a pattern whose text
 # holds none is not run. Some start at every word of the text and try it whole
@@ -140,7 +141,7 @@ def question_marks(text: str) -> QuestionMarks:
     for kind, (rx, hints) in enumerate(zip(_FRAMES, _FRAME_HINTS, strict=True)):
         if not any(hint in text for hint in hints):
             continue
-        found = list(rx.finditer(text))
+        found = list(re.finditer(rx, text))
         for i, m in enumerate(found):
             parts = [p for p in re.split(r"[\\/]", m.group("path").lower()) if p]
             raw = (m.group("func") or "").replace("::", ".").rstrip(".").rsplit(".", 1)[-1].strip("()*")
