@@ -198,13 +198,13 @@ IN_NAMESPACES = "?"
 
 # The name a Kotlin class's companion object has when it names none: its members are the class's.
 COMPANION = "Companion"
-_COMPANION_OBJECT = re.compile(r"\bcompanion\s+object\b")
+_COMPANION_OBJECT = r"\bcompanion\s+object\b"  # compiled at first use: a search needs none
 
 
 def companion_object(signature: str) -> bool:
     """Whether a Kotlin definition's signature declares a companion object (named or not:
     ``companion object Factory``), whose members are its class's (``A.build()``)."""
-    return _COMPANION_OBJECT.search(signature) is not None
+    return re.search(_COMPANION_OBJECT, signature) is not None
 
 
 class _Definition(Protocol):

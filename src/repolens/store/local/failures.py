@@ -52,8 +52,8 @@ _DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 # tantivy tells an io error by its message only (a ValueError)
 _FULL_WORDS = ("os error 28", "os error 122", "no space left", "storagefull", "quota exceeded")
 _DAMAGE_WORDS = ("data corrupted", "corrupt", "an io error occurred")  # (a full disk is told first)
-_NOT_UTF8 = re.compile(r"Could not decode to UTF-8 column '([^']*)'")
-_NO_SUCH = re.compile(r"no such (column|table): ")
+_NOT_UTF8 = r"Could not decode to UTF-8 column '([^']*)'"  # compiled at first use: a search needs none
+_NO_SUCH = r"no such (column|table): "  # compiled at first use: a search needs none
 _IN_FILE = r'in file `"([^"`]+)"`'  # compiled at first use: a search needs none
 _INNER = r'Error\("([^"]+)"'  # compiled at first use: a search needs none
 # Free space below which an ambiguous write failure (SQLite's "disk I/O
@@ -87,9 +87,9 @@ def failure(exc: BaseException, gen_dir: Path, file: str = "index.db") -> Repole
     if is_panic(exc):
         return damaged(gen_dir, f"lexical: {_shortened(str(exc))}")
     if isinstance(exc, sqlite3.DatabaseError):
-        if undecoded := _NOT_UTF8.match(str(exc)):
+        if undecoded := re.match(_NOT_UTF8, str(exc)):
             return damaged(gen_dir, f"{file}: column '{undecoded.group(1)}' holds bytes that are not UTF-8")
-        if _NO_SUCH.match(str(exc)):  # this version's own statements: the schema's text is damaged
+        if re.match(_NO_SUCH, str(exc)):  # this version's own statements: the schema's text is damaged
             return damaged(gen_dir, f"{file}: its schema is damaged ({exc})")
         code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
         if code in _DAMAGE_CODES:
