@@ -28,16 +28,17 @@ MAX_TOKEN_LEN = 48
 
 # An identifier-ish run: letters, digits, underscores, and inner hyphens
 # (kebab-case). Unicode letters count, so non-ASCII identifiers survive.
-_RUN_PATTERN = r"[^\W_]\w*(?:-[^\W_]\w*)*|_+[^\W_]\w*(?:-[^\W_]\w*)*"
-_RUN = re.compile(_RUN_PATTERN)
+# Compiled at first use (re's cache), as _SEPARATORS: only non-ASCII text
+# needs it, which most searches never meet.
+_RUN = r"[^\W_]\w*(?:-[^\W_]\w*)*|_+[^\W_]\w*(?:-[^\W_]\w*)*"
 # The same runs on ASCII text (where the ASCII and Unicode meanings of \w
 # agree), found faster: scanning for runs is the larger part of tokenizing,
 # and most lines and files are ASCII.
-_RUN_ASCII = re.compile(_RUN_PATTERN, re.ASCII)
+_RUN_ASCII = re.compile(_RUN, re.ASCII)
 
 
 def _runs(text: str) -> list[str]:
-    return (_RUN_ASCII if text.isascii() else _RUN).findall(text)
+    return _RUN_ASCII.findall(text) if text.isascii() else re.findall(_RUN, text)
 
 
 # Boundaries inside one run: lower->Upper (parseUrl), UPPER->Upper+lower
@@ -94,7 +95,7 @@ def _split_unicode(piece: str) -> list[str]:
     return parts
 
 
-_SEPARATORS = re.compile(r"[_\-]+")
+_SEPARATORS = r"[_\-]+"  # compiled at first use: only a non-ASCII word is split at them
 
 
 def _one_part(word: str) -> bool:
@@ -112,7 +113,7 @@ def split_identifier(word: str) -> list[str]:
         # one scan of the whole word finds the parts of its pieces.
         return [part.lower() for part in _PARTS.findall(word)]
     parts: list[str] = []
-    for piece in _SEPARATORS.split(word):
+    for piece in re.split(_SEPARATORS, word):
         if not piece:
             continue
         if piece.isascii():
@@ -279,7 +280,7 @@ def terms_in(text: str, terms: frozenset[str]) -> frozenset[str]:
     so asking which query terms a whole chunk contains costs a fraction of
     tokenizing it."""
     if not text.isascii():
-        return terms.intersection(chain.from_iterable(map(_run_tokens, set(_RUN.findall(text)))))
+        return terms.intersection(chain.from_iterable(map(_run_tokens, set(re.findall(_RUN, text)))))
     pieces = set(text.translate(_NOT_IN_RUNS).split())
     return terms.intersection(chain.from_iterable(found for _, found in _piece_tokens(pieces)))
 
