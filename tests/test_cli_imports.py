@@ -72,12 +72,26 @@ _LAZY = ("hashlib", "repolens.discover")
 # typing: ~12M instructions to import; the modules a search or a symbol
 # lookup loads import its names for type checkers only (docs/development.md).
 _LAZY += ("typing",)
+# The service's modules of the other commands (repolens.service imports an
+# operation's module when it is first asked for).
+_SERVICE = ("repolens.service.branches", "repolens.service.navigation")
 NOT_FOR = {
-    "search": ("click", *_WRITES, *_LAZY, "repolens.models.rerank_config", "repolens.reply.snippet"),
+    "search": (
+        "click",
+        *_WRITES,
+        *_LAZY,
+        *_SERVICE,
+        "repolens.service.reads",
+        "repolens.service.stores",
+        "repolens.models.rerank_config",
+        "repolens.reply.snippet",
+    ),
     "symbols": (
         "click",
         *_WRITES,
         *_LAZY,
+        *_SERVICE,
+        "repolens.service.searches",
         "repolens.search.ranking",
         "repolens.reply.packet",
         "tantivy",  # a symbol lookup never searches the lexical index
@@ -85,7 +99,16 @@ NOT_FOR = {
         "difflib",
         "repolens.reply.snippet",
     ),
-    "read": ("click", "repolens.search", "repolens.store.base", "repolens.store.local", "sqlite3", "tantivy"),
+    "read": (
+        "click",
+        *_SERVICE,
+        "repolens.service.searches",
+        "repolens.search",
+        "repolens.store.base",
+        "repolens.store.local",
+        "sqlite3",
+        "tantivy",
+    ),
 }
 
 
@@ -178,6 +201,31 @@ def test_a_search_compiles_no_class_beyond_its_values(indexed_sample: tuple[Path
     )
     assert code == 0
     assert classes == SEARCH_COMPILED_CLASSES
+
+
+def test_the_service_imports_an_operations_module_when_it_is_first_asked_for():
+    """``repolens.service`` names every operation (``__all__``), and loads none
+    of their modules until one is asked for; then that module alone."""
+    out = run_python(
+        """
+import sys
+from repolens import service
+def loaded():
+    return sorted(m.rpartition(".")[2] for m in sys.modules if m.startswith("repolens.service."))
+print(loaded())
+print(service.search_code.__module__, loaded())
+from repolens.service import find_references
+print(find_references.__module__, loaded())
+names = [n for n in service.__all__ if getattr(service, n).__name__ != n]
+print(names, loaded(), hasattr(service, "no_such_operation"))
+"""
+    )
+    assert out.splitlines() == [
+        "[]",
+        "repolens.service.searches ['searches']",
+        "repolens.service.navigation ['navigation', 'searches']",
+        "[] ['branches', 'navigation', 'reads', 'searches', 'stores'] False",
+    ]
 
 
 def test_help_loads_no_use_case():
