@@ -63,7 +63,6 @@ import bisect
 import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import Protocol
 
 from repolens.record import Record
 
@@ -207,11 +206,15 @@ def companion_object(signature: str) -> bool:
     return re.search(_COMPANION_OBJECT, signature) is not None
 
 
-class _Definition(Protocol):
-    name: str
-    qualname: str
-    kind: str
-    parent: str
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (typing costs a search in a new process ~3 ms to import)
+    from typing import Protocol
+
+    class _Definition(Protocol):
+        name: str
+        qualname: str
+        kind: str
+        parent: str
 
 
 def extension_function(s: _Definition) -> bool:
