@@ -672,6 +672,49 @@ def test_a_typescript_local_cast_with_as_or_made_by_a_call_with_a_non_null_asser
     assert rows[(8, "close")] == "m.make.close"  # of what make returns
 
 
+def test_typescript_array_elements_unions_this_chains_typeof_and_a_dynamic_import_are_keyed():
+    text = (
+        "import { P } from './p'\n"  # 1
+        "import type { Core } from './core'\n"
+        "export class W {\n"
+        "  ps: readonly P[] = []\n"
+        "  core: Core\n"  # 5
+        "  one: P | Core | null\n"
+        "  run(qs: Array<P>): P | undefined {\n"
+        "    this.ps.forEach((p) => p.a())\n"
+        "    qs.filter(q => q.b()).map(q => q.c())\n"
+        "    for (const q of qs.filter(Boolean)) q.d()\n"  # 10
+        "    this.core.log.warn()\n"
+        "    return undefined\n"
+        "  }\n"
+        "  async load(): Promise<typeof P> {\n"
+        "    const { M } = await import('./m')\n"  # 15
+        "    return new M()\n"
+        "  }\n"
+        "  f(): void {\n"
+        "    const { log, run: r } = this.core\n"  # 19
+        "    const last = this.ps.find(Boolean)\n"
+        "    last.z()\n"
+        "  }\n"
+        "}\n"
+    )
+    refs = refs_of("src/w.ts", text, "typescript")
+    fields = sorted((r.scope, r.target) for r in refs if r.kind == "field")
+    assert ("W.ps.[]", "src.p.P") in fields  # a field's element: its member []
+    assert [t for scope, t in fields if scope == "W.one"] == ["src.core.Core", "src.p.P"]
+    assert [t for scope, t in fields if scope == "W.run"] == ["src.p.P"]  # a union result's types
+    rows = targets("src/w.ts", text, "typescript")
+    assert rows[(8, "a")] == "src.p.P.a"
+    assert rows[(9, "b")] == "src.p.P.b" and rows[(9, "c")] == "src.p.P.c"
+    assert rows[(10, "d")] == "src.p.P.d"  # for ... of over the array a filter gives back
+    assert rows[(11, "warn")] == "src.core.Core.log.warn"
+    assert rows[(14, "P")] == "src.p.P"  # typeof P: a use of the value
+    assert rows[(15, "M")] == rows[(16, "M")] == "src.m.M"
+    assert rows[(19, "log")] == "src.core.Core.log"  # a member destructured: read
+    assert rows[(19, "run")] == "src.core.Core.run"
+    assert rows[(21, "z")] == "src.p.P.z"  # xs.find(...) gives an element
+
+
 def test_a_receiverless_call_of_an_inherited_method_is_a_call_on_this():
     java = (
         "package p;\n"

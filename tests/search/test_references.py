@@ -1966,6 +1966,99 @@ def test_typescript_a_method_is_met_through_the_interface_it_implements_as_the_l
     ]
 
 
+def test_typescript_an_element_of_an_array_a_field_declares_and_this_chains_past_a_field(
+    tmp_path: Path, write_tree, store_url
+):
+    """``this.projects.map(p => p.start())`` (``projects: Project[]``), a ``for ... of``
+    over a filtered array, ``this.core.log.warn()`` (a field's field), ``const { warn } =
+    this.core.log`` and ``typeof f`` in a type were no uses of ``Project.start``, ``Log.warn``
+    and ``f``: the language service's."""
+    files = {
+        "src/project.ts": "export class Project {\n  start(): void {}\n}\n",
+        "src/log.ts": "export class Log {\n  warn(m: string): void {}\n}\nexport function f(): void {}\n",
+        "src/core.ts": (
+            "import { Project } from './project'\n"  # 1
+            "import { Log } from './log'\n"
+            "export class Core {\n"
+            "  projects: Project[] = []\n"
+            "  readonly log: Log\n"  # 5
+            "  run(): void {\n"
+            "    this.projects.map(p => p.start())\n"
+            "  }\n"
+            "}\n"
+        ),
+        "src/watch.ts": (
+            "import { Core } from './core'\n"  # 1
+            "import { f } from './log'\n"
+            "export class Watch {\n"
+            "  constructor(private core: Core) {}\n"
+            "  run(list: Array<Core>): void {\n"  # 5
+            "    const some = this.core.projects.filter((p) => p.start())\n"
+            "    for (const p of some) { p.start() }\n"
+            "    this.core.log.warn('x')\n"
+            "    list.forEach((c) => c.run())\n"
+            "    const { warn } = this.core.log\n"  # 10
+            "  }\n"
+            "}\n"
+            "export type G = ReturnType<typeof f>\n"
+        ),
+    }
+    root = indexed(tmp_path / "repo", files, write_tree)
+    found = uses(service.find_references("Project.start", root).text)
+    assert found[:2] == ["src/core.ts", "Core.run 7: this.projects.map(p => p.start())"]
+    assert found[2:] == [
+        "src/watch.ts",
+        "Watch.run 6: const some = this.core.projects.filter((p) => p.start())",
+        "Watch.run 7: for (const p of some) { p.start() }",
+    ]
+    assert uses(service.find_references("Log.warn", root).text) == [
+        "src/watch.ts",
+        "Watch.run 8: this.core.log.warn('x')",
+        "Watch.run 10: const { warn } = this.core.log",
+    ]
+    assert "Watch.run 9: list.forEach((c) => c.run())" in uses(service.find_references("Core.run", root).text)
+    assert uses(service.find_references("f", root).text)[-1] == "G 13: export type G = ReturnType<typeof f>"
+
+
+def test_typescript_a_member_through_a_union_result_and_a_dynamic_import(
+    tmp_path: Path, write_tree, store_url
+):
+    """``const t = s.find(id); t.spec()`` with ``find(): Case | Suite | undefined`` was no use
+    of ``Case.spec`` nor ``Suite.spec``, and ``const { Mocker } = await import('./mocker')``
+    no import of ``Mocker``: the language service counts both."""
+    files = {
+        "src/tasks.ts": (
+            "export class Case {\n  spec(): void {}\n}\n"
+            "export class Suite {\n  spec(): void {}\n}\n"  # 4
+            "export class State {\n"  # 7
+            "  find(id: string): Case | Suite | undefined { return undefined }\n"
+            "}\n"
+        ),
+        "src/mocker.ts": "export class Mocker {}\n",
+        "src/core.ts": (
+            "import { State } from './tasks'\n"  # 1
+            "export class Core {\n"
+            "  constructor(private state: State) {}\n"
+            "  async rerun(id: string): Promise<void> {\n"
+            "    const task = this.state.find(id)\n"  # 5
+            "    task?.spec()\n"
+            "    const { Mocker } = await import('./mocker')\n"
+            "    new Mocker()\n"
+            "  }\n"
+            "}\n"
+        ),
+    }
+    root = indexed(tmp_path / "repo", files, write_tree)
+    for method in ("Case.spec", "Suite.spec"):
+        found = uses(service.find_references(method, root).text)
+        assert found == ["src/core.ts", "Core.rerun 6: task?.spec()"]
+    assert uses(service.find_references("Mocker", root).text) == [
+        "src/core.ts",
+        "Core.rerun 7: const { Mocker } = await import('./mocker')",
+        "Core.rerun 8: new Mocker()",
+    ]
+
+
 def test_a_recursive_call_on_the_definitions_first_line_is_a_use(tmp_path: Path, write_tree):
     """Every use on a definition's first line was dropped, as its own name
     is: a one-line recursive function's call to itself too."""

@@ -46,10 +46,23 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from repolens.chunking.refs import Ref
+from repolens.chunking.refs import Ref, type_name
 from repolens.chunking.refs.extracting import Extracting, line_of, text
-from repolens.chunking.refs.typed import TYPE_NAME, plain_type
+from repolens.chunking.refs.typed import ELEMENT, MEMBER_DECLARATIONS, TYPE_NAME, plain_type
 
+# An array's methods taking a callback: the positions of its parameters given an element.
+_ELEMENT_CALLBACKS = {
+    **dict.fromkeys(("forEach", "map", "filter", "some", "every", "flatMap"), (0,)),
+    **dict.fromkeys(("find", "findIndex", "findLast", "findLastIndex"), (0,)),
+    "sort": (0, 1),
+    "toSorted": (0, 1),
+    "reduce": (1,),
+    "reduceRight": (1,),
+}
+# An array's methods giving one of its elements (or undefined).
+_ONE_ELEMENT = frozenset({"find", "findLast", "at", "pop", "shift"})
+# An array's methods giving an array of its elements back (``xs.filter(...)``).
+_SAME_ARRAY = frozenset({"filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat"})
 # Positions past a rest parameter's own that it declares (``...handlers: H[]``).
 REST_SPAN = 6
 _FUNCTIONS = frozenset({"arrow_function", "function_expression"})
@@ -96,6 +109,14 @@ def contextual(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
             _typed_by_context(ex, node)
     for node in sorted(caps.get("object", ()), key=lambda n: n.start_byte):
         _members_of(ex, node)
+    for node in caps.get("typed", ()):
+        if node.type in MEMBER_DECLARATIONS:
+            _union_member(ex, node)
+    for node in caps.get("destructured", ()):
+        _destructured(ex, node)
+    if ex.rs.array_elements:
+        for node in caps.get("each", ()):
+            _for_of(ex, node)
 
 
 def _type_key(ex: Extracting, node: ts.Node | None) -> str:
@@ -299,9 +320,34 @@ def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
         arguments = kind.child_by_field_name("type_arguments")
         one = arguments is not None and arguments.named_child_count == 1
         kind = arguments.named_child(0) if one else None
+    if kind is not None and kind.type == "union_type":
+        _union(ex, owner, kind, line_of(name))
+        return
     key = _type_key(ex, kind)
     if key:
         ex.fields.setdefault((owner, ""), (key, line_of(name)))
+
+
+def _union(ex: Extracting, scope: str, kind: ts.Node, line: int) -> None:
+    """A function's result or a member declared of a union (``A | B | undefined``): a
+    ``field`` row of each type it names, for ``x = f(); x.name`` in any file (the
+    language service counts a member used through a union as each type's that has
+    it). No local of the file is typed so: no one type is its."""
+    for member in _flattened(kind, "union_type"):
+        key = _type_key(ex, member)
+        if key:
+            ex.refs.append(Ref(type_name(key), line, "field", scope, key, ""))
+
+
+def _union_member(ex: Extracting, node: ts.Node) -> None:
+    """A class's field or an interface's property declared of a union: :func:`_union`."""
+    name, annotation = node.child_by_field_name("name"), node.child_by_field_name("type")
+    kind = annotation.named_child(0) if annotation is not None and annotation.named_child_count else None
+    if name is None or kind is None or kind.type != "union_type":
+        return
+    owner = ex.scopes.owner_class(ex.scopes.inner[line_of(name)])
+    if owner:
+        _union(ex, f"{owner}.{text(ex, name)}", kind, line_of(name))
 
 
 def _made_by_call(ex: Extracting, node: ts.Node) -> None:
@@ -314,7 +360,8 @@ def _made_by_call(ex: Extracting, node: ts.Node) -> None:
         value = value.named_child(0)  # await f(), f()!
     if value.type != "call_expression":
         return
-    key = _callee_key(ex, value)
+    key = _element_result(ex, value) if ex.rs.array_elements else ""
+    key = key or _callee_key(ex, value)
     if not key:
         return
     fn = ex.scopes.function[line_of(name)]
@@ -406,6 +453,13 @@ def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
     untyped = [(i, p) for i, p in untyped if p is not None and p.type == "identifier"]
     if not untyped:
         return
+    elements = _element_callback(ex, node) if ex.rs.array_elements else ()
+    if elements:  # xs.map((x) => ...): x an element of xs
+        span = (node.start_byte, node.end_byte)
+        for i, pattern in untyped:
+            if i in elements[1]:
+                _type_local(ex, pattern, elements[0], span)
+        return
     if node.type == "method_definition":  # an object literal's method: its type's member
         name, obj = node.child_by_field_name("name"), node.parent
         if name is None or obj is None or obj.type != "object":
@@ -418,11 +472,85 @@ def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
         return
     span = (node.start_byte, node.end_byte)
     for i, pattern in untyped:
-        fn = ex.scopes.function[line_of(pattern)]
-        name = text(ex, pattern)
-        key = f"{expected}.{i}"
-        ex.typed[(fn, name)] = ex.typed.get((fn, name)) or key
-        ex.scoped.setdefault((fn, name), []).append((*span, key))
+        _type_local(ex, pattern, f"{expected}.{i}", span)
+
+
+def _type_local(ex: Extracting, pattern: ts.Node, key: str, span: tuple[int, int]) -> None:
+    fn = ex.scopes.function[line_of(pattern)]
+    name = text(ex, pattern)
+    ex.typed[(fn, name)] = ex.typed.get((fn, name)) or key
+    ex.scoped.setdefault((fn, name), []).append((*span, key))
+
+
+def _element_of(ex: Extracting, value: ts.Node | None, *, declared: bool = False) -> str:
+    """The key of an element of the array ``value`` names ("" unknown): a field's
+    (``this.xs``: ``=C.xs.[]``, a field row of the element's type), a local's
+    declared ``T[]`` (``T``), through the methods giving its elements back
+    (``xs.filter(...)``: made ``=C.xs.filter``, xs's). A value that is no array
+    keys one no field row declares; with ``declared``, only a type the file declares an
+    array's (a call's key stays the callee's where the value may be no array)."""
+    while value is not None and value.type in ("call_expression", *_WRAPPERS) and value.named_child_count:
+        if value.type != "call_expression":
+            value = value.named_child(0)
+            continue
+        callee = value.child_by_field_name("function")  # xs.filter(...).map(...), of xs.filter(...)
+        prop = callee.child_by_field_name("property") if callee is not None else None
+        if prop is None or text(ex, prop) not in _SAME_ARRAY:
+            return ""
+        value = callee.child_by_field_name("object")
+    if value is None or not TYPE_NAME.fullmatch(recv := text(ex, value)):
+        return ""
+    line = line_of(value)
+    at = ex.scopes.inner[line]
+    head, _, field = recv.partition(".")
+    if head in ex.rs.self_names and field and "." not in field:  # this.xs, xs: T[] of the class
+        field_row = ex.fields.get((ex.scopes.owner_class(at), f"{field}.{ELEMENT}"))
+        if field_row is not None:
+            return field_row[0]
+    prefix = ex.receiver_prefix(recv, at, value.start_byte)
+    base = prefix[:-1]
+    while (cut := base.rpartition("."))[1] and cut[2] in _SAME_ARRAY:
+        base = cut[0]
+    if not base:
+        return ""
+    if base.endswith(ELEMENT) and not base.endswith("." + ELEMENT):
+        return base[: -len(ELEMENT)]  # a local's T[]
+    return "" if declared else f"{base}.{ELEMENT}"
+
+
+def _element_result(ex: Extracting, call: ts.Node) -> str:
+    """``xs.find(...)``, ``xs.at(-1)``, ``xs.pop()``: the key of an element of ``xs`` ("" else)."""
+    callee = call.child_by_field_name("function")
+    prop = callee.child_by_field_name("property") if callee is not None else None
+    if prop is None or text(ex, prop) not in _ONE_ELEMENT:
+        return ""
+    return _element_of(ex, callee.child_by_field_name("object"), declared=True)
+
+
+def _element_callback(ex: Extracting, node: ts.Node) -> tuple[str, tuple[int, ...]] | tuple[()]:
+    """A callback passed first to an array's method (``xs.map((x) => ...)``): the key of
+    xs's element and the positions of the callback's parameters it gives."""
+    up, child = _unwrapped_parent(node)
+    call = up.parent if up is not None and up.type == "arguments" else None
+    if call is None or call.type != "call_expression" or up.named_children[:1] != [child]:
+        return ()
+    callee = call.child_by_field_name("function")
+    prop = callee.child_by_field_name("property") if callee is not None else None
+    positions = _ELEMENT_CALLBACKS.get(text(ex, prop)) if prop is not None else None
+    if callee is None or callee.type != "member_expression" or not positions:
+        return ()
+    element = _element_of(ex, callee.child_by_field_name("object"))
+    return (element, positions) if element else ()
+
+
+def _for_of(ex: Extracting, node: ts.Node) -> None:
+    """``for (const x of xs)``: x an element of xs."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None or right is None or not any(c.type == "of" for c in node.children):
+        return
+    element = _element_of(ex, right)
+    if element:
+        _type_local(ex, left, element, (node.start_byte, node.end_byte))
 
 
 def _members_of(ex: Extracting, node: ts.Node) -> None:
@@ -444,3 +572,29 @@ def _members_of(ex: Extracting, node: ts.Node) -> None:
         name = text(ex, key)
         scope = ex.scopes.qualname(ex.scopes.inner[line])
         ex.refs.append(Ref(name, line, "attr", scope, f"{expected}.{name}", ""))
+
+
+_MEMBER_NAMES = frozenset({"shorthand_property_identifier_pattern", "property_identifier"})
+
+
+def _destructured(ex: Extracting, node: ts.Node) -> None:
+    """``const { method, url: u } = c.req``: a read of each member named of the value's
+    type (``c.req.method``), as the language service counts it."""
+    pattern, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+    if pattern is None or value is None or not TYPE_NAME.fullmatch(recv := text(ex, value)):
+        return
+    line = line_of(value)
+    at = ex.scopes.inner[line]
+    prefix = ex.receiver_prefix(recv, at, value.start_byte)
+    if not prefix:
+        return
+    scope = ex.scopes.qualname(at)
+    for member in pattern.named_children:
+        if member.type == "pair_pattern":
+            member = member.child_by_field_name("key")
+        elif member.type == "object_assignment_pattern":  # { a = 1 }
+            member = member.child_by_field_name("left")
+        if member is None or member.type not in _MEMBER_NAMES:
+            continue
+        name = text(ex, member)
+        ex.refs.append(Ref(name, line_of(member), "attr", scope, prefix + name, ""))

@@ -186,8 +186,11 @@ def _specifiers(part: Node, src: bytes, module: str, *, reexport: bool) -> list[
 
 
 def _require(node: Node, src: bytes, path: str) -> list[Binding]:
-    """``const x = require('./y')`` and ``const { a, b: c } = require('./y')``."""
+    """``const x = require('./y')`` and ``const { a, b: c } = require('./y')`` (or
+    ``= await import('./y')``, TypeScript's: a module's exports as ``import * as x``)."""
     value = node.child_by_field_name("value")
+    if value is not None and value.type == "await_expression" and value.named_child_count:
+        value = value.named_child(0)
     args = value.child_by_field_name("arguments") if value is not None else None
     first = args.named_children[0] if args is not None and args.named_child_count else None
     if first is None or first.type != "string":

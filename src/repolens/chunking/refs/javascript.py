@@ -91,6 +91,7 @@ _TS_EXTRA = """
 (extends_type_clause type: (generic_type name: (type_identifier) @base))
 (extends_type_clause type: (type_identifier) @base)
 (type_identifier) @type
+(type_query (identifier) @name)
 (class_declaration name: (type_identifier) @skip)
 (abstract_class_declaration name: (type_identifier) @skip)
 (interface_declaration name: (type_identifier) @skip)
@@ -112,6 +113,10 @@ _TS_EXTRA = """
 (interface_body) @signatures
 (object_type) @signatures
 (object) @object
+(for_in_statement left: (identifier)) @each
+(variable_declarator
+  value: (await_expression (call_expression function: (import) arguments: (arguments (string))))) @import
+(variable_declarator name: (object_pattern) value: [(identifier) (member_expression) (this)]) @destructured
 (extends_clause value: (call_expression function: (identifier))) @dynamic
 (variable_declarator name: (identifier)
   value: [(call_expression) (await_expression) (non_null_expression)]) @made
@@ -136,6 +141,6 @@ _JS_SWITCHES = {
 }
 JAVASCRIPT = RefSpec("javascript", _JS_COMMON + _JS_ONLY + _JSX, imports.javascript, **_JS_SWITCHES)
 _TS_RULES = (contextual.contextual,)  # a callback's parameters typed by where it stands
-_TS_SWITCHES = {**_JS_SWITCHES, "rules": _TS_RULES}
+_TS_SWITCHES = {**_JS_SWITCHES, "rules": _TS_RULES, "self_chains": True, "array_elements": True}
 TYPESCRIPT = RefSpec("typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, **_TS_SWITCHES)
 TSX = RefSpec("tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, **_TS_SWITCHES)

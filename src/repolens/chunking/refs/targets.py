@@ -385,9 +385,10 @@ class Targets:
             owner = self.scopes.owner_class(at)
             if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
                 return self._own_prefix(".".join([owner, *parts[1:]]))
-            field = self._field(owner, parts[1]) if len(parts) == 2 and owner else None
-            if field:
-                return field[0] + "."  # self.x.name, x a field of a known type
+            deep = len(parts) == 2 or (rs.self_chains and len(parts) > 2)
+            field = self._field(owner, parts[1]) if deep and owner else None
+            if field:  # self.x.name, x a field of a known type (this.x.y.name: y of it)
+                return ".".join([field[0], *parts[2:]]) + "."
             return self._declared_elsewhere(owner, parts[1]) if len(parts) == 2 else ""
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         fscopes = self.fscopes is not None

@@ -28,6 +28,21 @@ _NONE_UNION = re.compile(r"\s*\|\s*(?:None|null|undefined)\b|\b(?:None|null|unde
 _TYPE_ARGUMENTS = re.compile(r"\s*<.*>$")
 
 
+# An array's type (TypeScript's ``T[]``, ``readonly T[]``, ``Array<T>``, ``ReadonlyArray<T>``): T.
+_ARRAY = re.compile(
+    r"^(?:readonly\s+)?([\w$.]+)(?:<.*>)?\[\]$|^(?:Readonly)?Array<\s*([\w$.]+)(?:<.*>)?\s*>$"
+)
+# The path from an array to its element in a key (a field ``C.xs.[]`` of the element's type), and
+# the end of a local's key whose value is an array of the key's type (``T[]``).
+ELEMENT = "[]"
+
+
+def element_type(text: str) -> str:
+    """The element type an array type's text names plainly ("" none: no array)."""
+    m = _ARRAY.match(_TYPE_NOISE.sub("", text))
+    return (m.group(1) or m.group(2)) if m else ""
+
+
 def plain_type(text: str) -> str:
     """A declared type's text, its decoration, quotes (a forward reference), optionality and
     type arguments left out; of Go's slice, array, map and channel, the element's (what
@@ -150,6 +165,9 @@ def read_typed(ex: Extracting, nodes: Sequence[ts.Node]) -> dict[tuple[int, str]
                 if kind is None:
                     continue
             text = src[kind.start_byte : kind.end_byte].decode("utf-8", "replace")
+            element = element_type(text) if ex.rs.array_elements and not named else ""
+            if element:  # xs: T[]: a field's element is its member [], a local's key ends []
+                text = element
             if not TYPE_NAME.fullmatch(text):  # a plain (dotted) name is its own plain type
                 text = plain_type(text)
                 if not TYPE_NAME.fullmatch(text):
@@ -157,6 +175,8 @@ def read_typed(ex: Extracting, nodes: Sequence[ts.Node]) -> dict[tuple[int, str]
             key = out.get((fn, text), "") if named else ex.type_key(text, fn, out)
             if not key:
                 break
+            if named and ex.rs.array_elements and key.endswith(ELEMENT):
+                key, element = key[: -len(ELEMENT)], text  # this.xs = xs, xs: T[]
             name = src[var.start_byte : var.end_byte].decode("utf-8", "replace")
             if node.type in RESULT_DECLARING:  # func f() *T: what f returns, for f().x elsewhere
                 ex.fields.setdefault((scopes.qualname(scopes.inner[line]), ""), (key, line))
@@ -179,7 +199,9 @@ def read_typed(ex: Extracting, nodes: Sequence[ts.Node]) -> dict[tuple[int, str]
             else:
                 owner = ""
             if owner:
-                ex.fields.setdefault((owner, field), (key, line))
+                ex.fields.setdefault((owner, f"{field}.{ELEMENT}" if element else field), (key, line))
+            if element:
+                key += ELEMENT
             if not dot and not (ex.rs.function_scopes and node.type in MEMBER_DECLARATIONS):
                 out[(fn, name)] = key
                 if ex.rs.block_scopes:
