@@ -2059,6 +2059,26 @@ def test_typescript_a_member_through_a_union_result_and_a_dynamic_import(
     ]
 
 
+def test_typescript_a_method_implements_an_interface_its_file_imports_through_a_re_export(
+    tmp_path: Path, write_tree, store_url
+):
+    """``class NodeEnv implements Env`` with ``import type { Env } from '../types'``
+    (``types/index.ts`` re-exporting it from ``./env``): a call through an ``Env`` and its
+    property's declaration were no uses of ``NodeEnv.remove``; the language service's."""
+    files = {
+        "src/types/env.ts": "export interface Env {\n  remove: (path: string) => void\n}\n",
+        "src/types/index.ts": "import type { Env } from './env'\n\nexport type { Env }\n",
+        "src/node/env.ts": "import type { Env } from '../types'\n"
+        + "export class NodeEnv implements Env {\n  remove(path: string): void {}\n}\n",
+        "src/state.ts": "import type { Env } from './types'\nexport class State {\n"
+        + "  constructor(private env: Env) {}\n  save(): void { this.env.remove('x') }\n}\n",
+    }
+    root = indexed(tmp_path / "repo", files, write_tree)
+    found = uses(service.find_references("NodeEnv.remove", root).text)
+    assert found[:2] == ["src/state.ts", "State.save 4: save(): void { this.env.remove('x') }"]
+    assert found[2:] == ["src/types/env.ts", "Env.remove 2: remove: (path: string) => void"]
+
+
 def test_a_recursive_call_on_the_definitions_first_line_is_a_use(tmp_path: Path, write_tree):
     """Every use on a definition's first line was dropped, as its own name
     is: a one-line recursive function's call to itself too."""

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from repolens.chunking.refs import same_file_key
 from repolens.record import Record
 from repolens.search.kept import lines_of, symbols_in
-from repolens.search.ref_keys import Class, Meaning, Read, aliased, defined, keys_of, spells
+from repolens.search.ref_keys import ALIAS_ROUNDS, Class, Meaning, Read, aliased, defined, keys_of, spells
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
 # Rounds of classes followed up from a method's class, then down from those declaring it.
@@ -167,6 +167,20 @@ def _name_line(reader: IndexReader, s: SymbolRow) -> int:
 
 
 def _declared(reader: IndexReader, use: RefRow) -> list[SymbolRow]:
+    """The classes a base use names: by its key, else (TypeScript's) through the modules
+    re-exporting it (``implements Env`` of ``import type { Env } from '../types'``, which
+    re-exports it from ``./environment``), one module at a time."""
+    from repolens.search.ref_walks import through_reexport  # (ref_walks imports this module)
+
+    found = _declared_by_key(reader, use)
+    for _ in range(ALIAS_ROUNDS if use.language in DECLARING_LANGUAGES else 0):
+        if found or (use := through_reexport(reader, use)) is None:
+            break
+        found = _declared_by_key(reader, use)
+    return found
+
+
+def _declared_by_key(reader: IndexReader, use: RefRow) -> list[SymbolRow]:
     """The classes a base use names, by its key alone (no re-export followed)."""
     from repolens.store.base import NameMatch, SymbolFilters, normalize_symbol
 
