@@ -2023,9 +2023,10 @@ def test_typescript_an_element_of_an_array_a_field_declares_and_this_chains_past
 def test_typescript_a_member_through_a_union_result_and_a_dynamic_import(
     tmp_path: Path, write_tree, store_url
 ):
-    """``const t = s.find(id); t.spec()`` with ``find(): Case | Suite | undefined`` was no use
-    of ``Case.spec`` nor ``Suite.spec``, and ``const { Mocker } = await import('./mocker')``
-    no import of ``Mocker``: the language service counts both."""
+    """``const t = s.find(id); t.spec()`` with ``find(): Case | Suite | undefined`` (and
+    ``t: Task``, ``type Task = Case | Suite``) was no use of ``Case.spec`` nor ``Suite.spec``,
+    and ``const { Mocker } = await import('./mocker')`` no import of ``Mocker``: the
+    language service counts both."""
     files = {
         "src/tasks.ts": (
             "export class Case {\n  spec(): void {}\n}\n"
@@ -2033,10 +2034,11 @@ def test_typescript_a_member_through_a_union_result_and_a_dynamic_import(
             "export class State {\n"  # 7
             "  find(id: string): Case | Suite | undefined { return undefined }\n"
             "}\n"
+            "export type Task = Case | Suite\n"
         ),
         "src/mocker.ts": "export class Mocker {}\n",
         "src/core.ts": (
-            "import { State } from './tasks'\n"  # 1
+            "import { State, Task } from './tasks'\n"  # 1
             "export class Core {\n"
             "  constructor(private state: State) {}\n"
             "  async rerun(id: string): Promise<void> {\n"
@@ -2045,13 +2047,18 @@ def test_typescript_a_member_through_a_union_result_and_a_dynamic_import(
             "    const { Mocker } = await import('./mocker')\n"
             "    new Mocker()\n"
             "  }\n"
-            "}\n"
+            "}\n"  # 10
+            "export function run(t: Task): void { t.spec() }\n"
         ),
     }
     root = indexed(tmp_path / "repo", files, write_tree)
     for method in ("Case.spec", "Suite.spec"):
         found = uses(service.find_references(method, root).text)
-        assert found == ["src/core.ts", "Core.rerun 6: task?.spec()"]
+        assert found == [
+            "src/core.ts",
+            "Core.rerun 6: task?.spec()",
+            "run 11: export function run(t: Task): void { t.spec() }",
+        ]
     assert uses(service.find_references("Mocker", root).text) == [
         "src/core.ts",
         "Core.rerun 7: const { Mocker } = await import('./mocker')",

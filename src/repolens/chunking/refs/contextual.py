@@ -195,6 +195,7 @@ def _alias(ex: Extracting, node: ts.Node, aliases: dict[str, dict[int, str]]) ->
         types = _parameter_types(ex, value.child_by_field_name("parameters"))
     elif value.type == "union_type":
         types = _agreeing([aliases.get(plain_type(text(ex, m))) for m in _flattened(value, "union_type")])
+        _union(ex, owner, value, line_of(name))  # type Child = string | JSXNode: c.toString() of each
     else:
         return
     aliases[owner] = types
@@ -329,8 +330,8 @@ def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
 
 
 def _union(ex: Extracting, scope: str, kind: ts.Node, line: int) -> None:
-    """A function's result or a member declared of a union (``A | B | undefined``): a
-    ``field`` row of each type it names, for ``x = f(); x.name`` in any file (the
+    """A function's result, a member or a type alias declared of a union (``A | B |
+    undefined``): a ``field`` row of each type it names, for ``x = f(); x.name`` in any file (the
     language service counts a member used through a union as each type's that has
     it). No local of the file is typed so: no one type is its."""
     for member in _flattened(kind, "union_type"):
