@@ -281,7 +281,8 @@ def test_what_a_python_function_returns_is_kept_as_its_result():
         ("App", 23, "Factory.build", "pkg.app.App"),
     ]
     calls = [(r.line, r.target) for r in refs if r.name == "run"]
-    assert calls == [(28, "=made.run"), (29, "=Factory.build.run")]  # read with the results when asked
+    # made()'s is read with the results when asked; Factory's build, a method of the file, declares it
+    assert calls == [(28, "=made.run"), (29, "pkg.app.App.run")]
 
 
 def test_pytest_fixtures_and_their_parameters_are_kept_as_keys_a_question_resolves():
@@ -1544,6 +1545,81 @@ def test_a_python_return_annotation_s_arrow_is_no_member_separator():
     assert rows[(3, "T", "type")] == "m.T"  # not f()'s result's m.T
     assert rows[(4, "Iterator", "attr")] == "typing.Iterator"
     assert rows[(9, "make", "call")] == "m.make"
+
+
+def test_python_fields_and_locals_typed_by_a_method_s_result_a_member_s_read_or_a_with():
+    text = (
+        "from pkg.config import Config\n"  # 1
+        "from pkg.sessions import Sessions\n"
+        "import lib\n"
+        "\n"
+        "\n"  # 5
+        "class App:\n"
+        "    sessions: Sessions = make()\n"
+        "\n"
+        "    def __init__(self):\n"
+        "        self.config = self.make_config()\n"  # 10
+        "\n"
+        "    def make_config(self) -> Config:\n"
+        "        return Config()\n"
+        "\n"
+        "    def __enter__(self):\n"  # 15
+        "        return self\n"
+        "\n"
+        "\n"
+        "class Ctx:\n"
+        "    def __init__(self, app: App):\n"  # 20
+        "        self.app = app\n"
+        "\n"
+        "    def push(self):\n"
+        "        self.app.config.load()\n"
+        "        sessions = self.app.sessions\n"  # 25
+        "        sessions.open()\n"
+        "        config = self.made()\n"
+        "        config.load()\n"
+        "        same = config\n"
+        "        same.load()\n"  # 30
+        "        with lib.raises(ValueError) as info:\n"
+        "            info.render()\n"
+        "        with App() as app:\n"
+        "            app.make_config()\n"
+        "        del Config\n"  # 35
+        "\n"
+        "    def made(self):\n"
+        "        config = self.app.make_config()\n"
+        "        return config\n"
+        "\n"  # 40
+        "\n"
+        "class Info:\n"
+        '    def f(self) -> "lib.Generic[int]":\n'
+        "        return 1\n"
+        '    def g(self) -> "lib.Info[int]":\n'  # 45
+        "        return 1\n"
+        "\n"
+        "\n"
+        "class Pool:\n"
+        "    def _get(self):\n"  # 50
+        "        return self.pool.pop()\n"
+        "\n"
+        "    def use(self):\n"
+        "        conn = self._get()\n"
+        "        conn.close()\n"  # 55
+    )
+    refs = refs_of("a.py", text, "python")
+    fields = {r.scope: r.target for r in refs if r.kind == "field"}
+    assert fields["App.config"] == "pkg.config.Config"  # what make_config declares
+    assert fields["App.__enter__"] == "=App"  # return self
+    assert fields["Ctx.made"] == "pkg.config.Config"  # a local of a method's result, returned
+    assert fields["Info.f"] == "lib.Generic" and fields["Info.g"] == "lib.Info"  # a generic's class
+    rows = {(r.line, r.name): r.target for r in refs if r.kind != "field"}
+    assert rows[(24, "load")] == "pkg.config.Config.load"  # self.app.config: two fields of known types
+    assert rows[(26, "open")] == "pkg.sessions.Sessions.open"  # a local read from a field
+    assert rows[(28, "load")] == "pkg.config.Config.load"  # self.made(): made returns make_config()'s
+    assert rows[(30, "load")] == ""  # a copy of a local: its type is the function's, in no order
+    assert rows[(32, "render")] == "lib.raises.__enter__.render"  # what raises's value's __enter__ returns
+    assert rows[(34, "make_config")] == "=App.make_config"  # App's __enter__ returns self
+    assert rows[(35, "Config")] == "pkg.config.Config"  # del names it
+    assert rows[(55, "close")] == ""  # _get, the file's, says nothing of its result: a name match
 
 
 def test_a_member_of_a_typescript_private_field_is_the_field_s_type_s_not_a_local_s_of_its_name():

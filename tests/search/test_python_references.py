@@ -201,3 +201,195 @@ def test_a_method_through_a_module_global_another_module_imports(tmp_path: Path,
         "make_response 5: return current_app.make_response(args)",
         "other 9: return plain_app.make_response(args)",
     ]
+
+
+def test_a_method_through_fields_a_method_s_result_makes_and_the_owner_s_subclasses_and_re_exports(
+    tmp_path: Path, write_tree, store_url
+):
+    """``app.config.from_file`` (``self.config = self.make_config()``, ``-> Config``) and
+    ``@app.cli.command()`` (``self.cli = AppGroup()`` in ``Flask``'s base), ``app`` made by
+    ``pkg.Flask``, a re-export; ``app.route()`` the base's, ``app.add_url_rule()`` not (``Flask``
+    overrides it); ``session_interface = self.app.session_interface``."""
+    write_tree(
+        tmp_path,
+        {
+            "src/pkg/__init__.py": "from .app import Flask as Flask\n",
+            "src/pkg/config.py": "class Config:\n    def from_file(self, name):\n        return name\n",
+            "src/pkg/cli.py": "class AppGroup:\n    def command(self):\n        return 1\n",
+            "src/pkg/sessions.py": "class Sessions:\n    def open_session(self, app):\n        return app\n",
+            "src/pkg/scaffold.py": (
+                "from .cli import AppGroup\n\n\nclass Scaffold:\n    def __init__(self):\n"
+                "        self.cli = AppGroup()\n\n"
+                "    def route(self):\n        return 1\n\n"
+                "    def add_url_rule(self):\n        raise NotImplementedError\n"
+            ),
+            "src/pkg/app.py": (
+                "from .config import Config\n"  # 1
+                "from .scaffold import Scaffold\n"
+                "from .sessions import Sessions\n"
+                "\n"
+                "\n"  # 5
+                "class Flask(Scaffold):\n"
+                "    session_interface: Sessions = Sessions()\n"
+                "\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"  # 10
+                "        self.config = self.make_config()\n"
+                "\n"
+                "    def make_config(self) -> Config:\n"
+                "        return Config()\n"
+                "\n"
+                "    def add_url_rule(self):\n"  # 16
+                "        return 2\n"
+            ),
+            "src/pkg/ctx.py": (
+                "from .app import Flask\n"  # 1
+                "\n"
+                "\n"
+                "class Ctx:\n"
+                "    def __init__(self, app: Flask):\n"  # 5
+                "        self.app = app\n"
+                "\n"
+                "    def push(self):\n"
+                "        session_interface = self.app.session_interface\n"
+                "        return session_interface.open_session(self.app)\n"  # 10
+            ),
+            "tests/test_app.py": (
+                "import pkg\n"  # 1
+                "\n"
+                "\n"
+                "def test_config():\n"
+                "    app = pkg.Flask()\n"  # 5
+                "    app.config.from_file('x')\n"
+                "\n"
+                "    @app.cli.command()\n"
+                "    def hello():\n"
+                "        return 1\n"  # 10
+                "\n"
+                "    app.route()\n"
+                "    app.add_url_rule()\n"
+            ),
+        },
+    )
+    build_index(tmp_path)
+    tests = "tests/test_app.py"
+    assert resolved(tmp_path, "Config.from_file") == [tests, "test_config 6: app.config.from_file('x')"]
+    assert resolved(tmp_path, "AppGroup.command") == [tests, "test_config 8: @app.cli.command()"]
+    assert resolved(tmp_path, "Scaffold.route") == [tests, "test_config 12: app.route()"]  # Flask's base's
+    assert resolved(tmp_path, "Scaffold.add_url_rule") == []  # Flask's own overrides it
+    assert resolved(tmp_path, "Flask.add_url_rule") == [tests, "test_config 13: app.add_url_rule()"]
+    assert resolved(tmp_path, "Sessions.open_session") == [
+        "src/pkg/ctx.py",
+        "Ctx.push 10: return session_interface.open_session(self.app)",
+    ]
+
+
+def test_a_method_through_with_a_generic_s_annotation_and_a_method_s_local(
+    tmp_path: Path, write_tree, store_url
+):
+    """``with lib.raises(E) as info: info.render()`` (``raises`` returns a ``Raises[E]``
+    whose ``__enter__`` returns an ``Info[E]``), ``Info.current().render()`` (a
+    classmethod declaring ``-> "Info[BaseException]"``) and ``r = self._open(); r.render()``."""
+    write_tree(
+        tmp_path,
+        {
+            "src/lib/__init__.py": "from .api import raises\nfrom .info import Info\n",
+            "src/lib/info.py": (
+                "from typing import Generic, TypeVar\n"  # 1
+                "\n"
+                "E = TypeVar('E')\n"
+                "\n"
+                "\n"  # 5
+                "class Info(Generic[E]):\n"
+                "    def render(self):\n"
+                "        return 1\n"
+                "\n"
+                "    @classmethod\n"  # 10
+                "    def current(cls) -> 'Info[BaseException]':\n"
+                "        return cls()\n"
+            ),
+            "src/lib/api.py": (
+                "from .info import E, Info\n"  # 1
+                "\n"
+                "\n"
+                "class Raises:\n"
+                "    def __enter__(self) -> Info[E]:\n"  # 5
+                "        return Info()\n"
+                "\n"
+                "\n"
+                "def raises(kind) -> 'Raises[E]':\n"
+                "    return Raises()\n"  # 10
+                "\n"
+                "\n"
+                "class Log:\n"
+                "    def _open(self):\n"
+                "        made = Info()\n"  # 15
+                "        return made\n"
+                "\n"
+                "    def log(self):\n"
+                "        r = self._open()\n"
+                "        return r.render()\n"  # 20
+            ),
+            "tests/test_info.py": (
+                "import lib\n"  # 1
+                "\n"
+                "\n"
+                "def test_render():\n"
+                "    with lib.raises(ValueError) as info:\n"  # 5
+                "        pass\n"
+                "    assert info.render()\n"
+                "    assert lib.Info.current().render()\n"
+            ),
+        },
+    )
+    build_index(tmp_path)
+    assert resolved(tmp_path, "Info.render") == [
+        "src/lib/api.py",
+        "Log.log 20: return r.render()",
+        "tests/test_info.py",
+        "test_render 7: assert info.render()",
+        "test_render 8: assert lib.Info.current().render()",
+    ]
+
+
+def test_a_fixture_giving_another_fixture_s_value_and_a_classmethod_s_cls(
+    tmp_path: Path, write_tree, store_url
+):
+    """``def wrapped(app): ...; return app`` gives what the ``app`` fixture gives;
+    ``App.make()`` returning ``cls()`` makes an ``App``."""
+    write_tree(
+        tmp_path,
+        {
+            "py/lib/__init__.py": "",
+            "py/lib/core.py": (
+                "class App:\n    def route(self, f):\n        return f\n\n"
+                "    @classmethod\n    def make(cls):\n        return cls()\n"
+            ),
+            "py/tests/conftest.py": (
+                "import pytest\nfrom lib.core import App\n\n\n@pytest.fixture\ndef app():\n    return App()\n"
+            ),
+            "py/tests/test_wrapped.py": (
+                "import pytest\n"  # 1
+                "from lib.core import App\n"
+                "\n"
+                "\n"
+                "@pytest.fixture\n"  # 5
+                "def wrapped(app):\n"
+                "    app.route(1)\n"
+                "    return app\n"
+                "\n"
+                "\n"  # 10
+                "def test_it(wrapped):\n"
+                "    wrapped.route(2)\n"
+                "    made = App.make()\n"
+                "    made.route(3)\n"
+            ),
+        },
+    )
+    build_index(tmp_path)
+    assert resolved(tmp_path, "App.route") == [
+        "py/tests/test_wrapped.py",
+        "wrapped 7: app.route(1)",
+        "test_it 12: wrapped.route(2)",
+        "test_it 14: made.route(3)",
+    ]

@@ -11,7 +11,8 @@ becomes the key of a definition:
   name), the ``conftest.py`` of its folder and of each folder above, the
   modules of pytest's own plugins (``_pytest``); its key is its definition's;
 * ``@N.a.b``: ``T.a.b``, ``T`` the key of the class that fixture gives (its
-  ``fixture`` row's target), as its own file spells it.
+  ``fixture`` row's target), as its own file spells it; a fixture giving its
+  parameter ``M`` (target ``@M``) gives what ``M`` gives, as its file sees ``M``.
 
 A use whose fixture is not found is what it was before fixtures were
 followed: a parameter is a local (dropped), a call on it a name match, an
@@ -56,13 +57,24 @@ class Fixtures:
             fixture = self._visible(row.path, name, skip_own)
             key = ""
             if fixture is not None:
-                key = _definition_key(fixture) if not rest else _type_key(fixture)
+                key = _definition_key(fixture) if not rest else self._type_key(fixture)
                 key = f"{key}.{rest}" if key and rest else key
             if key:
                 out.append(row._replace(target=key))
             elif rest and row.kind != "attr":
                 out.append(row._replace(target=""))  # a call on an object of unknown type
         return out
+
+    def _type_key(self, fixture: RefRow, depth: int = 3) -> str:
+        """:func:`_type_key` of the fixture, or of the fixture it gives the value of
+        (``@N``: its parameter ``N``, as its own file sees that one), ``depth`` fixtures deep."""
+        t = fixture.target
+        if not t.startswith("@") or not depth:
+            return _type_key(fixture)
+        name = _fixture_name(t)
+        self._read({name} - set(self.by_name))
+        given = self._visible(fixture.path, name, t.startswith("@^"))
+        return self._type_key(given, depth - 1) if given is not None else ""
 
     def _read(self, names: set[str]) -> None:
         if not names:

@@ -99,9 +99,15 @@ CLASS_ROUNDS = 3
 # uses and cost sympy's Expr methods a minute each (541 types read for one question). Rust two:
 # a method of another type returning the class (Command::find -> Option<&Arg>) is reached through
 # that type's keys and re-exports (clap's tests: ?clap.Command.find.get_id, clap.Command a pub use).
-FIELD_ROUNDS = {"typescript": 6, "tsx": 6, "rust": 2}
+# Python three, within TYPES_READ: a field's owner is followed for its re-exports and the values
+# declared of it (app.config.from_file: Flask.config, then flask.Flask), and its subclasses' for a
+# field a base declares (@app.cli.command(): Scaffold.cli, Scaffold, then its subclass Flask).
+FIELD_ROUNDS = {"typescript": 6, "tsx": 6, "rust": 2, "python": 3}
 # Types read after the first round, in all: a question's bound where a type is everywhere.
+# Python's fewer: its values' types are a few steps from the method (a field's owner, its
+# re-exports and subclasses), and a popular class's are many (corpus-1m's sympy and Django).
 TYPES_READ = 120
+TYPES_READ_OF = {"python": 30}
 # Paths from a type to the method followed in all (a type with many fields of one type).
 PATHS = 2_000
 # Subclasses of one round whose re-exports are followed (sympy's Expr has hundreds:
@@ -382,8 +388,12 @@ def _through_class_aliases(
     start = "." + method.name
     frontier: dict[Class, set[str]] = {c: {start} for c in [*classes, *subclasses[:ALIASED_SUBCLASSES]]}
     seen = {(c, start) for c in frontier}
-    budget = TYPES_READ
+    budget = TYPES_READ_OF.get(method.language, TYPES_READ)
     functions_of: dict[str, frozenset[str]] = {}  # a file's functions, by qualified name
+    # A subclass met on the way (its values are its base's) that overrides the method: a call
+    # through it is the override's (Python's, which follows those subclasses a round further).
+    hides = method.language == "python"
+    defined_in: dict[str, frozenset[str]] = {}  # a file's definitions, by qualified name
     for round_ in range(FIELD_ROUNDS.get(method.language, 1)):
         below: dict[Class, set[str]] = {}
         types = list(frontier.items())[:FAN_OUT]
@@ -396,6 +406,8 @@ def _through_class_aliases(
                     continue
                 for suffix in suffixes:
                     path = prefix + suffix
+                    if hides and path == start and _overrides(reader, owner, method.name, defined_in):
+                        continue
                     if (owner, path) not in seen and len(seen) < PATHS:
                         seen.add((owner, path))
                         below.setdefault(owner, set()).add(path)
@@ -474,6 +486,15 @@ def _of_type(
         via.add_full(functions.full - longest)  # the longest keys only
         via.close()
     return owners
+
+
+def _overrides(reader: IndexReader, cls: Class, name: str, defined_in: dict[str, frozenset[str]]) -> bool:
+    """Whether ``cls`` defines a member ``name`` of its own (``defined_in``: each file's
+    definitions read so far, by qualified name)."""
+    path, qualname, _ = cls
+    if path not in defined_in:
+        defined_in[path] = frozenset(s.qualname for s in symbols_in(reader, path))
+    return f"{qualname}.{name}" in defined_in[path]
 
 
 def _declared_fields(reader: IndexReader, path: str, owner: str) -> frozenset[str]:

@@ -148,6 +148,15 @@ class Extracting(Protocol):
         """Whether ``raw`` is a local of function ``fn`` visible ``where`` a use stands."""
         ...
 
+    def field_path(self, base: str, names: Sequence[str]) -> str:
+        """The key of ``names`` read one after the other from a value of the type ``base``
+        (through the file's fields of a known type, then a path)."""
+        ...
+
+    def unknown_member(self, key: str) -> bool:
+        """Whether ``key`` is a path through a member of a class of this file of no known type."""
+        ...
+
     def visible(self, node: ts.Node) -> tuple[int, int]:
         """Where the local a ``typed`` node binds is visible (with block scopes)."""
         ...
@@ -189,6 +198,9 @@ class RefSpec:
     # A call's result is keyed by its callee (``x.f().g``: ``g`` of what ``f`` returns),
     # which the language declares (Go's results: ``field`` rows of the function).
     call_results: bool = False
+    # ``self.a.b.name``: a member of what a field of a known type holds, keyed by the path
+    # from that type (``Flask.config.name``), which a question follows one step (Python's).
+    field_paths: bool = False
     # A local is visible in its block or function literal only (Go's closures rebind names):
     # a typed local is looked up where the use stands.
     block_scopes: bool = False

@@ -25,7 +25,8 @@ of kind ``fixture`` (no use): named ``@`` and the name parameters use (its
 ``name=``, else its function's), scoped to the function, its target the key
 of the class it gives when the file says it (its return annotation,
 ``Generator[X, ...]`` giving ``X``, or what it returns or yields:
-``X(...)``, a local ``x = X(...)``).
+``X(...)``, a local ``x = X(...)``), or ``@N`` when it gives its parameter ``N``
+(another fixture's value).
 
 Nothing here needs another file; a fixture's own file resolves its return type.
 """
@@ -36,7 +37,7 @@ import tree_sitter as ts
 
 from repolens.chunking.refs import FIXTURE_KIND, Ref
 from repolens.chunking.refs.extracting import Extracting, line_of, text
-from repolens.chunking.refs.python_types import function_name, returned_value_type
+from repolens.chunking.refs.python_types import function_name, returned_value_type, returned_values
 
 # The keys pytest's fixture decorator resolves to (``_pytest/fixtures.py`` defines it).
 _FIXTURE_DECORATORS = frozenset({"pytest.fixture", "_pytest.fixtures.fixture"})
@@ -76,10 +77,22 @@ def _decorated_fixture(ex: Extracting, name: ts.Node) -> ts.Node | None:
     at_top = decorated.parent is not None and decorated.parent.type == "module"
     if at_top and own == function_name(ex, function):
         name_kw = _keyword(ex, call, "name") if call is not None else ""
-        returns = returned_value_type(ex, function, fn)
+        returns = returned_value_type(ex, function, fn) or _returned_parameter(ex, function, own)
         line = line_of(function)
         ex.refs.append(Ref("@" + (name_kw or own), line, FIXTURE_KIND, qualname, returns))
     return function
+
+
+def _returned_parameter(ex: Extracting, function: ts.Node, own: str) -> str:
+    """``@N`` when the fixture returns or yields its parameter ``N`` first, another fixture
+    (``def stepwise_testdir(testdir): ...; return testdir``): it gives what that one gives."""
+    parameters = function.child_by_field_name("parameters")
+    listed = parameters.named_children if parameters is not None else []
+    names = {text(ex, p) for p in listed if p.type == "identifier"} - _RECEIVERS
+    value = next(returned_values(function), None)
+    if value is None or value.type != "identifier" or text(ex, value) not in names:
+        return ""
+    return ("@^" if text(ex, value) == own else "@") + text(ex, value)
 
 
 def _fixture_keys(path: str) -> frozenset[str]:

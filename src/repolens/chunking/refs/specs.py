@@ -74,10 +74,13 @@ PYTHON = RefSpec(
 (assignment left: (attribute object: (identifier)) right: (identifier)) @typed
 (typed_parameter) @typed
 (typed_default_parameter) @typed
+(assignment left: (identifier) right: [(attribute) (identifier)]) @typed.read
+(with_item value: (as_pattern (call) alias: (as_pattern_target (identifier)))) @typed.with
 (binary_operator (identifier) @name)
 (boolean_operator (identifier) @name)
 (not_operator argument: (identifier) @name)
 (assert_statement (identifier) @name)
+(delete_statement (identifier) @name)
 (subscript value: (identifier) @name)
 (for_statement right: (identifier) @name)
 (if_statement condition: (identifier) @name)
@@ -92,7 +95,8 @@ PYTHON = RefSpec(
     builtins=_PY_BUILTINS,
     typed_fields=(("left", "type"), ("left", "right"), ("name", "type"), ("", "type")),
     call_results=True,
-    rules=(python_types.extend, fixtures.fixtures),
+    field_paths=True,
+    rules=(python_types.extend, fixtures.fixtures, python_types.later_locals),
     dots_lead_lines=True,
     bind_span=python_span,
     arrow_members=False,  # -> only ever announces what a function returns

@@ -254,6 +254,24 @@ class Targets:
                     break
         return found
 
+    def field_path(self, base: str, names: Sequence[str]) -> str:
+        """The key of ``names`` read one after the other from a value of the type ``base``:
+        through this file's classes' fields of a known type, then as a path from the last."""
+        for i, name in enumerate(names):
+            found = self._field(base[1:], name) if base[:1] == "=" else None
+            if found is None:
+                return ".".join([base, *names[i:]])
+            base = found[0]
+        return base
+
+    def unknown_member(self, key: str) -> bool:
+        """Whether ``key`` is a path from a class of this file through a member whose type
+        the file does not say (``=Pool.headers``): no question can follow it further."""
+        if key[:1] != "=":
+            return False
+        self._read_members()
+        return self.kinds.get(key[1:]) != "class"
+
     def _typed_at(self, fn: int, name: str, start: int) -> str:
         """The type of the local ``name`` at byte ``start``: with block scopes, of the
         innermost binding holding it ("" none: a closure's parameter of the same name
@@ -385,10 +403,11 @@ class Targets:
             owner = self.scopes.owner_class(at)
             if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
                 return self._own_prefix(".".join([owner, *parts[1:]]))
-            deep = len(parts) == 2 or (rs.self_chains and len(parts) > 2)
-            field = self._field(owner, parts[1]) if deep and owner else None
-            if field:  # self.x.name, x a field of a known type (this.x.y.name: y of it)
-                return ".".join([field[0], *parts[2:]]) + "."
+            deep = len(parts) == 2 or rs.field_paths or rs.self_chains
+            field = self._field(owner, parts[1]) if owner and deep else None
+            path = self.field_path(field[0], parts[2:]) if field else ""
+            if path and not (len(parts) > 2 and self.unknown_member(path)):
+                return path + "."  # self.x.name, x a field of a known type (self.x.y.name: the path from it)
             return self._declared_elsewhere(owner, parts[1]) if len(parts) == 2 else ""
         base = self.local_imports.get((fn, head)) if fn >= 0 else None
         fscopes = self.fscopes is not None
@@ -429,4 +448,6 @@ class Targets:
             base = base or self.unbound_key(head, at)  # B.make(), Invoice.Empty(), PHP's Item::make()
         if not base:
             return ""
+        if rs.field_paths:  # app.config.name, app a Flask: Flask's field config, of a known type
+            return self.field_path(base, parts[1:]) + "."
         return ".".join([base, *parts[1:]]) + "."
