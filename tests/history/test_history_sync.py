@@ -161,6 +161,38 @@ def test_a_merge_of_older_commits_stores_them_in_the_order_of_a_fresh_read(
     assert [s for s, _ in index.stored()] == ["Newer feature", *in_git]
 
 
+def test_a_merge_of_older_commits_that_fill_the_cap_is_read_as_a_fresh_read(
+    make_repo: MakeRepo, git: Git, index, store_factory, tmp_path: Path, monkeypatch
+):
+    """New commits that alone fill the cap replace the stored ones, but a
+    merge of commits older than the newest stored one is still read afresh:
+    ``since..HEAD`` lists the branch's old commits where a fresh read of
+    HEAD keeps the newer stored one among the cap's."""
+
+    def on(day: int) -> None:
+        for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+            monkeypatch.setenv(var, f"2020-01-0{day}T00:00:00")
+
+    on(1)
+    root = make_repo({"a.py": "".join(f"v{i} = {i}\n" for i in range(9))})
+    git(root, "checkout", "-q", "-b", "feature")
+    on(2)
+    for i in (1, 2, 3):
+        commit(git, root, f"Old {i}", {f"f{i}.py": f"f = {i}\n"})
+    git(root, "checkout", "-q", "main")
+    on(3)
+    commit(git, root, "Stored", {"a.py": (root / "a.py").read_text().replace("v0 = 0", "v0 = 10")})
+    index.sync(root, 3)
+    on(4)
+    git(root, "merge", "-q", "--no-edit", "feature")
+    commit(git, root, "New", {"b.py": "b = 1\n"})
+    report = index.sync(root, 3)
+    fresh = published(store_factory, tmp_path / "fresh")
+    fresh.sync(root, 3)
+    assert [s for s, _ in index.stored()] == [s for s, _ in fresh.stored()] == ["New", "Stored", "Old 3"]
+    assert report.mode == "merged"
+
+
 def test_renamed_files_keep_their_history_under_the_new_name(make_repo: MakeRepo, git: Git, index):
     root = make_repo({"old/store.py": "class Store:\n    pass\n" * 20})
     commit(git, root, "Teach the store to expire", {"old/store.py": "class Store:\n    ttl = 1\n" * 20})

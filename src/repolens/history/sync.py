@@ -123,9 +123,7 @@ def sync_history(
             if since is None or state is None:
                 break
             filled = read.read >= limit  # the new commits alone fill the cap: the stored ones all go
-            if filled:
-                break  # (nothing to check of them, nor to read again)
-            if any(old != new for old, new in read.renames.items()):
+            if not filled and any(old != new for old, new in read.renames.items()):
                 afresh = "renamed"  # the stored commits' documents name the old path
             elif _interleaved(root, since, head, docs, state.newest):
                 afresh = "merged"
