@@ -716,6 +716,31 @@ def test_typescript_array_elements_unions_this_chains_typeof_and_a_dynamic_impor
     assert rows[(21, "z")] == "src.p.P.z"  # xs.find(...) gives an element
 
 
+def test_a_typescript_class_s_own_filter_is_no_array_s_its_callback_takes_the_declared_type():
+    """``r.filter((c) => c.ok())``, ``r`` of a class declaring ``filter(cb: (c: Ctx) =>
+    boolean)``: ``c`` is the callback's declared parameter (``Router.filter.0.0``), not an
+    element of an array ``r`` is not; an array the file declares gives its element."""
+    text = (
+        "import { Ctx } from './ctx'\n"  # 1
+        "export class Router {\n"
+        "  items: Ctx[] = []\n"
+        "  filter(cb: (c: Ctx) => boolean): Router { return this }\n"
+        "}\n"  # 5
+        "export function go(r: Router, xs: Ctx[]) {\n"
+        "  r.filter((c) => c.ok())\n"
+        "  xs.map((x) => x.ok())\n"
+        "  r.items.map((y) => y.ok())\n"
+        "  const one = r.items.find(Boolean)\n"  # 10
+        "  one.ok()\n"
+        "}\n"
+    )
+    rows = targets("src/r.ts", text, "typescript")
+    assert rows[(7, "ok")] == "=Router.filter.0.0.ok"  # (resolved to Ctx.ok by the field row)
+    assert rows[(8, "ok")] == "src.ctx.Ctx.ok"  # a local declared an array
+    assert rows[(9, "ok")] == "src.ctx.Ctx.ok"  # a field the file's class declares one
+    assert rows[(11, "ok")] == "src.ctx.Ctx.ok"
+
+
 def test_a_receiverless_call_of_an_inherited_method_is_a_call_on_this():
     java = (
         "package p;\n"

@@ -2020,6 +2020,43 @@ def test_typescript_an_element_of_an_array_a_field_declares_and_this_chains_past
     assert uses(service.find_references("f", root).text)[-1] == "G 13: export type G = ReturnType<typeof f>"
 
 
+def test_typescript_a_class_s_own_filter_method_is_no_array_s(tmp_path: Path, write_tree, store_url):
+    """``r.filter((c) => c.ok())``, ``Router`` declaring ``filter(cb: (c: Ctx) => boolean)``,
+    was no use of ``Ctx.ok`` (its callback was taken for an array's, ``r`` an array of
+    nothing); ``this.core.items.map((i) => i.ok())`` of another file's ``items: Ctx[]`` still is."""
+    files = {
+        "src/ctx.ts": "export class Ctx {\n  ok(): boolean { return true }\n}\n",
+        "src/router.ts": (
+            "import { Ctx } from './ctx'\n"
+            "export class Router {\n"
+            "  items: Ctx[] = []\n"
+            "  filter(cb: (c: Ctx) => boolean): Router { return this }\n"
+            "}\n"
+        ),
+        "src/app.ts": (
+            "import { Router } from './router'\n"  # 1
+            "export class App {\n"
+            "  constructor(private core: Router) {}\n"
+            "  run(r: Router): void {\n"
+            "    r.filter((c) => c.ok())\n"  # 5
+            "    this.core.items.map((i) => i.ok())\n"
+            "    const some = this.core.items.filter(Boolean)\n"
+            "    some.forEach((s) => s.ok())\n"
+            "  }\n"
+            "}\n"
+        ),
+    }
+    root = indexed(tmp_path / "repo", files, write_tree)
+    text = service.find_references("Ctx.ok", root).text
+    assert text.splitlines()[0].endswith("): 3 references in 1 file")
+    assert uses(text) == [
+        "src/app.ts",
+        "App.run 5: r.filter((c) => c.ok())",  # Router.filter.0.0, a Ctx
+        "App.run 6: this.core.items.map((i) => i.ok())",  # Router.items.map.0.0: an element
+        "App.run 8: some.forEach((s) => s.ok())",  # Router.items.filter.forEach.0.0: one too
+    ]
+
+
 def test_typescript_a_member_through_a_union_result_and_a_dynamic_import(
     tmp_path: Path, write_tree, store_url
 ):

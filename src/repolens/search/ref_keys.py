@@ -33,6 +33,7 @@ from repolens.chunking.refs import (
     qualname_forms,
     split_key,
 )
+from repolens.chunking.refs.contextual import as_element
 from repolens.search import cargo, golang, php
 from repolens.search.kept import FILES_HELD, per_index, symbols_in
 from repolens.search.ref_namespaces import namespace_targets
@@ -49,6 +50,10 @@ _FAMILIES = (
     frozenset({"c", "cpp", "objc"}),
     frozenset({"java", "kotlin", "scala", "groovy"}),
 )
+
+
+# Languages whose keys through an array's callback are read as through its element too.
+_ELEMENTS_READ = frozenset({"typescript", "tsx"})
 
 
 def family(language: str) -> frozenset[str]:
@@ -193,6 +198,9 @@ class Meaning:
                 self._means(ref.path, c) for c in namespace_targets(self.reader, ref)
             )
         if self._means(ref.path, t):
+            return True
+        # TypeScript: a callback over another file's array, keyed as expected where it stands
+        if ref.language in _ELEMENTS_READ and (element := as_element(t)) and self._means(ref.path, element):
             return True
         # Rust: crate::Arg in a library's source (kept as Arg) is <crate>::Arg, its root's re-export.
         if ref.language == "rust" and self.reader is not None and t[0] not in "=^":

@@ -44,6 +44,8 @@ v`` of ``DataTransformer.serialize``), as the language service counts it.
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter as ts
 
 from repolens.chunking.refs import Ref, type_name
@@ -63,6 +65,11 @@ _ELEMENT_CALLBACKS = {
 _ONE_ELEMENT = frozenset({"find", "findLast", "at", "pop", "shift"})
 # An array's methods giving an array of its elements back (``xs.filter(...)``).
 _SAME_ARRAY = frozenset({"filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat"})
+# A key through such a callback's parameter (``K.xs.map.0.0.name``: ``xs.map``'s first argument's
+# first parameter), past the methods giving the array back (``K.xs.filter.map.0.0``).
+_THROUGH_CALLBACK = re.compile(
+    rf"(?:\.(?:{'|'.join(_SAME_ARRAY)}))*\.({'|'.join(_ELEMENT_CALLBACKS)})\.0\.(\d)(?=\.)"
+)
 # Positions past a rest parameter's own that it declares (``...handlers: H[]``).
 REST_SPAN = 6
 _FUNCTIONS = frozenset({"arrow_function", "function_expression"})
@@ -454,13 +461,10 @@ def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
     untyped = [(i, p) for i, p in untyped if p is not None and p.type == "identifier"]
     if not untyped:
         return
-    elements = _element_callback(ex, node) if ex.rs.array_elements else ()
-    if elements:  # xs.map((x) => ...): x an element of xs
-        span = (node.start_byte, node.end_byte)
-        for i, pattern in untyped:
-            if i in elements[1]:
-                _type_local(ex, pattern, elements[0], span)
-        return
+    span = (node.start_byte, node.end_byte)
+    # xs.map((x) => ...): x an element of xs, if the file declares xs an array; else the
+    # type expected there first (r.filter((c) => ...), r's class declaring its own filter)
+    elements = _element_callback(ex, node, declared=True) if ex.rs.array_elements else ()
     if node.type == "method_definition":  # an object literal's method: its type's member
         name, obj = node.child_by_field_name("name"), node.parent
         if name is None or obj is None or obj.type != "object":
@@ -468,12 +472,16 @@ def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
         outer = _expected(ex, obj)
         expected = f"{outer}.{text(ex, name)}" if outer else ""
     else:
-        expected = _expected(ex, node)
-    if not expected:
+        expected = "" if elements else _expected(ex, node)
+    if expected:
+        for i, pattern in untyped:
+            _type_local(ex, pattern, f"{expected}.{i}", span)
         return
-    span = (node.start_byte, node.end_byte)
+    # none expected: an element of what may be an array (this.a.xs.filter(...).map(...))
+    elements = elements or (_element_callback(ex, node) if ex.rs.array_elements else ())
     for i, pattern in untyped:
-        _type_local(ex, pattern, f"{expected}.{i}", span)
+        if elements and i in elements[1]:
+            _type_local(ex, pattern, elements[0], span)
 
 
 def _type_local(ex: Extracting, pattern: ts.Node, key: str, span: tuple[int, int]) -> None:
@@ -485,11 +493,11 @@ def _type_local(ex: Extracting, pattern: ts.Node, key: str, span: tuple[int, int
 
 def _element_of(ex: Extracting, value: ts.Node | None, *, declared: bool = False) -> str:
     """The key of an element of the array ``value`` names ("" unknown): a field's
-    (``this.xs``: ``=C.xs.[]``, a field row of the element's type), a local's
-    declared ``T[]`` (``T``), through the methods giving its elements back
-    (``xs.filter(...)``: made ``=C.xs.filter``, xs's). A value that is no array
-    keys one no field row declares; with ``declared``, only a type the file declares an
-    array's (a call's key stays the callee's where the value may be no array)."""
+    (``this.xs``, ``r.xs`` of the file's class: ``=C.xs.[]``, a field row of the element's
+    type), a local's declared ``T[]`` (``T``), through the methods giving its elements back
+    (``xs.filter(...)``: made ``=C.xs.filter``, xs's). With ``declared``, only an array the
+    file declares; else a value it does not know gets ``V.[]``, which no field row declares
+    unless ``V`` is an array (another file's ``C.xs``)."""
     while value is not None and value.type in ("call_expression", *_WRAPPERS) and value.named_child_count:
         if value.type != "call_expression":
             value = value.named_child(0)
@@ -516,6 +524,10 @@ def _element_of(ex: Extracting, value: ts.Node | None, *, declared: bool = False
         return ""
     if base.endswith(ELEMENT) and not base.endswith("." + ELEMENT):
         return base[: -len(ELEMENT)]  # a local's T[]
+    owner, dot, field = base[1:].rpartition(".")
+    field_row = ex.fields.get((owner, f"{field}.{ELEMENT}")) if base[:1] == "=" and dot else None
+    if field_row is not None:  # r.xs, r of a class of the file declaring xs: T[]
+        return field_row[0]
     return "" if declared else f"{base}.{ELEMENT}"
 
 
@@ -528,9 +540,12 @@ def _element_result(ex: Extracting, call: ts.Node) -> str:
     return _element_of(ex, callee.child_by_field_name("object"), declared=True)
 
 
-def _element_callback(ex: Extracting, node: ts.Node) -> tuple[str, tuple[int, ...]] | tuple[()]:
+def _element_callback(
+    ex: Extracting, node: ts.Node, *, declared: bool = False
+) -> tuple[str, tuple[int, ...]] | tuple[()]:
     """A callback passed first to an array's method (``xs.map((x) => ...)``): the key of
-    xs's element and the positions of the callback's parameters it gives."""
+    xs's element (:func:`_element_of`, ``declared`` so) and the positions of the
+    callback's parameters it gives."""
     up, child = _unwrapped_parent(node)
     call = up.parent if up is not None and up.type == "arguments" else None
     if call is None or call.type != "call_expression" or up.named_children[:1] != [child]:
@@ -540,8 +555,22 @@ def _element_callback(ex: Extracting, node: ts.Node) -> tuple[str, tuple[int, ..
     positions = _ELEMENT_CALLBACKS.get(text(ex, prop)) if prop is not None else None
     if callee is None or callee.type != "member_expression" or not positions:
         return ()
-    element = _element_of(ex, callee.child_by_field_name("object"))
+    element = _element_of(ex, callee.child_by_field_name("object"), declared=declared)
     return (element, positions) if element else ()
+
+
+def as_element(key: str) -> str:
+    """``key`` through an array's callback read as through the array's element
+    (``K.xs.map.0.0.name``, ``K.xs.filter.map.0.0.name``: ``K.xs.[].name``; "" none). A
+    callback over a value the file does not know an array (another file's ``C.xs``) takes
+    the type expected there, keyed so: a question reads it as the element where a
+    ``field`` row declares ``C.xs.[]``."""
+
+    def element(m: re.Match[str]) -> str:
+        return f".{ELEMENT}" if int(m[2]) in _ELEMENT_CALLBACKS[m[1]] else m[0]
+
+    read = _THROUGH_CALLBACK.sub(element, key) if ".0." in key else key
+    return read if read != key else ""
 
 
 def _for_of(ex: Extracting, node: ts.Node) -> None:
