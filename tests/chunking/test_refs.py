@@ -716,6 +716,32 @@ def test_typescript_array_elements_unions_this_chains_typeof_and_a_dynamic_impor
     assert rows[(21, "z")] == "src.p.P.z"  # xs.find(...) gives an element
 
 
+def test_a_typescript_member_of_one_type_or_null_has_one_field_row():
+    """``one: P | null`` is a field of ``P`` once: the union's rule added it again (and
+    ``four: P<T> | Q<T>``, read as a ``P`` already, is a ``Q`` too)."""
+    text = (
+        "import { P } from './p'\n"
+        "import { Q } from './q'\n"
+        "export class W<T> {\n"
+        "  one: P | null\n"
+        "  two?: P | Q | undefined\n"  # 5
+        "  four: P<T> | Q<T>\n"
+        "}\n"
+        "export interface I {\n"
+        "  three: P | undefined\n"
+        "}\n"
+    )
+    fields = [(r.scope, r.target) for r in refs_of("src/w.ts", text, "typescript") if r.kind == "field"]
+    assert sorted(fields) == [
+        ("I.three", "src.p.P"),
+        ("W.four", "src.p.P"),
+        ("W.four", "src.q.Q"),
+        ("W.one", "src.p.P"),
+        ("W.two", "src.p.P"),
+        ("W.two", "src.q.Q"),
+    ]
+
+
 def test_a_typescript_class_s_own_filter_is_no_array_s_its_callback_takes_the_declared_type():
     """``r.filter((c) => c.ok())``, ``r`` of a class declaring ``filter(cb: (c: Ctx) =>
     boolean)``: ``c`` is the callback's declared parameter (``Router.filter.0.0``), not an

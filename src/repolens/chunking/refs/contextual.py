@@ -336,26 +336,29 @@ def _declared_parameters(ex: Extracting, node: ts.Node) -> None:
         ex.fields.setdefault((owner, ""), (key, line_of(name)))
 
 
-def _union(ex: Extracting, scope: str, kind: ts.Node, line: int) -> None:
+def _union(ex: Extracting, scope: str, kind: ts.Node, line: int, read: str = "") -> None:
     """A function's result, a member or a type alias declared of a union (``A | B |
     undefined``): a ``field`` row of each type it names, for ``x = f(); x.name`` in any file (the
     language service counts a member used through a union as each type's that has
-    it). No local of the file is typed so: no one type is its."""
+    it). No local of the file is typed so: no one type is its. ``read``: the key of a row
+    the member has already (``P | null``: ``P``'s)."""
     for member in _flattened(kind, "union_type"):
         key = _type_key(ex, member)
-        if key:
+        if key and key != read:
             ex.refs.append(Ref(type_name(key), line, "field", scope, key, ""))
 
 
 def _union_member(ex: Extracting, node: ts.Node) -> None:
-    """A class's field or an interface's property declared of a union: :func:`_union`."""
+    """A class's field or an interface's property declared of a union: :func:`_union`, but
+    for the type of the field row read already (``P | null``, ``A<T> | B<T>``: ``P``, ``A``)."""
     name, annotation = node.child_by_field_name("name"), node.child_by_field_name("type")
     kind = annotation.named_child(0) if annotation is not None and annotation.named_child_count else None
     if name is None or kind is None or kind.type != "union_type":
         return
     owner = ex.scopes.owner_class(ex.scopes.inner[line_of(name)])
     if owner:
-        _union(ex, f"{owner}.{text(ex, name)}", kind, line_of(name))
+        read = ex.fields.get((owner, text(ex, name)), ("",))[0]
+        _union(ex, f"{owner}.{text(ex, name)}", kind, line_of(name), read)
 
 
 def _made_by_call(ex: Extracting, node: ts.Node) -> None:
