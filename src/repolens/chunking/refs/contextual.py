@@ -54,8 +54,21 @@ from repolens.chunking.refs.typed import ELEMENT, MEMBER_DECLARATIONS, TYPE_NAME
 
 # An array's methods taking a callback: the positions of its parameters given an element.
 _ELEMENT_CALLBACKS = {
-    **dict.fromkeys(("forEach", "map", "filter", "some", "every", "flatMap"), (0,)),
-    **dict.fromkeys(("find", "findIndex", "findLast", "findLastIndex"), (0,)),
+    **dict.fromkeys(
+        (
+            "forEach",
+            "map",
+            "filter",
+            "some",
+            "every",
+            "flatMap",
+            "find",
+            "findIndex",
+            "findLast",
+            "findLastIndex",
+        ),
+        (0,),
+    ),
     "sort": (0, 1),
     "toSorted": (0, 1),
     "reduce": (1,),
@@ -121,9 +134,8 @@ def contextual(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
             _union_member(ex, node)
     for node in caps.get("destructured", ()):
         _destructured(ex, node)
-    if ex.rs.array_elements:
-        for node in caps.get("each", ()):
-            _for_of(ex, node)
+    for node in caps.get("each", ()):
+        _for_of(ex, node)
 
 
 def _type_key(ex: Extracting, node: ts.Node | None) -> str:
@@ -371,14 +383,9 @@ def _made_by_call(ex: Extracting, node: ts.Node) -> None:
         value = value.named_child(0)  # await f(), f()!
     if value.type != "call_expression":
         return
-    key = _element_result(ex, value) if ex.rs.array_elements else ""
-    key = key or _callee_key(ex, value)
-    if not key:
-        return
-    fn = ex.scopes.function[line_of(name)]
-    local = text(ex, name)
-    ex.typed[(fn, local)] = ex.typed.get((fn, local)) or key
-    ex.scoped.setdefault((fn, local), []).append((*ex.visible(name), key))
+    key = _element_result(ex, value) or _callee_key(ex, value)
+    if key:
+        _type_local(ex, name, key, ex.visible(name))
 
 
 def _unwrapped_parent(node: ts.Node) -> tuple[ts.Node | None, ts.Node]:
@@ -467,7 +474,7 @@ def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
     span = (node.start_byte, node.end_byte)
     # xs.map((x) => ...): x an element of xs, if the file declares xs an array; else the
     # type expected there first (r.filter((c) => ...), r's class declaring its own filter)
-    elements = _element_callback(ex, node, declared=True) if ex.rs.array_elements else ()
+    elements = _element_callback(ex, node, declared=True)
     if node.type == "method_definition":  # an object literal's method: its type's member
         name, obj = node.child_by_field_name("name"), node.parent
         if name is None or obj is None or obj.type != "object":
@@ -481,7 +488,7 @@ def _typed_by_context(ex: Extracting, node: ts.Node) -> None:
             _type_local(ex, pattern, f"{expected}.{i}", span)
         return
     # none expected: an element of what may be an array (this.a.xs.filter(...).map(...))
-    elements = elements or (_element_callback(ex, node) if ex.rs.array_elements else ())
+    elements = elements or _element_callback(ex, node)
     for i, pattern in untyped:
         if elements and i in elements[1]:
             _type_local(ex, pattern, elements[0], span)
@@ -492,6 +499,16 @@ def _type_local(ex: Extracting, pattern: ts.Node, key: str, span: tuple[int, int
     name = text(ex, pattern)
     ex.typed[(fn, name)] = ex.typed.get((fn, name)) or key
     ex.scoped.setdefault((fn, name), []).append((*span, key))
+
+
+def _called(ex: Extracting, call: ts.Node) -> tuple[ts.Node | None, str]:
+    """The value a call's callee is a member of and the member's name (``xs.map(...)``:
+    ``xs``, ``map``); (None, "") for another callee."""
+    callee = call.child_by_field_name("function")
+    if callee is None or callee.type != "member_expression":
+        return None, ""
+    obj, prop = callee.child_by_field_name("object"), callee.child_by_field_name("property")
+    return (obj, text(ex, prop)) if obj is not None and prop is not None else (None, "")
 
 
 def _element_of(ex: Extracting, value: ts.Node | None, *, declared: bool = False) -> str:
@@ -505,11 +522,10 @@ def _element_of(ex: Extracting, value: ts.Node | None, *, declared: bool = False
         if value.type != "call_expression":
             value = value.named_child(0)
             continue
-        callee = value.child_by_field_name("function")  # xs.filter(...).map(...), of xs.filter(...)
-        prop = callee.child_by_field_name("property") if callee is not None else None
-        if prop is None or text(ex, prop) not in _SAME_ARRAY:
+        of, name = _called(ex, value)  # xs.filter(...).map(...), of xs.filter(...)
+        if name not in _SAME_ARRAY:
             return ""
-        value = callee.child_by_field_name("object")
+        value = of
     if value is None or not TYPE_NAME.fullmatch(recv := text(ex, value)):
         return ""
     line = line_of(value)
@@ -536,11 +552,8 @@ def _element_of(ex: Extracting, value: ts.Node | None, *, declared: bool = False
 
 def _element_result(ex: Extracting, call: ts.Node) -> str:
     """``xs.find(...)``, ``xs.at(-1)``, ``xs.pop()``: the key of an element of ``xs`` ("" else)."""
-    callee = call.child_by_field_name("function")
-    prop = callee.child_by_field_name("property") if callee is not None else None
-    if prop is None or text(ex, prop) not in _ONE_ELEMENT:
-        return ""
-    return _element_of(ex, callee.child_by_field_name("object"), declared=True)
+    of, name = _called(ex, call)
+    return _element_of(ex, of, declared=True) if name in _ONE_ELEMENT else ""
 
 
 def _element_callback(
@@ -553,12 +566,9 @@ def _element_callback(
     call = up.parent if up is not None and up.type == "arguments" else None
     if call is None or call.type != "call_expression" or up.named_children[:1] != [child]:
         return ()
-    callee = call.child_by_field_name("function")
-    prop = callee.child_by_field_name("property") if callee is not None else None
-    positions = _ELEMENT_CALLBACKS.get(text(ex, prop)) if prop is not None else None
-    if callee is None or callee.type != "member_expression" or not positions:
-        return ()
-    element = _element_of(ex, callee.child_by_field_name("object"), declared=declared)
+    of, name = _called(ex, call)
+    positions = _ELEMENT_CALLBACKS.get(name)
+    element = _element_of(ex, of, declared=declared) if positions else ""
     return (element, positions) if element else ()
 
 

@@ -231,8 +231,9 @@ class RefSpec:
     # ``this.x.y.name``: ``y`` a member of the type the class declares its field ``x`` of, as
     # a local's chain is (TypeScript's); elsewhere a chain from ``self`` is one field deep.
     self_chains: bool = False
-    # An array's declared element type (``xs: T[]``, ``Array<T>``) types what a callback over
-    # it or a ``for ... of`` takes (:mod:`.contextual`): TypeScript's.
+    # An array's declared element type (``xs: T[]``, ``Array<T>``) is kept (a field's ``C.xs.[]``,
+    # a local's key ending ``[]``: :mod:`.typed`) for what a callback over it or a ``for ... of``
+    # takes (:mod:`.contextual`, TypeScript's rule): TypeScript's.
     array_elements: bool = False
     # A call on a value, of a function the file imports by name or declares on a receiver
     # type, is that function, whatever the value's type (Kotlin's extension functions:
