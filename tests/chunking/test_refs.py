@@ -716,6 +716,24 @@ def test_typescript_array_elements_unions_this_chains_typeof_and_a_dynamic_impor
     assert rows[(21, "z")] == "src.p.P.z"  # xs.find(...) gives an element
 
 
+def test_typescript_nested_for_of_loops_type_their_elements_at_every_build():
+    """``for (const t of tasks) for (const a of t.notes) a.type``: the inner loop read
+    before the outer one (py-tree-sitter gives a capture's nodes in a set's order) left
+    ``a`` untyped at some builds."""
+    text = (
+        "import { Task } from './task'\n"
+        "export function run(tasks: Task[]) {\n"
+        "  for (const t of tasks) {\n"
+        "    for (const a of t.notes) {\n"
+        "      for (const b of a.parts) b.type()\n"  # 5
+        "    }\n"
+        "  }\n"
+        "}\n"
+    )
+    found = {targets("src/run.ts", text, "typescript")[(5, "type")] for _ in range(30)}
+    assert found == {"src.task.Task.notes.[].parts.[].type"}
+
+
 def test_a_typescript_member_of_one_type_or_null_has_one_field_row():
     """``one: P | null`` is a field of ``P`` once: the union's rule added it again (and
     ``four: P<T> | Q<T>``, read as a ``P`` already, is a ``Q`` too)."""

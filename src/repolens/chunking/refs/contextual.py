@@ -49,6 +49,7 @@ import re
 import tree_sitter as ts
 
 from repolens.chunking.refs import Ref, type_name
+from repolens.chunking.refs.captures import in_file_order
 from repolens.chunking.refs.extracting import Extracting, line_of, text
 from repolens.chunking.refs.typed import ELEMENT, MEMBER_DECLARATIONS, TYPE_NAME, plain_type
 
@@ -129,12 +130,12 @@ def contextual(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
             _typed_by_context(ex, node)
     for node in sorted(caps.get("object", ()), key=lambda n: n.start_byte):
         _members_of(ex, node)
-    for node in caps.get("typed", ()):
+    for node in in_file_order(caps.get("typed", ())):
         if node.type in MEMBER_DECLARATIONS:
             _union_member(ex, node)
-    for node in caps.get("destructured", ()):
+    for node in in_file_order(caps.get("destructured", ())):
         _destructured(ex, node)
-    for node in caps.get("each", ()):
+    for node in in_file_order(caps.get("each", ())):  # an outer loop's element before an inner's
         _for_of(ex, node)
 
 
