@@ -716,6 +716,27 @@ def test_typescript_array_elements_unions_this_chains_typeof_and_a_dynamic_impor
     assert rows[(21, "z")] == "src.p.P.z"  # xs.find(...) gives an element
 
 
+def test_a_typescript_local_s_chain_goes_through_a_field_its_file_types_as_self_s_does():
+    """``ctx.checker.typeToString()``, ``ctx: SchemaCtx`` declaring ``checker: TypeChecker``
+    in the file, was keyed ``=SchemaCtx.checker.typeToString`` where ``this.checker`` of
+    the class was ``TypeChecker``'s: both are now (one switch, ``field_paths``)."""
+    text = (
+        "import type { TypeChecker } from 'typescript'\n"
+        "interface SchemaCtx {\n"
+        "  checker: TypeChecker\n"
+        "}\n"
+        "export function convert(ctx: SchemaCtx) {\n"  # 5
+        "  return ctx.checker.typeToString()\n"
+        "}\n"
+        "export class Walk {\n"
+        "  constructor(private ctx: SchemaCtx) {}\n"
+        "  run() { return this.ctx.checker.typeToString() }\n"  # 10
+        "}\n"
+    )
+    rows = targets("src/gen.ts", text, "typescript")
+    assert rows[(6, "typeToString")] == rows[(10, "typeToString")] == "typescript.TypeChecker.typeToString"
+
+
 def test_typescript_nested_for_of_loops_type_their_elements_at_every_build():
     """``for (const t of tasks) for (const a of t.notes) a.type``: the inner loop read
     before the outer one (py-tree-sitter gives a capture's nodes in a set's order) left

@@ -198,8 +198,9 @@ class RefSpec:
     # A call's result is keyed by its callee (``x.f().g``: ``g`` of what ``f`` returns),
     # which the language declares (Go's results: ``field`` rows of the function).
     call_results: bool = False
-    # ``self.a.b.name``: a member of what a field of a known type holds, keyed by the path
-    # from that type (``Flask.config.name``), which a question follows one step (Python's).
+    # ``self.a.b.name`` (``x.a.b.name``, x of a class of the file): a member of what a field of
+    # a known type holds, keyed by the path from that type (``Flask.config.name``), which a
+    # question follows one step (Python's, TypeScript's ``this.a.b.name``).
     field_paths: bool = False
     # A local is visible in its block or function literal only (Go's closures rebind names):
     # a typed local is looked up where the use stands.
@@ -228,9 +229,6 @@ class RefSpec:
     # A member's name may start with ``#`` (JavaScript's private ``this.#x``): part of a
     # receiver's name, not the end of the receiver.
     private_members: bool = False
-    # ``this.x.y.name``: ``y`` a member of the type the class declares its field ``x`` of, as
-    # a local's chain is (TypeScript's); elsewhere a chain from ``self`` is one field deep.
-    self_chains: bool = False
     # An array's declared element type (``xs: T[]``, ``Array<T>``) is kept (a field's ``C.xs.[]``,
     # a local's key ending ``[]``: :mod:`.typed`) for what a callback over it or a ``for ... of``
     # takes (:mod:`.contextual`, TypeScript's rule): TypeScript's.

@@ -141,6 +141,6 @@ _JS_SWITCHES = {
 }
 JAVASCRIPT = RefSpec("javascript", _JS_COMMON + _JS_ONLY + _JSX, imports.javascript, **_JS_SWITCHES)
 _TS_RULES = (contextual.contextual,)  # a callback's parameters typed by where it stands
-_TS_SWITCHES = {**_JS_SWITCHES, "rules": _TS_RULES, "self_chains": True, "array_elements": True}
+_TS_SWITCHES = {**_JS_SWITCHES, "rules": _TS_RULES, "field_paths": True, "array_elements": True}
 TYPESCRIPT = RefSpec("typescript", _JS_COMMON + _TS_EXTRA, imports.javascript, **_TS_SWITCHES)
 TSX = RefSpec("tsx", _JS_COMMON + _TS_EXTRA + _JSX, imports.javascript, **_TS_SWITCHES)

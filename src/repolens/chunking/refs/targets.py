@@ -403,7 +403,7 @@ class Targets:
             owner = self.scopes.owner_class(at)
             if owner and (len(parts) == 1 or rs.package_members):  # r.x.name: x a field or method of r's type
                 return self._own_prefix(".".join([owner, *parts[1:]]))
-            deep = len(parts) == 2 or rs.field_paths or rs.self_chains
+            deep = len(parts) == 2 or rs.field_paths
             field = self._field(owner, parts[1]) if owner and deep else None
             path = self.field_path(field[0], parts[2:]) if field else ""
             if path and not (len(parts) > 2 and self.unknown_member(path)):
