@@ -1712,6 +1712,32 @@ def test_python_fields_and_locals_typed_by_a_method_s_result_a_member_s_read_or_
     assert rows[(55, "close")] == ""  # _get, the file's, says nothing of its result: a name match
 
 
+def test_a_python_local_read_from_one_typed_later_in_its_function_is_read_a_second_time():
+    text = (
+        "from pkg.conn import Conn\n"  # 1
+        "\n"
+        "\n"
+        "class App:\n"
+        "    conn: Conn = make()\n"  # 5
+        "\n"
+        "\n"
+        "class Ctx:\n"
+        "    def __init__(self, app: App):\n"
+        "        self.app = app\n"  # 10
+        "\n"
+        "    def run(self, prev=None):\n"
+        "        for _ in range(2):\n"
+        "            if prev is not None:\n"
+        "                conn = prev.conn\n"  # 15
+        "                conn.close()\n"
+        "            prev = self.app\n"
+    )
+    refs = refs_of("a.py", text, "python")
+    rows = {(r.line, r.name): r.target for r in refs if r.kind != "field"}
+    # prev is typed after conn's line is first read: a local's type is its function's, in no order
+    assert rows[(16, "close")] == "pkg.conn.Conn.close"
+
+
 def test_a_member_of_a_typescript_private_field_is_the_field_s_type_s_not_a_local_s_of_its_name():
     text = (
         "import { HeaderRecord } from './h';\n"

@@ -79,11 +79,22 @@ def later_locals(ex: Extracting, caps: dict[str, list[ts.Node]]) -> None:
     """Type the locals read from what a declaration does not name (run after
     :mod:`.fixtures`, whose parameters they may read): see :func:`read_locals`."""
     nodes = in_file_order([*caps.get("typed", ()), *caps.get("typed.read", ()), *caps.get("typed.with", ())])
-    read_locals(ex, nodes)
+    missed, typed, late = read_locals(ex, nodes)
+    if not typed:
+        return  # (nothing new to read a second time)
     # A function returning such a local (reporter = self.node_reporter(r); return reporter)
     # declares its result in turn, for a caller's local read again: two rounds, no fixpoint.
-    returns(ex, in_file_order(caps.get("returns", ())))
-    read_locals(ex, nodes)
+    # Only a return of a name just typed can say more than :func:`extend`'s reading did.
+    names = {name for _, name in typed}
+    again = [
+        n
+        for n in caps.get("returns", ())
+        if n.type == "identifier" and not _a_call(n) and text(ex, n) in names
+    ]
+    fields = len(ex.fields)
+    returns(ex, in_file_order(again))
+    if missed and (late or len(ex.fields) > fields):  # a missed local may read a new field or local
+        read_locals(ex, missed)
 
 
 def function_name(ex: Extracting, function: ts.Node) -> str:
@@ -300,7 +311,9 @@ def result_fields(ex: Extracting, typed: Sequence[ts.Node]) -> None:
             ex.fields.setdefault((owner, field), (key, line_of(node)))
 
 
-def read_locals(ex: Extracting, nodes: Sequence[ts.Node]) -> None:
+def read_locals(
+    ex: Extracting, nodes: Sequence[ts.Node]
+) -> tuple[list[ts.Node], list[tuple[int, str]], bool]:
     """Type a function's locals that a declaration does not: one made by a method
     of ``self`` (``r = self._open(x)``: what ``_open`` declares it returns, else
     the path ``=C._open`` where ``C`` does not define ``_open``), read from a
@@ -311,7 +324,14 @@ def read_locals(ex: Extracting, nodes: Sequence[ts.Node]) -> None:
     ``f``'s value returns; a ``@contextmanager``'s ``f`` declares it). A path is
     followed by a question as ``lib.session().get`` is; one through a member of
     a class of the file that the file does not type is none (a name match); a
-    local typed otherwise keeps that type."""
+    local typed otherwise keeps that type.
+
+    Returns the nodes it could not type (only those a second reading may type),
+    the locals it typed, and whether it typed one after missing a node (which that
+    node may read: a local's type is its function's, not its place's)."""
+    missed: list[ts.Node] = []
+    typed: list[tuple[int, str]] = []
+    late = False
     for node in nodes:
         entered = node.type == "with_item"
         if entered:  # with_item > as_pattern (value, as_pattern_target > identifier)
@@ -330,6 +350,11 @@ def read_locals(ex: Extracting, nodes: Sequence[ts.Node]) -> None:
             key = ex.field_path(key, ("__enter__",)) if entered and key else key
             if key and not ex.unknown_member(key):  # (a path no question follows: a name match)
                 ex.typed[(fn, name)] = key
+                typed.append((fn, name))
+                late = late or bool(missed)
+            else:
+                missed.append(node)
+    return missed, typed, late
 
 
 def _value_key(ex: Extracting, value: ts.Node, fn: int, at: int, entered: bool) -> str:
