@@ -393,7 +393,6 @@ def _through_class_aliases(
     # A subclass met on the way (its values are its base's) that overrides the method: a call
     # through it is the override's (Python's, which follows those subclasses a round further).
     hides = method.language == "python"
-    defined_in: dict[str, frozenset[str]] = {}  # a file's definitions, by qualified name
     for round_ in range(FIELD_ROUNDS.get(method.language, 1)):
         below: dict[Class, set[str]] = {}
         types = list(frontier.items())[:FAN_OUT]
@@ -406,7 +405,7 @@ def _through_class_aliases(
                     continue
                 for suffix in suffixes:
                     path = prefix + suffix
-                    if hides and path == start and _overrides(reader, owner, method.name, defined_in):
+                    if hides and path == start and defined(reader, f"{owner[1]}.{method.name}", owner[0]):
                         continue
                     if (owner, path) not in seen and len(seen) < PATHS:
                         seen.add((owner, path))
@@ -486,15 +485,6 @@ def _of_type(
         via.add_full(functions.full - longest)  # the longest keys only
         via.close()
     return owners
-
-
-def _overrides(reader: IndexReader, cls: Class, name: str, defined_in: dict[str, frozenset[str]]) -> bool:
-    """Whether ``cls`` defines a member ``name`` of its own (``defined_in``: each file's
-    definitions read so far, by qualified name)."""
-    path, qualname, _ = cls
-    if path not in defined_in:
-        defined_in[path] = frozenset(s.qualname for s in symbols_in(reader, path))
-    return f"{qualname}.{name}" in defined_in[path]
 
 
 def _declared_fields(reader: IndexReader, path: str, owner: str) -> frozenset[str]:
