@@ -148,6 +148,11 @@ class Extracting(Protocol):
         """Whether ``raw`` is a local of function ``fn`` visible ``where`` a use stands."""
         ...
 
+    def field(self, owner: str, name: str) -> str:
+        """The key of the type of ``owner``'s field (or method's result) ``name``, declared in it
+        or in a base class of this file ("" unknown)."""
+        ...
+
     def field_path(self, base: str, names: Sequence[str]) -> str:
         """The key of ``names`` read one after the other from a value of the type ``base``
         (through the file's fields of a known type, then a path)."""

@@ -272,19 +272,6 @@ def class_bodies(ex: Extracting, bases: Sequence[ts.Node]) -> None:
 # -- fields and locals a method's result or a member's read makes ---------------------------
 
 
-def _declared(ex: Extracting, owner: str, name: str, depth: int = 3) -> str:
-    """The key of the type ``owner``'s field or method's result ``name`` is, declared in
-    it or in a base class of this file ("" unknown)."""
-    found = ex.fields.get((owner, name))
-    if found is not None:
-        return found[0]
-    for base in ex.bases.get(owner, ()) if depth else ():
-        key = _declared(ex, base, name, depth - 1)
-        if key:
-            return key
-    return ""
-
-
 def _self_member(ex: Extracting, node: ts.Node | None) -> str:
     """The name of ``self.name`` (``cls.name``), "" for any other node."""
     if node is None or node.type != "attribute":
@@ -306,7 +293,7 @@ def result_fields(ex: Extracting, typed: Sequence[ts.Node]) -> None:
             continue
         method = _self_member(ex, value.child_by_field_name("function"))
         owner = ex.scopes.owner_class(ex.scopes.inner[line_of(node)]) if method else ""
-        key = _declared(ex, owner, method) if owner else ""
+        key = ex.field(owner, method) if owner else ""
         if key:
             ex.fields.setdefault((owner, field), (key, line_of(node)))
 

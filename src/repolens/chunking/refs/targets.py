@@ -254,6 +254,11 @@ class Targets:
                     break
         return found
 
+    def field(self, owner: str, name: str) -> str:
+        """:meth:`_field`'s key, for a rule (Python's fields of a method's result)."""
+        found = self._field(owner, name)
+        return found[0] if found is not None else ""
+
     def field_path(self, base: str, names: Sequence[str]) -> str:
         """The key of ``names`` read one after the other from a value of the type ``base``:
         through this file's classes' fields of a known type, then as a path from the last."""
