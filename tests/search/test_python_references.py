@@ -393,3 +393,36 @@ def test_a_fixture_giving_another_fixture_s_value_and_a_classmethod_s_cls(
         "test_it 12: wrapped.route(2)",
         "test_it 14: made.route(3)",
     ]
+
+
+def test_a_fixture_annotated_with_typing_s_generic_is_of_no_known_type(tmp_path: Path, write_tree, store_url):
+    """``-> List[Bag]`` (``-> Callable[[], Bag]``) says nothing of a class of the repository:
+    ``many.append`` stays a name match of ``Bag.append``, not ``typing.List.append``."""
+    write_tree(
+        tmp_path,
+        {
+            "py/lib/__init__.py": "",
+            "py/lib/bag.py": "class Bag:\n    def append(self, x):\n        return x\n",
+            "py/tests/conftest.py": (
+                "from typing import Callable, List\n"  # 1
+                "\n"
+                "import pytest\n"
+                "from lib.bag import Bag\n"
+                "\n"  # 5
+                "\n"
+                "@pytest.fixture\n"
+                "def many() -> List[Bag]:\n"
+                "    return [Bag()]\n"
+                "\n"  # 10
+                "\n"
+                "@pytest.fixture\n"
+                "def make() -> Callable[[], Bag]:\n"
+                "    return Bag\n"
+            ),
+            "py/tests/test_many.py": "def test_it(many, make):\n    many.append(1)\n    make.append(2)\n",
+        },
+    )
+    build_index(tmp_path)
+    text = service.find_references("Bag.append", tmp_path).text
+    matches = text.split("name matches (same name")[1]
+    assert "many.append(1)" in matches and "make.append(2)" in matches

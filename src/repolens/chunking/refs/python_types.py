@@ -139,13 +139,16 @@ def _a_call(node: ts.Node) -> bool:
 
 def annotated_type(ex: Extracting, annotation: str, fn: int) -> str:
     """The key of the class a return annotation names (what a generator yields;
-    a generic class's, its arguments left out: ``"ExceptionInfo[E]"``)."""
+    a generic class's, its arguments left out: ``"ExceptionInfo[E]"``; none of
+    ``typing``'s or ``collections.abc``'s generics, ``List[X]``)."""
     annotation = annotation.strip()
     m = _YIELDS.match(annotation)
     annotation = m.group(1) if m else annotation
     key = ex.named_type(annotation, fn)
     generic = _GENERIC.match(plain_type(annotation)) if not key else None
-    return ex.named_type(generic.group(1), fn) if generic else key
+    key = ex.named_type(generic.group(1), fn) if generic else key
+    # (typing's List[X], Callable[[], X]: no class of the repository's, whose members a use means)
+    return "" if generic and key.startswith(_TYPING) else key
 
 
 def _context_manager(ex: Extracting, function: ts.Node) -> bool:
