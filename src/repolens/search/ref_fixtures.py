@@ -72,7 +72,8 @@ class Fixtures:
         if not t.startswith("@") or not depth:
             return _type_key(fixture)
         name = _fixture_name(t)
-        self._read({name} - set(self.by_name))
+        if name not in self.by_name:
+            self._read({name})
         given = self._visible(fixture.path, name, t.startswith("@^"))
         return self._type_key(given, depth - 1) if given is not None else ""
 
