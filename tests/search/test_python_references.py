@@ -284,6 +284,61 @@ def test_a_method_through_fields_a_method_s_result_makes_and_the_owner_s_subclas
     ]
 
 
+def test_a_subclass_redeclaring_a_base_s_field_is_not_followed_for_a_path_through_it(
+    tmp_path: Path, write_tree, store_url
+):
+    """``Flask`` redeclares ``cli`` (``self.cli = FlaskGroup()``) and ``shell`` (a property)
+    that its base ``Scaffold`` makes ``AppGroup()``: ``app.cli.command()`` and
+    ``app.shell.command()`` are not ``AppGroup.command``, ``app.group.command()`` is."""
+    write_tree(
+        tmp_path,
+        {
+            "src/pkg/__init__.py": "from .app import Flask as Flask\n",
+            "src/pkg/cli.py": (
+                "class AppGroup:\n    def command(self):\n        return 1\n\n\n"
+                "class FlaskGroup:\n    def command(self):\n        return 2\n"
+            ),
+            "src/pkg/scaffold.py": (
+                "from .cli import AppGroup\n\n\nclass Scaffold:\n    def __init__(self):\n"
+                "        self.cli = AppGroup()\n"
+                "        self.shell = AppGroup()\n"
+                "        self.group = AppGroup()\n"
+            ),
+            "src/pkg/app.py": (
+                "from .cli import FlaskGroup\n"  # 1
+                "from .scaffold import Scaffold\n"
+                "\n"
+                "\n"
+                "class Flask(Scaffold):\n"  # 5
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.cli = FlaskGroup()\n"
+                "\n"
+                "    @property\n"  # 10
+                "    def shell(self):\n"
+                "        return FlaskGroup()\n"
+            ),
+            "tests/test_app.py": (
+                "import pkg\n"  # 1
+                "\n"
+                "\n"
+                "def test_cli():\n"
+                "    app = pkg.Flask()\n"  # 5
+                "    app.cli.command()\n"
+                "    app.shell.command()\n"
+                "    app.group.command()\n"
+            ),
+        },
+    )
+    build_index(tmp_path)
+    assert resolved(tmp_path, "AppGroup.command") == ["tests/test_app.py", "test_cli 8: app.group.command()"]
+    assert resolved(tmp_path, "FlaskGroup.command") == [
+        "tests/test_app.py",
+        "test_cli 6: app.cli.command()",
+        "test_cli 7: app.shell.command()",  # what the property returns
+    ]
+
+
 def test_a_method_through_with_a_generic_s_annotation_and_a_method_s_local(
     tmp_path: Path, write_tree, store_url
 ):

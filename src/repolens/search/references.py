@@ -390,8 +390,9 @@ def _through_class_aliases(
     seen = {(c, start) for c in frontier}
     budget = TYPES_READ_OF.get(method.language, TYPES_READ)
     functions_of: dict[str, frozenset[str]] = {}  # a file's functions, by qualified name
-    # A subclass met on the way (its values are its base's) that overrides the method: a call
-    # through it is the override's (Python's, which follows those subclasses a round further).
+    # A subclass met on the way (its values are its base's) that declares the path's first member
+    # itself (overrides the method, redeclares the field): a use through it is of its own member
+    # (Python's, which follows those subclasses a round further).
     hides = method.language == "python"
     for round_ in range(FIELD_ROUNDS.get(method.language, 1)):
         below: dict[Class, set[str]] = {}
@@ -403,9 +404,11 @@ def _through_class_aliases(
             for owner, prefix in _of_type(reader, meaning, cls, suffixes, read, functions_of):
                 if len(seen) >= PATHS:  # (the keys are added all the same: the next round is bounded)
                     continue
+                subclass = hides and not prefix  # (a field's owner has the path to the field)
+                fields = _declared_fields(reader, owner[0], owner[1]) if subclass else frozenset()
                 for suffix in suffixes:
                     path = prefix + suffix
-                    if hides and path == start and defined(reader, f"{owner[1]}.{method.name}", owner[0]):
+                    if subclass and _redeclares(reader, owner, path, fields):
                         continue
                     if (owner, path) not in seen and len(seen) < PATHS:
                         seen.add((owner, path))
@@ -485,6 +488,13 @@ def _of_type(
         via.add_full(functions.full - longest)  # the longest keys only
         via.close()
     return owners
+
+
+def _redeclares(reader: IndexReader, cls: Class, path: str, fields: frozenset[str]) -> bool:
+    """Whether the class ``cls`` declares the first member of ``path`` itself: a method of
+    its own (``Flask.add_url_rule``) or one of its ``fields`` (``self.cli = FlaskGroup()``)."""
+    first = path[1:].partition(".")[0]
+    return first in fields or bool(defined(reader, f"{cls[1]}.{first}", cls[0]))
 
 
 def _declared_fields(reader: IndexReader, path: str, owner: str) -> frozenset[str]:
