@@ -9,6 +9,7 @@ from pathlib import Path
 
 from repolens import service
 from repolens.index.build import build_index
+from repolens.search.references import TYPES_READ_OF
 
 
 def resolved(root: Path, target: str) -> list[str]:
@@ -336,6 +337,37 @@ def test_a_subclass_redeclaring_a_base_s_field_is_not_followed_for_a_path_throug
         "tests/test_app.py",
         "test_cli 6: app.cli.command()",
         "test_cli 7: app.shell.command()",  # what the property returns
+    ]
+
+
+def test_a_field_s_owner_is_read_before_a_popular_class_s_subclasses(tmp_path: Path, write_tree, store_url):
+    """``Config`` has more subclasses than a question reads types after its first round, all
+    met before ``Flask``, whose field ``config`` it is: ``Flask`` is read first, for its
+    re-export ``pkg.Flask`` (``app.config.from_file``)."""
+    subclasses = {
+        f"src/pkg/a/c{i:02}.py": f"from pkg.config import Config\n\n\nclass C{i:02}(Config):\n    pass\n"
+        for i in range(TYPES_READ_OF["python"] + 1)
+    }
+    write_tree(
+        tmp_path,
+        {
+            **subclasses,
+            "src/pkg/__init__.py": "from .zapp import Flask as Flask\n",
+            "src/pkg/a/__init__.py": "",
+            "src/pkg/config.py": "class Config:\n    def from_file(self, name):\n        return name\n",
+            "src/pkg/zapp.py": (
+                "from .config import Config\n\n\nclass Flask:\n"
+                "    def __init__(self):\n        self.config = Config()\n"
+            ),
+            "tests/test_app.py": (
+                "import pkg\n\n\ndef test_config():\n    pkg.Flask().config.from_file('x')\n"
+            ),
+        },
+    )
+    build_index(tmp_path)
+    assert resolved(tmp_path, "Config.from_file") == [
+        "tests/test_app.py",
+        "test_config 5: pkg.Flask().config.from_file('x')",
     ]
 
 

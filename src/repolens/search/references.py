@@ -390,13 +390,19 @@ def _through_class_aliases(
     seen = {(c, start) for c in frontier}
     budget = TYPES_READ_OF.get(method.language, TYPES_READ)
     functions_of: dict[str, frozenset[str]] = {}  # a file's functions, by qualified name
-    # A subclass met on the way (its values are its base's) that declares the path's first member
-    # itself (overrides the method, redeclares the field): a use through it is of its own member
-    # (Python's, which follows those subclasses a round further).
-    hides = method.language == "python"
+    # Python follows subclasses a round further: one met on the way (its values are its base's)
+    # that declares the path's first member itself (overrides the method, redeclares the field)
+    # is not followed for it (a use through it is of its own member); and the types read after
+    # the first round are those declaring a field first (the rounds exist for them, Flask.config:
+    # a popular class's subclasses would crowd them out).
+    python = method.language == "python"
+    through_field: set[Class] = set()  # (Python's) the types met as a field's owner
     for round_ in range(FIELD_ROUNDS.get(method.language, 1)):
         below: dict[Class, set[str]] = {}
-        types = list(frontier.items())[:FAN_OUT]
+        ordered = list(frontier.items())
+        if python:
+            ordered.sort(key=lambda item: item[0] not in through_field)  # (stable: else in row order)
+        types = ordered[:FAN_OUT]
         if round_:
             types = types[:budget]
             budget -= len(types)
@@ -404,7 +410,7 @@ def _through_class_aliases(
             for owner, prefix in _of_type(reader, meaning, cls, suffixes, read, functions_of):
                 if len(seen) >= PATHS:  # (the keys are added all the same: the next round is bounded)
                     continue
-                subclass = hides and not prefix  # (a field's owner has the path to the field)
+                subclass = python and not prefix  # (a field's owner has the path to the field)
                 fields = _declared_fields(reader, owner[0], owner[1]) if subclass else frozenset()
                 for suffix in suffixes:
                     path = prefix + suffix
@@ -413,6 +419,8 @@ def _through_class_aliases(
                     if (owner, path) not in seen and len(seen) < PATHS:
                         seen.add((owner, path))
                         below.setdefault(owner, set()).add(path)
+                        if python and prefix:
+                            through_field.add(owner)
         frontier = below
         if not frontier:
             break
