@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from repolens.chunking.refs import same_file_key
 from repolens.record import Record
 from repolens.search.kept import lines_of, symbols_in
+from repolens.search.reexports import through_reexport
 from repolens.search.ref_keys import ALIAS_ROUNDS, Class, Meaning, Read, aliased, defined, keys_of, spells
 from repolens.store.base import IndexReader, RefRow, SymbolRow
 
@@ -170,8 +171,6 @@ def _declared(reader: IndexReader, use: RefRow) -> list[SymbolRow]:
     """The classes a base use names: by its key, else (TypeScript's) through the modules
     re-exporting it (``implements Env`` of ``import type { Env } from '../types'``, which
     re-exports it from ``./environment``), one module at a time."""
-    from repolens.search.ref_walks import through_reexport  # (ref_walks imports this module)
-
     found = _declared_by_key(reader, use)
     for _ in range(ALIAS_ROUNDS if use.language in DECLARING_LANGUAGES else 0):
         if found or (use := through_reexport(reader, use)) is None:
