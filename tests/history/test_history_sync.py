@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -119,17 +119,25 @@ def test_a_rewrite_or_a_branch_switch_reads_the_history_afresh(make_repo: MakeRe
     assert index.similar("messag") == []  # the amended-away commits are gone
 
 
+@pytest.fixture
+def on(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """``on(day)``: the commits made next are dated that day of January 2020
+    (git lists a merged branch's commits by date)."""
+
+    def dated(day: int) -> None:
+        for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+            monkeypatch.setenv(var, f"2020-01-0{day}T00:00:00")
+
+    return dated
+
+
 def test_a_merge_of_older_commits_stores_them_in_the_order_of_a_fresh_read(
-    make_repo: MakeRepo, git: Git, index, store_factory, tmp_path: Path, monkeypatch
+    make_repo: MakeRepo, git: Git, index, store_factory, tmp_path: Path, on: Callable[[int], None]
 ):
     """A branch begun before the last sync and merged after it: git lists
     its commits by date, among the stored ones. Appended after them, they
     were listed (by ``history --path`` too) first, and a fresh build listed
     them in date order."""
-
-    def on(day: int) -> None:
-        for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
-            monkeypatch.setenv(var, f"2020-01-0{day}T00:00:00")
 
     on(1)
     root = make_repo({"a.py": "".join(f"v{i} = {i}\n" for i in range(9))})
@@ -162,16 +170,12 @@ def test_a_merge_of_older_commits_stores_them_in_the_order_of_a_fresh_read(
 
 
 def test_a_merge_of_older_commits_that_fill_the_cap_is_read_as_a_fresh_read(
-    make_repo: MakeRepo, git: Git, index, store_factory, tmp_path: Path, monkeypatch
+    make_repo: MakeRepo, git: Git, index, store_factory, tmp_path: Path, on: Callable[[int], None]
 ):
     """New commits that alone fill the cap replace the stored ones, but a
     merge of commits older than the newest stored one is still read afresh:
     ``since..HEAD`` lists the branch's old commits where a fresh read of
     HEAD keeps the newer stored one among the cap's."""
-
-    def on(day: int) -> None:
-        for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
-            monkeypatch.setenv(var, f"2020-01-0{day}T00:00:00")
 
     on(1)
     root = make_repo({"a.py": "".join(f"v{i} = {i}\n" for i in range(9))})
