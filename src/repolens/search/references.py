@@ -86,6 +86,7 @@ from repolens.search.ref_members import (
     related,
 )
 from repolens.search.ref_namespaces import included
+from repolens.search.symbols import PROTOTYPING
 from repolens.store.base import IndexReader, NameMatch, RefRow, SymbolFilters, SymbolRow, normalize_symbol
 
 # Rounds of subclasses followed for a method's inherited uses.
@@ -261,17 +262,13 @@ def _holder(reader: IndexReader, definition: SymbolRow) -> SymbolRow | None:
     )
 
 
-# Languages whose functions and methods are declared in one file and defined in another.
-_PROTOTYPING = frozenset({"c", "cpp"})
-
-
 def _declared_apart(reader: IndexReader, definition: SymbolRow) -> list[SymbolRow]:
     """The other declarations and definitions of a C or C++ function or method: those of its
     qualified name in a header its file includes (``void draw();`` in ``widget.hpp``, for
     ``void Widget::draw() {...}`` in a source file including it), or in a file including
     its own. One function with it: a use of either is a use of each (a header and a source
     file of other names share no key, and a use in the source file is keyed ``=Q``)."""
-    if definition.language not in _PROTOTYPING or definition.kind not in ("function", "method"):
+    if definition.language not in PROTOTYPING or definition.kind not in ("function", "method"):
         return []
     want = qualname_key(definition.qualname)
     named = reader.symbols(NameMatch(names=(normalize_symbol(definition.name),)), SymbolFilters(), FAN_OUT)
@@ -279,7 +276,7 @@ def _declared_apart(reader: IndexReader, definition: SymbolRow) -> list[SymbolRo
         s
         for s in named
         if s.path != definition.path
-        and s.language in _PROTOTYPING
+        and s.language in PROTOTYPING
         and s.kind in ("function", "method")
         and qualname_key(s.qualname) == want
     ]

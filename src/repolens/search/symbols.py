@@ -279,8 +279,8 @@ def _kind_rank(kind: str) -> int:
 
 
 # Languages whose functions and methods are declared apart from their definitions (a header's
-# ``Widget make_widget(int);``, a class body's ``void draw();``).
-_PROTOTYPING = frozenset({"c", "cpp"})
+# ``Widget make_widget(int);``, a class body's ``void draw();``): references reads it too.
+PROTOTYPING = frozenset({"c", "cpp"})
 
 
 def _declared_only(m: SymbolMatch) -> bool:
@@ -288,7 +288,7 @@ def _declared_only(m: SymbolMatch) -> bool:
     which ``refs`` and ``impact`` read first. A definition's signature is its header up to the
     body, a declaration's its first line: the statement's end, or a parameter list it does not
     close (``void send(int a,``)."""
-    if m.language not in _PROTOTYPING or m.kind not in ("function", "method"):
+    if m.language not in PROTOTYPING or m.kind not in ("function", "method"):
         return False  # (a class's or a struct's signature has no parameters, and no body on its line)
     sig = m.signature.rstrip()
     return sig.endswith(";") or "(" not in sig or sig.count("(") > sig.count(")")
